@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
+#include "dump/dumplayout.h"
+#include "dump/rankdump.h"
+#include "inspect/dumpinfo.h"
+#include "tree/constructtree.h"
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace probescope;
+
+constexpr int kExitOk = 0;
+constexpr int kExitInputError = 1;
+constexpr int kExitUsage = 2;
+
+const char* const kUsage = R"USAGE(probescope-cli - inspect msprobe precision dumps
+
+usage:
+  probescope-cli info DIR [--verify]
+      Steps, ranks, task/level/framework, entry counts by kind, tensor files present or
+      missing, and every diagnostic. --verify loads each tensor file and checks its dtype,
+      shape and Max/Min/Mean/Norm against the dump file.
+  probescope-cli tree DIR [--step N] [--rank R] [--exec-order] [--no-marks]
+      The module/API hierarchy of one rank of one step as indented text. --exec-order
+      prefixes each node with its position in execution order; --no-marks hides the
+      "(parent inferred)" notes.
+  probescope-cli --help | --version
+
+DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
+or a ptdbg_ascend .pkl dump.
+
+exit status: 0 success, 1 the input has errors (reported with file and position), 2 usage error
+)USAGE";
+
+std::optional<std::int64_t> parseInt(std::string_view s)
+{
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size())
+        return std::nullopt;
+    return v;
+}
+
+int usageError(const std::string& message)
+{
+    std::cerr << "probescope-cli: " << message << "\n(run probescope-cli --help for usage)\n";
+    return kExitUsage;
+}
+
+struct Args
+{
+    std::string command;
+    std::string dir;
+    std::optional<std::int64_t> step;
+    std::optional<std::int64_t> rank;
+    bool verify = false;
+    bool execOrder = false;
+    bool noMarks = false;
+};
+
+std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
+{
+    std::vector<std::string_view> positional;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        auto value = [&](const char* flag) -> std::optional<std::int64_t> {
+            if (i + 1 >= argc)
+                return std::nullopt;
+            const auto v = parseInt(argv[++i]);
+            (void)flag;
+            return v;
+        };
+        if (a == "--step") {
+            if (!(args.step = value("--step")))
+                return std::string("--step needs a step number");
+        } else if (a == "--rank") {
+            if (!(args.rank = value("--rank")))
+                return std::string("--rank needs a rank number");
+        } else if (a == "--verify") {
+            args.verify = true;
+        } else if (a == "--exec-order") {
+            args.execOrder = true;
+        } else if (a == "--no-marks") {
+            args.noMarks = true;
+        } else if (a.size() > 1 && a[0] == '-') {
+            return "unknown option " + std::string(a);
+        } else {
+            positional.push_back(a);
+        }
+    }
+    if (positional.size() != 2)
+        return std::string(positional.empty() ? "missing command" : "expected a command and one DIR");
+    args.command = positional[0];
+    args.dir = positional[1];
+    return std::nullopt;
+}
+
+int runInfo(const Args& args)
+{
+    auto layout = dump::discoverDump(args.dir);
+    if (!layout) {
+        std::cerr << layout.error().format() << "\n";
+        return kExitInputError;
+    }
+    inspect::InfoOptions options;
+    options.verifyTensors = args.verify;
+    const auto ranks = inspect::inspectLayout(*layout, options);
+    std::cout << inspect::formatInfo(*layout, ranks);
+    bool errors = hasErrors(layout->diagnostics);
+    for (const auto& r : ranks)
+        errors = errors || hasErrors(r.diagnostics);
+    return errors ? kExitInputError : kExitOk;
+}
+
+int runTree(const Args& args)
+{
+    auto layout = dump::discoverDump(args.dir);
+    if (!layout) {
+        std::cerr << layout.error().format() << "\n";
+        return kExitInputError;
+    }
+    const dump::RankLocation* location = layout->find(args.step, args.rank);
+    if (!location) {
+        std::cerr << "probescope-cli: no rank dump matches";
+        if (args.step)
+            std::cerr << " --step " << *args.step;
+        if (args.rank)
+            std::cerr << " --rank " << *args.rank;
+        std::cerr << "; available:";
+        for (const auto& r : layout->ranks)
+            std::cerr << " " << (r.stepLabel.empty() ? "-" : r.stepLabel) << "/" << (r.rankLabel.empty() ? "-" : r.rankLabel);
+        std::cerr << "\n";
+        return kExitInputError;
+    }
+    std::size_t matching = 0;
+    for (const auto& r : layout->ranks)
+        matching += (!args.step || r.step.value_or(-1) == *args.step) && (!args.rank || r.rank.value_or(-1) == *args.rank);
+    if (matching > 1)
+        std::cerr << "probescope-cli: showing " << location->dumpFile.string() << " (" << matching
+                  << " rank dumps match; choose with --step/--rank)\n";
+    auto rank = dump::loadRank(*location);
+    if (!rank) {
+        std::cerr << rank.error().format() << "\n";
+        return kExitInputError;
+    }
+    const auto tree = tree::ConstructTree::build(*rank);
+    tree::PrintOptions print;
+    print.markInferred = !args.noMarks;
+    print.showExecutionIndex = args.execOrder;
+    std::cout << tree::printTree(*tree, print);
+    bool errors = false;
+    for (const auto* list : { &(*rank)->diagnostics, &tree->diagnostics() }) {
+        for (const Diagnostic& d : *list) {
+            std::cerr << d.format() << "\n";
+            errors = errors || d.severity == Severity::Error;
+        }
+    }
+    return errors ? kExitInputError : kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--help" || a == "-h" || a == "help") {
+            std::cout << kUsage;
+            return kExitOk;
+        }
+        if (a == "--version") {
+            std::cout << "probescope-cli " << PROBESCOPE_VERSION << "\n";
+            return kExitOk;
+        }
+    }
+    Args args;
+    if (auto error = parseArgs(argc, argv, args))
+        return usageError(*error);
+    if (args.command == "info")
+        return runInfo(args);
+    if (args.command == "tree")
+        return runTree(args);
+    return usageError("unknown command \"" + args.command + "\"");
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dump/dumpfile.h"
+
+#include "dump/leaf.h"
+#include "util/fileio.h"
+#include "util/textposition.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace probescope::dump {
+
+const Entry* DumpFile::find(std::string_view key) const
+{
+    const auto it = m_index.find(key);
+    return it == m_index.end() ? nullptr : &entries[it->second];
+}
+
+void DumpFile::buildIndex()
+{
+    m_index.clear();
+    m_index.reserve(entries.size());
+    for (std::uint32_t i = 0; i < entries.size(); ++i)
+        m_index[entries[i].key] = i;
+}
+
+namespace {
+
+// Counts lines incrementally: entry offsets only grow, so the whole file is scanned once.
+class LineCounter
+{
+public:
+    explicit LineCounter(std::string_view text)
+        : m_text(text)
+    {
+    }
+    std::uint32_t lineAt(std::uint64_t offset)
+    {
+        const auto target = static_cast<std::size_t>(std::min<std::uint64_t>(offset, m_text.size()));
+        if (target < m_pos)
+            return locate(m_text, target, {}).line;
+        const char* p = m_text.data() + m_pos;
+        const char* end = m_text.data() + target;
+        while (p < end) {
+            const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+            if (!nl)
+                break;
+            ++m_line;
+            p = static_cast<const char*>(nl) + 1;
+        }
+        m_pos = target;
+        return m_line;
+    }
+
+private:
+    std::string_view m_text;
+    std::size_t m_pos = 0;
+    std::uint32_t m_line = 1;
+};
+
+std::string headerString(JsonValue root, std::string_view key, const std::string& file, std::string_view text,
+                         Diagnostics& diagnostics)
+{
+    const auto v = root.find(key);
+    if (!v || v->isNull())
+        return {};
+    if (!v->isString()) {
+        diagnostics.push_back(makeWarning("dump.header-type", locate(text, v->offset(), file),
+                                          "\"" + std::string(key) + "\" should be a string; ignored"));
+        return {};
+    }
+    return std::string(v->asString());
+}
+
+constexpr std::size_t kMaxReportedLeafErrors = 50;
+
+} // namespace
+
+Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, const std::filesystem::path& path,
+                                                      const ReadOptions& options)
+{
+    const std::string file = path.string();
+    JsonParseOptions jsonOptions;
+    jsonOptions.salvageTruncated = options.salvageTruncated;
+    auto parsed = JsonDocument::parse(text, file, jsonOptions);
+    if (!parsed.document)
+        return parsed.diagnostics.front();
+
+    auto dump = std::make_shared<DumpFile>();
+    dump->path = path;
+    dump->tensorDir = path.parent_path() / "dump_tensor_data";
+    dump->document = parsed.document;
+    dump->truncated = parsed.truncated;
+    dump->format = path.filename() == "debug.json" ? DumpFormat::DebugJson : DumpFormat::DumpJson;
+
+    const JsonValue root = parsed.document->root();
+    if (!root.isObject())
+        return makeError("dump.not-object", locate(text, root.offset(), file),
+                         "a dump file must hold a JSON object with \"task\", \"level\" and \"data\"");
+    const auto data = root.find("data");
+    if (!data) {
+        if (parsed.truncated)
+            return makeError("dump.truncated", locate(text, text.size(), file),
+                             "the file ends after " + std::to_string(text.size())
+                                 + " bytes, before its \"data\" object: nothing can be salvaged");
+        return makeError("dump.no-data", locate(text, root.offset(), file), "no \"data\" object in the dump file");
+    }
+    if (!data->isObject())
+        return makeError("dump.data-type", locate(text, data->offset(), file), "\"data\" must be an object");
+
+    Diagnostics& diagnostics = dump->diagnostics;
+    dump->header.task = headerString(root, "task", file, text, diagnostics);
+    dump->header.level = headerString(root, "level", file, text, diagnostics);
+    dump->header.framework = headerString(root, "framework", file, text, diagnostics);
+    if (const auto dir = root.find("dump_data_dir"); dir && dir->isString())
+        dump->header.dumpDataDir = std::string(dir->asString());
+
+    LineCounter lines(text);
+    std::unordered_map<std::string_view, std::uint32_t> seen;
+    seen.reserve(data->size());
+    dump->entries.reserve(data->size());
+    std::string droppedEntry;
+    for (std::uint32_t i = 0; i < data->size(); ++i) {
+        const JsonValue value = data->at(i);
+        const std::string_view key = data->keyAt(i);
+        // The entry being written when the run died is incomplete; reading half of it would give wrong rows.
+        if (value.isTruncated()) {
+            droppedEntry = std::string(key);
+            continue;
+        }
+        Entry entry { key, parseEntryName(key), value, value.offset(), 0 };
+        // The key precedes the value; report the value's line, which is where the entry's data starts.
+        entry.line = lines.lineAt(entry.offset);
+        if (const auto it = seen.find(key); it != seen.end()) {
+            // Python's dict keeps the first position and the last value.
+            diagnostics.push_back(makeWarning("dump.duplicate-key", locate(text, entry.offset, file),
+                                              "entry \"" + std::string(key)
+                                                  + "\" appears more than once; the last one is used"));
+            dump->entries[it->second].value = value;
+            continue;
+        }
+        if (entry.name.kind == EntryKind::Unknown)
+            diagnostics.push_back(makeWarning("dump.entry-name", SourceLocation { file, entry.offset, entry.line, 0 },
+                                              "entry \"" + std::string(key)
+                                                  + "\" is not named like an API, module, parameters_grad or debug entry"));
+        seen.emplace(key, static_cast<std::uint32_t>(dump->entries.size()));
+        dump->entries.push_back(entry);
+    }
+
+    if (parsed.truncated) {
+        std::string message = "the file was cut short after " + std::to_string(text.size()) + " bytes; "
+            + std::to_string(dump->entries.size()) + " complete entries were read";
+        if (!droppedEntry.empty())
+            message += ", the incomplete entry \"" + droppedEntry + "\" was dropped";
+        message += " and anything after it was lost";
+        diagnostics.push_back(makeError("dump.truncated", locate(text, text.size(), file), std::move(message)));
+    }
+
+    if (options.validateLeaves) {
+        std::size_t leafErrors = 0;
+        std::string error;
+        for (const Entry& entry : dump->entries) {
+            forEachLeaf(entry.value, [&](const LeafPath& where, JsonValue leaf, LeafKind kind) {
+                if (kind != LeafKind::Tensor)
+                    return true;
+                error.clear();
+                if (readTensorLeaf(leaf, &error))
+                    return true;
+                if (++leafErrors <= kMaxReportedLeafErrors) {
+                    std::string at = std::string(where.field);
+                    if (!where.path.empty())
+                        at += "." + where.path;
+                    diagnostics.push_back(makeError("dump.leaf-type", locate(text, leaf.offset(), file),
+                                                    "entry \"" + std::string(entry.key) + "\", " + at + ": " + error));
+                }
+                return true;
+            });
+        }
+        if (leafErrors > kMaxReportedLeafErrors)
+            diagnostics.push_back(makeError("dump.leaf-type", SourceLocation { file, std::nullopt, 0, 0 },
+                                            std::to_string(leafErrors - kMaxReportedLeafErrors)
+                                                + " more tensor entries with wrongly typed fields"));
+    }
+
+    for (Diagnostic& d : parsed.diagnostics) {
+        // The JSON-level truncation notice is replaced by the entry-level one above.
+        if (d.id != "json.truncated")
+            diagnostics.push_back(std::move(d));
+    }
+    dump->buildIndex();
+    return std::shared_ptr<const DumpFile>(std::move(dump));
+}
+
+Result<std::shared_ptr<const DumpFile>> readDumpJson(const std::filesystem::path& path, const ReadOptions& options)
+{
+    auto file = MappedFile::open(path);
+    if (!file)
+        return file.error();
+    return parseDumpJson((*file)->text(), path, options);
+}
+
+} // namespace probescope::dump

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "dump/entryname.h"
+#include "dump/jsondocument.h"
+#include "util/diagnostic.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace probescope::dump {
+
+enum class DumpFormat : std::uint8_t {
+    DumpJson,  ///< msprobe dump.json (any version, PyTorch or MindSpore)
+    DebugJson, ///< msprobe debug.json (level debug, single-point save)
+    LegacyPkl, ///< ptdbg_ascend .pkl of JSON lines plus a folder of .npy files
+};
+
+struct DumpHeader
+{
+    std::string task;      ///< tensor, statistics, overflow_check, structure, ... ("" when absent)
+    std::string level;     ///< L0, L1, L2, mix, debug
+    std::string framework; ///< pytorch, mindspore, mindtorch ("" in old dumps)
+    std::optional<std::string> dumpDataDir;
+};
+
+/// One dump.json entry: an API call, a module call, a parameters_grad or a debug variable.
+struct Entry
+{
+    std::string_view key; ///< view into the document (stable for the document's lifetime)
+    EntryName name;       ///< parsed from key
+    JsonValue value;      ///< the entry's object (or any value for debug.json)
+    std::uint64_t offset = 0;
+    std::uint32_t line = 0; ///< 1-based line of the key in the file (0 for synthesized entries)
+};
+
+struct ReadOptions
+{
+    /// Read what a crashed run left: every complete entry is kept, a diagnostic says what was lost.
+    bool salvageTruncated = true;
+    /// Check each tensor leaf's fields (types of dtype, shape, stats, data_name); problems become diagnostics.
+    bool validateLeaves = true;
+};
+
+/**
+ * @brief One parsed dump file: dump.json, debug.json or a legacy .pkl, immutable once read.
+ *
+ * Entries keep the file's order (msprobe relies on it). The document owns all strings.
+ */
+class DumpFile
+{
+public:
+    DumpFormat format = DumpFormat::DumpJson;
+    std::filesystem::path path;      ///< the file read
+    std::filesystem::path tensorDir; ///< where data_name files live (dump_tensor_data, or the .npy folder)
+    DumpHeader header;
+    std::vector<Entry> entries;
+    Diagnostics diagnostics;
+    bool truncated = false;
+    std::shared_ptr<const JsonDocument> document;
+
+    const Entry* find(std::string_view key) const;
+    void buildIndex();
+
+private:
+    std::unordered_map<std::string_view, std::uint32_t> m_index;
+};
+
+/// Reads dump.json or debug.json. Fatal problems (not JSON, no "data" object) are errors; a file cut
+/// short is salvaged (with an error diagnostic) when options.salvageTruncated is set.
+Result<std::shared_ptr<const DumpFile>> readDumpJson(const std::filesystem::path& path, const ReadOptions& options = {});
+
+/// Same, from text already in memory (`path` names it in diagnostics and sets tensorDir).
+Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, const std::filesystem::path& path,
+                                                      const ReadOptions& options = {});
+
+/// Reads a ptdbg_ascend .pkl (JSON lines) with its .npy folder; see docs/formats.md.
+Result<std::shared_ptr<const DumpFile>> readLegacyPkl(const std::filesystem::path& path, const ReadOptions& options = {});
+
+} // namespace probescope::dump

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "dump/dumpfile.h"
+#include "util/diagnostic.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probescope::dump {
+
+/// One rank of one step: the folder holding dump.json (or debug.json, or a legacy .pkl).
+struct RankLocation
+{
+    std::filesystem::path dir;
+    std::filesystem::path dumpFile; ///< dump.json, debug.json or the .pkl
+    DumpFormat format = DumpFormat::DumpJson;
+    std::optional<std::int64_t> step; ///< from "step{N}"; none for a bare folder
+    std::optional<std::int64_t> rank; ///< from "rank{N}"; none for "rank" (not distributed) or a bare folder
+    std::string stepLabel;            ///< the folder name as found ("step0"), "" when none
+    std::string rankLabel;            ///< "rank0", "rank", "proc1234", "" when none
+};
+
+/**
+ * @brief The ranks found under a folder.
+ *
+ * Accepts a dump root (step{N}/rank{N}), a step folder (rank{N}), a rank folder, a bare folder holding
+ * dump.json or debug.json, a dump.json or debug.json file, a ptdbg_ascend dump (rank{N} with NAME.pkl and NAME)
+ * or a .pkl file. Ranks are sorted by step then rank number.
+ */
+struct DumpLayout
+{
+    std::filesystem::path input;
+    std::vector<RankLocation> ranks;
+    Diagnostics diagnostics;
+
+    std::vector<std::int64_t> steps() const; ///< distinct step numbers (-1 for none)
+    const RankLocation* find(std::optional<std::int64_t> step, std::optional<std::int64_t> rank) const;
+};
+
+Result<DumpLayout> discoverDump(const std::filesystem::path& input);
+
+} // namespace probescope::dump

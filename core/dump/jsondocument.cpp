@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dump/jsondocument.h"
+
+#include "util/textposition.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace probescope::dump {
+
+using Node = JsonDocument::Node;
+
+// ---------------------------------------------------------------------------------------------
+// JsonValue
+
+JsonType JsonValue::type() const
+{
+    return m_doc->node(m_index).type;
+}
+
+bool JsonValue::isTruncated() const
+{
+    return (m_doc->node(m_index).flags & JsonDocument::kFlagTruncated) != 0;
+}
+
+bool JsonValue::asBool() const
+{
+    const Node& n = m_doc->node(m_index);
+    return n.type == JsonType::Bool && n.i != 0;
+}
+
+std::int64_t JsonValue::asInt() const
+{
+    const Node& n = m_doc->node(m_index);
+    if (n.type == JsonType::Int || n.type == JsonType::Bool)
+        return n.i;
+    if (n.type == JsonType::Double && std::isfinite(n.d))
+        return static_cast<std::int64_t>(n.d);
+    return 0;
+}
+
+double JsonValue::asDouble() const
+{
+    const Node& n = m_doc->node(m_index);
+    if (n.type == JsonType::Double)
+        return n.d;
+    if (n.type == JsonType::Int || n.type == JsonType::Bool)
+        return static_cast<double>(n.i);
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string_view JsonValue::asString() const
+{
+    const Node& n = m_doc->node(m_index);
+    if (n.type != JsonType::String)
+        return {};
+    return m_doc->stringAt(n.range.first, n.range.count);
+}
+
+std::uint32_t JsonValue::size() const
+{
+    const Node& n = m_doc->node(m_index);
+    return (n.type == JsonType::Array || n.type == JsonType::Object) ? n.range.count : 0;
+}
+
+JsonValue JsonValue::at(std::uint32_t i) const
+{
+    return JsonValue(m_doc, m_doc->node(m_index).range.first + i);
+}
+
+std::string_view JsonValue::keyAt(std::uint32_t i) const
+{
+    return m_doc->keyText(m_doc->node(m_doc->node(m_index).range.first + i).key);
+}
+
+std::optional<JsonValue> JsonValue::find(std::string_view key) const
+{
+    const Node& n = m_doc->node(m_index);
+    if (n.type != JsonType::Object)
+        return std::nullopt;
+    const auto id = m_doc->keyId(key);
+    if (!id)
+        return std::nullopt;
+    // Backwards: the last duplicate wins, as in Python.
+    for (std::uint32_t i = n.range.count; i-- > 0;) {
+        if (m_doc->node(n.range.first + i).key == *id)
+            return JsonValue(m_doc, n.range.first + i);
+    }
+    return std::nullopt;
+}
+
+std::string_view JsonValue::key() const
+{
+    return m_doc->keyText(m_doc->node(m_index).key);
+}
+
+std::uint64_t JsonValue::offset() const
+{
+    return m_doc->nodeOffset(m_index);
+}
+
+// ---------------------------------------------------------------------------------------------
+// JsonDocument
+
+std::optional<std::uint32_t> JsonDocument::keyId(std::string_view key) const
+{
+    const auto it = m_keyIds.find(key);
+    if (it == m_keyIds.end())
+        return std::nullopt;
+    return it->second;
+}
+
+std::uint32_t JsonDocument::internKey(std::string_view key)
+{
+    const auto it = m_keyIds.find(key);
+    if (it != m_keyIds.end())
+        return it->second;
+    const auto id = static_cast<std::uint32_t>(m_keys.size());
+    m_keys.emplace_back(key);
+    m_keyIds.emplace(std::string_view(m_keys.back()), id);
+    return id;
+}
+
+std::size_t JsonDocument::memoryBytes() const
+{
+    std::size_t keyBytes = 0;
+    for (const auto& k : m_keys)
+        keyBytes += sizeof(std::string) + (k.size() > 15 ? k.capacity() : 0) + 48; // + hash node
+    return m_nodes.capacity() * sizeof(Node) + m_offsets.capacity() * sizeof(std::uint32_t) + m_strings.capacity()
+        + keyBytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JsonBuilder
+
+namespace {
+std::uint32_t clampOffset(std::uint64_t offset)
+{
+    return offset > 0xffffffffull ? 0xffffffffu : static_cast<std::uint32_t>(offset);
+}
+} // namespace
+
+JsonBuilder::JsonBuilder()
+    : m_doc(new JsonDocument())
+{
+    m_scratch.reserve(256);
+    m_scratchOffsets.reserve(256);
+}
+
+void JsonBuilder::push(Node n, std::uint64_t offset)
+{
+    n.key = m_pendingKey;
+    m_pendingKey = JsonDocument::kNoKey;
+    m_scratch.push_back(n);
+    m_scratchOffsets.push_back(clampOffset(offset));
+}
+
+void JsonBuilder::beginObject(std::uint64_t offset)
+{
+    m_open.push_back({ m_scratch.size(), JsonType::Object, m_pendingKey, offset });
+    m_pendingKey = JsonDocument::kNoKey;
+}
+
+void JsonBuilder::beginArray(std::uint64_t offset)
+{
+    m_open.push_back({ m_scratch.size(), JsonType::Array, m_pendingKey, offset });
+    m_pendingKey = JsonDocument::kNoKey;
+}
+
+void JsonBuilder::end()
+{
+    close(0);
+}
+
+void JsonBuilder::markOpenTruncated()
+{
+    m_pendingKey = JsonDocument::kNoKey;
+    while (!m_open.empty())
+        close(JsonDocument::kFlagTruncated);
+}
+
+void JsonBuilder::close(std::uint8_t flags)
+{
+    const Open open = m_open.back();
+    m_open.pop_back();
+    // Children of a container are moved to the document as one contiguous block; their own children
+    // were flushed before, so the indices they hold stay valid.
+    const std::size_t count = m_scratch.size() - open.scratchStart;
+    auto& nodes = m_doc->m_nodes;
+    auto& offsets = m_doc->m_offsets;
+    const auto first = static_cast<std::uint32_t>(nodes.size());
+    nodes.insert(nodes.end(), m_scratch.begin() + static_cast<std::ptrdiff_t>(open.scratchStart), m_scratch.end());
+    offsets.insert(offsets.end(), m_scratchOffsets.begin() + static_cast<std::ptrdiff_t>(open.scratchStart),
+                   m_scratchOffsets.end());
+    m_scratch.resize(open.scratchStart);
+    m_scratchOffsets.resize(open.scratchStart);
+    Node n {};
+    n.type = open.type;
+    n.flags = flags;
+    n.range.first = first;
+    n.range.count = static_cast<std::uint32_t>(count);
+    m_pendingKey = open.key;
+    push(n, open.offset);
+}
+
+void JsonBuilder::key(std::string_view key)
+{
+    m_pendingKey = m_doc->internKey(key);
+}
+
+void JsonBuilder::null(std::uint64_t offset)
+{
+    Node n {};
+    n.type = JsonType::Null;
+    push(n, offset);
+}
+
+void JsonBuilder::boolean(bool v, std::uint64_t offset)
+{
+    Node n {};
+    n.type = JsonType::Bool;
+    n.i = v ? 1 : 0;
+    push(n, offset);
+}
+
+void JsonBuilder::integer(std::int64_t v, std::uint64_t offset)
+{
+    Node n {};
+    n.type = JsonType::Int;
+    n.i = v;
+    push(n, offset);
+}
+
+void JsonBuilder::number(double v, std::uint64_t offset)
+{
+    Node n {};
+    n.type = JsonType::Double;
+    n.d = v;
+    push(n, offset);
+}
+
+void JsonBuilder::string(std::string_view v, std::uint64_t offset)
+{
+    Node n {};
+    n.type = JsonType::String;
+    n.range.first = static_cast<std::uint32_t>(m_doc->m_strings.size());
+    n.range.count = static_cast<std::uint32_t>(v.size());
+    m_doc->m_strings.append(v);
+    push(n, offset);
+}
+
+std::shared_ptr<const JsonDocument> JsonBuilder::finish()
+{
+    while (!m_open.empty())
+        end();
+    auto& nodes = m_doc->m_nodes;
+    if (m_scratch.empty()) {
+        Node n {};
+        n.type = JsonType::Null;
+        n.key = JsonDocument::kNoKey;
+        m_scratch.push_back(n);
+        m_scratchOffsets.push_back(0);
+    }
+    m_doc->m_root = static_cast<std::uint32_t>(nodes.size());
+    nodes.push_back(m_scratch.back());
+    m_doc->m_offsets.push_back(m_scratchOffsets.back());
+    m_scratch.clear();
+    m_scratchOffsets.clear();
+    nodes.shrink_to_fit();
+    m_doc->m_offsets.shrink_to_fit();
+    m_doc->m_strings.shrink_to_fit();
+    return std::shared_ptr<const JsonDocument>(m_doc.release());
+}
+
+// ---------------------------------------------------------------------------------------------
+// JsonParser: a non-recursive tokenizer feeding JsonBuilder.
+
+class JsonParser
+{
+public:
+    JsonParser(std::string_view text, const std::string& fileName, const JsonParseOptions& options)
+        : m_text(text)
+        , m_file(fileName)
+        , m_options(options)
+    {
+    }
+
+    JsonDocument::ParseOutcome run();
+
+private:
+    struct Failure
+    {
+        std::string id;
+        std::uint64_t offset;
+        std::string message;
+        bool atEnd; // the input ended: salvageable
+    };
+
+    enum class Expect : std::uint8_t { Value, KeyOrEnd, Key, ColonThenValue, CommaOrEnd };
+
+    std::string_view m_text;
+    std::size_t m_pos = 0;
+    const std::string& m_file;
+    JsonParseOptions m_options;
+    JsonBuilder m_builder;
+    std::vector<JsonType> m_stack; // open containers
+    std::string m_buffer;          // unescaped string
+
+    void skipSpace()
+    {
+        const char* p = m_text.data();
+        const std::size_t n = m_text.size();
+        while (m_pos < n) {
+            const char c = p[m_pos];
+            if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+                ++m_pos;
+            else
+                break;
+        }
+    }
+    bool atEnd() const { return m_pos >= m_text.size(); }
+
+    std::optional<Failure> parseString(std::string_view& out);
+    std::optional<Failure> parseNumber(std::uint64_t start);
+    std::optional<Failure> parseLiteral(std::uint64_t start);
+    Failure endFailure(const char* what) const
+    {
+        return Failure { "json.truncated", m_pos, std::string("unexpected end of file ") + what, true };
+    }
+    Failure syntax(std::string message) const { return Failure { "json.syntax", m_pos, std::move(message), false }; }
+    static std::string describe(char c);
+};
+
+std::string JsonParser::describe(char c)
+{
+    if (c >= 0x20 && c < 0x7f)
+        return std::string("'") + c + "'";
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "byte 0x%02x", static_cast<unsigned char>(c));
+    return buf;
+}
+
+namespace {
+int hexValue(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+void appendUtf8(std::string& out, std::uint32_t cp)
+{
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xc0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xe0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+        out += static_cast<char>(0xf0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+}
+} // namespace
+
+// On entry m_pos is at the opening quote. `out` views either the source text or m_buffer.
+std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out)
+{
+    const char* p = m_text.data();
+    const std::size_t n = m_text.size();
+    std::size_t i = m_pos + 1;
+    const std::size_t begin = i;
+    // Fast path: no escapes.
+    while (i < n) {
+        const unsigned char c = static_cast<unsigned char>(p[i]);
+        if (c == '"') {
+            out = std::string_view(p + begin, i - begin);
+            m_pos = i + 1;
+            return std::nullopt;
+        }
+        if (c == '\\')
+            break;
+        if (c < 0x20) {
+            m_pos = i;
+            return syntax("control character " + describe(static_cast<char>(c)) + " inside a string");
+        }
+        ++i;
+    }
+    m_buffer.assign(p + begin, i - begin);
+    while (i < n) {
+        const unsigned char c = static_cast<unsigned char>(p[i]);
+        if (c == '"') {
+            out = m_buffer;
+            m_pos = i + 1;
+            return std::nullopt;
+        }
+        if (c < 0x20) {
+            m_pos = i;
+            return syntax("control character " + describe(static_cast<char>(c)) + " inside a string");
+        }
+        if (c != '\\') {
+            m_buffer += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        if (i + 1 >= n)
+            break;
+        const char e = p[i + 1];
+        i += 2;
+        switch (e) {
+        case '"': m_buffer += '"'; break;
+        case '\\': m_buffer += '\\'; break;
+        case '/': m_buffer += '/'; break;
+        case 'b': m_buffer += '\b'; break;
+        case 'f': m_buffer += '\f'; break;
+        case 'n': m_buffer += '\n'; break;
+        case 'r': m_buffer += '\r'; break;
+        case 't': m_buffer += '\t'; break;
+        case 'u': {
+            auto readHex = [&](std::size_t at, std::uint32_t& cp) -> int {
+                if (at + 4 > n)
+                    return 1;
+                cp = 0;
+                for (std::size_t k = 0; k < 4; ++k) {
+                    const int h = hexValue(p[at + k]);
+                    if (h < 0)
+                        return 2;
+                    cp = cp * 16 + static_cast<std::uint32_t>(h);
+                }
+                return 0;
+            };
+            std::uint32_t cp = 0;
+            if (const int rc = readHex(i, cp); rc != 0) {
+                m_pos = i;
+                if (rc == 1)
+                    return endFailure("inside a \\u escape");
+                return syntax("invalid \\u escape");
+            }
+            i += 4;
+            if (cp >= 0xd800 && cp < 0xdc00 && i + 6 <= n && p[i] == '\\' && p[i + 1] == 'u') {
+                std::uint32_t low = 0;
+                if (readHex(i + 2, low) == 0 && low >= 0xdc00 && low < 0xe000) {
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                    i += 6;
+                }
+            }
+            // Lone surrogates (Python writes them for invalid text) become U+FFFD.
+            if (cp >= 0xd800 && cp < 0xe000)
+                cp = 0xfffd;
+            appendUtf8(m_buffer, cp);
+            break;
+        }
+        default:
+            m_pos = i - 1;
+            return syntax(std::string("invalid escape \\") + (e >= 0x20 && e < 0x7f ? std::string(1, e) : "?"));
+        }
+    }
+    m_pos = n;
+    return endFailure("inside a string");
+}
+
+std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
+{
+    const char* p = m_text.data();
+    const std::size_t n = m_text.size();
+    std::size_t i = m_pos;
+    bool negative = false;
+    if (p[i] == '-') {
+        negative = true;
+        ++i;
+        if (i < n && p[i] == 'I') { // -Infinity
+            m_pos = i;
+            if (auto f = parseLiteral(start))
+                return f;
+            return std::nullopt;
+        }
+    }
+    const std::size_t digitsStart = i;
+    std::uint64_t mantissa = 0;
+    bool overflow = false;
+    while (i < n && p[i] >= '0' && p[i] <= '9') {
+        const auto d = static_cast<std::uint64_t>(p[i] - '0');
+        if (mantissa > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
+            overflow = true;
+        else
+            mantissa = mantissa * 10 + d;
+        ++i;
+    }
+    if (i == digitsStart) {
+        m_pos = i;
+        if (i >= n)
+            return endFailure("inside a number");
+        return syntax("invalid number");
+    }
+    if (p[digitsStart] == '0' && i - digitsStart > 1) {
+        m_pos = digitsStart;
+        return syntax("leading zero in a number");
+    }
+    bool isFloat = false;
+    if (i < n && p[i] == '.') {
+        isFloat = true;
+        ++i;
+        const std::size_t fracStart = i;
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            ++i;
+        if (i == fracStart) {
+            m_pos = i;
+            return i >= n ? endFailure("inside a number") : syntax("digit expected after '.'");
+        }
+    }
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        isFloat = true;
+        ++i;
+        if (i < n && (p[i] == '+' || p[i] == '-'))
+            ++i;
+        const std::size_t expStart = i;
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            ++i;
+        if (i == expStart) {
+            m_pos = i;
+            return i >= n ? endFailure("inside a number") : syntax("digit expected in exponent");
+        }
+    }
+    // A number that touches the end of the input may have been cut: it is not taken.
+    if (i >= n) {
+        m_pos = i;
+        return endFailure("inside a number");
+    }
+    if (!isFloat && !overflow && mantissa <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        const auto v = static_cast<std::int64_t>(mantissa);
+        m_builder.integer(negative ? -v : v, start);
+    } else if (!isFloat && !overflow && negative && mantissa == (std::uint64_t(1) << 63)) {
+        m_builder.integer(std::numeric_limits<std::int64_t>::min(), start);
+    } else {
+        double v = 0;
+        const auto [ptr, ec] = std::from_chars(p + m_pos, p + i, v);
+        if (ec == std::errc::result_out_of_range) {
+            // from_chars leaves v unset when out of range; Python gives +-inf, or 0 for underflow.
+            const std::string_view token(p + m_pos, i - m_pos);
+            const bool underflow = token.find("e-") != std::string_view::npos || token.find("E-") != std::string_view::npos;
+            v = underflow ? 0.0 : (negative ? -HUGE_VAL : HUGE_VAL);
+        } else if (ec != std::errc() || ptr != p + i) {
+            return syntax("invalid number");
+        }
+        m_builder.number(v, start);
+    }
+    m_pos = i;
+    return std::nullopt;
+}
+
+std::optional<JsonParser::Failure> JsonParser::parseLiteral(std::uint64_t start)
+{
+    struct Literal
+    {
+        std::string_view text;
+        int kind; // 0 null, 1 true, 2 false, 3 NaN, 4 Infinity
+    };
+    static constexpr Literal literals[] = { { "null", 0 }, { "true", 1 }, { "false", 2 }, { "NaN", 3 }, { "Infinity", 4 } };
+    const std::string_view rest = m_text.substr(m_pos);
+    for (const Literal& lit : literals) {
+        if (rest.substr(0, lit.text.size()) == lit.text) {
+            m_pos += lit.text.size();
+            if (atEnd() && !m_stack.empty())
+                return endFailure("after a literal");
+            const bool negative = start < m_pos && m_text[start] == '-';
+            switch (lit.kind) {
+            case 0: m_builder.null(start); break;
+            case 1: m_builder.boolean(true, start); break;
+            case 2: m_builder.boolean(false, start); break;
+            case 3: m_builder.number(std::numeric_limits<double>::quiet_NaN(), start); break;
+            case 4: m_builder.number(negative ? -HUGE_VAL : HUGE_VAL, start); break;
+            }
+            return std::nullopt;
+        }
+        if (lit.text.substr(0, rest.size()) == rest) {
+            m_pos = m_text.size();
+            return endFailure("inside a literal");
+        }
+    }
+    return syntax("unexpected " + describe(m_text[m_pos]));
+}
+
+JsonDocument::ParseOutcome JsonParser::run()
+{
+    JsonDocument::ParseOutcome outcome;
+    std::optional<Failure> failure;
+    // Editors on some systems add a UTF-8 byte order mark to files edited by hand.
+    if (m_text.substr(0, 3) == "\xEF\xBB\xBF")
+        m_pos = 3;
+    Expect expect = Expect::Value;
+    bool haveRoot = false;
+
+    while (!failure) {
+        skipSpace();
+        if (atEnd()) {
+            if (haveRoot && m_stack.empty())
+                break;
+            failure = endFailure(m_stack.empty() ? "before any value" : "inside an unclosed container");
+            break;
+        }
+        const char c = m_text[m_pos];
+        const std::uint64_t start = m_pos;
+        if (haveRoot && m_stack.empty()) {
+            failure = syntax("unexpected " + describe(c) + " after the end of the document");
+            break;
+        }
+        switch (expect) {
+        case Expect::Key:
+        case Expect::KeyOrEnd: {
+            if (c == '}' && expect == Expect::KeyOrEnd) {
+                ++m_pos;
+                m_builder.end();
+                m_stack.pop_back();
+                expect = Expect::CommaOrEnd;
+                break;
+            }
+            if (c != '"') {
+                failure = syntax("expected a string key, found " + describe(c));
+                break;
+            }
+            std::string_view key;
+            if ((failure = parseString(key)))
+                break;
+            m_builder.key(key);
+            expect = Expect::ColonThenValue;
+            break;
+        }
+        case Expect::ColonThenValue:
+            if (c != ':') {
+                failure = syntax("expected ':' after an object key, found " + describe(c));
+                break;
+            }
+            ++m_pos;
+            expect = Expect::Value;
+            break;
+        case Expect::CommaOrEnd: {
+            const JsonType top = m_stack.back();
+            if (c == ',') {
+                ++m_pos;
+                expect = top == JsonType::Object ? Expect::Key : Expect::Value;
+            } else if ((c == '}' && top == JsonType::Object) || (c == ']' && top == JsonType::Array)) {
+                ++m_pos;
+                m_builder.end();
+                m_stack.pop_back();
+                if (m_stack.empty())
+                    haveRoot = true;
+            } else {
+                failure = syntax(std::string("expected ',' or '") + (top == JsonType::Object ? '}' : ']')
+                                 + "', found " + describe(c));
+            }
+            break;
+        }
+        case Expect::Value: {
+            if (c == '{' || c == '[') {
+                if (m_stack.size() >= m_options.maxDepth) {
+                    failure = Failure { "json.too-deep", start,
+                                        "nesting deeper than " + std::to_string(m_options.maxDepth) + " levels", false };
+                    break;
+                }
+                ++m_pos;
+                if (c == '{') {
+                    m_builder.beginObject(start);
+                    m_stack.push_back(JsonType::Object);
+                    expect = Expect::KeyOrEnd;
+                } else {
+                    m_builder.beginArray(start);
+                    m_stack.push_back(JsonType::Array);
+                    skipSpace();
+                    if (!atEnd() && m_text[m_pos] == ']') {
+                        ++m_pos;
+                        m_builder.end();
+                        m_stack.pop_back();
+                        expect = Expect::CommaOrEnd;
+                        if (m_stack.empty())
+                            haveRoot = true;
+                    }
+                }
+                break;
+            }
+            if (c == '"') {
+                std::string_view s;
+                if ((failure = parseString(s)))
+                    break;
+                if (atEnd() && !m_stack.empty()) {
+                    failure = endFailure("after a string");
+                    break;
+                }
+                m_builder.string(s, start);
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                if (m_stack.empty()) {
+                    // A bare number document: there is nothing to cut, so allow it to touch the end.
+                    std::string padded(m_text.substr(m_pos));
+                    padded += ' ';
+                    JsonParser inner(padded, m_file, m_options);
+                    return inner.run();
+                }
+                failure = parseNumber(start);
+            } else {
+                failure = parseLiteral(start);
+            }
+            if (failure)
+                break;
+            expect = Expect::CommaOrEnd;
+            if (m_stack.empty())
+                haveRoot = true;
+            break;
+        }
+        }
+    }
+
+    if (failure) {
+        const bool salvage = failure->atEnd && m_options.salvageTruncated && !m_stack.empty();
+        const SourceLocation where = locate(m_text, failure->offset, m_file);
+        if (!salvage) {
+            outcome.diagnostics.push_back(makeError(failure->id, where, failure->message));
+            outcome.truncated = failure->atEnd;
+            outcome.truncatedAt = failure->offset;
+            return outcome;
+        }
+        outcome.truncated = true;
+        outcome.truncatedAt = m_text.size();
+        outcome.diagnostics.push_back(makeError(
+            "json.truncated", locate(m_text, m_text.size(), m_file),
+            "the file ends after " + std::to_string(m_text.size()) + " bytes, " + failure->message
+                + "; the parts read completely are kept"));
+        // Close every open container, keeping what was complete, and mark them truncated.
+        m_builder.markOpenTruncated();
+    }
+    outcome.document = m_builder.finish();
+    return outcome;
+}
+
+JsonDocument::ParseOutcome JsonDocument::parse(std::string_view text, const std::string& fileName,
+                                               const JsonParseOptions& options)
+{
+    JsonParser parser(text, fileName, options);
+    return parser.run();
+}
+
+} // namespace probescope::dump

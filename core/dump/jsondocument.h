@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "util/diagnostic.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace probescope::dump {
+
+enum class JsonType : std::uint8_t { Null, Bool, Int, Double, String, Array, Object };
+
+class JsonDocument;
+
+/**
+ * @brief A cheap handle to one value of a JsonDocument (document pointer + node index).
+ *
+ * Objects keep their members in file order and may hold duplicate keys; find() returns the last
+ * duplicate, as Python's json module does.
+ */
+class JsonValue
+{
+public:
+    JsonValue() = default;
+    JsonValue(const JsonDocument* doc, std::uint32_t index)
+        : m_doc(doc)
+        , m_index(index)
+    {
+    }
+
+    bool valid() const { return m_doc != nullptr; }
+    JsonType type() const;
+    bool isNull() const { return type() == JsonType::Null; }
+    bool isBool() const { return type() == JsonType::Bool; }
+    bool isInt() const { return type() == JsonType::Int; }
+    bool isNumber() const { return type() == JsonType::Int || type() == JsonType::Double; }
+    bool isString() const { return type() == JsonType::String; }
+    bool isArray() const { return type() == JsonType::Array; }
+    bool isObject() const { return type() == JsonType::Object; }
+    /// True when the input ended inside this container; it holds only the members read completely.
+    bool isTruncated() const;
+
+    bool asBool() const;
+    std::int64_t asInt() const;
+    double asDouble() const; ///< ints are converted
+    std::string_view asString() const;
+
+    /// Number of elements (array) or members (object); 0 for scalars.
+    std::uint32_t size() const;
+    JsonValue at(std::uint32_t i) const; ///< i-th element or member value
+    std::string_view keyAt(std::uint32_t i) const; ///< key of the i-th member (objects)
+    std::optional<JsonValue> find(std::string_view key) const;
+
+    /// The member key this value was stored under ("" for array elements and the root).
+    std::string_view key() const;
+    /// Byte offset of the value's first character in the source text (saturates at 4 GiB).
+    std::uint64_t offset() const;
+    std::uint32_t index() const { return m_index; }
+    const JsonDocument* document() const { return m_doc; }
+
+private:
+    const JsonDocument* m_doc = nullptr;
+    std::uint32_t m_index = 0;
+};
+
+struct JsonParseOptions
+{
+    /// Accept a document cut short: open containers are closed keeping the members read completely,
+    /// and marked truncated. Without it, a truncated document is an error.
+    bool salvageTruncated = false;
+    std::uint32_t maxDepth = 512;
+};
+
+/**
+ * @brief An immutable, compact JSON document (16 bytes per value plus a 4-byte offset).
+ *
+ * Accepts what Python's json.dump(allow_nan=True) writes: the bare tokens NaN, Infinity and -Infinity.
+ * Integers that fit int64 stay integers (msprobe output distinguishes 2 from 2.0).
+ */
+class JsonDocument
+{
+public:
+    struct ParseOutcome;
+    /// Parses `text`; the document does not refer to `text` afterwards.
+    static ParseOutcome parse(std::string_view text, const std::string& fileName, const JsonParseOptions& options = {});
+
+    JsonValue root() const { return JsonValue(this, m_root); }
+    std::size_t nodeCount() const { return m_nodes.size(); }
+    std::size_t memoryBytes() const;
+
+    // Node storage; public to the parser and to JsonValue only through these accessors.
+    struct Node
+    {
+        JsonType type;
+        std::uint8_t flags;
+        std::uint16_t reserved;
+        std::uint32_t key; // interned key id for object members, kNoKey otherwise
+        union {
+            std::int64_t i;
+            double d;
+            struct {
+                std::uint32_t first;
+                std::uint32_t count;
+            } range; // arrays/objects: children; strings: offset/length in the string arena
+        };
+    };
+    static_assert(sizeof(Node) == 16);
+    static constexpr std::uint32_t kNoKey = 0xffffffffu;
+    static constexpr std::uint8_t kFlagTruncated = 1;
+
+    const Node& node(std::uint32_t i) const { return m_nodes[i]; }
+    std::string_view stringAt(std::uint32_t offset, std::uint32_t length) const
+    {
+        return std::string_view(m_strings.data() + offset, length);
+    }
+    std::string_view keyText(std::uint32_t key) const { return key == kNoKey ? std::string_view() : m_keys[key]; }
+    /// Id of `key` if any member anywhere uses it.
+    std::optional<std::uint32_t> keyId(std::string_view key) const;
+    std::uint64_t nodeOffset(std::uint32_t i) const { return m_offsets[i]; }
+
+private:
+    friend class JsonParser;
+    friend class JsonBuilder;
+
+    struct KeyHash
+    {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
+    };
+
+    std::vector<Node> m_nodes;
+    std::vector<std::uint32_t> m_offsets;
+    std::string m_strings;
+    std::deque<std::string> m_keys; // deque: views into it stay valid while it grows
+    std::unordered_map<std::string_view, std::uint32_t, KeyHash, std::equal_to<>> m_keyIds;
+    std::uint32_t m_root = 0;
+
+    std::uint32_t internKey(std::string_view key);
+};
+
+struct JsonDocument::ParseOutcome
+{
+    std::shared_ptr<const JsonDocument> document; ///< null on a fatal error
+    Diagnostics diagnostics;                      ///< the fatal error, or the truncation notice
+    bool truncated = false;
+    std::uint64_t truncatedAt = 0; ///< byte offset where the input ended
+};
+
+/**
+ * @brief Builds a JsonDocument programmatically (for formats that are not JSON, like legacy .pkl files).
+ *
+ * Usage mirrors a SAX writer: beginObject/key/value.../endObject. Children are stored contiguously.
+ */
+class JsonBuilder
+{
+public:
+    JsonBuilder();
+    void beginObject(std::uint64_t offset = 0);
+    void beginArray(std::uint64_t offset = 0);
+    void end(); ///< closes the innermost container
+    /// Closes every open container, flagging each as truncated; a key still waiting for its value is dropped.
+    void markOpenTruncated();
+    void key(std::string_view key);
+    void null(std::uint64_t offset = 0);
+    void boolean(bool v, std::uint64_t offset = 0);
+    void integer(std::int64_t v, std::uint64_t offset = 0);
+    void number(double v, std::uint64_t offset = 0);
+    void string(std::string_view v, std::uint64_t offset = 0);
+    std::shared_ptr<const JsonDocument> finish();
+
+private:
+    std::unique_ptr<JsonDocument> m_doc;
+    std::vector<JsonDocument::Node> m_scratch;
+    std::vector<std::uint32_t> m_scratchOffsets;
+    struct Open
+    {
+        std::size_t scratchStart;
+        JsonType type;
+        std::uint32_t key;
+        std::uint64_t offset;
+    };
+    std::vector<Open> m_open;
+    void close(std::uint8_t flags);
+    std::uint32_t m_pendingKey = JsonDocument::kNoKey;
+    void push(JsonDocument::Node n, std::uint64_t offset);
+};
+
+} // namespace probescope::dump

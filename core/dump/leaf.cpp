@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dump/leaf.h"
+
+namespace probescope::dump {
+
+StatValue StatValue::from(std::optional<JsonValue> v)
+{
+    StatValue s;
+    if (!v)
+        return s;
+    switch (v->type()) {
+    case JsonType::Null:
+        s.kind = Kind::Null;
+        break;
+    case JsonType::Bool:
+        s.kind = Kind::Bool;
+        s.integer = v->asBool() ? 1 : 0;
+        s.number = static_cast<double>(s.integer);
+        break;
+    case JsonType::Int:
+        s.kind = Kind::Int;
+        s.integer = v->asInt();
+        s.number = static_cast<double>(s.integer);
+        break;
+    case JsonType::Double:
+        s.kind = Kind::Float;
+        s.number = v->asDouble();
+        break;
+    case JsonType::String:
+        s.kind = Kind::String;
+        s.text = v->asString();
+        break;
+    case JsonType::Array:
+    case JsonType::Object:
+        s.kind = Kind::String; // not a statistic; keeps the kind honest for callers that print it
+        break;
+    }
+    return s;
+}
+
+namespace {
+
+bool isTensorType(std::string_view type)
+{
+    // torch.Tensor, mindspore.Tensor, torch.distributed.tensor.DTensor, FakeTensor, numpy.ndarray, ...
+    return type.find("Tensor") != std::string_view::npos || type == "numpy.ndarray";
+}
+
+bool isStatType(JsonType t)
+{
+    return t == JsonType::Null || t == JsonType::Bool || t == JsonType::Int || t == JsonType::Double
+        || t == JsonType::String;
+}
+
+} // namespace
+
+std::optional<LeafKind> classifyLeaf(JsonValue value)
+{
+    switch (value.type()) {
+    case JsonType::Null:
+        return LeafKind::Null;
+    case JsonType::Object:
+        break;
+    default:
+        return std::nullopt;
+    }
+    if (const auto cls = value.find("class_type"); cls && cls->asString() == "torch.distributed.P2POp")
+        return LeafKind::P2POp;
+    const auto type = value.find("type");
+    if (!type || !type->isString())
+        return std::nullopt;
+    const std::string_view t = type->asString();
+    if (isTensorType(t))
+        return LeafKind::Tensor;
+    if (t == "slice")
+        return LeafKind::Slice;
+    if (t == "ellipsis")
+        return LeafKind::Ellipsis;
+    if (t == "torch.Size")
+        return LeafKind::Size;
+    if (t == "torch.dtype")
+        return LeafKind::DType;
+    if (t == "torch.device")
+        return LeafKind::Device;
+    if (value.find("dtype") && value.find("shape"))
+        return LeafKind::Tensor;
+    if (value.find("value"))
+        return LeafKind::Scalar;
+    return LeafKind::Other;
+}
+
+std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
+{
+    auto fail = [&](std::string message) -> std::optional<TensorLeaf> {
+        if (error)
+            *error = std::move(message);
+        return std::nullopt;
+    };
+    if (!value.isObject())
+        return fail("a tensor must be an object");
+    TensorLeaf leaf;
+    if (const auto t = value.find("type"); t && t->isString())
+        leaf.type = t->asString();
+    if (const auto d = value.find("dtype")) {
+        if (!d->isString())
+            return fail("\"dtype\" must be a string");
+        leaf.dtype = d->asString();
+    }
+    if (const auto s = value.find("shape")) {
+        if (!s->isArray())
+            return fail("\"shape\" must be a list of integers");
+        leaf.shape.reserve(s->size());
+        for (std::uint32_t i = 0; i < s->size(); ++i) {
+            const JsonValue dim = s->at(i);
+            if (!dim.isInt() || dim.asInt() < 0)
+                return fail("\"shape\" must be a list of non-negative integers (element " + std::to_string(i)
+                            + " is not)");
+            leaf.shape.push_back(dim.asInt());
+        }
+    }
+    static constexpr std::string_view statNames[] = { "Max", "Min", "Mean", "Norm" };
+    StatValue* stats[] = { &leaf.max, &leaf.min, &leaf.mean, &leaf.norm };
+    for (int i = 0; i < 4; ++i) {
+        const auto v = value.find(statNames[i]);
+        if (v && !isStatType(v->type()))
+            return fail("\"" + std::string(statNames[i]) + "\" must be a number or null");
+        *stats[i] = StatValue::from(v);
+    }
+    if (const auto rg = value.find("requires_grad"); rg && !rg->isNull()) {
+        if (!rg->isBool())
+            return fail("\"requires_grad\" must be true or false");
+        leaf.requiresGrad = rg->asBool();
+    }
+    if (const auto dn = value.find("data_name"); dn && !dn->isNull()) {
+        if (!dn->isString())
+            return fail("\"data_name\" must be a string");
+        leaf.dataName = dn->asString();
+    }
+    if (const auto md5 = value.find("md5"); md5 && !md5->isNull()) {
+        if (!md5->isString())
+            return fail("\"md5\" must be a string");
+        leaf.md5 = md5->asString();
+    }
+    return leaf;
+}
+
+namespace {
+
+struct Walker
+{
+    const std::function<bool(const LeafPath&, JsonValue, LeafKind)>& visit;
+    std::uint32_t maxDepth;
+    LeafPath path;
+
+    // Returns false to stop.
+    bool walk(JsonValue v, std::uint32_t depth)
+    {
+        if (const auto kind = classifyLeaf(v))
+            return visit(path, v, *kind);
+        if (depth >= maxDepth)
+            return true;
+        const bool isArray = v.isArray();
+        if (!isArray && !v.isObject())
+            return true; // bare scalars outside a leaf are not data (e.g. "is_recompute": false)
+        const std::size_t saved = path.path.size();
+        for (std::uint32_t i = 0; i < v.size(); ++i) {
+            if (!path.path.empty())
+                path.path += '.';
+            if (isArray)
+                path.path += std::to_string(i);
+            else
+                path.path += v.keyAt(i);
+            const bool go = walk(v.at(i), depth + 1);
+            path.path.resize(saved);
+            if (!go)
+                return false;
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+void forEachLeaf(JsonValue entryValue, const std::function<bool(const LeafPath&, JsonValue, LeafKind)>& visit,
+                 std::uint32_t maxDepth)
+{
+    Walker walker { visit, maxDepth, {} };
+    if (entryValue.isObject() && !classifyLeaf(entryValue)) {
+        for (std::uint32_t i = 0; i < entryValue.size(); ++i) {
+            walker.path.field = entryValue.keyAt(i);
+            walker.path.path.clear();
+            if (!walker.walk(entryValue.at(i), 1))
+                return;
+        }
+        return;
+    }
+    walker.walk(entryValue, 0);
+}
+
+} // namespace probescope::dump

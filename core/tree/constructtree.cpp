@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tree/constructtree.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+namespace probescope::tree {
+
+using dump::Direction;
+using dump::EntryKind;
+
+std::optional<NodeId> ConstructTree::find(std::string_view key) const
+{
+    if (const dump::Entry* e = m_rank->dump->find(key))
+        return NodeId { static_cast<std::uint32_t>(e - m_rank->dump->entries.data()) };
+    return std::nullopt;
+}
+
+namespace {
+
+constexpr std::uint32_t kNone = NodeId::kInvalid;
+
+struct Builder
+{
+    const dump::DumpFile& dump;
+    const dump::ConstructMap& construct;
+    Diagnostics& diagnostics;
+    std::vector<std::uint32_t> parent;
+    std::vector<ParentSource> source;
+    std::vector<bool> gradAtEnd; // parameters_grad whose module has no backward entry
+
+    std::uint32_t indexOf(std::string_view key) const
+    {
+        const dump::Entry* e = dump.find(key);
+        return e ? static_cast<std::uint32_t>(e - dump.entries.data()) : kNone;
+    }
+
+    // The backward call in which a module's parameter gradients are computed.
+    std::uint32_t gradOwner(const dump::EntryName& name, std::uint32_t self)
+    {
+        const std::string stem = name.stem();
+        if (name.callIndex >= 0) {
+            const std::uint32_t exact = indexOf(stem + ".backward." + std::to_string(name.callIndex));
+            if (exact != kNone)
+                return exact;
+        }
+        // Old form (no index): gradients accumulate over every backward call of the module; the last
+        // one to run (the last in the file) completes them.
+        std::uint32_t last = kNone;
+        for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
+            const auto& n = dump.entries[i].name;
+            if (n.kind == EntryKind::Module && n.direction == Direction::Backward && n.prefix == name.prefix
+                && n.opName == name.opName)
+                last = i;
+        }
+        if (last != kNone)
+            return last;
+        gradAtEnd[self] = true;
+        for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
+            const auto& n = dump.entries[i].name;
+            if (n.kind == EntryKind::Module && n.prefix == name.prefix && n.opName == name.opName)
+                return i;
+        }
+        return kNone;
+    }
+
+    void resolve()
+    {
+        const std::size_t n = dump.entries.size();
+        parent.assign(n, kNone);
+        source.assign(n, ParentSource::None);
+        gradAtEnd.assign(n, false);
+        if (!construct.present) {
+            // Without construct.json (level L1, debug, legacy) only parameters_grad can be placed.
+            for (std::uint32_t i = 0; i < n; ++i) {
+                if (dump.entries[i].name.kind == EntryKind::ParametersGrad)
+                    setInferred(i, gradOwner(dump.entries[i].name, i));
+            }
+            return;
+        }
+        // Pass 1: what construct.json says.
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const dump::Entry& e = dump.entries[i];
+            if (e.name.kind == EntryKind::ParametersGrad)
+                continue;
+            const std::string* p = construct.parent(e.key);
+            if (!p || p->empty())
+                continue;
+            const std::uint32_t pi = indexOf(*p);
+            if (pi == kNone) {
+                diagnostics.push_back(makeWarning(
+                    "tree.unknown-parent", SourceLocation { dump.path.string(), e.offset, e.line, 0 },
+                    "construct.json names \"" + *p + "\" as the parent of \"" + std::string(e.key)
+                        + "\", but the dump has no such entry; shown as a root"));
+                continue;
+            }
+            parent[i] = pi;
+            source[i] = ParentSource::Construct;
+        }
+        // Pass 2: msprobe 1.x leaves backward APIs unparented; they ran inside the backward of the module
+        // whose forward called them. parameters_grad belong to their module's backward call.
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const dump::Entry& e = dump.entries[i];
+            if (e.name.kind == EntryKind::ParametersGrad) {
+                setInferred(i, gradOwner(e.name, i));
+                continue;
+            }
+            if (parent[i] != kNone || e.name.direction != Direction::Backward
+                || (e.name.kind != EntryKind::Api && e.name.kind != EntryKind::Module))
+                continue;
+            const std::uint32_t fwd = indexOf(dump::counterpartKey(e.name, Direction::Forward));
+            if (fwd == kNone || parent[fwd] == kNone)
+                continue;
+            const dump::EntryName& fwdParent = dump.entries[parent[fwd]].name;
+            if (fwdParent.kind != EntryKind::Module)
+                continue;
+            setInferred(i, indexOf(dump::counterpartKey(fwdParent, Direction::Backward)));
+        }
+        breakCycles();
+    }
+
+    void setInferred(std::uint32_t i, std::uint32_t p)
+    {
+        if (p == kNone || p == i)
+            return;
+        parent[i] = p;
+        source[i] = ParentSource::Inferred;
+    }
+
+    // A construct.json that loops (a -> b -> a) would make the tree infinite.
+    void breakCycles()
+    {
+        const std::size_t n = parent.size();
+        std::vector<std::uint8_t> state(n, 0); // 0 unseen, 1 on the current path, 2 done
+        std::vector<std::uint32_t> path;
+        for (std::uint32_t start = 0; start < n; ++start) {
+            std::uint32_t cur = start;
+            path.clear();
+            while (cur != kNone && state[cur] == 0) {
+                state[cur] = 1;
+                path.push_back(cur);
+                cur = parent[cur];
+            }
+            if (cur != kNone && state[cur] == 1) {
+                const dump::Entry& e = dump.entries[cur];
+                diagnostics.push_back(makeWarning("tree.cycle", SourceLocation { dump.path.string(), e.offset, e.line, 0 },
+                                                  "construct.json links \"" + std::string(e.key)
+                                                      + "\" into a cycle; it is shown as a root"));
+                parent[cur] = kNone;
+                source[cur] = ParentSource::None;
+            }
+            for (std::uint32_t p : path)
+                state[p] = 2;
+        }
+    }
+};
+
+} // namespace
+
+std::shared_ptr<const ConstructTree> ConstructTree::build(std::shared_ptr<const dump::RankDump> rank)
+{
+    auto tree = std::make_shared<ConstructTree>();
+    tree->m_rank = std::move(rank);
+    const dump::DumpFile& dump = *tree->m_rank->dump;
+    const std::size_t n = dump.entries.size();
+
+    Builder builder { dump, tree->m_rank->construct, tree->m_diagnostics, {}, {}, {} };
+    builder.resolve();
+
+    tree->m_nodes.resize(n);
+    std::vector<std::vector<std::uint32_t>> kids(n);
+    std::vector<std::uint32_t> roots;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        TreeNode& node = tree->m_nodes[i];
+        node.key = dump.entries[i].key;
+        node.name = dump.entries[i].name;
+        node.parent = NodeId { builder.parent[i] };
+        node.parentSource = builder.source[i];
+        if (builder.parent[i] == kNone)
+            roots.push_back(i);
+        else
+            kids[builder.parent[i]].push_back(i);
+    }
+
+    // Siblings are ordered by when their subtree started: the smallest file position inside it. msprobe
+    // writes a module after its children (it is recorded when it finishes), so the module's own position
+    // would put it after the APIs it contains. parameters_grad are written after the forward call but
+    // computed during backward, so they do not count and come last among their siblings.
+    std::vector<std::uint32_t> startKey(n, std::numeric_limits<std::uint32_t>::max());
+    {
+        std::vector<std::uint32_t> depthOrder(n);
+        std::vector<std::uint32_t> depth(n, 0);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            std::uint32_t d = 0;
+            for (std::uint32_t p = builder.parent[i]; p != kNone && d <= n; p = builder.parent[p])
+                ++d;
+            depth[i] = d;
+            depthOrder[i] = i;
+        }
+        std::sort(depthOrder.begin(), depthOrder.end(),
+                  [&](std::uint32_t a, std::uint32_t b) { return depth[a] > depth[b]; });
+        for (std::uint32_t i : depthOrder) {
+            const bool isGrad = dump.entries[i].name.kind == EntryKind::ParametersGrad;
+            if (!isGrad)
+                startKey[i] = std::min(startKey[i], i);
+            const std::uint32_t p = builder.parent[i];
+            if (p != kNone && !isGrad)
+                startKey[p] = std::min(startKey[p], startKey[i]);
+            tree->m_nodes[i].depth = depth[i];
+        }
+    }
+    auto bySubtreeStart = [&](std::uint32_t a, std::uint32_t b) {
+        return std::tie(startKey[a], a) < std::tie(startKey[b], b);
+    };
+    std::sort(roots.begin(), roots.end(), bySubtreeStart);
+    for (auto& k : kids)
+        std::sort(k.begin(), k.end(), bySubtreeStart);
+
+    tree->m_children.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        TreeNode& node = tree->m_nodes[i];
+        node.firstChild = static_cast<std::uint32_t>(tree->m_children.size());
+        node.childCount = static_cast<std::uint32_t>(kids[i].size());
+        for (std::uint32_t row = 0; row < kids[i].size(); ++row) {
+            tree->m_children.push_back(NodeId { kids[i][row] });
+            tree->m_nodes[kids[i][row]].row = row;
+        }
+    }
+    for (std::uint32_t row = 0; row < roots.size(); ++row) {
+        tree->m_roots.push_back(NodeId { roots[row] });
+        tree->m_nodes[roots[row]].row = row;
+    }
+
+    // Execution order: post-order (a node finishes after its children). Iterative, as dumps can be deep.
+    tree->m_order.reserve(n);
+    std::vector<std::uint32_t> deferred;
+    struct Frame
+    {
+        std::uint32_t node;
+        std::uint32_t next;
+    };
+    std::vector<Frame> stack;
+    for (std::uint32_t r : roots) {
+        stack.push_back({ r, 0 });
+        while (!stack.empty()) {
+            Frame& f = stack.back();
+            if (f.next < kids[f.node].size()) {
+                const std::uint32_t child = kids[f.node][f.next++];
+                if (builder.gradAtEnd[child])
+                    deferred.push_back(child); // computed in a backward pass the dump does not show
+                else
+                    stack.push_back({ child, 0 });
+                continue;
+            }
+            tree->m_order.push_back(NodeId { f.node });
+            stack.pop_back();
+        }
+    }
+    for (std::uint32_t d : deferred)
+        tree->m_order.push_back(NodeId { d });
+    for (std::uint32_t pos = 0; pos < tree->m_order.size(); ++pos)
+        tree->m_nodes[tree->m_order[pos].value].executionIndex = pos;
+    return tree;
+}
+
+} // namespace probescope::tree

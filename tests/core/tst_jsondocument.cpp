@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dump/jsondocument.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+using namespace probescope;
+using namespace probescope::dump;
+
+namespace {
+
+JsonDocument::ParseOutcome parse(std::string_view text, bool salvage = false)
+{
+    JsonParseOptions options;
+    options.salvageTruncated = salvage;
+    return JsonDocument::parse(text, "test.json", options);
+}
+
+} // namespace
+
+TEST(JsonDocument, ParsesScalarsKeepingIntAndFloatApart)
+{
+    const auto r = parse(R"({"i": 2, "f": 2.0, "neg": -7, "e": 1e-05, "t": true, "n": null, "s": "x"})");
+    ASSERT_TRUE(r.document);
+    const JsonValue root = r.document->root();
+    ASSERT_EQ(root.size(), 7u);
+    EXPECT_EQ(root.find("i")->type(), JsonType::Int);
+    EXPECT_EQ(root.find("i")->asInt(), 2);
+    EXPECT_EQ(root.find("f")->type(), JsonType::Double);
+    EXPECT_EQ(root.find("neg")->asInt(), -7);
+    EXPECT_DOUBLE_EQ(root.find("e")->asDouble(), 1e-05);
+    EXPECT_TRUE(root.find("t")->asBool());
+    EXPECT_TRUE(root.find("n")->isNull());
+    EXPECT_EQ(root.find("s")->asString(), "x");
+    EXPECT_FALSE(root.find("missing"));
+}
+
+TEST(JsonDocument, AcceptsPythonNanAndInfinityTokens)
+{
+    const auto r = parse(R"({"Max": NaN, "Min": -Infinity, "Mean": Infinity, "list": [NaN, 1]})");
+    ASSERT_TRUE(r.document) << r.diagnostics.front().format();
+    const JsonValue root = r.document->root();
+    EXPECT_TRUE(std::isnan(root.find("Max")->asDouble()));
+    EXPECT_EQ(root.find("Min")->asDouble(), -INFINITY);
+    EXPECT_EQ(root.find("Mean")->asDouble(), INFINITY);
+    EXPECT_TRUE(std::isnan(root.find("list")->at(0).asDouble()));
+}
+
+TEST(JsonDocument, KeepsMemberOrderAndLastDuplicateWins)
+{
+    const auto r = parse(R"({"z": 1, "a": 2, "m": 3, "a": 4})");
+    ASSERT_TRUE(r.document);
+    const JsonValue root = r.document->root();
+    ASSERT_EQ(root.size(), 4u);
+    EXPECT_EQ(root.keyAt(0), "z");
+    EXPECT_EQ(root.keyAt(1), "a");
+    EXPECT_EQ(root.keyAt(2), "m");
+    EXPECT_EQ(root.find("a")->asInt(), 4);
+}
+
+TEST(JsonDocument, NestedContainersAreContiguousAndNavigable)
+{
+    const auto r = parse(R"({"a": [[1, 2], {"k": [3]}, []], "b": {}})");
+    ASSERT_TRUE(r.document);
+    const JsonValue a = *r.document->root().find("a");
+    ASSERT_EQ(a.size(), 3u);
+    EXPECT_EQ(a.at(0).at(1).asInt(), 2);
+    EXPECT_EQ(a.at(1).find("k")->at(0).asInt(), 3);
+    EXPECT_EQ(a.at(2).size(), 0u);
+    EXPECT_TRUE(r.document->root().find("b")->isObject());
+    EXPECT_EQ(r.document->root().find("b")->size(), 0u);
+}
+
+TEST(JsonDocument, DecodesEscapesAndSurrogatePairs)
+{
+    const auto r = parse(R"(["a\"b\\c\/\n\t", "\u00e9\u4e2d", "\ud83d\ude00", "\ud800x"])");
+    ASSERT_TRUE(r.document);
+    const JsonValue root = r.document->root();
+    EXPECT_EQ(root.at(0).asString(), "a\"b\\c/\n\t");
+    EXPECT_EQ(root.at(1).asString(), "\xc3\xa9\xe4\xb8\xad");
+    EXPECT_EQ(root.at(2).asString(), "\xf0\x9f\x98\x80");
+    EXPECT_EQ(root.at(3).asString(), "\xef\xbf\xbdx"); // lone surrogate -> U+FFFD
+}
+
+TEST(JsonDocument, LargeIntegersBecomeDoubles)
+{
+    const auto r = parse(R"([9223372036854775807, -9223372036854775808, 18446744073709551616, 1e400, -1e400, 1e-400])");
+    ASSERT_TRUE(r.document);
+    const JsonValue root = r.document->root();
+    EXPECT_EQ(root.at(0).asInt(), INT64_MAX);
+    EXPECT_EQ(root.at(1).asInt(), INT64_MIN);
+    EXPECT_EQ(root.at(2).type(), JsonType::Double);
+    EXPECT_EQ(root.at(3).asDouble(), INFINITY);
+    EXPECT_EQ(root.at(4).asDouble(), -INFINITY);
+    EXPECT_EQ(root.at(5).asDouble(), 0.0);
+}
+
+TEST(JsonDocument, ReportsSyntaxErrorsWithLineAndColumn)
+{
+    const auto r = parse("{\n \"a\": 1,\n \"b\": tru\n}");
+    ASSERT_FALSE(r.document);
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    const Diagnostic& d = r.diagnostics.front();
+    EXPECT_EQ(d.id, "json.syntax");
+    EXPECT_EQ(d.location.file, "test.json");
+    EXPECT_EQ(d.location.line, 3u);
+    EXPECT_EQ(d.location.column, 7u);
+    EXPECT_EQ(d.format().rfind("test.json:3:7: error [json.syntax]: ", 0), 0u) << d.format();
+}
+
+TEST(JsonDocument, SpecificMessagesForCommonMistakes)
+{
+    struct Case
+    {
+        const char* text;
+        const char* id;
+        const char* fragment;
+    };
+    const Case cases[] = {
+        { R"({"a" 1})", "json.syntax", "expected ':'" },
+        { R"({"a": 1,})", "json.syntax", "expected a string key" },
+        { R"([1 2])", "json.syntax", "expected ',' or ']'" },
+        { R"({"a": 01})", "json.syntax", "leading zero" },
+        { "[\"a\tb\"]", "json.syntax", "control character" },
+        { R"(["\x"])", "json.syntax", "invalid escape" },
+        { R"({} {})", "json.syntax", "after the end of the document" },
+        { "", "json.truncated", "before any value" },
+        { R"({"a": [1, 2)", "json.truncated", "unexpected end of file" },
+    };
+    for (const Case& c : cases) {
+        const auto r = parse(c.text);
+        ASSERT_FALSE(r.document) << c.text;
+        EXPECT_EQ(r.diagnostics.front().id, c.id) << c.text;
+        EXPECT_NE(r.diagnostics.front().message.find(c.fragment), std::string::npos)
+            << c.text << " -> " << r.diagnostics.front().message;
+    }
+}
+
+TEST(JsonDocument, RejectsNestingBeyondTheLimit)
+{
+    std::string deep(2000, '[');
+    deep += std::string(2000, ']');
+    const auto r = parse(deep);
+    ASSERT_FALSE(r.document);
+    EXPECT_EQ(r.diagnostics.front().id, "json.too-deep");
+}
+
+TEST(JsonDocument, SalvagesCompleteMembersOfATruncatedDocument)
+{
+    const std::string text = R"({"data": {"a": {"x": [1, 2]}, "b": {"x": [3, 4]}, "c": {"x": [5, 6)";
+    const auto r = parse(text, true);
+    ASSERT_TRUE(r.document);
+    EXPECT_TRUE(r.truncated);
+    const JsonValue data = *r.document->root().find("data");
+    EXPECT_TRUE(data.isTruncated());
+    ASSERT_EQ(data.size(), 3u);
+    EXPECT_FALSE(data.at(0).isTruncated());
+    EXPECT_FALSE(data.at(1).isTruncated());
+    EXPECT_TRUE(data.at(2).isTruncated()); // "c" was being written
+    // The number 6 touched the end of the file: it may have been cut ("6" of "60"), so it is not kept.
+    EXPECT_EQ(data.at(2).find("x")->size(), 1u);
+}
+
+TEST(JsonDocument, TruncationAtEveryOffsetNeverYieldsAPartialScalar)
+{
+    const std::string text = R"({"k": [123.5, "text", true, null, -Infinity, {"n": 42}], "z": 7})";
+    for (std::size_t cut = 0; cut < text.size(); ++cut) {
+        const auto r = parse(std::string_view(text).substr(0, cut), true);
+        if (!r.document) {
+            EXPECT_EQ(r.diagnostics.front().id, "json.truncated") << cut;
+            continue;
+        }
+        const auto k = r.document->root().find("k");
+        if (!k)
+            continue;
+        // Every element kept must equal the full document's element.
+        const double expectedNumbers[] = { 123.5 };
+        if (k->size() >= 1) {
+            EXPECT_EQ(k->at(0).asDouble(), expectedNumbers[0]) << "cut at " << cut;
+        }
+        if (k->size() >= 2) {
+            EXPECT_EQ(k->at(1).asString(), "text") << "cut at " << cut;
+        }
+        if (k->size() >= 3) {
+            EXPECT_TRUE(k->at(2).asBool()) << "cut at " << cut;
+        }
+        if (k->size() >= 5) {
+            EXPECT_EQ(k->at(4).asDouble(), -INFINITY) << "cut at " << cut;
+        }
+    }
+}
+
+TEST(JsonDocument, SkipsAUtf8ByteOrderMark)
+{
+    const auto r = parse("\xEF\xBB\xBF{\"a\": 1}");
+    ASSERT_TRUE(r.document);
+    EXPECT_EQ(r.document->root().find("a")->asInt(), 1);
+}
+
+TEST(JsonDocument, RecordsValueOffsets)
+{
+    const std::string text = R"({"a": [10, "x"]})";
+    const auto r = parse(text);
+    ASSERT_TRUE(r.document);
+    const JsonValue a = *r.document->root().find("a");
+    EXPECT_EQ(a.offset(), text.find('['));
+    EXPECT_EQ(a.at(1).offset(), text.find("\"x\""));
+}
+
+TEST(JsonBuilder, BuildsTheSameShapeAsTheParser)
+{
+    JsonBuilder b;
+    b.beginObject();
+    b.key("list");
+    b.beginArray();
+    b.integer(1);
+    b.number(2.5);
+    b.string("s");
+    b.null();
+    b.end();
+    b.key("flag");
+    b.boolean(false);
+    b.end();
+    const auto doc = b.finish();
+    const JsonValue root = doc->root();
+    ASSERT_TRUE(root.isObject());
+    EXPECT_EQ(root.find("list")->size(), 4u);
+    EXPECT_EQ(root.find("list")->at(1).asDouble(), 2.5);
+    EXPECT_EQ(root.find("list")->at(2).asString(), "s");
+    EXPECT_FALSE(root.find("flag")->asBool());
+}
