@@ -83,8 +83,15 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
     JsonParseOptions jsonOptions;
     jsonOptions.salvageTruncated = options.salvageTruncated;
     auto parsed = JsonDocument::parse(text, file, jsonOptions);
-    if (!parsed.document)
+    if (!parsed.document) {
+        // Cut before anything could be kept (an empty file, or no salvage asked for).
+        if (parsed.truncated && options.salvageTruncated)
+            return makeError("dump.truncated", locate(text, text.size(), file),
+                             text.empty() ? std::string("the file is empty")
+                                          : "the file ends after " + std::to_string(text.size())
+                                                + " bytes, before its \"data\" object: nothing can be salvaged");
         return parsed.diagnostics.front();
+    }
 
     auto dump = std::make_shared<DumpFile>();
     dump->path = path;

@@ -623,6 +623,8 @@ JsonDocument::ParseOutcome JsonParser::run()
                 m_builder.end();
                 m_stack.pop_back();
                 expect = Expect::CommaOrEnd;
+                if (m_stack.empty())
+                    haveRoot = true;
                 break;
             }
             if (c != '"') {
