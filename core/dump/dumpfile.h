@@ -79,7 +79,7 @@ Result<std::shared_ptr<const DumpFile>> readDumpJson(const std::filesystem::path
 Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, const std::filesystem::path& path,
                                                       const ReadOptions& options = {});
 
-/// Reads a ptdbg_ascend .pkl (JSON lines) with its .npy folder; see docs/formats.md.
+/// Reads a ptdbg_ascend .pkl (JSON lines) with its .npy folder; see docs/legacy-pkl.md.
 Result<std::shared_ptr<const DumpFile>> readLegacyPkl(const std::filesystem::path& path, const ReadOptions& options = {});
 
 } // namespace probescope::dump

@@ -100,14 +100,25 @@ EntryName parseLegacy(std::string_view key)
     return name;
 }
 
+EntryName parseDotted(std::string_view key);
+
 } // namespace
 
 EntryName parseEntryName(std::string_view key)
 {
-    EntryName name;
     if (key.find('.') == std::string_view::npos)
         return parseLegacy(key);
+    EntryName dotted = parseDotted(key);
+    // ptdbg's Aten names hold dots inside the op ("Aten__native_batch_norm_legit_functional.default_0_forward").
+    if (dotted.kind == EntryKind::Unknown)
+        return parseLegacy(key);
+    return dotted;
+}
 
+namespace {
+EntryName parseDotted(std::string_view key)
+{
+    EntryName name;
     const auto parts = splitDots(key);
     const std::size_t n = parts.size();
 
@@ -172,6 +183,7 @@ EntryName parseEntryName(std::string_view key)
     }
     return name;
 }
+} // namespace
 
 std::string EntryName::stem() const
 {

@@ -532,8 +532,9 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
             return i >= n ? endFailure("inside a number") : syntax("digit expected in exponent");
         }
     }
-    // A number that touches the end of the input may have been cut: it is not taken.
-    if (i >= n) {
+    // A number that touches the end of the input inside a container may have been cut: it is not taken.
+    // A bare number as the whole document has nothing around it to cut.
+    if (i >= n && !m_stack.empty()) {
         m_pos = i;
         return endFailure("inside a number");
     }
@@ -700,13 +701,6 @@ JsonDocument::ParseOutcome JsonParser::run()
                 }
                 m_builder.string(s, start);
             } else if (c == '-' || (c >= '0' && c <= '9')) {
-                if (m_stack.empty()) {
-                    // A bare number document: there is nothing to cut, so allow it to touch the end.
-                    std::string padded(m_text.substr(m_pos));
-                    padded += ' ';
-                    JsonParser inner(padded, m_file, m_options);
-                    return inner.run();
-                }
                 failure = parseNumber(start);
             } else {
                 failure = parseLiteral(start);

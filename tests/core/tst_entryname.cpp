@@ -84,6 +84,11 @@ TEST(EntryName, ParsesLegacyUnderscoreKeys)
     EXPECT_EQ(n.opName, "batch_norm");
     EXPECT_EQ(n.callIndex, 2);
 
+    const EntryName aten = parseEntryName("Aten__native_batch_norm_legit_functional.default_0_forward");
+    EXPECT_EQ(aten.kind, EntryKind::Legacy);
+    EXPECT_EQ(aten.prefix, "Aten");
+    EXPECT_EQ(aten.opName, "_native_batch_norm_legit_functional.default");
+
     const EntryName add = parseEntryName("Tensor___add___1_backward");
     EXPECT_EQ(add.kind, EntryKind::Legacy);
     EXPECT_EQ(add.opName, "__add__");

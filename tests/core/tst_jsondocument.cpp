@@ -192,6 +192,25 @@ TEST(JsonDocument, TruncationAtEveryOffsetNeverYieldsAPartialScalar)
     }
 }
 
+TEST(JsonDocument, BareScalarAndEmptyContainerDocuments)
+{
+    const auto number = parse("5");
+    ASSERT_TRUE(number.document);
+    EXPECT_EQ(number.document->root().asInt(), 5);
+    const auto negative = parse(" -2.5e3 ");
+    ASSERT_TRUE(negative.document);
+    EXPECT_EQ(negative.document->root().asDouble(), -2500.0);
+    const auto object = parse("{}");
+    ASSERT_TRUE(object.document);
+    EXPECT_TRUE(object.document->root().isObject());
+    const auto array = parse("[]");
+    ASSERT_TRUE(array.document);
+    EXPECT_EQ(array.document->root().size(), 0u);
+    const auto nan = parse("NaN");
+    ASSERT_TRUE(nan.document);
+    EXPECT_TRUE(std::isnan(nan.document->root().asDouble()));
+}
+
 TEST(JsonDocument, SkipsAUtf8ByteOrderMark)
 {
     const auto r = parse("\xEF\xBB\xBF{\"a\": 1}");
