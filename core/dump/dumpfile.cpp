@@ -65,8 +65,10 @@ std::string headerString(JsonValue root, std::string_view key, const std::string
     if (!v || v->isNull())
         return {};
     if (!v->isString()) {
-        diagnostics.push_back(makeWarning("dump.header-type", locate(text, v->offset(), file),
-                                          "\"" + std::string(key) + "\" should be a string; ignored"));
+        std::string message = "\"";
+        message.append(key);
+        message += "\" should be a string; ignored";
+        diagnostics.push_back(makeWarning("dump.header-type", locate(text, v->offset(), file), std::move(message)));
         return {};
     }
     return std::string(v->asString());

@@ -128,7 +128,7 @@ std::size_t JsonDocument::memoryBytes() const
     std::size_t keyBytes = 0;
     for (const auto& k : m_keys)
         keyBytes += sizeof(std::string) + (k.size() > 15 ? k.capacity() : 0) + 48; // + hash node
-    return m_nodes.capacity() * sizeof(Node) + m_offsets.capacity() * sizeof(std::uint32_t) + m_strings.capacity()
+    return m_nodes.size() * sizeof(Node) + m_offsets.size() * sizeof(std::uint32_t) + m_strings.size()
         + keyBytes;
 }
 
@@ -147,6 +147,16 @@ JsonBuilder::JsonBuilder()
 {
     m_scratch.reserve(256);
     m_scratchOffsets.reserve(256);
+}
+
+void JsonBuilder::reserveFor(std::size_t textBytes)
+{
+    // msprobe's indent=1 output averages about 22 bytes per value; leave head room for denser files.
+    // The string arena never exceeds the text, and untouched reserved pages are never resident.
+    const std::size_t values = textBytes / 12 + 16;
+    m_doc->m_nodes.reserve(values);
+    m_doc->m_offsets.reserve(values);
+    m_doc->m_strings.reserve(textBytes + 16);
 }
 
 void JsonBuilder::push(Node n, std::uint64_t offset)
@@ -268,9 +278,7 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
     m_doc->m_offsets.push_back(m_scratchOffsets.back());
     m_scratch.clear();
     m_scratchOffsets.clear();
-    nodes.shrink_to_fit();
-    m_doc->m_offsets.shrink_to_fit();
-    m_doc->m_strings.shrink_to_fit();
+    // No shrink_to_fit: it would copy the whole document while the source text is still mapped.
     return std::shared_ptr<const JsonDocument>(m_doc.release());
 }
 
@@ -596,6 +604,7 @@ JsonDocument::ParseOutcome JsonParser::run()
 {
     JsonDocument::ParseOutcome outcome;
     std::optional<Failure> failure;
+    m_builder.reserveFor(m_text.size());
     // Editors on some systems add a UTF-8 byte order mark to files edited by hand.
     if (m_text.substr(0, 3) == "\xEF\xBB\xBF")
         m_pos = 3;

@@ -95,6 +95,11 @@ public:
     std::size_t memoryBytes() const;
 
     // Node storage; public to the parser and to JsonValue only through these accessors.
+    struct Range
+    {
+        std::uint32_t first;
+        std::uint32_t count;
+    };
     struct Node
     {
         JsonType type;
@@ -104,10 +109,7 @@ public:
         union {
             std::int64_t i;
             double d;
-            struct {
-                std::uint32_t first;
-                std::uint32_t count;
-            } range; // arrays/objects: children; strings: offset/length in the string arena
+            Range range; // arrays/objects: children; strings: offset/length in the string arena
         };
     };
     static_assert(sizeof(Node) == 16);
@@ -161,6 +163,9 @@ class JsonBuilder
 {
 public:
     JsonBuilder();
+    /// Reserves room for a document parsed from `textBytes` of JSON, so storage is not copied while it
+    /// grows (a copy would briefly double the peak memory). Reserved but unused pages cost no memory.
+    void reserveFor(std::size_t textBytes);
     void beginObject(std::uint64_t offset = 0);
     void beginArray(std::uint64_t offset = 0);
     void end(); ///< closes the innermost container

@@ -122,8 +122,12 @@ std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
     StatValue* stats[] = { &leaf.max, &leaf.min, &leaf.mean, &leaf.norm };
     for (int i = 0; i < 4; ++i) {
         const auto v = value.find(statNames[i]);
-        if (v && !isStatType(v->type()))
-            return fail("\"" + std::string(statNames[i]) + "\" must be a number or null");
+        if (v && !isStatType(v->type())) {
+            std::string message(1, '"');
+            message.append(statNames[i]);
+            message += "\" must be a number or null";
+            return fail(std::move(message));
+        }
         *stats[i] = StatValue::from(v);
     }
     if (const auto rg = value.find("requires_grad"); rg && !rg->isNull()) {
