@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs ProbeScope's build and test dependencies from Debian 12 packages.
+# Idempotent: when every package is already installed, apt is not called at all.
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config ccache
+    qt6-base-dev libqcustomplot-dev
+    nlohmann-json3-dev libgtest-dev libgmock-dev
+    libtorch-dev
+    xvfb xauth
+)
+# python3-torch is only needed by tests that cross-check .pt files against Python's torch.load.
+if [[ "${PROBESCOPE_WITH_PYTHON_TORCH:-0}" == "1" ]]; then
+    packages+=(python3-torch)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    if [[ "$status" != "install ok installed" ]]; then
+        missing+=("$pkg")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+    sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q
+"${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
