@@ -515,30 +515,30 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         m_pos = digitsStart;
         return syntax("leading zero in a number");
     }
+    // At least one digit must follow '.' and the exponent marker.
+    auto digits = [&](const char* where) -> std::optional<Failure> {
+        const std::size_t runStart = i;
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            ++i;
+        if (i > runStart)
+            return std::nullopt;
+        m_pos = i;
+        return i >= n ? endFailure("inside a number") : syntax(std::string("digit expected ") + where);
+    };
     bool isFloat = false;
     if (i < n && p[i] == '.') {
         isFloat = true;
         ++i;
-        const std::size_t fracStart = i;
-        while (i < n && p[i] >= '0' && p[i] <= '9')
-            ++i;
-        if (i == fracStart) {
-            m_pos = i;
-            return i >= n ? endFailure("inside a number") : syntax("digit expected after '.'");
-        }
+        if (auto f = digits("after '.'"))
+            return f;
     }
     if (i < n && (p[i] == 'e' || p[i] == 'E')) {
         isFloat = true;
         ++i;
         if (i < n && (p[i] == '+' || p[i] == '-'))
             ++i;
-        const std::size_t expStart = i;
-        while (i < n && p[i] >= '0' && p[i] <= '9')
-            ++i;
-        if (i == expStart) {
-            m_pos = i;
-            return i >= n ? endFailure("inside a number") : syntax("digit expected in exponent");
-        }
+        if (auto f = digits("in exponent"))
+            return f;
     }
     // A number that touches the end of the input inside a container may have been cut: it is not taken.
     // A bare number as the whole document has nothing around it to cut.
