@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
+#include "compare/comparejob.h"
+#include "compare/highlight.h"
 #include "dump/dumplayout.h"
 #include "dump/rankdump.h"
 #include "inspect/dumpinfo.h"
@@ -32,6 +34,15 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c]
+  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c]
+      Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
+      compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
+      msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
+      optional stack_path; relative paths are taken from the current folder, as msprobe does.
+      -s adds NPU_Stack_Info when stack_path is given (without stack_path the stack column is
+      added when stack.json lies beside the NPU dump.json); -f matches APIs by name without call
+      index (msprobe's fuzzy match); -c skips the advisor file.
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -64,6 +75,14 @@ struct Args
     bool verify = false;
     bool execOrder = false;
     bool noMarks = false;
+    // compare
+    std::string input;
+    std::string npu;
+    std::string bench;
+    std::string out;
+    bool stack = false;
+    bool fuzzy = false;
+    bool compareOnly = false;
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -90,11 +109,37 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             args.execOrder = true;
         } else if (a == "--no-marks") {
             args.noMarks = true;
+        } else if (a == "-i" || a == "--input" || a == "-o" || a == "--output" || a == "--npu" || a == "--bench") {
+            if (i + 1 >= argc)
+                return std::string(a) + " needs a path";
+            std::string& target = (a == "-i" || a == "--input") ? args.input
+                : (a == "-o" || a == "--output")                ? args.out
+                : a == "--npu"                                  ? args.npu
+                                                                : args.bench;
+            target = argv[++i];
+        } else if (a == "-s" || a == "--stack_mode") {
+            args.stack = true;
+        } else if (a == "-f" || a == "--fuzzy_match") {
+            args.fuzzy = true;
+        } else if (a == "-c" || a == "--compare_only") {
+            args.compareOnly = true;
         } else if (a.size() > 1 && a[0] == '-') {
             return "unknown option " + std::string(a);
         } else {
             positional.push_back(a);
         }
+    }
+    if (!positional.empty() && positional[0] == "compare") {
+        args.command = "compare";
+        if (positional.size() != 1)
+            return std::string("compare takes its paths through -i, or --npu and --bench");
+        if (args.input.empty() == (args.npu.empty() && args.bench.empty()))
+            return std::string("compare needs either -i compare.json or --npu PATH --bench PATH");
+        if (args.input.empty() && (args.npu.empty() || args.bench.empty()))
+            return std::string("compare needs both --npu and --bench");
+        if (args.out.empty())
+            return std::string("compare needs -o OUT (the output folder)");
+        return std::nullopt;
     }
     if (positional.size() != 2)
         return std::string(positional.empty() ? "missing command" : "expected a command and one DIR");
@@ -166,6 +211,60 @@ int runTree(const Args& args)
     return errors ? kExitInputError : kExitOk;
 }
 
+int runCompare(const Args& args)
+{
+    compare::CompareInput input;
+    if (!args.input.empty()) {
+        auto parsed = compare::readCompareJson(args.input);
+        if (!parsed) {
+            std::cerr << parsed.error().format() << "\n";
+            return kExitInputError;
+        }
+        input = *parsed;
+    } else {
+        input.npuPath = args.npu;
+        input.benchPath = args.bench;
+    }
+    compare::JobOptions options;
+    options.stackFlag = args.stack;
+    options.fuzzy = args.fuzzy;
+    options.advisor = !args.compareOnly;
+    auto results = compare::runCompareJob(input, args.out, options);
+    if (!results) {
+        std::cerr << results.error().format() << "\n";
+        return kExitInputError;
+    }
+    for (const auto& r : *results) {
+        const auto& table = *r.table;
+        std::cout << r.npuDump.string() << "  vs  " << r.benchDump.string() << "\n";
+        for (const Diagnostic& d : table.diagnostics)
+            std::cout << "  " << d.format() << "\n";
+        if (table.rows.empty()) {
+            std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
+            continue;
+        }
+        std::size_t red = 0;
+        std::size_t yellow = 0;
+        std::size_t unmatched = 0;
+        for (std::size_t i = 0; i < table.rows.size(); ++i) {
+            red += table.colors[i] == compare::RowColor::Red;
+            yellow += table.colors[i] == compare::RowColor::Yellow;
+            unmatched += !table.matched[i];
+        }
+        std::cout << "  rows: " << table.rows.size() << " (" << unmatched << " without bench data), highlighted: "
+                  << red << " red, " << yellow << " yellow\n";
+        std::cout << "  written: " << r.csvFile.string() << "\n";
+        if (!r.advisorFile.empty())
+            std::cout << "  written: " << r.advisorFile.string() << "\n";
+        const long first = compare::firstFailingRow(table);
+        if (first < 0)
+            std::cout << "  msprobe's first failing row: none\n";
+        else
+            std::cout << "  msprobe's first failing row: " << first << " " << table.rows[first][0].asString() << "\n";
+    }
+    return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -188,5 +287,7 @@ int main(int argc, char** argv)
         return runInfo(args);
     if (args.command == "tree")
         return runTree(args);
+    if (args.command == "compare")
+        return runCompare(args);
     return usageError("unknown command \"" + args.command + "\"");
 }

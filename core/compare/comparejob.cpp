@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/comparejob.h"
+
+#include "compare/csvwriter.h"
+#include "compare/highlight.h"
+#include "compare/pytext.h"
+#include "dump/rankdump.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <regex>
+
+namespace probescope::compare {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+SourceLocation at(const fs::path& p)
+{
+    return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+std::string nowStamp()
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm local {};
+    localtime_r(&t, &local);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
+    return buf;
+}
+
+} // namespace
+
+Result<CompareInput> readCompareJson(const fs::path& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        return makeError("compare.input", at(path), "cannot open the compare.json file");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+        return makeError("compare.input", SourceLocation { path.string(), e.byte, 0, 0 },
+                         std::string("not valid JSON: ") + e.what());
+    }
+    if (!j.is_object())
+        return makeError("compare.input", at(path), "compare.json must hold an object");
+    CompareInput input;
+    for (const char* key : { "npu_path", "bench_path" }) {
+        if (!j.contains(key) || !j[key].is_string())
+            return makeError("compare.input", at(path), std::string("\"") + key + "\" (a path) is required");
+    }
+    input.npuPath = j["npu_path"].get<std::string>();
+    input.benchPath = j["bench_path"].get<std::string>();
+    if (j.contains("stack_path") && j["stack_path"].is_string())
+        input.stackPath = fs::path(j["stack_path"].get<std::string>());
+    return input;
+}
+
+Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options)
+{
+    std::error_code ec;
+    const bool npuDir = fs::is_directory(input.npuPath, ec);
+    const bool benchDir = fs::is_directory(input.benchPath, ec);
+    for (const fs::path& p : { input.npuPath, input.benchPath }) {
+        if (!fs::exists(p, ec))
+            return makeError("compare.input", at(p), "no such file or folder");
+    }
+    if (npuDir != benchDir)
+        return makeError("compare.input", at(input.npuPath), "npu_path and bench_path must both be files or both folders");
+    std::vector<PlannedPair> pairs;
+    if (!npuDir) {
+        // A single pair (A.1): stack_path given -> -s decides; absent -> stack.json beside the NPU dump.json.
+        for (const fs::path& p : { input.npuPath, input.benchPath }) {
+            if (p.filename() != "dump.json")
+                return makeError("compare.input", at(p), "a compared file must be named dump.json");
+        }
+        PlannedPair pair { "", input.npuPath, input.benchPath, false, std::nullopt };
+        if (input.stackPath) {
+            pair.stackMode = options.stackFlag;
+            pair.stackFile = *input.stackPath;
+        } else {
+            const fs::path beside = input.npuPath.parent_path() / "stack.json";
+            pair.stackMode = fs::is_regular_file(beside, ec);
+            if (pair.stackMode)
+                pair.stackFile = beside;
+        }
+        pairs.push_back(std::move(pair));
+        return pairs;
+    }
+    // Directory mode (A.12): step folders holding only rank, rank0, rank1, ... paired in string order.
+    static const std::regex rankName("^rank(?:0|[1-9][0-9]*)?$");
+    auto ranksOf = [&](const fs::path& dir, std::vector<std::string>& names) -> std::optional<Diagnostic> {
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            const std::string name = e.path().filename().string();
+            if (!std::regex_match(name, rankName) || !e.is_directory())
+                return makeError("compare.input", at(e.path()),
+                                 "a compared step folder may hold only rank folders (rank, rank0, rank1, ...)");
+            if (!fs::is_regular_file(e.path() / "dump.json"))
+                return makeError("compare.input", at(e.path()), "rank folder without dump.json");
+            names.push_back(name);
+        }
+        std::sort(names.begin(), names.end()); // as strings, like msprobe: rank10 < rank2
+        return std::nullopt;
+    };
+    std::vector<std::string> npuRanks;
+    std::vector<std::string> benchRanks;
+    if (auto e = ranksOf(input.npuPath, npuRanks))
+        return *e;
+    if (auto e = ranksOf(input.benchPath, benchRanks))
+        return *e;
+    if (npuRanks.size() != benchRanks.size())
+        return makeError("compare.input", at(input.npuPath),
+                         "the NPU folder has " + std::to_string(npuRanks.size()) + " ranks and the bench folder "
+                             + std::to_string(benchRanks.size()));
+    for (std::size_t i = 0; i < npuRanks.size(); ++i) {
+        PlannedPair pair;
+        pair.suffix = "_" + npuRanks[i] + "-" + benchRanks[i];
+        pair.npuDump = input.npuPath / npuRanks[i] / "dump.json";
+        pair.benchDump = input.benchPath / benchRanks[i] / "dump.json";
+        const fs::path stack = input.npuPath / npuRanks[i] / "stack.json";
+        pair.stackMode = fs::is_regular_file(stack, ec);
+        if (pair.stackMode)
+            pair.stackFile = stack;
+        pairs.push_back(std::move(pair));
+    }
+    return pairs;
+}
+
+std::string tableCsv(const CompareTable& table)
+{
+    std::vector<std::vector<std::string>> rows;
+    rows.reserve(table.rows.size());
+    for (const auto& r : table.rows) {
+        std::vector<std::string> cells;
+        cells.reserve(r.size());
+        for (const Cell& c : r)
+            cells.push_back(excelText(c));
+        rows.push_back(std::move(cells));
+    }
+    return toCsv(table.header, rows);
+}
+
+Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,
+                                              const JobOptions& options, ProgressSink* progress)
+{
+    auto pairs = planPairs(input, options);
+    if (!pairs)
+        return pairs.error();
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec)
+        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+    const std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
+    std::vector<PairResult> results;
+    for (const PlannedPair& pair : *pairs) {
+        auto npu = dump::readDumpJson(pair.npuDump);
+        if (!npu)
+            return npu.error();
+        auto bench = dump::readDumpJson(pair.benchDump);
+        if (!bench)
+            return bench.error();
+        dump::StackMap stack;
+        if (pair.stackMode && pair.stackFile) {
+            auto s = dump::readStackJson(*pair.stackFile);
+            if (!s)
+                return s.error();
+            stack = std::move(*s);
+        }
+        CompareOptions compareOptions;
+        compareOptions.fuzzy = options.fuzzy;
+        compareOptions.stackMode = pair.stackMode;
+        compareOptions.stack = &stack;
+        auto table = compareDumps(**npu, **bench, compareOptions, progress);
+        if (!table)
+            return table.error();
+        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {} };
+        if ((*table)->rows.empty()) {
+            results.push_back(std::move(result)); // msprobe writes nothing when no op matched
+            continue;
+        }
+        result.csvFile = outDir / ("compare_result" + pair.suffix + "_" + stamp + ".csv");
+        std::string error;
+        if (fs::exists(result.csvFile, ec))
+            return makeError("compare.output", at(result.csvFile), "refusing to overwrite an existing result");
+        if (!writeFileAtomically(result.csvFile, tableCsv(**table), &error))
+            return makeError("compare.output", at(result.csvFile), error);
+        if (options.advisor) {
+            result.advisorFile = outDir / ("advisor" + pair.suffix + "_" + stamp + ".txt");
+            if (fs::exists(result.advisorFile, ec))
+                return makeError("compare.output", at(result.advisorFile), "refusing to overwrite an existing file");
+            if (!writeFileAtomically(result.advisorFile, advisorText(**table), &error))
+                return makeError("compare.output", at(result.advisorFile), error);
+        }
+        results.push_back(std::move(result));
+    }
+    return results;
+}
+
+} // namespace probescope::compare

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/comparetable.h"
+#include "util/diagnostic.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probescope::compare {
+
+/// What to compare, as msprobe's compare.json says it (paths relative to the current folder).
+struct CompareInput
+{
+    std::filesystem::path npuPath;   ///< a dump.json or a step folder
+    std::filesystem::path benchPath;
+    std::optional<std::filesystem::path> stackPath;
+};
+
+struct JobOptions
+{
+    bool stackFlag = false; ///< -s (only decides when stack_path is given, as in msprobe 1.2)
+    bool fuzzy = false;     ///< -f
+    bool advisor = true;    ///< write advisor_*.txt (msprobe's -c turns it off)
+    std::string timestamp;  ///< YYYYmmddHHMMSS used in file names; now when empty
+};
+
+/// One compared pair and where its files went.
+struct PairResult
+{
+    std::string suffix; ///< "" for a single pair, "_rank0-rank0" in directory mode
+    std::filesystem::path npuDump;
+    std::filesystem::path benchDump;
+    std::shared_ptr<const CompareTable> table;
+    std::filesystem::path csvFile;
+    std::filesystem::path advisorFile;
+};
+
+Result<CompareInput> readCompareJson(const std::filesystem::path& path);
+
+/**
+ * @brief The pairs msprobe 1.2.2 would compare for an input: one pair of dump.json files, or the
+ * rank pairs of two step folders (compare-spec Appendix A.12).
+ */
+struct PlannedPair
+{
+    std::string suffix;
+    std::filesystem::path npuDump;
+    std::filesystem::path benchDump;
+    bool stackMode = false;
+    std::optional<std::filesystem::path> stackFile;
+};
+Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);
+
+/// Reads, compares and writes every pair into `outDir` (created if missing). Existing files are never
+/// overwritten: output names carry the timestamp, and a clash is an error.
+Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const std::filesystem::path& outDir,
+                                              const JobOptions& options, ProgressSink* progress = nullptr);
+
+/// The CSV text of a table (msprobe's xlsx as a CSV: see docs/compare.md).
+std::string tableCsv(const CompareTable& table);
+
+} // namespace probescope::compare

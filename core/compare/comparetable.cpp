@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/comparetable.h"
+
+#include "compare/highlight.h"
+#include "compare/matcher.h"
+#include "compare/pytext.h"
+#include "compare/realdata.h"
+
+#include <cmath>
+
+namespace probescope::compare {
+
+using dump::JsonValue;
+
+int CompareTable::column(std::string_view name) const
+{
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == name)
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
+std::vector<std::string> headerFor(CompareMode mode, bool stackMode)
+{
+    std::vector<std::string> h = { "NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
+                                   "Bench Tensor Shape" };
+    switch (mode) {
+    case CompareMode::RealData:
+        h.insert(h.end(), { "Cosine", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                            "Five Thousandths Err Ratio", "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max",
+                            "Bench min", "Bench mean", "Bench l2norm", "Accuracy Reached or Not", "Err_message" });
+        if (stackMode)
+            h.push_back("NPU_Stack_Info");
+        h.push_back("Data_name");
+        break;
+    case CompareMode::Summary:
+        h.insert(h.end(), { "Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
+                            "MeanRelativeErr", "NormRelativeErr", "NPU max", "NPU min", "NPU mean", "NPU l2norm",
+                            "Bench max", "Bench min", "Bench mean", "Bench l2norm", "Result", "Err_message" });
+        if (stackMode)
+            h.push_back("NPU_Stack_Info");
+        break;
+    case CompareMode::Md5:
+        h.insert(h.end(), { "NPU MD5", "BENCH MD5", "Result" });
+        if (stackMode)
+            h.push_back("NPU_Stack_Info");
+        break;
+    }
+    return h;
+}
+
+namespace {
+
+// msprobe 1.2.2 md5 detection (compare-spec §2.6 [A]): Python's `"md5" in v` on each entry field.
+bool containsMd5(JsonValue v)
+{
+    switch (v.type()) {
+    case dump::JsonType::Object:
+        return v.find("md5").has_value();
+    case dump::JsonType::Array:
+        for (std::uint32_t i = 0; i < v.size(); ++i) {
+            if (v.at(i).isString() && v.at(i).asString() == "md5")
+                return true;
+        }
+        return false;
+    case dump::JsonType::String:
+        return v.asString().find("md5") != std::string_view::npos;
+    default:
+        return false;
+    }
+}
+
+bool truthy(JsonValue v)
+{
+    switch (v.type()) {
+    case dump::JsonType::Null:
+        return false;
+    case dump::JsonType::Bool:
+        return v.asBool();
+    case dump::JsonType::Int:
+        return v.asInt() != 0;
+    case dump::JsonType::Double:
+        return v.asDouble() != 0;
+    case dump::JsonType::String:
+    case dump::JsonType::Array:
+    case dump::JsonType::Object:
+        return v.isString() ? !v.asString().empty() : v.size() > 0;
+    }
+    return false;
+}
+
+bool hasMd5(const dump::DumpFile& dump)
+{
+    for (const dump::Entry& e : dump.entries) {
+        if (!e.value.isObject())
+            continue;
+        for (std::uint32_t f = 0; f < e.value.size(); ++f) {
+            const JsonValue field = e.value.at(f);
+            if (field.isArray()) {
+                for (std::uint32_t i = 0; i < field.size(); ++i) {
+                    if (truthy(field.at(i)) && containsMd5(field.at(i)))
+                        return true;
+                }
+            }
+            if (!field.isBool() && truthy(field) && containsMd5(field))
+                return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench)
+{
+    const SourceLocation where { npu.path.string(), std::nullopt, 0, 0 };
+    if (npu.header.task.empty() || bench.header.task.empty())
+        return makeError("compare.task", where, "both dump files need a \"task\"");
+    if (npu.header.task != bench.header.task)
+        return makeError("compare.task", where,
+                         "the NPU dump has task \"" + npu.header.task + "\" but the bench dump has \""
+                             + bench.header.task + "\"");
+    if (npu.header.task == "tensor")
+        return CompareMode::RealData;
+    if (npu.header.task != "statistics")
+        return makeError("compare.task", where, "compare applies only to task tensor or statistics, not \""
+                                                    + npu.header.task + "\"");
+    const bool a = hasMd5(npu);
+    const bool b = hasMd5(bench);
+    if (a != b)
+        return makeError("compare.task", where, "one dump has md5 checksums and the other has not");
+    return a ? CompareMode::Md5 : CompareMode::Summary;
+}
+
+namespace {
+
+// A.6 step 1: the bench leaf's data_name found from the bench row name.
+std::string benchDataName(const dump::DumpFile& bench, const std::string& name)
+{
+    static constexpr std::string_view seps[] = { ".input.", ".output.", ".kwargs.", ".parameters.",
+                                                 ".parameters_grad." };
+    auto nextSep = [&](std::size_t from, std::string_view* word) {
+        std::size_t best = std::string::npos;
+        for (std::string_view s : seps) {
+            const std::size_t p = name.find(s, from);
+            if (p != std::string::npos && p < best) {
+                best = p;
+                *word = s;
+            }
+        }
+        return best;
+    };
+    std::string_view sep;
+    const std::size_t at = nextSep(0, &sep);
+    if (at == std::string::npos)
+        return {};
+    const std::string_view word = sep.substr(1, sep.size() - 2);
+    const std::size_t restStart = at + sep.size();
+    std::string_view ignored;
+    const std::size_t restEnd = nextSep(restStart, &ignored);
+    const std::string third = name.substr(restStart, restEnd == std::string::npos ? std::string::npos : restEnd - restStart);
+    std::string entryKey = name.substr(0, at);
+    if (word == "parameters_grad")
+        entryKey += ".parameters_grad";
+    const dump::Entry* entry = bench.find(entryKey);
+    if (!entry)
+        return {};
+    std::optional<JsonValue> container;
+    if (word == "input")
+        container = entry->value.find("input") ? entry->value.find("input") : entry->value.find("input_args");
+    else if (word == "kwargs")
+        container = entry->value.find("input_kwargs");
+    else if (word == "output")
+        container = entry->value.find("output");
+    else if (word == "parameters")
+        container = entry->value.find("parameters");
+    else
+        container = entry->value;
+    std::vector<std::string> steps;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t dot = third.find('.', start);
+        steps.push_back(third.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+        if (dot == std::string::npos)
+            break;
+        start = dot + 1;
+    }
+    if (word == "parameters_grad")
+        steps.push_back("0");
+    for (const std::string& step : steps) {
+        if (!container)
+            return {};
+        if (container->isObject()) {
+            container = container->find(step);
+        } else if (container->isArray()) {
+            char* end = nullptr;
+            const long idx = std::strtol(step.c_str(), &end, 10);
+            if (step.empty() || *end != '\0' || idx < 0 || static_cast<std::uint32_t>(idx) >= container->size())
+                return {};
+            container = container->at(static_cast<std::uint32_t>(idx));
+        } else {
+            return {};
+        }
+    }
+    if (!container || !container->isObject())
+        return {};
+    const auto dn = container->find("data_name");
+    return dn && dn->isString() ? std::string(dn->asString()) : std::string();
+}
+
+Cell nanAsText(const Cell& c)
+{
+    if (c.isFloat() && std::isnan(c.asDouble()))
+        return Cell::text("Nan");
+    return c;
+}
+
+// A.7: one statistic pair of a summary row.
+struct StatDiff
+{
+    Cell diff;
+    Cell relative;
+    bool flagged = false;
+};
+
+StatDiff statDiff(const Cell& npu, const Cell& bench)
+{
+    StatDiff out;
+    if (!npu.isNumber() || !bench.isNumber()) {
+        out.diff = Cell::text("N/A");
+        out.relative = Cell::text("N/A");
+        return out;
+    }
+    double diff = 0;
+    if (npu.isInt() && bench.isInt()) {
+        const std::int64_t d = std::get<std::int64_t>(npu.value) - std::get<std::int64_t>(bench.value);
+        out.diff = Cell::integer(d);
+        diff = static_cast<double>(d);
+    } else {
+        diff = npu.asDouble() - bench.asDouble();
+        out.diff = Cell::number(diff);
+    }
+    if (std::isnan(diff)) {
+        out.diff = Cell::text("Nan");
+        out.relative = Cell::text("Nan");
+        return out;
+    }
+    const double b = bench.asDouble();
+    out.relative = b != 0 ? Cell::text(pyFloatRepr(std::fabs((diff / b) * 100.0)) + "%") : Cell::text("N/A");
+    out.flagged = std::fabs(diff) / (std::max(std::fabs(npu.asDouble()), std::fabs(b)) + 1e-10) > 0.5;
+    return out;
+}
+
+class TableBuilder
+{
+public:
+    TableBuilder(const dump::DumpFile& npu, const dump::DumpFile& bench, const CompareOptions& options,
+                 CompareTable& table)
+        : m_npu(npu)
+        , m_bench(bench)
+        , m_options(options)
+        , m_table(table)
+    {
+    }
+
+    void matched(const Op& n, const Op& b)
+    {
+        const auto nRows = n.rowsByCategory();
+        const auto bRows = b.rowsByCategory();
+        bool stackPlaced = false;
+        for (std::size_t i = 0; i < nRows.size() && i < bRows.size(); ++i) {
+            Cell stack = Cell::none();
+            if (!stackPlaced && nRows[i]->category == RowCategory::Input) {
+                stack = n.stack;
+                stackPlaced = true;
+            }
+            addMatched(n, *nRows[i], *bRows[i], stack);
+        }
+    }
+
+    void unmatched(const Op& n)
+    {
+        const auto rows = n.rowsByCategory();
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            addUnmatched(n, *rows[i], i == 0 ? n.stack : Cell::none());
+    }
+
+private:
+    const dump::DumpFile& m_npu;
+    const dump::DumpFile& m_bench;
+    const CompareOptions& m_options;
+    CompareTable& m_table;
+
+    void push(std::vector<Cell> cells, const Op& op, bool isMatched)
+    {
+        m_table.rows.push_back(std::move(cells));
+        m_table.npuEntry.push_back(op.entryIndex);
+        m_table.matched.push_back(isMatched);
+    }
+
+    std::vector<Cell> head(const FlatRow& n, const FlatRow* b) const
+    {
+        if (!b)
+            return { Cell::text(n.name), Cell::text("N/A"), n.dtype, Cell::text("N/A"), n.shape, Cell::text("N/A") };
+        return { Cell::text(n.name), Cell::text(b->name), n.dtype, b->dtype, n.shape, b->shape };
+    }
+
+    RealDataRow realDataRow(const FlatRow& n, const std::string& benchName, const std::string& dataNameCell,
+                            const std::string& benchData) const
+    {
+        RealDataRow row;
+        row.npuName = n.name;
+        row.benchName = benchName;
+        row.dataNameCell = dataNameCell;
+        row.benchDataName = benchData;
+        row.npuTensorDir = m_npu.path.parent_path() / "dump_tensor_data";
+        row.benchTensorDir = m_bench.path.parent_path() / "dump_tensor_data";
+        row.fuzzy = m_options.fuzzy;
+        return row;
+    }
+
+    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, const Cell& stack)
+    {
+        std::vector<Cell> cells = head(n, &b);
+        switch (m_table.mode) {
+        case CompareMode::RealData: {
+            const auto metrics = compareRealDataRow(realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)));
+            cells.insert(cells.end(), { metrics.cosine, metrics.maxAbsErr, metrics.maxRelativeErr,
+                                        metrics.oneThousandthErrRatio, metrics.fiveThousandthsErrRatio });
+            for (const Cell& s : n.stats)
+                cells.push_back(nanAsText(s));
+            for (const Cell& s : b.stats)
+                cells.push_back(nanAsText(s));
+            cells.push_back(Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr)));
+            cells.push_back(Cell::text(metrics.message));
+            if (m_table.stackMode)
+                cells.push_back(stack);
+            cells.push_back(Cell::text(n.dataName));
+            break;
+        }
+        case CompareMode::Summary: {
+            std::array<StatDiff, 4> diffs;
+            bool flagged = false;
+            for (int i = 0; i < 4; ++i) {
+                diffs[i] = statDiff(n.stats[i], b.stats[i]);
+                flagged = flagged || diffs[i].flagged;
+            }
+            for (const auto& d : diffs)
+                cells.push_back(d.diff);
+            for (const auto& d : diffs)
+                cells.push_back(d.relative);
+            for (const Cell& s : n.stats)
+                cells.push_back(nanAsText(s));
+            for (const Cell& s : b.stats)
+                cells.push_back(nanAsText(s));
+            cells.push_back(Cell::text(flagged ? "Warning" : ""));
+            cells.push_back(Cell::text(flagged ? "Need double check api accuracy." : ""));
+            if (m_table.stackMode)
+                cells.push_back(stack);
+            break;
+        }
+        case CompareMode::Md5:
+            cells.push_back(n.md5);
+            cells.push_back(b.md5);
+            cells.push_back(Cell::text(excelText(n.md5) == excelText(b.md5) ? "pass" : "Different"));
+            if (m_table.stackMode)
+                cells.push_back(stack);
+            break;
+        }
+        push(std::move(cells), op, true);
+    }
+
+    void addUnmatched(const Op& op, const FlatRow& n, const Cell& stack)
+    {
+        std::vector<Cell> cells = head(n, nullptr);
+        const Cell na = Cell::text("N/A");
+        switch (m_table.mode) {
+        case CompareMode::RealData: {
+            const auto metrics = compareRealDataRow(realDataRow(n, "N/A", "-1", {}));
+            cells.insert(cells.end(), { metrics.cosine, metrics.maxAbsErr, metrics.maxRelativeErr,
+                                        metrics.oneThousandthErrRatio, metrics.fiveThousandthsErrRatio });
+            for (const Cell& s : n.stats)
+                cells.push_back(s); // raw: a NaN stays a float (shown as nan + TAB)
+            cells.insert(cells.end(), { na, na, na, na });
+            cells.push_back(Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr)));
+            cells.push_back(Cell::text(metrics.message));
+            if (m_table.stackMode)
+                cells.push_back(stack);
+            cells.push_back(Cell::text("-1"));
+            break;
+        }
+        case CompareMode::Summary:
+            for (int i = 0; i < 8; ++i)
+                cells.push_back(na);
+            for (const Cell& s : n.stats)
+                cells.push_back(s);
+            cells.insert(cells.end(), { na, na, na, na, na, Cell::text("No bench data matched.") });
+            if (m_table.stackMode)
+                cells.push_back(stack);
+            break;
+        case CompareMode::Md5:
+            cells.insert(cells.end(), { na, na, na });
+            if (m_table.stackMode)
+                cells.push_back(stack);
+            break;
+        }
+        push(std::move(cells), op, false);
+    }
+};
+
+} // namespace
+
+Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npu, const dump::DumpFile& bench,
+                                                         const CompareOptions& options, ProgressSink* progress)
+{
+    auto mode = detectMode(npu, bench);
+    if (!mode)
+        return mode.error();
+    auto table = std::make_shared<CompareTable>();
+    table->mode = *mode;
+    table->stackMode = options.stackMode;
+    table->header = headerFor(*mode, options.stackMode);
+
+    auto flattenAll = [&](const dump::DumpFile& dump, bool withStack,
+                          std::vector<Op>& ops) -> std::optional<Diagnostic> {
+        ops.reserve(dump.entries.size());
+        for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
+            auto op = flattenEntry(dump.entries[i], i, *mode);
+            if (!op) {
+                Diagnostic d = op.error();
+                d.location.file = dump.path.string();
+                return d;
+            }
+            if (withStack) {
+                const auto* frames = options.stack ? options.stack->frames(op->key) : nullptr;
+                op->stack = frames ? Cell::pyText(stackText(*frames)) : Cell::none();
+            }
+            ops.push_back(std::move(*op));
+        }
+        return std::nullopt;
+    };
+    std::vector<Op> npuOps;
+    std::vector<Op> benchOps;
+    if (auto e = flattenAll(npu, options.stackMode, npuOps))
+        return *e;
+    if (auto e = flattenAll(bench, false, benchOps))
+        return *e;
+
+    std::vector<const Op*> n;
+    std::vector<const Op*> b;
+    for (const Op& op : npuOps)
+        n.push_back(&op);
+    for (const Op& op : benchOps)
+        b.push_back(&op);
+    const MatchOutcome match = matchOps(n, b, options.fuzzy);
+    table->npuOpsLost = match.npuOpsLost;
+    if (match.stoppedEarly)
+        table->diagnostics.push_back(makeWarning(
+            "compare.stopped", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+            "the NPU and bench dumps do not have the same number and calls of APIs; as msprobe 1.2 does, matching "
+            "stopped and " + std::to_string(match.npuOpsLost) + " NPU entries are not in the table"));
+
+    if (progress)
+        progress->setRange(match.steps.size());
+    TableBuilder builder(npu, bench, options, *table);
+    std::uint64_t done = 0;
+    for (const MatchStep& step : match.steps) {
+        if (progress && progress->isCancelled())
+            return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+                             "the compare was cancelled");
+        if (step.bench < 0)
+            builder.unmatched(npuOps[step.npu]);
+        else
+            builder.matched(npuOps[step.npu], benchOps[static_cast<std::size_t>(step.bench)]);
+        if (progress)
+            progress->advance(++done);
+    }
+    applyHighlight(*table);
+    return std::shared_ptr<const CompareTable>(std::move(table));
+}
+
+} // namespace probescope::compare

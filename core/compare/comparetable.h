@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/cell.h"
+#include "compare/flatten.h"
+#include "dump/dumpfile.h"
+#include "dump/rankdump.h"
+#include "util/diagnostic.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace probescope::compare {
+
+enum class RowColor : std::uint8_t { None, Yellow, Red };
+
+struct CompareOptions
+{
+    bool fuzzy = false;     ///< -f
+    bool stackMode = false; ///< add NPU_Stack_Info (resolved by the caller, see resolveStackMode)
+    const dump::StackMap* stack = nullptr; ///< the NPU stack.json used in stack mode
+};
+
+/// A finished compare of one NPU/bench dump pair (msprobe 1.2.2 layout). Immutable once built.
+struct CompareTable
+{
+    CompareMode mode = CompareMode::RealData;
+    bool stackMode = false;
+    std::vector<std::string> header;
+    std::vector<std::vector<Cell>> rows;
+    std::vector<RowColor> colors;            ///< msprobe's red/yellow highlight per row
+    std::vector<std::uint32_t> npuEntry;     ///< NPU dump entry index of each row
+    std::vector<bool> matched;               ///< whether the row's entry found a bench entry
+    std::uint32_t npuOpsLost = 0;            ///< NPU entries msprobe's matching loop never reached
+    Diagnostics diagnostics;
+
+    int column(std::string_view name) const; ///< -1 if absent
+};
+
+/// The mode of a pair (tensor / statistics / md5), or the reason they cannot be compared.
+Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench);
+
+/// Compares two dump files the way msprobe 1.2.2 does (compare-spec Appendix A).
+Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npu, const dump::DumpFile& bench,
+                                                         const CompareOptions& options, ProgressSink* progress = nullptr);
+
+/// Column names of a mode (A.5).
+std::vector<std::string> headerFor(CompareMode mode, bool stackMode);
+
+} // namespace probescope::compare

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probescope::compare {
+
+/**
+ * @brief CSV text as pandas `DataFrame.to_csv(index=False)` writes it (Python csv module, QUOTE_MINIMAL).
+ *
+ * Fields are joined with ',', every line ends with '\n'. A field is quoted only when it holds ',', '"',
+ * '\n' or '\r' ('"' doubled inside); spaces and TABs are left bare. A row made of a single empty field
+ * is written as `""` so it does not read back as a blank line.
+ *
+ * Python 3.11's writer (lineterminator '\n') leaves a bare '\r' unquoted, which makes a file no reader
+ * can split correctly; we quote it so that every cell reads back unchanged.
+ */
+std::string toCsv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+
+/// One CSV line (without the terminator) with the quoting rules of toCsv().
+std::string csvLine(const std::vector<std::string>& fields);
+
+/**
+ * @brief Parses CSV text (RFC 4180 style, as Python's csv reader does with the default dialect).
+ *
+ * Quoted fields may hold ',', '""' and line breaks. Records end at "\n", "\r\n" or "\r" outside quotes;
+ * a final line break does not start a record; a blank line is a record with no fields. Never fails:
+ * an unterminated quote runs to the end of the text.
+ */
+std::vector<std::vector<std::string>> parseCsv(std::string_view text);
+
+/**
+ * @brief Writes `text` to `path` so that `path` holds either its old content or all of `text`.
+ *
+ * The text goes to a new temporary file in the same folder (created with the usual 0666 & ~umask
+ * permissions), is flushed to disk and renamed over `path`. On failure the temporary file is removed,
+ * `path` is untouched, `*error` (if given) says what failed and false is returned.
+ */
+bool writeFileAtomically(const std::filesystem::path& path, std::string_view text, std::string* error = nullptr);
+
+} // namespace probescope::compare

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/cell.h"
+#include "tensor/tensor.h"
+
+#include <filesystem>
+#include <string>
+
+namespace probescope::compare {
+
+/// The five metric cells of a real-data (task tensor) row and the messages they produce.
+struct RealDataMetrics
+{
+    Cell cosine;
+    Cell maxAbsErr;
+    Cell maxRelativeErr;
+    Cell oneThousandthErrRatio;
+    Cell fiveThousandthsErrRatio;
+    std::string message; ///< concatenated in msprobe's order (validation, Cosine, MaxAbsErr, MaxRelativeErr)
+};
+
+/// What one row of a real-data compare needs (msprobe 1.2.2, compare-spec Appendix A.6).
+struct RealDataRow
+{
+    std::string npuName;       ///< NPU row name; the NPU file is npuTensorDir / (npuName + ".pt")
+    std::string benchName;     ///< "N/A" for unmatched rows
+    std::string dataNameCell;  ///< the row's Data_name cell ("-1" for non-tensor / unmatched rows)
+    std::string benchDataName; ///< the bench leaf's data_name found from benchName; "" when none
+    std::filesystem::path npuTensorDir;
+    std::filesystem::path benchTensorDir;
+    bool fuzzy = false; ///< -f: append the fuzzy note when benchName differs from npuName
+};
+
+/// Validation chain + metrics + messages of A.6 steps 2-5 for one row, loading the two tensor files.
+RealDataMetrics compareRealDataRow(const RealDataRow& row);
+
+/// Metrics of two loaded tensors (A.6 steps 2.4-4): used by compareRealDataRow and by tests.
+RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench);
+
+/// "Accuracy Reached or Not" from the Cosine and MaxAbsErr cells (A.6 step 6): Yes, No, Unmatched, None.
+std::string accuracyReached(const Cell& cosine, const Cell& maxAbsErr);
+
+} // namespace probescope::compare

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden tests: every variant of ../shared/fixtures/*/expected/ (real msprobe 1.2.2 output) must be
+// reproduced cell for cell (numbers within 1e-9 relative), with the same highlight colours and advisor.
+#include "compare/comparejob.h"
+#include "compare/csvwriter.h"
+#include "compare/highlight.h"
+#include "compare/matcher.h"
+#include "compare/pytext.h"
+#include "tempdir.h"
+#include "testconfig.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+using namespace probescope;
+using namespace probescope::compare;
+using probescope::testing::fixturesDir;
+using probescope::testing::readAll;
+
+namespace {
+
+struct Variant
+{
+    std::string fixture;
+    std::string variant;
+    std::string tag; ///< step0, step1, step0_rank-rank, ...
+};
+
+void PrintTo(const Variant& v, std::ostream* os)
+{
+    *os << v.fixture << "/expected/" << v.variant << "/" << v.tag;
+}
+
+std::vector<Variant> allVariants()
+{
+    std::vector<Variant> out;
+    for (const char* f : { "modelA_tensor_mix", "modelA_statistics_mix", "modelA_md5_mix" }) {
+        for (const char* v : { "nostack", "stack", "fuzzy", "auto" }) {
+            for (const char* s : { "step0", "step1" })
+                out.push_back({ f, v, s });
+        }
+        for (const char* s : { "step0_rank-rank", "step1_rank-rank" })
+            out.push_back({ f, "dir", s });
+    }
+    return out;
+}
+
+std::optional<double> asNumber(const std::string& s)
+{
+    if (s.empty())
+        return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size())
+        return std::nullopt;
+    // Words strtod accepts but msprobe writes as text.
+    if (s.find_first_of("nN") != std::string::npos || s.find_first_of("iI") != std::string::npos)
+        return std::nullopt;
+    return v;
+}
+
+bool sameCell(const std::string& expected, const std::string& actual)
+{
+    if (expected == actual)
+        return true;
+    const auto e = asNumber(expected);
+    const auto a = asNumber(actual);
+    if (!e || !a)
+        return false;
+    return std::fabs(*e - *a) <= 1e-9 * std::max(std::fabs(*e), std::fabs(*a));
+}
+
+std::vector<PairResult> runVariant(const Variant& v, const std::filesystem::path& out)
+{
+    const auto dir = fixturesDir() / v.fixture / "expected" / v.variant / v.tag;
+    auto input = readCompareJson(dir / "compare.json");
+    EXPECT_TRUE(input.ok());
+    if (!input.ok())
+        return {};
+    // compare.json paths are relative to the fixture folder (msprobe was run from there).
+    const auto base = fixturesDir() / v.fixture;
+    input->npuPath = base / input->npuPath;
+    input->benchPath = base / input->benchPath;
+    if (input->stackPath)
+        input->stackPath = base / *input->stackPath;
+    // Flags are what follows "-o <out>" on the recorded command line (its first -f is "-f pytorch").
+    const std::string cmd = readAll(dir / "cmd.txt");
+    const std::string flags = cmd.substr(cmd.find("-o <out>") + 8, cmd.find('\n') - cmd.find("-o <out>") - 8) + " ";
+    JobOptions options;
+    options.stackFlag = flags.find(" -s ") != std::string::npos;
+    options.fuzzy = flags.find(" -f ") != std::string::npos;
+    options.timestamp = "20000101000000";
+    auto results = runCompareJob(*input, out, options);
+    EXPECT_TRUE(results.ok()) << (results.ok() ? "" : results.error().format());
+    return results.ok() ? *results : std::vector<PairResult> {};
+}
+
+} // namespace
+
+class GoldenCompare : public ::testing::TestWithParam<Variant>
+{
+};
+
+TEST_P(GoldenCompare, ReproducesMsprobeCellForCell)
+{
+    const Variant& v = GetParam();
+    probescope::testing::TempDir out;
+    const auto results = runVariant(v, out.path());
+    ASSERT_EQ(results.size(), 1u);
+    const PairResult& r = results.front();
+    const auto dir = fixturesDir() / v.fixture / "expected" / v.variant / v.tag;
+
+    const auto expected = parseCsv(readAll(dir / "compare_result.csv"));
+    const auto actual = parseCsv(readAll(r.csvFile));
+    ASSERT_FALSE(expected.empty());
+    ASSERT_EQ(actual.size(), expected.size()) << "row count";
+    EXPECT_EQ(actual[0], expected[0]) << "header";
+    int mismatches = 0;
+    for (std::size_t row = 1; row < expected.size(); ++row) {
+        ASSERT_EQ(actual[row].size(), expected[row].size()) << "row " << row;
+        for (std::size_t col = 0; col < expected[row].size(); ++col) {
+            if (!sameCell(expected[row][col], actual[row][col]) && ++mismatches <= 10)
+                ADD_FAILURE() << "row " << row - 1 << " (" << expected[row][0] << ") column " << expected[0][col]
+                              << ":\n  expected: [" << expected[row][col] << "]\n  actual:   [" << actual[row][col]
+                              << "]";
+        }
+    }
+    EXPECT_EQ(mismatches, 0);
+
+    // Highlight colours: compare_result.colors.csv lists the coloured data rows.
+    const auto colors = parseCsv(readAll(dir / "compare_result.colors.csv"));
+    std::vector<std::string> expectedColors;
+    for (std::size_t i = 1; i < colors.size(); ++i)
+        expectedColors.push_back(colors[i][0] + " " + colors[i][2]);
+    std::vector<std::string> actualColors;
+    for (std::size_t i = 0; i < r.table->colors.size(); ++i) {
+        if (r.table->colors[i] != RowColor::None)
+            actualColors.push_back(std::to_string(i) + " " + (r.table->colors[i] == RowColor::Red ? "red" : "yellow"));
+    }
+    EXPECT_EQ(actualColors, expectedColors);
+
+    EXPECT_EQ(readAll(r.advisorFile), readAll(dir / "advisor.txt"));
+    EXPECT_EQ(r.csvFile.filename().string(), "compare_result" + r.suffix + "_20000101000000.csv");
+    if (v.variant == "dir") {
+        EXPECT_EQ(r.suffix, "_rank-rank");
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenCompare, ::testing::ValuesIn(allVariants()),
+                         [](const ::testing::TestParamInfo<Variant>& param) {
+                             std::string name = param.param.fixture + "_" + param.param.variant + "_" + param.param.tag;
+                             for (char& c : name) {
+                                 if (!std::isalnum(static_cast<unsigned char>(c)))
+                                     c = '_';
+                             }
+                             return name;
+                         });
+
+TEST(Matcher, FuzzyReductionFollowsMsprobe12)
+{
+    EXPECT_EQ(fuzzyReduce("Functional.conv2d.3.forward.input.0", "forward"), "Functional.conv2d.input.0");
+    EXPECT_EQ(fuzzyReduce("Module.conv1.Conv2d.forward.0.input.0", "forward"), "Module.conv1.0.input.0");
+    // A second occurrence of the word cuts everything after it.
+    EXPECT_EQ(fuzzyReduce("Module.feedforward.Block.forward.1.input.0", "forward"), "Module.Block.");
+    EXPECT_TRUE(fuzzyEqual("Functional.relu.3.forward.output.0", "Functional.relu.7.forward.output.0"));
+    EXPECT_FALSE(fuzzyEqual("Functional.relu.3.forward.output.0", "Functional.gelu.3.forward.output.0"));
+    EXPECT_TRUE(fuzzyEqual("x", "x"));
+}
+
+TEST(Flatten, CategoriesAndBatchKeys)
+{
+    auto c = categorize("Functional.conv2d.0.forward.input.0");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->first, RowCategory::Input);
+    EXPECT_EQ(c->second, "Functional.conv2d.0.forward.");
+    c = categorize("Module.conv.conv1.Conv2d.forward.0.parameters.weight");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->first, RowCategory::Parameters);
+    EXPECT_EQ(c->second, "Module.conv.conv1.Conv2d.forward.0.");
+    c = categorize("Functional.linear.0.forward.kwargs.bias");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->first, RowCategory::Input);
+    c = categorize("Module.conv.conv1.Conv2d.parameters_grad.weight");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->first, RowCategory::ParametersGrad);
+    EXPECT_EQ(c->second, "Module.conv.conv1.Conv2d.");
+    EXPECT_FALSE(categorize("Functional.relu.0.forward.output"));
+    EXPECT_FALSE(categorize("Functional.relu.0.sideways.output.0"));
+    EXPECT_EQ(crc32Hex("1"), "83dcefb7");
+    EXPECT_EQ(crc32Hex(""), "00000000");
+    EXPECT_EQ(crc32Hex("0"), "f4dbdf21");
+    EXPECT_EQ(crc32Hex("-0.1"), "0dae4479");
+    EXPECT_EQ(crc32Hex("[None, None, None]"), "5fbbe87f");
+}
