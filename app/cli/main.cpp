@@ -34,15 +34,16 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
-  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c]
-  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c]
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N]
+  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
       msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
       optional stack_path; relative paths are taken from the current folder, as msprobe does.
       -s adds NPU_Stack_Info when stack_path is given (without stack_path the stack column is
       added when stack.json lies beside the NPU dump.json); -f matches APIs by name without call
-      index (msprobe's fuzzy match); -c skips the advisor file.
+      index (msprobe's fuzzy match); -c skips the advisor file; -j N compares N tensor pairs at
+      once (default: one per CPU; the result never depends on it).
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -83,6 +84,7 @@ struct Args
     bool stack = false;
     bool fuzzy = false;
     bool compareOnly = false;
+    unsigned threads = 0;
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -123,6 +125,11 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             args.fuzzy = true;
         } else if (a == "-c" || a == "--compare_only") {
             args.compareOnly = true;
+        } else if (a == "-j" || a == "--jobs") {
+            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
+            if (!v || *v < 1 || *v > 1024)
+                return std::string("-j needs a number of threads (1-1024)");
+            args.threads = static_cast<unsigned>(*v);
         } else if (a.size() > 1 && a[0] == '-') {
             return "unknown option " + std::string(a);
         } else {
@@ -229,6 +236,7 @@ int runCompare(const Args& args)
     options.stackFlag = args.stack;
     options.fuzzy = args.fuzzy;
     options.advisor = !args.compareOnly;
+    options.threads = args.threads;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";

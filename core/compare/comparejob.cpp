@@ -176,6 +176,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         compareOptions.fuzzy = options.fuzzy;
         compareOptions.stackMode = pair.stackMode;
         compareOptions.stack = &stack;
+        compareOptions.threads = options.threads;
         auto table = compareDumps(**npu, **bench, compareOptions, progress);
         if (!table)
             return table.error();

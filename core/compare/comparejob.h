@@ -26,6 +26,7 @@ struct JobOptions
     bool fuzzy = false;     ///< -f
     bool advisor = true;    ///< write advisor_*.txt (msprobe's -c turns it off)
     std::string timestamp;  ///< YYYYmmddHHMMSS used in file names; now when empty
+    unsigned threads = 0;   ///< -j: tensor pairs compared at once (0 = one per hardware thread)
 };
 
 /// One compared pair and where its files went.

@@ -5,6 +5,7 @@
 #include "compare/matcher.h"
 #include "compare/pytext.h"
 #include "compare/realdata.h"
+#include "util/parallel.h"
 
 #include <cmath>
 
@@ -286,11 +287,33 @@ public:
             addUnmatched(n, *rows[i], i == 0 ? n.stack : Cell::none());
     }
 
+    struct Job
+    {
+        std::size_t row;
+        RealDataRow input;
+    };
+    std::vector<Job>& jobs() { return m_jobs; }
+
+    /// Fills one deferred row: the five metrics (columns 6-10), Accuracy (19) and Err_message (20).
+    static void finish(CompareTable& table, const Job& job)
+    {
+        const RealDataMetrics metrics = compareRealDataRow(job.input);
+        auto& cells = table.rows[job.row];
+        cells[6] = metrics.cosine;
+        cells[7] = metrics.maxAbsErr;
+        cells[8] = metrics.maxRelativeErr;
+        cells[9] = metrics.oneThousandthErrRatio;
+        cells[10] = metrics.fiveThousandthsErrRatio;
+        cells[19] = Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr));
+        cells[20] = Cell::text(metrics.message);
+    }
+
 private:
     const dump::DumpFile& m_npu;
     const dump::DumpFile& m_bench;
     const CompareOptions& m_options;
     CompareTable& m_table;
+    std::vector<Job> m_jobs;
 
     void push(std::vector<Cell> cells, const Op& op, bool isMatched)
     {
@@ -325,15 +348,16 @@ private:
         std::vector<Cell> cells = head(n, &b);
         switch (m_table.mode) {
         case CompareMode::RealData: {
-            const auto metrics = compareRealDataRow(realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)));
-            cells.insert(cells.end(), { metrics.cosine, metrics.maxAbsErr, metrics.maxRelativeErr,
-                                        metrics.oneThousandthErrRatio, metrics.fiveThousandthsErrRatio });
+            // The metrics need both tensor files: they are filled in later by parallel jobs.
+            m_jobs.push_back({ m_table.rows.size(), realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)) });
+            for (int i = 0; i < 5; ++i)
+                cells.push_back(Cell::none());
             for (const Cell& s : n.stats)
                 cells.push_back(nanAsText(s));
             for (const Cell& s : b.stats)
                 cells.push_back(nanAsText(s));
-            cells.push_back(Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr)));
-            cells.push_back(Cell::text(metrics.message));
+            cells.push_back(Cell::none()); // Accuracy Reached or Not
+            cells.push_back(Cell::none()); // Err_message
             if (m_table.stackMode)
                 cells.push_back(stack);
             cells.push_back(Cell::text(n.dataName));
@@ -461,21 +485,21 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
             "the NPU and bench dumps do not have the same number and calls of APIs; as msprobe 1.2 does, matching "
             "stopped and " + std::to_string(match.npuOpsLost) + " NPU entries are not in the table"));
 
-    if (progress)
-        progress->setRange(match.steps.size());
     TableBuilder builder(npu, bench, options, *table);
-    std::uint64_t done = 0;
     for (const MatchStep& step : match.steps) {
-        if (progress && progress->isCancelled())
-            return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
-                             "the compare was cancelled");
         if (step.bench < 0)
             builder.unmatched(npuOps[step.npu]);
         else
             builder.matched(npuOps[step.npu], benchOps[static_cast<std::size_t>(step.bench)]);
-        if (progress)
-            progress->advance(++done);
     }
+    // Each job reads two tensor files, computes and frees them: memory stays bounded by the thread count,
+    // and every job writes only its own row, so the table does not depend on the number of threads.
+    const auto& jobs = builder.jobs();
+    const bool completed = parallelFor(
+        jobs.size(), options.threads, [&](std::size_t i) { TableBuilder::finish(*table, jobs[i]); }, progress);
+    if (!completed)
+        return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+                         "the compare was cancelled");
     applyHighlight(*table);
     return std::shared_ptr<const CompareTable>(std::move(table));
 }

@@ -20,6 +20,7 @@ struct CompareOptions
     bool fuzzy = false;     ///< -f
     bool stackMode = false; ///< add NPU_Stack_Info (resolved by the caller, see resolveStackMode)
     const dump::StackMap* stack = nullptr; ///< the NPU stack.json used in stack mode
+    unsigned threads = 0; ///< tensor pairs compared at once (0 = one per hardware thread); never changes results
 };
 
 /// A finished compare of one NPU/bench dump pair (msprobe 1.2.2 layout). Immutable once built.

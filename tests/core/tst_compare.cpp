@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 
@@ -193,4 +194,69 @@ TEST(Flatten, CategoriesAndBatchKeys)
     EXPECT_EQ(crc32Hex("0"), "f4dbdf21");
     EXPECT_EQ(crc32Hex("-0.1"), "0dae4479");
     EXPECT_EQ(crc32Hex("[None, None, None]"), "5fbbe87f");
+}
+
+namespace {
+
+class CancelAfter : public probescope::ProgressSink
+{
+public:
+    explicit CancelAfter(std::uint64_t n)
+        : m_limit(n)
+    {
+    }
+    void setRange(std::uint64_t total) override { m_total = total; }
+    void advance(std::uint64_t done) override
+    {
+        if (done > m_max)
+            m_max = done;
+    }
+    bool isCancelled() const override { return m_max >= m_limit; }
+    std::uint64_t total() const { return m_total; }
+
+private:
+    std::uint64_t m_limit;
+    std::atomic<std::uint64_t> m_max { 0 };
+    std::uint64_t m_total = 0;
+};
+
+std::shared_ptr<const CompareTable> compareTensorFixture(unsigned threads, probescope::ProgressSink* sink = nullptr)
+{
+    const auto base = fixturesDir() / "modelA_tensor_mix";
+    auto npu = dump::readDumpJson(base / "npu/step0/rank/dump.json");
+    auto bench = dump::readDumpJson(base / "bench/step0/rank/dump.json");
+    EXPECT_TRUE(npu.ok() && bench.ok());
+    CompareOptions options;
+    options.threads = threads;
+    auto table = compareDumps(**npu, **bench, options, sink);
+    return table.ok() ? *table : nullptr;
+}
+
+} // namespace
+
+TEST(CompareThreads, ResultDoesNotDependOnTheThreadCount)
+{
+    const auto one = compareTensorFixture(1);
+    ASSERT_TRUE(one);
+    for (unsigned threads : { 2u, 3u, 8u }) {
+        const auto many = compareTensorFixture(threads);
+        ASSERT_TRUE(many);
+        EXPECT_EQ(many->rows, one->rows) << threads << " threads";
+        EXPECT_EQ(many->colors, one->colors) << threads << " threads";
+    }
+}
+
+TEST(CompareThreads, CancellationStopsTheCompare)
+{
+    CancelAfter sink(20);
+    const auto base = fixturesDir() / "modelA_tensor_mix";
+    auto npu = dump::readDumpJson(base / "npu/step0/rank/dump.json");
+    auto bench = dump::readDumpJson(base / "bench/step0/rank/dump.json");
+    ASSERT_TRUE(npu.ok() && bench.ok());
+    CompareOptions options;
+    options.threads = 2;
+    auto table = compareDumps(**npu, **bench, options, &sink);
+    ASSERT_FALSE(table.ok());
+    EXPECT_EQ(table.error().id, "compare.cancelled");
+    EXPECT_EQ(sink.total(), 363u); // one job per matched row: 370 rows minus the 7 unmatched ones
 }
