@@ -266,9 +266,17 @@ int runCompare(const Args& args)
             std::cout << "  written: " << r.advisorFile.string() << "\n";
         const long first = compare::firstFailingRow(table);
         if (first < 0)
-            std::cout << "  msprobe's first failing row: none\n";
+            std::cout << "  msprobe's advisor row: none\n";
         else
-            std::cout << "  msprobe's first failing row: " << first << " " << table.rows[first][0].asString() << "\n";
+            std::cout << "  msprobe's advisor row: " << first << " " << table.rows[first][0].asString()
+                      << " (table order)\n";
+        std::cout << "  " << r.firstFailure.summary << "\n";
+    }
+    if (results->size() > 1) {
+        const long pair = compare::firstDivergingPair(*results);
+        if (pair >= 0)
+            std::cout << "first diverging rank pair: " << (*results)[pair].suffix.substr(1) << " ("
+                      << (*results)[pair].firstFailure.key << ")\n";
     }
     return kExitOk;
 }

@@ -159,9 +159,13 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
     const std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
     std::vector<PairResult> results;
     for (const PlannedPair& pair : *pairs) {
-        auto npu = dump::readDumpJson(pair.npuDump);
-        if (!npu)
-            return npu.error();
+        dump::RankLocation location;
+        location.dir = pair.npuDump.parent_path();
+        location.dumpFile = pair.npuDump;
+        auto npuRank = dump::loadRank(location);
+        if (!npuRank)
+            return npuRank.error();
+        const auto& npu = (*npuRank)->dump;
         auto bench = dump::readDumpJson(pair.benchDump);
         if (!bench)
             return bench.error();
@@ -177,30 +181,49 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         compareOptions.stackMode = pair.stackMode;
         compareOptions.stack = &stack;
         compareOptions.threads = options.threads;
-        auto table = compareDumps(**npu, **bench, compareOptions, progress);
+        auto table = compareDumps(*npu, **bench, compareOptions, progress);
         if (!table)
             return table.error();
-        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {} };
+        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {} };
+        result.firstFailure = findFirstFailure(**table, *tree::ConstructTree::build(*npuRank));
         if ((*table)->rows.empty()) {
             results.push_back(std::move(result)); // msprobe writes nothing when no op matched
             continue;
         }
-        result.csvFile = outDir / ("compare_result" + pair.suffix + "_" + stamp + ".csv");
+        // msprobe replaces a file of the same name; ProbeScope never overwrites what is there and picks
+        // compare_result..._{ts}_1.csv instead (two runs in one second).
+        std::string tag = "_" + stamp;
+        for (int n = 1; fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".csv"), ec)
+             || (options.advisor && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec));
+             ++n)
+            tag = "_" + stamp + "_" + std::to_string(n);
+        result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
         std::string error;
-        if (fs::exists(result.csvFile, ec))
-            return makeError("compare.output", at(result.csvFile), "refusing to overwrite an existing result");
         if (!writeFileAtomically(result.csvFile, tableCsv(**table), &error))
             return makeError("compare.output", at(result.csvFile), error);
         if (options.advisor) {
-            result.advisorFile = outDir / ("advisor" + pair.suffix + "_" + stamp + ".txt");
-            if (fs::exists(result.advisorFile, ec))
-                return makeError("compare.output", at(result.advisorFile), "refusing to overwrite an existing file");
+            result.advisorFile = outDir / ("advisor" + pair.suffix + tag + ".txt");
             if (!writeFileAtomically(result.advisorFile, advisorText(**table), &error))
                 return makeError("compare.output", at(result.advisorFile), error);
         }
         results.push_back(std::move(result));
     }
     return results;
+}
+
+long firstDivergingPair(const std::vector<PairResult>& results)
+{
+    long best = -1;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const FirstFailure& f = results[i].firstFailure;
+        if (f.key.empty())
+            continue;
+        const FirstFailure* b = best < 0 ? nullptr : &results[static_cast<std::size_t>(best)].firstFailure;
+        // A real culprit beats "inputs already differ"; then the earlier position wins; ties keep rank order.
+        if (!b || (f.found && !b->found) || (f.found == b->found && f.executionIndex < b->executionIndex))
+            best = static_cast<long>(i);
+    }
+    return best;
 }
 
 } // namespace probescope::compare

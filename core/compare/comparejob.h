@@ -2,6 +2,7 @@
 #pragma once
 
 #include "compare/comparetable.h"
+#include "compare/firstfailure.h"
 #include "util/diagnostic.h"
 
 #include <filesystem>
@@ -38,7 +39,12 @@ struct PairResult
     std::shared_ptr<const CompareTable> table;
     std::filesystem::path csvFile;
     std::filesystem::path advisorFile;
+    FirstFailure firstFailure; ///< in execution order (docs/tree.md)
 };
+
+/// Index of the pair whose culprit ran earliest (the rank that diverges first), or -1 if none fails.
+/// Ranks run in parallel, so "earliest" compares positions in each rank's own execution order.
+long firstDivergingPair(const std::vector<PairResult>& results);
 
 Result<CompareInput> readCompareJson(const std::filesystem::path& path);
 
@@ -57,7 +63,7 @@ struct PlannedPair
 Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);
 
 /// Reads, compares and writes every pair into `outDir` (created if missing). Existing files are never
-/// overwritten: output names carry the timestamp, and a clash is an error.
+/// overwritten: names carry the timestamp, and a name already taken gets "_1", "_2", ... after it.
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const std::filesystem::path& outDir,
                                               const JobOptions& options, ProgressSink* progress = nullptr);
 

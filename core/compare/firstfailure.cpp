@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/firstfailure.h"
+
+#include "compare/flatten.h"
+#include "compare/pytext.h"
+
+namespace probescope::compare {
+
+bool rowFails(const CompareTable& table, std::size_t row)
+{
+    auto text = [&](const char* column) -> std::string {
+        const int c = table.column(column);
+        if (c < 0)
+            return {};
+        const Cell& cell = table.rows[row][static_cast<std::size_t>(c)];
+        return cell.isString() ? cell.asString() : std::string();
+    };
+    const RowColor color = row < table.colors.size() ? table.colors[row] : RowColor::None;
+    switch (table.mode) {
+    case CompareMode::RealData:
+        return text("Accuracy Reached or Not") == "No" || color == RowColor::Red;
+    case CompareMode::Summary:
+        return text("Result") == "Warning" || color != RowColor::None;
+    case CompareMode::Md5:
+        return text("Result") == "Different";
+    }
+    return false;
+}
+
+namespace {
+
+struct NodeRows
+{
+    bool inputFails = false;
+    bool outputFails = false;
+    long firstFailingOutput = -1;
+    long firstFailing = -1;
+};
+
+std::string describe(const CompareTable& table, long row)
+{
+    const auto& cells = table.rows[static_cast<std::size_t>(row)];
+    std::string out = cells[0].asString();
+    auto add = [&](const char* column) {
+        const int c = table.column(column);
+        if (c >= 0)
+            out += std::string(", ") + column + " " + excelText(cells[static_cast<std::size_t>(c)]);
+    };
+    switch (table.mode) {
+    case CompareMode::RealData:
+        add("Cosine");
+        add("MaxAbsErr");
+        add("MaxRelativeErr");
+        break;
+    case CompareMode::Summary:
+        add("Max diff");
+        add("MaxRelativeErr");
+        break;
+    case CompareMode::Md5:
+        add("NPU MD5");
+        add("BENCH MD5");
+        break;
+    }
+    return out;
+}
+
+} // namespace
+
+FirstFailure findFirstFailure(const CompareTable& table, const tree::ConstructTree& tree)
+{
+    std::vector<NodeRows> nodes(tree.size());
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        if (!table.matched[r])
+            continue; // nothing to judge without bench data
+        const std::uint32_t entry = table.npuEntry[r];
+        if (entry >= nodes.size() || !rowFails(table, r))
+            continue;
+        NodeRows& n = nodes[entry];
+        if (n.firstFailing < 0)
+            n.firstFailing = static_cast<long>(r);
+        const auto cat = categorize(table.rows[r][0].asString());
+        const bool isInput = cat && (cat->first == RowCategory::Input || cat->first == RowCategory::Parameters);
+        if (isInput) {
+            n.inputFails = true;
+        } else {
+            n.outputFails = true;
+            if (n.firstFailingOutput < 0)
+                n.firstFailingOutput = static_cast<long>(r);
+        }
+    }
+    FirstFailure result;
+    std::optional<tree::NodeId> firstAny;
+    for (tree::NodeId id : tree.executionOrder()) {
+        const NodeRows& n = nodes[id.value];
+        if (n.firstFailing >= 0 && !firstAny)
+            firstAny = id;
+        if (n.outputFails && !n.inputFails) {
+            result.found = true;
+            result.node = id;
+            result.key = std::string(tree.node(id).key);
+            result.executionIndex = tree.node(id).executionIndex;
+            result.firstFailingRow = n.firstFailingOutput;
+            result.summary = "first failing node: " + result.key + " (ran #" + std::to_string(result.executionIndex)
+                + "; its inputs match, its output does not: " + describe(table, n.firstFailingOutput) + ")";
+            return result;
+        }
+    }
+    if (firstAny) {
+        result.node = *firstAny;
+        result.key = std::string(tree.node(*firstAny).key);
+        result.executionIndex = tree.node(*firstAny).executionIndex;
+        result.firstFailingRow = nodes[firstAny->value].firstFailing;
+        result.inputsAlreadyDiffer = true;
+        result.summary = "no node fails with matching inputs: the first failing node, " + result.key + " (ran #"
+            + std::to_string(result.executionIndex)
+            + "), already receives differing inputs, so the runs diverged before this dump (for example in the "
+              "optimizer step or outside the dumped scope): "
+            + describe(table, result.firstFailingRow);
+        return result;
+    }
+    result.summary = "no failing node: every compared row meets the accuracy rules";
+    return result;
+}
+
+} // namespace probescope::compare
