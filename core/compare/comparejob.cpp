@@ -5,6 +5,8 @@
 #include "compare/highlight.h"
 #include "compare/pytext.h"
 #include "dump/rankdump.h"
+#include "util/fileio.h"
+#include "util/textposition.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,15 +40,19 @@ std::string nowStamp()
 
 Result<CompareInput> readCompareJson(const fs::path& path)
 {
-    std::ifstream in(path);
-    if (!in)
+    auto text = readTextFile(path);
+    if (!text)
         return makeError("compare.input", at(path), "cannot open the compare.json file");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
+        j = nlohmann::json::parse(*text);
     } catch (const nlohmann::json::parse_error& e) {
-        return makeError("compare.input", SourceLocation { path.string(), e.byte, 0, 0 },
-                         std::string("not valid JSON: ") + e.what());
+        // nlohmann counts bytes from 1 and reports the byte after the offending one.
+        const std::uint64_t offset = e.byte > 1 ? e.byte - 1 : 0;
+        std::string what = e.what();
+        if (const auto colon = what.rfind(": "); colon != std::string::npos)
+            what = what.substr(colon + 2);
+        return makeError("compare.input", locate(*text, offset, path.string()), "not valid JSON: " + what);
     }
     if (!j.is_object())
         return makeError("compare.input", at(path), "compare.json must hold an object");
