@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
-#include <regex>
 
 namespace probescope::compare {
 
@@ -100,11 +99,19 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
         return pairs;
     }
     // Directory mode (A.12): step folders holding only rank, rank0, rank1, ... paired in string order.
-    static const std::regex rankName("^rank(?:0|[1-9][0-9]*)?$");
+    // msprobe's ^rank(?:0|[1-9][0-9]*)?$
+    auto isRankName = [](const std::string& name) {
+        if (name.rfind("rank", 0) != 0)
+            return false;
+        const std::string digits = name.substr(4);
+        if (digits.empty() || digits == "0")
+            return true;
+        return digits[0] != '0' && digits.find_first_not_of("0123456789") == std::string::npos;
+    };
     auto ranksOf = [&](const fs::path& dir, std::vector<std::string>& names) -> std::optional<Diagnostic> {
         for (const auto& e : fs::directory_iterator(dir, ec)) {
             const std::string name = e.path().filename().string();
-            if (!std::regex_match(name, rankName) || !e.is_directory())
+            if (!isRankName(name) || !e.is_directory())
                 return makeError("compare.input", at(e.path()),
                                  "a compared step folder may hold only rank folders (rank, rank0, rank1, ...)");
             if (!fs::is_regular_file(e.path() / "dump.json"))
