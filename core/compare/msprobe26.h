@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/cell.h"
+#include "compare/comparetable.h"
+#include "dump/dumpfile.h"
+#include "tensor/tensor.h"
+#include "util/diagnostic.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+/**
+ * The msprobe 26.0.0 ("Era C") output profile: the CSV `msprobe compare -tp … -gp …` writes,
+ * cell for cell (compare-spec main text; docs/msprobe26-profile.md lists every decision).
+ */
+namespace probescope::compare {
+
+/// Column names of an Era C table (compare-spec §4.1).
+std::vector<std::string> headerFor26(CompareMode mode, bool stackMode);
+
+/// Era C mode detection (§2.6): md5 is looked for only one level below each entry field.
+Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile& bench);
+
+/**
+ * @brief Compares two dump files the way msprobe 26.0.0 does.
+ *
+ * options.fuzzy selects the -fm queue matching; options.stackMode/options.stack add NPU_Stack_Info
+ * (msprobe 26 turns it on whenever the NPU folder holds a stack.json: the caller decides).
+ * Colors are all None (Era C never highlights). npuEntry holds the NPU entry index of each row, which
+ * is also the group the indicator checkers work on.
+ */
+Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npu, const dump::DumpFile& bench,
+                                                           const CompareOptions& options,
+                                                           ProgressSink* progress = nullptr);
+
+/// The six real-data metric cells of Era C (Cosine, EucDist, MaxAbsErr, MaxRelativeErr, the two ratios).
+struct RealDataMetrics26
+{
+    Cell cosine;
+    Cell eucDist;
+    Cell maxAbsErr;
+    Cell maxRelativeErr;
+    Cell oneThousandthErrRatio;
+    Cell fiveThousandthsErrRatio;
+};
+
+/// Era C validation chain + metrics (§5.2-5.4) on two loaded tensors (squeezed inside).
+RealDataMetrics26 compareTensors26(const tensor::Tensor& npu, const tensor::Tensor& bench);
+
+/// The statistics-mode diff and relative-error cells of one stat pair (§6.1). The flags say whether the
+/// whole NPU / bench column parses as integers (pandas then subtracts ints: "3" instead of "3.0").
+std::pair<std::string, std::string> statsDiff26(const Cell& npu, const Cell& bench, bool npuIntColumn = false,
+                                                bool benchIntColumn = false);
+
+/**
+ * @brief Runs the indicator checkers (§8.1) on a finished table and overwrites Result and Err_message.
+ *
+ * Rows are grouped by table.npuEntry. Used by compareDumps26; public so that tests can feed hand-made rows.
+ */
+void applyCheckers26(CompareTable& table);
+
+/// json.dumps of a list of strings (ASCII, ", " separators): ["a", "b"], [] when empty.
+std::string jsonStringList(const std::vector<std::string>& items);
+
+/// The text pandas' to_csv writes for a cell: floats as repr, NaN as "", ±inf as " inf"/" -inf" (msprobe
+/// replaces them before writing), None as "", bools True/False.
+std::string cellText26(const Cell& cell);
+
+/// The CSV file msprobe 26.0.0 writes for a table (header, no index, minimal quoting).
+std::string tableCsv26(const CompareTable& table);
+
+} // namespace probescope::compare
