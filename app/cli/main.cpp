@@ -34,8 +34,8 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
-  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N]
-  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N]
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P]
+  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N] [--profile P]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
       msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
@@ -43,7 +43,9 @@ usage:
       -s adds NPU_Stack_Info when stack_path is given (without stack_path the stack column is
       added when stack.json lies beside the NPU dump.json); -f matches APIs by name without call
       index (msprobe's fuzzy match); -c skips the advisor file; -j N compares N tensor pairs at
-      once (default: one per CPU; the result never depends on it).
+      once (default: one per CPU; the result never depends on it). --profile msprobe-1.2
+      (default) or msprobe-26 chooses whose output to reproduce; msprobe 26 adds stack
+      information whenever stack.json lies beside the NPU dump and writes no advisor file.
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -85,6 +87,7 @@ struct Args
     bool fuzzy = false;
     bool compareOnly = false;
     unsigned threads = 0;
+    std::string profile = "msprobe-1.2";
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -125,6 +128,12 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             args.fuzzy = true;
         } else if (a == "-c" || a == "--compare_only") {
             args.compareOnly = true;
+        } else if (a == "--profile") {
+            if (i + 1 >= argc)
+                return std::string("--profile needs msprobe-1.2 or msprobe-26");
+            args.profile = argv[++i];
+            if (args.profile != "msprobe-1.2" && args.profile != "msprobe-26")
+                return "unknown profile " + args.profile + " (choose msprobe-1.2 or msprobe-26)";
         } else if (a == "-j" || a == "--jobs") {
             const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
             if (!v || *v < 1 || *v > 1024)
@@ -237,6 +246,7 @@ int runCompare(const Args& args)
     options.fuzzy = args.fuzzy;
     options.advisor = !args.compareOnly;
     options.threads = args.threads;
+    options.profile = args.profile == "msprobe-26" ? compare::Profile::Msprobe26 : compare::Profile::Msprobe12;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";
@@ -265,7 +275,9 @@ int runCompare(const Args& args)
         if (!r.advisorFile.empty())
             std::cout << "  written: " << r.advisorFile.string() << "\n";
         const long first = compare::firstFailingRow(table);
-        if (first < 0)
+        if (options.profile == compare::Profile::Msprobe26)
+            ; // msprobe 26 has no advisor
+        else if (first < 0)
             std::cout << "  msprobe's advisor row: none\n";
         else
             std::cout << "  msprobe's advisor row: " << first << " " << table.rows[first][0].asString()

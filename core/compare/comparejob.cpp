@@ -3,6 +3,7 @@
 
 #include "compare/csvwriter.h"
 #include "compare/highlight.h"
+#include "compare/msprobe26.h"
 #include "compare/pytext.h"
 #include "dump/rankdump.h"
 #include "util/fileio.h"
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 
@@ -86,7 +88,7 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
                 return makeError("compare.input", at(p), "a compared file must be named dump.json");
         }
         PlannedPair pair { "", input.npuPath, input.benchPath, false, std::nullopt };
-        if (input.stackPath) {
+        if (input.stackPath && options.profile == Profile::Msprobe12) {
             pair.stackMode = options.stackFlag;
             pair.stackFile = *input.stackPath;
         } else {
@@ -133,7 +135,8 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
                              + std::to_string(benchRanks.size()));
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
         PlannedPair pair;
-        pair.suffix = "_" + npuRanks[i] + "-" + benchRanks[i];
+        // msprobe 1.2 names a pair "_rank0-rank0"; msprobe 26 uses the NPU rank folder alone.
+        pair.suffix = options.profile == Profile::Msprobe26 ? "_" + npuRanks[i] : "_" + npuRanks[i] + "-" + benchRanks[i];
         pair.npuDump = input.npuPath / npuRanks[i] / "dump.json";
         pair.benchDump = input.benchPath / benchRanks[i] / "dump.json";
         const fs::path stack = input.npuPath / npuRanks[i] / "stack.json";
@@ -145,6 +148,29 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
     return pairs;
 }
 
+std::string guardFormula(std::string text)
+{
+    static constexpr std::string_view triggers[] = { "=", "+", "-", "@", "%", "\xef\xbc\x8b", "\xef\xbc\x8d",
+                                                     "\xef\xbc\x9d", "\xef\xbc\x85", "\xef\xbc\xa0" };
+    auto startsWithTrigger = [&](std::string_view s) {
+        for (std::string_view t : triggers) {
+            if (s.substr(0, t.size()) == t)
+                return true;
+        }
+        return false;
+    };
+    bool risky = startsWithTrigger(text);
+    for (std::size_t semi = text.find(';'); !risky && semi != std::string::npos; semi = text.find(';', semi + 1))
+        risky = startsWithTrigger(std::string_view(text).substr(semi + 1));
+    if (!risky)
+        return text;
+    char* end = nullptr;
+    std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size())
+        return text; // a number such as -1 or -0.5
+    return "'" + text;
+}
+
 std::string tableCsv(const CompareTable& table)
 {
     std::vector<std::vector<std::string>> rows;
@@ -153,7 +179,7 @@ std::string tableCsv(const CompareTable& table)
         std::vector<std::string> cells;
         cells.reserve(r.size());
         for (const Cell& c : r)
-            cells.push_back(excelText(c));
+            cells.push_back(c.isString() ? guardFormula(excelText(c)) : excelText(c));
         rows.push_back(std::move(cells));
     }
     return toCsv(table.header, rows);
@@ -194,7 +220,8 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         compareOptions.stackMode = pair.stackMode;
         compareOptions.stack = &stack;
         compareOptions.threads = options.threads;
-        auto table = compareDumps(*npu, **bench, compareOptions, progress);
+        auto table = options.profile == Profile::Msprobe26 ? compareDumps26(*npu, **bench, compareOptions, progress)
+                                                            : compareDumps(*npu, **bench, compareOptions, progress);
         if (!table)
             return table.error();
         PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {} };
@@ -207,14 +234,17 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         // compare_result..._{ts}_1.csv instead (two runs in one second).
         std::string tag = "_" + stamp;
         for (int n = 1; fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".csv"), ec)
-             || (options.advisor && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec));
+             || (options.advisor && options.profile == Profile::Msprobe12
+                 && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec));
              ++n)
             tag = "_" + stamp + "_" + std::to_string(n);
         result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
         std::string error;
-        if (!writeFileAtomically(result.csvFile, tableCsv(**table), &error))
+        const std::string csv = options.profile == Profile::Msprobe26 ? tableCsv26(**table) : tableCsv(**table);
+        if (!writeFileAtomically(result.csvFile, csv, &error))
             return makeError("compare.output", at(result.csvFile), error);
-        if (options.advisor) {
+        // The advisor file exists in msprobe 1.x and 8.x only.
+        if (options.advisor && options.profile == Profile::Msprobe12) {
             result.advisorFile = outDir / ("advisor" + pair.suffix + tag + ".txt");
             if (!writeFileAtomically(result.advisorFile, advisorText(**table), &error))
                 return makeError("compare.output", at(result.advisorFile), error);

@@ -21,8 +21,14 @@ struct CompareInput
     std::optional<std::filesystem::path> stackPath;
 };
 
+enum class Profile : std::uint8_t {
+    Msprobe12, ///< msprobe 1.2.2 (default; the version of the seed documents)
+    Msprobe26, ///< msprobe 26.0.0
+};
+
 struct JobOptions
 {
+    Profile profile = Profile::Msprobe12;
     bool stackFlag = false; ///< -s (only decides when stack_path is given, as in msprobe 1.2)
     bool fuzzy = false;     ///< -f
     bool advisor = true;    ///< write advisor_*.txt (msprobe's -c turns it off)
@@ -69,5 +75,9 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const s
 
 /// The CSV text of a table (msprobe's xlsx as a CSV: see docs/compare.md).
 std::string tableCsv(const CompareTable& table);
+
+/// A text cell that a spreadsheet would run as a formula (=, +, -, @, % first, or after ';') gets a
+/// leading apostrophe; numbers such as "-1" are left alone. See docs/compare.md.
+std::string guardFormula(std::string text);
 
 } // namespace probescope::compare

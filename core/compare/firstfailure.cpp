@@ -16,6 +16,9 @@ bool rowFails(const CompareTable& table, std::size_t row)
         return cell.isString() ? cell.asString() : std::string();
     };
     const RowColor color = row < table.colors.size() ? table.colors[row] : RowColor::None;
+    // msprobe 26 tables carry Result pass/warning/error instead of 1.2's Accuracy and highlights.
+    if (table.column("Accuracy Reached or Not") < 0 && table.column("Err_message") >= 0 && text("Result") == "error")
+        return true;
     switch (table.mode) {
     case CompareMode::RealData:
         return text("Accuracy Reached or Not") == "No" || color == RowColor::Red;

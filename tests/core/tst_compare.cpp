@@ -306,3 +306,40 @@ TEST(CompareJob, NeverOverwritesAnEarlierResult)
     EXPECT_EQ(second->front().advisorFile.filename(), "advisor_20000101000000_1.txt");
     EXPECT_EQ(readAll(first->front().csvFile), readAll(second->front().csvFile));
 }
+
+TEST(CompareJob, Msprobe26ProfileWritesMsprobe26sCsv)
+{
+    probescope::testing::TempDir out;
+    CompareInput input;
+    input.npuPath = fixturesDir() / "modelA_tensor_mix/npu/step0/rank/dump.json";
+    input.benchPath = fixturesDir() / "modelA_tensor_mix/bench/step0/rank/dump.json";
+    JobOptions options;
+    options.profile = Profile::Msprobe26;
+    options.timestamp = "20000101000000";
+    auto results = runCompareJob(input, out.path(), options);
+    ASSERT_TRUE(results.ok()) << results.error().format();
+    const PairResult& r = results->front();
+    EXPECT_TRUE(r.advisorFile.empty()); // msprobe 26 writes no advisor
+    const auto expected = parseCsv(readAll(fixturesDir() / "modelA_tensor_mix/expected/msprobe-26.0.0/step0/compare_result.csv"));
+    const auto actual = parseCsv(readAll(r.csvFile));
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t row = 0; row < expected.size(); ++row) {
+        ASSERT_EQ(actual[row].size(), expected[row].size());
+        for (std::size_t col = 0; col < expected[row].size(); ++col)
+            EXPECT_TRUE(sameCell(expected[row][col], actual[row][col]))
+                << "row " << row << " col " << col << ": " << expected[row][col] << " vs " << actual[row][col];
+    }
+    EXPECT_EQ(r.firstFailure.key, "Functional.gelu.0.forward");
+}
+
+TEST(CompareJob, FormulaLikeTextIsGuardedNumbersAreNot)
+{
+    EXPECT_EQ(guardFormula("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+    EXPECT_EQ(guardFormula("@SUM(A1)"), "'@SUM(A1)");
+    EXPECT_EQ(guardFormula("a;+cmd"), "'a;+cmd");
+    EXPECT_EQ(guardFormula("-1"), "-1");
+    EXPECT_EQ(guardFormula("-0.25"), "-0.25");
+    EXPECT_EQ(guardFormula("-inf\t"), "'-inf\t");
+    EXPECT_EQ(guardFormula("Functional.relu.0.forward.input.0"), "Functional.relu.0.forward.input.0");
+    EXPECT_EQ(guardFormula("\xef\xbc\x9dx"), "'\xef\xbc\x9dx"); // full-width equals sign
+}
