@@ -34,8 +34,8 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
-  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P]
-  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N] [--profile P]
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx]
+  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
       msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
@@ -46,6 +46,7 @@ usage:
       once (default: one per CPU; the result never depends on it). --profile msprobe-1.2
       (default) or msprobe-26 chooses whose output to reproduce; msprobe 26 adds stack
       information whenever stack.json lies beside the NPU dump and writes no advisor file.
+      --xlsx also writes compare_result*.xlsx with msprobe 1.2's red/yellow row fills.
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -88,6 +89,7 @@ struct Args
     bool compareOnly = false;
     unsigned threads = 0;
     std::string profile = "msprobe-1.2";
+    bool xlsx = false;
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -128,6 +130,8 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             args.fuzzy = true;
         } else if (a == "-c" || a == "--compare_only") {
             args.compareOnly = true;
+        } else if (a == "--xlsx") {
+            args.xlsx = true;
         } else if (a == "--profile") {
             if (i + 1 >= argc)
                 return std::string("--profile needs msprobe-1.2 or msprobe-26");
@@ -246,6 +250,7 @@ int runCompare(const Args& args)
     options.fuzzy = args.fuzzy;
     options.advisor = !args.compareOnly;
     options.threads = args.threads;
+    options.xlsx = args.xlsx;
     options.profile = args.profile == "msprobe-26" ? compare::Profile::Msprobe26 : compare::Profile::Msprobe12;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
@@ -272,6 +277,8 @@ int runCompare(const Args& args)
         std::cout << "  rows: " << table.rows.size() << " (" << unmatched << " without bench data), highlighted: "
                   << red << " red, " << yellow << " yellow\n";
         std::cout << "  written: " << r.csvFile.string() << "\n";
+        if (!r.xlsxFile.empty())
+            std::cout << "  written: " << r.xlsxFile.string() << "\n";
         if (!r.advisorFile.empty())
             std::cout << "  written: " << r.advisorFile.string() << "\n";
         const long first = compare::firstFailingRow(table);

@@ -4,6 +4,7 @@
 #include "compare/csvwriter.h"
 #include "compare/highlight.h"
 #include "compare/msprobe26.h"
+#include "compare/xlsxwriter.h"
 #include "compare/pytext.h"
 #include "dump/rankdump.h"
 #include "util/fileio.h"
@@ -224,7 +225,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
                                                             : compareDumps(*npu, **bench, compareOptions, progress);
         if (!table)
             return table.error();
-        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {} };
+        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {}, {} };
         result.firstFailure = findFirstFailure(**table, *tree::ConstructTree::build(*npuRank));
         if ((*table)->rows.empty()) {
             results.push_back(std::move(result)); // msprobe writes nothing when no op matched
@@ -234,6 +235,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         // compare_result..._{ts}_1.csv instead (two runs in one second).
         std::string tag = "_" + stamp;
         for (int n = 1; fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".csv"), ec)
+             || (options.xlsx && fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".xlsx"), ec))
              || (options.advisor && options.profile == Profile::Msprobe12
                  && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec));
              ++n)
@@ -243,6 +245,12 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         const std::string csv = options.profile == Profile::Msprobe26 ? tableCsv26(**table) : tableCsv(**table);
         if (!writeFileAtomically(result.csvFile, csv, &error))
             return makeError("compare.output", at(result.csvFile), error);
+        if (options.xlsx) {
+            result.xlsxFile = outDir / ("compare_result" + pair.suffix + tag + ".xlsx");
+            auto written = writeXlsx(**table, result.xlsxFile);
+            if (!written)
+                return written.error();
+        }
         // The advisor file exists in msprobe 1.x and 8.x only.
         if (options.advisor && options.profile == Profile::Msprobe12) {
             result.advisorFile = outDir / ("advisor" + pair.suffix + tag + ".txt");

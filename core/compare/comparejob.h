@@ -34,6 +34,7 @@ struct JobOptions
     bool advisor = true;    ///< write advisor_*.txt (msprobe's -c turns it off)
     std::string timestamp;  ///< YYYYmmddHHMMSS used in file names; now when empty
     unsigned threads = 0;   ///< -j: tensor pairs compared at once (0 = one per hardware thread)
+    bool xlsx = false;      ///< --xlsx: also write compare_result*.xlsx with msprobe's fills
 };
 
 /// One compared pair and where its files went.
@@ -44,6 +45,7 @@ struct PairResult
     std::filesystem::path benchDump;
     std::shared_ptr<const CompareTable> table;
     std::filesystem::path csvFile;
+    std::filesystem::path xlsxFile;
     std::filesystem::path advisorFile;
     FirstFailure firstFailure; ///< in execution order (docs/tree.md)
 };
