@@ -7,7 +7,7 @@ packages=(
     build-essential cmake ninja-build pkg-config ccache
     qt6-base-dev libqcustomplot-dev
     nlohmann-json3-dev libgtest-dev libgmock-dev
-    libxlsxwriter-dev zlib1g-dev
+    libxlsxwriter-dev zlib1g-dev libyaml-cpp-dev
     libtorch-dev
     xvfb xauth
 )

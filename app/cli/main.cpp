@@ -34,8 +34,8 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
-  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx]
-  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx]
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-dm MAP]
+  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-dm MAP]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
       msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
@@ -47,6 +47,8 @@ usage:
       (default) or msprobe-26 chooses whose output to reproduce; msprobe 26 adds stack
       information whenever stack.json lies beside the NPU dump and writes no advisor file.
       --xlsx also writes compare_result*.xlsx with msprobe 1.2's red/yellow row fills.
+      -dm MAP.yaml compares exactly the rows the mapping names (NPU row name: bench row
+      name, or N/A), in its order, as msprobe 1.2's data-mapping mode does.
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -90,6 +92,7 @@ struct Args
     unsigned threads = 0;
     std::string profile = "msprobe-1.2";
     bool xlsx = false;
+    std::string dataMapping;
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -130,6 +133,12 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             args.fuzzy = true;
         } else if (a == "-c" || a == "--compare_only") {
             args.compareOnly = true;
+        } else if (a == "-dm" || a == "--data_mapping") {
+            if (i + 1 >= argc)
+                return std::string("-dm needs a mapping.yaml");
+            args.dataMapping = argv[++i];
+        } else if (a == "-am" || a == "--api_mapping" || a == "-cm" || a == "--cell_mapping") {
+            return std::string("Argument -cm or -am is not supported in PyTorch framework"); // msprobe 1.2's words
         } else if (a == "--xlsx") {
             args.xlsx = true;
         } else if (a == "--profile") {
@@ -251,6 +260,8 @@ int runCompare(const Args& args)
     options.advisor = !args.compareOnly;
     options.threads = args.threads;
     options.xlsx = args.xlsx;
+    if (!args.dataMapping.empty())
+        options.dataMapping = args.dataMapping;
     options.profile = args.profile == "msprobe-26" ? compare::Profile::Msprobe26 : compare::Profile::Msprobe12;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {

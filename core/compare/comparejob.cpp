@@ -192,6 +192,16 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
     auto pairs = planPairs(input, options);
     if (!pairs)
         return pairs.error();
+    std::optional<DataMapping> mapping;
+    if (options.dataMapping) {
+        if (options.profile == Profile::Msprobe26)
+            return makeError("compare.mapping", at(*options.dataMapping),
+                             "data mapping is available in the msprobe-1.2 profile only");
+        auto read = readDataMapping(*options.dataMapping);
+        if (!read)
+            return read.error();
+        mapping = std::move(*read);
+    }
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
@@ -221,8 +231,10 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         compareOptions.stackMode = pair.stackMode;
         compareOptions.stack = &stack;
         compareOptions.threads = options.threads;
-        auto table = options.profile == Profile::Msprobe26 ? compareDumps26(*npu, **bench, compareOptions, progress)
-                                                            : compareDumps(*npu, **bench, compareOptions, progress);
+        auto table = options.profile == Profile::Msprobe26
+            ? compareDumps26(*npu, **bench, compareOptions, progress)
+            : (mapping ? compareWithDataMapping(*npu, **bench, *mapping, compareOptions, progress)
+                       : compareDumps(*npu, **bench, compareOptions, progress));
         if (!table)
             return table.error();
         PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {}, {} };

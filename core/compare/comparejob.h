@@ -35,6 +35,7 @@ struct JobOptions
     std::string timestamp;  ///< YYYYmmddHHMMSS used in file names; now when empty
     unsigned threads = 0;   ///< -j: tensor pairs compared at once (0 = one per hardware thread)
     bool xlsx = false;      ///< --xlsx: also write compare_result*.xlsx with msprobe's fills
+    std::optional<std::filesystem::path> dataMapping; ///< -dm mapping.yaml (msprobe 1.2 data-mapping mode)
 };
 
 /// One compared pair and where its files went.

@@ -8,6 +8,7 @@
 #include "util/parallel.h"
 
 #include <cmath>
+#include <unordered_map>
 
 namespace probescope::compare {
 
@@ -280,6 +281,9 @@ public:
         }
     }
 
+    // Data mapping (A.13): no matching; stats stay raw; every row carries its NPU entry's stack.
+    void mappedRow(const Op& op, const FlatRow& n, const FlatRow& b) { addMatched(op, n, b, op.stack, true); }
+
     void unmatched(const Op& n)
     {
         const auto rows = n.rowsByCategory();
@@ -343,8 +347,9 @@ private:
         return row;
     }
 
-    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, const Cell& stack)
+    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, const Cell& stack, bool rawStats = false)
     {
+        auto stat = [rawStats](const Cell& c) { return rawStats ? c : nanAsText(c); };
         std::vector<Cell> cells = head(n, &b);
         switch (m_table.mode) {
         case CompareMode::RealData: {
@@ -353,9 +358,9 @@ private:
             for (int i = 0; i < 5; ++i)
                 cells.push_back(Cell::none());
             for (const Cell& s : n.stats)
-                cells.push_back(nanAsText(s));
+                cells.push_back(stat(s));
             for (const Cell& s : b.stats)
-                cells.push_back(nanAsText(s));
+                cells.push_back(stat(s));
             cells.push_back(Cell::none()); // Accuracy Reached or Not
             cells.push_back(Cell::none()); // Err_message
             if (m_table.stackMode)
@@ -375,9 +380,9 @@ private:
             for (const auto& d : diffs)
                 cells.push_back(d.relative);
             for (const Cell& s : n.stats)
-                cells.push_back(nanAsText(s));
+                cells.push_back(stat(s));
             for (const Cell& s : b.stats)
-                cells.push_back(nanAsText(s));
+                cells.push_back(stat(s));
             cells.push_back(Cell::text(flagged ? "Warning" : ""));
             cells.push_back(Cell::text(flagged ? "Need double check api accuracy." : ""));
             if (m_table.stackMode)
@@ -435,47 +440,74 @@ private:
 
 } // namespace
 
+namespace {
+
+Result<std::vector<Op>> flattenAll(const dump::DumpFile& dump, CompareMode mode, const dump::StackMap* stack)
+{
+    std::vector<Op> ops;
+    ops.reserve(dump.entries.size());
+    for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
+        auto op = flattenEntry(dump.entries[i], i, mode);
+        if (!op) {
+            Diagnostic d = op.error();
+            d.location.file = dump.path.string();
+            return d;
+        }
+        if (stack) {
+            const auto* frames = stack->frames(op->key);
+            op->stack = frames ? Cell::pyText(stackText(*frames)) : Cell::none();
+        }
+        ops.push_back(std::move(*op));
+    }
+    return ops;
+}
+
+std::shared_ptr<CompareTable> newTable(CompareMode mode, const CompareOptions& options)
+{
+    auto table = std::make_shared<CompareTable>();
+    table->mode = mode;
+    table->stackMode = options.stackMode;
+    table->header = headerFor(mode, options.stackMode);
+    return table;
+}
+
+// Each job reads two tensor files, computes and frees them: memory stays bounded by the thread count,
+// and every job writes only its own row, so the table does not depend on the number of threads.
+Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareTable> table, TableBuilder& builder,
+                                                        const dump::DumpFile& npu, const CompareOptions& options,
+                                                        ProgressSink* progress)
+{
+    const auto& jobs = builder.jobs();
+    const bool completed = parallelFor(
+        jobs.size(), options.threads, [&](std::size_t i) { TableBuilder::finish(*table, jobs[i]); }, progress);
+    if (!completed)
+        return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+                         "the compare was cancelled");
+    applyHighlight(*table);
+    return std::shared_ptr<const CompareTable>(std::move(table));
+}
+
+} // namespace
+
 Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npu, const dump::DumpFile& bench,
                                                          const CompareOptions& options, ProgressSink* progress)
 {
     auto mode = detectMode(npu, bench);
     if (!mode)
         return mode.error();
-    auto table = std::make_shared<CompareTable>();
-    table->mode = *mode;
-    table->stackMode = options.stackMode;
-    table->header = headerFor(*mode, options.stackMode);
-
-    auto flattenAll = [&](const dump::DumpFile& dump, bool withStack,
-                          std::vector<Op>& ops) -> std::optional<Diagnostic> {
-        ops.reserve(dump.entries.size());
-        for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
-            auto op = flattenEntry(dump.entries[i], i, *mode);
-            if (!op) {
-                Diagnostic d = op.error();
-                d.location.file = dump.path.string();
-                return d;
-            }
-            if (withStack) {
-                const auto* frames = options.stack ? options.stack->frames(op->key) : nullptr;
-                op->stack = frames ? Cell::pyText(stackText(*frames)) : Cell::none();
-            }
-            ops.push_back(std::move(*op));
-        }
-        return std::nullopt;
-    };
-    std::vector<Op> npuOps;
-    std::vector<Op> benchOps;
-    if (auto e = flattenAll(npu, options.stackMode, npuOps))
-        return *e;
-    if (auto e = flattenAll(bench, false, benchOps))
-        return *e;
+    auto table = newTable(*mode, options);
+    auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
+    if (!npuOps)
+        return npuOps.error();
+    auto benchOps = flattenAll(bench, *mode, nullptr);
+    if (!benchOps)
+        return benchOps.error();
 
     std::vector<const Op*> n;
     std::vector<const Op*> b;
-    for (const Op& op : npuOps)
+    for (const Op& op : *npuOps)
         n.push_back(&op);
-    for (const Op& op : benchOps)
+    for (const Op& op : *benchOps)
         b.push_back(&op);
     const MatchOutcome match = matchOps(n, b, options.fuzzy);
     table->npuOpsLost = match.npuOpsLost;
@@ -488,20 +520,64 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     TableBuilder builder(npu, bench, options, *table);
     for (const MatchStep& step : match.steps) {
         if (step.bench < 0)
-            builder.unmatched(npuOps[step.npu]);
+            builder.unmatched((*npuOps)[step.npu]);
         else
-            builder.matched(npuOps[step.npu], benchOps[static_cast<std::size_t>(step.bench)]);
+            builder.matched((*npuOps)[step.npu], (*benchOps)[static_cast<std::size_t>(step.bench)]);
     }
-    // Each job reads two tensor files, computes and frees them: memory stays bounded by the thread count,
-    // and every job writes only its own row, so the table does not depend on the number of threads.
-    const auto& jobs = builder.jobs();
-    const bool completed = parallelFor(
-        jobs.size(), options.threads, [&](std::size_t i) { TableBuilder::finish(*table, jobs[i]); }, progress);
-    if (!completed)
-        return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
-                         "the compare was cancelled");
-    applyHighlight(*table);
-    return std::shared_ptr<const CompareTable>(std::move(table));
+    return finishTable(std::move(table), builder, npu, options, progress);
+}
+
+Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::DumpFile& npu,
+                                                                   const dump::DumpFile& bench,
+                                                                   const DataMapping& mapping,
+                                                                   const CompareOptions& options,
+                                                                   ProgressSink* progress)
+{
+    auto mode = detectMode(npu, bench);
+    if (!mode)
+        return mode.error();
+    auto table = newTable(*mode, options);
+    auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
+    if (!npuOps)
+        return npuOps.error();
+    auto benchOps = flattenAll(bench, *mode, nullptr);
+    if (!benchOps)
+        return benchOps.error();
+    // Row name -> (op, row); a later duplicate name wins, as in msprobe's dict.
+    std::unordered_map<std::string, std::pair<const Op*, const FlatRow*>> npuRows;
+    std::unordered_map<std::string, const FlatRow*> benchRows;
+    for (const Op& op : *npuOps) {
+        for (const FlatRow& r : op.rows)
+            npuRows[r.name] = { &op, &r };
+    }
+    for (const Op& op : *benchOps) {
+        for (const FlatRow& r : op.rows)
+            benchRows[r.name] = &r;
+    }
+    FlatRow na; // msprobe's pseudo-row for a mapping to "N/A"
+    na.name = "N/A";
+    na.dtype = na.shape = na.md5 = Cell::text("N/A");
+    na.stats.fill(Cell::text("N/A"));
+    na.dataName = "-1";
+
+    TableBuilder builder(npu, bench, options, *table);
+    for (const auto& [npuName, benchName] : mapping.pairs) {
+        const auto n = npuRows.find(npuName);
+        const FlatRow* b = benchName == "N/A" ? &na : nullptr;
+        if (!b) {
+            const auto it = benchRows.find(benchName);
+            b = it == benchRows.end() ? nullptr : it->second;
+        }
+        if (n == npuRows.end() || !b) {
+            table->diagnostics.push_back(makeWarning(
+                "compare.mapping-skipped", SourceLocation { mapping.path.string(), std::nullopt, 0, 0 },
+                "\"" + npuName + ": " + benchName + "\" skipped: "
+                    + (n == npuRows.end() ? "the NPU dump has no row " + npuName : "the bench dump has no row " + benchName)));
+            continue;
+        }
+        builder.mappedRow(*n->second.first, *n->second.second, *b);
+    }
+    return finishTable(std::move(table), builder, npu, options, progress);
 }
 
 } // namespace probescope::compare

@@ -343,3 +343,49 @@ TEST(CompareJob, FormulaLikeTextIsGuardedNumbersAreNot)
     EXPECT_EQ(guardFormula("Functional.relu.0.forward.input.0"), "Functional.relu.0.forward.input.0");
     EXPECT_EQ(guardFormula("\xef\xbc\x9dx"), "'\xef\xbc\x9dx"); // full-width equals sign
 }
+
+TEST(DataMapping, ComparesTheMappedRowsInMappingOrder)
+{
+    probescope::testing::TempDir dir;
+    const auto yaml = dir.write("mapping.yaml",
+                                "Functional.gelu.0.forward.output.0: Functional.gelu.0.forward.output.0\n"
+                                "Tensor.reshape.0.forward.input.0: N/A\n"
+                                "Functional.relu.0.forward.output.0: Functional.relu.2.forward.output.0\n"
+                                "No.such.0.forward.input.0: Functional.gelu.0.forward.input.0\n");
+    CompareInput input;
+    input.npuPath = fixturesDir() / "modelA_tensor_mix/npu/step0/rank/dump.json";
+    input.benchPath = fixturesDir() / "modelA_tensor_mix/bench/step0/rank/dump.json";
+    JobOptions options;
+    options.dataMapping = yaml;
+    options.advisor = false;
+    auto results = runCompareJob(input, dir.path() / "out", options);
+    ASSERT_TRUE(results.ok()) << results.error().format();
+    const CompareTable& t = *results->front().table;
+    ASSERT_EQ(t.rows.size(), 3u); // the unknown NPU row is skipped with a warning
+    ASSERT_EQ(t.diagnostics.size(), 1u);
+    EXPECT_EQ(t.diagnostics[0].id, "compare.mapping-skipped");
+    const int cos = t.column("Cosine");
+    const int err = t.column("Err_message");
+    const int acc = t.column("Accuracy Reached or Not");
+    // Same pair as the regular compare: the same metrics.
+    EXPECT_EQ(excelText(t.rows[0][static_cast<std::size_t>(cos)]), "0.879928374486");
+    EXPECT_EQ(t.rows[1][1].asString(), "N/A");
+    EXPECT_EQ(t.rows[1][static_cast<std::size_t>(err)].asString(), "Bench does not have data file.");
+    // relu.0 output [4, 4, 8, 8] against relu.2 output: different shapes.
+    EXPECT_EQ(t.rows[2][static_cast<std::size_t>(cos)].asString(), "shape unmatched");
+    EXPECT_EQ(t.rows[2][static_cast<std::size_t>(acc)].asString(), "Unmatched");
+}
+
+TEST(DataMapping, BadFilesNameTheirPosition)
+{
+    probescope::testing::TempDir dir;
+    auto list = readDataMapping(dir.write("list.yaml", "- a\n- b\n"));
+    ASSERT_FALSE(list.ok());
+    EXPECT_EQ(list.error().id, "compare.mapping");
+    auto broken = readDataMapping(dir.write("broken.yaml", "a: b\nc: [d\n"));
+    ASSERT_FALSE(broken.ok());
+    EXPECT_GE(broken.error().location.line, 2u);
+    auto missing = readDataMapping(dir.path() / "none.yaml");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("cannot open"), std::string::npos);
+}
