@@ -479,7 +479,13 @@ Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareT
 {
     const auto& jobs = builder.jobs();
     const bool completed = parallelFor(
-        jobs.size(), options.threads, [&](std::size_t i) { TableBuilder::finish(*table, jobs[i]); }, progress);
+        jobs.size(), options.threads,
+        [&](std::size_t i) {
+            TableBuilder::finish(*table, jobs[i]);
+            if (options.rowReady)
+                options.rowReady(jobs[i].row, table->rows[jobs[i].row]);
+        },
+        progress);
     if (!completed)
         return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
                          "the compare was cancelled");

@@ -8,6 +8,7 @@
 #include "util/diagnostic.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct CompareOptions
     bool stackMode = false; ///< add NPU_Stack_Info (resolved by the caller, see resolveStackMode)
     const dump::StackMap* stack = nullptr; ///< the NPU stack.json used in stack mode
     unsigned threads = 0; ///< tensor pairs compared at once (0 = one per hardware thread); never changes results
+    /// Called from worker threads as each real-data row's metrics are filled in (row index, in any order),
+    /// so a viewer can colour rows while the compare runs. Must be thread-safe; may be empty.
+    std::function<void(std::size_t row, const std::vector<Cell>& cells)> rowReady;
 };
 
 /// A finished compare of one NPU/bench dump pair (msprobe 1.2.2 layout). Immutable once built.

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <cmath>
 #include <cstdlib>
 
@@ -388,4 +390,29 @@ TEST(DataMapping, BadFilesNameTheirPosition)
     auto missing = readDataMapping(dir.path() / "none.yaml");
     ASSERT_FALSE(missing.ok());
     EXPECT_NE(missing.error().message.find("cannot open"), std::string::npos);
+}
+
+TEST(CompareThreads, RowsAreStreamedAsTheyAreReady)
+{
+    const auto base = fixturesDir() / "modelA_tensor_mix";
+    auto npu = dump::readDumpJson(base / "npu/step0/rank/dump.json");
+    auto bench = dump::readDumpJson(base / "bench/step0/rank/dump.json");
+    ASSERT_TRUE(npu.ok() && bench.ok());
+    std::mutex mutex;
+    std::vector<std::size_t> seen;
+    std::vector<std::string> cosines(370);
+    CompareOptions options;
+    options.threads = 2;
+    options.rowReady = [&](std::size_t row, const std::vector<Cell>& cells) {
+        std::lock_guard lock(mutex);
+        seen.push_back(row);
+        cosines.at(row) = excelText(cells[6]);
+    };
+    auto table = compareDumps(**npu, **bench, options);
+    ASSERT_TRUE(table.ok());
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end()); // each row once
+    EXPECT_EQ(seen.size(), 363u);                                        // every matched row
+    for (std::size_t row : seen)
+        EXPECT_EQ(cosines[row], excelText((*table)->rows[row][6])) << row; // streamed = final values
 }
