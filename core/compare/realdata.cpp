@@ -636,14 +636,13 @@ std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::s
 {
     if (!acceptableDataName(name))
         return std::nullopt;
-    auto resolved = tensor::resolveDataFile(dir, name);
+    // The folder's real path is resolved once per folder, not once per file (TensorFolder::cached).
+    auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
     if (!resolved)
         return std::nullopt;
-    std::error_code ec;
-    const std::uintmax_t size = std::filesystem::file_size(*resolved, ec);
-    if (ec || size > kMaxPtBytes || resolved->native().size() > 4096)
+    if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
         return std::nullopt;
-    auto loaded = tensor::loadPt(*resolved);
+    auto loaded = tensor::loadPt(resolved->path);
     if (!loaded)
         return std::nullopt;
     return std::move(loaded).value();

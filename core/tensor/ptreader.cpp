@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The only translation unit that sees LibTorch headers: they cost seconds to compile, and keeping
-// them here means the rest of ProbeScope builds without them.
+// them here means the rest of ProbeScope builds without them. loadPt uses the native reader
+// (ptnative.cpp); this one stays as its cross-check in the tests.
 #include "tensor/picklecheck.h"
 #include "tensor/tensor.h"
 #include "util/fileio.h"
@@ -191,7 +192,7 @@ Result<Tensor> convert(const std::filesystem::path& path, const c10::IValue& val
 
 } // namespace
 
-Result<Tensor> loadPt(const std::filesystem::path& path)
+Result<Tensor> loadPtWithTorch(const std::filesystem::path& path)
 {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))

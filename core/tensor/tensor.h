@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,11 +60,54 @@ Result<Tensor> loadNpy(const std::filesystem::path& path);
 /**
  * @brief Reads a .pt file written by torch.save (zip format) holding one tensor.
  *
+ * Uses ProbeScope's own reader (ptnative.h), which accepts only the layout torch.save writes for one
+ * plain tensor and needs no LibTorch at run time.
  * Error ids: tensor.missing, io.read, tensor.pt-format (not a zip: legacy format or not a .pt),
- * tensor.pt-corrupt (damaged archive or pickle), tensor.pt-not-tensor (dict, list, other object),
- * tensor.dtype-unsupported (complex, quantized, ...). Never crashes on damaged input.
+ * tensor.pt-corrupt (damaged archive or pickle, or a zip torch.save would not write),
+ * tensor.pt-not-tensor (dict, list, nn.Parameter, other object), tensor.dtype-unsupported
+ * (complex, quantized, ...). Never crashes on damaged input.
  */
 Result<Tensor> loadPt(const std::filesystem::path& path);
+
+/// loadPt through LibTorch's zip reader and unpickler, with the same error ids: kept as the
+/// reference the native reader is tested against. It accepts some archives loadPt refuses.
+Result<Tensor> loadPtWithTorch(const std::filesystem::path& path);
+
+/// A regular file found by TensorFolder::resolve.
+struct DataFile
+{
+    std::filesystem::path path; ///< real (link-free) path
+    std::uint64_t size = 0;
+};
+
+/**
+ * @brief A tensor folder whose real path is resolved once, for resolving many data_names.
+ *
+ * resolve() follows the rules of resolveDataFile and gives the same errors, but a plain file name
+ * costs one lstat() instead of canonicalizing the folder again. Immutable once built, so one instance
+ * can serve several threads.
+ */
+class TensorFolder
+{
+public:
+    explicit TensorFolder(std::filesystem::path dir);
+
+    const std::filesystem::path& dir() const { return m_dir; }
+    Result<DataFile> resolve(std::string_view dataName) const;
+
+    /**
+     * A shared instance per folder path, safe to call from several threads. It is built again when
+     * the path no longer names the same directory (one stat() per call), e.g. after a dump was replaced.
+     */
+    static std::shared_ptr<const TensorFolder> cached(const std::filesystem::path& dir);
+
+private:
+    std::filesystem::path m_dir;
+    std::filesystem::path m_realDir; ///< empty when the folder could not be resolved
+    std::string m_problem;           ///< why, then
+    std::uint64_t m_device = 0;
+    std::uint64_t m_inode = 0;
+};
 
 /**
  * @brief Resolves a data_name under a tensor folder, refusing names that would leave it.
@@ -70,6 +115,7 @@ Result<Tensor> loadPt(const std::filesystem::path& path);
  * Rejects absolute names, any ".." component, NUL bytes, and names whose real path (symlinks resolved)
  * lies outside the real path of `tensorDir`. Returns the real (link-free) path of the file.
  * Error ids: tensor.path-invalid (empty, NUL, link loop), tensor.path-escape, tensor.missing.
+ * Goes through TensorFolder::cached, so the folder itself is resolved once, not per call.
  */
 Result<std::filesystem::path> resolveDataFile(const std::filesystem::path& tensorDir, std::string_view dataName);
 

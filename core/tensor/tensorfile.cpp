@@ -2,10 +2,14 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
 #include <system_error>
+#include <unordered_map>
 
 namespace probescope::tensor {
 
@@ -92,50 +96,119 @@ std::string shapeText(const std::vector<std::int64_t>& shape)
 
 } // namespace
 
-Result<fs::path> resolveDataFile(const fs::path& tensorDir, std::string_view dataName)
+TensorFolder::TensorFolder(fs::path dir)
+    : m_dir(std::move(dir))
+{
+    std::error_code ec;
+    fs::path real = fs::canonical(m_dir, ec);
+    struct stat st {};
+    if (!ec && ::stat(real.c_str(), &st) != 0)
+        ec = std::error_code(errno, std::generic_category());
+    if (ec) {
+        m_problem = ec.message();
+        return;
+    }
+    m_realDir = std::move(real);
+    m_device = static_cast<std::uint64_t>(st.st_dev);
+    m_inode = static_cast<std::uint64_t>(st.st_ino);
+}
+
+Result<DataFile> TensorFolder::resolve(std::string_view dataName) const
 {
     if (dataName.empty())
-        return fileError(tensorDir, "tensor.path-invalid", "the data_name is empty");
+        return fileError(m_dir, "tensor.path-invalid", "the data_name is empty");
     if (dataName.find('\0') != std::string_view::npos)
-        return fileError(tensorDir, "tensor.path-invalid", "the data_name contains a NUL byte");
+        return fileError(m_dir, "tensor.path-invalid", "the data_name contains a NUL byte");
 
     const fs::path name(dataName);
     if (name.is_absolute() || name.has_root_path()) {
-        return fileError(tensorDir, "tensor.path-escape",
+        return fileError(m_dir, "tensor.path-escape",
                          "data_name " + quoted(dataName) + " is an absolute path; it must name a file inside "
-                             + tensorDir.string());
+                             + m_dir.string());
     }
     for (const fs::path& part : name) {
         if (part == "..") {
-            return fileError(tensorDir, "tensor.path-escape",
+            return fileError(m_dir, "tensor.path-escape",
                              "data_name " + quoted(dataName) + " contains \"..\"; it must name a file inside "
-                                 + tensorDir.string());
+                                 + m_dir.string());
         }
     }
-
-    std::error_code ec;
-    const fs::path realDir = fs::canonical(tensorDir, ec);
-    if (ec) {
-        return fileError(tensorDir, "tensor.missing",
-                         "the tensor folder " + tensorDir.string() + " cannot be opened: " + ec.message());
+    if (m_realDir.empty()) {
+        return fileError(m_dir, "tensor.missing",
+                         "the tensor folder " + m_dir.string() + " cannot be opened: " + m_problem);
     }
-    const fs::path candidate = tensorDir / name;
-    const std::optional<fs::path> realFile = resolveLinks(realDir, name);
+
+    const fs::path candidate = m_dir / name;
+    const auto missing = [&candidate] {
+        return fileError(candidate, "tensor.missing", "the tensor file named by data_name does not exist");
+    };
+    const auto notRegular = [&candidate] {
+        return fileError(candidate, "tensor.missing", "the path named by data_name is not a regular file");
+    };
+
+    // A plain file name directly in the folder (the usual case) needs no walk: if it is not a link,
+    // the real folder plus the name is already the real path.
+    if (dataName.find('/') == std::string_view::npos && dataName != ".") {
+        fs::path direct = m_realDir / name;
+        struct stat st {};
+        if (::lstat(direct.c_str(), &st) != 0)
+            return missing();
+        if (S_ISREG(st.st_mode))
+            return DataFile { std::move(direct), static_cast<std::uint64_t>(st.st_size) };
+        if (!S_ISLNK(st.st_mode))
+            return notRegular();
+    }
+
+    const std::optional<fs::path> realFile = resolveLinks(m_realDir, name);
     if (!realFile)
         return fileError(candidate, "tensor.path-invalid",
                          "data_name " + quoted(dataName) + " goes through a symbolic link loop or an unreadable link");
-    if (!isInside(*realFile, realDir)) {
+    if (!isInside(*realFile, m_realDir)) {
         return fileError(candidate, "tensor.path-escape",
                          "data_name " + quoted(dataName) + " resolves to " + realFile->string()
-                             + ", outside the tensor folder " + realDir.string() + " (through a symbolic link)");
+                             + ", outside the tensor folder " + m_realDir.string() + " (through a symbolic link)");
     }
-    const fs::file_status status = fs::status(*realFile, ec);
-    if (ec || !fs::exists(status))
-        return fileError(candidate, "tensor.missing", "the tensor file named by data_name does not exist");
-    if (!fs::is_regular_file(status))
-        return fileError(candidate, "tensor.missing", "the path named by data_name is not a regular file");
+    struct stat st {};
+    if (::stat(realFile->c_str(), &st) != 0)
+        return missing();
+    if (!S_ISREG(st.st_mode))
+        return notRegular();
     // The checked path is the one handed back, so the file opened is the file that was checked.
-    return *realFile;
+    return DataFile { *realFile, static_cast<std::uint64_t>(st.st_size) };
+}
+
+std::shared_ptr<const TensorFolder> TensorFolder::cached(const fs::path& dir)
+{
+    static std::mutex mutex;
+    static std::unordered_map<std::string, std::shared_ptr<const TensorFolder>> folders;
+    constexpr std::size_t kMaxFolders = 256;
+
+    struct stat st {};
+    const bool exists = ::stat(dir.c_str(), &st) == 0;
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        const auto it = folders.find(dir.native());
+        if (exists && it != folders.end() && it->second->m_device == static_cast<std::uint64_t>(st.st_dev)
+            && it->second->m_inode == static_cast<std::uint64_t>(st.st_ino))
+            return it->second;
+    }
+    // Built outside the lock: canonical() walks the path, and other threads need not wait for it.
+    auto folder = std::make_shared<const TensorFolder>(dir);
+    if (!folder->m_realDir.empty()) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (folders.size() >= kMaxFolders)
+            folders.clear();
+        folders[dir.native()] = folder;
+    }
+    return folder;
+}
+
+Result<fs::path> resolveDataFile(const fs::path& tensorDir, std::string_view dataName)
+{
+    auto file = TensorFolder::cached(tensorDir)->resolve(dataName);
+    if (!file)
+        return file.error();
+    return std::move(file->path);
 }
 
 Result<Tensor> loadTensorFile(const fs::path& tensorDir, std::string_view dataName)

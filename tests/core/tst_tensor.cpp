@@ -3,6 +3,7 @@
 // Expected values come from outside this code: tests/data/tensors/expected.txt is written by
 // tests/data/gen/make_tensors.py (Python's view of each file) and the fixture stats by msprobe.
 #include "tensor/picklecheck.h"
+#include "tensor/ptnative.h"
 #include "tensor/tensor.h"
 #include "testconfig.h"
 
@@ -13,12 +14,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
+
+// LibTorch's zip reader leaks a few blocks when it refuses a damaged archive; the cross-check tests feed
+// it thousands. The leaks are inside libtorch_cpu (every frame of LeakSanitizer's report), not ours.
+extern "C" const char* __lsan_default_suppressions()
+{
+    return "leak:libtorch_cpu.so\n";
+}
 
 using namespace probescope;
 using namespace probescope::tensor;
@@ -826,6 +835,456 @@ TEST(PtMalformed, PickleCheckRefusesWhatWouldCrashLibTorch)
     const auto other = checkTorchPickle("\x80\x02" "cos\nsystem\n."s);
     ASSERT_TRUE(other.has_value());
     EXPECT_TRUE(other->notATensor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Native .pt reader against LibTorch
+
+namespace {
+
+/// Whether two results agree: both fail, or both hold the same dtype, shape and bytes.
+::testing::AssertionResult sameTensor(const Result<Tensor>& a, const Result<Tensor>& b)
+{
+    if (!a.ok() || !b.ok())
+        return ::testing::AssertionFailure() << "native " << errorId(a) << ", LibTorch " << errorId(b);
+    if (a->dtype != b->dtype || a->shape != b->shape || a->data != b->data)
+        return ::testing::AssertionFailure() << "the tensors differ";
+    return ::testing::AssertionSuccess();
+}
+
+/// Loads a file both ways and demands that whatever the native reader accepts, LibTorch reads alike.
+struct CrossCheck
+{
+    int bothAccept = 0;
+    int bothRefuse = 0;
+    int onlyTorchAccepts = 0; ///< the native reader is stricter on purpose
+
+    void check(const fs::path& path, const std::string& what)
+    {
+        const auto native = loadPt(path);
+        const auto viaPread = loadPtNative(path, 0);
+        const auto torch = loadPtWithTorch(path);
+        if (native.ok()) {
+            EXPECT_TRUE(sameTensor(native, torch)) << what;
+            EXPECT_EQ(native->data.size(), static_cast<std::size_t>(native->numel()) * dtypeSize(native->dtype)) << what;
+            ++bothAccept;
+        } else {
+            static const std::set<std::string> allowed { "tensor.pt-format", "tensor.pt-corrupt", "tensor.pt-not-tensor",
+                                                         "tensor.dtype-unsupported", "tensor.missing" };
+            EXPECT_TRUE(allowed.count(native.error().id)) << what << ": " << native.error().format();
+            if (torch.ok())
+                ++onlyTorchAccepts;
+            else
+                ++bothRefuse;
+        }
+        // Reading with pread instead of one read must not change anything.
+        EXPECT_EQ(errorId(viaPread), errorId(native)) << what;
+        if (native.ok() && viaPread.ok()) {
+            EXPECT_TRUE(sameTensor(native, viaPread)) << what;
+        }
+    }
+};
+
+std::uint32_t crc32Of(std::string_view bytes)
+{
+    std::uint32_t crc = 0xFFFFFFFFu;
+    for (const char ch : bytes) {
+        crc ^= static_cast<std::uint8_t>(ch);
+        for (int k = 0; k < 8; ++k)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+void put16(std::string& out, std::uint64_t v)
+{
+    for (int i = 0; i < 2; ++i)
+        out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+void put32(std::string& out, std::uint64_t v)
+{
+    for (int i = 0; i < 4; ++i)
+        out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+void put64(std::string& out, std::uint64_t v)
+{
+    for (int i = 0; i < 8; ++i)
+        out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+struct ZipOptions
+{
+    std::uint16_t method = 0;
+    bool zip64End = true;       ///< torch's writer always adds the zip64 end records
+    bool zip64Extra = false;    ///< sizes and offsets through zip64 extra fields
+    std::string comment {};
+};
+
+/// A zip written the way torch.save's writer lays it out (stored records, no data descriptors).
+std::string makeZip(const std::vector<std::pair<std::string, std::string>>& records, const ZipOptions& options = {})
+{
+    std::string out;
+    std::string central;
+    for (const auto& [name, data] : records) {
+        const std::uint64_t offset = out.size();
+        out += "PK\x03\x04";
+        put16(out, 20);
+        put16(out, 0);
+        put16(out, options.method);
+        put32(out, 0);
+        put32(out, crc32Of(data));
+        put32(out, data.size());
+        put32(out, data.size());
+        put16(out, name.size());
+        put16(out, 0);
+        out += name;
+        out += data;
+
+        central += "PK\x01\x02";
+        put16(central, 45);
+        put16(central, 20);
+        put16(central, 0);
+        put16(central, options.method);
+        put32(central, 0);
+        put32(central, crc32Of(data));
+        put32(central, options.zip64Extra ? 0xFFFFFFFF : data.size());
+        put32(central, options.zip64Extra ? 0xFFFFFFFF : data.size());
+        put16(central, name.size());
+        put16(central, options.zip64Extra ? 28 : 0);
+        put16(central, 0);
+        put16(central, 0);
+        put16(central, 0);
+        put32(central, 0);
+        put32(central, options.zip64Extra ? 0xFFFFFFFF : offset);
+        central += name;
+        if (options.zip64Extra) {
+            put16(central, 1);
+            put16(central, 24);
+            put64(central, data.size());
+            put64(central, data.size());
+            put64(central, offset);
+        }
+    }
+    const std::uint64_t cdOffset = out.size();
+    out += central;
+    if (options.zip64End) {
+        const std::uint64_t zip64Offset = out.size();
+        out += "PK\x06\x06";
+        put64(out, 44);
+        put16(out, 45);
+        put16(out, 45);
+        put32(out, 0);
+        put32(out, 0);
+        put64(out, records.size());
+        put64(out, records.size());
+        put64(out, central.size());
+        put64(out, cdOffset);
+        out += "PK\x06\x07";
+        put32(out, 0);
+        put64(out, zip64Offset);
+        put32(out, 1);
+    }
+    out += "PK\x05\x06";
+    put16(out, 0);
+    put16(out, 0);
+    put16(out, records.size());
+    put16(out, records.size());
+    put32(out, central.size());
+    put32(out, cdOffset);
+    put16(out, options.comment.size());
+    out += options.comment;
+    return out;
+}
+
+std::string binUnicode(std::string_view text)
+{
+    std::string out = "X";
+    put32(out, text.size());
+    return out + std::string(text);
+}
+
+std::string pickleInt(std::int64_t v)
+{
+    std::string out;
+    if (v >= 0 && v < 256) {
+        out = "K";
+        out += static_cast<char>(v);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+        out = "J";
+        put32(out, static_cast<std::uint32_t>(v));
+    } else {
+        out = "\x8a\x08";
+        put64(out, static_cast<std::uint64_t>(v));
+    }
+    return out;
+}
+
+std::string pickleIntTuple(const std::vector<std::int64_t>& values)
+{
+    std::string out = values.empty() ? std::string(")") : std::string("(");
+    for (const std::int64_t v : values)
+        out += pickleInt(v);
+    return values.empty() ? out : out + "t";
+}
+
+struct TensorPickle
+{
+    std::string storageType = "FloatStorage";
+    std::string key = "0";
+    std::string location = "cpu";
+    std::int64_t numel = 6;
+    std::int64_t offset = 0;
+    std::vector<std::int64_t> sizes { 2, 3 };
+    std::vector<std::int64_t> strides { 3, 1 };
+    bool requiresGrad = false;
+    std::string rebuild = "torch._utils\n_rebuild_tensor_v2\n";
+};
+
+/// The pickle torch.save writes for one tensor (without the memo PUTs, which change nothing).
+std::string makeTensorPickle(const TensorPickle& t)
+{
+    std::string p = "\x80\x02";
+    p += "c" + t.rebuild;
+    p += "((" + binUnicode("storage") + "ctorch\n" + t.storageType + "\n" + binUnicode(t.key) + binUnicode(t.location)
+        + pickleInt(t.numel) + "tQ";
+    p += pickleInt(t.offset) + pickleIntTuple(t.sizes) + pickleIntTuple(t.strides);
+    p += t.requiresGrad ? "\x88" : "\x89";
+    p += "ccollections\nOrderedDict\n)Rt";
+    p += "R.";
+    return p;
+}
+
+std::string floatBytes(int count)
+{
+    std::string out;
+    for (int i = 0; i < count; ++i) {
+        const float v = static_cast<float>(i) + 0.5f;
+        char b[4];
+        std::memcpy(b, &v, 4);
+        out.append(b, 4);
+    }
+    return out;
+}
+
+std::string makeTensorPt(const TensorPickle& t, const std::string& storage, const ZipOptions& options = {})
+{
+    return makeZip({ { "archive/data.pkl", makeTensorPickle(t) }, { "archive/data/" + t.key, storage },
+                     { "archive/version", "3\n" } },
+                   options);
+}
+
+} // namespace
+
+TEST(NativePt, AgreesWithLibTorchOnEveryCheckedInFile)
+{
+    CrossCheck check;
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(tensorDataDir())) {
+        if (entry.path().extension() != ".pt")
+            continue;
+        ++files;
+        const auto native = loadPt(entry.path());
+        const auto torch = loadPtWithTorch(entry.path());
+        EXPECT_EQ(errorId(native), errorId(torch)) << entry.path().filename();
+        check.check(entry.path(), entry.path().filename().string());
+    }
+    EXPECT_GE(files, 15);
+    EXPECT_EQ(check.onlyTorchAccepts, 0);
+}
+
+TEST(NativePt, AgreesWithLibTorchOnEveryFixtureFile)
+{
+    const fs::path dir = fixtureTensorDir() / "dump_tensor_data";
+    if (!fs::exists(dir))
+        GTEST_SKIP() << "fixtures not found";
+    CrossCheck check;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() == ".pt")
+            check.check(entry.path(), entry.path().filename().string());
+    }
+    EXPECT_GE(check.bothAccept, 300);
+    EXPECT_EQ(check.onlyTorchAccepts, 0);
+    EXPECT_EQ(check.bothRefuse, 0);
+}
+
+TEST(NativePt, DamagedFilesNeverLoadDifferentlyFromLibTorch)
+{
+    TempDir dir;
+    const fs::path path = dir.path() / "t.pt";
+    CrossCheck check;
+    std::vector<std::pair<std::string, std::string>> sources;
+    for (const char* name : { "f32.pt", "transposed.pt", "sliced.pt", "bf16.pt", "scalar.pt", "empty.pt" })
+        sources.emplace_back(name, readBytes(tensorDataDir() / name));
+    const fs::path fixture = fixtureTensorDir() / "dump_tensor_data/Functional.conv2d.0.forward.input.0.pt";
+    if (fs::exists(fixture))
+        sources.emplace_back("conv2d input", readBytes(fixture));
+
+    for (const auto& [name, good] : sources) {
+        const bool small = good.size() < 2048;
+        for (std::size_t n = 0; n < good.size(); n += small ? 1 : 29) {
+            writeBytes(path, std::string_view(good).substr(0, n));
+            check.check(path, name + " cut at " + std::to_string(n));
+            EXPECT_FALSE(loadPt(path).ok()) << name << " cut at " << n;
+        }
+        for (std::size_t i = 0; i < good.size(); i += small ? 1 : 7) {
+            for (unsigned char mask : { 0xFF, 0x01, 0x10, 0x80 }) {
+                std::string bad = good;
+                bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ mask);
+                writeBytes(path, bad);
+                check.check(path, name + " byte " + std::to_string(i) + " ^ " + std::to_string(mask));
+            }
+        }
+    }
+    EXPECT_GT(check.bothAccept, 0);
+    EXPECT_GT(check.bothRefuse, 0);
+    std::cout << "damaged files: " << check.bothAccept << " accepted by both, " << check.bothRefuse
+              << " refused by both, " << check.onlyTorchAccepts << " accepted only by LibTorch\n";
+}
+
+TEST(NativePt, RandomDamageInMemoryNeverCrashes)
+{
+    // Several flips at once reach states single flips cannot; the reader must only ever refuse them.
+    const std::string good = readBytes(tensorDataDir() / "sliced.pt");
+    std::uint64_t state = 12345;
+    const auto next = [&state] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<std::uint32_t>(state >> 33);
+    };
+    int accepted = 0;
+    for (int round = 0; round < 20000; ++round) {
+        std::string bad = good;
+        const int flips = 1 + static_cast<int>(next() % 4);
+        for (int f = 0; f < flips; ++f)
+            bad[next() % bad.size()] = static_cast<char>(next() & 0xFF);
+        const auto r = parsePtArchive(bad, "mem.pt");
+        if (r.ok()) {
+            ++accepted;
+            EXPECT_EQ(r->data.size(), static_cast<std::size_t>(r->numel()) * dtypeSize(r->dtype));
+        }
+    }
+    EXPECT_GT(accepted, 0);
+}
+
+TEST(NativePt, HandBuiltArchives)
+{
+    TempDir dir;
+    const fs::path path = dir.path() / "t.pt";
+    CrossCheck check;
+    const auto load = [&](const std::string& bytes, const std::string& what) {
+        writeBytes(path, bytes);
+        check.check(path, what);
+        return loadPt(path);
+    };
+
+    // The plain pattern, also with zip64 extra fields, an archive comment, requires_grad, a CUDA location.
+    const auto plain = load(makeTensorPt({}, floatBytes(6)), "plain");
+    ASSERT_TRUE(plain.ok()) << plain.error().format();
+    EXPECT_EQ(plain->shape, (std::vector<std::int64_t> { 2, 3 }));
+    EXPECT_EQ(plain->valueAt(5), 5.5);
+    EXPECT_TRUE(load(makeTensorPt({}, floatBytes(6), { .zip64Extra = true }), "zip64 extra").ok());
+    EXPECT_TRUE(load(makeTensorPt({}, floatBytes(6), { .zip64End = false }), "no zip64 end").ok());
+    EXPECT_TRUE(load(makeTensorPt({}, floatBytes(6), { .comment = "hello" }), "comment").ok());
+    EXPECT_TRUE(load(makeTensorPt({ .requiresGrad = true }, floatBytes(6)), "requires_grad").ok());
+    EXPECT_TRUE(load(makeTensorPt({ .location = "cuda:0" }, floatBytes(6)), "cuda").ok());
+
+    // Views: a column slice gathered in C order, a stride-0 broadcast, an empty tensor.
+    TensorPickle column;
+    column.offset = 1;
+    column.sizes = { 3 };
+    column.strides = { 2 };
+    const auto sliced = load(makeTensorPt(column, floatBytes(6)), "column");
+    ASSERT_TRUE(sliced.ok()) << sliced.error().format();
+    EXPECT_EQ(sliced->valueAt(0), 1.5);
+    EXPECT_EQ(sliced->valueAt(2), 5.5);
+    TensorPickle broadcast;
+    broadcast.numel = 2;
+    broadcast.sizes = { 3, 2 };
+    broadcast.strides = { 0, 1 };
+    const auto expanded = load(makeTensorPt(broadcast, floatBytes(2)), "broadcast");
+    ASSERT_TRUE(expanded.ok()) << expanded.error().format();
+    EXPECT_EQ(expanded->valueAt(4), 0.5);
+    EXPECT_EQ(expanded->valueAt(5), 1.5);
+    TensorPickle empty;
+    empty.numel = 0;
+    empty.sizes = { 0, 4 };
+    empty.strides = { 4, 1 };
+    EXPECT_TRUE(load(makeTensorPt(empty, ""), "empty").ok());
+
+    // Refused: views past the storage, negative strides, a numel that disagrees with the record.
+    TensorPickle far = column;
+    far.offset = 2;
+    EXPECT_EQ(errorId(load(makeTensorPt(far, floatBytes(6)), "past the end")), "tensor.pt-corrupt");
+    TensorPickle negative;
+    negative.strides = { 3, -1 };
+    EXPECT_EQ(errorId(load(makeTensorPt(negative, floatBytes(6)), "negative stride")), "tensor.pt-corrupt");
+    TensorPickle wrongNumel;
+    wrongNumel.numel = 7;
+    EXPECT_EQ(errorId(load(makeTensorPt(wrongNumel, floatBytes(6)), "numel")), "tensor.pt-corrupt");
+    TensorPickle huge = broadcast;
+    huge.sizes = { 1LL << 40, 2 };
+    // Not cross-checked: LibTorch would try to allocate the 8 TiB (which ASan aborts on).
+    writeBytes(path, makeTensorPt(huge, floatBytes(2)));
+    EXPECT_EQ(errorId(loadPt(path)), "tensor.pt-corrupt");
+    TensorPickle overflow;
+    overflow.sizes = { 1LL << 62, 1LL << 62 };
+    EXPECT_EQ(errorId(load(makeTensorPt(overflow, floatBytes(6)), "overflow")), "tensor.pt-corrupt");
+
+    // Refused: storage types, objects and layouts torch.save does not write for one plain tensor.
+    EXPECT_EQ(errorId(load(makeTensorPt({ .storageType = "ComplexFloatStorage", .numel = 3 }, floatBytes(6)), "complex")),
+              "tensor.dtype-unsupported");
+    EXPECT_EQ(errorId(load(makeTensorPt({ .storageType = "NopeStorage" }, floatBytes(6)), "unknown storage")),
+              "tensor.pt-corrupt");
+    EXPECT_EQ(errorId(load(makeTensorPt({ .rebuild = "torch._utils\n_rebuild_parameter\n" }, floatBytes(6)), "parameter")),
+              "tensor.pt-not-tensor");
+    EXPECT_EQ(errorId(load(makeTensorPt({ .location = "npu:0" }, floatBytes(6)), "npu")), "tensor.pt-corrupt");
+    EXPECT_EQ(errorId(load(makeTensorPt({}, floatBytes(6), { .method = 8 }), "deflate")), "tensor.pt-corrupt");
+    EXPECT_EQ(errorId(load(makeZip({ { "archive/data.pkl", makeTensorPickle({}) }, { "archive/data/0", floatBytes(6) },
+                                     { "archive/data/1", floatBytes(6) }, { "archive/version", "3\n" } }),
+                           "extra storage")),
+              "tensor.pt-corrupt");
+    EXPECT_EQ(errorId(load(makeZip({ { "archive/data.pkl", makeTensorPickle({}) }, { "archive/data/0", floatBytes(6) },
+                                     { "archive/version", "11\n" } }),
+                           "version 11")),
+              "tensor.pt-corrupt");
+    EXPECT_EQ(errorId(load(makeZip({ { "archive/data.pkl", makeTensorPickle({}) }, { "archive/data/0", floatBytes(6) } }),
+                           "no version")),
+              "tensor.pt-corrupt");
+    EXPECT_EQ(errorId(load(makeZip({ { "archive/data.pkl", makeTensorPickle({}) }, { "ARCHIVE/DATA.PKL", "x" },
+                                     { "archive/data/0", floatBytes(6) }, { "archive/version", "3\n" } }),
+                           "twins")),
+              "tensor.pt-corrupt");
+    const std::string dictPickle = std::string("\x80\x02}q\x00(", 6) + binUnicode("a") + "K\x01u.";
+    EXPECT_EQ(errorId(load(makeZip({ { "archive/data.pkl", dictPickle }, { "archive/version", "3\n" } }), "dict")),
+              "tensor.pt-not-tensor");
+    // LONG1 in any length but 8 is refused by LibTorch, so by this reader too.
+    std::string long5 = makeTensorPickle({});
+    long5.replace(long5.find("K\x06tQ"), 2, std::string("\x8a\x05\x06\x00\x00\x00\x00", 7));
+    EXPECT_EQ(errorId(load(makeZip({ { "archive/data.pkl", long5 }, { "archive/data/0", floatBytes(6) },
+                                     { "archive/version", "3\n" } }),
+                           "long1")),
+              "tensor.pt-corrupt");
+    // LibTorch reads some of the refused archives anyway (a numel that disagrees with the record, an
+    // unused storage record, ...); the native reader is stricter there on purpose.
+    std::cout << "hand-built archives: " << check.bothAccept << " accepted by both, " << check.bothRefuse
+              << " refused by both, " << check.onlyTorchAccepts << " accepted only by LibTorch\n";
+}
+
+TEST(NativePt, PreadPathReadsLargeFiles)
+{
+    // 3 MiB of float32 in a transposed view, read once whole and once through pread.
+    TempDir dir;
+    const fs::path path = dir.path() / "big.pt";
+    TensorPickle t;
+    t.numel = 768 * 1024;
+    t.sizes = { 1024, 768 };
+    t.strides = { 1, 1024 };
+    writeBytes(path, makeTensorPt(t, floatBytes(768 * 1024)));
+    const auto whole = loadPtNative(path, 64ULL << 20);
+    const auto pread = loadPtNative(path, 0);
+    ASSERT_TRUE(whole.ok()) << whole.error().format();
+    EXPECT_TRUE(sameTensor(whole, pread));
+    EXPECT_TRUE(sameTensor(whole, loadPtWithTorch(path)));
+    EXPECT_EQ(whole->valueAt(1), 1024.5);
 }
 
 // ---------------------------------------------------------------------------------------------
