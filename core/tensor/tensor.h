@@ -69,9 +69,6 @@ Result<Tensor> loadNpy(const std::filesystem::path& path);
  */
 Result<Tensor> loadPt(const std::filesystem::path& path);
 
-/// loadPt through LibTorch's zip reader and unpickler, with the same error ids: kept as the
-/// reference the native reader is tested against. It accepts some archives loadPt refuses.
-Result<Tensor> loadPtWithTorch(const std::filesystem::path& path);
 
 /// A regular file found by TensorFolder::resolve.
 struct DataFile

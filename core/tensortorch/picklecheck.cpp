@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Opcode meanings follow Python's pickle protocol 2 (Lib/pickletools.py documents each one);
 // the stack effects are those of LibTorch's Unpickler, which differ from Python's for NEWOBJ and BUILD.
-#include "tensor/picklecheck.h"
+#include "tensortorch/picklecheck.h"
 
 #include <memory>
 #include <unordered_map>
