@@ -161,6 +161,8 @@ void applyHighlight(CompareTable& table)
 long firstFailingRow(const CompareTable& table)
 {
     const int col = table.column(table.mode == CompareMode::RealData ? "Accuracy Reached or Not" : "Result");
+    if (col < 0)
+        return -1; // not a msprobe 1.2 table (msprobe 26 has no advisor)
     const char* failing = table.mode == CompareMode::RealData ? "No" : (table.mode == CompareMode::Md5 ? "Different" : "Warning");
     for (std::size_t i = 0; i < table.rows.size(); ++i) {
         const Cell& c = table.rows[i][static_cast<std::size_t>(col)];

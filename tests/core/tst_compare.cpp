@@ -322,6 +322,7 @@ TEST(CompareJob, Msprobe26ProfileWritesMsprobe26sCsv)
     ASSERT_TRUE(results.ok()) << results.error().format();
     const PairResult& r = results->front();
     EXPECT_TRUE(r.advisorFile.empty()); // msprobe 26 writes no advisor
+    EXPECT_EQ(firstFailingRow(*r.table), -1); // no Accuracy column: no advisor row (found by ASan via the CLI)
     const auto expected = parseCsv(readAll(fixturesDir() / "modelA_tensor_mix/expected/msprobe-26.0.0/step0/compare_result.csv"));
     const auto actual = parseCsv(readAll(r.csvFile));
     ASSERT_EQ(actual.size(), expected.size());
