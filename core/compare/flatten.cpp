@@ -150,30 +150,6 @@ std::optional<std::pair<RowCategory, std::string>> categorize(std::string_view r
 
 namespace {
 
-const char* pyTypeName(std::optional<JsonValue> v)
-{
-    if (!v)
-        return "NoneType";
-    switch (v->type()) {
-    case JsonType::Null: return "NoneType";
-    case JsonType::Bool: return "bool";
-    case JsonType::Int: return "int";
-    case JsonType::Double: return "float";
-    case JsonType::String: return "str";
-    case JsonType::Array: return "list";
-    case JsonType::Object: return "dict";
-    }
-    return "NoneType";
-}
-
-// numpy's shape of np.array(value) for a slice's [start, stop, step] list: "(3,)".
-std::string numpyShapeText(JsonValue v)
-{
-    if (!v.isArray())
-        return "()";
-    return "(" + std::to_string(v.size()) + ",)";
-}
-
 class Flattener
 {
 public:
@@ -247,7 +223,7 @@ private:
             row.shape = Cell::text(value ? pyStr(*value) : "None");
         } else if (type == "slice") {
             row.dtype = Cell::text("slice");
-            row.shape = Cell::text(value ? numpyShapeText(*value) : "()");
+            row.shape = Cell::text(numpyShapeText(value));
         } else if (type == "ellipsis") {
             row.dtype = Cell::text("ellipsis");
             row.shape = Cell::pyText("[]");

@@ -118,29 +118,6 @@ Cell statOf(JsonValue leaf, const char* key)
     return cellFromJson(v);
 }
 
-std::string numpyShapeText(std::optional<JsonValue> v)
-{
-    if (!v || !v->isArray())
-        return "()";
-    return "(" + std::to_string(v->size()) + ",)";
-}
-
-const char* pyTypeName(std::optional<JsonValue> v)
-{
-    if (!v)
-        return "NoneType";
-    switch (v->type()) {
-    case JsonType::Null: return "NoneType";
-    case JsonType::Bool: return "bool";
-    case JsonType::Int: return "int";
-    case JsonType::Double: return "float";
-    case JsonType::String: return "str";
-    case JsonType::Array: return "list";
-    case JsonType::Object: return "dict";
-    }
-    return "NoneType";
-}
-
 class Flattener26
 {
 public:

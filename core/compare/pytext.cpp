@@ -421,4 +421,27 @@ std::string excelText(const Cell& cell)
     return std::visit(Visitor {}, cell.value);
 }
 
+const char* pyTypeName(std::optional<dump::JsonValue> v)
+{
+    if (!v)
+        return "NoneType";
+    switch (v->type()) {
+    case dump::JsonType::Null: return "NoneType";
+    case dump::JsonType::Bool: return "bool";
+    case dump::JsonType::Int: return "int";
+    case dump::JsonType::Double: return "float";
+    case dump::JsonType::String: return "str";
+    case dump::JsonType::Array: return "list";
+    case dump::JsonType::Object: return "dict";
+    }
+    return "NoneType";
+}
+
+std::string numpyShapeText(std::optional<dump::JsonValue> v)
+{
+    if (!v || !v->isArray())
+        return "()";
+    return "(" + std::to_string(v->size()) + ",)";
+}
+
 } // namespace probescope::compare

@@ -4,6 +4,7 @@
 #include "compare/cell.h"
 #include "dump/jsondocument.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,13 @@ std::string pyStr(const Cell& cell);
 /// Python's str(int(v)) for a whole-valued double: every digit, exactly (2**80 → 1208925819614629174706176).
 /// A fractional part is dropped; inf/nan give "inf"/"-inf"/"nan".
 std::string integralDoubleText(double v);
+
+/// Name of the Python type json.load gives a value ("int", "float", "str", "list", "dict", "bool";
+/// "NoneType" for null or an absent value).
+const char* pyTypeName(std::optional<dump::JsonValue> v);
+
+/// numpy's shape text of np.array(v) for a flat list: "(3,)"; "()" for anything else or no value.
+std::string numpyShapeText(std::optional<dump::JsonValue> v);
 
 /// Python's repr of a str ('text', or "it's" when it holds a single quote but no double quote).
 /// Escapes \\ \n \r \t, \xNN for other control characters and \x/\u/\U for non-printable code points
