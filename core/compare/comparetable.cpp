@@ -471,6 +471,28 @@ std::shared_ptr<CompareTable> newTable(CompareMode mode, const CompareOptions& o
     return table;
 }
 
+// The start shared by every way of building a table: mode, empty table, both dumps flattened.
+struct Prepared
+{
+    std::shared_ptr<CompareTable> table;
+    std::vector<Op> npuOps;
+    std::vector<Op> benchOps;
+};
+
+Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench, const CompareOptions& options)
+{
+    auto mode = detectMode(npu, bench);
+    if (!mode)
+        return mode.error();
+    auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
+    if (!npuOps)
+        return npuOps.error();
+    auto benchOps = flattenAll(bench, *mode, nullptr);
+    if (!benchOps)
+        return benchOps.error();
+    return Prepared { newTable(*mode, options), std::move(*npuOps), std::move(*benchOps) };
+}
+
 // Each job reads two tensor files, computes and frees them: memory stays bounded by the thread count,
 // and every job writes only its own row, so the table does not depend on the number of threads.
 Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareTable> table, TableBuilder& builder,
@@ -498,22 +520,16 @@ Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareT
 Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npu, const dump::DumpFile& bench,
                                                          const CompareOptions& options, ProgressSink* progress)
 {
-    auto mode = detectMode(npu, bench);
-    if (!mode)
-        return mode.error();
-    auto table = newTable(*mode, options);
-    auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
-    if (!npuOps)
-        return npuOps.error();
-    auto benchOps = flattenAll(bench, *mode, nullptr);
-    if (!benchOps)
-        return benchOps.error();
+    auto prepared = prepare(npu, bench, options);
+    if (!prepared)
+        return prepared.error();
+    auto& [table, npuOps, benchOps] = *prepared;
 
     std::vector<const Op*> n;
     std::vector<const Op*> b;
-    for (const Op& op : *npuOps)
+    for (const Op& op : npuOps)
         n.push_back(&op);
-    for (const Op& op : *benchOps)
+    for (const Op& op : benchOps)
         b.push_back(&op);
     const MatchOutcome match = matchOps(n, b, options.fuzzy);
     table->npuOpsLost = match.npuOpsLost;
@@ -526,9 +542,9 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     TableBuilder builder(npu, bench, options, *table);
     for (const MatchStep& step : match.steps) {
         if (step.bench < 0)
-            builder.unmatched((*npuOps)[step.npu]);
+            builder.unmatched(npuOps[step.npu]);
         else
-            builder.matched((*npuOps)[step.npu], (*benchOps)[static_cast<std::size_t>(step.bench)]);
+            builder.matched(npuOps[step.npu], benchOps[static_cast<std::size_t>(step.bench)]);
     }
     return finishTable(std::move(table), builder, npu, options, progress);
 }
@@ -539,24 +555,18 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
                                                                    const CompareOptions& options,
                                                                    ProgressSink* progress)
 {
-    auto mode = detectMode(npu, bench);
-    if (!mode)
-        return mode.error();
-    auto table = newTable(*mode, options);
-    auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
-    if (!npuOps)
-        return npuOps.error();
-    auto benchOps = flattenAll(bench, *mode, nullptr);
-    if (!benchOps)
-        return benchOps.error();
+    auto prepared = prepare(npu, bench, options);
+    if (!prepared)
+        return prepared.error();
+    auto& [table, npuOps, benchOps] = *prepared;
     // Row name -> (op, row); a later duplicate name wins, as in msprobe's dict.
     std::unordered_map<std::string, std::pair<const Op*, const FlatRow*>> npuRows;
     std::unordered_map<std::string, const FlatRow*> benchRows;
-    for (const Op& op : *npuOps) {
+    for (const Op& op : npuOps) {
         for (const FlatRow& r : op.rows)
             npuRows[r.name] = { &op, &r };
     }
-    for (const Op& op : *benchOps) {
+    for (const Op& op : benchOps) {
         for (const FlatRow& r : op.rows)
             benchRows[r.name] = &r;
     }
