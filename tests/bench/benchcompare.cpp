@@ -14,6 +14,8 @@
 // checked here, never by timed unit tests; --expect-rows lets a ctest smoke test prove that the
 // generator and the engine agree (every tensor file found and read) without timing anything.
 
+#include "procstatus.h"
+
 #include "compare/comparetable.h"
 #include "dump/dumpfile.h"
 #include "tensor/tensor.h"
@@ -61,24 +63,6 @@ struct Options
     std::optional<std::uint64_t> expectRows;
     std::optional<std::uint64_t> expectMinRows;
 };
-
-/// One field of /proc/self/status in bytes (the kernel reports kB), or 0 if absent.
-std::uint64_t procStatusBytes(std::string_view field)
-{
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':') {
-            std::size_t i = field.size() + 1;
-            while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
-                ++i;
-            std::uint64_t kb = 0;
-            std::from_chars(line.data() + i, line.data() + line.size(), kb);
-            return kb * 1024;
-        }
-    }
-    return 0;
-}
 
 /// CPU time of the process (user + system, all threads): steadier than wall time on a shared machine.
 double cpuSeconds()

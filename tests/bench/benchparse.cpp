@@ -16,6 +16,8 @@
 // Speed is only ever checked here, never by timed unit tests; --expect-entries lets a ctest smoke
 // test check that the generator and the reader agree without timing anything.
 
+#include "procstatus.h"
+
 #include "dump/dumpfile.h"
 #include "dump/jsondocument.h"
 #include "util/fileio.h"
@@ -58,24 +60,6 @@ struct Options
     int repeat = 1;
     std::optional<std::uint64_t> expectEntries;
 };
-
-/// One field of /proc/self/status in bytes (the kernel reports kB), or 0 if absent.
-std::uint64_t procStatusBytes(std::string_view field)
-{
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':') {
-            std::size_t i = field.size() + 1;
-            while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
-                ++i;
-            std::uint64_t kb = 0;
-            std::from_chars(line.data() + i, line.data() + line.size(), kb);
-            return kb * 1024;
-        }
-    }
-    return 0;
-}
 
 struct RunResult
 {
