@@ -5,11 +5,11 @@ set -euo pipefail
 
 packages=(
     build-essential cmake ninja-build pkg-config ccache
-    qt6-base-dev libqcustomplot-dev
+    qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev
     nlohmann-json3-dev libgtest-dev libgmock-dev
     libxlsxwriter-dev zlib1g-dev libyaml-cpp-dev
     libtorch-dev
-    xvfb xauth
+    xvfb xauth fonts-noto-cjk
 )
 # python3-torch is only needed by tests that cross-check .pt files against Python's torch.load.
 if [[ "${PROBESCOPE_WITH_PYTHON_TORCH:-0}" == "1" ]]; then

@@ -500,6 +500,8 @@ Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareT
                                                         ProgressSink* progress)
 {
     const auto& jobs = builder.jobs();
+    if (options.layoutReady)
+        options.layoutReady(*table);
     const bool completed = parallelFor(
         jobs.size(), options.threads,
         [&](std::size_t i) {

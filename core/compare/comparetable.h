@@ -26,6 +26,10 @@ struct CompareOptions
     /// Called from worker threads as each real-data row's metrics are filled in (row index, in any order),
     /// so a viewer can colour rows while the compare runs. Must be thread-safe; may be empty.
     std::function<void(std::size_t row, const std::vector<Cell>& cells)> rowReady;
+    /// Called once from the calling thread when every row is laid out (names, matched, npuEntry; the
+    /// statistics/md5 cells final; real-data metric cells still empty), before any rowReady. The table is
+    /// being built: copy what is needed, keep no reference.
+    std::function<void(const struct CompareTable& layout)> layoutReady;
 };
 
 /// A finished compare of one NPU/bench dump pair (msprobe 1.2.2 layout). Immutable once built.

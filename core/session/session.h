@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/comparejob.h"
+#include "compare/comparetable.h"
+#include "compare/firstfailure.h"
+#include "dump/dumplayout.h"
+#include "dump/rankdump.h"
+#include "session/nodestatus.h"
+#include "tree/constructtree.h"
+#include "util/diagnostic.h"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probescope::session {
+
+/// One NPU rank paired with one bench rank, in one step.
+struct RankPair
+{
+    dump::RankLocation npu;
+    dump::RankLocation bench;
+    std::int64_t step = -1; ///< -1 when the dumps have no step folders
+    std::string label() const; ///< "step0 · rank0 ↔ rank0" (or "rank ↔ rank")
+};
+
+/**
+ * @brief What a GUI session can show for two opened inputs: every step/rank pair.
+ *
+ * Inputs may be at any level (dump root, step folder, rank folder, a dump.json), or `npu` may be
+ * msprobe's compare.json with `bench` empty. Steps present on one side only are reported and skipped;
+ * within a step, ranks pair by rank number (msprobe's compare_distributed pairs them by sorted name,
+ * which is the same for the rank0..rankN layouts msprobe writes).
+ */
+struct SessionPlan
+{
+    std::filesystem::path npuInput;
+    std::filesystem::path benchInput;
+    std::vector<RankPair> pairs; ///< sorted by step, then NPU rank
+    Diagnostics diagnostics;
+
+    std::vector<std::int64_t> steps() const;
+    std::vector<std::size_t> pairsOfStep(std::int64_t step) const;
+};
+
+Result<SessionPlan> planSession(const std::filesystem::path& npu, const std::filesystem::path& bench);
+
+/// The loaded, not yet compared, pair: what a viewer shows first.
+struct PairSkeleton
+{
+    RankPair pair;
+    std::shared_ptr<const dump::RankDump> npu;
+    std::shared_ptr<const dump::RankDump> bench;
+    std::shared_ptr<const tree::ConstructTree> tree; ///< over the NPU dump
+    Diagnostics diagnostics;
+};
+
+/// A finished analysis of one pair. Immutable; published whole.
+struct PairAnalysis
+{
+    std::shared_ptr<const PairSkeleton> skeleton;
+    std::shared_ptr<const compare::CompareTable> table;
+    std::shared_ptr<const NodeStatusTable> status;
+    compare::FirstFailure firstFailure;
+    double seconds = 0; ///< wall time from start to finish
+};
+
+/// A batch of rows whose metrics arrived, and the nodes whose own status changed with them.
+struct StatusUpdate
+{
+    std::vector<std::uint32_t> nodes;
+    std::vector<Status> own;
+};
+
+struct AnalysisOptions
+{
+    unsigned threads = 0;  ///< tensor pairs compared at once (0 = hardware threads)
+    bool fuzzy = false;
+    compare::Profile profile = compare::Profile::Msprobe12;
+    /// Called once, from the worker, when both dumps are loaded and the tree is built (before the compare).
+    std::function<void(std::shared_ptr<const PairSkeleton>)> skeletonReady;
+    /// Called from the worker when the rows are laid out, with every node's status so far
+    /// (statistics/md5 final; real-data rows Pending). Then `statusUpdate` follows in batches.
+    std::function<void(std::shared_ptr<const NodeStatusTable>)> layoutReady;
+    /// Batches of nodes whose own status changed as tensor metrics were computed (worker threads,
+    /// serialised: never two calls at once).
+    std::function<void(StatusUpdate)> statusUpdate;
+};
+
+/// Loads, compares and judges one pair. Progress stages: load (0-10 %), compare (10-99 %), verdicts.
+Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, const AnalysisOptions& options,
+                                                        ProgressSink* progress = nullptr);
+
+/// A line of the rank overview.
+struct PairSummary
+{
+    std::size_t pairIndex = 0;
+    std::array<std::uint32_t, 6> counts {}; ///< nodes per own Status
+    compare::FirstFailure firstFailure;
+    std::uint32_t nodes = 0;
+};
+
+PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex);
+
+/// Index into `summaries` of the rank that diverges first (earliest culprit in its own execution order),
+/// or -1 when no pair fails.
+long firstDivergingRank(const std::vector<PairSummary>& summaries);
+
+/// Row name -> dump.json entry key ("Functional.gelu.0.forward.input.0" -> "Functional.gelu.0.forward").
+std::string entryKeyOfRow(const std::string& rowName);
+
+} // namespace probescope::session
