@@ -276,17 +276,10 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
 
 long firstDivergingPair(const std::vector<PairResult>& results)
 {
-    long best = -1;
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const FirstFailure& f = results[i].firstFailure;
-        if (f.key.empty())
-            continue;
-        const FirstFailure* b = best < 0 ? nullptr : &results[static_cast<std::size_t>(best)].firstFailure;
-        // A real culprit beats "inputs already differ"; then the earlier position wins; ties keep rank order.
-        if (!b || (f.found && !b->found) || (f.found == b->found && f.executionIndex < b->executionIndex))
-            best = static_cast<long>(i);
-    }
-    return best;
+    std::vector<const FirstFailure*> failures;
+    for (const PairResult& r : results)
+        failures.push_back(&r.firstFailure);
+    return earliestFailure(failures);
 }
 
 } // namespace probescope::compare

@@ -125,4 +125,18 @@ FirstFailure findFirstFailure(const CompareTable& table, const tree::ConstructTr
     return result;
 }
 
+long earliestFailure(const std::vector<const FirstFailure*>& failures)
+{
+    long best = -1;
+    for (std::size_t i = 0; i < failures.size(); ++i) {
+        const FirstFailure* f = failures[i];
+        if (!f || f->key.empty())
+            continue;
+        const FirstFailure* b = best < 0 ? nullptr : failures[static_cast<std::size_t>(best)];
+        if (!b || (f->found && !b->found) || (f->found == b->found && f->executionIndex < b->executionIndex))
+            best = static_cast<long>(i);
+    }
+    return best;
+}
+
 } // namespace probescope::compare

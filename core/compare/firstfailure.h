@@ -32,6 +32,11 @@ struct FirstFailure
 /// (statistics); Result "Different" (md5).
 bool rowFails(const CompareTable& table, std::size_t row);
 
+/// Index of the failure that ran earliest: a real culprit beats "inputs already differ", then the earlier
+/// execution position wins, ties keep list order; null entries and ones without a key are skipped. -1 if none.
+/// Ranks run in parallel, so positions are compared in each rank's own execution order.
+long earliestFailure(const std::vector<const FirstFailure*>& failures);
+
 /// `tree` must be built from the same NPU DumpFile the table was compared from.
 FirstFailure findFirstFailure(const CompareTable& table, const tree::ConstructTree& tree);
 

@@ -86,7 +86,7 @@ struct AnalysisOptions
     /// Called once, from the worker, when both dumps are loaded and the tree is built (before the compare).
     std::function<void(std::shared_ptr<const PairSkeleton>)> skeletonReady;
     /// Called from the worker when the rows are laid out, with every node's status so far
-    /// (statistics/md5 final; real-data rows Pending). Then `statusUpdate` follows in batches.
+    /// (md5 final; statistics without msprobe's highlights, which need every row; real-data rows Pending). Then `statusUpdate` follows in batches.
     std::function<void(std::shared_ptr<const NodeStatusTable>)> layoutReady;
     /// Batches of nodes whose own status changed as tensor metrics were computed (worker threads,
     /// serialised: never two calls at once).

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// The viewer's core: pairing of opened inputs, staged analysis with streamed verdicts, node statuses.
+#include "session/session.h"
+
+#include "compare/firstfailure.h"
+#include "tempdir.h"
+#include "testconfig.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+
+using namespace probescope;
+using namespace probescope::session;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fixture(const std::string& name, const std::string& side) { return probescope::testing::fixturesDir() / name / side; }
+
+std::shared_ptr<const PairAnalysis> analyse(const RankPair& pair, AnalysisOptions options = {})
+{
+    auto result = analysePair(pair, options);
+    EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().format());
+    return result.ok() ? *result : nullptr;
+}
+
+tree::NodeId nodeOf(const PairAnalysis& a, std::string_view key)
+{
+    auto id = a.skeleton->tree->find(key);
+    EXPECT_TRUE(id.has_value()) << key;
+    return id.value_or(tree::NodeId {});
+}
+
+class CancelAfter final : public ProgressSink
+{
+public:
+    explicit CancelAfter(std::uint64_t after)
+        : m_after(after)
+    {
+    }
+    void setRange(std::uint64_t) override {}
+    void advance(std::uint64_t done) override { m_max = std::max<std::uint64_t>(m_max, done); }
+    bool isCancelled() const override { return m_max >= m_after; }
+
+private:
+    std::uint64_t m_after;
+    std::atomic<std::uint64_t> m_max { 0 };
+};
+
+} // namespace
+
+TEST(SessionPlan, PairsStepsAndRanksFromRoots)
+{
+    auto plan = planSession(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench"));
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    ASSERT_EQ(plan->pairs.size(), 2u);
+    EXPECT_EQ(plan->steps(), (std::vector<std::int64_t> { 0, 1 }));
+    EXPECT_EQ(plan->pairs[1].step, 1);
+    EXPECT_EQ(plan->pairs[0].label(), "step0 \u00b7 rank \u2194 rank");
+    EXPECT_EQ(plan->pairsOfStep(1), (std::vector<std::size_t> { 1 }));
+}
+
+TEST(SessionPlan, AnyLevelAndCompareJson)
+{
+    const fs::path npu = fixture("modelA_md5_mix", "npu") / "step1" / "rank";
+    const fs::path bench = fixture("modelA_md5_mix", "bench") / "step0";
+    auto plan = planSession(npu / "dump.json", bench);
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    ASSERT_EQ(plan->pairs.size(), 1u);
+    EXPECT_EQ(plan->pairs[0].npu.dumpFile, npu / "dump.json");
+
+    probescope::testing::TempDir dir;
+    const fs::path json = dir.path() / "compare.json";
+    std::ofstream(json) << R"({"npu_path": ")" << (npu / "dump.json").string() << R"(", "bench_path": ")"
+                        << (bench / "rank" / "dump.json").string() << R"(", "is_print_compare_log": true})";
+    auto fromJson = planSession(json, {});
+    ASSERT_TRUE(fromJson.ok()) << fromJson.error().format();
+    EXPECT_EQ(fromJson->pairs.size(), 1u);
+
+    auto missing = planSession(dir.path() / "nothing", bench);
+    ASSERT_FALSE(missing.ok());
+    auto alone = planSession(npu, {});
+    ASSERT_FALSE(alone.ok());
+    EXPECT_EQ(alone.error().id, "session.input");
+}
+
+TEST(SessionPlan, UnpairedStepsAreReported)
+{
+    auto plan = planSession(fixture("modelA_md5_mix", "npu"), fixture("modelA_md5_mix", "bench") / "step0");
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    // Root (two steps) against one step folder: step 0 pairs, step 1 is reported.
+    ASSERT_EQ(plan->pairs.size(), 1u);
+    EXPECT_EQ(plan->pairs[0].step, 0);
+    ASSERT_FALSE(plan->diagnostics.empty());
+    EXPECT_EQ(plan->diagnostics[0].id, "session.step-unpaired");
+}
+
+class SessionFixtures : public ::testing::TestWithParam<std::string>
+{
+};
+
+TEST_P(SessionFixtures, StatusesAndFirstFailure)
+{
+    auto plan = planSession(fixture(GetParam(), "npu"), fixture(GetParam(), "bench"));
+    ASSERT_TRUE(plan.ok());
+    std::shared_ptr<const PairSkeleton> skeleton;
+    std::shared_ptr<const NodeStatusTable> layout;
+    AnalysisOptions options;
+    options.threads = 2;
+    options.skeletonReady = [&](std::shared_ptr<const PairSkeleton> s) {
+        EXPECT_FALSE(layout) << "the tree comes before the verdicts";
+        skeleton = std::move(s);
+    };
+    options.layoutReady = [&](std::shared_ptr<const NodeStatusTable> s) { layout = std::move(s); };
+    auto a = analyse(plan->pairs[0], options);
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(skeleton && layout);
+    EXPECT_EQ(a->skeleton, skeleton);
+    EXPECT_TRUE(a->firstFailure.found);
+    EXPECT_EQ(a->firstFailure.key, "Functional.gelu.0.forward");
+
+    const NodeStatusTable& s = *a->status;
+    const tree::ConstructTree& tree = *a->skeleton->tree;
+    ASSERT_EQ(s.own.size(), tree.size());
+    const auto gelu = nodeOf(*a, "Functional.gelu.0.forward");
+    EXPECT_TRUE(isFailing(s.own[gelu.value]));
+    EXPECT_EQ(s.own[nodeOf(*a, "Tensor.reshape.0.forward").value], Status::Unmatched);
+    EXPECT_EQ(s.own[nodeOf(*a, "Functional.conv2d.0.forward").value], Status::Pass);
+    // Each node's rows are exactly the table rows naming its entry, in table order.
+    std::size_t total = 0;
+    for (std::uint32_t n = 0; n < tree.size(); ++n) {
+        long previous = -1;
+        for (std::uint32_t r : s.rowsOf(tree::NodeId { n })) {
+            EXPECT_EQ(a->table->npuEntry[r], n);
+            EXPECT_GT(static_cast<long>(r), previous);
+            previous = r;
+            ++total;
+        }
+    }
+    EXPECT_EQ(total, a->table->rows.size());
+    // Aggregation: every ancestor of gelu is at least as bad and counts it below.
+    for (tree::NodeId p = tree.node(gelu).parent; p.valid(); p = tree.node(p).parent) {
+        EXPECT_GE(s.subtree[p.value], s.own[gelu.value]);
+        EXPECT_GE(s.failingBelow[p.value], 1u);
+    }
+    std::uint32_t counted = 0;
+    for (auto c : s.counts)
+        counted += c;
+    EXPECT_EQ(counted, tree.size());
+    // md5 verdicts are final at layout time; statistics rows lack msprobe's highlights (they need every
+    // row), so they can only get worse; real-data rows wait for their tensors.
+    if (GetParam() == "modelA_md5_mix")
+        EXPECT_EQ(layout->own, s.own);
+    else if (GetParam() == "modelA_statistics_mix") {
+        EXPECT_NE(layout->own, s.own);
+        for (std::size_t n = 0; n < s.own.size(); ++n)
+            EXPECT_LE(layout->own[n], s.own[n]);
+    } else {
+        EXPECT_EQ(layout->own[gelu.value], Status::Pending);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, SessionFixtures,
+                         ::testing::Values("modelA_tensor_mix", "modelA_statistics_mix", "modelA_md5_mix"));
+
+TEST(Session, StreamedUpdatesEndInTheFinalStatuses)
+{
+    auto plan = planSession(fixture("modelA_tensor_mix", "npu"), fixture("modelA_tensor_mix", "bench"));
+    ASSERT_TRUE(plan.ok());
+    std::mutex mutex;
+    std::vector<Status> own;
+    int batches = 0;
+    AnalysisOptions options;
+    options.threads = 2;
+    options.layoutReady = [&](std::shared_ptr<const NodeStatusTable> s) { own = s->own; };
+    options.statusUpdate = [&](StatusUpdate u) {
+        std::lock_guard lock(mutex);
+        ++batches;
+        ASSERT_EQ(u.nodes.size(), u.own.size());
+        for (std::size_t i = 0; i < u.nodes.size(); ++i)
+            own[u.nodes[i]] = u.own[i];
+    };
+    auto a = analyse(plan->pairs[0], options);
+    ASSERT_TRUE(a);
+    EXPECT_GE(batches, 0);
+    // Streamed statuses know only Accuracy; the final ones add msprobe's highlights. Errors seen while
+    // streaming stay errors.
+    const auto gelu = nodeOf(*a, "Functional.gelu.0.forward");
+    EXPECT_EQ(a->status->own[gelu.value], Status::Error);
+    for (std::size_t n = 0; n < own.size(); ++n) {
+        if (own[n] == Status::Error) {
+            EXPECT_EQ(a->status->own[n], Status::Error) << a->skeleton->tree->node(tree::NodeId { static_cast<std::uint32_t>(n) }).key;
+        }
+    }
+}
+
+TEST(Session, CancelStopsTheCompare)
+{
+    auto plan = planSession(fixture("modelA_tensor_mix", "npu"), fixture("modelA_tensor_mix", "bench"));
+    ASSERT_TRUE(plan.ok());
+    CancelAfter sink(150); // inside the compare stage (100..990)
+    AnalysisOptions options;
+    options.threads = 1;
+    bool skeleton = false;
+    options.skeletonReady = [&](auto) { skeleton = true; };
+    auto result = analysePair(plan->pairs[0], options, &sink);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().id, "session.cancelled");
+    EXPECT_TRUE(skeleton);
+}
+
+TEST(Session, MetricsAndBands)
+{
+    auto plan = planSession(fixture("modelA_tensor_mix", "npu"), fixture("modelA_tensor_mix", "bench"));
+    ASSERT_TRUE(plan.ok());
+    auto a = analyse(plan->pairs[0]);
+    ASSERT_TRUE(a);
+    const auto gelu = nodeOf(*a, "Functional.gelu.0.forward");
+    const NodeMetrics& m = a->status->metrics[gelu.value];
+    // The fixture README: output.0 Cosine 0.879928374486, MaxAbsErr 1.163048326969.
+    EXPECT_NEAR(m.cosine, 0.879928374486, 1e-9);
+    EXPECT_NEAR(m.maxAbsErr, 1.163048326969, 1e-9);
+    EXPECT_NEAR(metricValue(m, Metric::Cosine), m.cosine, 0);
+    EXPECT_GT(m.index, 0.0);
+    ColorBands bands;
+    EXPECT_EQ(bandOf(Status::Error, m, bands), Status::Error);
+    bands.scheme = ColorBands::Scheme::ContinuousIndex;
+    bands.warningFrom = 0.0;
+    bands.errorFrom = 1.01; // nothing reaches it
+    EXPECT_EQ(bandOf(Status::Error, m, bands), Status::Warning);
+    EXPECT_EQ(bandOf(Status::Unmatched, m, bands), Status::Unmatched);
+
+    auto stats = planSession(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench"));
+    ASSERT_TRUE(stats.ok());
+    auto s = analyse(stats->pairs[0]);
+    ASSERT_TRUE(s);
+    const auto sg = nodeOf(*s, "Functional.gelu.0.forward");
+    // Max diff 0.6028804779052734 and NormRelativeErr 14.730211114889538% on output.0.
+    EXPECT_NEAR(s->status->metrics[sg.value].maxAbsErr, 0.6028804779052734, 1e-12);
+    EXPECT_NEAR(s->status->metrics[sg.value].normRelErr, 0.14730211114889538, 1e-12);
+    EXPECT_NEAR(s->status->metrics[sg.value].maxRelErr, 0.3978603002238321, 1e-12);
+}
+
+TEST(Session, RankOverviewPicksTheEarliestCulprit)
+{
+    auto plan = planSession(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench"));
+    ASSERT_TRUE(plan.ok());
+    std::vector<PairSummary> summaries;
+    for (std::size_t i = 0; i < plan->pairs.size(); ++i) {
+        auto a = analyse(plan->pairs[i]);
+        ASSERT_TRUE(a);
+        summaries.push_back(summarize(*a, i));
+        EXPECT_EQ(summaries.back().nodes, a->skeleton->tree->size());
+    }
+    const long first = firstDivergingRank(summaries);
+    ASSERT_GE(first, 0);
+    // A real culprit (step0) beats a step whose inputs already differ (step1).
+    EXPECT_TRUE(summaries[static_cast<std::size_t>(first)].firstFailure.found);
+    summaries[0].firstFailure.key.clear();
+    summaries[1].firstFailure.key.clear();
+    EXPECT_EQ(firstDivergingRank(summaries), -1);
+}
+
+TEST(Session, EntryKeyOfRow)
+{
+    EXPECT_EQ(entryKeyOfRow("Functional.gelu.0.forward.output.0"), "Functional.gelu.0.forward");
+    EXPECT_EQ(entryKeyOfRow("Module.block.Block.forward.0.input.0"), "Module.block.Block.forward.0");
+    EXPECT_EQ(entryKeyOfRow("Module.conv.conv1.Conv2d.parameters_grad.weight"),
+              "Module.conv.conv1.Conv2d.parameters_grad");
+}
