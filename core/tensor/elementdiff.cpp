@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tensor/elementdiff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace probescope::tensor {
+
+namespace {
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+Diagnostic argumentError(std::string message)
+{
+    return makeError("tensor.argument", {}, std::move(message));
+}
+
+std::string shapeText(std::span<const std::int64_t> shape)
+{
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i)
+            text += ", ";
+        text += std::to_string(shape[i]);
+    }
+    return text + "]";
+}
+
+/// numel checked against the shape and the data size, so that at() can never read past the buffer.
+Result<std::int64_t> checkedTensorNumel(const Tensor& t, const char* side)
+{
+    auto numel = checkedNumel(t.shape);
+    if (!numel)
+        return numel.error();
+    const std::size_t size = dtypeSize(t.dtype);
+    const auto n = static_cast<std::uint64_t>(*numel);
+    if (n > t.data.size() / size || n * size != t.data.size())
+        return makeError("tensor.size-mismatch", {},
+                         std::string(side) + " tensor of shape " + shapeText(t.shape) + " holds "
+                             + std::to_string(t.data.size()) + " bytes, not " + std::to_string(n) + " elements of "
+                             + std::to_string(size) + " bytes");
+    return numel;
+}
+
+Diagnostic shapeMismatch(const Tensor& npu, const Tensor& bench)
+{
+    return makeError("tensor.shape-mismatch", {},
+                     "the NPU tensor has shape " + shapeText(npu.shape) + " but the bench tensor has "
+                         + shapeText(bench.shape) + ": no element-wise difference");
+}
+
+/// Neumaier-compensated sum: cosines of large tensors stay accurate to the last digits shown.
+struct CompensatedSum
+{
+    double sum = 0;
+    double compensation = 0;
+    void add(double x)
+    {
+        const double t = sum + x;
+        compensation += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+    }
+    double value() const { return sum + compensation; }
+};
+
+template<typename NpuAt, typename BenchAt>
+DiffSummary summarize(std::int64_t count, NpuAt npuAt, BenchAt benchAt)
+{
+    DiffSummary s;
+    s.count = count;
+    s.maxAbs = kNan;
+    s.maxRel = kNan;
+    CompensatedSum dot;
+    CompensatedSum npuSquares;
+    CompensatedSum benchSquares;
+    for (std::int64_t i = 0; i < count; ++i) {
+        const double n = npuAt(i);
+        const double b = benchAt(i);
+        const double a = absoluteDifference(n, b);
+        const double r = relativeDifference(n, b);
+        if (!std::isfinite(a) || !std::isfinite(r))
+            ++s.nonFinite;
+        if (std::isfinite(a) && (s.maxAbsIndex < 0 || a > s.maxAbs)) {
+            s.maxAbs = a;
+            s.maxAbsIndex = i;
+        }
+        if (std::isfinite(r) && (s.maxRelIndex < 0 || r > s.maxRel)) {
+            s.maxRel = r;
+            s.maxRelIndex = i;
+        }
+        // NaN is not below the thresholds, so msprobe counts it as failing; so do we.
+        if (!(r <= 0.001))
+            ++s.overOneThousandth;
+        if (!(r <= 0.005))
+            ++s.overFiveThousandths;
+        if (std::isfinite(n) && std::isfinite(b)) {
+            dot.add(n * b);
+            npuSquares.add(n * n);
+            benchSquares.add(b * b);
+        }
+    }
+    const double npuNorm = std::sqrt(npuSquares.value());
+    const double benchNorm = std::sqrt(benchSquares.value());
+    // msprobe's rule: two all-zero sides are identical; one all-zero side has no direction to compare.
+    if (npuNorm <= kRelativeEpsilon && benchNorm <= kRelativeEpsilon)
+        s.cosine = count > 0 ? 1.0 : kNan;
+    else if (npuNorm <= kRelativeEpsilon || benchNorm <= kRelativeEpsilon)
+        s.cosine = kNan;
+    else
+        s.cosine = dot.value() / (npuNorm * benchNorm);
+    return s;
+}
+
+} // namespace
+
+const char* elementKindName(ElementKind kind)
+{
+    switch (kind) {
+    case ElementKind::Npu:
+        return "NPU";
+    case ElementKind::Bench:
+        return "bench";
+    case ElementKind::AbsDiff:
+        return "|NPU \u2212 bench|";
+    case ElementKind::RelDiff:
+        return "relative error";
+    }
+    return "?";
+}
+
+double absoluteDifference(double npu, double bench)
+{
+    // Equal infinities and NaN on both sides are "the same" (msprobe zeroes such positions in both arrays).
+    if (npu == bench || (std::isnan(npu) && std::isnan(bench)))
+        return 0.0;
+    return std::fabs(npu - bench);
+}
+
+double relativeDifference(double npu, double bench)
+{
+    if (npu == bench || (std::isnan(npu) && std::isnan(bench)))
+        return 0.0;
+    if (bench == 0) {
+        bench += kRelativeEpsilon;
+        npu += kRelativeEpsilon;
+    }
+    return std::fabs((npu - bench) / bench);
+}
+
+Result<std::int64_t> checkedNumel(std::span<const std::int64_t> shape)
+{
+    std::int64_t n = 1;
+    for (const std::int64_t d : shape) {
+        if (d < 0)
+            return makeError("tensor.shape-invalid", {}, "shape " + shapeText(shape) + " has a negative dimension");
+        if (__builtin_mul_overflow(n, d, &n))
+            return makeError("tensor.shape-invalid", {}, "shape " + shapeText(shape) + " has more elements than int64 holds");
+    }
+    return n;
+}
+
+std::vector<std::int64_t> unravelIndex(std::span<const std::int64_t> shape, std::int64_t flat)
+{
+    std::vector<std::int64_t> index(shape.size(), 0);
+    for (std::size_t a = shape.size(); a-- > 0;) {
+        if (shape[a] <= 0)
+            return index;
+        index[a] = flat % shape[a];
+        flat /= shape[a];
+    }
+    return index;
+}
+
+std::optional<std::int64_t> ravelIndex(std::span<const std::int64_t> shape, std::span<const std::int64_t> index)
+{
+    if (index.size() != shape.size())
+        return std::nullopt;
+    std::int64_t flat = 0;
+    for (std::size_t a = 0; a < shape.size(); ++a) {
+        if (index[a] < 0 || index[a] >= shape[a])
+            return std::nullopt;
+        flat = flat * shape[a] + index[a]; // cannot overflow: below numel, which was checked by the caller's view
+    }
+    return flat;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Result<ElementView> ElementView::single(const Tensor& tensor)
+{
+    auto numel = checkedTensorNumel(tensor, "the");
+    if (!numel)
+        return numel.error();
+    ElementView v;
+    v.m_npu = &tensor;
+    v.m_shape = &tensor.shape;
+    v.m_kind = ElementKind::Npu;
+    v.m_numel = *numel;
+    return v;
+}
+
+Result<ElementView> ElementView::pair(const Tensor& npu, const Tensor& bench, ElementKind kind)
+{
+    auto npuNumel = checkedTensorNumel(npu, "the NPU");
+    if (!npuNumel)
+        return npuNumel.error();
+    auto benchNumel = checkedTensorNumel(bench, "the bench");
+    if (!benchNumel)
+        return benchNumel.error();
+    const bool difference = kind == ElementKind::AbsDiff || kind == ElementKind::RelDiff;
+    if (difference && npu.shape != bench.shape)
+        return shapeMismatch(npu, bench);
+    ElementView v;
+    v.m_npu = &npu;
+    v.m_bench = &bench;
+    v.m_kind = kind;
+    v.m_shape = kind == ElementKind::Bench ? &bench.shape : &npu.shape;
+    v.m_numel = kind == ElementKind::Bench ? *benchNumel : *npuNumel;
+    return v;
+}
+
+double ElementView::at(std::int64_t i) const
+{
+    switch (m_kind) {
+    case ElementKind::Npu:
+        return m_npu->valueAt(i);
+    case ElementKind::Bench:
+        return m_bench->valueAt(i);
+    case ElementKind::AbsDiff:
+        return absoluteDifference(m_npu->valueAt(i), m_bench->valueAt(i));
+    case ElementKind::RelDiff:
+        return relativeDifference(m_npu->valueAt(i), m_bench->valueAt(i));
+    }
+    return kNan;
+}
+
+std::optional<ValueRange> finiteRange(const ElementView& view)
+{
+    ValueRange r;
+    for (std::int64_t i = 0; i < view.numel(); ++i) {
+        const double x = view.at(i);
+        if (!std::isfinite(x))
+            continue;
+        if (r.finite == 0 || x < r.lo)
+            r.lo = x;
+        if (r.finite == 0 || x > r.hi)
+            r.hi = x;
+        ++r.finite;
+    }
+    if (r.finite == 0)
+        return std::nullopt;
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+double Histogram::binWidth() const
+{
+    // Divided first: hi - lo can overflow for a range spanning most of the doubles.
+    return counts.empty() ? 0.0 : hi / static_cast<double>(counts.size()) - lo / static_cast<double>(counts.size());
+}
+
+double Histogram::binStart(std::size_t bin) const
+{
+    if (counts.empty())
+        return lo;
+    // A convex combination of lo and hi never overflows.
+    const double f = static_cast<double>(bin) / static_cast<double>(counts.size());
+    return lo * (1.0 - f) + hi * f;
+}
+
+double Histogram::binCenter(std::size_t bin) const
+{
+    if (counts.empty())
+        return lo;
+    const double f = (static_cast<double>(bin) + 0.5) / static_cast<double>(counts.size());
+    return lo * (1.0 - f) + hi * f;
+}
+
+Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::optional<ValueRange> range)
+{
+    if (bins == 0 || bins > kMaxHistogramBins)
+        return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
+                             + std::to_string(bins));
+    const bool explicitRange = range.has_value();
+    if (explicitRange && (!std::isfinite(range->lo) || !std::isfinite(range->hi) || range->lo > range->hi))
+        return argumentError("a histogram range must be finite with lo <= hi");
+    if (!range)
+        range = finiteRange(view);
+    Histogram h;
+    h.lo = range ? range->lo : 0.0;
+    h.hi = range ? range->hi : 1.0;
+    if (h.lo == h.hi) {
+        const double pad = std::max(0.5, std::fabs(h.lo) / 2);
+        h.lo -= pad;
+        h.hi += pad;
+    }
+    h.counts.assign(bins, 0);
+    // Halves keep (x - lo) finite even when lo and hi are near the largest doubles.
+    const double halfSpan = h.hi / 2 - h.lo / 2;
+    const double halfLo = h.lo / 2;
+    const auto binCount = static_cast<double>(bins);
+    for (std::int64_t i = 0; i < view.numel(); ++i) {
+        const double x = view.at(i);
+        ++h.total;
+        if (std::isnan(x)) {
+            ++h.nan;
+        } else if (std::isinf(x)) {
+            ++(x > 0 ? h.posInf : h.negInf);
+        } else if (x < h.lo) {
+            ++h.below;
+        } else if (x > h.hi) {
+            ++h.above;
+        } else {
+            const double t = (x / 2 - halfLo) / halfSpan * binCount;
+            const auto bin = std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, std::floor(t))));
+            ++h.counts[bin];
+        }
+    }
+    return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+SliceSpec defaultSlice(std::span<const std::int64_t> shape)
+{
+    SliceSpec spec;
+    const int rank = static_cast<int>(shape.size());
+    spec.rowAxis = rank >= 2 ? rank - 2 : -1;
+    spec.colAxis = rank >= 1 ? rank - 1 : -1;
+    spec.fixed.assign(shape.size(), 0);
+    return spec;
+}
+
+Result<Slice2D> extractSlice(const ElementView& view, const SliceSpec& spec, std::int64_t maxElements)
+{
+    const std::vector<std::int64_t>& shape = view.shape();
+    const int rank = static_cast<int>(shape.size());
+    auto axisOk = [rank](int axis) { return axis >= -1 && axis < rank; };
+    if (!axisOk(spec.rowAxis) || !axisOk(spec.colAxis))
+        return argumentError("slice axes " + std::to_string(spec.rowAxis) + ", " + std::to_string(spec.colAxis)
+                             + " do not exist in shape " + shapeText(shape));
+    if (spec.rowAxis >= 0 && spec.rowAxis == spec.colAxis)
+        return argumentError("the slice's row and column axes must differ");
+    if (!spec.fixed.empty() && spec.fixed.size() != shape.size())
+        return argumentError("a slice needs one fixed index per axis (" + std::to_string(rank) + "), not "
+                             + std::to_string(spec.fixed.size()));
+
+    Slice2D slice;
+    if (view.numel() == 0)
+        return slice;
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    for (int a = rank - 1; a > 0; --a)
+        strides[static_cast<std::size_t>(a - 1)] = strides[static_cast<std::size_t>(a)] * shape[static_cast<std::size_t>(a)];
+    for (int a = 0; a < rank; ++a) {
+        if (a == spec.rowAxis || a == spec.colAxis)
+            continue;
+        const std::int64_t idx = spec.fixed.empty() ? 0 : spec.fixed[static_cast<std::size_t>(a)];
+        if (idx < 0 || idx >= shape[static_cast<std::size_t>(a)])
+            return argumentError("index " + std::to_string(idx) + " of axis " + std::to_string(a) + " is outside 0.."
+                                 + std::to_string(shape[static_cast<std::size_t>(a)] - 1));
+        slice.origin += idx * strides[static_cast<std::size_t>(a)];
+    }
+    slice.rows = spec.rowAxis >= 0 ? shape[static_cast<std::size_t>(spec.rowAxis)] : 1;
+    slice.cols = spec.colAxis >= 0 ? shape[static_cast<std::size_t>(spec.colAxis)] : 1;
+    slice.rowStride = spec.rowAxis >= 0 ? strides[static_cast<std::size_t>(spec.rowAxis)] : 0;
+    slice.colStride = spec.colAxis >= 0 ? strides[static_cast<std::size_t>(spec.colAxis)] : 0;
+    // rows and cols are distinct factors of numel (checked against int64), so their product cannot overflow.
+    if (slice.rows * slice.cols > maxElements)
+        return argumentError("a slice of " + std::to_string(slice.rows) + " × " + std::to_string(slice.cols)
+                             + " elements exceeds the limit of " + std::to_string(maxElements));
+    slice.values.resize(static_cast<std::size_t>(slice.rows * slice.cols));
+    std::size_t out = 0;
+    for (std::int64_t r = 0; r < slice.rows; ++r)
+        for (std::int64_t c = 0; c < slice.cols; ++c)
+            slice.values[out++] = view.at(slice.flatIndexOf(r, c));
+    return slice;
+}
+
+Slice2D downsample(const Slice2D& slice, std::int64_t maxRows, std::int64_t maxCols, Pooling pooling)
+{
+    maxRows = std::max<std::int64_t>(1, maxRows);
+    maxCols = std::max<std::int64_t>(1, maxCols);
+    if (slice.rows <= maxRows && slice.cols <= maxCols)
+        return slice;
+    const std::int64_t fr = (slice.rows + maxRows - 1) / maxRows;
+    const std::int64_t fc = (slice.cols + maxCols - 1) / maxCols;
+    Slice2D out;
+    out.rows = (slice.rows + fr - 1) / fr;
+    out.cols = (slice.cols + fc - 1) / fc;
+    out.origin = slice.origin;
+    out.rowStride = slice.rowStride * fr;
+    out.colStride = slice.colStride * fc;
+    out.values.resize(static_cast<std::size_t>(out.rows * out.cols));
+    for (std::int64_t R = 0; R < out.rows; ++R) {
+        for (std::int64_t C = 0; C < out.cols; ++C) {
+            double best = 0;
+            bool haveBest = false;
+            bool sawNan = false;
+            CompensatedSum sum;
+            std::int64_t finite = 0;
+            for (std::int64_t r = R * fr; r < std::min(slice.rows, (R + 1) * fr); ++r) {
+                for (std::int64_t c = C * fc; c < std::min(slice.cols, (C + 1) * fc); ++c) {
+                    const double x = slice.at(r, c);
+                    if (std::isnan(x)) {
+                        sawNan = true;
+                        continue;
+                    }
+                    if (!haveBest || std::fabs(x) > std::fabs(best)) {
+                        best = x;
+                        haveBest = true;
+                    }
+                    if (std::isfinite(x)) {
+                        sum.add(x);
+                        ++finite;
+                    }
+                }
+            }
+            double value = kNan;
+            if (pooling == Pooling::MaxMagnitude)
+                value = sawNan || !haveBest ? kNan : best;
+            else if (finite > 0)
+                value = sum.value() / static_cast<double>(finite);
+            out.values[static_cast<std::size_t>(R * out.cols + C)] = value;
+        }
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Result<std::vector<WorstElement>> worstElements(const Tensor& npu, const Tensor& bench, std::size_t k, ElementKind by)
+{
+    if (by != ElementKind::AbsDiff && by != ElementKind::RelDiff)
+        return argumentError("the worst elements are ranked by the absolute or the relative difference");
+    auto view = ElementView::pair(npu, bench, by);
+    if (!view)
+        return view.error();
+    const auto n = static_cast<std::uint64_t>(view->numel());
+    k = static_cast<std::size_t>(std::min<std::uint64_t>(k, n));
+    std::vector<WorstElement> result;
+    if (k == 0)
+        return result;
+
+    struct Candidate
+    {
+        double key;
+        std::int64_t index;
+    };
+    // worse(a, b): a ranks before b. NaN first, then larger keys, then lower indices.
+    auto worse = [](const Candidate& a, const Candidate& b) {
+        const bool nanA = std::isnan(a.key);
+        const bool nanB = std::isnan(b.key);
+        if (nanA != nanB)
+            return nanA;
+        if (!nanA && a.key != b.key)
+            return a.key > b.key;
+        return a.index < b.index;
+    };
+    // A heap ordered by `worse` keeps the least bad kept candidate on top, ready to be evicted.
+    std::vector<Candidate> heap;
+    heap.reserve(k);
+    for (std::int64_t i = 0; i < view->numel(); ++i) {
+        const Candidate c { view->at(i), i };
+        if (heap.size() < k) {
+            heap.push_back(c);
+            std::push_heap(heap.begin(), heap.end(), worse);
+        } else if (worse(c, heap.front())) {
+            std::pop_heap(heap.begin(), heap.end(), worse);
+            heap.back() = c;
+            std::push_heap(heap.begin(), heap.end(), worse);
+        }
+    }
+    std::sort_heap(heap.begin(), heap.end(), worse);
+    result.reserve(heap.size());
+    for (const Candidate& c : heap) {
+        WorstElement w;
+        w.flatIndex = c.index;
+        w.index = unravelIndex(npu.shape, c.index);
+        w.npu = npu.valueAt(c.index);
+        w.bench = bench.valueAt(c.index);
+        w.absDiff = absoluteDifference(w.npu, w.bench);
+        w.relDiff = relativeDifference(w.npu, w.bench);
+        result.push_back(std::move(w));
+    }
+    return result;
+}
+
+Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench)
+{
+    auto view = ElementView::pair(npu, bench, ElementKind::AbsDiff);
+    if (!view)
+        return view.error();
+    return summarize(
+        view->numel(), [&](std::int64_t i) { return npu.valueAt(i); }, [&](std::int64_t i) { return bench.valueAt(i); });
+}
+
+Result<DiffSummary> summarizeDifference(std::span<const double> npu, std::span<const double> bench)
+{
+    if (npu.size() != bench.size())
+        return makeError("tensor.shape-mismatch", {},
+                         std::to_string(npu.size()) + " NPU values against " + std::to_string(bench.size())
+                             + " bench values: no element-wise difference");
+    return summarize(
+        static_cast<std::int64_t>(npu.size()), [&](std::int64_t i) { return npu[static_cast<std::size_t>(i)]; },
+        [&](std::int64_t i) { return bench[static_cast<std::size_t>(i)]; });
+}
+
+} // namespace probescope::tensor
