@@ -51,6 +51,43 @@ Diagnostic shapeMismatch(const Tensor& npu, const Tensor& bench)
                          + shapeText(bench.shape) + ": no element-wise difference");
 }
 
+/// A constant tensor still gets one visible bar: an empty range is widened around its value.
+void widenDegenerate(Histogram& h)
+{
+    if (h.lo == h.hi) {
+        const double pad = std::max(0.5, std::fabs(h.lo) / 2);
+        h.lo -= pad;
+        h.hi += pad;
+    }
+}
+
+/// Puts finite values into the bins of h (the last bin includes hi).
+struct Binner
+{
+    explicit Binner(const Histogram& h)
+        // Halves keep (x - lo) finite even when lo and hi are near the largest doubles.
+        : halfLo(h.lo / 2)
+        , halfSpan(h.hi / 2 - h.lo / 2)
+        , binCount(static_cast<double>(h.counts.size()))
+    {
+    }
+    void add(Histogram& h, double x) const
+    {
+        if (x < h.lo) {
+            ++h.below;
+        } else if (x > h.hi) {
+            ++h.above;
+        } else {
+            const double t = (x / 2 - halfLo) / halfSpan * binCount;
+            const auto bin = std::min(h.counts.size() - 1, static_cast<std::size_t>(std::max(0.0, std::floor(t))));
+            ++h.counts[bin];
+        }
+    }
+    double halfLo;
+    double halfSpan;
+    double binCount;
+};
+
 /// Neumaier-compensated sum: cosines of large tensors stay accurate to the last digits shown.
 struct CompensatedSum
 {
@@ -292,32 +329,56 @@ Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::opti
     Histogram h;
     h.lo = range ? range->lo : 0.0;
     h.hi = range ? range->hi : 1.0;
-    if (h.lo == h.hi) {
-        const double pad = std::max(0.5, std::fabs(h.lo) / 2);
-        h.lo -= pad;
-        h.hi += pad;
-    }
+    widenDegenerate(h);
     h.counts.assign(bins, 0);
-    // Halves keep (x - lo) finite even when lo and hi are near the largest doubles.
-    const double halfSpan = h.hi / 2 - h.lo / 2;
-    const double halfLo = h.lo / 2;
-    const auto binCount = static_cast<double>(bins);
+    const Binner binner(h);
     for (std::int64_t i = 0; i < view.numel(); ++i) {
         const double x = view.at(i);
         ++h.total;
-        if (std::isnan(x)) {
+        if (std::isnan(x))
             ++h.nan;
-        } else if (std::isinf(x)) {
+        else if (std::isinf(x))
             ++(x > 0 ? h.posInf : h.negInf);
-        } else if (x < h.lo) {
-            ++h.below;
-        } else if (x > h.hi) {
-            ++h.above;
-        } else {
-            const double t = (x / 2 - halfLo) / halfSpan * binCount;
-            const auto bin = std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, std::floor(t))));
-            ++h.counts[bin];
-        }
+        else
+            binner.add(h, x);
+    }
+    return h;
+}
+
+Result<Histogram> histogramLog10(const ElementView& view, std::size_t bins)
+{
+    if (bins == 0 || bins > kMaxHistogramBins)
+        return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
+                             + std::to_string(bins));
+    Histogram h;
+    bool any = false;
+    for (std::int64_t i = 0; i < view.numel(); ++i) {
+        const double x = view.at(i);
+        if (!(x > 0) || std::isinf(x))
+            continue;
+        const double l = std::log10(x);
+        h.lo = any ? std::min(h.lo, l) : l;
+        h.hi = any ? std::max(h.hi, l) : l;
+        any = true;
+    }
+    if (!any) {
+        h.lo = 0;
+        h.hi = 1;
+    }
+    widenDegenerate(h);
+    h.counts.assign(bins, 0);
+    const Binner binner(h);
+    for (std::int64_t i = 0; i < view.numel(); ++i) {
+        const double x = view.at(i);
+        ++h.total;
+        if (std::isnan(x))
+            ++h.nan;
+        else if (std::isinf(x))
+            ++(x > 0 ? h.posInf : h.negInf);
+        else if (x <= 0)
+            ++h.nonPositive;
+        else
+            binner.add(h, std::log10(x));
     }
     return h;
 }
@@ -334,9 +395,12 @@ SliceSpec defaultSlice(std::span<const std::int64_t> shape)
     return spec;
 }
 
-Result<Slice2D> extractSlice(const ElementView& view, const SliceSpec& spec, std::int64_t maxElements)
+namespace {
+
+/// Rows, columns, origin and strides of a slice of `shape` (no values), with every argument checked.
+Result<Slice2D> sliceGeometry(const std::vector<std::int64_t>& shape, std::int64_t numel, const SliceSpec& spec,
+                              std::int64_t maxElements)
 {
-    const std::vector<std::int64_t>& shape = view.shape();
     const int rank = static_cast<int>(shape.size());
     auto axisOk = [rank](int axis) { return axis >= -1 && axis < rank; };
     if (!axisOk(spec.rowAxis) || !axisOk(spec.colAxis))
@@ -349,7 +413,7 @@ Result<Slice2D> extractSlice(const ElementView& view, const SliceSpec& spec, std
                              + std::to_string(spec.fixed.size()));
 
     Slice2D slice;
-    if (view.numel() == 0)
+    if (numel == 0)
         return slice;
     std::vector<std::int64_t> strides(shape.size(), 1);
     for (int a = rank - 1; a > 0; --a)
@@ -371,6 +435,17 @@ Result<Slice2D> extractSlice(const ElementView& view, const SliceSpec& spec, std
     if (slice.rows * slice.cols > maxElements)
         return argumentError("a slice of " + std::to_string(slice.rows) + " × " + std::to_string(slice.cols)
                              + " elements exceeds the limit of " + std::to_string(maxElements));
+    return slice;
+}
+
+} // namespace
+
+Result<Slice2D> extractSlice(const ElementView& view, const SliceSpec& spec, std::int64_t maxElements)
+{
+    auto geometry = sliceGeometry(view.shape(), view.numel(), spec, maxElements);
+    if (!geometry)
+        return geometry.error();
+    Slice2D slice = std::move(geometry).value();
     slice.values.resize(static_cast<std::size_t>(slice.rows * slice.cols));
     std::size_t out = 0;
     for (std::int64_t r = 0; r < slice.rows; ++r)
@@ -495,6 +570,27 @@ Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench)
         return view.error();
     return summarize(
         view->numel(), [&](std::int64_t i) { return npu.valueAt(i); }, [&](std::int64_t i) { return bench.valueAt(i); });
+}
+
+Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench, const SliceSpec& spec)
+{
+    auto view = ElementView::pair(npu, bench, ElementKind::AbsDiff);
+    if (!view)
+        return view.error();
+    auto geometry = sliceGeometry(view->shape(), view->numel(), spec, std::numeric_limits<std::int64_t>::max());
+    if (!geometry)
+        return geometry.error();
+    const Slice2D& g = *geometry;
+    const std::int64_t cols = std::max<std::int64_t>(g.cols, 1);
+    auto flat = [&](std::int64_t i) { return g.flatIndexOf(i / cols, i % cols); };
+    DiffSummary s = summarize(
+        g.rows * g.cols, [&](std::int64_t i) { return npu.valueAt(flat(i)); },
+        [&](std::int64_t i) { return bench.valueAt(flat(i)); });
+    if (s.maxAbsIndex >= 0)
+        s.maxAbsIndex = flat(s.maxAbsIndex);
+    if (s.maxRelIndex >= 0)
+        s.maxRelIndex = flat(s.maxRelIndex);
+    return s;
 }
 
 Result<DiffSummary> summarizeDifference(std::span<const double> npu, std::span<const double> bench)

@@ -106,6 +106,7 @@ struct Histogram
     std::int64_t negInf = 0;
     std::int64_t below = 0; ///< finite values under lo (only with an explicit range)
     std::int64_t above = 0; ///< finite values over hi
+    std::int64_t nonPositive = 0; ///< values <= 0 (histogramLog10 only: they have no logarithm)
     std::int64_t total = 0; ///< every value seen
 
     double binWidth() const;
@@ -118,6 +119,15 @@ inline constexpr std::size_t kMaxHistogramBins = 1 << 20;
 /// Histogram of a view with `bins` bins (1..kMaxHistogramBins) over `range` (finite, lo <= hi), or over
 /// the view's own finite range when none is given. Errors: tensor.argument.
 Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::optional<ValueRange> range = {});
+
+/**
+ * @brief Histogram of log10 of the positive values: differences span many decades, so equal-width bins
+ * of the values themselves put nearly everything into the first bin.
+ *
+ * lo and hi are in log10 units; values <= 0 (equal elements, for a difference) are counted in
+ * nonPositive, NaN and infinities apart as in histogram().
+ */
+Result<Histogram> histogramLog10(const ElementView& view, std::size_t bins);
 
 /// Which two axes of an N-d view form the slice; every other axis is held at `fixed[axis]`.
 struct SliceSpec
@@ -197,7 +207,10 @@ struct DiffSummary
 
 /// Summary of two same-shape tensors. Errors: tensor.shape-mismatch, tensor.shape-invalid, tensor.size-mismatch.
 Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench);
-/// Summary of two same-size value arrays, e.g. the same slice of both tensors (tensor.shape-mismatch).
+/// Summary over one slice of two same-shape tensors; indices in the result are flat indices of the tensors.
+/// Errors: as summarizeDifference and extractSlice.
+Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench, const SliceSpec& slice);
+/// Summary of two same-size value arrays (tensor.shape-mismatch).
 Result<DiffSummary> summarizeDifference(std::span<const double> npu, std::span<const double> bench);
 
 } // namespace probescope::tensor

@@ -33,6 +33,16 @@ Tensor makeFloat(std::vector<std::int64_t> shape, const std::vector<float>& valu
     return t;
 }
 
+Tensor makeDouble(std::vector<std::int64_t> shape, const std::vector<double>& values)
+{
+    Tensor t;
+    t.dtype = DType::Float64;
+    t.shape = std::move(shape);
+    t.data.resize(values.size() * sizeof(double));
+    std::memcpy(t.data.data(), values.data(), t.data.size());
+    return t;
+}
+
 Tensor makeHalfBits(DType dtype, std::vector<std::int64_t> shape, const std::vector<std::uint16_t>& bits)
 {
     Tensor t;
@@ -174,12 +184,7 @@ TEST(ElementDiff, HistogramCountsBinsAndNonFiniteApart)
 TEST(ElementDiff, HistogramOfExtremeAndConstantValues)
 {
     // A range over nearly all doubles must not overflow (hi - lo is inf in double).
-    std::vector<double> extreme { -1.7e308, 0.0, 1.7e308 };
-    Tensor t;
-    t.dtype = DType::Float64;
-    t.shape = { 3 };
-    t.data.resize(24);
-    std::memcpy(t.data.data(), extreme.data(), 24);
+    const Tensor t = makeDouble({ 3 }, { -1.7e308, 0.0, 1.7e308 });
     auto h = histogram(*ElementView::single(t), 2);
     ASSERT_TRUE(h.ok());
     EXPECT_EQ(h->counts, (std::vector<std::int64_t> { 1, 2 }));
@@ -199,6 +204,24 @@ TEST(ElementDiff, HistogramOfExtremeAndConstantValues)
     ASSERT_TRUE(n.ok());
     EXPECT_EQ(n->nan, 2);
     EXPECT_EQ(std::accumulate(n->counts.begin(), n->counts.end(), std::int64_t { 0 }), 0);
+}
+
+TEST(ElementDiff, Log10HistogramOfDifferences)
+{
+    // float64: 1e-3 and 1e-2 in float32 are not exact decades, and the bin edges would fall on them.
+    const Tensor t = makeDouble({ 6 }, { 0.0, 1e-3, 1e-2, 1.0, 10.0, kNan });
+    auto h = histogramLog10(*ElementView::single(t), 4);
+    ASSERT_TRUE(h.ok());
+    EXPECT_NEAR(h->lo, -3.0, 1e-6);
+    EXPECT_NEAR(h->hi, 1.0, 1e-6);
+    EXPECT_EQ(h->counts, (std::vector<std::int64_t> { 1, 1, 0, 2 }));
+    EXPECT_EQ(h->nonPositive, 1);
+    EXPECT_EQ(h->nan, 1);
+    EXPECT_EQ(h->total, 6);
+    auto zeros = histogramLog10(*ElementView::single(makeFloat({ 2 }, { 0, 0 })), 3);
+    ASSERT_TRUE(zeros.ok());
+    EXPECT_EQ(zeros->nonPositive, 2);
+    EXPECT_EQ(histogramLog10(*ElementView::single(t), 0).error().id, "tensor.argument");
 }
 
 TEST(ElementDiff, SlicesOfNdTensors)
@@ -435,4 +458,14 @@ TEST(ElementDiff, SliceSummaryOfTheFixture)
     EXPECT_EQ(part->maxAbs, whole->maxAbs);
     EXPECT_EQ(d->values[static_cast<std::size_t>(part->maxAbsIndex)], whole->maxAbs);
     EXPECT_EQ(n->flatIndexOf(at[1], at[2]), whole->maxAbsIndex);
+
+    // The same straight from the tensors, without materialising the slices; indices are the tensor's.
+    auto direct = summarizeDifference(npu, bench, spec);
+    ASSERT_TRUE(direct.ok());
+    EXPECT_EQ(direct->maxAbs, whole->maxAbs);
+    EXPECT_EQ(direct->maxAbsIndex, whole->maxAbsIndex);
+    EXPECT_EQ(direct->count, 16 * 32);
+    EXPECT_EQ(direct->overOneThousandth, part->overOneThousandth);
+    EXPECT_EQ(direct->cosine, part->cosine);
+    EXPECT_EQ(summarizeDifference(npu, bench, SliceSpec { 1, 1, {} }).error().id, "tensor.argument");
 }
