@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "models/comparetreemodel.h"
+
+#include "compare/comparetable.h"
+#include "models/nodesearch.h"
+
+#include <QtGlobal>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+namespace probescope::ui {
+
+using session::Status;
+using tree::NodeId;
+
+namespace {
+
+constexpr std::size_t kStatusCount = 6;
+
+bool sameNumber(double a, double b)
+{
+    return a == b || (std::isnan(a) && std::isnan(b));
+}
+
+bool sameMetrics(const session::NodeMetrics& a, const session::NodeMetrics& b)
+{
+    return sameNumber(a.cosine, b.cosine) && sameNumber(a.maxAbsErr, b.maxAbsErr)
+        && sameNumber(a.maxRelErr, b.maxRelErr) && sameNumber(a.oneThousandth, b.oneThousandth)
+        && sameNumber(a.normRelErr, b.normRelErr) && sameNumber(a.index, b.index);
+}
+
+QString keyText(std::string_view key)
+{
+    return QString::fromUtf8(key.data(), static_cast<qsizetype>(key.size()));
+}
+
+const session::NodeMetrics kNoMetrics {};
+
+} // namespace
+
+CompareTreeModel::CompareTreeModel(QObject* parent)
+    : QAbstractItemModel(parent)
+{
+}
+
+CompareTreeModel::~CompareTreeModel() = default;
+
+bool CompareTreeModel::columnApplies(int column, compare::CompareMode mode)
+{
+    switch (column) {
+    case NameColumn:
+    case StatusColumn:
+    case FailingBelowColumn: return true;
+    case CosineColumn: return mode == compare::CompareMode::RealData;
+    case MaxAbsErrColumn:
+    case MaxRelErrColumn: return mode != compare::CompareMode::Md5;
+    case NormRelErrColumn: return mode == compare::CompareMode::Summary;
+    default: return false;
+    }
+}
+
+QList<int> CompareTreeModel::columnsFor(compare::CompareMode mode)
+{
+    QList<int> out;
+    for (int c = 0; c < ColumnCount; ++c) {
+        if (columnApplies(c, mode))
+            out.push_back(c);
+    }
+    return out;
+}
+
+CompareTreeModel::NodeKind CompareTreeModel::kindOf(const dump::EntryName& name)
+{
+    // A module's parameter gradients belong to the module, for display and for the kind filter.
+    if (name.isModuleLike())
+        return NodeKind::Module;
+    return name.kind == dump::EntryKind::Api ? NodeKind::Api : NodeKind::Other;
+}
+
+void CompareTreeModel::setSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
+{
+    beginResetModel();
+    m_skeleton = std::move(skeleton);
+    m_tree = m_skeleton && m_skeleton->tree ? m_skeleton->tree.get() : nullptr;
+    m_statusTable.reset();
+    m_mode.reset();
+    m_preorder.clear();
+    m_preorderPos.clear();
+    if (m_tree) {
+        if (m_skeleton->npu && m_skeleton->bench && m_skeleton->npu->dump && m_skeleton->bench->dump) {
+            if (auto mode = compare::detectMode(*m_skeleton->npu->dump, *m_skeleton->bench->dump))
+                m_mode = *mode;
+        }
+        m_preorder = displayOrderOf(*m_tree);
+        m_preorderPos.assign(m_tree->size(), 0);
+        for (std::size_t i = 0; i < m_preorder.size(); ++i)
+            m_preorderPos[m_preorder[i].value] = static_cast<std::uint32_t>(i);
+    }
+    resetStatusVectors();
+    endResetModel();
+}
+
+void CompareTreeModel::clear()
+{
+    setSkeleton(nullptr);
+}
+
+void CompareTreeModel::resetStatusVectors()
+{
+    const std::size_t n = m_tree ? m_tree->size() : 0;
+    m_own.assign(n, Status::Pending);
+    m_subtree.assign(n, Status::Pending);
+    m_failingBelow.assign(n, 0);
+    m_counts.fill(0);
+    m_counts[static_cast<std::size_t>(Status::Pending)] = static_cast<std::uint32_t>(n);
+    m_dirtyFlag.assign(n, 0);
+    std::uint32_t maxDepth = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        maxDepth = std::max(maxDepth, m_tree->node(NodeId { static_cast<std::uint32_t>(i) }).depth);
+    m_dirtyByDepth.assign(n ? maxDepth + 1 : 0, {});
+}
+
+void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable> status)
+{
+    if (!m_tree)
+        return;
+    const std::size_t n = m_tree->size();
+    if (status
+        && (status->own.size() != n || status->subtree.size() != n || status->failingBelow.size() != n
+            || status->metrics.size() != n)) {
+        qWarning("CompareTreeModel::setStatus: a status table of %zu nodes for a tree of %zu; ignored",
+                 status->own.size(), n);
+        return;
+    }
+    std::vector<std::uint8_t> changed(n, 0);
+    const bool metricsMayDiffer = status != m_statusTable;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Status own = status ? status->own[i] : Status::Pending;
+        const Status subtree = status ? status->subtree[i] : Status::Pending;
+        const std::uint32_t below = status ? status->failingBelow[i] : 0;
+        bool differs = own != m_own[i] || subtree != m_subtree[i] || below != m_failingBelow[i];
+        if (!differs && metricsMayDiffer) {
+            const session::NodeMetrics& before = m_statusTable ? m_statusTable->metrics[i] : kNoMetrics;
+            const session::NodeMetrics& after = status ? status->metrics[i] : kNoMetrics;
+            differs = !sameMetrics(before, after);
+        }
+        changed[i] = differs ? 1 : 0;
+        m_own[i] = own;
+        m_subtree[i] = subtree;
+        m_failingBelow[i] = below;
+    }
+    m_statusTable = std::move(status);
+    if (m_statusTable) {
+        m_counts = m_statusTable->counts;
+    } else {
+        m_counts.fill(0);
+        m_counts[static_cast<std::size_t>(Status::Pending)] = static_cast<std::uint32_t>(n);
+    }
+    emitChanged(changed, {});
+    emit statusesChanged();
+}
+
+void CompareTreeModel::applyUpdate(const session::StatusUpdate& update)
+{
+    if (!m_tree)
+        return;
+    const std::size_t n = m_own.size();
+    const std::size_t count = std::min(update.nodes.size(), update.own.size());
+    std::vector<std::uint32_t> changed;
+    auto markChanged = [&](std::uint32_t node) {
+        // Bit 2 of the scratch flag: already in `changed`; bit 1: queued for the subtree walk.
+        if (!(m_dirtyFlag[node] & 2u)) {
+            m_dirtyFlag[node] |= 2u;
+            changed.push_back(node);
+        }
+    };
+    auto queue = [&](std::uint32_t node) {
+        if (!(m_dirtyFlag[node] & 1u)) {
+            m_dirtyFlag[node] |= 1u;
+            m_dirtyByDepth[m_tree->node(NodeId { node }).depth].push_back(node);
+        }
+    };
+    for (std::size_t k = 0; k < count; ++k) {
+        const std::uint32_t node = update.nodes[k];
+        const Status now = update.own[k];
+        if (node >= n || static_cast<std::size_t>(now) >= kStatusCount || m_own[node] == now)
+            continue;
+        const Status before = m_own[node];
+        m_own[node] = now;
+        --m_counts[static_cast<std::size_t>(before)];
+        ++m_counts[static_cast<std::size_t>(now)];
+        markChanged(node);
+        queue(node);
+        const int delta = int(session::isFailing(now)) - int(session::isFailing(before));
+        if (delta != 0) {
+            for (NodeId a = m_tree->node(NodeId { node }).parent; a.valid(); a = m_tree->node(a).parent) {
+                m_failingBelow[a.value] = static_cast<std::uint32_t>(std::int64_t(m_failingBelow[a.value]) + delta);
+                markChanged(a.value);
+            }
+        }
+    }
+    // Subtree worst, deepest first: a node is recomputed from its children only after all of them.
+    for (std::size_t d = m_dirtyByDepth.size(); d-- > 0;) {
+        std::vector<std::uint32_t>& level = m_dirtyByDepth[d];
+        for (std::size_t i = 0; i < level.size(); ++i) {
+            const std::uint32_t node = level[i];
+            Status worst = m_own[node];
+            for (const NodeId child : m_tree->children(NodeId { node }))
+                worst = session::worse(worst, m_subtree[child.value]);
+            if (worst == m_subtree[node])
+                continue;
+            m_subtree[node] = worst;
+            markChanged(node);
+            const NodeId parent = m_tree->node(NodeId { node }).parent;
+            if (parent.valid())
+                queue(parent.value);
+        }
+        for (const std::uint32_t node : level)
+            m_dirtyFlag[node] &= ~1u;
+        level.clear();
+    }
+    for (const std::uint32_t node : changed)
+        m_dirtyFlag[node] = 0;
+    if (changed.empty())
+        return;
+    emitChangedNodes(std::move(changed), {});
+    emit statusesChanged();
+}
+
+void CompareTreeModel::setBands(const session::ColorBands& bands)
+{
+    if (bands.scheme == m_bands.scheme && bands.warningFrom == m_bands.warningFrom
+        && bands.errorFrom == m_bands.errorFrom)
+        return;
+    const session::ColorBands before = m_bands;
+    m_bands = bands;
+    if (!m_tree)
+        return;
+    const std::size_t n = m_own.size();
+    std::vector<std::uint8_t> changed(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const session::NodeMetrics& m = m_statusTable ? m_statusTable->metrics[i] : kNoMetrics;
+        changed[i] = session::bandOf(m_own[i], m, before) != session::bandOf(m_own[i], m, m_bands) ? 1 : 0;
+    }
+    emitChanged(changed, { Qt::BackgroundRole, Qt::ForegroundRole, BandRole });
+}
+
+void CompareTreeModel::setDarkPalette(bool dark)
+{
+    if (dark == m_dark)
+        return;
+    m_dark = dark;
+    if (!m_tree)
+        return;
+    emitChanged(std::vector<std::uint8_t>(m_own.size(), 1),
+                { Qt::BackgroundRole, Qt::ForegroundRole, Qt::DecorationRole });
+}
+
+void CompareTreeModel::emitChanged(const std::vector<std::uint8_t>& changed, const QList<int>& roles)
+{
+    if (!m_tree)
+        return;
+    auto emitRuns = [&](std::span<const NodeId> siblings) {
+        std::size_t i = 0;
+        while (i < siblings.size()) {
+            if (!changed[siblings[i].value]) {
+                ++i;
+                continue;
+            }
+            std::size_t j = i;
+            while (j + 1 < siblings.size() && changed[siblings[j + 1].value])
+                ++j;
+            emit dataChanged(createIndex(int(i), 0, quintptr(siblings[i].value)),
+                             createIndex(int(j), ColumnCount - 1, quintptr(siblings[j].value)), roles);
+            i = j + 1;
+        }
+    };
+    // Parents in display order, so a view's row lookups walk forward instead of searching.
+    emitRuns(m_tree->roots());
+    for (const NodeId parent : m_preorder) {
+        if (m_tree->node(parent).childCount)
+            emitRuns(m_tree->children(parent));
+    }
+}
+
+void CompareTreeModel::emitChangedNodes(std::vector<std::uint32_t> nodes, const QList<int>& roles)
+{
+    auto parentPos = [&](std::uint32_t node) -> std::int64_t {
+        const NodeId p = m_tree->node(NodeId { node }).parent;
+        return p.valid() ? std::int64_t(m_preorderPos[p.value]) : -1;
+    };
+    std::sort(nodes.begin(), nodes.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const std::int64_t pa = parentPos(a);
+        const std::int64_t pb = parentPos(b);
+        return pa != pb ? pa < pb : m_tree->node(NodeId { a }).row < m_tree->node(NodeId { b }).row;
+    });
+    std::size_t i = 0;
+    while (i < nodes.size()) {
+        std::size_t j = i;
+        while (j + 1 < nodes.size() && parentPos(nodes[j + 1]) == parentPos(nodes[i])
+               && m_tree->node(NodeId { nodes[j + 1] }).row == m_tree->node(NodeId { nodes[j] }).row + 1)
+            ++j;
+        const tree::TreeNode& first = m_tree->node(NodeId { nodes[i] });
+        const tree::TreeNode& last = m_tree->node(NodeId { nodes[j] });
+        emit dataChanged(createIndex(int(first.row), 0, quintptr(nodes[i])),
+                         createIndex(int(last.row), ColumnCount - 1, quintptr(nodes[j])), roles);
+        i = j + 1;
+    }
+}
+
+Status CompareTreeModel::band(NodeId node) const
+{
+    const session::NodeMetrics* m = metrics(node);
+    return session::bandOf(m_own[node.value], m ? *m : kNoMetrics, m_bands);
+}
+
+const session::NodeMetrics* CompareTreeModel::metrics(NodeId node) const
+{
+    if (!m_statusTable || node.value >= m_statusTable->metrics.size())
+        return nullptr;
+    return &m_statusTable->metrics[node.value];
+}
+
+QModelIndex CompareTreeModel::indexOf(NodeId node, int column) const
+{
+    if (!m_tree || !node.valid() || node.value >= m_tree->size() || column < 0 || column >= ColumnCount)
+        return {};
+    return createIndex(int(m_tree->node(node).row), column, quintptr(node.value));
+}
+
+NodeId CompareTreeModel::nodeAt(const QModelIndex& index) const
+{
+    if (!m_tree || !index.isValid() || index.model() != this)
+        return {};
+    return NodeId { static_cast<std::uint32_t>(index.internalId()) };
+}
+
+std::vector<NodeId> CompareTreeModel::failingNodesInDisplayOrder() const
+{
+    std::vector<NodeId> out;
+    for (const NodeId id : m_preorder) {
+        if (session::isFailing(m_own[id.value]))
+            out.push_back(id);
+    }
+    return out;
+}
+
+NodeId CompareTreeModel::nextFailing(NodeId from, bool wrap) const
+{
+    const std::size_t n = m_preorder.size();
+    if (n == 0)
+        return {};
+    const bool fromValid = from.valid() && from.value < n;
+    const std::size_t start = fromValid ? m_preorderPos[from.value] + 1 : 0;
+    const std::size_t steps = fromValid ? (wrap ? n : n - start) : n;
+    for (std::size_t k = 0; k < steps; ++k) {
+        const NodeId id = m_preorder[(start + k) % n];
+        if (session::isFailing(m_own[id.value]))
+            return id;
+    }
+    return {};
+}
+
+NodeId CompareTreeModel::previousFailing(NodeId from, bool wrap) const
+{
+    const std::size_t n = m_preorder.size();
+    if (n == 0)
+        return {};
+    const bool fromValid = from.valid() && from.value < n;
+    // Positions counted backwards from `from` (exclusive), or from the end.
+    const std::size_t start = fromValid ? m_preorderPos[from.value] : n;
+    const std::size_t steps = fromValid ? (wrap ? n : start) : n;
+    for (std::size_t k = 1; k <= steps; ++k) {
+        const NodeId id = m_preorder[(start + n - k) % n];
+        if (session::isFailing(m_own[id.value]))
+            return id;
+    }
+    return {};
+}
+
+QModelIndex CompareTreeModel::index(int row, int column, const QModelIndex& parent) const
+{
+    if (!m_tree || row < 0 || column < 0 || column >= ColumnCount)
+        return {};
+    std::span<const NodeId> siblings;
+    if (parent.isValid()) {
+        if (parent.column() != 0 || parent.model() != this)
+            return {};
+        siblings = m_tree->children(NodeId { static_cast<std::uint32_t>(parent.internalId()) });
+    } else {
+        siblings = m_tree->roots();
+    }
+    if (static_cast<std::size_t>(row) >= siblings.size())
+        return {};
+    return createIndex(row, column, quintptr(siblings[static_cast<std::size_t>(row)].value));
+}
+
+QModelIndex CompareTreeModel::parent(const QModelIndex& child) const
+{
+    if (!m_tree || !child.isValid())
+        return {};
+    const NodeId p = m_tree->node(NodeId { static_cast<std::uint32_t>(child.internalId()) }).parent;
+    if (!p.valid())
+        return {};
+    return createIndex(int(m_tree->node(p).row), 0, quintptr(p.value));
+}
+
+QModelIndex CompareTreeModel::sibling(int row, int column, const QModelIndex& idx) const
+{
+    // Same row, other column: no lookup of the parent's children needed.
+    if (idx.isValid() && row == idx.row() && column >= 0 && column < ColumnCount)
+        return createIndex(row, column, idx.internalId());
+    return QAbstractItemModel::sibling(row, column, idx);
+}
+
+int CompareTreeModel::rowCount(const QModelIndex& parent) const
+{
+    if (!m_tree)
+        return 0;
+    if (!parent.isValid())
+        return static_cast<int>(m_tree->roots().size());
+    if (parent.column() != 0)
+        return 0;
+    return static_cast<int>(m_tree->node(NodeId { static_cast<std::uint32_t>(parent.internalId()) }).childCount);
+}
+
+int CompareTreeModel::columnCount(const QModelIndex&) const
+{
+    return ColumnCount;
+}
+
+bool CompareTreeModel::hasChildren(const QModelIndex& parent) const
+{
+    return rowCount(parent) > 0;
+}
+
+Qt::ItemFlags CompareTreeModel::flags(const QModelIndex& index) const
+{
+    if (!index.isValid())
+        return Qt::NoItemFlags;
+    Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+    // Lets a tree view skip asking whether a leaf has children.
+    if (m_tree->node(NodeId { static_cast<std::uint32_t>(index.internalId()) }).childCount == 0)
+        f |= Qt::ItemNeverHasChildren;
+    return f;
+}
+
+QString CompareTreeModel::statusText(NodeId node) const
+{
+    QString text = statusLabel(m_own[node.value]);
+    if (m_tree->node(node).childCount && m_failingBelow[node.value])
+        text += QStringLiteral(" \u00b7 %1 failing below").arg(m_failingBelow[node.value]);
+    return text;
+}
+
+QVariant CompareTreeModel::metricValue(NodeId node, int column) const
+{
+    const session::NodeMetrics* m = metrics(node);
+    if (!m || !m_mode || !columnApplies(column, *m_mode))
+        return {};
+    double v = NAN;
+    switch (column) {
+    case CosineColumn: v = m->cosine; break;
+    case MaxAbsErrColumn: v = m->maxAbsErr; break;
+    case MaxRelErrColumn: v = m->maxRelErr; break;
+    case NormRelErrColumn: v = m->normRelErr; break;
+    default: return {};
+    }
+    if (std::isnan(v))
+        return {};
+    // Statistics relative errors are fractions in core; msprobe shows them as percentages.
+    if (*m_mode == compare::CompareMode::Summary && (column == MaxRelErrColumn || column == NormRelErrColumn))
+        return QString::number(v * 100.0, 'g', 6) + QLatin1Char('%');
+    if (column == CosineColumn)
+        return QString::number(v, 'f', 6);
+    return QString::number(v, 'g', 6);
+}
+
+QVariant CompareTreeModel::sortValue(NodeId node, int column) const
+{
+    switch (column) {
+    case NameColumn: return keyText(m_tree->node(node).key);
+    case StatusColumn: return int(m_own[node.value]);
+    case FailingBelowColumn: return m_failingBelow[node.value];
+    default: break;
+    }
+    const session::NodeMetrics* m = metrics(node);
+    if (!m)
+        return {};
+    switch (column) {
+    case CosineColumn: return m->cosine;
+    case MaxAbsErrColumn: return m->maxAbsErr;
+    case MaxRelErrColumn: return m->maxRelErr;
+    case NormRelErrColumn: return m->normRelErr;
+    default: return {};
+    }
+}
+
+QString CompareTreeModel::toolTip(NodeId node) const
+{
+    const tree::TreeNode& t = m_tree->node(node);
+    QString tip = keyText(t.key);
+    tip += QStringLiteral("\nStatus: ") + statusLabel(m_own[node.value]);
+    if (t.childCount) {
+        tip += QStringLiteral("\nWorst below: ") + statusLabel(m_subtree[node.value]);
+        tip += QStringLiteral("\nFailing below: %1").arg(m_failingBelow[node.value]);
+    }
+    const Status b = band(node);
+    if (b != m_own[node.value])
+        tip += QStringLiteral("\nColour band: ") + statusLabel(b);
+    tip += QStringLiteral("\nExecution index: %1").arg(t.executionIndex);
+    if (t.parentSource == tree::ParentSource::Inferred)
+        tip += QStringLiteral("\n(parent inferred)");
+    if (const session::NodeMetrics* m = metrics(node); m && m_mode) {
+        for (const int c : { int(CosineColumn), int(MaxAbsErrColumn), int(MaxRelErrColumn), int(NormRelErrColumn) }) {
+            const QVariant v = metricValue(node, c);
+            if (v.isValid())
+                tip += QLatin1Char('\n') + headerData(c, Qt::Horizontal).toString() + QStringLiteral(": ")
+                    + v.toString();
+        }
+    }
+    return tip;
+}
+
+QVariant CompareTreeModel::data(const QModelIndex& index, int role) const
+{
+    if (!m_tree || !index.isValid() || index.model() != this)
+        return {};
+    const NodeId node { static_cast<std::uint32_t>(index.internalId()) };
+    if (node.value >= m_tree->size())
+        return {};
+    const int column = index.column();
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (column) {
+        case NameColumn: return keyText(m_tree->node(node).key);
+        case StatusColumn: return statusText(node);
+        case FailingBelowColumn:
+            return m_tree->node(node).childCount ? QVariant(m_failingBelow[node.value]) : QVariant();
+        default: return metricValue(node, column);
+        }
+    case Qt::DecorationRole: {
+        if (column != NameColumn)
+            return {};
+        const Status own = m_own[node.value];
+        const Status shown = session::worse(own, m_subtree[node.value]);
+        return m_icons.icon(shown, shown != own, m_dark);
+    }
+    case Qt::BackgroundRole: return statusFill(band(node), m_dark);
+    case Qt::ForegroundRole: return statusTextColor(band(node), m_dark);
+    case Qt::ToolTipRole: return toolTip(node);
+    case Qt::TextAlignmentRole:
+        if (column >= FailingBelowColumn)
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        return {};
+    case NodeIdRole: return node.value;
+    case OwnStatusRole: return int(m_own[node.value]);
+    case SubtreeStatusRole: return int(m_subtree[node.value]);
+    case BandRole: return int(band(node));
+    case FailingBelowRole: return m_failingBelow[node.value];
+    case KindRole: return int(kindOf(m_tree->node(node).name));
+    case DirectionRole: return int(m_tree->node(node).name.direction);
+    case KeyRole: return keyText(m_tree->node(node).key);
+    case ExecutionIndexRole: return m_tree->node(node).executionIndex;
+    case SortRole: return sortValue(node, column);
+    default: return {};
+    }
+}
+
+QVariant CompareTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return QAbstractItemModel::headerData(section, orientation, role);
+    if (role == Qt::DisplayRole) {
+        switch (section) {
+        case NameColumn: return tr("Name");
+        case StatusColumn: return tr("Status");
+        case FailingBelowColumn: return tr("Failing below");
+        case CosineColumn: return tr("Cosine");
+        case MaxAbsErrColumn:
+            return m_mode == compare::CompareMode::Summary ? tr("Max diff") : tr("MaxAbsErr");
+        case MaxRelErrColumn: return tr("MaxRelErr");
+        case NormRelErrColumn: return tr("NormRelErr");
+        default: return {};
+        }
+    }
+    if (role == Qt::ToolTipRole && section == StatusColumn)
+        return tr("The node's own verdict (its inputs and outputs), and how many nodes below it fail");
+    return {};
+}
+
+QHash<int, QByteArray> CompareTreeModel::roleNames() const
+{
+    QHash<int, QByteArray> names = QAbstractItemModel::roleNames();
+    names.insert(NodeIdRole, "nodeId");
+    names.insert(OwnStatusRole, "ownStatus");
+    names.insert(SubtreeStatusRole, "subtreeStatus");
+    names.insert(BandRole, "band");
+    names.insert(FailingBelowRole, "failingBelow");
+    names.insert(KindRole, "kind");
+    names.insert(DirectionRole, "direction");
+    names.insert(KeyRole, "key");
+    names.insert(ExecutionIndexRole, "executionIndex");
+    names.insert(SortRole, "sortValue");
+    return names;
+}
+
+} // namespace probescope::ui

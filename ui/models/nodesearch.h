@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tree/constructtree.h"
+
+#include <QRegularExpression>
+#include <QString>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probescope::ui {
+
+/// Every node of a tree in pre-order: the order a fully expanded tree view lists them.
+std::vector<tree::NodeId> displayOrderOf(const tree::ConstructTree& tree);
+
+/**
+ * @brief Whether a dump.json key matches a substring or a regular expression.
+ *
+ * An ASCII substring is matched on the UTF-8 key bytes directly (keys are ASCII in practice), so
+ * searching 200k keys needs no QString per key; anything else goes through QString.
+ */
+class NameMatcher
+{
+public:
+    NameMatcher() = default;
+    NameMatcher(const QString& pattern, bool regex, Qt::CaseSensitivity sensitivity);
+
+    bool isEmpty() const { return m_empty; }
+    bool isValid() const { return m_error.isEmpty(); }
+    /// Why the expression is invalid, with the position of the problem; empty when valid.
+    const QString& error() const { return m_error; }
+    bool matches(std::string_view key) const;
+
+private:
+    bool m_empty = true;
+    bool m_regex = false;
+    bool m_asciiFast = false;
+    Qt::CaseSensitivity m_case = Qt::CaseInsensitive;
+    std::string m_needle; ///< the ASCII pattern, lowered when matching case-insensitively
+    QString m_text;
+    QRegularExpression m_expression;
+    QString m_error;
+    mutable std::string m_scratch;
+};
+
+/**
+ * @brief Finds the nodes whose key matches a pattern, in display order.
+ *
+ * Built once per tree (the pre-order walk); each find() is a linear scan of the keys.
+ */
+class NodeSearch
+{
+public:
+    struct Options
+    {
+        bool regex = false;
+        bool caseSensitive = false;
+    };
+    struct Hits
+    {
+        std::vector<tree::NodeId> nodes; ///< in display (pre-)order
+        QString error;                   ///< non-empty for an invalid regular expression (and no nodes)
+        bool valid() const { return error.isEmpty(); }
+    };
+
+    explicit NodeSearch(std::shared_ptr<const tree::ConstructTree> tree);
+
+    Hits find(const QString& pattern, const Options& options) const;
+    Hits find(const QString& pattern) const { return find(pattern, Options {}); }
+    const std::vector<tree::NodeId>& displayOrder() const { return m_order; }
+
+private:
+    std::shared_ptr<const tree::ConstructTree> m_tree;
+    std::vector<tree::NodeId> m_order;
+};
+
+} // namespace probescope::ui

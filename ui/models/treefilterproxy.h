@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "models/nodesearch.h"
+#include "session/nodestatus.h"
+#include "tree/constructtree.h"
+
+#include <QSortFilterProxyModel>
+#include <QString>
+
+#include <cstdint>
+
+namespace probescope::ui {
+
+class CompareTreeModel;
+
+/**
+ * @brief Filters a CompareTreeModel by own status, direction, kind and name; keeps the ancestors of
+ * every accepted node (recursive filtering), so a hit is always shown in its place in the hierarchy.
+ *
+ * Takes plain values, so a filter bar of any shape can drive it. With no filter set every row is
+ * accepted at once, which keeps recolouring a 200k-node tree cheap.
+ */
+class TreeFilterProxy : public QSortFilterProxyModel
+{
+    Q_OBJECT
+
+public:
+    enum class DirectionFilter { All, Forward, Backward };
+    enum class KindFilter { All, Module, Api };
+
+    /// One bit per session::Status (bit n = Status value n).
+    static constexpr std::uint32_t kAllStatuses = 0x3fu;
+    static constexpr std::uint32_t statusBit(session::Status s) { return 1u << static_cast<unsigned>(s); }
+
+    explicit TreeFilterProxy(QObject* parent = nullptr);
+
+    void setSourceModel(QAbstractItemModel* model) override;
+    CompareTreeModel* treeModel() const { return m_model; }
+
+    void setStatusMask(std::uint32_t mask);
+    void setStatusVisible(session::Status status, bool visible);
+    std::uint32_t statusMask() const { return m_statusMask; }
+    void setDirectionFilter(DirectionFilter direction);
+    DirectionFilter directionFilter() const { return m_direction; }
+    void setKindFilter(KindFilter kind);
+    KindFilter kindFilter() const { return m_kind; }
+    /// Keys containing `text` (or matching it as a regular expression). Empty clears the name filter.
+    /// An invalid expression matches nothing; nameFilterError() says why.
+    void setNameFilter(const QString& text, bool regex = false,
+                       Qt::CaseSensitivity sensitivity = Qt::CaseInsensitive);
+    QString nameFilterError() const { return m_name.error(); }
+    void clearFilters();
+    bool isFiltering() const;
+
+    /// Whether a node passes the filters by itself (ancestors of accepted nodes are shown too).
+    bool acceptsNode(tree::NodeId node) const;
+    QModelIndex mapFromNode(tree::NodeId node, int column = 0) const;
+
+protected:
+    bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
+
+private:
+    void refilter();
+
+    CompareTreeModel* m_model = nullptr;
+    std::uint32_t m_statusMask = kAllStatuses;
+    DirectionFilter m_direction = DirectionFilter::All;
+    KindFilter m_kind = KindFilter::All;
+    QString m_nameText;
+    bool m_nameRegex = false;
+    Qt::CaseSensitivity m_nameCase = Qt::CaseInsensitive;
+    NameMatcher m_name;
+};
+
+} // namespace probescope::ui
