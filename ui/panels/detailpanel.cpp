@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "panels/detailpanel.h"
+
+#include "compare/firstfailure.h"
+#include "panels/statuspalette.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QEvent>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
+
+namespace probescope::ui {
+
+using session::Status;
+
+namespace {
+
+QString fromStd(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+QString kindText(dump::EntryKind kind)
+{
+    switch (kind) {
+    case dump::EntryKind::Api:
+        return DetailPanel::tr("API");
+    case dump::EntryKind::Module:
+        return DetailPanel::tr("Module");
+    case dump::EntryKind::ParametersGrad:
+        return DetailPanel::tr("Parameter gradients");
+    case dump::EntryKind::Debug:
+        return DetailPanel::tr("Debug value");
+    case dump::EntryKind::Legacy:
+        return DetailPanel::tr("API (ptdbg_ascend)");
+    case dump::EntryKind::Unknown:
+        break;
+    }
+    return DetailPanel::tr("Unknown kind");
+}
+
+QString directionText(dump::Direction d)
+{
+    switch (d) {
+    case dump::Direction::Forward:
+        return DetailPanel::tr("forward");
+    case dump::Direction::Backward:
+        return DetailPanel::tr("backward");
+    case dump::Direction::None:
+        break;
+    }
+    return DetailPanel::tr("no direction");
+}
+
+QPlainTextEdit* makeMonospaceText(QWidget* parent)
+{
+    auto* t = new QPlainTextEdit(parent);
+    t->setReadOnly(true);
+    t->setLineWrapMode(QPlainTextEdit::NoWrap);
+    t->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    t->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    return t;
+}
+
+// msprobe writes a frame as "File f.py, line 3, in g, \n code": one line for the place, one for the code.
+QString framesText(const std::vector<std::string>& frames)
+{
+    QStringList lines;
+    for (const std::string& f : frames) {
+        QString frame = QString::fromStdString(f);
+        frame.replace(QStringLiteral(", \n "), QStringLiteral("\n    "));
+        frame.replace(QStringLiteral("\n "), QStringLiteral("\n    "));
+        lines << frame;
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString sanitizeTsvCell(QString text)
+{
+    text.replace(QLatin1Char('\t'), QLatin1Char(' '));
+    text.replace(QLatin1Char('\r'), QLatin1Char(' '));
+    text.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    return text;
+}
+
+} // namespace
+
+DetailPanel::DetailPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(4, 4, 4, 4);
+
+    m_placeholder = new QLabel(tr("Select a node to see its rows, reasons and call stack."), this);
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_placeholder->setWordWrap(true);
+    outer->addWidget(m_placeholder);
+
+    m_body = new QWidget(this);
+    auto* body = new QVBoxLayout(m_body);
+    body->setContentsMargins(0, 0, 0, 0);
+
+    m_key = new QLabel(m_body);
+    QFont keyFont = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    keyFont.setBold(true);
+    m_key->setFont(keyFont);
+    m_key->setTextFormat(Qt::PlainText);
+    m_key->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_key->setWordWrap(true);
+    body->addWidget(m_key);
+
+    m_facts = new QLabel(m_body);
+    m_facts->setTextFormat(Qt::PlainText);
+    m_facts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    body->addWidget(m_facts);
+
+    auto* statusRow = new QHBoxLayout;
+    m_statusIcon = new QLabel(m_body);
+    m_status = new QLabel(m_body);
+    m_status->setTextFormat(Qt::PlainText);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    statusRow->addWidget(m_statusIcon);
+    statusRow->addWidget(m_status, 1);
+    m_copyDetails = new QPushButton(tr("Copy details"), m_body);
+    m_copyDetails->setToolTip(tr("Copy the node, its reasons, rows and stacks as plain text"));
+    statusRow->addWidget(m_copyDetails);
+    body->addLayout(statusRow);
+
+    m_reasonsLabel = new QLabel(m_body);
+    m_reasonsLabel->setTextFormat(Qt::PlainText);
+    m_reasonsLabel->setWordWrap(true);
+    m_reasonsLabel->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    body->addWidget(m_reasonsLabel);
+
+    auto* splitter = new QSplitter(Qt::Vertical, m_body);
+    m_model = new NodeRowsModel(this);
+    m_view = new QTableView(splitter);
+    m_view->setModel(m_model);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectItems);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->setWordWrap(false);
+    m_view->setTextElideMode(Qt::ElideRight);
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
+    m_view->setToolTip(tr("Double-click a row to open its tensors in the inspector"));
+    auto* copyAction = new QAction(tr("Copy"), m_view);
+    copyAction->setShortcut(QKeySequence::Copy);
+    copyAction->setShortcutContext(Qt::WidgetShortcut);
+    m_view->addAction(copyAction);
+    m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
+    connect(copyAction, &QAction::triggered, this, &DetailPanel::copySelection);
+    // activated() covers double-click and Enter (and single click where the style activates on it).
+    connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {
+        if (index.isValid())
+            emit rowActivated(m_model->tableRow(index.row()));
+    });
+    m_tabs = new QTabWidget(splitter);
+    m_npuStack = makeMonospaceText(m_tabs);
+    m_benchStack = makeMonospaceText(m_tabs);
+    m_dataFiles = makeMonospaceText(m_tabs);
+    m_tabs->addTab(m_npuStack, tr("NPU stack"));
+    m_tabs->addTab(m_benchStack, tr("Bench stack"));
+    m_tabs->addTab(m_dataFiles, tr("Data files"));
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    body->addWidget(splitter, 1);
+
+    outer->addWidget(m_body, 1);
+    connect(m_copyDetails, &QPushButton::clicked, this, &DetailPanel::copyDetails);
+    clear();
+}
+
+void DetailPanel::setNode(std::shared_ptr<const session::PairAnalysis> analysis, quint32 nodeId)
+{
+    if (!analysis || !analysis->skeleton || !analysis->skeleton->tree || !analysis->status
+        || nodeId >= analysis->skeleton->tree->size()) {
+        clear();
+        return;
+    }
+    m_analysis = std::move(analysis);
+    m_node = nodeId;
+    m_model->setDarkTheme(statuspalette::isDark(palette()));
+    m_model->setNode(m_analysis, nodeId);
+    m_view->resizeColumnsToContents();
+    // Err_message and data file names can be very long; keep a row on screen, the tooltip has the rest.
+    for (int c = 0; c < m_model->columnCount(); ++c)
+        m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 420));
+    updateHeader();
+    updateReasons();
+    updateStacks();
+    updateDataFiles();
+    m_placeholder->hide();
+    m_body->show();
+}
+
+void DetailPanel::clear()
+{
+    m_analysis.reset();
+    m_node = 0;
+    m_reasons.clear();
+    m_model->clear();
+    m_key->clear();
+    m_facts->clear();
+    m_status->clear();
+    m_statusIcon->clear();
+    m_reasonsLabel->clear();
+    m_npuStack->clear();
+    m_benchStack->clear();
+    m_dataFiles->clear();
+    m_body->hide();
+    m_placeholder->show();
+}
+
+void DetailPanel::updateHeader()
+{
+    const session::PairSkeleton& sk = *m_analysis->skeleton;
+    const tree::TreeNode& node = sk.tree->node(tree::NodeId { m_node });
+    const session::NodeStatusTable& st = *m_analysis->status;
+    m_key->setText(fromStd(node.key));
+    const auto rows = m_model->rowCount();
+    m_facts->setText(tr("%1 · %2 · execution #%3 · %n row(s) · %4", nullptr, rows)
+                         .arg(kindText(node.name.kind), directionText(node.name.direction))
+                         .arg(node.executionIndex)
+                         .arg(QString::fromStdString(sk.pair.label())));
+    const Status own = m_node < st.own.size() ? st.own[m_node] : Status::NoData;
+    const Status subtree = m_node < st.subtree.size() ? st.subtree[m_node] : own;
+    const std::uint32_t below = m_node < st.failingBelow.size() ? st.failingBelow[m_node] : 0;
+    m_statusIcon->setPixmap(statuspalette::icon(own).pixmap(20, 20));
+    m_status->setText(tr("%1 · subtree worst: %2 · %n failing below", nullptr, static_cast<int>(below))
+                          .arg(statuspalette::label(own), statuspalette::label(subtree)));
+}
+
+void DetailPanel::updateReasons()
+{
+    m_reasons.clear();
+    const compare::CompareTable& table = *m_analysis->table;
+    const int err = table.column("Err_message");
+    const int accuracy = table.column("Accuracy Reached or Not");
+    const int npuMd5 = table.column("NPU MD5");
+    const int benchMd5 = table.column("BENCH MD5");
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        const Status s = m_model->rowStatus(r);
+        if (!session::isFailing(s) && s != Status::Unmatched)
+            continue;
+        const std::size_t tr_ = m_model->tableRow(r);
+        const auto& cells = table.rows[tr_];
+        const QString leaf = m_model->cellText(r, 0);
+        auto textOf = [&](int c) {
+            return c >= 0 && static_cast<std::size_t>(c) < cells.size() && cells[static_cast<std::size_t>(c)].isString()
+                ? QString::fromStdString(cells[static_cast<std::size_t>(c)].asString())
+                : QString();
+        };
+        QString why = textOf(err).trimmed();
+        if (s == Status::Unmatched)
+            why = tr("no bench counterpart");
+        else if (why.isEmpty() && npuMd5 >= 0 && benchMd5 >= 0)
+            why = tr("md5 differs (NPU %1, bench %2)").arg(textOf(npuMd5), textOf(benchMd5));
+        else if (why.isEmpty() && textOf(accuracy) == QLatin1String("No"))
+            why = tr("accuracy not reached");
+        else if (why.isEmpty() && tr_ < table.colors.size() && table.colors[tr_] != compare::RowColor::None)
+            why = table.colors[tr_] == compare::RowColor::Red ? tr("highlighted red by msprobe's rules")
+                                                               : tr("highlighted yellow by msprobe's rules");
+        else if (why.isEmpty())
+            why = statuspalette::label(s);
+        m_reasons << tr("%1: %2").arg(leaf, why);
+    }
+    const compare::FirstFailure& ff = m_analysis->firstFailure;
+    if (!ff.key.empty() && ff.node.value == m_node) {
+        m_reasons << (ff.found ? tr("First failing node in execution order: its outputs fail while its inputs pass.")
+                               : tr("First node with failing rows; its inputs already differ, so the runs diverged "
+                                    "before this dump."));
+    }
+    const std::uint32_t below = m_node < m_analysis->status->failingBelow.size() ? m_analysis->status->failingBelow[m_node] : 0;
+    if (m_reasons.isEmpty())
+        m_reasonsLabel->setText(below ? tr("No failing rows of its own; see the failing nodes below it.")
+                                      : tr("No failing rows."));
+    else
+        m_reasonsLabel->setText(QStringLiteral("• ") + m_reasons.join(QStringLiteral("\n• ")));
+}
+
+QString DetailPanel::benchKey() const
+{
+    // The bench entry a node matched (fuzzy matching can pair different call numbers).
+    const compare::CompareTable& table = *m_analysis->table;
+    const int benchName = table.column("Bench Name");
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        const std::size_t row = m_model->tableRow(r);
+        if (benchName >= 0 && table.matched[row] && table.rows[row][static_cast<std::size_t>(benchName)].isString())
+            return QString::fromStdString(
+                session::entryKeyOfRow(table.rows[row][static_cast<std::size_t>(benchName)].asString()));
+    }
+    return fromStd(m_analysis->skeleton->tree->node(tree::NodeId { m_node }).key);
+}
+
+void DetailPanel::updateStacks()
+{
+    const session::PairSkeleton& sk = *m_analysis->skeleton;
+    const std::string key(sk.tree->node(tree::NodeId { m_node }).key);
+    auto show = [](QPlainTextEdit* edit, const dump::RankDump* rank, const std::string& k, const QString& side) {
+        if (!rank || !rank->stack.present) {
+            edit->setPlainText(tr("The %1 dump has no stack.json.").arg(side));
+            return;
+        }
+        const auto* frames = rank->stack.frames(k);
+        edit->setPlainText(frames && !frames->empty() ? framesText(*frames)
+                                                      : tr("stack.json has no frames for %1.").arg(QString::fromStdString(k)));
+    };
+    show(m_npuStack, sk.npu.get(), key, tr("NPU"));
+    show(m_benchStack, sk.bench.get(), benchKey().toStdString(), tr("bench"));
+}
+
+void DetailPanel::updateDataFiles()
+{
+    QStringList lines;
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        const QString npu = m_model->npuDataPath(r);
+        const QString bench = m_model->benchDataPath(r);
+        if (npu.isEmpty() && bench.isEmpty())
+            continue;
+        lines << m_model->cellText(r, 0);
+        lines << tr("  NPU:   %1").arg(npu.isEmpty() ? tr("(none)") : npu);
+        lines << tr("  bench: %1").arg(bench.isEmpty() ? tr("(none)") : bench);
+    }
+    m_dataFiles->setPlainText(lines.isEmpty() ? tr("No data files (statistics or md5 dump).") : lines.join(QLatin1Char('\n')));
+    m_tabs->setTabEnabled(m_tabs->indexOf(m_dataFiles), !lines.isEmpty());
+}
+
+QString DetailPanel::npuStackText() const
+{
+    return m_npuStack->toPlainText();
+}
+
+QString DetailPanel::benchStackText() const
+{
+    return m_benchStack->toPlainText();
+}
+
+QString DetailPanel::indexesToTsv(const QModelIndexList& indexes)
+{
+    if (indexes.isEmpty())
+        return {};
+    int top = indexes.front().row(), bottom = top, left = indexes.front().column(), right = left;
+    std::map<std::pair<int, int>, QString> cells;
+    for (const QModelIndex& i : indexes) {
+        top = std::min(top, i.row());
+        bottom = std::max(bottom, i.row());
+        left = std::min(left, i.column());
+        right = std::max(right, i.column());
+        cells[{ i.row(), i.column() }] = sanitizeTsvCell(i.data(Qt::DisplayRole).toString());
+    }
+    QString out;
+    for (int r = top; r <= bottom; ++r) {
+        QStringList line;
+        for (int c = left; c <= right; ++c) {
+            auto it = cells.find({ r, c });
+            line << (it == cells.end() ? QString() : it->second);
+        }
+        out += line.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    }
+    return out;
+}
+
+QString DetailPanel::selectionTsv() const
+{
+    return m_view->selectionModel() ? indexesToTsv(m_view->selectionModel()->selectedIndexes()) : QString();
+}
+
+void DetailPanel::copySelection()
+{
+    const QString tsv = selectionTsv();
+    if (!tsv.isEmpty())
+        QApplication::clipboard()->setText(tsv);
+}
+
+QString DetailPanel::detailsText() const
+{
+    if (!m_analysis)
+        return {};
+    QString out;
+    out += tr("Node: %1").arg(m_key->text()) + QLatin1Char('\n');
+    out += m_facts->text() + QLatin1Char('\n');
+    out += tr("Status: %1").arg(m_status->text()) + QLatin1Char('\n');
+    out += tr("Reasons:") + QLatin1Char('\n');
+    if (m_reasons.isEmpty())
+        out += QStringLiteral("  ") + m_reasonsLabel->text() + QLatin1Char('\n');
+    for (const QString& r : m_reasons)
+        out += QStringLiteral("  - ") + r + QLatin1Char('\n');
+    out += QLatin1Char('\n') + tr("Rows:") + QLatin1Char('\n');
+    QStringList header;
+    for (int c = 0; c < m_model->columnCount(); ++c)
+        header << m_model->headerData(c, Qt::Horizontal).toString();
+    out += header.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        QStringList line;
+        for (int c = 0; c < m_model->columnCount(); ++c)
+            line << sanitizeTsvCell(m_model->cellText(r, c));
+        out += line.join(QLatin1Char('\t')) + QLatin1Char('\n');
+    }
+    out += QLatin1Char('\n') + tr("NPU stack:") + QLatin1Char('\n') + npuStackText() + QLatin1Char('\n');
+    out += QLatin1Char('\n') + tr("Bench stack:") + QLatin1Char('\n') + benchStackText() + QLatin1Char('\n');
+    const QString files = m_dataFiles->toPlainText();
+    if (m_tabs->isTabEnabled(m_tabs->indexOf(m_dataFiles)))
+        out += QLatin1Char('\n') + tr("Data files:") + QLatin1Char('\n') + files + QLatin1Char('\n');
+    return out;
+}
+
+void DetailPanel::copyDetails()
+{
+    const QString text = detailsText();
+    if (!text.isEmpty())
+        QApplication::clipboard()->setText(text);
+}
+
+void DetailPanel::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        m_model->setDarkTheme(statuspalette::isDark(palette()));
+    QWidget::changeEvent(event);
+}
+
+} // namespace probescope::ui

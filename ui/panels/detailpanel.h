@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "panels/noderowsmodel.h"
+#include "session/session.h"
+
+#include <QModelIndexList>
+#include <QStringList>
+#include <QWidget>
+
+#include <cstddef>
+#include <memory>
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QTabWidget;
+class QTableView;
+
+namespace probescope::ui {
+
+/**
+ * @brief Everything about one node: header (key, kind, direction, execution index, statuses), the
+ * reasons it fails, its rows NPU beside bench (NodeRowsModel), call stacks and data files.
+ *
+ * Everything is copyable: the header and texts are selectable, Ctrl+C on the table copies the selected
+ * cells as TSV, "Copy details" copies a plain-text report. The panel follows the palette (light/dark)
+ * by itself. Double-clicking (or Enter on) a row emits rowActivated with the CompareTable row.
+ */
+class DetailPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit DetailPanel(QWidget* parent = nullptr);
+
+    /// Shows node `nodeId` (a tree::NodeId value) of a finished analysis.
+    void setNode(std::shared_ptr<const session::PairAnalysis> analysis, quint32 nodeId);
+    void clear();
+
+    bool hasNode() const { return m_analysis != nullptr; }
+    quint32 nodeId() const { return m_node; }
+    NodeRowsModel* rowsModel() const { return m_model; }
+    QTableView* rowsView() const { return m_view; }
+    /// The reasons shown under the header, one per line (leaf: message).
+    QStringList reasons() const { return m_reasons; }
+    QString npuStackText() const;
+    QString benchStackText() const;
+    /// The plain-text report "Copy details" puts on the clipboard.
+    QString detailsText() const;
+    /// The selected cells of the rows table as TSV (rectangle of the selection; one line per row).
+    QString selectionTsv() const;
+
+    /// TSV of `indexes` of a model: rows/columns of their bounding box, cells not selected left empty;
+    /// tabs and line breaks inside a cell become spaces so the TSV stays one line per row.
+    static QString indexesToTsv(const QModelIndexList& indexes);
+
+public slots:
+    void copySelection();
+    void copyDetails();
+
+signals:
+    /// A row was double-clicked or Enter was pressed on it; `tableRow` indexes PairAnalysis::table.
+    void rowActivated(std::size_t tableRow);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void updateHeader();
+    void updateReasons();
+    void updateStacks();
+    void updateDataFiles();
+    QString benchKey() const;
+
+    std::shared_ptr<const session::PairAnalysis> m_analysis;
+    quint32 m_node = 0;
+    QStringList m_reasons;
+
+    QLabel* m_key = nullptr;
+    QLabel* m_facts = nullptr;
+    QLabel* m_statusIcon = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_reasonsLabel = nullptr;
+    QLabel* m_placeholder = nullptr;
+    QWidget* m_body = nullptr;
+    NodeRowsModel* m_model = nullptr;
+    QTableView* m_view = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QPlainTextEdit* m_npuStack = nullptr;
+    QPlainTextEdit* m_benchStack = nullptr;
+    QPlainTextEdit* m_dataFiles = nullptr;
+    QPushButton* m_copyDetails = nullptr;
+};
+
+} // namespace probescope::ui

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "panels/exportdialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include <climits>
+
+namespace probescope::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+QString pathText(const fs::path& p)
+{
+    return QString::fromStdString(p.string());
+}
+
+fs::path toPath(const QString& s)
+{
+    return fs::path(s.toStdString());
+}
+
+} // namespace
+
+ExportRequest exportRequestFor(const session::PairAnalysis& analysis, const Settings& settings, const fs::path& outDir)
+{
+    ExportRequest r;
+    r.outDir = outDir;
+    r.options.profile = settings.exportProfile;
+    r.options.xlsx = settings.exportXlsx;
+    r.options.fuzzy = settings.fuzzy;
+    r.options.threads = settings.threads;
+    if (analysis.skeleton) {
+        const session::RankPair& pair = analysis.skeleton->pair;
+        r.input.npuPath = pair.npu.dumpFile;
+        r.input.benchPath = pair.bench.dumpFile;
+        // msprobe 1.2 writes NPU_Stack_Info only with -s and a stack_path; follow what the analysis shows.
+        const fs::path stack = pair.npu.dumpFile.parent_path() / "stack.json";
+        std::error_code ec;
+        if (fs::is_regular_file(stack, ec)) {
+            r.input.stackPath = stack;
+            r.options.stackFlag = analysis.table && analysis.table->stackMode;
+        }
+    }
+    return r;
+}
+
+ExportOutcome runExport(const ExportRequest& request, ProgressSink* progress)
+{
+    ExportOutcome out;
+    auto results = compare::runCompareJob(request.input, request.outDir, request.options, progress);
+    if (!results) {
+        out.cancelled = results.error().id == "compare.cancelled";
+        out.error = QString::fromStdString(results.error().format());
+        return out;
+    }
+    for (const compare::PairResult& r : *results) {
+        for (const fs::path* p : { &r.csvFile, &r.xlsxFile, &r.advisorFile }) {
+            if (!p->empty())
+                out.files << pathText(*p);
+        }
+    }
+    out.ok = true;
+    return out;
+}
+
+ExportJob::ExportJob(QObject* parent)
+    : QObject(parent)
+{
+    connect(&m_task, &BackgroundTask::progressChanged, this, &ExportJob::progressChanged);
+    connect(&m_task, &BackgroundTask::finished, this, [this] {
+        m_outcome = m_running ? *m_running : ExportOutcome {};
+        m_running.reset();
+        emit finished();
+    });
+}
+
+bool ExportJob::start(const ExportRequest& request)
+{
+    if (m_task.isRunning())
+        return false;
+    auto outcome = std::make_shared<ExportOutcome>();
+    m_running = outcome;
+    // The worker owns copies of the request and of the outcome's shared state; nothing of the dialog.
+    return m_task.start([request, outcome](ProgressSink& progress) { *outcome = runExport(request, &progress); });
+}
+
+ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis, const Settings& settings,
+                           QWidget* parent)
+    : QDialog(parent)
+    , m_analysis(std::move(analysis))
+    , m_settings(settings)
+{
+    setWindowTitle(tr("Export comparison CSV"));
+    auto* outer = new QVBoxLayout(this);
+    const bool havePair = m_analysis && m_analysis->skeleton;
+    auto* pairLabel = new QLabel(
+        havePair ? tr("Writes msprobe's compare_result file for %1 (never replacing an existing file).")
+                       .arg(QString::fromStdString(m_analysis->skeleton->pair.label()))
+                 : tr("No compared pair is open."),
+        this);
+    pairLabel->setWordWrap(true);
+    outer->addWidget(pairLabel);
+
+    auto* form = new QFormLayout;
+    auto* folderRow = new QHBoxLayout;
+    m_folder = new QLineEdit(QDir::homePath(), this);
+    auto* browse = new QPushButton(tr("Browse…"), this);
+    folderRow->addWidget(m_folder, 1);
+    folderRow->addWidget(browse);
+    form->addRow(tr("Output folder:"), folderRow);
+    m_profile = new QComboBox(this);
+    m_profile->addItem(tr("msprobe 1.2 (default)"), static_cast<int>(compare::Profile::Msprobe12));
+    m_profile->addItem(tr("msprobe 26"), static_cast<int>(compare::Profile::Msprobe26));
+    form->addRow(tr("Profile:"), m_profile);
+    m_xlsx = new QCheckBox(tr("Also write the XLSX workbook"), this);
+    form->addRow(m_xlsx);
+    m_stack = new QCheckBox(tr("NPU stack column (-s)"), this);
+    form->addRow(m_stack);
+    m_fuzzy = new QCheckBox(tr("Fuzzy matching (-f)"), this);
+    form->addRow(m_fuzzy);
+    outer->addLayout(form);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setVisible(false);
+    outer->addWidget(m_progress);
+    m_result = new QPlainTextEdit(this);
+    m_result->setReadOnly(true);
+    m_result->setPlaceholderText(tr("The written files are listed here."));
+    m_result->setMaximumHeight(m_result->fontMetrics().lineSpacing() * 6);
+    outer->addWidget(m_result);
+
+    auto* buttons = new QDialogButtonBox(this);
+    m_export = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
+    m_cancel = buttons->addButton(tr("Cancel export"), QDialogButtonBox::ActionRole);
+    m_close = buttons->addButton(QDialogButtonBox::Close);
+    m_export->setDefault(true);
+    outer->addWidget(buttons);
+
+    // Defaults from the settings and the analysis; the dialog only changes this one run.
+    const ExportRequest defaults = havePair ? exportRequestFor(*m_analysis, m_settings, {}) : ExportRequest {};
+    setProfile(m_settings.exportProfile);
+    m_xlsx->setChecked(m_settings.exportXlsx);
+    m_fuzzy->setChecked(m_settings.fuzzy);
+    m_stack->setChecked(defaults.options.stackFlag);
+    if (!defaults.input.stackPath)
+        m_stack->setToolTip(tr("The NPU dump has no stack.json"));
+
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Export into folder"), outputFolder());
+        if (!dir.isEmpty())
+            setOutputFolder(dir);
+    });
+    connect(m_export, &QPushButton::clicked, this, &ExportDialog::startExport);
+    connect(m_cancel, &QPushButton::clicked, this, &ExportDialog::cancelExport);
+    connect(m_close, &QPushButton::clicked, this, &ExportDialog::reject);
+    connect(m_folder, &QLineEdit::textChanged, this, &ExportDialog::updateState);
+    connect(m_profile, &QComboBox::currentIndexChanged, this, &ExportDialog::updateState);
+    connect(&m_job, &ExportJob::progressChanged, this, [this](qint64 done, qint64 total) {
+        // Statistics and md5 compares report no steps: a busy bar until the end.
+        m_progress->setRange(0, total > 0 ? static_cast<int>(std::min<qint64>(total, INT_MAX)) : 0);
+        if (total > 0)
+            m_progress->setValue(static_cast<int>(std::min(done, total)));
+    });
+    connect(&m_job, &ExportJob::finished, this, &ExportDialog::onFinished);
+    updateState();
+}
+
+ExportDialog::~ExportDialog()
+{
+    m_job.cancel();
+    m_job.waitForFinished();
+}
+
+QString ExportDialog::outputFolder() const
+{
+    return m_folder->text().trimmed();
+}
+
+void ExportDialog::setOutputFolder(const QString& folder)
+{
+    m_folder->setText(folder);
+}
+
+compare::Profile ExportDialog::profile() const
+{
+    return static_cast<compare::Profile>(m_profile->currentData().toInt());
+}
+
+void ExportDialog::setProfile(compare::Profile profile)
+{
+    m_profile->setCurrentIndex(std::max(0, m_profile->findData(static_cast<int>(profile))));
+}
+
+bool ExportDialog::xlsx() const
+{
+    return m_xlsx->isChecked();
+}
+
+void ExportDialog::setXlsx(bool on)
+{
+    m_xlsx->setChecked(on);
+}
+
+ExportRequest ExportDialog::request() const
+{
+    Settings s = m_settings;
+    s.exportProfile = profile();
+    s.exportXlsx = xlsx();
+    s.fuzzy = m_fuzzy->isChecked();
+    ExportRequest r = exportRequestFor(*m_analysis, s, toPath(outputFolder()));
+    r.options.stackFlag = r.input.stackPath.has_value() && m_stack->isChecked();
+    return r;
+}
+
+QString ExportDialog::resultText() const
+{
+    return m_result->toPlainText();
+}
+
+void ExportDialog::startExport()
+{
+    if (!m_analysis || !m_analysis->skeleton || outputFolder().isEmpty() || m_job.isRunning())
+        return;
+    m_result->clear();
+    m_progress->setRange(0, 0);
+    m_progress->setVisible(true);
+    m_job.start(request());
+    updateState();
+}
+
+void ExportDialog::cancelExport()
+{
+    if (!m_job.isRunning())
+        return;
+    m_job.cancel();
+    m_result->setPlainText(tr("Cancelling…"));
+    m_cancel->setEnabled(false);
+}
+
+void ExportDialog::reject()
+{
+    // Closing while a run is under way cancels it; the compare stops at its next tensor pair.
+    if (m_job.isRunning()) {
+        m_job.cancel();
+        m_job.waitForFinished();
+    }
+    QDialog::reject();
+}
+
+void ExportDialog::onFinished()
+{
+    const ExportOutcome& o = m_job.outcome();
+    m_progress->setVisible(false);
+    if (o.ok && o.files.isEmpty())
+        m_result->setPlainText(tr("Nothing was written: no row matched (msprobe writes no file then)."));
+    else if (o.ok)
+        m_result->setPlainText(tr("Written:") + QLatin1Char('\n') + o.files.join(QLatin1Char('\n')));
+    else if (o.cancelled)
+        m_result->setPlainText(tr("Cancelled; no file was written."));
+    else
+        m_result->setPlainText(tr("Export failed: %1").arg(o.error));
+    updateState();
+    emit exportFinished(o.ok ? o.files : QStringList());
+}
+
+void ExportDialog::updateState()
+{
+    const bool running = m_job.isRunning();
+    m_export->setEnabled(!running && m_analysis && m_analysis->skeleton && !outputFolder().isEmpty());
+    m_cancel->setVisible(running);
+    m_cancel->setEnabled(running);
+    m_folder->setEnabled(!running);
+    m_profile->setEnabled(!running);
+    m_xlsx->setEnabled(!running);
+    m_fuzzy->setEnabled(!running);
+    // msprobe 26 adds the stack column whenever stack.json is there; -s only exists in 1.2.
+    const bool stackAvailable = m_analysis && m_analysis->skeleton && exportRequestFor(*m_analysis, m_settings, {}).input.stackPath;
+    m_stack->setEnabled(!running && stackAvailable && profile() == compare::Profile::Msprobe12);
+}
+
+} // namespace probescope::ui

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "panels/runutdialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include <climits>
+
+namespace probescope::ui {
+
+namespace {
+
+QHBoxLayout* withBrowse(QLineEdit* edit, QPushButton* browse)
+{
+    auto* row = new QHBoxLayout;
+    row->addWidget(edit, 1);
+    row->addWidget(browse);
+    return row;
+}
+
+} // namespace
+
+RunUtDialog::RunUtDialog(QWidget* parent)
+    : RunUtDialog(runUtBackend(), parent)
+{
+}
+
+RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
+    : QDialog(parent)
+    , m_backend(backend ? std::move(backend) : runUtBackend())
+{
+    setWindowTitle(tr("Run run_ut"));
+    auto* outer = new QVBoxLayout(this);
+
+    m_banner = new QLabel(this);
+    m_banner->setWordWrap(true);
+    m_banner->setTextFormat(Qt::PlainText);
+    m_banner->setFrameShape(QFrame::StyledPanel);
+    m_banner->setMargin(6);
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #FFF4D6; color: #4A3600; border: 1px solid #E0B84A; }"));
+    outer->addWidget(m_banner);
+
+    auto* intro = new QLabel(tr("Replays every API of a dump.json on the device and in higher precision on the CPU, "
+                                "and writes msprobe's accuracy_checking_result and accuracy_checking_details CSVs."),
+                             this);
+    intro->setWordWrap(true);
+    outer->addWidget(intro);
+
+    auto* form = new QFormLayout;
+    m_dumpJson = new QLineEdit(this);
+    m_dumpJson->setPlaceholderText(tr("…/step0/rank0/dump.json"));
+    auto* browseDump = new QPushButton(tr("Browse…"), this);
+    form->addRow(tr("dump.json (-api_info):"), withBrowse(m_dumpJson, browseDump));
+    m_device = new QComboBox(this);
+    m_device->addItems(m_backend->devices());
+    form->addRow(tr("Device (-d):"), m_device);
+    m_filter = new QCheckBox(tr("Replay one call of each group of similar calls (-f, --filter_api)"), this);
+    form->addRow(m_filter);
+    m_white = new QLineEdit(this);
+    m_white->setPlaceholderText(tr("all APIs (e.g. conv2d, linalg.inv)"));
+    m_white->setToolTip(tr("Only these APIs are replayed; names separated by commas or spaces"));
+    form->addRow(tr("White list:"), m_white);
+    m_black = new QLineEdit(this);
+    m_black->setPlaceholderText(tr("none"));
+    m_black->setToolTip(tr("These APIs are skipped; the black list wins over the white list"));
+    form->addRow(tr("Black list:"), m_black);
+    m_output = new QLineEdit(this);
+    auto* browseOut = new QPushButton(tr("Browse…"), this);
+    form->addRow(tr("Output folder (-o):"), withBrowse(m_output, browseOut));
+    outer->addLayout(form);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setVisible(false);
+    outer->addWidget(m_progress);
+    m_log = new QPlainTextEdit(this);
+    m_log->setReadOnly(true);
+    m_log->setPlaceholderText(tr("The result files are listed here."));
+    m_log->setMaximumHeight(m_log->fontMetrics().lineSpacing() * 5);
+    outer->addWidget(m_log);
+
+    auto* buttons = new QDialogButtonBox(this);
+    m_run = buttons->addButton(tr("Run"), QDialogButtonBox::AcceptRole);
+    m_cancel = buttons->addButton(tr("Cancel run"), QDialogButtonBox::ActionRole);
+    auto* close = buttons->addButton(QDialogButtonBox::Close);
+    outer->addWidget(buttons);
+
+    if (!m_backend->isAvailable()) {
+        m_banner->setText(m_backend->unavailableReason());
+        m_banner->setAccessibleName(tr("run_ut availability"));
+    } else {
+        m_banner->hide();
+    }
+
+    connect(browseDump, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("dump.json to replay"), m_dumpJson->text(),
+                                                       tr("msprobe dump (dump.json);;JSON files (*.json)"));
+        if (!f.isEmpty())
+            m_dumpJson->setText(f);
+    });
+    connect(browseOut, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("run_ut output folder"), m_output->text());
+        if (!d.isEmpty())
+            m_output->setText(d);
+    });
+    for (QLineEdit* e : { m_dumpJson, m_white, m_black, m_output })
+        connect(e, &QLineEdit::textChanged, this, &RunUtDialog::updateState);
+    connect(m_run, &QPushButton::clicked, this, &RunUtDialog::startRun);
+    connect(m_cancel, &QPushButton::clicked, this, &RunUtDialog::cancelRun);
+    connect(close, &QPushButton::clicked, this, &RunUtDialog::reject);
+    connect(&m_task, &BackgroundTask::progressChanged, this, [this](qint64 done, qint64 total) {
+        m_progress->setRange(0, total > 0 ? static_cast<int>(std::min<qint64>(total, INT_MAX)) : 0);
+        if (total > 0) {
+            m_progress->setValue(static_cast<int>(std::min(done, total)));
+            m_progress->setFormat(tr("%v of %m APIs"));
+        }
+    });
+    connect(&m_task, &BackgroundTask::finished, this, &RunUtDialog::onFinished);
+    updateState();
+}
+
+RunUtDialog::~RunUtDialog()
+{
+    // m_task's destructor cancels and waits; the backend must outlive the work, so stop it first.
+    m_task.cancel();
+    m_task.waitForFinished();
+}
+
+RunUtRequest RunUtDialog::request() const
+{
+    RunUtRequest r;
+    r.dumpJson = m_dumpJson->text().trimmed();
+    r.device = m_device->currentText();
+    r.filterApi = m_filter->isChecked();
+    r.whiteList = splitApiList(m_white->text());
+    r.blackList = splitApiList(m_black->text());
+    r.outputDir = m_output->text().trimmed();
+    return r;
+}
+
+void RunUtDialog::setRequest(const RunUtRequest& r)
+{
+    m_dumpJson->setText(r.dumpJson);
+    const int device = m_device->findText(r.device);
+    if (device >= 0)
+        m_device->setCurrentIndex(device);
+    m_filter->setChecked(r.filterApi);
+    m_white->setText(r.whiteList.join(QStringLiteral(", ")));
+    m_black->setText(r.blackList.join(QStringLiteral(", ")));
+    m_output->setText(r.outputDir);
+    updateState();
+}
+
+QString RunUtDialog::availabilityText() const
+{
+    return m_backend->isAvailable() ? QString() : m_backend->unavailableReason();
+}
+
+QString RunUtDialog::runBlockedReason() const
+{
+    if (!m_backend->isAvailable())
+        return m_backend->unavailableReason();
+    if (m_task.isRunning())
+        return tr("run_ut is running.");
+    return validateRunUtRequest(request());
+}
+
+bool RunUtDialog::canRun() const
+{
+    return runBlockedReason().isEmpty();
+}
+
+QString RunUtDialog::resultText() const
+{
+    return m_log->toPlainText();
+}
+
+void RunUtDialog::startRun()
+{
+    if (!canRun())
+        return;
+    auto result = std::make_shared<RunUtResult>();
+    m_running = result;
+    RunUtBackend* backend = m_backend.get();
+    const RunUtRequest req = request();
+    m_log->clear();
+    m_progress->setRange(0, 0);
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_progress->setVisible(true);
+    // The backend lives as long as the dialog, and the dialog waits for the work before it goes.
+    m_task.start([backend, req, result](ProgressSink& progress) { *result = backend->run(req, progress); });
+    updateState();
+}
+
+void RunUtDialog::cancelRun()
+{
+    if (!m_task.isRunning())
+        return;
+    m_task.cancel();
+    m_log->setPlainText(tr("Cancelling…"));
+    m_cancel->setEnabled(false);
+}
+
+void RunUtDialog::reject()
+{
+    if (m_task.isRunning()) {
+        m_task.cancel();
+        m_task.waitForFinished();
+    }
+    QDialog::reject();
+}
+
+void RunUtDialog::onFinished()
+{
+    m_result = m_running ? *m_running : RunUtResult {};
+    m_running.reset();
+    m_progress->setVisible(false);
+    if (m_result.ok) {
+        QStringList lines { tr("Finished.") };
+        if (!m_result.resultCsv.isEmpty())
+            lines << tr("Result: %1").arg(m_result.resultCsv);
+        if (!m_result.detailsCsv.isEmpty())
+            lines << tr("Details: %1").arg(m_result.detailsCsv);
+        m_log->setPlainText(lines.join(QLatin1Char('\n')));
+    } else if (m_result.cancelled || m_task.isCancelRequested()) {
+        m_log->setPlainText(tr("Cancelled."));
+    } else {
+        m_log->setPlainText(tr("run_ut failed: %1").arg(m_result.error));
+    }
+    updateState();
+    emit runFinished(m_result.ok, m_result.resultCsv);
+}
+
+void RunUtDialog::updateState()
+{
+    const bool running = m_task.isRunning();
+    const QString blocked = runBlockedReason();
+    m_run->setEnabled(blocked.isEmpty());
+    m_run->setToolTip(blocked);
+    m_cancel->setVisible(running);
+    m_cancel->setEnabled(running);
+    for (QWidget* w : std::initializer_list<QWidget*> { m_dumpJson, m_device, m_filter, m_white, m_black, m_output })
+        w->setEnabled(!running);
+}
+
+} // namespace probescope::ui

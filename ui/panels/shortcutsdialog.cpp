@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "panels/shortcutsdialog.h"
+
+#include <QAction>
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace probescope::ui {
+
+namespace {
+
+// Menu texts carry mnemonics ("&Open") and sometimes a tab-separated accelerator; neither belongs in a table.
+QString plainActionText(QString text)
+{
+    text = text.section(QLatin1Char('\t'), 0, 0);
+    QString out;
+    out.reserve(text.size());
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (text[i] == QLatin1Char('&') && i + 1 < text.size()) {
+            ++i; // "&&" is a literal ampersand; "&x" marks x as the mnemonic
+        }
+        out += text[i];
+    }
+    return out;
+}
+
+} // namespace
+
+QList<ShortcutEntry> shortcutEntries(const QList<QAction*>& actions)
+{
+    QList<ShortcutEntry> entries;
+    for (const QAction* a : actions) {
+        if (!a || a->shortcuts().isEmpty())
+            continue;
+        QString description = a->statusTip();
+        if (description.isEmpty() && a->toolTip() != plainActionText(a->text()))
+            description = a->toolTip();
+        entries.append({ plainActionText(a->text()), a->shortcuts(), description });
+    }
+    return entries;
+}
+
+ShortcutsDialog::ShortcutsDialog(const QList<QAction*>& actions, QWidget* parent)
+    : ShortcutsDialog(shortcutEntries(actions), parent)
+{
+}
+
+ShortcutsDialog::ShortcutsDialog(const QList<ShortcutEntry>& entries, QWidget* parent)
+    : QDialog(parent)
+{
+    setWindowTitle(tr("Keyboard shortcuts"));
+    auto* layout = new QVBoxLayout(this);
+    m_filter = new QLineEdit(this);
+    m_filter->setPlaceholderText(tr("Filter shortcuts"));
+    m_filter->setClearButtonEnabled(true);
+    layout->addWidget(m_filter);
+    m_table = new QTableWidget(this);
+    m_table->setColumnCount(3);
+    m_table->setHorizontalHeaderLabels({ tr("Action"), tr("Keys"), tr("Description") });
+    m_table->verticalHeader()->hide();
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(m_table, 1);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    layout->addWidget(buttons);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_filter, &QLineEdit::textChanged, this, &ShortcutsDialog::setFilterText);
+    build(entries);
+    resize(560, 420);
+}
+
+void ShortcutsDialog::build(const QList<ShortcutEntry>& entries)
+{
+    m_table->setRowCount(static_cast<int>(entries.size()));
+    for (int r = 0; r < entries.size(); ++r) {
+        const ShortcutEntry& e = entries[r];
+        QStringList keys;
+        for (const QKeySequence& k : e.keys)
+            keys << k.toString(QKeySequence::NativeText);
+        m_table->setItem(r, 0, new QTableWidgetItem(e.action));
+        m_table->setItem(r, 1, new QTableWidgetItem(keys.join(tr(" or "))));
+        m_table->setItem(r, 2, new QTableWidgetItem(e.description));
+    }
+    m_table->resizeColumnsToContents();
+}
+
+void ShortcutsDialog::setFilterText(const QString& text)
+{
+    if (m_filter->text() != text) {
+        m_filter->setText(text); // filters through textChanged
+        return;
+    }
+    for (int r = 0; r < m_table->rowCount(); ++r) {
+        bool match = text.isEmpty();
+        for (int c = 0; c < m_table->columnCount() && !match; ++c)
+            match = m_table->item(r, c)->text().contains(text, Qt::CaseInsensitive);
+        m_table->setRowHidden(r, !match);
+    }
+}
+
+int ShortcutsDialog::visibleRowCount() const
+{
+    int n = 0;
+    for (int r = 0; r < m_table->rowCount(); ++r)
+        n += m_table->isRowHidden(r) ? 0 : 1;
+    return n;
+}
+
+} // namespace probescope::ui
