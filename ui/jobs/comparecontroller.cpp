@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/comparecontroller.h"
+
+#include <QMetaObject>
+
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace probescope::ui {
+
+namespace {
+
+constexpr auto kPumpInterval = std::chrono::milliseconds(50);
+
+QString stageOf(double fraction)
+{
+    // analysePair's stages: load 0-10 %, compare 10-99 %, verdicts.
+    if (fraction < 0.1)
+        return CompareController::tr("Loading dumps");
+    if (fraction < 0.99)
+        return CompareController::tr("Comparing");
+    return CompareController::tr("Judging nodes");
+}
+
+} // namespace
+
+struct CompareController::Run
+{
+    std::uint64_t generation = 0;
+    RunProgress progress;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    std::shared_ptr<std::atomic<bool>> threadEnded = std::make_shared<std::atomic<bool>>(false);
+
+    // Written by the worker, taken by the GUI thread.
+    std::mutex mutex;
+    std::shared_ptr<const session::PairSkeleton> skeleton;
+    std::shared_ptr<const session::NodeStatusTable> layout;
+    session::StatusUpdate pending;
+    bool ended = false;
+    std::shared_ptr<const session::PairAnalysis> analysis;
+    std::optional<Diagnostic> error;
+
+    // GUI thread only.
+    bool skeletonSent = false;
+    bool layoutSent = false;
+    bool endSent = false;
+    double lastFraction = -1;
+};
+
+CompareController::CompareController(QObject* parent)
+    : QObject(parent)
+{
+    registerJobMetaTypes();
+    m_timer.setInterval(kPumpInterval);
+    m_timer.setTimerType(Qt::PreciseTimer);
+    connect(&m_timer, &QTimer::timeout, this, [this] { pump(true); });
+}
+
+CompareController::~CompareController()
+{
+    m_timer.stop();
+    if (m_run)
+        m_run->progress.cancel();
+    if (m_thread.joinable())
+        m_thread.join();
+    m_retired.joinAll();
+    // Queued wake-ups still posted to this object are discarded by ~QObject.
+}
+
+bool CompareController::isRunning() const
+{
+    return m_run && !m_run->endSent;
+}
+
+void CompareController::retireCurrent()
+{
+    if (m_run)
+        m_run->progress.cancel();
+    if (m_thread.joinable())
+        m_retired.add(std::move(m_thread), m_run ? m_run->threadEnded : nullptr);
+    m_run.reset();
+    m_retired.reap();
+}
+
+void CompareController::start(const session::SessionPlan& plan, std::size_t pairIndex, const Settings& settings)
+{
+    retireCurrent();
+    auto run = std::make_shared<Run>();
+    run->generation = ++m_generation;
+    m_run = run;
+    m_pairIndex = pairIndex;
+    m_lastProgress = {};
+    m_timer.start();
+    if (pairIndex >= plan.pairs.size()) {
+        {
+            std::lock_guard lock(run->mutex);
+            run->ended = true;
+            run->error = makeError("session.no-pair", {}, "the session has no pair " + std::to_string(pairIndex));
+        }
+        run->threadEnded->store(true);
+        wake(run->generation);
+        return;
+    }
+    m_thread = std::thread([this, run, pair = plan.pairs[pairIndex], settings, analyser = m_analyser] {
+        work(run, pair, settings, analyser);
+    });
+}
+
+void CompareController::cancel()
+{
+    if (isRunning())
+        m_run->progress.cancel();
+}
+
+void CompareController::setAnalyser(Analyser analyser)
+{
+    m_analyser = std::move(analyser);
+}
+
+void CompareController::work(std::shared_ptr<Run> run, session::RankPair pair, Settings settings, Analyser analyser)
+{
+    const std::uint64_t generation = run->generation;
+    session::AnalysisOptions options;
+    options.threads = settings.threads;
+    options.fuzzy = settings.fuzzy;
+    options.profile = settings.profile;
+    options.skeletonReady = [this, run, generation](std::shared_ptr<const session::PairSkeleton> skeleton) {
+        {
+            std::lock_guard lock(run->mutex);
+            run->skeleton = std::move(skeleton);
+        }
+        wake(generation);
+    };
+    options.layoutReady = [this, run, generation](std::shared_ptr<const session::NodeStatusTable> status) {
+        {
+            std::lock_guard lock(run->mutex);
+            run->layout = std::move(status);
+        }
+        wake(generation);
+    };
+    // Batches are only stored: the GUI timer takes them, which is what coalesces them.
+    options.statusUpdate = [run](session::StatusUpdate update) {
+        std::lock_guard lock(run->mutex);
+        run->pending.nodes.insert(run->pending.nodes.end(), update.nodes.begin(), update.nodes.end());
+        run->pending.own.insert(run->pending.own.end(), update.own.begin(), update.own.end());
+    };
+
+    Result<std::shared_ptr<const session::PairAnalysis>> result =
+        makeError("session.internal", {}, "the analysis did not run");
+    try {
+        result = analyser ? analyser(pair, options, &run->progress)
+                          : session::analysePair(pair, options, &run->progress);
+    } catch (const std::exception& e) {
+        // Core does not throw, but an allocation can fail on a huge dump; report it, do not terminate.
+        result = makeError("session.internal", {}, std::string("the analysis stopped: ") + e.what());
+    }
+    {
+        std::lock_guard lock(run->mutex);
+        run->ended = true;
+        if (result)
+            run->analysis = *result;
+        else
+            run->error = result.error();
+    }
+    wake(generation);
+    run->threadEnded->store(true);
+}
+
+void CompareController::wake(std::uint64_t generation)
+{
+    // `this` outlives every worker: the destructor joins them before QObject tears down the queue.
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation] {
+            if (m_run && m_run->generation == generation)
+                pump(false);
+        },
+        Qt::QueuedConnection);
+}
+
+namespace {
+
+// Keeps the last status of each node, in first-seen order.
+session::StatusUpdate coalesce(session::StatusUpdate in)
+{
+    std::unordered_map<std::uint32_t, std::size_t> slot;
+    session::StatusUpdate out;
+    for (std::size_t i = 0; i < in.nodes.size() && i < in.own.size(); ++i) {
+        auto [it, inserted] = slot.emplace(in.nodes[i], out.nodes.size());
+        if (inserted) {
+            out.nodes.push_back(in.nodes[i]);
+            out.own.push_back(in.own[i]);
+        } else {
+            out.own[it->second] = in.own[i];
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+void CompareController::pump(bool tick)
+{
+    const std::shared_ptr<Run> run = m_run;
+    if (!run || run->endSent)
+        return;
+    std::shared_ptr<const session::PairSkeleton> skeleton;
+    std::shared_ptr<const session::NodeStatusTable> layout;
+    session::StatusUpdate batch;
+    bool ended = false;
+    std::shared_ptr<const session::PairAnalysis> analysis;
+    std::optional<Diagnostic> error;
+    {
+        std::lock_guard lock(run->mutex);
+        ended = run->ended;
+        if (!run->skeletonSent && run->skeleton)
+            skeleton = run->skeleton;
+        const bool skeletonOut = run->skeletonSent || skeleton;
+        if (skeletonOut && !run->layoutSent && run->layout)
+            layout = run->layout;
+        const bool layoutOut = run->layoutSent || layout;
+        if (layoutOut && (tick || ended)) {
+            batch = std::move(run->pending);
+            run->pending = {};
+        }
+        if (ended) {
+            analysis = run->analysis;
+            error = run->error;
+        }
+    }
+    // A slot may start another run (then stop at once) or cancel this one (then say nothing more but
+    // cancelled(), even if the worker had more ready).
+    auto superseded = [&] { return m_run != run; };
+    auto live = [&] { return !superseded() && !run->progress.isCancelled(); };
+    if (skeleton && live()) {
+        run->skeletonSent = true;
+        emit skeletonReady(skeleton);
+        if (superseded())
+            return;
+    }
+    if (layout && live()) {
+        run->layoutSent = true;
+        emit layoutReady(layout);
+        if (superseded())
+            return;
+    }
+    if (!batch.nodes.empty() && live()) {
+        emit statusBatch(coalesce(std::move(batch)));
+        if (superseded())
+            return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!ended && live() && now - m_lastProgress >= kPumpInterval) {
+        const double fraction = run->progress.fraction();
+        if (fraction != run->lastFraction) {
+            run->lastFraction = fraction;
+            m_lastProgress = now;
+            const double elapsed = std::chrono::duration<double>(now - run->started).count();
+            // Linear extrapolation; meaningless during the first percent (loading has no finer steps).
+            const double remaining = fraction > 0.01 ? elapsed * (1.0 - fraction) / fraction : -1.0;
+            emit progress(stageOf(fraction), fraction, elapsed, remaining);
+            if (superseded())
+                return;
+        }
+    }
+    if (!ended)
+        return;
+    run->endSent = true;
+    m_timer.stop();
+    if (m_thread.joinable()) {
+        // The worker has stored its result; it is about to return, so this join does not block.
+        m_retired.add(std::move(m_thread), run->threadEnded);
+    }
+    m_retired.reap();
+    if (run->progress.isCancelled())
+        emit cancelled();
+    else if (analysis)
+        emit finished(analysis);
+    else
+        emit failed(error ? formatDiagnostic(*error) : tr("the analysis failed"));
+}
+
+} // namespace probescope::ui

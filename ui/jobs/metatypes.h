@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "session/nodestatus.h"
+#include "session/session.h"
+
+#include <QMetaType>
+
+#include <memory>
+
+// Core values carried by the jobs' signals, so they can also cross queued connections.
+Q_DECLARE_METATYPE(std::shared_ptr<const probescope::session::PairSkeleton>)
+Q_DECLARE_METATYPE(std::shared_ptr<const probescope::session::NodeStatusTable>)
+Q_DECLARE_METATYPE(std::shared_ptr<const probescope::session::PairAnalysis>)
+Q_DECLARE_METATYPE(probescope::session::StatusUpdate)
+Q_DECLARE_METATYPE(probescope::session::PairSummary)
+
+namespace probescope::ui {
+
+/// Registers the types above with Qt's meta-type system (idempotent; the jobs call it themselves).
+void registerJobMetaTypes();
+
+} // namespace probescope::ui

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/overviewjob.h"
+
+#include <QMetaObject>
+
+#include <exception>
+#include <utility>
+
+namespace probescope::ui {
+
+struct OverviewJob::Run
+{
+    std::uint64_t generation = 0;
+    session::SessionPlan plan;
+    std::vector<std::size_t> pairs;
+    CompareSettings settings;
+    RunProgress progress;
+    std::shared_ptr<std::atomic<bool>> threadEnded = std::make_shared<std::atomic<bool>>(false);
+};
+
+OverviewJob::OverviewJob(QObject* parent)
+    : QObject(parent)
+{
+    registerJobMetaTypes();
+}
+
+OverviewJob::~OverviewJob()
+{
+    if (m_run)
+        m_run->progress.cancel();
+    if (m_thread.joinable())
+        m_thread.join();
+    m_retired.joinAll();
+}
+
+void OverviewJob::start(const session::SessionPlan& plan, std::vector<std::size_t> pairIndexes,
+                        const CompareSettings& settings)
+{
+    if (m_run)
+        m_run->progress.cancel();
+    if (m_thread.joinable())
+        m_retired.add(std::move(m_thread), m_run->threadEnded);
+    m_retired.reap();
+    auto run = std::make_shared<Run>();
+    run->generation = ++m_generation;
+    run->plan = plan;
+    for (const std::size_t i : pairIndexes) {
+        if (i < plan.pairs.size())
+            run->pairs.push_back(i);
+    }
+    run->settings = settings;
+    m_run = run;
+    m_running = true;
+    m_thread = std::thread([this, run] { work(run); });
+}
+
+void OverviewJob::startStep(const session::SessionPlan& plan, std::int64_t step, const CompareSettings& settings)
+{
+    start(plan, plan.pairsOfStep(step), settings);
+}
+
+void OverviewJob::startAll(const session::SessionPlan& plan, const CompareSettings& settings)
+{
+    std::vector<std::size_t> all(plan.pairs.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    start(plan, std::move(all), settings);
+}
+
+void OverviewJob::cancel()
+{
+    if (m_running && m_run)
+        m_run->progress.cancel();
+}
+
+template<typename F>
+void OverviewJob::post(std::uint64_t generation, F deliver)
+{
+    // `this` outlives the worker (the destructor joins it); stale generations are dropped here.
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, deliver = std::move(deliver)]() mutable {
+            if (m_run && m_run->generation == generation && m_running)
+                deliver();
+        },
+        Qt::QueuedConnection);
+}
+
+void OverviewJob::work(std::shared_ptr<Run> run)
+{
+    const std::uint64_t generation = run->generation;
+    session::AnalysisOptions options;
+    options.threads = run->settings.threads;
+    options.fuzzy = run->settings.fuzzy;
+    options.profile = run->settings.profile;
+    const std::size_t total = run->pairs.size();
+    std::size_t done = 0;
+    for (const std::size_t index : run->pairs) {
+        if (run->progress.isCancelled())
+            break;
+        post(generation, [this, index] { emit pairStarted(index); });
+        Result<std::shared_ptr<const session::PairAnalysis>> result =
+            makeError("session.internal", {}, "the analysis did not run");
+        try {
+            result = session::analysePair(run->plan.pairs[index], options, &run->progress);
+        } catch (const std::exception& e) {
+            result = makeError("session.internal", {}, std::string("the analysis stopped: ") + e.what());
+        }
+        if (run->progress.isCancelled())
+            break;
+        if (result) {
+            post(generation, [this, summary = session::summarize(**result, index)] { emit summaryReady(summary); });
+        } else {
+            post(generation, [this, index, message = formatDiagnostic(result.error())] {
+                emit pairFailed(index, message);
+            });
+        }
+        ++done;
+        post(generation, [this, done, total] { emit progress(done, total); });
+    }
+    const bool wasCancelled = run->progress.isCancelled();
+    post(generation, [this, wasCancelled] {
+        m_running = false;
+        if (wasCancelled)
+            emit cancelled();
+        else
+            emit finished();
+    });
+    run->threadEnded->store(true);
+}
+
+} // namespace probescope::ui

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "jobs/comparecontroller.h"
+#include "jobs/jobsupport.h"
+#include "jobs/metatypes.h"
+#include "session/session.h"
+
+#include <QObject>
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace probescope::ui {
+
+/**
+ * @brief Analyses several pairs one after the other in the background and reports one summary per
+ * pair, for the rank overview. Each analysis is dropped once summarised, so memory holds one pair.
+ *
+ * Signals of a superseded or cancelled run are dropped as in CompareController; the destructor
+ * cancels and joins.
+ */
+class OverviewJob : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit OverviewJob(QObject* parent = nullptr);
+    ~OverviewJob() override;
+
+    /// The listed pairs, in order (a run still going is cancelled first).
+    void start(const session::SessionPlan& plan, std::vector<std::size_t> pairIndexes,
+               const CompareSettings& settings = {});
+    void startStep(const session::SessionPlan& plan, std::int64_t step, const CompareSettings& settings = {});
+    void startAll(const session::SessionPlan& plan, const CompareSettings& settings = {});
+    void cancel();
+    bool isRunning() const { return m_running; }
+
+signals:
+    void pairStarted(std::size_t pairIndex);
+    void summaryReady(const probescope::session::PairSummary& summary);
+    void pairFailed(std::size_t pairIndex, const QString& message);
+    /// Pairs done (summarised or failed) out of the pairs of this run.
+    void progress(std::size_t done, std::size_t total);
+    void finished();
+    void cancelled();
+
+private:
+    struct Run;
+
+    void work(std::shared_ptr<Run> run);
+    /// Runs `deliver` on the GUI thread unless the run has been superseded by then.
+    template<typename F>
+    void post(std::uint64_t generation, F deliver);
+
+    std::shared_ptr<Run> m_run;
+    std::thread m_thread;
+    RetiredThreads m_retired;
+    std::uint64_t m_generation = 0;
+    bool m_running = false;
+};
+
+} // namespace probescope::ui
