@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "session/nodestatus.h"
+
+#include <QColor>
+#include <QString>
+
+class QCustomPlot;
+class QCPTextElement;
+
+namespace probescope::ui::plotstyle {
+
+/**
+ * @brief Marker colour of a node's own status on a white plot.
+ *
+ * The tree's fills (ui/models statusFill) are pale by design, to sit behind text; a 6-pixel marker
+ * needs saturated colours of the same hues.
+ */
+QColor statusMarker(session::Status status);
+
+/// A colour-blind-safe categorical colour (Okabe-Ito), cycling.
+QColor seriesColor(int index);
+
+/// Shared look: antialiasing, light grid, a font a little smaller than the widget's.
+void applyBaseStyle(QCustomPlot* plot);
+
+/// Adds (or updates) a title row above the axis rect, so exported PNGs say what they show.
+QCPTextElement* setTitle(QCustomPlot* plot, QCPTextElement* existing, const QString& text);
+
+/// "1.163048", "4594.52", "3.1e-09", "nan", "inf": 7 significant digits at most.
+QString formatNumber(double value);
+
+} // namespace probescope::ui::plotstyle
