@@ -3,6 +3,7 @@
 
 #include "compare/csvwriter.h"
 #include "compare/highlight.h"
+#include "compare/mapping.h"
 #include "compare/msprobe26.h"
 #include "compare/xlsxwriter.h"
 #include "compare/pytext.h"
@@ -186,22 +187,127 @@ std::string tableCsv(const CompareTable& table)
     return toCsv(table.header, rows);
 }
 
+namespace {
+
+/// The mapping files of a job, read once for all pairs.
+struct MappingFiles
+{
+    std::optional<DataMapping> data;
+    std::optional<CellMapping> cell;
+    std::optional<ApiMapping> api;
+    std::optional<LayerMapping> layer;
+    Diagnostics warnings; ///< api_mapping items that are ignored
+};
+
+Result<MappingFiles> readMappingFiles(const JobOptions& options)
+{
+    MappingFiles files;
+    if (options.dataMapping) {
+        auto read = readDataMapping(*options.dataMapping);
+        if (!read)
+            return read.error();
+        files.data = std::move(*read);
+    }
+    if (options.cellMapping) {
+        files.cell = CellMapping {};
+        if (!options.cellMapping->empty()) {
+            auto read = readCellMapping(*options.cellMapping);
+            if (!read)
+                return read.error();
+            files.cell = std::move(*read);
+        }
+    }
+    if (options.apiMapping) {
+        files.api = ApiMapping {};
+        if (!options.apiMapping->empty()) {
+            auto read = readApiMapping(*options.apiMapping, &files.warnings);
+            if (!read)
+                return read.error();
+            files.api = std::move(*read);
+        }
+    }
+    if (options.layerMapping) {
+        files.layer = LayerMapping {};
+        if (!options.layerMapping->empty()) {
+            auto read = readLayerMapping(*options.layerMapping);
+            if (!read)
+                return read.error();
+            files.layer = std::move(*read);
+        }
+    }
+    return files;
+}
+
+/// The mappings in force for one pair, after the framework checks msprobe makes (compare-spec §10.3).
+Result<NameMappings> pairMappings(const MappingFiles& files, const JobOptions& options, const dump::RankDump& npu,
+                                  const dump::RankDump& bench, Diagnostics& notes, bool& generated)
+{
+    const bool profile26 = options.profile == Profile::Msprobe26;
+    const bool mindspore = isMindSporeDump(*npu.dump, profile26);
+    const SourceLocation where { npu.dump->path.string(), std::nullopt, 0, 0 };
+    if (!mindspore && !profile26 && (files.cell || files.api))
+        return makeError("compare.option", where, "Argument -cm or -am is not supported in PyTorch framework");
+    if (!mindspore && profile26 && files.api)
+        return makeError("compare.option", where, "Argument -am is not supported in PyTorch framework");
+    NameMappings mappings;
+    mappings.cell = files.cell;
+    mappings.api = files.api;
+    mappings.data = files.data;
+    if (!files.layer)
+        return mappings;
+    if (!mindspore) {
+        notes.push_back(makeWarning("compare.mapping-ignored", where,
+                                    "-lm applies to MindSpore dumps and is ignored for this PyTorch dump, as msprobe does"));
+        return mappings;
+    }
+    auto entries = layerEntryMapping(npu, bench, *files.layer);
+    if (!entries)
+        return entries.error();
+    if (entries->empty()) {
+        notes.push_back(makeWarning("compare.layer-mapping-empty", where,
+                                    "-lm needs construct.json and stack.json beside the NPU dump.json; without them "
+                                    "the rows are compared by name, as msprobe does"));
+        return mappings;
+    }
+    if (!bench.construct.present || bench.construct.links.empty() || !bench.stack.present || bench.stack.framesOf.empty())
+        notes.push_back(makeWarning("compare.layer-mapping-empty",
+                                    SourceLocation { bench.dump->path.string(), std::nullopt, 0, 0 },
+                                    "-lm finds no construct.json/stack.json beside the bench dump.json: every NPU "
+                                    "row maps to N/A, as msprobe does"));
+    if (files.data)
+        notes.push_back(makeWarning("compare.mapping-ignored", SourceLocation { files.data->path.string(), std::nullopt, 0, 0 },
+                                    "-lm generates the data mapping; the -dm file is not used (as msprobe does)"));
+    // Row names as the profile's own flattener makes them.
+    const RowNamesOf rowsOf = [&](bool benchSide, std::string_view key) {
+        std::vector<std::string> names;
+        const dump::DumpFile& file = benchSide ? *bench.dump : *npu.dump;
+        const dump::Entry* entry = file.find(key);
+        if (!entry)
+            return names;
+        if (profile26)
+            return rowNames26(*entry);
+        if (auto op = flattenEntry(*entry, 0, CompareMode::Summary)) {
+            for (const FlatRow* row : op->rowsByCategory())
+                names.push_back(row->name);
+        }
+        return names;
+    };
+    mappings.data = expandEntryMapping(*entries, rowsOf, files.layer->path);
+    generated = true;
+    return mappings;
+}
+
+} // namespace
+
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,
                                               const JobOptions& options, ProgressSink* progress)
 {
     auto pairs = planPairs(input, options);
     if (!pairs)
         return pairs.error();
-    std::optional<DataMapping> mapping;
-    if (options.dataMapping) {
-        if (options.profile == Profile::Msprobe26)
-            return makeError("compare.mapping", at(*options.dataMapping),
-                             "data mapping is available in the msprobe-1.2 profile only");
-        auto read = readDataMapping(*options.dataMapping);
-        if (!read)
-            return read.error();
-        mapping = std::move(*read);
-    }
+    auto files = readMappingFiles(options);
+    if (!files)
+        return files.error();
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
@@ -216,9 +322,14 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         if (!npuRank)
             return npuRank.error();
         const auto& npu = (*npuRank)->dump;
-        auto bench = dump::readDumpJson(pair.benchDump);
-        if (!bench)
-            return bench.error();
+        // layer_mapping reads the bench side's construct.json and stack.json too.
+        dump::RankLocation benchLocation;
+        benchLocation.dir = pair.benchDump.parent_path();
+        benchLocation.dumpFile = pair.benchDump;
+        auto benchRank = dump::loadRank(benchLocation);
+        if (!benchRank)
+            return benchRank.error();
+        const auto& bench = (*benchRank)->dump;
         dump::StackMap stack;
         if (pair.stackMode && pair.stackFile) {
             auto s = dump::readStackJson(*pair.stackFile);
@@ -226,18 +337,24 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
                 return s.error();
             stack = std::move(*s);
         }
+        Diagnostics notes = files->warnings;
+        bool generated = false;
+        auto mappings = pairMappings(*files, options, **npuRank, **benchRank, notes, generated);
+        if (!mappings)
+            return mappings.error();
         CompareOptions compareOptions;
         compareOptions.fuzzy = options.fuzzy;
         compareOptions.stackMode = pair.stackMode;
         compareOptions.stack = &stack;
         compareOptions.threads = options.threads;
+        compareOptions.mappings = &*mappings;
         auto table = options.profile == Profile::Msprobe26
-            ? compareDumps26(*npu, **bench, compareOptions, progress)
-            : (mapping ? compareWithDataMapping(*npu, **bench, *mapping, compareOptions, progress)
-                       : compareDumps(*npu, **bench, compareOptions, progress));
+            ? compareDumps26(*npu, *bench, compareOptions, progress)
+            : (mappings->data ? compareWithDataMapping(*npu, *bench, *mappings->data, compareOptions, progress)
+                              : compareDumps(*npu, *bench, compareOptions, progress));
         if (!table)
             return table.error();
-        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {}, {} };
+        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {}, {}, {}, std::move(notes) };
         result.firstFailure = findFirstFailure(**table, *tree::ConstructTree::build(*npuRank));
         if ((*table)->rows.empty()) {
             results.push_back(std::move(result)); // msprobe writes nothing when no op matched
@@ -249,7 +366,8 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         for (int n = 1; fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".csv"), ec)
              || (options.xlsx && fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".xlsx"), ec))
              || (options.advisor && options.profile == Profile::Msprobe12
-                 && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec));
+                 && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec))
+             || (generated && fs::exists(outDir / ("data_mapping" + pair.suffix + tag + ".yaml"), ec));
              ++n)
             tag = "_" + stamp + "_" + std::to_string(n);
         result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
@@ -262,6 +380,12 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
             auto written = writeXlsx(**table, result.xlsxFile);
             if (!written)
                 return written.error();
+        }
+        // msprobe saves the mapping -lm generated next to the result; it explains every pairing.
+        if (generated) {
+            result.mappingFile = outDir / ("data_mapping" + pair.suffix + tag + ".yaml");
+            if (!writeFileAtomically(result.mappingFile, dataMappingYaml(*mappings->data), &error))
+                return makeError("compare.output", at(result.mappingFile), error);
         }
         // The advisor file exists in msprobe 1.x and 8.x only.
         if (options.advisor && options.profile == Profile::Msprobe12) {

@@ -36,6 +36,11 @@ struct JobOptions
     unsigned threads = 0;   ///< -j: tensor pairs compared at once (0 = one per hardware thread)
     bool xlsx = false;      ///< --xlsx: also write compare_result*.xlsx with msprobe's fills
     std::optional<std::filesystem::path> dataMapping; ///< -dm mapping.yaml (msprobe 1.2 data-mapping mode)
+    /// -cm / -am / -lm (compare-spec §3.6): set = the option is given; an empty path = given without a file.
+    /// MindSpore NPU dumps; -cm also PyTorch in the msprobe-26 profile. See docs/compare.md.
+    std::optional<std::filesystem::path> cellMapping;
+    std::optional<std::filesystem::path> apiMapping;
+    std::optional<std::filesystem::path> layerMapping;
 };
 
 /// One compared pair and where its files went.
@@ -49,6 +54,8 @@ struct PairResult
     std::filesystem::path xlsxFile;
     std::filesystem::path advisorFile;
     FirstFailure firstFailure; ///< in execution order (docs/tree.md)
+    std::filesystem::path mappingFile; ///< data_mapping*.yaml that -lm generated, when it did
+    Diagnostics diagnostics;           ///< about the options for this pair (an ignored -lm, a mapping item skipped)
 };
 
 /// Index of the pair whose culprit ran earliest (the rank that diverges first), or -1 if none fails.
@@ -71,7 +78,9 @@ struct PlannedPair
 };
 Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);
 
-/// Reads, compares and writes every pair into `outDir` (created if missing). Existing files are never
+/// Reads, compares and writes every pair into `outDir` (created if missing). Mapping options the dumps do
+/// not allow (-cm/-am on PyTorch in msprobe 1.2, -am on PyTorch in msprobe 26) are the error compare.option
+/// with msprobe's own message. Existing files are never
 /// overwritten: names carry the timestamp, and a name already taken gets "_1", "_2", ... after it.
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const std::filesystem::path& outDir,
                                               const JobOptions& options, ProgressSink* progress = nullptr);

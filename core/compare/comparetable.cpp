@@ -2,6 +2,7 @@
 #include "compare/comparetable.h"
 
 #include "compare/highlight.h"
+#include "compare/mapping.h"
 #include "compare/matcher.h"
 #include "compare/pytext.h"
 #include "compare/realdata.h"
@@ -254,6 +255,26 @@ StatDiff statDiff(const Cell& npu, const Cell& bench)
     return out;
 }
 
+/**
+ * msprobe's MindSpore comparator reads the NPU tensor as <row name>.npy (MindSpore dumps write numpy files)
+ * and the bench tensor under its data_name (.npy, or .pt for a PyTorch bench). Everything else (messages,
+ * metrics) is the PyTorch row's: when a file cannot be read, compareRealDataRow gives msprobe's
+ * "Dump file: ... not found." for the same row.
+ */
+RealDataMetrics compareNpyRow(const RealDataRow& row)
+{
+    if (row.dataNameCell == "-1" || row.benchDataName.empty())
+        return compareRealDataRow(row); // nothing is loaded on these paths
+    auto npu = tensor::loadTensorFile(row.npuTensorDir, row.npuName + ".npy");
+    auto bench = npu ? tensor::loadTensorFile(row.benchTensorDir, row.benchDataName) : npu;
+    if (!npu || !bench)
+        return compareRealDataRow(row);
+    RealDataMetrics m = compareTensors(*npu, *bench);
+    if (row.fuzzy && row.benchName != row.npuName && row.benchName != "N/A")
+        m.message += " Fuzzy matching data, the comparison accuracy may be affected.";
+    return m;
+}
+
 class TableBuilder
 {
 public:
@@ -281,6 +302,25 @@ public:
         }
     }
 
+    /// A pair matched under -cm/-am: each NPU row (category order) with its partner in `b`, if any; a row
+    /// the api mapping abandoned is shown without bench data. The stack goes to the first input row (A.5).
+    void matchedMapped(const Op& n, const Op& b, const std::vector<std::optional<std::size_t>>& partner)
+    {
+        bool stackPlaced = false;
+        for (const FlatRow* row : n.rowsByCategory()) {
+            Cell stack = Cell::none();
+            if (!stackPlaced && row->category == RowCategory::Input) {
+                stack = n.stack;
+                stackPlaced = true;
+            }
+            const auto i = static_cast<std::size_t>(row - n.rows.data());
+            if (partner[i])
+                addMatched(n, *row, b.rows[*partner[i]], stack);
+            else
+                addUnmatched(n, *row, stack);
+        }
+    }
+
     // Data mapping (A.13): no matching; stats stay raw; every row carries its NPU entry's stack.
     void mappedRow(const Op& op, const FlatRow& n, const FlatRow& b) { addMatched(op, n, b, op.stack, true); }
 
@@ -295,13 +335,14 @@ public:
     {
         std::size_t row;
         RealDataRow input;
+        bool npyNpu = false; ///< a MindSpore NPU dump: .npy files (see compareNpyRow)
     };
     std::vector<Job>& jobs() { return m_jobs; }
 
     /// Fills one deferred row: the five metrics (columns 6-10), Accuracy (19) and Err_message (20).
     static void finish(CompareTable& table, const Job& job)
     {
-        const RealDataMetrics metrics = compareRealDataRow(job.input);
+        const RealDataMetrics metrics = job.npyNpu ? compareNpyRow(job.input) : compareRealDataRow(job.input);
         auto& cells = table.rows[job.row];
         cells[6] = metrics.cosine;
         cells[7] = metrics.maxAbsErr;
@@ -354,7 +395,8 @@ private:
         switch (m_table.mode) {
         case CompareMode::RealData: {
             // The metrics need both tensor files: they are filled in later by parallel jobs.
-            m_jobs.push_back({ m_table.rows.size(), realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)) });
+            m_jobs.push_back({ m_table.rows.size(), realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)),
+                               isMindSporeDump(m_npu, false) });
             for (int i = 0; i < 5; ++i)
                 cells.push_back(Cell::none());
             for (const Cell& s : n.stats)
@@ -527,12 +569,23 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
         return prepared.error();
     auto& [table, npuOps, benchOps] = *prepared;
 
+    // -cm/-am (MindSpore): the matcher sees mapped copies of the ops; the table shows the originals.
+    const NameMappings* mappings = options.mappings && (options.mappings->cell || options.mappings->api)
+        ? options.mappings
+        : nullptr;
+    std::vector<MappedOp> npuViews;
+    std::vector<MappedOp> benchViews;
+    if (mappings) {
+        const bool crossFramework = isMindSporeDump(npu, false) && bench.header.framework == "pytorch";
+        npuViews = mappedNpuOps(npuOps, benchOps, *mappings, table->mode, crossFramework);
+        benchViews = mappedBenchOps(benchOps, npuOps, *mappings, table->mode);
+    }
     std::vector<const Op*> n;
     std::vector<const Op*> b;
-    for (const Op& op : npuOps)
-        n.push_back(&op);
-    for (const Op& op : benchOps)
-        b.push_back(&op);
+    for (std::size_t i = 0; i < npuOps.size(); ++i)
+        n.push_back(mappings ? &npuViews[i].op : &npuOps[i]);
+    for (std::size_t i = 0; i < benchOps.size(); ++i)
+        b.push_back(mappings ? &benchViews[i].op : &benchOps[i]);
     const MatchOutcome match = matchOps(n, b, options.fuzzy);
     table->npuOpsLost = match.npuOpsLost;
     if (match.stoppedEarly)
@@ -543,10 +596,14 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
 
     TableBuilder builder(npu, bench, options, *table);
     for (const MatchStep& step : match.steps) {
+        const auto benchIndex = static_cast<std::size_t>(step.bench);
         if (step.bench < 0)
             builder.unmatched(npuOps[step.npu]);
+        else if (mappings)
+            builder.matchedMapped(npuOps[step.npu], benchOps[benchIndex],
+                                  partnerRows(npuViews[step.npu], npuOps[step.npu].rows.size(), benchViews[benchIndex]));
         else
-            builder.matched(npuOps[step.npu], benchOps[static_cast<std::size_t>(step.bench)]);
+            builder.matched(npuOps[step.npu], benchOps[benchIndex]);
     }
     return finishTable(std::move(table), builder, npu, options, progress);
 }

@@ -17,6 +17,8 @@ namespace probescope::compare {
 
 enum class RowColor : std::uint8_t { None, Yellow, Red };
 
+struct NameMappings; // compare/mapping.h
+
 struct CompareOptions
 {
     bool fuzzy = false;     ///< -f
@@ -30,6 +32,10 @@ struct CompareOptions
     /// statistics/md5 cells final; real-data metric cells still empty), before any rowReady. The table is
     /// being built: copy what is needed, keep no reference.
     std::function<void(const struct CompareTable& layout)> layoutReady;
+    /// -cm / -am / -dm / -lm in force (compare/mapping.h); the caller has checked that the dumps allow them.
+    /// msprobe 1.2 profile: compareDumps applies cell and api mapping (data mapping is compareWithDataMapping);
+    /// msprobe 26 profile: compareDumps26 applies all of them. Not owned; may be null.
+    const NameMappings* mappings = nullptr;
 };
 
 /// A finished compare of one NPU/bench dump pair (msprobe 1.2.2 layout). Immutable once built.

@@ -5,6 +5,8 @@
 
 #include "compare/csvwriter.h"
 #include "compare/flatten.h"
+#include "compare/mapping.h"
+#include "compare/mappingutil.h"
 #include "compare/pytext.h"
 #include "dump/leaf.h"
 #include "dump/rankdump.h"
@@ -28,32 +30,6 @@ using dump::JsonValue;
 constexpr const char* kNA = "N/A";
 constexpr int kMaxDepth = 400;
 
-std::vector<std::string> splitDots(std::string_view s)
-{
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t dot = s.find('.', start);
-        if (dot == std::string_view::npos) {
-            out.emplace_back(s.substr(start));
-            return out;
-        }
-        out.emplace_back(s.substr(start, dot - start));
-        start = dot + 1;
-    }
-}
-
-std::string joinDots(const std::vector<std::string>& parts, std::size_t count)
-{
-    std::string out;
-    for (std::size_t i = 0; i < count && i < parts.size(); ++i) {
-        if (i)
-            out += '.';
-        out += parts[i];
-    }
-    return out;
-}
-
 bool hasSegment(std::string_view name, std::string_view segment)
 {
     for (const auto& part : splitDots(name)) {
@@ -66,19 +42,6 @@ bool hasSegment(std::string_view name, std::string_view segment)
 bool isDigits(std::string_view s)
 {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-/// Python str.replace(old, new) for every occurrence.
-std::string replaceAll(std::string s, std::string_view from, std::string_view to)
-{
-    if (from.empty())
-        return s;
-    std::size_t pos = 0;
-    while ((pos = s.find(from, pos)) != std::string::npos) {
-        s.replace(pos, from.size(), to);
-        pos += to.size();
-    }
-    return s;
 }
 
 /// One flattened leaf (a row of msprobe's ParseData frame).
@@ -314,12 +277,12 @@ Result<std::vector<Row26>> flattenDump26(const dump::DumpFile& file, const Compa
             const std::string& last = parts.back();
             const std::string secondLast = parts.size() >= 2 ? parts[parts.size() - 2] : std::string();
             if (last == "parameters_grad" || secondLast == "parameters_grad") {
-                opNoNumber = parts.size() > 1 ? joinDots(parts, parts.size() - 1) : std::string();
+                opNoNumber = parts.size() > 1 ? joinDots(parts, 0, parts.size() - 1) : std::string();
                 callDirection = direction = "parameters_grad";
             } else {
                 for (const char* d : { "forward", "backward" }) {
                     if (last == d || secondLast == d) {
-                        opNoNumber = parts.size() > 2 ? joinDots(parts, parts.size() - 2) : std::string();
+                        opNoNumber = parts.size() > 2 ? joinDots(parts, 0, parts.size() - 2) : std::string();
                         callDirection = secondLast + "." + last;
                         direction = d;
                         break;
@@ -410,8 +373,14 @@ std::string renameApi(const std::string& name)
     return prefix + "." + w + inOut;
 }
 
-bool dtypeCompatible(const std::string& a, const std::string& b)
+/// §3.2: equal, or both in the fp16/fp32/bf16 group of one spelling; MindSpore NPU vs PyTorch bench compare
+/// dtype classes (int, float, bool, complex) instead of names.
+bool dtypeCompatible(std::string a, std::string b, bool crossFramework)
 {
+    if (crossFramework) {
+        a = dtypeClass(a);
+        b = dtypeClass(b);
+    }
     if (a == b)
         return true;
     static const char* ms[] = { "Float16", "Float32", "BFloat16" };
@@ -489,6 +458,62 @@ std::vector<Pair> matchFuzzy(const std::vector<Row26>& npu, const std::vector<Ro
         out.push_back({ n, std::nullopt });
     *lost = static_cast<std::uint32_t>(npu.size() - consumed);
     return out;
+}
+
+ApiPart partOfState(const std::string& state, bool* known)
+{
+    *known = true;
+    if (state == "input")
+        return ApiPart::Args;
+    if (state == "output")
+        return ApiPart::Outputs;
+    if (state == "parameters")
+        return ApiPart::Parameters;
+    if (state == "parameters_grad")
+        return ApiPart::ParametersGrad;
+    *known = false; // debug.json rows: msprobe stops with an error; here they are simply abandoned
+    return ApiPart::Args;
+}
+
+/// The NPU compare keys under the mappings (§3.6, precedence api > cell > data). They start from the
+/// original name: msprobe 26 renumbers backward calls on the bench side only when a mapping is in force.
+void assignMappedKeys(std::vector<Row26>& npu, const std::vector<Row26>& bench, const NameMappings& m)
+{
+    if (m.api) {
+        for (Row26& r : npu)
+            r.key = apiPrefixMapped(r.name);
+        std::unordered_map<std::string, std::vector<std::size_t>> npuByApi;
+        for (std::size_t i = 0; i < npu.size(); ++i)
+            npuByApi[apiNameOf(npu[i].name)].push_back(i);
+        std::unordered_map<std::string, bool> benchApis;
+        for (const Row26& r : bench)
+            benchApis[apiNameOf(r.name)] = true;
+        for (const ApiMappingRule& rule : m.api->rules) {
+            const auto rows = npuByApi.find(rule.msApi);
+            if (!rule.usable || rows == npuByApi.end() || !benchApis.count(rule.ptApi))
+                continue;
+            for (const std::size_t i : rows->second) {
+                Row26& r = npu[i];
+                const std::string name = replaceFirst(r.name, rule.msApi, rule.ptApi);
+                const std::string entry = replaceFirst(r.apiOrigin, rule.msApi, rule.ptApi);
+                bool known = false;
+                const ApiPart part = partOfState(r.state, &known);
+                const auto key = known ? userRuleKey(rule, part, name, entry) : std::nullopt;
+                r.key = key ? *key : name + "abandoned"; // never equal to a bench name
+            }
+        }
+    } else if (m.cell) {
+        for (Row26& r : npu)
+            r.key = cellMappedName(r.name, *m.cell, true);
+    } else if (m.data) {
+        std::unordered_map<std::string, std::string> target; // a YAML dict: the last duplicate wins
+        for (const auto& [from, to] : m.data->pairs)
+            target[from] = to;
+        for (Row26& r : npu) {
+            const auto it = target.find(r.name);
+            r.key = it == target.end() ? r.name : it->second;
+        }
+    }
 }
 
 /// set_summary: NaN (float or any-case "nan" text) becomes the marker "Nan"; None the text "None".
@@ -740,6 +765,17 @@ Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile
     return a ? CompareMode::Md5 : CompareMode::Summary;
 }
 
+std::vector<std::string> rowNames26(const dump::Entry& entry)
+{
+    auto rows = flattenEntry26(entry);
+    std::vector<std::string> names;
+    if (rows) {
+        for (const Row26& r : *rows)
+            names.push_back(r.name);
+    }
+    return names;
+}
+
 Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile,
                                                            const CompareOptions& options, ProgressSink* progress)
 {
@@ -764,18 +800,27 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile&
     table->stackMode = options.stackMode && options.stack;
     table->header = headerFor26(*mode, table->stackMode);
 
-    std::vector<Pair> pairs;
-    if (options.fuzzy) {
-        pairs = matchFuzzy(*npuRows, *benchRows, &table->npuOpsLost);
-    } else {
-        if (npuFile.format != dump::DumpFormat::DebugJson) {
-            renumberBackward(*npuRows);
-            renumberBackward(*benchRows);
-        }
-        pairs = matchExact(*npuRows, *benchRows);
+    const NameMappings* mappings = options.mappings && options.mappings->any() ? options.mappings : nullptr;
+    // A data mapping decides the matching whatever else is given: a left join on the mapped key, no dtype test.
+    const bool dataMapping = mappings && mappings->data;
+    if (dataMapping && options.fuzzy)
+        table->diagnostics.push_back(makeWarning("compare.mapping-fuzzy",
+                                                 SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+                                                 "-fm has no effect on the matching with a data mapping (msprobe 26 "
+                                                 "matches by the mapping; backward calls are not renumbered)"));
+    if (!options.fuzzy && npuFile.format != dump::DumpFormat::DebugJson) {
+        renumberBackward(*npuRows);
+        renumberBackward(*benchRows);
     }
+    if (mappings)
+        assignMappedKeys(*npuRows, *benchRows, *mappings);
+    std::vector<Pair> pairs = options.fuzzy && !dataMapping ? matchFuzzy(*npuRows, *benchRows, &table->npuOpsLost)
+                                                            : matchExact(*npuRows, *benchRows);
+    // ms_compare's MindSpore vs PyTorch dtype classes; pt_compare never uses them.
+    const bool crossFramework = isMindSporeDump(npuFile, true) && benchFile.header.framework == "pytorch";
     for (Pair& p : pairs) {
-        if (p.bench && !dtypeCompatible((*npuRows)[p.npu].dtype, (*benchRows)[*p.bench].dtype))
+        if (!dataMapping && p.bench
+            && !dtypeCompatible((*npuRows)[p.npu].dtype, (*benchRows)[*p.bench].dtype, crossFramework))
             p.bench.reset();
     }
     if (pairs.empty())

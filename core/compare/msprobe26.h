@@ -28,13 +28,18 @@ Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile
  * @brief Compares two dump files the way msprobe 26.0.0 does.
  *
  * options.fuzzy selects the -fm queue matching; options.stackMode/options.stack add NPU_Stack_Info
- * (msprobe 26 turns it on whenever the NPU folder holds a stack.json: the caller decides).
+ * (msprobe 26 turns it on whenever the NPU folder holds a stack.json: the caller decides). options.mappings
+ * gives the -am/-cm/-dm keys of the NPU rows (§3.6); a data mapping also turns the dtype test off.
  * Colors are all None (Era C never highlights). npuEntry holds the NPU entry index of each row, which
  * is also the group the indicator checkers work on.
  */
 Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npu, const dump::DumpFile& bench,
                                                            const CompareOptions& options,
                                                            ProgressSink* progress = nullptr);
+
+/// The row names msprobe 26 makes of one entry, in its order (inputs, parameters, outputs, parameters_grad);
+/// empty when the entry cannot be flattened. layer_mapping pairs rows by these names.
+std::vector<std::string> rowNames26(const dump::Entry& entry);
 
 /// The six real-data metric cells of Era C (Cosine, EucDist, MaxAbsErr, MaxRelativeErr, the two ratios).
 struct RealDataMetrics26
