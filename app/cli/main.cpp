@@ -7,6 +7,7 @@
 #include "inspect/dumpinfo.h"
 #include "tree/constructtree.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <iostream>
@@ -34,8 +35,9 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
-  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-dm MAP]
-  probescope-cli compare --npu PATH --bench PATH -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-dm MAP]
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx]
+                        [-dm MAP] [-cm [MAP]] [-am [MAP]] [-lm [MAP]]
+  probescope-cli compare --npu PATH --bench PATH -o OUT [options as above]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
       msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
@@ -48,7 +50,20 @@ usage:
       information whenever stack.json lies beside the NPU dump and writes no advisor file.
       --xlsx also writes compare_result*.xlsx with msprobe 1.2's red/yellow row fills.
       -dm MAP.yaml compares exactly the rows the mapping names (NPU row name: bench row
-      name, or N/A), in its order, as msprobe 1.2's data-mapping mode does.
+      name, or N/A), in its order, as msprobe 1.2's data-mapping mode does; with msprobe-26
+      the mapped name is the NPU row's compare key (no dtype test).
+      MindSpore NPU dumps (framework "mindspore" in dump.json) against PyTorch or MindSpore:
+      -cm [MAP] cell_mapping: Cell.* names become Module.*, MAP renames cell paths
+      ("fc2.Dense: fc2.Linear"); with msprobe-26 also for PyTorch dumps.
+      -am [MAP] api_mapping: Mint.* -> Torch.*, MintFunctional.* -> Functional.*; MAP is a
+      list of {ms_api, pt_api, ms_args, pt_args, ms_outputs, pt_outputs, ...} items that
+      pair arguments by index (unlisted arguments are never matched).
+      -lm [MAP] layer_mapping: pairs NPU and bench calls by their place in the model, from
+      construct.json and stack.json of both sides; MAP renames sub-layers per class
+      ({Class: {ms_name: pt_name}}); writes the generated data_mapping_*.yaml into OUT.
+      msprobe 1.2 refuses -cm/-am for PyTorch dumps and ignores -lm there; msprobe 26
+      refuses -am. Precedence: -am > -cm > -dm/-lm (msprobe 1.2: -dm/-lm first, then
+      -cm and -am together). MAP may be left out (the flag alone).
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -93,6 +108,9 @@ struct Args
     std::string profile = "msprobe-1.2";
     bool xlsx = false;
     std::string dataMapping;
+    std::optional<std::string> cellMapping; ///< "" = the flag without a file
+    std::optional<std::string> apiMapping;
+    std::optional<std::string> layerMapping;
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -137,8 +155,16 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             if (i + 1 >= argc)
                 return std::string("-dm needs a mapping.yaml");
             args.dataMapping = argv[++i];
-        } else if (a == "-am" || a == "--api_mapping" || a == "-cm" || a == "--cell_mapping") {
-            return std::string("Argument -cm or -am is not supported in PyTorch framework"); // msprobe 1.2's words
+        } else if (a == "-cm" || a == "--cell_mapping" || a == "-am" || a == "--api_mapping" || a == "-lm"
+                   || a == "--layer_mapping") {
+            // msprobe's nargs='?': the next word is the file unless it is an option (or the command itself).
+            std::optional<std::string>& target = (a == "-cm" || a == "--cell_mapping") ? args.cellMapping
+                : (a == "-am" || a == "--api_mapping")                                   ? args.apiMapping
+                                                                                         : args.layerMapping;
+            target = std::string();
+            const bool commandSeen = std::find(positional.begin(), positional.end(), "compare") != positional.end();
+            if (i + 1 < argc && argv[i + 1][0] != '-' && (commandSeen || std::string_view(argv[i + 1]) != "compare"))
+                target = argv[++i];
         } else if (a == "--xlsx") {
             args.xlsx = true;
         } else if (a == "--profile") {
@@ -262,15 +288,24 @@ int runCompare(const Args& args)
     options.xlsx = args.xlsx;
     if (!args.dataMapping.empty())
         options.dataMapping = args.dataMapping;
+    if (args.cellMapping)
+        options.cellMapping = *args.cellMapping;
+    if (args.apiMapping)
+        options.apiMapping = *args.apiMapping;
+    if (args.layerMapping)
+        options.layerMapping = *args.layerMapping;
     options.profile = args.profile == "msprobe-26" ? compare::Profile::Msprobe26 : compare::Profile::Msprobe12;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";
-        return kExitInputError;
+        // An option the dumps do not allow is a usage error, as msprobe reports it before comparing.
+        return results.error().id == "compare.option" ? kExitUsage : kExitInputError;
     }
     for (const auto& r : *results) {
         const auto& table = *r.table;
         std::cout << r.npuDump.string() << "  vs  " << r.benchDump.string() << "\n";
+        for (const Diagnostic& d : r.diagnostics)
+            std::cout << "  " << d.format() << "\n";
         for (const Diagnostic& d : table.diagnostics)
             std::cout << "  " << d.format() << "\n";
         if (table.rows.empty()) {
@@ -292,6 +327,8 @@ int runCompare(const Args& args)
             std::cout << "  written: " << r.xlsxFile.string() << "\n";
         if (!r.advisorFile.empty())
             std::cout << "  written: " << r.advisorFile.string() << "\n";
+        if (!r.mappingFile.empty())
+            std::cout << "  written: " << r.mappingFile.string() << "\n";
         const long first = compare::firstFailingRow(table);
         if (options.profile == compare::Profile::Msprobe26)
             ; // msprobe 26 has no advisor
