@@ -524,8 +524,11 @@ TEST(TensorInspector, UnmatchedAndScalarRows)
     TensorInspector inspector;
     inspector.resize(1000, 700);
     QSignalSpy loaded(&inspector, &TensorInspector::loaded);
+    QSignalSpy slice(&inspector, &TensorInspector::sliceShown);
     inspector.showRow(a, rowOf(*a->table, "Tensor.reshape.0.forward.output.0"));
     ASSERT_TRUE(waitFor(loaded, 1));
+    ASSERT_TRUE(waitForSlice(inspector, slice, 0));
+    saveScreenshot(inspector, QStringLiteral("tensorinspector-npu-only.png"));
     EXPECT_EQ(inspector.state(), TensorInspector::State::Ready);
     EXPECT_TRUE(inspector.messageText().contains(QStringLiteral("No bench counterpart"))) << inspector.messageText().toStdString();
     EXPECT_EQ(inspector.view(), tensor::ElementKind::Npu);
@@ -572,6 +575,8 @@ TEST(TensorInspector, MissingAndCorruptFilesAreNamed)
         << inspector.messageText().toStdString();
     EXPECT_TRUE(inspector.messageText().contains(QStringLiteral("Cannot read")));
     EXPECT_EQ(inspector.view(), tensor::ElementKind::Bench);
+    QSignalSpy slice(&inspector, &TensorInspector::sliceShown);
+    ASSERT_TRUE(waitForSlice(inspector, slice, 0));
     saveScreenshot(inspector, QStringLiteral("tensorinspector-missing-npu.png"));
 
     inspector.showRow(a, rowOf(*a->table, "Functional.gelu.0.forward.input.0"));
@@ -615,4 +620,17 @@ TEST(TensorInspector, ANewRowOvertakesTheRunningLoad)
         gone.showRow(a, rowOf(*a->table, kGeluOut));
     }
     QThreadPool::globalInstance()->waitForDone();
+
+    // Identical tensors: no difference anywhere.
+    inspector.resize(1000, 640);
+    QSignalSpy slice(&inspector, &TensorInspector::sliceShown);
+    inspector.showRow(a, rowOf(*a->table, "Functional.gelu.0.forward.input.0"));
+    ASSERT_TRUE(waitFor(loaded, 2));
+    ASSERT_TRUE(waitForSlice(inspector, slice, 0));
+    ASSERT_TRUE(inspector.summary().has_value());
+    EXPECT_EQ(inspector.summary()->maxAbs, 0.0);
+    EXPECT_EQ(inspector.summary()->overOneThousandth, 0);
+    EXPECT_TRUE(inspector.worstElements().empty()); // nothing differs, so nothing is "worst"
+    EXPECT_EQ(inspector.worstTable()->rowCount(), 0);
+    saveScreenshot(inspector, QStringLiteral("tensorinspector-identical.png"));
 }

@@ -93,7 +93,8 @@ MetricPlot::MetricPlot(QWidget* parent)
     m_selection->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 2), Qt::NoBrush, 15));
     m_selection->removeFromLegend();
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignBottom);
+    // Bottom left: cosines sit at the top and errors are 0 (not drawn) before the first failure.
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignBottom);
 
     // The marker spans the axis rect vertically whatever the y scale: x in plot coordinates, y as a ratio.
     m_failureLine = new QCPItemStraightLine(m_plot);
@@ -270,9 +271,11 @@ void MetricPlot::rebuild()
         m_plot->yAxis->setNumberPrecision(6);
     }
 
-    // Ranges: every node's x (so the marker shows even where points are missing), y over the points.
-    const double xHi = nodeCount > 0 ? static_cast<double>(nodeCount) : 1.0;
-    m_plot->xAxis->setRange(-0.02 * xHi - 1, xHi * 1.02);
+    // Ranges: every node's x (so the marker shows even where points are missing), y over the points with
+    // headroom above them for the first-failure label.
+    const double xHi = nodeCount > 1 ? static_cast<double>(nodeCount - 1) : 1.0;
+    const double xPad = std::max(1.0, xHi * 0.02);
+    m_plot->xAxis->setRange(-xPad, xHi + xPad);
     if (!m_points.empty()) {
         double lo = m_points.front().y;
         double hi = lo;
@@ -281,12 +284,13 @@ void MetricPlot::rebuild()
             hi = std::max(hi, p.y);
         }
         if (m_log) {
-            m_plot->yAxis->setRange(lo / 2.5, hi * 2.5);
+            const double decades = std::log10(hi / lo);
+            m_plot->yAxis->setRange(lo / 2, hi * std::pow(10.0, std::max(0.5, decades * 0.15)));
         } else {
-            double pad = (hi - lo) * 0.06;
-            if (pad == 0)
-                pad = std::max(std::fabs(hi) * 0.05, 0.05);
-            m_plot->yAxis->setRange(lo - pad, hi + pad);
+            double span = hi - lo;
+            if (span == 0)
+                span = std::max(std::fabs(hi) * 0.1, 0.1);
+            m_plot->yAxis->setRange(lo - span * 0.05, hi + span * 0.14);
         }
     } else {
         m_plot->yAxis->setRange(m_log ? QCPRange(0.1, 10) : QCPRange(0, 1));

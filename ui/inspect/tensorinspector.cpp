@@ -13,6 +13,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -292,6 +293,20 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_summaryLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_summaryLabel);
 
+    // Page 0: a placeholder saying why nothing is shown; page 1: the tensors.
+    m_pages = new QStackedWidget(this);
+    m_placeholder = new QLabel(m_pages);
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_placeholder->setWordWrap(true);
+    m_placeholder->setMargin(24);
+    m_placeholder->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_pages->addWidget(m_placeholder);
+    auto* content = new QWidget(m_pages);
+    auto* contentLayout = new QVBoxLayout(content);
+    contentLayout->setContentsMargins(0, 0, 0, 0);
+    m_pages->addWidget(content);
+    layout->addWidget(m_pages, 1);
+
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Show"), this));
     m_viewBox = new QComboBox(this);
@@ -301,20 +316,22 @@ TensorInspector::TensorInspector(QWidget* parent)
     controls->addSpacing(8);
     controls->addWidget(new QLabel(tr("Rows"), this));
     m_rowAxisBox = new QComboBox(this);
+    m_rowAxisBox->setSizeAdjustPolicy(QComboBox::AdjustToContents); // items change with every tensor
     controls->addWidget(m_rowAxisBox);
     controls->addWidget(new QLabel(tr("Columns"), this));
     m_colAxisBox = new QComboBox(this);
+    m_colAxisBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     controls->addWidget(m_colAxisBox);
     m_logColours = new QCheckBox(tr("Log colours"), this);
     m_logColours->setToolTip(tr("Colour differences on a log scale (they often span many decades)"));
     controls->addWidget(m_logColours);
     controls->addStretch(1);
-    layout->addLayout(controls);
+    contentLayout->addLayout(controls);
 
     m_sliders = new QWidget(this);
     m_sliderLayout = new QGridLayout(m_sliders);
     m_sliderLayout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_sliders);
+    contentLayout->addWidget(m_sliders);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     auto* left = new QWidget(split);
@@ -325,7 +342,16 @@ TensorInspector::TensorInspector(QWidget* parent)
     plotstyle::applyBaseStyle(m_heatmap);
     m_heatmapTitle = plotstyle::setTitle(m_heatmap, nullptr, tr("Slice"));
     m_heatmap->axisRect()->setupFullAxesBox(true);
-    m_heatmap->yAxis->setRangeReversed(true); // row 0 at the top, as a matrix is printed
+    // Row 0 at the top, as a matrix is printed.
+    m_heatmap->yAxis->setRangeReversed(true);
+    m_heatmap->yAxis2->setRangeReversed(true);
+    for (QCPAxis* axis : { m_heatmap->xAxis, m_heatmap->yAxis, m_heatmap->xAxis2, m_heatmap->yAxis2 }) {
+        // Indices are whole numbers: ticks at 1, 2, 5, 10, … steps, never at 2.5.
+        QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+        ticker->setTickStep(1.0);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        axis->setTicker(ticker);
+    }
     m_colorMap = new QCPColorMap(m_heatmap->xAxis, m_heatmap->yAxis);
     m_colorMap->setInterpolate(false);
     m_colorMap->setTightBoundary(false);
@@ -389,7 +415,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     worstLayout->addWidget(m_worstTable, 1);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
-    layout->addWidget(split, 1);
+    contentLayout->addWidget(split, 1);
 
     connect(m_viewBox, &QComboBox::activated, this,
             [this](int index) { setView(static_cast<ElementKind>(m_viewBox->itemData(index).toInt())); });
@@ -444,8 +470,8 @@ void TensorInspector::clear()
         m_loadWatcher->deleteLater();
         m_loadWatcher = nullptr;
     }
-    m_header->setText(tr("Select a tensor row to see its values."));
-    setState(State::Empty, QString(), false);
+    m_header->clear();
+    setState(State::Empty, tr("Select a tensor row of a compare to see its values."), false);
     rebuildAxisControls();
     fillHistogram();
     fillWorstTable();
@@ -463,9 +489,15 @@ void TensorInspector::setState(State state, const QString& message, bool isError
 {
     m_state = state;
     m_message = message;
-    m_messageLabel->setText(message);
-    m_messageLabel->setVisible(!message.isEmpty());
-    m_messageLabel->setStyleSheet(isError ? QStringLiteral("color: #B0200F;") : QString());
+    const QString colour = isError ? QStringLiteral("color: #B0200F;") : QString();
+    // With tensors shown, the message is a note above them; without, it takes the place of the plots.
+    const bool content = state == State::Ready;
+    m_pages->setCurrentIndex(content ? 1 : 0);
+    m_messageLabel->setText(content ? message : QString());
+    m_messageLabel->setVisible(content && !message.isEmpty());
+    m_messageLabel->setStyleSheet(colour);
+    m_placeholder->setText(content ? QString() : message);
+    m_placeholder->setStyleSheet(colour.isEmpty() ? QStringLiteral("color: #606060;") : colour);
 }
 
 QString TensorInspector::messageText() const
@@ -742,9 +774,16 @@ std::vector<tensor::WorstElement> TensorInspector::worstElements() const
 {
     if (!m_loaded)
         return {};
-    const auto& all = m_worstBy == ElementKind::RelDiff ? m_loaded->worstRel : m_loaded->worstAbs;
-    const std::size_t n = std::min(all.size(), static_cast<std::size_t>(m_topK));
-    return { all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n) };
+    const bool rel = m_worstBy == ElementKind::RelDiff;
+    const auto& all = rel ? m_loaded->worstRel : m_loaded->worstAbs;
+    // Elements that do not differ are not "worst": equal tensors list nothing (NaN differences do count).
+    std::vector<tensor::WorstElement> out;
+    for (const tensor::WorstElement& w : all) {
+        if (out.size() >= static_cast<std::size_t>(m_topK) || (rel ? w.relDiff : w.absDiff) == 0)
+            break;
+        out.push_back(w);
+    }
+    return out;
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -967,7 +1006,8 @@ void TensorInspector::fillHistogram()
         if (h.negInf)
             parts << tr("\u2212inf %1").arg(h.negInf);
         if (h.nonPositive)
-            parts << tr("equal (0) %1").arg(h.nonPositive);
+            parts << (h.nonPositive == h.total ? tr("all %1 equal (\u0394 = 0)").arg(h.total)
+                                               : tr("equal (\u0394 = 0) %1").arg(h.nonPositive));
         return parts.isEmpty() ? QString() : side + QStringLiteral(": ") + parts.join(QStringLiteral(" \u00b7 "));
     };
     QStringList notes;
@@ -985,7 +1025,9 @@ void TensorInspector::fillHistogram()
             notes << apart(tr("elements"), *h);
         }
     } else {
-        m_histogramTitle->setText(tr("Values: NPU and bench"));
+        m_histogramTitle->setText(m_loaded->npuHist && m_loaded->benchHist ? tr("Values: NPU and bench")
+                                  : m_loaded->npuHist                      ? tr("Values: NPU")
+                                                                           : tr("Values: bench"));
         m_histogram->xAxis->setLabel(tr("value"));
         const std::optional<tensor::Histogram>* first = nullptr;
         for (const auto& [h, name, colour] :

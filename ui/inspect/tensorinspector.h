@@ -25,6 +25,7 @@ class QGridLayout;
 class QLabel;
 class QMouseEvent;
 class QSpinBox;
+class QStackedWidget;
 class QTableWidget;
 class QWidget;
 template<typename T>
@@ -153,6 +154,8 @@ private:
 
     QLabel* m_header = nullptr;
     QLabel* m_messageLabel = nullptr;
+    QStackedWidget* m_pages = nullptr;
+    QLabel* m_placeholder = nullptr;
     QLabel* m_summaryLabel = nullptr;
     QComboBox* m_viewBox = nullptr;
     QComboBox* m_rowAxisBox = nullptr;
