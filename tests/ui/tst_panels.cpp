@@ -57,10 +57,11 @@ namespace {
 constexpr const char* kGelu = "Functional.gelu.0.forward";
 
 /// The step-0 analysis of a fixture (tensor / statistics / md5), computed once per test program.
-std::shared_ptr<const session::PairAnalysis> analysis(const std::string& fixture)
+std::shared_ptr<const session::PairAnalysis> analysis(const std::string& fixture,
+                                                     compare::Profile profile = compare::Profile::Msprobe12)
 {
-    static std::map<std::string, std::shared_ptr<const session::PairAnalysis>> cache;
-    auto& slot = cache[fixture];
+    static std::map<std::pair<std::string, compare::Profile>, std::shared_ptr<const session::PairAnalysis>> cache;
+    auto& slot = cache[{ fixture, profile }];
     if (slot)
         return slot;
     const auto base = probescope::testing::fixturesDir() / fixture;
@@ -70,6 +71,7 @@ std::shared_ptr<const session::PairAnalysis> analysis(const std::string& fixture
         return nullptr;
     session::AnalysisOptions options;
     options.threads = 2;
+    options.profile = profile;
     auto result = session::analysePair(plan->pairs.front(), options);
     EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().format());
     if (result.ok())
@@ -143,6 +145,28 @@ void expectCellsMatchTable(const NodeRowsModel& m, const session::PairAnalysis& 
     }
 }
 
+/// gelu's NodeRowsModel under QAbstractItemModelTester; at the end every shown cell is checked against
+/// the table and the tester must have stayed silent.
+struct CheckedGeluRows
+{
+    explicit CheckedGeluRows(std::shared_ptr<const session::PairAnalysis> a)
+        : analysis(std::move(a))
+    {
+        model.setNode(analysis, geluNode(*analysis));
+    }
+    ~CheckedGeluRows()
+    {
+        expectCellsMatchTable(model, *analysis);
+        EXPECT_EQ(warnings.count.load(), 0);
+    }
+    QString cell(int row, const char* title) const { return model.cellText(row, column(model, title)); }
+
+    std::shared_ptr<const session::PairAnalysis> analysis;
+    TesterWarnings warnings;
+    NodeRowsModel model;
+    QAbstractItemModelTester tester { &model, QAbstractItemModelTester::FailureReportingMode::Warning };
+};
+
 } // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -152,10 +176,8 @@ TEST(NodeRowsModel, TensorGeluRowsSideBySide)
 {
     auto a = analysis("modelA_tensor_mix");
     ASSERT_TRUE(a);
-    TesterWarnings warnings;
-    NodeRowsModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
-    model.setNode(a, geluNode(*a));
+    CheckedGeluRows g(a);
+    NodeRowsModel& model = g.model;
     ASSERT_EQ(model.rowCount(), 2);
     EXPECT_EQ(model.cellText(0, 0), "input.0");
     EXPECT_EQ(model.cellText(1, 0), "output.0");
@@ -163,25 +185,23 @@ TEST(NodeRowsModel, TensorGeluRowsSideBySide)
     EXPECT_EQ(a->table->rows[out][0].asString(), "Functional.gelu.0.forward.output.0");
 
     // Values as msprobe writes them (expected/nostack/step0/compare_result.csv line 178).
-    EXPECT_EQ(model.cellText(1, column(model, "NPU dtype")), "torch.float32");
-    EXPECT_EQ(model.cellText(1, column(model, "Bench shape")), "[4, 16, 32]");
-    EXPECT_EQ(model.cellText(1, column(model, "Cosine")), "0.879928374486");
-    EXPECT_EQ(model.cellText(1, column(model, "MaxAbsErr")), "1.163048326969");
-    EXPECT_EQ(model.cellText(1, column(model, "MaxRelativeErr")), "4594.5234375");
-    EXPECT_EQ(model.cellText(1, column(model, "NPU max")), "2.118187427520752");
-    EXPECT_EQ(model.cellText(1, column(model, "Bench max")), "1.515306949615479");
-    EXPECT_EQ(model.cellText(1, column(model, "Accuracy reached")), "No");
-    EXPECT_EQ(model.cellText(1, column(model, "Err_message")),
+    EXPECT_EQ(g.cell(1, "NPU dtype"), "torch.float32");
+    EXPECT_EQ(g.cell(1, "Bench shape"), "[4, 16, 32]");
+    EXPECT_EQ(g.cell(1, "Cosine"), "0.879928374486");
+    EXPECT_EQ(g.cell(1, "MaxAbsErr"), "1.163048326969");
+    EXPECT_EQ(g.cell(1, "MaxRelativeErr"), "4594.5234375");
+    EXPECT_EQ(g.cell(1, "NPU max"), "2.118187427520752");
+    EXPECT_EQ(g.cell(1, "Bench max"), "1.515306949615479");
+    EXPECT_EQ(g.cell(1, "Accuracy reached"), "No");
+    EXPECT_EQ(g.cell(1, "Err_message"),
               "The input/parameters's one thousandth err ratio exceeds 0.9, while the output's is below 0.6");
-    EXPECT_EQ(model.cellText(1, column(model, "NPU data file")), "Functional.gelu.0.forward.output.0.pt");
-    EXPECT_EQ(model.cellText(1, column(model, "Bench data file")), "Functional.gelu.0.forward.output.0.pt");
+    EXPECT_EQ(g.cell(1, "NPU data file"), "Functional.gelu.0.forward.output.0.pt");
+    EXPECT_EQ(g.cell(1, "Bench data file"), "Functional.gelu.0.forward.output.0.pt");
     EXPECT_TRUE(QFile::exists(model.npuDataPath(1)));
     EXPECT_TRUE(QFile::exists(model.benchDataPath(1)));
     // NPU and bench of one statistic sit next to each other.
     EXPECT_EQ(column(model, "Bench max"), column(model, "NPU max") + 1);
-    EXPECT_GE(column(model, "EucDist"), -1); // msprobe 1.2 has no EucDist: not shown
-    EXPECT_EQ(column(model, "EucDist"), -1);
-    expectCellsMatchTable(model, *a);
+    EXPECT_EQ(column(model, "EucDist"), -1); // msprobe 1.2 has no EucDist: not shown
 
     // Verdict: text and icon, and the row painted in its status colour.
     const int verdict = column(model, "Verdict");
@@ -195,54 +215,56 @@ TEST(NodeRowsModel, TensorGeluRowsSideBySide)
     model.setDarkTheme(true);
     EXPECT_EQ(model.index(1, 3).data(Qt::BackgroundRole).value<QBrush>().color(), statuspalette::fill(Status::Error, true));
     EXPECT_EQ(model.index(1, 0).data(NodeRowsModel::TableRowRole).toULongLong(), out);
-
-    model.clear();
-    EXPECT_EQ(model.rowCount(), 0);
-    EXPECT_EQ(warnings.count.load(), 0);
 }
 
 TEST(NodeRowsModel, StatisticsGelu)
 {
     auto a = analysis("modelA_statistics_mix");
     ASSERT_TRUE(a);
-    TesterWarnings warnings;
-    NodeRowsModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
-    model.setNode(a, geluNode(*a));
-    ASSERT_EQ(model.rowCount(), 2);
-    EXPECT_EQ(model.cellText(1, column(model, "Max diff")), "0.6028804779052734");
-    EXPECT_EQ(model.cellText(1, column(model, "MaxRelativeErr")), "39.78603002238321%");
-    EXPECT_EQ(model.cellText(1, column(model, "NormRelativeErr")), "14.730211114889538%");
-    EXPECT_EQ(model.cellText(0, column(model, "MaxRelativeErr")), "0.0%");
-    EXPECT_EQ(model.cellText(1, column(model, "Err_message")),
+    CheckedGeluRows g(a);
+    ASSERT_EQ(g.model.rowCount(), 2);
+    EXPECT_EQ(g.cell(1, "Max diff"), "0.6028804779052734");
+    EXPECT_EQ(g.cell(1, "MaxRelativeErr"), "39.78603002238321%");
+    EXPECT_EQ(g.cell(1, "NormRelativeErr"), "14.730211114889538%");
+    EXPECT_EQ(g.cell(0, "MaxRelativeErr"), "0.0%");
+    EXPECT_EQ(g.cell(1, "Err_message"),
               "The output's maximum relative error exceeds 0.1, while the input/parameters's is below 0.01");
-    EXPECT_EQ(column(model, "Cosine"), -1);
-    EXPECT_EQ(column(model, "NPU data file"), -1); // statistics dumps have no tensor files
-    EXPECT_TRUE(session::isFailing(model.rowStatus(1)));
-    EXPECT_EQ(model.rowStatus(0), Status::Pass);
-    expectCellsMatchTable(model, *a);
-    EXPECT_EQ(warnings.count.load(), 0);
+    EXPECT_EQ(column(g.model, "Cosine"), -1);
+    EXPECT_EQ(column(g.model, "NPU data file"), -1); // statistics dumps have no tensor files
+    EXPECT_TRUE(session::isFailing(g.model.rowStatus(1)));
+    EXPECT_EQ(g.model.rowStatus(0), Status::Pass);
 }
 
 TEST(NodeRowsModel, Md5Gelu)
 {
     auto a = analysis("modelA_md5_mix");
     ASSERT_TRUE(a);
-    TesterWarnings warnings;
-    NodeRowsModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
-    model.setNode(a, geluNode(*a));
-    ASSERT_EQ(model.rowCount(), 2);
-    EXPECT_EQ(model.cellText(0, column(model, "NPU md5")), "6dfb6d17");
-    EXPECT_EQ(model.cellText(0, column(model, "Bench md5")), "6dfb6d17");
-    EXPECT_EQ(model.cellText(0, column(model, "Result")), "pass");
-    EXPECT_EQ(model.cellText(1, column(model, "NPU md5")), "9afbd094");
-    EXPECT_EQ(model.cellText(1, column(model, "Bench md5")), "7c0389b0");
-    EXPECT_EQ(model.cellText(1, column(model, "Result")), "Different");
-    EXPECT_EQ(model.rowStatus(1), Status::Error);
-    EXPECT_EQ(column(model, "NPU max"), -1);
-    expectCellsMatchTable(model, *a);
-    EXPECT_EQ(warnings.count.load(), 0);
+    CheckedGeluRows g(a);
+    ASSERT_EQ(g.model.rowCount(), 2);
+    EXPECT_EQ(g.cell(0, "NPU md5"), "6dfb6d17");
+    EXPECT_EQ(g.cell(0, "Bench md5"), "6dfb6d17");
+    EXPECT_EQ(g.cell(0, "Result"), "pass");
+    EXPECT_EQ(g.cell(1, "NPU md5"), "9afbd094");
+    EXPECT_EQ(g.cell(1, "Bench md5"), "7c0389b0");
+    EXPECT_EQ(g.cell(1, "Result"), "Different");
+    EXPECT_EQ(g.model.rowStatus(1), Status::Error);
+    EXPECT_EQ(column(g.model, "NPU max"), -1);
+}
+
+TEST(NodeRowsModel, Msprobe26ProfileColumns)
+{
+    auto a = analysis("modelA_tensor_mix", compare::Profile::Msprobe26);
+    ASSERT_TRUE(a);
+    CheckedGeluRows g(a);
+    ASSERT_EQ(g.model.rowCount(), 2);
+    // msprobe 26 adds EucDist, the requires_grad pair and its own Result column.
+    EXPECT_GE(column(g.model, "EucDist"), 0);
+    EXPECT_GE(column(g.model, "NPU requires_grad"), 0);
+    EXPECT_GE(column(g.model, "Result"), 0);
+    EXPECT_EQ(column(g.model, "Accuracy reached"), -1);
+    EXPECT_EQ(g.cell(1, "Cosine"), "0.879928374486");
+    EXPECT_TRUE(session::isFailing(g.model.rowStatus(1)));
+    EXPECT_EQ(g.cell(1, "NPU data file"), "Functional.gelu.0.forward.output.0.pt");
 }
 
 TEST(NodeRowsModel, EveryNodeOfTheTensorPairPassesTheTester)
@@ -289,8 +311,10 @@ TEST(DetailPanel, ShowsGeluReasonsStackAndCopies)
     QTableView* view = panel.rowsView();
     NodeRowsModel* m = panel.rowsModel();
     const int cosine = column(*m, "Cosine");
+    const int dtype = column(*m, "NPU dtype");
+    ASSERT_TRUE(dtype > 0 && cosine > dtype);
     view->selectionModel()->select(m->index(1, 0), QItemSelectionModel::Select);
-    view->selectionModel()->select(m->index(1, 1), QItemSelectionModel::Select);
+    view->selectionModel()->select(m->index(1, dtype), QItemSelectionModel::Select);
     view->selectionModel()->select(m->index(1, cosine), QItemSelectionModel::Select);
     view->selectionModel()->select(m->index(0, 0), QItemSelectionModel::Select);
     QApplication::clipboard()->clear();
@@ -298,13 +322,14 @@ TEST(DetailPanel, ShowsGeluReasonsStackAndCopies)
     view->setFocus();
     QApplication::processEvents();
     QTest::keySequence(view, QKeySequence::Copy);
-    QString expected = "input.0";
-    for (int c = 1; c <= cosine; ++c)
-        expected += "\t";
-    expected += "\noutput.0\ttorch.float32";
-    for (int c = 2; c < cosine; ++c)
-        expected += "\t";
-    expected += "\t0.879928374486\n";
+    // The bounding box of the selection, one line per row, unselected cells empty.
+    QStringList row0(cosine + 1);
+    QStringList row1(cosine + 1);
+    row0[0] = "input.0";
+    row1[0] = "output.0";
+    row1[dtype] = "torch.float32";
+    row1[cosine] = "0.879928374486";
+    const QString expected = row0.join('\t') + '\n' + row1.join('\t') + '\n';
     EXPECT_EQ(QApplication::clipboard()->text().toStdString(), expected.toStdString());
 
     panel.copyDetails();
@@ -325,6 +350,8 @@ TEST(DetailPanel, ShowsGeluReasonsStackAndCopies)
     EXPECT_EQ(activated.front().front().value<std::size_t>(), m->tableRow(1));
 
     saveShot(panel, "detailpanel-tensor-gelu.png");
+    view->scrollTo(m->index(1, m->columnCount() - 1));
+    saveShot(panel, "detailpanel-tensor-gelu-right.png");
     panel.clear();
     EXPECT_FALSE(panel.hasNode());
     EXPECT_EQ(m->rowCount(), 0);

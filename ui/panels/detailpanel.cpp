@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -147,6 +148,9 @@ DetailPanel::DetailPanel(QWidget* parent)
     body->addWidget(m_reasonsLabel);
 
     auto* splitter = new QSplitter(Qt::Vertical, m_body);
+    m_splitter = splitter;
+    connect(splitter, &QSplitter::splitterMoved, this, [this] { m_userSizedSplitter = true; });
+    splitter->installEventFilter(this);
     m_model = new NodeRowsModel(this);
     m_view = new QTableView(splitter);
     m_view->setModel(m_model);
@@ -207,6 +211,31 @@ void DetailPanel::setNode(std::shared_ptr<const session::PairAnalysis> analysis,
     updateDataFiles();
     m_placeholder->hide();
     m_body->show();
+    fitTableHeight();
+}
+
+void DetailPanel::fitTableHeight()
+{
+    // Most nodes have two to six rows: give the stacks the space an empty table would waste, until the
+    // user drags the splitter (then their choice stays).
+    if (m_userSizedSplitter)
+        return;
+    const int total = m_splitter->height() - m_splitter->handleWidth();
+    if (total < 100)
+        return;
+    const int rows = std::max(m_model->rowCount(), 2);
+    const int wanted = m_view->horizontalHeader()->height() + rows * m_view->verticalHeader()->defaultSectionSize()
+        + m_view->horizontalScrollBar()->sizeHint().height() + 2 * m_view->frameWidth() + 4;
+    const int table = std::clamp(wanted, total / 4, total * 2 / 3);
+    m_splitter->setSizes({ table, total - table });
+}
+
+bool DetailPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    // The splitter's own resize: only then is its height the one to divide.
+    if (watched == m_splitter && event->type() == QEvent::Resize && hasNode())
+        fitTableHeight();
+    return QWidget::eventFilter(watched, event);
 }
 
 void DetailPanel::clear()

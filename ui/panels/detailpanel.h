@@ -14,6 +14,7 @@
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 
@@ -64,12 +65,14 @@ signals:
 
 protected:
     void changeEvent(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void updateHeader();
     void updateReasons();
     void updateStacks();
     void updateDataFiles();
+    void fitTableHeight();
     QString benchKey() const;
 
     std::shared_ptr<const session::PairAnalysis> m_analysis;
@@ -85,6 +88,8 @@ private:
     QWidget* m_body = nullptr;
     NodeRowsModel* m_model = nullptr;
     QTableView* m_view = nullptr;
+    QSplitter* m_splitter = nullptr;
+    bool m_userSizedSplitter = false;
     QTabWidget* m_tabs = nullptr;
     QPlainTextEdit* m_npuStack = nullptr;
     QPlainTextEdit* m_benchStack = nullptr;

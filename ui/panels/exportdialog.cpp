@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "panels/exportdialog.h"
 
+#include "panels/taskprogressview.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -10,12 +12,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QVBoxLayout>
-
-#include <climits>
 
 namespace probescope::ui {
 
@@ -105,6 +103,7 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     , m_settings(settings)
 {
     setWindowTitle(tr("Export comparison CSV"));
+    setMinimumWidth(620); // room for a full output path
     auto* outer = new QVBoxLayout(this);
     const bool havePair = m_analysis && m_analysis->skeleton;
     auto* pairLabel = new QLabel(
@@ -134,14 +133,9 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     form->addRow(m_fuzzy);
     outer->addLayout(form);
 
-    m_progress = new QProgressBar(this);
-    m_progress->setVisible(false);
+    m_progress = new TaskProgressView(m_job.task(), tr("%v of %m tensor pairs"), this);
+    m_progress->setPlaceholderText(tr("The written files are listed here."));
     outer->addWidget(m_progress);
-    m_result = new QPlainTextEdit(this);
-    m_result->setReadOnly(true);
-    m_result->setPlaceholderText(tr("The written files are listed here."));
-    m_result->setMaximumHeight(m_result->fontMetrics().lineSpacing() * 6);
-    outer->addWidget(m_result);
 
     auto* buttons = new QDialogButtonBox(this);
     m_export = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
@@ -169,12 +163,6 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     connect(m_close, &QPushButton::clicked, this, &ExportDialog::reject);
     connect(m_folder, &QLineEdit::textChanged, this, &ExportDialog::updateState);
     connect(m_profile, &QComboBox::currentIndexChanged, this, &ExportDialog::updateState);
-    connect(&m_job, &ExportJob::progressChanged, this, [this](qint64 done, qint64 total) {
-        // Statistics and md5 compares report no steps: a busy bar until the end.
-        m_progress->setRange(0, total > 0 ? static_cast<int>(std::min<qint64>(total, INT_MAX)) : 0);
-        if (total > 0)
-            m_progress->setValue(static_cast<int>(std::min(done, total)));
-    });
     connect(&m_job, &ExportJob::finished, this, &ExportDialog::onFinished);
     updateState();
 }
@@ -228,51 +216,42 @@ ExportRequest ExportDialog::request() const
 
 QString ExportDialog::resultText() const
 {
-    return m_result->toPlainText();
+    return m_progress->text();
 }
 
 void ExportDialog::startExport()
 {
     if (!m_analysis || !m_analysis->skeleton || outputFolder().isEmpty() || m_job.isRunning())
         return;
-    m_result->clear();
-    m_progress->setRange(0, 0);
-    m_progress->setVisible(true);
+    m_progress->begin();
     m_job.start(request());
     updateState();
 }
 
 void ExportDialog::cancelExport()
 {
-    if (!m_job.isRunning())
-        return;
-    m_job.cancel();
-    m_result->setPlainText(tr("Cancelling…"));
-    m_cancel->setEnabled(false);
+    if (m_progress->requestCancel())
+        m_cancel->setEnabled(false);
 }
 
 void ExportDialog::reject()
 {
     // Closing while a run is under way cancels it; the compare stops at its next tensor pair.
-    if (m_job.isRunning()) {
-        m_job.cancel();
-        m_job.waitForFinished();
-    }
+    m_progress->cancelAndWait();
     QDialog::reject();
 }
 
 void ExportDialog::onFinished()
 {
     const ExportOutcome& o = m_job.outcome();
-    m_progress->setVisible(false);
     if (o.ok && o.files.isEmpty())
-        m_result->setPlainText(tr("Nothing was written: no row matched (msprobe writes no file then)."));
+        m_progress->setText(tr("Nothing was written: no row matched (msprobe writes no file then)."));
     else if (o.ok)
-        m_result->setPlainText(tr("Written:") + QLatin1Char('\n') + o.files.join(QLatin1Char('\n')));
+        m_progress->setText(tr("Written:") + QLatin1Char('\n') + o.files.join(QLatin1Char('\n')));
     else if (o.cancelled)
-        m_result->setPlainText(tr("Cancelled; no file was written."));
+        m_progress->setText(tr("Cancelled; no file was written."));
     else
-        m_result->setPlainText(tr("Export failed: %1").arg(o.error));
+        m_progress->setText(tr("Export failed: %1").arg(o.error));
     updateState();
     emit exportFinished(o.ok ? o.files : QStringList());
 }

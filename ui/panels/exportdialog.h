@@ -17,11 +17,11 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QPlainTextEdit;
-class QProgressBar;
 class QPushButton;
 
 namespace probescope::ui {
+
+class TaskProgressView;
 
 /// What File → Export comparison CSV… runs: compare::runCompareJob on the pair's two dump.json files.
 struct ExportRequest
@@ -59,6 +59,7 @@ public:
     void cancel() { m_task.cancel(); }
     bool isRunning() const { return m_task.isRunning(); }
     void waitForFinished() { m_task.waitForFinished(); }
+    BackgroundTask& task() { return m_task; }
     /// The outcome of the last finished run.
     const ExportOutcome& outcome() const { return m_outcome; }
 
@@ -117,8 +118,7 @@ private:
     QCheckBox* m_xlsx = nullptr;
     QCheckBox* m_stack = nullptr;
     QCheckBox* m_fuzzy = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPlainTextEdit* m_result = nullptr;
+    TaskProgressView* m_progress = nullptr;
     QPushButton* m_export = nullptr;
     QPushButton* m_cancel = nullptr;
     QPushButton* m_close = nullptr;

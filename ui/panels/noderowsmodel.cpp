@@ -103,22 +103,16 @@ void NodeRowsModel::buildColumns(const compare::CompareTable& table)
         if (c >= 0)
             add(ColumnKind::TableCell, c, std::move(title), toolTip.isEmpty() ? QString::fromLatin1(name) : toolTip);
     };
+    // msprobe's order (dtype, shape, metrics, statistics, verdict, Err_message), except that the verdict
+    // comes right after the leaf: the status must be readable without scrolling, never by colour alone.
     add(ColumnKind::Leaf, -1, tr("Leaf"), tr("The input, output or parameter of the node"));
+    add(ColumnKind::Verdict, -1, tr("Verdict"), tr("ProbeScope's status of the row"));
     addCell("NPU Dtype", tr("NPU dtype"));
     addCell("Bench Dtype", tr("Bench dtype"));
     addCell("NPU Tensor Shape", tr("NPU shape"));
     addCell("Bench Tensor Shape", tr("Bench shape"));
     addCell("NPU Requires_grad", tr("NPU requires_grad"));
     addCell("Bench Requires_grad", tr("Bench requires_grad"));
-    // Statistics in adjacent NPU/bench pairs, so the two values of one statistic sit next to each other.
-    addCell("NPU max", tr("NPU max"));
-    addCell("Bench max", tr("Bench max"));
-    addCell("NPU min", tr("NPU min"));
-    addCell("Bench min", tr("Bench min"));
-    addCell("NPU mean", tr("NPU mean"));
-    addCell("Bench mean", tr("Bench mean"));
-    addCell("NPU l2norm", tr("NPU norm"));
-    addCell("Bench l2norm", tr("Bench norm"));
     switch (table.mode) {
     case compare::CompareMode::RealData:
         addCell("Cosine", QStringLiteral("Cosine"), tr("Cosine similarity of the two tensors"));
@@ -145,7 +139,15 @@ void NodeRowsModel::buildColumns(const compare::CompareTable& table)
         addCell("BENCH MD5", tr("Bench md5"));
         break;
     }
-    add(ColumnKind::Verdict, -1, tr("Verdict"), tr("ProbeScope's status of the row"));
+    // Statistics in adjacent NPU/bench pairs, so the two values of one statistic sit next to each other.
+    addCell("NPU max", tr("NPU max"));
+    addCell("Bench max", tr("Bench max"));
+    addCell("NPU min", tr("NPU min"));
+    addCell("Bench min", tr("Bench min"));
+    addCell("NPU mean", tr("NPU mean"));
+    addCell("Bench mean", tr("Bench mean"));
+    addCell("NPU l2norm", tr("NPU norm"));
+    addCell("Bench l2norm", tr("Bench norm"));
     addCell("Accuracy Reached or Not", tr("Accuracy reached"));
     addCell("Result", tr("Result"), tr("msprobe's Result column"));
     addCell("Requires_grad Consistent", tr("Requires_grad consistent"));

@@ -19,11 +19,11 @@ namespace probescope::ui {
  * @brief The compare rows of one node, NPU and bench side by side: one model row per leaf
  * (input.0, output.0, parameters.weight, …) in table order.
  *
- * Columns follow the table's mode and profile: leaf | NPU/bench dtype | NPU/bench shape |
- * (Requires_grad pair, msprobe 26) | NPU/bench max, min, mean, l2norm (adjacent pairs) | the mode's
- * metrics (real data: Cosine, EucDist, MaxAbsErr, MaxRelativeErr, 1‰, 5‰; statistics: the four diffs
- * and relative errors; md5: both md5) | verdict (status icon + label) | msprobe's verdict column |
- * Err_message | NPU/bench data file (tensor mode). Cells show what msprobe's xlsx shows
+ * Columns follow the table's mode and profile, in msprobe's order with the verdict moved forward:
+ * leaf | verdict (status icon + label) | NPU/bench dtype | NPU/bench shape | (Requires_grad pair,
+ * msprobe 26) | the mode's metrics (real data: Cosine, EucDist, MaxAbsErr, MaxRelativeErr, 1‰, 5‰;
+ * statistics: the four diffs and relative errors; md5: both md5) | NPU/bench max, min, mean, l2norm
+ * (adjacent pairs) | msprobe's verdict column | Err_message | NPU/bench data file (tensor mode). Cells show what msprobe's xlsx shows
  * (compare::excelText, without the TAB that pandas appends to inf/nan). Rows are painted in the status
  * colour (statuspalette) and always carry the verdict text as well.
  */

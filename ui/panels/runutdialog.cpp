@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "panels/runutdialog.h"
 
+#include "panels/taskprogressview.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -9,13 +11,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QStyle>
 #include <QVBoxLayout>
-
-#include <climits>
 
 namespace probescope::ui {
 
@@ -41,6 +39,7 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     , m_backend(backend ? std::move(backend) : runUtBackend())
 {
     setWindowTitle(tr("Run run_ut"));
+    setMinimumWidth(620); // room for full dump.json and output paths
     auto* outer = new QVBoxLayout(this);
 
     m_banner = new QLabel(this);
@@ -80,14 +79,9 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     form->addRow(tr("Output folder (-o):"), withBrowse(m_output, browseOut));
     outer->addLayout(form);
 
-    m_progress = new QProgressBar(this);
-    m_progress->setVisible(false);
+    m_progress = new TaskProgressView(m_task, tr("%v of %m APIs"), this);
+    m_progress->setPlaceholderText(tr("The result files are listed here."));
     outer->addWidget(m_progress);
-    m_log = new QPlainTextEdit(this);
-    m_log->setReadOnly(true);
-    m_log->setPlaceholderText(tr("The result files are listed here."));
-    m_log->setMaximumHeight(m_log->fontMetrics().lineSpacing() * 5);
-    outer->addWidget(m_log);
 
     auto* buttons = new QDialogButtonBox(this);
     m_run = buttons->addButton(tr("Run"), QDialogButtonBox::AcceptRole);
@@ -118,13 +112,6 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     connect(m_run, &QPushButton::clicked, this, &RunUtDialog::startRun);
     connect(m_cancel, &QPushButton::clicked, this, &RunUtDialog::cancelRun);
     connect(close, &QPushButton::clicked, this, &RunUtDialog::reject);
-    connect(&m_task, &BackgroundTask::progressChanged, this, [this](qint64 done, qint64 total) {
-        m_progress->setRange(0, total > 0 ? static_cast<int>(std::min<qint64>(total, INT_MAX)) : 0);
-        if (total > 0) {
-            m_progress->setValue(static_cast<int>(std::min(done, total)));
-            m_progress->setFormat(tr("%v of %m APIs"));
-        }
-    });
     connect(&m_task, &BackgroundTask::finished, this, &RunUtDialog::onFinished);
     updateState();
 }
@@ -182,7 +169,7 @@ bool RunUtDialog::canRun() const
 
 QString RunUtDialog::resultText() const
 {
-    return m_log->toPlainText();
+    return m_progress->text();
 }
 
 void RunUtDialog::startRun()
@@ -193,10 +180,7 @@ void RunUtDialog::startRun()
     m_running = result;
     RunUtBackend* backend = m_backend.get();
     const RunUtRequest req = request();
-    m_log->clear();
-    m_progress->setRange(0, 0);
-    m_progress->setFormat(QStringLiteral("%p%"));
-    m_progress->setVisible(true);
+    m_progress->begin();
     // The backend lives as long as the dialog, and the dialog waits for the work before it goes.
     m_task.start([backend, req, result](ProgressSink& progress) { *result = backend->run(req, progress); });
     updateState();
@@ -204,19 +188,13 @@ void RunUtDialog::startRun()
 
 void RunUtDialog::cancelRun()
 {
-    if (!m_task.isRunning())
-        return;
-    m_task.cancel();
-    m_log->setPlainText(tr("Cancelling…"));
-    m_cancel->setEnabled(false);
+    if (m_progress->requestCancel())
+        m_cancel->setEnabled(false);
 }
 
 void RunUtDialog::reject()
 {
-    if (m_task.isRunning()) {
-        m_task.cancel();
-        m_task.waitForFinished();
-    }
+    m_progress->cancelAndWait();
     QDialog::reject();
 }
 
@@ -224,18 +202,17 @@ void RunUtDialog::onFinished()
 {
     m_result = m_running ? *m_running : RunUtResult {};
     m_running.reset();
-    m_progress->setVisible(false);
     if (m_result.ok) {
         QStringList lines { tr("Finished.") };
         if (!m_result.resultCsv.isEmpty())
             lines << tr("Result: %1").arg(m_result.resultCsv);
         if (!m_result.detailsCsv.isEmpty())
             lines << tr("Details: %1").arg(m_result.detailsCsv);
-        m_log->setPlainText(lines.join(QLatin1Char('\n')));
+        m_progress->setText(lines.join(QLatin1Char('\n')));
     } else if (m_result.cancelled || m_task.isCancelRequested()) {
-        m_log->setPlainText(tr("Cancelled."));
+        m_progress->setText(tr("Cancelled."));
     } else {
-        m_log->setPlainText(tr("run_ut failed: %1").arg(m_result.error));
+        m_progress->setText(tr("run_ut failed: %1").arg(m_result.error));
     }
     updateState();
     emit runFinished(m_result.ok, m_result.resultCsv);

@@ -12,11 +12,11 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QPlainTextEdit;
-class QProgressBar;
 class QPushButton;
 
 namespace probescope::ui {
+
+class TaskProgressView;
 
 /**
  * @brief Tools → Run run_ut…: dump.json, device, -f (filter similar calls), white and black lists and the
@@ -68,8 +68,7 @@ private:
     QLineEdit* m_white = nullptr;
     QLineEdit* m_black = nullptr;
     QLineEdit* m_output = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPlainTextEdit* m_log = nullptr;
+    TaskProgressView* m_progress = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
 };
