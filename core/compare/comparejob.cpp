@@ -199,42 +199,35 @@ struct MappingFiles
     Diagnostics warnings; ///< api_mapping items that are ignored
 };
 
+/// An optional mapping option: absent -> nothing; given without a file -> an empty mapping; else the file.
+template<typename T, typename Read>
+std::optional<Diagnostic> readOption(const std::optional<fs::path>& option, std::optional<T>& into, Read read)
+{
+    if (!option)
+        return std::nullopt;
+    into = T {};
+    if (option->empty())
+        return std::nullopt;
+    auto file = read(*option);
+    if (!file)
+        return file.error();
+    into = std::move(*file);
+    return std::nullopt;
+}
+
 Result<MappingFiles> readMappingFiles(const JobOptions& options)
 {
     MappingFiles files;
-    if (options.dataMapping) {
-        auto read = readDataMapping(*options.dataMapping);
-        if (!read)
-            return read.error();
-        files.data = std::move(*read);
-    }
-    if (options.cellMapping) {
-        files.cell = CellMapping {};
-        if (!options.cellMapping->empty()) {
-            auto read = readCellMapping(*options.cellMapping);
-            if (!read)
-                return read.error();
-            files.cell = std::move(*read);
-        }
-    }
-    if (options.apiMapping) {
-        files.api = ApiMapping {};
-        if (!options.apiMapping->empty()) {
-            auto read = readApiMapping(*options.apiMapping, &files.warnings);
-            if (!read)
-                return read.error();
-            files.api = std::move(*read);
-        }
-    }
-    if (options.layerMapping) {
-        files.layer = LayerMapping {};
-        if (!options.layerMapping->empty()) {
-            auto read = readLayerMapping(*options.layerMapping);
-            if (!read)
-                return read.error();
-            files.layer = std::move(*read);
-        }
-    }
+    std::optional<Diagnostic> error = readOption(options.dataMapping, files.data, readDataMapping);
+    if (!error)
+        error = readOption(options.cellMapping, files.cell, readCellMapping);
+    if (!error)
+        error = readOption(options.apiMapping, files.api,
+                           [&](const fs::path& p) { return readApiMapping(p, &files.warnings); });
+    if (!error)
+        error = readOption(options.layerMapping, files.layer, readLayerMapping);
+    if (error)
+        return *error;
     return files;
 }
 

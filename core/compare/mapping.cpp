@@ -13,24 +13,28 @@ namespace {
 
 constexpr const char* kNotAvailable = "N/A";
 
-/// A file that holds nothing (or only comments) is an empty mapping, not an error: msprobe's
-/// yaml.safe_load gives None there and each option then behaves as if given without a file.
-bool emptyDocument(const YAML::Node& root)
+/// Loads a mapping file. A file that holds nothing (or only comments) is an empty mapping, not an error:
+/// msprobe's yaml.safe_load gives None there and each option then behaves as if given without a file; that
+/// case returns a null node. Otherwise the root must be of the kind `isKind` accepts (else `wrongKind`).
+Result<YAML::Node> loadMappingDocument(const std::filesystem::path& path, std::string_view what,
+                                       bool (YAML::Node::*isKind)() const, const std::string& wrongKind)
 {
-    return !root.IsDefined() || root.IsNull();
+    auto root = loadYamlFile(path, what);
+    if (!root || !root->IsDefined() || root->IsNull())
+        return root;
+    if (!((*root).*isKind)())
+        return yamlError(path, *root, wrongKind);
+    return root;
 }
 
 Result<CellMapping> parseCellMapping(const std::filesystem::path& path)
 {
-    auto root = loadYamlFile(path, "cell mapping");
+    auto root = loadMappingDocument(path, "cell mapping", &YAML::Node::IsMap,
+                                    "a cell mapping must be a YAML mapping of MindSpore cell path: PyTorch module path");
     if (!root)
         return root.error();
     CellMapping mapping;
     mapping.path = path;
-    if (emptyDocument(*root))
-        return mapping;
-    if (!root->IsMap())
-        return yamlError(path, *root, "a cell mapping must be a YAML mapping of MindSpore cell path: PyTorch module path");
     for (const auto& item : *root) {
         if (!item.first.IsScalar() || !item.second.IsScalar())
             return yamlError(path, item.first, "every item must map one cell path to one module path");
@@ -41,15 +45,12 @@ Result<CellMapping> parseCellMapping(const std::filesystem::path& path)
 
 Result<ApiMapping> parseApiMapping(const std::filesystem::path& path, Diagnostics* warnings)
 {
-    auto root = loadYamlFile(path, "api mapping");
+    auto root = loadMappingDocument(path, "api mapping", &YAML::Node::IsSequence,
+                                    "an api mapping must be a YAML list of items with ms_api and pt_api");
     if (!root)
         return root.error();
     ApiMapping mapping;
     mapping.path = path;
-    if (emptyDocument(*root))
-        return mapping;
-    if (!root->IsSequence())
-        return yamlError(path, *root, "an api mapping must be a YAML list of items with ms_api and pt_api");
     // The documented keys say "outputs"; msprobe 26's remapping code reads "ms_output"/"pt_output", so both
     // spellings are accepted (the plural wins when both are given).
     static constexpr std::array<std::array<const char*, 2>, 4> listKeys = { {
@@ -100,15 +101,12 @@ Result<ApiMapping> parseApiMapping(const std::filesystem::path& path, Diagnostic
 
 Result<LayerMapping> parseLayerMapping(const std::filesystem::path& path)
 {
-    auto root = loadYamlFile(path, "layer mapping");
+    auto root = loadMappingDocument(path, "layer mapping", &YAML::Node::IsMap,
+                                    "a layer mapping must be a YAML mapping of class name: {sub name: bench sub name}");
     if (!root)
         return root.error();
     LayerMapping mapping;
     mapping.path = path;
-    if (emptyDocument(*root))
-        return mapping;
-    if (!root->IsMap())
-        return yamlError(path, *root, "a layer mapping must be a YAML mapping of class name: {sub name: bench sub name}");
     for (const auto& item : *root) {
         if (!item.first.IsScalar())
             return yamlError(path, item.first, "a layer mapping key must be a class name");
