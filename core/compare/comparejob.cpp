@@ -307,19 +307,19 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
     const std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
     std::vector<PairResult> results;
-    for (const PlannedPair& pair : *pairs) {
+    // A dump.json with the construct.json and stack.json beside it (layer_mapping reads both sides').
+    auto loadSide = [](const fs::path& dumpFile) {
         dump::RankLocation location;
-        location.dir = pair.npuDump.parent_path();
-        location.dumpFile = pair.npuDump;
-        auto npuRank = dump::loadRank(location);
+        location.dir = dumpFile.parent_path();
+        location.dumpFile = dumpFile;
+        return dump::loadRank(location);
+    };
+    for (const PlannedPair& pair : *pairs) {
+        auto npuRank = loadSide(pair.npuDump);
         if (!npuRank)
             return npuRank.error();
         const auto& npu = (*npuRank)->dump;
-        // layer_mapping reads the bench side's construct.json and stack.json too.
-        dump::RankLocation benchLocation;
-        benchLocation.dir = pair.benchDump.parent_path();
-        benchLocation.dumpFile = pair.benchDump;
-        auto benchRank = dump::loadRank(benchLocation);
+        auto benchRank = loadSide(pair.benchDump);
         if (!benchRank)
             return benchRank.error();
         const auto& bench = (*benchRank)->dump;
