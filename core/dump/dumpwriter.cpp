@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dump/dumpwriter.h"
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace probescope::dump {
+
+// ---------------------------------------------------------------------------------------------------
+// Python's number and string spelling
+
+void appendPyFloat(std::string& out, double v)
+{
+    if (std::isnan(v)) {
+        out += "NaN";
+        return;
+    }
+    if (std::isinf(v)) {
+        out += v < 0 ? "-Infinity" : "Infinity";
+        return;
+    }
+    // std::to_chars gives the same shortest round-trip digits as Python's repr (both are exact
+    // shortest representations); what differs is where Python switches to an exponent and how it pads.
+    std::array<char, 40> sci {};
+    const auto res = std::to_chars(sci.data(), sci.data() + sci.size(), v, std::chars_format::scientific);
+    std::string_view text(sci.data(), static_cast<std::size_t>(res.ptr - sci.data()));
+    if (text.front() == '-') {
+        out += '-';
+        text.remove_prefix(1);
+    }
+    const std::size_t e = text.find('e');
+    std::string digits;
+    for (const char c : text.substr(0, e)) {
+        if (c != '.')
+            digits += c;
+    }
+    int exponent = 0;
+    const std::string_view expText = text.substr(e + 1);
+    std::from_chars(expText.data() + (expText.front() == '+' ? 1 : 0), expText.data() + expText.size(), exponent);
+
+    if (exponent < -4 || exponent >= 16) { // repr's 'r' format: scientific outside [1e-4, 1e16)
+        out += digits.front();
+        if (digits.size() > 1) {
+            out += '.';
+            out.append(digits, 1);
+        }
+        out += exponent < 0 ? "e-" : "e+";
+        const int magnitude = exponent < 0 ? -exponent : exponent;
+        if (magnitude < 10)
+            out += '0';
+        out += std::to_string(magnitude);
+        return;
+    }
+    if (exponent < 0) {
+        out += "0.";
+        out.append(static_cast<std::size_t>(-exponent - 1), '0');
+        out += digits;
+        return;
+    }
+    const auto intDigits = static_cast<std::size_t>(exponent) + 1;
+    if (digits.size() <= intDigits) {
+        out += digits;
+        out.append(intDigits - digits.size(), '0');
+        out += ".0";
+    } else {
+        out.append(digits, 0, intDigits);
+        out += '.';
+        out.append(digits, intDigits);
+    }
+}
+
+namespace {
+
+void appendUnicodeEscape(std::string& out, std::uint32_t unit)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4)
+        out += kHex[(unit >> shift) & 0xf];
+}
+
+/// Decodes one UTF-8 sequence at s[i]; returns the code point and advances i (U+FFFD for bad bytes).
+std::uint32_t decodeUtf8(std::string_view s, std::size_t& i)
+{
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char lead = byte(i);
+    int extra = 0;
+    std::uint32_t cp = 0;
+    std::uint32_t minimum = 0;
+    if (lead >= 0xc0 && lead < 0xe0) {
+        extra = 1;
+        cp = lead & 0x1fu;
+        minimum = 0x80;
+    } else if (lead >= 0xe0 && lead < 0xf0) {
+        extra = 2;
+        cp = lead & 0x0fu;
+        minimum = 0x800;
+    } else if (lead >= 0xf0 && lead < 0xf5) {
+        extra = 3;
+        cp = lead & 0x07u;
+        minimum = 0x10000;
+    } else {
+        ++i;
+        return 0xfffd;
+    }
+    if (i + static_cast<std::size_t>(extra) >= s.size()) {
+        ++i;
+        return 0xfffd;
+    }
+    for (int k = 1; k <= extra; ++k) {
+        const unsigned char c = byte(i + static_cast<std::size_t>(k));
+        if ((c & 0xc0u) != 0x80u) {
+            ++i;
+            return 0xfffd;
+        }
+        cp = (cp << 6) | (c & 0x3fu);
+    }
+    i += static_cast<std::size_t>(extra) + 1;
+    if (cp < minimum || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
+        return 0xfffd;
+    return cp;
+}
+
+} // namespace
+
+void appendPyString(std::string& out, std::string_view s)
+{
+    out += '"';
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            const std::uint32_t cp = decodeUtf8(s, i);
+            if (cp >= 0x10000) {
+                const std::uint32_t v = cp - 0x10000;
+                appendUnicodeEscape(out, 0xd800 + (v >> 10));
+                appendUnicodeEscape(out, 0xdc00 + (v & 0x3ff));
+            } else {
+                appendUnicodeEscape(out, cp);
+            }
+            continue;
+        }
+        ++i;
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+            if (c < 0x20)
+                appendUnicodeEscape(out, c);
+            else
+                out += static_cast<char>(c); // DEL (0x7f) is printable ASCII to json.dump
+        }
+    }
+    out += '"';
+}
+
+// ---------------------------------------------------------------------------------------------------
+// PyJsonWriter
+
+PyJsonWriter::PyJsonWriter(std::string& out, unsigned depth)
+    : m_out(out)
+    , m_depth(depth)
+{
+}
+
+void PyJsonWriter::lineBreak(std::size_t level)
+{
+    m_out += '\n';
+    m_out.append(level, ' ');
+}
+
+void PyJsonWriter::beginValue()
+{
+    if (m_afterKey) {
+        m_afterKey = false;
+        return;
+    }
+    if (m_nonEmpty.empty())
+        return;
+    // An array element: "," after the previous one, then a line of its own.
+    if (m_nonEmpty.back())
+        m_out += ',';
+    m_nonEmpty.back() = true;
+    lineBreak(m_depth + m_nonEmpty.size());
+}
+
+void PyJsonWriter::openContainer(char c)
+{
+    beginValue();
+    m_out += c;
+    m_nonEmpty.push_back(false);
+}
+
+void PyJsonWriter::closeContainer(char c)
+{
+    const bool nonEmpty = m_nonEmpty.back();
+    m_nonEmpty.pop_back();
+    if (nonEmpty)
+        lineBreak(m_depth + m_nonEmpty.size());
+    m_out += c;
+}
+
+void PyJsonWriter::beginObject() { openContainer('{'); }
+void PyJsonWriter::endObject() { closeContainer('}'); }
+void PyJsonWriter::beginArray() { openContainer('['); }
+void PyJsonWriter::endArray() { closeContainer(']'); }
+
+void PyJsonWriter::key(std::string_view k)
+{
+    if (m_nonEmpty.back())
+        m_out += ',';
+    m_nonEmpty.back() = true;
+    lineBreak(m_depth + m_nonEmpty.size());
+    appendPyString(m_out, k);
+    m_out += ": ";
+    m_afterKey = true;
+}
+
+void PyJsonWriter::string(std::string_view s)
+{
+    beginValue();
+    appendPyString(m_out, s);
+}
+
+void PyJsonWriter::integer(std::int64_t v)
+{
+    beginValue();
+    std::array<char, 24> buf {};
+    const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    m_out.append(buf.data(), res.ptr);
+}
+
+void PyJsonWriter::number(double v)
+{
+    beginValue();
+    appendPyFloat(m_out, v);
+}
+
+void PyJsonWriter::boolean(bool b)
+{
+    beginValue();
+    m_out += b ? "true" : "false";
+}
+
+void PyJsonWriter::null()
+{
+    beginValue();
+    m_out += "null";
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Files
+
+namespace {
+
+Diagnostic ioError(const fs::path& path, const std::string& what, int err)
+{
+    return makeError("dumpwriter.io", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                     what + ": " + std::generic_category().message(err));
+}
+
+/// pwrite() all of `data` at `offset`, retrying short writes and EINTR.
+std::optional<Diagnostic> writeAt(int fd, std::string_view data, std::uint64_t offset, const fs::path& path)
+{
+    while (!data.empty()) {
+        const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return ioError(path, "cannot write", errno);
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+        offset += static_cast<std::uint64_t>(n);
+    }
+    return std::nullopt;
+}
+
+Result<int> openFresh(const fs::path& path)
+{
+    // Read-write: finish() reads construct.json / stack.json back to rewrite them.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ioError(path, "cannot create", errno);
+    return fd;
+}
+
+Result<std::string> readWhole(int fd, const fs::path& path)
+{
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        return ioError(path, "cannot stat", errno);
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return ioError(path, "cannot read back", n < 0 ? errno : EIO);
+        done += static_cast<std::size_t>(n);
+    }
+    return text;
+}
+
+void closeFd(int& fd)
+{
+    if (fd >= 0)
+        ::close(fd);
+    fd = -1;
+}
+
+} // namespace
+
+std::optional<Diagnostic> writeFileAtomically(const fs::path& path, std::string_view content)
+{
+    fs::path tmp = path;
+    tmp.replace_filename("." + path.filename().string() + ".tmp");
+    auto fd = openFresh(tmp);
+    if (!fd)
+        return fd.error();
+    auto problem = writeAt(*fd, content, 0, tmp);
+    ::close(*fd);
+    if (!problem && ::rename(tmp.c_str(), path.c_str()) != 0)
+        problem = ioError(path, "cannot replace", errno);
+    if (problem)
+        ::unlink(tmp.c_str());
+    return problem;
+}
+
+Result<std::unique_ptr<DumpWriter>> DumpWriter::create(const fs::path& rankDir, DumpWriterHeader header)
+{
+    std::error_code ec;
+    fs::create_directories(rankDir, ec);
+    if (ec)
+        return makeError("dumpwriter.io", SourceLocation { rankDir.string(), std::nullopt, 0, 0 },
+                         "cannot create the folder: " + ec.message());
+
+    std::unique_ptr<DumpWriter> w(new DumpWriter());
+    w->m_dir = rankDir;
+    w->m_dumpPath = rankDir / header.dumpFileName;
+    w->m_header = std::move(header);
+
+    auto fd = openFresh(w->m_dumpPath);
+    if (!fd)
+        return fd.error();
+    w->m_dumpFd = *fd;
+
+    // The header and the opening of "data" go out in one write, so a kill leaves either nothing or a
+    // file the salvage can read.
+    std::string head;
+    PyJsonWriter json(head);
+    json.beginObject();
+    json.key("task");
+    json.string(w->m_header.task);
+    json.key("level");
+    json.string(w->m_header.level);
+    json.key("framework");
+    json.string(w->m_header.framework);
+    json.key("dump_data_dir");
+    if (w->m_header.dumpDataDir)
+        json.string(*w->m_header.dumpDataDir);
+    else
+        json.null();
+    json.key("data");
+    head += '{';
+    if (auto problem = writeAt(w->m_dumpFd, head, 0, w->m_dumpPath))
+        return *problem;
+    w->m_dumpEnd = head.size();
+
+    if (w->m_header.withConstruct) {
+        if (auto problem = w->openObjectFile(w->m_construct, rankDir / "construct.json"))
+            return *problem;
+    }
+    if (w->m_header.withStack) {
+        if (auto problem = w->openObjectFile(w->m_stack, rankDir / "stack.json"))
+            return *problem;
+    }
+    return w;
+}
+
+DumpWriter::~DumpWriter()
+{
+    if (!m_finished)
+        finish();
+    closeFd(m_dumpFd);
+    closeFd(m_construct.fd);
+    closeFd(m_stack.fd);
+}
+
+std::optional<Diagnostic> DumpWriter::openObjectFile(ObjectFile& file, const fs::path& path)
+{
+    file.path = path;
+    auto fd = openFresh(path);
+    if (!fd)
+        return fd.error();
+    file.fd = *fd;
+    file.closeAt = 1;
+    file.members = 0;
+    return writeAt(file.fd, "{}", 0, path);
+}
+
+std::optional<Diagnostic> DumpWriter::addEntry(std::string_view key, std::string_view valueText)
+{
+    if (m_finished)
+        return makeError("dumpwriter.finished", SourceLocation { m_dumpPath.string(), std::nullopt, 0, 0 },
+                         "entry added after finish() without resume()");
+    m_scratch.clear();
+    m_scratch += m_entries == 0 ? "\n  " : ",\n  ";
+    appendPyString(m_scratch, key);
+    m_scratch += ": ";
+    m_scratch += valueText;
+    if (auto problem = writeAt(m_dumpFd, m_scratch, m_dumpEnd, m_dumpPath))
+        return problem;
+    m_dumpEnd += m_scratch.size();
+    ++m_entries;
+    return std::nullopt;
+}
+
+std::optional<Diagnostic> DumpWriter::addMember(ObjectFile& file, std::string_view memberText)
+{
+    if (file.fd < 0)
+        return std::nullopt; // this file is not written (e.g. debug level)
+    if (m_finished)
+        return makeError("dumpwriter.finished", SourceLocation { file.path.string(), std::nullopt, 0, 0 },
+                         "member added after finish() without resume()");
+    // Replaces the closing '}' with ",\n member}" in one write (see the class comment).
+    m_scratch.clear();
+    m_scratch += file.members == 0 ? "\n " : ",\n ";
+    m_scratch += memberText;
+    const std::size_t closeOffset = m_scratch.size();
+    m_scratch += '}';
+    if (auto problem = writeAt(file.fd, m_scratch, file.closeAt, file.path))
+        return problem;
+    file.closeAt += closeOffset;
+    ++file.members;
+    return std::nullopt;
+}
+
+std::optional<Diagnostic> DumpWriter::addConstruct(std::string_view key, std::string_view parent)
+{
+    std::string member;
+    appendPyString(member, key);
+    member += ": ";
+    if (parent.empty())
+        member += "null";
+    else
+        appendPyString(member, parent);
+    return addMember(m_construct, member);
+}
+
+std::optional<Diagnostic> DumpWriter::addStack(std::string_view key, const std::vector<std::string>& frames)
+{
+    std::string member;
+    appendPyString(member, key);
+    member += ": ";
+    PyJsonWriter json(member, 1);
+    json.beginArray();
+    for (const std::string& frame : frames)
+        json.string(frame);
+    json.endArray();
+    return addMember(m_stack, member);
+}
+
+std::optional<Diagnostic> DumpWriter::finishObjectFile(ObjectFile& file)
+{
+    if (file.fd < 0)
+        return std::nullopt;
+    auto text = readWhole(file.fd, file.path);
+    if (!text)
+        return text.error();
+    std::string& t = *text;
+    t.resize(static_cast<std::size_t>(file.closeAt));
+    t += file.members == 0 ? "}" : "\n}";
+    return writeFileAtomically(file.path, t);
+}
+
+std::optional<Diagnostic> DumpWriter::finish()
+{
+    if (m_finished)
+        return std::nullopt;
+    m_finished = true;
+    // Appended, so an interrupted close still leaves a prefix with every entry.
+    const std::string_view tail = m_entries == 0 ? "}\n}" : "\n }\n}";
+    auto problem = writeAt(m_dumpFd, tail, m_dumpEnd, m_dumpPath);
+    // The object files are rewritten even when dump.json failed: they do not depend on it.
+    auto constructProblem = finishObjectFile(m_construct);
+    auto stackProblem = finishObjectFile(m_stack);
+    if (problem)
+        return problem;
+    return constructProblem ? constructProblem : stackProblem;
+}
+
+std::optional<Diagnostic> DumpWriter::resumeObjectFile(ObjectFile& file)
+{
+    if (file.fd < 0)
+        return std::nullopt;
+    // finish() replaced the file, so our descriptor holds the old inode: rewrite the current text with a
+    // one-byte '}' tail (through rename, keeping the file valid) and continue on the new inode.
+    auto text = readWhole(file.fd, file.path);
+    if (!text)
+        return text.error();
+    std::string& t = *text;
+    t.resize(static_cast<std::size_t>(file.closeAt));
+    t += '}';
+    if (auto problem = writeFileAtomically(file.path, t))
+        return problem;
+    closeFd(file.fd);
+    file.fd = ::open(file.path.c_str(), O_RDWR | O_CLOEXEC);
+    if (file.fd < 0)
+        return ioError(file.path, "cannot reopen", errno);
+    return std::nullopt;
+}
+
+std::optional<Diagnostic> DumpWriter::resume()
+{
+    if (!m_finished)
+        return std::nullopt;
+    // Cutting the closing text off leaves a prefix again, as during the first session.
+    if (::ftruncate(m_dumpFd, static_cast<off_t>(m_dumpEnd)) != 0)
+        return ioError(m_dumpPath, "cannot reopen", errno);
+    if (auto problem = resumeObjectFile(m_construct))
+        return problem;
+    if (auto problem = resumeObjectFile(m_stack))
+        return problem;
+    m_finished = false;
+    return std::nullopt;
+}
+
+} // namespace probescope::dump
