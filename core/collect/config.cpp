@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+// config.json is read with ProbeScope's own JSON reader: it keeps byte offsets, so every error can
+// point at the line and column of the key it is about.
+#include "probescope/collect/config.h"
+
+#include "dump/jsondocument.h"
+#include "util/fileio.h"
+#include "util/textposition.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace probescope::collect {
+
+using dump::JsonType;
+using dump::JsonValue;
+
+CollectError::CollectError(std::string id, const std::string& message)
+    : std::runtime_error(message)
+    , m_id(std::move(id))
+{
+}
+
+const char* toString(Task task)
+{
+    switch (task) {
+    case Task::Statistics: return "statistics";
+    case Task::Tensor: return "tensor";
+    case Task::OverflowCheck: return "overflow_check";
+    }
+    return "?";
+}
+
+const char* toString(Level level)
+{
+    switch (level) {
+    case Level::L0: return "L0";
+    case Level::L1: return "L1";
+    case Level::Mix: return "mix";
+    case Level::Debug: return "debug";
+    }
+    return "?";
+}
+
+std::optional<Task> parseTask(std::string_view text)
+{
+    for (const Task t : { Task::Statistics, Task::Tensor, Task::OverflowCheck }) {
+        if (text == toString(t))
+            return t;
+    }
+    return std::nullopt;
+}
+
+std::optional<Level> parseLevel(std::string_view text)
+{
+    for (const Level l : { Level::L0, Level::L1, Level::Mix, Level::Debug }) {
+        if (text == toString(l))
+            return l;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+/// Reads one config document, throwing CollectError("collect.config") at the first problem.
+class ConfigReader
+{
+public:
+    ConfigReader(std::string_view text, std::string fileName)
+        : m_text(text)
+        , m_file(std::move(fileName))
+    {
+    }
+
+    Config read()
+    {
+        auto parsed = dump::JsonDocument::parse(m_text, m_file);
+        if (!parsed.document) {
+            const Diagnostic& d = parsed.diagnostics.front();
+            Diagnostic copy = d;
+            copy.id = "collect.config";
+            copy.message = "not valid JSON: " + d.message;
+            throw CollectError("collect.config", copy.format());
+        }
+        const JsonValue root = parsed.document->root();
+        if (!root.isObject())
+            fail(root, "the configuration must be a JSON object");
+
+        Config config;
+        std::optional<JsonValue> taskSection;
+        for (std::uint32_t i = 0; i < root.size(); ++i) {
+            const std::string_view key = root.keyAt(i);
+            const JsonValue v = root.at(i);
+            if (key == "task") {
+                const std::string_view t = string(v, key);
+                if (t == "free_benchmark" || t == "run_ut")
+                    fail(v, "task \"" + std::string(t)
+                                + "\" is recognised but not supported by the LibTorch collector yet "
+                                  "(it runs statistics, tensor and overflow_check)");
+                const auto task = parseTask(t);
+                if (!task)
+                    fail(v, "\"task\" must be one of statistics, tensor, overflow_check, free_benchmark, run_ut "
+                            "(got \"" + std::string(t) + "\")");
+                config.task = *task;
+            } else if (key == "dump_path") {
+                config.dumpPath = std::string(string(v, key));
+                if (config.dumpPath.empty())
+                    fail(v, "\"dump_path\" must not be empty");
+            } else if (key == "rank") {
+                config.ranks = nonNegativeInts(v, key);
+            } else if (key == "step") {
+                config.steps = nonNegativeInts(v, key);
+            } else if (key == "level") {
+                const std::string_view l = string(v, key);
+                if (l == "L2")
+                    fail(v, "level \"L2\" (kernel dump through acl_config) is not supported by the LibTorch "
+                            "collector; use L0, L1, mix or debug");
+                const auto level = parseLevel(l);
+                if (!level)
+                    fail(v, "\"level\" must be one of L0, L1, L2, mix, debug (got \"" + std::string(l) + "\")");
+                config.level = *level;
+            } else if (key == "seed") {
+                if (!v.isInt() || v.asInt() < 0 || v.asInt() > 0xFFFFFFFFll)
+                    fail(v, "\"seed\" must be an integer from 0 to 4294967295");
+                config.seed = v.asInt();
+                config.seedConfigured = true;
+            } else if (key == "is_deterministic") {
+                config.isDeterministic = boolean(v, key);
+                config.seedConfigured = true;
+            } else if (key == "enable_dataloader") {
+                if (boolean(v, key))
+                    fail(v, "\"enable_dataloader\": true needs Python's DataLoader; call start(), stop() and "
+                            "step() instead");
+            } else if (key == "acl_config") {
+                string(v, key); // only used by level L2, which is refused above
+            } else if (key == "statistics" || key == "tensor" || key == "overflow_check" || key == "free_benchmark"
+                       || key == "run_ut" || key == "grad_probe" || key == "structure") {
+                if (!v.isObject())
+                    fail(v, "\"" + std::string(key) + "\" must be an object");
+                m_sections.emplace_back(key, v);
+            } else {
+                fail(v, "unknown key \"" + std::string(key)
+                            + "\" (known: task, dump_path, rank, step, level, seed, is_deterministic, "
+                              "enable_dataloader, acl_config and the task sections)");
+            }
+        }
+        for (const auto& [name, section] : m_sections) {
+            if (name == toString(config.task))
+                taskSection = section;
+        }
+        if (taskSection)
+            readTaskSection(config, *taskSection);
+        return config;
+    }
+
+private:
+    [[noreturn]] void fail(const JsonValue& at, const std::string& message) const
+    {
+        const Diagnostic d = makeError("collect.config", locate(m_text, at.offset(), m_file), message);
+        throw CollectError("collect.config", d.format());
+    }
+
+    std::string_view string(const JsonValue& v, std::string_view key) const
+    {
+        if (!v.isString())
+            fail(v, "\"" + std::string(key) + "\" must be a string");
+        return v.asString();
+    }
+
+    bool boolean(const JsonValue& v, std::string_view key) const
+    {
+        if (!v.isBool())
+            fail(v, "\"" + std::string(key) + "\" must be true or false");
+        return v.asBool();
+    }
+
+    std::vector<std::int64_t> nonNegativeInts(const JsonValue& v, std::string_view key) const
+    {
+        if (!v.isArray())
+            fail(v, "\"" + std::string(key) + "\" must be a list of integers, e.g. [0, 1]");
+        std::vector<std::int64_t> out;
+        for (std::uint32_t i = 0; i < v.size(); ++i) {
+            const JsonValue e = v.at(i);
+            if (!e.isInt() || e.asInt() < 0)
+                fail(e, "\"" + std::string(key) + "\" must hold integers >= 0 (element " + std::to_string(i)
+                            + " does not)");
+            out.push_back(e.asInt());
+        }
+        return out;
+    }
+
+    std::vector<std::string> strings(const JsonValue& v, std::string_view key) const
+    {
+        if (!v.isArray())
+            fail(v, "\"" + std::string(key) + "\" must be a list of strings");
+        std::vector<std::string> out;
+        for (std::uint32_t i = 0; i < v.size(); ++i) {
+            const JsonValue e = v.at(i);
+            if (!e.isString())
+                fail(e, "\"" + std::string(key) + "\" must hold strings (element " + std::to_string(i)
+                            + " is not one)");
+            out.emplace_back(e.asString());
+        }
+        return out;
+    }
+
+    void readScope(Config& config, const JsonValue& v, std::string_view key) const
+    {
+        config.scope = strings(v, key);
+        if (!config.scope.empty() && config.scope.size() != 2)
+            fail(v, "\"scope\" must be empty or name two APIs or modules: the first and the last of the range");
+    }
+
+    void readDataMode(Config& config, const JsonValue& v) const
+    {
+        config.dataMode = strings(v, "data_mode");
+        static constexpr std::array<std::string_view, 5> kModes = { "all", "forward", "backward", "input", "output" };
+        if (config.dataMode.empty())
+            fail(v, "\"data_mode\" must not be empty (use [\"all\"])");
+        for (std::uint32_t i = 0; i < config.dataMode.size(); ++i) {
+            const std::string& m = config.dataMode[i];
+            if (std::find(kModes.begin(), kModes.end(), m) == kModes.end())
+                fail(v.at(i), "\"data_mode\" values are all, forward, backward, input, output (got \"" + m + "\")");
+            if (m == "all" && config.dataMode.size() > 1)
+                fail(v.at(i), "\"data_mode\": \"all\" must stand alone");
+        }
+    }
+
+    void readTaskSection(Config& config, const JsonValue& section) const
+    {
+        const std::string task = toString(config.task);
+        for (std::uint32_t i = 0; i < section.size(); ++i) {
+            const std::string_view key = section.keyAt(i);
+            const JsonValue v = section.at(i);
+            const bool rangeTask = config.task != Task::OverflowCheck;
+            if (rangeTask && key == "scope") {
+                readScope(config, v, key);
+            } else if (rangeTask && key == "list") {
+                config.list = strings(v, key);
+            } else if (rangeTask && key == "data_mode") {
+                readDataMode(config, v);
+            } else if (config.task == Task::Statistics && key == "summary_mode") {
+                const std::string_view m = string(v, key);
+                if (m == "statistics")
+                    config.summaryMode = SummaryMode::Statistics;
+                else if (m == "md5")
+                    config.summaryMode = SummaryMode::Md5;
+                else
+                    fail(v, "\"summary_mode\" must be \"statistics\" or \"md5\" (got \"" + std::string(m) + "\")");
+            } else if (config.task == Task::Tensor && key == "backward_input") {
+                // Only used by level L2's kernel dump, which is refused; a string or a list of strings.
+                if (!v.isString())
+                    strings(v, key);
+            } else if (config.task == Task::Tensor && key == "file_format") {
+                const std::string_view f = string(v, key);
+                if (f != "npy" && f != "bin")
+                    fail(v, "\"file_format\" must be \"npy\" or \"bin\" (MindSpore only; PyTorch dumps .pt)");
+            } else if (config.task == Task::Tensor && key == "online_run_ut") {
+                if (boolean(v, key))
+                    fail(v, "\"online_run_ut\" is not supported by the LibTorch collector");
+            } else if (config.task == Task::Tensor && (key == "nfs_path" || key == "host")) {
+                string(v, key);
+            } else if (config.task == Task::Tensor && key == "port") {
+                if (!v.isInt())
+                    fail(v, "\"port\" must be an integer");
+            } else if (config.task == Task::OverflowCheck && key == "overflow_nums") {
+                if (!v.isInt() || v.asInt() == 0 || v.asInt() < -1)
+                    fail(v, "\"overflow_nums\" must be a positive integer, or -1 for no limit");
+                config.overflowNums = v.asInt();
+            } else if (config.task == Task::OverflowCheck && key == "check_mode") {
+                const std::string_view m = string(v, key);
+                if (m != "all" && m != "aicore" && m != "atomic")
+                    fail(v, "\"check_mode\" must be all, aicore or atomic");
+            } else {
+                fail(v, "unknown key \"" + std::string(key) + "\" in the \"" + task + "\" section");
+            }
+        }
+        if (!config.scope.empty() && !config.list.empty())
+            fail(section, "\"scope\" and \"list\" cannot both be set in the \"" + task + "\" section");
+    }
+
+    std::string_view m_text;
+    std::string m_file;
+    std::vector<std::pair<std::string_view, JsonValue>> m_sections;
+};
+
+} // namespace
+
+Config parseConfigText(std::string_view text, const std::string& fileName)
+{
+    return ConfigReader(text, fileName).read();
+}
+
+Config loadConfig(const std::string& path)
+{
+    auto text = readTextFile(path);
+    if (!text)
+        throw CollectError("collect.config", text.error().format());
+    return parseConfigText(*text, path);
+}
+
+} // namespace probescope::collect

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// What msprobe's config.json says, after validation. No LibTorch here: tools can read configs cheaply.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probescope::collect {
+
+enum class Task : std::uint8_t { Statistics, Tensor, OverflowCheck };
+enum class Level : std::uint8_t { L0, L1, Mix, Debug };
+enum class SummaryMode : std::uint8_t { Statistics, Md5 };
+
+/// msprobe's spelling: "statistics", "tensor", "overflow_check"; "L0", "L1", "mix", "debug".
+const char* toString(Task task);
+const char* toString(Level level);
+std::optional<Task> parseTask(std::string_view text);
+std::optional<Level> parseLevel(std::string_view text);
+
+/**
+ * @brief The settings of one PrecisionDebugger, as config.json (msprobe 1.2) states them.
+ *
+ * Only the section of the chosen task is read (statistics, tensor or overflow_check); sections of other
+ * tasks may be present, as in msprobe's template config.json.
+ */
+struct Config
+{
+    Task task = Task::Statistics;
+    std::string dumpPath;
+    std::vector<std::int64_t> ranks; ///< "rank": ranks to dump; empty = all
+    std::vector<std::int64_t> steps; ///< "step": steps to dump; empty = all
+    Level level = Level::L1;
+    std::int64_t seed = 1234;
+    bool isDeterministic = false;
+    bool seedConfigured = false; ///< "seed" or "is_deterministic" was given: the debugger calls seedAll()
+
+    std::vector<std::string> scope;                  ///< [first, last] API or module names; empty = no range
+    std::vector<std::string> list;                   ///< full entry names or parts of them; empty = all
+    std::vector<std::string> dataMode { "all" };     ///< all | any of forward, backward, input, output
+    SummaryMode summaryMode = SummaryMode::Statistics;
+    std::int64_t overflowNums = 1; ///< overflow_check: stop collecting after this many overflows; -1 = never
+};
+
+/// A configuration or usage error. `id()` is stable (e.g. "collect.config"); what() names the file,
+/// position and key, as in "config.json:4:13: error [collect.config]: unknown key \"levle\" ...".
+class CollectError : public std::runtime_error
+{
+public:
+    CollectError(std::string id, const std::string& message);
+    const std::string& id() const { return m_id; }
+
+private:
+    std::string m_id;
+};
+
+/// Reads and validates config.json. Throws CollectError naming the key for unknown keys, wrong types,
+/// bad values and the tasks this collector does not run (free_benchmark, run_ut) or levels (L2).
+Config loadConfig(const std::string& path);
+/// Same, from text; `fileName` names it in messages.
+Config parseConfigText(std::string_view text, const std::string& fileName = "config.json");
+
+} // namespace probescope::collect

@@ -1,0 +1,1318 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything of the collector that needs LibTorch, in one translation unit (LibTorch headers cost
+// seconds per file): RecordFunction callbacks (L1), autograd hooks (backward, parameters_grad), the
+// module marks (L0), tensor statistics and .pt files, save() and seedAll().
+//
+// Built with NDEBUG in every configuration (see CMakeLists.txt): at::RecordFunction has a member that
+// exists only without NDEBUG, and LibTorch itself is built with NDEBUG, so a debug build of this file
+// would read RecordFunction::inputs() at the wrong offset.
+#include "probescope/collect/precisiondebugger.h"
+
+#include "ptwriter.h"
+#include "session.h"
+
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/nn/module.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+
+namespace probescope::collect {
+
+using dump::PyJsonWriter;
+using torch::autograd::variable_list;
+
+// ------------------------------------------------------------------------------------------------
+// Process-wide state. RecordFunction callbacks are plain function pointers, so the active debugger is
+// global; hooks that outlive their debugger find it gone through the generation number.
+
+namespace {
+
+std::mutex gMutex; // guards gActive and everything reachable from it
+PrecisionDebugger::Impl* gActive = nullptr;
+PrecisionDebugger* gInstance = nullptr;
+std::atomic<bool> gModuleCalls { false };
+std::atomic<std::uint64_t> gGeneration { 0 };
+thread_local int tDepth = 0; // RecordFunction nesting on this thread: only depth 0 is a user's call
+
+CallSite toCallSite(const std::source_location& where)
+{
+    return { where.file_name(), static_cast<std::uint32_t>(where.line()), where.function_name() };
+}
+
+} // namespace
+
+struct ModuleBackwardState;
+struct ParamGradState;
+
+struct PrecisionDebugger::Impl
+{
+    Impl(Config config, Options options, std::optional<std::int64_t> rank)
+        : session(std::move(config), rank)
+        , model(std::move(options.model))
+        , generation(++gGeneration)
+    {
+    }
+
+    Session session;
+    std::shared_ptr<torch::nn::Module> model;
+    std::unordered_map<const torch::nn::Module*, std::string> moduleNames;
+    bool moduleNamesRefreshed = false; ///< names rebuilt once this step after a miss
+    std::optional<at::CallbackHandle> callback;
+    bool callbackOn = false;
+    std::uint64_t generation;
+    std::optional<Diagnostic> problem; ///< first write error; reported by stop()
+
+    // parameters_grad: one state per module stem this step, and the leaf hooks to remove at stop().
+    std::unordered_map<std::string, std::shared_ptr<ParamGradState>> paramGrads;
+    std::vector<std::pair<at::Tensor, unsigned>> paramHooks;
+    std::vector<std::weak_ptr<ModuleBackwardState>> openModuleBackward;
+
+    bool recordsApis() const { return session.config().level == Level::L1 || session.config().level == Level::Mix; }
+    bool recordsModules() const
+    {
+        return session.config().level == Level::L0 || session.config().level == Level::Mix;
+    }
+    void setCallback(bool on);
+    void report(std::optional<Diagnostic> d);
+    void flushPending();
+    void removeParamHooks();
+    void refreshModuleNames();
+};
+
+namespace {
+
+/// Whether hooks registered by the debugger of `generation` may still write (call with gMutex held).
+PrecisionDebugger::Impl* liveDebugger(std::uint64_t generation)
+{
+    return gActive && gActive->generation == generation ? gActive : nullptr;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tensors: statistics in one pass, names, files
+
+const char* dtypeName(at::ScalarType t)
+{
+    switch (t) {
+    case at::kFloat: return "torch.float32";
+    case at::kDouble: return "torch.float64";
+    case at::kHalf: return "torch.float16";
+    case at::kBFloat16: return "torch.bfloat16";
+    case at::kLong: return "torch.int64";
+    case at::kInt: return "torch.int32";
+    case at::kShort: return "torch.int16";
+    case at::kChar: return "torch.int8";
+    case at::kByte: return "torch.uint8";
+    case at::kBool: return "torch.bool";
+    case at::kComplexFloat: return "torch.complex64";
+    case at::kComplexDouble: return "torch.complex128";
+    default: return "torch.unknown";
+    }
+}
+
+/// torch's storage class of a dtype, as torch.save names it in the pickle ("" = not saved).
+const char* storageName(at::ScalarType t)
+{
+    switch (t) {
+    case at::kFloat: return "FloatStorage";
+    case at::kDouble: return "DoubleStorage";
+    case at::kHalf: return "HalfStorage";
+    case at::kBFloat16: return "BFloat16Storage";
+    case at::kLong: return "LongStorage";
+    case at::kInt: return "IntStorage";
+    case at::kShort: return "ShortStorage";
+    case at::kChar: return "CharStorage";
+    case at::kByte: return "ByteStorage";
+    case at::kBool: return "BoolStorage";
+    case at::kComplexFloat: return "ComplexFloatStorage";
+    case at::kComplexDouble: return "ComplexDoubleStorage";
+    default: return "";
+    }
+}
+
+struct Summary
+{
+    enum class Kind : std::uint8_t { None, Number, Integer, Boolean };
+    Kind kind = Kind::None;
+    double max = 0, min = 0, mean = 0, norm = 0;
+    std::int64_t integer = 0;     ///< 0-d integer tensors: msprobe writes item()
+    bool any = false, all = true; ///< bool tensors
+    bool overflow = false;        ///< an inf or nan element (overflow_check)
+};
+
+template<typename T>
+double toDouble(T v)
+{
+    if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>)
+        return static_cast<double>(static_cast<float>(v));
+    else
+        return static_cast<double>(v);
+}
+
+/// Max, Min, Mean, Norm of floating data in one pass: four independent lanes keep the loop from
+/// waiting on one accumulator. NaN and inf are rare, so they are found by a second look only when the
+/// sums say one is there; then the values follow torch (a NaN makes all four NaN).
+template<typename T>
+Summary scanFloating(const T* p, std::int64_t n)
+{
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    double sum[4] = { 0, 0, 0, 0 }, sq[4] = { 0, 0, 0, 0 };
+    double hi[4] = { -inf, -inf, -inf, -inf }, lo[4] = { inf, inf, inf, inf };
+    std::int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int k = 0; k < 4; ++k) {
+            const double v = toDouble(p[i + k]);
+            sum[k] += v;
+            sq[k] += v * v;
+            hi[k] = v > hi[k] ? v : hi[k];
+            lo[k] = v < lo[k] ? v : lo[k];
+        }
+    }
+    for (; i < n; ++i) {
+        const double v = toDouble(p[i]);
+        sum[0] += v;
+        sq[0] += v * v;
+        hi[0] = v > hi[0] ? v : hi[0];
+        lo[0] = v < lo[0] ? v : lo[0];
+    }
+    Summary s;
+    s.kind = Summary::Kind::Number;
+    const double total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+    const double squares = (sq[0] + sq[1]) + (sq[2] + sq[3]);
+    s.max = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
+    s.min = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
+    s.mean = total / static_cast<double>(n);
+    s.norm = std::sqrt(squares);
+    if (!std::isfinite(total) || !std::isfinite(squares)) {
+        bool nan = false;
+        for (std::int64_t j = 0; j < n; ++j) {
+            const double v = toDouble(p[j]);
+            nan = nan || std::isnan(v);
+            s.overflow = s.overflow || !std::isfinite(v);
+        }
+        if (nan)
+            s.max = s.min = s.mean = s.norm = std::numeric_limits<double>::quiet_NaN();
+    }
+    return s;
+}
+
+template<typename T>
+Summary scanIntegral(const T* p, std::int64_t n, bool zeroDim)
+{
+    Summary s;
+    if (zeroDim) {
+        s.kind = Summary::Kind::Integer;
+        s.integer = static_cast<std::int64_t>(p[0]);
+        return s;
+    }
+    // msprobe 1.2 converts integer tensors to float for their statistics.
+    s.kind = Summary::Kind::Number;
+    double sum = 0, sq = 0;
+    double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity();
+    for (std::int64_t i = 0; i < n; ++i) {
+        const auto v = static_cast<double>(p[i]);
+        sum += v;
+        sq += v * v;
+        hi = std::max(hi, v);
+        lo = std::min(lo, v);
+    }
+    s.max = hi;
+    s.min = lo;
+    s.mean = sum / static_cast<double>(n);
+    s.norm = std::sqrt(sq);
+    return s;
+}
+
+/// `c` must be a contiguous CPU tensor.
+Summary summarize(const at::Tensor& c)
+{
+    const std::int64_t n = c.numel();
+    if (n == 0)
+        return {}; // torch refuses max/min of an empty tensor; msprobe writes null
+    const bool zeroDim = c.dim() == 0;
+    const void* p = c.data_ptr();
+    switch (c.scalar_type()) {
+    case at::kFloat: return scanFloating(static_cast<const float*>(p), n);
+    case at::kDouble: return scanFloating(static_cast<const double*>(p), n);
+    case at::kHalf: return scanFloating(static_cast<const c10::Half*>(p), n);
+    case at::kBFloat16: return scanFloating(static_cast<const c10::BFloat16*>(p), n);
+    case at::kLong: return scanIntegral(static_cast<const std::int64_t*>(p), n, zeroDim);
+    case at::kInt: return scanIntegral(static_cast<const std::int32_t*>(p), n, zeroDim);
+    case at::kShort: return scanIntegral(static_cast<const std::int16_t*>(p), n, zeroDim);
+    case at::kChar: return scanIntegral(static_cast<const std::int8_t*>(p), n, zeroDim);
+    case at::kByte: return scanIntegral(static_cast<const std::uint8_t*>(p), n, zeroDim);
+    case at::kBool: {
+        Summary s;
+        s.kind = Summary::Kind::Boolean;
+        const auto* b = static_cast<const bool*>(p);
+        for (std::int64_t i = 0; i < n; ++i) {
+            s.any = s.any || b[i];
+            s.all = s.all && b[i];
+        }
+        return s;
+    }
+    default: return {};
+    }
+}
+
+std::string hex8(std::uint32_t v)
+{
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", v);
+    return buf;
+}
+
+/// msprobe's "md5": CRC-32 of the tensor's bytes, bfloat16 widened to float32 first (numpy has none).
+std::string md5Of(const at::Tensor& c)
+{
+    if (c.scalar_type() == at::kBFloat16) {
+        const at::Tensor f = c.to(at::kFloat).contiguous();
+        return hex8(crc32Of(f.data_ptr(), f.nbytes()));
+    }
+    return hex8(crc32Of(c.data_ptr(), c.nbytes()));
+}
+
+std::optional<Diagnostic> savePt(const at::Tensor& c, const std::filesystem::path& path)
+{
+    PtTensorBytes bytes;
+    bytes.storageType = storageName(c.scalar_type());
+    bytes.shape.assign(c.sizes().begin(), c.sizes().end());
+    bytes.data = c.data_ptr();
+    bytes.bytes = c.nbytes();
+    bytes.elementSize = c.element_size();
+    return writePt(path, bytes);
+}
+
+/// A contiguous CPU tensor with the values of `t`, or undefined when there are none to read.
+at::Tensor readable(const at::Tensor& t)
+{
+    if (!t.defined() || t.is_sparse() || t.is_meta() || t.is_quantized() || t.is_mkldnn())
+        return {};
+    at::Tensor c = t.is_cpu() ? t : t.cpu();
+    return c.is_contiguous() ? c : c.contiguous();
+}
+
+struct PendingFile
+{
+    at::Tensor tensor;
+    std::string dataName;
+};
+
+/// Writes the JSON of argument values (msprobe's leaves) for one entry; tensors get statistics and,
+/// in tensor mode, their .pt file.
+class LeafWriter
+{
+public:
+    LeafWriter(PrecisionDebugger::Impl& impl, const EntryPlan& plan, PyJsonWriter& json, bool deferFiles)
+        : m_impl(impl)
+        , m_plan(plan)
+        , m_json(json)
+        , m_defer(deferFiles)
+        , m_md5(impl.session.config().task == Task::Statistics
+                && impl.session.config().summaryMode == SummaryMode::Md5)
+    {
+    }
+
+    bool overflow = false;
+    std::vector<PendingFile> pending; ///< files kept until the entry is known to overflow (overflow_check)
+    bool cloneDeferred = false;       ///< in-place ops: keep a copy of inputs, not the tensor itself
+
+    void value(const c10::IValue& v, const std::string& path)
+    {
+        if (v.isTensor()) {
+            tensor(v.toTensor(), path);
+        } else if (v.isNone()) {
+            m_json.null();
+        } else if (v.isBool()) {
+            scalar("bool");
+            m_json.boolean(v.toBool());
+            m_json.endObject();
+        } else if (v.isInt()) {
+            scalar("int");
+            m_json.integer(v.toInt());
+            m_json.endObject();
+        } else if (v.isDouble()) {
+            scalar("float");
+            m_json.number(v.toDouble());
+            m_json.endObject();
+        } else if (v.isString()) {
+            scalar("str");
+            m_json.string(v.toStringRef());
+            m_json.endObject();
+        } else if (v.isDevice()) {
+            scalar("torch.device");
+            m_json.string(v.toDevice().str());
+            m_json.endObject();
+        } else if (v.isList()) {
+            m_json.beginArray();
+            const c10::List<c10::IValue> list = v.toList();
+            for (std::size_t i = 0; i < list.size(); ++i)
+                value(list.get(i), join(path, std::to_string(i)));
+            m_json.endArray();
+        } else if (v.isTuple()) {
+            m_json.beginArray();
+            const auto& elements = v.toTupleRef().elements();
+            for (std::size_t i = 0; i < elements.size(); ++i)
+                value(elements[i], join(path, std::to_string(i)));
+            m_json.endArray();
+        } else if (v.isGenericDict()) {
+            m_json.beginObject();
+            for (const auto& item : v.toGenericDict()) {
+                const std::string k = item.key().isString() ? item.key().toStringRef() : std::string("?");
+                m_json.key(k);
+                value(item.value(), join(path, k));
+            }
+            m_json.endObject();
+        } else {
+            m_json.null(); // generators, storages, objects: nothing msprobe's readers could use
+        }
+    }
+
+    void tensor(const at::Tensor& t, const std::string& path)
+    {
+        if (!t.defined()) {
+            m_json.null();
+            return;
+        }
+        const at::Tensor c = readable(t);
+        m_json.beginObject();
+        m_json.key("type");
+        m_json.string("torch.Tensor");
+        m_json.key("dtype");
+        m_json.string(dtypeName(t.scalar_type()));
+        m_json.key("shape");
+        m_json.beginArray();
+        for (const std::int64_t d : t.sizes())
+            m_json.integer(d);
+        m_json.endArray();
+        const Summary s = c.defined() ? summarize(c) : Summary {};
+        overflow = overflow || s.overflow;
+        static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
+        const double values[] = { s.max, s.min, s.mean, s.norm };
+        for (int i = 0; i < 4; ++i) {
+            m_json.key(kStats[i]);
+            switch (s.kind) {
+            case Summary::Kind::Number: m_json.number(values[i]); break;
+            case Summary::Kind::Integer: m_json.integer(s.integer); break;
+            case Summary::Kind::Boolean:
+                if (i < 2)
+                    m_json.boolean(i == 0 ? s.any : s.all);
+                else
+                    m_json.null();
+                break;
+            case Summary::Kind::None: m_json.null(); break;
+            }
+        }
+        m_json.key("requires_grad");
+        m_json.boolean(t.requires_grad());
+        if (m_plan.saveTensors && c.defined() && *storageName(c.scalar_type()) != '\0') {
+            const std::string name = Session::dataName(m_plan.key, path);
+            m_json.key("data_name");
+            m_json.string(name);
+            if (m_defer)
+                pending.push_back({ cloneDeferred ? c.clone() : c, name });
+            else
+                m_impl.report(savePt(c, m_impl.session.tensorDir() / name));
+        }
+        if (m_md5 && c.defined()) {
+            m_json.key("md5");
+            m_json.string(md5Of(c));
+        }
+        m_json.endObject();
+    }
+
+    static std::string join(const std::string& path, const std::string& part)
+    {
+        return path.empty() ? part : path + "." + part;
+    }
+
+private:
+    void scalar(const char* type)
+    {
+        m_json.beginObject();
+        m_json.key("type");
+        m_json.string(type);
+        m_json.key("value");
+    }
+
+    PrecisionDebugger::Impl& m_impl;
+    const EntryPlan& m_plan;
+    PyJsonWriter& m_json;
+    bool m_defer;
+    bool m_md5;
+};
+
+/// Writes the files of an entry kept by overflow_check.
+void writePending(PrecisionDebugger::Impl& impl, const std::vector<PendingFile>& files)
+{
+    for (const PendingFile& f : files)
+        impl.report(savePt(f.tensor, impl.session.tensorDir() / f.dataName));
+}
+
+bool deferFiles(const PrecisionDebugger::Impl& impl)
+{
+    return impl.session.config().task == Task::OverflowCheck;
+}
+
+/// Commits an entry: overflow_check keeps only overflowing ones (and only then writes their files).
+void commit(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const std::string& text, const LeafWriter& leaves,
+            bool forward)
+{
+    const bool keep = impl.session.config().task != Task::OverflowCheck || leaves.overflow;
+    if (keep && plan.record && !impl.session.overflowLimitReached())
+        writePending(impl, leaves.pending);
+    impl.report(impl.session.write(plan, text, leaves.overflow, forward));
+}
+
+} // namespace
+
+void PrecisionDebugger::Impl::report(std::optional<Diagnostic> d)
+{
+    if (!d || problem)
+        return;
+    std::fprintf(stderr, "probescope collect: %s\n", d->format().c_str());
+    problem = std::move(d);
+}
+
+// ------------------------------------------------------------------------------------------------
+// L1: top-level aten ops through RecordFunction, backward through a post hook on their grad_fn
+
+namespace {
+
+/// The backward entry of one API call: the node's incoming gradients (grads of the op's outputs,
+/// picked by output_nr) are its "input", the gradients it produces (for the op's inputs) its "output".
+class ApiBackwardHook final : public torch::autograd::FunctionPostHook
+{
+public:
+    ApiBackwardHook(std::uint64_t generation, EntryPlan plan, std::vector<int> outputNrs)
+        : m_generation(generation)
+        , m_plan(std::move(plan))
+        , m_outputNrs(std::move(outputNrs))
+    {
+    }
+
+    variable_list operator()(const variable_list& gradInputs, const variable_list& gradOutputs) override
+    {
+        at::DisableRecordFunctionGuard notUserOps;
+        const std::lock_guard lock(gMutex);
+        PrecisionDebugger::Impl* impl = liveDebugger(m_generation);
+        if (!impl || !impl->session.backwardOn())
+            return gradInputs;
+        std::string text;
+        PyJsonWriter json(text, 2);
+        LeafWriter leaves(*impl, m_plan, json, deferFiles(*impl));
+        json.beginObject();
+        if (m_plan.inputs) {
+            json.key("input");
+            json.beginArray();
+            for (std::size_t i = 0; i < m_outputNrs.size(); ++i) {
+                const int nr = m_outputNrs[i];
+                if (nr >= 0 && static_cast<std::size_t>(nr) < gradOutputs.size())
+                    leaves.tensor(gradOutputs[static_cast<std::size_t>(nr)], "input." + std::to_string(i));
+                else
+                    json.null();
+            }
+            json.endArray();
+        }
+        if (m_plan.outputs) {
+            json.key("output");
+            json.beginArray();
+            for (std::size_t i = 0; i < gradInputs.size(); ++i)
+                leaves.tensor(gradInputs[i], "output." + std::to_string(i));
+            json.endArray();
+        }
+        json.endObject();
+        commit(*impl, m_plan, text, leaves, false);
+        return gradInputs;
+    }
+
+private:
+    std::uint64_t m_generation;
+    EntryPlan m_plan;
+    std::vector<int> m_outputNrs;
+};
+
+/// One API call between its start and end callbacks.
+struct ApiCall final : at::ObserverContext
+{
+    ApiCall()
+        : json(text, 2)
+    {
+    }
+    EntryPlan plan;
+    std::string text;
+    PyJsonWriter json;
+    std::unique_ptr<LeafWriter> leaves;
+};
+
+/// Ops whose outputs hold no values (uninitialized memory): recording them would only add noise.
+bool carriesNoData(std::string_view op)
+{
+    return op == "empty" || op == "empty_like" || op == "empty_strided" || op == "resize_";
+}
+
+std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn)
+{
+    const int depth = tDepth++;
+    if (depth > 0 || fn.scope() != at::RecordScope::FUNCTION)
+        return nullptr;
+    const std::string_view name = fn.name();
+    if (!name.starts_with("aten::"))
+        return nullptr; // autograd's evaluate_function ranges, user scopes
+    const std::string_view op = name.substr(6);
+    if (carriesNoData(op))
+        return nullptr;
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    PrecisionDebugger::Impl* impl = gActive;
+    if (!impl || !impl->session.forwardOn())
+        return nullptr;
+    auto call = std::make_unique<ApiCall>();
+    call->plan = impl->session.planApi("Aten", op);
+    if (!call->plan.record && !call->plan.backwardRecord) {
+        impl->session.apiDone(call->plan);
+        return nullptr;
+    }
+    call->leaves = std::make_unique<LeafWriter>(*impl, call->plan, call->json, deferFiles(*impl));
+    call->leaves->cloneDeferred = op.ends_with('_'); // an in-place op changes its inputs before the end
+    call->json.beginObject();
+    if (call->plan.record && call->plan.inputs) {
+        // Inputs are read now: in-place ops change them before the end callback.
+        call->json.key("input_args");
+        call->json.beginArray();
+        const auto inputs = fn.inputs();
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+            call->leaves->value(inputs[i], "input." + std::to_string(i));
+        call->json.endArray();
+        call->json.key("input_kwargs"); // aten ops take every argument by position
+        call->json.beginObject();
+        call->json.endObject();
+    }
+    return call;
+}
+
+/// The tensors an op returned, flattened as msprobe lists them ("output": [t0, t1, ...]).
+std::vector<c10::IValue> flatOutputs(const std::vector<c10::IValue>& outputs)
+{
+    if (outputs.size() == 1 && outputs.front().isList()) {
+        std::vector<c10::IValue> flat;
+        for (const c10::IValue& v : outputs.front().toList())
+            flat.push_back(v);
+        return flat;
+    }
+    return outputs;
+}
+
+void hookApiBackward(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const std::vector<c10::IValue>& outputs)
+{
+    if (!plan.backwardRecord)
+        return;
+    std::shared_ptr<torch::autograd::Node> node;
+    std::vector<int> outputNrs;
+    for (const c10::IValue& v : outputs) {
+        int nr = -1;
+        if (v.isTensor()) {
+            const at::Tensor& t = v.toTensor();
+            if (t.defined() && t.requires_grad() && t.grad_fn()) {
+                if (!node)
+                    node = t.grad_fn();
+                if (t.grad_fn() == node)
+                    nr = static_cast<int>(t.output_nr());
+            }
+        }
+        outputNrs.push_back(nr);
+    }
+    if (!node)
+        return;
+    node->add_post_hook(
+        std::make_unique<ApiBackwardHook>(impl.generation, impl.session.planBackward(plan), std::move(outputNrs)));
+}
+
+void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context)
+{
+    --tDepth;
+    if (!context)
+        return;
+    auto& call = static_cast<ApiCall&>(*context);
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    PrecisionDebugger::Impl* impl = gActive;
+    if (!impl)
+        return;
+    const std::vector<c10::IValue> outputs = flatOutputs(fn.outputs());
+    if (call.plan.record) {
+        if (call.plan.outputs) {
+            call.json.key("is_recompute");
+            call.json.boolean(false);
+            call.json.key("output");
+            call.json.beginArray();
+            for (std::size_t i = 0; i < outputs.size(); ++i)
+                call.leaves->value(outputs[i], "output." + std::to_string(i));
+            call.json.endArray();
+        } else {
+            call.json.key("is_recompute");
+            call.json.boolean(false);
+        }
+        call.json.endObject();
+        if (impl->session.forwardOn() || impl->session.backwardOn())
+            commit(*impl, call.plan, call.text, *call.leaves, true);
+    }
+    impl->session.apiDone(call.plan);
+    hookApiBackward(*impl, call.plan, outputs);
+}
+
+} // namespace
+
+void PrecisionDebugger::Impl::setCallback(bool on)
+{
+    if (!recordsApis())
+        return;
+    if (!callback) {
+        callback = at::addGlobalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
+                                             .needsInputs(true)
+                                             .needsOutputs(true)
+                                             .scopes({ at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION }));
+        callbackOn = true;
+    }
+    if (on && !callbackOn)
+        at::reenableCallback(*callback);
+    else if (!on && callbackOn)
+        at::disableCallback(*callback);
+    callbackOn = on;
+}
+
+// ------------------------------------------------------------------------------------------------
+// L0: module calls
+
+/// Shared by a module call's input hook and the output tensor hooks: its backward entry.
+struct ModuleBackwardState
+{
+    std::uint64_t generation = 0;
+    EntryPlan plan;
+    std::vector<at::Tensor> outputGrads; ///< per output tensor, undefined until its hook ran
+    std::size_t outputsWaiting = 0;      ///< output hooks still to run
+    std::size_t outputsReceived = 0;     ///< output hooks that ran
+    std::size_t tensorInputs = 0;        ///< tensor arguments (the entry's "output" list)
+    std::vector<int> hookedSlot;         ///< per tensor argument: its place among the hooked inputs, or -1
+    bool inputsHooked = false;
+    bool written = false;
+
+    /// Writes the entry (gMutex held). `inputGrads`: grads of the hooked inputs, or empty.
+    void write(PrecisionDebugger::Impl& impl, const variable_list& inputGrads)
+    {
+        if (written || !impl.session.backwardOn())
+            return;
+        written = true;
+        std::string text;
+        PyJsonWriter json(text, 2);
+        LeafWriter leaves(impl, plan, json, deferFiles(impl));
+        json.beginObject();
+        if (plan.inputs) {
+            json.key("input");
+            json.beginArray();
+            for (std::size_t i = 0; i < outputGrads.size(); ++i)
+                leaves.tensor(outputGrads[i], "input." + std::to_string(i));
+            json.endArray();
+        }
+        if (plan.outputs) {
+            json.key("output");
+            json.beginArray();
+            for (std::size_t i = 0; i < tensorInputs; ++i) {
+                const int slot = i < hookedSlot.size() ? hookedSlot[i] : -1;
+                if (slot >= 0 && static_cast<std::size_t>(slot) < inputGrads.size())
+                    leaves.tensor(inputGrads[static_cast<std::size_t>(slot)], "output." + std::to_string(i));
+                else
+                    json.null();
+            }
+            json.endArray();
+        }
+        json.endObject();
+        commit(impl, plan, text, leaves, false);
+    }
+};
+
+namespace {
+
+/// Holds a ModuleBackwardState in an autograd context (saved_data takes IValues only).
+struct StateCapsule final : torch::CustomClassHolder
+{
+    std::shared_ptr<ModuleBackwardState> state;
+};
+
+/// Identity on a marked module's tensor inputs: its backward sees the gradients of exactly those inputs
+/// (what PyTorch's full backward hooks do with BackwardHookFunction). The outputs are views of the
+/// inputs, so a module must not modify its inputs in place, as with PyTorch's hooks.
+struct InputHookFunction : torch::autograd::Function<InputHookFunction>
+{
+    // TensorList, not variable_list: LibTorch 1.13 counts the tensors of an ArrayRef argument as inputs
+    // but takes a std::vector argument for a non-tensor one (its outputs would then not require grad).
+    static variable_list forward(torch::autograd::AutogradContext* ctx, at::TensorList inputs,
+                                 c10::intrusive_ptr<StateCapsule> capsule)
+    {
+        ctx->saved_data["state"] =
+            c10::IValue::make_capsule(c10::static_intrusive_pointer_cast<torch::CustomClassHolder>(capsule));
+        return inputs.vec();
+    }
+
+    static variable_list backward(torch::autograd::AutogradContext* ctx, variable_list grads)
+    {
+        auto capsule = c10::static_intrusive_pointer_cast<StateCapsule>(ctx->saved_data["state"].toCapsule());
+        {
+            at::DisableRecordFunctionGuard notUserOps;
+            const std::lock_guard lock(gMutex);
+            if (PrecisionDebugger::Impl* impl = liveDebugger(capsule->state->generation))
+                capsule->state->write(*impl, grads);
+        }
+        grads.emplace_back(); // no gradient for the capsule argument
+        return grads;
+    }
+};
+
+} // namespace
+
+/// parameters_grad of one module this step: filled by hooks on its parameters.
+struct ParamGradState
+{
+    EntryPlan plan;
+    std::vector<std::string> names;
+    std::vector<at::Tensor> grads;
+    std::size_t waiting = 0;
+    bool written = false;
+
+    void write(PrecisionDebugger::Impl& impl)
+    {
+        if (written || !impl.session.backwardOn())
+            return;
+        written = true;
+        std::string text;
+        PyJsonWriter json(text, 2);
+        LeafWriter leaves(impl, plan, json, deferFiles(impl));
+        json.beginObject();
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (!grads[i].defined())
+                continue;
+            json.key(names[i]);
+            json.beginArray(); // msprobe writes each gradient as a one-element list
+            leaves.tensor(grads[i], names[i]);
+            json.endArray();
+        }
+        json.endObject();
+        commit(impl, plan, text, leaves, false);
+    }
+};
+
+namespace {
+
+/// msprobe shows Python class names: torch::nn::LinearImpl -> Linear, (anonymous namespace)::BlockImpl -> Block.
+std::string className(const torch::nn::Module& module)
+{
+    std::string name = module.name();
+    if (const auto lt = name.find('<'); lt != std::string::npos)
+        name.resize(lt);
+    if (const auto colon = name.rfind("::"); colon != std::string::npos)
+        name.erase(0, colon + 2);
+    if (name.size() > 4 && name.ends_with("Impl"))
+        name.resize(name.size() - 4);
+    return name;
+}
+
+void registerParamHooks(PrecisionDebugger::Impl& impl, const torch::nn::Module& module, const std::string& stem,
+                        bool forwardRecorded)
+{
+    if (impl.paramGrads.count(stem))
+        return; // once per module and step: a leaf hook sees the gradient summed over all calls
+    auto state = std::make_shared<ParamGradState>();
+    state->plan = impl.session.planParametersGrad(stem, forwardRecorded);
+    impl.paramGrads.emplace(stem, state);
+    if (!state->plan.record || !at::GradMode::is_enabled())
+        return;
+    for (const auto& item : module.named_parameters(/*recurse=*/false)) {
+        const at::Tensor& p = item.value();
+        if (!p.requires_grad())
+            continue;
+        const std::size_t slot = state->names.size();
+        state->names.push_back(item.key());
+        state->grads.emplace_back();
+        ++state->waiting;
+        const std::uint64_t generation = impl.generation;
+        const std::weak_ptr<ParamGradState> weak = state;
+        const unsigned handle = p.register_hook([generation, weak, slot](const at::Tensor& grad) {
+            at::DisableRecordFunctionGuard notUserOps;
+            const std::lock_guard lock(gMutex);
+            PrecisionDebugger::Impl* live = liveDebugger(generation);
+            const auto s = weak.lock();
+            if (!live || !s || s->written)
+                return;
+            s->grads[slot] = grad;
+            if (--s->waiting == 0)
+                s->write(*live);
+        });
+        impl.paramHooks.emplace_back(p, handle);
+    }
+}
+
+} // namespace
+
+void PrecisionDebugger::Impl::removeParamHooks()
+{
+    for (auto& [tensor, handle] : paramHooks)
+        tensor.remove_hook(handle);
+    paramHooks.clear();
+}
+
+void PrecisionDebugger::Impl::flushPending()
+{
+    // Gradients that never all arrived (unused outputs or parameters): write what came.
+    for (auto& [stem, state] : paramGrads) {
+        if (!state->written && state->waiting < state->names.size())
+            state->write(*this);
+    }
+    for (const auto& weak : openModuleBackward) {
+        if (const auto state = weak.lock(); state && !state->written && state->outputsReceived > 0)
+            state->write(*this, {});
+    }
+    openModuleBackward.clear();
+}
+
+void PrecisionDebugger::Impl::refreshModuleNames()
+{
+    moduleNames.clear();
+    if (!model)
+        return;
+    // msprobe skips the model itself ("" in named_modules()).
+    for (const auto& item : model->named_modules(/*name_prefix=*/"", /*include_self=*/true)) {
+        if (!item.key().empty())
+            moduleNames.emplace(item.value().get(), item.key());
+    }
+}
+
+struct detail::ModuleCall::State
+{
+    std::uint64_t generation = 0;
+    const torch::nn::Module* module = nullptr;
+    std::string stem;
+    EntryPlan plan;
+    std::vector<c10::IValue> inputs;
+    variable_list hookedInputs; ///< views to pass instead of the arguments (see InputHookFunction)
+    std::vector<int> hookedSlot;
+    std::shared_ptr<ModuleBackwardState> backward;
+    bool ended = false;
+};
+
+bool detail::moduleCallsRecorded() noexcept { return gModuleCalls.load(std::memory_order_relaxed); }
+
+detail::ModuleCall::ModuleCall(const torch::nn::Module& module, std::source_location where)
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    PrecisionDebugger::Impl* impl = gActive;
+    if (!impl || !impl->recordsModules() || !impl->session.forwardOn())
+        return;
+    auto it = impl->moduleNames.find(&module);
+    if (it == impl->moduleNames.end() && !impl->moduleNamesRefreshed) {
+        impl->refreshModuleNames(); // modules added after the debugger was made
+        impl->moduleNamesRefreshed = true;
+        it = impl->moduleNames.find(&module);
+    }
+    if (it == impl->moduleNames.end())
+        return; // not part of the model (or the model itself): not recorded, as in msprobe
+    m_state = new State;
+    m_state->generation = impl->generation;
+    m_state->module = &module;
+    m_state->stem = "Module." + it->second + "." + className(module);
+    m_state->plan = impl->session.beginModule(it->second, className(module), toCallSite(where));
+}
+
+detail::ModuleCall::~ModuleCall()
+{
+    if (!m_state)
+        return;
+    if (!m_state->ended) {
+        // Left by an exception: the module is no longer a parent of what runs next.
+        const std::lock_guard lock(gMutex);
+        if (PrecisionDebugger::Impl* impl = liveDebugger(m_state->generation))
+            impl->session.endModule(m_state->plan);
+    }
+    delete m_state;
+}
+
+void detail::ModuleCall::addInput(c10::IValue value)
+{
+    if (m_state)
+        m_state->inputs.push_back(std::move(value));
+}
+
+void detail::ModuleCall::begin()
+{
+    if (!m_state)
+        return;
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    PrecisionDebugger::Impl* impl = liveDebugger(m_state->generation);
+    if (!impl)
+        return;
+    const EntryPlan& plan = m_state->plan;
+    if (!plan.backwardRecord || !at::GradMode::is_enabled())
+        return;
+    auto state = std::make_shared<ModuleBackwardState>();
+    state->generation = m_state->generation;
+    state->plan = impl->session.planBackward(plan);
+    variable_list toHook;
+    for (const c10::IValue& v : m_state->inputs) {
+        if (!v.isTensor())
+            continue;
+        const at::Tensor& t = v.toTensor();
+        int slot = -1;
+        if (t.defined() && t.requires_grad()) {
+            slot = static_cast<int>(toHook.size());
+            toHook.push_back(t);
+        }
+        state->hookedSlot.push_back(slot);
+        m_state->hookedSlot.push_back(slot);
+    }
+    state->tensorInputs = state->hookedSlot.size();
+    if (!toHook.empty()) {
+        auto capsule = c10::make_intrusive<StateCapsule>();
+        capsule->state = state;
+        m_state->hookedInputs = InputHookFunction::apply(at::TensorList(toHook), capsule);
+        state->inputsHooked = true;
+    }
+    m_state->backward = state;
+}
+
+at::Tensor detail::ModuleCall::passTensor(std::size_t index, const at::Tensor& original)
+{
+    if (!m_state || m_state->hookedInputs.empty())
+        return original;
+    // `index` counts all arguments; hookedSlot counts tensor arguments only.
+    std::size_t tensorIndex = 0;
+    for (std::size_t i = 0; i < index && i < m_state->inputs.size(); ++i)
+        tensorIndex += m_state->inputs[i].isTensor() ? 1 : 0;
+    if (tensorIndex >= m_state->hookedSlot.size() || m_state->hookedSlot[tensorIndex] < 0)
+        return original;
+    return m_state->hookedInputs[static_cast<std::size_t>(m_state->hookedSlot[tensorIndex])];
+}
+
+namespace {
+
+/// Collects the tensors of a module's output (a tensor, a tuple or a list of them).
+void outputTensors(const c10::IValue& v, std::vector<at::Tensor>& out)
+{
+    if (v.isTensor())
+        out.push_back(v.toTensor());
+    else if (v.isTuple())
+        for (const c10::IValue& e : v.toTupleRef().elements())
+            outputTensors(e, out);
+    else if (v.isList())
+        for (const c10::IValue& e : v.toList())
+            outputTensors(e, out);
+}
+
+/// The outputs as msprobe lists them: a tuple or list is spread, a single value is one element.
+std::vector<c10::IValue> outputList(const c10::IValue& v)
+{
+    if (v.isTuple())
+        return v.toTupleRef().elements().vec();
+    if (v.isList())
+        return v.toList().vec();
+    return { v };
+}
+
+} // namespace
+
+c10::IValue detail::ModuleCall::end(c10::IValue output)
+{
+    if (!m_state)
+        return c10::IValue();
+    m_state->ended = true;
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    PrecisionDebugger::Impl* impl = liveDebugger(m_state->generation);
+    if (!impl)
+        return c10::IValue();
+    const EntryPlan& plan = m_state->plan;
+    if (plan.record && impl->session.forwardOn()) {
+        std::string text;
+        PyJsonWriter json(text, 2);
+        LeafWriter leaves(*impl, plan, json, deferFiles(*impl));
+        json.beginObject();
+        if (plan.inputs) {
+            json.key("input_args");
+            json.beginArray();
+            for (std::size_t i = 0; i < m_state->inputs.size(); ++i)
+                leaves.value(m_state->inputs[i], "input." + std::to_string(i));
+            json.endArray();
+            json.key("input_kwargs");
+            json.beginObject();
+            json.endObject();
+        }
+        if (plan.outputs) {
+            json.key("output");
+            json.beginArray();
+            const std::vector<c10::IValue> outs = outputList(output);
+            for (std::size_t i = 0; i < outs.size(); ++i)
+                leaves.value(outs[i], "output." + std::to_string(i));
+            json.endArray();
+        }
+        if (plan.inputs) {
+            json.key("parameters");
+            json.beginObject();
+            for (const auto& item : m_state->module->named_parameters(/*recurse=*/false)) {
+                json.key(item.key());
+                leaves.tensor(item.value(), "parameters." + item.key());
+            }
+            json.endObject();
+        }
+        json.key("is_recompute");
+        json.boolean(false);
+        json.endObject();
+        commit(*impl, plan, text, leaves, true);
+    }
+    impl->session.endModule(plan);
+    registerParamHooks(*impl, *m_state->module, m_state->stem, plan.inRange);
+
+    // Gradients of the outputs: a hook per output tensor (no graph change, so in-place use of the
+    // outputs stays allowed). Without hooked inputs the entry is written when the last one arrives.
+    const auto& state = m_state->backward;
+    if (!state)
+        return c10::IValue();
+    std::vector<at::Tensor> outs;
+    outputTensors(output, outs);
+    state->outputGrads.resize(outs.size());
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+        const at::Tensor& t = outs[i];
+        if (!t.defined() || !t.requires_grad())
+            continue;
+        ++state->outputsWaiting;
+        // The hook owns the state: it lives as long as the output's graph does.
+        t.register_hook([s = state, i](const at::Tensor& grad) {
+            at::DisableRecordFunctionGuard hookGuard;
+            const std::lock_guard hookLock(gMutex);
+            PrecisionDebugger::Impl* live = liveDebugger(s->generation);
+            if (!live)
+                return;
+            s->outputGrads[i] = grad;
+            ++s->outputsReceived;
+            if (--s->outputsWaiting == 0 && !s->inputsHooked)
+                s->write(*live, {});
+        });
+    }
+    if (state->outputsWaiting > 0 || state->inputsHooked)
+        impl->openModuleBackward.push_back(state);
+    return c10::IValue(); // the outputs themselves are unchanged
+}
+
+// ------------------------------------------------------------------------------------------------
+// PrecisionDebugger
+
+namespace {
+
+std::optional<std::int64_t> rankFromEnvironment()
+{
+    for (const char* name : { "RANK", "LOCAL_RANK" }) {
+        const char* value = std::getenv(name);
+        if (!value || !*value)
+            continue;
+        char* end = nullptr;
+        const long long r = std::strtoll(value, &end, 10);
+        if (*end == '\0' && r >= 0)
+            return r;
+        throw CollectError("collect.rank", std::string("environment variable ") + name + "=\"" + value
+                                               + "\" is not a rank (a whole number >= 0)");
+    }
+    return std::nullopt;
+}
+
+Config configFor(const Options& options)
+{
+    Config config = options.configPath.empty() ? Config {} : loadConfig(options.configPath);
+    if (options.task)
+        config.task = *options.task;
+    if (options.dumpPath)
+        config.dumpPath = *options.dumpPath;
+    if (options.level)
+        config.level = *options.level;
+    if (options.step)
+        config.steps = *options.step;
+    if (config.dumpPath.empty())
+        throw CollectError("collect.config", "no dump_path: set it in config.json or in Options::dumpPath");
+    if ((config.level == Level::L0 || config.level == Level::Mix) && !options.model)
+        throw CollectError("collect.config", std::string("level ") + toString(config.level)
+                                                 + " needs the model (Options::model or the constructor's "
+                                                   "model argument): module names come from named_modules()");
+    return config;
+}
+
+std::unique_ptr<PrecisionDebugger::Impl> makeImpl(Options options)
+{
+    Config config = configFor(options);
+    const std::optional<std::int64_t> rank = options.rank ? options.rank : rankFromEnvironment();
+    if (config.seedConfigured)
+        seedAll(config.seed, config.isDeterministic);
+    auto impl = std::make_unique<PrecisionDebugger::Impl>(std::move(config), std::move(options), rank);
+    impl->refreshModuleNames();
+    return impl;
+}
+
+void throwIf(const std::optional<Diagnostic>& d)
+{
+    if (d)
+        throw CollectError(d->id, d->format());
+}
+
+} // namespace
+
+PrecisionDebugger::PrecisionDebugger(const std::string& configPath, std::shared_ptr<torch::nn::Module> model)
+    : PrecisionDebugger(Options { configPath, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                  std::move(model), std::nullopt })
+{
+}
+
+PrecisionDebugger::PrecisionDebugger(Options options)
+{
+    auto impl = makeImpl(std::move(options));
+    const std::lock_guard lock(gMutex);
+    if (gActive)
+        throw CollectError("collect.duplicate", "a PrecisionDebugger already exists in this process");
+    m_impl = std::move(impl);
+    gActive = m_impl.get();
+    gInstance = this;
+}
+
+PrecisionDebugger::~PrecisionDebugger()
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    std::unique_lock lock(gMutex);
+    if (m_impl->callback) {
+        at::removeCallback(*m_impl->callback);
+        m_impl->callback.reset();
+    }
+    gModuleCalls = false;
+    m_impl->flushPending();
+    m_impl->removeParamHooks();
+    m_impl->report(m_impl->session.nextStep()); // completes the files
+    gActive = nullptr;
+    gInstance = nullptr;
+}
+
+void PrecisionDebugger::start(std::source_location where)
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    throwIf(m_impl->session.start(toCallSite(where)));
+    const bool on = m_impl->session.forwardOn();
+    m_impl->setCallback(on);
+    gModuleCalls = on && m_impl->recordsModules();
+}
+
+void PrecisionDebugger::stop()
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    m_impl->setCallback(false);
+    gModuleCalls = false;
+    m_impl->flushPending();
+    m_impl->removeParamHooks();
+    m_impl->report(m_impl->session.stop());
+    if (m_impl->problem) {
+        const Diagnostic d = *m_impl->problem;
+        m_impl->problem.reset();
+        throw CollectError(d.id, d.format());
+    }
+}
+
+void PrecisionDebugger::step()
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    m_impl->setCallback(false);
+    gModuleCalls = false;
+    m_impl->flushPending();
+    m_impl->removeParamHooks();
+    m_impl->paramGrads.clear();
+    m_impl->moduleNamesRefreshed = false;
+    throwIf(m_impl->session.nextStep());
+}
+
+void PrecisionDebugger::forwardBackwardDumpEnd()
+{
+    const std::lock_guard lock(gMutex);
+    m_impl->session.forwardBackwardDumpEnd();
+    m_impl->setCallback(false);
+    gModuleCalls = false;
+}
+
+void PrecisionDebugger::save(const c10::IValue& value, const std::string& name, bool saveBackward)
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    Impl& impl = *m_impl;
+    if (impl.session.config().level != Level::Debug)
+        throw CollectError("collect.level", "save() writes debug.json and needs level \"debug\" (this debugger runs "
+                                                + std::string(toString(impl.session.config().level)) + ")");
+    throwIf(impl.session.openForDebug()); // the tensor folder must exist before the first file
+    const EntryPlan plan = impl.session.planDebug(name, false);
+    std::string text;
+    PyJsonWriter json(text, 2);
+    LeafWriter leaves(impl, plan, json, false);
+    leaves.value(value, "");
+    throwIf(impl.session.write(plan, text, false, true));
+    if (!saveBackward || !value.isTensor() || !value.toTensor().requires_grad())
+        return;
+    // The gradient entry takes its number now, so that it matches this call's number.
+    auto gradPlan = std::make_shared<EntryPlan>(impl.session.planDebug(name, true));
+    const std::uint64_t generation = impl.generation;
+    value.toTensor().register_hook([generation, gradPlan](const at::Tensor& grad) {
+        at::DisableRecordFunctionGuard guard;
+        const std::lock_guard hookLock(gMutex);
+        PrecisionDebugger::Impl* live = liveDebugger(generation);
+        if (!live)
+            return;
+        std::string gradText;
+        PyJsonWriter gradJson(gradText, 2);
+        LeafWriter gradLeaves(*live, *gradPlan, gradJson, false);
+        gradLeaves.tensor(grad, "");
+        live->report(live->session.write(*gradPlan, gradText, false, true));
+    });
+}
+
+const Config& PrecisionDebugger::config() const { return m_impl->session.config(); }
+std::int64_t PrecisionDebugger::currentStep() const { return m_impl->session.currentStep(); }
+std::filesystem::path PrecisionDebugger::rankDir() const { return m_impl->session.rankDir(); }
+bool PrecisionDebugger::overflowLimitReached() const
+{
+    const std::lock_guard lock(gMutex);
+    return m_impl->session.overflowLimitReached();
+}
+
+PrecisionDebugger* PrecisionDebugger::instance()
+{
+    const std::lock_guard lock(gMutex);
+    return gInstance;
+}
+
+void seedAll(std::int64_t seed, bool deterministic)
+{
+    torch::manual_seed(static_cast<std::uint64_t>(seed));
+    std::srand(static_cast<unsigned>(seed));
+    auto& context = at::globalContext();
+    context.setDeterministicAlgorithms(deterministic, /*warn_only=*/false);
+    // msprobe's seed_all also pins cuDNN; these are no-ops in CPU builds of LibTorch.
+    context.setDeterministicCuDNN(true);
+    context.setBenchmarkCuDNN(false);
+}
+
+} // namespace probescope::collect
