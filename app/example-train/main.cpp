@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope-example-train: a small LibTorch training run that dumps itself with ProbeScope's
+// collection library. Two runs, one with --perturb gelu, form an NPU/bench pair for the compare.
+#include "model.h"
+
+#include <probescope/collect/precisiondebugger.h>
+
+#include <torch/library.h>
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace {
+
+namespace collect = probescope::collect;
+namespace example = probescope::example;
+
+const char* const kUsage = R"(probescope-example-train - a LibTorch training run dumped as msprobe dumps
+
+usage:
+  probescope-example-train --dump-path DIR [--config FILE] [--task statistics|tensor|overflow_check]
+                           [--level L0|L1|mix] [--steps N] [--perturb gelu|gelu-inf]
+                           [--optimizer sgd|adam] [--summary-mode md5] [--no-debugger]
+
+  Trains conv + attention + MLP on fixed data for N steps (default 2) and dumps each step with
+  PrecisionDebugger to DIR/step{N}/rank/ (rank{R} when RANK is set). --config takes an msprobe
+  config.json; the other options override it. --perturb gelu makes aten::gelu a buggy kernel that
+  adds noise to its output (gelu-inf: writes inf into one element), so a run with and one without it
+  form an NPU/bench pair whose first failing node is the GELU. --no-debugger trains without dumping.
+)";
+
+struct Args
+{
+    collect::Options options;
+    std::int64_t steps = 2;
+    std::string perturb;
+    std::string optimizer = "sgd";
+    bool md5 = false;
+    bool debugger = true;
+};
+
+std::optional<std::int64_t> parseCount(std::string_view s)
+{
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || v < 0)
+        return std::nullopt;
+    return v;
+}
+
+int usage(const std::string& message)
+{
+    std::cerr << "probescope-example-train: " << message << "\n(run with --help for usage)\n";
+    return 2;
+}
+
+std::optional<int> parseArgs(int argc, char** argv, Args& args)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::cout << kUsage;
+            return 0;
+        }
+        if (a == "--no-debugger") {
+            args.debugger = false;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return usage(std::string(a) + " needs a value");
+        const std::string_view v = argv[++i];
+        if (a == "--dump-path") {
+            args.options.dumpPath = std::string(v);
+        } else if (a == "--config") {
+            args.options.configPath = std::string(v);
+        } else if (a == "--task") {
+            args.options.task = collect::parseTask(v);
+            if (!args.options.task)
+                return usage("--task is statistics, tensor or overflow_check");
+        } else if (a == "--level") {
+            args.options.level = collect::parseLevel(v);
+            if (!args.options.level || *args.options.level == collect::Level::Debug)
+                return usage("--level is L0, L1 or mix");
+        } else if (a == "--steps") {
+            const auto n = parseCount(v);
+            if (!n || *n == 0)
+                return usage("--steps needs a number of steps >= 1");
+            args.steps = *n;
+        } else if (a == "--perturb") {
+            if (v != "gelu" && v != "gelu-inf")
+                return usage("--perturb is gelu or gelu-inf");
+            args.perturb = std::string(v);
+        } else if (a == "--optimizer") {
+            if (v != "sgd" && v != "adam")
+                return usage("--optimizer is sgd or adam");
+            args.optimizer = std::string(v);
+        } else if (a == "--summary-mode") {
+            if (v != "md5" && v != "statistics")
+                return usage("--summary-mode is statistics or md5");
+            args.md5 = v == "md5";
+        } else {
+            return usage("unknown option " + std::string(a));
+        }
+    }
+    if (args.debugger && !args.options.dumpPath && args.options.configPath.empty())
+        return usage("--dump-path DIR (or --config FILE with a dump_path) is required");
+    return std::nullopt;
+}
+
+int run(Args& args)
+{
+    at::set_num_threads(1); // bit-identical runs: the pair must differ only by the perturbation
+    collect::seedAll(2024, false);
+    const example::ModelSize size;
+    example::ExampleNet model(size);
+
+    std::unique_ptr<torch::Library> bug;
+    if (!args.perturb.empty())
+        bug = example::installBuggyGelu(args.perturb == "gelu-inf" ? 0 : 7, args.perturb == "gelu-inf");
+
+    std::unique_ptr<collect::PrecisionDebugger> debugger;
+    if (args.debugger) {
+        args.options.model = model.ptr();
+        if (args.md5 && !args.options.configPath.empty())
+            return usage("--summary-mode applies without --config only (set summary_mode in the file)");
+        if (args.md5) {
+            // summary_mode lives in the statistics section of config.json: write a small one.
+            const std::string path = *args.options.dumpPath + ".config.json";
+            std::FILE* f = std::fopen(path.c_str(), "w");
+            if (!f)
+                return usage("cannot write " + path);
+            std::fprintf(f, "{\"task\": \"statistics\", \"statistics\": {\"summary_mode\": \"md5\"}}\n");
+            std::fclose(f);
+            args.options.configPath = path;
+        }
+        debugger = std::make_unique<collect::PrecisionDebugger>(args.options);
+    }
+
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
+    if (args.optimizer == "adam")
+        optimizer = std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(1e-3));
+    else
+        optimizer = std::make_unique<torch::optim::SGD>(model->parameters(),
+                                                         torch::optim::SGDOptions(0.1).momentum(0.9));
+
+    for (std::int64_t step = 0; step < args.steps; ++step) {
+        const example::Batch batch = example::makeBatch(step, size);
+        if (debugger)
+            debugger->start();
+        const torch::Tensor logits = collect::call(model)(batch.images);
+        const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+        loss.backward();
+        if (debugger)
+            debugger->stop();
+        optimizer->step();
+        optimizer->zero_grad();
+        if (debugger)
+            debugger->step();
+        std::printf("step %lld: loss %.6f\n", static_cast<long long>(step), loss.item<double>());
+        std::fflush(stdout);
+    }
+    if (debugger)
+        std::printf("dump: %s\n", debugger->config().dumpPath.c_str());
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Args args;
+    if (const auto rc = parseArgs(argc, argv, args))
+        return *rc;
+    try {
+        return run(args);
+    } catch (const collect::CollectError& e) {
+        std::cerr << "probescope-example-train: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "probescope-example-train: " << e.what() << "\n";
+        return 1;
+    }
+}
