@@ -160,10 +160,11 @@ void appendPyString(std::string& out, std::string_view s)
         case '\b': out += "\\b"; break;
         case '\f': out += "\\f"; break;
         default:
-            if (c < 0x20)
+            // json.dump escapes everything outside ' '..'~', DEL (0x7f) included.
+            if (c < 0x20 || c == 0x7f)
                 appendUnicodeEscape(out, c);
             else
-                out += static_cast<char>(c); // DEL (0x7f) is printable ASCII to json.dump
+                out += static_cast<char>(c);
         }
     }
     out += '"';

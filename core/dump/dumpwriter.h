@@ -18,7 +18,7 @@ namespace probescope::dump {
 void appendPyFloat(std::string& out, double v);
 
 /// Appends `s` quoted as json.dump(ensure_ascii=True) writes it: \" \\ \n \r \t \b \f, \u00XX for other
-/// control characters, and \uXXXX (surrogate pairs above U+FFFF) for everything outside ASCII.
+/// control characters and DEL, and \uXXXX (surrogate pairs above U+FFFF) for everything outside ASCII.
 /// Bytes that are not valid UTF-8 are written as U+FFFD.
 void appendPyString(std::string& out, std::string_view s);
 
