@@ -877,8 +877,10 @@ TEST(RunUtDialog, CancelStopsTheRun)
     RunUtDialog dialog(std::make_unique<FakeRunUt>(100000, 2));
     dialog.setRequest(fixtureRunUtRequest("/tmp/run-ut-out"));
     QSignalSpy done(&dialog, &RunUtDialog::runFinished);
+    dialog.task().setPollInterval(10);
     dialog.startRun();
-    QTest::qWait(50);
+    QTest::qWait(80);
+    saveShot(dialog, "runut-running.png");
     dialog.cancelRun();
     ASSERT_TRUE(done.wait(10000));
     EXPECT_FALSE(done.front().at(0).toBool());

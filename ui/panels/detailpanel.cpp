@@ -263,16 +263,18 @@ void DetailPanel::updateHeader()
     const session::NodeStatusTable& st = *m_analysis->status;
     m_key->setText(fromStd(node.key));
     const auto rows = m_model->rowCount();
-    m_facts->setText(tr("%1 · %2 · execution #%3 · %n row(s) · %4", nullptr, rows)
+    const QString rowsText = rows == 1 ? tr("1 row") : tr("%1 rows").arg(rows);
+    m_facts->setText(tr("%1 · %2 · execution #%3 · %4 · %5")
                          .arg(kindText(node.name.kind), directionText(node.name.direction))
                          .arg(node.executionIndex)
-                         .arg(QString::fromStdString(sk.pair.label())));
+                         .arg(rowsText, QString::fromStdString(sk.pair.label())));
     const Status own = m_node < st.own.size() ? st.own[m_node] : Status::NoData;
     const Status subtree = m_node < st.subtree.size() ? st.subtree[m_node] : own;
     const std::uint32_t below = m_node < st.failingBelow.size() ? st.failingBelow[m_node] : 0;
     m_statusIcon->setPixmap(statuspalette::icon(own).pixmap(20, 20));
-    m_status->setText(tr("%1 · subtree worst: %2 · %n failing below", nullptr, static_cast<int>(below))
-                          .arg(statuspalette::label(own), statuspalette::label(subtree)));
+    m_status->setText(tr("%1 · subtree worst: %2 · %3 failing below")
+                          .arg(statuspalette::label(own), statuspalette::label(subtree))
+                          .arg(below));
 }
 
 void DetailPanel::updateReasons()

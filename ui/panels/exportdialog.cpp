@@ -117,9 +117,9 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     auto* form = new QFormLayout;
     auto* folderRow = new QHBoxLayout;
     m_folder = new QLineEdit(QDir::homePath(), this);
-    auto* browse = new QPushButton(tr("Browse…"), this);
+    m_browse = new QPushButton(tr("Browse…"), this);
     folderRow->addWidget(m_folder, 1);
-    folderRow->addWidget(browse);
+    folderRow->addWidget(m_browse);
     form->addRow(tr("Output folder:"), folderRow);
     m_profile = new QComboBox(this);
     m_profile->addItem(tr("msprobe 1.2 (default)"), static_cast<int>(compare::Profile::Msprobe12));
@@ -153,7 +153,7 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     if (!defaults.input.stackPath)
         m_stack->setToolTip(tr("The NPU dump has no stack.json"));
 
-    connect(browse, &QPushButton::clicked, this, [this] {
+    connect(m_browse, &QPushButton::clicked, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Export into folder"), outputFolder());
         if (!dir.isEmpty())
             setOutputFolder(dir);
@@ -263,6 +263,7 @@ void ExportDialog::updateState()
     m_cancel->setVisible(running);
     m_cancel->setEnabled(running);
     m_folder->setEnabled(!running);
+    m_browse->setEnabled(!running);
     m_profile->setEnabled(!running);
     m_xlsx->setEnabled(!running);
     m_fuzzy->setEnabled(!running);

@@ -114,6 +114,7 @@ private:
     Settings m_settings;
     ExportJob m_job;
     QLineEdit* m_folder = nullptr;
+    QPushButton* m_browse = nullptr;
     QComboBox* m_profile = nullptr;
     QCheckBox* m_xlsx = nullptr;
     QCheckBox* m_stack = nullptr;

@@ -59,8 +59,8 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     auto* form = new QFormLayout;
     m_dumpJson = new QLineEdit(this);
     m_dumpJson->setPlaceholderText(tr("…/step0/rank0/dump.json"));
-    auto* browseDump = new QPushButton(tr("Browse…"), this);
-    form->addRow(tr("dump.json (-api_info):"), withBrowse(m_dumpJson, browseDump));
+    m_browseDump = new QPushButton(tr("Browse…"), this);
+    form->addRow(tr("dump.json (-api_info):"), withBrowse(m_dumpJson, m_browseDump));
     m_device = new QComboBox(this);
     m_device->addItems(m_backend->devices());
     form->addRow(tr("Device (-d):"), m_device);
@@ -75,8 +75,8 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     m_black->setToolTip(tr("These APIs are skipped; the black list wins over the white list"));
     form->addRow(tr("Black list:"), m_black);
     m_output = new QLineEdit(this);
-    auto* browseOut = new QPushButton(tr("Browse…"), this);
-    form->addRow(tr("Output folder (-o):"), withBrowse(m_output, browseOut));
+    m_browseOutput = new QPushButton(tr("Browse…"), this);
+    form->addRow(tr("Output folder (-o):"), withBrowse(m_output, m_browseOutput));
     outer->addLayout(form);
 
     m_progress = new TaskProgressView(m_task, tr("%v of %m APIs"), this);
@@ -96,13 +96,13 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
         m_banner->hide();
     }
 
-    connect(browseDump, &QPushButton::clicked, this, [this] {
+    connect(m_browseDump, &QPushButton::clicked, this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("dump.json to replay"), m_dumpJson->text(),
                                                        tr("msprobe dump (dump.json);;JSON files (*.json)"));
         if (!f.isEmpty())
             m_dumpJson->setText(f);
     });
-    connect(browseOut, &QPushButton::clicked, this, [this] {
+    connect(m_browseOutput, &QPushButton::clicked, this, [this] {
         const QString d = QFileDialog::getExistingDirectory(this, tr("run_ut output folder"), m_output->text());
         if (!d.isEmpty())
             m_output->setText(d);
@@ -226,7 +226,8 @@ void RunUtDialog::updateState()
     m_run->setToolTip(blocked);
     m_cancel->setVisible(running);
     m_cancel->setEnabled(running);
-    for (QWidget* w : std::initializer_list<QWidget*> { m_dumpJson, m_device, m_filter, m_white, m_black, m_output })
+    for (QWidget* w : std::initializer_list<QWidget*> { m_dumpJson, m_browseDump, m_device, m_filter, m_white, m_black,
+                                                        m_output, m_browseOutput })
         w->setEnabled(!running);
 }
 

@@ -69,6 +69,8 @@ private:
     QLineEdit* m_black = nullptr;
     QLineEdit* m_output = nullptr;
     TaskProgressView* m_progress = nullptr;
+    QPushButton* m_browseDump = nullptr;
+    QPushButton* m_browseOutput = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
 };
