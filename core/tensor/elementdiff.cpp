@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -51,6 +52,137 @@ Diagnostic shapeMismatch(const Tensor& npu, const Tensor& bench)
                          + shapeText(bench.shape) + ": no element-wise difference");
 }
 
+template<typename T>
+double readAs(const std::byte* p)
+{
+    T value;
+    std::memcpy(&value, p, sizeof value);
+    return static_cast<double>(value);
+}
+
+double readBool(const std::byte* p)
+{
+    return std::to_integer<std::uint8_t>(*p) != 0 ? 1.0 : 0.0;
+}
+
+std::uint16_t bits16(const std::byte* p)
+{
+    std::uint16_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    return bits;
+}
+
+double readHalf(const std::byte* p)
+{
+    return halfToFloat(bits16(p));
+}
+
+double readBfloat16(const std::byte* p)
+{
+    return bfloat16ToFloat(bits16(p));
+}
+
+/// The same conversions as Tensor::valueAt, without its per-element dtype switch and bounds check
+/// (views check the size once).
+ElementView::Reader readerFor(DType dtype)
+{
+    switch (dtype) {
+    case DType::Bool:
+        return readBool;
+    case DType::UInt8:
+        return readAs<std::uint8_t>;
+    case DType::Int8:
+        return readAs<std::int8_t>;
+    case DType::Int16:
+        return readAs<std::int16_t>;
+    case DType::Int32:
+        return readAs<std::int32_t>;
+    case DType::Int64:
+        return readAs<std::int64_t>;
+    case DType::Float16:
+        return readHalf;
+    case DType::BFloat16:
+        return readBfloat16;
+    case DType::Float32:
+        return readAs<float>;
+    case DType::Float64:
+        return readAs<double>;
+    }
+    return readAs<double>;
+}
+
+template<typename T>
+void readBlockAs(const std::byte* data, std::int64_t first, std::int64_t stride, std::int64_t count, double* out)
+{
+    const std::byte* p = data + static_cast<std::size_t>(first) * sizeof(T);
+    if (stride == 1) { // contiguous: a loop the compiler can vectorise
+        for (std::int64_t i = 0; i < count; ++i) {
+            T value;
+            std::memcpy(&value, p + static_cast<std::size_t>(i) * sizeof(T), sizeof value);
+            out[i] = static_cast<double>(value);
+        }
+        return;
+    }
+    const auto step = static_cast<std::ptrdiff_t>(stride) * static_cast<std::ptrdiff_t>(sizeof(T));
+    for (std::int64_t i = 0; i < count; ++i, p += step) {
+        T value;
+        std::memcpy(&value, p, sizeof value);
+        out[i] = static_cast<double>(value);
+    }
+}
+
+template<double (*Read)(const std::byte*), std::size_t Size>
+void readBlockWith(const std::byte* data, std::int64_t first, std::int64_t stride, std::int64_t count, double* out)
+{
+    const std::byte* p = data + static_cast<std::size_t>(first) * Size;
+    const auto step = static_cast<std::ptrdiff_t>(stride) * static_cast<std::ptrdiff_t>(Size);
+    for (std::int64_t i = 0; i < count; ++i, p += step)
+        out[i] = Read(p);
+}
+
+ElementView::BlockReader blockReaderFor(DType dtype)
+{
+    switch (dtype) {
+    case DType::Bool:
+        return readBlockWith<readBool, 1>;
+    case DType::UInt8:
+        return readBlockAs<std::uint8_t>;
+    case DType::Int8:
+        return readBlockAs<std::int8_t>;
+    case DType::Int16:
+        return readBlockAs<std::int16_t>;
+    case DType::Int32:
+        return readBlockAs<std::int32_t>;
+    case DType::Int64:
+        return readBlockAs<std::int64_t>;
+    case DType::Float16:
+        return readBlockWith<readHalf, 2>;
+    case DType::BFloat16:
+        return readBlockWith<readBfloat16, 2>;
+    case DType::Float32:
+        return readBlockAs<float>;
+    case DType::Float64:
+        return readBlockAs<double>;
+    }
+    return readBlockAs<double>;
+}
+
+/// Elements are processed in blocks of this many: big enough to amortise the dispatch, small enough for
+/// the stack and the L1 cache.
+constexpr std::int64_t kBlock = 2048;
+
+/// Calls fn(firstIndex, values, count) for consecutive blocks of the whole view.
+template<typename Fn>
+void forEachBlock(const ElementView& view, Fn fn)
+{
+    double buffer[kBlock];
+    for (std::int64_t first = 0; first < view.numel(); first += kBlock) {
+        const std::int64_t n = std::min(kBlock, view.numel() - first);
+        view.read(first, 1, n, buffer);
+        fn(first, buffer, n);
+    }
+}
+
 /// A constant tensor still gets one visible bar: an empty range is widened around its value.
 void widenDegenerate(Histogram& h)
 {
@@ -88,7 +220,8 @@ struct Binner
     double binCount;
 };
 
-/// Neumaier-compensated sum: cosines of large tensors stay accurate to the last digits shown.
+/// Compensated sum (Knuth's branch-free TwoSum): cosines of large tensors stay accurate to the last digits
+/// shown, at a few additions per element and no unpredictable branch.
 struct CompensatedSum
 {
     double sum = 0;
@@ -96,59 +229,68 @@ struct CompensatedSum
     void add(double x)
     {
         const double t = sum + x;
-        compensation += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+        const double bp = t - sum;
+        compensation += (sum - (t - bp)) + (x - bp);
         sum = t;
     }
     double value() const { return sum + compensation; }
 };
 
-template<typename NpuAt, typename BenchAt>
-DiffSummary summarize(std::int64_t count, NpuAt npuAt, BenchAt benchAt)
+/// Accumulates a DiffSummary element by element (the caller feeds blocks).
+class SummaryBuilder
 {
-    DiffSummary s;
-    s.count = count;
-    s.maxAbs = kNan;
-    s.maxRel = kNan;
-    CompensatedSum dot;
-    CompensatedSum npuSquares;
-    CompensatedSum benchSquares;
-    for (std::int64_t i = 0; i < count; ++i) {
-        const double n = npuAt(i);
-        const double b = benchAt(i);
+public:
+    void add(std::int64_t index, double n, double b)
+    {
+        ++m_s.count;
         const double a = absoluteDifference(n, b);
         const double r = relativeDifference(n, b);
         if (!std::isfinite(a) || !std::isfinite(r))
-            ++s.nonFinite;
-        if (std::isfinite(a) && (s.maxAbsIndex < 0 || a > s.maxAbs)) {
-            s.maxAbs = a;
-            s.maxAbsIndex = i;
+            ++m_s.nonFinite;
+        if (std::isfinite(a) && (m_s.maxAbsIndex < 0 || a > m_s.maxAbs)) {
+            m_s.maxAbs = a;
+            m_s.maxAbsIndex = index;
         }
-        if (std::isfinite(r) && (s.maxRelIndex < 0 || r > s.maxRel)) {
-            s.maxRel = r;
-            s.maxRelIndex = i;
+        if (std::isfinite(r) && (m_s.maxRelIndex < 0 || r > m_s.maxRel)) {
+            m_s.maxRel = r;
+            m_s.maxRelIndex = index;
         }
         // NaN is not below the thresholds, so msprobe counts it as failing; so do we.
         if (!(r <= 0.001))
-            ++s.overOneThousandth;
+            ++m_s.overOneThousandth;
         if (!(r <= 0.005))
-            ++s.overFiveThousandths;
+            ++m_s.overFiveThousandths;
         if (std::isfinite(n) && std::isfinite(b)) {
-            dot.add(n * b);
-            npuSquares.add(n * n);
-            benchSquares.add(b * b);
+            m_dot.add(n * b);
+            m_npuSquares.add(n * n);
+            m_benchSquares.add(b * b);
         }
     }
-    const double npuNorm = std::sqrt(npuSquares.value());
-    const double benchNorm = std::sqrt(benchSquares.value());
-    // msprobe's rule: two all-zero sides are identical; one all-zero side has no direction to compare.
-    if (npuNorm <= kRelativeEpsilon && benchNorm <= kRelativeEpsilon)
-        s.cosine = count > 0 ? 1.0 : kNan;
-    else if (npuNorm <= kRelativeEpsilon || benchNorm <= kRelativeEpsilon)
-        s.cosine = kNan;
-    else
-        s.cosine = dot.value() / (npuNorm * benchNorm);
-    return s;
-}
+
+    DiffSummary finish()
+    {
+        if (m_s.maxAbsIndex < 0)
+            m_s.maxAbs = kNan;
+        if (m_s.maxRelIndex < 0)
+            m_s.maxRel = kNan;
+        const double npuNorm = std::sqrt(m_npuSquares.value());
+        const double benchNorm = std::sqrt(m_benchSquares.value());
+        // msprobe's rule: two all-zero sides are identical; one all-zero side has no direction to compare.
+        if (npuNorm <= kRelativeEpsilon && benchNorm <= kRelativeEpsilon)
+            m_s.cosine = m_s.count > 0 ? 1.0 : kNan;
+        else if (npuNorm <= kRelativeEpsilon || benchNorm <= kRelativeEpsilon)
+            m_s.cosine = kNan;
+        else
+            m_s.cosine = m_dot.value() / (npuNorm * benchNorm);
+        return m_s;
+    }
+
+private:
+    DiffSummary m_s;
+    CompensatedSum m_dot;
+    CompensatedSum m_npuSquares;
+    CompensatedSum m_benchSquares;
+};
 
 } // namespace
 
@@ -165,25 +307,6 @@ const char* elementKindName(ElementKind kind)
         return "relative error";
     }
     return "?";
-}
-
-double absoluteDifference(double npu, double bench)
-{
-    // Equal infinities and NaN on both sides are "the same" (msprobe zeroes such positions in both arrays).
-    if (npu == bench || (std::isnan(npu) && std::isnan(bench)))
-        return 0.0;
-    return std::fabs(npu - bench);
-}
-
-double relativeDifference(double npu, double bench)
-{
-    if (npu == bench || (std::isnan(npu) && std::isnan(bench)))
-        return 0.0;
-    if (bench == 0) {
-        bench += kRelativeEpsilon;
-        npu += kRelativeEpsilon;
-    }
-    return std::fabs((npu - bench) / bench);
 }
 
 Result<std::int64_t> checkedNumel(std::span<const std::int64_t> shape)
@@ -231,7 +354,10 @@ Result<ElementView> ElementView::single(const Tensor& tensor)
     if (!numel)
         return numel.error();
     ElementView v;
-    v.m_npu = &tensor;
+    v.m_npuData = tensor.data.data();
+    v.m_npuRead = readerFor(tensor.dtype);
+    v.m_npuBlock = blockReaderFor(tensor.dtype);
+    v.m_npuSize = dtypeSize(tensor.dtype);
     v.m_shape = &tensor.shape;
     v.m_kind = ElementKind::Npu;
     v.m_numel = *numel;
@@ -250,42 +376,75 @@ Result<ElementView> ElementView::pair(const Tensor& npu, const Tensor& bench, El
     if (difference && npu.shape != bench.shape)
         return shapeMismatch(npu, bench);
     ElementView v;
-    v.m_npu = &npu;
-    v.m_bench = &bench;
+    v.m_npuData = npu.data.data();
+    v.m_npuRead = readerFor(npu.dtype);
+    v.m_npuBlock = blockReaderFor(npu.dtype);
+    v.m_npuSize = dtypeSize(npu.dtype);
+    v.m_benchData = bench.data.data();
+    v.m_benchRead = readerFor(bench.dtype);
+    v.m_benchBlock = blockReaderFor(bench.dtype);
+    v.m_benchSize = dtypeSize(bench.dtype);
     v.m_kind = kind;
     v.m_shape = kind == ElementKind::Bench ? &bench.shape : &npu.shape;
     v.m_numel = kind == ElementKind::Bench ? *benchNumel : *npuNumel;
     return v;
 }
 
-double ElementView::at(std::int64_t i) const
+void ElementView::read(std::int64_t first, std::int64_t stride, std::int64_t count, double* out) const
 {
+    if (count <= 0)
+        return;
+    std::int64_t span = 0;
+    std::int64_t last = 0;
+    const bool inRange = !__builtin_mul_overflow(stride, count - 1, &span) && !__builtin_add_overflow(first, span, &last)
+        && first >= 0 && first < m_numel && last >= 0 && last < m_numel;
+    if (!inRange) { // rare: element by element, NaN where out of range
+        for (std::int64_t i = 0; i < count; ++i)
+            out[i] = at(first + i * stride);
+        return;
+    }
     switch (m_kind) {
     case ElementKind::Npu:
-        return m_npu->valueAt(i);
+        m_npuBlock(m_npuData, first, stride, count, out);
+        return;
     case ElementKind::Bench:
-        return m_bench->valueAt(i);
+        m_benchBlock(m_benchData, first, stride, count, out);
+        return;
     case ElementKind::AbsDiff:
-        return absoluteDifference(m_npu->valueAt(i), m_bench->valueAt(i));
     case ElementKind::RelDiff:
-        return relativeDifference(m_npu->valueAt(i), m_bench->valueAt(i));
+        break;
     }
-    return kNan;
+    double bench[kBlock];
+    for (std::int64_t done = 0; done < count; done += kBlock) {
+        const std::int64_t n = std::min(kBlock, count - done);
+        const std::int64_t from = first + done * stride;
+        m_npuBlock(m_npuData, from, stride, n, out + done);
+        m_benchBlock(m_benchData, from, stride, n, bench);
+        if (m_kind == ElementKind::AbsDiff) {
+            for (std::int64_t i = 0; i < n; ++i)
+                out[done + i] = absoluteDifference(out[done + i], bench[i]);
+        } else {
+            for (std::int64_t i = 0; i < n; ++i)
+                out[done + i] = relativeDifference(out[done + i], bench[i]);
+        }
+    }
 }
 
 std::optional<ValueRange> finiteRange(const ElementView& view)
 {
     ValueRange r;
-    for (std::int64_t i = 0; i < view.numel(); ++i) {
-        const double x = view.at(i);
-        if (!std::isfinite(x))
-            continue;
-        if (r.finite == 0 || x < r.lo)
-            r.lo = x;
-        if (r.finite == 0 || x > r.hi)
-            r.hi = x;
-        ++r.finite;
-    }
+    forEachBlock(view, [&](std::int64_t, const double* values, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double x = values[i];
+            if (!std::isfinite(x))
+                continue;
+            if (r.finite == 0 || x < r.lo)
+                r.lo = x;
+            if (r.finite == 0 || x > r.hi)
+                r.hi = x;
+            ++r.finite;
+        }
+    });
     if (r.finite == 0)
         return std::nullopt;
     return r;
@@ -321,8 +480,7 @@ Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::opti
     if (bins == 0 || bins > kMaxHistogramBins)
         return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
                              + std::to_string(bins));
-    const bool explicitRange = range.has_value();
-    if (explicitRange && (!std::isfinite(range->lo) || !std::isfinite(range->hi) || range->lo > range->hi))
+    if (range && (!std::isfinite(range->lo) || !std::isfinite(range->hi) || range->lo > range->hi))
         return argumentError("a histogram range must be finite with lo <= hi");
     if (!range)
         range = finiteRange(view);
@@ -332,16 +490,18 @@ Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::opti
     widenDegenerate(h);
     h.counts.assign(bins, 0);
     const Binner binner(h);
-    for (std::int64_t i = 0; i < view.numel(); ++i) {
-        const double x = view.at(i);
-        ++h.total;
-        if (std::isnan(x))
-            ++h.nan;
-        else if (std::isinf(x))
-            ++(x > 0 ? h.posInf : h.negInf);
-        else
-            binner.add(h, x);
-    }
+    forEachBlock(view, [&](std::int64_t, const double* values, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double x = values[i];
+            if (std::isnan(x))
+                ++h.nan;
+            else if (std::isinf(x))
+                ++(x > 0 ? h.posInf : h.negInf);
+            else
+                binner.add(h, x);
+        }
+        h.total += n;
+    });
     return h;
 }
 
@@ -350,36 +510,40 @@ Result<Histogram> histogramLog10(const ElementView& view, std::size_t bins)
     if (bins == 0 || bins > kMaxHistogramBins)
         return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
                              + std::to_string(bins));
-    Histogram h;
+    // log10 is monotonic: the range comes from the extreme positive values, one logarithm each.
+    double lo = 0;
+    double hi = 0;
     bool any = false;
-    for (std::int64_t i = 0; i < view.numel(); ++i) {
-        const double x = view.at(i);
-        if (!(x > 0) || std::isinf(x))
-            continue;
-        const double l = std::log10(x);
-        h.lo = any ? std::min(h.lo, l) : l;
-        h.hi = any ? std::max(h.hi, l) : l;
-        any = true;
-    }
-    if (!any) {
-        h.lo = 0;
-        h.hi = 1;
-    }
+    forEachBlock(view, [&](std::int64_t, const double* values, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double x = values[i];
+            if (!(x > 0) || std::isinf(x))
+                continue;
+            lo = any ? std::min(lo, x) : x;
+            hi = any ? std::max(hi, x) : x;
+            any = true;
+        }
+    });
+    Histogram h;
+    h.lo = any ? std::log10(lo) : 0.0;
+    h.hi = any ? std::log10(hi) : 1.0;
     widenDegenerate(h);
     h.counts.assign(bins, 0);
     const Binner binner(h);
-    for (std::int64_t i = 0; i < view.numel(); ++i) {
-        const double x = view.at(i);
-        ++h.total;
-        if (std::isnan(x))
-            ++h.nan;
-        else if (std::isinf(x))
-            ++(x > 0 ? h.posInf : h.negInf);
-        else if (x <= 0)
-            ++h.nonPositive;
-        else
-            binner.add(h, std::log10(x));
-    }
+    forEachBlock(view, [&](std::int64_t, const double* values, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double x = values[i];
+            if (std::isnan(x))
+                ++h.nan;
+            else if (std::isinf(x))
+                ++(x > 0 ? h.posInf : h.negInf);
+            else if (x <= 0)
+                ++h.nonPositive;
+            else
+                binner.add(h, std::log10(x));
+        }
+        h.total += n;
+    });
     return h;
 }
 
@@ -447,10 +611,8 @@ Result<Slice2D> extractSlice(const ElementView& view, const SliceSpec& spec, std
         return geometry.error();
     Slice2D slice = std::move(geometry).value();
     slice.values.resize(static_cast<std::size_t>(slice.rows * slice.cols));
-    std::size_t out = 0;
     for (std::int64_t r = 0; r < slice.rows; ++r)
-        for (std::int64_t c = 0; c < slice.cols; ++c)
-            slice.values[out++] = view.at(slice.flatIndexOf(r, c));
+        view.read(slice.flatIndexOf(r, 0), slice.colStride, slice.cols, slice.values.data() + r * slice.cols);
     return slice;
 }
 
@@ -487,7 +649,7 @@ Slice2D downsample(const Slice2D& slice, std::int64_t maxRows, std::int64_t maxC
                         best = x;
                         haveBest = true;
                     }
-                    if (std::isfinite(x)) {
+                    if (pooling == Pooling::Mean && std::isfinite(x)) {
                         sum.add(x);
                         ++finite;
                     }
@@ -537,17 +699,19 @@ Result<std::vector<WorstElement>> worstElements(const Tensor& npu, const Tensor&
     // A heap ordered by `worse` keeps the least bad kept candidate on top, ready to be evicted.
     std::vector<Candidate> heap;
     heap.reserve(k);
-    for (std::int64_t i = 0; i < view->numel(); ++i) {
-        const Candidate c { view->at(i), i };
-        if (heap.size() < k) {
-            heap.push_back(c);
-            std::push_heap(heap.begin(), heap.end(), worse);
-        } else if (worse(c, heap.front())) {
-            std::pop_heap(heap.begin(), heap.end(), worse);
-            heap.back() = c;
-            std::push_heap(heap.begin(), heap.end(), worse);
+    forEachBlock(*view, [&](std::int64_t first, const double* values, std::int64_t count) {
+        for (std::int64_t i = 0; i < count; ++i) {
+            const Candidate c { values[i], first + i };
+            if (heap.size() < k) {
+                heap.push_back(c);
+                std::push_heap(heap.begin(), heap.end(), worse);
+            } else if (worse(c, heap.front())) {
+                std::pop_heap(heap.begin(), heap.end(), worse);
+                heap.back() = c;
+                std::push_heap(heap.begin(), heap.end(), worse);
+            }
         }
-    }
+    });
     std::sort_heap(heap.begin(), heap.end(), worse);
     result.reserve(heap.size());
     for (const Candidate& c : heap) {
@@ -568,8 +732,16 @@ Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench)
     auto view = ElementView::pair(npu, bench, ElementKind::AbsDiff);
     if (!view)
         return view.error();
-    return summarize(
-        view->numel(), [&](std::int64_t i) { return npu.valueAt(i); }, [&](std::int64_t i) { return bench.valueAt(i); });
+    const ElementView n = *ElementView::pair(npu, bench, ElementKind::Npu);
+    const ElementView b = *ElementView::pair(npu, bench, ElementKind::Bench);
+    SummaryBuilder builder;
+    double benchValues[kBlock];
+    forEachBlock(n, [&](std::int64_t first, const double* npuValues, std::int64_t count) {
+        b.read(first, 1, count, benchValues);
+        for (std::int64_t i = 0; i < count; ++i)
+            builder.add(first + i, npuValues[i], benchValues[i]);
+    });
+    return builder.finish();
 }
 
 Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench, const SliceSpec& spec)
@@ -581,16 +753,22 @@ Result<DiffSummary> summarizeDifference(const Tensor& npu, const Tensor& bench, 
     if (!geometry)
         return geometry.error();
     const Slice2D& g = *geometry;
-    const std::int64_t cols = std::max<std::int64_t>(g.cols, 1);
-    auto flat = [&](std::int64_t i) { return g.flatIndexOf(i / cols, i % cols); };
-    DiffSummary s = summarize(
-        g.rows * g.cols, [&](std::int64_t i) { return npu.valueAt(flat(i)); },
-        [&](std::int64_t i) { return bench.valueAt(flat(i)); });
-    if (s.maxAbsIndex >= 0)
-        s.maxAbsIndex = flat(s.maxAbsIndex);
-    if (s.maxRelIndex >= 0)
-        s.maxRelIndex = flat(s.maxRelIndex);
-    return s;
+    const ElementView n = *ElementView::pair(npu, bench, ElementKind::Npu);
+    const ElementView b = *ElementView::pair(npu, bench, ElementKind::Bench);
+    SummaryBuilder builder;
+    double npuValues[kBlock];
+    double benchValues[kBlock];
+    for (std::int64_t r = 0; r < g.rows; ++r) {
+        for (std::int64_t c0 = 0; c0 < g.cols; c0 += kBlock) {
+            const std::int64_t count = std::min(kBlock, g.cols - c0);
+            const std::int64_t first = g.flatIndexOf(r, c0);
+            n.read(first, g.colStride, count, npuValues);
+            b.read(first, g.colStride, count, benchValues);
+            for (std::int64_t i = 0; i < count; ++i)
+                builder.add(first + i * g.colStride, npuValues[i], benchValues[i]);
+        }
+    }
+    return builder.finish();
 }
 
 Result<DiffSummary> summarizeDifference(std::span<const double> npu, std::span<const double> bench)
@@ -599,9 +777,10 @@ Result<DiffSummary> summarizeDifference(std::span<const double> npu, std::span<c
         return makeError("tensor.shape-mismatch", {},
                          std::to_string(npu.size()) + " NPU values against " + std::to_string(bench.size())
                              + " bench values: no element-wise difference");
-    return summarize(
-        static_cast<std::int64_t>(npu.size()), [&](std::int64_t i) { return npu[static_cast<std::size_t>(i)]; },
-        [&](std::int64_t i) { return bench[static_cast<std::size_t>(i)]; });
+    SummaryBuilder builder;
+    for (std::size_t i = 0; i < npu.size(); ++i)
+        builder.add(static_cast<std::int64_t>(i), npu[i], bench[i]);
+    return builder.finish();
 }
 
 } // namespace probescope::tensor

@@ -4,8 +4,10 @@
 #include "tensor/tensor.h"
 #include "util/diagnostic.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -36,10 +38,25 @@ enum class ElementKind : std::uint8_t {
 const char* elementKindName(ElementKind kind); ///< "NPU", "bench", "|NPU − bench|", "relative error"
 
 /// |npu - bench|; 0 where both are NaN or the same infinity (msprobe zeroes such positions on both sides).
-double absoluteDifference(double npu, double bench);
+inline double absoluteDifference(double npu, double bench)
+{
+    if (npu == bench || (std::isnan(npu) && std::isnan(bench)))
+        return 0.0;
+    return std::fabs(npu - bench);
+}
+
 /// |npu - bench| / |bench| with msprobe's epsilon added to both where bench is 0; 0 where both agree as in
 /// absoluteDifference.
-double relativeDifference(double npu, double bench);
+inline double relativeDifference(double npu, double bench)
+{
+    if (npu == bench || (std::isnan(npu) && std::isnan(bench)))
+        return 0.0;
+    if (bench == 0) {
+        bench += kRelativeEpsilon;
+        npu += kRelativeEpsilon;
+    }
+    return std::fabs((npu - bench) / bench);
+}
 
 /// numel of a shape, checked: tensor.shape-invalid for a negative dimension or an int64 overflow.
 Result<std::int64_t> checkedNumel(std::span<const std::int64_t> shape);
@@ -67,13 +84,52 @@ public:
     ElementKind kind() const { return m_kind; }
     const std::vector<std::int64_t>& shape() const { return *m_shape; }
     std::int64_t numel() const { return m_numel; }
-    /// Element `i` (row-major); NaN when out of range.
-    double at(std::int64_t i) const;
+
+    /// Element `i` (row-major); NaN when out of range. Inline, with the dtype's reader chosen once at
+    /// construction: views are walked element by element over tensors of millions of elements.
+    double at(std::int64_t i) const
+    {
+        if (i < 0 || i >= m_numel)
+            return std::numeric_limits<double>::quiet_NaN();
+        switch (m_kind) {
+        case ElementKind::Npu:
+            return npuAt(i);
+        case ElementKind::Bench:
+            return benchAt(i);
+        case ElementKind::AbsDiff:
+            return absoluteDifference(npuAt(i), benchAt(i));
+        case ElementKind::RelDiff:
+            return relativeDifference(npuAt(i), benchAt(i));
+        }
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+
+    /// Elements first, first + stride, … (count of them) into out; NaN for any out of range. The fast path
+    /// for rows and whole tensors: one dtype dispatch per call instead of one per element.
+    void read(std::int64_t first, std::int64_t stride, std::int64_t count, double* out) const;
+
+    /// Reads one element of a dtype as double (exactly as Tensor::valueAt does).
+    using Reader = double (*)(const std::byte*);
+    /// Reads `count` elements, `stride` apart, starting at element `first`.
+    using BlockReader = void (*)(const std::byte* data, std::int64_t first, std::int64_t stride, std::int64_t count,
+                                 double* out);
 
 private:
     ElementView() = default;
-    const Tensor* m_npu = nullptr;
-    const Tensor* m_bench = nullptr;
+    double npuAt(std::int64_t i) const { return m_npuRead(m_npuData + static_cast<std::size_t>(i) * m_npuSize); }
+    double benchAt(std::int64_t i) const
+    {
+        return m_benchRead(m_benchData + static_cast<std::size_t>(i) * m_benchSize);
+    }
+
+    const std::byte* m_npuData = nullptr;
+    const std::byte* m_benchData = nullptr;
+    Reader m_npuRead = nullptr;
+    Reader m_benchRead = nullptr;
+    BlockReader m_npuBlock = nullptr;
+    BlockReader m_benchBlock = nullptr;
+    std::size_t m_npuSize = 0;
+    std::size_t m_benchSize = 0;
     const std::vector<std::int64_t>* m_shape = nullptr;
     ElementKind m_kind = ElementKind::Npu;
     std::int64_t m_numel = 0;
