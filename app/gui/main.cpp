@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope: the desktop application. Argument parsing and wiring only; everything else lives in ui/.
+#include "views/mainwindow.h"
+#include "views/scriptedrun.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QLibraryInfo>
+#include <QLocale>
+#include <QTranslator>
+
+#include <cstdio>
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("ProbeScope");
+    QApplication::setApplicationName("probescope");
+    QApplication::setApplicationVersion(PROBESCOPE_VERSION);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QCoreApplication::translate(
+        "main", "Inspect and compare msprobe precision dumps: NPU_DIR BENCH_DIR (any level: dump root, step, "
+                "rank, dump.json), or msprobe's compare.json alone."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption screenshot("screenshot",
+                                        QCoreApplication::translate("main", "Open the pair, wait for the compare, "
+                                                                            "write a PNG of the window to FILE, "
+                                                                            "print the selected node and exit."),
+                                        "FILE");
+    const QCommandLineOption select("select",
+                                    QCoreApplication::translate("main", "With --screenshot: first-failure (default) "
+                                                                        "or a node's full name."),
+                                    "first-failure|NODE_NAME", "first-failure");
+    const QCommandLineOption pair("pair", QCoreApplication::translate("main", "Which step/rank pair to show first "
+                                                                              "(0-based, in step then rank order)."),
+                                  "INDEX", "0");
+    const QCommandLineOption demo("demo", QCoreApplication::translate("main", "Open the bundled demo pair."));
+    const QCommandLineOption language("lang", QCoreApplication::translate("main", "User-interface language for this "
+                                                                                  "run: en or zh_CN."),
+                                      "LANG");
+    parser.addOptions({ screenshot, select, pair, demo, language });
+    parser.addPositionalArgument("NPU_DIR", QCoreApplication::translate("main", "NPU dump (or compare.json)"));
+    parser.addPositionalArgument("BENCH_DIR", QCoreApplication::translate("main", "bench dump"));
+    parser.process(app);
+
+    probescope::ui::installTranslations(app, parser.value(language));
+
+    const QStringList args = parser.positionalArguments();
+    if (args.size() > 2) {
+        std::fprintf(stderr, "probescope: at most two folders (NPU and bench), got %lld\n",
+                     static_cast<long long>(args.size()));
+        return 2;
+    }
+    probescope::ui::MainWindow window;
+    window.show();
+
+    probescope::ui::ScriptedRun script;
+    if (parser.isSet(screenshot)) {
+        if (args.isEmpty() && !parser.isSet(demo)) {
+            std::fprintf(stderr, "probescope: --screenshot needs NPU_DIR BENCH_DIR (or --demo)\n");
+            return 2;
+        }
+        script.begin(&window, parser.value(screenshot), parser.value(select));
+    }
+    bool ok = false;
+    const int pairIndex = parser.value(pair).toInt(&ok);
+    if (parser.isSet(demo))
+        window.openDemo();
+    else if (!args.isEmpty())
+        window.openInputs(args.value(0), args.value(1), ok ? pairIndex : 0);
+    return app.exec();
+}

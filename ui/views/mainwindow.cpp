@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "views/mainwindow.h"
+
+#include "inspect/metricplot.h"
+#include "inspect/nodetrendplot.h"
+#include "inspect/tensorinspector.h"
+#include "jobs/comparecontroller.h"
+#include "jobs/overviewjob.h"
+#include "models/comparetreemodel.h"
+#include "models/nodesearch.h"
+#include "models/rankoverviewmodel.h"
+#include "models/treefilterproxy.h"
+#include "panels/detailpanel.h"
+#include "panels/exportdialog.h"
+#include "panels/filterbar.h"
+#include "panels/legendwidget.h"
+#include "panels/runutdialog.h"
+#include "panels/searchbar.h"
+#include "panels/settingsdialog.h"
+#include "panels/shortcutsdialog.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace probescope::ui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+QString formatSeconds(double s)
+{
+    if (s < 0 || !std::isfinite(s))
+        return QStringLiteral("–");
+    if (s < 60)
+        return QString::number(s, 'f', 1) + QStringLiteral(" s");
+    return QStringLiteral("%1:%2").arg(static_cast<int>(s) / 60).arg(static_cast<int>(s) % 60, 2, 10, QChar('0'));
+}
+
+QString toQ(const std::string& s) { return QString::fromStdString(s); }
+
+// core's one-line summary minus the part the status line already says: "… (ran #n; DETAIL)" -> DETAIL.
+QString detailOf(const std::string& summary)
+{
+    const std::size_t semicolon = summary.find("; ");
+    QString detail = toQ(semicolon == std::string::npos ? summary : summary.substr(semicolon + 2));
+    if (detail.endsWith(')'))
+        detail.chop(1);
+    return detail;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , m_settings(Settings::load())
+{
+    setObjectName("MainWindow");
+    setAcceptDrops(true);
+    m_controller = new CompareController(this);
+    m_overview = new OverviewJob(this);
+    m_model = new CompareTreeModel(this);
+    m_proxy = new TreeFilterProxy(this);
+    m_proxy->setSourceModel(m_model);
+    m_overviewModel = new RankOverviewModel(this);
+
+    buildActions();
+    buildMenus();
+    buildCentral();
+    buildStatusBar();
+    applySettings();
+    retranslate();
+
+    connect(m_controller, &CompareController::skeletonReady, this, &MainWindow::onSkeleton);
+    connect(m_controller, &CompareController::layoutReady, this, &MainWindow::onLayout);
+    connect(m_controller, &CompareController::statusBatch, this,
+            [this](const session::StatusUpdate& update) { m_model->applyUpdate(update); });
+    connect(m_controller, &CompareController::progress, this, &MainWindow::onProgress);
+    connect(m_controller, &CompareController::finished, this, &MainWindow::onFinished);
+    connect(m_controller, &CompareController::failed, this, &MainWindow::onFailed);
+    connect(m_controller, &CompareController::cancelled, this, &MainWindow::onCancelled);
+    connect(m_overview, &OverviewJob::summaryReady, m_overviewModel, &RankOverviewModel::setSummary);
+    connect(m_overview, &OverviewJob::finished, this, &MainWindow::overviewFinished);
+
+    QSettings store;
+    restoreGeometry(store.value("window/geometry").toByteArray());
+    restoreState(store.value("window/state").toByteArray());
+    if (!store.contains("window/geometry"))
+        resize(1400, 860);
+}
+
+MainWindow::~MainWindow()
+{
+    // The controller's destructor cancels and joins; do it before the model it feeds goes away.
+    delete m_controller;
+    m_controller = nullptr;
+    delete m_overview;
+    m_overview = nullptr;
+}
+
+void MainWindow::buildActions()
+{
+    auto make = [this](QKeySequence key, auto slot) {
+        auto* a = new QAction(this);
+        if (!key.isEmpty())
+            a->setShortcut(key);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a);
+        return a;
+    };
+    m_openNpu = make(QKeySequence::Open, &MainWindow::chooseNpu);
+    m_openBench = make(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), &MainWindow::chooseBench);
+    m_openCompareJson = make(QKeySequence(Qt::CTRL | Qt::Key_J), &MainWindow::chooseCompareJson);
+    m_export = make(QKeySequence(Qt::CTRL | Qt::Key_E), &MainWindow::exportCsv);
+    m_quit = make(QKeySequence::Quit, &QWidget::close);
+    m_expandAll = make(QKeySequence(Qt::CTRL | Qt::Key_Plus), [this] { m_tree->expandAll(); });
+    m_collapseAll = make(QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] { m_tree->collapseAll(); });
+    m_firstFailure = make(QKeySequence(Qt::Key_F), &MainWindow::selectFirstFailure);
+    m_next = make(QKeySequence(Qt::Key_N), &MainWindow::nextFailing);
+    m_previous = make(QKeySequence(Qt::SHIFT | Qt::Key_N), &MainWindow::previousFailing);
+    m_find = make(QKeySequence::Find, [this] { m_search->focusSearch(); });
+    m_cancelAction = make(QKeySequence(Qt::Key_Escape), &MainWindow::cancelCompare);
+    m_runUt = make(QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::runRunUt);
+    m_settingsAction = make(QKeySequence::Preferences, &MainWindow::showSettings);
+    m_demo = make(QKeySequence(), &MainWindow::openDemo);
+    m_shortcuts = make(QKeySequence(Qt::Key_F1), &MainWindow::showShortcuts);
+    m_about = make(QKeySequence(), &MainWindow::showAbout);
+    // Single-letter shortcuts must not fire while the user types in the search field.
+    for (QAction* a : { m_firstFailure, m_next, m_previous })
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+}
+
+void MainWindow::buildMenus()
+{
+    m_fileMenu = menuBar()->addMenu(QString());
+    m_fileMenu->addActions({ m_openNpu, m_openBench, m_openCompareJson });
+    m_recentMenu = m_fileMenu->addMenu(QString());
+    m_fileMenu->addSeparator();
+    m_fileMenu->addAction(m_export);
+    m_fileMenu->addSeparator();
+    m_fileMenu->addAction(m_quit);
+    m_viewMenu = menuBar()->addMenu(QString());
+    m_viewMenu->addActions({ m_expandAll, m_collapseAll });
+    m_goMenu = menuBar()->addMenu(QString());
+    m_goMenu->addActions({ m_firstFailure, m_next, m_previous, m_find, m_cancelAction });
+    m_toolsMenu = menuBar()->addMenu(QString());
+    m_toolsMenu->addActions({ m_runUt, m_settingsAction });
+    m_helpMenu = menuBar()->addMenu(QString());
+    m_helpMenu->addActions({ m_demo, m_shortcuts, m_about });
+    rebuildRecentMenu();
+}
+
+void MainWindow::buildCentral()
+{
+    auto* toolbar = addToolBar(QString());
+    toolbar->setObjectName("selectors");
+    toolbar->setMovable(false);
+    m_pairLabel = new QLabel(this);
+    m_stepBox = new QComboBox(this);
+    m_stepBox->setObjectName("stepSelector");
+    m_rankBox = new QComboBox(this);
+    m_rankBox->setObjectName("rankSelector");
+    m_rankBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    toolbar->addWidget(m_stepBox);
+    toolbar->addWidget(m_rankBox);
+    toolbar->addSeparator();
+    toolbar->addWidget(m_pairLabel);
+    connect(m_stepBox, &QComboBox::activated, this, &MainWindow::onStepChosen);
+    connect(m_rankBox, &QComboBox::activated, this, &MainWindow::onRankChosen);
+
+    auto* left = new QWidget(this);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(4, 4, 4, 4);
+    m_search = new SearchBar(left);
+    m_filter = new FilterBar(left);
+    m_tree = new QTreeView(left);
+    m_tree->setObjectName("constructTree");
+    m_tree->setModel(m_proxy);
+    m_tree->setUniformRowHeights(true); // O(1) row geometry: essential at 200k nodes
+    m_tree->setAlternatingRowColors(false);
+    m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_tree->header()->setStretchLastSection(false);
+    m_tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    m_tree->setColumnWidth(0, 420);
+    m_tree->setColumnWidth(1, 170);
+    m_legend = new LegendWidget(left);
+    leftLayout->addWidget(m_search);
+    leftLayout->addWidget(m_filter);
+    leftLayout->addWidget(m_tree, 1);
+    leftLayout->addWidget(m_legend);
+    connect(m_search, &SearchBar::searchRequested, this, &MainWindow::onSearch);
+    connect(m_search, &SearchBar::nextRequested, this, [this] { stepSearch(1); });
+    connect(m_search, &SearchBar::previousRequested, this, [this] { stepSearch(-1); });
+    connect(m_filter, &FilterBar::filterChanged, this, &MainWindow::applyFilter);
+    connect(m_tree->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onCurrentChanged);
+
+    m_tabs = new QTabWidget(this);
+    m_detail = new DetailPanel(m_tabs);
+    m_plot = new MetricPlot(m_tabs);
+    m_trend = new NodeTrendPlot(m_tabs);
+    m_inspector = new TensorInspector(m_tabs);
+    m_ranks = new QTableView(m_tabs);
+    m_ranks->setObjectName("rankOverview");
+    m_ranks->setModel(m_overviewModel);
+    m_ranks->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_ranks->horizontalHeader()->setStretchLastSection(true);
+    m_tabs->addTab(m_detail, QString());
+    m_tabs->addTab(m_plot, QString());
+    m_tabs->addTab(m_trend, QString());
+    m_tabs->addTab(m_inspector, QString());
+    m_tabs->addTab(m_ranks, QString());
+    connect(m_detail, &DetailPanel::rowActivated, this, &MainWindow::openTensorInspector);
+    connect(m_plot, &MetricPlot::nodeClicked, this, [this](quint32 id) { selectNode(tree::NodeId { id }); });
+    connect(m_ranks, &QTableView::activated, this, [this](const QModelIndex& index) {
+        const int pair = index.data(RankOverviewModel::PairIndexRole).toInt();
+        if (pair >= 0 && pair != m_pairIndex)
+            showPair(pair);
+    });
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->setObjectName("mainSplitter");
+    splitter->addWidget(left);
+    splitter->addWidget(m_tabs);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    setCentralWidget(splitter);
+}
+
+void MainWindow::buildStatusBar()
+{
+    m_message = new QLabel(this);
+    m_message->setObjectName("statusLine");
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(220);
+    m_timeLabel = new QLabel(this);
+    m_cancel = new QPushButton(this);
+    connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancelCompare);
+    statusBar()->addWidget(m_message, 1);
+    statusBar()->addPermanentWidget(m_timeLabel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    setBusy(false);
+}
+
+void MainWindow::retranslate()
+{
+    setWindowTitle(m_npuInput.isEmpty() ? tr("ProbeScope")
+                                        : tr("ProbeScope — %1 ↔ %2")
+                                              .arg(QFileInfo(m_npuInput).fileName(), QFileInfo(m_benchInput).fileName()));
+    m_fileMenu->setTitle(tr("&File"));
+    m_recentMenu->setTitle(tr("Recent pairs"));
+    m_viewMenu->setTitle(tr("&View"));
+    m_goMenu->setTitle(tr("&Go"));
+    m_toolsMenu->setTitle(tr("&Tools"));
+    m_helpMenu->setTitle(tr("&Help"));
+    m_openNpu->setText(tr("Open &NPU dump…"));
+    m_openBench->setText(tr("Open &bench dump…"));
+    m_openCompareJson->setText(tr("Open compare.&json…"));
+    m_export->setText(tr("&Export comparison CSV…"));
+    m_quit->setText(tr("&Quit"));
+    m_expandAll->setText(tr("&Expand all"));
+    m_collapseAll->setText(tr("&Collapse all"));
+    m_firstFailure->setText(tr("&First failing node"));
+    m_next->setText(tr("&Next failing node"));
+    m_previous->setText(tr("&Previous failing node"));
+    m_find->setText(tr("&Find…"));
+    m_cancelAction->setText(tr("&Cancel compare"));
+    m_runUt->setText(tr("Run &run_ut…"));
+    m_settingsAction->setText(tr("&Settings…"));
+    m_demo->setText(tr("Open &demo"));
+    m_shortcuts->setText(tr("&Keyboard shortcuts"));
+    m_about->setText(tr("&About ProbeScope"));
+    m_cancel->setText(tr("Cancel"));
+    m_tabs->setTabText(0, tr("Details"));
+    m_tabs->setTabText(1, tr("Metric plot"));
+    m_tabs->setTabText(2, tr("Across steps/ranks"));
+    m_tabs->setTabText(3, tr("Tensors"));
+    m_tabs->setTabText(4, tr("Rank overview"));
+    m_stepBox->setToolTip(tr("Step"));
+    m_rankBox->setToolTip(tr("NPU rank ↔ bench rank"));
+    if (m_message->text().isEmpty())
+        m_message->setText(tr("Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo)."));
+}
+
+void MainWindow::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    if (event->type() == QEvent::PaletteChange)
+        m_model->setDarkPalette(isDarkTheme(m_settings.theme));
+    QMainWindow::changeEvent(event);
+}
+
+void MainWindow::applySettings()
+{
+    m_model->setBands(m_settings.bands);
+    m_model->setDarkPalette(isDarkTheme(m_settings.theme));
+    m_legend->setColorBands(m_settings.bands);
+}
+
+QString MainWindow::statusLine() const { return m_message->text(); }
+
+bool MainWindow::isComparing() const { return m_controller && m_controller->isRunning(); }
+
+// ----- opening ---------------------------------------------------------------------------------
+
+QString MainWindow::demoDir()
+{
+    const QString app = QCoreApplication::applicationDirPath();
+    for (const QString& candidate : { app + "/../share/probescope/demo", QStringLiteral(PROBESCOPE_SOURCE_DIR "/resources/demo") }) {
+        if (QFileInfo(candidate + "/npu").isDir())
+            return QDir(candidate).canonicalPath();
+    }
+    return {};
+}
+
+void MainWindow::openDemo()
+{
+    const QString dir = demoDir();
+    if (dir.isEmpty()) {
+        QMessageBox::warning(this, tr("Open demo"), tr("The bundled demo pair was not found."));
+        return;
+    }
+    openInputs(dir + "/npu", dir + "/bench");
+}
+
+bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIndex)
+{
+    auto plan = session::planSession(npu.toStdString(), bench.toStdString());
+    if (!plan) {
+        const QString error = toQ(plan.error().format());
+        m_message->setText(tr("Cannot open: %1").arg(error));
+        emit analysisFinished(false, error);
+        if (isVisible() && !QApplication::platformName().contains("offscreen"))
+            QMessageBox::warning(this, tr("Cannot open the dumps"), error);
+        return false;
+    }
+    m_controller->cancel();
+    m_overview->cancel();
+    m_npuInput = npu;
+    m_benchInput = bench;
+    m_plan = std::move(*plan);
+    m_overviewModel->setPlan(*m_plan);
+    m_trend->setPlan(std::make_shared<const session::SessionPlan>(*m_plan));
+    rememberPair(npu, bench);
+    populateSelectors();
+    retranslate();
+    showPair(std::clamp(pairIndex, 0, static_cast<int>(m_plan->pairs.size()) - 1));
+    return true;
+}
+
+void MainWindow::chooseNpu()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open NPU dump"), m_npuInput);
+    if (dir.isEmpty())
+        return;
+    m_npuInput = dir;
+    if (!m_benchInput.isEmpty())
+        openInputs(m_npuInput, m_benchInput);
+    else
+        m_message->setText(tr("NPU dump: %1 — now open the bench dump.").arg(dir));
+}
+
+void MainWindow::chooseBench()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open bench dump"), m_benchInput);
+    if (dir.isEmpty())
+        return;
+    m_benchInput = dir;
+    if (!m_npuInput.isEmpty())
+        openInputs(m_npuInput, m_benchInput);
+    else
+        m_message->setText(tr("Bench dump: %1 — now open the NPU dump.").arg(dir));
+}
+
+void MainWindow::chooseCompareJson()
+{
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open msprobe compare.json"), QString(),
+                                                      tr("JSON files (*.json)"));
+    if (!file.isEmpty())
+        openInputs(file, QString());
+}
+
+void MainWindow::rememberPair(const QString& npu, const QString& bench)
+{
+    QSettings store;
+    QStringList recent = store.value("recent/pairs").toStringList();
+    const QString entry = npu + '\n' + bench;
+    recent.removeAll(entry);
+    recent.prepend(entry);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    store.setValue("recent/pairs", recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value("recent/pairs").toStringList();
+    for (const QString& entry : recent) {
+        const QStringList parts = entry.split('\n');
+        const QString npu = parts.value(0);
+        const QString bench = parts.value(1);
+        auto* a = m_recentMenu->addAction(bench.isEmpty() ? npu : npu + QStringLiteral("  ↔  ") + bench);
+        connect(a, &QAction::triggered, this, [this, npu, bench] { openInputs(npu, bench); });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    QStringList paths;
+    for (const QUrl& url : event->mimeData()->urls()) {
+        if (url.isLocalFile())
+            paths << url.toLocalFile();
+    }
+    if (paths.size() >= 2) {
+        openInputs(paths[0], paths[1]);
+    } else if (paths.size() == 1) {
+        const QFileInfo info(paths[0]);
+        if (info.isFile() && info.suffix() == "json" && info.fileName() != "dump.json")
+            openInputs(paths[0], QString());
+        else if (m_npuInput.isEmpty() || (!m_benchInput.isEmpty() && m_plan)) {
+            m_npuInput = paths[0];
+            m_benchInput.clear();
+            m_plan.reset();
+            m_message->setText(tr("NPU dump: %1 — now drop the bench dump.").arg(paths[0]));
+        } else {
+            openInputs(m_npuInput, paths[0]);
+        }
+    }
+    event->acceptProposedAction();
+}
+
+// ----- steps and ranks -------------------------------------------------------------------------
+
+void MainWindow::populateSelectors()
+{
+    m_stepBox->clear();
+    for (const std::int64_t step : m_plan->steps())
+        m_stepBox->addItem(step < 0 ? tr("(no step)") : tr("step %1").arg(step), QVariant::fromValue<qint64>(step));
+    m_stepBox->setEnabled(m_stepBox->count() > 1);
+}
+
+void MainWindow::onStepChosen(int comboIndex)
+{
+    const auto pairs = m_plan->pairsOfStep(m_stepBox->itemData(comboIndex).toLongLong());
+    if (!pairs.empty())
+        showPair(static_cast<int>(pairs.front()));
+}
+
+void MainWindow::onRankChosen(int comboIndex)
+{
+    showPair(m_rankBox->itemData(comboIndex).toInt());
+}
+
+void MainWindow::showPair(int pairIndex)
+{
+    if (!m_plan || pairIndex < 0 || pairIndex >= static_cast<int>(m_plan->pairs.size()))
+        return;
+    m_pairIndex = pairIndex;
+    const session::RankPair& pair = m_plan->pairs[static_cast<std::size_t>(pairIndex)];
+    // Selectors follow the shown pair.
+    m_stepBox->setCurrentIndex(m_stepBox->findData(QVariant::fromValue<qint64>(pair.step)));
+    m_rankBox->clear();
+    for (const std::size_t i : m_plan->pairsOfStep(pair.step)) {
+        const auto& p = m_plan->pairs[i];
+        m_rankBox->addItem(toQ(p.label()), static_cast<int>(i));
+    }
+    m_rankBox->setCurrentIndex(m_rankBox->findData(pairIndex));
+    m_rankBox->setEnabled(m_rankBox->count() > 1);
+    m_pairLabel->setText(toQ(pair.npu.dir.string()));
+
+    m_analysis.reset();
+    m_skeleton.reset();
+    m_hits.clear();
+    m_hitIndex = -1;
+    m_model->clear();
+    m_detail->clear();
+    m_plot->setAnalysis(nullptr);
+    m_inspector->clear();
+    setBusy(true);
+    m_message->setText(tr("Loading %1…").arg(toQ(pair.label())));
+    m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), compareSettings());
+}
+
+void MainWindow::cancelCompare()
+{
+    if (isComparing())
+        m_controller->cancel();
+}
+
+// ----- compare results -------------------------------------------------------------------------
+
+void MainWindow::setBusy(bool busy)
+{
+    m_progress->setVisible(busy);
+    m_timeLabel->setVisible(busy);
+    m_cancel->setVisible(busy);
+    m_cancelAction->setEnabled(busy);
+    if (busy)
+        m_progress->setValue(0);
+}
+
+void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
+{
+    m_skeleton = skeleton;
+    m_model->setSkeleton(skeleton);
+    m_nodeSearch = std::make_unique<NodeSearch>(skeleton->tree);
+    for (int c = 0; c < m_model->columnCount(); ++c)
+        m_tree->setColumnHidden(c, false);
+    // Top-level modules open so the user sees structure at once.
+    for (int r = 0; r < m_proxy->rowCount(); ++r)
+        m_tree->expand(m_proxy->index(r, 0));
+    m_message->setText(tr("Comparing %1 (%2 nodes)…").arg(toQ(skeleton->pair.label())).arg(skeleton->tree->size()));
+}
+
+void MainWindow::onLayout(std::shared_ptr<const session::NodeStatusTable> status)
+{
+    m_model->setStatus(std::move(status));
+    if (const auto mode = m_model->mode()) {
+        for (int c = 0; c < m_model->columnCount(); ++c)
+            m_tree->setColumnHidden(c, !CompareTreeModel::columnApplies(c, *mode));
+        m_legend->setMode(*mode);
+    }
+}
+
+void MainWindow::onProgress(const QString& stage, double fraction, double elapsed, double remaining)
+{
+    m_progress->setValue(static_cast<int>(fraction * 1000));
+    m_progress->setFormat(stage + QStringLiteral(" %p%"));
+    m_timeLabel->setText(tr("%1 elapsed, %2 left").arg(formatSeconds(elapsed), formatSeconds(remaining)));
+}
+
+void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysis)
+{
+    setBusy(false);
+    m_analysis = analysis;
+    m_model->setStatus(analysis->status);
+    m_filter->setCounts(analysis->status->counts);
+    m_plot->setAnalysis(analysis);
+    m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
+    const compare::FirstFailure& f = analysis->firstFailure;
+    QString line;
+    if (f.found)
+        line = tr("First failing node: %1 (execution #%2). %3")
+                   .arg(toQ(f.key))
+                   .arg(f.executionIndex)
+                   .arg(detailOf(f.summary));
+    else if (!f.key.empty())
+        line = tr("Inputs already differ at the first failing node %1: the divergence began before this dump.")
+                   .arg(toQ(f.key));
+    else
+        line = tr("No failing node: every compared row passes.");
+    m_message->setText(line + tr("  [%1 s]").arg(analysis->seconds, 0, 'f', 2));
+    if (!f.key.empty())
+        selectFirstFailure();
+    startOverview();
+    emit analysisFinished(true, QString());
+}
+
+void MainWindow::onFailed(const QString& message)
+{
+    setBusy(false);
+    m_message->setText(tr("Compare failed: %1").arg(message));
+    emit analysisFinished(false, message);
+}
+
+void MainWindow::onCancelled()
+{
+    setBusy(false);
+    m_message->setText(tr("Compare cancelled."));
+    emit analysisFinished(false, tr("cancelled"));
+}
+
+void MainWindow::startOverview()
+{
+    if (!m_plan || m_plan->pairs.size() < 2)
+        return;
+    m_overview->startAll(*m_plan, compareSettings());
+}
+
+// ----- navigation ------------------------------------------------------------------------------
+
+CompareSettings MainWindow::compareSettings() const
+{
+    CompareSettings settings;
+    settings.threads = m_settings.threads;
+    settings.fuzzy = m_settings.fuzzy;
+    return settings;
+}
+
+void MainWindow::applyFilter(const FilterSpec& spec)
+{
+    std::uint32_t mask = 0;
+    for (const int status : spec.statuses)
+        mask |= 1u << static_cast<unsigned>(status);
+    m_proxy->setStatusMask(spec.statuses.isEmpty() ? TreeFilterProxy::kAllStatuses : mask);
+    m_proxy->setDirectionFilter(spec.direction == FilterSpec::Forward ? TreeFilterProxy::DirectionFilter::Forward
+                                    : spec.direction == FilterSpec::Backward ? TreeFilterProxy::DirectionFilter::Backward
+                                                                             : TreeFilterProxy::DirectionFilter::All);
+    m_proxy->setKindFilter(spec.kind == FilterSpec::Module ? TreeFilterProxy::KindFilter::Module
+                               : spec.kind == FilterSpec::Api ? TreeFilterProxy::KindFilter::Api
+                                                              : TreeFilterProxy::KindFilter::All);
+}
+
+void MainWindow::selectNode(tree::NodeId node)
+{
+    if (!node.valid() || !m_model->tree() || node.value >= m_model->tree()->size())
+        return;
+    QModelIndex index = m_proxy->mapFromSource(m_model->indexOf(node));
+    if (!index.isValid()) {
+        // Hidden by a filter: show everything rather than refuse the jump.
+        m_filter->reset();
+        applyFilter(FilterSpec {});
+        index = m_proxy->mapFromSource(m_model->indexOf(node));
+    }
+    for (QModelIndex p = index.parent(); p.isValid(); p = p.parent())
+        m_tree->expand(p);
+    m_tree->setCurrentIndex(index);
+    m_tree->scrollTo(index, QAbstractItemView::PositionAtCenter);
+}
+
+bool MainWindow::selectNodeByKey(const QString& key)
+{
+    if (!m_model->tree())
+        return false;
+    const auto id = m_model->tree()->find(key.toStdString());
+    if (!id)
+        return false;
+    selectNode(*id);
+    return true;
+}
+
+bool MainWindow::selectFirstFailure()
+{
+    if (!m_analysis || m_analysis->firstFailure.key.empty())
+        return false;
+    selectNode(m_analysis->firstFailure.node);
+    m_tree->setFocus();
+    return true;
+}
+
+QString MainWindow::selectedNodeKey() const
+{
+    const tree::NodeId node = m_model->nodeAt(m_proxy->mapToSource(m_tree->currentIndex()));
+    if (!node.valid() || !m_model->tree())
+        return {};
+    return toQ(std::string(m_model->tree()->node(node).key));
+}
+
+void MainWindow::nextFailing()
+{
+    selectNode(m_model->nextFailing(m_model->nodeAt(m_proxy->mapToSource(m_tree->currentIndex()))));
+}
+
+void MainWindow::previousFailing()
+{
+    selectNode(m_model->previousFailing(m_model->nodeAt(m_proxy->mapToSource(m_tree->currentIndex()))));
+}
+
+void MainWindow::onCurrentChanged(const QModelIndex& current)
+{
+    const tree::NodeId node = m_model->nodeAt(m_proxy->mapToSource(current));
+    if (!node.valid())
+        return;
+    if (m_analysis) {
+        m_detail->setNode(m_analysis, node.value);
+        m_plot->setSelectedNode(node.value);
+    }
+    m_trend->setNode(toQ(std::string(m_model->tree()->node(node).key)));
+}
+
+void MainWindow::onSearch(const QString& pattern, bool regex, bool caseSensitive)
+{
+    m_hits.clear();
+    m_hitIndex = -1;
+    if (!m_model->tree() || pattern.isEmpty()) {
+        m_search->setHits(0, 0);
+        return;
+    }
+    if (!m_nodeSearch)
+        return;
+    const auto result = m_nodeSearch->find(pattern, NodeSearch::Options { regex, caseSensitive });
+    m_hits = result.nodes;
+    if (m_hits.empty()) {
+        m_search->setHits(0, 0);
+        return;
+    }
+    m_hitIndex = 0;
+    selectNode(m_hits.front());
+    m_search->setHits(1, static_cast<int>(m_hits.size()));
+}
+
+void MainWindow::stepSearch(int delta)
+{
+    if (m_hits.empty())
+        return;
+    const int n = static_cast<int>(m_hits.size());
+    m_hitIndex = ((m_hitIndex + delta) % n + n) % n;
+    selectNode(m_hits[static_cast<std::size_t>(m_hitIndex)]);
+    m_search->setHits(m_hitIndex + 1, n);
+}
+
+void MainWindow::openTensorInspector(std::size_t tableRow)
+{
+    if (!m_analysis)
+        return;
+    m_inspector->showRow(m_analysis, tableRow);
+    m_tabs->setCurrentWidget(m_inspector);
+}
+
+// ----- tools -----------------------------------------------------------------------------------
+
+void MainWindow::exportCsv()
+{
+    if (!m_plan || m_pairIndex < 0) {
+        QMessageBox::information(this, tr("Export"), tr("Open a dump pair first."));
+        return;
+    }
+    if (!m_analysis) {
+        QMessageBox::information(this, tr("Export"), tr("Wait for the compare to finish first."));
+        return;
+    }
+    ExportDialog dialog(m_analysis, m_settings, this);
+    dialog.exec();
+}
+
+void MainWindow::runRunUt()
+{
+    RunUtDialog dialog(this);
+    if (m_plan && m_pairIndex >= 0) {
+        RunUtRequest request = dialog.request();
+        request.dumpJson = toQ(m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile.string());
+        dialog.setRequest(request);
+    }
+    dialog.exec();
+}
+
+void MainWindow::showSettings()
+{
+    SettingsDialog dialog(m_settings, this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    m_settings = dialog.settings();
+    m_settings.save();
+    applyTheme(*qApp, m_settings.theme);
+    applySettings();
+}
+
+void MainWindow::showShortcuts()
+{
+    ShortcutsDialog dialog(actions(), this);
+    dialog.exec();
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(this, tr("About ProbeScope"),
+                       tr("<b>ProbeScope %1</b><p>Inspect and compare msprobe precision dumps: find where an NPU "
+                          "run first diverges from its bench.</p>")
+                           .arg(QCoreApplication::applicationVersion()));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    m_controller->cancel();
+    m_overview->cancel();
+    QSettings store;
+    store.setValue("window/geometry", saveGeometry());
+    store.setValue("window/state", saveState());
+    event->accept();
+}
+
+} // namespace probescope::ui

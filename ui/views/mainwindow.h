@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "jobs/comparecontroller.h"
+#include "panels/filterbar.h"
+#include "panels/settings.h"
+#include "session/session.h"
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QPointer>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+class QTabWidget;
+class QTreeView;
+
+namespace probescope::ui {
+
+class CompareController;
+class CompareTreeModel;
+class DetailPanel;
+class FilterBar;
+class LegendWidget;
+class MetricPlot;
+class NodeTrendPlot;
+class OverviewJob;
+class RankOverviewModel;
+class SearchBar;
+class TensorInspector;
+class TreeFilterProxy;
+class NodeSearch;
+
+/**
+ * @brief The ProbeScope main window: open an NPU and a bench dump, browse the construct tree coloured
+ * by accuracy while the compare streams in, land on the first failing node.
+ *
+ * All work runs in CompareController / OverviewJob threads; this class only reacts to their queued
+ * signals. Opening another pair or closing the window cancels the run in flight (its late results are
+ * dropped by the controller's generation check).
+ */
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Opens two inputs at any level (dump root, step, rank folder, dump.json), or a compare.json alone.
+    /// Shows pair `pairIndex` of the plan first. Errors go to a message in the status bar and a dialog.
+    bool openInputs(const QString& npu, const QString& bench, int pairIndex = 0);
+    void openDemo();
+    /// The bundled demo pair: resources/demo in the source tree, or share/probescope/demo when installed.
+    static QString demoDir();
+
+    /// Selects, expands to and scrolls to a node by its full dump.json key; false if absent.
+    bool selectNodeByKey(const QString& key);
+    bool selectFirstFailure();
+    QString selectedNodeKey() const;
+    std::shared_ptr<const session::PairAnalysis> analysis() const { return m_analysis; }
+    bool isComparing() const;
+    const session::SessionPlan* plan() const { return m_plan ? &*m_plan : nullptr; }
+    int currentPair() const { return m_pairIndex; }
+
+    // For tests: the parts of the window.
+    QTreeView* treeView() const { return m_tree; }
+    CompareTreeModel* treeModel() const { return m_model; }
+    TreeFilterProxy* filterProxy() const { return m_proxy; }
+    DetailPanel* detailPanel() const { return m_detail; }
+    SearchBar* searchBar() const { return m_search; }
+    RankOverviewModel* rankOverview() const { return m_overviewModel; }
+    QString statusLine() const;
+
+public slots:
+    void showPair(int pairIndex);
+    void cancelCompare();
+    void nextFailing();
+    void previousFailing();
+
+signals:
+    /// The compare of the shown pair ended: ok, or failed/cancelled with a message.
+    void analysisFinished(bool ok, const QString& error);
+    /// The rank overview finished analysing every pair of the plan.
+    void overviewFinished();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
+private:
+    void buildActions();
+    void buildMenus();
+    void buildCentral();
+    void buildStatusBar();
+    void applySettings();
+    void retranslate();
+
+    void chooseNpu();
+    void chooseBench();
+    void chooseCompareJson();
+    void rememberPair(const QString& npu, const QString& bench);
+    void rebuildRecentMenu();
+    void populateSelectors();
+    void onStepChosen(int comboIndex);
+    void onRankChosen(int comboIndex);
+
+    void onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton);
+    void onLayout(std::shared_ptr<const session::NodeStatusTable> status);
+    void onFinished(std::shared_ptr<const session::PairAnalysis> analysis);
+    void onFailed(const QString& message);
+    void onCancelled();
+    void onProgress(const QString& stage, double fraction, double elapsed, double remaining);
+    void onCurrentChanged(const QModelIndex& current);
+    void onSearch(const QString& pattern, bool regex, bool caseSensitive);
+    void stepSearch(int delta);
+    void startOverview();
+    void selectNode(tree::NodeId node);
+    void applyFilter(const FilterSpec& spec);
+    CompareSettings compareSettings() const;
+    void setBusy(bool busy);
+    void exportCsv();
+    void runRunUt();
+    void showSettings();
+    void showShortcuts();
+    void showAbout();
+    void openTensorInspector(std::size_t tableRow);
+
+    Settings m_settings;
+    std::optional<session::SessionPlan> m_plan;
+    int m_pairIndex = -1;
+    QString m_npuInput;
+    QString m_benchInput;
+    std::shared_ptr<const session::PairSkeleton> m_skeleton;
+    std::shared_ptr<const session::PairAnalysis> m_analysis;
+    std::unique_ptr<NodeSearch> m_nodeSearch;
+    std::vector<tree::NodeId> m_hits;
+    int m_hitIndex = -1;
+
+    CompareController* m_controller = nullptr;
+    OverviewJob* m_overview = nullptr;
+    CompareTreeModel* m_model = nullptr;
+    TreeFilterProxy* m_proxy = nullptr;
+    RankOverviewModel* m_overviewModel = nullptr;
+
+    QTreeView* m_tree = nullptr;
+    SearchBar* m_search = nullptr;
+    FilterBar* m_filter = nullptr;
+    LegendWidget* m_legend = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    DetailPanel* m_detail = nullptr;
+    MetricPlot* m_plot = nullptr;
+    NodeTrendPlot* m_trend = nullptr;
+    TensorInspector* m_inspector = nullptr;
+    QTableView* m_ranks = nullptr;
+    QComboBox* m_stepBox = nullptr;
+    QComboBox* m_rankBox = nullptr;
+    QLabel* m_pairLabel = nullptr;
+
+    QLabel* m_message = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_timeLabel = nullptr;
+    QPushButton* m_cancel = nullptr;
+
+    QMenu* m_fileMenu = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QMenu* m_goMenu = nullptr;
+    QMenu* m_toolsMenu = nullptr;
+    QMenu* m_helpMenu = nullptr;
+    QAction* m_openNpu = nullptr;
+    QAction* m_openBench = nullptr;
+    QAction* m_openCompareJson = nullptr;
+    QAction* m_export = nullptr;
+    QAction* m_quit = nullptr;
+    QAction* m_expandAll = nullptr;
+    QAction* m_collapseAll = nullptr;
+    QAction* m_firstFailure = nullptr;
+    QAction* m_next = nullptr;
+    QAction* m_previous = nullptr;
+    QAction* m_find = nullptr;
+    QAction* m_cancelAction = nullptr;
+    QAction* m_runUt = nullptr;
+    QAction* m_settingsAction = nullptr;
+    QAction* m_demo = nullptr;
+    QAction* m_shortcuts = nullptr;
+    QAction* m_about = nullptr;
+};
+
+} // namespace probescope::ui

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "views/scriptedrun.h"
+
+#include "panels/settings.h"
+#include "views/mainwindow.h"
+
+#include <QApplication>
+#include <QLibraryInfo>
+#include <QLocale>
+#include <QPixmap>
+#include <QSettings>
+#include <QTranslator>
+
+#include <cstdio>
+
+namespace probescope::ui {
+
+bool installTranslations(QApplication& app, const QString& override)
+{
+    const Settings settings = Settings::load();
+    applyTheme(app, settings.theme);
+    // An explicit choice wins; before the user chose, the system locale decides.
+    QString language = override;
+    if (language.isEmpty())
+        language = QSettings().contains(QStringLiteral("ui/language"))
+            ? (settings.language == Language::SimplifiedChinese ? QStringLiteral("zh_CN") : QStringLiteral("en"))
+            : QLocale::system().name();
+    if (!language.startsWith(QLatin1String("zh")))
+        return true;
+    auto* ours = new QTranslator(&app);
+    const bool loaded = ours->load(QStringLiteral(":/i18n/probescope_zh_CN.qm"));
+    if (loaded)
+        QApplication::installTranslator(ours);
+    auto* qt = new QTranslator(&app);
+    if (qt->load(QLocale(QLocale::Chinese, QLocale::China), QStringLiteral("qtbase"), QStringLiteral("_"),
+                 QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
+        QApplication::installTranslator(qt);
+    return loaded;
+}
+
+void ScriptedRun::begin(MainWindow* window, const QString& pngPath, const QString& selection)
+{
+    m_window = window;
+    m_png = pngPath;
+    m_selection = selection.isEmpty() ? QStringLiteral("first-failure") : selection;
+    connect(window, &MainWindow::analysisFinished, this, &ScriptedRun::finish);
+    m_timeout.setSingleShot(true);
+    connect(&m_timeout, &QTimer::timeout, this, [] {
+        std::fprintf(stderr, "probescope: the compare did not finish within ten minutes\n");
+        QCoreApplication::exit(3);
+    });
+    m_timeout.start(10 * 60 * 1000);
+}
+
+void ScriptedRun::finish(bool ok, const QString& error)
+{
+    if (m_done)
+        return;
+    m_done = true;
+    m_timeout.stop();
+    if (!ok) {
+        std::fprintf(stderr, "probescope: %s\n", qPrintable(error));
+        QCoreApplication::exit(1);
+        return;
+    }
+    const bool selected = m_selection == QLatin1String("first-failure") ? m_window->selectFirstFailure()
+                                                                         : m_window->selectNodeByKey(m_selection);
+    if (!selected && m_selection != QLatin1String("first-failure")) {
+        std::fprintf(stderr, "probescope: no node named %s\n", qPrintable(m_selection));
+        QCoreApplication::exit(1);
+        return;
+    }
+    // One turn of the event loop lets the view lay out the selection before the window is grabbed.
+    QTimer::singleShot(0, this, [this] {
+        const QPixmap shot = m_window->grab();
+        if (!shot.save(m_png, "PNG")) {
+            std::fprintf(stderr, "probescope: cannot write %s\n", qPrintable(m_png));
+            QCoreApplication::exit(1);
+            return;
+        }
+        std::printf("%s\n", qPrintable(m_window->selectedNodeKey()));
+        std::fflush(stdout);
+        QCoreApplication::exit(0);
+    });
+}
+
+} // namespace probescope::ui

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+class QApplication;
+
+namespace probescope::ui {
+
+class MainWindow;
+
+/// Applies the theme and loads the compiled translation for `language` ("en", "zh_CN"), else the user's
+/// language setting, else the system locale. False when a Chinese translation was wanted but not found.
+bool installTranslations(QApplication& app, const QString& language = {});
+
+/**
+ * @brief `probescope --screenshot FILE [--select first-failure|NODE]`: waits for the compare, applies
+ * the selection, writes a PNG of the main window, prints the selected node's full name, exits 0.
+ *
+ * Driven by the window's signals, never by polling or processEvents. A failed open or compare exits 1
+ * with the error on stderr; a run that takes more than ten minutes exits 3.
+ */
+class ScriptedRun : public QObject
+{
+    Q_OBJECT
+public:
+    void begin(MainWindow* window, const QString& pngPath, const QString& selection);
+
+private:
+    void finish(bool ok, const QString& error);
+
+    MainWindow* m_window = nullptr;
+    QString m_png;
+    QString m_selection;
+    QTimer m_timeout;
+    bool m_done = false;
+};
+
+} // namespace probescope::ui
