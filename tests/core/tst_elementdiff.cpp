@@ -145,6 +145,99 @@ TEST(ElementDiff, HalfAndBfloat16AreReadExactly)
     EXPECT_EQ(d->at(3), kInf);
 }
 
+TEST(ElementDiff, BlockReadsMatchElementReadsForEveryDtype)
+{
+    // 0..23 in every dtype (bool: alternating), compared through read() (blocks) and at() (one by one).
+    for (DType dtype : { DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::Float16,
+                         DType::BFloat16, DType::Float32, DType::Float64 }) {
+        Tensor t;
+        t.dtype = dtype;
+        t.shape = { 4, 6 };
+        const std::size_t size = dtypeSize(dtype);
+        t.data.resize(24 * size);
+        for (int i = 0; i < 24; ++i) {
+            std::byte* p = t.data.data() + static_cast<std::size_t>(i) * size;
+            switch (dtype) {
+            case DType::Bool:
+            case DType::UInt8:
+            case DType::Int8:
+                *p = static_cast<std::byte>(dtype == DType::Bool ? i % 2 : i);
+                break;
+            case DType::Int16: {
+                const auto v = static_cast<std::int16_t>(-i);
+                std::memcpy(p, &v, 2);
+                break;
+            }
+            case DType::Int32: {
+                const std::int32_t v = i * 1000;
+                std::memcpy(p, &v, 4);
+                break;
+            }
+            case DType::Int64: {
+                const std::int64_t v = (std::int64_t { 1 } << 40) + i;
+                std::memcpy(p, &v, 8);
+                break;
+            }
+            case DType::Float16: {
+                const std::uint16_t v = floatToHalf(static_cast<float>(i) / 3);
+                std::memcpy(p, &v, 2);
+                break;
+            }
+            case DType::BFloat16: {
+                const std::uint16_t v = floatToBfloat16(static_cast<float>(i) / 3);
+                std::memcpy(p, &v, 2);
+                break;
+            }
+            case DType::Float32: {
+                const float v = static_cast<float>(i) / 3;
+                std::memcpy(p, &v, 4);
+                break;
+            }
+            case DType::Float64: {
+                const double v = i / 3.0;
+                std::memcpy(p, &v, 8);
+                break;
+            }
+            }
+        }
+        auto view = ElementView::single(t);
+        ASSERT_TRUE(view.ok());
+        for (std::int64_t i = 0; i < 24; ++i)
+            ASSERT_EQ(view->at(i), t.valueAt(i)) << torchName(dtype) << " " << i;
+        double out[8];
+        view->read(0, 1, 8, out);
+        for (int i = 0; i < 8; ++i)
+            EXPECT_EQ(out[i], t.valueAt(i)) << torchName(dtype);
+        view->read(5, 6, 3, out); // a column: 5, 11, 17
+        EXPECT_EQ(out[2], t.valueAt(17)) << torchName(dtype);
+        view->read(20, 2, 4, out); // 20, 22, then two past the end
+        EXPECT_EQ(out[1], t.valueAt(22));
+        EXPECT_TRUE(std::isnan(out[2]));
+        EXPECT_TRUE(std::isnan(out[3]));
+        view->read(-1, 1, 2, out);
+        EXPECT_TRUE(std::isnan(out[0]));
+        EXPECT_EQ(out[1], t.valueAt(0));
+    }
+    // Differences in blocks longer than one internal block (2048) agree with element reads.
+    std::vector<float> a(5000);
+    std::vector<float> b(5000);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        a[i] = static_cast<float>(i % 97) - 40.0f;
+        b[i] = static_cast<float>(i % 89) - 40.0f;
+    }
+    const Tensor ta = makeFloat({ 5000 }, a);
+    const Tensor tb = makeFloat({ 5000 }, b);
+    for (ElementKind kind : { ElementKind::AbsDiff, ElementKind::RelDiff }) {
+        auto v = ElementView::pair(ta, tb, kind);
+        ASSERT_TRUE(v.ok());
+        std::vector<double> out(5000);
+        v->read(0, 1, 5000, out.data());
+        for (std::int64_t i = 0; i < 5000; i += 37)
+            ASSERT_EQ(out[static_cast<std::size_t>(i)], v->at(i)) << i;
+        EXPECT_EQ(out[4999], v->at(4999));
+    }
+}
+
 TEST(ElementDiff, HistogramCountsBinsAndNonFiniteApart)
 {
     const Tensor t = makeFloat({ 8 }, { 0.0f, 1.0f, 2.0f, 3.0f, 4.0f, static_cast<float>(kNan), static_cast<float>(kInf),
