@@ -475,18 +475,23 @@ double Histogram::binCenter(std::size_t bin) const
     return lo * (1.0 - f) + hi * f;
 }
 
-Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::optional<ValueRange> range)
+namespace {
+
+std::optional<Diagnostic> badBinCount(std::size_t bins)
 {
-    if (bins == 0 || bins > kMaxHistogramBins)
-        return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
-                             + std::to_string(bins));
-    if (range && (!std::isfinite(range->lo) || !std::isfinite(range->hi) || range->lo > range->hi))
-        return argumentError("a histogram range must be finite with lo <= hi");
-    if (!range)
-        range = finiteRange(view);
+    if (bins >= 1 && bins <= kMaxHistogramBins)
+        return std::nullopt;
+    return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
+                         + std::to_string(bins));
+}
+
+/// Sets up `bins` bins over [lo, hi] and counts the view into them; with `log10`, the bins hold log10 of the
+/// positive values and values <= 0 go to nonPositive.
+Histogram fillHistogram(const ElementView& view, std::size_t bins, double lo, double hi, bool log10)
+{
     Histogram h;
-    h.lo = range ? range->lo : 0.0;
-    h.hi = range ? range->hi : 1.0;
+    h.lo = lo;
+    h.hi = hi;
     widenDegenerate(h);
     h.counts.assign(bins, 0);
     const Binner binner(h);
@@ -497,19 +502,35 @@ Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::opti
                 ++h.nan;
             else if (std::isinf(x))
                 ++(x > 0 ? h.posInf : h.negInf);
-            else
+            else if (!log10)
                 binner.add(h, x);
+            else if (x <= 0)
+                ++h.nonPositive;
+            else
+                binner.add(h, std::log10(x));
         }
         h.total += n;
     });
     return h;
 }
 
+} // namespace
+
+Result<Histogram> histogram(const ElementView& view, std::size_t bins, std::optional<ValueRange> range)
+{
+    if (auto bad = badBinCount(bins))
+        return *bad;
+    if (range && (!std::isfinite(range->lo) || !std::isfinite(range->hi) || range->lo > range->hi))
+        return argumentError("a histogram range must be finite with lo <= hi");
+    if (!range)
+        range = finiteRange(view);
+    return fillHistogram(view, bins, range ? range->lo : 0.0, range ? range->hi : 1.0, false);
+}
+
 Result<Histogram> histogramLog10(const ElementView& view, std::size_t bins)
 {
-    if (bins == 0 || bins > kMaxHistogramBins)
-        return argumentError("a histogram needs 1 to " + std::to_string(kMaxHistogramBins) + " bins, not "
-                             + std::to_string(bins));
+    if (auto bad = badBinCount(bins))
+        return *bad;
     // log10 is monotonic: the range comes from the extreme positive values, one logarithm each.
     double lo = 0;
     double hi = 0;
@@ -524,27 +545,7 @@ Result<Histogram> histogramLog10(const ElementView& view, std::size_t bins)
             any = true;
         }
     });
-    Histogram h;
-    h.lo = any ? std::log10(lo) : 0.0;
-    h.hi = any ? std::log10(hi) : 1.0;
-    widenDegenerate(h);
-    h.counts.assign(bins, 0);
-    const Binner binner(h);
-    forEachBlock(view, [&](std::int64_t, const double* values, std::int64_t n) {
-        for (std::int64_t i = 0; i < n; ++i) {
-            const double x = values[i];
-            if (std::isnan(x))
-                ++h.nan;
-            else if (std::isinf(x))
-                ++(x > 0 ? h.posInf : h.negInf);
-            else if (x <= 0)
-                ++h.nonPositive;
-            else
-                binner.add(h, std::log10(x));
-        }
-        h.total += n;
-    });
-    return h;
+    return fillHistogram(view, bins, any ? std::log10(lo) : 0.0, any ? std::log10(hi) : 1.0, true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,35 +23,32 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-Tensor makeFloat(std::vector<std::int64_t> shape, const std::vector<float>& values)
-{
-    Tensor t;
-    t.dtype = DType::Float32;
-    t.shape = std::move(shape);
-    t.data.resize(values.size() * sizeof(float));
-    std::memcpy(t.data.data(), values.data(), t.data.size());
-    return t;
-}
-
-Tensor makeDouble(std::vector<std::int64_t> shape, const std::vector<double>& values)
-{
-    Tensor t;
-    t.dtype = DType::Float64;
-    t.shape = std::move(shape);
-    t.data.resize(values.size() * sizeof(double));
-    std::memcpy(t.data.data(), values.data(), t.data.size());
-    return t;
-}
-
-Tensor makeHalfBits(DType dtype, std::vector<std::int64_t> shape, const std::vector<std::uint16_t>& bits)
+template<typename T>
+Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, const std::vector<T>& values)
 {
     Tensor t;
     t.dtype = dtype;
     t.shape = std::move(shape);
-    t.data.resize(bits.size() * 2);
-    std::memcpy(t.data.data(), bits.data(), t.data.size());
+    t.data.resize(values.size() * sizeof(T));
+    std::memcpy(t.data.data(), values.data(), t.data.size());
     return t;
 }
+
+Tensor makeFloat(std::vector<std::int64_t> shape, const std::vector<float>& values)
+{
+    return makeTensor(DType::Float32, std::move(shape), values);
+}
+
+Tensor makeDouble(std::vector<std::int64_t> shape, const std::vector<double>& values)
+{
+    return makeTensor(DType::Float64, std::move(shape), values);
+}
+
+Tensor makeHalfBits(DType dtype, std::vector<std::int64_t> shape, const std::vector<std::uint16_t>& bits)
+{
+    return makeTensor(dtype, std::move(shape), bits);
+}
+
 
 std::vector<float> iota(std::size_t n, float start = 0)
 {

@@ -65,11 +65,7 @@ MetricPlot::MetricPlot(QWidget* parent)
     bar->addStretch(1);
     layout->addLayout(bar);
 
-    m_plot = new QCustomPlot(this);
-    m_plot->setMinimumSize(240, 160);
-    plotstyle::applyBaseStyle(m_plot);
-    m_title = plotstyle::setTitle(m_plot, nullptr, QString());
-    m_plot->xAxis->setLabel(tr("execution order"));
+    m_plot = plotstyle::makePlot(this, tr("execution order"), &m_title);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -109,11 +105,7 @@ MetricPlot::MetricPlot(QWidget* parent)
     m_failureLabel->setColor(QColor(0xB0200F));
     m_failureLabel->setBrush(QColor(255, 255, 255, 225));
     m_failureLabel->setPadding(QMargins(3, 1, 3, 1));
-    m_messageItem = new QCPItemText(m_plot);
-    m_messageItem->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_messageItem->position->setCoords(0.5, 0.45);
-    m_messageItem->setPositionAlignment(Qt::AlignCenter);
-    m_messageItem->setColor(QColor(0x606060));
+    m_messageItem = plotstyle::addCentredMessage(m_plot);
 
     connect(m_metricBox, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (index >= 0)

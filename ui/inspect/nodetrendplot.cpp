@@ -185,22 +185,14 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     bar->addWidget(m_cancel);
     layout->addLayout(bar);
 
-    m_plot = new QCustomPlot(this);
-    m_plot->setMinimumSize(240, 160);
-    plotstyle::applyBaseStyle(m_plot);
-    m_title = plotstyle::setTitle(m_plot, nullptr, QString());
-    m_plot->xAxis->setLabel(tr("step"));
+    m_plot = plotstyle::makePlot(this, tr("step"), &m_title);
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1.0);
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_plot->xAxis->setTicker(ticker);
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
-    m_messageItem = new QCPItemText(m_plot);
-    m_messageItem->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_messageItem->position->setCoords(0.5, 0.45);
-    m_messageItem->setPositionAlignment(Qt::AlignCenter);
-    m_messageItem->setColor(QColor(0x606060));
+    m_messageItem = plotstyle::addCentredMessage(m_plot);
     layout->addWidget(m_plot, 1);
 
     m_progressTimer = new QTimer(this);

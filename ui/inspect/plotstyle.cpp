@@ -65,6 +65,26 @@ QCPTextElement* setTitle(QCustomPlot* plot, QCPTextElement* existing, const QStr
     return title;
 }
 
+QCustomPlot* makePlot(QWidget* parent, const QString& xLabel, QCPTextElement** title)
+{
+    auto* plot = new QCustomPlot(parent);
+    plot->setMinimumSize(240, 160);
+    applyBaseStyle(plot);
+    *title = setTitle(plot, nullptr, QString());
+    plot->xAxis->setLabel(xLabel);
+    return plot;
+}
+
+QCPItemText* addCentredMessage(QCustomPlot* plot)
+{
+    auto* item = new QCPItemText(plot);
+    item->position->setType(QCPItemPosition::ptAxisRectRatio);
+    item->position->setCoords(0.5, 0.45);
+    item->setPositionAlignment(Qt::AlignCenter);
+    item->setColor(QColor(0x606060));
+    return item;
+}
+
 QString formatNumber(double value)
 {
     if (std::isnan(value))

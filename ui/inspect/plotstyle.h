@@ -7,7 +7,9 @@
 #include <QString>
 
 class QCustomPlot;
+class QCPItemText;
 class QCPTextElement;
+class QWidget;
 
 namespace probescope::ui::plotstyle {
 
@@ -24,6 +26,12 @@ QColor seriesColor(int index);
 
 /// Shared look: antialiasing, light grid, a font a little smaller than the widget's.
 void applyBaseStyle(QCustomPlot* plot);
+
+/// A styled plot with a title row and an x-axis label, as every chart of this folder starts.
+QCustomPlot* makePlot(QWidget* parent, const QString& xLabel, QCPTextElement** title);
+
+/// A grey text centred in the axis rect, for "nothing to show" (it is part of an exported PNG too).
+QCPItemText* addCentredMessage(QCustomPlot* plot);
 
 /// Adds (or updates) a title row above the axis rect, so exported PNGs say what they show.
 QCPTextElement* setTitle(QCustomPlot* plot, QCPTextElement* existing, const QString& text);

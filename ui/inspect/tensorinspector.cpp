@@ -340,10 +340,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     auto* left = new QWidget(split);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
-    m_heatmap = new QCustomPlot(left);
+    m_heatmap = plotstyle::makePlot(left, QString(), &m_heatmapTitle);
     m_heatmap->setMinimumSize(260, 220);
-    plotstyle::applyBaseStyle(m_heatmap);
-    m_heatmapTitle = plotstyle::setTitle(m_heatmap, nullptr, tr("Slice"));
     m_heatmap->axisRect()->setupFullAxesBox(true);
     // Row 0 at the top, as a matrix is printed.
     m_heatmap->yAxis->setRangeReversed(true);
@@ -375,10 +373,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     leftLayout->addWidget(m_pointer);
 
     auto* right = new QSplitter(Qt::Vertical, split);
-    m_histogram = new QCustomPlot(right);
+    m_histogram = plotstyle::makePlot(right, QString(), &m_histogramTitle);
     m_histogram->setMinimumSize(240, 150);
-    plotstyle::applyBaseStyle(m_histogram);
-    m_histogramTitle = plotstyle::setTitle(m_histogram, nullptr, tr("Histogram"));
     m_histogram->yAxis->setLabel(tr("elements"));
     m_histogram->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     m_histogramNote = new QCPItemText(m_histogram);
