@@ -2,6 +2,8 @@
 // core/dump/dumpwriter: Python's json.dump layout (goldens made with Python 3.11's json module) and
 // the crash-safety properties: every prefix of dump.json is salvageable, construct.json / stack.json
 // are valid after every write, finish() gives msprobe's exact files.
+#include "collecttest.h"
+
 #include "dump/dumpfile.h"
 #include "dump/dumpwriter.h"
 #include "dump/jsondocument.h"
@@ -13,41 +15,15 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace probescope;
 using namespace probescope::dump;
+using probescope::testing::readAll;
+using probescope::testing::TempDir;
 
 namespace {
-
-std::string readAll(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-/// A fresh folder per test, removed afterwards.
-class TempDir
-{
-public:
-    TempDir()
-    {
-        m_path = fs::temp_directory_path()
-            / ("ps-writer-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(m_path);
-        fs::create_directories(m_path);
-    }
-    ~TempDir() { fs::remove_all(m_path); }
-    const fs::path& path() const { return m_path; }
-
-private:
-    fs::path m_path;
-};
 
 std::string pyFloat(double v)
 {

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// config.json: msprobe's keys and values, and errors that name the key and its position.
+#include "collecttest.h"
+
+#include <probescope/collect/config.h>
+
+using namespace probescope::collect;
+
+namespace {
+
+/// The error text for `json`, or "" when it parses.
+std::string errorOf(const std::string& json)
+{
+    try {
+        parseConfigText(json, "config.json");
+    } catch (const CollectError& e) {
+        EXPECT_EQ(e.id(), "collect.config");
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+TEST(Config, MsprobeTemplateWithEverySection)
+{
+    // msprobe's own template keeps every task section; only the chosen task's is read.
+    const Config c = parseConfigText(R"({
+        "task": "statistics", "dump_path": "/home/data_dump", "rank": [], "step": [0, 2], "level": "mix",
+        "seed": 1234, "is_deterministic": false, "enable_dataloader": false,
+        "statistics": {"scope": [], "list": [], "data_mode": ["forward", "input"], "summary_mode": "md5"},
+        "tensor": {"scope": [], "list": [], "data_mode": ["all"], "backward_input": ""},
+        "overflow_check": {"overflow_nums": 1},
+        "free_benchmark": {"scope": [], "list": ["conv2d"], "fuzz_device": "npu", "pert_mode": "improve_precision"},
+        "run_ut": {"white_list": [], "black_list": [], "error_data_path": "./"}
+    })");
+    EXPECT_EQ(c.task, Task::Statistics);
+    EXPECT_EQ(c.dumpPath, "/home/data_dump");
+    EXPECT_EQ(c.steps, (std::vector<std::int64_t> { 0, 2 }));
+    EXPECT_EQ(c.level, Level::Mix);
+    EXPECT_EQ(c.summaryMode, SummaryMode::Md5);
+    EXPECT_EQ(c.dataMode, (std::vector<std::string> { "forward", "input" }));
+    EXPECT_TRUE(c.seedConfigured);
+}
+
+TEST(Config, TensorAndOverflowSections)
+{
+    const Config t = parseConfigText(R"({"task": "tensor", "dump_path": "d", "level": "L1",
+        "tensor": {"scope": ["Aten.relu.0", "Aten.sum.0"], "data_mode": ["all"], "backward_input": ["x.pt"],
+                   "file_format": "npy"}})");
+    EXPECT_EQ(t.task, Task::Tensor);
+    EXPECT_EQ(t.scope.size(), 2u);
+    EXPECT_FALSE(t.seedConfigured);
+    const Config o = parseConfigText(R"({"task": "overflow_check", "dump_path": "d", "overflow_check": {"overflow_nums": -1}})");
+    EXPECT_EQ(o.overflowNums, -1);
+}
+
+TEST(Config, ErrorsNameKeyAndPosition)
+{
+    EXPECT_NE(errorOf("{\"task\": \"statistics\",\n \"levle\": \"L1\"}").find("config.json:2:11: error [collect.config]: "
+                                                                           "unknown key \"levle\""),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"statistics": {"scope": [], "summary": "md5"}})").find("unknown key \"summary\" in the \"statistics\" section"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"task": "tensr"})").find("\"task\" must be one of"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"level": "L3"})").find("\"level\" must be one of"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"rank": [0, -1]})").find("\"rank\" must hold integers >= 0 (element 1"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"step": "0"})").find("\"step\" must be a list of integers"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"seed": "x"})").find("\"seed\" must be an integer"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"is_deterministic": 1})").find("\"is_deterministic\" must be true or false"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"statistics": {"data_mode": ["all", "input"]}})").find("\"all\" must stand alone"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"statistics": {"data_mode": ["inputs"]}})").find("(got \"inputs\")"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"statistics": {"summary_mode": "sha"}})").find("\"summary_mode\" must be"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"statistics": {"scope": ["Aten.relu.0"]}})").find("\"scope\" must be empty or name two"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"statistics": {"scope": ["a", "b"], "list": ["relu"]}})").find("cannot both be set"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"task": "overflow_check", "overflow_check": {"overflow_nums": 0}})").find("\"overflow_nums\""),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"task": "overflow_check", "overflow_check": {"scope": []}})").find("unknown key \"scope\""),
+              std::string::npos);
+    EXPECT_NE(errorOf("[1, 2]").find("must be a JSON object"), std::string::npos);
+    EXPECT_NE(errorOf("{\"task\": ").find("not valid JSON"), std::string::npos);
+}
+
+TEST(Config, UnsupportedTasksAndLevelsAreRefusedClearly)
+{
+    EXPECT_NE(errorOf(R"({"task": "free_benchmark"})").find("task \"free_benchmark\" is recognised but not supported"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"task": "run_ut"})").find("task \"run_ut\" is recognised but not supported"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"level": "L2"})").find("level \"L2\""), std::string::npos);
+    EXPECT_NE(errorOf(R"({"enable_dataloader": true})").find("enable_dataloader"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"task": "tensor", "tensor": {"online_run_ut": true}})").find("online_run_ut"), std::string::npos);
+}
+
+TEST(Config, MissingFileIsAnError)
+{
+    try {
+        loadConfig("/nonexistent/config.json");
+        FAIL() << "no error";
+    } catch (const CollectError& e) {
+        EXPECT_EQ(e.id(), "collect.config");
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/config.json"), std::string::npos);
+    }
+}
