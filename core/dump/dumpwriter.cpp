@@ -293,8 +293,7 @@ std::optional<Diagnostic> writeAt(int fd, std::string_view data, std::uint64_t o
 
 Result<int> openFresh(const fs::path& path)
 {
-    // Read-write: finish() reads construct.json / stack.json back to rewrite them.
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return ioError(path, "cannot create", errno);
     return fd;
@@ -323,6 +322,25 @@ void closeFd(int& fd)
     if (fd >= 0)
         ::close(fd);
     fd = -1;
+}
+
+} // namespace
+
+std::optional<Diagnostic> writeFileAtomically(const fs::path& path, std::string_view content);
+
+namespace {
+
+/// Puts `initial` in place through rename() (so the file never exists empty or half-written, even
+/// after a kill) and opens it for further writes. Read-write: finish() reads construct.json and
+/// stack.json back to rewrite them.
+Result<int> createWith(const fs::path& path, std::string_view initial)
+{
+    if (auto problem = writeFileAtomically(path, initial))
+        return *problem;
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return ioError(path, "cannot open", errno);
+    return fd;
 }
 
 } // namespace
@@ -356,13 +374,17 @@ Result<std::unique_ptr<DumpWriter>> DumpWriter::create(const fs::path& rankDir, 
     w->m_dumpPath = rankDir / header.dumpFileName;
     w->m_header = std::move(header);
 
-    auto fd = openFresh(w->m_dumpPath);
-    if (!fd)
-        return fd.error();
-    w->m_dumpFd = *fd;
+    // construct.json and stack.json first: whenever dump.json is there, they are too.
+    if (w->m_header.withConstruct) {
+        if (auto problem = w->openObjectFile(w->m_construct, rankDir / "construct.json"))
+            return *problem;
+    }
+    if (w->m_header.withStack) {
+        if (auto problem = w->openObjectFile(w->m_stack, rankDir / "stack.json"))
+            return *problem;
+    }
 
-    // The header and the opening of "data" go out in one write, so a kill leaves either nothing or a
-    // file the salvage can read.
+    // The header and the opening of "data" appear at once, so dump.json is never there without them.
     std::string head;
     PyJsonWriter json(head);
     json.beginObject();
@@ -379,18 +401,11 @@ Result<std::unique_ptr<DumpWriter>> DumpWriter::create(const fs::path& rankDir, 
         json.null();
     json.key("data");
     head += '{';
-    if (auto problem = writeAt(w->m_dumpFd, head, 0, w->m_dumpPath))
-        return *problem;
+    auto fd = createWith(w->m_dumpPath, head);
+    if (!fd)
+        return fd.error();
+    w->m_dumpFd = *fd;
     w->m_dumpEnd = head.size();
-
-    if (w->m_header.withConstruct) {
-        if (auto problem = w->openObjectFile(w->m_construct, rankDir / "construct.json"))
-            return *problem;
-    }
-    if (w->m_header.withStack) {
-        if (auto problem = w->openObjectFile(w->m_stack, rankDir / "stack.json"))
-            return *problem;
-    }
     return w;
 }
 
@@ -406,13 +421,13 @@ DumpWriter::~DumpWriter()
 std::optional<Diagnostic> DumpWriter::openObjectFile(ObjectFile& file, const fs::path& path)
 {
     file.path = path;
-    auto fd = openFresh(path);
+    auto fd = createWith(path, "{}");
     if (!fd)
         return fd.error();
     file.fd = *fd;
     file.closeAt = 1;
     file.members = 0;
-    return writeAt(file.fd, "{}", 0, path);
+    return std::nullopt;
 }
 
 std::optional<Diagnostic> DumpWriter::addEntry(std::string_view key, std::string_view valueText)
