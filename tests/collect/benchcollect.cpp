@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope-bench-collect: what the collector costs. Step time of the example model (conv + attention
+// + MLP) without a debugger and with statistics / tensor dumps at L1 and mix, and the write throughput
+// of tensor mode on large tensors. Run by the bench-collect target; timing is never a unit test.
+#include "model.h"
+
+#include "../../core/collect/ptwriter.h"
+
+#include <probescope/collect/precisiondebugger.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace collect = probescope::collect;
+namespace example = probescope::example;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::uintmax_t folderBytes(const fs::path& dir)
+{
+    std::uintmax_t total = 0;
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+        if (e.is_regular_file(ec))
+            total += e.file_size(ec);
+    }
+    return total;
+}
+
+struct Mode
+{
+    const char* name;
+    std::optional<collect::Task> task; ///< none: no debugger
+    collect::Level level = collect::Level::L1;
+};
+
+struct StepFigures
+{
+    double median = 0;  ///< seconds per step
+    double bytes = 0;   ///< dump bytes per step
+};
+
+/// Median step time of `steps` training steps after `warmup` ones, each dumped as msprobe's loop does.
+StepFigures measure(const Mode& mode, const example::ModelSize& size, int warmup, int steps, const fs::path& scratch)
+{
+    collect::seedAll(2024, false);
+    example::ExampleNet model(size);
+    torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    const example::Batch batch = example::makeBatch(0, size);
+    std::unique_ptr<collect::PrecisionDebugger> debugger;
+    const fs::path dumpPath = scratch / mode.name;
+    if (mode.task) {
+        collect::Options o;
+        o.dumpPath = dumpPath.string();
+        o.task = *mode.task;
+        o.level = mode.level;
+        o.model = model.ptr();
+        debugger = std::make_unique<collect::PrecisionDebugger>(o);
+    }
+    std::vector<double> times;
+    for (int i = 0; i < warmup + steps; ++i) {
+        const auto t0 = Clock::now();
+        if (debugger)
+            debugger->start();
+        const auto logits = collect::call(model)(batch.images);
+        const auto loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+        loss.backward();
+        if (debugger)
+            debugger->stop();
+        optimizer.step();
+        optimizer.zero_grad();
+        if (debugger)
+            debugger->step();
+        if (i >= warmup)
+            times.push_back(seconds(Clock::now() - t0));
+    }
+    debugger.reset();
+    StepFigures f;
+    std::sort(times.begin(), times.end());
+    f.median = times[times.size() / 2];
+    f.bytes = mode.task ? static_cast<double>(folderBytes(dumpPath)) / (warmup + steps) : 0;
+    fs::remove_all(dumpPath);
+    return f;
+}
+
+void stepTable(const char* title, const example::ModelSize& size, int warmup, int steps, const fs::path& scratch)
+{
+    const Mode modes[] = {
+        { "none", std::nullopt },
+        { "statistics-L1", collect::Task::Statistics, collect::Level::L1 },
+        { "statistics-mix", collect::Task::Statistics, collect::Level::Mix },
+        { "tensor-L1", collect::Task::Tensor, collect::Level::L1 },
+        { "tensor-mix", collect::Task::Tensor, collect::Level::Mix },
+    };
+    std::printf("\n%s: batch %lld, image %lldx%lld, width %lld, hidden %lld; median of %d steps after %d\n", title,
+                static_cast<long long>(size.batch), static_cast<long long>(size.image), static_cast<long long>(size.image),
+                static_cast<long long>(size.width), static_cast<long long>(size.hidden), steps, warmup);
+    std::printf("  %-16s %12s %8s %14s\n", "mode", "step (ms)", "x none", "dump MB/step");
+    double base = 0;
+    for (const Mode& m : modes) {
+        const StepFigures f = measure(m, size, warmup, steps, scratch);
+        if (!m.task)
+            base = f.median;
+        std::printf("  %-16s %12.2f %8.2f %14.2f\n", m.name, f.median * 1e3, f.median / base, f.bytes / 1e6);
+        std::fflush(stdout);
+    }
+}
+
+/// Tensor mode on large tensors: an elementwise op whose input and output are saved, timed against
+/// the same op without a debugger; also the .pt writer alone.
+void throughput(std::int64_t megabytes, int repeat, const fs::path& scratch)
+{
+    const std::int64_t numel = megabytes * 1024 * 1024 / 4;
+    const at::Tensor x = at::randn({ numel });
+    at::Tensor sink = x.relu(); // fault the output pages in once
+
+    std::vector<double> plain;
+    for (int i = 0; i < repeat; ++i) {
+        const auto t0 = Clock::now();
+        sink = x.relu();
+        plain.push_back(seconds(Clock::now() - t0));
+    }
+    std::vector<double> dumped;
+    double bytes = 0;
+    {
+        collect::Options o;
+        o.dumpPath = (scratch / "throughput").string();
+        o.task = collect::Task::Tensor;
+        o.level = collect::Level::L1;
+        collect::PrecisionDebugger debugger(o);
+        for (int i = 0; i < repeat; ++i) {
+            debugger.start();
+            const auto t0 = Clock::now();
+            sink = x.relu();
+            dumped.push_back(seconds(Clock::now() - t0));
+            debugger.stop();
+            bytes = static_cast<double>(folderBytes(debugger.rankDir() / "dump_tensor_data"));
+            fs::remove_all(debugger.rankDir());
+            debugger.step();
+        }
+    }
+    fs::remove_all(scratch / "throughput");
+    std::sort(plain.begin(), plain.end());
+    std::sort(dumped.begin(), dumped.end());
+    const double extra = dumped[dumped.size() / 2] - plain[plain.size() / 2];
+    std::printf("\ntensor mode, one relu on %lld MiB float32 (input and output saved, %.0f MB per call), median of %d:\n",
+                static_cast<long long>(megabytes), bytes / 1e6, repeat);
+    std::printf("  op alone %.1f ms, op dumped %.1f ms: %.2f GB/s of .pt data (statistics, CRC-32 and write)\n",
+                plain[plain.size() / 2] * 1e3, dumped[dumped.size() / 2] * 1e3, bytes / extra / 1e9);
+
+    // The writer alone (CRC-32 + one writev to the page cache).
+    std::vector<double> writes;
+    const fs::path file = scratch / "alone.pt";
+    for (int i = 0; i < repeat; ++i) {
+        collect::PtTensorBytes t { "FloatStorage", { numel }, x.data_ptr(), x.nbytes(), 4 };
+        const auto t0 = Clock::now();
+        if (auto problem = collect::writePt(file, t))
+            std::fprintf(stderr, "%s\n", problem->format().c_str());
+        writes.push_back(seconds(Clock::now() - t0));
+        fs::remove(file);
+    }
+    std::sort(writes.begin(), writes.end());
+    std::printf("  .pt writer alone: %.2f GB/s\n", static_cast<double>(x.nbytes()) / writes[writes.size() / 2] / 1e9);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    bool quick = false;
+    fs::path scratch = fs::temp_directory_path() / ("probescope-bench-collect-" + std::to_string(::getpid()));
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (std::strcmp(argv[i], "--scratch") == 0 && i + 1 < argc)
+            scratch = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: probescope-bench-collect [--quick] [--scratch DIR]\n");
+            return 2;
+        }
+    }
+    at::set_num_threads(1);
+    fs::create_directories(scratch);
+    std::printf("probescope-bench-collect (LibTorch %s, 1 intra-op thread)%s\n", TORCH_VERSION, quick ? " --quick" : "");
+    try {
+        stepTable("the example model as probescope-example-train runs it", example::ModelSize {}, quick ? 1 : 5,
+                  quick ? 2 : 40, scratch);
+        if (!quick) {
+            example::ModelSize larger;
+            larger.batch = 32;
+            larger.image = 32;
+            larger.width = 64;
+            larger.hidden = 256;
+            stepTable("the example model, larger", larger, 2, 15, scratch);
+        }
+        throughput(quick ? 4 : 256, quick ? 1 : 5, scratch);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "probescope-bench-collect: %s\n", e.what());
+        fs::remove_all(scratch);
+        return 1;
+    }
+    fs::remove_all(scratch);
+    return 0;
+}
