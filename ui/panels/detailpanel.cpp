@@ -289,8 +289,8 @@ void DetailPanel::updateReasons()
         const Status s = m_model->rowStatus(r);
         if (!session::isFailing(s) && s != Status::Unmatched)
             continue;
-        const std::size_t tr_ = m_model->tableRow(r);
-        const auto& cells = table.rows[tr_];
+        const std::size_t row = m_model->tableRow(r);
+        const auto& cells = table.rows[row];
         const QString leaf = m_model->cellText(r, 0);
         auto textOf = [&](int c) {
             return c >= 0 && static_cast<std::size_t>(c) < cells.size() && cells[static_cast<std::size_t>(c)].isString()
@@ -304,8 +304,8 @@ void DetailPanel::updateReasons()
             why = tr("md5 differs (NPU %1, bench %2)").arg(textOf(npuMd5), textOf(benchMd5));
         else if (why.isEmpty() && textOf(accuracy) == QLatin1String("No"))
             why = tr("accuracy not reached");
-        else if (why.isEmpty() && tr_ < table.colors.size() && table.colors[tr_] != compare::RowColor::None)
-            why = table.colors[tr_] == compare::RowColor::Red ? tr("highlighted red by msprobe's rules")
+        else if (why.isEmpty() && row < table.colors.size() && table.colors[row] != compare::RowColor::None)
+            why = table.colors[row] == compare::RowColor::Red ? tr("highlighted red by msprobe's rules")
                                                                : tr("highlighted yellow by msprobe's rules");
         else if (why.isEmpty())
             why = statuspalette::label(s);
