@@ -10,6 +10,7 @@
 #include <QFont>
 
 #include <map>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -92,66 +93,99 @@ void NodeRowsModel::setDarkTheme(bool dark)
                          { Qt::BackgroundRole, Qt::ForegroundRole });
 }
 
+namespace {
+
+// One table column shown by the model. Titles and tooltips are marked for lupdate here and translated
+// when the columns are built; a null title shows msprobe's column name as it is (metric names), a null
+// tooltip shows it as the tooltip.
+struct CellColumn
+{
+    const char* name;
+    const char* title;
+    const char* toolTip;
+};
+
+#define PS_COLUMN(text) QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", text)
+
+constexpr CellColumn kDtypeShape[] = {
+    { "NPU Dtype", PS_COLUMN("NPU dtype"), nullptr },
+    { "Bench Dtype", PS_COLUMN("Bench dtype"), nullptr },
+    { "NPU Tensor Shape", PS_COLUMN("NPU shape"), nullptr },
+    { "Bench Tensor Shape", PS_COLUMN("Bench shape"), nullptr },
+    { "NPU Requires_grad", PS_COLUMN("NPU requires_grad"), nullptr },
+    { "Bench Requires_grad", PS_COLUMN("Bench requires_grad"), nullptr },
+};
+constexpr CellColumn kRealData[] = {
+    { "Cosine", nullptr, PS_COLUMN("Cosine similarity of the two tensors") },
+    { "EucDist", nullptr, PS_COLUMN("Euclidean distance of the two tensors") },
+    { "MaxAbsErr", nullptr, PS_COLUMN("Largest absolute difference") },
+    { "MaxRelativeErr", nullptr, PS_COLUMN("Largest relative difference") },
+    { "One Thousandth Err Ratio", PS_COLUMN("1‰ ratio"),
+      PS_COLUMN("One Thousandth Err Ratio: share of elements whose relative error is below 0.001") },
+    { "Five Thousandths Err Ratio", PS_COLUMN("5‰ ratio"),
+      PS_COLUMN("Five Thousandths Err Ratio: share of elements whose relative error is below 0.005") },
+};
+constexpr CellColumn kStatistics[] = {
+    { "Max diff", nullptr, nullptr },       { "Min diff", nullptr, nullptr },
+    { "Mean diff", nullptr, nullptr },      { "L2norm diff", nullptr, nullptr },
+    { "MaxRelativeErr", nullptr, nullptr }, { "MinRelativeErr", nullptr, nullptr },
+    { "MeanRelativeErr", nullptr, nullptr }, { "NormRelativeErr", nullptr, nullptr },
+};
+constexpr CellColumn kMd5[] = {
+    { "NPU MD5", PS_COLUMN("NPU md5"), nullptr },
+    { "BENCH MD5", PS_COLUMN("Bench md5"), nullptr },
+};
+// Adjacent NPU/bench pairs, so the two values of one statistic sit next to each other; then the verdicts.
+constexpr CellColumn kTrailing[] = {
+    { "NPU max", PS_COLUMN("NPU max"), nullptr },
+    { "Bench max", PS_COLUMN("Bench max"), nullptr },
+    { "NPU min", PS_COLUMN("NPU min"), nullptr },
+    { "Bench min", PS_COLUMN("Bench min"), nullptr },
+    { "NPU mean", PS_COLUMN("NPU mean"), nullptr },
+    { "Bench mean", PS_COLUMN("Bench mean"), nullptr },
+    { "NPU l2norm", PS_COLUMN("NPU norm"), nullptr },
+    { "Bench l2norm", PS_COLUMN("Bench norm"), nullptr },
+    { "Accuracy Reached or Not", PS_COLUMN("Accuracy reached"), nullptr },
+    { "Result", PS_COLUMN("Result"), PS_COLUMN("msprobe's Result column") },
+    { "Requires_grad Consistent", PS_COLUMN("Requires_grad consistent"), nullptr },
+    { "Err_message", PS_COLUMN("Err_message"), PS_COLUMN("Why msprobe flagged the row") },
+};
+
+#undef PS_COLUMN
+
+} // namespace
+
 void NodeRowsModel::buildColumns(const compare::CompareTable& table)
 {
-    auto add = [&](ColumnKind kind, int tableColumn, QString title, QString toolTip = {}) {
+    auto add = [&](ColumnKind kind, int tableColumn, QString title, QString toolTip) {
         m_columns.push_back({ kind, tableColumn, std::move(title), std::move(toolTip) });
     };
     // A column is shown only when the table has it: the profile (1.2 / 26) and mode decide the set.
-    auto addCell = [&](const char* name, QString title, QString toolTip = {}) {
-        const int c = table.column(name);
-        if (c >= 0)
-            add(ColumnKind::TableCell, c, std::move(title), toolTip.isEmpty() ? QString::fromLatin1(name) : toolTip);
+    auto addCells = [&](std::span<const CellColumn> columns) {
+        for (const CellColumn& c : columns) {
+            const int index = table.column(c.name);
+            if (index >= 0)
+                add(ColumnKind::TableCell, index, c.title ? tr(c.title) : QString::fromUtf8(c.name),
+                    c.toolTip ? tr(c.toolTip) : QString::fromUtf8(c.name));
+        }
     };
     // msprobe's order (dtype, shape, metrics, statistics, verdict, Err_message), except that the verdict
     // comes right after the leaf: the status must be readable without scrolling, never by colour alone.
     add(ColumnKind::Leaf, -1, tr("Leaf"), tr("The input, output or parameter of the node"));
     add(ColumnKind::Verdict, -1, tr("Verdict"), tr("ProbeScope's status of the row"));
-    addCell("NPU Dtype", tr("NPU dtype"));
-    addCell("Bench Dtype", tr("Bench dtype"));
-    addCell("NPU Tensor Shape", tr("NPU shape"));
-    addCell("Bench Tensor Shape", tr("Bench shape"));
-    addCell("NPU Requires_grad", tr("NPU requires_grad"));
-    addCell("Bench Requires_grad", tr("Bench requires_grad"));
+    addCells(kDtypeShape);
     switch (table.mode) {
     case compare::CompareMode::RealData:
-        addCell("Cosine", QStringLiteral("Cosine"), tr("Cosine similarity of the two tensors"));
-        addCell("EucDist", QStringLiteral("EucDist"), tr("Euclidean distance of the two tensors"));
-        addCell("MaxAbsErr", QStringLiteral("MaxAbsErr"), tr("Largest absolute difference"));
-        addCell("MaxRelativeErr", QStringLiteral("MaxRelativeErr"), tr("Largest relative difference"));
-        addCell("One Thousandth Err Ratio", tr("1‰ ratio"),
-                tr("One Thousandth Err Ratio: share of elements whose relative error is below 0.001"));
-        addCell("Five Thousandths Err Ratio", tr("5‰ ratio"),
-                tr("Five Thousandths Err Ratio: share of elements whose relative error is below 0.005"));
+        addCells(kRealData);
         break;
     case compare::CompareMode::Summary:
-        addCell("Max diff", QStringLiteral("Max diff"));
-        addCell("Min diff", QStringLiteral("Min diff"));
-        addCell("Mean diff", QStringLiteral("Mean diff"));
-        addCell("L2norm diff", QStringLiteral("L2norm diff"));
-        addCell("MaxRelativeErr", QStringLiteral("MaxRelativeErr"));
-        addCell("MinRelativeErr", QStringLiteral("MinRelativeErr"));
-        addCell("MeanRelativeErr", QStringLiteral("MeanRelativeErr"));
-        addCell("NormRelativeErr", QStringLiteral("NormRelativeErr"));
+        addCells(kStatistics);
         break;
     case compare::CompareMode::Md5:
-        addCell("NPU MD5", tr("NPU md5"));
-        addCell("BENCH MD5", tr("Bench md5"));
+        addCells(kMd5);
         break;
     }
-    // Statistics in adjacent NPU/bench pairs, so the two values of one statistic sit next to each other.
-    addCell("NPU max", tr("NPU max"));
-    addCell("Bench max", tr("Bench max"));
-    addCell("NPU min", tr("NPU min"));
-    addCell("Bench min", tr("Bench min"));
-    addCell("NPU mean", tr("NPU mean"));
-    addCell("Bench mean", tr("Bench mean"));
-    addCell("NPU l2norm", tr("NPU norm"));
-    addCell("Bench l2norm", tr("Bench norm"));
-    addCell("Accuracy Reached or Not", tr("Accuracy reached"));
-    addCell("Result", tr("Result"), tr("msprobe's Result column"));
-    addCell("Requires_grad Consistent", tr("Requires_grad consistent"));
-    addCell("Err_message", tr("Err_message"), tr("Why msprobe flagged the row"));
+    addCells(kTrailing);
     if (table.mode == compare::CompareMode::RealData) {
         add(ColumnKind::NpuDataFile, -1, tr("NPU data file"), tr("Tensor file of the NPU leaf"));
         add(ColumnKind::BenchDataFile, -1, tr("Bench data file"), tr("Tensor file of the bench leaf"));
