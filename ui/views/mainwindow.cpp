@@ -356,7 +356,7 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
         const QString error = toQ(plan.error().format());
         m_message->setText(tr("Cannot open: %1").arg(error));
         emit analysisFinished(false, error);
-        if (isVisible() && !QApplication::platformName().contains("offscreen"))
+        if (!m_quiet && isVisible() && !QApplication::platformName().contains("offscreen"))
             QMessageBox::warning(this, tr("Cannot open the dumps"), error);
         return false;
     }

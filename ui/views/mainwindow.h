@@ -80,6 +80,8 @@ public:
     SearchBar* searchBar() const { return m_search; }
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
     QString statusLine() const;
+    /// No modal dialogs (scripted runs and tests): problems go to the status line and analysisFinished only.
+    void setQuiet(bool quiet) { m_quiet = quiet; }
 
 public slots:
     void showPair(int pairIndex);
@@ -140,6 +142,7 @@ private:
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;
     int m_pairIndex = -1;
+    bool m_quiet = false;
     QString m_npuInput;
     QString m_benchInput;
     std::shared_ptr<const session::PairSkeleton> m_skeleton;

@@ -38,9 +38,17 @@ bool installTranslations(QApplication& app, const QString& override)
     return loaded;
 }
 
+// The result may be known before the event loop runs (an input that cannot be opened), when
+// QCoreApplication::exit() would be lost; a queued call reaches the loop once it starts.
+void ScriptedRun::exitLater(int code)
+{
+    QTimer::singleShot(0, qApp, [code] { QCoreApplication::exit(code); });
+}
+
 void ScriptedRun::begin(MainWindow* window, const QString& pngPath, const QString& selection)
 {
     m_window = window;
+    window->setQuiet(true);
     m_png = pngPath;
     m_selection = selection.isEmpty() ? QStringLiteral("first-failure") : selection;
     connect(window, &MainWindow::analysisFinished, this, &ScriptedRun::finish);
@@ -60,14 +68,14 @@ void ScriptedRun::finish(bool ok, const QString& error)
     m_timeout.stop();
     if (!ok) {
         std::fprintf(stderr, "probescope: %s\n", qPrintable(error));
-        QCoreApplication::exit(1);
+        exitLater(1);
         return;
     }
     const bool selected = m_selection == QLatin1String("first-failure") ? m_window->selectFirstFailure()
                                                                          : m_window->selectNodeByKey(m_selection);
     if (!selected && m_selection != QLatin1String("first-failure")) {
         std::fprintf(stderr, "probescope: no node named %s\n", qPrintable(m_selection));
-        QCoreApplication::exit(1);
+        exitLater(1);
         return;
     }
     // One turn of the event loop lets the view lay out the selection before the window is grabbed.
@@ -75,12 +83,12 @@ void ScriptedRun::finish(bool ok, const QString& error)
         const QPixmap shot = m_window->grab();
         if (!shot.save(m_png, "PNG")) {
             std::fprintf(stderr, "probescope: cannot write %s\n", qPrintable(m_png));
-            QCoreApplication::exit(1);
+            exitLater(1);
             return;
         }
         std::printf("%s\n", qPrintable(m_window->selectedNodeKey()));
         std::fflush(stdout);
-        QCoreApplication::exit(0);
+        exitLater(0);
     });
 }
 

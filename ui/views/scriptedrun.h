@@ -30,6 +30,7 @@ public:
 
 private:
     void finish(bool ok, const QString& error);
+    static void exitLater(int code);
 
     MainWindow* m_window = nullptr;
     QString m_png;
