@@ -12,12 +12,15 @@
 #include <QAbstractItemModelTester>
 #include <QFont>
 #include <QIcon>
+#include <QPaintEvent>
 #include <QSignalSpy>
+#include <QTest>
 #include <QTreeView>
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <vector>
@@ -120,11 +123,18 @@ std::shared_ptr<session::NodeStatusTable> partiallyPending(const session::PairAn
     return t;
 }
 
-class ModelsOnFixture : public ::testing::TestWithParam<const char*>
+// Parameters: the fixture, and whether status changes are signalled in bulk (threshold 0) or row by row.
+class ModelsOnFixture : public ::testing::TestWithParam<std::tuple<const char*, bool>>
 {
 protected:
-    const session::PairAnalysis& analysis() const { return *fixture(GetParam()).step0; }
-    void SetUp() override { ASSERT_TRUE(fixture(GetParam()).step0) << "fixture failed to analyse"; }
+    const char* name() const { return std::get<0>(GetParam()); }
+    const session::PairAnalysis& analysis() const { return *fixture(name()).step0; }
+    void SetUp() override { ASSERT_TRUE(fixture(name()).step0) << "fixture failed to analyse"; }
+    void configure(CompareTreeModel& model) const
+    {
+        if (std::get<1>(GetParam()))
+            model.setBulkThreshold(0);
+    }
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -133,6 +143,7 @@ TEST_P(ModelsOnFixture, TreeModelPassesModelTesterThroughEveryChange)
 {
     ModelTestFailures failures;
     CompareTreeModel model;
+    configure(model);
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
     const auto& a = analysis();
     model.setSkeleton(a.skeleton);
@@ -198,6 +209,7 @@ TEST_P(ModelsOnFixture, IndexParentRoundTripsCoverTheTree)
 TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
 {
     CompareTreeModel model;
+    configure(model);
     const auto& a = analysis();
     model.setSkeleton(a.skeleton);
     const QModelIndex gelu = model.indexOf(nodeOf(a, kGelu));
@@ -209,7 +221,7 @@ TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
 
     model.setStatus(a.status);
     // The bug: statistics flags it yellow (a warning), tensor and md5 red.
-    const bool statistics = std::string(GetParam()) == "modelA_statistics_mix";
+    const bool statistics = std::string(name()) == "modelA_statistics_mix";
     const Status geluStatus = statistics ? Status::Warning : Status::Error;
     EXPECT_EQ(model.data(gelu, CompareTreeModel::OwnStatusRole).toInt(), int(geluStatus));
     EXPECT_EQ(model.data(gelu, Qt::BackgroundRole).value<QColor>(), QColor(statistics ? "#FFDC7F" : "#FF704D"));
@@ -246,6 +258,7 @@ TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
 TEST_P(ModelsOnFixture, ModulesAggregateTheirDescendants)
 {
     CompareTreeModel model;
+    configure(model);
     const auto& a = analysis();
     const tree::ConstructTree& t = *a.skeleton->tree;
     model.setSkeleton(a.skeleton);
@@ -293,6 +306,7 @@ TEST_P(ModelsOnFixture, StreamedUpdatesEqualAFullStatus)
     ASSERT_FALSE(reset.empty());
 
     CompareTreeModel streamed;
+    configure(streamed);
     streamed.setSkeleton(a.skeleton);
     streamed.setStatus(a.status); // metrics as in the final table
     streamed.setStatus(partial);
@@ -318,6 +332,7 @@ TEST_P(ModelsOnFixture, StreamedUpdatesEqualAFullStatus)
     EXPECT_LE(changes.count(), int(t.size()));
 
     CompareTreeModel full;
+    configure(full);
     full.setSkeleton(a.skeleton);
     full.setStatus(a.status);
     EXPECT_EQ(streamed.counts(), full.counts());
@@ -395,33 +410,43 @@ TEST_P(ModelsOnFixture, RecolourSignalsOnlyWhatChanged)
     EXPECT_EQ(changes.count(), 0);
     model.setBands(session::ColorBands {}); // the default again
     EXPECT_EQ(changes.count(), 0);
-    // The continuous index with a zero warning bound: exactly the nodes whose band moves are signalled.
+    // Colours only: one all-columns signal per top-level row (views repaint everything), and the
+    // appearanceChanged notice; never a signal per node.
+    QSignalSpy appearance(&model, &CompareTreeModel::appearanceChanged);
     std::vector<Status> before(model.nodeCount());
     for (std::uint32_t n = 0; n < model.nodeCount(); ++n)
         before[n] = model.band(NodeId { n });
     model.setBands({ session::ColorBands::Scheme::ContinuousIndex, 0.0, 2.0 });
-    std::vector<bool> signalled(model.nodeCount(), false);
-    for (const auto& args : changes) {
-        const auto roles = args.at(2).value<QList<int>>();
-        EXPECT_TRUE(roles.contains(Qt::BackgroundRole));
-        EXPECT_FALSE(roles.contains(Qt::DisplayRole));
+    std::size_t moved = 0;
+    for (std::uint32_t n = 0; n < model.nodeCount(); ++n)
+        moved += before[n] != model.band(NodeId { n }) ? 1 : 0;
+    EXPECT_GT(moved, 0u);
+    EXPECT_EQ(appearance.count(), 1);
+    EXPECT_EQ(changes.count(), int(a.skeleton->tree->roots().size()));
+    for (int k = 0; k < changes.count(); ++k) {
+        const auto& args = changes.at(k);
         const auto from = args.at(0).value<QModelIndex>();
         const auto to = args.at(1).value<QModelIndex>();
-        ASSERT_EQ(from.parent(), to.parent());
-        for (int r = from.row(); r <= to.row(); ++r)
-            signalled[model.nodeAt(model.index(r, 0, from.parent())).value] = true;
+        EXPECT_FALSE(from.parent().isValid());
+        EXPECT_EQ(from.row(), k);
+        EXPECT_EQ(to.row(), k);
+        EXPECT_EQ(from.column(), 0);
+        EXPECT_EQ(to.column(), CompareTreeModel::ColumnCount - 1);
+        const auto roles = args.at(2).value<QList<int>>();
+        EXPECT_TRUE(roles.contains(Qt::BackgroundRole));
+        EXPECT_FALSE(roles.contains(Qt::DisplayRole)) << "nothing a filter depends on";
     }
-    std::size_t moved = 0;
-    for (std::uint32_t n = 0; n < model.nodeCount(); ++n) {
-        const bool changed = before[n] != model.band(NodeId { n });
-        moved += changed ? 1 : 0;
-        EXPECT_EQ(signalled[n], changed) << a.skeleton->tree->node(NodeId { n }).key;
-    }
-    EXPECT_GT(moved, 0u);
     const NodeId gelu = nodeOf(a, kGelu);
     if (!std::isnan(a.status->metrics[gelu.value].index)) {
         EXPECT_EQ(model.band(gelu), Status::Warning);
     }
+    // Bands that move no node signal nothing.
+    changes.clear();
+    model.setBands({ session::ColorBands::Scheme::ContinuousIndex, 0.0, 2.5 });
+    EXPECT_EQ(changes.count(), 0);
+    model.setDarkPalette(true);
+    EXPECT_EQ(changes.count(), int(a.skeleton->tree->roots().size()));
+    EXPECT_EQ(appearance.count(), 2);
 }
 
 TEST_P(ModelsOnFixture, ColumnsOfTheMode)
@@ -466,6 +491,7 @@ TEST_P(ModelsOnFixture, NextAndPreviousFailingFollowDisplayOrder)
 {
     const auto& a = analysis();
     CompareTreeModel model;
+    configure(model);
     model.setSkeleton(a.skeleton);
     EXPECT_FALSE(model.nextFailing(NodeId {}).valid()) << "nothing fails while pending";
     model.setStatus(a.status);
@@ -532,6 +558,7 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     ModelTestFailures failures;
     const auto& a = analysis();
     CompareTreeModel model;
+    configure(model);
     TreeFilterProxy proxy;
     proxy.setSourceModel(&model);
     QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Warning);
@@ -615,6 +642,7 @@ TEST_P(ModelsOnFixture, ProxyInATreeViewSurvivesStreaming)
     ModelTestFailures failures;
     const auto& a = analysis();
     CompareTreeModel model;
+    configure(model);
     TreeFilterProxy proxy;
     proxy.setSourceModel(&model);
     QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Warning);
@@ -638,6 +666,65 @@ TEST_P(ModelsOnFixture, ProxyInATreeViewSurvivesStreaming)
     const QModelIndex gelu = proxy.mapFromNode(nodeOf(a, kGelu));
     ASSERT_TRUE(gelu.isValid());
     EXPECT_TRUE(view.visualRect(gelu).isValid());
+}
+
+// Records the regions a widget is asked to paint.
+class PaintSpy : public QObject
+{
+public:
+    QRegion painted;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (event->type() == QEvent::Paint)
+            painted += static_cast<QPaintEvent*>(event)->region();
+        return QObject::eventFilter(watched, event);
+    }
+};
+
+TEST_P(ModelsOnFixture, RecolourRepaintsNestedRowsInAView)
+{
+    const auto& a = analysis();
+    CompareTreeModel model;
+    configure(model);
+    TreeFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    QTreeView view;
+    view.setModel(&proxy);
+    view.setUniformRowHeights(true);
+    view.resize(900, 4000); // tall enough to show the gelu row without scrolling
+    ui::repaintOnAppearanceChange(&model, &view);
+    model.setSkeleton(a.skeleton);
+    model.setStatus(a.status);
+    view.expandAll();
+    view.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+    const QModelIndex gelu = proxy.mapFromNode(nodeOf(a, kGelu), CompareTreeModel::StatusColumn);
+    const QRect rect = view.visualRect(gelu);
+    ASSERT_TRUE(view.viewport()->rect().contains(rect)) << "the gelu row is on screen";
+    ASSERT_TRUE(model.indexOf(nodeOf(a, kGelu)).parent().isValid()) << "a nested row";
+    PaintSpy spy;
+    view.viewport()->installEventFilter(&spy);
+    QCoreApplication::processEvents();
+    spy.painted = {};
+    model.setDarkPalette(true);
+    QTest::qWait(50);
+    EXPECT_TRUE(spy.painted.contains(rect)) << "the nested row was repainted";
+    const QImage image = view.viewport()->grab().toImage();
+    EXPECT_EQ(QColor(image.pixel(rect.right() - 3, rect.center().y())),
+              ui::statusFill(model.band(nodeOf(a, kGelu)), true));
+    spy.painted = {};
+    model.setBands({ session::ColorBands::Scheme::ContinuousIndex, 0.0, 0.0 });
+    QTest::qWait(50);
+    EXPECT_TRUE(spy.painted.contains(rect));
+    // New verdicts (bulk or row by row) repaint it too.
+    spy.painted = {};
+    model.setStatus(nullptr);
+    QTest::qWait(50);
+    EXPECT_TRUE(spy.painted.contains(rect));
+    EXPECT_EQ(model.data(model.indexOf(nodeOf(a, kGelu)), CompareTreeModel::OwnStatusRole).toInt(), int(Status::Pending));
+    view.viewport()->removeEventFilter(&spy);
 }
 
 TEST_P(ModelsOnFixture, NodeSearchFindsByNameInDisplayOrder)
@@ -685,7 +772,7 @@ TEST_P(ModelsOnFixture, NodeSearchFindsByNameInDisplayOrder)
 TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)
 {
     ModelTestFailures failures;
-    const Fixture& f = fixture(GetParam());
+    const Fixture& f = fixture(name());
     RankOverviewModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Warning);
     model.setPlan(f.plan);
@@ -741,10 +828,13 @@ TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)
     EXPECT_EQ(model.rowCount(), 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ModelsOnFixture, ::testing::ValuesIn(kFixtures),
-                         [](const ::testing::TestParamInfo<const char*>& param) {
-                             std::string name = param.param;
-                             return name.substr(7, name.size() - 7 - 4); // tensor, statistics, md5
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelsOnFixture,
+                         ::testing::Combine(::testing::ValuesIn(kFixtures), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<const char*, bool>>& param) {
+                             const std::string fixtureName = std::get<0>(param.param);
+                             // tensor, statistics, md5
+                             return fixtureName.substr(7, fixtureName.size() - 7 - 4)
+                                 + (std::get<1>(param.param) ? "_bulk" : "");
                          });
 
 TEST(RankOverviewModel, RanksOfAStepCompareByPositionAndEarlierStepsWin)

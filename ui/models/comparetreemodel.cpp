@@ -4,6 +4,7 @@
 #include "compare/comparetable.h"
 #include "models/nodesearch.h"
 
+#include <QAbstractItemView>
 #include <QtGlobal>
 
 #include <algorithm>
@@ -136,9 +137,12 @@ void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable>
         return;
     }
     std::vector<std::uint8_t> changed(n, 0);
+    std::vector<std::uint32_t> ownChanged;
     const bool metricsMayDiffer = status != m_statusTable;
     for (std::size_t i = 0; i < n; ++i) {
         const Status own = status ? status->own[i] : Status::Pending;
+        if (own != m_own[i])
+            ownChanged.push_back(static_cast<std::uint32_t>(i));
         const Status subtree = status ? status->subtree[i] : Status::Pending;
         const std::uint32_t below = status ? status->failingBelow[i] : 0;
         bool differs = own != m_own[i] || subtree != m_subtree[i] || below != m_failingBelow[i];
@@ -159,7 +163,13 @@ void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable>
         m_counts.fill(0);
         m_counts[static_cast<std::size_t>(Status::Pending)] = static_cast<std::uint32_t>(n);
     }
-    emitChanged(changed, {});
+    if (!ownChanged.empty())
+        emit ownStatusesChanged(ownChanged);
+    const std::size_t count = std::size_t(std::count(changed.begin(), changed.end(), std::uint8_t(1)));
+    if (count > m_bulkThreshold)
+        emitAppearanceChanged({});
+    else
+        emitChanged(changed, {});
     emit statusesChanged();
 }
 
@@ -170,6 +180,7 @@ void CompareTreeModel::applyUpdate(const session::StatusUpdate& update)
     const std::size_t n = m_own.size();
     const std::size_t count = std::min(update.nodes.size(), update.own.size());
     std::vector<std::uint32_t> changed;
+    std::vector<std::uint32_t> ownChanged;
     auto markChanged = [&](std::uint32_t node) {
         // Bit 2 of the scratch flag: already in `changed`; bit 1: queued for the subtree walk.
         if (!(m_dirtyFlag[node] & 2u)) {
@@ -194,6 +205,7 @@ void CompareTreeModel::applyUpdate(const session::StatusUpdate& update)
         ++m_counts[static_cast<std::size_t>(now)];
         markChanged(node);
         queue(node);
+        ownChanged.push_back(node);
         const int delta = int(session::isFailing(now)) - int(session::isFailing(before));
         if (delta != 0) {
             for (NodeId a = m_tree->node(NodeId { node }).parent; a.valid(); a = m_tree->node(a).parent) {
@@ -226,7 +238,11 @@ void CompareTreeModel::applyUpdate(const session::StatusUpdate& update)
         m_dirtyFlag[node] = 0;
     if (changed.empty())
         return;
-    emitChangedNodes(std::move(changed), {});
+    emit ownStatusesChanged(ownChanged);
+    if (changed.size() > m_bulkThreshold)
+        emitAppearanceChanged({});
+    else
+        emitChangedNodes(std::move(changed), {});
     emit statusesChanged();
 }
 
@@ -240,12 +256,13 @@ void CompareTreeModel::setBands(const session::ColorBands& bands)
     if (!m_tree)
         return;
     const std::size_t n = m_own.size();
-    std::vector<std::uint8_t> changed(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
+    bool any = false;
+    for (std::size_t i = 0; i < n && !any; ++i) {
         const session::NodeMetrics& m = m_statusTable ? m_statusTable->metrics[i] : kNoMetrics;
-        changed[i] = session::bandOf(m_own[i], m, before) != session::bandOf(m_own[i], m, m_bands) ? 1 : 0;
+        any = session::bandOf(m_own[i], m, before) != session::bandOf(m_own[i], m, m_bands);
     }
-    emitChanged(changed, { Qt::BackgroundRole, Qt::ForegroundRole, BandRole });
+    if (any)
+        emitAppearanceChanged({ Qt::BackgroundRole, Qt::ForegroundRole, BandRole });
 }
 
 void CompareTreeModel::setDarkPalette(bool dark)
@@ -255,58 +272,59 @@ void CompareTreeModel::setDarkPalette(bool dark)
     m_dark = dark;
     if (!m_tree)
         return;
-    emitChanged(std::vector<std::uint8_t>(m_own.size(), 1),
-                { Qt::BackgroundRole, Qt::ForegroundRole, Qt::DecorationRole });
+    emitAppearanceChanged({ Qt::BackgroundRole, Qt::ForegroundRole, Qt::DecorationRole });
+}
+
+void CompareTreeModel::emitAppearanceChanged(const QList<int>& roles)
+{
+    // Signalling every run of changed rows costs QTreeView about 8 us per range (0.5-0.9 s at 200k
+    // nodes), and QTreeView repaints only the rectangle a range spans, so no cheap set of ranges
+    // repaints nested rows. For changes that touch most of the tree, views repaint on
+    // appearanceChanged() (repaintOnAppearanceChange) and TreeFilterProxy re-filters on
+    // ownStatusesChanged(); the top-level rows are still signalled for other observers.
+    const auto roots = m_tree->roots();
+    for (std::size_t r = 0; r < roots.size(); ++r)
+        emit dataChanged(createIndex(int(r), 0, quintptr(roots[r].value)),
+                         createIndex(int(r), ColumnCount - 1, quintptr(roots[r].value)), roles);
+    emit appearanceChanged();
 }
 
 void CompareTreeModel::emitChanged(const std::vector<std::uint8_t>& changed, const QList<int>& roles)
 {
-    if (!m_tree)
-        return;
-    auto emitRuns = [&](std::span<const NodeId> siblings) {
-        std::size_t i = 0;
-        while (i < siblings.size()) {
-            if (!changed[siblings[i].value]) {
-                ++i;
-                continue;
-            }
-            std::size_t j = i;
-            while (j + 1 < siblings.size() && changed[siblings[j + 1].value])
-                ++j;
-            emit dataChanged(createIndex(int(i), 0, quintptr(siblings[i].value)),
-                             createIndex(int(j), ColumnCount - 1, quintptr(siblings[j].value)), roles);
-            i = j + 1;
-        }
-    };
-    // Parents in display order, so a view's row lookups walk forward instead of searching.
-    emitRuns(m_tree->roots());
-    for (const NodeId parent : m_preorder) {
-        if (m_tree->node(parent).childCount)
-            emitRuns(m_tree->children(parent));
+    std::vector<std::uint32_t> nodes;
+    for (const NodeId id : m_preorder) {
+        if (changed[id.value])
+            nodes.push_back(id.value);
     }
+    emitRuns(nodes, roles);
 }
 
 void CompareTreeModel::emitChangedNodes(std::vector<std::uint32_t> nodes, const QList<int>& roles)
 {
-    auto parentPos = [&](std::uint32_t node) -> std::int64_t {
-        const NodeId p = m_tree->node(NodeId { node }).parent;
-        return p.valid() ? std::int64_t(m_preorderPos[p.value]) : -1;
-    };
-    std::sort(nodes.begin(), nodes.end(), [&](std::uint32_t a, std::uint32_t b) {
-        const std::int64_t pa = parentPos(a);
-        const std::int64_t pb = parentPos(b);
-        return pa != pb ? pa < pb : m_tree->node(NodeId { a }).row < m_tree->node(NodeId { b }).row;
-    });
+    std::sort(nodes.begin(), nodes.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return m_preorderPos[a] < m_preorderPos[b]; });
+    emitRuns(nodes, roles);
+}
+
+void CompareTreeModel::emitRuns(const std::vector<std::uint32_t>& nodes, const QList<int>& roles)
+{
+    // A range may only cover rows that are also adjacent in a tree view, so siblings are joined only
+    // after a leaf: QTreeView walks every visible row between the ends of a range, and a range that
+    // spans an expanded module would make it walk that module's whole subtree. Emitting the runs in
+    // display order keeps the view's row lookups local.
     std::size_t i = 0;
     while (i < nodes.size()) {
         std::size_t j = i;
-        while (j + 1 < nodes.size() && parentPos(nodes[j + 1]) == parentPos(nodes[i])
-               && m_tree->node(NodeId { nodes[j + 1] }).row == m_tree->node(NodeId { nodes[j] }).row + 1)
+        while (j + 1 < nodes.size()) {
+            const tree::TreeNode& last = m_tree->node(NodeId { nodes[j] });
+            const tree::TreeNode& next = m_tree->node(NodeId { nodes[j + 1] });
+            if (last.childCount != 0 || next.parent != last.parent || next.row != last.row + 1)
+                break;
             ++j;
-        const tree::TreeNode& first = m_tree->node(NodeId { nodes[i] });
-        const tree::TreeNode& last = m_tree->node(NodeId { nodes[j] });
-        emit dataChanged(createIndex(int(first.row), 0, quintptr(nodes[i])),
-                         createIndex(int(last.row), ColumnCount - 1, quintptr(nodes[j])), roles);
+        }
+        emit dataChanged(createIndex(int(m_tree->node(NodeId { nodes[i] }).row), 0, quintptr(nodes[i])),
+                         createIndex(int(m_tree->node(NodeId { nodes[j] }).row), ColumnCount - 1, quintptr(nodes[j])),
+                         roles);
         i = j + 1;
     }
 }
@@ -606,6 +624,13 @@ QHash<int, QByteArray> CompareTreeModel::roleNames() const
     names.insert(ExecutionIndexRole, "executionIndex");
     names.insert(SortRole, "sortValue");
     return names;
+}
+
+void repaintOnAppearanceChange(const CompareTreeModel* model, QAbstractItemView* view)
+{
+    QObject::connect(model, &CompareTreeModel::appearanceChanged, view->viewport(), [viewport = view->viewport()] {
+        viewport->update();
+    });
 }
 
 } // namespace probescope::ui

@@ -16,6 +16,8 @@
 #include <span>
 #include <vector>
 
+class QAbstractItemView;
+
 namespace probescope::ui {
 
 /**
@@ -72,12 +74,17 @@ public:
     /// A new tree (model reset); every node Pending until setStatus().
     void setSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton);
     /// Replaces every node's verdicts (nullptr: back to Pending). Emits dataChanged only for runs of
-    /// rows whose display changed, so a final table that agrees with the streamed updates costs little.
+    /// rows whose display changed, so a final table that agrees with the streamed updates costs little;
+    /// beyond bulkThreshold() changed nodes, in bulk (appearanceChanged()).
     void setStatus(std::shared_ptr<const session::NodeStatusTable> status);
     /// Streamed own statuses: ancestors' aggregates are updated incrementally.
     void applyUpdate(const session::StatusUpdate& update);
     void setBands(const session::ColorBands& bands);
     void setDarkPalette(bool dark);
+    /// Above this many changed nodes, setStatus()/applyUpdate() signal the change in bulk: dataChanged
+    /// for the top-level rows only, plus appearanceChanged(); see emitAppearanceChanged().
+    void setBulkThreshold(std::size_t nodes) { m_bulkThreshold = nodes; }
+    std::size_t bulkThreshold() const { return m_bulkThreshold; }
     void clear();
 
     const std::shared_ptr<const session::PairSkeleton>& skeleton() const { return m_skeleton; }
@@ -122,17 +129,27 @@ public:
     QHash<int, QByteArray> roleNames() const override;
 
 signals:
-    /// Own statuses changed (setStatus or applyUpdate): status filters must be re-evaluated.
+    /// The own status of these nodes changed; emitted before the dataChanged signals of the change, so
+    /// a proxy can bring its filter state up to date before it re-filters the changed rows.
+    void ownStatusesChanged(const std::vector<std::uint32_t>& nodes);
+    /// A setStatus() or applyUpdate() has been signalled completely.
     void statusesChanged();
+    /// What possibly every node shows changed (setBands, setDarkPalette, a bulk setStatus). Only the
+    /// top-level rows get a dataChanged (signalling every node costs a tree view ~0.5 s at 200k
+    /// nodes), so a view must repaint on this signal: see repaintOnAppearanceChange().
+    void appearanceChanged();
 
 private:
     QString statusText(tree::NodeId node) const;
     QString toolTip(tree::NodeId node) const;
     QVariant metricValue(tree::NodeId node, int column) const;
     QVariant sortValue(tree::NodeId node, int column) const;
-    /// One dataChanged per run of consecutive changed siblings.
+    /// One dataChanged per run of changed siblings that are adjacent in display order.
     void emitChanged(const std::vector<std::uint8_t>& changed, const QList<int>& roles);
     void emitChangedNodes(std::vector<std::uint32_t> nodes, const QList<int>& roles);
+    void emitAppearanceChanged(const QList<int>& roles);
+    /// `nodes` in display order.
+    void emitRuns(const std::vector<std::uint32_t>& nodes, const QList<int>& roles);
     void resetStatusVectors();
 
     std::shared_ptr<const session::PairSkeleton> m_skeleton;
@@ -149,7 +166,12 @@ private:
     std::vector<std::uint8_t> m_dirtyFlag;                  ///< scratch of applyUpdate
     session::ColorBands m_bands;
     bool m_dark = false;
+    std::size_t m_bulkThreshold = 2048;
     StatusIcons m_icons;
 };
+
+/// Makes `view` repaint when the model's colours change (setBands, setDarkPalette). Every view that
+/// shows a CompareTreeModel, directly or through a proxy, needs this once.
+void repaintOnAppearanceChange(const CompareTreeModel* model, QAbstractItemView* view);
 
 } // namespace probescope::ui

@@ -88,8 +88,58 @@ bool NameMatcher::matches(std::string_view key) const
 NodeSearch::NodeSearch(std::shared_ptr<const tree::ConstructTree> tree)
     : m_tree(std::move(tree))
 {
-    if (m_tree)
-        m_order = displayOrderOf(*m_tree);
+    if (!m_tree)
+        return;
+    m_order = displayOrderOf(*m_tree);
+    std::size_t bytes = 0;
+    for (const NodeId id : m_order)
+        bytes += m_tree->node(id).key.size() + 1;
+    m_lowered.reserve(bytes);
+    m_start.reserve(m_order.size() + 1);
+    for (const NodeId id : m_order) {
+        m_start.push_back(static_cast<std::uint32_t>(m_lowered.size()));
+        for (const char c : m_tree->node(id).key)
+            m_lowered.push_back(lowerAscii(c));
+        m_lowered.push_back('\0');
+    }
+    m_start.push_back(static_cast<std::uint32_t>(m_lowered.size()));
+}
+
+void NodeSearch::findLowered(const std::string& needle, std::vector<NodeId>& out) const
+{
+    // One scan of the whole buffer; a hit is mapped to its key and the scan resumes at the next key.
+    const std::string_view all(m_lowered);
+    std::size_t from = 0;
+    while (true) {
+        const std::size_t at = all.find(needle, from);
+        if (at == std::string_view::npos)
+            return;
+        const auto key = std::size_t(std::upper_bound(m_start.begin(), m_start.end(), at) - m_start.begin()) - 1;
+        if (at + needle.size() < m_start[key + 1]) // not across the separator
+            out.push_back(m_order[key]);
+        from = m_start[key + 1];
+    }
+}
+
+void NodeSearch::findRegex(const QRegularExpression& expression, std::vector<NodeId>& out) const
+{
+    QString text;
+    for (const NodeId id : m_order) {
+        const std::string_view key = m_tree->node(id).key;
+        // Keys are ASCII in practice: widening in place reuses the buffer instead of allocating per key.
+        bool ascii = true;
+        text.resize(static_cast<qsizetype>(key.size()));
+        QChar* data = text.data();
+        for (std::size_t i = 0; i < key.size(); ++i) {
+            const auto c = static_cast<unsigned char>(key[i]);
+            ascii = ascii && c < 0x80;
+            data[i] = QChar(c);
+        }
+        if (!ascii)
+            text = QString::fromUtf8(key.data(), static_cast<qsizetype>(key.size()));
+        if (expression.match(text).hasMatch())
+            out.push_back(id);
+    }
 }
 
 NodeSearch::Hits NodeSearch::find(const QString& pattern, const Options& options) const
@@ -97,9 +147,23 @@ NodeSearch::Hits NodeSearch::find(const QString& pattern, const Options& options
     Hits hits;
     if (!m_tree || pattern.isEmpty())
         return hits;
-    const NameMatcher matcher(pattern, options.regex, options.caseSensitive ? Qt::CaseSensitive : Qt::CaseInsensitive);
+    const Qt::CaseSensitivity sensitivity = options.caseSensitive ? Qt::CaseSensitive : Qt::CaseInsensitive;
+    if (!options.regex && !options.caseSensitive && isAscii(pattern) && !pattern.contains(QChar(0))) {
+        std::string needle = pattern.toStdString();
+        std::transform(needle.begin(), needle.end(), needle.begin(), lowerAscii);
+        findLowered(needle, hits.nodes);
+        return hits;
+    }
+    const NameMatcher matcher(pattern, options.regex, sensitivity);
     if (!matcher.isValid()) {
         hits.error = matcher.error();
+        return hits;
+    }
+    if (options.regex) {
+        QRegularExpression expression(pattern, options.caseSensitive ? QRegularExpression::NoPatternOption
+                                                                      : QRegularExpression::CaseInsensitiveOption);
+        expression.optimize();
+        findRegex(expression, hits.nodes);
         return hits;
     }
     for (const NodeId id : m_order) {

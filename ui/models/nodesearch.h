@@ -6,6 +6,7 @@
 #include <QRegularExpression>
 #include <QString>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,7 +50,9 @@ private:
 /**
  * @brief Finds the nodes whose key matches a pattern, in display order.
  *
- * Built once per tree (the pre-order walk); each find() is a linear scan of the keys.
+ * Built once per tree: the pre-order walk and every key lowered into one buffer, so a
+ * case-insensitive substring search is a single scan of that buffer (about 9 MB at 200k nodes).
+ * Regular expressions run key by key through one reused QString.
  */
 class NodeSearch
 {
@@ -73,8 +76,13 @@ public:
     const std::vector<tree::NodeId>& displayOrder() const { return m_order; }
 
 private:
+    void findLowered(const std::string& needle, std::vector<tree::NodeId>& out) const;
+    void findRegex(const QRegularExpression& expression, std::vector<tree::NodeId>& out) const;
+
     std::shared_ptr<const tree::ConstructTree> m_tree;
     std::vector<tree::NodeId> m_order;
+    std::string m_lowered;              ///< keys in display order, ASCII-lowered, each followed by '\0'
+    std::vector<std::uint32_t> m_start; ///< offset of each key in m_lowered, plus the end
 };
 
 } // namespace probescope::ui

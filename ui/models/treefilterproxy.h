@@ -16,10 +16,13 @@ class CompareTreeModel;
 
 /**
  * @brief Filters a CompareTreeModel by own status, direction, kind and name; keeps the ancestors of
- * every accepted node (recursive filtering), so a hit is always shown in its place in the hierarchy.
+ * every accepted node, so a hit is always shown in its place in the hierarchy.
  *
  * Takes plain values, so a filter bar of any shape can drive it. With no filter set every row is
- * accepted at once, which keeps recolouring a 200k-node tree cheap.
+ * accepted at once. With a filter, which nodes are shown is computed in one pass over the tree and
+ * kept (a node is shown when it passes or has a shown child), instead of Qt's recursive filtering,
+ * which re-walks rejected subtrees for every level it maps. Streamed status changes update that
+ * state node by node (CompareTreeModel::ownStatusesChanged) before the proxy re-filters the rows.
  */
 class TreeFilterProxy : public QSortFilterProxyModel
 {
@@ -62,6 +65,10 @@ protected:
 
 private:
     void refilter();
+    bool shown(std::uint32_t node) const { return m_self[node] || m_shownChildren[node]; }
+    void ensureState() const;
+    void onOwnStatusesChanged(const std::vector<std::uint32_t>& nodes);
+    void onStatusesChanged();
 
     CompareTreeModel* m_model = nullptr;
     std::uint32_t m_statusMask = kAllStatuses;
@@ -71,6 +78,13 @@ private:
     bool m_nameRegex = false;
     Qt::CaseSensitivity m_nameCase = Qt::CaseInsensitive;
     NameMatcher m_name;
+
+    // Which nodes are shown, valid while m_stateValid (filters and statuses unchanged since).
+    mutable bool m_stateValid = false;
+    mutable std::vector<std::uint8_t> m_self;            ///< the node passes the filters itself
+    mutable std::vector<std::uint32_t> m_shownChildren;  ///< children that are shown
+    bool m_refilterRows = false; ///< a node's visibility changed outside the rows the model signalled
+    bool m_relayout = false;     ///< a bulk status change: re-filter everything
 };
 
 } // namespace probescope::ui

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// probescope-benchgui: how fast the desktop app's tree gets from two opened dumps to a coloured,
+// painted QTreeView, and how long the common interactions take (gui-anchors §e.3 goals).
+//
+// The pair is made by probescope-gendump (a realistic statistics-mode msprobe 1.2 dump with
+// construct.json and stack.json) run twice with one seed, then one bug is injected into the NPU side:
+// the output Max and Norm of one Functional.gelu call in the middle of the run are changed in place.
+// That gelu is then the only failing node and the first failure, which the program checks.
+//
+// Everything runs as in the app: planSession, CompareController on its worker thread, CompareTreeModel
+// behind a TreeFilterProxy in a QTreeView (offscreen platform); each step ends with a synchronous
+// repaint of the viewport, so layout and painting are part of every figure.
+
+#include "jobs/comparecontroller.h"
+#include "models/comparetreemodel.h"
+#include "models/nodesearch.h"
+#include "models/treefilterproxy.h"
+#include "procstatus.h"
+#include "session/session.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QHeaderView>
+#include <QProcess>
+#include <QTreeView>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace probescope;
+
+struct Options
+{
+    std::vector<std::uint64_t> sizes { 20000, 200000 };
+    fs::path work = "benchgui-data";
+    std::string gendump = PROBESCOPE_GENDUMP;
+    int repeat = 3;
+    bool smoke = false; ///< check results only; no goals
+};
+
+double ms(const QElapsedTimer& t)
+{
+    return double(t.nsecsElapsed()) / 1e6;
+}
+
+// ---- the pair
+
+bool runGendump(const Options& o, std::uint64_t nodes, const fs::path& out)
+{
+    QProcess p;
+    p.start(QString::fromStdString(o.gendump),
+            { "--entries", QString::number(nodes), "--seed", "1", "--no-nan", "--out", QString::fromStdString(out.string()) });
+    if (!p.waitForFinished(-1) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        std::fprintf(stderr, "bench-gui: %s failed: %s\n", o.gendump.c_str(), p.readAllStandardError().constData());
+        return false;
+    }
+    return true;
+}
+
+/// Changes the first digit of the value after `field` at or after `from`, keeping the length.
+bool bumpDigit(std::string& text, std::size_t from, std::string_view field, std::size_t limit)
+{
+    const std::size_t at = text.find(field, from);
+    if (at == std::string::npos || at > limit)
+        return false;
+    std::size_t i = at + field.size();
+    while (i < text.size() && (text[i] == ' ' || text[i] == '-'))
+        ++i;
+    if (i >= text.size() || text[i] < '0' || text[i] > '9')
+        return false;
+    text[i] = text[i] == '9' ? '2' : '9';
+    return true;
+}
+
+/// Injects the bug into the middle gelu call's output statistics; returns its key.
+std::optional<std::string> injectBug(const fs::path& dumpJson)
+{
+    std::ifstream in(dumpJson, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    std::vector<std::size_t> gelus;
+    for (std::size_t at = text.find("\"Functional.gelu."); at != std::string::npos;
+         at = text.find("\"Functional.gelu.", at + 1)) {
+        const std::size_t end = text.find('"', at + 1);
+        if (text.compare(end - 8, 8, ".forward") == 0 && text.compare(end + 1, 2, ": ") == 0)
+            gelus.push_back(at);
+    }
+    if (gelus.empty())
+        return std::nullopt;
+    const std::size_t at = gelus[gelus.size() / 2];
+    const std::string key = text.substr(at + 1, text.find('"', at + 1) - at - 1);
+    const std::size_t output = text.find("\"output\"", at);
+    const std::size_t next = text.find("\n  \"", at + 1); // the next entry at indent 2
+    if (output == std::string::npos || output > next || !bumpDigit(text, output, "\"Max\": ", next)
+        || !bumpDigit(text, output, "\"Norm\": ", next))
+        return std::nullopt;
+    std::ofstream out(dumpJson, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out)
+        return std::nullopt;
+    return key;
+}
+
+std::optional<std::string> makePair(const Options& o, std::uint64_t nodes, const fs::path& dir)
+{
+    const fs::path keyFile = dir / "bug.txt";
+    if (fs::exists(keyFile)) {
+        std::ifstream in(keyFile);
+        std::string key;
+        std::getline(in, key);
+        if (!key.empty())
+            return key;
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (!runGendump(o, nodes, dir / "npu") || !runGendump(o, nodes, dir / "bench"))
+        return std::nullopt;
+    auto key = injectBug(dir / "npu" / "step0" / "rank0" / "dump.json");
+    if (key)
+        std::ofstream(keyFile) << *key << '\n';
+    return key;
+}
+
+// ---- measuring
+
+/// CPU seconds of the whole process (all threads): steadier than wall time on a shared machine.
+double cpuSeconds()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+struct Figures
+{
+    double plan = 0, skeleton = 0, firstPaint = 0, coloured = 0, finished = 0;
+    double cpuSkeleton = 0, cpuColoured = 0, cpuFinished = 0;
+    struct Interaction
+    {
+        std::string name;
+        std::vector<double> alone;   ///< the model/proxy/search work
+        std::vector<double> painted; ///< including the repaint
+    };
+    std::vector<Interaction> interactions;
+
+    void add(const std::string& name, double alone, double painted)
+    {
+        for (auto& i : interactions) {
+            if (i.name == name) {
+                i.alone.push_back(alone);
+                i.painted.push_back(painted);
+                return;
+            }
+        }
+        interactions.push_back({ name, { alone }, { painted } });
+    }
+};
+
+int runSize(const Options& o, std::uint64_t nodes)
+{
+    const fs::path dir = o.work / ("pair-" + std::to_string(nodes));
+    QElapsedTimer gen;
+    gen.start();
+    const auto bug = makePair(o, nodes, dir);
+    if (!bug) {
+        std::fprintf(stderr, "bench-gui: could not make the %llu-node pair\n", static_cast<unsigned long long>(nodes));
+        return 1;
+    }
+    std::printf("\n== %llu nodes per side (pair ready in %.1f s; injected bug: %s)\n",
+                static_cast<unsigned long long>(nodes), ms(gen) / 1000, bug->c_str());
+
+    Figures f;
+    ui::CompareTreeModel model;
+    ui::TreeFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    QTreeView view;
+    view.setModel(&proxy);
+    view.setUniformRowHeights(true);
+    view.header()->setSectionResizeMode(QHeaderView::Interactive);
+    view.resize(1280, 900);
+    view.show();
+    ui::repaintOnAppearanceChange(&model, &view);
+    auto paint = [&] { view.viewport()->repaint(); };
+
+    const double cpu0 = cpuSeconds();
+    QElapsedTimer clock;
+    clock.start();
+    auto plan = session::planSession(dir / "npu", dir / "bench");
+    if (!plan) {
+        std::fprintf(stderr, "bench-gui: %s\n", plan.error().format().c_str());
+        return 1;
+    }
+    f.plan = ms(clock);
+
+    ui::CompareController controller;
+    std::shared_ptr<const session::PairAnalysis> analysis;
+    QString failure;
+    bool done = false;
+    QObject::connect(&controller, &ui::CompareController::skeletonReady, [&](auto skeleton) {
+        f.skeleton = ms(clock);
+        model.setSkeleton(skeleton);
+        paint();
+        f.firstPaint = ms(clock);
+        f.cpuSkeleton = cpuSeconds() - cpu0;
+    });
+    QObject::connect(&controller, &ui::CompareController::layoutReady, [&](auto status) {
+        model.setStatus(status);
+        paint();
+        f.coloured = ms(clock);
+        f.cpuColoured = cpuSeconds() - cpu0;
+    });
+    QObject::connect(&controller, &ui::CompareController::statusBatch,
+                     [&](const session::StatusUpdate& u) { model.applyUpdate(u); });
+    QObject::connect(&controller, &ui::CompareController::finished, [&](auto a) {
+        analysis = a;
+        model.setStatus(a->status);
+        paint();
+        f.finished = ms(clock);
+        f.cpuFinished = cpuSeconds() - cpu0;
+        done = true;
+    });
+    QObject::connect(&controller, &ui::CompareController::failed, [&](const QString& m) {
+        failure = m;
+        done = true;
+    });
+    controller.start(*plan, 0, ui::CompareSettings { 2, false, compare::Profile::Msprobe12 });
+    while (!done)
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    if (!analysis) {
+        std::fprintf(stderr, "bench-gui: the analysis failed: %s\n", failure.toStdString().c_str());
+        return 1;
+    }
+    const std::uint64_t rss = bench::procStatusBytes("VmRSS");
+    const std::uint64_t peak = bench::procStatusBytes("VmHWM");
+
+    int rc = 0;
+    const auto& failing = model.failingNodesInDisplayOrder();
+    if (analysis->firstFailure.key != *bug) {
+        std::fprintf(stderr, "bench-gui: first failure is '%s', expected the injected '%s'\n",
+                     analysis->firstFailure.key.c_str(), bug->c_str());
+        rc = 3;
+    }
+    if (model.nodeCount() != nodes) {
+        std::fprintf(stderr, "bench-gui: %zu nodes in the tree, expected %llu\n", model.nodeCount(),
+                     static_cast<unsigned long long>(nodes));
+        rc = 3;
+    }
+
+    // ---- interactions, each ending with a painted viewport
+    const ui::NodeSearch search(model.skeleton()->tree);
+    // Each figure is the action alone and the action plus the repaint it causes.
+    auto timed = [&](const std::string& name, const std::function<void()>& action) {
+        QElapsedTimer t;
+        t.start();
+        action();
+        const double alone = ms(t);
+        paint();
+        f.add(name, alone, ms(t));
+    };
+    // Every node pending again: what a new compare's layout does to an expanded tree.
+    auto pending = std::make_shared<session::NodeStatusTable>(*analysis->status);
+    std::fill(pending->own.begin(), pending->own.end(), session::Status::Pending);
+    session::aggregate(*pending, *model.tree());
+    // The same tree straight on the model: what the proxy costs when no filter is set.
+    QTreeView plainView;
+    plainView.setModel(&model);
+    plainView.setUniformRowHeights(true);
+    plainView.resize(1280, 900);
+    plainView.show();
+    for (int r = 0; r < o.repeat; ++r) {
+        plainView.collapseAll();
+        plainView.viewport()->repaint();
+        QElapsedTimer t;
+        t.start();
+        plainView.expandAll();
+        const double alone = ms(t);
+        plainView.viewport()->repaint();
+        f.add("expand all (model, no proxy)", alone, ms(t));
+    }
+    plainView.hide();
+    plainView.setModel(nullptr);
+
+    for (int r = 0; r < o.repeat; ++r) {
+        view.collapseAll();
+        paint();
+        timed("expand all", [&] { view.expandAll(); });
+        std::size_t hits = 0;
+        timed("search 'gelu' (NodeSearch)", [&] { hits = search.find("gelu").nodes.size(); });
+        timed("search regex (NodeSearch)", [&] {
+            hits = search.find(R"(^Functional\.gelu\.\d+\.forward$)", { true, false }).nodes.size();
+        });
+        if (hits == 0)
+            rc = 3;
+        timed("name filter 'gelu' (proxy)", [&] { proxy.setNameFilter("gelu"); });
+        timed("clear filter (proxy)", [&] { proxy.clearFilters(); });
+        view.expandAll();
+        paint();
+        timed("recolour: continuous bands", [&] {
+            model.setBands({ session::ColorBands::Scheme::ContinuousIndex, 0.05, 0.2 });
+        });
+        timed("recolour: msprobe rules", [&] { model.setBands({}); });
+        timed("recolour: dark palette", [&] { model.setDarkPalette(r % 2 == 0); });
+        timed("all verdicts change (setStatus)", [&] { model.setStatus(pending); });
+        timed("verdicts back (setStatus)", [&] { model.setStatus(analysis->status); });
+        timed("stream batch of 1000 (applyUpdate)", [&] {
+            session::StatusUpdate u;
+            for (std::uint32_t k = 0; k < 1000 && k < model.nodeCount(); ++k) {
+                const std::uint32_t node = std::uint32_t((std::uint64_t(k) * 7919u * (r + 1)) % model.nodeCount());
+                u.nodes.push_back(node);
+                u.own.push_back(r % 2 == 0 ? session::Status::Pending : analysis->status->own[node]);
+            }
+            model.applyUpdate(u);
+        });
+        model.setStatus(analysis->status);
+        timed("next failing (N)", [&] {
+            const tree::NodeId next = model.nextFailing(tree::NodeId {});
+            const QModelIndex at = proxy.mapFromNode(next);
+            view.setCurrentIndex(at);
+            view.scrollTo(at);
+        });
+        timed("status filter: failing only", [&] {
+            proxy.setStatusMask(ui::TreeFilterProxy::statusBit(session::Status::Error)
+                                | ui::TreeFilterProxy::statusBit(session::Status::Warning));
+        });
+        timed("clear status filter", [&] { proxy.clearFilters(); });
+    }
+    if (failing.empty())
+        rc = 3;
+
+    std::printf("  plan %.0f ms | skeleton (both dumps loaded, tree built) %.0f ms | first paint %.0f ms | "
+                "coloured tree %.0f ms | compare finished %.0f ms\n",
+                f.plan, f.skeleton, f.firstPaint, f.coloured, f.finished);
+    std::printf("  CPU time (all threads): %.2f s to the skeleton painted, %.2f s to the coloured tree, %.2f s to "
+                "the end\n",
+                f.cpuSkeleton, f.cpuColoured, f.cpuFinished);
+    std::printf("  RSS %.0f MB, peak %.0f MB; %zu failing node(s), first failure %s\n", double(rss) / 1e6,
+                double(peak) / 1e6, failing.size(), analysis->firstFailure.key.c_str());
+    const double goal = nodes <= 20000 ? 1000.0 : 5000.0;
+    if (!o.smoke)
+        std::printf("  goal: coloured tree <= %.0f ms: %s\n", goal, f.coloured <= goal ? "met" : "MISSED");
+    std::printf("  %-30s %22s %26s\n", "interaction", "work: best / worst ms", "with repaint: best / worst ms");
+    for (const auto& i : f.interactions) {
+        const auto [aMin, aMax] = std::minmax_element(i.alone.begin(), i.alone.end());
+        const auto [pMin, pMax] = std::minmax_element(i.painted.begin(), i.painted.end());
+        std::printf("  %-30s %10.1f / %8.1f %14.1f / %8.1f%s\n", i.name.c_str(), *aMin, *aMax, *pMin, *pMax,
+                    o.smoke ? "" : (*pMax <= 100.0 ? "" : "   (> 100 ms goal)"));
+    }
+    return rc;
+}
+
+std::vector<std::uint64_t> parseSizes(const std::string& text)
+{
+    std::vector<std::uint64_t> out;
+    std::size_t from = 0;
+    while (from <= text.size()) {
+        const std::size_t comma = text.find(',', from);
+        const std::string part = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+        if (!part.empty())
+            out.push_back(std::strtoull(part.c_str(), nullptr, 10));
+        if (comma == std::string::npos)
+            break;
+        from = comma + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (!std::getenv("QT_QPA_PLATFORM"))
+        setenv("QT_QPA_PLATFORM", "offscreen", 0);
+    QApplication app(argc, argv);
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "bench-gui: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--nodes")
+            o.sizes = parseSizes(value());
+        else if (a == "--work")
+            o.work = value();
+        else if (a == "--gendump")
+            o.gendump = value();
+        else if (a == "--repeat")
+            o.repeat = std::max(1, std::atoi(value().c_str()));
+        else if (a == "--smoke")
+            o.smoke = true;
+        else {
+            std::fprintf(stderr,
+                         "usage: probescope-benchgui [--nodes N[,N...]] [--work DIR] [--gendump PATH] [--repeat K] "
+                         "[--smoke]\n");
+            return 2;
+        }
+    }
+    int rc = 0;
+    for (const std::uint64_t n : o.sizes) {
+        if (n == 0)
+            continue;
+        rc = std::max(rc, runSize(o, n));
+    }
+    return rc;
+}
