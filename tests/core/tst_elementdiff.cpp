@@ -30,7 +30,8 @@ Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, const std::vecto
     t.dtype = dtype;
     t.shape = std::move(shape);
     t.data.resize(values.size() * sizeof(T));
-    std::memcpy(t.data.data(), values.data(), t.data.size());
+    if (!values.empty()) // memcpy from an empty vector's null data() is undefined
+        std::memcpy(t.data.data(), values.data(), t.data.size());
     return t;
 }
 
