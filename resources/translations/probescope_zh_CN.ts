@@ -1,4 +1,2011 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
+<context>
+    <name>QObject</name>
+    <message>
+        <location filename="../../ui/inspect/tensorinspector.cpp" line="+102"/>
+        <source>Cannot read %1: %2 [%3]</source>
+        <translation>无法读取 %1：%2 [%3]</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Cannot show %1: %2</source>
+        <translation>无法显示 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>RunUt</name>
+    <message>
+        <location filename="../../ui/panels/runutbackend.cpp" line="+17"/>
+        <source>The run_ut API accuracy checker is not available in this build yet.</source>
+        <translation>此版本尚未提供 run_ut 精度预检工具。</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Choose the dump.json to replay.</source>
+        <translation>请选择要回放的 dump.json。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 is not a file.</source>
+        <translation>%1 不是文件。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choose an output folder.</source>
+        <translation>请选择输出目录。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 is in both the white list and the black list.</source>
+        <translation>%1 同时在白名单和黑名单中。</translation>
+    </message>
+</context>
+<context>
+    <name>Settings</name>
+    <message>
+        <location filename="../../ui/panels/settings.cpp" line="+83"/>
+        <source>Band limits must be numbers.</source>
+        <translation>区间边界必须是数字。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The warning band must start above 0.</source>
+        <translation>警告区间的起点必须大于 0。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The error band must start above the warning band.</source>
+        <translation>错误区间的起点必须大于警告区间的起点。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The error band must start at 1 or below.</source>
+        <translation>错误区间的起点不能大于 1。</translation>
+    </message>
+    <message>
+        <location line="+62"/>
+        <source>At most %1 compare threads.</source>
+        <translation>比对线程数最多为 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>StatusPalette</name>
+    <message>
+        <location filename="../../ui/panels/statuspalette.cpp" line="+172"/>
+        <source>No data</source>
+        <translation>无数据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Pending</source>
+        <translation>待计算</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Unmatched</source>
+        <translation>未匹配</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <location filename="../../app/gui/main.cpp" line="+22"/>
+        <source>Inspect and compare msprobe precision dumps: NPU_DIR BENCH_DIR (any level: dump root, step, rank, dump.json), or msprobe&apos;s compare.json alone.</source>
+        <translation>查看并比对 msprobe 精度 dump 数据：NPU_DIR BENCH_DIR（任意层级：dump 根目录、step、rank、dump.json），或单独一个 msprobe 的 compare.json。</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Open the pair, wait for the compare, write a PNG of the window to FILE, print the selected node and exit.</source>
+        <translation>打开这对数据，等待比对完成，将窗口截图以 PNG 格式写入 FILE，打印选中的节点后退出。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>With --screenshot: first-failure (default) or a node&apos;s full name.</source>
+        <translation>与 --screenshot 一起使用：first-failure（默认）或节点全名。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Which step/rank pair to show first (0-based, in step then rank order).</source>
+        <translation>首先显示哪一对 step/rank（从 0 开始，先按 step 再按 rank 排序）。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Open the bundled demo pair.</source>
+        <translation>打开自带的示例数据。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>User-interface language for this run: en or zh_CN.</source>
+        <translation>本次运行的界面语言：en 或 zh_CN。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>NPU dump (or compare.json)</source>
+        <translation>NPU dump 数据（或 compare.json）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>bench dump</source>
+        <translation>标杆 dump 数据</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::CompareController</name>
+    <message>
+        <location filename="../../ui/jobs/comparecontroller.cpp" line="+23"/>
+        <source>Loading dumps</source>
+        <translation>加载 dump 数据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Comparing</source>
+        <translation>比对中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Judging nodes</source>
+        <translation>判定节点</translation>
+    </message>
+    <message>
+        <location line="+258"/>
+        <source>the analysis failed</source>
+        <translation>分析失败</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::CompareTreeModel</name>
+    <message>
+        <location filename="../../ui/models/comparetreemodel.cpp" line="+597"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Failing below</source>
+        <translation>下层不达标</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cosine</source>
+        <translation>Cosine</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Max diff</source>
+        <translation>Max diff</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MaxAbsErr</source>
+        <translation>MaxAbsErr</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MaxRelErr</source>
+        <translation>MaxRelErr</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>NormRelErr</source>
+        <translation>NormRelErr</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The node&apos;s own verdict (its inputs and outputs), and how many nodes below it fail</source>
+        <translation>节点自身的判定（依据其输入和输出），以及其下层有多少个节点不达标</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::DetailPanel</name>
+    <message>
+        <location filename="../../ui/panels/detailpanel.cpp" line="+42"/>
+        <source>API</source>
+        <translation>API</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Module</source>
+        <translation>模块</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Parameter gradients</source>
+        <translation>参数梯度</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Debug value</source>
+        <translation>调试值</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>API (ptdbg_ascend)</source>
+        <translation>API（ptdbg_ascend）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Unknown kind</source>
+        <translation>未知类型</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>no direction</source>
+        <translation>无方向</translation>
+    </message>
+    <message>
+        <location line="+42"/>
+        <source>Select a node to see its rows, reasons and call stack.</source>
+        <translation>选择一个节点，查看其比对行、原因和调用栈。</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>Copy details</source>
+        <translation>复制详情</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the node, its reasons, rows and stacks as plain text</source>
+        <translation>以纯文本复制节点、原因、比对行和堆栈</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>Double-click a row to open its tensors in the inspector</source>
+        <translation>双击一行，在张量查看器中打开其张量</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>NPU stack</source>
+        <translation>NPU 堆栈</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Bench stack</source>
+        <translation>标杆堆栈</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Data files</source>
+        <translation>数据文件</translation>
+    </message>
+    <message>
+        <location line="+83"/>
+        <source>1 row</source>
+        <translation>1 行</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 rows</source>
+        <translation>%1 行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 · %2 · execution #%3 · %4 · %5</source>
+        <translation>%1 · %2 · 执行序号 #%3 · %4 · %5</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>%1 · subtree worst: %2 · %3 failing below</source>
+        <translation>%1 · 子树最差：%2 · 下层 %3 个不达标</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>no bench counterpart</source>
+        <translation>无对应的标杆数据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>md5 differs (NPU %1, bench %2)</source>
+        <translation>md5 不同（NPU %1，标杆 %2）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>accuracy not reached</source>
+        <translation>精度不达标</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>highlighted red by msprobe&apos;s rules</source>
+        <translation>按 msprobe 规则标红</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>highlighted yellow by msprobe&apos;s rules</source>
+        <translation>按 msprobe 规则标黄</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>First failing node in execution order: its outputs fail while its inputs pass.</source>
+        <translation>按执行顺序的首个不达标节点：其输出不达标，而输入达标。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>First node with failing rows; its inputs already differ, so the runs diverged before this dump.</source>
+        <translation>首个含不达标行的节点；其输入已有差异，说明两次运行在本次 dump 之前就已出现偏差。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>No failing rows of its own; see the failing nodes below it.</source>
+        <translation>自身没有不达标的行；请查看其下层的不达标节点。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No failing rows.</source>
+        <translation>没有不达标的行。</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>The %1 dump has no stack.json.</source>
+        <translation>%1 dump 数据中没有 stack.json。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>stack.json has no frames for %1.</source>
+        <translation>stack.json 中没有 %1 的调用栈。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>NPU</source>
+        <translation>NPU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>bench</source>
+        <translation>标杆</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>  NPU:   %1</source>
+        <translation>  NPU：%1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+1"/>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>  bench: %1</source>
+        <translation>  标杆：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No data files (statistics or md5 dump).</source>
+        <translation>没有数据文件（统计量或 md5 模式的 dump）。</translation>
+    </message>
+    <message>
+        <location line="+56"/>
+        <source>Node: %1</source>
+        <translation>节点：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Status: %1</source>
+        <translation>状态：%1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reasons:</source>
+        <translation>原因：</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Rows:</source>
+        <translation>比对行：</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>NPU stack:</source>
+        <translation>NPU 堆栈：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Bench stack:</source>
+        <translation>标杆堆栈：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Data files:</source>
+        <translation>数据文件：</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::ExportDialog</name>
+    <message>
+        <location filename="../../ui/panels/exportdialog.cpp" line="+105"/>
+        <source>Export comparison CSV</source>
+        <translation>导出比对结果 CSV</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Writes msprobe&apos;s compare_result file for %1 (never replacing an existing file).</source>
+        <translation>为 %1 写出 msprobe 的 compare_result 文件（不会覆盖已有文件）。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No compared pair is open.</source>
+        <translation>没有打开已比对的数据。</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Output folder:</source>
+        <translation>输出目录：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>msprobe 1.2 (default)</source>
+        <translation>msprobe 1.2（默认）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>msprobe 26</source>
+        <translation>msprobe 26</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Profile:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Also write the XLSX workbook</source>
+        <translation>同时写出 XLSX 工作簿</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>NPU stack column (-s)</source>
+        <translation>NPU 堆栈列（-s）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Fuzzy matching (-f)</source>
+        <translation>模糊匹配（-f）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%v of %m tensor pairs</source>
+        <translation>%v / %m 个张量对</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The written files are listed here.</source>
+        <translation>写出的文件将列在此处。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel export</source>
+        <translation>取消导出</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>The NPU dump has no stack.json</source>
+        <translation>NPU dump 数据中没有 stack.json</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Export into folder</source>
+        <translation>导出到目录</translation>
+    </message>
+    <message>
+        <location line="+91"/>
+        <source>Nothing was written: no row matched (msprobe writes no file then).</source>
+        <translation>未写出任何文件：没有匹配的行（此时 msprobe 也不写文件）。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Written:</source>
+        <translation>已写出：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cancelled; no file was written.</source>
+        <translation>已取消；未写出任何文件。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Export failed: %1</source>
+        <translation>导出失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::FilterBar</name>
+    <message>
+        <location filename="../../ui/panels/filterbar.cpp" line="+38"/>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Show nodes whose status is %1</source>
+        <translation>显示状态为“%1”的节点</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Direction:</source>
+        <translation>方向：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+6"/>
+        <source>All</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <location line="-5"/>
+        <source>Forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Kind:</source>
+        <translation>类型：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Modules</source>
+        <translation>模块</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>APIs</source>
+        <translation>API</translation>
+    </message>
+    <message>
+        <location line="+67"/>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::LegendWidget</name>
+    <message>
+        <location filename="../../ui/panels/legendwidget.cpp" line="+54"/>
+        <source>Statistics: statistic error; the darker the colour, the bigger the deviation.</source>
+        <translation>统计量：统计量误差，颜色越深偏差越大。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Real data: tensor error (cosine, error ratios, max errors); the darker the colour, the bigger the error.</source>
+        <translation>真实数据：tensor 误差（余弦相似度、误差占比、最大误差），颜色越深误差越大。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>md5: error when any input or output md5 differs; pass when all are identical.</source>
+        <translation>md5：任意输入输出 md5 不同为错误，全部相同为通过。</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Colours follow the precision index (0 = same, 1 = worst).</source>
+        <translation>颜色按精度指数着色（0 = 一致，1 = 最差）。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Colours follow msprobe&apos;s rules.</source>
+        <translation>颜色按 msprobe 规则着色。</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>%1 — index below %2</source>
+        <translation>%1 — 指数低于 %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 — index %2 to below %3</source>
+        <translation>%1 — 指数 %2 至低于 %3</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 — index %2 and above</source>
+        <translation>%1 — 指数 %2 及以上</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 — no bench counterpart</source>
+        <translation>%1 — 无对应的标杆数据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 — metrics not computed yet</source>
+        <translation>%1 — 指标尚未计算</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 — no rows</source>
+        <translation>%1 — 无比对行</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::MainWindow</name>
+    <message>
+        <location filename="../../ui/views/mainwindow.cpp" line="+272"/>
+        <source>ProbeScope</source>
+        <translation>ProbeScope</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ProbeScope — %1 ↔ %2</source>
+        <translation>ProbeScope — %1 ↔ %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Recent pairs</source>
+        <translation>最近打开</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Go</source>
+        <translation>转到(&amp;G)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Tools</source>
+        <translation>工具(&amp;T)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open &amp;NPU dump…</source>
+        <translation>打开 NPU dump(&amp;N)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open &amp;bench dump…</source>
+        <translation>打开标杆 dump(&amp;B)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open compare.&amp;json…</source>
+        <translation>打开 compare.json(&amp;J)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Export comparison CSV…</source>
+        <translation>导出比对结果 CSV(&amp;E)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Expand all</source>
+        <translation>全部展开(&amp;E)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Collapse all</source>
+        <translation>全部折叠(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;First failing node</source>
+        <translation>首个不达标节点(&amp;F)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Next failing node</source>
+        <translation>下一个不达标节点(&amp;N)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Previous failing node</source>
+        <translation>上一个不达标节点(&amp;P)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Find…</source>
+        <translation>查找(&amp;F)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Cancel compare</source>
+        <translation>取消比对(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run &amp;run_ut…</source>
+        <translation>运行 run_ut(&amp;R)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Settings…</source>
+        <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open &amp;demo</source>
+        <translation>打开示例(&amp;D)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;About ProbeScope</source>
+        <translation>关于 ProbeScope(&amp;A)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Metric plot</source>
+        <translation>指标曲线</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Across steps/ranks</source>
+        <translation>跨 step/rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensors</source>
+        <translation>张量</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Rank overview</source>
+        <translation>rank 总览</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Step</source>
+        <translation>step</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>NPU rank ↔ bench rank</source>
+        <translation>NPU rank ↔ 标杆 rank</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo).</source>
+        <translation>请打开一份 NPU dump 数据和一份标杆 dump 数据（“文件”菜单、拖放，或“帮助 → 打开示例”）。</translation>
+    </message>
+    <message>
+        <location line="+39"/>
+        <source>Open demo</source>
+        <translation>打开示例</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The bundled demo pair was not found.</source>
+        <translation>未找到自带的示例数据。</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Cannot open: %1</source>
+        <translation>无法打开：%1</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cannot open the dumps</source>
+        <translation>无法打开 dump 数据</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Open NPU dump</source>
+        <translation>打开 NPU dump 数据</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>NPU dump: %1 — now open the bench dump.</source>
+        <translation>NPU dump：%1 — 请再打开标杆 dump。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Open bench dump</source>
+        <translation>打开标杆 dump 数据</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Bench dump: %1 — now open the NPU dump.</source>
+        <translation>标杆 dump：%1 — 请再打开 NPU dump。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Open msprobe compare.json</source>
+        <translation>打开 msprobe compare.json</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>JSON files (*.json)</source>
+        <translation>JSON 文件 (*.json)</translation>
+    </message>
+    <message>
+        <location line="+55"/>
+        <source>NPU dump: %1 — now drop the bench dump.</source>
+        <translation>NPU dump：%1 — 请再拖入标杆 dump。</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>(no step)</source>
+        <translation>（无 step）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>step %1</source>
+        <translation>step %1</translation>
+    </message>
+    <message>
+        <location line="+42"/>
+        <source>Loading %1…</source>
+        <translation>正在加载 %1…</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>Comparing %1 (%2 nodes)…</source>
+        <translation>正在比对 %1（%2 个节点）…</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>%1 elapsed, %2 left</source>
+        <translation>已用 %1，剩余 %2</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>First failing node: %1 (execution #%2). %3</source>
+        <translation>首个不达标节点：%1（执行序号 #%2）。%3</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Inputs already differ at the first failing node %1: the divergence began before this dump.</source>
+        <translation>首个不达标节点 %1 的输入已有差异：偏差在本次 dump 之前就已出现。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No failing node: every compared row passes.</source>
+        <translation>没有不达标节点：所有比对行均通过。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>  [%1 s]</source>
+        <translation>  [%1 秒]</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Compare failed: %1</source>
+        <translation>比对失败：%1</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Compare cancelled.</source>
+        <translation>比对已取消。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <location line="+145"/>
+        <location line="+4"/>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <location line="-4"/>
+        <source>Open a dump pair first.</source>
+        <translation>请先打开一对 dump 数据。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Wait for the compare to finish first.</source>
+        <translation>请等待比对完成。</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>About ProbeScope</source>
+        <translation>关于 ProbeScope</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&lt;b&gt;ProbeScope %1&lt;/b&gt;&lt;p&gt;Inspect and compare msprobe precision dumps: find where an NPU run first diverges from its bench.&lt;/p&gt;</source>
+        <translation>&lt;b&gt;ProbeScope %1&lt;/b&gt;&lt;p&gt;查看并比对 msprobe 精度 dump 数据：找出 NPU 运行最早在何处与标杆出现偏差。&lt;/p&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::MetricPlot</name>
+    <message>
+        <location filename="../../ui/inspect/metricplot.cpp" line="+58"/>
+        <source>Metric</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Log scale</source>
+        <translation>对数坐标</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>execution order</source>
+        <translation>执行顺序</translation>
+    </message>
+    <message>
+        <location line="+115"/>
+        <source>%1 along execution order</source>
+        <translation>%1 随执行顺序的变化</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>first failure</source>
+        <translation>首个不达标</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>first failing node (inputs already differ)</source>
+        <translation>首个不达标节点（输入已有差异）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1 is not available in a %2 compare.</source>
+        <translation>%2 模式的比对中没有 %1。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>All %1 values are 0: nothing to show on a log scale.</source>
+        <translation>全部 %1 个值均为 0：对数坐标下无可显示内容。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source> (%1 values of 0 not shown on the log scale)</source>
+        <translation>（%1 个 0 值未在对数坐标下显示）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No compare loaded.</source>
+        <translation>未加载比对结果。</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::NodeRowsModel</name>
+    <message>
+        <location filename="../../ui/panels/noderowsmodel.cpp" line="+174"/>
+        <source>Leaf</source>
+        <translation>数据项</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The input, output or parameter of the node</source>
+        <translation>节点的输入、输出或参数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Verdict</source>
+        <translation>判定</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ProbeScope&apos;s status of the row</source>
+        <translation>ProbeScope 对该行的判定</translation>
+    </message>
+    <message>
+        <source>NPU dtype</source>
+        <translation type="vanished">NPU dtype</translation>
+    </message>
+    <message>
+        <source>Bench dtype</source>
+        <translation type="vanished">标杆 dtype</translation>
+    </message>
+    <message>
+        <source>NPU shape</source>
+        <translation type="vanished">NPU shape</translation>
+    </message>
+    <message>
+        <source>Bench shape</source>
+        <translation type="vanished">标杆 shape</translation>
+    </message>
+    <message>
+        <source>NPU requires_grad</source>
+        <translation type="vanished">NPU requires_grad</translation>
+    </message>
+    <message>
+        <source>Bench requires_grad</source>
+        <translation type="vanished">标杆 requires_grad</translation>
+    </message>
+    <message>
+        <source>Cosine similarity of the two tensors</source>
+        <translation type="vanished">两个张量的余弦相似度</translation>
+    </message>
+    <message>
+        <source>Euclidean distance of the two tensors</source>
+        <translation type="vanished">两个张量的欧氏距离</translation>
+    </message>
+    <message>
+        <source>Largest absolute difference</source>
+        <translation type="vanished">最大绝对误差</translation>
+    </message>
+    <message>
+        <source>Largest relative difference</source>
+        <translation type="vanished">最大相对误差</translation>
+    </message>
+    <message>
+        <source>1‰ ratio</source>
+        <translation type="vanished">1‰误差占比</translation>
+    </message>
+    <message>
+        <source>One Thousandth Err Ratio: share of elements whose relative error is below 0.001</source>
+        <translation type="vanished">One Thousandth Err Ratio（千分之一误差占比）：相对误差小于 0.001 的元素所占比例</translation>
+    </message>
+    <message>
+        <source>5‰ ratio</source>
+        <translation type="vanished">5‰误差占比</translation>
+    </message>
+    <message>
+        <source>Five Thousandths Err Ratio: share of elements whose relative error is below 0.005</source>
+        <translation type="vanished">Five Thousandths Err Ratio（千分之五误差占比）：相对误差小于 0.005 的元素所占比例</translation>
+    </message>
+    <message>
+        <source>NPU md5</source>
+        <translation type="vanished">NPU md5</translation>
+    </message>
+    <message>
+        <source>Bench md5</source>
+        <translation type="vanished">标杆 md5</translation>
+    </message>
+    <message>
+        <source>NPU max</source>
+        <translation type="vanished">NPU max</translation>
+    </message>
+    <message>
+        <source>Bench max</source>
+        <translation type="vanished">标杆 max</translation>
+    </message>
+    <message>
+        <source>NPU min</source>
+        <translation type="vanished">NPU min</translation>
+    </message>
+    <message>
+        <source>Bench min</source>
+        <translation type="vanished">标杆 min</translation>
+    </message>
+    <message>
+        <source>NPU mean</source>
+        <translation type="vanished">NPU mean</translation>
+    </message>
+    <message>
+        <source>Bench mean</source>
+        <translation type="vanished">标杆 mean</translation>
+    </message>
+    <message>
+        <source>NPU norm</source>
+        <translation type="vanished">NPU L2norm</translation>
+    </message>
+    <message>
+        <source>Bench norm</source>
+        <translation type="vanished">标杆 L2norm</translation>
+    </message>
+    <message>
+        <source>Accuracy reached</source>
+        <translation type="vanished">精度达标</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation type="vanished">Result</translation>
+    </message>
+    <message>
+        <source>msprobe&apos;s Result column</source>
+        <translation type="vanished">msprobe 的 Result 列</translation>
+    </message>
+    <message>
+        <source>Requires_grad consistent</source>
+        <translation type="vanished">requires_grad 一致</translation>
+    </message>
+    <message>
+        <source>Err_message</source>
+        <translation type="vanished">Err_message</translation>
+    </message>
+    <message>
+        <source>Why msprobe flagged the row</source>
+        <translation type="vanished">msprobe 标记该行的原因</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>NPU data file</source>
+        <translation>NPU 数据文件</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tensor file of the NPU leaf</source>
+        <translation>NPU 数据项的张量文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Bench data file</source>
+        <translation>标杆数据文件</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tensor file of the bench leaf</source>
+        <translation>标杆数据项的张量文件</translation>
+    </message>
+    <message>
+        <location line="+141"/>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <location line="+57"/>
+        <source>Row %1 of the compare table</source>
+        <translation>比对表第 %1 行</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::NodeTrendPlot</name>
+    <message>
+        <location filename="../../ui/inspect/nodetrendplot.cpp" line="+170"/>
+        <source>Leaf</source>
+        <translation>数据项</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Statistic</source>
+        <translation>统计量</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>step</source>
+        <translation>step</translation>
+    </message>
+    <message>
+        <location line="+134"/>
+        <source>Reading %1 of %2 dump files…</source>
+        <translation>正在读取 dump 文件 %1 / %2…</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 dump files could not be read.</source>
+        <translation>%1 个 dump 文件无法读取。</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>Statistics across steps and ranks</source>
+        <translation>跨 step 与 rank 的统计量</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 of %2.%3 across steps and ranks</source>
+        <translation>%2.%3 的 %1（跨 step 与 rank）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>No session opened.</source>
+        <translation>尚未打开数据。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Select a node to see its statistics across steps and ranks.</source>
+        <translation>选择一个节点，查看其跨 step 与 rank 的统计量。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Loading…</source>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Loading was cancelled.</source>
+        <translation>加载已取消。</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source> bench</source>
+        <translation> 标杆</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source> NPU</source>
+        <translation> NPU</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>%1 is in none of the dumps.</source>
+        <translation>所有 dump 数据中都没有 %1。</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>%1 has no %2 value for %3.</source>
+        <translation>%1 的 %3 没有 %2 值。</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::RankOverviewModel</name>
+    <message>
+        <location filename="../../ui/models/rankoverviewmodel.cpp" line="+145"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source> (inputs already differ)</source>
+        <translation>（输入已有差异）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> — first to diverge</source>
+        <translation> — 最早出现偏差</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>pending</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location line="+43"/>
+        <source>Step</source>
+        <translation>step</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>NPU ↔ bench</source>
+        <translation>NPU ↔ 标杆</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>First failing node</source>
+        <translation>首个不达标节点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Exec. index</source>
+        <translation>执行序号</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Errors</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Warnings</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Unmatched</source>
+        <translation>未匹配</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>State</source>
+        <translation>运行状态</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::RunUtDialog</name>
+    <message>
+        <location filename="../../ui/panels/runutdialog.cpp" line="+41"/>
+        <source>Run run_ut</source>
+        <translation>运行 run_ut</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Replays every API of a dump.json on the device and in higher precision on the CPU, and writes msprobe&apos;s accuracy_checking_result and accuracy_checking_details CSVs.</source>
+        <translation>在设备上、并在 CPU 上以更高精度回放 dump.json 中的每个 API，写出 msprobe 的 accuracy_checking_result 和 accuracy_checking_details CSV 文件。</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>…/step0/rank0/dump.json</source>
+        <translation>…/step0/rank0/dump.json</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+16"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location line="-15"/>
+        <source>dump.json (-api_info):</source>
+        <translation>dump.json（-api_info）：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Device (-d):</source>
+        <translation>设备（-d）：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Replay one call of each group of similar calls (-f, --filter_api)</source>
+        <translation>每组相似调用只回放一次（-f，--filter_api）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>all APIs (e.g. conv2d, linalg.inv)</source>
+        <translation>全部 API（例如 conv2d, linalg.inv）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Only these APIs are replayed; names separated by commas or spaces</source>
+        <translation>只回放这些 API；名称以逗号或空格分隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>White list:</source>
+        <translation>白名单：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>These APIs are skipped; the black list wins over the white list</source>
+        <translation>跳过这些 API；黑名单优先于白名单</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Black list:</source>
+        <translation>黑名单：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Output folder (-o):</source>
+        <translation>输出目录（-o）：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%v of %m APIs</source>
+        <translation>%v / %m 个 API</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The result files are listed here.</source>
+        <translation>结果文件将列在此处。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel run</source>
+        <translation>取消运行</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>run_ut availability</source>
+        <translation>run_ut 可用性</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>dump.json to replay</source>
+        <translation>要回放的 dump.json</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>msprobe dump (dump.json);;JSON files (*.json)</source>
+        <translation>msprobe dump 数据 (dump.json);;JSON 文件 (*.json)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>run_ut output folder</source>
+        <translation>run_ut 输出目录</translation>
+    </message>
+    <message>
+        <location line="+55"/>
+        <source>run_ut is running.</source>
+        <translation>run_ut 正在运行。</translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>Finished.</source>
+        <translation>已完成。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Result: %1</source>
+        <translation>结果：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Details: %1</source>
+        <translation>详情：%1</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>run_ut failed: %1</source>
+        <translation>run_ut 运行失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::SearchBar</name>
+    <message>
+        <location filename="../../ui/panels/searchbar.cpp" line="+37"/>
+        <source>Search nodes (Ctrl+F)</source>
+        <translation>搜索节点（Ctrl+F）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+126"/>
+        <source>Search node names; Enter = next hit, Shift+Enter = previous</source>
+        <translation>搜索节点名称；Enter = 下一个匹配，Shift+Enter = 上一个</translation>
+    </message>
+    <message>
+        <location line="-122"/>
+        <source>Regular expression</source>
+        <translation>正则表达式</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Match case</source>
+        <translation>区分大小写</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Previous hit (Shift+Enter)</source>
+        <translation>上一个匹配（Shift+Enter）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Next hit (Enter)</source>
+        <translation>下一个匹配（Enter）</translation>
+    </message>
+    <message>
+        <location line="+98"/>
+        <source>Invalid regex: %1 (at %2)</source>
+        <translation>正则表达式无效：%1（位置 %2）</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Invalid regex</source>
+        <translation>正则无效</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>No hits</source>
+        <translation>无匹配</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::SettingsDialog</name>
+    <message>
+        <location filename="../../ui/panels/settingsdialog.cpp" line="+34"/>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Node colours</source>
+        <translation>节点颜色</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>msprobe rules (pass / warning / error)</source>
+        <translation>msprobe 规则（通过 / 警告 / 错误）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Continuous precision index with bands</source>
+        <translation>连续精度指数（分区间着色）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>msprobe rules colour a node by its worst row; the continuous index (older msprobe versions) shows how far a node is off and uses the band limits below</source>
+        <translation>msprobe 规则按节点最差的一行着色；连续精度指数（旧版 msprobe）体现节点的偏差程度，并使用下方的区间边界</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Scheme:</source>
+        <translation>着色方案：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Warning from index:</source>
+        <translation>警告起始指数：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Error from index:</source>
+        <translation>错误起始指数：</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Appearance</source>
+        <translation>外观</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Theme:</source>
+        <translation>主题：</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Language:</source>
+        <translation>语言：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The language takes effect when ProbeScope is restarted.</source>
+        <translation>语言设置在重启 ProbeScope 后生效。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Compare</source>
+        <translation>比对</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Automatic (one per CPU)</source>
+        <translation>自动（每个 CPU 一个）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor pairs compared at once; results never depend on it</source>
+        <translation>同时比对的张量对数量；比对结果与此无关</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Threads:</source>
+        <translation>线程数：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fuzzy matching (-f)</source>
+        <translation>模糊匹配（-f）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Match APIs by name and order even when their call numbers differ (msprobe&apos;s -f)</source>
+        <translation>即使调用次数编号不同，也按名称和顺序匹配 API（msprobe 的 -f）</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>msprobe 1.2 (default)</source>
+        <translation>msprobe 1.2（默认）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>msprobe 26</source>
+        <translation>msprobe 26</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Which msprobe version&apos;s compare_result CSV the export reproduces</source>
+        <translation>导出时复现哪个 msprobe 版本的 compare_result CSV</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>CSV profile:</source>
+        <translation>CSV 格式：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Also write the XLSX workbook (red/yellow fills)</source>
+        <translation>同时写出 XLSX 工作簿（红/黄底色标记）</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::ShortcutsDialog</name>
+    <message>
+        <location filename="../../ui/panels/shortcutsdialog.cpp" line="+54"/>
+        <source>Keyboard shortcuts</source>
+        <translation>快捷键</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Filter shortcuts</source>
+        <translation>筛选快捷键</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Keys</source>
+        <translation>按键</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Description</source>
+        <translation>说明</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source> or </source>
+        <translation> 或 </translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::TaskProgressView</name>
+    <message>
+        <location filename="../../ui/panels/taskprogressview.cpp" line="+53"/>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::TensorInspector</name>
+    <message>
+        <location filename="../../ui/inspect/tensorinspector.cpp" line="+206"/>
+        <source>Show</source>
+        <translation>显示</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Rows</source>
+        <translation>行</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Columns</source>
+        <translation>列</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Log colours</source>
+        <translation>对数着色</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Colour differences on a log scale (they often span many decades)</source>
+        <translation>按对数刻度为差值着色（差值常跨越多个数量级）</translation>
+    </message>
+    <message>
+        <location line="+49"/>
+        <location line="+646"/>
+        <source>elements</source>
+        <translation>元素数</translation>
+    </message>
+    <message>
+        <location line="-634"/>
+        <source>Worst</source>
+        <translation>最差</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>by</source>
+        <translation>按</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>index</source>
+        <translation>索引</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+626"/>
+        <source>NPU</source>
+        <translation>NPU</translation>
+    </message>
+    <message>
+        <location line="-626"/>
+        <location line="+627"/>
+        <source>bench</source>
+        <translation>标杆</translation>
+    </message>
+    <message>
+        <location line="-627"/>
+        <source>relative</source>
+        <translation>相对误差</translation>
+    </message>
+    <message>
+        <location line="+66"/>
+        <source>Select a tensor row of a compare to see its values.</source>
+        <translation>选择比对结果中的一个张量行，查看其数值。</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Slice</source>
+        <translation>切片</translation>
+    </message>
+    <message>
+        <location line="+54"/>
+        <source>Reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Reading %1 and its bench tensor…</source>
+        <translation>正在读取 %1 及其标杆张量…</translation>
+    </message>
+    <message>
+        <location line="+110"/>
+        <source>dim %1 (%2)</source>
+        <translation>维度 %1（%2）</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <location line="+229"/>
+        <location line="+1"/>
+        <source>dim %1</source>
+        <translation>维度 %1</translation>
+    </message>
+    <message>
+        <location line="-62"/>
+        <source>%1: empty tensor</source>
+        <translation>%1：空张量</translation>
+    </message>
+    <message>
+        <location line="+57"/>
+        <location line="+137"/>
+        <source>value</source>
+        <translation>数值</translation>
+    </message>
+    <message>
+        <location line="-131"/>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>(0-d)</source>
+        <translation>（0 维）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>  · %1×%2 blocks (%3)</source>
+        <translation>  · %1×%2 分块（%3）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>largest</source>
+        <translation>最大值</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>mean</source>
+        <translation>平均值</translation>
+    </message>
+    <message>
+        <location line="+56"/>
+        <source>NPU %1</source>
+        <translation>NPU %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>bench %1</source>
+        <translation>标杆 %1</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>relative %1</source>
+        <translation>相对误差 %1</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Histogram</source>
+        <translation>直方图</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>NaN %1</source>
+        <translation>NaN %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>+inf %1</source>
+        <translation>+inf %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>−inf %1</source>
+        <translation>−inf %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>all %1 equal (Δ = 0)</source>
+        <translation>全部 %1 个相等（Δ = 0）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>equal (Δ = 0) %1</source>
+        <translation>相等（Δ = 0）%1</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>log10 of the relative error</source>
+        <translation>相对误差的 log10</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>log10 |NPU − bench|</source>
+        <translation>log10 |NPU − bench|</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>log10 relative error</source>
+        <translation>log10 相对误差</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Values: NPU and bench</source>
+        <translation>数值：NPU 与标杆</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Values: NPU</source>
+        <translation>数值：NPU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Values: bench</source>
+        <translation>数值：标杆</translation>
+    </message>
+    <message>
+        <location line="+62"/>
+        <source>max |Δ| %1 at %2 · max relative %3 at %4 · over 1‰: %5 of %6 · over 5‰: %7 · cosine %8</source>
+        <translation>最大 |Δ| %1（位于 %2）· 最大相对误差 %3（位于 %4）· 超过 1‰：%5 / %6 · 超过 5‰：%7 · 余弦相似度 %8</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source> · %1 NaN/inf differences</source>
+        <translation> · %1 处 NaN/inf 差异</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&lt;b&gt;Tensor&lt;/b&gt;: %1</source>
+        <translation>&lt;b&gt;张量&lt;/b&gt;：%1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Cosine %1</source>
+        <translation>Cosine %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MaxAbsErr %1</source>
+        <translation>MaxAbsErr %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&lt;b&gt;Compare table&lt;/b&gt;: %1</source>
+        <translation>&lt;b&gt;比对表&lt;/b&gt;：%1</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&lt;b&gt;Slice %1&lt;/b&gt;: %2</source>
+        <translation>&lt;b&gt;切片 %1&lt;/b&gt;：%2</translation>
+    </message>
+</context>
 </TS>
