@@ -18,6 +18,17 @@ int main(int argc, char** argv)
     QApplication::setApplicationName("probescope");
     QApplication::setApplicationVersion(PROBESCOPE_VERSION);
 
+    // The language must be known before the help texts below are translated.
+    QString language;
+    const QStringList raw = QCoreApplication::arguments();
+    for (qsizetype i = 1; i < raw.size(); ++i) {
+        if (raw[i] == QLatin1String("--lang") && i + 1 < raw.size())
+            language = raw[i + 1];
+        else if (raw[i].startsWith(QLatin1String("--lang=")))
+            language = raw[i].mid(7);
+    }
+    probescope::ui::installTranslations(app, language);
+
     QCommandLineParser parser;
     parser.setApplicationDescription(QCoreApplication::translate(
         "main", "Inspect and compare msprobe precision dumps: NPU_DIR BENCH_DIR (any level: dump root, step, "
@@ -37,15 +48,13 @@ int main(int argc, char** argv)
                                                                               "(0-based, in step then rank order)."),
                                   "INDEX", "0");
     const QCommandLineOption demo("demo", QCoreApplication::translate("main", "Open the bundled demo pair."));
-    const QCommandLineOption language("lang", QCoreApplication::translate("main", "User-interface language for this "
+    const QCommandLineOption languageOption("lang", QCoreApplication::translate("main", "User-interface language for this "
                                                                                   "run: en or zh_CN."),
                                       "LANG");
-    parser.addOptions({ screenshot, select, pair, demo, language });
+    parser.addOptions({ screenshot, select, pair, demo, languageOption });
     parser.addPositionalArgument("NPU_DIR", QCoreApplication::translate("main", "NPU dump (or compare.json)"));
     parser.addPositionalArgument("BENCH_DIR", QCoreApplication::translate("main", "bench dump"));
     parser.process(app);
-
-    probescope::ui::installTranslations(app, parser.value(language));
 
     const QStringList args = parser.positionalArguments();
     if (args.size() > 2) {

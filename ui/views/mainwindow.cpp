@@ -56,20 +56,21 @@ QString formatSeconds(double s)
     if (s < 0 || !std::isfinite(s))
         return QStringLiteral("–");
     if (s < 60)
-        return QString::number(s, 'f', 1) + QStringLiteral(" s");
+        return MainWindow::tr("%1 s").arg(s, 0, 'f', 1);
     return QStringLiteral("%1:%2").arg(static_cast<int>(s) / 60).arg(static_cast<int>(s) % 60, 2, 10, QChar('0'));
 }
 
 QString toQ(const std::string& s) { return QString::fromStdString(s); }
 
-// core's one-line summary minus the part the status line already says: "… (ran #n; DETAIL)" -> DETAIL.
-QString detailOf(const std::string& summary)
+// The failing row core's summary names ("… its output does not: ROW, Cosine …)") without core's
+// English framing, which the window says in the user's language.
+QString failingRowOf(const std::string& summary)
 {
-    const std::size_t semicolon = summary.find("; ");
-    QString detail = toQ(semicolon == std::string::npos ? summary : summary.substr(semicolon + 2));
-    if (detail.endsWith(')'))
-        detail.chop(1);
-    return detail;
+    const std::size_t colon = summary.rfind(": ");
+    QString row = toQ(colon == std::string::npos ? summary : summary.substr(colon + 2));
+    if (row.endsWith(')'))
+        row.chop(1);
+    return row;
 }
 
 } // namespace
@@ -575,16 +576,16 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     const compare::FirstFailure& f = analysis->firstFailure;
     QString line;
     if (f.found)
-        line = tr("First failing node: %1 (execution #%2). %3")
+        line = tr("First failing node: %1 (execution #%2): its inputs match, its output does not — %3")
                    .arg(toQ(f.key))
                    .arg(f.executionIndex)
-                   .arg(detailOf(f.summary));
+                   .arg(failingRowOf(f.summary));
     else if (!f.key.empty())
         line = tr("Inputs already differ at the first failing node %1: the divergence began before this dump.")
                    .arg(toQ(f.key));
     else
         line = tr("No failing node: every compared row passes.");
-    m_message->setText(line + tr("  [%1 s]").arg(analysis->seconds, 0, 'f', 2));
+    m_message->setText(tr("%1  [%2 s]").arg(line).arg(analysis->seconds, 0, 'f', 2));
     if (!f.key.empty())
         selectFirstFailure();
     startOverview();
