@@ -106,7 +106,7 @@
 <context>
     <name>main</name>
     <message>
-        <location filename="../../app/gui/main.cpp" line="+22"/>
+        <location filename="../../app/gui/main.cpp" line="+33"/>
         <source>Inspect and compare msprobe precision dumps: NPU_DIR BENCH_DIR (any level: dump root, step, rank, dump.json), or msprobe&apos;s compare.json alone.</source>
         <translation>查看并比对 msprobe 精度 dump 数据：NPU_DIR BENCH_DIR（任意层级：dump 根目录、step、rank、dump.json），或单独一个 msprobe 的 compare.json。</translation>
     </message>
@@ -304,18 +304,15 @@
         <source>Data files</source>
         <translation>数据文件</translation>
     </message>
-    <message>
+    <message numerus="yes">
         <location line="+83"/>
-        <source>1 row</source>
-        <translation>1 行</translation>
+        <source>%n row(s)</source>
+        <translation>
+            <numerusform>%n 行</numerusform>
+        </translation>
     </message>
     <message>
-        <location line="+0"/>
-        <source>%1 rows</source>
-        <translation>%1 行</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>%1 · %2 · execution #%3 · %4 · %5</source>
         <translation>%1 · %2 · 执行序号 #%3 · %4 · %5</translation>
     </message>
@@ -674,7 +671,12 @@
 <context>
     <name>probescope::ui::MainWindow</name>
     <message>
-        <location filename="../../ui/views/mainwindow.cpp" line="+272"/>
+        <location filename="../../ui/views/mainwindow.cpp" line="+59"/>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <location line="+214"/>
         <source>ProbeScope</source>
         <translation>ProbeScope</translation>
     </message>
@@ -925,11 +927,16 @@
     </message>
     <message>
         <location line="+14"/>
-        <source>First failing node: %1 (execution #%2). %3</source>
-        <translation>首个不达标节点：%1（执行序号 #%2）。%3</translation>
+        <source>First failing node: %1 (execution #%2): its inputs match, its output does not — %3</source>
+        <translation>首个不达标节点：%1（执行序号 #%2）：输入一致，输出不一致 — %3</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+9"/>
+        <source>%1  [%2 s]</source>
+        <translation>%1  [%2 秒]</translation>
+    </message>
+    <message>
+        <location line="-4"/>
         <source>Inputs already differ at the first failing node %1: the divergence began before this dump.</source>
         <translation>首个不达标节点 %1 的输入已有差异：偏差在本次 dump 之前就已出现。</translation>
     </message>
@@ -939,12 +946,7 @@
         <translation>没有不达标节点：所有比对行均通过。</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>  [%1 s]</source>
-        <translation>  [%1 秒]</translation>
-    </message>
-    <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>Compare failed: %1</source>
         <translation>比对失败：%1</translation>
     </message>
@@ -988,7 +990,85 @@
 <context>
     <name>probescope::ui::MetricPlot</name>
     <message>
-        <location filename="../../ui/inspect/metricplot.cpp" line="+58"/>
+        <location filename="../../ui/inspect/metricplot.cpp" line="+42"/>
+        <source>tensor</source>
+        <comment>compare mode</comment>
+        <translation>真实数据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>statistics</source>
+        <comment>compare mode</comment>
+        <translation>统计量</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>md5</source>
+        <comment>compare mode</comment>
+        <translation>md5</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>no data</source>
+        <translation>无数据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>pending</source>
+        <translation>待计算</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>unmatched</source>
+        <translation>未匹配</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Cosine</source>
+        <translation>Cosine</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MaxAbsErr</source>
+        <translation>MaxAbsErr</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MaxRelativeErr</source>
+        <translation>MaxRelativeErr</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>One Thousandth Err Ratio</source>
+        <translation>千分之一误差占比</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>NormRelativeErr</source>
+        <translation>NormRelativeErr</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Precision index</source>
+        <translation>精度指数</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>Metric</source>
         <translation>指标</translation>
     </message>
@@ -1018,7 +1098,13 @@
         <translation>首个不达标节点（输入已有差异）</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+1"/>
+        <source>%1: %2</source>
+        <comment>first failure: node</comment>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>%1 is not available in a %2 compare.</source>
         <translation>%2 模式的比对中没有 %1。</translation>
     </message>
@@ -1037,11 +1123,21 @@
         <source>No compare loaded.</source>
         <translation>未加载比对结果。</translation>
     </message>
+    <message>
+        <location line="+167"/>
+        <source>%1
+%2: %3
+#%4 · %5</source>
+        <comment>node key, metric: value, execution index · status</comment>
+        <translation>%1
+%2：%3
+#%4 · %5</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::NodeRowsModel</name>
     <message>
-        <location filename="../../ui/panels/noderowsmodel.cpp" line="+174"/>
+        <location filename="../../ui/panels/noderowsmodel.cpp" line="+176"/>
         <source>Leaf</source>
         <translation>数据项</translation>
     </message>
@@ -1061,127 +1157,157 @@
         <translation>ProbeScope 对该行的判定</translation>
     </message>
     <message>
+        <location line="-67"/>
         <source>NPU dtype</source>
-        <translation type="vanished">NPU dtype</translation>
+        <translation>NPU dtype</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench dtype</source>
-        <translation type="vanished">标杆 dtype</translation>
+        <translation>标杆 dtype</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>NPU shape</source>
-        <translation type="vanished">NPU shape</translation>
+        <translation>NPU shape</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench shape</source>
-        <translation type="vanished">标杆 shape</translation>
+        <translation>标杆 shape</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>NPU requires_grad</source>
-        <translation type="vanished">NPU requires_grad</translation>
+        <translation>NPU requires_grad</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench requires_grad</source>
-        <translation type="vanished">标杆 requires_grad</translation>
+        <translation>标杆 requires_grad</translation>
     </message>
     <message>
+        <location line="+3"/>
         <source>Cosine similarity of the two tensors</source>
-        <translation type="vanished">两个张量的余弦相似度</translation>
+        <translation>两个张量的余弦相似度</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Euclidean distance of the two tensors</source>
-        <translation type="vanished">两个张量的欧氏距离</translation>
+        <translation>两个张量的欧氏距离</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Largest absolute difference</source>
-        <translation type="vanished">最大绝对误差</translation>
+        <translation>最大绝对误差</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Largest relative difference</source>
-        <translation type="vanished">最大相对误差</translation>
+        <translation>最大相对误差</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>1‰ ratio</source>
-        <translation type="vanished">1‰误差占比</translation>
+        <translation>1‰误差占比</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>One Thousandth Err Ratio: share of elements whose relative error is below 0.001</source>
-        <translation type="vanished">One Thousandth Err Ratio（千分之一误差占比）：相对误差小于 0.001 的元素所占比例</translation>
+        <translation>One Thousandth Err Ratio（千分之一误差占比）：相对误差小于 0.001 的元素所占比例</translation>
     </message>
     <message>
+        <location line="+2"/>
         <source>5‰ ratio</source>
-        <translation type="vanished">5‰误差占比</translation>
+        <translation>5‰误差占比</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Five Thousandths Err Ratio: share of elements whose relative error is below 0.005</source>
-        <translation type="vanished">Five Thousandths Err Ratio（千分之五误差占比）：相对误差小于 0.005 的元素所占比例</translation>
+        <translation>Five Thousandths Err Ratio（千分之五误差占比）：相对误差小于 0.005 的元素所占比例</translation>
     </message>
     <message>
+        <location line="+10"/>
         <source>NPU md5</source>
-        <translation type="vanished">NPU md5</translation>
+        <translation>NPU md5</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench md5</source>
-        <translation type="vanished">标杆 md5</translation>
+        <translation>标杆 md5</translation>
     </message>
     <message>
+        <location line="+4"/>
         <source>NPU max</source>
-        <translation type="vanished">NPU max</translation>
+        <translation>NPU max</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench max</source>
-        <translation type="vanished">标杆 max</translation>
+        <translation>标杆 max</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>NPU min</source>
-        <translation type="vanished">NPU min</translation>
+        <translation>NPU min</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench min</source>
-        <translation type="vanished">标杆 min</translation>
+        <translation>标杆 min</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>NPU mean</source>
-        <translation type="vanished">NPU mean</translation>
+        <translation>NPU mean</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench mean</source>
-        <translation type="vanished">标杆 mean</translation>
+        <translation>标杆 mean</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>NPU norm</source>
-        <translation type="vanished">NPU L2norm</translation>
+        <translation>NPU L2norm</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Bench norm</source>
-        <translation type="vanished">标杆 L2norm</translation>
+        <translation>标杆 L2norm</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Accuracy reached</source>
-        <translation type="vanished">精度达标</translation>
+        <translation>精度达标</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Result</source>
-        <translation type="vanished">Result</translation>
+        <translation>Result</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>msprobe&apos;s Result column</source>
-        <translation type="vanished">msprobe 的 Result 列</translation>
+        <translation>msprobe 的 Result 列</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Requires_grad consistent</source>
-        <translation type="vanished">requires_grad 一致</translation>
+        <translation>requires_grad 一致</translation>
     </message>
     <message>
+        <location line="+2"/>
         <source>Err_message</source>
-        <translation type="vanished">Err_message</translation>
+        <translation>Err_message</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>Why msprobe flagged the row</source>
-        <translation type="vanished">msprobe 标记该行的原因</translation>
+        <translation>msprobe 标记该行的原因</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+37"/>
         <source>NPU data file</source>
         <translation>NPU 数据文件</translation>
     </message>
@@ -1234,7 +1360,31 @@
         <translation>step</translation>
     </message>
     <message>
-        <location line="+134"/>
+        <location line="+31"/>
+        <source>Max</source>
+        <comment>statistic</comment>
+        <translation>Max</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Min</source>
+        <comment>statistic</comment>
+        <translation>Min</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Mean</source>
+        <comment>statistic</comment>
+        <translation>Mean</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Norm</source>
+        <comment>statistic</comment>
+        <translation>Norm</translation>
+    </message>
+    <message>
+        <location line="+97"/>
         <source>Reading %1 of %2 dump files…</source>
         <translation>正在读取 dump 文件 %1 / %2…</translation>
     </message>
@@ -1280,13 +1430,15 @@
     </message>
     <message>
         <location line="+24"/>
-        <source> bench</source>
-        <translation> 标杆</translation>
+        <source>%1 bench</source>
+        <comment>rank</comment>
+        <translation>%1 标杆</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source> NPU</source>
-        <translation> NPU</translation>
+        <source>%1 NPU</source>
+        <comment>rank</comment>
+        <translation>%1 NPU</translation>
     </message>
     <message>
         <location line="+17"/>
@@ -1721,7 +1873,7 @@
 <context>
     <name>probescope::ui::ShortcutsDialog</name>
     <message>
-        <location filename="../../ui/panels/shortcutsdialog.cpp" line="+54"/>
+        <location filename="../../ui/panels/shortcutsdialog.cpp" line="+73"/>
         <source>Keyboard shortcuts</source>
         <translation>快捷键</translation>
     </message>
@@ -1762,7 +1914,7 @@
 <context>
     <name>probescope::ui::TensorInspector</name>
     <message>
-        <location filename="../../ui/inspect/tensorinspector.cpp" line="+206"/>
+        <location filename="../../ui/inspect/tensorinspector.cpp" line="+226"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
@@ -1803,7 +1955,7 @@
         <translation>按</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+10"/>
         <source>#</source>
         <translation>#</translation>
     </message>
@@ -1813,19 +1965,31 @@
         <translation>索引</translation>
     </message>
     <message>
-        <location line="+0"/>
-        <location line="+626"/>
+        <location line="-139"/>
+        <location line="+139"/>
+        <location line="+628"/>
         <source>NPU</source>
         <translation>NPU</translation>
     </message>
     <message>
-        <location line="-626"/>
-        <location line="+627"/>
+        <location line="-765"/>
+        <location line="+137"/>
+        <location line="+629"/>
         <source>bench</source>
         <translation>标杆</translation>
     </message>
     <message>
-        <location line="-627"/>
+        <location line="-764"/>
+        <source>|NPU − bench|</source>
+        <translation>|NPU − bench|</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>relative error</source>
+        <translation>相对误差</translation>
+    </message>
+    <message>
+        <location line="+133"/>
         <source>relative</source>
         <translation>相对误差</translation>
     </message>
@@ -1850,7 +2014,7 @@
         <translation>正在读取 %1 及其标杆张量…</translation>
     </message>
     <message>
-        <location line="+110"/>
+        <location line="+111"/>
         <source>dim %1 (%2)</source>
         <translation>维度 %1（%2）</translation>
     </message>
@@ -1868,12 +2032,12 @@
     </message>
     <message>
         <location line="+57"/>
-        <location line="+137"/>
+        <location line="+138"/>
         <source>value</source>
         <translation>数值</translation>
     </message>
     <message>
-        <location line="-131"/>
+        <location line="-132"/>
         <source>%1 %2</source>
         <translation>%1 %2</translation>
     </message>
@@ -1943,7 +2107,13 @@
         <translation>相等（Δ = 0）%1</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+2"/>
+        <source>%1: %2</source>
+        <comment>histogram: notes</comment>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>log10 of the relative error</source>
         <translation>相对误差的 log10</translation>
     </message>

@@ -34,15 +34,55 @@ constexpr std::array<session::Status, 6> kLegendOrder = {
 constexpr double kClickRadius = 24.0;
 constexpr double kHoverRadius = 12.0;
 
+// The texts below are the GUI's own words for core's English names (session::statusName, metricName).
 QString modeName(compare::CompareMode mode)
 {
     switch (mode) {
     case compare::CompareMode::RealData:
-        return QStringLiteral("tensor");
+        return MetricPlot::tr("tensor", "compare mode");
     case compare::CompareMode::Summary:
-        return QStringLiteral("statistics");
+        return MetricPlot::tr("statistics", "compare mode");
     case compare::CompareMode::Md5:
-        return QStringLiteral("md5");
+        return MetricPlot::tr("md5", "compare mode");
+    }
+    return QStringLiteral("?");
+}
+
+QString statusText(session::Status status)
+{
+    switch (status) {
+    case session::Status::NoData:
+        return MetricPlot::tr("no data");
+    case session::Status::Pending:
+        return MetricPlot::tr("pending");
+    case session::Status::Pass:
+        return MetricPlot::tr("pass");
+    case session::Status::Unmatched:
+        return MetricPlot::tr("unmatched");
+    case session::Status::Warning:
+        return MetricPlot::tr("warning");
+    case session::Status::Error:
+        return MetricPlot::tr("error");
+    }
+    return QStringLiteral("?");
+}
+
+// msprobe's column names (Cosine, MaxAbsErr, ...) and ProbeScope's precision index.
+QString metricText(session::Metric metric)
+{
+    switch (metric) {
+    case session::Metric::Cosine:
+        return MetricPlot::tr("Cosine");
+    case session::Metric::MaxAbsErr:
+        return MetricPlot::tr("MaxAbsErr");
+    case session::Metric::MaxRelErr:
+        return MetricPlot::tr("MaxRelativeErr");
+    case session::Metric::OneThousandth:
+        return MetricPlot::tr("One Thousandth Err Ratio");
+    case session::Metric::NormRelErr:
+        return MetricPlot::tr("NormRelativeErr");
+    case session::Metric::Index:
+        return MetricPlot::tr("Precision index");
     }
     return QStringLiteral("?");
 }
@@ -58,7 +98,7 @@ MetricPlot::MetricPlot(QWidget* parent)
     bar->addWidget(new QLabel(tr("Metric"), this));
     m_metricBox = new QComboBox(this);
     for (session::Metric m : kMetrics)
-        m_metricBox->addItem(QString::fromUtf8(session::metricName(m)), static_cast<int>(m));
+        m_metricBox->addItem(metricText(m), static_cast<int>(m));
     bar->addWidget(m_metricBox);
     m_logBox = new QCheckBox(tr("Log scale"), this);
     bar->addWidget(m_logBox);
@@ -81,7 +121,7 @@ MetricPlot::MetricPlot(QWidget* parent)
         g->setLineStyle(QCPGraph::lsNone);
         const QColor c = plotstyle::statusMarker(status);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c.darker(125), c, 6));
-        g->setName(QString::fromLatin1(session::statusName(status)));
+        g->setName(statusText(status));
         m_statusGraphs.push_back(g);
     }
     m_selection = m_plot->addGraph();
@@ -179,8 +219,8 @@ void MetricPlot::rebuild()
     m_failureLine->setVisible(false);
     m_failureLabel->setVisible(false);
 
-    const QString metricText = QString::fromUtf8(session::metricName(m_metric));
-    QString title = tr("%1 along execution order").arg(metricText);
+    const QString metricName = metricText(m_metric);
+    QString title = tr("%1 along execution order").arg(metricName);
     std::size_t finite = 0;
     std::size_t hiddenOnLog = 0;
     std::size_t nodeCount = 0;
@@ -210,11 +250,11 @@ void MetricPlot::rebuild()
         if (ff.node.valid() && ff.node.value < tree.size()) {
             m_failureX = static_cast<double>(tree.node(ff.node).executionIndex);
             const QString what = ff.found ? tr("first failure") : tr("first failing node (inputs already differ)");
-            m_failureLabel->setText(what + QStringLiteral(": ") + QString::fromStdString(ff.key));
+            m_failureLabel->setText(tr("%1: %2", "first failure: node").arg(what, QString::fromStdString(ff.key)));
         }
         if (finite == 0) {
             m_message = tr("%1 is not available in a %2 compare.")
-                            .arg(metricText, modeName(m_analysis->table ? m_analysis->table->mode
+                            .arg(metricName, modeName(m_analysis->table ? m_analysis->table->mode
                                                                         : compare::CompareMode::RealData));
         } else if (m_points.empty()) {
             m_message = tr("All %1 values are 0: nothing to show on a log scale.").arg(finite);
@@ -250,7 +290,7 @@ void MetricPlot::rebuild()
     }
     m_plot->legend->setVisible(!m_points.empty());
 
-    m_plot->yAxis->setLabel(metricText);
+    m_plot->yAxis->setLabel(metricName);
     if (m_log) {
         m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
         m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
@@ -389,10 +429,10 @@ void MetricPlot::onMove(QMouseEvent* event)
     const tree::ConstructTree& tree = *m_analysis->skeleton->tree;
     const auto key = tree.node(tree::NodeId { p.node }).key;
     QToolTip::showText(event->globalPosition().toPoint(),
-                       QStringLiteral("%1\n%2: %3\n#%4 \u00b7 %5")
+                       tr("%1\n%2: %3\n#%4 \u00b7 %5", "node key, metric: value, execution index \u00b7 status")
                            .arg(QString::fromUtf8(key.data(), static_cast<qsizetype>(key.size())),
-                                QString::fromUtf8(session::metricName(m_metric)), plotstyle::formatNumber(p.y),
-                                QString::number(static_cast<qint64>(p.x)), QString::fromLatin1(session::statusName(p.status))),
+                                metricText(m_metric), plotstyle::formatNumber(p.y),
+                                QString::number(static_cast<qint64>(p.x)), statusText(p.status)),
                        m_plot);
 }
 

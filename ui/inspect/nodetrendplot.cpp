@@ -175,7 +175,7 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     bar->addWidget(new QLabel(tr("Statistic"), this));
     m_statBox = new QComboBox(this);
     for (Statistic s : { Statistic::Max, Statistic::Min, Statistic::Mean, Statistic::Norm })
-        m_statBox->addItem(QString::fromLatin1(statisticName(s)), static_cast<int>(s));
+        m_statBox->addItem(statisticName(s), static_cast<int>(s));
     bar->addWidget(m_statBox);
     m_status = new QLabel(this);
     bar->addWidget(m_status, 1);
@@ -212,19 +212,19 @@ NodeTrendPlot::~NodeTrendPlot()
         m_state->cancelled.store(true);
 }
 
-const char* NodeTrendPlot::statisticName(Statistic statistic)
+QString NodeTrendPlot::statisticName(Statistic statistic)
 {
     switch (statistic) {
     case Statistic::Max:
-        return "Max";
+        return tr("Max", "statistic");
     case Statistic::Min:
-        return "Min";
+        return tr("Min", "statistic");
     case Statistic::Mean:
-        return "Mean";
+        return tr("Mean", "statistic");
     case Statistic::Norm:
-        return "Norm";
+        return tr("Norm", "statistic");
     }
-    return "?";
+    return QStringLiteral("?");
 }
 
 void NodeTrendPlot::setPlan(std::shared_ptr<const session::SessionPlan> plan)
@@ -362,7 +362,7 @@ void NodeTrendPlot::rebuild()
     m_plot->clearGraphs();
     m_series.clear();
     m_message.clear();
-    const QString stat = QString::fromLatin1(statisticName(m_statistic));
+    const QString stat = statisticName(m_statistic);
     m_title->setText(m_key.isEmpty() ? tr("Statistics across steps and ranks")
                                      : tr("%1 of %2.%3 across steps and ranks").arg(stat, m_key, m_leaf));
     m_plot->yAxis->setLabel(stat);
@@ -398,7 +398,7 @@ void NodeTrendPlot::rebuild()
         auto it = seriesOf.find(id);
         if (it == seriesOf.end()) {
             Series series;
-            series.name = s->rankLabel + (s->bench ? tr(" bench") : tr(" NPU"));
+            series.name = (s->bench ? tr("%1 bench", "rank") : tr("%1 NPU", "rank")).arg(s->rankLabel);
             series.bench = s->bench;
             it = seriesOf.emplace(id, m_series.size()).first;
             m_series.push_back(series);

@@ -96,7 +96,8 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     bool savePng(const QString& path, int width = 0, int height = 0);
 
-    static const char* statisticName(Statistic statistic); ///< "Max", "Min", "Mean", "Norm"
+    /// "Max", "Min", "Mean", "Norm", translated (msprobe's Chinese documentation keeps them in English).
+    static QString statisticName(Statistic statistic);
 
 public slots:
     void cancel();

@@ -276,6 +276,26 @@ QString indexText(const std::vector<std::int64_t>& index)
 
 } // namespace inspect
 
+namespace {
+
+// The views' names on screen; core's tensor::elementKindName() gives the same texts in English only.
+QString viewName(ElementKind kind)
+{
+    switch (kind) {
+    case ElementKind::Npu:
+        return TensorInspector::tr("NPU");
+    case ElementKind::Bench:
+        return TensorInspector::tr("bench");
+    case ElementKind::AbsDiff:
+        return TensorInspector::tr("|NPU \u2212 bench|");
+    case ElementKind::RelDiff:
+        return TensorInspector::tr("relative error");
+    }
+    return QStringLiteral("?");
+}
+
+} // namespace
+
 // -------------------------------------------------------------------------------------------------
 
 TensorInspector::TensorInspector(QWidget* parent)
@@ -314,7 +334,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     controls->addWidget(new QLabel(tr("Show"), this));
     m_viewBox = new QComboBox(this);
     for (ElementKind k : { ElementKind::Npu, ElementKind::Bench, ElementKind::AbsDiff, ElementKind::RelDiff })
-        m_viewBox->addItem(QString::fromUtf8(tensor::elementKindName(k)), static_cast<int>(k));
+        m_viewBox->addItem(viewName(k), static_cast<int>(k));
     controls->addWidget(m_viewBox);
     controls->addSpacing(8);
     controls->addWidget(new QLabel(tr("Rows"), this));
@@ -394,10 +414,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     worstBar->addWidget(m_topKBox);
     worstBar->addWidget(new QLabel(tr("by"), worstBox));
     m_worstByBox = new QComboBox(worstBox);
-    m_worstByBox->addItem(QString::fromUtf8(tensor::elementKindName(ElementKind::AbsDiff)),
-                          static_cast<int>(ElementKind::AbsDiff));
-    m_worstByBox->addItem(QString::fromUtf8(tensor::elementKindName(ElementKind::RelDiff)),
-                          static_cast<int>(ElementKind::RelDiff));
+    m_worstByBox->addItem(viewName(ElementKind::AbsDiff), static_cast<int>(ElementKind::AbsDiff));
+    m_worstByBox->addItem(viewName(ElementKind::RelDiff), static_cast<int>(ElementKind::RelDiff));
     worstBar->addWidget(m_worstByBox);
     worstBar->addStretch(1);
     worstLayout->addLayout(worstBar);
@@ -574,16 +592,17 @@ void TensorInspector::onLoaded(std::shared_ptr<const inspect::Loaded> result)
     const bool any = l.npu.tensor || l.bench.tensor;
     setState(any ? State::Ready : State::Error, notes.join(QLatin1Char('\n')), !l.npu.error.isEmpty() || !l.bench.error.isEmpty());
 
-    auto describe = [](const char* side, const inspect::Side& s) {
+    auto describe = [](const QString& side, const inspect::Side& s) {
         if (!s.tensor)
             return QString();
         return QStringLiteral("<b>%1</b> %2 \u00b7 %3 \u00b7 %4")
-            .arg(QString::fromLatin1(side), s.file.toHtmlEscaped(), QString::fromLatin1(tensor::torchName(s.tensor->dtype)),
-                 inspect::shapeText(s.tensor->shape));
+            .arg(side.toHtmlEscaped(), s.file.toHtmlEscaped(), QString::fromLatin1(tensor::torchName(s.tensor->dtype)),
+                inspect::shapeText(s.tensor->shape));
     };
     QStringList header;
     header << QStringLiteral("<b>%1</b>").arg(QString::fromStdString(m_files.npuName).toHtmlEscaped());
-    for (const QString& line : { describe("NPU", l.npu), describe("bench", l.bench) })
+    for (const QString& line :
+        { describe(viewName(ElementKind::Npu), l.npu), describe(viewName(ElementKind::Bench), l.bench) })
         if (!line.isEmpty())
             header << line;
     m_header->setText(header.join(QStringLiteral("<br>")));
@@ -828,7 +847,7 @@ void TensorInspector::onSliceDone(const inspect::SliceResult& result)
     m_sliceSummary = result.summary;
     const tensor::Slice2D& s = result.shown;
     const std::size_t rank = m_controlShape.size();
-    const QString kindText = QString::fromUtf8(tensor::elementKindName(result.kind));
+    const QString kindText = viewName(result.kind);
     if (!result.error.isEmpty() || s.values.empty()) {
         m_colorMap->data()->clear();
         m_colorMap->setVisible(false);
@@ -1007,7 +1026,8 @@ void TensorInspector::fillHistogram()
         if (h.nonPositive)
             parts << (h.nonPositive == h.total ? tr("all %1 equal (\u0394 = 0)").arg(h.total)
                                                : tr("equal (\u0394 = 0) %1").arg(h.nonPositive));
-        return parts.isEmpty() ? QString() : side + QStringLiteral(": ") + parts.join(QStringLiteral(" \u00b7 "));
+        return parts.isEmpty() ? QString()
+                               : tr("%1: %2", "histogram: notes").arg(side, parts.join(QStringLiteral(" \u00b7 ")));
     };
     QStringList notes;
     double yHi = 1;
@@ -1017,7 +1037,7 @@ void TensorInspector::fillHistogram()
         m_histogramTitle->setText(rel ? tr("log10 of the relative error") : tr("log10 |NPU \u2212 bench|"));
         m_histogram->xAxis->setLabel(rel ? tr("log10 relative error") : QString::fromUtf8("log10 |\u0394|"));
         if (h) {
-            addSteps(*h, QString::fromUtf8(tensor::elementKindName(m_view)), QColor(0xCC4C02));
+            addSteps(*h, viewName(m_view), QColor(0xCC4C02));
             m_histogram->xAxis->setRange(h->lo, h->hi);
             for (auto c : h->counts)
                 yHi = std::max(yHi, static_cast<double>(c));

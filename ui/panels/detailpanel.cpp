@@ -263,7 +263,10 @@ void DetailPanel::updateHeader()
     const session::NodeStatusTable& st = *m_analysis->status;
     m_key->setText(fromStd(node.key));
     const auto rows = m_model->rowCount();
-    const QString rowsText = rows == 1 ? tr("1 row") : tr("%1 rows").arg(rows);
+    QString rowsText = tr("%n row(s)", nullptr, rows);
+    // Without a translation (English) Qt only substitutes %n; choose the English form here.
+    if (rowsText == QStringLiteral("%1 row(s)").arg(rows))
+        rowsText = rows == 1 ? QStringLiteral("1 row") : QStringLiteral("%1 rows").arg(rows);
     m_facts->setText(tr("%1 · %2 · execution #%3 · %4 · %5")
                          .arg(kindText(node.name.kind), directionText(node.name.direction))
                          .arg(node.executionIndex)

@@ -97,7 +97,8 @@ namespace {
 
 // One table column shown by the model. Titles and tooltips are marked for lupdate here and translated
 // when the columns are built; a null title shows msprobe's column name as it is (metric names), a null
-// tooltip shows it as the tooltip.
+// tooltip shows it as the tooltip. Each QT_TRANSLATE_NOOP spells out its context and text: lupdate does not
+// run the preprocessor, so a wrapper macro would hide the strings from it.
 struct CellColumn
 {
     const char* name;
@@ -105,25 +106,25 @@ struct CellColumn
     const char* toolTip;
 };
 
-#define PS_COLUMN(text) QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", text)
-
 constexpr CellColumn kDtypeShape[] = {
-    { "NPU Dtype", PS_COLUMN("NPU dtype"), nullptr },
-    { "Bench Dtype", PS_COLUMN("Bench dtype"), nullptr },
-    { "NPU Tensor Shape", PS_COLUMN("NPU shape"), nullptr },
-    { "Bench Tensor Shape", PS_COLUMN("Bench shape"), nullptr },
-    { "NPU Requires_grad", PS_COLUMN("NPU requires_grad"), nullptr },
-    { "Bench Requires_grad", PS_COLUMN("Bench requires_grad"), nullptr },
+    { "NPU Dtype", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU dtype"), nullptr },
+    { "Bench Dtype", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench dtype"), nullptr },
+    { "NPU Tensor Shape", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU shape"), nullptr },
+    { "Bench Tensor Shape", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench shape"), nullptr },
+    { "NPU Requires_grad", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU requires_grad"), nullptr },
+    { "Bench Requires_grad", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench requires_grad"), nullptr },
 };
 constexpr CellColumn kRealData[] = {
-    { "Cosine", nullptr, PS_COLUMN("Cosine similarity of the two tensors") },
-    { "EucDist", nullptr, PS_COLUMN("Euclidean distance of the two tensors") },
-    { "MaxAbsErr", nullptr, PS_COLUMN("Largest absolute difference") },
-    { "MaxRelativeErr", nullptr, PS_COLUMN("Largest relative difference") },
-    { "One Thousandth Err Ratio", PS_COLUMN("1‰ ratio"),
-      PS_COLUMN("One Thousandth Err Ratio: share of elements whose relative error is below 0.001") },
-    { "Five Thousandths Err Ratio", PS_COLUMN("5‰ ratio"),
-      PS_COLUMN("Five Thousandths Err Ratio: share of elements whose relative error is below 0.005") },
+    { "Cosine", nullptr, QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Cosine similarity of the two tensors") },
+    { "EucDist", nullptr, QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Euclidean distance of the two tensors") },
+    { "MaxAbsErr", nullptr, QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Largest absolute difference") },
+    { "MaxRelativeErr", nullptr, QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Largest relative difference") },
+    { "One Thousandth Err Ratio", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "1‰ ratio"),
+        QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel",
+            "One Thousandth Err Ratio: share of elements whose relative error is below 0.001") },
+    { "Five Thousandths Err Ratio", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "5‰ ratio"),
+        QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel",
+            "Five Thousandths Err Ratio: share of elements whose relative error is below 0.005") },
 };
 constexpr CellColumn kStatistics[] = {
     { "Max diff", nullptr, nullptr },       { "Min diff", nullptr, nullptr },
@@ -132,26 +133,27 @@ constexpr CellColumn kStatistics[] = {
     { "MeanRelativeErr", nullptr, nullptr }, { "NormRelativeErr", nullptr, nullptr },
 };
 constexpr CellColumn kMd5[] = {
-    { "NPU MD5", PS_COLUMN("NPU md5"), nullptr },
-    { "BENCH MD5", PS_COLUMN("Bench md5"), nullptr },
+    { "NPU MD5", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU md5"), nullptr },
+    { "BENCH MD5", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench md5"), nullptr },
 };
 // Adjacent NPU/bench pairs, so the two values of one statistic sit next to each other; then the verdicts.
 constexpr CellColumn kTrailing[] = {
-    { "NPU max", PS_COLUMN("NPU max"), nullptr },
-    { "Bench max", PS_COLUMN("Bench max"), nullptr },
-    { "NPU min", PS_COLUMN("NPU min"), nullptr },
-    { "Bench min", PS_COLUMN("Bench min"), nullptr },
-    { "NPU mean", PS_COLUMN("NPU mean"), nullptr },
-    { "Bench mean", PS_COLUMN("Bench mean"), nullptr },
-    { "NPU l2norm", PS_COLUMN("NPU norm"), nullptr },
-    { "Bench l2norm", PS_COLUMN("Bench norm"), nullptr },
-    { "Accuracy Reached or Not", PS_COLUMN("Accuracy reached"), nullptr },
-    { "Result", PS_COLUMN("Result"), PS_COLUMN("msprobe's Result column") },
-    { "Requires_grad Consistent", PS_COLUMN("Requires_grad consistent"), nullptr },
-    { "Err_message", PS_COLUMN("Err_message"), PS_COLUMN("Why msprobe flagged the row") },
+    { "NPU max", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU max"), nullptr },
+    { "Bench max", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench max"), nullptr },
+    { "NPU min", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU min"), nullptr },
+    { "Bench min", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench min"), nullptr },
+    { "NPU mean", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU mean"), nullptr },
+    { "Bench mean", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench mean"), nullptr },
+    { "NPU l2norm", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "NPU norm"), nullptr },
+    { "Bench l2norm", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Bench norm"), nullptr },
+    { "Accuracy Reached or Not", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Accuracy reached"), nullptr },
+    { "Result", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Result"),
+        QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "msprobe's Result column") },
+    { "Requires_grad Consistent", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Requires_grad consistent"),
+        nullptr },
+    { "Err_message", QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Err_message"),
+        QT_TRANSLATE_NOOP("probescope::ui::NodeRowsModel", "Why msprobe flagged the row") },
 };
-
-#undef PS_COLUMN
 
 } // namespace
 

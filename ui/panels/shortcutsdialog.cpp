@@ -5,6 +5,7 @@
 #include <QDialogButtonBox>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -13,9 +14,14 @@ namespace probescope::ui {
 namespace {
 
 // Menu texts carry mnemonics ("&Open") and sometimes a tab-separated accelerator; neither belongs in a table.
+// Translations that do not use the letter in their own words put it in brackets at the end, before any
+// ellipsis ("下一个(&N)", "打开 NPU dump(&N)…"): that group goes entirely, not just its '&'.
 QString plainActionText(QString text)
 {
     text = text.section(QLatin1Char('\t'), 0, 0);
+    static const QRegularExpression bracketedMnemonic(
+        QStringLiteral(u"\\s*[(\uff08]&[^&\\s][)\uff09](?=(?:\u2026|\\.\\.\\.)?\\s*$)"));
+    text.remove(bracketedMnemonic);
     QString out;
     out.reserve(text.size());
     for (qsizetype i = 0; i < text.size(); ++i) {
@@ -27,6 +33,17 @@ QString plainActionText(QString text)
     return out;
 }
 
+// The tooltip QAction makes up when none was set: its text without "..." and without any '&'.
+QString defaultToolTip(QString text)
+{
+    text.remove(QStringLiteral("..."));
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (text[i] == QLatin1Char('&'))
+            text.remove(i, 1);
+    }
+    return text.trimmed();
+}
+
 } // namespace
 
 QList<ShortcutEntry> shortcutEntries(const QList<QAction*>& actions)
@@ -36,9 +53,11 @@ QList<ShortcutEntry> shortcutEntries(const QList<QAction*>& actions)
         if (!a || a->shortcuts().isEmpty())
             continue;
         QString description = a->statusTip();
-        if (description.isEmpty() && a->toolTip() != plainActionText(a->text()))
-            description = a->toolTip();
-        entries.append({ plainActionText(a->text()), a->shortcuts(), description });
+        const QString text = plainActionText(a->text());
+        const QString toolTip = a->toolTip();
+        if (description.isEmpty() && toolTip != text && toolTip != defaultToolTip(a->text()))
+            description = toolTip;
+        entries.append({ text, a->shortcuts(), description });
     }
     return entries;
 }
