@@ -94,6 +94,7 @@ void CompareController::start(const session::SessionPlan& plan, std::size_t pair
     m_run = run;
     m_pairIndex = pairIndex;
     m_lastProgress = {};
+    m_lastBatch = {};
     m_timer.start();
     if (pairIndex >= plan.pairs.size()) {
         {
@@ -248,12 +249,21 @@ void CompareController::pump(bool tick)
         if (superseded())
             return;
     }
+    const auto now = std::chrono::steady_clock::now();
+    if (!batch.nodes.empty() && live() && !ended && now - m_lastBatch < kPumpInterval) {
+        // A late timer tick can follow the previous one closely; keep the batch for the next tick.
+        std::lock_guard lock(run->mutex);
+        batch.nodes.insert(batch.nodes.end(), run->pending.nodes.begin(), run->pending.nodes.end());
+        batch.own.insert(batch.own.end(), run->pending.own.begin(), run->pending.own.end());
+        run->pending = std::move(batch);
+        batch = {};
+    }
     if (!batch.nodes.empty() && live()) {
+        m_lastBatch = now;
         emit statusBatch(coalesce(std::move(batch)));
         if (superseded())
             return;
     }
-    const auto now = std::chrono::steady_clock::now();
     if (!ended && live() && now - m_lastProgress >= kPumpInterval) {
         const double fraction = run->progress.fraction();
         if (fraction != run->lastFraction) {

@@ -87,6 +87,7 @@ private:
     std::uint64_t m_generation = 0;
     std::size_t m_pairIndex = 0;
     std::chrono::steady_clock::time_point m_lastProgress {};
+    std::chrono::steady_clock::time_point m_lastBatch {};
 };
 
 } // namespace probescope::ui
