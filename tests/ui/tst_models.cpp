@@ -135,6 +135,23 @@ protected:
         if (std::get<1>(GetParam()))
             model.setBulkThreshold(0);
     }
+
+    /// A model behind a filter proxy, the proxy under QAbstractItemModelTester.
+    struct TestedProxy
+    {
+        CompareTreeModel model;
+        TreeFilterProxy proxy;
+        std::unique_ptr<QAbstractItemModelTester> tester;
+    };
+    std::unique_ptr<TestedProxy> testedProxy() const
+    {
+        auto t = std::make_unique<TestedProxy>();
+        configure(t->model);
+        t->proxy.setSourceModel(&t->model);
+        t->tester = std::make_unique<QAbstractItemModelTester>(&t->proxy,
+                                                               QAbstractItemModelTester::FailureReportingMode::Warning);
+        return t;
+    }
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -249,10 +266,10 @@ TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
             const QColor bg = model.data(i, Qt::BackgroundRole).value<QColor>();
             const QColor fg = model.data(i, Qt::ForegroundRole).value<QColor>();
             EXPECT_GT(std::abs(bg.lightness() - fg.lightness()), 110) << "dark=" << dark;
-            EXPECT_EQ(bg, ui::statusFill(Status(model.data(i, CompareTreeModel::BandRole).toInt()), dark));
+            EXPECT_EQ(bg, ui::statuspalette::fill(Status(model.data(i, CompareTreeModel::BandRole).toInt()), dark));
         }
     }
-    EXPECT_NE(ui::statusFill(Status::Error, true), ui::statusFill(Status::Error, false));
+    EXPECT_NE(ui::statuspalette::fill(Status::Error, true), ui::statuspalette::fill(Status::Error, false));
 }
 
 TEST_P(ModelsOnFixture, ModulesAggregateTheirDescendants)
@@ -286,14 +303,14 @@ TEST_P(ModelsOnFixture, ModulesAggregateTheirDescendants)
     const QModelIndex ffnIndex = model.indexOf(ffn);
     ASSERT_GE(model.failingBelow(ffn), 1u);
     const QString text = model.data(ffnIndex.siblingAtColumn(CompareTreeModel::StatusColumn)).toString();
-    EXPECT_TRUE(text.startsWith(ui::statusLabel(model.ownStatus(ffn)))) << text.toStdString();
+    EXPECT_TRUE(text.startsWith(ui::statuspalette::label(model.ownStatus(ffn)))) << text.toStdString();
     EXPECT_TRUE(text.contains(QString("\u00b7 %1 failing below").arg(model.failingBelow(ffn)))) << text.toStdString();
     EXPECT_EQ(model.data(ffnIndex.siblingAtColumn(CompareTreeModel::FailingBelowColumn)).toUInt(),
               model.failingBelow(ffn));
     EXPECT_EQ(model.data(ffnIndex, CompareTreeModel::KindRole).toInt(), int(CompareTreeModel::NodeKind::Module));
     // The row is painted by the module's own status; the icon flags the worse status below.
     EXPECT_EQ(model.data(ffnIndex, Qt::BackgroundRole).value<QColor>(),
-              ui::statusFill(model.ownStatus(ffn), false));
+              ui::statuspalette::fill(model.ownStatus(ffn), false));
     EXPECT_TRUE(session::isFailing(model.subtreeStatus(ffn)));
 }
 
@@ -557,11 +574,9 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
 {
     ModelTestFailures failures;
     const auto& a = analysis();
-    CompareTreeModel model;
-    configure(model);
-    TreeFilterProxy proxy;
-    proxy.setSourceModel(&model);
-    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Warning);
+    const auto tested = testedProxy();
+    CompareTreeModel& model = tested->model;
+    TreeFilterProxy& proxy = tested->proxy;
     model.setSkeleton(a.skeleton);
     model.setStatus(a.status);
     const std::size_t total = model.nodeCount();
@@ -641,11 +656,9 @@ TEST_P(ModelsOnFixture, ProxyInATreeViewSurvivesStreaming)
 {
     ModelTestFailures failures;
     const auto& a = analysis();
-    CompareTreeModel model;
-    configure(model);
-    TreeFilterProxy proxy;
-    proxy.setSourceModel(&model);
-    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Warning);
+    const auto tested = testedProxy();
+    CompareTreeModel& model = tested->model;
+    TreeFilterProxy& proxy = tested->proxy;
     QTreeView view;
     view.setModel(&proxy);
     view.resize(800, 600);
@@ -713,7 +726,7 @@ TEST_P(ModelsOnFixture, RecolourRepaintsNestedRowsInAView)
     EXPECT_TRUE(spy.painted.contains(rect)) << "the nested row was repainted";
     const QImage image = view.viewport()->grab().toImage();
     EXPECT_EQ(QColor(image.pixel(rect.right() - 3, rect.center().y())),
-              ui::statusFill(model.band(nodeOf(a, kGelu)), true));
+              ui::statuspalette::fill(model.band(nodeOf(a, kGelu)), true));
     spy.painted = {};
     model.setBands({ session::ColorBands::Scheme::ContinuousIndex, 0.0, 0.0 });
     QTest::qWait(50);
@@ -881,10 +894,10 @@ TEST(RankOverviewModel, RanksOfAStepCompareByPositionAndEarlierStepsWin)
 
 TEST(StatusPalette, FillsAreMsprobesAndIconsDiffer)
 {
-    EXPECT_EQ(ui::statusFill(Status::Pass, false), QColor("#FFFCF3"));
-    EXPECT_EQ(ui::statusFill(Status::Warning, false), QColor("#FFDC7F"));
-    EXPECT_EQ(ui::statusFill(Status::Error, false), QColor("#FF704D"));
-    EXPECT_EQ(ui::statusFill(Status::Unmatched, false), QColor("#C7C7C7"));
+    EXPECT_EQ(ui::statuspalette::fill(Status::Pass, false), QColor("#FFFCF3"));
+    EXPECT_EQ(ui::statuspalette::fill(Status::Warning, false), QColor("#FFDC7F"));
+    EXPECT_EQ(ui::statuspalette::fill(Status::Error, false), QColor("#FF704D"));
+    EXPECT_EQ(ui::statuspalette::fill(Status::Unmatched, false), QColor("#C7C7C7"));
     ui::StatusIcons icons;
     // Shape, not only colour: every status draws a different image, and the "from below" badge shows.
     std::vector<QImage> images;
