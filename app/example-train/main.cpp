@@ -25,17 +25,20 @@ usage:
   probescope-example-train --dump-path DIR [--config FILE] [--task statistics|tensor|overflow_check]
                            [--level L0|L1|mix] [--steps N] [--perturb gelu|gelu-inf]
                            [--optimizer sgd|adam] [--summary-mode md5] [--no-debugger]
+                           [--batch N] [--image N] [--width N] [--hidden N]
 
   Trains conv + attention + MLP on fixed data for N steps (default 2) and dumps each step with
   PrecisionDebugger to DIR/step{N}/rank/ (rank{R} when RANK is set). --config takes an msprobe
   config.json; the other options override it. --perturb gelu makes aten::gelu a buggy kernel that
   adds noise to its output (gelu-inf: writes inf into one element), so a run with and one without it
   form an NPU/bench pair whose first failing node is the GELU. --no-debugger trains without dumping.
+  --batch, --image, --width, --hidden size the model and its data (default 4, 8, 16, 32).
 )";
 
 struct Args
 {
     collect::Options options;
+    example::ModelSize size;
     std::int64_t steps = 2;
     std::string perturb;
     std::string optimizer = "sgd";
@@ -98,6 +101,15 @@ std::optional<int> parseArgs(int argc, char** argv, Args& args)
             if (v != "sgd" && v != "adam")
                 return usage("--optimizer is sgd or adam");
             args.optimizer = std::string(v);
+        } else if (a == "--batch" || a == "--image" || a == "--width" || a == "--hidden") {
+            const auto n = parseCount(v);
+            if (!n || *n == 0 || (a == "--image" && *n % 2 != 0))
+                return usage(std::string(a) + " needs a number >= 1 (--image: even)");
+            std::int64_t& field = a == "--batch" ? args.size.batch
+                : a == "--image"                 ? args.size.image
+                : a == "--width"                 ? args.size.width
+                                                 : args.size.hidden;
+            field = *n;
         } else if (a == "--summary-mode") {
             if (v != "md5" && v != "statistics")
                 return usage("--summary-mode is statistics or md5");
@@ -115,7 +127,7 @@ int run(Args& args)
 {
     at::set_num_threads(1); // bit-identical runs: the pair must differ only by the perturbation
     collect::seedAll(2024, false);
-    const example::ModelSize size;
+    const example::ModelSize size = args.size;
     example::ExampleNet model(size);
 
     std::unique_ptr<torch::Library> bug;

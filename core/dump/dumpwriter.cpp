@@ -39,11 +39,13 @@ void appendPyFloat(std::string& out, double v)
         text.remove_prefix(1);
     }
     const std::size_t e = text.find('e');
-    std::string digits;
+    std::array<char, 24> digitBuf {}; // at most 17 significant digits
+    std::size_t count = 0;
     for (const char c : text.substr(0, e)) {
         if (c != '.')
-            digits += c;
+            digitBuf[count++] = c;
     }
+    const std::string_view digits(digitBuf.data(), count);
     int exponent = 0;
     const std::string_view expText = text.substr(e + 1);
     std::from_chars(expText.data() + (expText.front() == '+' ? 1 : 0), expText.data() + expText.size(), exponent);
@@ -52,7 +54,7 @@ void appendPyFloat(std::string& out, double v)
         out += digits.front();
         if (digits.size() > 1) {
             out += '.';
-            out.append(digits, 1);
+            out.append(digits.substr(1));
         }
         out += exponent < 0 ? "e-" : "e+";
         const int magnitude = exponent < 0 ? -exponent : exponent;
@@ -73,9 +75,9 @@ void appendPyFloat(std::string& out, double v)
         out.append(intDigits - digits.size(), '0');
         out += ".0";
     } else {
-        out.append(digits, 0, intDigits);
+        out += digits.substr(0, intDigits);
         out += '.';
-        out.append(digits, intDigits);
+        out += digits.substr(intDigits);
     }
 }
 
@@ -447,6 +449,34 @@ std::optional<Diagnostic> DumpWriter::addEntry(std::string_view key, std::string
     return std::nullopt;
 }
 
+namespace {
+
+constexpr std::uint64_t kPageSize = 4096; // the smallest unit the kernel copies a write in
+
+/// Whether a write starting at `offset` may be cut after its first byte (a page boundary follows it).
+bool boundaryAfterFirstByte(std::uint64_t offset) { return (offset + 1) % kPageSize == 0; }
+
+} // namespace
+
+std::optional<Diagnostic> DumpWriter::replaceTail(ObjectFile& file, std::string_view tail)
+{
+    // The safe, slower way: the file's text up to closeAt plus `tail`, put in place by rename().
+    auto text = readWhole(file.fd, file.path);
+    if (!text)
+        return text.error();
+    std::string& t = *text;
+    t.resize(static_cast<std::size_t>(file.closeAt));
+    t += tail;
+    if (auto problem = writeFileAtomically(file.path, t))
+        return problem;
+    closeFd(file.fd); // it still refers to the replaced file
+    file.fd = ::open(file.path.c_str(), O_RDWR | O_CLOEXEC);
+    if (file.fd < 0)
+        return ioError(file.path, "cannot reopen", errno);
+    file.finalTail = tail.size() == 2;
+    return std::nullopt;
+}
+
 std::optional<Diagnostic> DumpWriter::addMember(ObjectFile& file, std::string_view memberText)
 {
     if (file.fd < 0)
@@ -454,7 +484,13 @@ std::optional<Diagnostic> DumpWriter::addMember(ObjectFile& file, std::string_vi
     if (m_finished)
         return makeError("dumpwriter.finished", SourceLocation { file.path.string(), std::nullopt, 0, 0 },
                          "member added after finish() without resume()");
-    // Replaces the closing '}' with ",\n member}" in one write (see the class comment).
+    // Two old bytes ("\n}") astride a page boundary could mix with new ones in a cut write: go back
+    // to a one-byte "}" first.
+    if (file.finalTail && file.members > 0 && boundaryAfterFirstByte(file.closeAt)) {
+        if (auto problem = replaceTail(file, "}"))
+            return problem;
+    }
+    // Overwrites the closing text with ",\n member}" in one write (see the class comment).
     m_scratch.clear();
     m_scratch += file.members == 0 ? "\n " : ",\n ";
     m_scratch += memberText;
@@ -463,6 +499,7 @@ std::optional<Diagnostic> DumpWriter::addMember(ObjectFile& file, std::string_vi
     if (auto problem = writeAt(file.fd, m_scratch, file.closeAt, file.path))
         return problem;
     file.closeAt += closeOffset;
+    file.finalTail = false;
     ++file.members;
     return std::nullopt;
 }
@@ -494,15 +531,15 @@ std::optional<Diagnostic> DumpWriter::addStack(std::string_view key, const std::
 
 std::optional<Diagnostic> DumpWriter::finishObjectFile(ObjectFile& file)
 {
-    if (file.fd < 0)
-        return std::nullopt;
-    auto text = readWhole(file.fd, file.path);
-    if (!text)
-        return text.error();
-    std::string& t = *text;
-    t.resize(static_cast<std::size_t>(file.closeAt));
-    t += file.members == 0 ? "}" : "\n}";
-    return writeFileAtomically(file.path, t);
+    if (file.fd < 0 || file.finalTail || file.members == 0)
+        return std::nullopt; // "{}" is final already
+    // "}" -> "\n}": in place unless the write could be cut after its first byte.
+    if (boundaryAfterFirstByte(file.closeAt))
+        return replaceTail(file, "\n}");
+    if (auto problem = writeAt(file.fd, "\n}", file.closeAt, file.path))
+        return problem;
+    file.finalTail = true;
+    return std::nullopt;
 }
 
 std::optional<Diagnostic> DumpWriter::finish()
@@ -521,27 +558,6 @@ std::optional<Diagnostic> DumpWriter::finish()
     return constructProblem ? constructProblem : stackProblem;
 }
 
-std::optional<Diagnostic> DumpWriter::resumeObjectFile(ObjectFile& file)
-{
-    if (file.fd < 0)
-        return std::nullopt;
-    // finish() replaced the file, so our descriptor holds the old inode: rewrite the current text with a
-    // one-byte '}' tail (through rename, keeping the file valid) and continue on the new inode.
-    auto text = readWhole(file.fd, file.path);
-    if (!text)
-        return text.error();
-    std::string& t = *text;
-    t.resize(static_cast<std::size_t>(file.closeAt));
-    t += '}';
-    if (auto problem = writeFileAtomically(file.path, t))
-        return problem;
-    closeFd(file.fd);
-    file.fd = ::open(file.path.c_str(), O_RDWR | O_CLOEXEC);
-    if (file.fd < 0)
-        return ioError(file.path, "cannot reopen", errno);
-    return std::nullopt;
-}
-
 std::optional<Diagnostic> DumpWriter::resume()
 {
     if (!m_finished)
@@ -549,10 +565,7 @@ std::optional<Diagnostic> DumpWriter::resume()
     // Cutting the closing text off leaves a prefix again, as during the first session.
     if (::ftruncate(m_dumpFd, static_cast<off_t>(m_dumpEnd)) != 0)
         return ioError(m_dumpPath, "cannot reopen", errno);
-    if (auto problem = resumeObjectFile(m_construct))
-        return problem;
-    if (auto problem = resumeObjectFile(m_stack))
-        return problem;
+    // construct.json and stack.json keep their final "\n}": the next member replaces it.
     m_finished = false;
     return std::nullopt;
 }

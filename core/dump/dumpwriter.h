@@ -80,12 +80,14 @@ struct DumpWriterHeader
  * - dump.json is appended to, one complete entry per write, so a process killed at any moment leaves a
  *   prefix of the final file: ProbeScope's truncated-dump salvage reads every entry but the one being
  *   written (and reports the file as truncated, which it is).
- * - construct.json and stack.json stay valid JSON between writes: each new member overwrites the one
- *   closing "}" of the file and brings its own. A kill in the middle of such a write can only leave a
- *   prefix of the new text (the kernel copies a write page by page), never a mix of old and new bytes,
- *   because the text replaced is a single byte.
- * - finish() closes dump.json and rewrites construct.json / stack.json with msprobe's final "\n}" through
- *   a temporary file and rename(), so after it every file is complete and valid.
+ * - construct.json and stack.json stay valid JSON between writes: each new member overwrites the
+ *   closing text of the file and brings its own "}". The kernel copies a write page by page and checks
+ *   for a kill only between pages, so a write can be cut only where it crosses a page boundary: a
+ *   cut leaves a prefix of the new text, never a mix of old and new bytes, when at most one old byte
+ *   lies behind the first boundary. When more would (a two-byte closing text astride a boundary), the
+ *   file is replaced through a temporary file and rename() instead.
+ * - finish() closes dump.json and gives construct.json / stack.json msprobe's final "\n}" the same way,
+ *   so after it every file is complete and valid.
  *
  * Not thread-safe: one writer per rank folder, driven by one thread at a time.
  */
@@ -122,15 +124,16 @@ private:
     {
         std::filesystem::path path;
         int fd = -1;
-        std::uint64_t closeAt = 1; ///< offset of the closing '}' ("{}" when empty)
+        std::uint64_t closeAt = 1; ///< offset of the closing text ("}" while writing, "\n}" once finished)
         std::uint64_t members = 0;
+        bool finalTail = false;    ///< the closing text is msprobe's "\n}" (after finish())
     };
 
     DumpWriter() = default;
     std::optional<Diagnostic> openObjectFile(ObjectFile& file, const std::filesystem::path& path);
     std::optional<Diagnostic> addMember(ObjectFile& file, std::string_view memberText);
     std::optional<Diagnostic> finishObjectFile(ObjectFile& file);
-    std::optional<Diagnostic> resumeObjectFile(ObjectFile& file);
+    std::optional<Diagnostic> replaceTail(ObjectFile& file, std::string_view tail);
 
     std::filesystem::path m_dir;
     std::filesystem::path m_dumpPath;

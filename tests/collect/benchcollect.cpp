@@ -47,56 +47,9 @@ struct Mode
     collect::Level level = collect::Level::L1;
 };
 
-struct StepFigures
-{
-    double median = 0;  ///< seconds per step
-    double bytes = 0;   ///< dump bytes per step
-};
-
-/// Median step time of `steps` training steps after `warmup` ones, each dumped as msprobe's loop does.
-StepFigures measure(const Mode& mode, const example::ModelSize& size, int warmup, int steps, const fs::path& scratch)
-{
-    collect::seedAll(2024, false);
-    example::ExampleNet model(size);
-    torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
-    const example::Batch batch = example::makeBatch(0, size);
-    std::unique_ptr<collect::PrecisionDebugger> debugger;
-    const fs::path dumpPath = scratch / mode.name;
-    if (mode.task) {
-        collect::Options o;
-        o.dumpPath = dumpPath.string();
-        o.task = *mode.task;
-        o.level = mode.level;
-        o.model = model.ptr();
-        debugger = std::make_unique<collect::PrecisionDebugger>(o);
-    }
-    std::vector<double> times;
-    for (int i = 0; i < warmup + steps; ++i) {
-        const auto t0 = Clock::now();
-        if (debugger)
-            debugger->start();
-        const auto logits = collect::call(model)(batch.images);
-        const auto loss = torch::nn::functional::cross_entropy(logits, batch.labels);
-        loss.backward();
-        if (debugger)
-            debugger->stop();
-        optimizer.step();
-        optimizer.zero_grad();
-        if (debugger)
-            debugger->step();
-        if (i >= warmup)
-            times.push_back(seconds(Clock::now() - t0));
-    }
-    debugger.reset();
-    StepFigures f;
-    std::sort(times.begin(), times.end());
-    f.median = times[times.size() / 2];
-    f.bytes = mode.task ? static_cast<double>(folderBytes(dumpPath)) / (warmup + steps) : 0;
-    fs::remove_all(dumpPath);
-    return f;
-}
-
-void stepTable(const char* title, const example::ModelSize& size, int warmup, int steps, const fs::path& scratch)
+/// Median step time per mode. The modes take turns, a few steps each, so that a change in the machine's
+/// load (other builds) spreads over all of them instead of falsifying one.
+void stepTable(const char* title, const example::ModelSize& size, int rounds, int steps, const fs::path& scratch)
 {
     const Mode modes[] = {
         { "none", std::nullopt },
@@ -105,18 +58,61 @@ void stepTable(const char* title, const example::ModelSize& size, int warmup, in
         { "tensor-L1", collect::Task::Tensor, collect::Level::L1 },
         { "tensor-mix", collect::Task::Tensor, collect::Level::Mix },
     };
-    std::printf("\n%s: batch %lld, image %lldx%lld, width %lld, hidden %lld; median of %d steps after %d\n", title,
+    constexpr std::size_t kModes = std::size(modes);
+    std::vector<double> times[kModes];
+    double bytes[kModes] = {};
+
+    collect::seedAll(2024, false);
+    example::ExampleNet model(size);
+    torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.001));
+    const example::Batch batch = example::makeBatch(0, size);
+    for (int round = 0; round < rounds; ++round) {
+        for (std::size_t m = 0; m < kModes; ++m) {
+            const fs::path dumpPath = scratch / modes[m].name;
+            std::unique_ptr<collect::PrecisionDebugger> debugger;
+            if (modes[m].task) {
+                collect::Options o;
+                o.dumpPath = dumpPath.string();
+                o.task = *modes[m].task;
+                o.level = modes[m].level;
+                o.model = model.ptr();
+                debugger = std::make_unique<collect::PrecisionDebugger>(o);
+            }
+            for (int i = 0; i <= steps; ++i) { // the first step of a turn warms up
+                const auto t0 = Clock::now();
+                if (debugger)
+                    debugger->start();
+                const auto logits = collect::call(model)(batch.images);
+                const auto loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+                loss.backward();
+                if (debugger)
+                    debugger->stop();
+                optimizer.step();
+                optimizer.zero_grad();
+                if (debugger)
+                    debugger->step();
+                if (i > 0)
+                    times[m].push_back(seconds(Clock::now() - t0));
+            }
+            debugger.reset();
+            if (modes[m].task)
+                bytes[m] = static_cast<double>(folderBytes(dumpPath)) / (steps + 1);
+            fs::remove_all(dumpPath);
+        }
+    }
+    std::printf("\n%s: batch %lld, image %lldx%lld, width %lld, hidden %lld; median of %d steps per mode\n", title,
                 static_cast<long long>(size.batch), static_cast<long long>(size.image), static_cast<long long>(size.image),
-                static_cast<long long>(size.width), static_cast<long long>(size.hidden), steps, warmup);
+                static_cast<long long>(size.width), static_cast<long long>(size.hidden), rounds * steps);
     std::printf("  %-16s %12s %8s %14s\n", "mode", "step (ms)", "x none", "dump MB/step");
     double base = 0;
-    for (const Mode& m : modes) {
-        const StepFigures f = measure(m, size, warmup, steps, scratch);
-        if (!m.task)
-            base = f.median;
-        std::printf("  %-16s %12.2f %8.2f %14.2f\n", m.name, f.median * 1e3, f.median / base, f.bytes / 1e6);
-        std::fflush(stdout);
+    for (std::size_t m = 0; m < kModes; ++m) {
+        std::sort(times[m].begin(), times[m].end());
+        const double median = times[m][times[m].size() / 2];
+        if (m == 0)
+            base = median;
+        std::printf("  %-16s %12.2f %8.2f %14.2f\n", modes[m].name, median * 1e3, median / base, bytes[m] / 1e6);
     }
+    std::fflush(stdout);
 }
 
 /// Tensor mode on large tensors: an elementwise op whose input and output are saved, timed against
@@ -196,15 +192,15 @@ int main(int argc, char** argv)
     fs::create_directories(scratch);
     std::printf("probescope-bench-collect (LibTorch %s, 1 intra-op thread)%s\n", TORCH_VERSION, quick ? " --quick" : "");
     try {
-        stepTable("the example model as probescope-example-train runs it", example::ModelSize {}, quick ? 1 : 5,
-                  quick ? 2 : 40, scratch);
+        stepTable("the example model as probescope-example-train runs it", example::ModelSize {}, quick ? 1 : 8,
+                  quick ? 2 : 10, scratch);
         if (!quick) {
             example::ModelSize larger;
             larger.batch = 32;
             larger.image = 32;
             larger.width = 64;
             larger.hidden = 256;
-            stepTable("the example model, larger", larger, 2, 15, scratch);
+            stepTable("the example model, larger", larger, 4, 3, scratch);
         }
         throughput(quick ? 4 : 256, quick ? 1 : 5, scratch);
     } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 #include "tensor/tensor.h"
 
 #include <chrono>
+#include <ostream>
 #include <csignal>
 #include <cstdlib>
 #include <functional>
@@ -221,6 +222,8 @@ const KillMoment kMoments[] = {
     { "StartOfStep1", "at the start of step 1", [](const fs::path& d) { return fs::exists(d / "step1/rank/dump.json"); } },
     { "Step2", "in step 2", [](const fs::path& d) { return sizeOf(d / "step2/rank/dump.json") > 90000; } },
 };
+
+void PrintTo(const KillMoment& m, std::ostream* os) { *os << m.name; } // names the case in ctest's list
 
 class CrashSafety : public ::testing::TestWithParam<KillMoment>
 {

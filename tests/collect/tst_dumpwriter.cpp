@@ -330,3 +330,48 @@ TEST(DumpWriter, ErrorsNameTheFile)
     ASSERT_TRUE(late);
     EXPECT_EQ(late->id, "dumpwriter.finished");
 }
+
+TEST(DumpWriter, FinishAndResumeAtAPageBoundary)
+{
+    // Members are sized so that the closing text sits right before a 4 KiB boundary, where the
+    // writer must not overwrite two bytes in place (a cut write could mix them with new ones).
+    TempDir dir;
+    auto w = DumpWriter::create(dir.path(), statisticsHeader());
+    ASSERT_TRUE(w);
+    const fs::path construct = dir.path() / "construct.json";
+    std::vector<std::string> keys;
+    auto expected = [&] {
+        std::string text;
+        PyJsonWriter j(text);
+        j.beginObject();
+        for (const std::string& k : keys) {
+            j.key(k);
+            j.null();
+        }
+        j.endObject();
+        return text;
+    };
+    auto add = [&](const std::string& key) {
+        keys.push_back(key);
+        ASSERT_FALSE((*w)->addConstruct(key, ""));
+        ASSERT_TRUE(JsonDocument::parse(readAll(construct), "construct.json").document);
+    };
+    while (fs::file_size(construct) < 4096 - 100)
+        add("Module.m" + std::to_string(keys.size()) + ".Linear.forward.0");
+    // The file is "...}" with "}" at closeAt = size - 1; one more member ",\n \"K\": null" of
+    // 3 + (len + 2) + 6 bytes puts the next closeAt at 4095, just before the boundary.
+    const std::uintmax_t closeAt = fs::file_size(construct) - 1;
+    add(std::string(static_cast<std::size_t>(4095 - closeAt - 11), 'k'));
+    EXPECT_EQ(fs::file_size(construct), 4096u);
+
+    ASSERT_FALSE((*w)->finish()); // "}" -> "\n}" astride the boundary: through rename()
+    EXPECT_EQ(readAll(construct), expected());
+    ASSERT_FALSE((*w)->resume());
+    add("after"); // "\n}" astride the boundary is replaced first
+    ASSERT_FALSE((*w)->finish());
+    EXPECT_EQ(readAll(construct), expected());
+    ASSERT_FALSE((*w)->resume());
+    add("again"); // in place now
+    ASSERT_FALSE((*w)->finish());
+    EXPECT_EQ(readAll(construct), expected());
+}
