@@ -73,7 +73,7 @@
 <context>
     <name>StatusPalette</name>
     <message>
-        <location filename="../../ui/panels/statuspalette.cpp" line="+172"/>
+        <location filename="../../ui/models/statuspalette.cpp" line="+174"/>
         <source>No data</source>
         <translation>无数据</translation>
     </message>
@@ -164,7 +164,7 @@
         <translation>判定节点</translation>
     </message>
     <message>
-        <location line="+258"/>
+        <location line="+268"/>
         <source>the analysis failed</source>
         <translation>分析失败</translation>
     </message>
@@ -172,7 +172,47 @@
 <context>
     <name>probescope::ui::CompareTreeModel</name>
     <message>
-        <location filename="../../ui/models/comparetreemodel.cpp" line="+597"/>
+        <location filename="../../ui/models/comparetreemodel.cpp" line="+473"/>
+        <source>%1 · %2 failing below</source>
+        <translation>%1 · 下层 %2 个不达标</translation>
+    </message>
+    <message>
+        <location line="+51"/>
+        <source>Status: %1</source>
+        <translation>状态：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Worst below: %1</source>
+        <translation>下层最差：%1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Failing below: %1</source>
+        <translation>下层不达标：%1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Colour band: %1</source>
+        <translation>颜色区间：%1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Execution index: %1</source>
+        <translation>执行序号：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>(parent inferred)</source>
+        <translation>（父节点为推断）</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <location line="+57"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>

@@ -234,7 +234,7 @@ TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
     // Before results, everything is pending.
     EXPECT_EQ(model.data(gelu, CompareTreeModel::OwnStatusRole).toInt(), int(Status::Pending));
     EXPECT_EQ(model.counts()[size_t(Status::Pending)], a.skeleton->tree->size());
-    EXPECT_EQ(model.data(gelu.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(), QString("pending"));
+    EXPECT_EQ(model.data(gelu.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(), QString("Pending"));
 
     model.setStatus(a.status);
     // The bug: statistics flags it yellow (a warning), tensor and md5 red.
@@ -243,7 +243,7 @@ TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
     EXPECT_EQ(model.data(gelu, CompareTreeModel::OwnStatusRole).toInt(), int(geluStatus));
     EXPECT_EQ(model.data(gelu, Qt::BackgroundRole).value<QColor>(), QColor(statistics ? "#FFDC7F" : "#FF704D"));
     EXPECT_EQ(model.data(gelu.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(),
-              QString(statistics ? "warning" : "error"));
+              QString(statistics ? "Warning" : "Error"));
     EXPECT_FALSE(model.data(gelu, Qt::DecorationRole).value<QIcon>().isNull());
     EXPECT_EQ(model.data(gelu, CompareTreeModel::KindRole).toInt(), int(CompareTreeModel::NodeKind::Api));
     EXPECT_EQ(model.data(gelu, CompareTreeModel::DirectionRole).toInt(), int(dump::Direction::Forward));
@@ -252,12 +252,12 @@ TEST_P(ModelsOnFixture, KnownNodesHaveTheirStatusColourAndText)
     const QModelIndex linear = model.indexOf(nodeOf(a, kPassingLinear));
     EXPECT_EQ(model.data(linear, CompareTreeModel::OwnStatusRole).toInt(), int(Status::Pass));
     EXPECT_EQ(model.data(linear, Qt::BackgroundRole).value<QColor>(), QColor("#FFFCF3"));
-    EXPECT_EQ(model.data(linear.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(), QString("pass"));
+    EXPECT_EQ(model.data(linear.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(), QString("Pass"));
 
     const QModelIndex reshape = model.indexOf(nodeOf(a, kNpuOnly));
     EXPECT_EQ(model.data(reshape, CompareTreeModel::OwnStatusRole).toInt(), int(Status::Unmatched));
     EXPECT_EQ(model.data(reshape, Qt::BackgroundRole).value<QColor>(), QColor("#C7C7C7"));
-    EXPECT_EQ(model.data(reshape.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(), QString("unmatched"));
+    EXPECT_EQ(model.data(reshape.siblingAtColumn(CompareTreeModel::StatusColumn)).toString(), QString("Unmatched"));
 
     // Text must stay readable on every fill, light and dark.
     for (const bool dark : { false, true }) {

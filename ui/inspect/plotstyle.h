@@ -16,7 +16,7 @@ namespace probescope::ui::plotstyle {
 /**
  * @brief Marker colour of a node's own status on a white plot.
  *
- * The tree's fills (ui/models statusFill) are pale by design, to sit behind text; a 6-pixel marker
+ * The tree's fills (ui/models statuspalette::fill) are pale by design, to sit behind text; a 6-pixel marker
  * needs saturated colours of the same hues.
  */
 QColor statusMarker(session::Status status);

@@ -468,10 +468,10 @@ Qt::ItemFlags CompareTreeModel::flags(const QModelIndex& index) const
 
 QString CompareTreeModel::statusText(NodeId node) const
 {
-    QString text = statusLabel(m_own[node.value]);
+    const QString own = statuspalette::label(m_own[node.value]);
     if (m_tree->node(node).childCount && m_failingBelow[node.value])
-        text += QStringLiteral(" \u00b7 %1 failing below").arg(m_failingBelow[node.value]);
-    return text;
+        return tr("%1 \u00b7 %2 failing below").arg(own).arg(m_failingBelow[node.value]);
+    return own;
 }
 
 QVariant CompareTreeModel::metricValue(NodeId node, int column) const
@@ -521,23 +521,22 @@ QString CompareTreeModel::toolTip(NodeId node) const
 {
     const tree::TreeNode& t = m_tree->node(node);
     QString tip = keyText(t.key);
-    tip += QStringLiteral("\nStatus: ") + statusLabel(m_own[node.value]);
+    tip += QLatin1Char('\n') + tr("Status: %1").arg(statuspalette::label(m_own[node.value]));
     if (t.childCount) {
-        tip += QStringLiteral("\nWorst below: ") + statusLabel(m_subtree[node.value]);
-        tip += QStringLiteral("\nFailing below: %1").arg(m_failingBelow[node.value]);
+        tip += QLatin1Char('\n') + tr("Worst below: %1").arg(statuspalette::label(m_subtree[node.value]));
+        tip += QLatin1Char('\n') + tr("Failing below: %1").arg(m_failingBelow[node.value]);
     }
     const Status b = band(node);
     if (b != m_own[node.value])
-        tip += QStringLiteral("\nColour band: ") + statusLabel(b);
-    tip += QStringLiteral("\nExecution index: %1").arg(t.executionIndex);
+        tip += QLatin1Char('\n') + tr("Colour band: %1").arg(statuspalette::label(b));
+    tip += QLatin1Char('\n') + tr("Execution index: %1").arg(t.executionIndex);
     if (t.parentSource == tree::ParentSource::Inferred)
-        tip += QStringLiteral("\n(parent inferred)");
+        tip += QLatin1Char('\n') + tr("(parent inferred)");
     if (const session::NodeMetrics* m = metrics(node); m && m_mode) {
         for (const int c : { int(CosineColumn), int(MaxAbsErrColumn), int(MaxRelErrColumn), int(NormRelErrColumn) }) {
             const QVariant v = metricValue(node, c);
             if (v.isValid())
-                tip += QLatin1Char('\n') + headerData(c, Qt::Horizontal).toString() + QStringLiteral(": ")
-                    + v.toString();
+                tip += QLatin1Char('\n') + tr("%1: %2").arg(headerData(c, Qt::Horizontal).toString(), v.toString());
         }
     }
     return tip;
@@ -567,8 +566,8 @@ QVariant CompareTreeModel::data(const QModelIndex& index, int role) const
         const Status shown = session::worse(own, m_subtree[node.value]);
         return m_icons.icon(shown, shown != own, m_dark);
     }
-    case Qt::BackgroundRole: return statusFill(band(node), m_dark);
-    case Qt::ForegroundRole: return statusTextColor(band(node), m_dark);
+    case Qt::BackgroundRole: return statuspalette::fill(band(node), m_dark);
+    case Qt::ForegroundRole: return statuspalette::text(band(node), m_dark);
     case Qt::ToolTipRole: return toolTip(node);
     case Qt::TextAlignmentRole:
         if (column >= FailingBelowColumn)

@@ -1,80 +1,76 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/statuspalette.h"
 
-#include <QImage>
+#include <QCoreApplication>
 #include <QPainter>
 #include <QPainterPath>
 #include <QPixmap>
 #include <QPolygonF>
 
-#include <algorithm>
+#include <array>
 #include <cmath>
 
-namespace probescope::ui {
+namespace probescope::ui::statuspalette {
 
 using session::Status;
 
 namespace {
 
-struct Fill
+struct Colors
 {
-    QRgb light;
-    QRgb dark;
+    const char* light;
+    const char* dark;
 };
 
-// Indexed by Status (NoData, Pending, Pass, Unmatched, Warning, Error). Pending gets a cool tint no
-// band uses, so "not computed yet" never reads as pass. Dark fills keep the hue order at a lightness
-// where light text stays readable.
-constexpr std::array<Fill, 6> kFills = { {
-    { 0xFFFFFFFF, 0xFF2B2B2B }, // no data
-    { 0xFFE8F0FA, 0xFF28384A }, // pending
-    { 0xFFFFFCF3, 0xFF3A3D31 }, // pass
-    { 0xFFC7C7C7, 0xFF555555 }, // unmatched
-    { 0xFFFFDC7F, 0xFF7A5C10 }, // warning
-    { 0xFFFF704D, 0xFF8E2C18 }, // error
+// Indexed by Status (NoData, Pending, Pass, Unmatched, Warning, Error). NoData is white in msprobe
+// ("no index"); Pending is a cool tint no other band uses, so "not computed yet" never reads as pass.
+constexpr std::array<Colors, 6> kFills = { {
+    { "#FFFFFF", "#2B2B2B" }, // no data
+    { "#E8F0FA", "#28384A" }, // pending
+    { "#FFFCF3", "#3A3D31" }, // pass
+    { "#C7C7C7", "#555555" }, // unmatched
+    { "#FFDC7F", "#7A5C10" }, // warning
+    { "#FF704D", "#8E2C18" }, // error
 } };
 
-std::size_t slot(Status s)
+std::size_t indexOf(Status s)
 {
     const auto i = static_cast<std::size_t>(s);
     return i < kFills.size() ? i : 0;
 }
 
-// Relative luminance (sRGB, WCAG) decides black or white text.
-double luminance(const QColor& c)
+void drawShape(QPainter& p, Status status, double size)
 {
-    auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
-}
-
-// Icons use the light fills with a darker stroke in both palettes: small shapes need the contrast.
-void drawIcon(QPainter& p, Status status, bool fromBelow, bool dark, double size)
-{
-    const double margin = size * 0.08;
-    const QRectF box(margin, margin, size - 2 * margin, size - 2 * margin);
+    const double m = size * 0.1;
+    const QRectF box(m, m, size - 2 * m, size - 2 * m);
+    const QColor body = fill(status, false);
+    const QColor edge = outline(status, false);
+    QPen pen(edge, std::max(1.0, size / 12.0));
+    pen.setJoinStyle(Qt::RoundJoin);
+    p.setPen(pen);
+    p.setBrush(body);
     const QPointF c = box.center();
     const double r = box.width() / 2;
-    const QColor body = statusFill(status, false);
-    const QColor edge = status == Status::NoData ? QColor(dark ? 0xB0B0B0 : 0x808080) : body.darker(170);
-    const double stroke = std::max(1.0, size / 14.0);
-    p.setPen(QPen(edge, stroke, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
-    p.setBrush(body);
-    QPen mark(QColor(0x303030), std::max(1.5, size / 9.0), Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin);
     switch (status) {
-    case Status::Pass:
+    case Status::Pass: {
         p.drawEllipse(box);
-        p.setPen(QPen(QColor(0x3F7A2A), mark.widthF(), Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+        // A check mark: the shape alone already differs, the mark helps at a glance.
+        QPen mark(QColor("#4D7A2A"), std::max(1.5, size / 9.0), Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin);
+        p.setPen(mark);
         p.setBrush(Qt::NoBrush);
-        p.drawPolyline(QPolygonF({ QPointF(c.x() - r * 0.45, c.y()), QPointF(c.x() - r * 0.1, c.y() + r * 0.4),
+        p.drawPolyline(QPolygonF({ QPointF(c.x() - r * 0.45, c.y()), QPointF(c.x() - r * 0.1, c.y() + r * 0.38),
                                    QPointF(c.x() + r * 0.5, c.y() - r * 0.4) }));
         break;
-    case Status::Warning:
+    }
+    case Status::Warning: {
         p.drawPolygon(QPolygonF({ QPointF(c.x(), box.top()), QPointF(box.right(), box.bottom()),
                                   QPointF(box.left(), box.bottom()) }));
+        QPen mark(QColor("#5A4000"), std::max(1.5, size / 9.0), Qt::SolidLine, Qt::RoundCap);
         p.setPen(mark);
-        p.drawLine(QPointF(c.x(), box.top() + r * 0.65), QPointF(c.x(), box.bottom() - r * 0.62));
+        p.drawLine(QPointF(c.x(), box.top() + r * 0.7), QPointF(c.x(), box.bottom() - r * 0.6));
         p.drawPoint(QPointF(c.x(), box.bottom() - r * 0.28));
         break;
+    }
     case Status::Error: {
         QPolygonF octagon;
         for (int i = 0; i < 8; ++i) {
@@ -82,76 +78,144 @@ void drawIcon(QPainter& p, Status status, bool fromBelow, bool dark, double size
             octagon << QPointF(c.x() + r * std::cos(a), c.y() + r * std::sin(a));
         }
         p.drawPolygon(octagon);
-        mark.setColor(Qt::white);
+        QPen mark(Qt::white, std::max(1.5, size / 9.0), Qt::SolidLine, Qt::RoundCap);
         p.setPen(mark);
-        const double d = r * 0.36;
+        const double d = r * 0.38;
         p.drawLine(QPointF(c.x() - d, c.y() - d), QPointF(c.x() + d, c.y() + d));
         p.drawLine(QPointF(c.x() + d, c.y() - d), QPointF(c.x() - d, c.y() + d));
         break;
     }
-    case Status::Unmatched:
-        // Hollow and dashed: nothing on the bench side.
-        p.setPen(QPen(QColor(0x5A5A5A), stroke, Qt::DashLine));
-        p.drawRect(box.adjusted(r * 0.12, r * 0.12, -r * 0.12, -r * 0.12));
+    case Status::Unmatched: {
+        // Hollow: "nothing on the other side".
+        QPen dashed(QColor("#5A5A5A"), std::max(1.0, size / 10.0), Qt::DashLine);
+        p.setPen(dashed);
+        p.setBrush(body);
+        p.drawRect(box.adjusted(r * 0.1, r * 0.1, -r * 0.1, -r * 0.1));
         break;
-    case Status::Pending:
+    }
+    case Status::Pending: {
         p.drawEllipse(box);
-        p.setPen(QPen(QColor(0x3A5A80), std::max(1.2, size / 12.0), Qt::SolidLine, Qt::RoundCap));
+        QPen hand(QColor("#3A5A80"), std::max(1.2, size / 12.0), Qt::SolidLine, Qt::RoundCap);
+        p.setPen(hand);
         p.drawLine(c, QPointF(c.x(), c.y() - r * 0.6));
         p.drawLine(c, QPointF(c.x() + r * 0.45, c.y()));
         break;
-    case Status::NoData:
-        p.setPen(QPen(edge, std::max(1.5, size / 8.0), Qt::SolidLine, Qt::RoundCap));
+    }
+    case Status::NoData: {
+        QPen dash(QColor("#8A8A8A"), std::max(1.5, size / 8.0), Qt::SolidLine, Qt::RoundCap);
+        p.setPen(dash);
         p.drawLine(QPointF(box.left() + r * 0.3, c.y()), QPointF(box.right() - r * 0.3, c.y()));
         break;
     }
-    if (fromBelow) {
-        // A small down-pointing badge in the lower right: "this comes from a descendant".
-        const double b = size * 0.42;
-        const QRectF badge(size - b, size - b, b, b);
-        p.setPen(QPen(dark ? QColor(0xF0F0F0) : QColor(0x202020), std::max(1.0, size / 20.0)));
-        p.setBrush(dark ? QColor(0x202020) : QColor(0xFFFFFF));
-        p.drawPolygon(QPolygonF({ badge.topLeft(), badge.topRight(),
-                                  QPointF(badge.center().x(), badge.bottom()) }));
     }
 }
 
-QPixmap renderIcon(Status status, bool fromBelow, bool dark, int size)
+QPixmap pixmap(Status status, int size)
 {
-    QImage image(size, size, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::transparent);
-    QPainter painter(&image);
-    painter.setRenderHint(QPainter::Antialiasing);
-    drawIcon(painter, status, fromBelow, dark, size);
-    painter.end();
-    return QPixmap::fromImage(image);
+    QPixmap pm(size, size);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    drawShape(p, status, size);
+    return pm;
 }
 
 } // namespace
 
-QColor statusFill(Status status, bool dark)
+QColor fill(Status status, bool dark)
 {
-    const Fill& f = kFills[slot(status)];
-    return QColor::fromRgba(dark ? f.dark : f.light);
+    const Colors& c = kFills[indexOf(status)];
+    return QColor(QString::fromLatin1(dark ? c.dark : c.light));
 }
 
-QColor statusTextColor(Status status, bool dark)
+QColor text(Status status, bool dark)
 {
-    return luminance(statusFill(status, dark)) > 0.18 ? QColor(0x1A1A1A) : QColor(0xF2F2F2);
+    Q_UNUSED(status);
+    // Every light fill is light and every dark fill is dark, so one text colour per theme suffices.
+    return dark ? QColor("#F0F0F0") : QColor("#1A1A1A");
 }
 
-QString statusLabel(Status status)
+QColor outline(Status status, bool dark)
 {
-    return QString::fromLatin1(session::statusName(status));
+    const QColor f = fill(status, dark);
+    return dark ? f.lighter(160) : f.darker(160);
 }
 
-QIcon StatusIcons::icon(Status status, bool fromBelow, bool dark) const
+QPixmap pixmapOf(Status status, int size) { return pixmap(status, size); }
+
+QIcon icon(Status status)
 {
-    const std::size_t i = slot(status) * 4 + (fromBelow ? 2 : 0) + (dark ? 1 : 0);
-    QIcon& cached = m_icons[i];
-    if (cached.isNull()) {
-        for (const int size : { 16, 24, 32, 48 })
-            cached.addPixmap(renderIcon(status, fromBelow, dark, size));
+    // Not cached in a static: pixmaps must not outlive QGuiApplication. Views that paint many rows keep
+    // their own copies (NodeRowsModel does).
+    QIcon i;
+    for (int size : { 16, 24, 32, 48 })
+        i.addPixmap(pixmap(status, size));
+    return i;
+}
+
+QPixmap chip(Status status, bool dark, int height)
+{
+    const double swatch = height * 0.65;
+    QPixmap pm(static_cast<int>(swatch) + 4 + height, height);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(outline(status, dark), 1));
+    p.setBrush(fill(status, dark));
+    p.drawRoundedRect(QRectF(0.5, height * 0.15 + 0.5, swatch, height * 0.7), 2, 2);
+    p.drawPixmap(static_cast<int>(swatch) + 4, 0, pixmap(status, height));
+    return pm;
+}
+
+QString label(Status status)
+{
+    switch (status) {
+    case Status::NoData:
+        return QCoreApplication::translate("StatusPalette", "No data");
+    case Status::Pending:
+        return QCoreApplication::translate("StatusPalette", "Pending");
+    case Status::Pass:
+        return QCoreApplication::translate("StatusPalette", "Pass");
+    case Status::Unmatched:
+        return QCoreApplication::translate("StatusPalette", "Unmatched");
+    case Status::Warning:
+        return QCoreApplication::translate("StatusPalette", "Warning");
+    case Status::Error:
+        return QCoreApplication::translate("StatusPalette", "Error");
+    }
+    return {};
+}
+
+bool isDark(const QPalette& palette)
+{
+    return palette.color(QPalette::Window).lightness() < palette.color(QPalette::WindowText).lightness();
+}
+
+} // namespace probescope::ui::statuspalette
+
+namespace probescope::ui {
+
+using statuspalette::pixmapOf;
+
+QIcon StatusIcons::icon(session::Status status, bool fromBelow, bool dark) const
+{
+    const auto s = std::min<std::size_t>(static_cast<std::size_t>(status), 5);
+    QIcon& cached = m_icons[s * 4 + (fromBelow ? 2 : 0) + (dark ? 1 : 0)];
+    if (!cached.isNull())
+        return cached;
+    for (const int size : { 16, 24, 32, 48 }) {
+        QPixmap pm = pixmapOf(status, size);
+        if (fromBelow) {
+            // A small down-pointing badge in the lower right: "this comes from a descendant".
+            QPainter p(&pm);
+            p.setRenderHint(QPainter::Antialiasing);
+            const double b = size * 0.42;
+            const QRectF badge(size - b, size - b, b, b);
+            p.setPen(QPen(dark ? QColor(0xF0F0F0) : QColor(0x202020), std::max(1.0, size / 20.0)));
+            p.setBrush(dark ? QColor(0x202020) : QColor(0xFFFFFF));
+            p.drawPolygon(QPolygonF({ badge.topLeft(), badge.topRight(), QPointF(badge.center().x(), badge.bottom()) }));
+        }
+        cached.addPixmap(pm);
     }
     return cached;
 }

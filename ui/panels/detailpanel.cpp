@@ -2,7 +2,7 @@
 #include "panels/detailpanel.h"
 
 #include "compare/firstfailure.h"
-#include "panels/statuspalette.h"
+#include "models/statuspalette.h"
 
 #include <QAction>
 #include <QApplication>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "panels/legendwidget.h"
 
-#include "panels/statuspalette.h"
+#include "models/statuspalette.h"
 
 #include <QEvent>
 #include <QGridLayout>

@@ -3,7 +3,7 @@
 
 #include "compare/flatten.h"
 #include "compare/pytext.h"
-#include "panels/statuspalette.h"
+#include "models/statuspalette.h"
 
 #include <QBrush>
 #include <QDir>
