@@ -13,7 +13,7 @@
 #include "panels/settings.h"
 #include "panels/settingsdialog.h"
 #include "panels/shortcutsdialog.h"
-#include "panels/statuspalette.h"
+#include "models/statuspalette.h"
 #include "session/session.h"
 #include "core/tempdir.h"
 #include "testconfig.h"
