@@ -25,7 +25,7 @@ usage:
   probescope-example-train --dump-path DIR [--config FILE] [--task statistics|tensor|overflow_check]
                            [--level L0|L1|mix] [--steps N] [--perturb gelu|gelu-inf]
                            [--optimizer sgd|adam] [--summary-mode md5] [--no-debugger]
-                           [--batch N] [--image N] [--width N] [--hidden N]
+                           [--batch N] [--image N] [--width N] [--hidden N] [--threads N]
 
   Trains conv + attention + MLP on fixed data for N steps (default 2) and dumps each step with
   PrecisionDebugger to DIR/step{N}/rank/ (rank{R} when RANK is set). --config takes an msprobe
@@ -33,12 +33,14 @@ usage:
   adds noise to its output (gelu-inf: writes inf into one element), so a run with and one without it
   form an NPU/bench pair whose first failing node is the GELU. --no-debugger trains without dumping.
   --batch, --image, --width, --hidden size the model and its data (default 4, 8, 16, 32).
+  --threads sets LibTorch's intra-op threads (default 1, so that two runs are bit-identical).
 )";
 
 struct Args
 {
     collect::Options options;
     example::ModelSize size;
+    std::int64_t threads = 1;
     std::int64_t steps = 2;
     std::string perturb;
     std::string optimizer = "sgd";
@@ -101,6 +103,11 @@ std::optional<int> parseArgs(int argc, char** argv, Args& args)
             if (v != "sgd" && v != "adam")
                 return usage("--optimizer is sgd or adam");
             args.optimizer = std::string(v);
+        } else if (a == "--threads") {
+            const auto n = parseCount(v);
+            if (!n || *n == 0)
+                return usage("--threads needs a number >= 1");
+            args.threads = *n;
         } else if (a == "--batch" || a == "--image" || a == "--width" || a == "--hidden") {
             const auto n = parseCount(v);
             if (!n || *n == 0 || (a == "--image" && *n % 2 != 0))
@@ -125,7 +132,7 @@ std::optional<int> parseArgs(int argc, char** argv, Args& args)
 
 int run(Args& args)
 {
-    at::set_num_threads(1); // bit-identical runs: the pair must differ only by the perturbation
+    at::set_num_threads(static_cast<int>(args.threads)); // 1: bit-identical runs, the pair differs only by the bug
     collect::seedAll(2024, false);
     const example::ModelSize size = args.size;
     example::ExampleNet model(size);

@@ -6,6 +6,8 @@
 #include <zlib.h>
 
 #include <array>
+#include <initializer_list>
+#include <utility>
 #include <cerrno>
 #include <climits>
 #include <limits>
@@ -43,6 +45,13 @@ void putLe(std::string& out, std::uint64_t v, int bytes)
 {
     for (int i = 0; i < bytes; ++i)
         out += static_cast<char>((v >> (8 * i)) & 0xffu);
+}
+
+/// A zip structure: its fields (value, width in bytes) in order, little endian.
+void putFields(std::string& out, std::initializer_list<std::pair<std::uint64_t, int>> fields)
+{
+    for (const auto& [value, width] : fields)
+        putLe(out, value, width);
 }
 
 /// The protocol-2 pickle Python's pickler writes for torch.save(tensor): every string, global and
@@ -167,28 +176,18 @@ void localHeader(std::string& out, std::uint64_t base, Record& r)
     r.headerOffset = base + out.size();
     const bool zip64 = r.size >= kZip32Max;
     std::string extra;
-    if (zip64) {
-        putLe(extra, 0x0001, 2);
-        putLe(extra, 16, 2);
-        putLe(extra, r.size, 8);
-        putLe(extra, r.size, 8);
-    }
+    if (zip64)
+        putFields(extra, { { 0x0001, 2 }, { 16, 2 }, { r.size, 8 }, { r.size, 8 } });
     const std::uint64_t before = r.headerOffset + 30 + r.name.size() + extra.size() + 4;
     const std::uint64_t pad = (kAlignment - before % kAlignment) % kAlignment;
     putLe(extra, 0x4246, 2); // "FB": the padding field torch writes
     putLe(extra, pad, 2);
     extra.append(static_cast<std::size_t>(pad), 'Z');
 
-    putLe(out, 0x04034b50, 4);
-    putLe(out, zip64 ? 45 : 20, 2); // version needed
-    putLe(out, 0, 2);               // flags
-    putLe(out, 0, 2);               // stored
-    putLe(out, 0, 4);               // time, date
-    putLe(out, r.crc, 4);
-    putLe(out, zip64 ? kZip32Max : r.size, 4);
-    putLe(out, zip64 ? kZip32Max : r.size, 4);
-    putLe(out, r.name.size(), 2);
-    putLe(out, extra.size(), 2);
+    const std::uint64_t size32 = zip64 ? kZip32Max : r.size;
+    // signature, version needed, flags, method (stored), time+date, CRC, sizes, name and extra lengths
+    putFields(out, { { 0x04034b50, 4 }, { zip64 ? 45 : 20, 2 }, { 0, 2 }, { 0, 2 }, { 0, 4 }, { r.crc, 4 },
+                     { size32, 4 }, { size32, 4 }, { r.name.size(), 2 }, { extra.size(), 2 } });
     out += r.name;
     out += extra;
 }
@@ -201,31 +200,19 @@ void centralDirectory(std::string& out, std::uint64_t base, const std::vector<Re
         const bool bigOffset = r.headerOffset >= kZip32Max;
         std::string extra;
         if (bigSize || bigOffset) {
-            putLe(extra, 0x0001, 2);
-            putLe(extra, (bigSize ? 16 : 0) + (bigOffset ? 8 : 0), 2);
-            if (bigSize) {
-                putLe(extra, r.size, 8);
-                putLe(extra, r.size, 8);
-            }
+            putFields(extra, { { 0x0001, 2 }, { (bigSize ? 16 : 0) + (bigOffset ? 8 : 0), 2 } });
+            if (bigSize)
+                putFields(extra, { { r.size, 8 }, { r.size, 8 } });
             if (bigOffset)
                 putLe(extra, r.headerOffset, 8);
         }
-        putLe(out, 0x02014b50, 4);
-        putLe(out, bigSize || bigOffset ? 45 : 20, 2); // made by
-        putLe(out, bigSize || bigOffset ? 45 : 20, 2); // needed
-        putLe(out, 0, 2);
-        putLe(out, 0, 2);
-        putLe(out, 0, 4);
-        putLe(out, r.crc, 4);
-        putLe(out, bigSize ? kZip32Max : r.size, 4);
-        putLe(out, bigSize ? kZip32Max : r.size, 4);
-        putLe(out, r.name.size(), 2);
-        putLe(out, extra.size(), 2);
-        putLe(out, 0, 2); // comment
-        putLe(out, 0, 2); // disk
-        putLe(out, 0, 2); // internal attributes
-        putLe(out, 0, 4); // external attributes
-        putLe(out, bigOffset ? kZip32Max : r.headerOffset, 4);
+        const std::uint64_t version = bigSize || bigOffset ? 45 : 20;
+        const std::uint64_t size32 = bigSize ? kZip32Max : r.size;
+        // signature, made by, needed, flags, method, time+date, CRC, sizes, lengths of name, extra and
+        // comment, disk, internal and external attributes, local header offset
+        putFields(out, { { 0x02014b50, 4 }, { version, 2 }, { version, 2 }, { 0, 2 }, { 0, 2 }, { 0, 4 },
+                         { r.crc, 4 }, { size32, 4 }, { size32, 4 }, { r.name.size(), 2 }, { extra.size(), 2 },
+                         { 0, 2 }, { 0, 2 }, { 0, 2 }, { 0, 4 }, { bigOffset ? kZip32Max : r.headerOffset, 4 } });
         out += r.name;
         out += extra;
     }
@@ -233,29 +220,15 @@ void centralDirectory(std::string& out, std::uint64_t base, const std::vector<Re
     const bool zip64 = cdOffset >= kZip32Max || cdSize >= kZip32Max;
     if (zip64) {
         const std::uint64_t zip64End = base + out.size();
-        putLe(out, 0x06064b50, 4);
-        putLe(out, 44, 8);
-        putLe(out, 45, 2);
-        putLe(out, 45, 2);
-        putLe(out, 0, 4);
-        putLe(out, 0, 4);
-        putLe(out, records.size(), 8);
-        putLe(out, records.size(), 8);
-        putLe(out, cdSize, 8);
-        putLe(out, cdOffset, 8);
-        putLe(out, 0x07064b50, 4); // locator
-        putLe(out, 0, 4);
-        putLe(out, zip64End, 8);
-        putLe(out, 1, 4);
+        // zip64 end record (size 44, made by / needed 4.5, disks, entries, directory size and offset),
+        // then its locator (disk, offset, disk count)
+        putFields(out, { { 0x06064b50, 4 }, { 44, 8 }, { 45, 2 }, { 45, 2 }, { 0, 4 }, { 0, 4 }, { records.size(), 8 },
+                         { records.size(), 8 }, { cdSize, 8 }, { cdOffset, 8 } });
+        putFields(out, { { 0x07064b50, 4 }, { 0, 4 }, { zip64End, 8 }, { 1, 4 } });
     }
-    putLe(out, 0x06054b50, 4);
-    putLe(out, 0, 2);
-    putLe(out, 0, 2);
-    putLe(out, records.size(), 2);
-    putLe(out, records.size(), 2);
-    putLe(out, zip64 ? kZip32Max : cdSize, 4);
-    putLe(out, zip64 ? kZip32Max : cdOffset, 4);
-    putLe(out, 0, 2);
+    // end record: disks, entries on this disk and in all, directory size and offset, comment length
+    putFields(out, { { 0x06054b50, 4 }, { 0, 2 }, { 0, 2 }, { records.size(), 2 }, { records.size(), 2 },
+                     { zip64 ? kZip32Max : cdSize, 4 }, { zip64 ? kZip32Max : cdOffset, 4 }, { 0, 2 } });
 }
 
 Diagnostic ioError(const fs::path& path, const std::string& what, int err)

@@ -12,6 +12,7 @@
 #include "session.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -28,6 +29,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 namespace probescope::collect {
@@ -87,6 +89,8 @@ struct PrecisionDebugger::Impl
         return session.config().level == Level::L0 || session.config().level == Level::Mix;
     }
     void setCallback(bool on);
+    /// Collection off (stop(), step(), the end): callbacks and hooks removed, pending entries written.
+    void pause();
     void report(std::optional<Diagnostic> d);
     void flushPending();
     void removeParamHooks();
@@ -336,26 +340,8 @@ public:
             tensor(v.toTensor(), path);
         } else if (v.isNone()) {
             m_json.null();
-        } else if (v.isBool()) {
-            scalar("bool");
-            m_json.boolean(v.toBool());
-            m_json.endObject();
-        } else if (v.isInt()) {
-            scalar("int");
-            m_json.integer(v.toInt());
-            m_json.endObject();
-        } else if (v.isDouble()) {
-            scalar("float");
-            m_json.number(v.toDouble());
-            m_json.endObject();
-        } else if (v.isString()) {
-            scalar("str");
-            m_json.string(v.toStringRef());
-            m_json.endObject();
-        } else if (v.isDevice()) {
-            scalar("torch.device");
-            m_json.string(v.toDevice().str());
-            m_json.endObject();
+        } else if (v.isBool() || v.isInt() || v.isDouble() || v.isString() || v.isDevice()) {
+            scalar(v);
         } else if (v.isList()) {
             m_json.beginArray();
             const c10::List<c10::IValue> list = v.toList();
@@ -440,12 +426,24 @@ public:
     }
 
 private:
-    void scalar(const char* type)
+    /// msprobe's leaf of a Python scalar: {"type": "int", "value": 3}.
+    void scalar(const c10::IValue& v)
     {
         m_json.beginObject();
         m_json.key("type");
-        m_json.string(type);
+        m_json.string(v.isBool() ? "bool" : v.isInt() ? "int" : v.isDouble() ? "float" : v.isString() ? "str" : "torch.device");
         m_json.key("value");
+        if (v.isBool())
+            m_json.boolean(v.toBool());
+        else if (v.isInt())
+            m_json.integer(v.toInt());
+        else if (v.isDouble())
+            m_json.number(v.toDouble());
+        else if (v.isString())
+            m_json.string(v.toStringRef());
+        else
+            m_json.string(v.toDevice().str());
+        m_json.endObject();
     }
 
     PrecisionDebugger::Impl& m_impl;
@@ -475,6 +473,29 @@ void commit(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const std::str
     if (keep && plan.record && !impl.session.overflowLimitReached())
         writePending(impl, leaves.pending);
     impl.report(impl.session.write(plan, text, leaves.overflow, forward));
+}
+
+/// A backward entry: "input" = gradients of the forward outputs, "output" = gradients of the forward
+/// inputs (undefined ones written as null).
+void writeBackward(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const variable_list& gradsOfOutputs,
+                   const variable_list& gradsOfInputs)
+{
+    std::string text;
+    PyJsonWriter json(text, 2);
+    LeafWriter leaves(impl, plan, json, deferFiles(impl));
+    json.beginObject();
+    for (const auto& [part, grads, wanted] : { std::tuple { "input", &gradsOfOutputs, plan.inputs },
+                                               std::tuple { "output", &gradsOfInputs, plan.outputs } }) {
+        if (!wanted)
+            continue;
+        json.key(part);
+        json.beginArray();
+        for (std::size_t i = 0; i < grads->size(); ++i)
+            leaves.tensor((*grads)[i], std::string(part) + "." + std::to_string(i));
+        json.endArray();
+    }
+    json.endObject();
+    commit(impl, plan, text, leaves, false);
 }
 
 } // namespace
@@ -511,31 +532,13 @@ public:
         PrecisionDebugger::Impl* impl = liveDebugger(m_generation);
         if (!impl || !impl->session.backwardOn())
             return gradInputs;
-        std::string text;
-        PyJsonWriter json(text, 2);
-        LeafWriter leaves(*impl, m_plan, json, deferFiles(*impl));
-        json.beginObject();
-        if (m_plan.inputs) {
-            json.key("input");
-            json.beginArray();
-            for (std::size_t i = 0; i < m_outputNrs.size(); ++i) {
-                const int nr = m_outputNrs[i];
-                if (nr >= 0 && static_cast<std::size_t>(nr) < gradOutputs.size())
-                    leaves.tensor(gradOutputs[static_cast<std::size_t>(nr)], "input." + std::to_string(i));
-                else
-                    json.null();
-            }
-            json.endArray();
+        variable_list ofOutputs(m_outputNrs.size());
+        for (std::size_t i = 0; i < m_outputNrs.size(); ++i) {
+            const int nr = m_outputNrs[i];
+            if (nr >= 0 && static_cast<std::size_t>(nr) < gradOutputs.size())
+                ofOutputs[i] = gradOutputs[static_cast<std::size_t>(nr)];
         }
-        if (m_plan.outputs) {
-            json.key("output");
-            json.beginArray();
-            for (std::size_t i = 0; i < gradInputs.size(); ++i)
-                leaves.tensor(gradInputs[i], "output." + std::to_string(i));
-            json.endArray();
-        }
-        json.endObject();
-        commit(*impl, m_plan, text, leaves, false);
+        writeBackward(*impl, m_plan, ofOutputs, gradInputs);
         return gradInputs;
     }
 
@@ -567,7 +570,8 @@ bool carriesNoData(std::string_view op)
 std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn)
 {
     const int depth = tDepth++;
-    if (depth > 0 || fn.scope() != at::RecordScope::FUNCTION)
+    // Ops a kernel runs on intra-op worker threads start at depth 0 there, but are no user's call.
+    if (depth > 0 || fn.scope() != at::RecordScope::FUNCTION || at::in_parallel_region())
         return nullptr;
     const std::string_view name = fn.name();
     if (!name.starts_with("aten::"))
@@ -678,7 +682,7 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context)
 
 void PrecisionDebugger::Impl::setCallback(bool on)
 {
-    if (!recordsApis())
+    if (!recordsApis() || (!on && !callback))
         return;
     if (!callback) {
         callback = at::addGlobalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
@@ -716,31 +720,13 @@ struct ModuleBackwardState
         if (written || !impl.session.backwardOn())
             return;
         written = true;
-        std::string text;
-        PyJsonWriter json(text, 2);
-        LeafWriter leaves(impl, plan, json, deferFiles(impl));
-        json.beginObject();
-        if (plan.inputs) {
-            json.key("input");
-            json.beginArray();
-            for (std::size_t i = 0; i < outputGrads.size(); ++i)
-                leaves.tensor(outputGrads[i], "input." + std::to_string(i));
-            json.endArray();
+        variable_list ofInputs(tensorInputs); // per tensor argument; those without a gradient stay null
+        for (std::size_t i = 0; i < tensorInputs && i < hookedSlot.size(); ++i) {
+            const int slot = hookedSlot[i];
+            if (slot >= 0 && static_cast<std::size_t>(slot) < inputGrads.size())
+                ofInputs[i] = inputGrads[static_cast<std::size_t>(slot)];
         }
-        if (plan.outputs) {
-            json.key("output");
-            json.beginArray();
-            for (std::size_t i = 0; i < tensorInputs; ++i) {
-                const int slot = i < hookedSlot.size() ? hookedSlot[i] : -1;
-                if (slot >= 0 && static_cast<std::size_t>(slot) < inputGrads.size())
-                    leaves.tensor(inputGrads[static_cast<std::size_t>(slot)], "output." + std::to_string(i));
-                else
-                    json.null();
-            }
-            json.endArray();
-        }
-        json.endObject();
-        commit(impl, plan, text, leaves, false);
+        writeBackward(impl, plan, outputGrads, ofInputs);
     }
 };
 
@@ -865,6 +851,14 @@ void registerParamHooks(PrecisionDebugger::Impl& impl, const torch::nn::Module& 
 }
 
 } // namespace
+
+void PrecisionDebugger::Impl::pause()
+{
+    setCallback(false);
+    gModuleCalls = false;
+    flushPending();
+    removeParamHooks();
+}
 
 void PrecisionDebugger::Impl::removeParamHooks()
 {
@@ -1196,13 +1190,11 @@ PrecisionDebugger::~PrecisionDebugger()
 {
     at::DisableRecordFunctionGuard notUserOps;
     std::unique_lock lock(gMutex);
+    m_impl->pause();
     if (m_impl->callback) {
         at::removeCallback(*m_impl->callback);
         m_impl->callback.reset();
     }
-    gModuleCalls = false;
-    m_impl->flushPending();
-    m_impl->removeParamHooks();
     m_impl->report(m_impl->session.nextStep()); // completes the files
     gActive = nullptr;
     gInstance = nullptr;
@@ -1222,10 +1214,7 @@ void PrecisionDebugger::stop()
 {
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
-    m_impl->setCallback(false);
-    gModuleCalls = false;
-    m_impl->flushPending();
-    m_impl->removeParamHooks();
+    m_impl->pause();
     m_impl->report(m_impl->session.stop());
     if (m_impl->problem) {
         const Diagnostic d = *m_impl->problem;
@@ -1238,10 +1227,7 @@ void PrecisionDebugger::step()
 {
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
-    m_impl->setCallback(false);
-    gModuleCalls = false;
-    m_impl->flushPending();
-    m_impl->removeParamHooks();
+    m_impl->pause();
     m_impl->paramGrads.clear();
     m_impl->moduleNamesRefreshed = false;
     throwIf(m_impl->session.nextStep());

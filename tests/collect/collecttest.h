@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers of the collection tests: temporary folders, config files, and reading dumps back with
-// ProbeScope's own readers (the oracle the collector is written for).
+// Helpers of the collection tests: config files, and reading dumps back with ProbeScope's own readers
+// (the oracle the collector is written for). Temporary folders: tests/core/tempdir.h, one per test.
 #pragma once
 
+#include "core/tempdir.h"
 #include "dump/dumpfile.h"
 #include "dump/jsondocument.h"
 
@@ -11,48 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 namespace probescope::testing {
-
-/// A fresh folder named after the running test, removed afterwards.
-class TempDir
-{
-public:
-    TempDir()
-    {
-        static int counter = 0; // several folders in one test
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_path = std::filesystem::temp_directory_path()
-            / ("ps-collect-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" + info->name() + "-"
-               + std::to_string(counter++));
-        std::filesystem::remove_all(m_path);
-        std::filesystem::create_directories(m_path);
-    }
-    ~TempDir() { std::filesystem::remove_all(m_path); }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::filesystem::path& path() const { return m_path; }
-    std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
-
-private:
-    std::filesystem::path m_path;
-};
-
-inline std::string readAll(const std::filesystem::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 inline void writeFile(const std::filesystem::path& p, const std::string& text)
 {
+    std::filesystem::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
 }
 

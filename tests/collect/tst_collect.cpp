@@ -29,12 +29,13 @@ namespace example = probescope::example;
 
 namespace {
 
-collect::Options optionsFor(const TempDir& dir, const std::string& configJson)
+/// A config.json in `root` and a dump path below it.
+collect::Options optionsFor(const fs::path& root, const std::string& configJson)
 {
-    writeFile(dir / "config.json", configJson);
+    writeFile(root / "config.json", configJson);
     collect::Options o;
-    o.configPath = (dir / "config.json").string();
-    o.dumpPath = (dir / "dump").string();
+    o.configPath = (root / "config.json").string();
+    o.dumpPath = (root / "dump").string();
     return o;
 }
 
@@ -83,7 +84,7 @@ const std::vector<std::string> kSmallL1 = {
     "Aten.layer_norm.0.backward", "Aten.relu.0.backward",    "Aten.mul.0.backward",
 };
 
-fs::path rank0(const TempDir& dir, int step = 0) { return dir / "dump" / ("step" + std::to_string(step)) / "rank"; }
+fs::path rank0(const fs::path& root, int step = 0) { return root / "dump" / ("step" + std::to_string(step)) / "rank"; }
 
 std::vector<std::string> filtered(const std::vector<std::string>& keys, const std::function<bool(const std::string&)>& keep)
 {
@@ -112,7 +113,8 @@ void tensorLeaves(dump::JsonValue v, std::vector<dump::JsonValue>& out)
 
 TEST(CollectL1, RecordsTopLevelOpsAndTheirBackward)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     {
         collect::PrecisionDebugger debugger(optionsFor(dir, R"({"task": "statistics", "level": "L1"})"));
         smallStep(debugger);
@@ -157,7 +159,8 @@ TEST(CollectL1, RecordsTopLevelOpsAndTheirBackward)
 
 TEST(CollectL1, TensorStatisticsMatchTheSavedTensors)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     {
         ExampleRun run;
         collect::Options o = optionsFor(dir, R"({"task": "tensor", "level": "mix"})");
@@ -200,11 +203,13 @@ TEST(CollectL1, TensorStatisticsMatchTheSavedTensors)
 
 TEST(CollectL1, Md5IsTheCrcOfTheBytesAndStableAcrossRuns)
 {
-    TempDir one;
-    TempDir two;
-    for (const TempDir* dir : { &one, &two }) {
+    TempDir temp;
+    const fs::path dir = temp.path();
+    const fs::path one = dir / "one";
+    const fs::path two = dir / "two";
+    for (const fs::path* root : { &one, &two }) {
         collect::PrecisionDebugger debugger(
-            optionsFor(*dir, R"({"task": "statistics", "statistics": {"summary_mode": "md5"}})"));
+            optionsFor(*root, R"({"task": "statistics", "statistics": {"summary_mode": "md5"}})"));
         smallStep(debugger, 5);
     }
     DumpReadBack a(rank0(one) / "dump.json");
@@ -237,7 +242,8 @@ TEST(CollectL1, Md5IsTheCrcOfTheBytesAndStableAcrossRuns)
 
 TEST(CollectFilters, ScopeIsARangeOfApis)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     {
         collect::PrecisionDebugger debugger(
             optionsFor(dir, R"({"level": "L1", "statistics": {"scope": ["Aten.relu.0", "Aten.layer_norm.0.forward"]}})"));
@@ -251,7 +257,8 @@ TEST(CollectFilters, ScopeIsARangeOfApis)
 TEST(CollectFilters, ScopeIsARangeOfModules)
 {
     for (const char* level : { "L0", "mix" }) {
-        TempDir dir;
+        TempDir temp;
+        const fs::path dir = temp.path();
         {
             ExampleRun run;
             collect::Options o = optionsFor(dir, std::string(R"({"level": ")") + level + R"(", "statistics": {"scope": [
@@ -282,8 +289,9 @@ TEST(CollectFilters, ScopeIsARangeOfModules)
 
 TEST(CollectFilters, ListSelectsNamesAndParts)
 {
-    TempDir dir;
-    TempDir full;
+    TempDir temp;
+    const fs::path dir = temp.path() / "part";
+    const fs::path full = temp.path() / "full";
     {
         collect::PrecisionDebugger debugger(optionsFor(dir, R"({"statistics": {"list": ["relu"]}})"));
         smallStep(debugger);
@@ -324,7 +332,8 @@ TEST(CollectFilters, DataModeSelectsDirectionsAndParts)
           } },
     };
     for (const auto& [mode, check] : cases) {
-        TempDir dir;
+        TempDir temp;
+        const fs::path dir = temp.path();
         {
             collect::PrecisionDebugger debugger(
                 optionsFor(dir, std::string(R"({"statistics": {"data_mode": )") + mode + "}}"));
@@ -337,7 +346,8 @@ TEST(CollectFilters, DataModeSelectsDirectionsAndParts)
 
 TEST(CollectFilters, RankFolderAndFilter)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     auto run = [&](const std::string& config, std::optional<std::int64_t> rank) {
         collect::Options o = optionsFor(dir, config);
         o.rank = rank;
@@ -370,7 +380,8 @@ TEST(CollectFilters, RankFolderAndFilter)
 
 TEST(CollectFilters, StepFilter)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     {
         collect::PrecisionDebugger debugger(optionsFor(dir, R"({"step": [1, 3]})"));
         for (int s = 0; s < 3; ++s) {
@@ -385,12 +396,13 @@ TEST(CollectFilters, StepFilter)
 
 TEST(CollectLevels, L0RecordsModulesAndMixParentsApis)
 {
-    TempDir l0;
-    TempDir mix;
-    TempDir l1;
-    for (auto [dir, level] : { std::pair { &l0, "L0" }, std::pair { &mix, "mix" }, std::pair { &l1, "L1" } }) {
+    TempDir temp;
+    const fs::path l0 = temp.path() / "L0";
+    const fs::path mix = temp.path() / "mix";
+    const fs::path l1 = temp.path() / "L1";
+    for (auto [root, level] : { std::pair { &l0, "L0" }, std::pair { &mix, "mix" }, std::pair { &l1, "L1" } }) {
         ExampleRun run;
-        collect::Options o = optionsFor(*dir, std::string(R"({"level": ")") + level + "\"}");
+        collect::Options o = optionsFor(*root, std::string(R"({"level": ")") + level + "\"}");
         o.model = run.model.ptr();
         collect::PrecisionDebugger debugger(o);
         run.step(&debugger);
@@ -440,7 +452,8 @@ TEST(CollectLevels, L0RecordsModulesAndMixParentsApis)
 TEST(CollectTasks, OverflowCheckKeepsOnlyOverflowingCalls)
 {
     for (const int limit : { 1, -1 }) {
-        TempDir dir;
+        TempDir temp;
+        const fs::path dir = temp.path();
         {
             collect::PrecisionDebugger debugger(optionsFor(
                 dir, R"({"task": "overflow_check", "overflow_check": {"overflow_nums": )" + std::to_string(limit) + "}}"));
@@ -471,7 +484,8 @@ TEST(CollectTasks, OverflowCheckKeepsOnlyOverflowingCalls)
 
 TEST(CollectApi, ForwardBackwardDumpEndAndRestartInOneStep)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     {
         collect::PrecisionDebugger debugger(optionsFor(dir, R"({})"));
         const at::Tensor x = at::ones({ 2 }).requires_grad_();
@@ -492,7 +506,8 @@ TEST(CollectApi, ForwardBackwardDumpEndAndRestartInOneStep)
 
 TEST(CollectApi, SaveWritesDebugJson)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     {
         collect::Options o = optionsFor(dir, R"({"task": "tensor", "level": "debug"})");
         collect::PrecisionDebugger debugger(o);
@@ -515,7 +530,8 @@ TEST(CollectApi, SaveWritesDebugJson)
 
 TEST(CollectApi, UsageErrors)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     auto expectError = [](const std::function<void()>& f, const std::string& id, const std::string& text) {
         try {
             f();

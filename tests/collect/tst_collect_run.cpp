@@ -78,7 +78,7 @@ std::vector<std::string> example(const fs::path& dumpPath, std::vector<std::stri
 }
 
 /// Runs the pair (bench, then npu with --perturb gelu) and returns the compare's first failing node.
-std::string firstFailingNode(const TempDir& dir, const std::vector<std::string>& options)
+std::string firstFailingNode(const fs::path& dir, const std::vector<std::string>& options)
 {
     std::vector<std::string> npuOptions = options;
     npuOptions.insert(npuOptions.end(), { "--perturb", "gelu" });
@@ -157,27 +157,38 @@ std::uintmax_t sizeOf(const fs::path& p)
 
 } // namespace
 
-TEST(ExampleRoundTrip, MixTensorFirstFailingNodeIsTheGeluApi)
+struct PairCase
 {
-    TempDir dir;
-    EXPECT_EQ(firstFailingNode(dir, { "--level", "mix", "--task", "tensor" }), "Aten.gelu.0.forward");
+    const char* name;
+    std::vector<std::string> options;
+    const char* firstFailing;
+};
+
+void PrintTo(const PairCase& c, std::ostream* os) { *os << c.name; }
+
+class RoundTrip : public ::testing::TestWithParam<PairCase>
+{
+};
+
+TEST_P(RoundTrip, ThePerturbedGeluIsTheFirstFailingNode)
+{
+    TempDir temp;
+    EXPECT_EQ(firstFailingNode(temp.path(), GetParam().options), GetParam().firstFailing);
 }
 
-TEST(ExampleRoundTrip, L0StatisticsFirstFailingNodeIsTheGeluModule)
-{
-    TempDir dir;
-    EXPECT_EQ(firstFailingNode(dir, { "--level", "L0", "--task", "statistics" }), "Module.block.ffn.act.GELU.forward.0");
-}
+const PairCase kPairs[] = {
+    { "MixTensor", { "--level", "mix", "--task", "tensor" }, "Aten.gelu.0.forward" },
+    { "L0Statistics", { "--level", "L0", "--task", "statistics" }, "Module.block.ffn.act.GELU.forward.0" },
+    { "L1Md5", { "--level", "L1", "--summary-mode", "md5" }, "Aten.gelu.0.forward" },
+};
 
-TEST(ExampleRoundTrip, L1Md5FirstFailingNodeIsTheGeluApi)
-{
-    TempDir dir;
-    EXPECT_EQ(firstFailingNode(dir, { "--level", "L1", "--summary-mode", "md5" }), "Aten.gelu.0.forward");
-}
+INSTANTIATE_TEST_SUITE_P(Example, RoundTrip, ::testing::ValuesIn(kPairs),
+                         [](const ::testing::TestParamInfo<PairCase>& pair) { return std::string(pair.param.name); });
 
 TEST(ExampleRoundTrip, OverflowCheckFindsTheInjectedInf)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     ASSERT_EQ(run(example(dir / "d", { "--task", "overflow_check", "--perturb", "gelu-inf", "--steps", "2" })), 0);
     DumpReadBack dump(dir / "d" / "step0" / "rank" / "dump.json");
     EXPECT_EQ(dump.keys(), (std::vector<std::string> { "Aten.gelu.0.forward" })); // overflow_nums 1
@@ -186,15 +197,17 @@ TEST(ExampleRoundTrip, OverflowCheckFindsTheInjectedInf)
 
 TEST(ExampleRoundTrip, UsageAndConfigErrors)
 {
-    TempDir dir;
-    EXPECT_EQ(run({ kExample, "--dump-path", dir.path().string(), "--level", "L7" }), 2);
+    TempDir temp;
+    const fs::path dir = temp.path();
+    EXPECT_EQ(run({ kExample, "--dump-path", dir.string(), "--level", "L7" }), 2);
     writeFile(dir / "bad.json", "{\"task\": \"statistics\", \"levle\": \"L1\"}");
     EXPECT_EQ(run({ kExample, "--config", (dir / "bad.json").string() }), 1);
 }
 
 TEST(ExampleRoundTrip, RanksFromTheEnvironment)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     const pid_t a = spawn(example(dir / "d", {}), { "RANK=0" });
     const pid_t b = spawn(example(dir / "d", {}), { "RANK=1" });
     EXPECT_EQ(waitExit(a), 0);
@@ -232,7 +245,8 @@ class CrashSafety : public ::testing::TestWithParam<KillMoment>
 TEST_P(CrashSafety, KilledRunLeavesReadableFolders)
 {
     const KillMoment& m = GetParam();
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     const fs::path root = dir / "d";
     const pid_t pid = spawn({ kExample, "--dump-path", root.string(), "--steps", "1000", "--level", "mix", "--task", "tensor" });
     ASSERT_GT(pid, 0);
@@ -251,7 +265,8 @@ TEST(PythonOracle, TorchLoadReadsTheTensorFiles)
 {
     if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
         GTEST_SKIP() << "no Python with torch at /usr/bin/python3";
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     ASSERT_EQ(run(example(dir / "d", { "--level", "mix", "--task", "tensor" })), 0);
     const fs::path script = dir / "check.py";
     writeFile(script, R"(import json, sys, torch

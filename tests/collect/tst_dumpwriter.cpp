@@ -286,10 +286,11 @@ TEST(DumpWriter, ConstructAndStackStayValidBetweenWrites)
 
 TEST(DumpWriter, ResumeAfterFinishContinuesTheSameFiles)
 {
-    TempDir one;
-    TempDir two;
+    TempDir dir;
+    const fs::path one = dir.path() / "one";
+    const fs::path two = dir.path() / "two";
     {
-        auto w = DumpWriter::create(one.path(), statisticsHeader());
+        auto w = DumpWriter::create(one, statisticsHeader());
         ASSERT_TRUE(w);
         ASSERT_FALSE((*w)->addEntry("Aten.relu.0.forward", reluEntry()));
         ASSERT_FALSE((*w)->addConstruct("a", ""));
@@ -298,19 +299,19 @@ TEST(DumpWriter, ResumeAfterFinishContinuesTheSameFiles)
         ASSERT_FALSE((*w)->finish());
     }
     {
-        auto w = DumpWriter::create(two.path(), statisticsHeader());
+        auto w = DumpWriter::create(two, statisticsHeader());
         ASSERT_TRUE(w);
         ASSERT_FALSE((*w)->addEntry("Aten.relu.0.forward", reluEntry()));
         ASSERT_FALSE((*w)->addConstruct("a", ""));
         ASSERT_FALSE((*w)->finish()); // stop()
-        EXPECT_TRUE(JsonDocument::parse(readAll(two.path() / "dump.json"), "dump.json").document);
+        EXPECT_TRUE(JsonDocument::parse(readAll(two / "dump.json"), "dump.json").document);
         ASSERT_FALSE((*w)->resume()); // start() again in the same step
         ASSERT_FALSE((*w)->addEntry("Aten.sum.0.forward", sumEntry()));
         ASSERT_FALSE((*w)->addConstruct("b", "a"));
         ASSERT_FALSE((*w)->finish());
     }
     for (const char* file : { "dump.json", "construct.json", "stack.json" })
-        EXPECT_EQ(readAll(one.path() / file), readAll(two.path() / file)) << file;
+        EXPECT_EQ(readAll(one / file), readAll(two / file)) << file;
 }
 
 TEST(DumpWriter, ErrorsNameTheFile)

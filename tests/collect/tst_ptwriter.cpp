@@ -77,7 +77,8 @@ const Case kCases[] = {
 
 TEST(PtWriter, PickleIsWhatTorchSaveWrites)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     for (const Case& c : kCases) {
         std::int64_t numel = 1;
         for (const std::int64_t d : c.shape)
@@ -113,7 +114,8 @@ TEST(PtWriter, PickleIsWhatTorchSaveWrites)
 
 TEST(PtWriter, RecordDataIsAlignedLikeTorch)
 {
-    TempDir dir;
+    TempDir temp;
+    const fs::path dir = temp.path();
     const float values[3] = { 1.0f, -2.5f, 3.25f };
     collect::PtTensorBytes t { "FloatStorage", { 3 }, values, sizeof values, 4 };
     const fs::path file = dir / "Aten.relu.0.forward.output.0.pt";
