@@ -148,6 +148,7 @@ struct Figures
 {
     double plan = 0, skeleton = 0, firstPaint = 0, coloured = 0, finished = 0;
     double cpuSkeleton = 0, cpuColoured = 0, cpuFinished = 0;
+    double setSkeleton = 0, setStatus = 0; ///< the model's share of the open
     struct Interaction
     {
         std::string name;
@@ -212,12 +213,15 @@ int runSize(const Options& o, std::uint64_t nodes)
     QObject::connect(&controller, &ui::CompareController::skeletonReady, [&](auto skeleton) {
         f.skeleton = ms(clock);
         model.setSkeleton(skeleton);
+        f.setSkeleton = ms(clock) - f.skeleton;
         paint();
         f.firstPaint = ms(clock);
         f.cpuSkeleton = cpuSeconds() - cpu0;
     });
     QObject::connect(&controller, &ui::CompareController::layoutReady, [&](auto status) {
+        const double before = ms(clock);
         model.setStatus(status);
+        f.setStatus = ms(clock) - before;
         paint();
         f.coloured = ms(clock);
         f.cpuColoured = cpuSeconds() - cpu0;
@@ -354,6 +358,7 @@ int runSize(const Options& o, std::uint64_t nodes)
     std::printf("  plan %.0f ms | skeleton (both dumps loaded, tree built) %.0f ms | first paint %.0f ms | "
                 "coloured tree %.0f ms | compare finished %.0f ms\n",
                 f.plan, f.skeleton, f.firstPaint, f.coloured, f.finished);
+    std::printf("  model: setSkeleton %.1f ms, setStatus (layout) %.1f ms\n", f.setSkeleton, f.setStatus);
     std::printf("  CPU time (all threads): %.2f s to the skeleton painted, %.2f s to the coloured tree, %.2f s to "
                 "the end\n",
                 f.cpuSkeleton, f.cpuColoured, f.cpuFinished);

@@ -473,6 +473,10 @@ TEST_P(ModelsOnFixture, ColumnsOfTheMode)
     model.setSkeleton(a.skeleton);
     ASSERT_TRUE(model.mode().has_value());
     EXPECT_EQ(*model.mode(), a.table->mode);
+    // A caller that knows the mode skips the detection; it is taken as given.
+    CompareTreeModel given;
+    given.setSkeleton(a.skeleton, compare::CompareMode::Md5);
+    EXPECT_EQ(given.mode(), compare::CompareMode::Md5);
     const QList<int> columns = CompareTreeModel::columnsFor(a.table->mode);
     EXPECT_TRUE(columns.contains(CompareTreeModel::NameColumn));
     EXPECT_TRUE(columns.contains(CompareTreeModel::StatusColumn));

@@ -81,19 +81,20 @@ CompareTreeModel::NodeKind CompareTreeModel::kindOf(const dump::EntryName& name)
     return name.kind == dump::EntryKind::Api ? NodeKind::Api : NodeKind::Other;
 }
 
-void CompareTreeModel::setSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
+void CompareTreeModel::setSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton,
+                                   std::optional<compare::CompareMode> mode)
 {
     beginResetModel();
     m_skeleton = std::move(skeleton);
     m_tree = m_skeleton && m_skeleton->tree ? m_skeleton->tree.get() : nullptr;
     m_statusTable.reset();
-    m_mode.reset();
+    m_mode = m_tree ? mode : std::nullopt;
     m_preorder.clear();
     m_preorderPos.clear();
     if (m_tree) {
-        if (m_skeleton->npu && m_skeleton->bench && m_skeleton->npu->dump && m_skeleton->bench->dump) {
-            if (auto mode = compare::detectMode(*m_skeleton->npu->dump, *m_skeleton->bench->dump))
-                m_mode = *mode;
+        if (!m_mode && m_skeleton->npu && m_skeleton->bench && m_skeleton->npu->dump && m_skeleton->bench->dump) {
+            if (auto detected = compare::detectMode(*m_skeleton->npu->dump, *m_skeleton->bench->dump))
+                m_mode = *detected;
         }
         m_preorder = displayOrderOf(*m_tree);
         m_preorderPos.assign(m_tree->size(), 0);
