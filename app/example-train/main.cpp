@@ -9,10 +9,13 @@
 
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace {
 
@@ -146,17 +149,21 @@ int run(Args& args)
         args.options.model = model.ptr();
         if (args.md5 && !args.options.configPath.empty())
             return usage("--summary-mode applies without --config only (set summary_mode in the file)");
+        std::filesystem::path md5Config;
         if (args.md5) {
-            // summary_mode lives in the statistics section of config.json: write a small one.
-            const std::string path = *args.options.dumpPath + ".config.json";
-            std::FILE* f = std::fopen(path.c_str(), "w");
+            // summary_mode lives in the statistics section of config.json: a small one, read at once.
+            md5Config = std::filesystem::temp_directory_path()
+                / ("probescope-example-train-" + std::to_string(::getpid()) + ".json");
+            std::FILE* f = std::fopen(md5Config.c_str(), "w");
             if (!f)
-                return usage("cannot write " + path);
+                return usage("cannot write " + md5Config.string());
             std::fprintf(f, "{\"task\": \"statistics\", \"statistics\": {\"summary_mode\": \"md5\"}}\n");
             std::fclose(f);
-            args.options.configPath = path;
+            args.options.configPath = md5Config.string();
         }
         debugger = std::make_unique<collect::PrecisionDebugger>(args.options);
+        if (!md5Config.empty())
+            std::filesystem::remove(md5Config);
     }
 
     std::unique_ptr<torch::optim::Optimizer> optimizer;
