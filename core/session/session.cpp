@@ -302,6 +302,16 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         return cancelledError(pair);
     if (!table)
         return table.error();
+    // Changes after the last timed flush would otherwise wait for the final table.
+    if (options.statusUpdate && !changed.empty()) {
+        StatusUpdate update;
+        for (std::uint32_t n : changed) {
+            update.nodes.push_back(n);
+            update.own.push_back(nodeOwn[n]);
+        }
+        changed.clear();
+        options.statusUpdate(std::move(update));
+    }
 
     // Stage 3: final verdicts (with highlights) and the first failing node.
     auto analysis = std::make_shared<PairAnalysis>();

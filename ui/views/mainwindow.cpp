@@ -200,6 +200,8 @@ void MainWindow::buildCentral()
     m_tree = new QTreeView(left);
     m_tree->setObjectName("constructTree");
     m_tree->setModel(m_proxy);
+    // Recolours of many nodes are signalled coarsely (docs/gui-models.md); the view repaints whole.
+    repaintOnAppearanceChange(m_model, m_tree);
     m_tree->setUniformRowHeights(true); // O(1) row geometry: essential at 200k nodes
     m_tree->setAlternatingRowColors(false);
     m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
