@@ -12,10 +12,34 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <system_error>
 #include <string>
 #include <vector>
 
 namespace probescope::testing {
+
+/// tests/core's TempDir for parameterised tests: their names hold a '/', so the folder lies in one named
+/// after the test, which is removed as well once empty.
+class ParamTempDir
+{
+public:
+    ParamTempDir() { m_dir.emplace(); }
+    ~ParamTempDir()
+    {
+        const std::filesystem::path parent = m_dir->path().parent_path();
+        m_dir.reset();
+        std::error_code ec;
+        if (parent != std::filesystem::temp_directory_path())
+            std::filesystem::remove(parent, ec); // only if empty: another process may use it
+    }
+    ParamTempDir(const ParamTempDir&) = delete;
+    ParamTempDir& operator=(const ParamTempDir&) = delete;
+    const std::filesystem::path& path() const { return m_dir->path(); }
+
+private:
+    std::optional<TempDir> m_dir;
+};
 
 inline void writeFile(const std::filesystem::path& p, const std::string& text)
 {

@@ -172,7 +172,7 @@ class RoundTrip : public ::testing::TestWithParam<PairCase>
 
 TEST_P(RoundTrip, ThePerturbedGeluIsTheFirstFailingNode)
 {
-    TempDir temp;
+    ParamTempDir temp;
     EXPECT_EQ(firstFailingNode(temp.path(), GetParam().options), GetParam().firstFailing);
 }
 
@@ -245,7 +245,7 @@ class CrashSafety : public ::testing::TestWithParam<KillMoment>
 TEST_P(CrashSafety, KilledRunLeavesReadableFolders)
 {
     const KillMoment& m = GetParam();
-    TempDir temp;
+    ParamTempDir temp;
     const fs::path dir = temp.path();
     const fs::path root = dir / "d";
     const pid_t pid = spawn({ kExample, "--dump-path", root.string(), "--steps", "1000", "--level", "mix", "--task", "tensor" });
