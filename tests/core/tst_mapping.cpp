@@ -482,7 +482,7 @@ TEST(MappingPyTorch, Msprobe26AllowsCmRefusesAm)
     options.cellMapping = std::filesystem::path();
     auto cm = runCompareJob(input, dir.path() / "out", options);
     ASSERT_TRUE(cm.ok()) << cm.error().format();
-    EXPECT_EQ(cm->front().table->rows.size(), 370u);
+    EXPECT_EQ(cm->front().table->rows.size(), 410u);
 }
 
 // ---------------------------------------------------------------------------------------------------------
