@@ -19,13 +19,6 @@ namespace {
 
 SourceLocation at(const fs::path& p) { return SourceLocation { p.string(), std::nullopt, 0, 0 }; }
 
-std::string rankText(const dump::RankLocation& r)
-{
-    if (!r.rankLabel.empty())
-        return r.rankLabel;
-    return r.rank ? "rank" + std::to_string(*r.rank) : std::string("rank");
-}
-
 // Maps a sub-range of the work onto a parent sink: the stages of an analysis share one bar.
 class StageSink final : public ProgressSink
 {
@@ -58,12 +51,19 @@ Diagnostic cancelledError(const RankPair& pair)
 
 } // namespace
 
+std::string rankName(const dump::RankLocation& r)
+{
+    if (!r.rankLabel.empty())
+        return r.rankLabel;
+    return r.rank ? "rank" + std::to_string(*r.rank) : std::string("rank");
+}
+
 std::string RankPair::label() const
 {
     std::string out;
     if (step >= 0)
         out = "step" + std::to_string(step) + " \u00b7 ";
-    return out + rankText(npu) + " \u2194 " + rankText(bench);
+    return out + rankName(npu) + " \u2194 " + rankName(bench);
 }
 
 std::vector<std::int64_t> SessionPlan::steps() const
@@ -242,6 +242,20 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         return worst == Status::Error || !anyPending ? worst : Status::Pending;
     };
 
+    // Sends the nodes whose own status changed since the last batch (caller holds the mutex, or the
+    // workers are done).
+    auto flushChanged = [&] {
+        if (changed.empty())
+            return;
+        StatusUpdate update;
+        for (std::uint32_t n : changed) {
+            update.nodes.push_back(n);
+            update.own.push_back(nodeOwn[n]);
+        }
+        changed.clear();
+        options.statusUpdate(std::move(update));
+    };
+
     compare::CompareOptions compareOptions;
     compareOptions.fuzzy = options.fuzzy;
     compareOptions.threads = options.threads;
@@ -282,15 +296,9 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
                 changed.insert(node);
             }
             const auto now = std::chrono::steady_clock::now();
-            if (!changed.empty() && now - lastFlush > std::chrono::milliseconds(30)) {
-                StatusUpdate update;
-                for (std::uint32_t n : changed) {
-                    update.nodes.push_back(n);
-                    update.own.push_back(nodeOwn[n]);
-                }
-                changed.clear();
+            if (now - lastFlush > std::chrono::milliseconds(30)) {
                 lastFlush = now;
-                options.statusUpdate(std::move(update));
+                flushChanged();
             }
         };
     }
@@ -303,15 +311,8 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     if (!table)
         return table.error();
     // Changes after the last timed flush would otherwise wait for the final table.
-    if (options.statusUpdate && !changed.empty()) {
-        StatusUpdate update;
-        for (std::uint32_t n : changed) {
-            update.nodes.push_back(n);
-            update.own.push_back(nodeOwn[n]);
-        }
-        changed.clear();
-        options.statusUpdate(std::move(update));
-    }
+    if (options.statusUpdate)
+        flushChanged();
 
     // Stage 3: final verdicts (with highlights) and the first failing node.
     auto analysis = std::make_shared<PairAnalysis>();

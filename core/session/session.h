@@ -21,6 +21,9 @@
 
 namespace probescope::session {
 
+/// How a rank folder is named to people: its folder name ("rank0", "rank", "proc12"), else "rank{N}" / "rank".
+std::string rankName(const dump::RankLocation& rank);
+
 /// One NPU rank paired with one bench rank, in one step.
 struct RankPair
 {

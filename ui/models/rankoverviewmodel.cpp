@@ -11,12 +11,7 @@ using session::Status;
 
 namespace {
 
-QString rankText(const dump::RankLocation& r)
-{
-    if (!r.rankLabel.empty())
-        return QString::fromStdString(r.rankLabel);
-    return r.rank ? QStringLiteral("rank%1").arg(*r.rank) : QStringLiteral("rank");
-}
+QString rankText(const dump::RankLocation& r) { return QString::fromStdString(session::rankName(r)); }
 
 std::uint32_t countOf(const session::PairSummary& s, Status status)
 {

@@ -507,7 +507,6 @@ void MainWindow::showPair(int pairIndex)
     m_pairLabel->setText(toQ(pair.npu.dir.string()));
 
     m_analysis.reset();
-    m_skeleton.reset();
     m_hits.clear();
     m_hitIndex = -1;
     m_model->clear();
@@ -539,7 +538,6 @@ void MainWindow::setBusy(bool busy)
 
 void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
 {
-    m_skeleton = skeleton;
     m_model->setSkeleton(skeleton);
     m_nodeSearch = std::make_unique<NodeSearch>(skeleton->tree);
     for (int c = 0; c < m_model->columnCount(); ++c)

@@ -145,7 +145,6 @@ private:
     bool m_quiet = false;
     QString m_npuInput;
     QString m_benchInput;
-    std::shared_ptr<const session::PairSkeleton> m_skeleton;
     std::shared_ptr<const session::PairAnalysis> m_analysis;
     std::unique_ptr<NodeSearch> m_nodeSearch;
     std::vector<tree::NodeId> m_hits;
