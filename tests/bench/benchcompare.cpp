@@ -14,6 +14,7 @@
 // checked here, never by timed unit tests; --expect-rows lets a ctest smoke test prove that the
 // generator and the engine agree (every tensor file found and read) without timing anything.
 
+#include "benchargs.h"
 #include "procstatus.h"
 
 #include "compare/comparetable.h"
@@ -323,13 +324,6 @@ void printUsage(std::FILE* to)
                to);
 }
 
-template<typename T>
-bool parseNumber(std::string_view text, T& out)
-{
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-    return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
 } // namespace
 } // namespace probescope::bench
 
@@ -340,13 +334,7 @@ int main(int argc, char** argv)
     std::vector<std::string_view> positional;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        const auto value = [&]() -> std::string_view {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "probescope-benchcompare: %s needs a value\n", argv[i]);
-                std::exit(2);
-            }
-            return argv[++i];
-        };
+        const auto value = [&] { return optionValue("probescope-benchcompare", argc, argv, i); };
         bool ok = true;
         if (a == "--threads")
             ok = parseNumber(value(), opt.threads) && opt.threads <= 1024;

@@ -14,6 +14,7 @@
 // one forward and one backward pass. The bench side equals the NPU side except for tiny perturbations
 // in about one tensor in five and one API (a relu in the middle layer) with a large injected error.
 
+#include "benchargs.h"
 #include "benchjson.h"
 
 #include <ATen/ATen.h>
@@ -781,13 +782,6 @@ void printUsage(std::FILE* to)
                to);
 }
 
-template<typename T>
-bool parseNumber(std::string_view text, T& out)
-{
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-    return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
 std::optional<std::string> openSide(Side& side, const fs::path& dir)
 {
     side.dir = dir;
@@ -819,13 +813,7 @@ int main(int argc, char** argv)
     Options opt;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        const auto value = [&]() -> std::string_view {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "probescope-gencomparepair: %s needs a value\n", argv[i]);
-                std::exit(2);
-            }
-            return argv[++i];
-        };
+        const auto value = [&] { return optionValue("probescope-gencomparepair", argc, argv, i); };
         bool ok = true;
         if (a == "--entries")
             ok = parseNumber(value(), opt.entries) && opt.entries > 0 && opt.entries <= 10'000'000;

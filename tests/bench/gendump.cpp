@@ -12,6 +12,7 @@
 // backward pass in reverse order. Micro-batches repeat until --entries entries are written; the last one
 // is cut short there, so its tail has forward entries without backward ones.
 
+#include "benchargs.h"
 #include "benchjson.h"
 
 #include <algorithm>
@@ -847,13 +848,6 @@ void printUsage(std::FILE* to)
                to);
 }
 
-template<typename T>
-bool parseNumber(std::string_view text, T& out)
-{
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-    return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
 } // namespace
 } // namespace probescope::bench
 
@@ -863,13 +857,7 @@ int main(int argc, char** argv)
     Options opt;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        const auto value = [&]() -> std::string_view {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "probescope-gendump: %s needs a value\n", argv[i]);
-                std::exit(2);
-            }
-            return argv[++i];
-        };
+        const auto value = [&] { return optionValue("probescope-gendump", argc, argv, i); };
         bool ok = true;
         if (a == "--entries")
             ok = parseNumber(value(), opt.entries);
