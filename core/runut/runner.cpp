@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runut/runner.h"
+
+#include "dump/leaf.h"
+#include "runut/csvio.h"
+#include "runut/runutconfig.h"
+#include "tensor/tensor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+namespace probescope::runut {
+
+namespace fs = std::filesystem;
+using dump::JsonValue;
+
+namespace {
+
+constexpr std::string_view kResultPrefix = "accuracy_checking_result_";
+constexpr std::string_view kDetailsPrefix = "accuracy_checking_details_";
+constexpr std::string_view kDumpedResultPrefix = "dumped_output_checking_result_";
+constexpr std::string_view kDumpedDetailsPrefix = "dumped_output_checking_details_";
+
+std::string fileName(std::string_view prefix, const std::string& stamp)
+{
+    std::string name(prefix);
+    name += stamp;
+    name += ".csv";
+    return name;
+}
+
+bool isStamp(std::string_view s)
+{
+    return s.size() == 14 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string nowStamp()
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm local {};
+    localtime_r(&t, &local);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
+    return buf;
+}
+
+// One second later: the next name that still matches accuracy_checking_result_<14 digits>.csv, so a
+// run that finds its files taken stays resumable.
+std::string nextStamp(const std::string& stamp)
+{
+    std::tm tm {};
+    tm.tm_year = std::stoi(stamp.substr(0, 4)) - 1900;
+    tm.tm_mon = std::stoi(stamp.substr(4, 2)) - 1;
+    tm.tm_mday = std::stoi(stamp.substr(6, 2));
+    tm.tm_hour = std::stoi(stamp.substr(8, 2));
+    tm.tm_min = std::stoi(stamp.substr(10, 2));
+    tm.tm_sec = std::stoi(stamp.substr(12, 2)) + 1;
+    tm.tm_isdst = -1;
+    const std::time_t t = std::mktime(&tm);
+    std::tm local {};
+    localtime_r(&t, &local);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
+    return buf;
+}
+
+Diagnostic optionError(std::string message)
+{
+    return makeError("runut.option", {}, std::move(message));
+}
+
+SourceLocation at(const fs::path& p)
+{
+    return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+int rank(std::string_view status)
+{
+    if (status == "error")
+        return 3;
+    if (status == "warning")
+        return 2;
+    if (status == "pass")
+        return 1;
+    return 0; // SKIP, SPACE
+}
+
+ApiVerdict skipVerdict(const std::string& fullName, const std::string& message)
+{
+    ApiVerdict v;
+    v.forwardStatus = "SKIP";
+    v.backwardStatus = "SKIP";
+    v.message = message;
+    v.rows.push_back(skipRow(fullName + ".forward.output.0", message));
+    return v;
+}
+
+// §6.1: the Message cell is the first forward row's message when forward is SKIP, else the first
+// backward row's message when backward is SKIP.
+void fillMessage(ApiVerdict& v, std::size_t backwardFirst)
+{
+    v.message.clear();
+    if (v.forwardStatus == "SKIP") {
+        if (backwardFirst > 0)
+            v.message = v.rows.front().message;
+    } else if (v.backwardStatus == "SKIP") {
+        if (backwardFirst < v.rows.size())
+            v.message = v.rows[backwardFirst].message;
+    }
+}
+
+bool isExecutedPrefix(std::string_view prefix)
+{
+    return prefix == "Functional" || prefix == "Tensor" || prefix == "Torch" || prefix == "Aten" || prefix == "NPU";
+}
+
+// ---- the device outputs a tensor dump recorded ----
+
+struct DumpedValue
+{
+    Value value;
+    std::string problem; ///< why the value cannot be judged ("" = fine)
+};
+
+Value scalarValue(JsonValue leaf)
+{
+    Value v;
+    const auto type = leaf.find("type");
+    const auto value = leaf.find("value");
+    const std::string_view t = type && type->isString() ? type->asString() : std::string_view();
+    if (!value || value->isNull())
+        return v;
+    if (t == "bool" || value->isBool()) {
+        v.kind = Value::Kind::Bool;
+        v.boolValue = value->isBool() ? value->asBool() : value->asDouble() != 0;
+    } else if (value->isInt() && t != "float") {
+        v.kind = Value::Kind::Int;
+        v.intValue = value->asInt();
+    } else if (value->isNumber()) {
+        v.kind = Value::Kind::Float;
+        v.floatValue = value->asDouble();
+    } else if (value->isString()) {
+        v.kind = Value::Kind::Str;
+        v.text = std::string(value->asString());
+    }
+    return v;
+}
+
+void readDumped(JsonValue v, const dump::DumpFile& file, DumpedValue& out, Value& into, int depth = 0)
+{
+    if (depth > 32) {
+        out.problem = "the recorded output is nested too deeply";
+        return;
+    }
+    if (v.isNull())
+        return; // Kind::None
+    const auto kind = dump::classifyLeaf(v);
+    if (!kind) {
+        if (v.isArray()) {
+            into.kind = Value::Kind::List;
+            into.items.resize(v.size());
+            for (std::uint32_t i = 0; i < v.size() && out.problem.empty(); ++i)
+                readDumped(v.at(i), file, out, into.items[i], depth + 1);
+        } else if (v.isObject()) {
+            into.kind = Value::Kind::Dict;
+            into.items.resize(v.size());
+            for (std::uint32_t i = 0; i < v.size() && out.problem.empty(); ++i) {
+                into.keys.emplace_back(v.keyAt(i));
+                readDumped(v.at(i), file, out, into.items[i], depth + 1);
+            }
+        }
+        return;
+    }
+    switch (*kind) {
+    case dump::LeafKind::Tensor: {
+        std::string why;
+        const auto leaf = dump::readTensorLeaf(v, &why);
+        if (!leaf) {
+            out.problem = "a recorded output tensor is malformed: " + why;
+            return;
+        }
+        if (leaf->dataName.empty()) {
+            out.problem = "the dump holds no data file for a recorded output tensor";
+            return;
+        }
+        auto t = tensor::loadTensorFile(file.tensorDir, leaf->dataName);
+        if (!t) {
+            out.problem = t.error().format();
+            return;
+        }
+        const Diagnostics check = tensor::checkAgainstMetadata(*t, leaf->dtype, leaf->shape, std::string(leaf->dataName));
+        if (hasErrors(check)) {
+            out.problem = check.front().format();
+            return;
+        }
+        into.kind = Value::Kind::Tensor;
+        into.tensor = std::move(*t);
+        return;
+    }
+    case dump::LeafKind::Scalar:
+        into = scalarValue(v);
+        return;
+    case dump::LeafKind::Null:
+        return;
+    default:
+        out.problem = "a recorded output is neither a tensor nor a number";
+        return;
+    }
+}
+
+/// The recorded `output` list of an entry, one Value per element (Kind::None for a null element).
+std::optional<std::vector<Value>> dumpedOutputs(const dump::Entry* entry, const dump::DumpFile& file, std::string& problem)
+{
+    if (!entry)
+        return std::nullopt;
+    const auto output = entry->value.find("output");
+    if (!output || !output->isArray()) {
+        problem = "the dump entry has no output list";
+        return std::nullopt;
+    }
+    std::vector<Value> values(output->size());
+    for (std::uint32_t i = 0; i < output->size(); ++i) {
+        DumpedValue d;
+        readDumped(output->at(i), file, d, values[i]);
+        if (!d.problem.empty()) {
+            problem = d.problem;
+            return std::nullopt;
+        }
+    }
+    return values;
+}
+
+/// True when some API output or gradient of the dump names a data file (task tensor).
+bool dumpHoldsOutputData(const ApiCallList& list)
+{
+    for (const ApiCall& call : list.calls) {
+        for (const dump::Entry* e : { call.forward, call.backward }) {
+            if (!e)
+                continue;
+            const auto output = e->value.find("output");
+            if (!output)
+                continue;
+            bool found = false;
+            dump::forEachLeaf(*output, [&](const dump::LeafPath&, JsonValue leaf, dump::LeafKind kind) {
+                if (kind == dump::LeafKind::Tensor && leaf.find("data_name"))
+                    found = true;
+                return !found;
+            });
+            if (found)
+                return true;
+        }
+    }
+    return false;
+}
+
+Value listOf(std::vector<Value> items)
+{
+    Value v;
+    v.kind = Value::Kind::List;
+    v.items = std::move(items);
+    return v;
+}
+
+// ---- one API ----
+
+struct Judge
+{
+    const RunUtOptions& options;
+    const std::vector<std::string>& whiteList;
+    const std::vector<std::string>& blackList;
+    bool judgeDumped;
+
+    ApiOutcome run(const ApiCall& call, Replayer& replayer) const
+    {
+        ApiOutcome out;
+        out.fullName = call.fullName;
+        try {
+            judge(call, replayer, out);
+        } catch (const std::exception& e) {
+            // msprobe's step 6: any exception becomes a SKIP row carrying its text.
+            out.replay = skipVerdict(call.fullName, e.what());
+            if (judgeDumped)
+                out.dumped = out.replay;
+        }
+        return out;
+    }
+
+    void judge(const ApiCall& call, Replayer& replayer, ApiOutcome& out) const
+    {
+        const std::string& full = call.fullName;
+        auto skip = [&](const std::string& message) {
+            out.replay = skipVerdict(full, message);
+            if (judgeDumped)
+                out.dumped = out.replay;
+        };
+        if (isUnsupportedPrefix(call.prefix) || call.apiName.empty())
+            return skip("API " + full + " not support for run ut. SKIP.");
+        if (isFilteredByLists(call.apiName, whiteList, blackList))
+            return skip("API " + call.apiName + " in black list or not in white list. SKIP.");
+
+        CompareContext ctx;
+        ctx.apiName = call.apiName;
+        ctx.fullName = full;
+        ctx.profile = options.profile;
+        const std::string forwardPrefix = full + ".forward.output";
+        const std::string backwardPrefix = full + ".backward.output";
+
+        // exec_api returns None for other prefixes (VF, ...). msprobe then writes "pass" with a SKIP
+        // details row; ProbeScope says SKIP in the result row too, since nothing was checked.
+        if (!isExecutedPrefix(call.prefix))
+            return skip("Bench output is None, skip this test.");
+        if (!replayer.supports(call.prefix, call.apiName))
+            return skip("API " + full + " has no LibTorch replay in ProbeScope. SKIP.");
+
+        const ReplayResult r = replayer.replay(call);
+        if (!r.skipMessage.empty())
+            return skip(r.skipMessage);
+        ctx.inputWasFp8 = r.inputWasFp8;
+
+        // Forward, then backward (§5.1).
+        const CompareOutcome fwd = compareOutput(r.benchForward, r.deviceForward, ctx, forwardPrefix);
+        out.replay.forwardStatus = fwd.status;
+        out.replay.rows = fwd.rows;
+        const std::size_t backwardFirst = out.replay.rows.size();
+        appendBackward(out.replay, r, ctx, backwardPrefix, listOf(r.deviceGrads));
+        fillMessage(out.replay, backwardFirst);
+
+        if (judgeDumped)
+            out.dumped = judgeDumpedOutputs(call, r, ctx, forwardPrefix, backwardPrefix);
+    }
+
+    static void appendBackward(ApiVerdict& v, const ReplayResult& r, const CompareContext& ctx,
+                               const std::string& backwardPrefix, const Value& deviceGrads)
+    {
+        if (!r.backwardMessage.empty()) {
+            v.backwardStatus = "SKIP";
+            v.rows.push_back(skipRow(backwardPrefix + ".0", r.backwardMessage));
+            return;
+        }
+        if (r.benchGrads.empty() || deviceGrads.items.empty()) {
+            v.backwardStatus.clear();
+            return;
+        }
+        CompareOutcome bwd = compareOutput(listOf(r.benchGrads), deviceGrads, ctx, backwardPrefix);
+        v.backwardStatus = bwd.status;
+        for (auto& row : bwd.rows)
+            v.rows.push_back(std::move(row));
+    }
+
+    // Issue §4: the device outputs the dump recorded, judged against the replay's CPU bench with the
+    // same rules. Forward `output` holds what the API returned; the backward entry's `output` holds
+    // the gradients of the inputs, in the order of the positional arguments (null where none).
+    ApiVerdict judgeDumpedOutputs(const ApiCall& call, const ReplayResult& r, const CompareContext& ctx,
+                                  const std::string& forwardPrefix, const std::string& backwardPrefix) const
+    {
+        const std::string& full = call.fullName;
+        const dump::DumpFile& file = *call.dump;
+        ApiVerdict v;
+        std::string problem;
+        const auto forward = dumpedOutputs(call.forward, file, problem);
+        if (!forward) {
+            v = skipVerdict(full, "The dumped output cannot be judged: " + problem);
+            return v;
+        }
+        Value device;
+        if (r.benchForward.kind == Value::Kind::List)
+            device = listOf(*forward);
+        else if (!forward->empty())
+            device = forward->front(); // a single returned value is recorded as a one-element list
+        const CompareOutcome fwd = compareOutput(r.benchForward, device, ctx, forwardPrefix);
+        v.forwardStatus = fwd.status;
+        v.rows = fwd.rows;
+        const std::size_t backwardFirst = v.rows.size();
+
+        if (!r.backwardMessage.empty() || r.benchGrads.empty()) {
+            appendBackward(v, r, ctx, backwardPrefix, Value {});
+        } else if (!call.backward) {
+            v.backwardStatus.clear();
+        } else {
+            std::string bproblem;
+            const auto grads = dumpedOutputs(call.backward, file, bproblem);
+            if (!grads) {
+                v.backwardStatus = "SKIP";
+                v.rows.push_back(skipRow(backwardPrefix + ".0", "The dumped gradients cannot be judged: " + bproblem));
+            } else {
+                std::vector<Value> deviceGrads(r.benchGrads.size());
+                std::vector<std::size_t> missing;
+                for (std::size_t i = 0; i < r.benchGrads.size(); ++i) {
+                    if (i < grads->size())
+                        deviceGrads[i] = (*grads)[i];
+                    if (r.benchGrads[i].kind != Value::Kind::None && deviceGrads[i].kind == Value::Kind::None)
+                        missing.push_back(i);
+                }
+                ReplayResult shown = r;
+                // The judge would call a missing recorded gradient a type mismatch; it is a gap in the
+                // dump (msprobe records grads only for inputs that required one), so it is a SKIP row.
+                for (std::size_t i : missing)
+                    shown.benchGrads[i] = Value {};
+                appendBackward(v, shown, ctx, backwardPrefix, listOf(deviceGrads));
+                for (std::size_t i : missing) {
+                    if (backwardFirst + i < v.rows.size() && v.rows[backwardFirst + i].status == "SKIP")
+                        v.rows[backwardFirst + i].message = "The dump holds no gradient for this input, skip this test.";
+                }
+            }
+        }
+        fillMessage(v, backwardFirst);
+        return v;
+    }
+};
+
+struct Files
+{
+    fs::path result, details;
+    std::optional<fs::path> dumpedResult, dumpedDetails;
+};
+
+std::optional<Diagnostic> appendVerdict(const fs::path& result, const fs::path& details, const std::string& fullName,
+                                        const ApiVerdict& v, int precision)
+{
+    std::string rows;
+    for (const DetailRow& row : v.rows)
+        rows += csvLine(detailCells(row, precision));
+    // Details first: a crash between the two leaves the API out of the result file, and -csv_path
+    // replays it (its details rows then appear twice, which api_precision_compare tolerates less badly
+    // than a result row without details).
+    if (auto e = appendCsv(details, rows))
+        return e;
+    return appendCsv(result, csvLine(resultCells(fullName, v)));
+}
+
+void count(const ApiVerdict& v, std::size_t& passed, std::size_t& warnings, std::size_t& errors, std::size_t& skipped,
+           std::string& firstFailing, std::string& firstWarning, const std::string& name)
+{
+    const std::string o = v.overall();
+    if (o == "SKIP") {
+        ++skipped;
+    } else if (o == "error") {
+        ++errors;
+        if (firstFailing.empty())
+            firstFailing = name;
+    } else if (o == "warning") {
+        ++warnings;
+        if (firstWarning.empty())
+            firstWarning = name;
+    } else {
+        ++passed;
+    }
+}
+
+} // namespace
+
+std::string ApiVerdict::overall() const
+{
+    if (forwardStatus == "SKIP")
+        return "SKIP";
+    const int worst = std::max(rank(forwardStatus), rank(backwardStatus));
+    return worst == 3 ? "error" : worst == 2 ? "warning" : worst == 1 ? "pass" : "SKIP";
+}
+
+const std::vector<std::string>& resultHeader()
+{
+    static const std::vector<std::string> header { "API name", "Forward Test Success", "Backward Test Success",
+                                                   "Message" };
+    return header;
+}
+
+std::vector<std::string> resultCells(const std::string& fullName, const ApiVerdict& verdict)
+{
+    std::vector<std::string> cells { fullName, verdict.forwardStatus.empty() ? std::string(kSpace) : verdict.forwardStatus,
+                                     verdict.backwardStatus.empty() ? std::string(kSpace) : verdict.backwardStatus };
+    if (verdict.forwardStatus == "SKIP" || verdict.backwardStatus == "SKIP")
+        cells.push_back(verdict.message);
+    return cells;
+}
+
+bool isResultCsvName(const std::string& name)
+{
+    return name.size() == kResultPrefix.size() + 14 + 4 && name.compare(0, kResultPrefix.size(), kResultPrefix) == 0
+        && isStamp(std::string_view(name).substr(kResultPrefix.size(), 14)) && name.substr(name.size() - 4) == ".csv";
+}
+
+Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& factory, ProgressSink* progress,
+                           std::function<void(const ApiOutcome&)> onApi)
+{
+    const auto started = std::chrono::steady_clock::now();
+    RunUtSummary summary;
+    if (options.workers < 1 || options.workers > 64)
+        return optionError("the number of workers must be 1 to 64 (got " + std::to_string(options.workers) + ")");
+    if (options.precision < 0 || options.precision > 20)
+        return optionError("precision must be 0 to 20 (got " + std::to_string(options.precision) + ")");
+    if (!options.timestamp.empty() && !isStamp(options.timestamp))
+        return optionError("the timestamp must be 14 digits, YYYYmmddHHMMSS (got \"" + options.timestamp + "\")");
+    if (!factory)
+        return optionError("no replayer");
+
+    // Lists: the config's (msprobe: -config replaces config.yaml's empty defaults) plus the options'.
+    std::vector<std::string> whiteList = options.whiteList;
+    std::vector<std::string> blackList = options.blackList;
+    if (options.config) {
+        auto config = readRunUtConfig(*options.config);
+        if (!config)
+            return config.error();
+        for (const auto& n : config->whiteList)
+            whiteList.push_back(n.name);
+        for (const auto& n : config->blackList)
+            blackList.push_back(n.name);
+        summary.diagnostics = config->warnings;
+        // msprobe refuses names that are not in support_wrap_ops.yaml; ProbeScope has no copy of it, so
+        // a name no replay knows under any prefix is reported (a typo would otherwise skip everything).
+        if (auto probe = factory()) {
+            for (const auto* list : { &config->whiteList, &config->blackList }) {
+                for (const ConfigName& n : *list) {
+                    bool known = false;
+                    for (const char* prefix : { "Functional", "Tensor", "Torch", "NPU" })
+                        known = known || probe->supports(prefix, n.name);
+                    if (!known)
+                        summary.diagnostics.push_back(makeWarning(
+                            "runut.config-unknown-api", n.where,
+                            "\"" + n.name + "\" is not an API the replay knows (Functional, Tensor, Torch or NPU)"));
+                }
+            }
+        }
+    }
+
+    auto loaded = loadApiCalls(options.apiInfo, options.filterApi);
+    if (!loaded)
+        return loaded.error();
+    ApiCallList& list = *loaded;
+    summary.filteredOut = list.filteredOut;
+    for (const Diagnostic& d : list.diagnostics)
+        summary.diagnostics.push_back(d);
+
+    const bool dumpedData = options.judgeDumpedOutputs && dumpHoldsOutputData(list);
+    if (options.judgeDumpedOutputs && !dumpedData)
+        summary.diagnostics.push_back(makeWarning(
+            "runut.no-dumped-data", at(options.apiInfo),
+            "the dump holds no output data files (task " + (list.dump->header.task.empty() ? std::string("?") : list.dump->header.task)
+                + "), so there are no dumped outputs to judge; only the replay is checked"));
+
+    // Output files (§6, §7.2).
+    Files files;
+    std::unordered_set<std::string> done;
+    std::error_code ec;
+    if (options.resumeCsv) {
+        const fs::path& csv = *options.resumeCsv;
+        const std::string name = csv.filename().string();
+        if (!isResultCsvName(name))
+            return makeError("runut.resume", at(csv),
+                             "-csv_path must name an accuracy_checking_result_<14 digits>.csv file");
+        if (!fs::is_regular_file(csv, ec))
+            return makeError("runut.resume", at(csv), "no such result file");
+        summary.timestamp = name.substr(kResultPrefix.size(), 14);
+        files.result = csv;
+        files.details = csv.parent_path() / fileName(kDetailsPrefix, summary.timestamp);
+        if (!fs::is_regular_file(files.details, ec))
+            return makeError("runut.resume", at(files.details),
+                             "the details file of the resumed result file does not exist");
+        auto table = readCsv(csv);
+        if (!table)
+            return table.error();
+        if (table->header != resultHeader())
+            return makeError("runut.resume", SourceLocation { csv.string(), std::nullopt, 1, 1 },
+                             "not a run_ut result file: the header is not API name, Forward Test Success, "
+                             "Backward Test Success, Message");
+        for (const CsvRow& row : table->rows) {
+            if (!row.cells.empty())
+                done.insert(row.cells.front());
+        }
+        if (dumpedData) {
+            const fs::path dr = csv.parent_path() / fileName(kDumpedResultPrefix, summary.timestamp);
+            const fs::path dd = csv.parent_path() / fileName(kDumpedDetailsPrefix, summary.timestamp);
+            const bool hasR = fs::exists(dr, ec);
+            const bool hasD = fs::exists(dd, ec);
+            if (hasR != hasD)
+                return makeError("runut.resume", at(hasR ? dd : dr),
+                                 "this dumped-output file is missing while its companion exists");
+            if (!hasR) {
+                if (auto e = createCsv(dr, resultHeader()))
+                    return *e;
+                if (auto e = createCsv(dd, detailsHeader()))
+                    return *e;
+                if (!done.empty())
+                    summary.diagnostics.push_back(makeWarning(
+                        "runut.resume-dumped", at(dr),
+                        "the resumed run wrote no dumped-output files; the new ones hold only the APIs judged now"));
+            }
+            files.dumpedResult = dr;
+            files.dumpedDetails = dd;
+        }
+    } else {
+        fs::create_directories(options.outDir, ec);
+        if (!fs::is_directory(options.outDir, ec))
+            return makeError("io.write", at(options.outDir), "cannot create the output folder");
+        // Never replace a file: a taken timestamp moves on by a second, which keeps the name resumable.
+        std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
+        auto taken = [&](const std::string& s) {
+            for (auto prefix : { kResultPrefix, kDetailsPrefix, kDumpedResultPrefix, kDumpedDetailsPrefix }) {
+                if (fs::exists(options.outDir / fileName(prefix, s), ec))
+                    return true;
+            }
+            return false;
+        };
+        for (int tries = 0; taken(stamp); ++tries) {
+            if (tries > 1000)
+                return makeError("csv.exists", at(options.outDir), "no free timestamp for the output files");
+            stamp = nextStamp(stamp);
+        }
+        summary.timestamp = stamp;
+        files.result = options.outDir / fileName(kResultPrefix, stamp);
+        files.details = options.outDir / fileName(kDetailsPrefix, stamp);
+        if (auto e = createCsv(files.result, resultHeader()))
+            return *e;
+        if (auto e = createCsv(files.details, detailsHeader()))
+            return *e;
+        if (dumpedData) {
+            files.dumpedResult = options.outDir / fileName(kDumpedResultPrefix, stamp);
+            files.dumpedDetails = options.outDir / fileName(kDumpedDetailsPrefix, stamp);
+            if (auto e = createCsv(*files.dumpedResult, resultHeader()))
+                return *e;
+            if (auto e = createCsv(*files.dumpedDetails, detailsHeader()))
+                return *e;
+        }
+    }
+    summary.resultCsv = files.result;
+    summary.detailsCsv = files.details;
+    summary.dumpedResultCsv = files.dumpedResult;
+    summary.dumpedDetailsCsv = files.dumpedDetails;
+
+    // §4 step 1: APIs already in column 0 of the resumed result file are skipped silently.
+    std::vector<std::size_t> work;
+    work.reserve(list.calls.size());
+    for (std::size_t i = 0; i < list.calls.size(); ++i) {
+        if (done.count(list.calls[i].fullName))
+            ++summary.resumedSkipped;
+        else
+            work.push_back(i);
+    }
+    if (progress)
+        progress->setRange(work.size());
+
+    const Judge judge { options, whiteList, blackList, dumpedData };
+    std::mutex mutex;
+    std::vector<std::optional<ApiOutcome>> slots(work.size());
+    std::size_t nextWrite = 0;
+    std::optional<Diagnostic> failure;
+    std::atomic<std::size_t> next { 0 };
+    std::atomic<bool> stop { false };
+    std::atomic<bool> cancelled { false };
+    std::string firstWarning, firstDumpedWarning;
+
+    // Rows are written in dump order: whoever completes the next API in line writes it and every
+    // finished one after it, so the files do not depend on the number of workers.
+    auto flushReady = [&] {
+        while (nextWrite < slots.size() && slots[nextWrite]) {
+            ApiOutcome& o = *slots[nextWrite];
+            if (!failure) {
+                failure = appendVerdict(files.result, files.details, o.fullName, o.replay, options.precision);
+                if (!failure && files.dumpedResult && o.dumped)
+                    failure = appendVerdict(*files.dumpedResult, *files.dumpedDetails, o.fullName, *o.dumped,
+                                            options.precision);
+                if (failure) {
+                    stop = true;
+                    return;
+                }
+            }
+            ++summary.apis;
+            count(o.replay, summary.passed, summary.warnings, summary.errors, summary.skipped, summary.firstFailing,
+                  firstWarning, o.fullName);
+            if (o.dumped)
+                count(*o.dumped, summary.dumpedPassed, summary.dumpedWarnings, summary.dumpedErrors,
+                      summary.dumpedSkipped, summary.firstDumpedFailing, firstDumpedWarning, o.fullName);
+            if (onApi)
+                onApi(o);
+            slots[nextWrite].reset();
+            ++nextWrite;
+            if (progress)
+                progress->advance(nextWrite);
+        }
+    };
+
+    auto worker = [&] {
+        std::unique_ptr<Replayer> replayer = factory();
+        if (!replayer) {
+            std::lock_guard lock(mutex);
+            if (!failure)
+                failure = optionError("the replayer factory returned no replayer");
+            stop = true;
+            return;
+        }
+        while (!stop.load()) {
+            if (progress && progress->isCancelled()) {
+                cancelled = true;
+                stop = true;
+                break;
+            }
+            const std::size_t slot = next.fetch_add(1);
+            if (slot >= work.size())
+                break;
+            ApiOutcome outcome = judge.run(list.calls[work[slot]], *replayer);
+            outcome.index = work[slot];
+            std::lock_guard lock(mutex);
+            slots[slot] = std::move(outcome);
+            flushReady();
+        }
+    };
+
+    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.workers),
+                                                               std::max<std::size_t>(work.size(), 1)));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool)
+        t.join();
+    {
+        std::lock_guard lock(mutex);
+        flushReady();
+    }
+    if (failure)
+        return *failure;
+    if (summary.firstFailing.empty())
+        summary.firstFailing = firstWarning;
+    if (summary.firstDumpedFailing.empty())
+        summary.firstDumpedFailing = firstDumpedWarning;
+    summary.cancelled = cancelled.load();
+    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return summary;
+}
+
+} // namespace probescope::runut
