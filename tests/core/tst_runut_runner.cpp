@@ -657,10 +657,16 @@ TEST(RunutRunner, CancelledRunResumesToTheUninterruptedFiles)
         ASSERT_TRUE(first.ok()) << first.error().format();
         EXPECT_TRUE(first->cancelled);
         EXPECT_EQ(sink.total(), 40u);
+        // One worker stops right after the 13th; with two, APIs finished out of order while an earlier
+        // one was in flight are written with it, so a few more may be done. Never all, never lost work.
+        if (workers == 1) {
+            EXPECT_EQ(first->apis, 13u);
+        }
         EXPECT_GE(first->apis, 13u);
-        EXPECT_LE(first->apis, 13u + static_cast<unsigned>(workers));
+        EXPECT_LT(first->apis, 40u);
         const std::size_t written = readTable(first->resultCsv).rows.size();
         EXPECT_EQ(written, first->apis);
+        EXPECT_LE(replays.load(), static_cast<int>(written)); // every API started was written
 
         RunUtOptions resume;
         resume.apiInfo = dump;
