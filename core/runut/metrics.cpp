@@ -528,7 +528,7 @@ void compareFloat(const FloatPair<W>& p, const CompareContext& ctx, DetailRow& r
     } else {
         message += "The data type ";
         message += tensor::torchName(p.deviceTorch);
-        message += " is not supported for new precision standard.\n";
+        message += " is not supported for new precision standard."; // no line end, as in msprobe
     }
 
     const Cosine cos = cosineSimilarity(p, ctx.profile);
@@ -725,7 +725,7 @@ void compareTensors(const Tensor& bench, const Tensor& device, const CompareCont
         for (std::size_t i = 0; i < n; ++i)
             diff += b[i] != d[i] ? 1 : 0;
         row.message = std::string("Compare algorithm is not supported for ") + numpyName(benchNp)
-            + " data. Only judged by Error Rate.\n\n";
+            + " data. Only judged by Error Rate.\n";
         setMetric(row, Metric::BinaryErrRate, static_cast<double>(diff) / static_cast<double>(n), NumberKind::Float64);
         row.status = diff == 0 ? "pass" : "error";
         return;

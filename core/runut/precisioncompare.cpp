@@ -4,8 +4,8 @@
 #include "runut/csvio.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -135,23 +135,23 @@ std::string_view trimmed(std::string_view s)
     return s.substr(b, e - b + 1);
 }
 
-/// A row whose judgement cannot be made (Python raised); becomes a SKIP row with `what`.
+/// A row whose judgement cannot be made (msprobe raised); becomes a SKIP row and a result row with `what`.
 struct RowFailure
 {
     std::string what;
 };
 
-/// Python's float() of a cell, with msprobe's "a blank cell counts as 0.0".
-std::optional<double> toFloat(std::string_view cell, std::string_view column, RowFailure& failure)
+/// Python's float() of a cell, with the spec's "a blank cell counts as 0.0" (§8.2). The texts are those
+/// of msprobe's convert_str_to_float.
+std::optional<double> toFloat(std::string_view cell, RowFailure& failure)
 {
     if (isBlank(cell))
         return 0.0;
     const std::string text(trimmed(cell));
-    errno = 0;
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || text.empty()) {
-        failure.what = std::string(column) + ": could not convert string to float: '" + std::string(cell) + "'";
+    if (end != text.c_str() + text.size()) {
+        failure.what = "ERROR: Input data cannot be converted to float";
         return std::nullopt;
     }
     return v;
@@ -186,21 +186,26 @@ bool isUnsupportedDtype(std::string_view dtype)
     return dtype == "torch.float64" || dtype == "torch.complex64" || dtype == "torch.complex128";
 }
 
-/// The NPU/GPU ratio of one metric; nullopt when only one side is inf/NaN (or their signs differ).
+/// The NPU/GPU ratio of one metric (§8.2). When a side is inf/NaN the ratio is NaN, `consistent` says
+/// whether both sides agree, and `message` is msprobe's note about it.
 struct Ratio
 {
     double value = 0;
     bool consistent = true;
+    std::string message;
 };
 
-Ratio ratioOf(double npu, double gpu, std::string_view dtype)
+Ratio ratioOf(double npu, double gpu, std::string_view dtype, std::string_view column)
 {
     if (!std::isfinite(npu) || !std::isfinite(gpu)) {
-        const bool sameInf = std::isinf(npu) && std::isinf(gpu) && std::signbit(npu) == std::signbit(gpu);
+        const bool sameInf = std::isinf(npu) && std::isinf(gpu) && npu == gpu;
         const bool bothNan = std::isnan(npu) && std::isnan(gpu);
-        return { std::numeric_limits<double>::quiet_NaN(), sameInf || bothNan };
+        const bool consistent = sameInf || (bothNan && !std::isinf(npu) && !std::isinf(gpu));
+        std::string message(column);
+        message += consistent ? "同为同号inf或nan\n" : "inf或nan不一致\n";
+        return { std::numeric_limits<double>::quiet_NaN(), consistent, std::move(message) };
     }
-    return { std::abs(npu) / std::max(std::abs(gpu), minimumError(dtype)), true };
+    return { std::abs(npu) / std::max(std::abs(gpu), minimumError(dtype)), true, {} };
 }
 
 struct Judge
@@ -208,6 +213,7 @@ struct Judge
     std::vector<std::string> cells;
     std::string status;
     int precision = 14;
+    const std::vector<bool>* numericNpuColumns = nullptr;
 
     std::string number(double v) const { return pythonFixed(v, precision); }
 };
@@ -236,47 +242,54 @@ bool judgeBenchmark(const InRow& npu, const InRow& gpu, std::string_view dtype, 
         { IEb, OEbRatio, OEbStatus, th.eb, nullptr },
     } };
     bool error = false;
-    std::string message;
+    // msprobe writes the inf/nan notes of all five metrics first, then the ERROR line of each failed one.
+    std::string notes, errors;
     for (const auto& item : items) {
-        const auto n = toFloat(npu[item.in], kInputNames[item.in], failure);
+        const auto n = toFloat(npu[item.in], failure);
         if (!n)
             return false;
-        const auto g = toFloat(gpu[item.in], kInputNames[item.in], failure);
+        const auto g = toFloat(gpu[item.in], failure);
         if (!g)
             return false;
-        const Ratio r = ratioOf(*n, *g, dtype);
-        bool pass = true;
-        if (!r.consistent) {
-            pass = false;
-            message += std::string(kInputNames[item.in]) + "inf或nan不一致\n";
-        } else if (!std::isnan(r.value) && r.value > item.threshold) {
-            pass = false;
-            if (item.errorMessage)
-                message += item.errorMessage;
-        }
+        const Ratio r = ratioOf(*n, *g, dtype, kInputNames[item.in]);
+        notes += r.message;
+        const bool pass = r.consistent && (std::isnan(r.value) || r.value <= item.threshold);
+        if (!pass && item.errorMessage)
+            errors += item.errorMessage;
         j.cells[item.ratio] = j.number(r.value);
         j.cells[item.status] = passOrError(pass);
-        // 误差均衡性 is reported but not part of the verdict.
+        // 误差均衡性 is reported but not part of the verdict (§8.2).
         if (!pass && item.in != IEb)
             error = true;
     }
     j.status = passOrError(!error);
-    j.cells[OMessage] = message;
+    j.cells[OMessage] = notes + errors;
     return true;
 }
 
-bool judgeAbsolute(const InRow& npu, Judge& j, RowFailure& failure)
+/// The absolute-threshold columns; returns the three messages (msprobe's, without line ends).
+bool judgeAbsolute(const InRow& npu, Judge& j, RowFailure& failure, std::vector<std::string>& messages)
 {
-    const std::array<std::pair<InCol, OutCol>, 3> items { { { IInfNan, OInfNan }, { IRelErr, ORelErr },
-                                                            { IAbsErr, OAbsErr } } };
+    struct Item
+    {
+        InCol in;
+        OutCol out;
+        const char* errorMessage;
+    };
+    const std::array<Item, 3> items { { { IInfNan, OInfNan, "ERROR: inf/nan错误率超过阈值" },
+                                        { IRelErr, ORelErr, "ERROR: 相对误差错误率超过阈值" },
+                                        { IAbsErr, OAbsErr, "ERROR: 绝对误差错误率超过阈值" } } };
     bool pass = true;
-    for (const auto& [in, out] : items) {
-        const auto v = toFloat(npu[in], kInputNames[in], failure);
+    for (const auto& item : items) {
+        const auto v = toFloat(npu[item.in], failure);
         if (!v)
             return false;
-        j.cells[out] = j.number(*v);
-        j.cells[out + 1] = passOrError(*v == 0);
-        pass = pass && *v == 0;
+        j.cells[item.out] = j.number(*v);
+        j.cells[item.out + 1] = passOrError(*v == 0);
+        if (*v != 0) {
+            pass = false;
+            messages.emplace_back(item.errorMessage);
+        }
     }
     j.status = passOrError(pass);
     return true;
@@ -284,7 +297,7 @@ bool judgeAbsolute(const InRow& npu, Judge& j, RowFailure& failure)
 
 bool judgeUlp(const InRow& npu, const InRow& gpu, std::string_view dtype, Judge& j, RowFailure& failure)
 {
-    const auto npuProp = toFloat(npu[IUlpProp], kInputNames[IUlpProp], failure);
+    const auto npuProp = toFloat(npu[IUlpProp], failure);
     if (!npuProp)
         return false;
     if (isFp8Name(dtype)) {
@@ -297,29 +310,26 @@ bool judgeUlp(const InRow& npu, const InRow& gpu, std::string_view dtype, Judge&
             j.cells[OMessage] = "ERROR: ULP误差不满足标准\n";
         return true;
     }
-    const auto npuMean = toFloat(npu[IUlpMean], kInputNames[IUlpMean], failure);
+    const auto npuMean = toFloat(npu[IUlpMean], failure);
     if (!npuMean)
         return false;
-    const auto gpuMean = toFloat(gpu[IUlpMean], kInputNames[IUlpMean], failure);
+    const auto gpuMean = toFloat(gpu[IUlpMean], failure);
     if (!gpuMean)
         return false;
-    const auto gpuProp = toFloat(gpu[IUlpProp], kInputNames[IUlpProp], failure);
+    const auto gpuProp = toFloat(gpu[IUlpProp], failure);
     if (!gpuProp)
         return false;
-    const Ratio meanRatio = ratioOf(*npuMean, *gpuMean, dtype);
-    const Ratio propRatio = ratioOf(*npuProp, *gpuProp, dtype);
-    std::string message;
+    const Ratio meanCheck = ratioOf(*npuMean, *gpuMean, dtype, kInputNames[IUlpMean]);
+    const Ratio propRatio = ratioOf(*npuProp, *gpuProp, dtype, kInputNames[IUlpProp]);
     bool pass = false;
-    if (!meanRatio.consistent || !propRatio.consistent) {
-        if (!meanRatio.consistent)
-            message += std::string(kInputNames[IUlpMean]) + "inf或nan不一致\n";
-        if (!propRatio.consistent)
-            message += std::string(kInputNames[IUlpProp]) + "inf或nan不一致\n";
-    } else if (dtype == "torch.float32") {
-        pass = *npuMean < 64 || *npuProp < 0.05 || propRatio.value < 1;
-    } else {
-        pass = *npuProp < 0.001 || propRatio.value < 1;
+    if (meanCheck.consistent && propRatio.consistent) {
+        // NaN ratios (both sides inf/NaN alike) compare false, as in Python.
+        if (dtype == "torch.float32")
+            pass = *npuMean < 64 || *npuProp < 0.05 || propRatio.value < 1;
+        else
+            pass = *npuProp < 0.001 || propRatio.value < 1;
     }
+    std::string message = meanCheck.message + propRatio.message;
     if (!pass)
         message += "ERROR: ULP误差不满足标准\n";
     j.cells[OUlpMean] = j.number(*npuMean);
@@ -331,6 +341,15 @@ bool judgeUlp(const InRow& npu, const InRow& gpu, std::string_view dtype, Judge&
     return true;
 }
 
+/// msprobe copies the binary and thousandth cells from the NPU row as pandas read them: a number when the
+/// whole column is numeric (then written with `precision` decimals), else the text as it was.
+std::string copiedCell(const InRow& npu, InCol c, double value, const Judge& j)
+{
+    if (j.numericNpuColumns && (*j.numericNpuColumns)[c])
+        return j.number(value);
+    return std::string(npu[c]);
+}
+
 /// One NPU row with its GPU row: fills the judge's cells and status, or says why it could not.
 bool judgeRow(const InRow& npu, const InRow& gpu, std::string_view apiName, std::string_view dtype,
               Profile profile, Judge& j, RowFailure& failure)
@@ -338,51 +357,91 @@ bool judgeRow(const InRow& npu, const InRow& gpu, std::string_view apiName, std:
     const bool inFp8 = profile == Profile::Msprobe26 && !isBlank(npu[IRelErr]);
     const Standard s = dispatchStandard(apiName, dtype, inFp8, profile);
     j.cells[OAlgorithm] = standardCsvName(s);
+    j.cells[OMessage].clear(); // every standard assigns its message, "" when it passes
     switch (s) {
     case Standard::Benchmark:
         return judgeBenchmark(npu, gpu, dtype, benchmarkThresholds(apiName, profile), j, failure);
-    case Standard::AbsoluteThreshold:
-        return judgeAbsolute(npu, j, failure);
-    case Standard::Accumulative: {
-        if (!judgeAbsolute(npu, j, failure))
+    case Standard::AbsoluteThreshold: {
+        std::vector<std::string> messages;
+        if (!judgeAbsolute(npu, j, failure, messages))
             return false;
-        const auto eb = toFloat(npu[IEb], kInputNames[IEb], failure);
+        for (const auto& m : messages)
+            j.cells[OMessage] += m;
+        return true;
+    }
+    case Standard::Accumulative: {
+        std::vector<std::string> messages;
+        if (!judgeAbsolute(npu, j, failure, messages))
+            return false;
+        const auto eb = toFloat(npu[IEb], failure);
         if (!eb)
             return false;
         const bool ebPass = *eb <= ebThreshold(dtype);
         j.cells[OEbRatio] = j.number(*eb);
         j.cells[OEbStatus] = passOrError(ebPass);
-        if (!ebPass)
+        if (!ebPass) {
             j.status = kError;
+            messages.emplace_back("ERROR: 误差均衡性超过阈值");
+        }
+        // Here every line ends in "\n" and the lines are also joined by "\n".
+        std::string text;
+        for (std::size_t i = 0; i < messages.size(); ++i)
+            text += (i ? "\n" : "") + messages[i] + "\n";
+        j.cells[OMessage] = text;
         return true;
     }
     case Standard::Binary: {
-        // Python raises on a blank error rate here, which makes the row SKIP.
+        // convert_str_to_float raises on a blank cell here, which makes the row SKIP.
         if (isBlank(npu[IBinary])) {
-            failure.what = std::string(kInputNames[IBinary]) + " is empty";
+            failure.what = "ERROR: Input data is an empty string";
             return false;
         }
-        const auto v = toFloat(npu[IBinary], kInputNames[IBinary], failure);
+        const auto v = toFloat(npu[IBinary], failure);
         if (!v)
             return false;
-        j.cells[OBinary] = j.number(*v);
+        j.cells[OBinary] = copiedCell(npu, IBinary, *v, j);
         j.cells[OBinaryStatus] = passOrError(*v == 0);
         j.status = passOrError(*v == 0);
+        if (*v != 0)
+            j.cells[OMessage] = "ERROR: 二进制一致错误率超过阈值\n";
         return true;
     }
     case Standard::Thousandth: {
-        const auto v = toFloat(npu[IThousandth], kInputNames[IThousandth], failure);
+        const auto v = toFloat(npu[IThousandth], failure);
         if (!v)
             return false;
-        j.cells[OThousandth] = j.number(*v);
+        j.cells[OThousandth] = copiedCell(npu, IThousandth, *v, j);
         j.cells[OThousandthStatus] = passOrError(*v >= 0.999);
         j.status = passOrError(*v >= 0.999);
+        if (*v < 0.999 || std::isnan(*v))
+            j.cells[OMessage] = "ERROR: 双千指标不达标\n";
         return true;
     }
     case Standard::Ulp:
         return judgeUlp(npu, gpu, dtype, j, failure);
     }
     return true;
+}
+
+/// Which input columns pandas would read as float64: every cell empty or a number (a SPACE makes text).
+std::vector<bool> numericColumns(const CsvTable& t, const Columns& cols)
+{
+    std::vector<bool> numeric(ICount, true);
+    for (std::size_t c = 0; c < ICount; ++c) {
+        for (const auto& row : t.rows) {
+            const std::size_t i = cols[c];
+            if (i >= row.cells.size() || row.cells[i].empty())
+                continue;
+            const std::string& text = row.cells[i];
+            char* end = nullptr;
+            std::strtod(text.c_str(), &end);
+            if (end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text.front()))) {
+                numeric[c] = false;
+                break;
+            }
+        }
+    }
+    return numeric;
 }
 
 /// A details row name split as msprobe's get_api_status does (6 or 7 dot-separated parts).
@@ -625,6 +684,7 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
     }
 
     const int precision = std::clamp(options.precision, 0, 20);
+    const std::vector<bool> numericNpu = numericColumns(*npuTable, *npuCols);
     std::string resultText;
     std::string detailsText;
     ApiGrouper grouper(resultText);
@@ -674,6 +734,7 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
         const std::string dtype(trimmed(npu[IDtype]));
         Judge judge;
         judge.precision = precision;
+        judge.numericNpuColumns = &numericNpu;
         judge.cells.assign(OCount, std::string(kSpace));
         judge.cells[OName] = fullRowName;
         if (dtype.empty() || isUnsupportedDtype(dtype) || npu[IShape] == "(0,)") {
@@ -682,12 +743,17 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
             judge.status = kSkip;
         } else {
             RowFailure failure;
-            if (judgeRow(npu, gpu, name->apiName, dtype, options.profile, judge, failure)) {
-                judge.cells[OResult] = judge.status;
-            } else {
-                judge.cells = skipCells(fullRowName, fullRowName + " 执行api_precision_compare出错: " + failure.what);
-                judge.status = kSkip;
+            if (!judgeRow(npu, gpu, name->apiName, dtype, options.profile, judge, failure)) {
+                // msprobe's exception path: a SKIP row in both files at once, outside the API grouping.
+                detailsText += csvLine(skipCells(fullRowName, failure.what));
+                resultText += csvLine({ fullRowName, std::string(kSkip), std::string(kSkip), failure.what });
+                ++out.rows;
+                ++out.apis;
+                if (progress)
+                    progress->advance(++done);
+                continue;
             }
+            judge.cells[OResult] = judge.status;
         }
         detailsText += csvLine(judge.cells);
         ++out.rows;

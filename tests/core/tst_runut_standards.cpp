@@ -437,7 +437,7 @@ TEST(RunutTensor, IntegersAndBoolsAreBinary)
     const DetailRow row = one(tv(i64({ 1, 2, 3, 4 })), tv(i64({ 1, 2, 0, 4 })), ctx("argmax"));
     EXPECT_EQ(cell(row, CBinary), "0.25000000000000");
     EXPECT_EQ(row.status, "error");
-    EXPECT_EQ(row.message, "Compare algorithm is not supported for int64 data. Only judged by Error Rate.\n\n");
+    EXPECT_EQ(row.message, "Compare algorithm is not supported for int64 data. Only judged by Error Rate.\n");
     EXPECT_EQ(cell(row, CCos), " ");
     const DetailRow ok = one(tv(boolT({ 1, 0 })), tv(boolT({ 1, 0 })), ctx("isnan"));
     EXPECT_EQ(cell(ok, CBinary), "0.00000000000000");
@@ -542,18 +542,29 @@ TEST(RunutStructure, AggregateAndBackwardWithoutGrads)
     EXPECT_TRUE(out.rows.empty());
 }
 
-TEST(RunutStructure, DictsCompareTheirValues)
+TEST(RunutStructure, DictsAndNestedSequencesAreMsprobesErrors)
 {
+    // msprobe passes list(values()) of a dict back to _compare_core, which has no list branch.
     Value b;
     b.kind = Value::Kind::Dict;
     b.keys = { "a", "b" };
     b.items = { intV(1), intV(2) };
     Value d = b;
-    EXPECT_EQ(one(b, d, ctx("f")).status, "pass");
-    d.items[1] = intV(5);
-    EXPECT_EQ(one(b, d, ctx("f")).status, "error");
+    const DetailRow same = one(b, d, ctx("f"));
+    EXPECT_EQ(same.status, "error");
+    EXPECT_EQ(same.message, "Unexpected output type in compare_core: <class 'list'>");
     d.keys = { "a", "c" };
     EXPECT_EQ(one(b, d, ctx("f")).message, "bench and npu output dict keys are different.");
+    // A sequence inside the output sequence.
+    auto out = compareOutput(listOf({ listOf({ intV(1) }) }), listOf({ listOf({ intV(1) }) }), ctx("lstm"), "p");
+    ASSERT_EQ(out.rows.size(), 1u);
+    EXPECT_EQ(out.rows[0].message, "Unexpected output type in compare_core: <class 'tuple'>");
+    // isinstance(True, int) holds: a bool bench against an int device is compared by value.
+    Value t;
+    t.kind = Value::Kind::Bool;
+    t.boolValue = true;
+    EXPECT_EQ(one(t, intV(1), ctx("f")).status, "pass");
+    EXPECT_EQ(one(intV(1), t, ctx("f")).message, "bench and npu output type is different.");
 }
 
 TEST(RunutStructure, DropoutJudgesZerosWithoutRows)
