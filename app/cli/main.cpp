@@ -5,11 +5,22 @@
 #include "dump/dumplayout.h"
 #include "dump/rankdump.h"
 #include "inspect/dumpinfo.h"
+#include "runut/precisioncompare.h"
+#include "runut/runner.h"
 #include "tree/constructtree.h"
+#ifdef PROBESCOPE_HAVE_RUNUTTORCH
+#include "runuttorch/torchreplayer.h"
+#endif
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <limits>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -64,6 +75,50 @@ usage:
       msprobe 1.2 refuses -cm/-am for PyTorch dumps and ignores -lm there; msprobe 26
       refuses -am. Precedence: -am > -cm > -dm/-lm (msprobe 1.2: -dm/-lm first, then
       -cm and -am together). MAP may be left out (the flag alone).
+  probescope-cli run-ut -api_info DUMP_JSON [-o OUT] [-csv_path CSV] [-f] [-j N] [-config CONFIG]
+                       [-d DEVICE] [--profile P] [--seed N] [--precision N] [--white-list A,B]
+                       [--black-list A,B] [--no-dumped-outputs] [--intra-op-threads N]
+      msprobe's run_ut (API accuracy checker): replays every forward API call of an L1 or mix
+      dump.json with LibTorch, on the device in its own dtypes and on the CPU bench in higher
+      precision, forward and backward, and writes accuracy_checking_result_TIMESTAMP.csv and
+      accuracy_checking_details_TIMESTAMP.csv into OUT (default: the current folder; created if
+      missing; an existing file is never replaced). Task statistics: inputs are generated from
+      Max/Min/dtype/shape with --seed; task tensor: the dumped inputs are used, and the device
+      outputs the dump recorded are also judged against the CPU bench, into
+      dumped_output_checking_result/details_TIMESTAMP.csv (the way to find a faulty kernel
+      from a dump alone). See docs/run-ut.md.
+      -api_info, --api_info_file  the dump.json (required)
+      -o, --out_path              output folder
+      -csv_path, --result_csv_path  resume an interrupted run: its accuracy_checking_result_
+                                  <14 digits>.csv (the details file must lie beside it); APIs
+                                  already in it are skipped, new rows are appended
+      -f, --filter_api            replay only the first of calls of one API whose inputs differ
+                                  at most in Max/Min
+      -j N, --jobs N, -n N, --num_splits N  worker threads, each with its own replayer (1-64,
+                                  default 1); the files do not depend on it
+      -config, --config_path      a config.json; its run_ut (or acc_check) section gives
+                                  white_list, black_list and error_data_path
+      --white-list A,B  --black-list A,B  API names (conv2d, linalg.inv) added to the config's
+                                  lists; the black list wins; to, empty, empty_like, ... are
+                                  always black
+      -d, --device DEVICE         cpu (default), cuda, cuda:N or a device id N (= cuda:N)
+      --profile P                 msprobe12 (default: msprobe 1.2's per-API precision standards)
+                                  or msprobe26 (current msprobe: benchmark standard for floats)
+      --seed N                    seed of the generated inputs (default 1234)
+      --precision N               decimals of the details CSV floats (0-20, default 14)
+      --no-dumped-outputs         do not judge the outputs recorded in a tensor dump
+      --intra-op-threads N        LibTorch threads per worker (default 1)
+      -save_error_data is not supported (the replay's tensors are not kept).
+      Ctrl+C stops after the APIs in flight; the files stay valid for -csv_path.
+  probescope-cli api-precision-compare -npu NPU_CSV -gpu GPU_CSV [-o OUT] [--profile P] [--precision N]
+      msprobe's api_precision_compare: judges the NPU details CSV of run-ut relative to the
+      GPU (or any second device's) details CSV and writes api_precision_compare_result_
+      TIMESTAMP.csv and api_precision_compare_details_TIMESTAMP.csv into OUT (default: the
+      current folder).
+      -npu, --npu_csv_path  -gpu, --gpu_csv_path  -o, --out_path  --profile msprobe12|msprobe26
+      --precision N (decimals of the details floats, default 14). An NPU row the GPU file
+      lacks is dropped with a warning (msprobe drops it silently); a duplicate GPU row stops
+      the analysis there, as in msprobe, and exits 1.
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -348,6 +403,262 @@ int runCompare(const Args& args)
     return kExitOk;
 }
 
+
+// ---- run-ut and api-precision-compare: msprobe's flag names, parsed apart from the other commands
+// because several of them (-f, -j, -o's neighbours) mean something else there.
+
+std::atomic<bool> g_interrupted { false };
+
+extern "C" void onInterrupt(int)
+{
+    g_interrupted = true;
+}
+
+/// Progress on stderr when it is a terminal, and Ctrl+C as a cancel request.
+class CliProgress : public ProgressSink
+{
+public:
+    CliProgress()
+        : m_tty(::isatty(2) != 0)
+    {
+    }
+    void setRange(std::uint64_t total) override { m_total = total; }
+    void advance(std::uint64_t done) override
+    {
+        if (!m_tty)
+            return;
+        const auto now = std::chrono::steady_clock::now();
+        if (done < m_total && now - m_last < std::chrono::milliseconds(200))
+            return;
+        m_last = now;
+        std::fprintf(stderr, "\r  %llu/%llu APIs", static_cast<unsigned long long>(done),
+                     static_cast<unsigned long long>(m_total));
+        if (done == m_total)
+            std::fputc('\n', stderr);
+    }
+    bool isCancelled() const override { return g_interrupted.load(); }
+
+private:
+    bool m_tty;
+    std::uint64_t m_total = 0;
+    std::chrono::steady_clock::time_point m_last {};
+};
+
+std::vector<std::string> splitCommas(std::string_view text)
+{
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        if (comma > start)
+            out.emplace_back(text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+std::optional<runut::Profile> parseRunUtProfile(std::string_view p)
+{
+    if (p == "msprobe12" || p == "msprobe-1.2")
+        return runut::Profile::Msprobe12;
+    if (p == "msprobe26" || p == "msprobe-26")
+        return runut::Profile::Msprobe26;
+    return std::nullopt;
+}
+
+int runRunUt(int argc, char** argv)
+{
+    runut::RunUtOptions options;
+    options.outDir = ".";
+    for (int i = 2; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        auto next = [&]() -> std::optional<std::string> {
+            if (i + 1 >= argc)
+                return std::nullopt;
+            return std::string(argv[++i]);
+        };
+        auto number = [&](std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
+            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
+            if (!v || *v < lo || *v > hi)
+                return std::nullopt;
+            return v;
+        };
+        if (a == "-api_info" || a == "--api_info_file") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs the dump.json");
+            options.apiInfo = *v;
+        } else if (a == "-o" || a == "--out_path") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs a folder");
+            options.outDir = *v;
+        } else if (a == "-csv_path" || a == "--result_csv_path") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs an accuracy_checking_result_*.csv");
+            options.resumeCsv = *v;
+        } else if (a == "-f" || a == "--filter_api") {
+            options.filterApi = true;
+        } else if (a == "-config" || a == "--config_path") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs a config.json");
+            options.config = *v;
+        } else if (a == "-j" || a == "--jobs" || a == "-n" || a == "--num_splits") {
+            const auto v = number(1, 64);
+            if (!v)
+                return usageError(std::string(a) + " needs a number of workers (1-64)");
+            options.workers = static_cast<int>(*v);
+        } else if (a == "-d" || a == "--device") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs cpu, cuda, cuda:N or a device id");
+            if (const auto id = parseInt(*v); id && *id >= 0)
+                options.replay.device = "cuda:" + *v;
+            else if (*v == "cpu" || *v == "cuda" || (v->rfind("cuda:", 0) == 0 && parseInt(v->substr(5)).value_or(-1) >= 0))
+                options.replay.device = *v;
+            else
+                return usageError("unknown device " + *v + " (cpu, cuda, cuda:N or a device id)");
+        } else if (a == "--profile") {
+            const auto v = next();
+            const auto p = v ? parseRunUtProfile(*v) : std::nullopt;
+            if (!p)
+                return usageError("--profile needs msprobe12 or msprobe26");
+            options.profile = *p;
+        } else if (a == "--seed") {
+            const auto v = number(0, std::numeric_limits<std::int64_t>::max());
+            if (!v)
+                return usageError("--seed needs a number >= 0");
+            options.replay.seed = static_cast<std::uint64_t>(*v);
+        } else if (a == "--precision") {
+            const auto v = number(0, 20);
+            if (!v)
+                return usageError("--precision needs a number of decimals (0-20)");
+            options.precision = static_cast<int>(*v);
+        } else if (a == "--intra-op-threads") {
+            const auto v = number(1, 256);
+            if (!v)
+                return usageError("--intra-op-threads needs a number of threads (1-256)");
+            options.replay.intraOpThreads = static_cast<int>(*v);
+        } else if (a == "--white-list" || a == "--black-list") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs API names separated by commas");
+            auto names = splitCommas(*v);
+            auto& list = a == "--white-list" ? options.whiteList : options.blackList;
+            list.insert(list.end(), names.begin(), names.end());
+        } else if (a == "--no-dumped-outputs") {
+            options.judgeDumpedOutputs = false;
+        } else if (a == "-save_error_data" || a == "--save_error_data") {
+            return usageError("-save_error_data is not supported (see docs/run-ut.md)");
+        } else {
+            return usageError("unknown run-ut option " + std::string(a));
+        }
+    }
+    if (options.apiInfo.empty())
+        return usageError("run-ut needs -api_info DUMP_JSON");
+
+#ifdef PROBESCOPE_HAVE_RUNUTTORCH
+    const runut::ReplayOptions replayOptions = options.replay;
+    if (replayOptions.device != "cpu" && !runuttorch::cudaAvailable()) {
+        std::cerr << "probescope-cli: device " << replayOptions.device << " is not available (this LibTorch has no CUDA "
+                  << "device); use -d cpu\n";
+        return kExitInputError;
+    }
+    const runut::ReplayerFactory factory = [replayOptions] { return runuttorch::makeTorchReplayer(replayOptions); };
+#else
+    std::cerr << "probescope-cli: this build has no LibTorch replay (ProbeScope::runuttorch); run-ut is unavailable\n";
+    return kExitInputError;
+    const runut::ReplayerFactory factory;
+#endif
+    std::signal(SIGINT, onInterrupt);
+    CliProgress progress;
+    auto summary = runut::runUt(options, factory, &progress);
+    std::signal(SIGINT, SIG_DFL);
+    if (!summary) {
+        std::cerr << summary.error().format() << "\n";
+        return summary.error().id == "runut.option" ? kExitUsage : kExitInputError;
+    }
+    const auto& s = *summary;
+    std::cout << "run_ut: " << options.apiInfo.string() << "\n";
+    for (const Diagnostic& d : s.diagnostics)
+        std::cout << "  " << d.format() << "\n";
+    std::cout << "  APIs judged: " << s.apis;
+    if (s.resumedSkipped)
+        std::cout << " (" << s.resumedSkipped << " already in the resumed file)";
+    if (s.filteredOut)
+        std::cout << " (" << s.filteredOut << " repeats left out by -f)";
+    std::cout << "\n  replay: pass " << s.passed << ", warning " << s.warnings << ", error " << s.errors << ", SKIP "
+              << s.skipped << "\n";
+    std::cout << "  first failing API: " << (s.firstFailing.empty() ? std::string("none") : s.firstFailing) << "\n";
+    std::cout << "  written: " << s.resultCsv.string() << "\n  written: " << s.detailsCsv.string() << "\n";
+    if (s.dumpedResultCsv) {
+        std::cout << "  dumped outputs vs CPU bench: pass " << s.dumpedPassed << ", warning " << s.dumpedWarnings
+                  << ", error " << s.dumpedErrors << ", SKIP " << s.dumpedSkipped << "\n";
+        std::cout << "  first failing dumped output: "
+                  << (s.firstDumpedFailing.empty() ? std::string("none") : s.firstDumpedFailing) << "\n";
+        std::cout << "  written: " << s.dumpedResultCsv->string() << "\n  written: " << s.dumpedDetailsCsv->string()
+                  << "\n";
+    }
+    std::cout << "  time: " << s.seconds << " s";
+    if (s.seconds > 0 && s.apis)
+        std::cout << " (" << static_cast<double>(s.apis) / s.seconds << " APIs/s, " << options.workers << " worker"
+                  << (options.workers > 1 ? "s" : "") << ")";
+    std::cout << "\n";
+    if (s.cancelled)
+        std::cout << "  interrupted: continue with -csv_path " << s.resultCsv.string() << "\n";
+    return kExitOk;
+}
+
+int runApiPrecisionCompare(int argc, char** argv)
+{
+    runut::PrecisionCompareOptions options;
+    options.outDir = ".";
+    for (int i = 2; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        auto next = [&]() -> std::optional<std::string> {
+            if (i + 1 >= argc)
+                return std::nullopt;
+            return std::string(argv[++i]);
+        };
+        if (a == "-npu" || a == "--npu_csv_path" || a == "-gpu" || a == "--gpu_csv_path" || a == "-o"
+            || a == "--out_path") {
+            const auto v = next();
+            if (!v)
+                return usageError(std::string(a) + " needs a path");
+            (a == "-npu" || a == "--npu_csv_path"   ? options.npuCsv
+                 : a == "-gpu" || a == "--gpu_csv_path" ? options.gpuCsv
+                                                        : options.outDir) = *v;
+        } else if (a == "--profile") {
+            const auto v = next();
+            const auto p = v ? parseRunUtProfile(*v) : std::nullopt;
+            if (!p)
+                return usageError("--profile needs msprobe12 or msprobe26");
+            options.profile = *p;
+        } else if (a == "--precision") {
+            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
+            if (!v || *v < 0 || *v > 20)
+                return usageError("--precision needs a number of decimals (0-20)");
+            options.precision = static_cast<int>(*v);
+        } else {
+            return usageError("unknown api-precision-compare option " + std::string(a));
+        }
+    }
+    if (options.npuCsv.empty() || options.gpuCsv.empty())
+        return usageError("api-precision-compare needs -npu NPU_CSV and -gpu GPU_CSV");
+    auto out = runut::apiPrecisionCompare(options);
+    if (!out) {
+        std::cerr << out.error().format() << "\n";
+        return kExitInputError;
+    }
+    std::cout << "api_precision_compare: " << options.npuCsv.string() << "  vs  " << options.gpuCsv.string() << "\n";
+    for (const Diagnostic& d : out->diagnostics)
+        std::cout << "  " << d.format() << "\n";
+    std::cout << "  APIs: " << out->apis << ", details rows: " << out->rows << "\n";
+    std::cout << "  written: " << out->resultCsv.string() << "\n  written: " << out->detailsCsv.string() << "\n";
+    return hasErrors(out->diagnostics) ? kExitInputError : kExitOk;
+}
 } // namespace
 
 int main(int argc, char** argv)
@@ -363,6 +674,10 @@ int main(int argc, char** argv)
             return kExitOk;
         }
     }
+    if (argc > 1 && std::string_view(argv[1]) == "run-ut")
+        return runRunUt(argc, argv);
+    if (argc > 1 && std::string_view(argv[1]) == "api-precision-compare")
+        return runApiPrecisionCompare(argc, argv);
     Args args;
     if (auto error = parseArgs(argc, argv, args))
         return usageError(*error);

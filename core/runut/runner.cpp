@@ -260,6 +260,18 @@ bool dumpHoldsOutputData(const ApiCallList& list)
     return false;
 }
 
+std::string shapeText(const std::vector<std::int64_t>& shape)
+{
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i)
+            s += ", ";
+        s += std::to_string(shape[i]);
+    }
+    s += shape.size() == 1 ? ",)" : ")";
+    return s;
+}
+
 Value listOf(std::vector<Value> items)
 {
     Value v;
@@ -390,30 +402,59 @@ struct Judge
                 v.backwardStatus = "SKIP";
                 v.rows.push_back(skipRow(backwardPrefix + ".0", "The dumped gradients cannot be judged: " + bproblem));
             } else {
-                std::vector<Value> deviceGrads(r.benchGrads.size());
-                std::vector<std::size_t> missing;
-                for (std::size_t i = 0; i < r.benchGrads.size(); ++i) {
-                    if (i < grads->size())
-                        deviceGrads[i] = (*grads)[i];
-                    if (r.benchGrads[i].kind != Value::Kind::None && deviceGrads[i].kind == Value::Kind::None)
-                        missing.push_back(i);
-                }
-                ReplayResult shown = r;
-                // The judge would call a missing recorded gradient a type mismatch; it is a gap in the
-                // dump (msprobe records grads only for inputs that required one), so it is a SKIP row.
-                for (std::size_t i : missing)
-                    shown.benchGrads[i] = Value {};
-                appendBackward(v, shown, ctx, backwardPrefix, listOf(deviceGrads));
-                for (std::size_t i : missing) {
-                    if (backwardFirst + i < v.rows.size() && v.rows[backwardFirst + i].status == "SKIP")
-                        v.rows[backwardFirst + i].message = "The dump holds no gradient for this input, skip this test.";
-                }
+                judgeDumpedGradients(v, r, *grads, ctx, backwardPrefix);
             }
         }
         fillMessage(v, backwardFirst);
         return v;
     }
+
+    // The recorded gradients are compared where they can be the gradient of that input. Elsewhere the
+    // row is SKIP with the reason: the dump has none (msprobe records grads only of inputs that required
+    // one), the input has none (the judge would call that a type mismatch), or the recorded gradient has
+    // another shape. The last happens with msprobe on torch < 2.0, whose non-full backward hooks record
+    // the gradients of the API's last autograd node (addmm's for linear, bmm's for matmul), not the API's.
+    static void judgeDumpedGradients(ApiVerdict& v, const ReplayResult& r, const std::vector<Value>& recorded,
+                                     const CompareContext& ctx, const std::string& backwardPrefix)
+    {
+        const std::size_t first = v.rows.size();
+        ReplayResult shown = r;
+        std::vector<Value> device(r.benchGrads.size());
+        std::vector<std::pair<std::size_t, std::string>> reasons;
+        for (std::size_t i = 0; i < r.benchGrads.size(); ++i) {
+            const Value& bench = r.benchGrads[i];
+            if (i < recorded.size())
+                device[i] = recorded[i];
+            if (bench.kind == Value::Kind::None) {
+                device[i] = Value {};
+                continue;
+            }
+            std::string reason;
+            if (device[i].kind != Value::Kind::Tensor)
+                reason = "The dump holds no gradient for this input, skip this test.";
+            else if (bench.kind == Value::Kind::Tensor && device[i].tensor.shape != bench.tensor.shape)
+                reason = "The dump recorded a gradient of shape " + shapeText(device[i].tensor.shape)
+                    + " here, not one of this input's shape " + shapeText(bench.tensor.shape)
+                    + " (msprobe on torch < 2.0 records the last autograd node's gradients), skip this test.";
+            if (!reason.empty()) {
+                shown.benchGrads[i] = Value {};
+                device[i] = Value {};
+                reasons.emplace_back(i, std::move(reason));
+            }
+        }
+        appendBackward(v, shown, ctx, backwardPrefix, listOf(device));
+        for (const auto& [i, reason] : reasons) {
+            if (first + i < v.rows.size() && v.rows[first + i].status == "SKIP")
+                v.rows[first + i].message = reason;
+        }
+        // Nothing compared at all: say SKIP, not msprobe's "pass" of an all-SKIP list.
+        if (first < v.rows.size()
+            && std::all_of(v.rows.begin() + static_cast<std::ptrdiff_t>(first), v.rows.end(),
+                           [](const DetailRow& row) { return row.status == "SKIP"; }))
+            v.backwardStatus = "SKIP";
+    }
 };
+
 
 struct Files
 {
@@ -435,24 +476,46 @@ std::optional<Diagnostic> appendVerdict(const fs::path& result, const fs::path& 
     return appendCsv(result, csvLine(resultCells(fullName, v)));
 }
 
-void count(const ApiVerdict& v, std::size_t& passed, std::size_t& warnings, std::size_t& errors, std::size_t& skipped,
-           std::string& firstFailing, std::string& firstWarning, const std::string& name)
+/// Counts by overall verdict and remembers the first failures. The forward pass runs in dump order
+/// and a wrong output upsets everything after it, so the first API whose forward fails is named before
+/// any whose only failure is backward (backward entries run in reverse, often downstream of the cause).
+struct Tally
 {
-    const std::string o = v.overall();
-    if (o == "SKIP") {
-        ++skipped;
-    } else if (o == "error") {
-        ++errors;
-        if (firstFailing.empty())
-            firstFailing = name;
-    } else if (o == "warning") {
-        ++warnings;
-        if (firstWarning.empty())
-            firstWarning = name;
-    } else {
-        ++passed;
+    std::size_t passed = 0, warnings = 0, errors = 0, skipped = 0;
+    std::string forwardError, anyError, forwardWarning, anyWarning;
+
+    void add(const ApiVerdict& v, const std::string& name)
+    {
+        const std::string o = v.overall();
+        if (o == "SKIP") {
+            ++skipped;
+            return;
+        }
+        if (o == "error")
+            ++errors;
+        else if (o == "warning")
+            ++warnings;
+        else
+            ++passed;
+        auto note = [&](std::string& slot, bool when) {
+            if (when && slot.empty())
+                slot = name;
+        };
+        note(forwardError, v.forwardStatus == "error");
+        note(anyError, o == "error");
+        note(forwardWarning, v.forwardStatus == "warning");
+        note(anyWarning, o == "warning");
     }
-}
+
+    std::string firstFailing() const
+    {
+        for (const std::string* s : { &forwardError, &anyError, &forwardWarning, &anyWarning }) {
+            if (!s->empty())
+                return *s;
+        }
+        return {};
+    }
+};
 
 } // namespace
 
@@ -653,7 +716,7 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     std::atomic<std::size_t> next { 0 };
     std::atomic<bool> stop { false };
     std::atomic<bool> cancelled { false };
-    std::string firstWarning, firstDumpedWarning;
+    Tally replayTally, dumpedTally;
 
     // Rows are written in dump order: whoever completes the next API in line writes it and every
     // finished one after it, so the files do not depend on the number of workers.
@@ -671,11 +734,9 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
                 }
             }
             ++summary.apis;
-            count(o.replay, summary.passed, summary.warnings, summary.errors, summary.skipped, summary.firstFailing,
-                  firstWarning, o.fullName);
+            replayTally.add(o.replay, o.fullName);
             if (o.dumped)
-                count(*o.dumped, summary.dumpedPassed, summary.dumpedWarnings, summary.dumpedErrors,
-                      summary.dumpedSkipped, summary.firstDumpedFailing, firstDumpedWarning, o.fullName);
+                dumpedTally.add(*o.dumped, o.fullName);
             if (onApi)
                 onApi(o);
             slots[nextWrite].reset();
@@ -725,10 +786,16 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     }
     if (failure)
         return *failure;
-    if (summary.firstFailing.empty())
-        summary.firstFailing = firstWarning;
-    if (summary.firstDumpedFailing.empty())
-        summary.firstDumpedFailing = firstDumpedWarning;
+    summary.passed = replayTally.passed;
+    summary.warnings = replayTally.warnings;
+    summary.errors = replayTally.errors;
+    summary.skipped = replayTally.skipped;
+    summary.firstFailing = replayTally.firstFailing();
+    summary.dumpedPassed = dumpedTally.passed;
+    summary.dumpedWarnings = dumpedTally.warnings;
+    summary.dumpedErrors = dumpedTally.errors;
+    summary.dumpedSkipped = dumpedTally.skipped;
+    summary.firstDumpedFailing = dumpedTally.firstFailing();
     summary.cancelled = cancelled.load();
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;

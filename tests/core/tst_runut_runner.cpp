@@ -860,3 +860,113 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
     EXPECT_EQ(std::distance(fs::directory_iterator(dir.path() / "off"), fs::directory_iterator()), 2);
     EXPECT_EQ(readAll(s2->resultCsv), readAll(s->resultCsv));
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// With the LibTorch replay, on the real msprobe fixtures (modelA: the npu side's Functional.gelu computes
+// gelu(x + noise) while the dump records the clean x).
+
+#ifdef PROBESCOPE_HAVE_RUNUTTORCH
+#include "runuttorch/torchreplayer.h"
+#include "testconfig.h"
+
+namespace {
+
+ReplayerFactory torchFactory()
+{
+    return [] { return runuttorch::makeTorchReplayer(ReplayOptions {}); };
+}
+
+fs::path fixtureDump(const std::string& fixture, const std::string& side)
+{
+    return probescope::testing::fixturesDir() / fixture / side / "step0" / "rank" / "dump.json";
+}
+
+} // namespace
+
+TEST(RunutFixtures, DumpedOutputsNameTheFaultyGeluOnTheNpuSideOnly)
+{
+    const fs::path npu = fixtureDump("modelA_tensor_mix", "npu");
+    if (!fs::exists(npu))
+        GTEST_SKIP() << "fixtures not found: " << npu;
+    TempDir dir;
+    for (const std::string side : { "npu", "bench" }) {
+        auto s = runUt(optionsFor(fixtureDump("modelA_tensor_mix", side), dir.path() / side), torchFactory());
+        ASSERT_TRUE(s.ok()) << s.error().format();
+        ASSERT_TRUE(s->dumpedResultCsv) << side;
+        const CsvTable replay = readTable(s->resultCsv);
+        const CsvTable dumped = readTable(*s->dumpedResultCsv);
+        ASSERT_EQ(dumped.rows.size(), replay.rows.size());
+        // The replay recomputes gelu from its dumped input on healthy hardware: it passes on both sides.
+        EXPECT_EQ(cellsOf(replay, "Functional.gelu.0").at(1), "pass") << side;
+        std::vector<std::string> forwardErrors;
+        std::size_t forwardPasses = 0;
+        for (const CsvRow& row : dumped.rows) {
+            if (row.cells.at(1) == "error")
+                forwardErrors.push_back(row.cells[0]);
+            forwardPasses += row.cells.at(1) == "pass";
+        }
+        if (side == "npu") {
+            EXPECT_EQ(forwardErrors, std::vector<std::string> { "Functional.gelu.0" });
+            EXPECT_EQ(s->firstDumpedFailing, "Functional.gelu.0");
+            // The judge's cosine of the recorded output against the fp64 bench; msprobe's compare of the
+            // npu and bench dumps gives 0.879928374486 for this row (fixture README).
+            const auto row = cellsOf(readTable(*s->dumpedDetailsCsv), "Functional.gelu.0.forward.output.0");
+            ASSERT_FALSE(row.empty());
+            EXPECT_NEAR(std::stod(row.at(4)), 0.8799284, 1e-5);
+        } else {
+            EXPECT_TRUE(forwardErrors.empty()) << forwardErrors.front();
+            EXPECT_EQ(cellsOf(dumped, "Functional.gelu.0").at(1), "pass");
+        }
+        EXPECT_GE(forwardPasses + 2, dumped.rows.size()) << side; // all but at most the SKIPs and gelu
+    }
+}
+
+TEST(RunutFixtures, ReplayAgreesWithMsprobesResultFileAndWorkersDoNotMatter)
+{
+    const fs::path npu = fixtureDump("modelA_tensor_mix", "npu");
+    const fs::path golden = probescope::testing::fixturesDir() / "modelA_tensor_mix" / "expected" / "run_ut"
+        / "accuracy_checking_result.csv";
+    if (!fs::exists(npu) || !fs::exists(golden))
+        GTEST_SKIP() << "fixtures not found";
+    TempDir dir;
+    auto one = runUt(optionsFor(npu, dir.path() / "j1"), torchFactory());
+    auto twoOptions = optionsFor(npu, dir.path() / "j2");
+    twoOptions.workers = 2;
+    auto two = runUt(twoOptions, torchFactory());
+    ASSERT_TRUE(one.ok() && two.ok());
+    EXPECT_EQ(readAll(one->resultCsv), readAll(two->resultCsv));
+    EXPECT_EQ(readAll(one->detailsCsv), readAll(two->detailsCsv));
+    EXPECT_EQ(readAll(*one->dumpedDetailsCsv), readAll(*two->dumpedDetailsCsv));
+
+    const CsvTable ours = readTable(one->resultCsv);
+    const CsvTable theirs = readTable(golden);
+    EXPECT_EQ(ours.header, theirs.header);
+    ASSERT_EQ(ours.rows.size(), theirs.rows.size());
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < ours.rows.size(); ++i) {
+        EXPECT_EQ(ours.rows[i].cells[0], theirs.rows[i].cells[0]);
+        // An API our replay cannot run yet is SKIP with its reason; every other row is msprobe's.
+        if (ours.rows[i].cells[1] == "SKIP" && theirs.rows[i].cells[1] != "SKIP")
+            continue;
+        EXPECT_EQ(ours.rows[i].cells, theirs.rows[i].cells) << i;
+        ++same;
+    }
+    EXPECT_GE(same + 2, ours.rows.size());
+}
+
+TEST(RunutFixtures, StatisticsDumpHasNoDumpedOutputsToJudge)
+{
+    const fs::path npu = fixtureDump("modelA_statistics_mix", "npu");
+    if (!fs::exists(npu))
+        GTEST_SKIP() << "fixtures not found";
+    TempDir dir;
+    auto s = runUt(optionsFor(npu, dir.path() / "out"), torchFactory());
+    ASSERT_TRUE(s.ok()) << s.error().format();
+    EXPECT_FALSE(s->dumpedResultCsv);
+    EXPECT_EQ(s->apis, 37u);
+    bool noted = false;
+    for (const Diagnostic& d : s->diagnostics)
+        noted = noted || d.id == "runut.no-dumped-data";
+    EXPECT_TRUE(noted);
+}
+#endif
