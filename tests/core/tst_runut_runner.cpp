@@ -112,7 +112,7 @@ std::string npyF32(const std::vector<float>& values)
  * A Replayer whose results the tests decide by API name:
  *  - "unsupported_op": supports() is false;  "raise_op": a skip message (an exception in msprobe);
  *  - "multi": returns two tensors and the multiple-backward message;
- *  - "bad": the device output is the negated bench (an error by any rule);
+ *  - "bad": the device output is the negated bench (an error by any rule); "badgrad": the same for its gradient;
  *  - "linear": two positional gradients; everything else one gradient and a None (an input without grad).
  * Device equals bench otherwise, so those APIs pass (max abs error 0 < 0.001).
  */
@@ -152,7 +152,8 @@ public:
         r.deviceForward = tensorValue(f32(call.apiName == "bad" ? negated(bench) : bench));
         if (call.backward) {
             r.benchGrads.push_back(tensorValue(f32(benchValues(call.fullName, 1))));
-            r.deviceGrads.push_back(tensorValue(f32(benchValues(call.fullName, 1))));
+            r.deviceGrads.push_back(tensorValue(
+                f32(call.apiName == "badgrad" ? negated(benchValues(call.fullName, 1)) : benchValues(call.fullName, 1))));
             if (call.apiName == "linear") {
                 r.benchGrads.push_back(tensorValue(f32(benchValues(call.fullName, 2))));
                 r.deviceGrads.push_back(tensorValue(f32(benchValues(call.fullName, 2))));
@@ -752,6 +753,35 @@ TEST(RunutRunner, RefusesBadOptions)
     EXPECT_FALSE(runUt(o, fakeFactory()).ok());
 }
 
+TEST(RunutRunner, FirstFailingApiIsTheFirstForwardFailure)
+{
+    TempDir dir;
+    const auto dump = dir.write("dump.json", dumpText("statistics", {
+        { "Functional.badgrad.0.forward", fwd() },
+        { "Functional.relu.0.forward", fwd() },
+        { "Functional.bad.0.forward", fwd() },
+        { "Functional.bad.0.backward", bwd() },
+        { "Functional.badgrad.0.backward", bwd() },
+    }));
+    auto s = runUt(optionsFor(dump, dir.path() / "out"), fakeFactory());
+    ASSERT_TRUE(s.ok());
+    const CsvTable result = readTable(s->resultCsv);
+    EXPECT_EQ(cellsOf(result, "Functional.badgrad.0"), (std::vector<std::string> { "Functional.badgrad.0", "pass", "error" }));
+    EXPECT_EQ(s->errors, 2u);
+    EXPECT_EQ(s->passed, 1u);
+    // badgrad.0 comes first in the dump, but only its backward fails; bad.0's forward does.
+    EXPECT_EQ(s->firstFailing, "Functional.bad.0");
+
+    const auto onlyBackward = dir.write("b/dump.json", dumpText("statistics", {
+        { "Functional.relu.0.forward", fwd() },
+        { "Functional.badgrad.0.forward", fwd() },
+        { "Functional.badgrad.0.backward", bwd() },
+    }));
+    auto s2 = runUt(optionsFor(onlyBackward, dir.path() / "out2"), fakeFactory());
+    ASSERT_TRUE(s2.ok());
+    EXPECT_EQ(s2->firstFailing, "Functional.badgrad.0");
+}
+
 TEST(RunutResultCells, MessageOnlyWhenSomethingIsSkipped)
 {
     ApiVerdict v;
@@ -798,12 +828,16 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
     const std::string linearGrad = save("linear.grad.npy", benchValues("Functional.linear.0", 1));
     const std::string c0 = save("chunk.0.npy", benchValues("Tensor.multi.0", 0));
     const std::string c1 = save("chunk.1.npy", benchValues("Tensor.multi.0", 1));
+    const std::string shaped = save("shaped.out.npy", benchValues("Functional.shaped.0"));
+    const std::string shapedGrad = save("shaped.grad.npy", { 1.0f, 2.0f, 3.0f });
     const auto dump = dir.write("rank/dump.json", dumpText("tensor", {
         { "Functional.relu.0.forward", fwdWith(tensorDesc(4, relu)) },
         { "Functional.gelu.0.forward", fwdWith(tensorDesc(4, gelu)) },
         { "Functional.linear.0.forward", fwdWith(tensorDesc(4, linear)) },
         { "Tensor.multi.0.forward", fwdWith(tensorDesc(4, c0) + ", " + tensorDesc(4, c1)) },
         { "Functional.missing.0.forward", fwdWith(tensorDesc(4, "gone.npy")) },
+        { "Functional.shaped.0.forward", fwdWith(tensorDesc(4, shaped)) },
+        { "Functional.shaped.0.backward", R"({"input": [)" + tensorDesc(4) + R"(], "output": [)" + tensorDesc(3, shapedGrad) + "]}" },
         { "Functional.relu.0.backward", R"({"input": [)" + tensorDesc(4) + R"(], "output": [)" + tensorDesc(4, reluGrad) + ", null]}" },
         { "Functional.gelu.0.backward", R"({"input": [)" + tensorDesc(4) + R"(], "output": [)" + tensorDesc(4, geluGrad) + "]}" },
         { "Functional.linear.0.backward", R"({"input": [)" + tensorDesc(4) + R"(], "output": [)" + tensorDesc(4, linearGrad) + "]}" },
@@ -834,6 +868,15 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
     EXPECT_EQ(missing[1], "SKIP");
     EXPECT_NE(missing[3].find("tensor.missing"), std::string::npos) << missing[3];
 
+    // A recorded gradient of another shape is not this input's (msprobe on torch < 2.0): SKIP, and a
+    // backward with nothing compared is SKIP rather than msprobe's "pass" of an all-SKIP list.
+    const auto shapedRow = cellsOf(result, "Functional.shaped.0");
+    ASSERT_EQ(shapedRow.size(), 4u);
+    EXPECT_EQ(shapedRow[1], "pass");
+    EXPECT_EQ(shapedRow[2], "SKIP");
+    EXPECT_EQ(shapedRow[3].rfind("The dump recorded a gradient of shape (3,) here, not one of this input's shape (4,)", 0), 0u)
+        << shapedRow[3];
+
     const CsvTable details = readTable(*s->dumpedDetailsCsv);
     EXPECT_EQ(details.header, detailsHeader());
     const auto gap = cellsOf(details, "Functional.linear.0.backward.output.1");
@@ -844,7 +887,7 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
 
     EXPECT_EQ(s->dumpedErrors, 1u);
     EXPECT_EQ(s->firstDumpedFailing, "Functional.gelu.0");
-    ASSERT_EQ(outcomes.size(), 5u);
+    ASSERT_EQ(outcomes.size(), 6u);
     ASSERT_TRUE(outcomes[1].dumped);
     EXPECT_EQ(outcomes[1].dumped->forwardStatus, "error");
     EXPECT_EQ(outcomes[1].replay.forwardStatus, "pass");
