@@ -406,6 +406,7 @@ struct Bound
     std::string op;
     PyKwargs named;
     int pickOutput = -1; ///< return only this element of a tuple result (adaptive_max_pool without indices)
+    bool rebuilt = false; ///< the adapter wrote the aten arguments itself: keep all of them
 
     PyValue* get(std::string_view name)
     {
@@ -653,6 +654,7 @@ void interpolateAdapter(Bound& b)
     const bool alignCorners = b.isTrue("align_corners");
     const std::string n = std::to_string(dims);
     b.named.clear();
+    b.rebuilt = true;
     b.set("input", PyValue::fromTensor(input));
     b.set("output_size", size);
     if (mode == "nearest" || mode == "nearest-exact") {
@@ -1176,7 +1178,7 @@ c10::IValue invoke(const Callable& callable, const PyArgs& args, const PyKwargs&
         if (f.def->adapter)
             f.def->adapter(b);
         for (const Param& p : f.params) {
-            if (p.pythonOnly)
+            if (p.pythonOnly && !b.rebuilt)
                 b.erase(p.name);
         }
         c10::IValue out = callCandidates(opsOrThrow(b.op), {}, b.named, {});
