@@ -577,7 +577,13 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
         summary.diagnostics = config->warnings;
         // msprobe refuses names that are not in support_wrap_ops.yaml; ProbeScope has no copy of it, so
         // a name no replay knows under any prefix is reported (a typo would otherwise skip everything).
-        if (auto probe = factory()) {
+        std::unique_ptr<Replayer> probe;
+        try {
+            probe = factory();
+        } catch (const std::exception&) {
+            // reported by the workers, which need a replayer too
+        }
+        if (probe) {
             for (const auto* list : { &config->whiteList, &config->blackList }) {
                 for (const ConfigName& n : *list) {
                     bool known = false;
@@ -600,6 +606,10 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     for (const Diagnostic& d : list.diagnostics)
         summary.diagnostics.push_back(d);
 
+    if (list.calls.empty())
+        summary.diagnostics.push_back(makeWarning("runut.no-apis", at(options.apiInfo),
+                                                  "the dump holds no API calls (run_ut needs level L1 or mix, this "
+                                                  "one is level " + (list.dump->header.level.empty() ? std::string("?") : list.dump->header.level) + ")"));
     const bool dumpedData = options.judgeDumpedOutputs && dumpHoldsOutputData(list);
     if (options.judgeDumpedOutputs && !dumpedData)
         summary.diagnostics.push_back(makeWarning(
@@ -747,7 +757,16 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     };
 
     auto worker = [&] {
-        std::unique_ptr<Replayer> replayer = factory();
+        std::unique_ptr<Replayer> replayer;
+        try {
+            replayer = factory();
+        } catch (const std::exception& e) {
+            std::lock_guard lock(mutex);
+            if (!failure)
+                failure = optionError(std::string("the replayer could not be created: ") + e.what());
+            stop = true;
+            return;
+        }
         if (!replayer) {
             std::lock_guard lock(mutex);
             if (!failure)

@@ -732,6 +732,18 @@ TEST(RunutRunner, NeverOverwritesAnExistingFile)
     EXPECT_EQ(again->timestamp, "20260102030407");
 }
 
+TEST(RunutRunner, ModuleOnlyDumpWritesHeadersAndSaysWhy)
+{
+    TempDir dir;
+    const auto dump = dir.write("dump.json", dumpText("statistics", { { "Module.fc.Linear.forward.0", fwd() } }));
+    auto s = runUt(optionsFor(dump, dir.path() / "out"), fakeFactory());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->apis, 0u);
+    EXPECT_TRUE(readTable(s->resultCsv).rows.empty());
+    ASSERT_FALSE(s->diagnostics.empty());
+    EXPECT_EQ(s->diagnostics.front().id, "runut.no-apis");
+}
+
 TEST(RunutRunner, RefusesBadOptions)
 {
     TempDir dir;
@@ -749,6 +761,9 @@ TEST(RunutRunner, RefusesBadOptions)
     EXPECT_EQ(runUt(o, fakeFactory()).error().id, "runut.option");
     o.timestamp.clear();
     EXPECT_EQ(runUt(o, [] { return std::unique_ptr<Replayer>(); }).error().id, "runut.option");
+    auto throwing = runUt(o, []() -> std::unique_ptr<Replayer> { throw std::runtime_error("no LibTorch today"); });
+    ASSERT_FALSE(throwing.ok());
+    EXPECT_NE(throwing.error().message.find("no LibTorch today"), std::string::npos);
     o.apiInfo = dir.path() / "missing.json";
     EXPECT_FALSE(runUt(o, fakeFactory()).ok());
 }
