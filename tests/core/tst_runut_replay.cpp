@@ -13,11 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 
 using namespace probescope;
 using probescope::testing::TempDir;
@@ -1001,4 +1003,60 @@ TEST(RunutReplayFixture, BackwardGradsMatchTheDumpedOnes)
     }
     EXPECT_EQ(report, "");
     EXPECT_GE(checked, 10u);
+}
+
+TEST(RunutReplayFixture, StatisticsDumpReplaysWithRandomInputsOnEveryWorker)
+{
+    // modelA in statistics mode: every forward call is rebuilt from Max/Min/dtype/shape and replayed;
+    // two workers that take the calls in opposite orders get identical outputs (seeded per call).
+    const auto dumpPath = probescope::testing::fixturesDir() / "modelA_statistics_mix/bench/step0/rank/dump.json";
+    if (!std::filesystem::exists(dumpPath))
+        GTEST_SKIP() << "fixtures not found: " << dumpPath;
+    auto list = runut::loadApiCalls(dumpPath, false);
+    ASSERT_TRUE(list.ok()) << list.error().format();
+    const auto& calls = list->calls;
+    std::vector<runut::ReplayResult> forwardOrder(calls.size()), backwardOrder(calls.size());
+    std::thread a([&] {
+        auto replayer = runuttorch::makeTorchReplayer({});
+        for (std::size_t i = 0; i < calls.size(); ++i)
+            forwardOrder[i] = replayer->replay(calls[i]);
+    });
+    std::thread b([&] {
+        auto replayer = runuttorch::makeTorchReplayer({});
+        for (std::size_t i = calls.size(); i-- > 0;)
+            backwardOrder[i] = replayer->replay(calls[i]);
+    });
+    a.join();
+    b.join();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        const auto& r = forwardOrder[i];
+        EXPECT_EQ(r.skipMessage, "") << calls[i].fullName;
+        EXPECT_EQ(r.skipMessage, backwardOrder[i].skipMessage);
+        if (r.deviceForward.kind == runut::Value::Kind::Tensor) {
+            EXPECT_EQ(r.deviceForward.tensor.data, backwardOrder[i].deviceForward.tensor.data) << calls[i].fullName;
+            // The random input respects the dumped output's dtype and shape through the real API.
+            const auto out = calls[i].forward->value.find("output")->at(0);
+            EXPECT_EQ(std::string(tensor::torchName(r.deviceForward.tensor.dtype)), out.find("dtype")->asString())
+                << calls[i].fullName;
+        }
+    }
+}
+
+TEST(RunutReplayFixture, DISABLED_Throughput)
+{
+    // Not a check: prints how long ~1000 replays of the real modelA calls take (docs/run-ut-replay.md).
+    const auto dumpPath = probescope::testing::fixturesDir() / "modelA_tensor_mix/bench/step0/rank/dump.json";
+    auto list = runut::loadApiCalls(dumpPath, false);
+    ASSERT_TRUE(list.ok());
+    auto replayer = runuttorch::makeTorchReplayer({});
+    std::size_t n = 0;
+    const auto start = std::chrono::steady_clock::now();
+    while (n < 1000) {
+        for (const auto& call : list->calls) {
+            replayer->replay(call);
+            ++n;
+        }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%zu replays in %.3f s: %.3f ms per API call\n", n, seconds, 1000 * seconds / static_cast<double>(n));
 }
