@@ -822,9 +822,13 @@ TEST(RunutResultCells, MessageOnlyWhenSomethingIsSkipped)
 // ---------------------------------------------------------------------------------------------------------
 // Issue §4: the dumped device outputs judged against the replay's bench
 
-TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
+namespace {
+
+// relu: recorded = bench; gelu: recorded = -bench (a faulty kernel); linear: the dump recorded only the
+// first of its two input gradients; chunk: two outputs; missing: its data file is gone; shaped: its
+// recorded gradient has another shape. Returns the dump.json path.
+fs::path writeTensorDump(const TempDir& dir)
 {
-    TempDir dir;
     const fs::path data = dir.path() / "rank" / "dump_tensor_data";
     auto save = [&](const std::string& name, const std::vector<float>& values) {
         dir.write(fs::path("rank") / "dump_tensor_data" / name, npyF32(values));
@@ -833,8 +837,6 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
     auto fwdWith = [&](const std::string& outputs) {
         return R"({"input_args": [)" + tensorDesc(4) + R"(], "input_kwargs": {}, "output": [)" + outputs + "]}";
     };
-    // relu: recorded = bench; gelu: recorded = -bench (a faulty kernel); linear: the dump recorded only the
-    // first of its two input gradients; chunk: two outputs; missing: its data file is gone.
     const std::string relu = save("relu.out.npy", benchValues("Functional.relu.0"));
     const std::string reluGrad = save("relu.grad.npy", benchValues("Functional.relu.0", 1));
     const std::string gelu = save("gelu.out.npy", negated(benchValues("Functional.gelu.0")));
@@ -845,7 +847,7 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
     const std::string c1 = save("chunk.1.npy", benchValues("Tensor.multi.0", 1));
     const std::string shaped = save("shaped.out.npy", benchValues("Functional.shaped.0"));
     const std::string shapedGrad = save("shaped.grad.npy", { 1.0f, 2.0f, 3.0f });
-    const auto dump = dir.write("rank/dump.json", dumpText("tensor", {
+    return dir.write("rank/dump.json", dumpText("tensor", {
         { "Functional.relu.0.forward", fwdWith(tensorDesc(4, relu)) },
         { "Functional.gelu.0.forward", fwdWith(tensorDesc(4, gelu)) },
         { "Functional.linear.0.forward", fwdWith(tensorDesc(4, linear)) },
@@ -857,6 +859,15 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
         { "Functional.gelu.0.backward", R"({"input": [)" + tensorDesc(4) + R"(], "output": [)" + tensorDesc(4, geluGrad) + "]}" },
         { "Functional.linear.0.backward", R"({"input": [)" + tensorDesc(4) + R"(], "output": [)" + tensorDesc(4, linearGrad) + "]}" },
     }));
+}
+
+} // namespace
+
+TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
+{
+    TempDir dir;
+    const fs::path data = dir.path() / "rank" / "dump_tensor_data";
+    const fs::path dump = writeTensorDump(dir);
     ASSERT_TRUE(fs::exists(data / "relu.out.npy"));
     std::vector<ApiOutcome> outcomes;
     auto s = runUt(optionsFor(dump, dir.path() / "out"), fakeFactory(), nullptr,
@@ -1028,3 +1039,46 @@ TEST(RunutFixtures, StatisticsDumpHasNoDumpedOutputsToJudge)
     EXPECT_TRUE(noted);
 }
 #endif
+
+TEST(RunutRunner, ResumeAppendsToTheDumpedOutputFilesToo)
+{
+    TempDir dir;
+    const fs::path dump = writeTensorDump(dir);
+    auto whole = runUt(optionsFor(dump, dir.path() / "whole"), fakeFactory());
+    ASSERT_TRUE(whole.ok());
+    CancelAfter sink(2);
+    auto first = runUt(optionsFor(dump, dir.path() / "cut"), fakeFactory(), &sink);
+    ASSERT_TRUE(first.ok());
+    EXPECT_TRUE(first->cancelled);
+    RunUtOptions resume;
+    resume.apiInfo = dump;
+    resume.resumeCsv = first->resultCsv;
+    auto second = runUt(resume, fakeFactory());
+    ASSERT_TRUE(second.ok()) << second.error().format();
+    EXPECT_EQ(second->resumedSkipped, 2u);
+    EXPECT_EQ(second->dumpedResultCsv, first->dumpedResultCsv);
+    EXPECT_EQ(readAll(*first->dumpedResultCsv), readAll(*whole->dumpedResultCsv));
+    EXPECT_EQ(readAll(*first->dumpedDetailsCsv), readAll(*whole->dumpedDetailsCsv));
+    EXPECT_EQ(readAll(first->detailsCsv), readAll(whole->detailsCsv));
+
+    // A first run without the dumped pair: resuming creates it (headers + the APIs judged now) and says so.
+    auto off = optionsFor(dump, dir.path() / "off");
+    off.judgeDumpedOutputs = false;
+    CancelAfter sink2(2);
+    auto third = runUt(off, fakeFactory(), &sink2);
+    ASSERT_TRUE(third.ok());
+    resume.resumeCsv = third->resultCsv;
+    auto fourth = runUt(resume, fakeFactory());
+    ASSERT_TRUE(fourth.ok());
+    ASSERT_TRUE(fourth->dumpedResultCsv);
+    EXPECT_EQ(readTable(*fourth->dumpedResultCsv).rows.size(), 4u);
+    bool warned = false;
+    for (const Diagnostic& d : fourth->diagnostics)
+        warned = warned || d.id == "runut.resume-dumped";
+    EXPECT_TRUE(warned);
+    // Only one of the pair present: refused.
+    fs::remove(*fourth->dumpedDetailsCsv);
+    auto broken = runUt(resume, fakeFactory());
+    ASSERT_FALSE(broken.ok());
+    EXPECT_EQ(broken.error().id, "runut.resume");
+}
