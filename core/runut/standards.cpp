@@ -320,8 +320,10 @@ std::string numpyFloat32Str(float value)
     int exponent = 0;
     std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+' ? 1 : 0), sci.data() + sci.size(), exponent);
     std::string out = value < 0 ? "-" : "";
-    const float mag = std::abs(value);
-    if (mag >= 1e-4f && mag < 1e16f) {
+    // numpy compares the float32 magnitude with the long double constants 1e-4 and 1e16, so
+    // float32(0.0001), which is just below 1e-4, prints as "1e-04".
+    const double mag = std::abs(static_cast<double>(value));
+    if (mag >= 1e-4 && mag < 1e16) {
         if (exponent >= 0) {
             const auto intDigits = static_cast<std::size_t>(exponent) + 1;
             if (digits.size() <= intDigits) {

@@ -143,7 +143,8 @@ TEST(RunutCells, NumpyFloat32Str)
     EXPECT_EQ(numpyFloat32Str(0.1f), "0.1");
     EXPECT_EQ(numpyFloat32Str(3.0f), "3.0");
     EXPECT_EQ(numpyFloat32Str(-2.5f), "-2.5");
-    EXPECT_EQ(numpyFloat32Str(0.0001f), "0.0001");
+    EXPECT_EQ(numpyFloat32Str(0.0001f), "1e-04"); // float32(0.0001) < 1e-4: scientific
+    EXPECT_EQ(numpyFloat32Str(0.00011f), "0.00011");
     EXPECT_EQ(numpyFloat32Str(123456.79f), "123456.79");
     EXPECT_EQ(numpyFloat32Str(1e-5f), "1e-05");
     EXPECT_EQ(numpyFloat32Str(1.5e-7f), "1.5e-07");
