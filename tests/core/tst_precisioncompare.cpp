@@ -432,3 +432,37 @@ TEST(PrecisionCompare, ProgressAndCancel)
     ASSERT_FALSE(run->out.diagnostics.empty());
     EXPECT_EQ(run->out.diagnostics.back().id, "precision.cancelled");
 }
+
+// ---- Golden: msprobe 1.2.2's own api_precision_compare output on the fixture's run_ut details ----
+// ../shared/fixtures/modelA_tensor_mix/expected/run_ut holds run_ut's details CSVs of msprobe 1.2.2 and
+// api_precision_compare's files computed from them (see the fixtures README); ours must be byte-identical.
+
+class PrecisionCompareGolden : public ::testing::TestWithParam<std::pair<const char*, const char*>>
+{
+};
+
+TEST_P(PrecisionCompareGolden, ByteIdenticalToMsprobe122)
+{
+    const auto runUt = probescope::testing::fixturesDir() / "modelA_tensor_mix" / "expected" / "run_ut";
+    const auto [gpuFixture, expectedDir] = GetParam();
+    PrecisionCompareOptions o;
+    o.npuCsv = runUt / "accuracy_checking_details.csv";
+    o.gpuCsv = probescope::testing::fixturesDir() / gpuFixture / "expected" / "run_ut" / "accuracy_checking_details.csv";
+    ASSERT_TRUE(std::filesystem::exists(o.npuCsv)) << "fixtures not found under " << probescope::testing::fixturesDir();
+    probescope::testing::TempDir dir;
+    o.outDir = dir.path();
+    o.timestamp = "20250226000000";
+    const auto r = apiPrecisionCompare(o);
+    ASSERT_TRUE(r) << r.error().format();
+    EXPECT_TRUE(r->diagnostics.empty());
+    EXPECT_EQ(r->apis, 37u);
+    EXPECT_EQ(r->rows, 107u);
+    const auto expected = runUt / expectedDir;
+    EXPECT_EQ(slurp(r->resultCsv), slurp(expected / "api_precision_compare_result.csv"));
+    EXPECT_EQ(slurp(r->detailsCsv), slurp(expected / "api_precision_compare_details.csv"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, PrecisionCompareGolden,
+                         ::testing::Values(std::make_pair("modelA_tensor_mix", "api_precision_compare_self"),
+                                           std::make_pair("modelA_statistics_mix",
+                                                          "api_precision_compare_vs_statistics")));
