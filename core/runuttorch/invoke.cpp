@@ -1033,22 +1033,43 @@ const std::vector<RenameDef>& tensorRenames()
 }
 
 /// The Torch/Tensor names listed by replayableApis() besides the table entries: common aten operators
-/// that bind as they are.
-const std::vector<const char*>& plainAtenNames()
+/// that bind as they are (checked against torch 1.13's Python namespaces: torch.X, Tensor.X or both).
+struct PlainNames
 {
-    static const std::vector<const char*> names = {
-        "matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "linear", "add", "add_", "sub", "mul", "mul_", "div",
-        "div_", "exp", "log", "sqrt", "rsqrt", "pow", "abs", "neg", "clamp", "clamp_", "clip", "sum", "mean", "max",
-        "min", "amax", "amin", "var", "std", "cumsum", "argmax", "argmin", "topk", "sort", "gather", "scatter",
-        "scatter_add", "index_select", "masked_fill", "masked_fill_", "where", "view", "reshape", "permute",
-        "transpose", "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "repeat", "repeat_interleave", "cat",
-        "stack", "chunk", "split", "contiguous", "t", "type_as", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-        "logical_or", "logical_not", "sigmoid", "tanh", "relu", "softmax", "log_softmax", "ones_like", "zeros_like",
-        "full_like", "clone", "detach", "erf", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round",
-        "masked_select", "nonzero", "all", "any", "isnan", "isinf", "isfinite", "flip", "roll", "tril", "triu",
-        "narrow", "select", "unbind", "layer_norm", "bitwise_not", "fill_", "zero_", "copy_", "prod", "logsumexp",
+    const char* both;
+    const char* torchOnly;
+    const char* tensorOnly;
+};
+
+const PlainNames& plainAtenNames()
+{
+    static const PlainNames names = {
+        "matmul mm bmm addmm baddbmm addbmm add sub mul div exp log sqrt rsqrt pow abs neg clamp clamp_ clip sum "
+        "mean max min amax amin var std cumsum argmax argmin topk sort gather scatter scatter_add index_select "
+        "masked_fill where reshape permute transpose flatten squeeze unsqueeze repeat_interleave chunk split t eq ne "
+        "lt le gt ge logical_and logical_or logical_not sigmoid tanh relu softmax log_softmax clone detach erf sin "
+        "cos reciprocal square floor ceil round masked_select nonzero all any isnan isinf isfinite flip roll tril "
+        "triu narrow select unbind bitwise_not fill_ zero_ prod logsumexp addcmul",
+        "cat stack ones_like zeros_like full_like layer_norm",
+        "add_ mul_ div_ masked_fill_ view expand expand_as repeat contiguous type_as copy_",
     };
     return names;
+}
+
+void appendWords(std::vector<std::string>& out, const std::string& prefix, const char* words)
+{
+    std::string w;
+    for (const char* p = words;; ++p) {
+        if (*p == ' ' || *p == '\0') {
+            if (!w.empty())
+                out.push_back(prefix + w);
+            w.clear();
+            if (*p == '\0')
+                break;
+        } else {
+            w += *p;
+        }
+    }
 }
 
 } // namespace
@@ -1208,10 +1229,11 @@ std::vector<std::string> tableApiNames()
         names.push_back(std::string("Functional.") + d.name);
     for (const RenameDef& d : tensorRenames())
         names.push_back(std::string("Tensor.") + d.name);
-    for (const char* n : plainAtenNames()) {
-        names.push_back(std::string("Tensor.") + n);
-        names.push_back(std::string("Torch.") + n);
-    }
+    const PlainNames& plain = plainAtenNames();
+    appendWords(names, "Tensor.", plain.both);
+    appendWords(names, "Torch.", plain.both);
+    appendWords(names, "Torch.", plain.torchOnly);
+    appendWords(names, "Tensor.", plain.tensorOnly);
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
