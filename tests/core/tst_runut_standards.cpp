@@ -2,13 +2,17 @@
 // run_ut's judge (run-ut-spec §5, §6.2). Expected values are derived by hand in the comments (inputs are
 // chosen so that every quotient is a power of two or a short fraction); numpy was not available to
 // cross-check, so where a value depends on a float32 rounding the test recomputes that one division
-// in float, which is what numpy does for a float32 array.
+// in float, which is what numpy does for a float32 array. The RunutGolden tests at the end check whole rows
+// against msprobe 1.2.2's own details CSV of the fixtures.
 #include "runut/standards.h"
 
+#include "runut/csvio.h"
 #include "tensor/dtype.h"
+#include "testconfig.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -585,4 +589,128 @@ TEST(RunutStructure, DropoutJudgesZerosWithoutRows)
     // Fewer than 100 elements: pass whatever the zeros; backward judges grad[0].
     EXPECT_EQ(compareOutput(tv(f32({ 0, 0 })), tv(f32({ 1, 1 })), c, "p").status, "pass");
     EXPECT_EQ(compareOutput(listOf({ tv(f32(b)) }), listOf({ tv(f32(d)) }), c, "p").status, "pass");
+}
+
+// ---- Golden: rows of msprobe 1.2.2's own accuracy_checking_details on the fixture dump ----
+// For a few APIs the replay needs no LibTorch: the device output is plain fp32 arithmetic on the dumped
+// inputs and the bench the same in fp64 (run_ut upcasts fp32 inputs). The README of the fixtures says
+// the CPU stood in for the device, so these are exactly the tensors msprobe compared, and every one of
+// the 23 cells must come out as msprobe wrote it.
+
+namespace {
+
+const std::filesystem::path& goldenRunUt()
+{
+    static const auto dir = probescope::testing::fixturesDir() / "modelA_tensor_mix";
+    return dir;
+}
+
+Tensor fixtureTensor(const std::string& name)
+{
+    auto t = tensor::loadTensorFile(goldenRunUt() / "npu/step0/rank/dump_tensor_data", name);
+    EXPECT_TRUE(t) << (t ? "" : t.error().format());
+    return t ? *t : Tensor {};
+}
+
+std::vector<float> floats(const Tensor& t)
+{
+    std::vector<float> v(static_cast<std::size_t>(t.numel()));
+    if (t.dtype == DType::Float32 && t.data.size() == v.size() * sizeof(float) && !v.empty())
+        std::memcpy(v.data(), t.data.data(), t.data.size());
+    return v;
+}
+
+Value f32Like(const Tensor& like, const std::vector<float>& v)
+{
+    return tv(raw(DType::Float32, v, like.shape));
+}
+
+Value f64Like(const Tensor& like, const std::vector<double>& v)
+{
+    return tv(raw(DType::Float64, v, like.shape));
+}
+
+void expectGolden(const CompareOutcome& out)
+{
+    static const auto table = readCsv(goldenRunUt() / "expected/run_ut/accuracy_checking_details.csv");
+    ASSERT_TRUE(table) << table.error().format();
+    ASSERT_FALSE(out.rows.empty());
+    for (const auto& row : out.rows) {
+        const auto it = std::find_if(table->rows.begin(), table->rows.end(),
+                                     [&](const CsvRow& r) { return !r.cells.empty() && r.cells[0] == row.name; });
+        ASSERT_NE(it, table->rows.end()) << row.name;
+        EXPECT_EQ(detailCells(row), it->cells) << row.name;
+    }
+}
+
+} // namespace
+
+TEST(RunutGolden, AddIsAbsoluteThresholdWithMsprobesCells)
+{
+    for (const std::string call : { "Tensor.__add__.0", "Tensor.__add__.1" }) {
+        const Tensor a = fixtureTensor(call + ".forward.input.0.pt");
+        const Tensor b = fixtureTensor(call + ".forward.input.1.pt");
+        const auto av = floats(a), bv = floats(b);
+        ASSERT_EQ(av.size(), bv.size());
+        std::vector<float> device(av.size());
+        std::vector<double> bench(av.size());
+        for (std::size_t i = 0; i < av.size(); ++i) {
+            device[i] = av[i] + bv[i];
+            bench[i] = static_cast<double>(av[i]) + static_cast<double>(bv[i]);
+        }
+        CompareContext c = ctx("__add__");
+        c.fullName = call;
+        expectGolden(compareOutput(f64Like(a, bench), f32Like(a, device), c, call + ".forward.output"));
+        // d(a+b)/da = d(a+b)/db = the incoming gradient, on both sides.
+        const Tensor g = fixtureTensor(call + ".backward.input.0.pt");
+        const auto gv = floats(g);
+        const std::vector<double> g64(gv.begin(), gv.end());
+        expectGolden(compareOutput(listOf({ f64Like(g, g64), f64Like(g, g64) }), listOf({ f32Like(g, gv), f32Like(g, gv) }),
+                                   c, call + ".backward.output"));
+    }
+}
+
+TEST(RunutGolden, TrueDivIsBenchmarkWithMsprobesCells)
+{
+    // x / 2.8284271247461903: the fp32 device divides by the scalar rounded to float.
+    const std::string call = "Tensor.__truediv__.0";
+    const double s = 2.8284271247461903;
+    const auto divide = [&](const Tensor& t) {
+        const auto v = floats(t);
+        std::vector<float> device(v.size());
+        std::vector<double> bench(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            device[i] = v[i] / static_cast<float>(s);
+            bench[i] = static_cast<double>(v[i]) / s;
+        }
+        return std::make_pair(f64Like(t, bench), f32Like(t, device));
+    };
+    CompareContext c = ctx("__truediv__");
+    c.fullName = call;
+    const auto [fb, fd] = divide(fixtureTensor(call + ".forward.input.0.pt"));
+    expectGolden(compareOutput(fb, fd, c, call + ".forward.output"));
+    const auto [bb, bd] = divide(fixtureTensor(call + ".backward.input.0.pt")); // d(x/s)/dx = g / s
+    expectGolden(compareOutput(listOf({ bb }), listOf({ bd }), c, call + ".backward.output"));
+}
+
+TEST(RunutGolden, ReluIsBinaryWithMsprobesCells)
+{
+    const std::string call = "Functional.relu.0";
+    const Tensor x = fixtureTensor(call + ".forward.input.0.pt");
+    const auto xv = floats(x);
+    std::vector<float> out(xv.size());
+    for (std::size_t i = 0; i < xv.size(); ++i)
+        out[i] = xv[i] > 0 ? xv[i] : 0.0f;
+    const std::vector<double> out64(out.begin(), out.end());
+    CompareContext c = ctx("relu");
+    c.fullName = call;
+    expectGolden(compareOutput(f64Like(x, out64), f32Like(x, out), c, call + ".forward.output"));
+    // threshold_backward: the gradient where the output is positive.
+    const Tensor g = fixtureTensor(call + ".backward.input.0.pt");
+    const auto gv = floats(g);
+    std::vector<float> grad(gv.size());
+    for (std::size_t i = 0; i < gv.size(); ++i)
+        grad[i] = out[i] > 0 ? gv[i] : 0.0f;
+    const std::vector<double> grad64(grad.begin(), grad.end());
+    expectGolden(compareOutput(listOf({ f64Like(g, grad64) }), listOf({ f32Like(g, grad) }), c, call + ".backward.output"));
 }
