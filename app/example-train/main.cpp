@@ -25,10 +25,12 @@ namespace example = probescope::example;
 const char* const kUsage = R"(probescope-example-train - a LibTorch training run dumped as msprobe dumps
 
 usage:
-  probescope-example-train --dump-path DIR [--config FILE] [--task statistics|tensor|overflow_check]
+  probescope-example-train --dump-path DIR [--config FILE]
+                           [--task statistics|tensor|overflow_check|free_benchmark]
                            [--level L0|L1|mix] [--steps N] [--perturb gelu|gelu-inf]
                            [--optimizer sgd|adam] [--summary-mode md5] [--no-debugger]
                            [--batch N] [--image N] [--width N] [--hidden N] [--threads N]
+                           [--unstable-op]
 
   Trains conv + attention + MLP on fixed data for N steps (default 2) and dumps each step with
   PrecisionDebugger to DIR/step{N}/rank/ (rank{R} when RANK is set). --config takes an msprobe
@@ -37,6 +39,9 @@ usage:
   form an NPU/bench pair whose first failing node is the GELU. --no-debugger trains without dumping.
   --batch, --image, --width, --hidden size the model and its data (default 4, 8, 16, 32).
   --threads sets LibTorch's intra-op threads (default 1, so that two runs are bit-identical).
+  --unstable-op adds an ill-conditioned float32 sum (large terms that cancel) and a bfloat16 layer_norm
+  for the free benchmark (task free_benchmark in --config, or --task free_benchmark with its defaults)
+  to flag; it prints the free benchmark's log lines to stderr.
 )";
 
 struct Args
@@ -78,6 +83,10 @@ std::optional<int> parseArgs(int argc, char** argv, Args& args)
             args.debugger = false;
             continue;
         }
+        if (a == "--unstable-op") {
+            args.size.unstable = true;
+            continue;
+        }
         if (i + 1 >= argc)
             return usage(std::string(a) + " needs a value");
         const std::string_view v = argv[++i];
@@ -88,7 +97,7 @@ std::optional<int> parseArgs(int argc, char** argv, Args& args)
         } else if (a == "--task") {
             args.options.task = collect::parseTask(v);
             if (!args.options.task)
-                return usage("--task is statistics, tensor or overflow_check");
+                return usage("--task is statistics, tensor, overflow_check or free_benchmark");
         } else if (a == "--level") {
             args.options.level = collect::parseLevel(v);
             if (!args.options.level || *args.options.level == collect::Level::Debug)

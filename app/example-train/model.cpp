@@ -87,6 +87,8 @@ ExampleNetImpl::ExampleNetImpl(const ModelSize& size)
     block = register_module("block", TransformerBlock(size));
     mlp = register_module("mlp", MLP(size));
     head = register_module("head", torch::nn::Linear(size.width, size.classes));
+    unstable = size.unstable;
+    width = size.width;
 }
 
 torch::Tensor ExampleNetImpl::forward(const torch::Tensor& images)
@@ -94,7 +96,19 @@ torch::Tensor ExampleNetImpl::forward(const torch::Tensor& images)
     const auto features = collect::call(conv)(images);             // (B, 8, S/2, S/2)
     const auto tokens = features.flatten(2).transpose(1, 2);       // (B, S*S/4, 8)
     const auto x = collect::call(block)(collect::call(tokProj)(tokens));
-    return collect::call(head)(collect::call(mlp)(x.mean(1)));
+    auto pooled = x.mean(1);
+    if (unstable) {
+        // aten::sum over terms of about +-16384 whose sum is O(1): the last bits of the terms decide the
+        // result, so any perturbation of its input moves it far more than fp32's tolerance.
+        constexpr double kShift = 16384;
+        const auto terms = torch::cat({ pooled + kShift, torch::full_like(pooled, -kShift) }, -1);
+        const auto cancelled = terms.sum(-1, /*keepdim=*/true);
+        // A bfloat16 layer_norm rounds inside its kernel, so its float32 rerun (improve_precision, the
+        // fix mode's replacement) differs from it in many elements.
+        const auto normed = at::layer_norm(pooled.to(torch::kBFloat16), { width }).to(torch::kFloat);
+        pooled = pooled + 0.5 * normed + 1e-3 * cancelled;
+    }
+    return collect::call(head)(collect::call(mlp)(pooled));
 }
 
 Batch makeBatch(std::int64_t step, const ModelSize& size)

@@ -24,6 +24,9 @@ struct ModelSize
     std::int64_t width = 16;  ///< token width of the transformer block
     std::int64_t hidden = 32; ///< hidden width of the feed-forward and MLP layers
     std::int64_t classes = 10;
+    /// --unstable-op: adds an ill-conditioned aten::sum (large terms that cancel) and a bfloat16 layer_norm
+    /// before the MLP, for the free benchmark to find (docs/free-benchmark.md).
+    bool unstable = false;
 };
 
 struct ConvNetImpl : torch::nn::Module
@@ -79,6 +82,8 @@ struct ExampleNetImpl : torch::nn::Module
     TransformerBlock block { nullptr };
     MLP mlp { nullptr };
     torch::nn::Linear head { nullptr };
+    bool unstable = false;
+    std::int64_t width = 0;
 };
 TORCH_MODULE(ExampleNet);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <utility>
 
 namespace probescope::collect {
@@ -28,6 +29,7 @@ const char* toString(Task task)
     case Task::Statistics: return "statistics";
     case Task::Tensor: return "tensor";
     case Task::OverflowCheck: return "overflow_check";
+    case Task::FreeBenchmark: return "free_benchmark";
     }
     return "?";
 }
@@ -45,7 +47,7 @@ const char* toString(Level level)
 
 std::optional<Task> parseTask(std::string_view text)
 {
-    for (const Task t : { Task::Statistics, Task::Tensor, Task::OverflowCheck }) {
+    for (const Task t : { Task::Statistics, Task::Tensor, Task::OverflowCheck, Task::FreeBenchmark }) {
         if (text == toString(t))
             return t;
     }
@@ -58,6 +60,62 @@ std::optional<Level> parseLevel(std::string_view text)
         if (text == toString(l))
             return l;
     }
+    return std::nullopt;
+}
+
+const char* toString(PertMode mode)
+{
+    switch (mode) {
+    case PertMode::ImprovePrecision: return "improve_precision";
+    case PertMode::AddNoise: return "add_noise";
+    case PertMode::BitNoise: return "bit_noise";
+    case PertMode::ChangeValue: return "change_value";
+    case PertMode::NoChange: return "no_change";
+    case PertMode::ToCpu: return "to_cpu";
+    }
+    return "?";
+}
+
+std::optional<PertMode> parsePertMode(std::string_view text)
+{
+    for (const PertMode m : { PertMode::ImprovePrecision, PertMode::AddNoise, PertMode::BitNoise,
+                              PertMode::ChangeValue, PertMode::NoChange, PertMode::ToCpu }) {
+        if (text == toString(m))
+            return m;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::pair<std::string, std::string>> freeBenchmarkProblem(const FreeBenchmarkConfig& fb, Level level,
+                                                                        bool listEmpty, bool scopeEmpty)
+{
+    using Problem = std::pair<std::string, std::string>;
+    // msprobe checks these when the config is loaded (run-ut-spec §11.1); the order decides which key a
+    // config with several problems is told about first.
+    if (level != Level::L1)
+        return Problem { "level", std::string("free_benchmark runs at level \"L1\" only (got \"") + toString(level)
+                                      + "\")" };
+    if (!listEmpty && !scopeEmpty)
+        return Problem { "scope", "\"scope\" and \"list\" cannot both be set in the \"free_benchmark\" section" };
+    if (fb.fuzzDeviceCpu != (fb.pertMode == PertMode::ToCpu))
+        return Problem { fb.fuzzDeviceCpu ? "fuzz_device" : "pert_mode",
+                         "\"fuzz_device\": \"cpu\" goes with \"pert_mode\": \"to_cpu\" and only with it (got fuzz_device \""
+                             + std::string(fb.fuzzDeviceCpu ? "cpu" : "npu") + "\", pert_mode \"" + toString(fb.pertMode)
+                             + "\")" };
+    if (fb.backward && listEmpty)
+        return Problem { "fuzz_stage", "\"fuzz_stage\": \"backward\" needs a non-empty \"list\" of APIs" };
+    if (fb.fix && fb.backward)
+        return Problem { "handler_type", "\"handler_type\": \"fix\" works in \"fuzz_stage\": \"forward\" only" };
+    if (fb.fix && fb.pertMode != PertMode::ImprovePrecision && fb.pertMode != PertMode::ToCpu)
+        return Problem { "handler_type", std::string("\"handler_type\": \"fix\" needs \"pert_mode\" improve_precision or "
+                                                     "to_cpu (got \"")
+                                             + toString(fb.pertMode) + "\")" };
+    if (fb.fix && fb.ifPreheat)
+        return Problem { "handler_type", "\"handler_type\": \"fix\" cannot be combined with \"if_preheat\": true" };
+    if (fb.preheatStep <= 0)
+        return Problem { "preheat_step", "\"preheat_step\" must be an integer > 0" };
+    if (fb.maxSample <= 0)
+        return Problem { "max_sample", "\"max_sample\" must be an integer > 0" };
     return std::nullopt;
 }
 
@@ -93,11 +151,12 @@ public:
             const std::string_view key = root.keyAt(i);
             const JsonValue v = root.at(i);
             if (key == "task") {
+                m_taskValue = v;
                 const std::string_view t = string(v, key);
-                if (t == "free_benchmark" || t == "run_ut")
+                if (t == "run_ut")
                     fail(v, "task \"" + std::string(t)
                                 + "\" is recognised but not supported by the LibTorch collector yet "
-                                  "(it runs statistics, tensor and overflow_check)");
+                                  "(it runs statistics, tensor, overflow_check and free_benchmark)");
                 const auto task = parseTask(t);
                 if (!task)
                     fail(v, "\"task\" must be one of statistics, tensor, overflow_check, free_benchmark, run_ut "
@@ -112,6 +171,7 @@ public:
             } else if (key == "step") {
                 config.steps = nonNegativeInts(v, key);
             } else if (key == "level") {
+                m_levelValue = v;
                 const std::string_view l = string(v, key);
                 if (l == "L2")
                     fail(v, "level \"L2\" (kernel dump through acl_config) is not supported by the LibTorch "
@@ -149,7 +209,9 @@ public:
             if (name == toString(config.task))
                 taskSection = section;
         }
-        if (taskSection)
+        if (config.task == Task::FreeBenchmark)
+            readFreeBenchmark(config, taskSection, root);
+        else if (taskSection)
             readTaskSection(config, *taskSection);
         return config;
     }
@@ -280,8 +342,74 @@ private:
             fail(section, "\"scope\" and \"list\" cannot both be set in the \"" + task + "\" section");
     }
 
+    void readFreeBenchmark(Config& config, const std::optional<JsonValue>& section, const JsonValue& root)
+    {
+        FreeBenchmarkConfig& fb = config.freeBenchmark;
+        std::vector<std::pair<std::string_view, JsonValue>> seen;
+        const auto oneOf = [&](const JsonValue& v, std::string_view key, std::initializer_list<std::string_view> values) {
+            const std::string_view s = string(v, key);
+            std::string known;
+            for (const std::string_view value : values) {
+                if (s == value)
+                    return s;
+                known += known.empty() ? "" : ", ";
+                known += value;
+            }
+            fail(v, "\"" + std::string(key) + "\" must be one of " + known + " (got \"" + std::string(s) + "\")");
+        };
+        const auto positive = [&](const JsonValue& v, std::string_view key) {
+            if (!v.isInt() || v.asInt() <= 0)
+                fail(v, "\"" + std::string(key) + "\" must be an integer > 0");
+            return v.asInt();
+        };
+        for (std::uint32_t i = 0; section && i < section->size(); ++i) {
+            const std::string_view key = section->keyAt(i);
+            const JsonValue v = section->at(i);
+            seen.emplace_back(key, v);
+            if (key == "scope") {
+                config.scope = strings(v, key); // full API names, not a [first, last] range here
+            } else if (key == "list") {
+                config.list = strings(v, key);
+            } else if (key == "fuzz_device") {
+                fb.fuzzDeviceCpu = oneOf(v, key, { "npu", "cpu" }) == "cpu";
+            } else if (key == "pert_mode") {
+                fb.pertMode = *parsePertMode(oneOf(v, key, { "improve_precision", "add_noise", "bit_noise",
+                                                            "change_value", "no_change", "to_cpu" }));
+            } else if (key == "handler_type") {
+                fb.fix = oneOf(v, key, { "check", "fix" }) == "fix";
+            } else if (key == "fuzz_level") {
+                oneOf(v, key, { "L1" });
+            } else if (key == "fuzz_stage") {
+                fb.backward = oneOf(v, key, { "forward", "backward" }) == "backward";
+            } else if (key == "if_preheat") {
+                fb.ifPreheat = boolean(v, key); // msprobe insists on a real bool, not 0/1 or "true"
+            } else if (key == "preheat_step") {
+                fb.preheatStep = positive(v, key);
+            } else if (key == "max_sample") {
+                fb.maxSample = positive(v, key);
+            } else {
+                fail(v, "unknown key \"" + std::string(key)
+                            + "\" in the \"free_benchmark\" section (known: scope, list, fuzz_device, pert_mode, "
+                              "handler_type, fuzz_level, fuzz_stage, if_preheat, preheat_step, max_sample)");
+            }
+        }
+        if (const auto problem = freeBenchmarkProblem(fb, config.level, config.list.empty(), config.scope.empty())) {
+            // Point at the key the rule names, else at whatever decided it (the section, level or task).
+            JsonValue at = section ? *section : m_taskValue.value_or(root);
+            if (problem->first == "level" && m_levelValue)
+                at = *m_levelValue;
+            for (const auto& [key, value] : seen) {
+                if (key == problem->first)
+                    at = value;
+            }
+            fail(at, problem->second);
+        }
+    }
+
     std::string_view m_text;
     std::string m_file;
+    std::optional<JsonValue> m_taskValue;
+    std::optional<JsonValue> m_levelValue;
     std::vector<std::pair<std::string_view, JsonValue>> m_sections;
 };
 

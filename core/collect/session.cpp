@@ -78,6 +78,8 @@ bool Session::rankSelected() const
     return m_rank && std::find(m_config.ranks.begin(), m_config.ranks.end(), *m_rank) != m_config.ranks.end();
 }
 
+bool Session::selected() const { return m_started && stepSelected() && rankSelected(); }
+
 bool Session::forwardOn() const { return backwardOn() && !m_forwardEnded; }
 
 bool Session::backwardOn() const
@@ -119,8 +121,8 @@ std::optional<Diagnostic> Session::start(const CallSite& site)
     m_started = true;
     m_forwardEnded = false;
     m_startSite = site;
-    if (!stepSelected() || !rankSelected() || m_overflowDone)
-        return std::nullopt;
+    if (!stepSelected() || !rankSelected() || m_overflowDone || m_config.task == Task::FreeBenchmark)
+        return std::nullopt; // free_benchmark writes free_benchmark.csv only (freebench.h)
     return openWriter();
 }
 

@@ -70,6 +70,8 @@ public:
     void forwardBackwardDumpEnd() { m_forwardEnded = true; }
 
     bool started() const { return m_started; }
+    /// Started, and this step and rank are selected ("step" and "rank" apply to every task).
+    bool selected() const;
     /// Calls that begin now are recorded: started, step and rank selected, before
     /// forward_backward_dump_end(), overflow limit not reached.
     bool forwardOn() const;

@@ -8,8 +8,10 @@
 // would read RecordFunction::inputs() at the wrong offset.
 #include "probescope/collect/precisiondebugger.h"
 
+#include "freebench.h"
 #include "ptwriter.h"
 #include "session.h"
+#include "torchtypes.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -77,16 +79,21 @@ struct PrecisionDebugger::Impl
     bool callbackOn = false;
     std::uint64_t generation;
     std::optional<Diagnostic> problem; ///< first write error; reported by stop()
+    std::unique_ptr<freebench::Engine> freeBenchmark; ///< task free_benchmark (no dump then)
 
     // parameters_grad: one state per module stem this step, and the leaf hooks to remove at stop().
     std::unordered_map<std::string, std::shared_ptr<ParamGradState>> paramGrads;
     std::vector<std::pair<at::Tensor, unsigned>> paramHooks;
     std::vector<std::weak_ptr<ModuleBackwardState>> openModuleBackward;
 
-    bool recordsApis() const { return session.config().level == Level::L1 || session.config().level == Level::Mix; }
+    bool dumps() const { return session.config().task != Task::FreeBenchmark; }
+    bool recordsApis() const
+    {
+        return dumps() && (session.config().level == Level::L1 || session.config().level == Level::Mix);
+    }
     bool recordsModules() const
     {
-        return session.config().level == Level::L0 || session.config().level == Level::Mix;
+        return dumps() && (session.config().level == Level::L0 || session.config().level == Level::Mix);
     }
     void setCallback(bool on);
     /// Collection off (stop(), step(), the end): callbacks and hooks removed, pending entries written.
@@ -108,24 +115,7 @@ PrecisionDebugger::Impl* liveDebugger(std::uint64_t generation)
 // ------------------------------------------------------------------------------------------------
 // Tensors: statistics in one pass, names, files
 
-const char* dtypeName(at::ScalarType t)
-{
-    switch (t) {
-    case at::kFloat: return "torch.float32";
-    case at::kDouble: return "torch.float64";
-    case at::kHalf: return "torch.float16";
-    case at::kBFloat16: return "torch.bfloat16";
-    case at::kLong: return "torch.int64";
-    case at::kInt: return "torch.int32";
-    case at::kShort: return "torch.int16";
-    case at::kChar: return "torch.int8";
-    case at::kByte: return "torch.uint8";
-    case at::kBool: return "torch.bool";
-    case at::kComplexFloat: return "torch.complex64";
-    case at::kComplexDouble: return "torch.complex128";
-    default: return "torch.unknown";
-    }
-}
+const char* dtypeName(at::ScalarType t) { return torchDtypeName(t); }
 
 /// torch's storage class of a dtype, as torch.save names it in the pickle ("" = not saved).
 const char* storageName(at::ScalarType t)
@@ -1141,6 +1131,13 @@ Config configFor(const Options& options)
         config.level = *options.level;
     if (options.step)
         config.steps = *options.step;
+    if (options.freeBenchmark)
+        config.freeBenchmark = *options.freeBenchmark;
+    if (config.task == Task::FreeBenchmark) {
+        if (const auto problem = freeBenchmarkProblem(config.freeBenchmark, config.level, config.list.empty(),
+                                                      config.scope.empty()))
+            throw CollectError("collect.config", "free_benchmark option \"" + problem->first + "\": " + problem->second);
+    }
     if (config.dumpPath.empty())
         throw CollectError("collect.config", "no dump_path: set it in config.json or in Options::dumpPath");
     if ((config.level == Level::L0 || config.level == Level::Mix) && !options.model)
@@ -1156,8 +1153,13 @@ std::unique_ptr<PrecisionDebugger::Impl> makeImpl(Options options)
     const std::optional<std::int64_t> rank = options.rank ? options.rank : rankFromEnvironment();
     if (config.seedConfigured)
         seedAll(config.seed, config.isDeterministic);
-    auto impl = std::make_unique<PrecisionDebugger::Impl>(std::move(config), std::move(options), rank);
+    auto log = options.log;
+    if (config.task == Task::FreeBenchmark)
+        log = log ? log : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    auto impl = std::make_unique<PrecisionDebugger::Impl>(config, std::move(options), rank);
     impl->refreshModuleNames();
+    if (config.task == Task::FreeBenchmark)
+        impl->freeBenchmark = std::make_unique<freebench::Engine>(config, rank, std::move(log));
     return impl;
 }
 
@@ -1170,8 +1172,12 @@ void throwIf(const std::optional<Diagnostic>& d)
 } // namespace
 
 PrecisionDebugger::PrecisionDebugger(const std::string& configPath, std::shared_ptr<torch::nn::Module> model)
-    : PrecisionDebugger(Options { configPath, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                                  std::move(model), std::nullopt })
+    : PrecisionDebugger([&] {
+        Options o;
+        o.configPath = configPath;
+        o.model = std::move(model);
+        return o;
+    }())
 {
 }
 
@@ -1191,6 +1197,7 @@ PrecisionDebugger::~PrecisionDebugger()
     at::DisableRecordFunctionGuard notUserOps;
     std::unique_lock lock(gMutex);
     m_impl->pause();
+    m_impl->freeBenchmark.reset();
     if (m_impl->callback) {
         at::removeCallback(*m_impl->callback);
         m_impl->callback.reset();
@@ -1205,6 +1212,8 @@ void PrecisionDebugger::start(std::source_location where)
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
     throwIf(m_impl->session.start(toCallSite(where)));
+    if (m_impl->freeBenchmark && m_impl->session.selected())
+        m_impl->freeBenchmark->start(m_impl->session.rankDir(), m_impl->session.currentStep());
     const bool on = m_impl->session.forwardOn();
     m_impl->setCallback(on);
     gModuleCalls = on && m_impl->recordsModules();
@@ -1215,6 +1224,10 @@ void PrecisionDebugger::stop()
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
     m_impl->pause();
+    if (m_impl->freeBenchmark) {
+        m_impl->freeBenchmark->stop();
+        m_impl->report(m_impl->freeBenchmark->takeProblem());
+    }
     m_impl->report(m_impl->session.stop());
     if (m_impl->problem) {
         const Diagnostic d = *m_impl->problem;
@@ -1230,6 +1243,8 @@ void PrecisionDebugger::step()
     m_impl->pause();
     m_impl->paramGrads.clear();
     m_impl->moduleNamesRefreshed = false;
+    if (m_impl->freeBenchmark)
+        m_impl->freeBenchmark->nextStep();
     throwIf(m_impl->session.nextStep());
 }
 

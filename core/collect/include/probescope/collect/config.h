@@ -7,24 +7,52 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace probescope::collect {
 
-enum class Task : std::uint8_t { Statistics, Tensor, OverflowCheck };
+enum class Task : std::uint8_t { Statistics, Tensor, OverflowCheck, FreeBenchmark };
 enum class Level : std::uint8_t { L0, L1, Mix, Debug };
 enum class SummaryMode : std::uint8_t { Statistics, Md5 };
 
-/// msprobe's spelling: "statistics", "tensor", "overflow_check"; "L0", "L1", "mix", "debug".
+/// msprobe's spelling: "statistics", "tensor", "overflow_check", "free_benchmark"; "L0", "L1", "mix", "debug".
 const char* toString(Task task);
 const char* toString(Level level);
 std::optional<Task> parseTask(std::string_view text);
 std::optional<Level> parseLevel(std::string_view text);
 
+/// free_benchmark's perturbations (run-ut-spec §11.3), in msprobe's spelling through toString().
+enum class PertMode : std::uint8_t { ImprovePrecision, AddNoise, BitNoise, ChangeValue, NoChange, ToCpu };
+const char* toString(PertMode mode);
+std::optional<PertMode> parsePertMode(std::string_view text);
+
+/**
+ * @brief The "free_benchmark" section of config.json (msprobe's 无标杆比对, run-ut-spec §11.1).
+ *
+ * fuzz_device "npu" means the device the training runs on (the tensors' own device); "cpu" is to_cpu's.
+ */
+struct FreeBenchmarkConfig
+{
+    bool fuzzDeviceCpu = false;                    ///< "fuzz_device": "cpu" (only with pert_mode to_cpu)
+    PertMode pertMode = PertMode::ImprovePrecision;
+    bool fix = false;                              ///< "handler_type": "fix" (else "check")
+    bool backward = false;                         ///< "fuzz_stage": "backward" (else "forward")
+    bool ifPreheat = false;
+    std::int64_t preheatStep = 15;
+    /// msprobe's documented default; its code uses 15 (it reuses the preheat_step default), see free-benchmark.md.
+    std::int64_t maxSample = 20;
+};
+
+/// The first rule of run-ut-spec §11.1 that `fb` (with `level`, `list` and `scope`) breaks, as
+/// {key, message}; nullopt when it is valid. config.json errors and Options go through it.
+std::optional<std::pair<std::string, std::string>> freeBenchmarkProblem(const FreeBenchmarkConfig& fb, Level level,
+                                                                        bool listEmpty, bool scopeEmpty);
+
 /**
  * @brief The settings of one PrecisionDebugger, as config.json (msprobe 1.2) states them.
  *
- * Only the section of the chosen task is read (statistics, tensor or overflow_check); sections of other
+ * Only the section of the chosen task is read (statistics, tensor, overflow_check or free_benchmark); sections of other
  * tasks may be present, as in msprobe's template config.json.
  */
 struct Config
@@ -43,6 +71,8 @@ struct Config
     std::vector<std::string> dataMode { "all" };     ///< all | any of forward, backward, input, output
     SummaryMode summaryMode = SummaryMode::Statistics;
     std::int64_t overflowNums = 1; ///< overflow_check: stop collecting after this many overflows; -1 = never
+    /// free_benchmark: its section. There, `scope` lists full API names (exact matches), not a range.
+    FreeBenchmarkConfig freeBenchmark;
 };
 
 /// A configuration or usage error. `id()` is stable (e.g. "collect.config"); what() names the file,
@@ -58,7 +88,7 @@ private:
 };
 
 /// Reads and validates config.json. Throws CollectError naming the key for unknown keys, wrong types,
-/// bad values and the tasks this collector does not run (free_benchmark, run_ut) or levels (L2).
+/// bad values and the task (run_ut) or level (L2) this collector does not run.
 Config loadConfig(const std::string& path);
 /// Same, from text; `fileName` names it in messages.
 Config parseConfigText(std::string_view text, const std::string& fileName = "config.json");

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <source_location>
@@ -40,11 +41,17 @@ struct Options
     /// This process's rank. Default: the RANK environment variable (torchrun), else not distributed
     /// (folder "rank"). Pass process_group->getRank() when ranks come from elsewhere.
     std::optional<std::int64_t> rank;
+    /// task free_benchmark: its settings (replace config.json's "free_benchmark" section when set).
+    std::optional<FreeBenchmarkConfig> freeBenchmark;
+    /// Where free_benchmark's log lines go ("[msprobe] Free benchmark: ..."); default: stderr.
+    std::function<void(const std::string&)> log;
 };
 
 /**
  * @brief Collects msprobe-format dumps from a LibTorch program (one instance per process).
  *
+ * Task free_benchmark re-executes the in-scope aten ops of the thread that calls start() with perturbed
+ * inputs and writes free_benchmark.csv (docs/free-benchmark.md); the other tasks dump:
  * L1 records every top-level aten op between start() and stop() through at::RecordFunction, and its
  * backward through autograd hooks; L0 records the module calls marked with probescope::collect::call();
  * mix does both. Output: dump_path/step{N}/rank{R}/ (dump.json, construct.json, stack.json,

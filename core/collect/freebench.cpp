@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "freebench.h"
+
+#include "dump/dumpwriter.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace probescope::collect::freebench {
+
+double defaultThreshold(FloatType type)
+{
+    switch (type) {
+    case FloatType::Half: return 1.002;
+    case FloatType::BFloat16: return 1.004;
+    default: return 1.0002;
+    }
+}
+
+double absTolerance(FloatType type)
+{
+    switch (type) {
+    case FloatType::BFloat16: return 1e-4;
+    case FloatType::Half: return 1e-6;
+    case FloatType::Float: return 1e-8;
+    case FloatType::Double: return 1e-16;
+    case FloatType::Other: return 1e-8;
+    }
+    return 1e-8;
+}
+
+std::int64_t ratioChunks(std::uint64_t bytes)
+{
+    const double mb = static_cast<double>(bytes) / (1024.0 * 1024.0);
+    if (mb <= 0)
+        return 1;
+    const double chunks = std::exp2(std::floor(std::log2(mb)) - 4);
+    return static_cast<std::int64_t>(std::clamp(chunks, 1.0, 128.0));
+}
+
+std::string pureName(std::string_view apiName)
+{
+    std::string_view s = apiName;
+    for (int i = 0; i < 2; ++i) {
+        const auto dot = s.rfind('.');
+        if (dot == std::string_view::npos)
+            break;
+        s = s.substr(0, dot);
+    }
+    return std::string(s);
+}
+
+std::string torchSizeText(const std::vector<std::int64_t>& shape)
+{
+    std::string s = "torch.Size([";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i > 0)
+            s += ", ";
+        s += std::to_string(shape[i]);
+    }
+    s += "])";
+    return s;
+}
+
+std::string maxRelText(double ratio)
+{
+    const double rel = ratio - 1;
+    // csv writes str(float): repr, but "inf"/"nan" where json.dump writes Infinity/NaN.
+    if (std::isnan(rel))
+        return "nan";
+    if (std::isinf(rel))
+        return rel < 0 ? "-inf" : "inf";
+    std::string s;
+    dump::appendPyFloat(s, rel);
+    return s;
+}
+
+std::string csvLine(const std::vector<std::string>& cells)
+{
+    std::string line;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (i > 0)
+            line += ',';
+        const std::string& c = cells[i];
+        if (c.find_first_of(",\"\r\n") == std::string::npos) {
+            line += c;
+            continue;
+        }
+        line += '"';
+        for (const char ch : c) {
+            if (ch == '"')
+                line += '"';
+            line += ch;
+        }
+        line += '"';
+    }
+    line += "\r\n"; // csv.writer's default lineterminator
+    return line;
+}
+
+std::string csvLine(const CsvRow& row)
+{
+    return csvLine({ std::to_string(row.rank), row.pertMode, row.stage, std::to_string(row.step), row.apiName,
+                     row.maxRel, row.dtype, row.shape,
+                     row.outputIndex ? std::to_string(*row.outputIndex) : std::string() });
+}
+
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+Diagnostic ioError(const fs::path& path, const std::string& what)
+{
+    return makeError("collect.io", SourceLocation { path.string(), std::nullopt, 0, 0 }, what);
+}
+
+/// One write() of all of `text`, retried on short writes.
+bool writeAll(int fd, std::string_view text)
+{
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+} // namespace
+
+CsvFile::CsvFile(fs::path path)
+    : m_path(std::move(path))
+{
+}
+
+std::optional<Diagnostic> CsvFile::clearStale()
+{
+    std::error_code ec;
+    fs::remove(m_path, ec);
+    if (ec)
+        return ioError(m_path, "cannot remove the free_benchmark.csv of an earlier run: " + ec.message());
+    m_created = false;
+    return std::nullopt;
+}
+
+std::optional<Diagnostic> CsvFile::append(const CsvRow& row)
+{
+    if (!m_created) {
+        std::error_code ec;
+        fs::create_directories(m_path.parent_path(), ec);
+        if (ec)
+            return ioError(m_path.parent_path(), "cannot create the folder: " + ec.message());
+        if (!fs::exists(m_path)) {
+            // The header and the file appear together: a reader never sees a file without its header.
+            const fs::path tmp = m_path.string() + ".tmp";
+            const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0)
+                return ioError(tmp, std::string("cannot create: ") + std::strerror(errno));
+            std::string head = "\xEF\xBB\xBF"; // utf-8-sig
+            head += kCsvHeader;
+            head += "\r\n";
+            const bool ok = writeAll(fd, head);
+            ::close(fd);
+            if (!ok || ::rename(tmp.c_str(), m_path.c_str()) != 0)
+                return ioError(m_path, std::string("cannot write the header: ") + std::strerror(errno));
+        }
+        m_created = true;
+    }
+    const int fd = ::open(m_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+        return ioError(m_path, std::string("cannot open for appending: ") + std::strerror(errno));
+    const bool ok = writeAll(fd, csvLine(row));
+    ::close(fd);
+    if (!ok)
+        return ioError(m_path, std::string("cannot append a row: ") + std::strerror(errno));
+    return std::nullopt;
+}
+
+// ------------------------------------------------------------------------------------------------
+
+Preheat::Preheat(std::int64_t preheatStep, std::int64_t maxSample)
+    : m_preheatStep(std::max<std::int64_t>(preheatStep, 1))
+    , m_maxSample(std::max<std::int64_t>(maxSample, 1))
+{
+}
+
+void Preheat::enterStep(std::int64_t step)
+{
+    if (step == m_step)
+        return;
+    m_step = step;
+    m_calls.clear();
+    m_samples.clear();
+    for (auto& [pure, dtypes] : m_dtypes) {
+        for (auto& [dtype, state] : dtypes)
+            state.records.clear();
+    }
+}
+
+void Preheat::countTotal(const std::string& pure) { ++m_total[pure]; }
+
+std::int64_t Preheat::total(const std::string& pure) const
+{
+    const auto it = m_total.find(pure);
+    return it == m_total.end() ? 0 : it->second;
+}
+
+std::int64_t Preheat::samplesPerStep(const std::string& pure) const
+{
+    const std::int64_t t = total(pure);
+    if (t == 0)
+        return 0;
+    const std::int64_t perStep = (t + m_preheatStep - 1) / m_preheatStep; // ceil(total / preheat_step)
+    return std::min(perStep, m_maxSample);
+}
+
+std::optional<std::int64_t> Preheat::sample(const std::string& pure)
+{
+    if (m_step >= m_preheatStep)
+        return std::nullopt;
+    const std::int64_t c = ++m_calls[pure];
+    const std::int64_t t = total(pure);
+    const std::int64_t k = samplesPerStep(pure);
+    for (std::int64_t i = 1; i <= k; ++i) {
+        std::int64_t s = (m_preheatStep * (i - 1) + m_step) % t;
+        if (s == 0)
+            s = t;
+        if (s == c)
+            return c;
+    }
+    return std::nullopt;
+}
+
+double Preheat::threshold(const std::string& pure, const std::string& dtype) const
+{
+    const auto it = m_dtypes.find(pure);
+    if (it == m_dtypes.end())
+        return kInitialThreshold;
+    const auto d = it->second.find(dtype);
+    return d == it->second.end() ? kInitialThreshold : d->second.threshold;
+}
+
+bool Preheat::preheating(const std::string& pure, const std::string& dtype) const
+{
+    const auto it = m_dtypes.find(pure);
+    if (it == m_dtypes.end())
+        return true;
+    const auto d = it->second.find(dtype);
+    return d == it->second.end() || d->second.preheating;
+}
+
+void Preheat::addSample(const std::string& pure, const std::string& dtype, FloatType type, double ratio,
+                        bool cpuConsistent)
+{
+    DtypeState& state = m_dtypes[pure][dtype];
+    state.type = type;
+    if (state.preheating)
+        state.records.emplace_back(ratio, cpuConsistent);
+    if (++m_samples[pure] >= samplesPerStep(pure))
+        adjust(pure);
+}
+
+void Preheat::adjust(const std::string& pure)
+{
+    for (auto& [dtype, state] : m_dtypes[pure]) {
+        if (!state.preheating || state.records.empty())
+            continue;
+        std::vector<double> con, incon;
+        for (const auto& [ratio, consistent] : state.records)
+            (consistent ? con : incon).push_back(ratio);
+        const double old = state.threshold;
+        double updated = old;
+        if (!con.empty() && !incon.empty()) {
+            const double minIncon = *std::min_element(incon.begin(), incon.end());
+            if (minIncon > *std::max_element(con.begin(), con.end())) {
+                updated = std::min(minIncon, old);
+                state.preheating = false;
+            }
+        } else if (!con.empty()) {
+            updated = *std::max_element(con.begin(), con.end()) > old ? 1 + (old - 1) * 2 : 1 + (old - 1) / 2;
+        } else {
+            updated = std::min(*std::min_element(incon.begin(), incon.end()), old);
+            state.preheating = false;
+        }
+        state.threshold = std::max(updated, defaultThreshold(state.type));
+        state.records.clear();
+    }
+}
+
+} // namespace probescope::collect::freebench
