@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -974,6 +975,123 @@ c10::IValue normCall(const PyArgs& args, const PyKwargs& kwargs)
     return callCandidates(opsOrThrow("linalg_vector_norm"), {}, b.named, {});
 }
 
+/// Python binding for hand-written calls; `aliases` maps other keyword spellings (torch_npu's `self`).
+Bound bindCustom(const char* name, const char* signature, const PyArgs& args, const PyKwargs& kwargs,
+                 std::initializer_list<std::pair<const char*, const char*>> aliases = {})
+{
+    PyKwargs renamed = kwargs;
+    for (auto& [key, value] : renamed) {
+        for (const auto& [from, to] : aliases) {
+            if (key == from)
+                key = to;
+        }
+    }
+    return bindPython(name, parseSignature(signature), args, renamed);
+}
+
+double numberArg(Bound& b, std::string_view name)
+{
+    const PyValue* v = b.get(name);
+    if (!v || !v->isNumber())
+        throw ReplayError("argument '" + std::string(name) + "' must be a number");
+    return v->number();
+}
+
+std::int64_t implicitSoftmaxDim(const at::Tensor& t)
+{
+    const std::int64_t nd = t.dim();
+    return nd == 0 || nd == 1 || nd == 3 ? 0 : 1;
+}
+
+c10::IValue softmin(const PyArgs& args, const PyKwargs& kwargs)
+{
+    // F.softmin is softmax(-input) with F.softmax's implicit dim.
+    Bound b = bindCustom("softmin", "input, dim=None, _stacklevel=3, dtype=None", args, kwargs);
+    const at::Tensor& input = b.tensor("input");
+    const PyValue* dim = b.get("dim");
+    const std::int64_t d = dim->kind == PyValue::Kind::Int ? dim->intValue : implicitSoftmaxDim(input);
+    const PyValue* dtype = b.get("dtype");
+    if (dtype->kind == PyValue::Kind::DType)
+        return at::softmax(input.neg(), d, dtype->dtype);
+    return at::softmax(input.neg(), d);
+}
+
+c10::IValue normalize(const PyArgs& args, const PyKwargs& kwargs)
+{
+    // F.normalize: input / max(||input||_p over dim, eps), the norm being Tensor.norm (linalg.vector_norm).
+    Bound b = bindCustom("normalize", "input, p=2.0, dim=1, eps=1e-12, out=None", args, kwargs);
+    if (b.get("out")->kind != PyValue::Kind::None)
+        throw ReplayError("normalize with out= is not supported by the replay");
+    const at::Tensor& input = b.tensor("input");
+    const PyValue* dim = b.get("dim");
+    std::vector<std::int64_t> dims;
+    if (dim->kind == PyValue::Kind::Int)
+        dims.push_back(dim->intValue);
+    else if (const auto list = intList(*dim))
+        dims = *list;
+    else
+        throw ReplayError("normalize: dim must be an int or a list of ints");
+    const at::Tensor denom = at::linalg_vector_norm(input, numberArg(b, "p"), dims, true)
+                                 .clamp_min(numberArg(b, "eps"))
+                                 .expand_as(input);
+    return input / denom;
+}
+
+c10::IValue scaledDotProductAttention(const PyArgs& args, const PyKwargs& kwargs)
+{
+    // torch 2.x's F.scaled_dot_product_attention (absent from LibTorch 1.13), by its math definition:
+    // softmax(q k^T * scale + mask) v, with the causal mask and dropout on the weights.
+    Bound b = bindCustom("scaled_dot_product_attention",
+                         "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None", args, kwargs);
+    const at::Tensor& q = b.tensor("query");
+    const at::Tensor& k = b.tensor("key");
+    const at::Tensor& v = b.tensor("value");
+    const PyValue* scale = b.get("scale");
+    const double factor = scale->isNumber() ? scale->number() : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+    at::Tensor weights = at::matmul(q, k.transpose(-2, -1)) * factor;
+    if (b.isTrue("is_causal")) {
+        const at::Tensor keep = at::ones({ q.size(-2), k.size(-2) }, q.options().dtype(at::kBool)).tril();
+        weights = weights.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+    }
+    if (const PyValue* mask = b.get("attn_mask"); mask->kind == PyValue::Kind::Tensor) {
+        if (mask->tensor.scalar_type() == at::kBool)
+            weights = weights.masked_fill(mask->tensor.logical_not(), -std::numeric_limits<double>::infinity());
+        else
+            weights = weights + mask->tensor;
+    }
+    weights = at::softmax(weights, -1);
+    if (const double p = numberArg(b, "dropout_p"); p > 0)
+        weights = at::dropout(weights, p, true);
+    return at::matmul(weights, v);
+}
+
+c10::IValue npuRmsNorm(const PyArgs& args, const PyKwargs& kwargs)
+{
+    // msprobe's CPU bench of torch_npu.npu_rms_norm: (x * rsqrt(mean(x^2, -1) + eps) * gamma, rstd fp32).
+    Bound b = bindCustom("npu_rms_norm", "x, gamma, epsilon=1e-05", args, kwargs, { { "self", "x" } });
+    const at::Tensor& x = b.tensor("x");
+    const at::Tensor rstd = at::rsqrt(at::mean(x.pow(2), { -1 }, true) + numberArg(b, "epsilon"));
+    return c10::ivalue::Tuple::create({ x * rstd * b.tensor("gamma"), rstd.to(at::kFloat) });
+}
+
+c10::IValue npuSwiglu(const PyArgs& args, const PyKwargs& kwargs)
+{
+    // msprobe's CPU bench of torch_npu.npu_swiglu: silu(a) * b of the two halves along dim, computed in
+    // fp32 for fp16/bf16 inputs (silu rounded to the input dtype first) and returned in the input dtype.
+    Bound b = bindCustom("npu_swiglu", "x, dim=-1", args, kwargs, { { "self", "x" } });
+    const at::Tensor& x = b.tensor("x");
+    const PyValue* dim = b.get("dim");
+    if (dim->kind != PyValue::Kind::Int)
+        throw ReplayError("npu_swiglu: dim must be an int");
+    const auto halves = at::chunk(x, 2, dim->intValue);
+    if (halves.size() != 2)
+        throw ReplayError("npu_swiglu: the input cannot be split in two along dim");
+    if (x.scalar_type() == at::kFloat)
+        return at::sigmoid(halves[0]) * halves[0] * halves[1];
+    const at::Tensor act = at::silu(halves[0].to(at::kFloat)).to(x.scalar_type()).to(at::kFloat);
+    return (act * halves[1].to(at::kFloat)).to(x.scalar_type());
+}
+
 struct CustomDef
 {
     const char* prefix;
@@ -1002,6 +1120,11 @@ const std::vector<CustomDef>& customDefs()
         { "Tensor", "type", tensorType },
         { "Torch", "norm", normCall },
         { "Tensor", "norm", normCall },
+        { "Functional", "softmin", softmin },
+        { "Functional", "normalize", normalize },
+        { "Functional", "scaled_dot_product_attention", scaledDotProductAttention },
+        { "NPU", "npu_rms_norm", npuRmsNorm },
+        { "NPU", "npu_swiglu", npuSwiglu },
     };
     return defs;
 }

@@ -467,6 +467,48 @@ TEST(RunutReplayBinding, AtenBySchemaName)
     EXPECT_FALSE(h.replayer().supports("Aten", "add.NoSuchOverload"));
 }
 
+TEST(RunutReplayBinding, ComposedFunctionalsAndNpuBenchFunctions)
+{
+    const std::string q = stat("float32", { 1, 2, 1 }, 2.0, 1.0);  // [1, 2]
+    const std::string k = stat("float32", { 1, 2, 1 }, 5.0, 3.0);  // [3, 5]
+    const std::string v = stat("float32", { 1, 2, 1 }, 11.0, 7.0); // [7, 11]
+    const std::string causal = R"({"is_causal": {"type": "bool", "value": true}})";
+    Harness h(dumpJson({
+        forward("Functional.softmin.0", stat("float32", { 1, 2 }, 1.0, 0.0), R"({"dim": {"type": "int", "value": -1}})"),
+        forward("Functional.normalize.0", stat("float32", { 1, 2 }, 4.0, 3.0)),
+        forward("Functional.scaled_dot_product_attention.0", q + ", " + k + ", " + v),
+        forward("Functional.scaled_dot_product_attention.1", q + ", " + k + ", " + v, causal),
+        forward("NPU.npu_rms_norm.0", stat("float32", { 1, 2 }, 4.0, 3.0) + ", " + stat("float32", { 2 }, 1.0, 1.0)),
+        forward("NPU.npu_swiglu.0", stat("float32", { 1, 2 }, 2.0, 1.0)),
+    }));
+    const double e = std::exp(1.0), e2 = std::exp(2.0), e4 = std::exp(4.0);
+    const double rstd = 1.0 / std::sqrt((9.0 + 16.0) / 2 + 1e-5);
+    const std::map<std::string, std::vector<double>> expected = {
+        { "Functional.softmin.0", { e / (1 + e), 1 / (1 + e) } },
+        { "Functional.normalize.0", { 0.6, 0.8 } },
+        // weights row i = softmax(q_i * [3, 5]); output = weights . [7, 11]
+        { "Functional.scaled_dot_product_attention.0", { (7 + 11 * e2) / (1 + e2), (7 + 11 * e4) / (1 + e4) } },
+        { "Functional.scaled_dot_product_attention.1", { 7, (7 + 11 * e4) / (1 + e4) } },
+        { "NPU.npu_rms_norm.0", { 3 * rstd, 4 * rstd } },
+        { "NPU.npu_swiglu.0", { 2 / (1 + std::exp(-1.0)) } },
+    };
+    for (const auto& [name, want] : expected) {
+        const auto r = h.replay(name);
+        ASSERT_EQ(r.skipMessage, "") << name;
+        const runut::Value& out = r.benchForward.kind == runut::Value::Kind::List ? r.benchForward.items[0] : r.benchForward;
+        const auto got = values(out);
+        ASSERT_EQ(got.size(), want.size()) << name;
+        // npu_swiglu's bench function computes inputs other than fp32 (the fp64 bench copy) in fp32.
+        const double tol = name == "NPU.npu_swiglu.0" ? 1e-6 : 1e-12;
+        for (std::size_t i = 0; i < want.size(); ++i)
+            EXPECT_NEAR(got[i], want[i], tol) << name << " [" << i << "]";
+    }
+    const auto rms = h.replay("NPU.npu_rms_norm.0");
+    ASSERT_EQ(rms.deviceForward.items.size(), 2u); // (y, rstd)
+    EXPECT_EQ(rms.deviceForward.items[1].tensor.dtype, tensor::DType::Float32);
+    EXPECT_EQ(rms.deviceForward.items[1].tensor.shape, (std::vector<std::int64_t> { 1, 1 }));
+}
+
 struct ShapeCase
 {
     const char* name;
