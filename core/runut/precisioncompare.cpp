@@ -663,6 +663,10 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
     PrecisionCompareOutput out;
     out.resultCsv = options.outDir / ("api_precision_compare_result_" + ts + ".csv");
     out.detailsCsv = options.outDir / ("api_precision_compare_details_" + ts + ".csv");
+    // Checked first so that a clash on the details file leaves no new result file behind.
+    if (std::filesystem::exists(out.detailsCsv, ec))
+        return makeError("csv.exists", SourceLocation { out.detailsCsv.string(), std::nullopt, 0, 0 },
+                         out.detailsCsv.string() + " already exists; refusing to overwrite it");
     if (auto bad = createCsv(out.resultCsv, precisionCompareResultHeader()))
         return *bad;
     if (auto bad = createCsv(out.detailsCsv, precisionCompareDetailsHeader()))

@@ -368,6 +368,19 @@ TEST(PrecisionCompare, FilesHaveBomCrLfAndAreNeverOverwritten)
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().id, "csv.exists");
     EXPECT_EQ(slurp(run->out.resultCsv), text);
+
+    // Only the details file in the way: no result file is created either.
+    const auto other = dir.path() / "other";
+    std::filesystem::create_directories(other);
+    o.outDir = other;
+    o.timestamp = "20260101120001";
+    const auto details = other / "api_precision_compare_details_20260101120001.csv";
+    std::ofstream(details) << "mine";
+    const auto clash = apiPrecisionCompare(o);
+    ASSERT_FALSE(clash);
+    EXPECT_EQ(clash.error().id, "csv.exists");
+    EXPECT_FALSE(std::filesystem::exists(other / "api_precision_compare_result_20260101120001.csv"));
+    EXPECT_EQ(slurp(details), "mine");
 }
 
 TEST(PrecisionCompare, BadInputsNameFileAndPlace)
