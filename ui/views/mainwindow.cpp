@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "views/mainwindow.h"
 
+#include "inspect/freebenchcsv.h"
+#include "inspect/freebenchpanel.h"
 #include "inspect/metricplot.h"
 #include "inspect/nodetrendplot.h"
 #include "inspect/tensorinspector.h"
 #include "jobs/comparecontroller.h"
 #include "jobs/overviewjob.h"
 #include "models/comparetreemodel.h"
+#include "models/nodebadges.h"
 #include "models/nodesearch.h"
 #include "models/rankoverviewmodel.h"
 #include "models/treefilterproxy.h"
@@ -44,6 +47,8 @@
 #include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace probescope::ui {
 
@@ -235,6 +240,16 @@ void MainWindow::buildCentral()
     m_tabs->addTab(m_trend, QString());
     m_tabs->addTab(m_inspector, QString());
     m_tabs->addTab(m_ranks, QString());
+    // Free benchmark results: a tab shown only when the opened NPU dump holds free_benchmark.csv files,
+    // and badges on the flagged API nodes painted by a delegate the tree model knows nothing of.
+    m_freeBench = new FreeBenchmarkPanel(m_tabs);
+    m_tabs->addTab(m_freeBench, QString());
+    m_tabs->setTabVisible(m_tabs->indexOf(m_freeBench), false);
+    m_badges = new NodeBadgeDelegate(this);
+    m_tree->setItemDelegateForColumn(CompareTreeModel::NameColumn, m_badges);
+    connect(m_badges, &NodeBadgeDelegate::badgesChanged, m_tree->viewport(), qOverload<>(&QWidget::update));
+    connect(m_freeBench, &FreeBenchmarkPanel::loaded, this, &MainWindow::onFreeBenchmarkLoaded);
+    connect(m_freeBench, &FreeBenchmarkPanel::apiActivated, this, &MainWindow::onFreeBenchmarkApi);
     connect(m_detail, &DetailPanel::rowActivated, this, &MainWindow::openTensorInspector);
     connect(m_plot, &MetricPlot::nodeClicked, this, [this](quint32 id) { selectNode(tree::NodeId { id }); });
     connect(m_ranks, &QTableView::activated, this, [this](const QModelIndex& index) {
@@ -304,6 +319,7 @@ void MainWindow::retranslate()
     m_tabs->setTabText(2, tr("Across steps/ranks"));
     m_tabs->setTabText(3, tr("Tensors"));
     m_tabs->setTabText(4, tr("Rank overview"));
+    m_tabs->setTabText(m_tabs->indexOf(m_freeBench), tr("Free benchmark"));
     m_stepBox->setToolTip(tr("Step"));
     m_rankBox->setToolTip(tr("NPU rank ↔ bench rank"));
     if (m_message->text().isEmpty())
@@ -354,6 +370,9 @@ void MainWindow::openDemo()
 
 bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIndex)
 {
+    // One folder holding free_benchmark.csv (a free benchmark run needs no bench): its results alone.
+    if (bench.isEmpty() && openFreeBenchmarkOnly(npu))
+        return true;
     auto plan = session::planSession(npu.toStdString(), bench.toStdString());
     if (!plan) {
         const QString error = toQ(plan.error().format());
@@ -370,6 +389,17 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     m_plan = std::move(*plan);
     m_overviewModel->setPlan(*m_plan);
     m_trend->setPlan(std::make_shared<const session::SessionPlan>(*m_plan));
+    m_pendingSelection.clear();
+    {
+        // The NPU side's free_benchmark.csv files: under the opened folder, or next to each rank's dump.json
+        // (a compare.json names the dump.json files, not the run's root).
+        QStringList freeBenchInputs;
+        if (!QFileInfo(npu).isFile() || QFileInfo(npu).fileName() == QLatin1String("dump.json"))
+            freeBenchInputs << npu;
+        for (const session::RankPair& p : m_plan->pairs)
+            freeBenchInputs << toQ(p.npu.dir.string());
+        loadFreeBenchmark(freeBenchInputs);
+    }
     rememberPair(npu, bench);
     populateSelectors();
     retranslate();
@@ -385,7 +415,7 @@ void MainWindow::chooseNpu()
     m_npuInput = dir;
     if (!m_benchInput.isEmpty())
         openInputs(m_npuInput, m_benchInput);
-    else
+    else if (!openFreeBenchmarkOnly(dir))
         m_message->setText(tr("NPU dump: %1 — now open the bench dump.").arg(dir));
 }
 
@@ -459,7 +489,8 @@ void MainWindow::dropEvent(QDropEvent* event)
             m_npuInput = paths[0];
             m_benchInput.clear();
             m_plan.reset();
-            m_message->setText(tr("NPU dump: %1 — now drop the bench dump.").arg(paths[0]));
+            if (!openFreeBenchmarkOnly(paths[0]))
+                m_message->setText(tr("NPU dump: %1 — now drop the bench dump.").arg(paths[0]));
         } else {
             openInputs(m_npuInput, paths[0]);
         }
@@ -510,6 +541,7 @@ void MainWindow::showPair(int pairIndex)
     m_hits.clear();
     m_hitIndex = -1;
     m_model->clear();
+    m_badges->clearAll();
     m_detail->clear();
     m_plot->setAnalysis(nullptr);
     m_inspector->clear();
@@ -539,6 +571,7 @@ void MainWindow::setBusy(bool busy)
 void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
 {
     m_model->setSkeleton(skeleton);
+    updateFreeBenchmarkBadges();
     m_nodeSearch = std::make_unique<NodeSearch>(skeleton->tree);
     for (int c = 0; c < m_model->columnCount(); ++c)
         m_tree->setColumnHidden(c, false);
@@ -586,7 +619,9 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     else
         line = tr("No failing node: every compared row passes.");
     m_message->setText(tr("%1  [%2 s]").arg(line).arg(analysis->seconds, 0, 'f', 2));
-    if (!f.key.empty())
+    if (!m_pendingSelection.isEmpty())
+        selectNodeByKey(std::exchange(m_pendingSelection, QString())); // the user asked for it meanwhile
+    else if (!f.key.empty())
         selectFirstFailure();
     startOverview();
     emit analysisFinished(true, QString());
@@ -595,6 +630,7 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
 void MainWindow::onFailed(const QString& message)
 {
     setBusy(false);
+    m_pendingSelection.clear();
     m_message->setText(tr("Compare failed: %1").arg(message));
     emit analysisFinished(false, message);
 }
@@ -602,6 +638,7 @@ void MainWindow::onFailed(const QString& message)
 void MainWindow::onCancelled()
 {
     setBusy(false);
+    m_pendingSelection.clear();
     m_message->setText(tr("Compare cancelled."));
     emit analysisFinished(false, tr("cancelled"));
 }
@@ -741,6 +778,96 @@ void MainWindow::openTensorInspector(std::size_t tableRow)
         return;
     m_inspector->showRow(m_analysis, tableRow);
     m_tabs->setCurrentWidget(m_inspector);
+}
+
+// ----- free benchmark --------------------------------------------------------------------------
+
+bool MainWindow::isFreeBenchmarkShown() const { return m_tabs->isTabVisible(m_tabs->indexOf(m_freeBench)); }
+
+bool MainWindow::openFreeBenchmarkOnly(const QString& folder)
+{
+    const QFileInfo info(folder);
+    if (info.isFile() && info.fileName() != QLatin1String("dump.json")
+        && info.fileName() != QLatin1String("free_benchmark.csv"))
+        return false; // compare.json and the like
+    // Only folder names are listed here (no file is read), so it is cheap enough for the GUI thread.
+    if (probescope::inspect::findFreeBenchmarkCsvs(folder.toStdString()).empty())
+        return false;
+    m_controller->cancel();
+    m_overview->cancel();
+    m_npuInput = folder;
+    m_benchInput.clear();
+    m_plan.reset();
+    m_pairIndex = -1;
+    m_pendingSelection.clear();
+    m_analysis.reset();
+    m_model->clear();
+    m_badges->clearAll();
+    m_detail->clear();
+    m_plot->setAnalysis(nullptr);
+    m_inspector->clear();
+    setBusy(false);
+    loadFreeBenchmark({ folder });
+    retranslate();
+    m_message->setText(tr("Free benchmark results of %1. Open a bench dump too to compare, and to see the flagged "
+                          "APIs in the tree.")
+                           .arg(folder));
+    return true;
+}
+
+void MainWindow::loadFreeBenchmark(const QStringList& inputs)
+{
+    m_freeBench->load(inputs);
+}
+
+void MainWindow::onFreeBenchmarkLoaded(int files, int rows)
+{
+    Q_UNUSED(rows);
+    m_tabs->setTabVisible(m_tabs->indexOf(m_freeBench), files > 0);
+    if (files > 0 && !m_plan)
+        m_tabs->setCurrentWidget(m_freeBench);
+    updateFreeBenchmarkBadges();
+}
+
+void MainWindow::updateFreeBenchmarkBadges()
+{
+    const auto table = m_freeBench->table();
+    if (!m_plan || m_pairIndex < 0 || !m_model->tree() || !table) {
+        m_badges->clear(NodeBadgeDelegate::FreeBenchmark);
+        return;
+    }
+    // Rows of the shown step and NPU rank; a dump without step folders or with a bare "rank" folder matches
+    // any step or rank (msprobe writes rank 0 when not distributed).
+    const session::RankPair& pair = m_plan->pairs[static_cast<std::size_t>(m_pairIndex)];
+    m_badges->setBadges(NodeBadgeDelegate::FreeBenchmark,
+                        freeBenchBadges(*m_model->tree(), *table, pair.step, pair.npu.rank.value_or(-1)));
+}
+
+void MainWindow::onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank)
+{
+    if (!m_plan) {
+        m_message->setText(tr("Open a bench dump too to see %1 in the tree.").arg(apiName));
+        return;
+    }
+    int target = -1;
+    for (std::size_t i = 0; i < m_plan->pairs.size() && target < 0; ++i) {
+        const session::RankPair& p = m_plan->pairs[i];
+        if ((p.step < 0 || p.step == step) && (!p.npu.rank || *p.npu.rank == rank))
+            target = static_cast<int>(i);
+    }
+    if (target < 0) {
+        m_message->setText(tr("The opened dumps have no step %1, rank %2 for %3.").arg(step).arg(rank).arg(apiName));
+        return;
+    }
+    if (target != m_pairIndex) {
+        m_pendingSelection = apiName; // selected when that pair's compare ends
+        showPair(target);
+        return;
+    }
+    if (isComparing())
+        m_pendingSelection = apiName; // else the first failing node would replace it at the end
+    if (m_model->tree() && !selectNodeByKey(apiName))
+        m_message->setText(tr("%1 is not in the shown dump.").arg(apiName));
 }
 
 // ----- tools -----------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ namespace probescope::ui {
 class CompareController;
 class CompareTreeModel;
 class DetailPanel;
+class FreeBenchmarkPanel;
+class NodeBadgeDelegate;
 class FilterBar;
 class LegendWidget;
 class MetricPlot;
@@ -79,6 +81,10 @@ public:
     DetailPanel* detailPanel() const { return m_detail; }
     SearchBar* searchBar() const { return m_search; }
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
+    FreeBenchmarkPanel* freeBenchmarkPanel() const { return m_freeBench; }
+    NodeBadgeDelegate* nodeBadges() const { return m_badges; }
+    /// Whether the Free benchmark tab is shown (the opened NPU dump holds free_benchmark.csv files).
+    bool isFreeBenchmarkShown() const;
     QString statusLine() const;
     /// No modal dialogs (scripted runs and tests): problems go to the status line and analysisFinished only.
     void setQuiet(bool quiet) { m_quiet = quiet; }
@@ -138,6 +144,12 @@ private:
     void showShortcuts();
     void showAbout();
     void openTensorInspector(std::size_t tableRow);
+    // Free benchmark (issue 7): the panel's rows, badges on the shown pair's tree, row -> tree node.
+    bool openFreeBenchmarkOnly(const QString& folder);
+    void loadFreeBenchmark(const QStringList& inputs);
+    void onFreeBenchmarkLoaded(int files, int rows);
+    void updateFreeBenchmarkBadges();
+    void onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank);
 
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;
@@ -166,6 +178,9 @@ private:
     NodeTrendPlot* m_trend = nullptr;
     TensorInspector* m_inspector = nullptr;
     QTableView* m_ranks = nullptr;
+    FreeBenchmarkPanel* m_freeBench = nullptr;
+    NodeBadgeDelegate* m_badges = nullptr;
+    QString m_pendingSelection; ///< a node to select once the pair being loaded is compared
     QComboBox* m_stepBox = nullptr;
     QComboBox* m_rankBox = nullptr;
     QLabel* m_pairLabel = nullptr;

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "inspect/freebenchcsv.h"
+
+#include "util/fileio.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <system_error>
+#include <unordered_map>
+
+namespace probescope::inspect {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kColumns = std::size(kFreeBenchColumns);
+
+struct Record
+{
+    std::vector<std::string> fields;
+    std::uint32_t line = 0;
+    bool terminated = false; ///< ended with a line break (a crash may cut the last one short)
+    bool unclosedQuote = false;
+};
+
+// Python's csv reader, default dialect, keeping the line where each record starts (for messages).
+// Blank lines are no records, as csv.reader and pandas skip them.
+std::vector<Record> splitRecords(std::string_view text)
+{
+    std::vector<Record> records;
+    std::uint32_t line = 1;
+    std::size_t i = 0;
+    const std::size_t n = text.size();
+    while (i < n) {
+        if (text[i] == '\n' || text[i] == '\r') {
+            i += (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;
+            ++line;
+            continue;
+        }
+        Record rec;
+        rec.line = line;
+        std::string field;
+        bool atFieldStart = true;
+        while (i < n) {
+            const char c = text[i];
+            if (c == '"' && atFieldStart) {
+                atFieldStart = false;
+                ++i;
+                bool closed = false;
+                while (i < n) {
+                    if (text[i] == '"') {
+                        if (i + 1 < n && text[i + 1] == '"') {
+                            field += '"';
+                            i += 2;
+                            continue;
+                        }
+                        ++i;
+                        closed = true;
+                        break;
+                    }
+                    if (text[i] == '\n')
+                        ++line;
+                    field += text[i++];
+                }
+                rec.unclosedQuote = !closed;
+                continue;
+            }
+            if (c == ',') {
+                rec.fields.push_back(std::move(field));
+                field.clear();
+                atFieldStart = true;
+                ++i;
+                continue;
+            }
+            if (c == '\n' || c == '\r') {
+                i += (c == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;
+                ++line;
+                rec.terminated = true;
+                break;
+            }
+            field += c;
+            atFieldStart = false;
+            ++i;
+        }
+        rec.fields.push_back(std::move(field));
+        records.push_back(std::move(rec));
+    }
+    return records;
+}
+
+bool isHeader(const std::vector<std::string>& fields)
+{
+    if (fields.size() != kColumns)
+        return false;
+    for (std::size_t c = 0; c < kColumns; ++c) {
+        if (fields[c] != kFreeBenchColumns[c])
+            return false;
+    }
+    return true;
+}
+
+bool parseInt(std::string_view s, std::int64_t& out)
+{
+    if (s.empty())
+        return false;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+// Python's str(float): repr digits, "inf", "-inf", "nan".
+bool parseDouble(std::string_view s, double& out)
+{
+    if (s.empty())
+        return false;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+}
+
+std::string inQuotes(std::string_view s)
+{
+    std::string q = "'";
+    q += s;
+    q += '\'';
+    return q;
+}
+
+SourceLocation at(const fs::path& file, std::uint32_t line)
+{
+    SourceLocation loc;
+    loc.file = file.string();
+    loc.line = line;
+    loc.column = 0;
+    return loc;
+}
+
+// Why `fields` is not a valid row, or "" when `row` was filled.
+std::string parseRow(const std::vector<std::string>& fields, FreeBenchRow& row)
+{
+    if (fields.size() != kColumns)
+        return std::to_string(fields.size()) + " fields, expected " + std::to_string(kColumns)
+            + " (rank, pert_mode, stage, step, api_name, max_rel, dtype, shape, output_index)";
+    if (!parseInt(fields[0], row.rank))
+        return std::string("rank ") + inQuotes(fields[0]) + " is not an integer";
+    row.pertMode = fields[1];
+    row.stage = fields[2];
+    if (!parseInt(fields[3], row.step))
+        return std::string("step ") + inQuotes(fields[3]) + " is not an integer";
+    row.apiName = fields[4];
+    if (row.apiName.empty())
+        return "api_name is empty";
+    const std::string& maxRel = fields[5];
+    if (maxRel.empty()) {
+        row.maxRelKind = MaxRelKind::Empty;
+    } else if (maxRel == "symbol_flipping") {
+        row.maxRelKind = MaxRelKind::SymbolFlipping;
+    } else if (parseDouble(maxRel, row.maxRel)) {
+        row.maxRelKind = MaxRelKind::Number;
+    } else {
+        return std::string("max_rel ") + inQuotes(maxRel) + " is neither a number, symbol_flipping nor empty";
+    }
+    row.dtype = fields[6];
+    row.shape = fields[7];
+    if (!fields[8].empty()) {
+        std::int64_t index = 0;
+        if (!parseInt(fields[8], index) || index < 0)
+            return std::string("output_index ") + inQuotes(fields[8]) + " is not a non-negative integer";
+        row.outputIndex = index;
+    }
+    return {};
+}
+
+// "step12" -> 12, "rank" -> -1 (msprobe's non-distributed folder), anything else -> nullopt.
+std::optional<std::int64_t> numbered(const std::string& name, std::string_view prefix, bool bareAllowed)
+{
+    if (name.rfind(prefix, 0) != 0)
+        return std::nullopt;
+    const std::string_view digits = std::string_view(name).substr(prefix.size());
+    if (digits.empty())
+        return bareAllowed ? std::optional<std::int64_t>(-1) : std::nullopt;
+    std::int64_t n = 0;
+    if (!parseInt(digits, n) || n < 0)
+        return std::nullopt;
+    return n;
+}
+
+// Sub-folders of `dir` named prefix{N} (or the bare prefix), sorted by N.
+std::vector<fs::path> numberedDirs(const fs::path& dir, std::string_view prefix, bool bareAllowed)
+{
+    std::vector<std::pair<std::int64_t, fs::path>> found;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code typeEc;
+        if (!it->is_directory(typeEc))
+            continue;
+        if (const auto n = numbered(it->path().filename().string(), prefix, bareAllowed))
+            found.emplace_back(*n, it->path());
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<fs::path> out;
+    for (auto& [n, p] : found)
+        out.push_back(std::move(p));
+    return out;
+}
+
+constexpr const char* kFileName = "free_benchmark.csv";
+
+} // namespace
+
+double freeBenchThreshold(std::string_view dtype, std::string_view pertMode)
+{
+    if (pertMode == "no_change")
+        return 0.0;
+    if (dtype == "torch.float16")
+        return 0.002;
+    if (dtype == "torch.bfloat16")
+        return 0.004;
+    return 0.0002; // torch.float32 and every other dtype
+}
+
+double freeBenchExcess(const FreeBenchRow& row)
+{
+    switch (row.maxRelKind) {
+    case MaxRelKind::SymbolFlipping:
+        return std::numeric_limits<double>::infinity();
+    case MaxRelKind::Empty:
+        return std::numeric_limits<double>::quiet_NaN();
+    case MaxRelKind::Number:
+        break;
+    }
+    const double threshold = freeBenchThreshold(row.dtype, row.pertMode);
+    if (threshold > 0)
+        return row.maxRel / threshold;
+    return row.maxRel > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+}
+
+void FreeBenchTable::append(FreeBenchTable&& other)
+{
+    const auto offset = static_cast<std::uint32_t>(files.size());
+    files.insert(files.end(), other.files.begin(), other.files.end());
+    rows.reserve(rows.size() + other.rows.size());
+    for (FreeBenchRow& r : other.rows) {
+        r.file += offset;
+        rows.push_back(std::move(r));
+    }
+    diagnostics.insert(diagnostics.end(), other.diagnostics.begin(), other.diagnostics.end());
+}
+
+Result<FreeBenchTable> parseFreeBenchmarkCsv(std::string_view text, const fs::path& file)
+{
+    if (text.substr(0, 3) == "\xEF\xBB\xBF")
+        text.remove_prefix(3);
+    FreeBenchTable table;
+    table.files.push_back(file);
+    const std::vector<Record> records = splitRecords(text);
+    if (records.empty())
+        return table; // created, header not flushed yet: no rows
+    std::size_t first = 0;
+    if (isHeader(records[0].fields)) {
+        first = 1;
+    } else {
+        FreeBenchRow probe;
+        if (!parseRow(records[0].fields, probe).empty())
+            return makeError("freebench.header", at(file, records[0].line),
+                             "not a free_benchmark.csv: the header should be rank,pert_mode,stage,step,api_name,"
+                             "max_rel,dtype,shape,output_index");
+        table.diagnostics.push_back(makeWarning("freebench.no-header", at(file, records[0].line),
+                                                "the file has no header line; its rows are read as msprobe's columns"));
+    }
+    for (std::size_t r = first; r < records.size(); ++r) {
+        const Record& rec = records[r];
+        if (isHeader(rec.fields))
+            continue; // appended by another run
+        FreeBenchRow row;
+        const std::string problem = parseRow(rec.fields, row);
+        if (problem.empty() && !rec.unclosedQuote) {
+            row.line = rec.line;
+            table.rows.push_back(std::move(row));
+            continue;
+        }
+        const bool last = r + 1 == records.size();
+        if (last && !rec.terminated && (rec.unclosedQuote || rec.fields.size() < kColumns)) {
+            table.diagnostics.push_back(makeWarning("freebench.truncated", at(file, rec.line),
+                                                    "the last row is cut short (the run may have stopped while "
+                                                    "writing it); it is skipped"));
+            continue;
+        }
+        table.diagnostics.push_back(makeError("freebench.row", at(file, rec.line),
+                                              rec.unclosedQuote ? std::string("a quoted field is not closed")
+                                                                : problem + "; the row is skipped"));
+    }
+    return table;
+}
+
+Result<FreeBenchTable> readFreeBenchmarkCsv(const fs::path& file)
+{
+    auto text = readTextFile(file);
+    if (!text)
+        return text.error();
+    return parseFreeBenchmarkCsv(*text, file);
+}
+
+std::vector<fs::path> findFreeBenchmarkCsvs(const fs::path& input)
+{
+    std::error_code ec;
+    std::vector<fs::path> out;
+    if (fs::is_regular_file(input, ec)) {
+        if (input.filename() == kFileName)
+            return { input };
+        return findFreeBenchmarkCsvs(input.parent_path()); // dump.json, construct.json…
+    }
+    if (!fs::is_directory(input, ec))
+        return out;
+    auto take = [&out](const fs::path& dir) {
+        std::error_code e;
+        const fs::path f = dir / kFileName;
+        if (fs::is_regular_file(f, e))
+            out.push_back(f);
+    };
+    take(input);
+    for (const fs::path& rank : numberedDirs(input, "rank", true))
+        take(rank);
+    for (const fs::path& step : numberedDirs(input, "step", false)) {
+        take(step);
+        for (const fs::path& rank : numberedDirs(step, "rank", true))
+            take(rank);
+    }
+    return out;
+}
+
+FreeBenchTable loadFreeBenchmark(const std::vector<fs::path>& inputs, ProgressSink* progress)
+{
+    std::vector<fs::path> files;
+    std::set<fs::path> seen;
+    for (const fs::path& input : inputs) {
+        for (fs::path& f : findFreeBenchmarkCsvs(input)) {
+            std::error_code ec;
+            fs::path canonical = fs::weakly_canonical(f, ec);
+            if (seen.insert(ec ? f : canonical).second)
+                files.push_back(std::move(f));
+        }
+    }
+    FreeBenchTable table;
+    if (progress)
+        progress->setRange(files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (progress && progress->isCancelled())
+            break;
+        auto one = readFreeBenchmarkCsv(files[i]);
+        if (one)
+            table.append(std::move(*one));
+        else
+            table.diagnostics.push_back(one.error());
+        if (progress)
+            progress->advance(i + 1);
+    }
+    return table;
+}
+
+std::vector<FlaggedApi> flaggedApis(const FreeBenchTable& table, std::int64_t step, std::int64_t rank)
+{
+    // Larger is worse; rows without a max_rel (to_cpu, integer outputs) rank below every number.
+    auto severity = [&](std::size_t i) {
+        const double e = freeBenchExcess(table.rows[i]);
+        return std::isnan(e) ? -1.0 : e;
+    };
+    std::vector<FlaggedApi> out;
+    std::unordered_map<std::string, std::size_t> slot;
+    for (std::size_t i = 0; i < table.rows.size(); ++i) {
+        const FreeBenchRow& row = table.rows[i];
+        if ((step >= 0 && row.step != step) || (rank >= 0 && row.rank != rank))
+            continue;
+        const auto [it, added] = slot.try_emplace(row.apiName, out.size());
+        if (added) {
+            out.push_back(FlaggedApi { row.apiName, i, 1 });
+            continue;
+        }
+        FlaggedApi& api = out[it->second];
+        ++api.rowCount;
+        if (severity(i) > severity(api.worstRow))
+            api.worstRow = i;
+    }
+    return out;
+}
+
+} // namespace probescope::inspect

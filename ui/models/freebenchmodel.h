@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "inspect/freebenchcsv.h"
+
+#include <QAbstractTableModel>
+#include <QString>
+
+#include <memory>
+
+namespace probescope::ui {
+
+/**
+ * @brief The rows of free_benchmark.csv files (msprobe's free benchmark), one model row per CSV row.
+ *
+ * Read-only over an immutable probescope::inspect::FreeBenchTable. Meant to sit behind a QSortFilterProxyModel with
+ * sortRole() = SortRole: numbers sort as numbers, symbol_flipping above every max_rel and empty cells below.
+ */
+class FreeBenchmarkModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column : int {
+        StepColumn,
+        RankColumn,
+        ApiColumn,
+        StageColumn,
+        PertModeColumn,
+        MaxRelColumn,
+        ThresholdColumn,
+        ExcessColumn, ///< max_rel / threshold
+        DtypeColumn,
+        ShapeColumn,
+        OutputIndexColumn,
+        ColumnCount
+    };
+
+    enum Role : int {
+        SortRole = Qt::UserRole + 1, ///< double for numeric columns, QString otherwise
+        RowIndexRole,                ///< int: index into FreeBenchTable::rows
+        ApiNameRole,                 ///< QString
+        StepRole,                    ///< qint64
+        RankRole,                    ///< qint64
+    };
+
+    explicit FreeBenchmarkModel(QObject* parent = nullptr);
+    ~FreeBenchmarkModel() override;
+
+    void setTable(std::shared_ptr<const probescope::inspect::FreeBenchTable> table);
+    void clear();
+    std::shared_ptr<const probescope::inspect::FreeBenchTable> table() const { return m_table; }
+    const probescope::inspect::FreeBenchRow* rowAt(int row) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    /// The max_rel cell as msprobe wrote it ("0.0153", "symbol_flipping", "").
+    static QString maxRelText(const probescope::inspect::FreeBenchRow& row);
+    /// "×7.6", "sign flip", "" — how far over its threshold a row is.
+    static QString excessText(const probescope::inspect::FreeBenchRow& row);
+
+private:
+    std::shared_ptr<const probescope::inspect::FreeBenchTable> m_table;
+};
+
+} // namespace probescope::ui
