@@ -608,7 +608,8 @@ int runRunUt(int argc, char** argv)
     std::cout << "\n";
     if (s.cancelled)
         std::cout << "  interrupted: continue with -csv_path " << s.resultCsv.string() << "\n";
-    return kExitOk;
+    // A salvaged truncated dump was judged as far as it goes; its error still makes the input bad.
+    return hasErrors(s.diagnostics) ? kExitInputError : kExitOk;
 }
 
 int runApiPrecisionCompare(int argc, char** argv)
