@@ -412,8 +412,9 @@ struct Judge
     // The recorded gradients are compared where they can be the gradient of that input. Elsewhere the
     // row is SKIP with the reason: the dump has none (msprobe records grads only of inputs that required
     // one), the input has none (the judge would call that a type mismatch), or the recorded gradient has
-    // another shape. The last happens with msprobe on torch < 2.0, whose non-full backward hooks record
-    // the gradients of the API's last autograd node (addmm's for linear, bmm's for matmul), not the API's.
+    // another shape. The last happens when the dumper saw the API's last autograd node rather than the
+    // API (msprobe's non-full backward hooks on torch < 2.0; composite aten ops such as matmul recorded at
+    // the dispatcher): addmm's gradients for linear, bmm's for matmul, not the API's inputs'.
     static void judgeDumpedGradients(ApiVerdict& v, const ReplayResult& r, const std::vector<Value>& recorded,
                                      const CompareContext& ctx, const std::string& backwardPrefix)
     {
@@ -435,7 +436,7 @@ struct Judge
             else if (bench.kind == Value::Kind::Tensor && device[i].tensor.shape != bench.tensor.shape)
                 reason = "The dump recorded a gradient of shape " + shapeText(device[i].tensor.shape)
                     + " here, not one of this input's shape " + shapeText(bench.tensor.shape)
-                    + " (msprobe on torch < 2.0 records the last autograd node's gradients), skip this test.";
+                    + " (a dumper that hooks the API's last autograd node records that node's gradients), skip this test.";
             if (!reason.empty()) {
                 shown.benchGrads[i] = Value {};
                 device[i] = Value {};
