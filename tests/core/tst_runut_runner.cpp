@@ -990,6 +990,32 @@ TEST(RunutFixtures, DumpedOutputsNameTheFaultyGeluOnTheNpuSideOnly)
     }
 }
 
+TEST(RunutFixtures, DemoPairFromTheCollectorFindsItsPerturbedGelu)
+{
+    // resources/demo: probescope-example-train's tensor mix dumps, the npu side with --perturb gelu.
+    TempDir dir;
+    for (const std::string side : { "npu", "bench" }) {
+        const fs::path dump = probescope::testing::sourceDir() / "resources" / "demo" / side / "step0" / "rank" / "dump.json";
+        auto o = optionsFor(dump, dir.path() / side);
+        o.workers = 2;
+        auto s = runUt(o, torchFactory());
+        ASSERT_TRUE(s.ok()) << s.error().format();
+        ASSERT_TRUE(s->dumpedResultCsv);
+        EXPECT_EQ(s->errors, 0u) << side;
+        std::vector<std::string> forwardErrors;
+        for (const CsvRow& row : readTable(*s->dumpedResultCsv).rows) {
+            if (row.cells.at(1) == "error")
+                forwardErrors.push_back(row.cells[0]);
+        }
+        if (side == "npu") {
+            EXPECT_EQ(forwardErrors, std::vector<std::string> { "Aten.gelu.0" });
+            EXPECT_EQ(s->firstDumpedFailing, "Aten.gelu.0");
+        } else {
+            EXPECT_TRUE(forwardErrors.empty()) << forwardErrors.front();
+        }
+    }
+}
+
 TEST(RunutFixtures, ReplayWritesMsprobesFilesAndWorkersDoNotMatter)
 {
     const fs::path npu = fixtureDump("modelA_tensor_mix", "npu");
