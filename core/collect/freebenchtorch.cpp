@@ -20,6 +20,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/library.h>
 
@@ -306,6 +307,11 @@ struct Engine::State
     std::optional<double> check(const c10::OperatorHandle& op, const std::string& api,
                                 const std::vector<IValue>& outs, const std::vector<IValue>& perturbed, double threshold);
     void fix(const std::string& api, const std::vector<IValue>& outs, const std::vector<IValue>& perturbed);
+    /// fuzz_stage backward (§11.7): hooks the output's gradient; checkBackward() runs in the backward pass.
+    void hookBackward(const c10::OperatorHandle& op, const std::string& api, const std::vector<IValue>& args,
+                      const std::vector<IValue>& outs);
+    void checkBackward(const c10::OperatorHandle& op, const std::string& name, const std::vector<IValue>& saved,
+                       const std::vector<std::size_t>& gradIndex, const at::Tensor& gradOutput);
 };
 
 namespace {
@@ -511,6 +517,126 @@ void Engine::State::fix(const std::string& api, const std::vector<IValue>& outs,
     }
 }
 
+void Engine::State::hookBackward(const c10::OperatorHandle& op, const std::string& api, const std::vector<IValue>& args,
+                                 const std::vector<IValue>& outs)
+{
+    // One tensor output that autograd tracks: its gradient is the VJP's grad_output.
+    if (outs.size() != 1 || !outs[0].isTensor() || !outs[0].toTensor().defined() || !outs[0].toTensor().requires_grad())
+        return;
+    std::vector<IValue> saved;
+    std::vector<std::size_t> gradIndex;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (!args[i].isTensor() || !args[i].toTensor().defined()) {
+            saved.push_back(args[i]);
+            continue;
+        }
+        const at::Tensor& t = args[i].toTensor();
+        // A copy: later in-place updates of the input must not change what the backward check replays.
+        saved.emplace_back(t.detach().clone());
+        if (t.requires_grad() && t.is_floating_point())
+            gradIndex.push_back(i);
+    }
+    if (gradIndex.empty())
+        return;
+    const std::string name = api.substr(0, api.size() - 8) + ".backward"; // "...forward" -> "...backward"
+    State* self = this;
+    outs[0].toTensor().register_hook([self, op, name, saved, gradIndex](const at::Tensor& grad) {
+        {
+            const std::lock_guard lock(gMutex);
+            if (gState != self || !self->on)
+                return;
+        }
+        self->checkBackward(op, name, saved, gradIndex, grad);
+    });
+}
+
+void Engine::State::checkBackward(const c10::OperatorHandle& op, const std::string& name, const std::vector<IValue>& saved,
+                                  const std::vector<std::size_t>& gradIndex, const at::Tensor& gradOutput)
+{
+    const c10::impl::ExcludeDispatchKeyGuard notAgain(kKey);
+    // The VJP of the unhooked op at `args` for `grad`: gradients of the grad-requiring arguments.
+    const auto vjp = [&](std::vector<IValue> args, const at::Tensor& grad) -> std::optional<std::vector<at::Tensor>> {
+        try {
+            const at::AutoGradMode gradMode(true);
+            const at::DisableRecordFunctionGuard notUserOps;
+            std::vector<at::Tensor> leaves;
+            for (const std::size_t i : gradIndex) {
+                at::Tensor leaf = args[i].toTensor().detach().requires_grad_(true);
+                args[i] = leaf;
+                leaves.push_back(leaf);
+            }
+            torch::jit::Stack s(args.begin(), args.end());
+            op.callBoxed(&s);
+            if (s.size() != 1 || !s[0].isTensor() || !s[0].toTensor().requires_grad())
+                return std::nullopt;
+            const at::Tensor out = s[0].toTensor();
+            return torch::autograd::grad({ out }, leaves, { grad.to(out.scalar_type()) }, /*retain_graph=*/false,
+                                         /*create_graph=*/false, /*allow_unused=*/true);
+        } catch (const std::exception& e) {
+            std::string what = e.what();
+            what.resize(std::min(what.find('\n'), what.size()));
+            log("[msprobe] Free benchmark: For " + name + ", the backward rerun failed (" + what + "). Cancel perturbation.");
+            return std::nullopt;
+        }
+    };
+    const PertMode mode = fb().pertMode;
+    std::vector<IValue> perturbedArgs = saved;
+    at::Tensor perturbedGrad = gradOutput;
+    if (mode == PertMode::ImprovePrecision || mode == PertMode::ToCpu) {
+        bool cast = false;
+        const auto up = [&](const at::Tensor& t) {
+            const bool low = t.defined() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16);
+            cast = cast || low;
+            const at::Tensor r = mode == PertMode::ToCpu && t.defined() ? t.to(at::kCPU) : t;
+            return low ? r.to(at::kFloat) : r;
+        };
+        for (IValue& v : perturbedArgs) // kwargs are skipped in the backward stage; aten has none
+            v = mapTensors(v, up);
+        perturbedGrad = up(gradOutput); // improve_precision also casts grad_output
+        if (!cast && mode == PertMode::ImprovePrecision)
+            return;
+    } else if (mode != PertMode::NoChange) {
+        // The first valid input is the list of grad-requiring tensors: its first eligible one is perturbed.
+        bool done = false;
+        for (const std::size_t i : gradIndex) {
+            const at::Tensor& t = saved[i].toTensor();
+            const LayerResult r = mode == PertMode::AddNoise ? addNoise(t) : mode == PertMode::BitNoise ? bitNoise(t) : changeValue(t);
+            if (!r.tensor) {
+                cancel(name, r.cancelReason);
+                continue;
+            }
+            perturbedArgs[i] = *r.tensor;
+            done = true;
+            break;
+        }
+        if (!done)
+            return;
+    }
+    log(std::string("[msprobe] Free benchmark: Perturbation is ") + toString(mode) + " of " + name + ".");
+    const auto original = vjp(saved, gradOutput);
+    const auto perturbed = original ? vjp(perturbedArgs, perturbedGrad) : std::nullopt;
+    if (!perturbed || perturbed->size() != original->size())
+        return;
+    for (std::size_t i = 0; i < original->size(); ++i) {
+        const at::Tensor& o = (*original)[i];
+        const at::Tensor& p = (*perturbed)[i];
+        if (!o.defined() || !p.defined() || !o.is_floating_point())
+            continue;
+        const Ratio r = tensorRatio(o, p, true);
+        const double threshold = mode == PertMode::NoChange ? 1.0 : defaultThreshold(floatTypeOf(o.scalar_type()));
+        if (!r.flip && 1 / threshold <= r.value && r.value <= threshold)
+            continue;
+        CsvRow row;
+        row.stage = "backward";
+        row.apiName = name;
+        row.maxRel = r.flip ? "symbol_flipping" : maxRelText(r.value);
+        row.dtype = torchDtypeName(o.scalar_type());
+        row.shape = shapeText(o);
+        row.outputIndex = static_cast<std::int64_t>(i);
+        writeRow(std::move(row));
+    }
+}
+
 void Engine::State::handle(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 {
     const c10::FunctionSchema& schema = op.schema();
@@ -565,6 +691,10 @@ void Engine::State::handle(const c10::OperatorHandle& op, torch::jit::Stack* sta
             outType = floatTypeOf(v.toTensor().scalar_type());
             break;
         }
+    }
+    if (f.backward) {
+        hookBackward(op, api, args, outs);
+        return;
     }
     if (preheat) {
         preheat->enterStep(step);
@@ -639,10 +769,7 @@ Engine::Engine(const Config& config, std::optional<std::int64_t> rank, LogSink l
     s.config = config;
     s.rank = rank;
     s.log = log ? std::move(log) : LogSink([](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
-    if (config.freeBenchmark.backward)
-        throw CollectError("collect.config", "free_benchmark: \"fuzz_stage\": \"backward\" is not supported by the "
-                                             "LibTorch collector yet (use \"forward\")");
-    if (config.freeBenchmark.ifPreheat && !config.freeBenchmark.fix)
+    if (config.freeBenchmark.ifPreheat && !config.freeBenchmark.fix && !config.freeBenchmark.backward)
         s.preheat.emplace(config.freeBenchmark.preheatStep, config.freeBenchmark.maxSample);
     const std::lock_guard lock(gMutex);
     try {

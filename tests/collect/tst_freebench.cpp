@@ -595,3 +595,30 @@ TEST(FreeBenchRun, PreheatCountsInStepZeroAndSamplesLater)
     // Step 2 >= preheat_step: no more samples.
     EXPECT_FALSE(std::any_of(log.begin(), log.end(), [](const std::string& l) { return contains(l, "preheat sample in step2"); }));
 }
+
+TEST(FreeBenchRun, BackwardStageComparesInputGradients)
+{
+    TempDir temp;
+    std::vector<std::string> log;
+    at::Tensor gx, gy;
+    {
+        collect::PrecisionDebugger debugger(freeBenchOptions(
+            temp.path(), R"({"pert_mode": "change_value", "fuzz_stage": "backward", "list": ["mul"]})", log));
+        const at::Tensor x = at::tensor(std::vector<float> { 1, 2, 4 }).requires_grad_();
+        const at::Tensor y = at::tensor(std::vector<float> { 3, 5, 7 }).requires_grad_();
+        debugger.start();
+        at::sum(at::mul(x, y)).backward(); // grad_output of mul: ones
+        debugger.stop();
+        gx = x.grad().clone();
+        gy = y.grad().clone();
+    }
+    // The training's gradients are untouched: d/dx = y, d/dy = x.
+    EXPECT_TRUE(at::equal(gx, at::tensor(std::vector<float> { 3, 5, 7 })));
+    EXPECT_TRUE(at::equal(gy, at::tensor(std::vector<float> { 1, 2, 4 })));
+    // change_value swaps x (the first grad-requiring input) to [4, 2, 1]: d/dx = y is unchanged, d/dy
+    // becomes [4, 2, 1] against [1, 2, 4]: r = [1/4, 1, 4], ratio 4, max_rel 3.0 at index 1.
+    EXPECT_EQ(readAll(csvOf(temp.path())),
+              kHead + "0,change_value,backward,0,Aten.mul.0.backward,3.0,torch.float32,torch.Size([3]),1\r\n");
+    EXPECT_NE(std::find(log.begin(), log.end(), "[msprobe] Free benchmark: Perturbation is change_value of Aten.mul.0.backward."),
+              log.end());
+}
