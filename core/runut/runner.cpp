@@ -673,33 +673,45 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
         if (!fs::is_directory(options.outDir, ec))
             return makeError("io.write", at(options.outDir), "cannot create the output folder");
         // Never replace a file: a taken timestamp moves on by a second, which keeps the name resumable.
+        // The result file is claimed first and atomically (O_EXCL), so two runs started in the same
+        // second into one folder (parallel tests, two GUI jobs) end up with different timestamps.
         std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
-        auto taken = [&](const std::string& s) {
-            for (auto prefix : { kResultPrefix, kDetailsPrefix, kDumpedResultPrefix, kDumpedDetailsPrefix }) {
-                if (fs::exists(options.outDir / fileName(prefix, s), ec))
-                    return true;
-            }
-            return false;
-        };
-        for (int tries = 0; taken(stamp); ++tries) {
+        std::vector<std::pair<std::string_view, const std::vector<std::string>*>> outputs {
+            { kResultPrefix, &resultHeader() }, { kDetailsPrefix, &detailsHeader() } };
+        if (dumpedData) {
+            outputs.emplace_back(kDumpedResultPrefix, &resultHeader());
+            outputs.emplace_back(kDumpedDetailsPrefix, &detailsHeader());
+        }
+        for (int tries = 0;; ++tries) {
             if (tries > 1000)
                 return makeError("csv.exists", at(options.outDir), "no free timestamp for the output files");
+            bool free = true;
+            for (const auto& o : outputs)
+                free = free && !fs::exists(options.outDir / fileName(o.first, stamp), ec);
+            std::vector<fs::path> created;
+            std::optional<Diagnostic> problem;
+            for (std::size_t i = 0; free && i < outputs.size(); ++i) {
+                const fs::path p = options.outDir / fileName(outputs[i].first, stamp);
+                problem = createCsv(p, *outputs[i].second);
+                if (problem)
+                    break;
+                created.push_back(p);
+            }
+            if (free && !problem)
+                break;
+            if (problem && problem->id != "csv.exists")
+                return *problem;
+            // Lost a race for this second: give back what this run created and take the next one.
+            for (const fs::path& p : created)
+                fs::remove(p, ec);
             stamp = nextStamp(stamp);
         }
         summary.timestamp = stamp;
         files.result = options.outDir / fileName(kResultPrefix, stamp);
         files.details = options.outDir / fileName(kDetailsPrefix, stamp);
-        if (auto e = createCsv(files.result, resultHeader()))
-            return *e;
-        if (auto e = createCsv(files.details, detailsHeader()))
-            return *e;
         if (dumpedData) {
             files.dumpedResult = options.outDir / fileName(kDumpedResultPrefix, stamp);
             files.dumpedDetails = options.outDir / fileName(kDumpedDetailsPrefix, stamp);
-            if (auto e = createCsv(*files.dumpedResult, resultHeader()))
-                return *e;
-            if (auto e = createCsv(*files.dumpedDetails, detailsHeader()))
-                return *e;
         }
     }
     summary.resultCsv = files.result;

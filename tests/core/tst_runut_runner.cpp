@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using namespace probescope;
@@ -742,6 +743,27 @@ TEST(RunutRunner, ModuleOnlyDumpWritesHeadersAndSaysWhy)
     EXPECT_TRUE(readTable(s->resultCsv).rows.empty());
     ASSERT_FALSE(s->diagnostics.empty());
     EXPECT_EQ(s->diagnostics.front().id, "runut.no-apis");
+}
+
+TEST(RunutRunner, RunsStartedTogetherIntoOneFolderGetTheirOwnFiles)
+{
+    TempDir dir;
+    const auto dump = dir.write("dump.json", manyApisDump(5));
+    constexpr int kRuns = 6;
+    std::vector<std::optional<Result<RunUtSummary>>> results(kRuns);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kRuns; ++i)
+        threads.emplace_back([&, i] { results[i] = runUt(optionsFor(dump, dir.path() / "out"), fakeFactory()); });
+    for (auto& t : threads)
+        t.join();
+    std::set<std::string> stamps;
+    for (const auto& r : results) {
+        ASSERT_TRUE(r && r->ok()) << (r && !r->ok() ? r->error().format() : "");
+        stamps.insert((*r)->timestamp);
+        EXPECT_EQ(readTable((*r)->resultCsv).rows.size(), 5u);
+    }
+    EXPECT_EQ(stamps.size(), static_cast<std::size_t>(kRuns));
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir.path() / "out"), fs::directory_iterator()), 2 * kRuns);
 }
 
 TEST(RunutRunner, RefusesBadOptions)
