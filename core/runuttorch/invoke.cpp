@@ -837,45 +837,49 @@ const at::Tensor& selfTensor(const PyArgs& args, const char* api)
     return args[0].tensor;
 }
 
-at::indexing::TensorIndex toIndex(const PyValue& v)
+/// Appends one Python index. TensorIndex objects are built in place and never moved: LibTorch 1.13's
+/// implicit move copies its uninitialised bool member, which UBSan rightly reports.
+void appendIndex(std::vector<at::indexing::TensorIndex>& out, const PyValue& v)
 {
     using namespace at::indexing;
     switch (v.kind) {
-    case PyValue::Kind::None: return TensorIndex(None);
-    case PyValue::Kind::Ellipsis: return TensorIndex(Ellipsis);
-    case PyValue::Kind::Int: return TensorIndex(v.intValue);
-    case PyValue::Kind::Bool: return TensorIndex(v.boolValue);
-    case PyValue::Kind::Tensor: return TensorIndex(v.tensor);
+    case PyValue::Kind::None: out.emplace_back(None); return;
+    case PyValue::Kind::Ellipsis: out.emplace_back(Ellipsis); return;
+    case PyValue::Kind::Int: out.emplace_back(v.intValue); return;
+    case PyValue::Kind::Bool: out.emplace_back(v.boolValue); return;
+    case PyValue::Kind::Tensor: out.emplace_back(v.tensor); return;
     case PyValue::Kind::Slice: {
         auto part = [&](std::size_t k) -> c10::optional<std::int64_t> {
             if (v.items[k].kind == PyValue::Kind::Int)
                 return v.items[k].intValue;
             return c10::nullopt;
         };
-        return TensorIndex(Slice(part(0), part(1), part(2)));
+        out.emplace_back(Slice(part(0), part(1), part(2)));
+        return;
     }
     case PyValue::Kind::List: {
         // A list inside an index tuple is advanced indexing by those integers.
         const auto ints = intList(v);
         if (!ints)
             throw ReplayError("__getitem__: a nested index list must hold integers");
-        return TensorIndex(at::tensor(*ints, at::kLong));
+        out.emplace_back(at::tensor(*ints, at::kLong));
+        return;
     }
     default: throw ReplayError(std::string("__getitem__: an index of type ") + kindName(v) + " is not supported");
     }
 }
 
-std::vector<at::indexing::TensorIndex> toIndices(const PyValue& v)
+void toIndices(const PyValue& v, std::vector<at::indexing::TensorIndex>& out)
 {
-    std::vector<at::indexing::TensorIndex> out;
     if (v.kind == PyValue::Kind::List) {
         // dump.json writes tuple indices (x[0, :, None]) as lists; they index one dimension each.
+        out.reserve(v.items.size());
         for (const PyValue& e : v.items)
-            out.push_back(toIndex(e));
+            appendIndex(out, e);
     } else {
-        out.push_back(toIndex(v));
+        out.reserve(1);
+        appendIndex(out, v);
     }
-    return out;
 }
 
 c10::IValue getItem(const PyArgs& args, const PyKwargs&)
@@ -883,7 +887,9 @@ c10::IValue getItem(const PyArgs& args, const PyKwargs&)
     const at::Tensor& self = selfTensor(args, "__getitem__");
     if (args.size() != 2)
         throw ReplayError("__getitem__ takes exactly one index");
-    return self.index(toIndices(args[1]));
+    std::vector<at::indexing::TensorIndex> indices;
+    toIndices(args[1], indices);
+    return self.index(indices);
 }
 
 c10::IValue setItem(const PyArgs& args, const PyKwargs&)
@@ -891,7 +897,8 @@ c10::IValue setItem(const PyArgs& args, const PyKwargs&)
     at::Tensor self = selfTensor(args, "__setitem__");
     if (args.size() != 3)
         throw ReplayError("__setitem__ takes an index and a value");
-    const auto indices = toIndices(args[1]);
+    std::vector<at::indexing::TensorIndex> indices;
+    toIndices(args[1], indices);
     if (args[2].kind == PyValue::Kind::Tensor)
         self.index_put_(indices, args[2].tensor);
     else if (args[2].isNumber())

@@ -1110,3 +1110,62 @@ TEST(RunutReplayFixture, DISABLED_Throughput)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("%zu replays in %.3f s: %.3f ms per API call\n", n, seconds, 1000 * seconds / static_cast<double>(n));
 }
+
+TEST(RunutReplayData, HandWrittenStatisticsDumpThroughTheRunnersLoader)
+{
+    const auto path = probescope::testing::testDataDir() / "runut/replay/statistics/dump.json";
+    auto list = runut::loadApiCalls(path, false);
+    ASSERT_TRUE(list.ok()) << list.error().format();
+    ASSERT_EQ(list->calls.size(), 10u); // the Module entry is not an API call
+    auto replayer = runuttorch::makeTorchReplayer({});
+    std::map<std::string, runut::ReplayResult> r;
+    for (const auto& call : list->calls)
+        r[call.fullName] = replayer->replay(call);
+
+    // fp16 linear: LibTorch 1.13 has no Half addmm on the CPU.
+    EXPECT_NE(r["Functional.linear.0"].skipMessage.find("not implemented for 'Half'"), std::string::npos)
+        << r["Functional.linear.0"].skipMessage;
+
+    const auto& gelu = r["Functional.gelu.0"];
+    ASSERT_EQ(gelu.skipMessage, "");
+    EXPECT_EQ(gelu.deviceForward.tensor.dtype, tensor::DType::BFloat16);
+    EXPECT_EQ(gelu.benchForward.tensor.dtype, tensor::DType::Float32);
+    ASSERT_EQ(gelu.deviceGrads.size(), 1u);
+    EXPECT_EQ(gelu.deviceGrads[0].tensor.dtype, tensor::DType::BFloat16);
+    EXPECT_EQ(gelu.benchGrads[0].tensor.dtype, tensor::DType::Float32);
+
+    const auto& matmul = r["Torch.matmul.0"]; // fp32 inputs, bf16 output: bf16 autocast on the device
+    ASSERT_EQ(matmul.skipMessage, "");
+    EXPECT_EQ(matmul.autocastDtype, tensor::DType::BFloat16);
+    EXPECT_EQ(matmul.deviceForward.tensor.shape, (std::vector<std::int64_t> { 2, 4, 5 }));
+    EXPECT_TRUE(matmul.deviceGrads.empty()); // no backward entry
+
+    const auto& mul = r["Tensor.__mul__.0"]; // grad = 0.125 * incoming, incoming = [-0.01, ..., 0.01]
+    ASSERT_EQ(mul.skipMessage, "");
+    ASSERT_EQ(mul.deviceGrads.size(), 1u); // the float operand has no grad slot
+    const auto g = values(mul.deviceGrads[0]);
+    EXPECT_FLOAT_EQ(g.front(), -0.00125f);
+    EXPECT_FLOAT_EQ(g.back(), 0.00125f);
+
+    // Max = Infinity: every row but the last is +inf (softmax NaN), the last row is Min (uniform).
+    const auto soft = values(r["Functional.softmax.0"].deviceForward);
+    ASSERT_EQ(soft.size(), 12u);
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_TRUE(std::isnan(soft[i])) << i;
+        EXPECT_FLOAT_EQ(soft[6 + i], 1.0f / 6) << i;
+    }
+
+    const auto& sum = r["Torch.sum.0"];
+    ASSERT_EQ(sum.skipMessage, "");
+    EXPECT_EQ(sum.deviceForward.tensor.dtype, tensor::DType::Float64); // dtype=torch.float64
+    EXPECT_EQ(sum.deviceForward.tensor.shape, (std::vector<std::int64_t> { 1, 4, 1 }));
+    EXPECT_EQ(r["Tensor.__getitem__.0"].deviceForward.tensor.shape, (std::vector<std::int64_t> { 2, 4, 1 }));
+
+    const auto drop = values(r["Functional.dropout.0"].deviceForward);
+    const auto zeros = std::count(drop.begin(), drop.end(), 0.0);
+    EXPECT_GT(zeros, 20); // p = 0.25 of 256
+    EXPECT_LT(zeros, 110);
+
+    EXPECT_EQ(r["Distributed.all_reduce.0"].skipMessage, "API Distributed.all_reduce.0 not support for run ut. SKIP.");
+    EXPECT_NE(r["NPU.npu_fusion_attention.0"].skipMessage, "");
+}
