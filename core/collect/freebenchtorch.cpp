@@ -24,6 +24,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
@@ -167,24 +168,44 @@ LayerResult changeValue(const at::Tensor& x)
 Ratio tensorRatio(const at::Tensor& original, const at::Tensor& perturbed, bool backward)
 {
     // The original is cast to the perturbed dtype and device first (that rounding is msprobe's); the
-    // arithmetic then runs in float64, because LibTorch's CPU kernels lack half for clamp/where/div.
-    const at::Tensor o = original.to(perturbed.device(), perturbed.scalar_type()).to(at::kDouble).reshape(-1);
-    const at::Tensor p = perturbed.to(at::kDouble).reshape(-1);
+    // arithmetic then runs in float64 in one pass (LibTorch's CPU kernels lack half for clamp and
+    // division, and two dozen small tensor ops per call would cost more than the op checked).
+    const at::Tensor o = original.to(perturbed.device(), perturbed.scalar_type()).to(at::kCPU, at::kDouble).contiguous();
+    const at::Tensor p = perturbed.to(at::kCPU, at::kDouble).contiguous();
     const double tol = backward ? 1e-3 : std::sqrt(absTolerance(floatTypeOf(perturbed.scalar_type())));
     Ratio result;
-    if (o.numel() == 0 || o.numel() != p.numel())
+    const std::int64_t n = o.numel();
+    if (n == 0 || n != p.numel())
         return result;
+    const double* a = o.data_ptr<double>();
+    const double* b = p.data_ptr<double>();
+    // torch.chunk's split: chunks of ceil(n / chunks) elements.
     const std::int64_t chunks = ratioChunks(static_cast<std::uint64_t>(original.nbytes()));
-    const auto os = o.chunk(chunks);
-    const auto ps = p.chunk(chunks);
-    for (std::size_t i = 0; i < os.size(); ++i) {
-        if ((os[i] * ps[i]).min().item<double>() < -tol * tol) {
+    const std::int64_t size = (n + chunks - 1) / chunks;
+    for (std::int64_t begin = 0; begin < n; begin += size) {
+        const std::int64_t end = std::min(n, begin + size);
+        bool nanProduct = false;
+        double minProduct = INFINITY, rmax = -INFINITY, rmin = INFINITY;
+        for (std::int64_t i = begin; i < end; ++i) {
+            const double product = a[i] * b[i];
+            if (std::isnan(product))
+                nanProduct = true; // torch.min propagates NaN: the sign test is then false
+            else
+                minProduct = std::min(minProduct, product);
+            // clamp(NaN) stays NaN, and NaN ratios count as 1.
+            const double oa = std::isnan(a[i]) ? a[i] : std::max(std::abs(a[i]), tol);
+            const double pb = std::isnan(b[i]) ? b[i] : std::max(std::abs(b[i]), tol);
+            double r = oa / pb;
+            if (std::isnan(r))
+                r = 1;
+            rmax = std::max(rmax, r);
+            rmin = std::min(rmin, r);
+        }
+        if (!nanProduct && minProduct < -tol * tol) {
             result.flip = true;
             return result;
         }
-        const at::Tensor r = at::nan_to_num(os[i].abs().clamp_min(tol) / ps[i].abs().clamp_min(tol), 1.0);
-        const double rmin = r.min().item<double>();
-        const double chunkRatio = std::max(r.max().item<double>(), rmin == 0 ? INFINITY : 1 / rmin);
+        const double chunkRatio = std::max(rmax, rmin == 0 ? INFINITY : 1 / rmin);
         // msprobe keeps the last chunk's ratio only (a bug for tensors >= 32 MB); the maximum is taken.
         result.value = std::max(result.value, chunkRatio);
     }
@@ -772,6 +793,8 @@ Engine::Engine(const Config& config, std::optional<std::int64_t> rank, LogSink l
     if (config.freeBenchmark.ifPreheat && !config.freeBenchmark.fix && !config.freeBenchmark.backward)
         s.preheat.emplace(config.freeBenchmark.preheatStep, config.freeBenchmark.maxSample);
     const std::lock_guard lock(gMutex);
+    if (gState)
+        throw CollectError("collect.duplicate", "a PrecisionDebugger already exists in this process");
     try {
         s.library = std::make_unique<torch::Library>(torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
         s.library->fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
