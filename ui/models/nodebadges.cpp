@@ -210,11 +210,22 @@ QColor runUtStatusColor(const QString& status)
     return QColor(0x8C8C8C); // SKIP
 }
 
+QString worseRunUtStatus(const QString& a, const QString& b)
+{
+    auto rank = [](const QString& s) {
+        return s == QLatin1String("error") ? 4 : s == QLatin1String("warning") ? 3 : s == QLatin1String("pass") ? 2
+            : s.trimmed().isEmpty()       ? 0
+                                          : 1;
+    };
+    return rank(b) > rank(a) ? b : a;
+}
+
 QHash<quint32, NodeBadge> runUtBadges(const tree::ConstructTree& tree, const QList<RunUtVerdict>& verdicts)
 {
     QHash<quint32, NodeBadge> out;
-    auto add = [&](const RunUtVerdict& v, const char* direction, const QString& status) {
-        if (status.trimmed().isEmpty())
+    auto add = [&](const RunUtVerdict& v, const char* direction, const QString& replay, const QString& dumped) {
+        const QString status = worseRunUtStatus(replay.trimmed(), dumped.trimmed());
+        if (status.isEmpty())
             return;
         const QString key = v.fullName + QLatin1Char('.') + QLatin1String(direction);
         const auto id = tree.find(key.toStdString());
@@ -227,14 +238,16 @@ QHash<quint32, NodeBadge> runUtBadges(const tree::ConstructTree& tree, const QLi
                                                              : QStringLiteral("–");
         badge.text = NodeBadgeDelegate::tr("UT", "run_ut badge on a tree node") + mark;
         badge.color = runUtStatusColor(status);
-        badge.toolTip = NodeBadgeDelegate::tr("run_ut (%1): %2").arg(v.fullName, status);
+        badge.toolTip = NodeBadgeDelegate::tr("run_ut %1: replay %2").arg(v.fullName, replay.trimmed().isEmpty() ? QStringLiteral("–") : replay.trimmed());
+        if (!dumped.trimmed().isEmpty())
+            badge.toolTip += QLatin1Char('\n') + NodeBadgeDelegate::tr("dumped outputs against the bench: %1").arg(dumped.trimmed());
         if (!v.message.trimmed().isEmpty())
-            badge.toolTip += QStringLiteral(" — ") + v.message.trimmed();
+            badge.toolTip += QLatin1Char('\n') + v.message.trimmed();
         out.insert(id->value, std::move(badge));
     };
     for (const RunUtVerdict& v : verdicts) {
-        add(v, "forward", v.forward);
-        add(v, "backward", v.backward);
+        add(v, "forward", v.forward, v.dumpedForward);
+        add(v, "backward", v.backward, v.dumpedBackward);
     }
     return out;
 }

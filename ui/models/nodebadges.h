@@ -72,13 +72,19 @@ struct RunUtVerdict
     QString forward;
     QString backward;
     QString message;
+    QString dumpedForward;  ///< the dumped outputs judged against the bench (tensor dumps), "" when not judged
+    QString dumpedBackward;
 };
+
+/// The worse of two run_ut statuses (error > warning > pass > SKIP > "").
+QString worseRunUtStatus(const QString& a, const QString& b);
 
 /// The colour of a run_ut status (pass, warning, error, SKIP).
 QColor runUtStatusColor(const QString& status);
 
 /// run_ut names an API call without its direction ("Functional.gelu.0"); its forward verdict goes on the
-/// tree node "….forward" and its backward verdict on "….backward".
+/// tree node "….forward" and its backward verdict on "….backward". A badge shows the worse of the replay's
+/// and the dumped outputs' verdicts; its tooltip gives both.
 QHash<quint32, NodeBadge> runUtBadges(const tree::ConstructTree& tree, const QList<RunUtVerdict>& verdicts);
 
 } // namespace probescope::ui

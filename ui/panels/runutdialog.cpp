@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "panels/runutdialog.h"
 
+#include "panels/runutresultmodel.h"
 #include "panels/taskprogressview.h"
 
 #include <QCheckBox>
@@ -9,10 +10,12 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QStyle>
+#include <QTableView>
 #include <QVBoxLayout>
 
 namespace probescope::ui {
@@ -39,7 +42,7 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     , m_backend(backend ? std::move(backend) : runUtBackend())
 {
     setWindowTitle(tr("Run run_ut"));
-    setMinimumWidth(620); // room for full dump.json and output paths
+    setMinimumWidth(760); // room for full dump.json and output paths, and the result columns
     auto* outer = new QVBoxLayout(this);
 
     m_banner = new QLabel(this);
@@ -77,11 +80,52 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     m_output = new QLineEdit(this);
     m_browseOutput = new QPushButton(tr("Browse…"), this);
     form->addRow(tr("Output folder (-o):"), withBrowse(m_output, m_browseOutput));
+    m_profile = new QComboBox(this);
+    m_profile->addItem(tr("msprobe 1.2: per-API precision standards (default)"), QStringLiteral("msprobe-1.2"));
+    m_profile->addItem(tr("msprobe 26: benchmark standard for every float"), QStringLiteral("msprobe-26"));
+    form->addRow(tr("Profile:"), m_profile);
     outer->addLayout(form);
 
     m_progress = new TaskProgressView(m_task, tr("%v of %m APIs"), this);
     m_progress->setPlaceholderText(tr("The result files are listed here."));
     outer->addWidget(m_progress);
+
+    // Live results: one row per judged API, filtered by verdict.
+    auto* filterRow = new QHBoxLayout;
+    filterRow->addWidget(new QLabel(tr("Show:"), this));
+    for (const QString& status : { QStringLiteral("error"), QStringLiteral("warning"), QStringLiteral("pass"),
+                                   QStringLiteral("SKIP") }) {
+        auto* toggle = new QCheckBox(status, this);
+        toggle->setChecked(true);
+        toggle->setProperty("status", status);
+        connect(toggle, &QCheckBox::toggled, this, &RunUtDialog::applyStatusToggles);
+        filterRow->addWidget(toggle);
+        m_statusToggles << toggle;
+    }
+    filterRow->addStretch(1);
+    m_export = new QPushButton(tr("Export CSVs…"), this);
+    m_export->setToolTip(tr("Copy the written result and details CSVs to a folder (existing files are kept)"));
+    filterRow->addWidget(m_export);
+    outer->addLayout(filterRow);
+    m_results = new RunUtResultModel(this);
+    m_filterProxy = new RunUtStatusFilter(this);
+    m_filterProxy->setSourceModel(m_results);
+    m_resultView = new QTableView(this);
+    m_resultView->setObjectName("runUtResults");
+    m_resultView->setModel(m_filterProxy);
+    m_resultView->setSortingEnabled(true);
+    m_resultView->sortByColumn(RunUtResultModel::IndexColumn, Qt::AscendingOrder);
+    m_resultView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_resultView->verticalHeader()->hide();
+    m_resultView->verticalHeader()->setDefaultSectionSize(m_resultView->fontMetrics().height() + 6);
+    m_resultView->horizontalHeader()->setStretchLastSection(true);
+    m_resultView->setColumnWidth(RunUtResultModel::IndexColumn, 40);
+    m_resultView->setColumnWidth(RunUtResultModel::ApiColumn, 200);
+    m_resultView->resizeColumnToContents(RunUtResultModel::ForwardColumn); // msprobe's long headers stay readable
+    m_resultView->resizeColumnToContents(RunUtResultModel::BackwardColumn);
+    m_resultView->resizeColumnToContents(RunUtResultModel::DumpedColumn);
+    m_resultView->setMinimumHeight(180);
+    outer->addWidget(m_resultView, 1);
 
     auto* buttons = new QDialogButtonBox(this);
     m_run = buttons->addButton(tr("Run"), QDialogButtonBox::AcceptRole);
@@ -113,6 +157,11 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     connect(m_cancel, &QPushButton::clicked, this, &RunUtDialog::cancelRun);
     connect(close, &QPushButton::clicked, this, &RunUtDialog::reject);
     connect(&m_task, &BackgroundTask::finished, this, &RunUtDialog::onFinished);
+    connect(&m_task, &BackgroundTask::progressChanged, this, &RunUtDialog::drainLiveRows);
+    connect(m_export, &QPushButton::clicked, this, &RunUtDialog::exportFiles);
+    connect(m_resultView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        emit apiActivated(index.data(RunUtResultModel::FullNameRole).toString());
+    });
     updateState();
 }
 
@@ -132,6 +181,7 @@ RunUtRequest RunUtDialog::request() const
     r.whiteList = splitApiList(m_white->text());
     r.blackList = splitApiList(m_black->text());
     r.outputDir = m_output->text().trimmed();
+    r.profile = m_profile->currentData().toString();
     return r;
 }
 
@@ -145,6 +195,9 @@ void RunUtDialog::setRequest(const RunUtRequest& r)
     m_white->setText(r.whiteList.join(QStringLiteral(", ")));
     m_black->setText(r.blackList.join(QStringLiteral(", ")));
     m_output->setText(r.outputDir);
+    const int profile = m_profile->findData(r.profile);
+    if (profile >= 0)
+        m_profile->setCurrentIndex(profile);
     updateState();
 }
 
@@ -178,11 +231,21 @@ void RunUtDialog::startRun()
         return;
     auto result = std::make_shared<RunUtResult>();
     m_running = result;
+    auto live = std::make_shared<LiveRows>();
+    m_live = live;
+    m_results->clear();
     RunUtBackend* backend = m_backend.get();
     const RunUtRequest req = request();
+    m_runningDump = req.dumpJson;
     m_progress->begin();
-    // The backend lives as long as the dialog, and the dialog waits for the work before it goes.
-    m_task.start([backend, req, result](ProgressSink& progress) { *result = backend->run(req, progress); });
+    // The backend lives as long as the dialog, and the dialog waits for the work before it goes. Judged
+    // APIs are queued here and taken by the GUI at each progress poll, not signalled one by one.
+    m_task.start([backend, req, result, live](ProgressSink& progress) {
+        *result = backend->runLive(req, progress, [live](const RunUtApiRow& row) {
+            const std::lock_guard<std::mutex> lock(live->mutex);
+            live->rows.append(row);
+        });
+    });
     updateState();
 }
 
@@ -198,16 +261,77 @@ void RunUtDialog::reject()
     QDialog::reject();
 }
 
+void RunUtDialog::drainLiveRows()
+{
+    if (!m_live)
+        return;
+    QList<RunUtApiRow> rows;
+    {
+        const std::lock_guard<std::mutex> lock(m_live->mutex);
+        rows.swap(m_live->rows);
+    }
+    if (rows.isEmpty())
+        return;
+    m_results->append(rows);
+    emit verdictsChanged(m_runningDump, m_results->verdicts());
+}
+
+void RunUtDialog::applyStatusToggles()
+{
+    QSet<QString> accepted;
+    for (QCheckBox* toggle : m_statusToggles) {
+        if (toggle->isChecked())
+            accepted.insert(toggle->property("status").toString());
+    }
+    m_filterProxy->setAcceptedStatuses(accepted);
+}
+
+QStringList RunUtDialog::writtenFiles() const
+{
+    QStringList files;
+    for (const QString& f : { m_result.resultCsv, m_result.detailsCsv, m_result.dumpedResultCsv, m_result.dumpedDetailsCsv }) {
+        if (!f.isEmpty())
+            files << f;
+    }
+    return files;
+}
+
+QStringList RunUtDialog::exportTo(const QString& folder, QString* error)
+{
+    return exportRunUtFiles(writtenFiles(), folder, error);
+}
+
+void RunUtDialog::exportFiles()
+{
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export run_ut CSVs to"), m_output->text());
+    if (folder.isEmpty())
+        return;
+    QString error;
+    const QStringList written = exportTo(folder, &error);
+    QStringList lines { m_progress->text() };
+    if (!error.isEmpty())
+        lines << tr("Export failed: %1").arg(error);
+    for (const QString& f : written)
+        lines << tr("Exported: %1").arg(f);
+    m_progress->setText(lines.join(QLatin1Char('\n')));
+}
+
 void RunUtDialog::onFinished()
 {
+    drainLiveRows();
+    m_live.reset();
     m_result = m_running ? *m_running : RunUtResult {};
     m_running.reset();
     if (m_result.ok) {
         QStringList lines { tr("Finished.") };
+        if (!m_result.summary.isEmpty())
+            lines << m_result.summary;
         if (!m_result.resultCsv.isEmpty())
             lines << tr("Result: %1").arg(m_result.resultCsv);
         if (!m_result.detailsCsv.isEmpty())
             lines << tr("Details: %1").arg(m_result.detailsCsv);
+        if (!m_result.dumpedResultCsv.isEmpty())
+            lines << tr("Dumped outputs: %1").arg(m_result.dumpedResultCsv);
         m_progress->setText(lines.join(QLatin1Char('\n')));
     } else if (m_result.cancelled || m_task.isCancelRequested()) {
         m_progress->setText(tr("Cancelled."));
@@ -227,8 +351,9 @@ void RunUtDialog::updateState()
     m_cancel->setVisible(running);
     m_cancel->setEnabled(running);
     for (QWidget* w : std::initializer_list<QWidget*> { m_dumpJson, m_browseDump, m_device, m_filter, m_white, m_black,
-                                                        m_output, m_browseOutput })
+                                                        m_output, m_browseOutput, m_profile })
         w->setEnabled(!running);
+    m_export->setEnabled(!running && !writtenFiles().isEmpty());
 }
 
 } // namespace probescope::ui

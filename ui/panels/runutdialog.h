@@ -2,20 +2,25 @@
 #pragma once
 
 #include "panels/backgroundtask.h"
+#include "models/nodebadges.h"
 #include "panels/runutbackend.h"
 
 #include <QDialog>
 
 #include <memory>
+#include <mutex>
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QTableView;
 
 namespace probescope::ui {
 
+class RunUtResultModel;
+class RunUtStatusFilter;
 class TaskProgressView;
 
 /**
@@ -23,6 +28,10 @@ class TaskProgressView;
  * output folder, then Run replays through a RunUtBackend on a worker thread with a progress bar and
  * Cancel and shows the result CSV paths. When the backend is not available its reason is shown at the
  * top and Run stays disabled with that reason as its tooltip.
+ *
+ * Judged APIs fill a result table while the run goes (sortable; filtered by verdict with four toggles),
+ * verdictsChanged() hands them to the tree's badges, and Export copies the written CSVs to a chosen folder
+ * without overwriting anything.
  */
 class RunUtDialog : public QDialog
 {
@@ -44,6 +53,13 @@ public:
     const RunUtResult& lastResult() const { return m_result; }
     QString resultText() const;
     BackgroundTask& task() { return m_task; }
+    RunUtResultModel* resultModel() const { return m_results; }
+    RunUtStatusFilter* resultFilter() const { return m_filterProxy; }
+    QTableView* resultView() const { return m_resultView; }
+    /// The files the last run wrote (result, details, and the dumped-output pair when written).
+    QStringList writtenFiles() const;
+    /// Copies writtenFiles() into `folder` (never overwriting); the copies, or empty with `error` set.
+    QStringList exportTo(const QString& folder, QString* error = nullptr);
 
 public slots:
     void startRun();
@@ -52,14 +68,29 @@ public slots:
 
 signals:
     void runFinished(bool ok, const QString& resultCsv);
+    /// Every API judged so far (after each batch of live rows), for the tree's badges.
+    void verdictsChanged(const QString& dumpJson, const QList<RunUtVerdict>& verdicts);
+    /// A result row was double-clicked: show this API ("Functional.gelu.0") in the tree.
+    void apiActivated(const QString& fullName);
 
 private:
     void onFinished();
     void updateState();
+    void drainLiveRows();
+    void applyStatusToggles();
+    void exportFiles();
+
+    struct LiveRows
+    {
+        std::mutex mutex;
+        QList<RunUtApiRow> rows;
+    };
 
     std::unique_ptr<RunUtBackend> m_backend;
     BackgroundTask m_task;
     std::shared_ptr<RunUtResult> m_running;
+    std::shared_ptr<LiveRows> m_live;
+    QString m_runningDump;
     RunUtResult m_result;
     QLabel* m_banner = nullptr;
     QLineEdit* m_dumpJson = nullptr;
@@ -73,6 +104,12 @@ private:
     QPushButton* m_browseOutput = nullptr;
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
+    QComboBox* m_profile = nullptr;
+    RunUtResultModel* m_results = nullptr;
+    RunUtStatusFilter* m_filterProxy = nullptr;
+    QTableView* m_resultView = nullptr;
+    QList<QCheckBox*> m_statusToggles;
+    QPushButton* m_export = nullptr;
 };
 
 } // namespace probescope::ui

@@ -18,6 +18,9 @@
 #include "panels/filterbar.h"
 #include "panels/legendwidget.h"
 #include "panels/runutdialog.h"
+#ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
+#include "panels/runutengine.h"
+#endif
 #include "panels/searchbar.h"
 #include "panels/settingsdialog.h"
 #include "panels/shortcutsdialog.h"
@@ -572,6 +575,7 @@ void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleto
 {
     m_model->setSkeleton(skeleton);
     updateFreeBenchmarkBadges();
+    updateRunUtBadges();
     m_nodeSearch = std::make_unique<NodeSearch>(skeleton->tree);
     for (int c = 0; c < m_model->columnCount(); ++c)
         m_tree->setColumnHidden(c, false);
@@ -886,15 +890,53 @@ void MainWindow::exportCsv()
     dialog.exec();
 }
 
+std::unique_ptr<RunUtDialog> MainWindow::createRunUtDialog(std::unique_ptr<RunUtBackend> backend)
+{
+    if (!backend) {
+#ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
+        backend = makeRunUtEngineBackend();
+#else
+        backend = runUtBackend();
+#endif
+    }
+    auto dialog = std::make_unique<RunUtDialog>(std::move(backend), this);
+    if (m_plan && m_pairIndex >= 0) {
+        RunUtRequest request = dialog->request();
+        request.dumpJson = toQ(m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile.string());
+        dialog->setRequest(request);
+    }
+    connect(dialog.get(), &RunUtDialog::verdictsChanged, this, &MainWindow::applyRunUtVerdicts);
+    connect(dialog.get(), &RunUtDialog::apiActivated, this, [this](const QString& fullName) {
+        if (!selectNodeByKey(fullName + QStringLiteral(".forward")) && !selectNodeByKey(fullName + QStringLiteral(".backward")))
+            m_message->setText(tr("%1 is not in the shown dump.").arg(fullName));
+    });
+    return dialog;
+}
+
 void MainWindow::runRunUt()
 {
-    RunUtDialog dialog(this);
-    if (m_plan && m_pairIndex >= 0) {
-        RunUtRequest request = dialog.request();
-        request.dumpJson = toQ(m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile.string());
-        dialog.setRequest(request);
+    createRunUtDialog()->exec();
+}
+
+void MainWindow::applyRunUtVerdicts(const QString& dumpJson, const QList<RunUtVerdict>& verdicts)
+{
+    m_runUtDump = dumpJson;
+    m_runUtVerdicts = verdicts;
+    updateRunUtBadges();
+}
+
+void MainWindow::updateRunUtBadges()
+{
+    const auto sameFile = [](const QString& a, const std::filesystem::path& b) {
+        const QString ca = QFileInfo(a).canonicalFilePath();
+        return !ca.isEmpty() && ca == QFileInfo(toQ(b.string())).canonicalFilePath();
+    };
+    if (!m_plan || m_pairIndex < 0 || !m_model->tree() || m_runUtVerdicts.isEmpty()
+        || !sameFile(m_runUtDump, m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile)) {
+        m_badges->clear(NodeBadgeDelegate::RunUt);
+        return;
     }
-    dialog.exec();
+    m_badges->setBadges(NodeBadgeDelegate::RunUt, runUtBadges(*m_model->tree(), m_runUtVerdicts));
 }
 
 void MainWindow::showSettings()

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "jobs/comparecontroller.h"
+#include "models/nodebadges.h"
 #include "panels/filterbar.h"
 #include "panels/settings.h"
 #include "session/session.h"
@@ -42,6 +43,8 @@ class SearchBar;
 class TensorInspector;
 class TreeFilterProxy;
 class NodeSearch;
+class RunUtBackend;
+class RunUtDialog;
 
 /**
  * @brief The ProbeScope main window: open an NPU and a bench dump, browse the construct tree coloured
@@ -86,6 +89,12 @@ public:
     /// Whether the Free benchmark tab is shown (the opened NPU dump holds free_benchmark.csv files).
     bool isFreeBenchmarkShown() const;
     QString statusLine() const;
+    /// Tools → Run run_ut…'s dialog, wired to the tree (badges, double-click selects the API), not yet shown.
+    /// Without a backend, this build's: the LibTorch replay when ProbeScope::uirunut is built.
+    std::unique_ptr<RunUtDialog> createRunUtDialog(std::unique_ptr<RunUtBackend> backend = nullptr);
+    /// run_ut's verdicts on the APIs of `dumpJson`: badges on the tree whenever the shown pair's NPU side is
+    /// that dump.
+    void applyRunUtVerdicts(const QString& dumpJson, const QList<RunUtVerdict>& verdicts);
     /// No modal dialogs (scripted runs and tests): problems go to the status line and analysisFinished only.
     void setQuiet(bool quiet) { m_quiet = quiet; }
 
@@ -150,6 +159,7 @@ private:
     void onFreeBenchmarkLoaded(int files, int rows);
     void updateFreeBenchmarkBadges();
     void onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank);
+    void updateRunUtBadges();
 
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;
@@ -181,6 +191,8 @@ private:
     FreeBenchmarkPanel* m_freeBench = nullptr;
     NodeBadgeDelegate* m_badges = nullptr;
     QString m_pendingSelection; ///< a node to select once the pair being loaded is compared
+    QString m_runUtDump;        ///< the dump.json run_ut's verdicts are about
+    QList<RunUtVerdict> m_runUtVerdicts;
     QComboBox* m_stepBox = nullptr;
     QComboBox* m_rankBox = nullptr;
     QLabel* m_pairLabel = nullptr;
