@@ -1197,3 +1197,29 @@ TEST(RunutReplayData, HandWrittenStatisticsDumpThroughTheRunnersLoader)
     EXPECT_EQ(r["Distributed.all_reduce.0"].skipMessage, "API Distributed.all_reduce.0 not support for run ut. SKIP.");
     EXPECT_NE(r["NPU.npu_fusion_attention.0"].skipMessage, "");
 }
+
+TEST(RunutReplayBinding, DeviceKwargsNumpyScalarsAndOut)
+{
+    const std::string x = stat("float32", { 2 }, 2.0, 1.0); // [1, 2]
+    const std::string npu = R"({"type": "torch.device", "value": "npu:0"})";
+    Harness h(dumpJson({
+        forward("Torch.zeros.0", R"({"type": "torch.Size", "value": [2, 3]})",
+                R"({"device": )" + npu + R"(, "dtype": {"type": "torch.dtype", "value": "torch.float16"}})"),
+        forward("Torch.ones_like.0", x, R"({"device": )" + npu + "}"),
+        forward("Tensor.__mul__.0", x + R"(, {"type": "numpy.float32", "value": 2.5})"),
+        forward("Tensor.__add__.0", x + R"(, {"type": "numpy.int64", "value": 3})"),
+        forward("Torch.add.0", x + ", " + x, R"({"out": )" + stat("float32", { 2 }, 0.0, 0.0) + "}"),
+    }));
+    // The device call creates on the replay device (npu:0 would not exist here); the bench drops it.
+    auto r = h.replay("Torch.zeros.0");
+    ASSERT_EQ(r.skipMessage, "");
+    EXPECT_EQ(r.deviceForward.tensor.dtype, tensor::DType::Float16);
+    EXPECT_EQ(r.deviceForward.tensor.shape, (std::vector<std::int64_t> { 2, 3 }));
+    EXPECT_EQ(h.replay("Torch.ones_like.0").skipMessage, "");
+    EXPECT_EQ(values(h.replay("Tensor.__mul__.0").deviceForward), (std::vector<double> { 2.5, 5 }));
+    EXPECT_EQ(values(h.replay("Tensor.__add__.0").deviceForward), (std::vector<double> { 4, 5 }));
+    r = h.replay("Torch.add.0"); // out= picks add.out and writes into the out tensor
+    ASSERT_EQ(r.skipMessage, "");
+    EXPECT_EQ(values(r.deviceForward), (std::vector<double> { 2, 4 }));
+    EXPECT_EQ(r.benchForward.tensor.dtype, tensor::DType::Float64);
+}
