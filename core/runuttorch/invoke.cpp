@@ -1099,6 +1099,29 @@ c10::IValue npuSwiglu(const PyArgs& args, const PyKwargs& kwargs)
     return (act * halves[1].to(at::kFloat)).to(x.scalar_type());
 }
 
+c10::IValue npuRotaryMul(const PyArgs& args, const PyKwargs& kwargs)
+{
+    // msprobe's CPU bench of torch_npu.npu_rotary_mul: r1 * x + r2 * rotate(x), rotate_half by
+    // default (cat(-x2, x1) of the halves), pairwise for rotary_mode='interleave' as torch_npu documents.
+    Bound b = bindCustom("npu_rotary_mul", "x, r1, r2, rotary_mode='half'", args, kwargs,
+                         { { "self", "x" }, { "input", "x" } });
+    const at::Tensor& x = b.tensor("x");
+    const PyValue* mode = b.get("rotary_mode");
+    at::Tensor rotated;
+    if (mode->kind == PyValue::Kind::Str && mode->text == "interleave") {
+        using namespace at::indexing;
+        const at::Tensor even = x.index({ Ellipsis, Slice(None, None, 2) });
+        const at::Tensor odd = x.index({ Ellipsis, Slice(1, None, 2) });
+        rotated = at::stack({ odd.neg(), even }, -1).reshape(x.sizes());
+    } else {
+        const auto halves = at::chunk(x, 2, -1);
+        if (halves.size() != 2)
+            throw ReplayError("npu_rotary_mul: the last dimension cannot be split in two");
+        rotated = at::cat({ halves[1].neg(), halves[0] }, -1);
+    }
+    return b.tensor("r1") * x + b.tensor("r2") * rotated;
+}
+
 struct CustomDef
 {
     const char* prefix;
@@ -1132,6 +1155,7 @@ const std::vector<CustomDef>& customDefs()
         { "Functional", "scaled_dot_product_attention", scaledDotProductAttention },
         { "NPU", "npu_rms_norm", npuRmsNorm },
         { "NPU", "npu_swiglu", npuSwiglu },
+        { "NPU", "npu_rotary_mul", npuRotaryMul },
     };
     return defs;
 }

@@ -480,6 +480,8 @@ TEST(RunutReplayBinding, ComposedFunctionalsAndNpuBenchFunctions)
         forward("Functional.scaled_dot_product_attention.1", q + ", " + k + ", " + v, causal),
         forward("NPU.npu_rms_norm.0", stat("float32", { 1, 2 }, 4.0, 3.0) + ", " + stat("float32", { 2 }, 1.0, 1.0)),
         forward("NPU.npu_swiglu.0", stat("float32", { 1, 2 }, 2.0, 1.0)),
+        forward("NPU.npu_rotary_mul.0", stat("float32", { 1, 2 }, 2.0, 1.0) + ", " + stat("float32", { 1, 2 }, 5.0, 3.0) + ", "
+                                            + stat("float32", { 1, 2 }, 11.0, 7.0)),
     }));
     const double e = std::exp(1.0), e2 = std::exp(2.0), e4 = std::exp(4.0);
     const double rstd = 1.0 / std::sqrt((9.0 + 16.0) / 2 + 1e-5);
@@ -491,6 +493,8 @@ TEST(RunutReplayBinding, ComposedFunctionalsAndNpuBenchFunctions)
         { "Functional.scaled_dot_product_attention.1", { 7, (7 + 11 * e4) / (1 + e4) } },
         { "NPU.npu_rms_norm.0", { 3 * rstd, 4 * rstd } },
         { "NPU.npu_swiglu.0", { 2 / (1 + std::exp(-1.0)) } },
+        // x = [1, 2] -> rotate_half = [-2, 1]; r1 * x + r2 * rotated with r1 = [3, 5], r2 = [7, 11]
+        { "NPU.npu_rotary_mul.0", { 3 * 1 + 7 * -2, 5 * 2 + 11 * 1 } },
     };
     for (const auto& [name, want] : expected) {
         const auto r = h.replay(name);
