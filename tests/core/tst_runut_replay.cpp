@@ -482,6 +482,9 @@ TEST(RunutReplayBinding, ComposedFunctionalsAndNpuBenchFunctions)
         forward("NPU.npu_swiglu.0", stat("float32", { 1, 2 }, 2.0, 1.0)),
         forward("NPU.npu_rotary_mul.0", stat("float32", { 1, 2 }, 2.0, 1.0) + ", " + stat("float32", { 1, 2 }, 5.0, 3.0) + ", "
                                             + stat("float32", { 1, 2 }, 11.0, 7.0)),
+        forward("NPU.npu_rotary_mul.1", stat("float32", { 1, 2 }, 2.0, 1.0) + ", " + stat("float32", { 1, 2 }, 5.0, 3.0) + ", "
+                                            + stat("float32", { 1, 2 }, 11.0, 7.0),
+                R"({"rotary_mode": {"type": "str", "value": "interleave"}})"),
     }));
     const double e = std::exp(1.0), e2 = std::exp(2.0), e4 = std::exp(4.0);
     const double rstd = 1.0 / std::sqrt((9.0 + 16.0) / 2 + 1e-5);
@@ -495,6 +498,7 @@ TEST(RunutReplayBinding, ComposedFunctionalsAndNpuBenchFunctions)
         { "NPU.npu_swiglu.0", { 2 / (1 + std::exp(-1.0)) } },
         // x = [1, 2] -> rotate_half = [-2, 1]; r1 * x + r2 * rotated with r1 = [3, 5], r2 = [7, 11]
         { "NPU.npu_rotary_mul.0", { 3 * 1 + 7 * -2, 5 * 2 + 11 * 1 } },
+        { "NPU.npu_rotary_mul.1", { 3 * 1 + 7 * -2, 5 * 2 + 11 * 1 } }, // one pair: interleave = half
     };
     for (const auto& [name, want] : expected) {
         const auto r = h.replay(name);
