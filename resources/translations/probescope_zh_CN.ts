@@ -17,12 +17,22 @@
 <context>
     <name>RunUt</name>
     <message>
-        <location filename="../../ui/panels/runutbackend.cpp" line="+17"/>
+        <location filename="../../ui/panels/runutbackend.cpp" line="+19"/>
         <source>The run_ut API accuracy checker is not available in this build yet.</source>
         <translation>此版本尚未提供 run_ut 精度预检工具。</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+29"/>
+        <source>%1 is not a folder.</source>
+        <translation>%1 不是文件夹。</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Cannot copy %1 to %2.</source>
+        <translation>无法将 %1 复制到 %2。</translation>
+    </message>
+    <message>
+        <location line="+11"/>
         <source>Choose the dump.json to replay.</source>
         <translation>请选择要回放的 dump.json。</translation>
     </message>
@@ -37,9 +47,29 @@
         <translation>请选择输出目录。</translation>
     </message>
     <message>
+        <location line="+2"/>
+        <source>Unknown profile %1 (msprobe-1.2 or msprobe-26).</source>
+        <translation>未知的配置 %1（msprobe-1.2 或 msprobe-26）。</translation>
+    </message>
+    <message>
         <location line="+3"/>
         <source>%1 is in both the white list and the black list.</source>
         <translation>%1 同时在白名单和黑名单中。</translation>
+    </message>
+    <message>
+        <location filename="../../ui/panels/runutengine.cpp" line="+88"/>
+        <source>%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
+        <translation>%1 个 API：%2 个 pass，%3 个 warning，%4 个 error，%5 个 SKIP，用时 %6 秒</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>First failing API: %1</source>
+        <translation>第一个未通过的 API：%1</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>First API whose dumped outputs fail against the bench: %1</source>
+        <translation>第一个 dump 输出与标杆比对未通过的 API：%1</translation>
     </message>
 </context>
 <context>
@@ -172,7 +202,7 @@
 <context>
     <name>probescope::ui::CompareTreeModel</name>
     <message>
-        <location filename="../../ui/models/comparetreemodel.cpp" line="+473"/>
+        <location filename="../../ui/models/comparetreemodel.cpp" line="+474"/>
         <source>%1 · %2 failing below</source>
         <translation>%1 · 下层 %2 个不达标</translation>
     </message>
@@ -651,6 +681,217 @@
     </message>
 </context>
 <context>
+    <name>probescope::ui::FreeBenchmarkModel</name>
+    <message>
+        <location filename="../../ui/models/freebenchmodel.cpp" line="+89"/>
+        <source>sign flip</source>
+        <translation>符号翻转</translation>
+    </message>
+    <message>
+        <location line="+49"/>
+        <source>%1:%2</source>
+        <translation>%1:%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The perturbed output has the opposite sign of the original somewhere.</source>
+        <translation>扰动后的输出在某处与原始输出符号相反。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No max_rel: a to_cpu check or an integer output, judged without a ratio.</source>
+        <translation>无 max_rel：to_cpu 检查或整数输出，不按比值判定。</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Largest relative change of the output under perturbation (ratio − 1)</source>
+        <translation>扰动前后输出的最大相对误差（比值 − 1）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The dtype&apos;s relative-error threshold: float16 0.002, bfloat16 0.004, others 0.0002; no_change 0</source>
+        <translation>该 dtype 的相对误差阈值：float16 0.002，bfloat16 0.004，其他 0.0002；no_change 为 0</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>max_rel divided by the threshold</source>
+        <translation>max_rel 除以阈值</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Step</source>
+        <translation>Step</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>API</source>
+        <translation>API</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Perturbation</source>
+        <translation>扰动因子</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Threshold</source>
+        <translation>阈值</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Over threshold</source>
+        <translation>超出阈值倍数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>dtype</source>
+        <translation>dtype</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Shape</source>
+        <translation>Shape</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Output index</source>
+        <translation>输出索引</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::FreeBenchmarkPanel</name>
+    <message>
+        <location filename="../../ui/inspect/freebenchpanel.cpp" line="+66"/>
+        <source>Filter APIs (e.g. gelu)</source>
+        <translation>筛选 API（例如 gelu）</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>API</source>
+        <translation>API</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Log scale</source>
+        <translation>对数坐标</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>step (no point: not flagged in that step)</source>
+        <translation>step（无点：该 step 未检出）</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>sign flip / inf (off the scale)</source>
+        <translation>符号翻转 / inf（超出坐标范围）</translation>
+    </message>
+    <message>
+        <location line="+61"/>
+        <source>%1 (sign flip)</source>
+        <translation>%1（符号翻转）</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>No free benchmark results loaded.</source>
+        <translation>未加载无标杆比对结果。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No free_benchmark.csv found.</source>
+        <translation>未找到 free_benchmark.csv。</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+9"/>
+        <source>%n free_benchmark.csv file(s)</source>
+        <translation>
+            <numerusform>%n 个 free_benchmark.csv 文件</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No API exceeded its threshold: %1 without rows.</source>
+        <translation>没有 API 超出阈值：%1 中没有数据行。</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+2"/>
+        <source>%1 flagged rows of %2 APIs in %3 (steps %4–%5, %n rank(s)).</source>
+        <translation>
+            <numerusform>%3 中共 %1 行精度风险结果，涉及 %2 个 API（step %4–%5，%n 个 rank）。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location line="+9"/>
+        <source>%n line(s) could not be read (see the tooltip).</source>
+        <translation>
+            <numerusform>%n 行无法读取（见提示）。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>… and %1 more</source>
+        <translation>…… 另有 %1 条</translation>
+    </message>
+    <message>
+        <location line="+66"/>
+        <source>Choose a row to plot its API across steps.</source>
+        <translation>选择一行，绘制该 API 在各 step 的结果。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No flagged API to plot.</source>
+        <translation>没有可绘制的精度风险 API。</translation>
+    </message>
+    <message>
+        <location line="+91"/>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>threshold %1 (%2)</source>
+        <translation>阈值 %1（%2）</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+6"/>
+        <source>%n row(s) without max_rel (to_cpu or integer output) not drawn</source>
+        <translation>
+            <numerusform>%n 行没有 max_rel（to_cpu 或整数输出），未绘制</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location line="+2"/>
+        <source>%n row(s) with max_rel 0 not drawn on the log scale</source>
+        <translation>
+            <numerusform>%n 行 max_rel 为 0，无法在对数坐标上绘制</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>no_change&apos;s threshold 0 cannot be drawn on the log scale</source>
+        <translation>no_change 的阈值 0 无法在对数坐标上绘制</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: max_rel per step</source>
+        <translation>%1：各 step 的 max_rel</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Nothing to draw for %1.</source>
+        <translation>%1 没有可绘制的数据。</translation>
+    </message>
+</context>
+<context>
     <name>probescope::ui::LegendWidget</name>
     <message>
         <location filename="../../ui/panels/legendwidget.cpp" line="+54"/>
@@ -711,12 +952,12 @@
 <context>
     <name>probescope::ui::MainWindow</name>
     <message>
-        <location filename="../../ui/views/mainwindow.cpp" line="+59"/>
+        <location filename="../../ui/views/mainwindow.cpp" line="+67"/>
         <source>%1 s</source>
         <translation>%1 秒</translation>
     </message>
     <message>
-        <location line="+214"/>
+        <location line="+226"/>
         <source>ProbeScope</source>
         <translation>ProbeScope</translation>
     </message>
@@ -871,7 +1112,13 @@
         <translation>rank 总览</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
+        <location line="+507"/>
+        <source>Free benchmark</source>
+        <translation>无标杆比对</translation>
+    </message>
+    <message>
+        <location line="-506"/>
         <source>Step</source>
         <translation>step</translation>
     </message>
@@ -896,7 +1143,7 @@
         <translation>未找到自带的示例数据。</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+14"/>
         <source>Cannot open: %1</source>
         <translation>无法打开：%1</translation>
     </message>
@@ -906,7 +1153,7 @@
         <translation>无法打开 dump 数据</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+30"/>
         <source>Open NPU dump</source>
         <translation>打开 NPU dump 数据</translation>
     </message>
@@ -936,7 +1183,7 @@
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+56"/>
         <source>NPU dump: %1 — now drop the bench dump.</source>
         <translation>NPU dump：%1 — 请再拖入标杆 dump。</translation>
     </message>
@@ -956,7 +1203,7 @@
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+33"/>
         <source>Comparing %1 (%2 nodes)…</source>
         <translation>正在比对 %1（%2 个节点）…</translation>
     </message>
@@ -986,12 +1233,12 @@
         <translation>没有不达标节点：所有比对行均通过。</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+14"/>
         <source>Compare failed: %1</source>
         <translation>比对失败：%1</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Compare cancelled.</source>
         <translation>比对已取消。</translation>
     </message>
@@ -1001,7 +1248,28 @@
         <translation>已取消</translation>
     </message>
     <message>
-        <location line="+145"/>
+        <location line="+169"/>
+        <source>Free benchmark results of %1. Open a bench dump too to compare, and to see the flagged APIs in the tree.</source>
+        <translation>%1 的无标杆比对结果。再打开标杆 dump 即可进行比对，并在树中查看精度风险 API。</translation>
+    </message>
+    <message>
+        <location line="+41"/>
+        <source>Open a bench dump too to see %1 in the tree.</source>
+        <translation>再打开标杆 dump 才能在树中查看 %1。</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>The opened dumps have no step %1, rank %2 for %3.</source>
+        <translation>已打开的 dump 中没有 %3 所在的 step %1、rank %2。</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <location line="+37"/>
+        <source>%1 is not in the shown dump.</source>
+        <translation>当前显示的 dump 中没有 %1。</translation>
+    </message>
+    <message>
+        <location line="-29"/>
         <location line="+4"/>
         <source>Export</source>
         <translation>导出</translation>
@@ -1017,7 +1285,7 @@
         <translation>请等待比对完成。</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+75"/>
         <source>About ProbeScope</source>
         <translation>关于 ProbeScope</translation>
     </message>
@@ -1172,6 +1440,48 @@
         <translation>%1
 %2：%3
 #%4 · %5</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::NodeBadgeDelegate</name>
+    <message>
+        <location filename="../../ui/models/nodebadges.cpp" line="+177"/>
+        <source>FB</source>
+        <comment>free benchmark badge on a tree node</comment>
+        <translation>无标杆</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Free benchmark flagged this API (%1, %2, step %3): max_rel %4, threshold %5 for %6</source>
+        <translation>无标杆比对检出该 API（%1，%2，step %3）：max_rel %4，%6 的阈值为 %5</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+11"/>
+        <source>%n flagged row(s) in this step</source>
+        <translation>
+            <numerusform>本 step 共 %n 行精度风险结果</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>UT</source>
+        <comment>run_ut badge on a tree node</comment>
+        <translation>预检</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>run_ut %1: replay %2</source>
+        <translation>精度预检 %1：重放结果 %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>dumped outputs against the bench: %1</source>
+        <translation>dump 输出与标杆比对：%1</translation>
     </message>
 </context>
 <context>
@@ -1494,7 +1804,7 @@
 <context>
     <name>probescope::ui::RankOverviewModel</name>
     <message>
-        <location filename="../../ui/models/rankoverviewmodel.cpp" line="+145"/>
+        <location filename="../../ui/models/rankoverviewmodel.cpp" line="+140"/>
         <source>none</source>
         <translation>无</translation>
     </message>
@@ -1577,7 +1887,7 @@
 <context>
     <name>probescope::ui::RunUtDialog</name>
     <message>
-        <location filename="../../ui/panels/runutdialog.cpp" line="+41"/>
+        <location filename="../../ui/panels/runutdialog.cpp" line="+44"/>
         <source>Run run_ut</source>
         <translation>运行 run_ut</translation>
     </message>
@@ -1648,6 +1958,21 @@
         <translation>输出目录（-o）：</translation>
     </message>
     <message>
+        <location line="+2"/>
+        <source>msprobe 1.2: per-API precision standards (default)</source>
+        <translation>msprobe 1.2：按 API 选择精度标准（默认）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>msprobe 26: benchmark standard for every float</source>
+        <translation>msprobe 26：所有浮点类型使用标杆比对法</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Profile:</source>
+        <translation>配置：</translation>
+    </message>
+    <message>
         <location line="+3"/>
         <source>%v of %m APIs</source>
         <translation>%v / %m 个 API</translation>
@@ -1658,7 +1983,22 @@
         <translation>结果文件将列在此处。</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+5"/>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Export CSVs…</source>
+        <translation>导出 CSV……</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the written result and details CSVs to a folder (existing files are kept)</source>
+        <translation>将已写出的结果与详情 CSV 复制到文件夹（不覆盖已有文件）</translation>
+    </message>
+    <message>
+        <location line="+24"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
@@ -1688,17 +2028,32 @@
         <translation>run_ut 输出目录</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+64"/>
         <source>run_ut is running.</source>
         <translation>run_ut 正在运行。</translation>
     </message>
     <message>
-        <location line="+45"/>
+        <location line="+92"/>
+        <source>Export run_ut CSVs to</source>
+        <translation>将 run_ut CSV 导出到</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Export failed: %1</source>
+        <translation>导出失败：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Exported: %1</source>
+        <translation>已导出：%1</translation>
+    </message>
+    <message>
+        <location line="+11"/>
         <source>Finished.</source>
         <translation>已完成。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>Result: %1</source>
         <translation>结果：%1</translation>
     </message>
@@ -1706,6 +2061,11 @@
         <location line="+2"/>
         <source>Details: %1</source>
         <translation>详情：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Dumped outputs: %1</source>
+        <translation>dump 输出：%1</translation>
     </message>
     <message>
         <location line="+3"/>
@@ -1716,6 +2076,39 @@
         <location line="+2"/>
         <source>run_ut failed: %1</source>
         <translation>run_ut 运行失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::RunUtResultModel</name>
+    <message>
+        <location filename="../../ui/panels/runutresultmodel.cpp" line="+117"/>
+        <source>API name</source>
+        <translation>API name</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Verdict</source>
+        <translation>判定</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Forward Test Success</source>
+        <translation>Forward Test Success</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Backward Test Success</source>
+        <translation>Backward Test Success</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dumped outputs</source>
+        <translation>dump 输出</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Message</source>
+        <translation>Message</translation>
     </message>
 </context>
 <context>

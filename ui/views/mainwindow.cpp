@@ -245,9 +245,9 @@ void MainWindow::buildCentral()
     m_tabs->addTab(m_ranks, QString());
     // Free benchmark results: a tab shown only when the opened NPU dump holds free_benchmark.csv files,
     // and badges on the flagged API nodes painted by a delegate the tree model knows nothing of.
-    m_freeBench = new FreeBenchmarkPanel(m_tabs);
-    m_tabs->addTab(m_freeBench, QString());
-    m_tabs->setTabVisible(m_tabs->indexOf(m_freeBench), false);
+    // The tab exists only while there are results (a hidden tab would still be counted and cycled through).
+    m_freeBench = new FreeBenchmarkPanel(this);
+    m_freeBench->hide();
     m_badges = new NodeBadgeDelegate(this);
     m_tree->setItemDelegateForColumn(CompareTreeModel::NameColumn, m_badges);
     connect(m_badges, &NodeBadgeDelegate::badgesChanged, m_tree->viewport(), qOverload<>(&QWidget::update));
@@ -322,7 +322,8 @@ void MainWindow::retranslate()
     m_tabs->setTabText(2, tr("Across steps/ranks"));
     m_tabs->setTabText(3, tr("Tensors"));
     m_tabs->setTabText(4, tr("Rank overview"));
-    m_tabs->setTabText(m_tabs->indexOf(m_freeBench), tr("Free benchmark"));
+    if (const int freeBenchTab = m_tabs->indexOf(m_freeBench); freeBenchTab >= 0)
+        m_tabs->setTabText(freeBenchTab, tr("Free benchmark"));
     m_stepBox->setToolTip(tr("Step"));
     m_rankBox->setToolTip(tr("NPU rank ↔ bench rank"));
     if (m_message->text().isEmpty())
@@ -786,7 +787,7 @@ void MainWindow::openTensorInspector(std::size_t tableRow)
 
 // ----- free benchmark --------------------------------------------------------------------------
 
-bool MainWindow::isFreeBenchmarkShown() const { return m_tabs->isTabVisible(m_tabs->indexOf(m_freeBench)); }
+bool MainWindow::isFreeBenchmarkShown() const { return m_tabs->indexOf(m_freeBench) >= 0; }
 
 bool MainWindow::openFreeBenchmarkOnly(const QString& folder)
 {
@@ -827,7 +828,11 @@ void MainWindow::loadFreeBenchmark(const QStringList& inputs)
 void MainWindow::onFreeBenchmarkLoaded(int files, int rows)
 {
     Q_UNUSED(rows);
-    m_tabs->setTabVisible(m_tabs->indexOf(m_freeBench), files > 0);
+    const int tab = m_tabs->indexOf(m_freeBench);
+    if (files > 0 && tab < 0)
+        m_tabs->addTab(m_freeBench, tr("Free benchmark"));
+    else if (files == 0 && tab >= 0)
+        m_tabs->removeTab(tab);
     if (files > 0 && !m_plan)
         m_tabs->setCurrentWidget(m_freeBench);
     updateFreeBenchmarkBadges();
