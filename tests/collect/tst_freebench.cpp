@@ -622,3 +622,35 @@ TEST(FreeBenchRun, BackwardStageComparesInputGradients)
     EXPECT_NE(std::find(log.begin(), log.end(), "[msprobe] Free benchmark: Perturbation is change_value of Aten.mul.0.backward."),
               log.end());
 }
+
+TEST(FreeBenchRun, ToCpuSingleCompareFlagsAPositiveBias)
+{
+    TempDir temp;
+    std::vector<std::string> log;
+    {
+        collect::PrecisionDebugger debugger(
+            freeBenchOptions(temp.path(), R"({"pert_mode": "to_cpu", "fuzz_device": "cpu", "list": ["add"]})", log));
+        const at::Tensor one = at::ones({ 4 }, at::kBFloat16);
+        debugger.start();
+        // 1 + 3*2^-9 = 1.005859375 rounds to bf16's 1.0078125: rel_err 0.00194 < 2^-8, but the error
+        // balance +0.00194 > 1e-4 (signed: only a positive bias fails).
+        at::add(one, at::full({ 4 }, 3.0 / 512, at::kBFloat16));
+        // 1 + 2^-8 ties to 1.0: rel_err 2^-8 / (1 + 2^-8) < 2^-8 and a negative balance: consistent.
+        at::add(one, at::full({ 4 }, 1.0 / 256, at::kBFloat16));
+        debugger.stop();
+    }
+    EXPECT_EQ(readAll(csvOf(temp.path())), kHead + "0,to_cpu,forward,0,Aten.add.0.forward,,torch.bfloat16,torch.Size([4]),\r\n");
+}
+
+TEST(FreeBenchRun, OneDebuggerPerProcess)
+{
+    TempDir temp;
+    std::vector<std::string> log;
+    collect::PrecisionDebugger first(freeBenchOptions(temp.path(), R"({"pert_mode": "no_change"})", log));
+    try {
+        collect::PrecisionDebugger second(freeBenchOptions(temp.path(), R"({"pert_mode": "no_change"})", log));
+        FAIL() << "no error";
+    } catch (const collect::CollectError& e) {
+        EXPECT_EQ(e.id(), "collect.duplicate");
+    }
+}
