@@ -836,6 +836,9 @@ void MainWindow::onFreeBenchmarkLoaded(int files, int rows)
     if (files > 0 && !m_plan)
         m_tabs->setCurrentWidget(m_freeBench);
     updateFreeBenchmarkBadges();
+    // A free-benchmark-only folder has no compare: what was opened is ready now (the scripted mode waits on this).
+    if (!m_plan && m_pairIndex < 0 && files > 0)
+        emit analysisFinished(true, QString());
 }
 
 void MainWindow::updateFreeBenchmarkBadges()

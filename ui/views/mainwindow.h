@@ -105,7 +105,8 @@ public slots:
     void previousFailing();
 
 signals:
-    /// The compare of the shown pair ended: ok, or failed/cancelled with a message.
+    /// The compare of the shown pair ended: ok, or failed/cancelled with a message. A folder opened for its
+    /// free benchmark results alone (no bench) reports ok once its free_benchmark.csv files are read.
     void analysisFinished(bool ok, const QString& error);
     /// The rank overview finished analysing every pair of the plan.
     void overviewFinished();
