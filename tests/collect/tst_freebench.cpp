@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 using namespace probescope;
@@ -653,4 +654,33 @@ TEST(FreeBenchRun, OneDebuggerPerProcess)
     } catch (const collect::CollectError& e) {
         EXPECT_EQ(e.id(), "collect.duplicate");
     }
+}
+
+TEST(FreeBenchRun, ExampleProgramWithUnstableOp)
+{
+    // The example as a user runs it: --config with task free_benchmark, --unstable-op; log on stderr.
+    TempDir temp;
+    writeFile(temp.path() / "config.json",
+              R"({"task": "free_benchmark", "free_benchmark": {"pert_mode": "bit_noise", "list": ["sum", "relu", "gelu"]}})");
+    const fs::path dump = temp.path() / "dump";
+    const std::string command = std::string(PROBESCOPE_EXAMPLE_TRAIN) + " --config " + (temp.path() / "config.json").string()
+        + " --dump-path " + dump.string() + " --unstable-op --steps 2 > " + (temp.path() / "out.txt").string() + " 2> "
+        + (temp.path() / "err.txt").string();
+    ASSERT_EQ(std::system(command.c_str()), 0) << readAll(temp.path() / "err.txt");
+    const std::string err = readAll(temp.path() / "err.txt");
+    EXPECT_TRUE(contains(err, "[msprobe] Free benchmark: Perturbation is bit_noise of Aten.sum.0.forward.\n")) << err;
+    EXPECT_TRUE(contains(readAll(temp.path() / "out.txt"), "step 1: loss "));
+    for (int step = 0; step < 2; ++step) {
+        const std::string csv = readAll(dump / ("step" + std::to_string(step)) / "rank" / "free_benchmark.csv");
+        EXPECT_TRUE(csv.starts_with(kHead)) << csv;
+        EXPECT_TRUE(contains(csv, "\r\n0,bit_noise,forward," + std::to_string(step) + ",Aten.sum.0.forward,")) << csv;
+        EXPECT_FALSE(contains(csv, "Aten.relu") || contains(csv, "Aten.gelu")) << csv;
+        EXPECT_FALSE(fs::exists(dump / ("step" + std::to_string(step)) / "rank" / "dump.json"));
+    }
+    // Without --unstable-op nothing is flagged: no file.
+    const fs::path quiet = temp.path() / "quiet";
+    const std::string plain = std::string(PROBESCOPE_EXAMPLE_TRAIN) + " --config " + (temp.path() / "config.json").string()
+        + " --dump-path " + quiet.string() + " --steps 1 > /dev/null 2>&1";
+    ASSERT_EQ(std::system(plain.c_str()), 0);
+    EXPECT_FALSE(fs::exists(quiet / "step0" / "rank" / "free_benchmark.csv"));
 }
