@@ -241,7 +241,7 @@ void FreeBenchTable::append(FreeBenchTable&& other)
 {
     const auto offset = static_cast<std::uint32_t>(files.size());
     files.insert(files.end(), other.files.begin(), other.files.end());
-    rows.reserve(rows.size() + other.rows.size());
+    // No exact reserve here: appending file after file would then reallocate every time (quadratic).
     for (FreeBenchRow& r : other.rows) {
         r.file += offset;
         rows.push_back(std::move(r));

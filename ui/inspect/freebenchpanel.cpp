@@ -68,11 +68,8 @@ FreeBenchmarkPanel::FreeBenchmarkPanel(QWidget* parent)
     topLayout->addWidget(m_filter);
 
     m_model = new FreeBenchmarkModel(this);
-    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy = new FreeBenchmarkProxy(this);
     m_proxy->setSourceModel(m_model);
-    m_proxy->setSortRole(FreeBenchmarkModel::SortRole);
-    m_proxy->setFilterKeyColumn(FreeBenchmarkModel::ApiColumn);
-    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_view = new QTableView(top);
     m_view->setObjectName("freeBenchmarkTable");
     m_view->setModel(m_proxy);

@@ -93,6 +93,26 @@ QString FreeBenchmarkModel::excessText(const probescope::inspect::FreeBenchRow& 
     return QStringLiteral("×") + QString::number(e, 'g', 3);
 }
 
+double FreeBenchmarkModel::sortKey(const probescope::inspect::FreeBenchRow& row, int column)
+{
+    switch (column) {
+    case StepColumn: return static_cast<double>(row.step);
+    case RankColumn: return static_cast<double>(row.rank);
+    case MaxRelColumn:
+        // Larger is worse: a sign flip above every ratio, rows without max_rel below every one.
+        return row.maxRelKind == probescope::inspect::MaxRelKind::Number ? row.maxRel
+            : row.maxRelKind == probescope::inspect::MaxRelKind::SymbolFlipping ? std::numeric_limits<double>::infinity()
+                                                                                 : -1.0;
+    case ThresholdColumn: return probescope::inspect::freeBenchThreshold(row.dtype, row.pertMode);
+    case ExcessColumn: {
+        const double e = probescope::inspect::freeBenchExcess(row);
+        return std::isnan(e) ? -1.0 : e;
+    }
+    case OutputIndexColumn: return row.outputIndex ? static_cast<double>(*row.outputIndex) : -1.0;
+    default: return std::numeric_limits<double>::quiet_NaN(); // not numeric
+    }
+}
+
 QVariant FreeBenchmarkModel::data(const QModelIndex& index, int role) const
 {
     const probescope::inspect::FreeBenchRow* row = index.isValid() ? rowAt(index.row()) : nullptr;
@@ -116,22 +136,9 @@ QVariant FreeBenchmarkModel::data(const QModelIndex& index, int role) const
         }
         break;
     case SortRole:
-        switch (column) {
-        case StepColumn: return static_cast<double>(row->step);
-        case RankColumn: return static_cast<double>(row->rank);
-        case MaxRelColumn:
-            // Larger is worse: a sign flip above every ratio, rows without max_rel below every one.
-            return row->maxRelKind == probescope::inspect::MaxRelKind::Number ? row->maxRel
-                : row->maxRelKind == probescope::inspect::MaxRelKind::SymbolFlipping ? std::numeric_limits<double>::infinity()
-                                                                          : -1.0;
-        case ThresholdColumn: return probescope::inspect::freeBenchThreshold(row->dtype, row->pertMode);
-        case ExcessColumn: {
-            const double e = probescope::inspect::freeBenchExcess(*row);
-            return std::isnan(e) ? -1.0 : e;
-        }
-        case OutputIndexColumn: return row->outputIndex ? static_cast<double>(*row->outputIndex) : -1.0;
-        default: return data(index, Qt::DisplayRole);
-        }
+        if (isNumeric(column))
+            return sortKey(*row, column);
+        return data(index, Qt::DisplayRole);
     case Qt::TextAlignmentRole:
         return QVariant::fromValue(isNumeric(column) ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::ToolTipRole: {
@@ -190,6 +197,36 @@ QHash<int, QByteArray> FreeBenchmarkModel::roleNames() const
     names.insert(StepRole, "step");
     names.insert(RankRole, "rank");
     return names;
+}
+
+} // namespace probescope::ui
+
+namespace probescope::ui {
+
+FreeBenchmarkProxy::FreeBenchmarkProxy(QObject* parent)
+    : QSortFilterProxyModel(parent)
+{
+    setSortRole(FreeBenchmarkModel::SortRole);
+    setFilterKeyColumn(FreeBenchmarkModel::ApiColumn);
+    setFilterCaseSensitivity(Qt::CaseInsensitive);
+}
+
+bool FreeBenchmarkProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const
+{
+    const auto* model = qobject_cast<const FreeBenchmarkModel*>(sourceModel());
+    const probescope::inspect::FreeBenchRow* a = model ? model->rowAt(left.row()) : nullptr;
+    const probescope::inspect::FreeBenchRow* b = model ? model->rowAt(right.row()) : nullptr;
+    if (!a || !b)
+        return QSortFilterProxyModel::lessThan(left, right);
+    const int column = left.column();
+    switch (column) {
+    case FreeBenchmarkModel::ApiColumn: return a->apiName < b->apiName;
+    case FreeBenchmarkModel::StageColumn: return a->stage < b->stage;
+    case FreeBenchmarkModel::PertModeColumn: return a->pertMode < b->pertMode;
+    case FreeBenchmarkModel::DtypeColumn: return a->dtype < b->dtype;
+    case FreeBenchmarkModel::ShapeColumn: return a->shape < b->shape;
+    default: return FreeBenchmarkModel::sortKey(*a, column) < FreeBenchmarkModel::sortKey(*b, column);
+    }
 }
 
 } // namespace probescope::ui
