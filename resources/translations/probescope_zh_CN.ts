@@ -688,7 +688,7 @@
         <translation>符号翻转</translation>
     </message>
     <message>
-        <location line="+49"/>
+        <location line="+56"/>
         <source>%1:%2</source>
         <translation>%1:%2</translation>
     </message>
@@ -776,7 +776,7 @@
         <translation>筛选 API（例如 gelu）</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+27"/>
         <source>API</source>
         <translation>API</translation>
     </message>
@@ -1253,7 +1253,7 @@
         <translation>%1 的无标杆比对结果。再打开标杆 dump 即可进行比对，并在树中查看精度风险 API。</translation>
     </message>
     <message>
-        <location line="+41"/>
+        <location line="+44"/>
         <source>Open a bench dump too to see %1 in the tree.</source>
         <translation>再打开标杆 dump 才能在树中查看 %1。</translation>
     </message>
