@@ -245,6 +245,26 @@ TEST(FreeBenchCsv, FlaggedApisPickTheWorstRowPerApiOfAStepAndRank)
     EXPECT_DOUBLE_EQ(t->rows[any[0].worstRow].maxRel, 0.0422);
 }
 
+TEST(FreeBenchCsv, ReadsTheCollectorsOwnOutput)
+{
+    // The collection library writes msprobe's layout: step{N}/rank/free_benchmark.csv with a BOM.
+    const fs::path run = data() / "example-train";
+    const auto files = inspect::findFreeBenchmarkCsvs(run);
+    ASSERT_EQ(files.size(), 3u);
+    EXPECT_EQ(files[2], run / "step2/rank/free_benchmark.csv");
+    const auto t = inspect::loadFreeBenchmark({ run });
+    EXPECT_TRUE(t.diagnostics.empty());
+    ASSERT_EQ(t.rows.size(), 3u);
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        EXPECT_EQ(t.rows[i].step, static_cast<std::int64_t>(i));
+        EXPECT_EQ(t.rows[i].apiName, "Aten.layer_norm.2.forward");
+        EXPECT_EQ(t.rows[i].pertMode, "improve_precision");
+        EXPECT_EQ(t.rows[i].dtype, "torch.bfloat16");
+        EXPECT_GT(inspect::freeBenchExcess(t.rows[i]), 1.0); // flagged: over bf16's 0.004
+    }
+    EXPECT_DOUBLE_EQ(t.rows[0].maxRel, 0.09451653164597817);
+}
+
 // ---- model ------------------------------------------------------------------------------------------
 
 TEST(FreeBenchModel, PassesTheModelTesterAndShowsTheCells)
