@@ -21,6 +21,7 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QHeaderView>
 #include <QProcess>
 #include <QTreeView>
@@ -209,7 +210,9 @@ int runSize(const Options& o, std::uint64_t nodes)
     ui::CompareController controller;
     std::shared_ptr<const session::PairAnalysis> analysis;
     QString failure;
-    bool done = false;
+    // The app waits in QApplication::exec(); a processEvents() loop with a timeout would spin (Qt ignores
+    // WaitForMoreEvents in that overload) and steal a core from the compare.
+    QEventLoop waiting;
     QObject::connect(&controller, &ui::CompareController::skeletonReady, [&](auto skeleton) {
         f.skeleton = ms(clock);
         model.setSkeleton(skeleton);
@@ -234,15 +237,14 @@ int runSize(const Options& o, std::uint64_t nodes)
         paint();
         f.finished = ms(clock);
         f.cpuFinished = cpuSeconds() - cpu0;
-        done = true;
+        waiting.quit();
     });
     QObject::connect(&controller, &ui::CompareController::failed, [&](const QString& m) {
         failure = m;
-        done = true;
+        waiting.quit();
     });
     controller.start(*plan, 0, ui::CompareSettings { 2, false, compare::Profile::Msprobe12 });
-    while (!done)
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    waiting.exec();
     if (!analysis) {
         std::fprintf(stderr, "bench-gui: the analysis failed: %s\n", failure.toStdString().c_str());
         return 1;
