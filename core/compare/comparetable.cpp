@@ -9,6 +9,8 @@
 #include "util/parallel.h"
 
 #include <cmath>
+#include <iterator>
+#include <thread>
 #include <unordered_map>
 
 namespace probescope::compare {
@@ -95,6 +97,21 @@ bool truthy(JsonValue v)
 
 bool hasMd5(const dump::DumpFile& dump)
 {
+    // Keys are interned per document: a document where no member is called "md5" has none to find,
+    // which spares statistics dumps a walk over every leaf.
+    bool anyMd5Key = false;
+    const dump::JsonDocument* seen = nullptr;
+    for (const dump::Entry& e : dump.entries) {
+        const dump::JsonDocument* d = e.value.document();
+        if (d == seen)
+            continue;
+        seen = d;
+        anyMd5Key = anyMd5Key || !d || d->keyId("md5");
+        if (anyMd5Key)
+            break;
+    }
+    if (!anyMd5Key)
+        return false;
     for (const dump::Entry& e : dump.entries) {
         if (!e.value.isObject())
             continue;
@@ -369,9 +386,16 @@ private:
 
     std::vector<Cell> head(const FlatRow& n, const FlatRow* b) const
     {
-        if (!b)
-            return { Cell::text(n.name), Cell::text("N/A"), n.dtype, Cell::text("N/A"), n.shape, Cell::text("N/A") };
-        return { Cell::text(n.name), Cell::text(b->name), n.dtype, b->dtype, n.shape, b->shape };
+        // Room for the whole row up front: growing a vector of variants moves every cell again.
+        std::vector<Cell> cells;
+        cells.reserve(m_table.header.size());
+        cells.push_back(Cell::text(n.name));
+        cells.push_back(b ? Cell::text(b->name) : Cell::text("N/A"));
+        cells.push_back(n.dtype);
+        cells.push_back(b ? b->dtype : Cell::text("N/A"));
+        cells.push_back(n.shape);
+        cells.push_back(b ? b->shape : Cell::text("N/A"));
+        return cells;
     }
 
     RealDataRow realDataRow(const FlatRow& n, const std::string& benchName, const std::string& dataNameCell,
@@ -488,8 +512,13 @@ Result<std::vector<Op>> flattenAll(const dump::DumpFile& dump, CompareMode mode,
 {
     std::vector<Op> ops;
     ops.reserve(dump.entries.size());
+    std::optional<FlattenKeys> keys;
     for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
-        auto op = flattenEntry(dump.entries[i], i, mode);
+        // Entries share the document, except the ones a salvaging reader synthesised.
+        const dump::JsonDocument* document = dump.entries[i].value.document();
+        if (!keys || (i > 0 && document != dump.entries[i - 1].value.document()))
+            keys = document ? FlattenKeys::of(*document) : FlattenKeys {};
+        auto op = flattenEntry(dump.entries[i], i, mode, &*keys);
         if (!op) {
             Diagnostic d = op.error();
             d.location.file = dump.path.string();
@@ -526,10 +555,19 @@ Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench,
     auto mode = detectMode(npu, bench);
     if (!mode)
         return mode.error();
+    // The two sides flatten side by side: on 200k-entry dumps this is the largest step before the table.
+    Result<std::vector<Op>> benchOps = makeError("compare.internal", {}, "not flattened");
+    auto flattenBench = [&] { benchOps = flattenAll(bench, *mode, nullptr); };
+    std::thread benchFlattener;
+    if (resolveThreadCount(options.threads) > 1)
+        benchFlattener = std::thread(flattenBench);
+    else
+        flattenBench();
     auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
+    if (benchFlattener.joinable())
+        benchFlattener.join();
     if (!npuOps)
         return npuOps.error();
-    auto benchOps = flattenAll(bench, *mode, nullptr);
     if (!benchOps)
         return benchOps.error();
     return Prepared { newTable(*mode, options), std::move(*npuOps), std::move(*benchOps) };
@@ -594,16 +632,50 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
             "the NPU and bench dumps do not have the same number and calls of APIs; as msprobe 1.2 does, matching "
             "stopped and " + std::to_string(match.npuOpsLost) + " NPU entries are not in the table"));
 
+    // Rows are built in chunks of match steps, each into its own partial table, then appended in step
+    // order: the table does not depend on the thread count, and 200k-entry dumps build on every core.
+    const unsigned threads = resolveThreadCount(options.threads);
+    const std::size_t chunks = threads > 1 && match.steps.size() >= 4096 ? std::size_t { threads } * 4 : 1;
+    std::vector<CompareTable> parts(chunks);
+    std::vector<std::vector<TableBuilder::Job>> partJobs(chunks);
+    parallelFor(chunks, threads, [&](std::size_t c) {
+        CompareTable& part = parts[c];
+        part.mode = table->mode;
+        part.stackMode = table->stackMode;
+        part.header = table->header;
+        TableBuilder partBuilder(npu, bench, options, part);
+        const std::size_t first = match.steps.size() * c / chunks;
+        const std::size_t last = match.steps.size() * (c + 1) / chunks;
+        for (std::size_t i = first; i < last; ++i) {
+            const MatchStep& step = match.steps[i];
+            const auto benchIndex = static_cast<std::size_t>(step.bench);
+            if (step.bench < 0)
+                partBuilder.unmatched(npuOps[step.npu]);
+            else if (mappings)
+                partBuilder.matchedMapped(npuOps[step.npu], benchOps[benchIndex],
+                                          partnerRows(npuViews[step.npu], npuOps[step.npu].rows.size(),
+                                                      benchViews[benchIndex]));
+            else
+                partBuilder.matched(npuOps[step.npu], benchOps[benchIndex]);
+        }
+        partJobs[c] = std::move(partBuilder.jobs());
+    });
     TableBuilder builder(npu, bench, options, *table);
-    for (const MatchStep& step : match.steps) {
-        const auto benchIndex = static_cast<std::size_t>(step.bench);
-        if (step.bench < 0)
-            builder.unmatched(npuOps[step.npu]);
-        else if (mappings)
-            builder.matchedMapped(npuOps[step.npu], benchOps[benchIndex],
-                                  partnerRows(npuViews[step.npu], npuOps[step.npu].rows.size(), benchViews[benchIndex]));
-        else
-            builder.matched(npuOps[step.npu], benchOps[benchIndex]);
+    std::size_t rowCount = 0;
+    for (const CompareTable& part : parts)
+        rowCount += part.rows.size();
+    table->rows.reserve(rowCount);
+    table->npuEntry.reserve(rowCount);
+    table->matched.reserve(rowCount);
+    for (std::size_t c = 0; c < chunks; ++c) {
+        const std::size_t offset = table->rows.size();
+        std::move(parts[c].rows.begin(), parts[c].rows.end(), std::back_inserter(table->rows));
+        table->npuEntry.insert(table->npuEntry.end(), parts[c].npuEntry.begin(), parts[c].npuEntry.end());
+        table->matched.insert(table->matched.end(), parts[c].matched.begin(), parts[c].matched.end());
+        for (TableBuilder::Job& job : partJobs[c]) {
+            job.row += offset;
+            builder.jobs().push_back(std::move(job));
+        }
     }
     return finishTable(std::move(table), builder, npu, options, progress);
 }

@@ -153,9 +153,10 @@ namespace {
 class Flattener
 {
 public:
-    Flattener(Op& op, CompareMode mode)
+    Flattener(Op& op, CompareMode mode, const FlattenKeys& keys)
         : m_op(op)
         , m_mode(mode)
+        , m_keys(keys)
     {
     }
 
@@ -180,7 +181,7 @@ public:
         }
         if (!v.isObject())
             return std::nullopt; // bare scalars outside a leaf give no row
-        const auto type = v.find("type");
+        const auto type = v.findId(m_keys.type);
         if (type && type->isString())
             return leaf(v, name);
         for (std::uint32_t i = 0; i < v.size(); ++i) {
@@ -193,11 +194,12 @@ public:
 private:
     Op& m_op;
     CompareMode m_mode;
+    const FlattenKeys& m_keys;
 
     std::optional<std::string> leaf(JsonValue v, const std::string& name)
     {
         FlatRow row;
-        const auto dataName = v.find("data_name");
+        const auto dataName = v.findId(m_keys.dataName);
         if (dataName && dataName->isString() && !dataName->asString().empty())
             row.dataName = std::string(dataName->asString());
         else
@@ -208,16 +210,16 @@ private:
         } else {
             row.name = name;
         }
-        static constexpr const char* statKeys[] = { "Max", "Min", "Mean", "Norm" };
+        const std::optional<std::uint32_t>* statKeys[] = { &m_keys.max, &m_keys.min, &m_keys.mean, &m_keys.norm };
         for (int i = 0; i < 4; ++i)
-            row.stats[i] = cellFromJson(v.find(statKeys[i]));
-        row.md5 = cellFromJson(v.find("md5"));
-        const auto dtype = v.find("dtype");
-        const auto value = v.find("value");
-        const std::string_view type = v.find("type")->asString();
+            row.stats[i] = cellFromJson(v.findId(*statKeys[i]));
+        row.md5 = cellFromJson(v.findId(m_keys.md5));
+        const auto dtype = v.findId(m_keys.dtype);
+        const auto value = v.findId(m_keys.value);
+        const std::string_view type = v.findId(m_keys.type)->asString();
         if (dtype && dtype->isString() && !dtype->asString().empty()) {
             row.dtype = Cell::text(std::string(dtype->asString()));
-            row.shape = cellFromJson(v.find("shape"));
+            row.shape = cellFromJson(v.findId(m_keys.shape));
         } else if (type == "torch.Size") {
             row.dtype = Cell::text("torch.Size");
             row.shape = Cell::text(value ? pyStr(*value) : "None");
@@ -232,7 +234,7 @@ private:
         } else if (type == "torch.ProcessGroup") {
             row.dtype = Cell::text("torch.ProcessGroup");
             row.shape = Cell::pyText("[]");
-            const auto ranks = v.find("group_ranks");
+            const auto ranks = v.findId(m_keys.groupRanks);
             for (auto& s : row.stats)
                 s = Cell::text(ranks ? pyStr(*ranks) : "None");
         } else {
@@ -269,12 +271,32 @@ private:
 
 } // namespace
 
-Result<Op> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode)
+FlattenKeys FlattenKeys::of(const dump::JsonDocument& document)
+{
+    FlattenKeys k;
+    k.type = document.keyId("type");
+    k.dataName = document.keyId("data_name");
+    k.max = document.keyId("Max");
+    k.min = document.keyId("Min");
+    k.mean = document.keyId("Mean");
+    k.norm = document.keyId("Norm");
+    k.md5 = document.keyId("md5");
+    k.dtype = document.keyId("dtype");
+    k.value = document.keyId("value");
+    k.shape = document.keyId("shape");
+    k.groupRanks = document.keyId("group_ranks");
+    return k;
+}
+
+Result<Op> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode, const FlattenKeys* keys)
 {
     Op op;
     op.key = std::string(entry.key);
     op.entryIndex = entryIndex;
-    Flattener flattener(op, mode);
+    std::optional<FlattenKeys> own;
+    if (!keys)
+        keys = &own.emplace(entry.value.document() ? FlattenKeys::of(*entry.value.document()) : FlattenKeys {});
+    Flattener flattener(op, mode, *keys);
     const SourceLocation where { {}, entry.offset, entry.line, 0 };
     if (hasSegment(entry.key, "parameters_grad")) {
         if (auto e = flattener.parse(entry.value, op.key, 0))

@@ -62,7 +62,15 @@ std::optional<std::pair<RowCategory, std::string>> categorize(std::string_view r
  * @brief Flattens one entry into an Op. Errors are the problems that make msprobe 1.2.2 abort the whole
  * compare (nesting deeper than 10 levels, a row name without forward/backward and category).
  */
-Result<Op> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode);
+/// Ids of the keys flattenEntry reads, resolved once per document instead of hashed at every leaf.
+struct FlattenKeys
+{
+    std::optional<std::uint32_t> type, dataName, max, min, mean, norm, md5, dtype, value, shape, groupRanks;
+    static FlattenKeys of(const dump::JsonDocument& document);
+};
+
+Result<Op> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode,
+                        const FlattenKeys* keys = nullptr);
 
 /// Python list text of stack frames: ['File a.py, line 1, in f, \n x', ...].
 std::string stackText(const std::vector<std::string>& frames);

@@ -45,6 +45,11 @@ struct ReadOptions
     bool salvageTruncated = true;
     /// Check each tensor leaf's fields (types of dtype, shape, stats, data_name); problems become diagnostics.
     bool validateLeaves = true;
+    /// loadRank: read stack.json too. The desktop app leaves it for later (readRankStack), because at
+    /// 200k entries it is as large as half the dump and nothing before the first coloured tree needs it.
+    bool stackJson = true;
+    /// loadRank: read construct.json too (the desktop app builds its tree from the NPU side's alone).
+    bool constructJson = true;
 };
 
 /**

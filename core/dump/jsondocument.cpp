@@ -77,11 +77,15 @@ std::string_view JsonValue::keyAt(std::uint32_t i) const
 
 std::optional<JsonValue> JsonValue::find(std::string_view key) const
 {
-    const Node& n = m_doc->node(m_index);
-    if (n.type != JsonType::Object)
+    if (m_doc->node(m_index).type != JsonType::Object)
         return std::nullopt;
-    const auto id = m_doc->keyId(key);
-    if (!id)
+    return findId(m_doc->keyId(key));
+}
+
+std::optional<JsonValue> JsonValue::findId(std::optional<std::uint32_t> id) const
+{
+    const Node& n = m_doc->node(m_index);
+    if (n.type != JsonType::Object || !id)
         return std::nullopt;
     // Backwards: the last duplicate wins, as in Python.
     for (std::uint32_t i = n.range.count; i-- > 0;) {
@@ -114,12 +118,22 @@ std::optional<std::uint32_t> JsonDocument::keyId(std::string_view key) const
 
 std::uint32_t JsonDocument::internKey(std::string_view key)
 {
-    const auto it = m_keyIds.find(key);
-    if (it != m_keyIds.end())
-        return it->second;
-    const auto id = static_cast<std::uint32_t>(m_keys.size());
-    m_keys.emplace_back(key);
-    m_keyIds.emplace(std::string_view(m_keys.back()), id);
+    // Slot from the length and the first and last bytes; a slot holds id + 1 (0 = empty).
+    const std::size_t slot = key.empty()
+        ? 0
+        : (key.size() * 31 + static_cast<unsigned char>(key.front()) * 7 + static_cast<unsigned char>(key.back()))
+            % kKeyCacheSize;
+    if (const std::uint32_t cached = m_keyCache[slot]; cached != 0 && m_keys[cached - 1] == key)
+        return cached - 1;
+    std::uint32_t id = 0;
+    if (const auto it = m_keyIds.find(key); it != m_keyIds.end()) {
+        id = it->second;
+    } else {
+        id = static_cast<std::uint32_t>(m_keys.size());
+        m_keys.emplace_back(key);
+        m_keyIds.emplace(std::string_view(m_keys.back()), id);
+    }
+    m_keyCache[slot] = id + 1;
     return id;
 }
 

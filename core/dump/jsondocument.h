@@ -3,6 +3,7 @@
 
 #include "util/diagnostic.h"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -56,6 +57,8 @@ public:
     JsonValue at(std::uint32_t i) const; ///< i-th element or member value
     std::string_view keyAt(std::uint32_t i) const; ///< key of the i-th member (objects)
     std::optional<JsonValue> find(std::string_view key) const;
+    /// find() by an id from JsonDocument::keyId, for loops that look up the same keys many times.
+    std::optional<JsonValue> findId(std::optional<std::uint32_t> keyId) const;
 
     /// The member key this value was stored under ("" for array elements and the root).
     std::string_view key() const;
@@ -141,6 +144,10 @@ private:
     std::string m_strings;
     std::deque<std::string> m_keys; // deque: views into it stay valid while it grows
     std::unordered_map<std::string_view, std::uint32_t, KeyHash, std::equal_to<>> m_keyIds;
+    // Most keys of a dump repeat (type, dtype, shape, Max, ...): a direct-mapped cache of recent ids,
+    // indexed by a cheap hash, spares them the full string hash and the map probe while parsing.
+    static constexpr std::size_t kKeyCacheSize = 256;
+    std::array<std::uint32_t, kKeyCacheSize> m_keyCache {};
     std::uint32_t m_root = 0;
 
     std::uint32_t internKey(std::string_view key);

@@ -162,19 +162,28 @@ Result<std::shared_ptr<const RankDump>> loadRank(const RankLocation& location, c
         return std::shared_ptr<const RankDump>(std::move(rank));
     }
     std::error_code ec;
-    if (const fs::path p = location.dir / "construct.json"; fs::exists(p, ec)) {
+    if (const fs::path p = location.dir / "construct.json"; options.constructJson && fs::exists(p, ec)) {
         if (auto construct = readConstructJson(p))
             rank->construct = std::move(*construct);
         else
             rank->diagnostics.push_back(construct.error());
     }
-    if (const fs::path p = location.dir / "stack.json"; fs::exists(p, ec)) {
+    if (const fs::path p = location.dir / "stack.json"; fs::exists(p, ec) && !options.stackJson) {
+        rank->stackDeferred = true;
+    } else if (fs::exists(p, ec)) {
         if (auto stack = readStackJson(p))
             rank->stack = std::move(*stack);
         else
             rank->diagnostics.push_back(stack.error());
     }
     return std::shared_ptr<const RankDump>(std::move(rank));
+}
+
+Result<StackMap> readRankStack(const RankDump& rank)
+{
+    if (!rank.stackDeferred)
+        return rank.stack;
+    return readStackJson(rank.location.dir / "stack.json");
 }
 
 } // namespace probescope::dump

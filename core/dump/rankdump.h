@@ -44,8 +44,12 @@ struct RankDump
     std::shared_ptr<const DumpFile> dump;
     ConstructMap construct;
     StackMap stack;
+    bool stackDeferred = false; ///< stack.json exists but was not read (ReadOptions::stackJson off)
     Diagnostics diagnostics; ///< dump file diagnostics plus construct/stack problems
 };
+
+/// The rank's stack: `rank.stack` when it was read with the rank, else stack.json read now.
+Result<StackMap> readRankStack(const RankDump& rank);
 
 /// Loads one rank: the dump file (required) and construct.json / stack.json when present.
 /// A broken construct.json or stack.json is reported and skipped; a broken dump file is an error.

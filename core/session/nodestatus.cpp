@@ -218,6 +218,15 @@ Status rowStatus(const CompareTable& table, std::size_t row, bool metricsFilled)
     return rowStatusWith(table, Columns(table), row, metricsFilled);
 }
 
+std::vector<Status> rowStatuses(const CompareTable& table, const std::vector<bool>& metricsFilled)
+{
+    const Columns columns(table);
+    std::vector<Status> out(table.rows.size());
+    for (std::size_t r = 0; r < out.size(); ++r)
+        out[r] = rowStatusWith(table, columns, r, metricsFilled.empty() || metricsFilled[r]);
+    return out;
+}
+
 double metricValue(const NodeMetrics& m, Metric metric)
 {
     switch (metric) {

@@ -29,6 +29,8 @@ const char* statusName(Status s); ///< "pass", "warning", "error", "unmatched", 
 /// The status of one table row; rows whose tensor metrics are still missing are Pending when
 /// `metricsFilled` is false.
 Status rowStatus(const compare::CompareTable& table, std::size_t row, bool metricsFilled = true);
+/// rowStatus of every row (`metricsFilled` as in computeNodeStatus), finding the columns once.
+std::vector<Status> rowStatuses(const compare::CompareTable& table, const std::vector<bool>& metricsFilled = {});
 
 /// Key figures of a node over its own rows; NaN when the mode or the rows do not have them.
 struct NodeMetrics

@@ -179,6 +179,29 @@ Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchI
     return plan;
 }
 
+namespace {
+
+// Both stack.json files, side by side (each can be as large as half its dump.json).
+void readStacks(const PairSkeleton& skeleton, PairAnalysis& analysis)
+{
+    auto read = [](const dump::RankDump& rank, std::shared_ptr<const dump::StackMap>& out, Diagnostics& problems) {
+        auto stack = dump::readRankStack(rank);
+        if (stack) {
+            out = std::make_shared<const dump::StackMap>(std::move(*stack));
+        } else {
+            out = std::make_shared<const dump::StackMap>();
+            problems.push_back(stack.error());
+        }
+    };
+    Diagnostics benchProblems;
+    std::thread benchReader([&] { read(*skeleton.bench, analysis.benchStack, benchProblems); });
+    read(*skeleton.npu, analysis.npuStack, analysis.stackDiagnostics);
+    benchReader.join();
+    analysis.stackDiagnostics.insert(analysis.stackDiagnostics.end(), benchProblems.begin(), benchProblems.end());
+}
+
+} // namespace
+
 Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, const AnalysisOptions& options,
                                                         ProgressSink* progress)
 {
@@ -189,9 +212,16 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         progress->advance(0);
     }
     // Stage 1: both dumps, side by side.
+    // stack.json is read after the compare (readStacks): nothing before the coloured tree needs it.
+    dump::ReadOptions readOptions;
+    readOptions.stackJson = false;
     Result<std::shared_ptr<const dump::RankDump>> benchRank = makeError("session.internal", {}, "not loaded");
-    std::thread benchLoader([&] { benchRank = dump::loadRank(pair.bench); });
-    auto npuRank = dump::loadRank(pair.npu);
+    std::thread benchLoader([&] {
+        dump::ReadOptions benchOptions = readOptions;
+        benchOptions.constructJson = false; // the tree is the NPU side's
+        benchRank = dump::loadRank(pair.bench, benchOptions);
+    });
+    auto npuRank = dump::loadRank(pair.npu, readOptions);
     benchLoader.join();
     if (!npuRank)
         return npuRank.error();
@@ -204,17 +234,30 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     skeleton->pair = pair;
     skeleton->npu = *npuRank;
     skeleton->bench = *benchRank;
-    skeleton->tree = tree::ConstructTree::build(*npuRank);
-    for (const Diagnostics* d : { &(*npuRank)->diagnostics, &(*benchRank)->diagnostics, &skeleton->tree->diagnostics() })
-        skeleton->diagnostics.insert(skeleton->diagnostics.end(), d->begin(), d->end());
-    std::shared_ptr<const PairSkeleton> published = skeleton;
-    if (options.skeletonReady)
-        options.skeletonReady(published);
+    // The tree is built while the compare flattens both dumps; only the layout needs both. The thread is
+    // joined before the layout reads the tree, and on every way out.
+    std::thread treeBuilder([&] {
+        skeleton->tree = tree::ConstructTree::build(*npuRank);
+        for (const Diagnostics* d : { &(*npuRank)->diagnostics, &(*benchRank)->diagnostics, &skeleton->tree->diagnostics() })
+            skeleton->diagnostics.insert(skeleton->diagnostics.end(), d->begin(), d->end());
+        if (options.skeletonReady)
+            options.skeletonReady(skeleton);
+    });
+    struct Joiner
+    {
+        std::thread& thread;
+        void join()
+        {
+            if (thread.joinable())
+                thread.join();
+        }
+        ~Joiner() { join(); }
+    } treeJoiner { treeBuilder };
+    const std::shared_ptr<const PairSkeleton> published = skeleton;
     if (progress)
         progress->advance(kTotal / 10);
 
     // Stage 2: the compare, streaming each real-data row's verdict as it is computed.
-    const tree::ConstructTree& tree = *published->tree;
     std::mutex mutex;
     std::vector<Status> rowState;     // per row, under mutex
     std::vector<std::uint32_t> rowNode;
@@ -266,12 +309,11 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
             for (std::size_t r = 0; r < layout.rows.size(); ++r)
                 filled[r] = !layout.rows[r][static_cast<std::size_t>(accuracyColumn)].isNone();
         }
-        auto status = std::make_shared<NodeStatusTable>(computeNodeStatus(layout, tree, filled));
+        treeJoiner.join();
+        auto status = std::make_shared<NodeStatusTable>(computeNodeStatus(layout, *published->tree, filled));
         std::lock_guard lock(mutex);
-        rowState.resize(layout.rows.size());
+        rowState = rowStatuses(layout, filled);
         rowNode = layout.npuEntry;
-        for (std::size_t r = 0; r < layout.rows.size(); ++r)
-            rowState[r] = rowStatus(layout, r, filled[r]);
         nodeRowOffsets = status->rowOffsets;
         nodeRowIndex = status->rowIndex;
         nodeOwn = status->own;
@@ -314,8 +356,12 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     if (options.statusUpdate)
         flushChanged();
 
-    // Stage 3: final verdicts (with highlights) and the first failing node.
+    // Stage 3: final verdicts (with highlights), the first failing node, and both stacks.
+    treeJoiner.join();
+    const tree::ConstructTree& tree = *published->tree;
     auto analysis = std::make_shared<PairAnalysis>();
+    if (options.readStacks)
+        readStacks(*published, *analysis);
     analysis->skeleton = published;
     analysis->table = *table;
     analysis->status = std::make_shared<const NodeStatusTable>(computeNodeStatus(**table, tree));

@@ -71,6 +71,11 @@ struct PairAnalysis
     std::shared_ptr<const compare::CompareTable> table;
     std::shared_ptr<const NodeStatusTable> status;
     compare::FirstFailure firstFailure;
+    /// stack.json of each side, read after the compare (`present` is false without one); null when
+    /// AnalysisOptions::readStacks is off.
+    std::shared_ptr<const dump::StackMap> npuStack;
+    std::shared_ptr<const dump::StackMap> benchStack;
+    Diagnostics stackDiagnostics; ///< a stack.json that could not be read
     double seconds = 0; ///< wall time from start to finish
 };
 
@@ -86,6 +91,8 @@ struct AnalysisOptions
     unsigned threads = 0;  ///< tensor pairs compared at once (0 = hardware threads)
     bool fuzzy = false;
     compare::Profile profile = compare::Profile::Msprobe12;
+    /// Read both stack.json files at the end (PairAnalysis::npuStack/benchStack); the rank overview needs none.
+    bool readStacks = true;
     /// Called once, from the worker, when both dumps are loaded and the tree is built (before the compare).
     std::function<void(std::shared_ptr<const PairSkeleton>)> skeletonReady;
     /// Called from the worker when the rows are laid out, with every node's status so far

@@ -93,6 +93,7 @@ void OverviewJob::work(std::shared_ptr<Run> run)
     options.threads = run->settings.threads;
     options.fuzzy = run->settings.fuzzy;
     options.profile = run->settings.profile;
+    options.readStacks = false; // summaries only
     const std::size_t total = run->pairs.size();
     std::size_t done = 0;
     for (const std::size_t index : run->pairs) {

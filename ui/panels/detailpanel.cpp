@@ -346,17 +346,25 @@ void DetailPanel::updateStacks()
 {
     const session::PairSkeleton& sk = *m_analysis->skeleton;
     const std::string key(sk.tree->node(tree::NodeId { m_node }).key);
-    auto show = [](QPlainTextEdit* edit, const dump::RankDump* rank, const std::string& k, const QString& side) {
-        if (!rank || !rank->stack.present) {
-            edit->setPlainText(tr("The %1 dump has no stack.json.").arg(side));
+    // analysePair reads stack.json after the compare; a skeleton loaded with its stack has it in the rank.
+    auto show = [this](QPlainTextEdit* edit, const dump::RankDump* rank, const dump::StackMap* read,
+                       const std::string& k, const QString& side) {
+        const dump::StackMap* stack = read ? read : rank ? &rank->stack : nullptr;
+        if (!stack || !stack->present) {
+            QString text = tr("The %1 dump has no stack.json.").arg(side);
+            for (const Diagnostic& d : m_analysis->stackDiagnostics) {
+                if (rank && d.location.file.find(rank->location.dir.string()) == 0)
+                    text = QString::fromStdString(d.format());
+            }
+            edit->setPlainText(text);
             return;
         }
-        const auto* frames = rank->stack.frames(k);
+        const auto* frames = stack->frames(k);
         edit->setPlainText(frames && !frames->empty() ? framesText(*frames)
                                                       : tr("stack.json has no frames for %1.").arg(QString::fromStdString(k)));
     };
-    show(m_npuStack, sk.npu.get(), key, tr("NPU"));
-    show(m_benchStack, sk.bench.get(), benchKey().toStdString(), tr("bench"));
+    show(m_npuStack, sk.npu.get(), m_analysis->npuStack.get(), key, tr("NPU"));
+    show(m_benchStack, sk.bench.get(), m_analysis->benchStack.get(), benchKey().toStdString(), tr("bench"));
 }
 
 void DetailPanel::updateDataFiles()
