@@ -417,3 +417,61 @@ TEST(CompareThreads, RowsAreStreamedAsTheyAreReady)
     for (std::size_t row : seen)
         EXPECT_EQ(cosines[row], excelText((*table)->rows[row][6])) << row; // streamed = final values
 }
+
+namespace {
+
+// A statistics dump of `n` Functional.relu calls (input, output); every 7th call's output differs
+// between the sides and every 11th NPU call has no bench partner (an extra add).
+std::string syntheticStatisticsDump(int n, bool npu)
+{
+    std::string text = R"({"task": "statistics", "level": "L1", "dump_data_dir": null, "data": {)";
+    auto leaf = [](double max) {
+        return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": )" + std::to_string(max)
+            + R"(, "Min": -1.5, "Mean": 0.25, "Norm": 3.5, "requires_grad": false})";
+    };
+    int adds = 0;
+    for (int i = 0; i < n; ++i) {
+        if (i > 0)
+            text += ", ";
+        if (npu && i % 11 == 5) {
+            text += "\"Functional.add." + std::to_string(adds++) + ".forward\": {\"input_args\": [" + leaf(1.0)
+                + "], \"input_kwargs\": {}, \"output\": [" + leaf(1.0) + "]}, ";
+        }
+        const double out = npu && i % 7 == 3 ? 9.0 + i : 2.0 + i;
+        text += "\"Functional.relu." + std::to_string(i) + ".forward\": {\"input_args\": [" + leaf(1.0 + i)
+            + "], \"input_kwargs\": {}, \"output\": [" + leaf(out) + "]}";
+    }
+    return text + "}}";
+}
+
+} // namespace
+
+// Rows are built in parallel chunks above 4096 matched entries; the table must not depend on it.
+TEST(CompareTable, ParallelRowBuildingGivesTheSameTableAsOneThread)
+{
+    auto npu = dump::parseDumpJson(syntheticStatisticsDump(6000, true), "npu/dump.json");
+    auto bench = dump::parseDumpJson(syntheticStatisticsDump(6000, false), "bench/dump.json");
+    ASSERT_TRUE(npu.ok() && bench.ok());
+    std::vector<std::shared_ptr<const CompareTable>> tables;
+    for (unsigned threads : { 1u, 2u, 3u }) {
+        CompareOptions options;
+        options.threads = threads;
+        auto table = compareDumps(**npu, **bench, options);
+        ASSERT_TRUE(table.ok()) << table.error().format();
+        tables.push_back(*table);
+    }
+    const CompareTable& one = *tables[0];
+    ASSERT_GT(one.rows.size(), 12000u);
+    long adds = 0;
+    for (int i = 0; i < 6000; ++i)
+        adds += i % 11 == 5 ? 1 : 0;
+    EXPECT_EQ(std::count(one.matched.begin(), one.matched.end(), false), 2 * adds) << "the extra adds are unmatched";
+    for (std::size_t t = 1; t < tables.size(); ++t) {
+        EXPECT_EQ(tables[t]->rows, one.rows);
+        EXPECT_EQ(tables[t]->npuEntry, one.npuEntry);
+        EXPECT_EQ(tables[t]->matched, one.matched);
+        EXPECT_EQ(tables[t]->colors, one.colors);
+    }
+    // Spot check the order: row 2k is relu k's input (after the unmatched adds before it).
+    EXPECT_EQ(one.rows.back()[0], Cell::text("Functional.relu.5999.forward.output.0"));
+}

@@ -271,3 +271,59 @@ TEST(Session, EntryKeyOfRow)
     EXPECT_EQ(entryKeyOfRow("Module.conv.conv1.Conv2d.parameters_grad.weight"),
               "Module.conv.conv1.Conv2d.parameters_grad");
 }
+
+// stack.json is the largest file after dump.json: the analysis reads it after the compare, not before
+// the tree, and the rank overview (readStacks off) never reads it.
+TEST(Session, StacksAreReadAfterTheCompare)
+{
+    auto plan = planSession(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench"));
+    ASSERT_TRUE(plan.ok());
+    AnalysisOptions options;
+    bool sawSkeleton = false;
+    options.skeletonReady = [&](std::shared_ptr<const PairSkeleton> s) {
+        sawSkeleton = true;
+        EXPECT_TRUE(s->npu->stackDeferred);
+        EXPECT_FALSE(s->npu->stack.present);
+        EXPECT_FALSE(s->bench->construct.present) << "the tree is built from the NPU side alone";
+        EXPECT_TRUE(s->npu->construct.present);
+    };
+    auto a = analyse(plan->pairs[0], options);
+    ASSERT_TRUE(a && sawSkeleton);
+    ASSERT_TRUE(a->npuStack && a->benchStack);
+    EXPECT_TRUE(a->npuStack->present);
+    EXPECT_TRUE(a->benchStack->present);
+    EXPECT_TRUE(a->stackDiagnostics.empty());
+    const auto* frames = a->npuStack->frames("Functional.gelu.0.forward");
+    ASSERT_NE(frames, nullptr);
+    EXPECT_FALSE(frames->empty());
+    // The same frames as loading the rank with its stack.
+    auto full = dump::loadRank(plan->pairs[0].npu);
+    ASSERT_TRUE(full.ok());
+    ASSERT_NE((*full)->stack.frames("Functional.gelu.0.forward"), nullptr);
+    EXPECT_EQ(*(*full)->stack.frames("Functional.gelu.0.forward"), *frames);
+
+    options.readStacks = false;
+    options.skeletonReady = {};
+    auto overview = analyse(plan->pairs[0], options);
+    ASSERT_TRUE(overview);
+    EXPECT_FALSE(overview->npuStack);
+}
+
+TEST(Session, ABrokenStackIsReportedNotFatal)
+{
+    probescope::testing::TempDir dir;
+    for (const char* side : { "npu", "bench" }) {
+        fs::create_directories(dir.path() / side);
+        for (const char* f : { "dump.json", "construct.json" })
+            fs::copy_file(fixture("modelA_statistics_mix", side) / "step0" / "rank" / f, dir.path() / side / f);
+    }
+    std::ofstream(dir.path() / "npu" / "stack.json") << "{\"0\": [[\"Functional.gelu.0.forward\"";
+    auto plan = planSession(dir.path() / "npu", dir.path() / "bench");
+    ASSERT_TRUE(plan.ok());
+    auto a = analyse(plan->pairs[0]);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->firstFailure.key, "Functional.gelu.0.forward");
+    ASSERT_EQ(a->stackDiagnostics.size(), 1u);
+    EXPECT_NE(a->stackDiagnostics[0].location.file.find("stack.json"), std::string::npos);
+    EXPECT_FALSE(a->npuStack->present);
+}
