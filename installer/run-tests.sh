@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: install what is missing, then build and run every test twice —
-# in the dev preset, and under AddressSanitizer + UndefinedBehaviorSanitizer (dev-asan).
+# The whole test suite: install what is missing, then build and run every test in the dev preset,
+# and everything but the Qt UI again under AddressSanitizer + UndefinedBehaviorSanitizer (dev-asan).
 # Golden tests read the real msprobe fixtures from ../shared/fixtures (set PROBESCOPE_FIXTURES to move them).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "freebench.h"
+#include "util/fileio.h"
 
 #include "dump/dumpwriter.h"
 
@@ -122,19 +123,11 @@ Diagnostic ioError(const fs::path& path, const std::string& what)
     return makeError("collect.io", SourceLocation { path.string(), std::nullopt, 0, 0 }, what);
 }
 
-/// One write() of all of `text`, retried on short writes.
+/// All of `text`, retried on short writes.
 bool writeAll(int fd, std::string_view text)
 {
-    while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
+    int err = 0;
+    return writeAllToFd(fd, text, err);
 }
 
 } // namespace

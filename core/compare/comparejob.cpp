@@ -29,16 +29,6 @@ SourceLocation at(const fs::path& p)
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
 }
 
-std::string nowStamp()
-{
-    const std::time_t t = std::time(nullptr);
-    std::tm local {};
-    localtime_r(&t, &local);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
-    return buf;
-}
-
 } // namespace
 
 Result<CompareInput> readCompareJson(const fs::path& path)
@@ -305,7 +295,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
     fs::create_directories(outDir, ec);
     if (ec)
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
-    const std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
+    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     std::vector<PairResult> results;
     // A dump.json with the construct.json and stack.json beside it (layer_mapping reads both sides').
     auto loadSide = [](const fs::path& dumpFile) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compare/csvwriter.h"
+#include "util/fileio.h"
 
 #include <atomic>
 #include <cerrno>
@@ -49,21 +50,6 @@ void appendLine(std::string& out, const std::vector<std::string>& fields)
 std::string errnoText(const std::string& what, const std::filesystem::path& path, int err)
 {
     return what + " " + path.string() + ": " + std::strerror(err);
-}
-
-bool writeAll(int fd, std::string_view text, int& err)
-{
-    while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            err = errno;
-            return false;
-        }
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
 }
 
 } // namespace
@@ -187,7 +173,7 @@ bool writeFileAtomically(const std::filesystem::path& path, std::string_view tex
         return fail("cannot create a temporary file next to " + path.string());
 
     int err = 0;
-    bool ok = writeAll(fd, text, err);
+    bool ok = writeAllToFd(fd, text, err);
     std::string message;
     if (!ok)
         message = errnoText("cannot write", temp, err);

@@ -42,25 +42,10 @@ std::string errnoText(std::string_view what, const std::filesystem::path& path, 
     return out;
 }
 
-bool writeAll(int fd, std::string_view text, int& err)
-{
-    while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            err = errno;
-            return false;
-        }
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
 std::optional<Diagnostic> writeToFd(int fd, const std::filesystem::path& path, std::string_view text)
 {
     int err = 0;
-    const bool ok = writeAll(fd, text, err);
+    const bool ok = writeAllToFd(fd, text, err);
     if (::close(fd) != 0 && ok)
         err = errno;
     if (!ok || err != 0)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runut/runner.h"
+#include "util/fileio.h"
 
 #include "dump/leaf.h"
 #include "runut/csvio.h"
@@ -39,16 +40,6 @@ std::string fileName(std::string_view prefix, const std::string& stamp)
 bool isStamp(std::string_view s)
 {
     return s.size() == 14 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::string nowStamp()
-{
-    const std::time_t t = std::time(nullptr);
-    std::tm local {};
-    localtime_r(&t, &local);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
-    return buf;
 }
 
 // One second later: the next name that still matches accuracy_checking_result_<14 digits>.csv, so a
@@ -675,7 +666,7 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
         // Never replace a file: a taken timestamp moves on by a second, which keeps the name resumable.
         // The result file is claimed first and atomically (O_EXCL), so two runs started in the same
         // second into one folder (parallel tests, two GUI jobs) end up with different timestamps.
-        std::string stamp = options.timestamp.empty() ? nowStamp() : options.timestamp;
+        std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
         std::vector<std::pair<std::string_view, const std::vector<std::string>*>> outputs {
             { kResultPrefix, &resultHeader() }, { kDetailsPrefix, &detailsHeader() } };
         if (dumpedData) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace probescope {
@@ -33,5 +34,11 @@ private:
 
 /// Reads a whole (small) file; errors name the file.
 Result<std::string> readTextFile(const std::filesystem::path& path);
+
+/// Writes all of `text` to `fd`, retrying short writes and EINTR; false with `err` = errno on failure.
+bool writeAllToFd(int fd, std::string_view text, int& err);
+
+/// Local time as YYYYmmddHHMMSS, msprobe's timestamp in output file names.
+std::string localTimestamp();
 
 } // namespace probescope
