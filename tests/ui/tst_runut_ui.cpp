@@ -8,9 +8,6 @@
 #include "panels/runutdialog.h"
 #include "panels/runutresultmodel.h"
 #include "views/mainwindow.h"
-#ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
-#include "panels/runutengine.h"
-#endif
 
 #include "core/tempdir.h"
 #include "testconfig.h"
@@ -281,7 +278,7 @@ TEST(RunUtEngine, ReplaysTheTensorFixtureAndJudgesTheDumpedGelu)
     // The fixture README: the NPU gelu's recorded output is wrong (noise added inside the kernel) while its
     // recorded inputs are right, so a replay passes and the dumped outputs fail against the bench.
     TempDir tmp;
-    RunUtDialog dialog(makeRunUtEngineBackend());
+    RunUtDialog dialog(loadRunUtBackend()); // the plugin, as the main window loads it
     ASSERT_TRUE(dialog.availabilityText().isEmpty());
     RunUtRequest request = dialog.request();
     request.dumpJson = q(probescope::testing::fixturesDir() / "modelA_tensor_mix/npu/step0/rank/dump.json");

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "panels/runutbackend.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLibrary>
 #include <QRegularExpression>
 
 namespace probescope::ui {
@@ -13,10 +15,15 @@ namespace {
 class UnavailableBackend final : public RunUtBackend
 {
 public:
+    explicit UnavailableBackend(QString reason = {})
+        : m_reason(std::move(reason))
+    {
+    }
     bool isAvailable() const override { return false; }
     QString unavailableReason() const override
     {
-        return RunUtText::tr("The run_ut API accuracy checker is not available in this build yet.");
+        return m_reason.isEmpty() ? RunUtText::tr("The run_ut API accuracy checker is not available in this build yet.")
+                                  : m_reason;
     }
     RunUtResult run(const RunUtRequest&, ProgressSink&) override
     {
@@ -24,6 +31,9 @@ public:
         r.error = unavailableReason();
         return r;
     }
+
+private:
+    QString m_reason;
 };
 
 } // namespace
@@ -31,6 +41,41 @@ public:
 std::unique_ptr<RunUtBackend> runUtBackend()
 {
     return std::make_unique<UnavailableBackend>();
+}
+
+std::unique_ptr<RunUtBackend> loadRunUtBackend()
+{
+    using Factory = RunUtBackend* (*)();
+    static QLibrary* plugin = nullptr; // never unloaded: LibTorch does not survive dlclose
+    static Factory factory = nullptr;
+    static QStringList tried;
+    if (!factory && tried.isEmpty()) {
+        QStringList dirs;
+        if (const QString env = qEnvironmentVariable("PROBESCOPE_PLUGIN_DIR"); !env.isEmpty())
+            dirs << env;
+        dirs << QCoreApplication::applicationDirPath() + QStringLiteral("/../lib/probescope")
+             << QStringLiteral(PROBESCOPE_RUNUT_PLUGIN_BUILD_DIR);
+        for (const QString& dir : dirs) {
+            auto* library = new QLibrary(QDir(dir).filePath(QStringLiteral("libprobescope-runut.so")));
+            library->setLoadHints(QLibrary::PreventUnloadHint);
+            if (library->load()) {
+                if (auto f = reinterpret_cast<Factory>(library->resolve("probescope_make_runut_backend"))) {
+                    plugin = library;
+                    factory = f;
+                    break;
+                }
+            }
+            tried << library->fileName() + QStringLiteral(": ") + library->errorString();
+            delete library;
+        }
+        if (!factory && tried.isEmpty())
+            tried << QStringLiteral("?");
+    }
+    if (!factory)
+        return std::make_unique<UnavailableBackend>(
+            RunUtText::tr("The run_ut plugin could not be loaded:\n%1").arg(tried.join(QLatin1Char('\n'))));
+    Q_UNUSED(plugin);
+    return std::unique_ptr<RunUtBackend>(factory());
 }
 
 QStringList splitApiList(const QString& text)

@@ -82,9 +82,16 @@ public:
 };
 
 /// The fallback backend of this target, which says plainly that run_ut is not available. The replaying
-/// backend (LibTorch) is ProbeScope::uirunut's makeRunUtEngineBackend(), which the main window uses; keeping
-/// it out of this target keeps LibTorch out of everything that links the panels.
+/// backend (LibTorch) is makeRunUtEngineBackend() in the run_ut plugin, which loadRunUtBackend() loads;
+/// keeping it out of this target keeps LibTorch out of everything that links the panels.
 std::unique_ptr<RunUtBackend> runUtBackend();
+
+/**
+ * @brief The real backend from the run_ut plugin (libprobescope-runut.so, LibTorch), loaded on first call
+ * and kept loaded; the "not available" backend, naming the folders searched, when it cannot be loaded.
+ * Searched: $PROBESCOPE_PLUGIN_DIR, <app dir>/../lib/probescope, the build tree's lib/probescope.
+ */
+std::unique_ptr<RunUtBackend> loadRunUtBackend();
 
 /**
  * @brief Copies run_ut's output files into `folder`, never overwriting: a taken name gets _1, _2… before

@@ -109,3 +109,9 @@ std::unique_ptr<RunUtBackend> makeRunUtEngineBackend()
 }
 
 } // namespace probescope::ui
+
+/// The plugin's entry point (loadRunUtBackend resolves it by this name); the caller owns the result.
+extern "C" Q_DECL_EXPORT probescope::ui::RunUtBackend* probescope_make_runut_backend()
+{
+    return probescope::ui::makeRunUtEngineBackend().release();
+}

@@ -19,7 +19,6 @@
 #include "panels/legendwidget.h"
 #include "panels/runutdialog.h"
 #ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
-#include "panels/runutengine.h"
 #endif
 #include "panels/searchbar.h"
 #include "panels/settingsdialog.h"
@@ -901,11 +900,7 @@ void MainWindow::exportCsv()
 std::unique_ptr<RunUtDialog> MainWindow::createRunUtDialog(std::unique_ptr<RunUtBackend> backend)
 {
     if (!backend) {
-#ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
-        backend = makeRunUtEngineBackend();
-#else
-        backend = runUtBackend();
-#endif
+        backend = loadRunUtBackend();
     }
     auto dialog = std::make_unique<RunUtDialog>(std::move(backend), this);
     if (m_plan && m_pairIndex >= 0) {

@@ -90,7 +90,7 @@ public:
     bool isFreeBenchmarkShown() const;
     QString statusLine() const;
     /// Tools → Run run_ut…'s dialog, wired to the tree (badges, double-click selects the API), not yet shown.
-    /// Without a backend, this build's: the LibTorch replay when ProbeScope::uirunut is built.
+    /// Without a backend, loadRunUtBackend(): the LibTorch replay from the run_ut plugin when it loads.
     std::unique_ptr<RunUtDialog> createRunUtDialog(std::unique_ptr<RunUtBackend> backend = nullptr);
     /// run_ut's verdicts on the APIs of `dumpJson`: badges on the tree whenever the shown pair's NPU side is
     /// that dump.
