@@ -274,8 +274,8 @@ const char* metricName(Metric metric)
     return "?";
 }
 
-NodeStatusTable computeNodeStatus(
-    const CompareTable& table, const tree::ConstructTree& tree, const std::vector<bool>& metricsFilled)
+NodeStatusTable computeNodeStatus(const CompareTable& table, const tree::ConstructTree& tree,
+                                  const std::vector<bool>& metricsFilled, const std::vector<Status>* rowStates)
 {
     const std::size_t n = tree.size();
     NodeStatusTable s;
@@ -312,7 +312,7 @@ NodeStatusTable computeNodeStatus(
             bool anyMatched = false;
             for (const std::uint32_t r : rows) {
                 const bool filled = metricsFilled.empty() || metricsFilled[r];
-                const Status st = rowStatusWith(table, columns, r, filled);
+                const Status st = rowStates ? (*rowStates)[r] : rowStatusWith(table, columns, r, filled);
                 anyMatched = anyMatched || st != Status::Unmatched;
                 worst = st == Status::Unmatched ? worst : worse(worst, st);
             }

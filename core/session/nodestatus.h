@@ -71,8 +71,11 @@ struct NodeStatusTable
 };
 
 /// `metricsFilled[r]` false marks a row whose metrics are not computed yet (empty = all filled).
+/// `rowStates`, when the caller already has rowStatuses(table, metricsFilled), is used instead of
+/// working each row's status out again.
 NodeStatusTable computeNodeStatus(const compare::CompareTable& table, const tree::ConstructTree& tree,
-                                  const std::vector<bool>& metricsFilled = {});
+                                  const std::vector<bool>& metricsFilled = {},
+                                  const std::vector<Status>* rowStates = nullptr);
 
 /// Recomputes `subtree` and `failingBelow` from `own` (after own statuses changed).
 void aggregate(NodeStatusTable& status, const tree::ConstructTree& tree);

@@ -309,10 +309,13 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
             for (std::size_t r = 0; r < layout.rows.size(); ++r)
                 filled[r] = !layout.rows[r][static_cast<std::size_t>(accuracyColumn)].isNone();
         }
+        // Row statuses once: the streamed updates start from them and the node statuses fold them.
+        std::vector<Status> layoutRows = rowStatuses(layout, filled);
         treeJoiner.join();
-        auto status = std::make_shared<NodeStatusTable>(computeNodeStatus(layout, *published->tree, filled));
+        auto status = std::make_shared<NodeStatusTable>(
+            computeNodeStatus(layout, *published->tree, filled, &layoutRows));
         std::lock_guard lock(mutex);
-        rowState = rowStatuses(layout, filled);
+        rowState = std::move(layoutRows);
         rowNode = layout.npuEntry;
         nodeRowOffsets = status->rowOffsets;
         nodeRowIndex = status->rowIndex;
