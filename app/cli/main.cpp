@@ -160,7 +160,7 @@ struct Args
     bool fuzzy = false;
     bool compareOnly = false;
     unsigned threads = 0;
-    std::string profile = "msprobe-1.2";
+    Profile profile = Profile::Msprobe12;
     bool xlsx = false;
     std::string dataMapping;
     std::optional<std::string> cellMapping; ///< "" = the flag without a file
@@ -225,9 +225,11 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
         } else if (a == "--profile") {
             if (i + 1 >= argc)
                 return std::string("--profile needs msprobe-1.2 or msprobe-26");
-            args.profile = argv[++i];
-            if (args.profile != "msprobe-1.2" && args.profile != "msprobe-26")
-                return "unknown profile " + args.profile + " (choose msprobe-1.2 or msprobe-26)";
+            const std::string word = argv[++i];
+            const auto profile = parseProfile(word);
+            if (!profile)
+                return "unknown profile " + word + " (choose " + std::string(profileChoices()) + ")";
+            args.profile = *profile;
         } else if (a == "-j" || a == "--jobs") {
             const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
             if (!v || *v < 1 || *v > 1024)
@@ -349,7 +351,7 @@ int runCompare(const Args& args)
         options.apiMapping = *args.apiMapping;
     if (args.layerMapping)
         options.layerMapping = *args.layerMapping;
-    options.profile = args.profile == "msprobe-26" ? compare::Profile::Msprobe26 : compare::Profile::Msprobe12;
+    options.profile = args.profile;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";
@@ -457,13 +459,13 @@ std::vector<std::string> splitCommas(std::string_view text)
     return out;
 }
 
-std::optional<runut::Profile> parseRunUtProfile(std::string_view p)
+/// run_ut exists in msprobe 1.2 and 26 (ptdbg had none).
+std::optional<Profile> parseRunUtProfile(std::string_view p)
 {
-    if (p == "msprobe12" || p == "msprobe-1.2")
-        return runut::Profile::Msprobe12;
-    if (p == "msprobe26" || p == "msprobe-26")
-        return runut::Profile::Msprobe26;
-    return std::nullopt;
+    const auto profile = parseProfile(p);
+    if (!profile || *profile == Profile::Ptdbg)
+        return std::nullopt;
+    return profile;
 }
 
 int runRunUt(int argc, char** argv)

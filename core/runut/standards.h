@@ -7,6 +7,8 @@
 #include "runut/replayer.h"
 
 #include <array>
+#include "util/profile.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,12 +17,10 @@
 
 namespace probescope::runut {
 
-enum class Profile : std::uint8_t {
-    Msprobe12, ///< default: msprobe 1.2 (MSTT tree): per-API standard lists of api_precision_standard.yaml,
-               ///< cosine NaN = error, empty tensor = error, MSTT benchmark thresholds (§8.3)
-    Msprobe26, ///< current msprobe (CUR): benchmark for all floats, cosine NaN = ok, empty = SKIP,
-               ///< quantization_api_list, protection-level thresholds L0/L1/L2
-};
+/// msprobe12: msprobe 1.2 (MSTT tree): per-API standard lists of api_precision_standard.yaml, cosine NaN = error,
+/// empty tensor = error, MSTT benchmark thresholds (§8.3). msprobe26: current msprobe (CUR): benchmark for all floats,
+/// cosine NaN = ok, empty = SKIP, quantization_api_list, protection-level thresholds L0/L1/L2. (ptdbg has no run_ut.)
+using probescope::Profile;
 
 struct CompareContext
 {
