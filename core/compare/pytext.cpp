@@ -251,65 +251,6 @@ std::string excelNumberText(double value)
 
 } // namespace
 
-std::string pyFloatRepr(double v)
-{
-    if (std::isnan(v))
-        return "nan";
-    if (std::isinf(v))
-        return v > 0 ? "inf" : "-inf";
-
-    // Shortest round-trip digits and the decimal exponent, taken from to_chars' scientific form.
-    std::array<char, 64> buf {};
-    const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::scientific);
-    const std::string_view sci(buf.data(), static_cast<std::size_t>(res.ptr - buf.data()));
-    const std::size_t ePos = sci.find('e');
-    std::string_view mantissa = sci.substr(0, ePos);
-    int exponent = 0;
-    std::from_chars(sci.data() + ePos + 1 + (sci[ePos + 1] == '+' ? 1 : 0), sci.data() + sci.size(), exponent);
-
-    std::string out;
-    if (!mantissa.empty() && mantissa.front() == '-') {
-        out += '-';
-        mantissa.remove_prefix(1);
-    }
-    std::string digits;
-    for (char c : mantissa) {
-        if (c != '.')
-            digits += c;
-    }
-
-    if (exponent < -4 || exponent >= 16) {
-        out += digits[0];
-        if (digits.size() > 1) {
-            out += '.';
-            out.append(digits, 1, std::string::npos);
-        }
-        out += 'e';
-        out += exponent < 0 ? '-' : '+';
-        const int absExp = exponent < 0 ? -exponent : exponent;
-        if (absExp < 10)
-            out += '0';
-        out += std::to_string(absExp);
-        return out;
-    }
-
-    const int pointPos = exponent + 1; // digits before the decimal point
-    if (pointPos <= 0) {
-        out += "0.";
-        out.append(static_cast<std::size_t>(-pointPos), '0');
-        out += digits;
-    } else if (static_cast<std::size_t>(pointPos) >= digits.size()) {
-        out += digits;
-        out.append(static_cast<std::size_t>(pointPos) - digits.size(), '0');
-        out += ".0";
-    } else {
-        out.append(digits, 0, static_cast<std::size_t>(pointPos));
-        out += '.';
-        out.append(digits, static_cast<std::size_t>(pointPos), std::string::npos);
-    }
-    return out;
-}
-
 std::string integralDoubleText(double v)
 {
     if (!std::isfinite(v))

@@ -3,6 +3,7 @@
 
 #include "compare/cell.h"
 #include "dump/jsondocument.h"
+#include "util/pytext.h"
 
 #include <optional>
 #include <string>
@@ -10,8 +11,8 @@
 
 namespace probescope::compare {
 
-/// Python's repr(float): shortest text that round-trips; "inf", "-inf", "nan"; "1e-05", "1e+16", "2.0".
-std::string pyFloatRepr(double v);
+/// Python's repr(float) (util/pytext.h, shared with the dump writer): "inf", "nan", "1e-05", "2.0".
+using probescope::pyFloatRepr;
 
 /// Python's str() of a value loaded by json.load: str verbatim at top level, repr inside containers
 /// ('a'), None/True/False, ints, float repr, lists "[1, None]", dicts "{'k': 1}". A key repeated in an
