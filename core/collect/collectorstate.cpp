@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "session.h"
+#include "collectorstate.h"
 
 #include <algorithm>
 #include <system_error>

@@ -10,7 +10,7 @@
 
 #include "freebench.h"
 #include "ptwriter.h"
-#include "session.h"
+#include "collectorstate.h"
 #include "torchtypes.h"
 
 #include <ATen/ATen.h>
