@@ -137,7 +137,52 @@ void collect(const fs::path& dir, int depth, DumpLayout& layout)
     }
 }
 
+// Sub-folders of `dir` that are steps (or ranks), sorted by their number; the bare "rank" first.
+std::vector<fs::path> numberedFolders(const fs::path& dir, bool steps)
+{
+    std::vector<std::pair<std::int64_t, fs::path>> found;
+    for (const fs::path& child : sortedChildren(dir)) {
+        const std::string name = child.filename().string();
+        if (!isDir(child))
+            continue;
+        if (steps && isStepName(name))
+            found.emplace_back(*numberAfter(name, "step"), child);
+        else if (!steps && (name == "rank" || numberAfter(name, "rank")))
+            found.emplace_back(numberAfter(name, "rank").value_or(-1), child);
+    }
+    std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<fs::path> out;
+    for (auto& [n, p] : found)
+        out.push_back(std::move(p));
+    return out;
+}
+
 } // namespace
+
+std::vector<fs::path> findInLayout(const fs::path& input, const std::string& fileName)
+{
+    std::vector<fs::path> out;
+    if (isFile(input)) {
+        if (input.filename() == fileName)
+            return { input };
+        return findInLayout(input.parent_path().empty() ? fs::path(".") : input.parent_path(), fileName);
+    }
+    if (!isDir(input))
+        return out;
+    auto take = [&](const fs::path& dir) {
+        if (isFile(dir / fileName))
+            out.push_back(dir / fileName);
+    };
+    take(input);
+    for (const fs::path& rank : numberedFolders(input, false))
+        take(rank);
+    for (const fs::path& step : numberedFolders(input, true)) {
+        take(step);
+        for (const fs::path& rank : numberedFolders(step, false))
+            take(rank);
+    }
+    return out;
+}
 
 std::vector<std::int64_t> DumpLayout::steps() const
 {

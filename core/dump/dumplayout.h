@@ -43,4 +43,12 @@ struct DumpLayout
 
 Result<DumpLayout> discoverDump(const std::filesystem::path& input);
 
+/**
+ * @brief A file that a run writes once per folder of its step/rank layout (free_benchmark.csv, say), found at
+ * every level of that layout: in `input` itself, its rank folders, its step folders and their rank folders —
+ * in that order, folders by number. A file given as `input` is itself when it has that name, else its folder
+ * is searched. The layout rules are discoverDump's (the one place that knows step{N} and rank{N}).
+ */
+std::vector<std::filesystem::path> findInLayout(const std::filesystem::path& input, const std::string& fileName);
+
 } // namespace probescope::dump

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inspect/freebenchcsv.h"
 
+#include "dump/dumplayout.h"
 #include "util/fileio.h"
 
 #include <algorithm>
@@ -173,39 +174,6 @@ std::string parseRow(const std::vector<std::string>& fields, FreeBenchRow& row)
     return {};
 }
 
-// "step12" -> 12, "rank" -> -1 (msprobe's non-distributed folder), anything else -> nullopt.
-std::optional<std::int64_t> numbered(const std::string& name, std::string_view prefix, bool bareAllowed)
-{
-    if (name.rfind(prefix, 0) != 0)
-        return std::nullopt;
-    const std::string_view digits = std::string_view(name).substr(prefix.size());
-    if (digits.empty())
-        return bareAllowed ? std::optional<std::int64_t>(-1) : std::nullopt;
-    std::int64_t n = 0;
-    if (!parseInt(digits, n) || n < 0)
-        return std::nullopt;
-    return n;
-}
-
-// Sub-folders of `dir` named prefix{N} (or the bare prefix), sorted by N.
-std::vector<fs::path> numberedDirs(const fs::path& dir, std::string_view prefix, bool bareAllowed)
-{
-    std::vector<std::pair<std::int64_t, fs::path>> found;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::error_code typeEc;
-        if (!it->is_directory(typeEc))
-            continue;
-        if (const auto n = numbered(it->path().filename().string(), prefix, bareAllowed))
-            found.emplace_back(*n, it->path());
-    }
-    std::sort(found.begin(), found.end());
-    std::vector<fs::path> out;
-    for (auto& [n, p] : found)
-        out.push_back(std::move(p));
-    return out;
-}
-
 constexpr const char* kFileName = "free_benchmark.csv";
 
 } // namespace
@@ -305,30 +273,7 @@ Result<FreeBenchTable> readFreeBenchmarkCsv(const fs::path& file)
 
 std::vector<fs::path> findFreeBenchmarkCsvs(const fs::path& input)
 {
-    std::error_code ec;
-    std::vector<fs::path> out;
-    if (fs::is_regular_file(input, ec)) {
-        if (input.filename() == kFileName)
-            return { input };
-        return findFreeBenchmarkCsvs(input.parent_path()); // dump.json, construct.json…
-    }
-    if (!fs::is_directory(input, ec))
-        return out;
-    auto take = [&out](const fs::path& dir) {
-        std::error_code e;
-        const fs::path f = dir / kFileName;
-        if (fs::is_regular_file(f, e))
-            out.push_back(f);
-    };
-    take(input);
-    for (const fs::path& rank : numberedDirs(input, "rank", true))
-        take(rank);
-    for (const fs::path& step : numberedDirs(input, "step", false)) {
-        take(step);
-        for (const fs::path& rank : numberedDirs(step, "rank", true))
-            take(rank);
-    }
-    return out;
+    return dump::findInLayout(input, kFileName); // the step/rank layout is dump's to know
 }
 
 FreeBenchTable loadFreeBenchmark(const std::vector<fs::path>& inputs, ProgressSink* progress)
