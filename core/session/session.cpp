@@ -19,31 +19,6 @@ namespace {
 
 SourceLocation at(const fs::path& p) { return SourceLocation { p.string(), std::nullopt, 0, 0 }; }
 
-// Maps a sub-range of the work onto a parent sink: the stages of an analysis share one bar.
-class StageSink final : public ProgressSink
-{
-public:
-    StageSink(ProgressSink* parent, std::uint64_t from, std::uint64_t to)
-        : m_parent(parent)
-        , m_from(from)
-        , m_to(to)
-    {
-    }
-    void setRange(std::uint64_t total) override { m_total = std::max<std::uint64_t>(total, 1); }
-    void advance(std::uint64_t done) override
-    {
-        if (m_parent)
-            m_parent->advance(m_from + (m_to - m_from) * std::min(done, m_total) / m_total);
-    }
-    bool isCancelled() const override { return m_parent && m_parent->isCancelled(); }
-
-private:
-    ProgressSink* m_parent;
-    std::uint64_t m_from;
-    std::uint64_t m_to;
-    std::uint64_t m_total = 1;
-};
-
 Diagnostic cancelledError(const RankPair& pair)
 {
     return makeError("session.cancelled", at(pair.npu.dumpFile), "the analysis was cancelled");
@@ -107,75 +82,21 @@ Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchI
         npuPath = input->npuPath;
         benchPath = input->benchPath;
     }
-    auto npu = dump::discoverDump(npuPath);
-    if (!npu)
-        return npu.error();
-    auto bench = dump::discoverDump(benchPath);
-    if (!bench)
-        return bench.error();
-    for (const auto* d : { &npu->diagnostics, &bench->diagnostics })
-        plan.diagnostics.insert(plan.diagnostics.end(), d->begin(), d->end());
-
-    // Steps: by number; when each side holds a single step (or none) they pair whatever their numbers,
-    // so a user can compare step3 of one run with step0 of another by opening the step folders.
-    auto byStep = [](const dump::DumpLayout& layout) {
-        std::map<std::int64_t, std::vector<const dump::RankLocation*>> steps;
-        for (const dump::RankLocation& r : layout.ranks)
-            steps[r.step.value_or(-1)].push_back(&r);
-        return steps;
-    };
-    auto npuSteps = byStep(*npu);
-    auto benchSteps = byStep(*bench);
-    std::vector<std::pair<std::int64_t, std::int64_t>> stepPairs;
-    if (npuSteps.size() == 1 && benchSteps.size() == 1) {
-        stepPairs.emplace_back(npuSteps.begin()->first, benchSteps.begin()->first);
-    } else {
-        for (const auto& [step, ranks] : npuSteps) {
-            if (benchSteps.count(step))
-                stepPairs.emplace_back(step, step);
-            else
-                plan.diagnostics.push_back(makeWarning("session.step-unpaired", at(ranks.front()->dir),
-                                                       "the bench dump has no step " + std::to_string(step)
-                                                           + "; it is skipped"));
-        }
-        for (const auto& [step, ranks] : benchSteps) {
-            if (!npuSteps.count(step))
-                plan.diagnostics.push_back(makeWarning("session.step-unpaired", at(ranks.front()->dir),
-                                                       "the NPU dump has no step " + std::to_string(step)
-                                                           + "; it is skipped"));
-        }
-    }
-    for (const auto& [ns, bs] : stepPairs) {
-        const auto& n = npuSteps[ns];
-        const auto& b = benchSteps[bs];
-        auto rankKey = [](const dump::RankLocation* r) { return r->rank.value_or(-1); };
-        std::set<std::int64_t> nRanks;
-        std::set<std::int64_t> bRanks;
-        for (auto* r : n)
-            nRanks.insert(rankKey(r));
-        for (auto* r : b)
-            bRanks.insert(rankKey(r));
-        const std::int64_t step = ns;
-        if (nRanks == bRanks || (n.size() == 1 && b.size() == 1) || n.size() == b.size()) {
-            if (nRanks != bRanks && !(n.size() == 1 && b.size() == 1))
-                plan.diagnostics.push_back(makeWarning(
-                    "session.rank-order", at(n.front()->dir),
-                    "the two sides have different rank numbers; ranks are paired in sorted order, as msprobe does"));
-            for (std::size_t i = 0; i < n.size(); ++i)
-                plan.pairs.push_back(RankPair { *n[i], *b[i], step });
-        } else {
-            for (auto* r : n) {
-                auto it = std::find_if(b.begin(), b.end(), [&](auto* x) { return rankKey(x) == rankKey(r); });
-                if (it == b.end())
-                    plan.diagnostics.push_back(makeWarning("session.rank-unpaired", at(r->dir),
-                                                           "no bench rank with this number; it is skipped"));
-                else
-                    plan.pairs.push_back(RankPair { *r, **it, step });
-            }
-        }
-    }
-    if (plan.pairs.empty())
-        return makeError("session.no-pairs", at(npuPath), "no NPU rank pairs with a bench rank");
+    // The compare's own planner pairs steps and ranks (the one place that does); a viewer is lenient where msprobe
+    // is strict: ranks pair by folder name and an unpaired one is a warning, files may face folders.
+    compare::PlanOptions options;
+    options.strictRanks = false;
+    options.stackBeside = false;
+    auto planned = compare::planPairs(compare::CompareInput { npuPath, benchPath, std::nullopt }, options);
+    if (!planned)
+        return planned.error();
+    plan.diagnostics = std::move(planned->diagnostics);
+    for (compare::PlannedPair& p : planned->pairs)
+        plan.pairs.push_back(RankPair { std::move(p) });
+    // A viewer lists ranks by number (the compare's msprobe order sorts folder names as strings).
+    std::stable_sort(plan.pairs.begin(), plan.pairs.end(), [](const RankPair& a, const RankPair& b) {
+        return std::pair(a.step, a.npu.rank.value_or(-1)) < std::pair(b.step, b.npu.rank.value_or(-1));
+    });
     return plan;
 }
 
@@ -207,55 +128,41 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
 {
     const auto started = std::chrono::steady_clock::now();
     constexpr std::uint64_t kTotal = 1000;
-    if (progress) {
-        progress->setRange(kTotal);
-        progress->advance(0);
+    compare::JobOptions job;
+    job.profile = options.profile;
+    job.fuzzy = options.fuzzy;
+    job.threads = options.threads;
+    job.dataMapping = options.dataMapping;
+    job.cellMapping = options.cellMapping;
+    job.apiMapping = options.apiMapping;
+    job.layerMapping = options.layerMapping;
+    auto mappingFiles = compare::readMappingFiles(job);
+    if (!mappingFiles)
+        return mappingFiles.error();
+    compare::PlannedPair planned = pair;
+    planned.stackMode = false;
+    planned.stackFile.reset();
+    if (options.stackMode) {
+        const fs::path stack = pair.npu.dumpFile.parent_path() / "stack.json";
+        std::error_code ec;
+        if (fs::is_regular_file(stack, ec)) {
+            planned.stackMode = true;
+            planned.stackFile = stack;
+        }
     }
-    // Stage 1: both dumps, side by side.
-    // stack.json is read after the compare (readStacks): nothing before the coloured tree needs it.
-    dump::ReadOptions readOptions;
-    readOptions.stackJson = false;
-    Result<std::shared_ptr<const dump::RankDump>> benchRank = makeError("session.internal", {}, "not loaded");
-    std::thread benchLoader([&] {
-        dump::ReadOptions benchOptions = readOptions;
-        benchOptions.constructJson = false; // the tree is the NPU side's
-        benchRank = dump::loadRank(pair.bench, benchOptions);
-    });
-    auto npuRank = dump::loadRank(pair.npu, readOptions);
-    benchLoader.join();
-    if (!npuRank)
-        return npuRank.error();
-    if (!benchRank)
-        return benchRank.error();
-    if (progress && progress->isCancelled())
-        return cancelledError(pair);
-
-    auto skeleton = std::make_shared<PairSkeleton>();
-    skeleton->pair = pair;
-    skeleton->npu = *npuRank;
-    skeleton->bench = *benchRank;
-    // The tree is built while the compare flattens both dumps; only the layout needs both. The thread is
-    // joined before the layout reads the tree, and on every way out.
-    std::thread treeBuilder([&] {
-        skeleton->tree = tree::ConstructTree::build(*npuRank);
-        for (const Diagnostics* d : { &(*npuRank)->diagnostics, &(*benchRank)->diagnostics, &skeleton->tree->diagnostics() })
-            skeleton->diagnostics.insert(skeleton->diagnostics.end(), d->begin(), d->end());
+    std::shared_ptr<const PairSkeleton> published;
+    compare::PairHooks hooks;
+    hooks.loaded = [&](std::shared_ptr<const compare::LoadedPair> loaded) {
+        auto skeleton = std::make_shared<PairSkeleton>();
+        skeleton->pair = pair;
+        skeleton->npu = loaded->npu;
+        skeleton->bench = loaded->bench;
+        skeleton->tree = loaded->tree;
+        skeleton->diagnostics = loaded->diagnostics;
+        published = skeleton;
         if (options.skeletonReady)
             options.skeletonReady(skeleton);
-    });
-    struct Joiner
-    {
-        std::thread& thread;
-        void join()
-        {
-            if (thread.joinable())
-                thread.join();
-        }
-        ~Joiner() { join(); }
-    } treeJoiner { treeBuilder };
-    const std::shared_ptr<const PairSkeleton> published = skeleton;
-    if (progress)
-        progress->advance(kTotal / 10);
+    };
 
     // Stage 2: the compare, streaming each real-data row's verdict as it is computed.
     std::mutex mutex;
@@ -299,10 +206,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         options.statusUpdate(std::move(update));
     };
 
-    compare::CompareOptions compareOptions;
-    compareOptions.fuzzy = options.fuzzy;
-    compareOptions.threads = options.threads;
-    compareOptions.layoutReady = [&](const compare::CompareTable& layout) {
+    hooks.layoutReady = [&](const compare::CompareTable& layout, const compare::LoadedPair&) {
         accuracyColumn = layout.column("Accuracy Reached or Not");
         std::vector<bool> filled(layout.rows.size(), true);
         if (layout.mode == compare::CompareMode::RealData && accuracyColumn >= 0) {
@@ -311,7 +215,6 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         }
         // Row statuses once: the streamed updates start from them and the node statuses fold them.
         std::vector<Status> layoutRows = rowStatuses(layout, filled);
-        treeJoiner.join();
         auto status = std::make_shared<NodeStatusTable>(
             computeNodeStatus(layout, *published->tree, filled, &layoutRows));
         std::lock_guard lock(mutex);
@@ -324,7 +227,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
             options.layoutReady(status);
     };
     if (options.statusUpdate) {
-        compareOptions.rowReady = [&](std::size_t row, const std::vector<compare::Cell>& cells) {
+        hooks.rowReady = [&](std::size_t row, const std::vector<compare::Cell>& cells) {
             // Highlights come only when every row is known; until then a row's Accuracy decides.
             const compare::Cell& accuracy = cells[static_cast<std::size_t>(accuracyColumn)];
             const Status st = accuracy.isString() && accuracy.asString() == "No" ? Status::Error : Status::Pass;
@@ -347,28 +250,25 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
             }
         };
     }
-    StageSink compareSink(progress, kTotal / 10, kTotal * 99 / 100);
-    auto table = options.profile == compare::Profile::Msprobe26
-        ? compare::compareDumps26(*published->npu->dump, *published->bench->dump, compareOptions, &compareSink)
-        : compare::compareDumps(*published->npu->dump, *published->bench->dump, compareOptions, &compareSink);
+    auto outcome = compare::comparePair(planned, *mappingFiles, job, hooks, progress);
     if (progress && progress->isCancelled())
         return cancelledError(pair);
-    if (!table)
-        return table.error();
+    if (!outcome)
+        return outcome.error();
     // Changes after the last timed flush would otherwise wait for the final table.
     if (options.statusUpdate)
         flushChanged();
 
     // Stage 3: final verdicts (with highlights), the first failing node, and both stacks.
-    treeJoiner.join();
     const tree::ConstructTree& tree = *published->tree;
     auto analysis = std::make_shared<PairAnalysis>();
     if (options.readStacks)
         readStacks(*published, *analysis);
     analysis->skeleton = published;
-    analysis->table = *table;
-    analysis->status = std::make_shared<const NodeStatusTable>(computeNodeStatus(**table, tree));
-    analysis->firstFailure = compare::findFirstFailure(**table, tree);
+    analysis->table = outcome->table;
+    analysis->status = std::make_shared<const NodeStatusTable>(computeNodeStatus(*outcome->table, tree));
+    analysis->firstFailure = outcome->firstFailure;
+    analysis->notes = std::move(outcome->notes);
     analysis->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress)
         progress->advance(kTotal);

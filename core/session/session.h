@@ -2,6 +2,7 @@
 #pragma once
 
 #include "compare/comparejob.h"
+#include "compare/pipeline.h"
 #include "compare/comparetable.h"
 #include "compare/firstfailure.h"
 #include "dump/dumplayout.h"
@@ -24,12 +25,9 @@ namespace probescope::session {
 /// How a rank folder is named to people: its folder name ("rank0", "rank", "proc12"), else "rank{N}" / "rank".
 std::string rankName(const dump::RankLocation& rank);
 
-/// One NPU rank paired with one bench rank, in one step.
-struct RankPair
+/// One NPU rank paired with one bench rank, in one step (compare/plan.h), as a viewer names it.
+struct RankPair : compare::PlannedPair
 {
-    dump::RankLocation npu;
-    dump::RankLocation bench;
-    std::int64_t step = -1; ///< -1 when the dumps have no step folders
     std::string label() const; ///< "step0 · rank0 ↔ rank0" (or "rank ↔ rank")
 };
 
@@ -76,6 +74,7 @@ struct PairAnalysis
     std::shared_ptr<const dump::StackMap> npuStack;
     std::shared_ptr<const dump::StackMap> benchStack;
     Diagnostics stackDiagnostics; ///< a stack.json that could not be read
+    Diagnostics notes;            ///< about the mapping options for this pair (an ignored -lm, a skipped item)
     double seconds = 0; ///< wall time from start to finish
 };
 
@@ -91,6 +90,14 @@ struct AnalysisOptions
     unsigned threads = 0;  ///< tensor pairs compared at once (0 = hardware threads)
     bool fuzzy = false;
     compare::Profile profile = compare::Profile::Msprobe12;
+    /// msprobe's stack mode: the NPU_Stack_Info column from stack.json beside the NPU dump (the detail panel
+    /// shows stacks either way).
+    bool stackMode = false;
+    /// -dm / -cm / -am / -lm, as compare::JobOptions has them (an empty path = the option without a file).
+    std::optional<std::filesystem::path> dataMapping;
+    std::optional<std::filesystem::path> cellMapping;
+    std::optional<std::filesystem::path> apiMapping;
+    std::optional<std::filesystem::path> layerMapping;
     /// Read both stack.json files at the end (PairAnalysis::npuStack/benchStack); the rank overview needs none.
     bool readStacks = true;
     /// Called once, from the worker, when both dumps are loaded and the tree is built (before the compare).

@@ -3,11 +3,14 @@
 #include "session/session.h"
 
 #include "compare/firstfailure.h"
+#include "compare/profile.h"
+#include "compare/pytext.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <mutex>
@@ -326,4 +329,118 @@ TEST(Session, ABrokenStackIsReportedNotFatal)
     ASSERT_EQ(a->stackDiagnostics.size(), 1u);
     EXPECT_NE(a->stackDiagnostics[0].location.file.find("stack.json"), std::string::npos);
     EXPECT_FALSE(a->npuStack->present);
+}
+
+// ---- One pipeline: the viewer's analysis is the CLI's compare, with every option ----------------------------
+
+namespace {
+
+fs::path mappingData(const std::string& set) { return probescope::testing::testDataDir() / "mapping" / set; }
+
+/// The CSV the CLI's job writes for one pair with `job`'s options (the same pipeline, run through runCompareJob).
+std::string jobCsv(const fs::path& npu, const fs::path& bench, compare::JobOptions job)
+{
+    probescope::testing::TempDir out;
+    job.advisor = false;
+    auto results = compare::runCompareJob(compare::CompareInput { npu, bench, std::nullopt }, out.path(), job);
+    EXPECT_TRUE(results.ok()) << (results.ok() ? "" : results.error().format());
+    if (!results.ok() || results->size() != 1 || results->front().table->rows.empty())
+        return {};
+    return compare::tableCsv(*results->front().table);
+}
+
+std::size_t unmatchedRows(const compare::CompareTable& table)
+{
+    return static_cast<std::size_t>(std::count(table.matched.begin(), table.matched.end(), false));
+}
+
+} // namespace
+
+TEST(SessionPipeline, DataMappingAsTheCliHasIt)
+{
+    const fs::path npu = mappingData("ms_pt") / "npu" / "dump.json";
+    const fs::path bench = mappingData("ms_pt") / "bench" / "dump.json";
+    auto plan = planSession(npu, bench);
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    AnalysisOptions options;
+    options.profile = compare::Profile::Msprobe26;
+    auto plain = analyse(plan->pairs.front(), options);
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(unmatchedRows(*plain->table), 22u) << "no NPU row name equals a bench row name (tests/data/mapping)";
+
+    options.dataMapping = mappingData("ms_pt") / "data_mapping.yaml";
+    auto mapped = analyse(plan->pairs.front(), options);
+    ASSERT_TRUE(mapped);
+    EXPECT_EQ(mapped->table->rows.size(), 22u);
+    EXPECT_EQ(unmatchedRows(*mapped->table), 20u) << "-dm maps two rows (tests/data/mapping/README.md)";
+
+    compare::JobOptions job;
+    job.profile = compare::Profile::Msprobe26;
+    job.dataMapping = options.dataMapping;
+    EXPECT_EQ(compare::msprobe26::rules().csv(*mapped->table), [&] {
+        probescope::testing::TempDir out;
+        auto r = compare::runCompareJob(compare::CompareInput { npu, bench, std::nullopt }, out.path(), job);
+        return r.ok() ? compare::msprobe26::rules().csv(*r->front().table) : std::string();
+    }());
+}
+
+TEST(SessionPipeline, LayerMappingAsTheCliHasIt)
+{
+    const fs::path npu = mappingData("layer") / "npu" / "dump.json";
+    const fs::path bench = mappingData("layer") / "bench" / "dump.json";
+    auto plan = planSession(npu, bench);
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    auto plain = analyse(plan->pairs.front());
+    ASSERT_TRUE(plain);
+    AnalysisOptions options;
+    options.layerMapping = mappingData("layer") / "layer_mapping.yaml";
+    options.stackMode = true; // the CLI's rule: stack.json beside the NPU dump.json gives the stack column
+    auto mapped = analyse(plan->pairs.front(), options);
+    ASSERT_TRUE(mapped);
+    // msprobe 1.2's -lm: every one of the 28 rows finds its bench row (cli.compare_map_lm_12).
+    EXPECT_EQ(mapped->table->rows.size(), 28u);
+    EXPECT_EQ(unmatchedRows(*mapped->table), 0u);
+    EXPECT_NE(compare::tableCsv(*plain->table), compare::tableCsv(*mapped->table)) << "-lm must change the table";
+    compare::JobOptions job;
+    job.layerMapping = options.layerMapping;
+    EXPECT_EQ(compare::tableCsv(*mapped->table), jobCsv(npu, bench, job));
+}
+
+TEST(SessionPipeline, StackModeAddsTheStackColumn)
+{
+    const fs::path demo = probescope::testing::sourceDir() / "resources" / "demo";
+    const fs::path npu = demo / "npu" / "step0" / "rank";
+    const fs::path bench = demo / "bench" / "step0" / "rank";
+    ASSERT_TRUE(fs::is_regular_file(npu / "stack.json"));
+    auto plan = planSession(npu, bench);
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    AnalysisOptions options;
+    options.readStacks = false;
+    auto plain = analyse(plan->pairs.front(), options);
+    ASSERT_TRUE(plain);
+    EXPECT_LT(plain->table->column("NPU_Stack_Info"), 0) << "the viewer has no stack column unless asked";
+    options.stackMode = true;
+    auto stacked = analyse(plan->pairs.front(), options);
+    ASSERT_TRUE(stacked);
+    const int column = stacked->table->column("NPU_Stack_Info");
+    ASSERT_GE(column, 0);
+    // The first row of an API call carries its stack (msprobe fills it on the entry's first row).
+    bool anyStack = false;
+    for (const auto& row : stacked->table->rows)
+        anyStack = anyStack || compare::excelText(row[static_cast<std::size_t>(column)]).find("File ") != std::string::npos;
+    EXPECT_TRUE(anyStack);
+    // The CLI puts the column in by msprobe's rule (stack.json beside the NPU dump): the same table.
+    EXPECT_EQ(compare::tableCsv(*stacked->table), jobCsv(npu / "dump.json", bench / "dump.json", {}));
+}
+
+TEST(SessionPipeline, AMappingTheDumpsDoNotAllowIsAnError)
+{
+    const fs::path demo = probescope::testing::sourceDir() / "resources" / "demo";
+    auto plan = planSession(demo / "npu" / "step0", demo / "bench" / "step0");
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    AnalysisOptions options;
+    options.cellMapping = fs::path(); // -cm on a PyTorch dump in msprobe 1.2
+    auto result = analysePair(plan->pairs.front(), options);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().id, "compare.option");
 }

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/comparetable.h"
+#include "compare/firstfailure.h"
+#include "compare/mapping.h"
+#include "compare/plan.h"
+#include "dump/rankdump.h"
+#include "tree/constructtree.h"
+#include "util/diagnostic.h"
+#include "util/profile.h"
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace probescope::compare {
+
+/// Every option of a compare, the same for the CLI, the GUI and the GUI's export.
+struct JobOptions
+{
+    Profile profile = Profile::Msprobe12;
+    bool stackFlag = false; ///< -s (only decides when stack_path is given, as in msprobe 1.2)
+    bool fuzzy = false;     ///< -f
+    bool advisor = true;    ///< write advisor_*.txt (msprobe's -c turns it off)
+    std::string timestamp;  ///< YYYYmmddHHMMSS used in file names; now when empty
+    unsigned threads = 0;   ///< -j: tensor pairs compared at once (0 = one per hardware thread)
+    bool xlsx = false;      ///< --xlsx: also write compare_result*.xlsx with msprobe's fills
+    std::optional<std::filesystem::path> dataMapping; ///< -dm mapping.yaml (msprobe 1.2 data-mapping mode)
+    /// -cm / -am / -lm (compare-spec §3.6): set = the option is given; an empty path = given without a file.
+    /// MindSpore NPU dumps; -cm also PyTorch in the msprobe-26 profile. See docs/compare.md.
+    std::optional<std::filesystem::path> cellMapping;
+    std::optional<std::filesystem::path> apiMapping;
+    std::optional<std::filesystem::path> layerMapping;
+};
+
+/// The mapping files of a job, read once for all its pairs.
+struct MappingFiles
+{
+    std::optional<DataMapping> data;
+    std::optional<CellMapping> cell;
+    std::optional<ApiMapping> api;
+    std::optional<LayerMapping> layer;
+    Diagnostics warnings; ///< api_mapping items that are ignored
+};
+
+Result<MappingFiles> readMappingFiles(const JobOptions& options);
+
+/// Both sides of a pair, loaded, and the NPU side's construct tree. Immutable once published.
+struct LoadedPair
+{
+    PlannedPair pair;
+    std::shared_ptr<const dump::RankDump> npu;
+    std::shared_ptr<const dump::RankDump> bench;
+    std::shared_ptr<const tree::ConstructTree> tree; ///< over the NPU dump
+    Diagnostics diagnostics;                         ///< of both dumps and the tree
+};
+
+/// What a viewer can follow while a pair is compared (all optional; called from worker threads).
+struct PairHooks
+{
+    /// Once, when both dumps are loaded and the tree is built (while the compare already runs).
+    std::function<void(std::shared_ptr<const LoadedPair>)> loaded;
+    /// Once, when every row is laid out (see CompareOptions::layoutReady); the tree is ready by then.
+    std::function<void(const CompareTable& layout, const LoadedPair& loaded)> layoutReady;
+    /// Each real-data row as its metrics are filled in (see CompareOptions::rowReady).
+    std::function<void(std::size_t row, const std::vector<Cell>& cells)> rowReady;
+};
+
+/// A compared pair: the immutable result every front end shows or writes.
+struct PairOutcome
+{
+    std::shared_ptr<const LoadedPair> loaded;
+    std::shared_ptr<const CompareTable> table;
+    FirstFailure firstFailure;                   ///< in execution order (docs/tree.md)
+    Diagnostics notes;                           ///< about the options for this pair (an ignored -lm, a skipped item)
+    std::optional<DataMapping> generatedMapping; ///< the data mapping -lm generated, when it did
+};
+
+/**
+ * @brief The one compare pipeline for one pair: load both sides (in parallel), check the options against the
+ * dumps, build the tree while the profile compares, judge, find the first failing node.
+ *
+ * Progress: load 0-10 %, compare 10-99 % of the sink's range (the caller finishes it). Mapping options the dumps
+ * do not allow (-cm/-am on PyTorch in msprobe 1.2, -am on PyTorch in msprobe 26) are the error compare.option
+ * with msprobe's own message.
+ */
+Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& mappings, const JobOptions& options,
+                                const PairHooks& hooks = {}, ProgressSink* progress = nullptr);
+
+/// The files one pair wrote.
+struct PairFiles
+{
+    std::filesystem::path csvFile;
+    std::filesystem::path xlsxFile;
+    std::filesystem::path advisorFile;
+    std::filesystem::path mappingFile; ///< data_mapping*.yaml that -lm generated, when it did
+};
+
+/// Writes a compared pair's outputs into `outDir` (created if missing) as the profile names them. Existing files
+/// are never overwritten: names carry `stamp`, and a name already taken gets "_1", "_2", ... after it.
+Result<PairFiles> writePairOutputs(const PairOutcome& outcome, const std::filesystem::path& outDir,
+                                   const std::string& stamp, const JobOptions& options);
+
+} // namespace probescope::compare

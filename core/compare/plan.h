@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "dump/dumplayout.h"
+#include "util/diagnostic.h"
+#include "util/profile.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probescope::compare {
+
+/// What to compare, as msprobe's compare.json says it (paths relative to the current folder).
+struct CompareInput
+{
+    std::filesystem::path npuPath; ///< a dump root, step folder, rank folder or dump file
+    std::filesystem::path benchPath;
+    std::optional<std::filesystem::path> stackPath;
+};
+
+Result<CompareInput> readCompareJson(const std::filesystem::path& path);
+
+/// One NPU rank paired with one bench rank, in one step: the unit of work of every compare.
+struct PlannedPair
+{
+    dump::RankLocation npu;
+    dump::RankLocation bench;
+    std::int64_t step = -1;   ///< the NPU side's step number; -1 when the dumps have no step folders
+    std::string outSubdir;    ///< "step0" when the inputs are dump roots: that step's outputs go to OUT/step0
+    std::string suffix;       ///< "" for a single pair; the profile's rank-pair suffix in directory mode
+    bool stackMode = false;   ///< add the NPU stack column (msprobe's stack mode)
+    std::optional<std::filesystem::path> stackFile;
+};
+
+struct PlanOptions
+{
+    Profile profile = Profile::Msprobe12;
+    bool stackFlag = false; ///< -s: decides stack mode when compare.json names a stack_path (msprobe 1.2)
+    /// msprobe's directory mode: both sides must hold as many ranks, paired in the sorted order of their folder
+    /// names, else the plan fails. Off (the viewer): ranks pair by number and an unpaired rank is a warning.
+    bool strictRanks = true;
+    /// Stack mode for pairs without a stack_path: msprobe's rule (stack.json beside the NPU dump.json turns it on).
+    /// Off: never (the viewer shows stacks in its detail panel instead of a column).
+    bool stackBeside = true;
+};
+
+/// The pairs of a compare, and what was skipped on the way.
+struct JobPlan
+{
+    std::vector<PlannedPair> pairs; ///< by step, then in msprobe's rank order (folder names as strings)
+    Diagnostics diagnostics;        ///< steps or ranks present on one side only (warnings)
+    std::vector<std::int64_t> steps() const;
+};
+
+/**
+ * @brief The (step, rank) pairs of two inputs at any level: the one place that pairs steps and ranks.
+ *
+ * Both inputs are located with dump::discoverDump (the one walker of step/rank layouts). Two dump files, or two
+ * rank folders, are one pair (suffix ""). Two step folders are msprobe's directory mode (compare-spec A.12): rank
+ * pairs with the profile's suffix. Two dump roots holding step folders compare every step: steps pair by number
+ * (when each side holds one step, whatever their numbers), and each step's outputs go to OUT/step{N}.
+ */
+Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options);
+
+} // namespace probescope::compare
