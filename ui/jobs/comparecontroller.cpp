@@ -126,9 +126,7 @@ void CompareController::work(std::shared_ptr<Run> run, session::RankPair pair, S
 {
     const std::uint64_t generation = run->generation;
     session::AnalysisOptions options;
-    options.threads = settings.threads;
-    options.fuzzy = settings.fuzzy;
-    options.profile = settings.profile;
+    settings.applyTo(options);
     options.skeletonReady = [this, run, generation](std::shared_ptr<const session::PairSkeleton> skeleton) {
         {
             std::lock_guard lock(run->mutex);

@@ -20,9 +20,36 @@ namespace probescope::ui {
 /// How a pair is analysed (the compare options a user can change).
 struct CompareSettings
 {
+    // A constructor rather than an aggregate: callers name the first options and leave the mappings unset.
+    CompareSettings(unsigned threads_ = 0, bool fuzzy_ = false, compare::Profile profile_ = compare::Profile::Msprobe12)
+        : threads(threads_)
+        , fuzzy(fuzzy_)
+        , profile(profile_)
+    {
+    }
+
     unsigned threads = 0; ///< tensor pairs compared at once (0 = one per hardware thread)
     bool fuzzy = false;
     compare::Profile profile = compare::Profile::Msprobe12;
+    bool stackMode = false; ///< msprobe's stack column
+    /// -dm / -cm / -am / -lm as compare::JobOptions has them (an empty path = the option without a file).
+    std::optional<std::filesystem::path> dataMapping;
+    std::optional<std::filesystem::path> cellMapping;
+    std::optional<std::filesystem::path> apiMapping;
+    std::optional<std::filesystem::path> layerMapping;
+
+    /// Copies the compare options into what session::analysePair takes (the callbacks are left alone).
+    void applyTo(session::AnalysisOptions& options) const
+    {
+        options.threads = threads;
+        options.fuzzy = fuzzy;
+        options.profile = profile;
+        options.stackMode = stackMode;
+        options.dataMapping = dataMapping;
+        options.cellMapping = cellMapping;
+        options.apiMapping = apiMapping;
+        options.layerMapping = layerMapping;
+    }
 };
 
 /**

@@ -90,9 +90,7 @@ void OverviewJob::work(std::shared_ptr<Run> run)
 {
     const std::uint64_t generation = run->generation;
     session::AnalysisOptions options;
-    options.threads = run->settings.threads;
-    options.fuzzy = run->settings.fuzzy;
-    options.profile = run->settings.profile;
+    run->settings.applyTo(options);
     options.readStacks = false; // summaries only
     const std::size_t total = run->pairs.size();
     std::size_t done = 0;

@@ -24,6 +24,20 @@ Enum enumValue(const QSettings& store, const char* key, Enum fallback, int count
     return ok && v >= 0 && v < count ? static_cast<Enum>(v) : fallback;
 }
 
+// "compare/dataMapping" holds the file, "compare/dataMappingOn" whether the option is given.
+std::optional<QString> loadMapping(const QSettings& store, const QString& name)
+{
+    if (!store.value(QStringLiteral("compare/") + name + QStringLiteral("On"), false).toBool())
+        return std::nullopt;
+    return store.value(QStringLiteral("compare/") + name).toString();
+}
+
+void saveMapping(QSettings& store, const QString& name, const std::optional<QString>& value)
+{
+    store.setValue(QStringLiteral("compare/") + name + QStringLiteral("On"), value.has_value());
+    store.setValue(QStringLiteral("compare/") + name, value.value_or(QString()));
+}
+
 QString profileKey(compare::Profile p)
 {
     return p == compare::Profile::Msprobe26 ? QStringLiteral("msprobe-26") : QStringLiteral("msprobe-1.2");
@@ -110,6 +124,11 @@ Settings Settings::load(const QSettings& store)
     const uint threads = store.value(QStringLiteral("compare/threads"), 0u).toUInt(&okT);
     s.threads = okT && threads <= kMaxThreads ? threads : 0;
     s.fuzzy = store.value(QStringLiteral("compare/fuzzy"), false).toBool();
+    s.stackMode = store.value(QStringLiteral("compare/stackMode"), false).toBool();
+    s.dataMapping = loadMapping(store, QStringLiteral("dataMapping"));
+    s.cellMapping = loadMapping(store, QStringLiteral("cellMapping"));
+    s.apiMapping = loadMapping(store, QStringLiteral("apiMapping"));
+    s.layerMapping = loadMapping(store, QStringLiteral("layerMapping"));
     s.exportProfile = store.value(QStringLiteral("export/profile")).toString() == profileKey(compare::Profile::Msprobe26)
         ? compare::Profile::Msprobe26
         : compare::Profile::Msprobe12;
@@ -126,6 +145,11 @@ void Settings::save(QSettings& store) const
     store.setValue(QStringLiteral("ui/language"), static_cast<int>(language));
     store.setValue(QStringLiteral("compare/threads"), threads);
     store.setValue(QStringLiteral("compare/fuzzy"), fuzzy);
+    store.setValue(QStringLiteral("compare/stackMode"), stackMode);
+    saveMapping(store, QStringLiteral("dataMapping"), dataMapping);
+    saveMapping(store, QStringLiteral("cellMapping"), cellMapping);
+    saveMapping(store, QStringLiteral("apiMapping"), apiMapping);
+    saveMapping(store, QStringLiteral("layerMapping"), layerMapping);
     store.setValue(QStringLiteral("export/profile"), profileKey(exportProfile));
     store.setValue(QStringLiteral("export/xlsx"), exportXlsx);
 }
@@ -149,6 +173,8 @@ QString Settings::validate() const
         return why;
     if (threads > kMaxThreads)
         return Settings::tr("At most %1 compare threads.").arg(kMaxThreads);
+    if (dataMapping && dataMapping->isEmpty())
+        return Settings::tr("Data mapping (-dm) needs a mapping file.");
     return {};
 }
 
@@ -157,7 +183,8 @@ bool operator==(const Settings& a, const Settings& b)
     return a.bands.scheme == b.bands.scheme && a.bands.warningFrom == b.bands.warningFrom
         && a.bands.errorFrom == b.bands.errorFrom && a.theme == b.theme && a.language == b.language
         && a.threads == b.threads && a.fuzzy == b.fuzzy && a.exportProfile == b.exportProfile
-        && a.exportXlsx == b.exportXlsx;
+        && a.exportXlsx == b.exportXlsx && a.stackMode == b.stackMode && a.dataMapping == b.dataMapping
+        && a.cellMapping == b.cellMapping && a.apiMapping == b.apiMapping && a.layerMapping == b.layerMapping;
 }
 
 void applyTheme(QApplication& app, Theme theme)

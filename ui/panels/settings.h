@@ -7,6 +7,8 @@
 #include <QCoreApplication>
 #include <QString>
 
+#include <optional>
+
 class QApplication;
 class QSettings;
 
@@ -18,7 +20,7 @@ enum class Language : int { English = 0, SimplifiedChinese = 1 };
 /**
  * @brief The user's preferences, as a plain value. load()/save() map it to QSettings keys
  * ("colors/scheme", "colors/warningFrom", "colors/errorFrom", "ui/theme", "ui/language",
- * "compare/threads", "compare/fuzzy", "export/profile", "export/xlsx"). Values that are missing or out
+ * "compare/threads", "compare/fuzzy", "compare/stackMode", the mapping options, "export/profile", "export/xlsx"). Values that are missing or out
  * of range fall back to the defaults, so a damaged settings file never breaks the start.
  */
 struct Settings
@@ -28,6 +30,13 @@ struct Settings
     Language language = Language::English; ///< takes effect on the next start
     unsigned threads = 0;                  ///< tensor pairs compared at once; 0 = one per hardware thread
     bool fuzzy = false;                    ///< msprobe's -f
+    bool stackMode = false;                ///< msprobe's stack mode: the NPU_Stack_Info column (-s)
+    /// msprobe's mapping options: set = the option is given; an empty path = given without a file (-cm/-am/-lm
+    /// use their built-in mappings then; -dm needs a file). Keys "compare/<name>Mapping" and "...MappingOn".
+    std::optional<QString> dataMapping;
+    std::optional<QString> cellMapping;
+    std::optional<QString> apiMapping;
+    std::optional<QString> layerMapping;
     compare::Profile exportProfile = compare::Profile::Msprobe12;
     bool exportXlsx = false;
 

@@ -7,7 +7,10 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -26,6 +29,20 @@ QDoubleSpinBox* makeLimit(QWidget* parent)
 }
 
 } // namespace
+
+std::optional<QString> SettingsDialog::MappingRow::value() const
+{
+    if (!on->isChecked())
+        return std::nullopt;
+    return file->text().trimmed();
+}
+
+void SettingsDialog::MappingRow::set(const std::optional<QString>& value)
+{
+    on->setChecked(value.has_value());
+    file->setText(value.value_or(QString()));
+    file->setEnabled(value.has_value());
+}
 
 SettingsDialog::SettingsDialog(const Settings& initial, QWidget* parent)
     : QDialog(parent)
@@ -81,6 +98,38 @@ SettingsDialog::SettingsDialog(const Settings& initial, QWidget* parent)
     m_fuzzy = new QCheckBox(tr("Fuzzy matching (-f)"), cmp);
     m_fuzzy->setToolTip(tr("Match APIs by name and order even when their call numbers differ (msprobe's -f)"));
     pf->addRow(m_fuzzy);
+    m_stackMode = new QCheckBox(tr("Stack column (-s)"), cmp);
+    m_stackMode->setToolTip(tr("Add msprobe's NPU_Stack_Info column from the stack.json beside the NPU dump"));
+    pf->addRow(m_stackMode);
+    // Each mapping option: a check box (the option is given) and its file (empty: the built-in mapping).
+    auto addMapping = [&](MappingRow& row, const QString& label, const QString& tip) {
+        row.on = new QCheckBox(label, cmp);
+        row.on->setToolTip(tip);
+        row.file = new QLineEdit(cmp);
+        row.file->setPlaceholderText(tr("mapping .yaml (empty: built-in)"));
+        auto* browse = new QPushButton(tr("…"), cmp);
+        browse->setToolTip(tr("Choose the mapping file"));
+        auto* line = new QHBoxLayout;
+        line->addWidget(row.file, 1);
+        line->addWidget(browse);
+        pf->addRow(row.on, line);
+        QLineEdit* file = row.file;
+        connect(row.on, &QCheckBox::toggled, file, &QLineEdit::setEnabled);
+        connect(row.on, &QCheckBox::toggled, this, &SettingsDialog::updateState);
+        connect(row.file, &QLineEdit::textChanged, this, &SettingsDialog::updateState);
+        connect(browse, &QPushButton::clicked, this, [this, &row] {
+            const QString chosen = QFileDialog::getOpenFileName(this, tr("Mapping file"), row.file->text(),
+                                                                tr("YAML (*.yaml *.yml);;All files (*)"));
+            if (chosen.isEmpty())
+                return;
+            row.on->setChecked(true);
+            row.file->setText(chosen);
+        });
+    };
+    addMapping(m_dataMapping, tr("Data mapping (-dm)"), tr("msprobe's data_mapping file: NPU row name to bench row name"));
+    addMapping(m_cellMapping, tr("Cell mapping (-cm)"), tr("MindSpore cells to PyTorch modules (msprobe's -cm)"));
+    addMapping(m_apiMapping, tr("API mapping (-am)"), tr("MindSpore APIs to PyTorch APIs (msprobe's -am)"));
+    addMapping(m_layerMapping, tr("Layer mapping (-lm)"), tr("Layers of two model implementations (msprobe's -lm)"));
     outer->addWidget(cmp);
 
     auto* exp = new QGroupBox(tr("Export"), this);
@@ -121,6 +170,11 @@ void SettingsDialog::setSettings(const Settings& s)
     m_language->setCurrentIndex(std::max(0, m_language->findData(static_cast<int>(s.language))));
     m_threads->setValue(static_cast<int>(std::min(s.threads, kMaxThreads)));
     m_fuzzy->setChecked(s.fuzzy);
+    m_stackMode->setChecked(s.stackMode);
+    m_dataMapping.set(s.dataMapping);
+    m_cellMapping.set(s.cellMapping);
+    m_apiMapping.set(s.apiMapping);
+    m_layerMapping.set(s.layerMapping);
     m_profile->setCurrentIndex(std::max(0, m_profile->findData(static_cast<int>(s.exportProfile))));
     m_xlsx->setChecked(s.exportXlsx);
     updateState();
@@ -136,6 +190,11 @@ Settings SettingsDialog::settings() const
     s.language = static_cast<Language>(m_language->currentData().toInt());
     s.threads = static_cast<unsigned>(m_threads->value());
     s.fuzzy = m_fuzzy->isChecked();
+    s.stackMode = m_stackMode->isChecked();
+    s.dataMapping = m_dataMapping.value();
+    s.cellMapping = m_cellMapping.value();
+    s.apiMapping = m_apiMapping.value();
+    s.layerMapping = m_layerMapping.value();
     s.exportProfile = static_cast<compare::Profile>(m_profile->currentData().toInt());
     s.exportXlsx = m_xlsx->isChecked();
     return s;

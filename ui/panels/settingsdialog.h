@@ -10,6 +10,7 @@ class QComboBox;
 class QDialogButtonBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 namespace probescope::ui {
@@ -17,7 +18,8 @@ namespace probescope::ui {
 /**
  * @brief Edits a Settings value: colour scheme and band limits (validated 0 < warning < error ≤ 1; OK is
  * disabled with the reason shown while they are not), theme, language (on restart, said next to it),
- * compare threads, fuzzy matching, export profile and XLSX. The caller reads settings() after exec()
+ * compare threads, fuzzy matching, stack mode and msprobe's mapping options (-dm/-cm/-am/-lm, each on or off
+ * with an optional file), export profile and XLSX. The caller reads settings() after exec()
  * returns Accepted, then saves and applies it.
  */
 class SettingsDialog : public QDialog
@@ -47,6 +49,19 @@ private:
     QLabel* m_restartNote = nullptr;
     QSpinBox* m_threads = nullptr;
     QCheckBox* m_fuzzy = nullptr;
+    QCheckBox* m_stackMode = nullptr;
+    /// One mapping option: whether it is given, and its file.
+    struct MappingRow
+    {
+        QCheckBox* on = nullptr;
+        QLineEdit* file = nullptr;
+        std::optional<QString> value() const;
+        void set(const std::optional<QString>& value);
+    };
+    MappingRow m_dataMapping;
+    MappingRow m_cellMapping;
+    MappingRow m_apiMapping;
+    MappingRow m_layerMapping;
     QComboBox* m_profile = nullptr;
     QCheckBox* m_xlsx = nullptr;
     QDialogButtonBox* m_buttons = nullptr;

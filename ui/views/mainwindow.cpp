@@ -661,6 +661,16 @@ CompareSettings MainWindow::compareSettings() const
     CompareSettings settings;
     settings.threads = m_settings.threads;
     settings.fuzzy = m_settings.fuzzy;
+    settings.stackMode = m_settings.stackMode;
+    auto path = [](const std::optional<QString>& option) -> std::optional<std::filesystem::path> {
+        if (!option)
+            return std::nullopt;
+        return std::filesystem::path(option->toStdString());
+    };
+    settings.dataMapping = path(m_settings.dataMapping);
+    settings.cellMapping = path(m_settings.cellMapping);
+    settings.apiMapping = path(m_settings.apiMapping);
+    settings.layerMapping = path(m_settings.layerMapping);
     return settings;
 }
 
@@ -947,10 +957,19 @@ void MainWindow::showSettings()
     SettingsDialog dialog(m_settings, this);
     if (dialog.exec() != QDialog::Accepted)
         return;
+    const Settings before = m_settings;
     m_settings = dialog.settings();
     m_settings.save();
     applyTheme(*qApp, m_settings.theme);
     applySettings();
+    // Options that change the table (matching, mappings, the stack column) compare the open pair again.
+    const bool compareChanged = before.fuzzy != m_settings.fuzzy || before.stackMode != m_settings.stackMode
+        || before.dataMapping != m_settings.dataMapping || before.cellMapping != m_settings.cellMapping
+        || before.apiMapping != m_settings.apiMapping || before.layerMapping != m_settings.layerMapping;
+    if (compareChanged && m_plan && m_pairIndex >= 0) {
+        showPair(m_pairIndex);
+        startOverview();
+    }
 }
 
 void MainWindow::showShortcuts()
