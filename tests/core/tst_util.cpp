@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// core/util: the helpers every layer shares (profile names, Python number text, text positions, parallelFor,
+// file reading, diagnostics) and dump's one folder walker used for run files.
+#include "dump/dumplayout.h"
+#include "util/diagnostic.h"
+#include "util/fileio.h"
+#include "util/parallel.h"
+#include "util/profile.h"
+#include "util/pytext.h"
+#include "util/textposition.h"
+
+#include "tempdir.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <vector>
+
+using namespace probescope;
+namespace fs = std::filesystem;
+
+TEST(Profile, CanonicalNamesRoundTrip)
+{
+    for (Profile p : { Profile::Msprobe12, Profile::Msprobe26, Profile::Ptdbg }) {
+        const auto parsed = parseProfile(profileName(p));
+        ASSERT_TRUE(parsed.has_value()) << profileName(p);
+        EXPECT_EQ(*parsed, p);
+    }
+    EXPECT_EQ(profileName(Profile::Msprobe12), "msprobe-1.2");
+    EXPECT_EQ(profileName(Profile::Msprobe26), "msprobe-26");
+    EXPECT_EQ(profileName(Profile::Ptdbg), "ptdbg");
+}
+
+TEST(Profile, OldSpellingsStayAliases)
+{
+    EXPECT_EQ(parseProfile("msprobe12"), Profile::Msprobe12);
+    EXPECT_EQ(parseProfile("msprobe26"), Profile::Msprobe26);
+    EXPECT_EQ(parseProfile("1.2"), Profile::Msprobe12);
+    EXPECT_EQ(parseProfile("26"), Profile::Msprobe26);
+    EXPECT_EQ(parseProfile("ptdbg_ascend"), Profile::Ptdbg);
+    EXPECT_FALSE(parseProfile("msprobe-9").has_value());
+    EXPECT_FALSE(parseProfile("").has_value());
+    EXPECT_FALSE(parseProfile("MSPROBE-26").has_value()) << "spellings are exact, as msprobe's are";
+}
+
+TEST(PyText, FloatReprMatchesPython)
+{
+    // Values and texts from CPython 3: repr(x).
+    const std::vector<std::pair<double, const char*>> cases = {
+        { 0.1, "0.1" },         { 1e-05, "1e-05" },        { 0.0001, "0.0001" },   { 2.0, "2.0" },
+        { -0.0, "-0.0" },       { 1e16, "1e+16" },         { 1e15, "1000000000000000.0" },
+        { 123.456, "123.456" }, { 1.5e-7, "1.5e-07" },     { 3.141592653589793, "3.141592653589793" },
+        { 1e300, "1e+300" },    { -2.5e-310, "-2.5e-310" }, { 0.30000000000000004, "0.30000000000000004" },
+    };
+    for (const auto& [value, text] : cases)
+        EXPECT_EQ(pyFloatRepr(value), text) << value;
+    EXPECT_EQ(pyFloatRepr(std::numeric_limits<double>::infinity()), "inf");
+    EXPECT_EQ(pyFloatRepr(-std::numeric_limits<double>::infinity()), "-inf");
+    EXPECT_EQ(pyFloatRepr(std::nan("")), "nan");
+    std::string out = "x=";
+    appendPyFloatRepr(out, 0.5);
+    EXPECT_EQ(out, "x=0.5");
+}
+
+TEST(TextPosition, LinesAndColumnsFromOffsets)
+{
+    const std::string text = "ab\ncd\n\nef";
+    const auto a = locate(text, 0, "f.json");
+    EXPECT_EQ(a.line, 1u);
+    EXPECT_EQ(a.column, 1u);
+    const auto d = locate(text, 4, "f.json");
+    EXPECT_EQ(d.line, 2u);
+    EXPECT_EQ(d.column, 2u);
+    const auto f = locate(text, 8, "f.json");
+    EXPECT_EQ(f.line, 4u);
+    EXPECT_EQ(f.column, 2u);
+    EXPECT_EQ(f.file, "f.json");
+}
+
+TEST(Diagnostics, FormatNamesFileLineColumnAndId)
+{
+    Diagnostic d = makeError("dump.truncated", SourceLocation { "a/dump.json", 10, 3, 7 }, "cut short");
+    EXPECT_EQ(d.format(), "a/dump.json:3:7: error [dump.truncated]: cut short");
+    EXPECT_TRUE(hasErrors({ d }));
+    EXPECT_FALSE(hasErrors({ makeWarning("x.y", {}, "only a warning") }));
+}
+
+TEST(Parallel, EveryIndexOnceWhateverTheThreadCount)
+{
+    for (unsigned threads : { 1u, 2u, 5u }) {
+        std::vector<std::atomic<int>> hits(1000);
+        ASSERT_TRUE(parallelFor(hits.size(), threads, [&](std::size_t i) { hits[i]++; }));
+        for (std::size_t i = 0; i < hits.size(); ++i)
+            ASSERT_EQ(hits[i].load(), 1) << "index " << i << " with " << threads << " threads";
+    }
+    EXPECT_GE(resolveThreadCount(0), 1u);
+    EXPECT_EQ(resolveThreadCount(3), 3u);
+}
+
+TEST(FileIo, ReadTextFileAndItsErrorsNameTheFile)
+{
+    probescope::testing::TempDir dir;
+    const fs::path file = dir.path() / "small.txt";
+    std::ofstream(file) << "hello\n";
+    auto text = readTextFile(file);
+    ASSERT_TRUE(text.ok()) << text.error().format();
+    EXPECT_EQ(*text, "hello\n");
+    auto missing = readTextFile(dir.path() / "absent.txt");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().format().find("absent.txt"), std::string::npos);
+    EXPECT_EQ(localTimestamp().size(), 14u);
+}
+
+TEST(Layout, RunFilesAreFoundAtEveryLevelInOrder)
+{
+    probescope::testing::TempDir dir;
+    const fs::path root = dir.path();
+    for (const char* sub : { "", "rank", "step0", "step0/rank1", "step0/rank0", "step10/rank", "step2/rank3" })
+        fs::create_directories(root / sub);
+    for (const char* sub : { "", "rank", "step0", "step0/rank1", "step0/rank0", "step10/rank", "step2/rank3" })
+        std::ofstream(root / sub / "run.csv") << "x\n";
+    fs::create_directories(root / "other");
+    std::ofstream(root / "other" / "run.csv") << "not in the layout\n";
+    const auto found = dump::findInLayout(root, "run.csv");
+    std::vector<fs::path> expected;
+    for (const char* sub : { "", "rank", "step0", "step0/rank0", "step0/rank1", "step2/rank3", "step10/rank" })
+        expected.push_back((root / sub / "run.csv").lexically_normal());
+    std::vector<fs::path> normal;
+    for (const fs::path& f : found)
+        normal.push_back(f.lexically_normal());
+    EXPECT_EQ(normal, expected);
+    // A file in the layout is itself; another file stands for its folder.
+    EXPECT_EQ(dump::findInLayout(root / "step0" / "run.csv", "run.csv"), (std::vector<fs::path> { root / "step0" / "run.csv" }));
+    EXPECT_EQ(dump::findInLayout(root / "nothing", "run.csv").size(), 0u);
+}
