@@ -6,7 +6,7 @@
 #include "models/nodebadges.h"
 #include "models/treefilterproxy.h"
 #include "panels/runutdialog.h"
-#include "panels/runutresultmodel.h"
+#include "models/runutresultmodel.h"
 #include "views/mainwindow.h"
 
 #include "core/tempdir.h"
