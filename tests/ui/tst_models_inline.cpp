@@ -290,16 +290,29 @@ const std::string kOnlyGelu = "Module.net.Net.forward.0 pass error 1\n"
                               "  Module.net.b1.Block.forward.0 pass error 1\n"
                               "    Functional.gelu.0.forward error error 0\n";
 
-TEST(InlineTreeFilterProxy, StatusFilterKeepsTheAncestorsAndFollowsStreamedChanges)
+/// kNet with its statuses in a model, behind a filter proxy under the model tester.
+struct FilteredNet
 {
+    FilteredNet()
+    {
+        model.setSkeleton(t.skeleton, compare::CompareMode::Summary);
+        model.setStatus(statusTable(t, t.own));
+        proxy.setSourceModel(&model);
+    }
+
     ModelTestFailures failures;
     const InlineTree t = buildTree(kNet);
     CompareTreeModel model;
-    model.setSkeleton(t.skeleton, compare::CompareMode::Summary);
-    model.setStatus(statusTable(t, t.own));
     TreeFilterProxy proxy;
-    proxy.setSourceModel(&model);
-    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Warning);
+    QAbstractItemModelTester tester { &proxy, QAbstractItemModelTester::FailureReportingMode::Warning };
+};
+
+TEST(InlineTreeFilterProxy, StatusFilterKeepsTheAncestorsAndFollowsStreamedChanges)
+{
+    FilteredNet f;
+    const InlineTree& t = f.t;
+    CompareTreeModel& model = f.model;
+    TreeFilterProxy& proxy = f.proxy;
     EXPECT_FALSE(proxy.isFiltering());
     EXPECT_EQ(printModel(proxy), printModel(model));
 
@@ -336,14 +349,8 @@ TEST(InlineTreeFilterProxy, StatusFilterKeepsTheAncestorsAndFollowsStreamedChang
 
 TEST(InlineTreeFilterProxy, NameKindAndDirectionFilters)
 {
-    ModelTestFailures failures;
-    const InlineTree t = buildTree(kNet);
-    CompareTreeModel model;
-    model.setSkeleton(t.skeleton, compare::CompareMode::Summary);
-    model.setStatus(statusTable(t, t.own));
-    TreeFilterProxy proxy;
-    proxy.setSourceModel(&model);
-    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::Warning);
+    FilteredNet f;
+    TreeFilterProxy& proxy = f.proxy;
 
     proxy.setNameFilter(QStringLiteral("LINEAR"));
     EXPECT_EQ(printModel(proxy), "Module.net.Net.forward.0 pass error 1\n"
