@@ -352,6 +352,7 @@ void aggregate(NodeStatusTable& s, const tree::ConstructTree& tree)
 Status foldRowStatuses(std::span<const std::uint32_t> rows, const std::vector<Status>& rowStates)
 {
     OwnStatusFold fold;
+    // A row without a state yet is one whose verdict is still to come.
     for (const std::uint32_t r : rows)
         fold.add(r < rowStates.size() ? rowStates[r] : Status::Pending);
     return fold.result();
