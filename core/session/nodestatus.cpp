@@ -307,16 +307,12 @@ NodeStatusTable computeNodeStatus(const CompareTable& table, const tree::Constru
             const auto rows = s.rowsOf(tree::NodeId { node });
             if (rows.empty())
                 continue;
-            // Worst row wins, except that a node with some matched rows is not "unmatched" as a whole.
-            Status worst = Status::NoData;
-            bool anyMatched = false;
+            OwnStatusFold fold;
             for (const std::uint32_t r : rows) {
                 const bool filled = metricsFilled.empty() || metricsFilled[r];
-                const Status st = rowStates ? (*rowStates)[r] : rowStatusWith(table, columns, r, filled);
-                anyMatched = anyMatched || st != Status::Unmatched;
-                worst = st == Status::Unmatched ? worst : worse(worst, st);
+                fold.add(rowStates ? (*rowStates)[r] : rowStatusWith(table, columns, r, filled));
             }
-            s.own[node] = anyMatched ? worst : Status::Unmatched;
+            s.own[node] = fold.result();
             s.metrics[node] = metricsOf(table, columns, rows, metricsFilled);
         }
     });
@@ -351,6 +347,104 @@ void aggregate(NodeStatusTable& s, const tree::ConstructTree& tree)
         s.subtree[parent.value] = worse(s.subtree[parent.value], s.subtree[*it]);
         s.failingBelow[parent.value] += s.failingBelow[*it] + (isFailing(s.own[*it]) ? 1u : 0u);
     }
+}
+
+Status foldRowStatuses(std::span<const std::uint32_t> rows, const std::vector<Status>& rowStates)
+{
+    OwnStatusFold fold;
+    // A row without a state yet is one whose verdict is still to come.
+    for (const std::uint32_t r : rows)
+        fold.add(r < rowStates.size() ? rowStates[r] : Status::Pending);
+    return fold.result();
+}
+
+void LiveNodeStatus::reset(const tree::ConstructTree* tree)
+{
+    m_tree = tree;
+    const std::size_t n = tree ? tree->size() : 0;
+    m_own.assign(n, Status::Pending);
+    m_subtree.assign(n, Status::Pending);
+    m_failingBelow.assign(n, 0);
+    m_counts.fill(0);
+    m_counts[static_cast<std::size_t>(Status::Pending)] = static_cast<std::uint32_t>(n);
+    m_dirtyFlag.assign(n, 0);
+    std::uint32_t maxDepth = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        maxDepth = std::max(maxDepth, tree->node(tree::NodeId { static_cast<std::uint32_t>(i) }).depth);
+    m_dirtyByDepth.assign(n ? maxDepth + 1 : 0, {});
+}
+
+void LiveNodeStatus::assign(const NodeStatusTable& table)
+{
+    m_own = table.own;
+    m_subtree = table.subtree;
+    m_failingBelow = table.failingBelow;
+    m_counts = table.counts;
+}
+
+LiveNodeStatus::Changes LiveNodeStatus::apply(std::span<const std::uint32_t> nodes, std::span<const Status> statuses)
+{
+    Changes out;
+    if (!m_tree)
+        return out;
+    const std::size_t n = m_own.size();
+    const std::size_t count = std::min(nodes.size(), statuses.size());
+    auto markChanged = [&](std::uint32_t node) {
+        // Bit 2 of the scratch flag: already in `any`; bit 1: queued for the subtree walk.
+        if (!(m_dirtyFlag[node] & 2u)) {
+            m_dirtyFlag[node] |= 2u;
+            out.any.push_back(node);
+        }
+    };
+    auto queue = [&](std::uint32_t node) {
+        if (!(m_dirtyFlag[node] & 1u)) {
+            m_dirtyFlag[node] |= 1u;
+            m_dirtyByDepth[m_tree->node(tree::NodeId { node }).depth].push_back(node);
+        }
+    };
+    for (std::size_t k = 0; k < count; ++k) {
+        const std::uint32_t node = nodes[k];
+        const Status now = statuses[k];
+        if (node >= n || static_cast<std::size_t>(now) >= m_counts.size() || m_own[node] == now)
+            continue;
+        const Status before = m_own[node];
+        m_own[node] = now;
+        --m_counts[static_cast<std::size_t>(before)];
+        ++m_counts[static_cast<std::size_t>(now)];
+        markChanged(node);
+        queue(node);
+        out.own.push_back(node);
+        const int delta = int(isFailing(now)) - int(isFailing(before));
+        if (delta != 0) {
+            for (tree::NodeId a = m_tree->node(tree::NodeId { node }).parent; a.valid(); a = m_tree->node(a).parent) {
+                m_failingBelow[a.value] = static_cast<std::uint32_t>(std::int64_t(m_failingBelow[a.value]) + delta);
+                markChanged(a.value);
+            }
+        }
+    }
+    // Subtree worst, deepest first: a node is folded from its children only after all of them.
+    for (std::size_t d = m_dirtyByDepth.size(); d-- > 0;) {
+        std::vector<std::uint32_t>& level = m_dirtyByDepth[d];
+        for (std::size_t i = 0; i < level.size(); ++i) {
+            const std::uint32_t node = level[i];
+            Status worst = m_own[node];
+            for (const tree::NodeId child : m_tree->children(tree::NodeId { node }))
+                worst = worse(worst, m_subtree[child.value]);
+            if (worst == m_subtree[node])
+                continue;
+            m_subtree[node] = worst;
+            markChanged(node);
+            const tree::NodeId parent = m_tree->node(tree::NodeId { node }).parent;
+            if (parent.valid())
+                queue(parent.value);
+        }
+        for (const std::uint32_t node : level)
+            m_dirtyFlag[node] &= ~1u;
+        level.clear();
+    }
+    for (const std::uint32_t node : out.any)
+        m_dirtyFlag[node] = 0;
+    return out;
 }
 
 Status bandOf(Status own, const NodeMetrics& metrics, const ColorBands& bands)

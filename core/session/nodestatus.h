@@ -70,6 +70,44 @@ struct NodeStatusTable
     }
 };
 
+/**
+ * @brief The one fold of a node's row statuses into the node's own status (computeNodeStatus, the
+ * streamed updates of analysePair and the GUI's model all come here).
+ *
+ * The worst matched row wins; a node none of whose rows has a bench counterpart is Unmatched, a node
+ * without rows NoData. A Pending row keeps the node Pending unless an Error is already known: anything
+ * milder may still turn into one.
+ */
+class OwnStatusFold
+{
+public:
+    void add(Status row)
+    {
+        m_any = true;
+        m_matched = m_matched || row != Status::Unmatched;
+        m_pending = m_pending || row == Status::Pending;
+        if (row != Status::Unmatched && row != Status::Pending)
+            m_worst = worse(m_worst, row);
+    }
+    Status result() const
+    {
+        if (!m_any)
+            return Status::NoData;
+        if (!m_matched)
+            return Status::Unmatched;
+        return m_worst == Status::Error || !m_pending ? m_worst : Status::Pending;
+    }
+
+private:
+    Status m_worst = Status::NoData;
+    bool m_any = false;
+    bool m_matched = false;
+    bool m_pending = false;
+};
+
+/// OwnStatusFold over rowStates[r] for each of `rows` (a node's rows, NodeStatusTable::rowsOf).
+Status foldRowStatuses(std::span<const std::uint32_t> rows, const std::vector<Status>& rowStates);
+
 /// `metricsFilled[r]` false marks a row whose metrics are not computed yet (empty = all filled).
 /// `rowStates`, when the caller already has rowStatuses(table, metricsFilled), is used instead of
 /// working each row's status out again.
@@ -79,6 +117,44 @@ NodeStatusTable computeNodeStatus(const compare::CompareTable& table, const tree
 
 /// Recomputes `subtree` and `failingBelow` from `own` (after own statuses changed).
 void aggregate(NodeStatusTable& status, const tree::ConstructTree& tree);
+
+/**
+ * @brief Own statuses that change while a compare streams, with `subtree`, `failingBelow` and `counts`
+ * folded again incrementally, as aggregate() folds them at once: an update costs the paths from its
+ * nodes to the root, not the tree. What the GUI's tree model keeps between two status tables.
+ */
+class LiveNodeStatus
+{
+public:
+    /// Every node of `tree` Pending; nullptr: no nodes. The tree must outlive its use here.
+    void reset(const tree::ConstructTree* tree);
+    /// The statuses of `table`, which must be of the tree last given to reset().
+    void assign(const NodeStatusTable& table);
+
+    struct Changes
+    {
+        std::vector<std::uint32_t> own;  ///< nodes whose own status changed, in update order
+        std::vector<std::uint32_t> any;  ///< nodes whose own, subtree or failingBelow changed, once each
+    };
+    /// own[nodes[k]] = statuses[k] (later entries win; unknown nodes and values are skipped), then the
+    /// ancestors' subtree worst and failing-below counts follow.
+    Changes apply(std::span<const std::uint32_t> nodes, std::span<const Status> statuses);
+
+    const std::vector<Status>& own() const { return m_own; }
+    const std::vector<Status>& subtree() const { return m_subtree; }
+    const std::vector<std::uint32_t>& failingBelow() const { return m_failingBelow; }
+    /// Nodes per own Status.
+    const std::array<std::uint32_t, 6>& counts() const { return m_counts; }
+
+private:
+    const tree::ConstructTree* m_tree = nullptr;
+    std::vector<Status> m_own;
+    std::vector<Status> m_subtree;
+    std::vector<std::uint32_t> m_failingBelow;
+    std::array<std::uint32_t, 6> m_counts {};
+    std::vector<std::vector<std::uint32_t>> m_dirtyByDepth; ///< scratch of apply()
+    std::vector<std::uint8_t> m_dirtyFlag;                  ///< scratch of apply()
+};
 
 /// User-editable colouring: msprobe's three-level rules (default) or the legacy continuous index.
 struct ColorBands

@@ -176,20 +176,9 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     int accuracyColumn = -1;
 
     auto nodeStatusFromRows = [&](std::uint32_t node) {
-        Status worst = Status::NoData;
-        bool anyMatched = false;
-        bool anyPending = false;
-        for (std::uint32_t i = nodeRowOffsets[node]; i < nodeRowOffsets[node + 1]; ++i) {
-            const Status st = rowState[nodeRowIndex[i]];
-            anyMatched = anyMatched || st != Status::Unmatched;
-            anyPending = anyPending || st == Status::Pending;
-            if (st != Status::Unmatched && st != Status::Pending)
-                worst = worse(worst, st);
-        }
-        if (!anyMatched)
-            return Status::Unmatched;
-        // An error is known for sure; anything milder may still turn into one.
-        return worst == Status::Error || !anyPending ? worst : Status::Pending;
+        return foldRowStatuses(std::span<const std::uint32_t>(nodeRowIndex.data() + nodeRowOffsets[node],
+                                                              nodeRowOffsets[node + 1] - nodeRowOffsets[node]),
+                               rowState);
     };
 
     // Sends the nodes whose own status changed since the last batch (caller holds the mutex, or the

@@ -17,7 +17,7 @@
 <context>
     <name>RunUt</name>
     <message>
-        <location filename="../../ui/panels/runutbackend.cpp" line="+19"/>
+        <location filename="../../ui/runutplugin/runutbackend.cpp" line="+19"/>
         <source>The run_ut API accuracy checker is not available in this build yet.</source>
         <translation>此版本尚未提供 run_ut 精度预检工具。</translation>
     </message>
@@ -57,7 +57,7 @@
         <translation>%1 同时在白名单和黑名单中。</translation>
     </message>
     <message>
-        <location filename="../../ui/panels/runutengine.cpp" line="+88"/>
+        <location filename="../../ui/runutplugin/runutengine.cpp" line="+88"/>
         <source>%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
         <translation>%1 个 API：%2 个 pass，%3 个 warning，%4 个 error，%5 个 SKIP，用时 %6 秒</translation>
     </message>
@@ -1487,7 +1487,7 @@
 <context>
     <name>probescope::ui::NodeRowsModel</name>
     <message>
-        <location filename="../../ui/panels/noderowsmodel.cpp" line="+176"/>
+        <location filename="../../ui/models/noderowsmodel.cpp" line="+176"/>
         <source>Leaf</source>
         <translation>数据项</translation>
     </message>
@@ -2081,7 +2081,7 @@
 <context>
     <name>probescope::ui::RunUtResultModel</name>
     <message>
-        <location filename="../../ui/panels/runutresultmodel.cpp" line="+117"/>
+        <location filename="../../ui/models/runutresultmodel.cpp" line="+117"/>
         <source>API name</source>
         <translation>API name</translation>
     </message>

@@ -565,6 +565,16 @@ TEST(CollectApi, UsageErrors)
 TEST(CollectApi, ModuleCallsWithoutDebuggerOnlyCall)
 {
     ExampleRun run;
-    run.step(nullptr); // collect::call() is a plain call when nothing records
-    SUCCEED();
+    ASSERT_EQ(collect::PrecisionDebugger::instance(), nullptr);
+    // collect::call() is a plain call when nothing records: the module's own outputs, bit for bit.
+    const example::Batch batch = example::makeBatch(0, run.size);
+    const at::Tensor marked = collect::call(run.model)(batch.images);
+    const at::Tensor plain = run.model->forward(batch.images);
+    EXPECT_TRUE(at::equal(marked, plain));
+    // A whole step (forward and backward) through marked calls still trains the model.
+    run.step(nullptr);
+    std::size_t withGradient = 0;
+    for (const at::Tensor& p : run.model->parameters())
+        withGradient += p.grad().defined() ? 1u : 0u;
+    EXPECT_EQ(withGradient, run.model->parameters().size());
 }

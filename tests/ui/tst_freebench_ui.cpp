@@ -9,6 +9,7 @@
 #include "models/nodebadges.h"
 #include "models/freebenchmodel.h"
 #include "models/treefilterproxy.h"
+#include "ui/modeltestfailures.h"
 #include "views/mainwindow.h"
 
 #include "core/tempdir.h"
@@ -43,22 +44,7 @@ fs::path data() { return probescope::testing::testDataDir() / "freebench"; }
 
 QString q(const fs::path& p) { return QString::fromStdString(p.string()); }
 
-class ModelTestFailures
-{
-public:
-    ModelTestFailures() { s_previous = qInstallMessageHandler(&ModelTestFailures::handle); }
-    ~ModelTestFailures() { qInstallMessageHandler(s_previous); }
-
-private:
-    static void handle(QtMsgType type, const QMessageLogContext& context, const QString& message)
-    {
-        if (context.category && std::string(context.category) == "qt.modeltest" && type >= QtWarningMsg)
-            ADD_FAILURE() << "QAbstractItemModelTester: " << message.toStdString();
-        else if (s_previous)
-            s_previous(type, context, message);
-    }
-    static inline QtMessageHandler s_previous = nullptr;
-};
+using probescope::testing::ModelTestFailures;
 
 std::shared_ptr<const inspect::FreeBenchTable> runTable()
 {

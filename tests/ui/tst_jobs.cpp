@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The background jobs of ui/jobs on the real msprobe fixtures: signal order, coalescing and throttling,
-// cancel, reopen and destruction mid-run (run under ASan too), the rank overview job.
+// cancel, reopen and destruction mid-run (run under ASan too), the rank overview job; the progress
+// bridge and BackgroundTask.
+#include "jobs/backgroundtask.h"
 #include "jobs/comparecontroller.h"
+#include "jobs/jobprogress.h"
 #include "jobs/overviewjob.h"
 #include "session/session.h"
 #include "testconfig.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QSignalSpy>
 #include <QTest>
 
 #include <chrono>
@@ -15,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -572,6 +577,75 @@ TEST(OverviewJob, CancelAndDestroyMidRun)
         delete job;
         QTest::qWait(200);
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+
+TEST(JobProgress, KeepsTheLargestCountAndTheCancelFlag)
+{
+    probescope::ui::JobProgress p;
+    EXPECT_EQ(p.fraction(), 0.0) << "no range yet";
+    p.setRange(200);
+    p.advance(50);
+    p.advance(20); // a slower worker reporting late
+    EXPECT_EQ(p.done(), 50u);
+    EXPECT_DOUBLE_EQ(p.fraction(), 0.25);
+    p.advance(400);
+    EXPECT_DOUBLE_EQ(p.fraction(), 1.0) << "clamped";
+    EXPECT_FALSE(p.isCancelled());
+    p.cancel();
+    EXPECT_TRUE(p.isCancelled());
+    p.reset();
+    EXPECT_FALSE(p.isCancelled());
+    EXPECT_EQ(p.done(), 0u);
+    EXPECT_EQ(p.total(), 0u);
+}
+
+TEST(JobProgress, ManyWritersEndAtTheirLargestCount)
+{
+    probescope::ui::JobProgress p;
+    p.setRange(4 * 10000);
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 4; ++w) {
+        writers.emplace_back([&p, w] {
+            for (std::uint64_t i = 1; i <= 10000; ++i)
+                p.advance(std::uint64_t(w) * 10000 + i);
+        });
+    }
+    for (auto& t : writers)
+        t.join();
+    EXPECT_EQ(p.done(), 40000u);
+}
+
+using probescope::ui::BackgroundTask;
+
+TEST(BackgroundTask, ReportsProgressAndHonoursCancel)
+{
+    BackgroundTask task;
+    task.setPollInterval(10);
+    QSignalSpy progress(&task, &BackgroundTask::progressChanged);
+    QSignalSpy finished(&task, &BackgroundTask::finished);
+    std::atomic<bool> stoppedEarly { false };
+    ASSERT_TRUE(task.start([&](ProgressSink& p) {
+        p.setRange(1000);
+        for (std::uint64_t i = 1; i <= 1000; ++i) {
+            if (p.isCancelled()) {
+                stoppedEarly = true;
+                return;
+            }
+            p.advance(i);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }));
+    EXPECT_TRUE(task.isRunning());
+    QTest::qWait(100);
+    task.cancel();
+    ASSERT_TRUE(finished.wait(10000));
+    EXPECT_TRUE(stoppedEarly.load());
+    EXPECT_FALSE(task.isRunning());
+    ASSERT_FALSE(progress.isEmpty());
+    EXPECT_EQ(progress.back().at(1).toLongLong(), 1000);
+    EXPECT_LT(progress.back().at(0).toLongLong(), 1000);
 }
 
 } // namespace

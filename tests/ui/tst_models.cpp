@@ -6,6 +6,7 @@
 #include "models/rankoverviewmodel.h"
 #include "models/statuspalette.h"
 #include "models/treefilterproxy.h"
+#include "ui/modeltestfailures.h"
 #include "session/session.h"
 #include "testconfig.h"
 
@@ -41,23 +42,7 @@ constexpr const char* kPassingLinear = "Functional.linear.0.forward"; // tok_pro
 constexpr const char* kNpuOnly = "Tensor.reshape.0.forward";
 constexpr const char* kGeluModule = "Module.block.ffn.FeedForward.forward.0";
 
-// ---- QAbstractItemModelTester reports through qt.modeltest warnings; each becomes a test failure.
-class ModelTestFailures
-{
-public:
-    ModelTestFailures() { s_previous = qInstallMessageHandler(&ModelTestFailures::handle); }
-    ~ModelTestFailures() { qInstallMessageHandler(s_previous); }
-
-private:
-    static void handle(QtMsgType type, const QMessageLogContext& context, const QString& message)
-    {
-        if (context.category && std::string(context.category) == "qt.modeltest" && type >= QtWarningMsg)
-            ADD_FAILURE() << "QAbstractItemModelTester: " << message.toStdString();
-        else if (s_previous)
-            s_previous(type, context, message);
-    }
-    static inline QtMessageHandler s_previous = nullptr;
-};
+using probescope::testing::ModelTestFailures;
 
 struct Fixture
 {

@@ -2,12 +2,11 @@
 // The panels and dialogs of ui/panels on the real msprobe fixtures (gelu is the injected bug).
 #include "compare/comparejob.h"
 #include "compare/pytext.h"
-#include "panels/backgroundtask.h"
 #include "panels/detailpanel.h"
 #include "panels/exportdialog.h"
 #include "panels/filterbar.h"
 #include "panels/legendwidget.h"
-#include "panels/noderowsmodel.h"
+#include "models/noderowsmodel.h"
 #include "panels/runutdialog.h"
 #include "panels/searchbar.h"
 #include "panels/settings.h"
@@ -748,36 +747,7 @@ TEST(ExportDialog, ReportsErrors)
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Background plumbing and run_ut
-
-TEST(BackgroundTask, ReportsProgressAndHonoursCancel)
-{
-    BackgroundTask task;
-    task.setPollInterval(10);
-    QSignalSpy progress(&task, &BackgroundTask::progressChanged);
-    QSignalSpy finished(&task, &BackgroundTask::finished);
-    std::atomic<bool> stoppedEarly { false };
-    ASSERT_TRUE(task.start([&](ProgressSink& p) {
-        p.setRange(1000);
-        for (std::uint64_t i = 1; i <= 1000; ++i) {
-            if (p.isCancelled()) {
-                stoppedEarly = true;
-                return;
-            }
-            p.advance(i);
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-    }));
-    EXPECT_TRUE(task.isRunning());
-    QTest::qWait(100);
-    task.cancel();
-    ASSERT_TRUE(finished.wait(10000));
-    EXPECT_TRUE(stoppedEarly.load());
-    EXPECT_FALSE(task.isRunning());
-    ASSERT_FALSE(progress.isEmpty());
-    EXPECT_EQ(progress.back().at(1).toLongLong(), 1000);
-    EXPECT_LT(progress.back().at(0).toLongLong(), 1000);
-}
+// run_ut
 
 namespace {
 

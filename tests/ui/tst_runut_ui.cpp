@@ -5,8 +5,9 @@
 #include "models/comparetreemodel.h"
 #include "models/nodebadges.h"
 #include "models/treefilterproxy.h"
+#include "ui/modeltestfailures.h"
 #include "panels/runutdialog.h"
-#include "panels/runutresultmodel.h"
+#include "models/runutresultmodel.h"
 #include "views/mainwindow.h"
 
 #include "core/tempdir.h"
@@ -36,22 +37,7 @@ namespace {
 
 QString q(const fs::path& p) { return QString::fromStdString(p.string()); }
 
-class ModelTestFailures
-{
-public:
-    ModelTestFailures() { s_previous = qInstallMessageHandler(&ModelTestFailures::handle); }
-    ~ModelTestFailures() { qInstallMessageHandler(s_previous); }
-
-private:
-    static void handle(QtMsgType type, const QMessageLogContext& context, const QString& message)
-    {
-        if (context.category && std::string(context.category) == "qt.modeltest" && type >= QtWarningMsg)
-            ADD_FAILURE() << "QAbstractItemModelTester: " << message.toStdString();
-        else if (s_previous)
-            s_previous(type, context, message);
-    }
-    static inline QtMessageHandler s_previous = nullptr;
-};
+using probescope::testing::ModelTestFailures;
 
 RunUtApiRow row(int index, const char* name, const char* fwd, const char* bwd, const char* dumped = "")
 {

@@ -5,7 +5,7 @@
 // and HTML tags.
 #include "panels/detailpanel.h"
 #include "panels/exportdialog.h"
-#include "panels/noderowsmodel.h"
+#include "models/noderowsmodel.h"
 #include "panels/runutdialog.h"
 #include "panels/settings.h"
 #include "panels/settingsdialog.h"

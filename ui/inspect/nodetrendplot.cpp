@@ -2,6 +2,7 @@
 #include "inspect/nodetrendplot.h"
 
 #include "inspect/plotstyle.h"
+#include "jobs/jobprogress.h"
 
 #include "compare/flatten.h"
 #include "dump/dumpfile.h"
@@ -85,14 +86,6 @@ private:
     std::uint64_t m_bytes = 0;
 };
 
-/// Shared by the GUI and one worker: cancel flag and progress, read by a timer (never a queued signal per file).
-struct LoadState
-{
-    std::atomic<bool> cancelled { false };
-    std::atomic<int> done { 0 };
-    int total = 0;
-};
-
 namespace {
 
 double statNumber(const compare::Cell& cell)
@@ -135,13 +128,14 @@ Sample sampleOf(const dump::RankLocation& location, std::int64_t step, bool benc
 }
 
 Data collect(const std::shared_ptr<const session::SessionPlan>& plan, const std::string& key,
-             const std::shared_ptr<DumpCache>& cache, const std::shared_ptr<LoadState>& state)
+             const std::shared_ptr<DumpCache>& cache, const std::shared_ptr<JobProgress>& state)
 {
     Data data;
+    std::uint64_t done = 0;
     for (std::size_t i = 0; i < plan->pairs.size(); ++i) {
         const session::RankPair& pair = plan->pairs[i];
         for (const bool bench : { false, true }) {
-            if (state->cancelled.load()) {
+            if (state->isCancelled()) {
                 data.cancelled = true;
                 return data;
             }
@@ -150,7 +144,7 @@ Data collect(const std::shared_ptr<const session::SessionPlan>& plan, const std:
                 if (std::find(data.leaves.begin(), data.leaves.end(), leaf) == data.leaves.end())
                     data.leaves.push_back(leaf);
             }
-            state->done.fetch_add(1);
+            state->advance(++done);
         }
     }
     return data;
@@ -209,7 +203,7 @@ NodeTrendPlot::~NodeTrendPlot()
 {
     // The worker owns shared copies of everything it touches, so it may finish after the widget is gone.
     if (m_state)
-        m_state->cancelled.store(true);
+        m_state->cancel();
 }
 
 QString NodeTrendPlot::statisticName(Statistic statistic)
@@ -271,13 +265,13 @@ bool NodeTrendPlot::isLoading() const
 void NodeTrendPlot::cancel()
 {
     if (m_state)
-        m_state->cancelled.store(true);
+        m_state->cancel();
 }
 
 void NodeTrendPlot::startLoad()
 {
     if (m_state)
-        m_state->cancelled.store(true);
+        m_state->cancel();
     if (m_watcher) {
         // The old load's result is of no interest any more; its worker stops at the next file.
         m_watcher->disconnect(this);
@@ -293,8 +287,9 @@ void NodeTrendPlot::startLoad()
         rebuild();
         return;
     }
-    auto state = std::make_shared<trend::LoadState>();
-    state->total = static_cast<int>(m_plan->pairs.size() * 2);
+    // Progress is polled by m_progressTimer (never a queued signal per file), as every job's is.
+    auto state = std::make_shared<JobProgress>();
+    state->setRange(m_plan->pairs.size() * 2);
     m_state = state;
     m_watcher = new QFutureWatcher<trend::Data>(this);
     auto* watcher = m_watcher;
@@ -319,7 +314,7 @@ void NodeTrendPlot::updateProgress()
 {
     if (!m_state || !m_watcher)
         return;
-    m_status->setText(tr("Reading %1 of %2 dump files\u2026").arg(m_state->done.load()).arg(m_state->total));
+    m_status->setText(tr("Reading %1 of %2 dump files\u2026").arg(m_state->done()).arg(m_state->total()));
 }
 
 void NodeTrendPlot::onLoaded(const trend::Data& result)

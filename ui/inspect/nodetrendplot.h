@@ -48,9 +48,10 @@ struct Data
 };
 
 class DumpCache;
-struct LoadState;
 
 } // namespace trend
+
+class JobProgress;
 
 /**
  * @brief A node's NPU and bench statistics across the steps and ranks of a session.
@@ -114,7 +115,7 @@ private:
 
     std::shared_ptr<const session::SessionPlan> m_plan;
     std::shared_ptr<trend::DumpCache> m_cache;
-    std::shared_ptr<trend::LoadState> m_state;
+    std::shared_ptr<JobProgress> m_state; ///< the current load's cancel flag and count of files read
     QFutureWatcher<trend::Data>* m_watcher = nullptr;
     trend::Data m_data;
     QString m_key;

@@ -2,6 +2,7 @@
 #include "jobs/comparecontroller.h"
 
 #include <QMetaObject>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 #include <mutex>
@@ -31,9 +32,8 @@ QString stageOf(double fraction)
 struct CompareController::Run
 {
     std::uint64_t generation = 0;
-    RunProgress progress;
+    JobProgress progress;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-    std::shared_ptr<std::atomic<bool>> threadEnded = std::make_shared<std::atomic<bool>>(false);
 
     // Written by the worker, taken by the GUI thread.
     std::mutex mutex;
@@ -55,6 +55,7 @@ CompareController::CompareController(QObject* parent)
     : QObject(parent)
 {
     registerJobMetaTypes();
+    prepareJobPool(m_pool);
     m_timer.setInterval(kPumpInterval);
     m_timer.setTimerType(Qt::PreciseTimer);
     connect(&m_timer, &QTimer::timeout, this, [this] { pump(true); });
@@ -65,9 +66,8 @@ CompareController::~CompareController()
     m_timer.stop();
     if (m_run)
         m_run->progress.cancel();
-    if (m_thread.joinable())
-        m_thread.join();
-    m_retired.joinAll();
+    // Superseded runs were cancelled when they were retired; every run posts to `this`.
+    m_pool.waitForDone();
     // Queued wake-ups still posted to this object are discarded by ~QObject.
 }
 
@@ -78,12 +78,10 @@ bool CompareController::isRunning() const
 
 void CompareController::retireCurrent()
 {
+    // The run ends on its own once core sees the flag; whatever it still posts is dropped by generation.
     if (m_run)
         m_run->progress.cancel();
-    if (m_thread.joinable())
-        m_retired.add(std::move(m_thread), m_run ? m_run->threadEnded : nullptr);
     m_run.reset();
-    m_retired.reap();
 }
 
 void CompareController::start(const session::SessionPlan& plan, std::size_t pairIndex, const Settings& settings)
@@ -102,11 +100,12 @@ void CompareController::start(const session::SessionPlan& plan, std::size_t pair
             run->ended = true;
             run->error = makeError("session.no-pair", {}, "the session has no pair " + std::to_string(pairIndex));
         }
-        run->threadEnded->store(true);
         wake(run->generation);
         return;
     }
-    m_thread = std::thread([this, run, pair = plan.pairs[pairIndex], settings, analyser = m_analyser] {
+    // The future is not kept: the run reports through `run` and wake(), and the destructor waits for
+    // the pool.
+    (void)QtConcurrent::run(&m_pool, [this, run, pair = plan.pairs[pairIndex], settings, analyser = m_analyser] {
         work(run, pair, settings, analyser);
     });
 }
@@ -166,7 +165,6 @@ void CompareController::work(std::shared_ptr<Run> run, session::RankPair pair, S
             run->error = result.error();
     }
     wake(generation);
-    run->threadEnded->store(true);
 }
 
 void CompareController::wake(std::uint64_t generation)
@@ -279,11 +277,6 @@ void CompareController::pump(bool tick)
         return;
     run->endSent = true;
     m_timer.stop();
-    if (m_thread.joinable()) {
-        // The worker has stored its result; it is about to return, so this join does not block.
-        m_retired.add(std::move(m_thread), run->threadEnded);
-    }
-    m_retired.reap();
     if (run->progress.isCancelled())
         emit cancelled();
     else if (analysis)

@@ -7,13 +7,13 @@
 
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <thread>
 
 namespace probescope::ui {
 
@@ -59,8 +59,9 @@ struct CompareSettings
  * cancelled at any point. Batches and progress are pulled by a 50 ms timer, so a compare that
  * produces thousands of updates per second costs the GUI at most 20 signals of each per second.
  * Every run has a generation; anything a superseded run still sends is dropped, so after start()
- * or cancel() only the newest run is ever heard from. The destructor cancels and joins, so closing
- * a window mid-run is safe (it waits for core to notice the cancel flag).
+ * or cancel() only the newest run is ever heard from. Runs are QtConcurrent runs on the controller's
+ * own pool (docs/gui-jobs.md); the destructor cancels and waits for them, so closing a window mid-run
+ * is safe (it waits for core to notice the cancel flag).
  */
 class CompareController : public QObject
 {
@@ -108,8 +109,7 @@ private:
 
     Analyser m_analyser;
     std::shared_ptr<Run> m_run;
-    std::thread m_thread;
-    RetiredThreads m_retired;
+    QThreadPool m_pool;
     QTimer m_timer;
     std::uint64_t m_generation = 0;
     std::size_t m_pairIndex = 0;

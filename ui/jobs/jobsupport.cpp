@@ -7,37 +7,11 @@
 
 namespace probescope::ui {
 
-double RunProgress::fraction() const
+void prepareJobPool(QThreadPool& pool)
 {
-    const std::uint64_t total = m_total.load(std::memory_order_relaxed);
-    if (total == 0)
-        return 0.0;
-    return std::clamp(double(m_done.load(std::memory_order_relaxed)) / double(total), 0.0, 1.0);
-}
-
-void RetiredThreads::add(std::thread thread, std::shared_ptr<const std::atomic<bool>> ended)
-{
-    if (thread.joinable())
-        m_threads.emplace_back(std::move(thread), std::move(ended));
-}
-
-void RetiredThreads::reap()
-{
-    for (auto it = m_threads.begin(); it != m_threads.end();) {
-        if (it->second && it->second->load()) {
-            it->first.join();
-            it = m_threads.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
-void RetiredThreads::joinAll()
-{
-    for (auto& entry : m_threads)
-        entry.first.join();
-    m_threads.clear();
+    // A superseded compare keeps its thread until core sees the cancel flag (a tensor pair at most);
+    // the new run must not queue behind it, and nothing here runs more than a few runs at once.
+    pool.setMaxThreadCount(std::max(pool.maxThreadCount(), 64));
 }
 
 bool isCancellation(const Diagnostic& diagnostic)

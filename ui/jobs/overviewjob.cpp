@@ -2,6 +2,7 @@
 #include "jobs/overviewjob.h"
 
 #include <QMetaObject>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 #include <utility>
@@ -14,23 +15,22 @@ struct OverviewJob::Run
     session::SessionPlan plan;
     std::vector<std::size_t> pairs;
     CompareSettings settings;
-    RunProgress progress;
-    std::shared_ptr<std::atomic<bool>> threadEnded = std::make_shared<std::atomic<bool>>(false);
+    JobProgress progress;
 };
 
 OverviewJob::OverviewJob(QObject* parent)
     : QObject(parent)
 {
     registerJobMetaTypes();
+    prepareJobPool(m_pool);
 }
 
 OverviewJob::~OverviewJob()
 {
     if (m_run)
         m_run->progress.cancel();
-    if (m_thread.joinable())
-        m_thread.join();
-    m_retired.joinAll();
+    // Superseded runs were cancelled by start(); every run posts to `this`.
+    m_pool.waitForDone();
 }
 
 void OverviewJob::start(const session::SessionPlan& plan, std::vector<std::size_t> pairIndexes,
@@ -38,9 +38,6 @@ void OverviewJob::start(const session::SessionPlan& plan, std::vector<std::size_
 {
     if (m_run)
         m_run->progress.cancel();
-    if (m_thread.joinable())
-        m_retired.add(std::move(m_thread), m_run->threadEnded);
-    m_retired.reap();
     auto run = std::make_shared<Run>();
     run->generation = ++m_generation;
     run->plan = plan;
@@ -51,7 +48,7 @@ void OverviewJob::start(const session::SessionPlan& plan, std::vector<std::size_
     run->settings = settings;
     m_run = run;
     m_running = true;
-    m_thread = std::thread([this, run] { work(run); });
+    (void)QtConcurrent::run(&m_pool, [this, run] { work(run); });
 }
 
 void OverviewJob::startStep(const session::SessionPlan& plan, std::int64_t step, const CompareSettings& settings)
@@ -125,7 +122,6 @@ void OverviewJob::work(std::shared_ptr<Run> run)
         else
             emit finished();
     });
-    run->threadEnded->store(true);
 }
 
 } // namespace probescope::ui

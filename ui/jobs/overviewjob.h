@@ -8,10 +8,10 @@
 
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
 
 namespace probescope::ui {
@@ -20,8 +20,8 @@ namespace probescope::ui {
  * @brief Analyses several pairs one after the other in the background and reports one summary per
  * pair, for the rank overview. Each analysis is dropped once summarised, so memory holds one pair.
  *
- * Signals of a superseded or cancelled run are dropped as in CompareController; the destructor
- * cancels and joins.
+ * Signals of a superseded or cancelled run are dropped as in CompareController; runs are
+ * QtConcurrent runs on the job's own pool, and the destructor cancels and waits for them.
  */
 class OverviewJob : public QObject
 {
@@ -57,8 +57,7 @@ private:
     void post(std::uint64_t generation, F deliver);
 
     std::shared_ptr<Run> m_run;
-    std::thread m_thread;
-    RetiredThreads m_retired;
+    QThreadPool m_pool;
     std::uint64_t m_generation = 0;
     bool m_running = false;
 };

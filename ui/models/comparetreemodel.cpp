@@ -19,8 +19,6 @@ using tree::NodeId;
 
 namespace {
 
-constexpr std::size_t kStatusCount = 6;
-
 bool sameNumber(double a, double b)
 {
     return a == b || (std::isnan(a) && std::isnan(b));
@@ -112,17 +110,7 @@ void CompareTreeModel::clear()
 
 void CompareTreeModel::resetStatusVectors()
 {
-    const std::size_t n = m_tree ? m_tree->size() : 0;
-    m_own.assign(n, Status::Pending);
-    m_subtree.assign(n, Status::Pending);
-    m_failingBelow.assign(n, 0);
-    m_counts.fill(0);
-    m_counts[static_cast<std::size_t>(Status::Pending)] = static_cast<std::uint32_t>(n);
-    m_dirtyFlag.assign(n, 0);
-    std::uint32_t maxDepth = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        maxDepth = std::max(maxDepth, m_tree->node(NodeId { static_cast<std::uint32_t>(i) }).depth);
-    m_dirtyByDepth.assign(n ? maxDepth + 1 : 0, {});
+    m_live.reset(m_tree);
 }
 
 void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable> status)
@@ -142,28 +130,24 @@ void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable>
     const bool metricsMayDiffer = status != m_statusTable;
     for (std::size_t i = 0; i < n; ++i) {
         const Status own = status ? status->own[i] : Status::Pending;
-        if (own != m_own[i])
+        if (own != m_live.own()[i])
             ownChanged.push_back(static_cast<std::uint32_t>(i));
         const Status subtree = status ? status->subtree[i] : Status::Pending;
         const std::uint32_t below = status ? status->failingBelow[i] : 0;
-        bool differs = own != m_own[i] || subtree != m_subtree[i] || below != m_failingBelow[i];
+        bool differs =
+            own != m_live.own()[i] || subtree != m_live.subtree()[i] || below != m_live.failingBelow()[i];
         if (!differs && metricsMayDiffer) {
             const session::NodeMetrics& before = m_statusTable ? m_statusTable->metrics[i] : kNoMetrics;
             const session::NodeMetrics& after = status ? status->metrics[i] : kNoMetrics;
             differs = !sameMetrics(before, after);
         }
         changed[i] = differs ? 1 : 0;
-        m_own[i] = own;
-        m_subtree[i] = subtree;
-        m_failingBelow[i] = below;
     }
     m_statusTable = std::move(status);
-    if (m_statusTable) {
-        m_counts = m_statusTable->counts;
-    } else {
-        m_counts.fill(0);
-        m_counts[static_cast<std::size_t>(Status::Pending)] = static_cast<std::uint32_t>(n);
-    }
+    if (m_statusTable)
+        m_live.assign(*m_statusTable);
+    else
+        m_live.reset(m_tree);
     if (!ownChanged.empty())
         emit ownStatusesChanged(ownChanged);
     const std::size_t count = std::size_t(std::count(changed.begin(), changed.end(), std::uint8_t(1)));
@@ -178,72 +162,15 @@ void CompareTreeModel::applyUpdate(const session::StatusUpdate& update)
 {
     if (!m_tree)
         return;
-    const std::size_t n = m_own.size();
-    const std::size_t count = std::min(update.nodes.size(), update.own.size());
-    std::vector<std::uint32_t> changed;
-    std::vector<std::uint32_t> ownChanged;
-    auto markChanged = [&](std::uint32_t node) {
-        // Bit 2 of the scratch flag: already in `changed`; bit 1: queued for the subtree walk.
-        if (!(m_dirtyFlag[node] & 2u)) {
-            m_dirtyFlag[node] |= 2u;
-            changed.push_back(node);
-        }
-    };
-    auto queue = [&](std::uint32_t node) {
-        if (!(m_dirtyFlag[node] & 1u)) {
-            m_dirtyFlag[node] |= 1u;
-            m_dirtyByDepth[m_tree->node(NodeId { node }).depth].push_back(node);
-        }
-    };
-    for (std::size_t k = 0; k < count; ++k) {
-        const std::uint32_t node = update.nodes[k];
-        const Status now = update.own[k];
-        if (node >= n || static_cast<std::size_t>(now) >= kStatusCount || m_own[node] == now)
-            continue;
-        const Status before = m_own[node];
-        m_own[node] = now;
-        --m_counts[static_cast<std::size_t>(before)];
-        ++m_counts[static_cast<std::size_t>(now)];
-        markChanged(node);
-        queue(node);
-        ownChanged.push_back(node);
-        const int delta = int(session::isFailing(now)) - int(session::isFailing(before));
-        if (delta != 0) {
-            for (NodeId a = m_tree->node(NodeId { node }).parent; a.valid(); a = m_tree->node(a).parent) {
-                m_failingBelow[a.value] = static_cast<std::uint32_t>(std::int64_t(m_failingBelow[a.value]) + delta);
-                markChanged(a.value);
-            }
-        }
-    }
-    // Subtree worst, deepest first: a node is recomputed from its children only after all of them.
-    for (std::size_t d = m_dirtyByDepth.size(); d-- > 0;) {
-        std::vector<std::uint32_t>& level = m_dirtyByDepth[d];
-        for (std::size_t i = 0; i < level.size(); ++i) {
-            const std::uint32_t node = level[i];
-            Status worst = m_own[node];
-            for (const NodeId child : m_tree->children(NodeId { node }))
-                worst = session::worse(worst, m_subtree[child.value]);
-            if (worst == m_subtree[node])
-                continue;
-            m_subtree[node] = worst;
-            markChanged(node);
-            const NodeId parent = m_tree->node(NodeId { node }).parent;
-            if (parent.valid())
-                queue(parent.value);
-        }
-        for (const std::uint32_t node : level)
-            m_dirtyFlag[node] &= ~1u;
-        level.clear();
-    }
-    for (const std::uint32_t node : changed)
-        m_dirtyFlag[node] = 0;
-    if (changed.empty())
+    // Core folds the ancestors (session::LiveNodeStatus); the model only says which rows changed.
+    session::LiveNodeStatus::Changes changes = m_live.apply(update.nodes, update.own);
+    if (changes.any.empty())
         return;
-    emit ownStatusesChanged(ownChanged);
-    if (changed.size() > m_bulkThreshold)
+    emit ownStatusesChanged(changes.own);
+    if (changes.any.size() > m_bulkThreshold)
         emitAppearanceChanged({});
     else
-        emitChangedNodes(std::move(changed), {});
+        emitChangedNodes(std::move(changes.any), {});
     emit statusesChanged();
 }
 
@@ -256,11 +183,11 @@ void CompareTreeModel::setBands(const session::ColorBands& bands)
     m_bands = bands;
     if (!m_tree)
         return;
-    const std::size_t n = m_own.size();
+    const std::size_t n = m_live.own().size();
     bool any = false;
     for (std::size_t i = 0; i < n && !any; ++i) {
         const session::NodeMetrics& m = m_statusTable ? m_statusTable->metrics[i] : kNoMetrics;
-        any = session::bandOf(m_own[i], m, before) != session::bandOf(m_own[i], m, m_bands);
+        any = session::bandOf(m_live.own()[i], m, before) != session::bandOf(m_live.own()[i], m, m_bands);
     }
     if (any)
         emitAppearanceChanged({ Qt::BackgroundRole, Qt::ForegroundRole, BandRole });
@@ -333,7 +260,7 @@ void CompareTreeModel::emitRuns(const std::vector<std::uint32_t>& nodes, const Q
 Status CompareTreeModel::band(NodeId node) const
 {
     const session::NodeMetrics* m = metrics(node);
-    return session::bandOf(m_own[node.value], m ? *m : kNoMetrics, m_bands);
+    return session::bandOf(m_live.own()[node.value], m ? *m : kNoMetrics, m_bands);
 }
 
 const session::NodeMetrics* CompareTreeModel::metrics(NodeId node) const
@@ -361,7 +288,7 @@ std::vector<NodeId> CompareTreeModel::failingNodesInDisplayOrder() const
 {
     std::vector<NodeId> out;
     for (const NodeId id : m_preorder) {
-        if (session::isFailing(m_own[id.value]))
+        if (session::isFailing(m_live.own()[id.value]))
             out.push_back(id);
     }
     return out;
@@ -377,7 +304,7 @@ NodeId CompareTreeModel::nextFailing(NodeId from, bool wrap) const
     const std::size_t steps = fromValid ? (wrap ? n : n - start) : n;
     for (std::size_t k = 0; k < steps; ++k) {
         const NodeId id = m_preorder[(start + k) % n];
-        if (session::isFailing(m_own[id.value]))
+        if (session::isFailing(m_live.own()[id.value]))
             return id;
     }
     return {};
@@ -394,7 +321,7 @@ NodeId CompareTreeModel::previousFailing(NodeId from, bool wrap) const
     const std::size_t steps = fromValid ? (wrap ? n : start) : n;
     for (std::size_t k = 1; k <= steps; ++k) {
         const NodeId id = m_preorder[(start + n - k) % n];
-        if (session::isFailing(m_own[id.value]))
+        if (session::isFailing(m_live.own()[id.value]))
             return id;
     }
     return {};
@@ -469,9 +396,9 @@ Qt::ItemFlags CompareTreeModel::flags(const QModelIndex& index) const
 
 QString CompareTreeModel::statusText(NodeId node) const
 {
-    const QString own = statuspalette::label(m_own[node.value]);
-    if (m_tree->node(node).childCount && m_failingBelow[node.value])
-        return tr("%1 \u00b7 %2 failing below").arg(own).arg(m_failingBelow[node.value]);
+    const QString own = statuspalette::label(m_live.own()[node.value]);
+    if (m_tree->node(node).childCount && m_live.failingBelow()[node.value])
+        return tr("%1 \u00b7 %2 failing below").arg(own).arg(m_live.failingBelow()[node.value]);
     return own;
 }
 
@@ -502,8 +429,8 @@ QVariant CompareTreeModel::sortValue(NodeId node, int column) const
 {
     switch (column) {
     case NameColumn: return keyText(m_tree->node(node).key);
-    case StatusColumn: return int(m_own[node.value]);
-    case FailingBelowColumn: return m_failingBelow[node.value];
+    case StatusColumn: return int(m_live.own()[node.value]);
+    case FailingBelowColumn: return m_live.failingBelow()[node.value];
     default: break;
     }
     const session::NodeMetrics* m = metrics(node);
@@ -522,13 +449,13 @@ QString CompareTreeModel::toolTip(NodeId node) const
 {
     const tree::TreeNode& t = m_tree->node(node);
     QString tip = keyText(t.key);
-    tip += QLatin1Char('\n') + tr("Status: %1").arg(statuspalette::label(m_own[node.value]));
+    tip += QLatin1Char('\n') + tr("Status: %1").arg(statuspalette::label(m_live.own()[node.value]));
     if (t.childCount) {
-        tip += QLatin1Char('\n') + tr("Worst below: %1").arg(statuspalette::label(m_subtree[node.value]));
-        tip += QLatin1Char('\n') + tr("Failing below: %1").arg(m_failingBelow[node.value]);
+        tip += QLatin1Char('\n') + tr("Worst below: %1").arg(statuspalette::label(m_live.subtree()[node.value]));
+        tip += QLatin1Char('\n') + tr("Failing below: %1").arg(m_live.failingBelow()[node.value]);
     }
     const Status b = band(node);
-    if (b != m_own[node.value])
+    if (b != m_live.own()[node.value])
         tip += QLatin1Char('\n') + tr("Colour band: %1").arg(statuspalette::label(b));
     tip += QLatin1Char('\n') + tr("Execution index: %1").arg(t.executionIndex);
     if (t.parentSource == tree::ParentSource::Inferred)
@@ -557,14 +484,14 @@ QVariant CompareTreeModel::data(const QModelIndex& index, int role) const
         case NameColumn: return keyText(m_tree->node(node).key);
         case StatusColumn: return statusText(node);
         case FailingBelowColumn:
-            return m_tree->node(node).childCount ? QVariant(m_failingBelow[node.value]) : QVariant();
+            return m_tree->node(node).childCount ? QVariant(m_live.failingBelow()[node.value]) : QVariant();
         default: return metricValue(node, column);
         }
     case Qt::DecorationRole: {
         if (column != NameColumn)
             return {};
-        const Status own = m_own[node.value];
-        const Status shown = session::worse(own, m_subtree[node.value]);
+        const Status own = m_live.own()[node.value];
+        const Status shown = session::worse(own, m_live.subtree()[node.value]);
         return m_icons.icon(shown, shown != own, m_dark);
     }
     case Qt::BackgroundRole: return statuspalette::fill(band(node), m_dark);
@@ -575,10 +502,10 @@ QVariant CompareTreeModel::data(const QModelIndex& index, int role) const
             return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
         return {};
     case NodeIdRole: return node.value;
-    case OwnStatusRole: return int(m_own[node.value]);
-    case SubtreeStatusRole: return int(m_subtree[node.value]);
+    case OwnStatusRole: return int(m_live.own()[node.value]);
+    case SubtreeStatusRole: return int(m_live.subtree()[node.value]);
     case BandRole: return int(band(node));
-    case FailingBelowRole: return m_failingBelow[node.value];
+    case FailingBelowRole: return m_live.failingBelow()[node.value];
     case KindRole: return int(kindOf(m_tree->node(node).name));
     case DirectionRole: return int(m_tree->node(node).name.direction);
     case KeyRole: return keyText(m_tree->node(node).key);

@@ -25,7 +25,8 @@ namespace probescope::ui {
  *
  * A thin view over immutable core data: an index's internal id is its NodeId and its row is
  * TreeNode::row, so index() and parent() are O(1) and nothing is copied per node except the three
- * status vectors that streamed updates change (own, subtree worst, failing-below count).
+ * status vectors that streamed updates change (own, subtree worst, failing-below count), which core's
+ * session::LiveNodeStatus folds; the model only maps them to rows and roles.
  *
  * A row is filled with the band of the node's OWN status (msprobe colours a module by its own
  * inputs and outputs); the Status column says "own · N failing below" for modules, and the icon shows
@@ -98,14 +99,14 @@ public:
     const session::ColorBands& bands() const { return m_bands; }
     bool darkPalette() const { return m_dark; }
 
-    session::Status ownStatus(tree::NodeId node) const { return m_own[node.value]; }
-    session::Status subtreeStatus(tree::NodeId node) const { return m_subtree[node.value]; }
-    std::uint32_t failingBelow(tree::NodeId node) const { return m_failingBelow[node.value]; }
+    session::Status ownStatus(tree::NodeId node) const { return m_live.own()[node.value]; }
+    session::Status subtreeStatus(tree::NodeId node) const { return m_live.subtree()[node.value]; }
+    std::uint32_t failingBelow(tree::NodeId node) const { return m_live.failingBelow()[node.value]; }
     session::Status band(tree::NodeId node) const;
     const session::NodeMetrics* metrics(tree::NodeId node) const;
     /// Nodes per own status, kept current through applyUpdate().
-    const std::array<std::uint32_t, 6>& counts() const { return m_counts; }
-    std::size_t nodeCount() const { return m_own.size(); }
+    const std::array<std::uint32_t, 6>& counts() const { return m_live.counts(); }
+    std::size_t nodeCount() const { return m_live.own().size(); }
 
     QModelIndex indexOf(tree::NodeId node, int column = 0) const;
     tree::NodeId nodeAt(const QModelIndex& index) const;
@@ -158,14 +159,10 @@ private:
     const tree::ConstructTree* m_tree = nullptr;
     std::shared_ptr<const session::NodeStatusTable> m_statusTable;
     std::optional<compare::CompareMode> m_mode;
-    std::vector<session::Status> m_own;
-    std::vector<session::Status> m_subtree;
-    std::vector<std::uint32_t> m_failingBelow;
-    std::array<std::uint32_t, 6> m_counts {};
+    /// Own, subtree-worst and failing-below statuses as streamed updates leave them (folded in core).
+    session::LiveNodeStatus m_live;
     std::vector<tree::NodeId> m_preorder;
     std::vector<std::uint32_t> m_preorderPos;
-    std::vector<std::vector<std::uint32_t>> m_dirtyByDepth; ///< scratch of applyUpdate
-    std::vector<std::uint8_t> m_dirtyFlag;                  ///< scratch of applyUpdate
     session::ColorBands m_bands;
     bool m_dark = false;
     std::size_t m_bulkThreshold = 2048;

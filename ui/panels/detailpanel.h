@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "panels/noderowsmodel.h"
+#include "models/noderowsmodel.h"
 #include "session/session.h"
 
 #include <QModelIndexList>

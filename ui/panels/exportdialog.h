@@ -2,7 +2,7 @@
 #pragma once
 
 #include "compare/comparejob.h"
-#include "panels/backgroundtask.h"
+#include "jobs/backgroundtask.h"
 #include "panels/settings.h"
 #include "session/session.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "panels/runutdialog.h"
 
-#include "panels/runutresultmodel.h"
+#include "models/runutresultmodel.h"
 #include "panels/taskprogressview.h"
 
 #include <QCheckBox>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "panels/backgroundtask.h"
+#include "jobs/backgroundtask.h"
 #include "models/nodebadges.h"
-#include "panels/runutbackend.h"
+#include "runutplugin/runutbackend.h"
 
 #include <QDialog>
 

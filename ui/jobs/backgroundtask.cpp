@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/backgroundtask.h"
+#include "jobs/backgroundtask.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 

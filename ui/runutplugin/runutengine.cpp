@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/runutengine.h"
+#include "runutplugin/runutengine.h"
 
 #include "runut/runner.h"
 #include "runuttorch/torchreplayer.h"

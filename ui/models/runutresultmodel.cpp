@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/runutresultmodel.h"
+#include "models/runutresultmodel.h"
 
 #include <QBrush>
 

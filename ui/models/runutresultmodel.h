@@ -2,7 +2,7 @@
 #pragma once
 
 #include "models/nodebadges.h"
-#include "panels/runutbackend.h"
+#include "runutplugin/runutbackend.h"
 
 #include <QAbstractTableModel>
 #include <QSet>

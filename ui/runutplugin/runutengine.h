@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "panels/runutbackend.h"
+#include "runutplugin/runutbackend.h"
 
 #include <memory>
 

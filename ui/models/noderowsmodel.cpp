@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/noderowsmodel.h"
+#include "models/noderowsmodel.h"
 
 #include "compare/flatten.h"
 #include "compare/pytext.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/runutbackend.h"
+#include "runutplugin/runutbackend.h"
 
 #include <QCoreApplication>
 #include <QDir>
