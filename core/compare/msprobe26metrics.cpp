@@ -78,26 +78,6 @@ DType promote0d(DType a, DType b)
     return DType::Float64;
 }
 
-/// Compensated dot product (numpy uses BLAS, whose summation order is not reproducible anyway).
-double accurateDot(const std::vector<double>& x, const std::vector<double>& y)
-{
-    double sum = 0;
-    double c = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double p = x[i] * y[i];
-        const double t = sum + p;
-        c += std::fabs(sum) >= std::fabs(p) ? (sum - t) + p : (p - t) + sum;
-        sum = t;
-    }
-    const double r = sum + c;
-    if (std::isfinite(r))
-        return r;
-    double plain = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        plain += x[i] * y[i];
-    return plain;
-}
-
 void maxWithNan(double& acc, double x)
 {
     if (std::isnan(acc))
@@ -111,6 +91,16 @@ Cell formatted(double v)
     if (std::isnan(v))
         return Cell::text("Nan");
     return Cell::number(fmt12(v));
+}
+
+/// x·x the way numpy's linalg.norm gets it: BLAS ddot. Debian's numpy uses the reference BLAS, whose
+/// ddot adds the products strictly left to right (five per loop turn, same order).
+double blasDot(const std::vector<double>& x, const std::vector<double>& y)
+{
+    double sum = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        sum += x[i] * y[i];
+    return sum;
 }
 
 } // namespace
@@ -200,9 +190,9 @@ RealDataMetrics26 compareTensors26(const Tensor& npuTensor, const Tensor& benchT
         if (nv.size() == 1) {
             m.cosine = unsupported;
         } else {
-            const double dot = accurateDot(nv, bv);
-            const double na = std::sqrt(accurateDot(nv, nv));
-            const double nb = std::sqrt(accurateDot(bv, bv));
+            const double dot = blasDot(nv, bv);
+            const double na = std::sqrt(blasDot(nv, nv));
+            const double nb = std::sqrt(blasDot(bv, bv));
             if (na <= kFloat64Eps && nb <= kFloat64Eps) {
                 m.cosine = Cell::number(1.0);
             } else if (na <= kFloat64Eps || nb <= kFloat64Eps) {
@@ -222,7 +212,7 @@ RealDataMetrics26 compareTensors26(const Tensor& npuTensor, const Tensor& benchT
         std::vector<double> diff(nv.size());
         for (std::size_t i = 0; i < nv.size(); ++i)
             diff[i] = nv[i] - bv[i];
-        m.eucDist = Cell::number(std::sqrt(accurateDot(diff, diff)));
+        m.eucDist = Cell::number(std::sqrt(blasDot(diff, diff)));
     }
 
     // MaxAbsErr: float64 on flattened arrays; a 0-d pair keeps numpy's promoted scalar type.

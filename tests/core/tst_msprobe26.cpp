@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace probescope;
@@ -96,6 +97,69 @@ TEST(Msprobe26Golden, TensorMixMatchesCellForCell)
     EXPECT_EQ(mismatches, 0);
     for (const RowColor color : (*table)->colors)
         EXPECT_EQ(color, RowColor::None);
+}
+
+namespace {
+
+/// The msprobe 26 table of one modelA pair, with stack.json as msprobe 26 finds it.
+std::shared_ptr<const CompareTable> modelATable26(const std::string& fixture)
+{
+    const auto base = fixturesDir() / fixture;
+    const auto npuPath = base / "npu/step0/rank/dump.json";
+    auto npu = dump::readDumpJson(npuPath);
+    auto bench = dump::readDumpJson(base / "bench/step0/rank/dump.json");
+    EXPECT_TRUE(npu.ok() && bench.ok());
+    static std::map<std::string, dump::StackMap> stacks;
+    auto stack = dump::readStackJson(npuPath.parent_path() / "stack.json");
+    EXPECT_TRUE(stack.ok());
+    stacks[fixture] = *stack;
+    CompareOptions options;
+    options.stackMode = true;
+    options.stack = &stacks[fixture];
+    auto table = compareDumps26(**npu, **bench, options);
+    EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().format());
+    return table.ok() ? *table : nullptr;
+}
+
+/// Number of cells whose text differs from msprobe 26.0.0's own CSV (the first 20 are reported).
+int stringMismatches(const CompareTable& table, const std::filesystem::path& expectedCsv)
+{
+    const auto expected = parseCsv(slurp(expectedCsv));
+    const auto actual = parseCsv(tableCsv26(table));
+    EXPECT_EQ(actual.size(), expected.size());
+    if (actual.size() != expected.size() || expected.empty())
+        return -1;
+    EXPECT_EQ(actual[0], expected[0]);
+    int mismatches = 0;
+    for (std::size_t r = 1; r < expected.size(); ++r) {
+        EXPECT_EQ(actual[r].size(), expected[r].size()) << "row " << r;
+        for (std::size_t c = 0; c < std::min(expected[r].size(), actual[r].size()); ++c) {
+            if (actual[r][c] != expected[r][c] && ++mismatches <= 20)
+                ADD_FAILURE() << "row " << r << " (" << expected[r][0] << ") column " << expected[0][c] << ": got \""
+                              << actual[r][c] << "\", expected \"" << expected[r][c] << "\"";
+        }
+    }
+    return mismatches;
+}
+
+} // namespace
+
+// Every cell as text, as a user diffing the two CSVs sees them (EucDist and the statistics cells to the
+// last digit: msprobe 26's BLAS summation and pandas' float parser are reproduced).
+TEST(Msprobe26Golden, ModelACsvsAreStringExact)
+{
+    int checked = 0;
+    for (const char* fixture : { "modelA_tensor_mix", "modelA_statistics_mix", "modelA_md5_mix" }) {
+        const auto csv = fixturesDir() / fixture / "expected/msprobe-26.0.0/step0/compare_result.csv";
+        if (!std::filesystem::exists(csv))
+            continue; // only the tensor pair's msprobe 26 CSV is published with the fixtures
+        SCOPED_TRACE(fixture);
+        auto table = modelATable26(fixture);
+        ASSERT_TRUE(table);
+        EXPECT_EQ(stringMismatches(*table, csv), 0);
+        ++checked;
+    }
+    EXPECT_GE(checked, 1);
 }
 
 TEST(Msprobe26Example, StatisticsWorkedExampleExactCsv)
