@@ -4,6 +4,7 @@
 #include "compare/csvwriter.h"
 #include "compare/msprobe26.h"
 #include "compare/pytext.h"
+#include "dump/jsondocument.h"
 #include "dump/rankdump.h"
 #include "testconfig.h"
 
@@ -160,6 +161,52 @@ TEST(Msprobe26Golden, ModelACsvsAreStringExact)
         ++checked;
     }
     EXPECT_GE(checked, 1);
+}
+
+// The statistics pair's msprobe 26 CSV is published as the output of the file-mode -da golden (-da has no
+// effect on two dump.json files): byte for byte.
+TEST(Msprobe26Golden, StatisticsCsvIsByteIdentical)
+{
+    const auto csv = fixturesDir() / "msprobe26_da/ERRCASE_file_mode_da/stripped/compare_result.csv";
+    if (!std::filesystem::exists(csv))
+        GTEST_SKIP() << "fixture missing";
+    auto table = modelATable26("modelA_statistics_mix");
+    ASSERT_TRUE(table);
+    EXPECT_EQ(stringMismatches(*table, csv), 0);
+    EXPECT_EQ(tableCsv26(*table), slurp(csv));
+}
+
+// The md5 pair: msprobe 26's -da table has the same rows as its CSV; the name, dtype, shape, requires_grad
+// and MD5 cells must agree as text (the null leaves' MD5 is N/A, not None).
+TEST(Msprobe26Golden, Md5CsvCellsAgreeWithMsprobe26sTable)
+{
+    const auto golden = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
+    if (!std::filesystem::exists(golden))
+        GTEST_SKIP() << "fixture missing";
+    auto table = modelATable26("modelA_md5_mix");
+    ASSERT_TRUE(table);
+    const auto rows = parseCsv(tableCsv26(*table));
+    auto parsed = dump::JsonDocument::parse(slurp(golden), golden.string());
+    ASSERT_TRUE(parsed.document);
+    std::vector<dump::JsonValue> items;
+    const auto root = parsed.document->root();
+    for (std::uint32_t i = 0; i < root.size(); ++i) {
+        const auto list = *root.at(i).find("op_items");
+        for (std::uint32_t k = 0; k < list.size(); ++k)
+            items.push_back(list.at(k));
+    }
+    ASSERT_EQ(rows.size(), items.size() + 1);
+    int mismatches = 0;
+    for (std::size_t r = 0; r < items.size(); ++r) {
+        for (std::size_t c = 0; c < 10; ++c) {
+            const auto cell = items[r].find(rows[0][c]);
+            ASSERT_TRUE(cell) << rows[0][c];
+            if (rows[r + 1][c] != cell->asString() && ++mismatches <= 20)
+                ADD_FAILURE() << rows[r + 1][0] << " " << rows[0][c] << ": \"" << rows[r + 1][c] << "\" vs \""
+                              << cell->asString() << "\"";
+        }
+    }
+    EXPECT_EQ(mismatches, 0);
 }
 
 TEST(Msprobe26Example, StatisticsWorkedExampleExactCsv)
