@@ -19,6 +19,7 @@
 #include <limits>
 #include <regex>
 #include <set>
+#include <tuple>
 #include <system_error>
 #include <unordered_map>
 
@@ -437,6 +438,8 @@ struct CommNode
     std::vector<std::size_t> computeOps; ///< divergent compute ops before this node (data indices)
     std::set<std::string> edges;         ///< link, src and dst neighbours (ids)
     bool removed = false;
+    std::size_t order = 0; ///< position among its rank's comm nodes (dump order)
+    int seenRound = 0; ///< the searching rank's round that paired it (its "seen" set)
     std::optional<Result<Connection>> connection; ///< computed on first use, as msprobe calls it
 };
 
@@ -532,8 +535,14 @@ private:
         const JsonValue r = root(t);
         if (!r.isObject())
             return out;
-        for (std::uint32_t i = 0; i < r.size(); ++i)
-            putOrdered(out, std::string(r.keyAt(i)), r.at(i));
+        std::unordered_map<std::string_view, std::size_t> index; // large tables: no quadratic search
+        for (std::uint32_t i = 0; i < r.size(); ++i) {
+            const auto [it, fresh] = index.emplace(r.keyAt(i), out.size());
+            if (fresh)
+                out.emplace_back(std::string(r.keyAt(i)), r.at(i));
+            else
+                out[it->second].second = r.at(i);
+        }
         return out;
     }
 
@@ -623,16 +632,21 @@ private:
                 node.type = resolveType(node);
                 // add_next: the next comm node of a rank is one layer further.
                 node.layer = nodes.empty() ? 0 : nodes.back().layer + 1;
+                node.order = nodes.size();
                 nodes.push_back(std::move(node));
                 computeOps.clear();
                 subLayer = 0;
             } else if (!isIgnoredOp(name)) {
-                auto dataNode = makeDataNode(name, rank, data, subLayer, table.path);
-                if (!dataNode)
-                    return dataNode.error();
-                if (dataNode->isDiff) {
-                    m_data.push_back(std::move(*dataNode));
-                    computeOps.push_back(m_data.size() - 1);
+                // Only divergent compute ops are kept; the others need no rows read.
+                const auto isSame = data.isObject() ? data.find("is_same") : std::nullopt;
+                if (!data.isObject() || (isSame && !truthy(isSame))) {
+                    auto dataNode = makeDataNode(name, rank, data, subLayer, table.path);
+                    if (!dataNode)
+                        return dataNode.error();
+                    if (dataNode->isDiff) {
+                        m_data.push_back(std::move(*dataNode));
+                        computeOps.push_back(m_data.size() - 1);
+                    }
                 }
                 ++subLayer;
             }
@@ -755,7 +769,12 @@ private:
             if (++index == m_comm.size())
                 break;
             searched.insert(rank);
-            std::set<std::string> seen;
+            ++m_searchRound; // "seen" is per searching rank: a node is seen when its stamp is this round
+            // For one searching rank the match test of a candidate depends only on (target rank, api, type):
+            // the searching rank is fixed, and seen nodes stay seen. So a candidate that failed once fails
+            // again, and each (target, api, type) can resume where it stopped (msprobe rescans from the
+            // start: the same picks, in quadratic time).
+            std::map<std::tuple<long long, std::string, NodeType>, std::size_t> cursors;
             CommNode* last = nullptr;
             for (auto& cur : nodes) {
                 if (last && last->layer >= cur.layer)
@@ -783,8 +802,11 @@ private:
                                              + ", which has no rank table (was it dumped?); msprobe 26 stops with "
                                                "KeyError here");
                     const std::string prefix = std::to_string(target) + "." + conn->api;
-                    for (auto& candidate : targetIt->second) {
-                        if (seen.count(candidate.id))
+                    auto& nodesOfTarget = targetIt->second;
+                    std::size_t& k = cursors[{ target, conn->api, conn->type }];
+                    for (; k < nodesOfTarget.size(); ++k) {
+                        CommNode& candidate = nodesOfTarget[k];
+                        if (candidate.seenRound == m_searchRound)
                             continue;
                         if (!(candidate.id.starts_with(prefix) && candidate.type == conn->type))
                             continue;
@@ -792,10 +814,11 @@ private:
                         if (!candConn)
                             return candConn.error();
                         if ((candConn->ranks.empty() && !isDirectedApi(candidate.api)) || candConn->ranks.count(cur.rank)) {
-                            seen.insert(candidate.id);
+                            candidate.seenRound = m_searchRound;
                             candidate.layer = cur.layer; // every edge kind puts the peer on C's layer
                             cur.edges.insert(candidate.id);
                             candidate.edges.insert(cur.id);
+                            ++k;
                             break;
                         }
                     }
@@ -909,14 +932,10 @@ private:
                 }
             }
         }
-        std::vector<CommNode*> out;
-        for (auto& [rank, nodes] : m_comm) {
-            for (auto& n : nodes) {
-                if (!n.removed && ids.count(n.id))
-                    out.push_back(&n);
-            }
-        }
-        return out;
+        std::sort(queue.begin(), queue.end(), [](const CommNode* a, const CommNode* b) {
+            return std::pair { a->rank, a->order } < std::pair { b->rank, b->order };
+        });
+        return queue;
     }
 
     std::string resultJson()
@@ -1032,6 +1051,7 @@ private:
     std::map<int, std::string> m_firstComm;
     std::map<int, std::vector<CommNode>> m_comm;
     std::map<int, std::vector<std::size_t>> m_afterComm;
+    int m_searchRound = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1114,6 +1134,7 @@ std::string rankTableJson(const DaTable26& da)
     std::string& out = w.text();
     // A batch name seen twice: the second overwrites the value in the first one's place (a dict).
     std::vector<std::pair<std::string, std::string>> ops;
+    std::unordered_map<std::string, std::size_t> opIndex;
     for (const Batch& b : batches) {
         const auto parts = splitDots(b.name);
         if (parts.size() < 4)
@@ -1186,11 +1207,11 @@ std::string rankTableJson(const DaTable26& da)
         t += "]";
         v.newline(1);
         t += '}';
-        auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == b.name; });
-        if (it != ops.end())
-            it->second = std::move(t);
-        else
+        const auto [it, fresh] = opIndex.emplace(b.name, ops.size());
+        if (fresh)
             ops.emplace_back(b.name, std::move(t));
+        else
+            ops[it->second].second = std::move(t);
     }
     if (ops.empty())
         return "{}";
