@@ -85,7 +85,7 @@ double pandasToFloat(std::string_view text)
         int n = 0;
         int expDigits = 0;
         while (expDigits < maxDigits && isDigit(at(i))) {
-            n = n * 10 + (at(i) - '0');
+            n = std::min(n * 10 + (at(i) - '0'), 100000); // beyond ±616 the result no longer changes
             ++expDigits;
             ++i;
         }
