@@ -245,6 +245,28 @@ TEST(DiffAnalyzeGolden, PhaseBOnMsprobesOwnRankTables)
     EXPECT_GE(checked, 7);
 }
 
+// Random rank tables that msprobe 26.0.0's own find_first code analysed (tests/data/msprobe26_da/README.md).
+TEST(DiffAnalyzeGolden, PhaseBAgreesWithMsprobesFindFirstOnRandomTables)
+{
+    const fs::path root = probescope::testing::testDataDir() / "msprobe26_da/phaseb";
+    int checked = 0;
+    for (const auto& e : fs::directory_iterator(root)) {
+        if (!e.is_directory())
+            continue;
+        SCOPED_TRACE(e.path().filename().string());
+        ++checked;
+        auto result = analyzeRankTables(readTables(e.path()));
+        ASSERT_TRUE(result.ok()) << result.error().format();
+        ASSERT_TRUE(*result);
+        auto mine = parseJson(**result, "analysis");
+        auto theirs = parseJson(slurp(e.path() / "expected_diff_analyze.json"), "expected");
+        ASSERT_TRUE(mine && theirs);
+        std::string why;
+        EXPECT_TRUE(jsonEqual(mine->root(), theirs->root(), "diff_analyze", &why)) << why;
+    }
+    EXPECT_EQ(checked, 5);
+}
+
 TEST(DiffAnalyze, RanksComeInAscendingOrder)
 {
     // msprobe's order of the rank_* keys depends on the hash seed in the communication pass.
