@@ -2,6 +2,7 @@
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
 #include "compare/comparejob.h"
 #include "compare/highlight.h"
+#include "compare/msprobe26/diffanalyze.h"
 #include "dump/dumplayout.h"
 #include "dump/rankdump.h"
 #include "inspect/dumpinfo.h"
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -46,7 +48,7 @@ usage:
       The module/API hierarchy of one rank of one step as indented text. --exec-order
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
-  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx]
+  probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-da]
                         [-dm MAP] [-cm [MAP]] [-am [MAP]] [-lm [MAP]]
   probescope-cli compare --npu PATH --bench PATH -o OUT [options as above]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
@@ -64,6 +66,12 @@ usage:
       name, or N/A), in its order, as msprobe 1.2's data-mapping mode does; with msprobe-26
       the mapped name is the NPU row's compare key (no dtype test).
       MindSpore NPU dumps (framework "mindspore" in dump.json) against PyTorch or MindSpore:
+      -da, --diff-analyze (with --profile msprobe-26 and two step folders, e.g. npu/step0):
+      msprobe 26's first-divergence analysis. Writes compare_result_rankN_TIMESTAMP.json per
+      rank pair and, when some node diverges, diff_analyze_NANOSECONDS.json naming the first
+      diverging node(s) of the job, following communication between ranks; every
+      compare_result_rank*.json already in OUT is analysed too, as msprobe does. On two
+      dump.json files -da changes nothing (as in msprobe 26). See docs/msprobe26-da.md.
       -cm [MAP] cell_mapping: Cell.* names become Module.*, MAP renames cell paths
       ("fc2.Dense: fc2.Linear"); with msprobe-26 also for PyTorch dumps.
       -am [MAP] api_mapping: Mint.* -> Torch.*, MintFunctional.* -> Functional.*; MAP is a
@@ -166,6 +174,7 @@ struct Args
     std::optional<std::string> cellMapping; ///< "" = the flag without a file
     std::optional<std::string> apiMapping;
     std::optional<std::string> layerMapping;
+    bool diffAnalyze = false; ///< -da (msprobe 26's first-divergence analysis)
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -222,6 +231,8 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
                 target = argv[++i];
         } else if (a == "--xlsx") {
             args.xlsx = true;
+        } else if (a == "-da" || a == "--diff-analyze" || a == "--diff_analyze") {
+            args.diffAnalyze = true;
         } else if (a == "--profile") {
             if (i + 1 >= argc)
                 return std::string("--profile needs msprobe-1.2 or msprobe-26");
@@ -323,6 +334,25 @@ int runTree(const Args& args)
     return errors ? kExitInputError : kExitOk;
 }
 
+/// -da on two step folders (docs/msprobe26-da.md); nullopt when -da does not apply (two dump.json files:
+/// msprobe 26 then runs its ordinary compare).
+std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput& input)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_directory(input.npuPath, ec) && !std::filesystem::is_directory(input.benchPath, ec))
+        return std::nullopt;
+    auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out);
+    if (!result) {
+        std::cerr << result.error().format() << "\n";
+        return kExitInputError;
+    }
+    for (const auto& d : result->diagnostics)
+        std::cerr << d.format() << "\n";
+    for (const auto& line : result->log)
+        std::cout << "[INFO] " << line << "\n";
+    return kExitOk;
+}
+
 int runCompare(const Args& args)
 {
     compare::CompareInput input;
@@ -336,6 +366,12 @@ int runCompare(const Args& args)
     } else {
         input.npuPath = args.npu;
         input.benchPath = args.bench;
+    }
+    if (args.diffAnalyze) {
+        if (args.profile != Profile::Msprobe26)
+            return usageError("-da is msprobe 26's analysis: add --profile msprobe-26");
+        if (const auto status = runDiffAnalyze(args, input))
+            return *status;
     }
     compare::JobOptions options;
     options.stackFlag = args.stack;

@@ -12,6 +12,7 @@
 #include "dump/rankdump.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,87 @@
 #include <unordered_map>
 
 namespace probescope::compare {
+
+double pandasToFloat(std::string_view text)
+{
+    // pandas' precise_xstrtod (pandas/_libs/src/parser/tokenizer.c, used by pd.to_numeric since 1.1), written
+    // from its behaviour: at most 17 digits are accumulated in a double, counting leading zeros, the rest
+    // are dropped (integer digits raise the exponent); the result is then scaled by one power of ten.
+    // "0.003224366344511509" therefore reads as 0.0032243663445115.
+    static const auto powers = [] {
+        std::array<double, 309> e {};
+        for (int i = 0; i <= 308; ++i)
+            e[static_cast<std::size_t>(i)] = std::strtod(("1e" + std::to_string(i)).c_str(), nullptr);
+        return e;
+    }();
+    std::size_t i = 0;
+    auto at = [&](std::size_t k) { return k < text.size() ? text[k] : '\0'; };
+    auto isDigit = [](char ch) { return ch >= '0' && ch <= '9'; };
+    while (at(i) == ' ' || at(i) == '\t' || at(i) == '\n' || at(i) == '\r' || at(i) == '\f' || at(i) == '\v')
+        ++i;
+    bool negative = false;
+    if (at(i) == '-' || at(i) == '+') {
+        negative = at(i) == '-';
+        ++i;
+    }
+    constexpr int maxDigits = 17;
+    double number = 0;
+    int exponent = 0;
+    int numDigits = 0;
+    while (isDigit(at(i))) {
+        if (numDigits < maxDigits) {
+            number = number * 10. + (at(i) - '0');
+            ++numDigits;
+        } else {
+            ++exponent;
+        }
+        ++i;
+    }
+    if (at(i) == '.') {
+        ++i;
+        int decimals = 0;
+        while (numDigits < maxDigits && isDigit(at(i))) {
+            number = number * 10. + (at(i) - '0');
+            ++numDigits;
+            ++decimals;
+            ++i;
+        }
+        while (isDigit(at(i)))
+            ++i;
+        exponent -= decimals;
+    }
+    if (numDigits == 0)
+        return std::numeric_limits<double>::quiet_NaN();
+    if (negative)
+        number = -number;
+    if (at(i) == 'e' || at(i) == 'E') {
+        ++i;
+        bool negExp = false;
+        if (at(i) == '-' || at(i) == '+') {
+            negExp = at(i) == '-';
+            ++i;
+        }
+        int n = 0;
+        int expDigits = 0;
+        while (expDigits < maxDigits && isDigit(at(i))) {
+            n = std::min(n * 10 + (at(i) - '0'), 100000); // beyond ±616 the result no longer changes
+            ++expDigits;
+            ++i;
+        }
+        exponent += negExp ? -n : n;
+    }
+    if (exponent > 308)
+        return std::numeric_limits<double>::quiet_NaN(); // ERANGE: to_numeric(errors="coerce") gives NaN
+    if (exponent > 0)
+        return number * powers[static_cast<std::size_t>(exponent)];
+    if (exponent < -308) {
+        if (exponent < -616)
+            return 0.;
+        number /= powers[static_cast<std::size_t>(-308 - exponent)];
+        return number / powers[308];
+    }
+    return number / powers[static_cast<std::size_t>(-exponent)];
+}
 
 namespace {
 
@@ -65,6 +147,9 @@ struct Row26
     int backwardOrder = 0;
     std::string suffix;
     std::string key; ///< compare key (renumbered name)
+    std::optional<std::vector<std::string>> stackFrames; ///< the same stack as a list (-da writes it as JSON)
+    Cell p2pOp = Cell::text("None");   ///< a torch.distributed.P2POp leaf's "op" (-da only)
+    Cell p2pPeer = Cell::text("None"); ///< its "peer"
 };
 
 Cell strCell(std::optional<JsonValue> v)
@@ -116,6 +201,8 @@ public:
                 rows.push_back(leafRow(*t, name, state));
             else
                 rows.push_back(defaultRow(name, state));
+            rows.back().p2pOp = cellFromJson(v.find("op"));
+            rows.back().p2pPeer = cellFromJson(v.find("peer"));
             return;
         }
         const auto type = v.find("type");
@@ -134,7 +221,9 @@ private:
         r.name = name;
         r.dtype = "None";
         r.shape = "None";
-        r.md5 = "None";
+        // The md5 of a null leaf stays Python None, which the fillna("N/A") after matching replaces
+        // (dtype and shape are already the text "None" by then).
+        r.md5 = kNA;
         r.state = state;
         for (auto& s : r.stats)
             s = Cell::none();
@@ -299,9 +388,11 @@ Result<std::vector<Row26>> flattenDump26(const dump::DumpFile& file, const Compa
         if (direction == "backward")
             ++backwardCount[opNoNumber];
         std::optional<std::string> stack;
+        const std::vector<std::string>* stackFrames = nullptr;
         if (options.stackMode && options.stack) {
-            if (const auto* frames = options.stack->frames(key))
-                stack = stackText(*frames);
+            stackFrames = options.stack->frames(key);
+            if (stackFrames)
+                stack = stackText(*stackFrames);
         }
         for (std::size_t i = 0; i < rows->size(); ++i) {
             Row26& r = (*rows)[i];
@@ -314,8 +405,11 @@ Result<std::vector<Row26>> flattenDump26(const dump::DumpFile& file, const Compa
             r.backwardOrder = bwd;
             r.suffix = replaceAll(r.name, key, "");
             r.key = r.name;
-            if (i == 0)
+            if (i == 0) {
                 r.stack = stack;
+                if (stackFrames)
+                    r.stackFrames = *stackFrames;
+            }
             out.push_back(std::move(r));
         }
     }
@@ -596,7 +690,7 @@ std::optional<double> parseNumeric(std::string_view s, bool* integral = nullptr)
         return std::nullopt;
     if (integral)
         *integral = isInt;
-    return std::strtod(text.c_str(), nullptr);
+    return pandasToFloat(text);
 }
 
 enum class ValType { Num, Nan, Inf, NegInf, Device, NA, Other };
@@ -623,13 +717,16 @@ ValType classify(const Cell& c)
     return ValType::Other;
 }
 
-/// The number pd.to_numeric(str(value)) gives.
+/// The number pd.to_numeric(str(value)) gives. A float goes through its repr and pandas' parser, which
+/// is not correctly rounded (pandasToFloat): msprobe 26 subtracts those parsed values, not the dump's.
 double numberOf(const Cell& c)
 {
     if (c.isInt())
         return static_cast<double>(std::get<std::int64_t>(c.value));
-    if (c.isFloat())
-        return std::get<double>(c.value);
+    if (c.isFloat()) {
+        const double d = std::get<double>(c.value);
+        return std::isfinite(d) ? pandasToFloat(pyFloatRepr(d)) : d;
+    }
     if (c.isBool())
         return std::get<bool>(c.value) ? 1 : 0;
     if (c.isString())
@@ -776,12 +873,53 @@ std::vector<std::string> rowNames26(const dump::Entry& entry)
     return names;
 }
 
-Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile,
-                                                           const CompareOptions& options, ProgressSink* progress)
+namespace {
+
+/// calc_accuracy with first_diff_analyze (acc_compare.py:1614-1628): summary rows get no verdict, only
+/// "Requires_grad inconsistent. "; md5 rows pass or are Different and keep a NaN Err_message.
+void applyDaVerdicts(CompareTable& table)
+{
+    const auto result = static_cast<std::size_t>(table.column("Result"));
+    const auto message = static_cast<std::size_t>(table.column("Err_message"));
+    const auto npuReq = static_cast<std::size_t>(table.column("NPU Requires_grad"));
+    const auto benchReq = static_cast<std::size_t>(table.column("Bench Requires_grad"));
+    const int npuMd5 = table.column("NPU MD5");
+    const int benchMd5 = table.column("BENCH MD5");
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        auto& row = table.rows[r];
+        const bool noBench = !table.matched[r];
+        if (table.mode == CompareMode::Md5) {
+            const bool equal = pyStr(row[static_cast<std::size_t>(npuMd5)]) == pyStr(row[static_cast<std::size_t>(benchMd5)]);
+            row[result] = Cell::text(equal ? "pass" : noBench ? kNA : "Different");
+            row[message] = noBench ? Cell::text("No bench data matched.")
+                                   : Cell::number(std::numeric_limits<double>::quiet_NaN());
+            continue;
+        }
+        std::string text = noBench ? "No bench data matched." : "";
+        if (pyStr(row[npuReq]) != pyStr(row[benchReq]))
+            text += "Requires_grad inconsistent. ";
+        row[result] = Cell::text(noBench ? kNA : "");
+        row[message] = Cell::text(text);
+    }
+}
+
+} // namespace
+
+namespace {
+
+/// compareDumps26, or with `da` set the table msprobe 26 builds for -da (first_diff_analyze): tensor dumps
+/// compared as statistics, its own Result/Err_message rules instead of the checkers, and the -da columns of
+/// each row in *da.
+Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpFile& npuFile,
+                                                               const dump::DumpFile& benchFile,
+                                                               const CompareOptions& options, ProgressSink* progress,
+                                                               std::vector<DaRow26>* da)
 {
     auto mode = detectMode26(npuFile, benchFile);
     if (!mode)
         return mode.error();
+    if (da && *mode == CompareMode::RealData)
+        mode = CompareMode::Summary; // acc_compare.py:279-280: no tensor is loaded for -da
     auto npuRows = flattenDump26(npuFile, options);
     if (!npuRows)
         return npuRows.error();
@@ -888,6 +1026,23 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile&
         if (m == CompareMode::RealData)
             row[col] = Cell::pyText("[" + pyStrRepr(n.dataName) + ", " + pyStrRepr(b ? b->dataName : kNA) + "]");
         table->rows.push_back(std::move(row));
+        if (da) {
+            DaRow26 extra;
+            extra.state = n.state;
+            extra.apiOrigin = n.apiOrigin;
+            extra.stack = n.stackFrames;
+            extra.npuP2pOp = n.p2pOp;
+            extra.npuP2pPeer = n.p2pPeer;
+            // result_df['Bench P2POp op'] = bench_df['op'] aligns on the pandas index, that is, on the
+            // NPU parse row number: bench parse row p.npu, NaN past the end (spec §3.1 quirk).
+            if (p.npu < benchRows->size()) {
+                extra.benchP2pOp = (*benchRows)[p.npu].p2pOp;
+                extra.benchP2pPeer = (*benchRows)[p.npu].p2pPeer;
+            } else {
+                extra.benchP2pOp = extra.benchP2pPeer = Cell::number(std::numeric_limits<double>::quiet_NaN());
+            }
+            da->push_back(std::move(extra));
+        }
         table->npuEntry.push_back(n.entry);
         table->matched.push_back(b != nullptr);
         table->colors.push_back(RowColor::None);
@@ -935,8 +1090,31 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile&
         }
     }
 
+    if (da) {
+        applyDaVerdicts(*table);
+        return std::shared_ptr<const CompareTable>(std::move(table));
+    }
     applyCheckers26(*table);
     return std::shared_ptr<const CompareTable>(std::move(table));
+}
+
+} // namespace
+
+Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile,
+                                                           const CompareOptions& options, ProgressSink* progress)
+{
+    return compareDumps26Impl(npuFile, benchFile, options, progress, nullptr);
+}
+
+Result<DaTable26> compareDumps26ForDiffAnalyze(const dump::DumpFile& npu, const dump::DumpFile& bench,
+                                               const CompareOptions& options)
+{
+    DaTable26 out;
+    auto table = compareDumps26Impl(npu, bench, options, nullptr, &out.rows);
+    if (!table)
+        return table.error();
+    out.table = *table;
+    return out;
 }
 
 std::string jsonStringList(const std::vector<std::string>& items)

@@ -8,7 +8,9 @@
 #include "util/diagnostic.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +39,30 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile&
                                                            const CompareOptions& options,
                                                            ProgressSink* progress = nullptr);
 
+/// What msprobe 26's -da table holds per row beyond the CSV columns (diff-analyze spec §3.1).
+struct DaRow26
+{
+    std::string state;     ///< input / output / parameters / parameters_grad (kwargs are input)
+    std::string apiOrigin; ///< the dump.json key of the row's entry (api_origin_name)
+    std::optional<std::vector<std::string>> stack; ///< the entry's stack.json frames, on its first row only
+    Cell npuP2pOp;    ///< a P2POp leaf's op/peer, else the text "None"
+    Cell benchP2pOp;  ///< positionally misaligned as in msprobe: bench parse row i, NaN past the end
+    Cell npuP2pPeer;
+    Cell benchP2pPeer;
+};
+
+/// The table -da writes per rank: the statistics or md5 table (tensor dumps compared as statistics) with
+/// -da's Result/Err_message rules, and rows[i] beside table->rows[i].
+struct DaTable26
+{
+    std::shared_ptr<const CompareTable> table;
+    std::vector<DaRow26> rows;
+};
+
+/// msprobe 26's compare with first_diff_analyze=True (no checkers; see docs/msprobe26-da.md).
+Result<DaTable26> compareDumps26ForDiffAnalyze(const dump::DumpFile& npu, const dump::DumpFile& bench,
+                                               const CompareOptions& options);
+
 /// The row names msprobe 26 makes of one entry, in its order (inputs, parameters, outputs, parameters_grad);
 /// empty when the entry cannot be flattened. layer_mapping pairs rows by these names.
 std::vector<std::string> rowNames26(const dump::Entry& entry);
@@ -54,6 +80,11 @@ struct RealDataMetrics26
 
 /// Era C validation chain + metrics (§5.2-5.4) on two loaded tensors (squeezed inside).
 RealDataMetrics26 compareTensors26(const tensor::Tensor& npu, const tensor::Tensor& bench);
+
+/// pd.to_numeric of one numeric text, bit for bit: pandas' float parser keeps only the first 17 digits
+/// (leading zeros included) and scales by a power of ten, so it can differ from strtod in the last bits.
+/// NaN when the text has no digits.
+double pandasToFloat(std::string_view text);
 
 /// The statistics-mode diff and relative-error cells of one stat pair (§6.1). The flags say whether the
 /// whole NPU / bench column parses as integers (pandas then subtracts ints: "3" instead of "3.0").

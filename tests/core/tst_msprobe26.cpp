@@ -4,6 +4,7 @@
 #include "compare/csvwriter.h"
 #include "compare/msprobe26.h"
 #include "compare/pytext.h"
+#include "dump/jsondocument.h"
 #include "dump/rankdump.h"
 #include "testconfig.h"
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace probescope;
@@ -96,6 +98,115 @@ TEST(Msprobe26Golden, TensorMixMatchesCellForCell)
     EXPECT_EQ(mismatches, 0);
     for (const RowColor color : (*table)->colors)
         EXPECT_EQ(color, RowColor::None);
+}
+
+namespace {
+
+/// The msprobe 26 table of one modelA pair, with stack.json as msprobe 26 finds it.
+std::shared_ptr<const CompareTable> modelATable26(const std::string& fixture)
+{
+    const auto base = fixturesDir() / fixture;
+    const auto npuPath = base / "npu/step0/rank/dump.json";
+    auto npu = dump::readDumpJson(npuPath);
+    auto bench = dump::readDumpJson(base / "bench/step0/rank/dump.json");
+    EXPECT_TRUE(npu.ok() && bench.ok());
+    static std::map<std::string, dump::StackMap> stacks;
+    auto stack = dump::readStackJson(npuPath.parent_path() / "stack.json");
+    EXPECT_TRUE(stack.ok());
+    stacks[fixture] = *stack;
+    CompareOptions options;
+    options.stackMode = true;
+    options.stack = &stacks[fixture];
+    auto table = compareDumps26(**npu, **bench, options);
+    EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().format());
+    return table.ok() ? *table : nullptr;
+}
+
+/// Number of cells whose text differs from msprobe 26.0.0's own CSV (the first 20 are reported).
+int stringMismatches(const CompareTable& table, const std::filesystem::path& expectedCsv)
+{
+    const auto expected = parseCsv(slurp(expectedCsv));
+    const auto actual = parseCsv(tableCsv26(table));
+    EXPECT_EQ(actual.size(), expected.size());
+    if (actual.size() != expected.size() || expected.empty())
+        return -1;
+    EXPECT_EQ(actual[0], expected[0]);
+    int mismatches = 0;
+    for (std::size_t r = 1; r < expected.size(); ++r) {
+        EXPECT_EQ(actual[r].size(), expected[r].size()) << "row " << r;
+        for (std::size_t c = 0; c < std::min(expected[r].size(), actual[r].size()); ++c) {
+            if (actual[r][c] != expected[r][c] && ++mismatches <= 20)
+                ADD_FAILURE() << "row " << r << " (" << expected[r][0] << ") column " << expected[0][c] << ": got \""
+                              << actual[r][c] << "\", expected \"" << expected[r][c] << "\"";
+        }
+    }
+    return mismatches;
+}
+
+} // namespace
+
+// Every cell as text, as a user diffing the two CSVs sees them (EucDist and the statistics cells to the
+// last digit: msprobe 26's BLAS summation and pandas' float parser are reproduced).
+TEST(Msprobe26Golden, ModelACsvsAreStringExact)
+{
+    int checked = 0;
+    for (const char* fixture : { "modelA_tensor_mix", "modelA_statistics_mix", "modelA_md5_mix" }) {
+        const auto csv = fixturesDir() / fixture / "expected/msprobe-26.0.0/step0/compare_result.csv";
+        if (!std::filesystem::exists(csv))
+            continue; // only the tensor pair's msprobe 26 CSV is published with the fixtures
+        SCOPED_TRACE(fixture);
+        auto table = modelATable26(fixture);
+        ASSERT_TRUE(table);
+        EXPECT_EQ(stringMismatches(*table, csv), 0);
+        ++checked;
+    }
+    EXPECT_GE(checked, 1);
+}
+
+// The statistics pair's msprobe 26 CSV is published as the output of the file-mode -da golden (-da has no
+// effect on two dump.json files): byte for byte.
+TEST(Msprobe26Golden, StatisticsCsvIsByteIdentical)
+{
+    const auto csv = fixturesDir() / "msprobe26_da/ERRCASE_file_mode_da/stripped/compare_result.csv";
+    if (!std::filesystem::exists(csv))
+        GTEST_SKIP() << "fixture missing";
+    auto table = modelATable26("modelA_statistics_mix");
+    ASSERT_TRUE(table);
+    EXPECT_EQ(stringMismatches(*table, csv), 0);
+    EXPECT_EQ(tableCsv26(*table), slurp(csv));
+}
+
+// The md5 pair: msprobe 26's -da table has the same rows as its CSV; the name, dtype, shape, requires_grad
+// and MD5 cells must agree as text (the null leaves' MD5 is N/A, not None).
+TEST(Msprobe26Golden, Md5CsvCellsAgreeWithMsprobe26sTable)
+{
+    const auto golden = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
+    if (!std::filesystem::exists(golden))
+        GTEST_SKIP() << "fixture missing";
+    auto table = modelATable26("modelA_md5_mix");
+    ASSERT_TRUE(table);
+    const auto rows = parseCsv(tableCsv26(*table));
+    auto parsed = dump::JsonDocument::parse(slurp(golden), golden.string());
+    ASSERT_TRUE(parsed.document);
+    std::vector<dump::JsonValue> items;
+    const auto root = parsed.document->root();
+    for (std::uint32_t i = 0; i < root.size(); ++i) {
+        const auto list = *root.at(i).find("op_items");
+        for (std::uint32_t k = 0; k < list.size(); ++k)
+            items.push_back(list.at(k));
+    }
+    ASSERT_EQ(rows.size(), items.size() + 1);
+    int mismatches = 0;
+    for (std::size_t r = 0; r < items.size(); ++r) {
+        for (std::size_t c = 0; c < 10; ++c) {
+            const auto cell = items[r].find(rows[0][c]);
+            ASSERT_TRUE(cell) << rows[0][c];
+            if (rows[r + 1][c] != cell->asString() && ++mismatches <= 20)
+                ADD_FAILURE() << rows[r + 1][0] << " " << rows[0][c] << ": \"" << rows[r + 1][c] << "\" vs \""
+                              << cell->asString() << "\"";
+        }
+    }
+    EXPECT_EQ(mismatches, 0);
 }
 
 TEST(Msprobe26Example, StatisticsWorkedExampleExactCsv)

@@ -1,0 +1,1388 @@
+// SPDX-License-Identifier: Apache-2.0
+// msprobe 26.0.0 `compare -da`: the rank tables (phase A) and the first-divergence search over them
+// (phase B, find_first/analyzer.py). Rules and their quirks: msprobe26-diff-analyze-spec.md; what we
+// decided where msprobe crashes or depends on the hash seed: docs/msprobe26-da.md.
+#include "compare/msprobe26/diffanalyze.h"
+
+#include "compare/pytext.h"
+#include "dump/dumpfile.h"
+#include "dump/rankdump.h"
+#include "util/fileio.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <set>
+#include <tuple>
+#include <system_error>
+#include <unordered_map>
+
+namespace probescope::compare::msprobe26 {
+
+namespace {
+
+using dump::JsonType;
+using dump::JsonValue;
+namespace fs = std::filesystem;
+
+constexpr const char* kNA = "N/A";
+
+// ---------------------------------------------------------------------------------------------
+// Python json.dump text: ensure_ascii, ", "/": " with indentation, repr floats, NaN/Infinity tokens.
+
+class PyJsonWriter
+{
+public:
+    explicit PyJsonWriter(int indent)
+        : m_indent(indent)
+    {
+    }
+    std::string& text() { return m_out; }
+
+    void newline(int depth)
+    {
+        m_out += '\n';
+        m_out.append(static_cast<std::size_t>(depth * m_indent), ' ');
+    }
+
+    void string(std::string_view s)
+    {
+        m_out += '"';
+        for (std::size_t i = 0; i < s.size();) {
+            const auto ch = static_cast<unsigned char>(s[i]);
+            if (ch < 0x80) {
+                switch (ch) {
+                case '"': m_out += "\\\""; break;
+                case '\\': m_out += "\\\\"; break;
+                case '\n': m_out += "\\n"; break;
+                case '\r': m_out += "\\r"; break;
+                case '\t': m_out += "\\t"; break;
+                case '\b': m_out += "\\b"; break;
+                case '\f': m_out += "\\f"; break;
+                default:
+                    if (ch < 0x20)
+                        hex(ch);
+                    else
+                        m_out += static_cast<char>(ch);
+                }
+                ++i;
+                continue;
+            }
+            // ensure_ascii escapes code points (UTF-16 surrogate pairs above the BMP), not bytes.
+            const int len = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
+            std::uint32_t cp = len == 4 ? ch & 0x07u : len == 3 ? ch & 0x0fu : len == 2 ? ch & 0x1fu : 0xfffdu;
+            bool valid = len > 1 && i + static_cast<std::size_t>(len) <= s.size();
+            for (int k = 1; valid && k < len; ++k) {
+                const auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+                valid = (c & 0xc0) == 0x80;
+                cp = (cp << 6) | (c & 0x3fu);
+            }
+            if (!valid) {
+                hex(0xfffd);
+                ++i;
+                continue;
+            }
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                hex(0xd800 + (cp >> 10));
+                hex(0xdc00 + (cp & 0x3ff));
+            } else {
+                hex(cp);
+            }
+            i += static_cast<std::size_t>(len);
+        }
+        m_out += '"';
+    }
+
+    void number(double d)
+    {
+        if (std::isnan(d))
+            m_out += "NaN";
+        else if (std::isinf(d))
+            m_out += d > 0 ? "Infinity" : "-Infinity";
+        else
+            m_out += pyFloatRepr(d);
+    }
+
+    void integer(std::int64_t i) { m_out += std::to_string(i); }
+    void boolean(bool b) { m_out += b ? "true" : "false"; }
+    void null() { m_out += "null"; }
+
+    void cell(const Cell& c)
+    {
+        if (c.isNone())
+            null();
+        else if (c.isBool())
+            boolean(std::get<bool>(c.value));
+        else if (c.isInt())
+            integer(std::get<std::int64_t>(c.value));
+        else if (c.isFloat())
+            number(std::get<double>(c.value));
+        else
+            string(pyStr(c));
+    }
+
+    void stringList(const std::vector<std::string>& items, int depth)
+    {
+        if (items.empty()) {
+            m_out += "[]";
+            return;
+        }
+        m_out += '[';
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            if (i)
+                m_out += ',';
+            newline(depth + 1);
+            string(items[i]);
+        }
+        newline(depth);
+        m_out += ']';
+    }
+
+    /// A value read from a rank table, copied unchanged (also key order and duplicates collapsed as
+    /// Python's dict does: last value, first position).
+    void value(std::optional<JsonValue> v, int depth)
+    {
+        if (!v) {
+            null();
+            return;
+        }
+        switch (v->type()) {
+        case JsonType::Null: null(); break;
+        case JsonType::Bool: boolean(v->asBool()); break;
+        case JsonType::Int: integer(v->asInt()); break;
+        case JsonType::Double: number(v->asDouble()); break;
+        case JsonType::String: string(v->asString()); break;
+        case JsonType::Array:
+            if (v->size() == 0) {
+                m_out += "[]";
+                break;
+            }
+            m_out += '[';
+            for (std::uint32_t i = 0; i < v->size(); ++i) {
+                if (i)
+                    m_out += ',';
+                newline(depth + 1);
+                value(v->at(i), depth + 1);
+            }
+            newline(depth);
+            m_out += ']';
+            break;
+        case JsonType::Object: {
+            std::vector<std::pair<std::string_view, JsonValue>> members;
+            for (std::uint32_t i = 0; i < v->size(); ++i) {
+                auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.first == v->keyAt(i); });
+                if (it != members.end())
+                    it->second = v->at(i);
+                else
+                    members.emplace_back(v->keyAt(i), v->at(i));
+            }
+            if (members.empty()) {
+                m_out += "{}";
+                break;
+            }
+            m_out += '{';
+            for (std::size_t i = 0; i < members.size(); ++i) {
+                if (i)
+                    m_out += ',';
+                newline(depth + 1);
+                string(members[i].first);
+                m_out += ": ";
+                value(members[i].second, depth + 1);
+            }
+            newline(depth);
+            m_out += '}';
+            break;
+        }
+        }
+    }
+
+private:
+    void hex(std::uint32_t u)
+    {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", u & 0xffffu);
+        m_out += buf;
+    }
+
+    std::string m_out;
+    int m_indent;
+};
+
+std::vector<std::string> splitDots(std::string_view s)
+{
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t dot = s.find('.', start);
+        parts.emplace_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+        if (dot == std::string_view::npos)
+            return parts;
+        start = dot + 1;
+    }
+}
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+/// ignore_op_list.yaml of 26.0.0: output indices that never count, per API name (op.split('.')[-3]).
+const std::vector<int>* ignoredOutputs(const std::string& api)
+{
+    static const std::unordered_map<std::string, std::vector<int>> list = { { "npu_fusion_attention", { 4, 5 } } };
+    const auto it = list.find(api);
+    return it == list.end() ? nullptr : &it->second;
+}
+
+/// single_metric_diff_check with diff_analyze_threshold.yaml (every threshold [0.5]): a "x%" text whose
+/// x/100 exceeds 0.5. "0", "inf", "Nan", "N/A" and "Diff" never count.
+bool metricDiverges(const Cell& cell)
+{
+    if (!cell.isString())
+        return false;
+    const std::string& text = cell.asString();
+    if (text.empty() || text.back() != '%')
+        return false;
+    const std::string number = text.substr(0, text.size() - 1);
+    char* end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (end == number.c_str())
+        return false;
+    return v / 100 > 0.5;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase B model (graph.py): DataNode and CommunicationNode
+
+/// Python's == between a table value and an int rank (the values are strings there, so never equal).
+bool equalsRank(std::optional<JsonValue> v, int rank)
+{
+    if (!v)
+        return false;
+    if (v->isInt())
+        return v->asInt() == rank;
+    if (v->type() == JsonType::Double)
+        return v->asDouble() == rank;
+    if (v->isBool())
+        return (v->asBool() ? 1 : 0) == rank;
+    return false;
+}
+
+bool truthy(std::optional<JsonValue> v)
+{
+    if (!v)
+        return false;
+    switch (v->type()) {
+    case JsonType::Null: return false;
+    case JsonType::Bool: return v->asBool();
+    case JsonType::Int: return v->asInt() != 0;
+    case JsonType::Double: return v->asDouble() != 0;
+    case JsonType::String: return !v->asString().empty();
+    case JsonType::Array:
+    case JsonType::Object: return v->size() != 0;
+    }
+    return false;
+}
+
+/// Python int(text) for a str: surrounding spaces, a sign, digits with single underscores between.
+std::optional<long long> pyIntOfText(std::string_view s)
+{
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+        s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+        s.remove_suffix(1);
+    bool negative = false;
+    if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+        negative = s.front() == '-';
+        s.remove_prefix(1);
+    }
+    if (s.empty() || s.front() == '_' || s.back() == '_')
+        return std::nullopt;
+    long long v = 0;
+    char prev = 0;
+    for (const char c : s) {
+        if (c == '_') {
+            if (prev == '_')
+                return std::nullopt;
+        } else if (c >= '0' && c <= '9') {
+            if (v > (std::numeric_limits<long long>::max() - 9) / 10)
+                return std::nullopt;
+            v = v * 10 + (c - '0');
+        } else {
+            return std::nullopt;
+        }
+        prev = c;
+    }
+    return negative ? -v : v;
+}
+
+/// Python int(value) of a table cell; nullopt where Python raises.
+std::optional<long long> pyInt(std::optional<JsonValue> v)
+{
+    if (!v)
+        return std::nullopt;
+    switch (v->type()) {
+    case JsonType::Int: return v->asInt();
+    case JsonType::Bool: return v->asBool() ? 1 : 0;
+    case JsonType::Double: {
+        const double d = v->asDouble();
+        if (!std::isfinite(d) || std::fabs(d) > 9e18)
+            return std::nullopt;
+        return static_cast<long long>(std::trunc(d));
+    }
+    case JsonType::String: return pyIntOfText(v->asString());
+    default: return std::nullopt;
+    }
+}
+
+std::string describe(std::optional<JsonValue> v)
+{
+    if (!v)
+        return "None";
+    if (v->isString())
+        return "'" + std::string(v->asString()) + "'";
+    return pyStr(*v);
+}
+
+struct DataNode
+{
+    std::string opName;
+    int rank = 0;
+    bool isDiff = false;
+    /// inputs / outputs: NPU Name -> the op_items row (a dict: the last row of a name wins, first place kept)
+    std::vector<std::pair<std::string, JsonValue>> inputs;
+    std::vector<std::pair<std::string, JsonValue>> outputs;
+    std::optional<JsonValue> stack; ///< nullopt = Python None
+    int layer = 0;
+    int subLayer = 0;
+};
+
+void putOrdered(std::vector<std::pair<std::string, JsonValue>>& list, std::string name, JsonValue row)
+{
+    for (auto& [n, r] : list) {
+        if (n == name) {
+            r = row;
+            return;
+        }
+    }
+    list.emplace_back(std::move(name), row);
+}
+
+Result<DataNode> makeDataNode(const std::string& opName, int rank, JsonValue opData, int subLayer,
+                              const fs::path& file)
+{
+    DataNode node;
+    node.opName = opName;
+    node.rank = rank;
+    node.subLayer = subLayer;
+    if (!opData.isObject())
+        return makeError("compare.da-table", SourceLocation { file.string(), opData.offset(), 0, 0 },
+                         "op \"" + opName + "\" of the rank table is not an object");
+    const auto isSame = opData.find("is_same");
+    node.isDiff = isSame ? !truthy(isSame) : false;
+    const auto items = opData.find("op_items");
+    if (!items || !items->isArray())
+        return makeError("compare.da-table", SourceLocation { file.string(), opData.offset(), 0, 0 },
+                         "op \"" + opName + "\" of the rank table has no op_items list");
+    for (std::uint32_t i = 0; i < items->size(); ++i) {
+        const JsonValue row = items->at(i);
+        if (!row.isObject())
+            continue;
+        const auto name = row.find("NPU Name");
+        const std::string key = name && name->isString() ? std::string(name->asString()) : describe(name);
+        const auto stack = row.find("NPU_Stack_Info");
+        const bool isNA = stack && stack->isString() && stack->asString() == kNA;
+        if (!isNA && !truthy(node.stack))
+            node.stack = stack && !stack->isNull() ? stack : std::nullopt;
+        const auto state = row.find("state");
+        if (state && state->isString() && state->asString() == "input")
+            putOrdered(node.inputs, key, row);
+        else if (state && state->isString() && state->asString() == "output")
+            putOrdered(node.outputs, key, row);
+    }
+    return node;
+}
+
+/// The value find_connected_nodes and _resolve_type look at: NPU MD5 in md5 tables, else NPU max.
+std::optional<JsonValue> rankValue(JsonValue row)
+{
+    if (const auto md5 = row.find("NPU MD5"))
+        return md5;
+    if (row.find("NPU max"))
+        return row.find("NPU max");
+    return std::nullopt;
+}
+
+enum class NodeType { Src, Dst, Link };
+
+struct Connection
+{
+    std::set<long long> ranks; ///< a Python set of small ints iterates in ascending order
+    std::string api;           ///< "Distributed." + the peer API
+    NodeType type = NodeType::Link;
+};
+
+struct CommNode
+{
+    std::string id; ///< "<rank>.<op name>"
+    int rank = 0;
+    std::size_t dataIndex = 0; ///< into Analyzer::m_data
+    bool isDiff = false;
+    int layer = 0;
+    std::string api;
+    NodeType type = NodeType::Link;
+    std::vector<std::size_t> computeOps; ///< divergent compute ops before this node (data indices)
+    std::set<std::string> edges;         ///< link, src and dst neighbours (ids)
+    bool removed = false;
+    std::size_t order = 0; ///< position among its rank's comm nodes (dump order)
+    int seenRound = 0; ///< the searching rank's round that paired it (its "seen" set)
+    std::optional<Result<Connection>> connection; ///< computed on first use, as msprobe calls it
+};
+
+bool isCommunicationOp(std::string_view name)
+{
+    static const char* const keywords[] = { "send",
+                                            "recv",
+                                            "broadcast",
+                                            "all_reduce",
+                                            "reduce",
+                                            "all_gather",
+                                            "gather",
+                                            "isend",
+                                            "irecv",
+                                            "scatter",
+                                            "reduce_scatter",
+                                            "_reduce_scatter_base",
+                                            "_all_gather_base",
+                                            "all_to_all_single",
+                                            "all_to_all",
+                                            "all_gather_into_tensor",
+                                            "reduce_scatter_tensor",
+                                            "send_object_list",
+                                            "recv_object_list" };
+    const bool prefix = name.starts_with("Distributed") || name.starts_with("MintDistributed")
+        || name.starts_with("communication.comm_func");
+    if (!prefix)
+        return false;
+    return std::any_of(std::begin(keywords), std::end(keywords), [&](const char* k) { return contains(name, k); });
+}
+
+bool isIgnoredOp(std::string_view name)
+{
+    return contains(name, "Torch.empty") || contains(name, "Torch.fill") || contains(name, "Tensor.__setitem__");
+}
+
+bool isDirectedApi(const std::string& api)
+{
+    static const std::set<std::string> directed = { "send",      "recv",   "isend",           "irecv",           "broadcast",
+                                                    "scatter",   "gather", "send_object_list", "recv_object_list" };
+    return directed.count(api) != 0;
+}
+
+std::string peerApi(const std::string& api)
+{
+    static const std::unordered_map<std::string, std::string> mapping = {
+        { "send", "recv" },   { "recv", "send" },   { "isend", "irecv" }, { "irecv", "isend" },
+        { "send_object_list", "recv_object_list" }, { "recv_object_list", "send_object_list" },
+    };
+    const auto it = mapping.find(api);
+    return it == mapping.end() ? api : it->second;
+}
+
+class Analyzer
+{
+public:
+    Analyzer(const std::map<int, RankTableFile>& tables, std::vector<std::string>* log)
+        : m_tables(tables)
+        , m_log(log)
+    {
+    }
+
+    Result<std::optional<std::string>> run()
+    {
+        if (auto r = preAnalyze(); !r.ok())
+            return r.error();
+        if (m_found.empty()) {
+            if (auto r = analyze(); !r.ok())
+                return r.error();
+        }
+        if (m_found.empty())
+            postAnalyze();
+        if (m_found.empty()) {
+            say("Cannot find any diff node, no need to generate analyze file.");
+            return std::optional<std::string> {};
+        }
+        return std::optional<std::string>(resultJson());
+    }
+
+private:
+    void say(std::string line)
+    {
+        if (m_log)
+            m_log->push_back(std::move(line));
+    }
+
+    static JsonValue root(const RankTableFile& t) { return t.document->root(); }
+
+    /// The ops of a rank table in file order, duplicates collapsed as Python's dict does.
+    static std::vector<std::pair<std::string, JsonValue>> ops(const RankTableFile& t)
+    {
+        std::vector<std::pair<std::string, JsonValue>> out;
+        const JsonValue r = root(t);
+        if (!r.isObject())
+            return out;
+        std::unordered_map<std::string_view, std::size_t> index; // large tables: no quadratic search
+        for (std::uint32_t i = 0; i < r.size(); ++i) {
+            const auto [it, fresh] = index.emplace(r.keyAt(i), out.size());
+            if (fresh)
+                out.emplace_back(std::string(r.keyAt(i)), r.at(i));
+            else
+                out[it->second].second = r.at(i);
+        }
+        return out;
+    }
+
+    Result<bool> preAnalyze()
+    {
+        say("Start searching diff node before communication.");
+        for (const auto& [rank, table] : m_tables) {
+            const auto list = ops(table);
+            if (list.empty()) {
+                say("Rank " + std::to_string(rank) + " has no dump data!");
+                continue;
+            }
+            for (const auto& [name, data] : list) {
+                if (isIgnoredOp(name))
+                    continue;
+                if (isCommunicationOp(name)) {
+                    m_firstComm[rank] = name;
+                    break;
+                }
+                auto node = makeDataNode(name, rank, data, 0, table.path);
+                if (!node)
+                    return node.error();
+                if (node->isDiff) {
+                    m_data.push_back(std::move(*node));
+                    m_found.push_back(m_data.size() - 1);
+                    break;
+                }
+            }
+        }
+        return true;
+    }
+
+    Result<bool> analyze()
+    {
+        say("Start searching diff node during communication.");
+        for (const auto& [rank, table] : m_tables) {
+            auto r = buildCommNodes(rank, table);
+            if (!r)
+                return r.error();
+        }
+        if (auto r = connect(); !r)
+            return r.error();
+        prune();
+        search();
+        return true;
+    }
+
+    void postAnalyze()
+    {
+        say("Start searching diff node after communication.");
+        for (const auto& [rank, list] : m_afterComm) {
+            if (!list.empty())
+                m_found.push_back(list.front());
+        }
+    }
+
+    Result<bool> buildCommNodes(int rank, const RankTableFile& table)
+    {
+        auto& nodes = m_comm[rank];
+        const auto first = m_firstComm.find(rank);
+        if (first == m_firstComm.end())
+            return true;
+        const auto list = ops(table);
+        auto it = std::find_if(list.begin(), list.end(), [&](const auto& op) { return op.first == first->second; });
+        std::vector<std::size_t> computeOps;
+        int subLayer = 0;
+        for (; it != list.end(); ++it) {
+            const auto& [name, data] = *it;
+            if (isCommunicationOp(name)) {
+                auto dataNode = makeDataNode(name, rank, data, subLayer, table.path);
+                if (!dataNode)
+                    return dataNode.error();
+                const auto parts = splitDots(name);
+                if (parts.size() < 4)
+                    return makeError("compare.da-op-name", SourceLocation { table.path.string(), data.offset(), 0, 0 },
+                                     "invalid op_name: " + name
+                                         + " (msprobe 26 stops with RuntimeError: a communication op needs 4 "
+                                           "dot-separated parts)");
+                m_data.push_back(std::move(*dataNode));
+                CommNode node;
+                node.id = std::to_string(rank) + "." + name;
+                node.rank = rank;
+                node.dataIndex = m_data.size() - 1;
+                node.isDiff = m_data.back().isDiff;
+                node.api = parts[1];
+                node.computeOps = std::move(computeOps);
+                node.type = resolveType(node);
+                // add_next: the next comm node of a rank is one layer further.
+                node.layer = nodes.empty() ? 0 : nodes.back().layer + 1;
+                node.order = nodes.size();
+                nodes.push_back(std::move(node));
+                computeOps.clear();
+                subLayer = 0;
+            } else if (!isIgnoredOp(name)) {
+                // Only divergent compute ops are kept; the others need no rows read.
+                const auto isSame = data.isObject() ? data.find("is_same") : std::nullopt;
+                if (!data.isObject() || (isSame && !truthy(isSame))) {
+                    auto dataNode = makeDataNode(name, rank, data, subLayer, table.path);
+                    if (!dataNode)
+                        return dataNode.error();
+                    if (dataNode->isDiff) {
+                        m_data.push_back(std::move(*dataNode));
+                        computeOps.push_back(m_data.size() - 1);
+                    }
+                }
+                ++subLayer;
+            }
+        }
+        if (!computeOps.empty())
+            m_afterComm[rank] = std::move(computeOps);
+        return true;
+    }
+
+    /// _resolve_type: the first input whose name contains "src" (then "dst") decides; the value is compared
+    /// with the int rank, which a table string never equals (spec §4.3b).
+    NodeType resolveType(const CommNode& node) const
+    {
+        const DataNode& data = m_data[node.dataIndex];
+        for (const auto& [prefix, own] : { std::pair { "src", NodeType::Src }, std::pair { "dst", NodeType::Dst } }) {
+            for (const auto& [name, row] : data.inputs) {
+                if (contains(name, prefix) || contains(name, std::string(prefix) + "_GROUP")) {
+                    const bool mine = equalsRank(rankValue(row), node.rank);
+                    if (mine)
+                        return own;
+                    return own == NodeType::Src ? NodeType::Dst : NodeType::Src;
+                }
+            }
+        }
+        return NodeType::Link;
+    }
+
+    /// find_connected_nodes, with msprobe's crashes as errors.
+    const Result<Connection>& connection(CommNode& node)
+    {
+        if (node.connection)
+            return *node.connection;
+        node.connection = computeConnection(node);
+        return *node.connection;
+    }
+
+    Result<Connection> computeConnection(const CommNode& node) const
+    {
+        Connection c;
+        const DataNode& data = m_data[node.dataIndex];
+        const fs::path& file = m_tables.at(node.rank).path;
+        for (const auto& [name, row] : data.inputs) {
+            const bool rankArg = contains(name, "dst") || contains(name, "group_dst") || contains(name, "src")
+                || contains(name, "group_src");
+            const auto value = rankValue(row);
+            if (rankArg) {
+                std::optional<long long> r = value ? pyInt(value) : std::optional<long long>(0);
+                if (!r)
+                    return makeError("compare.da-rank-value", SourceLocation { file.string(), row.offset(), 0, 0 },
+                                     "\"" + name + "\" of " + node.id.substr(node.id.find('.') + 1)
+                                         + " names no rank: " + describe(value)
+                                         + " is not an integer (msprobe 26 stops with ValueError here)");
+                if (*r != 0) // rank 0 is dropped, as msprobe does (`if rank_val:`)
+                    c.ranks.insert(*r);
+            } else if (name.size() >= 6 && name.ends_with(".group")) {
+                if (!truthy(value))
+                    continue;
+                if (!value->isString())
+                    return makeError("compare.da-rank-value", SourceLocation { file.string(), row.offset(), 0, 0 },
+                                     "\"" + name + "\" holds " + describe(value)
+                                         + " where a rank list is expected (msprobe 26 stops with AttributeError)");
+                std::string text(value->asString());
+                if (text.front() != '[' || text.back() != ']')
+                    continue;
+                const auto b = text.find_first_not_of("[]");
+                const auto e = text.find_last_not_of("[]");
+                const std::string inner = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+                std::size_t start = 0;
+                for (;;) {
+                    const std::size_t comma = inner.find(',', start);
+                    const std::string part = inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+                    const auto r = pyIntOfText(part);
+                    if (!r)
+                        return makeError("compare.da-rank-value", SourceLocation { file.string(), row.offset(), 0, 0 },
+                                         "\"" + name + "\" holds the rank list " + text + ", whose item \"" + part
+                                             + "\" is not an integer (msprobe 26 stops with ValueError)");
+                    c.ranks.insert(*r);
+                    if (comma == std::string::npos)
+                        break;
+                    start = comma + 1;
+                }
+            } else {
+                const auto peer = row.find("NPU P2POp peer");
+                if (peer && peer->isString() && peer->asString() == "None")
+                    continue;
+                const auto r = peer && (peer->isInt() || peer->type() == JsonType::Double || peer->isBool()) ? pyInt(peer)
+                                                                                                               : std::nullopt;
+                if (!r || (peer->type() == JsonType::Double && static_cast<double>(*r) != peer->asDouble()))
+                    return makeError("compare.da-rank-value", SourceLocation { file.string(), row.offset(), 0, 0 },
+                                     "the P2POp peer " + describe(peer) + " of \"" + name
+                                         + "\" is not a rank (msprobe 26 stops with KeyError)");
+                c.ranks.insert(*r);
+            }
+        }
+        c.api = "Distributed." + peerApi(node.api);
+        c.type = node.type == NodeType::Src ? NodeType::Dst : node.type == NodeType::Dst ? NodeType::Src : NodeType::Link;
+        return c;
+    }
+
+    CommNode* byId(const std::string& id)
+    {
+        const auto dot = id.find('.');
+        const int rank = std::atoi(id.substr(0, dot).c_str());
+        auto it = m_comm.find(rank);
+        if (it == m_comm.end())
+            return nullptr;
+        for (auto& n : it->second) {
+            if (n.id == id && !n.removed)
+                return &n;
+        }
+        return nullptr;
+    }
+
+    /// _connect_comm_nodes / _find_connection (spec §4.3d), every rank but the last searching.
+    Result<bool> connect()
+    {
+        std::set<int> searched;
+        std::size_t index = 0;
+        for (auto& [rank, nodes] : m_comm) {
+            if (++index == m_comm.size())
+                break;
+            searched.insert(rank);
+            ++m_searchRound; // "seen" is per searching rank: a node is seen when its stamp is this round
+            // For one searching rank the match test of a candidate depends only on (target rank, api, type):
+            // the searching rank is fixed, and seen nodes stay seen. So a candidate that failed once fails
+            // again, and each (target, api, type) can resume where it stopped (msprobe rescans from the
+            // start: the same picks, in quadratic time).
+            std::map<std::tuple<long long, std::string, NodeType>, std::size_t> cursors;
+            CommNode* last = nullptr;
+            for (auto& cur : nodes) {
+                if (last && last->layer >= cur.layer)
+                    cur.layer = last->layer + 1; // the "overflow fix", on the searching rank's own nodes
+                const auto& conn = connection(cur);
+                if (!conn)
+                    return conn.error();
+                std::vector<long long> ranks(conn->ranks.begin(), conn->ranks.end());
+                if (ranks.empty()) {
+                    for (const auto& [r, unused] : m_comm)
+                        ranks.push_back(r);
+                }
+                last = &cur;
+                for (const long long target : ranks) {
+                    if (target >= std::numeric_limits<int>::min() && target <= std::numeric_limits<int>::max()
+                        && searched.count(static_cast<int>(target)))
+                        continue;
+                    auto targetIt = target >= std::numeric_limits<int>::min() && target <= std::numeric_limits<int>::max()
+                        ? m_comm.find(static_cast<int>(target))
+                        : m_comm.end();
+                    if (targetIt == m_comm.end())
+                        return makeError("compare.da-peer-rank", SourceLocation { m_tables.at(rank).path.string(), std::nullopt, 0, 0 },
+                                         cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(rank)
+                                             + " communicates with rank " + std::to_string(target)
+                                             + ", which has no rank table (was it dumped?); msprobe 26 stops with "
+                                               "KeyError here");
+                    const std::string prefix = std::to_string(target) + "." + conn->api;
+                    auto& nodesOfTarget = targetIt->second;
+                    std::size_t& k = cursors[{ target, conn->api, conn->type }];
+                    for (; k < nodesOfTarget.size(); ++k) {
+                        CommNode& candidate = nodesOfTarget[k];
+                        if (candidate.seenRound == m_searchRound)
+                            continue;
+                        if (!(candidate.id.starts_with(prefix) && candidate.type == conn->type))
+                            continue;
+                        const auto& candConn = connection(candidate);
+                        if (!candConn)
+                            return candConn.error();
+                        if ((candConn->ranks.empty() && !isDirectedApi(candidate.api)) || candConn->ranks.count(cur.rank)) {
+                            candidate.seenRound = m_searchRound;
+                            candidate.layer = cur.layer; // every edge kind puts the peer on C's layer
+                            cur.edges.insert(candidate.id);
+                            candidate.edges.insert(cur.id);
+                            ++k;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    void prune()
+    {
+        for (auto& [rank, nodes] : m_comm) {
+            for (auto& n : nodes) {
+                if (n.isDiff || !n.computeOps.empty())
+                    continue;
+                n.removed = true;
+                for (const auto& other : n.edges) {
+                    if (CommNode* o = byId(other))
+                        o->edges.erase(n.id);
+                }
+                n.edges.clear();
+            }
+        }
+    }
+
+    /// _search_first_diff (spec §4.3f). Group members are taken in (rank, dump order), where msprobe's
+    /// set order depends on the hash seed.
+    void search()
+    {
+        std::vector<std::vector<CommNode*>> queues;
+        for (auto& [rank, nodes] : m_comm) {
+            std::vector<CommNode*> q;
+            for (auto& n : nodes) {
+                if (!n.removed)
+                    q.push_back(&n);
+            }
+            std::stable_sort(q.begin(), q.end(), [](const CommNode* a, const CommNode* b) { return a->layer < b->layer; });
+            queues.push_back(std::move(q));
+        }
+        std::vector<std::size_t> heads(queues.size(), 0);
+        std::set<std::string> seen;
+        auto anyLeft = [&] {
+            for (std::size_t i = 0; i < queues.size(); ++i) {
+                if (heads[i] < queues[i].size())
+                    return true;
+            }
+            return false;
+        };
+        while (anyLeft()) {
+            std::vector<std::vector<CommNode*>> groups;
+            std::set<std::string> inGroups;
+            for (std::size_t q = 0; q < queues.size(); ++q) {
+                CommNode* node = nullptr;
+                while (heads[q] < queues[q].size()) {
+                    CommNode* next = queues[q][heads[q]++];
+                    if (!seen.count(next->id)) {
+                        node = next;
+                        break;
+                    }
+                }
+                if (!node)
+                    continue;
+                if (groups.empty() || !inGroups.count(node->id)) {
+                    auto group = members(node);
+                    for (const CommNode* m : group)
+                        inGroups.insert(m->id);
+                    groups.push_back(std::move(group));
+                }
+            }
+            for (const auto& group : groups) {
+                for (const CommNode* m : group)
+                    seen.insert(m->id);
+                // analyze_diff_in_group: compute ops of every member first, then divergent members.
+                for (const CommNode* m : group) {
+                    for (const std::size_t op : m->computeOps) {
+                        m_data[op].layer = m->layer;
+                        m_found.push_back(op);
+                    }
+                }
+                for (const CommNode* m : group) {
+                    if (m_data[m->dataIndex].isDiff) {
+                        m_data[m->dataIndex].layer = m->layer;
+                        m_found.push_back(m->dataIndex);
+                    }
+                }
+            }
+            if (!m_found.empty()) {
+                std::pair<int, int> best { std::numeric_limits<int>::max(), std::numeric_limits<int>::max() };
+                for (const std::size_t f : m_found)
+                    best = std::min(best, std::pair { m_data[f].layer, m_data[f].subLayer });
+                std::vector<std::size_t> kept;
+                for (const std::size_t f : m_found) {
+                    if (std::pair { m_data[f].layer, m_data[f].subLayer } == best)
+                        kept.push_back(f);
+                }
+                m_found = std::move(kept);
+                return;
+            }
+        }
+    }
+
+    std::vector<CommNode*> members(CommNode* start)
+    {
+        std::set<std::string> ids { start->id };
+        std::vector<CommNode*> queue { start };
+        for (std::size_t i = 0; i < queue.size(); ++i) {
+            for (const auto& id : queue[i]->edges) {
+                if (ids.insert(id).second) {
+                    if (CommNode* n = byId(id))
+                        queue.push_back(n);
+                }
+            }
+        }
+        std::sort(queue.begin(), queue.end(), [](const CommNode* a, const CommNode* b) {
+            return std::pair { a->rank, a->order } < std::pair { b->rank, b->order };
+        });
+        return queue;
+    }
+
+    std::string resultJson()
+    {
+        std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: hash-seed order)
+        for (const std::size_t f : m_found)
+            byRank[m_data[f].rank].push_back(f);
+        PyJsonWriter w(2);
+        std::string& out = w.text();
+        out += '{';
+        bool firstRank = true;
+        for (const auto& [rank, list] : byRank) {
+            if (!firstRank)
+                out += ',';
+            firstRank = false;
+            w.newline(1);
+            w.string("rank_" + std::to_string(rank));
+            out += ": [";
+            for (std::size_t i = 0; i < list.size(); ++i) {
+                if (i)
+                    out += ',';
+                w.newline(2);
+                nodeInfo(w, m_data[list[i]], 2);
+            }
+            w.newline(1);
+            out += ']';
+        }
+        if (!byRank.empty())
+            w.newline(0);
+        out += '}';
+        return out;
+    }
+
+    static void metrics(PyJsonWriter& w, JsonValue row, int depth)
+    {
+        std::vector<std::pair<const char*, std::optional<JsonValue>>> m;
+        if (row.find("NPU max")) {
+            for (const char* k : { "NPU max", "NPU min", "NPU mean", "NPU l2norm" })
+                m.emplace_back(k, row.find(k));
+        } else if (row.find("NPU MD5")) {
+            m.emplace_back("NPU MD5", row.find("NPU MD5"));
+        }
+        if (row.find("NPU P2POp peer"))
+            m.emplace_back("NPU P2POp peer", row.find("NPU P2POp peer"));
+        std::string& out = w.text();
+        if (m.empty()) {
+            out += "{}";
+            return;
+        }
+        out += '{';
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            if (i)
+                out += ',';
+            w.newline(depth + 1);
+            w.string(m[i].first);
+            out += ": ";
+            w.value(m[i].second, depth + 1);
+        }
+        w.newline(depth);
+        out += '}';
+    }
+
+    static void rows(PyJsonWriter& w, const std::vector<std::pair<std::string, JsonValue>>& list, int depth)
+    {
+        std::string& out = w.text();
+        if (list.empty()) {
+            out += "{}";
+            return;
+        }
+        out += '{';
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (i)
+                out += ',';
+            w.newline(depth + 1);
+            w.string(list[i].first);
+            out += ": ";
+            metrics(w, list[i].second, depth + 1);
+        }
+        w.newline(depth);
+        out += '}';
+    }
+
+    static void nodeInfo(PyJsonWriter& w, const DataNode& node, int depth)
+    {
+        std::string& out = w.text();
+        out += '{';
+        w.newline(depth + 1);
+        out += "\"op_name\": ";
+        w.string(node.opName);
+        out += ',';
+        w.newline(depth + 1);
+        out += "\"data_info\": {";
+        w.newline(depth + 2);
+        out += "\"input\": ";
+        rows(w, node.inputs, depth + 2);
+        out += ',';
+        w.newline(depth + 2);
+        out += "\"output\": ";
+        rows(w, node.outputs, depth + 2);
+        w.newline(depth + 1);
+        out += "},";
+        w.newline(depth + 1);
+        out += "\"stack_info\": ";
+        w.value(node.stack, depth + 1);
+        w.newline(depth);
+        out += '}';
+    }
+
+    const std::map<int, RankTableFile>& m_tables;
+    std::vector<std::string>* m_log;
+    std::vector<DataNode> m_data;
+    std::vector<std::size_t> m_found;
+    std::map<int, std::string> m_firstComm;
+    std::map<int, std::vector<CommNode>> m_comm;
+    std::map<int, std::vector<std::size_t>> m_afterComm;
+    int m_searchRound = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Phase A helpers
+
+/// Rank dirs of a step folder as msprobe 26 finds them (^rank(?:0|[1-9][0-9]*)?$), sorted by their
+/// number with a bare "rank" first (-1).
+std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step)
+{
+    static const std::regex pattern("^rank(?:0|[1-9][0-9]*)?$");
+    std::vector<std::pair<long long, fs::path>> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(step, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!it->is_directory(ec) || !std::regex_match(name, pattern))
+            continue;
+        const std::string digits = name.substr(4);
+        out.emplace_back(digits.empty() ? -1 : std::atoll(digits.c_str()), it->path());
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+}
+
+std::string localTimestamp()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm tm {};
+    localtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+    return buf;
+}
+
+/// Writes a new file; never replaces one (a taken name gets "_1", "_2", ... before the extension).
+Result<fs::path> writeNewFile(const fs::path& dir, const std::string& stem, const std::string& text)
+{
+    fs::path path = dir / (stem + ".json");
+    for (int n = 1; fs::exists(path); ++n)
+        path = dir / (stem + "_" + std::to_string(n) + ".json");
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out)
+        return makeError("compare.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, "cannot write the file");
+    return path;
+}
+
+} // namespace
+
+std::string rankTableJson(const DaTable26& da)
+{
+    const CompareTable& table = *da.table;
+    std::vector<std::string> columns = table.header;
+    const int stackColumn = table.column("NPU_Stack_Info");
+    const std::size_t base = columns.size();
+    for (const char* c : { "state", "api_origin_name", "NPU P2POp op", "Bench P2POp op", "NPU P2POp peer", "Bench P2POp peer" })
+        columns.emplace_back(c);
+    const int result = table.column("Result");
+
+    // gen_api_batches: consecutive rows of one api_origin_name; a name without .forward./.backward. that is
+    // part of the open batch's name joins it.
+    struct Batch
+    {
+        std::string name;
+        std::size_t first;
+        std::size_t end;
+    };
+    std::vector<Batch> batches;
+    for (std::size_t r = 0; r < da.rows.size(); ++r) {
+        const std::string& api = da.rows[r].apiOrigin;
+        const bool directional = contains(api, ".forward.") || contains(api, ".backward.");
+        if (!batches.empty() && (batches.back().name == api || (!directional && contains(batches.back().name, api)))) {
+            batches.back().end = r + 1;
+            continue;
+        }
+        batches.push_back(Batch { api, r, r + 1 });
+    }
+
+    PyJsonWriter w(4);
+    std::string& out = w.text();
+    // A batch name seen twice: the second overwrites the value in the first one's place (a dict).
+    std::vector<std::pair<std::string, std::string>> ops;
+    std::unordered_map<std::string, std::size_t> opIndex;
+    for (const Batch& b : batches) {
+        const auto parts = splitDots(b.name);
+        if (parts.size() < 4)
+            continue;
+        const std::vector<int>* ignored = ignoredOutputs(parts[parts.size() - 3]);
+        bool same = true;
+        int outputIndex = -1;
+        for (std::size_t r = b.first; r < b.end; ++r) {
+            if (da.rows[r].state != "output")
+                continue;
+            ++outputIndex;
+            if (ignored && std::find(ignored->begin(), ignored->end(), outputIndex) != ignored->end())
+                continue;
+            const auto& row = table.rows[r];
+            if (table.mode == CompareMode::Md5) {
+                if (pyStr(row[static_cast<std::size_t>(result)]) == "Different")
+                    same = false;
+            } else {
+                for (const char* metric : { "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr" }) {
+                    if (metricDiverges(row[static_cast<std::size_t>(table.column(metric))])) {
+                        same = false;
+                        break;
+                    }
+                }
+            }
+        }
+        PyJsonWriter v(4);
+        std::string& t = v.text();
+        t += '{';
+        v.newline(2);
+        t += "\"is_same\": ";
+        v.boolean(same);
+        t += ',';
+        v.newline(2);
+        t += "\"op_items\": [";
+        for (std::size_t r = b.first; r < b.end; ++r) {
+            if (r != b.first)
+                t += ',';
+            v.newline(3);
+            t += '{';
+            const DaRow26& extra = da.rows[r];
+            for (std::size_t c = 0; c < columns.size(); ++c) {
+                if (c)
+                    t += ',';
+                v.newline(4);
+                v.string(columns[c]);
+                t += ": ";
+                if (static_cast<int>(c) == stackColumn) {
+                    if (extra.stack)
+                        v.stringList(*extra.stack, 4);
+                    else
+                        v.string(kNA);
+                } else if (c < base) {
+                    v.cell(table.rows[r][c]);
+                } else {
+                    switch (c - base) {
+                    case 0: v.string(extra.state); break;
+                    case 1: v.string(extra.apiOrigin); break;
+                    case 2: v.cell(extra.npuP2pOp); break;
+                    case 3: v.cell(extra.benchP2pOp); break;
+                    case 4: v.cell(extra.npuP2pPeer); break;
+                    default: v.cell(extra.benchP2pPeer); break;
+                    }
+                }
+            }
+            v.newline(3);
+            t += '}';
+        }
+        v.newline(2);
+        t += "]";
+        v.newline(1);
+        t += '}';
+        const auto [it, fresh] = opIndex.emplace(b.name, ops.size());
+        if (fresh)
+            ops.emplace_back(b.name, std::move(t));
+        else
+            ops[it->second].second = std::move(t);
+    }
+    if (ops.empty())
+        return "{}";
+    out += '{';
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (i)
+            out += ',';
+        w.newline(1);
+        w.string(ops[i].first);
+        out += ": ";
+        out += ops[i].second;
+    }
+    w.newline(0);
+    out += '}';
+    return out;
+}
+
+std::optional<int> rankOfTableFileName(const std::string& name)
+{
+    if (!name.starts_with("compare_result_rank") || !name.ends_with(".json"))
+        return std::nullopt;
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t u = name.find('_', start);
+        parts.push_back(name.substr(start, u == std::string::npos ? std::string::npos : u - start));
+        if (u == std::string::npos)
+            break;
+        start = u + 1;
+    }
+    if (parts.size() <= 2 || !parts[2].starts_with("rank"))
+        return std::nullopt;
+    // str.strip('rank') removes those letters from both ends.
+    std::string_view rest = parts[2];
+    while (!rest.empty() && std::string_view("rank").find(rest.front()) != std::string_view::npos)
+        rest.remove_prefix(1);
+    while (!rest.empty() && std::string_view("rank").find(rest.back()) != std::string_view::npos)
+        rest.remove_suffix(1);
+    if (rest.empty())
+        return 0;
+    const auto v = pyIntOfText(rest);
+    if (!v || *v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max())
+        return std::nullopt;
+    return static_cast<int>(*v);
+}
+
+Result<std::optional<std::string>> analyzeRankTables(const std::map<int, RankTableFile>& tables,
+                                                     std::vector<std::string>* log)
+{
+    Analyzer analyzer(tables, log);
+    return analyzer.run();
+}
+
+Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path& benchStep, const fs::path& outDir,
+                                         const DiffAnalyzeOptions& options)
+{
+    DiffAnalyzeResult result;
+    result.log.push_back("Start finding first diff node......");
+    result.log.push_back("Start comparing data ......");
+    for (const fs::path& p : { npuStep, benchStep }) {
+        std::error_code ec;
+        if (!fs::is_directory(p, ec))
+            return makeError("compare.da-input", SourceLocation { p.string(), std::nullopt, 0, 0 },
+                             "-da needs two step folders (holding rank folders); this is not a folder");
+    }
+    const auto npuRanks = rankDirs(npuStep);
+    const auto benchRanks = rankDirs(benchStep);
+    if (npuRanks.size() != benchRanks.size())
+        return makeError("compare.da-rank-count", SourceLocation { npuStep.string(), std::nullopt, 0, 0 },
+                         "The number of ranks in the two runs are different: " + std::to_string(npuRanks.size())
+                             + " rank folders here, " + std::to_string(benchRanks.size()) + " in " + benchStep.string());
+    if (npuRanks.empty())
+        return makeError("compare.da-no-ranks", SourceLocation { npuStep.string(), std::nullopt, 0, 0 },
+                         "no rank folder (rank, rank0, rank1, ...) in this folder or in " + benchStep.string()
+                             + "; -da needs the step folders (for example npu/step0), not the dump root");
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec)
+        return makeError("compare.write", SourceLocation { outDir.string(), std::nullopt, 0, 0 },
+                         "cannot create the output folder: " + ec.message());
+    const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+
+    std::map<int, fs::path> written;
+    for (std::size_t i = 0; i < npuRanks.size(); ++i) {
+        const fs::path& npuDir = npuRanks[i].second;
+        const fs::path& benchDir = benchRanks[i].second;
+        const std::string rankName = npuDir.filename().string();
+        auto npu = dump::readDumpJson(npuDir / "dump.json");
+        auto bench = npu ? dump::readDumpJson(benchDir / "dump.json") : npu;
+        if (!npu || !bench) {
+            result.diagnostics.push_back(npu ? bench.error() : npu.error());
+            result.diagnostics.back().severity = Severity::Warning;
+            continue;
+        }
+        CompareOptions compareOptions;
+        std::optional<dump::StackMap> stack;
+        if (fs::exists(npuDir / "stack.json")) {
+            auto s = dump::readStackJson(npuDir / "stack.json");
+            if (s) {
+                stack = std::move(*s);
+                compareOptions.stackMode = true;
+                compareOptions.stack = &*stack;
+            } else {
+                result.diagnostics.push_back(s.error());
+                result.diagnostics.back().severity = Severity::Warning;
+            }
+        }
+        auto table = compareDumps26ForDiffAnalyze(**npu, **bench, compareOptions);
+        if (!table) {
+            // msprobe's compare_entry swallows a rank's CompareException: that rank has no table.
+            Diagnostic d = table.error();
+            d.severity = Severity::Warning;
+            d.message += " (rank " + rankName + " is left out of -da, as msprobe 26 does)";
+            result.diagnostics.push_back(std::move(d));
+            continue;
+        }
+        auto path = writeNewFile(outDir, "compare_result_" + rankName + "_" + timestamp, rankTableJson(*table));
+        if (!path)
+            return path.error();
+        result.rankTables.push_back(*path);
+        result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
+        if (const auto r = rankOfTableFileName(path->filename().string()))
+            written[*r] = *path;
+    }
+
+    // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses
+    // this run's file.
+    std::map<int, RankTableFile> tables;
+    for (fs::directory_iterator it(outDir, ec), end; !ec && it != end; it.increment(ec)) {
+        const auto rank = rankOfTableFileName(it->path().filename().string());
+        if (rank)
+            tables[*rank].path = it->path();
+    }
+    for (const auto& [rank, path] : written)
+        tables[rank].path = path;
+    for (auto& [rank, table] : tables) {
+        table.rank = rank;
+        if (!written.count(rank))
+            result.diagnostics.push_back(makeWarning("compare.da-stale-table", SourceLocation { table.path.string(), std::nullopt, 0, 0 },
+                                                     "this rank table was not written by this run but lies in the output "
+                                                     "folder, so it is analysed as rank "
+                                                         + std::to_string(rank) + " (msprobe 26 does the same)"));
+        auto text = readTextFile(table.path);
+        if (!text)
+            return text.error();
+        auto parsed = dump::JsonDocument::parse(*text, table.path.string());
+        if (!parsed.document)
+            return parsed.diagnostics.empty() ? makeError("compare.da-table", SourceLocation { table.path.string(), std::nullopt, 0, 0 },
+                                                          "not a JSON rank table")
+                                              : parsed.diagnostics.front();
+        table.document = parsed.document;
+    }
+    result.log.push_back("Pre Process completed.");
+    auto analysed = analyzeRankTables(tables, &result.log);
+    if (!analysed)
+        return analysed.error();
+    if (*analysed) {
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        fs::path path;
+        do {
+            path = outDir / ("diff_analyze_" + std::to_string(ns++) + ".json");
+        } while (fs::exists(path));
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << **analysed;
+        out.close();
+        if (!out)
+            return makeError("compare.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, "cannot write the file");
+        result.analyzeFile = path;
+        result.log.push_back("The analyze result is saved in: " + path.string());
+    }
+    return result;
+}
+
+} // namespace probescope::compare::msprobe26

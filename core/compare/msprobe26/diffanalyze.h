@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/msprobe26.h"
+#include "dump/jsondocument.h"
+#include "util/diagnostic.h"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+/**
+ * msprobe 26.0.0's first-divergence analysis, `msprobe compare -tp STEP -gp STEP -da`
+ * (../shared/docs/msprobe26-diff-analyze-spec.md; our decisions in docs/msprobe26-da.md).
+ *
+ * Phase A writes one rank table per rank pair (compare_result_rank<N>_<ts>.json); phase B reads every rank
+ * table in the output folder and names the first diverging node(s) of the job (diff_analyze_<ns>.json).
+ */
+namespace probescope::compare::msprobe26 {
+
+/// The rank-table JSON of one compared pair (json.dump(indent=4) text: ops keyed by batch name, with
+/// is_same and op_items).
+std::string rankTableJson(const DaTable26& table);
+
+/// One rank table as phase B reads it back.
+struct RankTableFile
+{
+    int rank = 0;
+    std::filesystem::path path;
+    std::shared_ptr<const dump::JsonDocument> document;
+};
+
+/**
+ * @brief Phase B on rank tables already read (ascending rank order is the caller's map order).
+ *
+ * Returns the diff_analyze JSON text (indent 2), std::nullopt when no node diverges, or the error where
+ * msprobe itself crashes (a peer rank without a table, a src/dst value that is not an integer).
+ * `log` receives the pass headers msprobe prints.
+ */
+Result<std::optional<std::string>> analyzeRankTables(const std::map<int, RankTableFile>& tables,
+                                                     std::vector<std::string>* log = nullptr);
+
+/// The rank of a file name as msprobe's _resolve_input_path reads it (compare_result_rank<N>_….json), or
+/// nullopt for a name it skips.
+std::optional<int> rankOfTableFileName(const std::string& name);
+
+struct DiffAnalyzeOptions
+{
+    std::string timestamp; ///< YYYYmmddHHMMSS of the rank tables; local time now when empty
+};
+
+struct DiffAnalyzeResult
+{
+    std::vector<std::filesystem::path> rankTables; ///< written by this run, in rank order
+    std::optional<std::filesystem::path> analyzeFile; ///< diff_analyze_<ns>.json, if a node diverges
+    Diagnostics diagnostics; ///< ranks skipped as msprobe skips them (no table), stale tables analysed
+    std::vector<std::string> log; ///< what msprobe logs, in its order
+};
+
+/**
+ * @brief The whole `-da` run: rank dirs of two step folders paired, rank tables written into outDir
+ * (created if missing), then phase B over every rank table in outDir.
+ *
+ * Errors (exit 1 in the CLI): no rank folders, different rank counts, and msprobe's crashes in phase B.
+ */
+Result<DiffAnalyzeResult> runDiffAnalyze(const std::filesystem::path& npuStep, const std::filesystem::path& benchStep,
+                                         const std::filesystem::path& outDir, const DiffAnalyzeOptions& options = {});
+
+} // namespace probescope::compare::msprobe26
