@@ -61,6 +61,25 @@ Result<CompareInput> readCompareJson(const fs::path& path)
     return input;
 }
 
+namespace {
+
+/// The one .pkl of a ptdbg_ascend rank folder, or an empty path (none, or several to choose from).
+fs::path legacyPklIn(const fs::path& rankDir)
+{
+    std::error_code ec;
+    fs::path found;
+    for (const auto& e : fs::directory_iterator(rankDir, ec)) {
+        if (e.path().extension() != ".pkl" || !e.is_regular_file(ec))
+            continue;
+        if (!found.empty())
+            return {};
+        found = e.path();
+    }
+    return found;
+}
+
+} // namespace
+
 Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options)
 {
     std::error_code ec;
@@ -76,8 +95,9 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
     if (!npuDir) {
         // A single pair (A.1): stack_path given -> -s decides; absent -> stack.json beside the NPU dump.json.
         for (const fs::path& p : { input.npuPath, input.benchPath }) {
-            if (p.filename() != "dump.json")
-                return makeError("compare.input", at(p), "a compared file must be named dump.json");
+            // A ptdbg_ascend .pkl is read as a dump.json (core/dump/legacypkl.cpp) and compared by the same rules.
+            if (p.filename() != "dump.json" && p.extension() != ".pkl")
+                return makeError("compare.input", at(p), "a compared file must be named dump.json (or be a ptdbg .pkl)");
         }
         PlannedPair pair { "", input.npuPath, input.benchPath, false, std::nullopt };
         if (input.stackPath && options.profile == Profile::Msprobe12) {
@@ -108,8 +128,8 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
             if (!isRankName(name) || !e.is_directory())
                 return makeError("compare.input", at(e.path()),
                                  "a compared step folder may hold only rank folders (rank, rank0, rank1, ...)");
-            if (!fs::is_regular_file(e.path() / "dump.json"))
-                return makeError("compare.input", at(e.path()), "rank folder without dump.json");
+            if (!fs::is_regular_file(e.path() / "dump.json") && legacyPklIn(e.path()).empty())
+                return makeError("compare.input", at(e.path()), "rank folder without dump.json (or a ptdbg .pkl)");
             names.push_back(name);
         }
         std::sort(names.begin(), names.end()); // as strings, like msprobe: rank10 < rank2
@@ -131,6 +151,10 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
         pair.suffix = options.profile == Profile::Msprobe26 ? "_" + npuRanks[i] : "_" + npuRanks[i] + "-" + benchRanks[i];
         pair.npuDump = input.npuPath / npuRanks[i] / "dump.json";
         pair.benchDump = input.benchPath / benchRanks[i] / "dump.json";
+        if (!fs::is_regular_file(pair.npuDump, ec))
+            pair.npuDump = legacyPklIn(input.npuPath / npuRanks[i]);
+        if (!fs::is_regular_file(pair.benchDump, ec))
+            pair.benchDump = legacyPklIn(input.benchPath / benchRanks[i]);
         const fs::path stack = input.npuPath / npuRanks[i] / "stack.json";
         pair.stackMode = fs::is_regular_file(stack, ec);
         if (pair.stackMode)
@@ -302,6 +326,8 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         dump::RankLocation location;
         location.dir = dumpFile.parent_path();
         location.dumpFile = dumpFile;
+        if (dumpFile.extension() == ".pkl")
+            location.format = dump::DumpFormat::LegacyPkl;
         return dump::loadRank(location);
     };
     for (const PlannedPair& pair : *pairs) {
