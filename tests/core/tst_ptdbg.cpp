@@ -7,6 +7,7 @@
 #include "compare/ptdbg/ptdbgcompare.h"
 #include "compare/ptdbg/ptdbgrules.h"
 #include "compare/pytext.h"
+#include "session/session.h"
 #include "tempdir.h"
 #include "testconfig.h"
 #include "xlsxread.h"
@@ -505,4 +506,47 @@ TEST(PtdbgInputs, CompareJsonAndRankPairs)
     auto refused = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message.find("notes.txt"), std::string::npos);
+}
+
+// ---- legacy dumps in the msprobe profiles and the GUI's core path ----
+
+TEST(PtdbgLegacy, SessionComparesA60DumpWithMsprobeRulesAndFindsTheGelu)
+{
+    const fs::path pair = legacyDir() / "all_mode";
+    if (!fs::exists(pair / "npu"))
+        GTEST_SKIP();
+    auto plan = session::planSession(pair / "npu", pair / "bench");
+    ASSERT_TRUE(plan) << plan.error().format();
+    ASSERT_EQ(plan->pairs.size(), 1u);
+    auto analysis = session::analysePair(plan->pairs[0], {});
+    ASSERT_TRUE(analysis) << analysis.error().format();
+    EXPECT_EQ((*analysis)->table->mode, CompareMode::RealData);
+    EXPECT_TRUE((*analysis)->firstFailure.found) << (*analysis)->firstFailure.summary;
+    EXPECT_EQ((*analysis)->firstFailure.key, "Functional.gelu.0.forward");
+    // The tree comes from call order: the gelu ran sixth.
+    EXPECT_EQ((*analysis)->firstFailure.executionIndex, 5u);
+}
+
+TEST(PtdbgLegacy, UnderscoreNamedDumpsCompareWithMsprobeRules)
+{
+    const fs::path dir = probescope::testing::testDataDir() / "legacy/tensor/ptdbg_dump_v4.0";
+    TempDir out;
+    CompareInput input { dir, dir, std::nullopt };
+    JobOptions options;
+    options.timestamp = "20240101000000";
+    auto results = runCompareJob(input, out.path(), options);
+    ASSERT_TRUE(results) << results.error().format();
+    ASSERT_EQ(results->size(), 1u);
+    const auto& table = *results->front().table;
+    ASSERT_FALSE(table.rows.empty());
+    EXPECT_EQ(results->front().suffix, "_rank0-rank0");
+    // Every tensor of a dump compared with itself is found and equal.
+    const int accuracy = table.column("Accuracy Reached or Not");
+    ASSERT_GE(accuracy, 0);
+    std::size_t yes = 0;
+    for (const auto& row : table.rows)
+        yes += excelText(row[static_cast<std::size_t>(accuracy)]) == "Yes";
+    EXPECT_EQ(yes, 11u);
+    EXPECT_EQ(excelText(table.rows[0][0]), "Functional_conv2d_0_forward_input.0");
+    EXPECT_FALSE(results->front().firstFailure.found);
 }
