@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -209,28 +210,37 @@ TEST(PtdbgFixtures, EveryVariantCellForCell)
             pairs.push_back({ "", call->input });
         }
         std::set<std::string> advisors;
-        std::size_t checked = 0;
+        std::map<std::string, std::shared_ptr<const CompareTable>> tables; // by suffix
         for (const auto& pair : pairs) {
             auto table = ptdbg::comparePkl(pair.input, call->options);
             ASSERT_TRUE(table) << table.error().format();
             advisors.insert(ptdbg::advisorText(**table));
-            // ptdbg's file names without the timestamp: compare_result{suffix}.csv/.xlsx.
-            fs::path csv = variant / ("compare_result" + pair.suffix + ".csv");
-            fs::path xlsx = variant / ("compare_result" + pair.suffix + ".xlsx");
-            if (!fs::exists(csv) && pairs.size() == 1) {
-                csv = variant / "compare_result.csv";
-                xlsx = variant / "compare_result.xlsx";
-            }
-            if (!fs::exists(csv))
-                continue;
-            ++checked;
-            expectSameCsv(tableCsv(**table), readAll(csv), csv.string());
-            const auto fills = fixtureFills(xlsx, (*table)->rows.size());
-            ASSERT_EQ(fills.size(), (*table)->rows.size()) << "cannot read " << xlsx;
-            for (std::size_t r = 0; r < fills.size(); ++r)
-                EXPECT_EQ(colorName((*table)->colors[r]), colorName(fills[r])) << xlsx << " row " << r;
+            tables[pair.suffix] = *table;
         }
-        EXPECT_GT(checked, 0u) << "no compare_result*.csv matched the pairs";
+        // Every compare_result*.csv of the variant (ptdbg's names, the timestamp stripped or not) is checked.
+        std::size_t checked = 0;
+        for (const auto& e : fs::directory_iterator(variant)) {
+            std::string name = e.path().filename().string();
+            if (name.rfind("compare_result", 0) != 0 || e.path().extension() != ".csv")
+                continue;
+            std::string suffix = name.substr(14, name.size() - 14 - 4);
+            if (std::regex_search(suffix, std::regex("_[0-9]{14}$")))
+                suffix.resize(suffix.size() - 15);
+            auto it = tables.find(suffix);
+            if (it == tables.end() && suffix.empty() && tables.size() == 1)
+                it = tables.begin();
+            ASSERT_NE(it, tables.end()) << name << " names no compared pair";
+            const CompareTable& table = *it->second;
+            ++checked;
+            expectSameCsv(tableCsv(table), readAll(e.path()), e.path().string());
+            fs::path xlsx = e.path();
+            xlsx.replace_extension(".xlsx");
+            const auto fills = fixtureFills(xlsx, table.rows.size());
+            ASSERT_EQ(fills.size(), table.rows.size()) << "cannot read " << xlsx;
+            for (std::size_t r = 0; r < fills.size(); ++r)
+                EXPECT_EQ(colorName(table.colors[r]), colorName(fills[r])) << xlsx << " row " << r;
+        }
+        EXPECT_GT(checked, 0u) << "no compare_result*.csv in the variant";
         // compare_distributed can overwrite one rank's advisor file with another's: any pair's text will do.
         if (fs::exists(variant / "advisor.txt")) {
             EXPECT_TRUE(advisors.count(readAll(variant / "advisor.txt"))) << *advisors.begin();
