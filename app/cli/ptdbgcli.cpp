@@ -99,7 +99,8 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
     auto results = ptdbg::runPtdbgJob(pairs, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";
-        return kExitInputError;
+        // -s against the dumps' mode is refused before comparing, as ptdbg does: a usage error.
+        return results.error().id == "compare.option" ? kExitUsage : kExitInputError;
     }
     for (const auto& r : *results) {
         const auto& table = *r.table;

@@ -429,12 +429,21 @@ TEST(PtdbgMatching, StackModeEndsApisAtTheirStackRow)
     ASSERT_EQ((*table)->rows.size(), 2u);
     EXPECT_EQ(excelText((*table)->rows[0].back()), "[['/x/a.py', '3', 'f', 'y = relu(x)']]");
     EXPECT_EQ(excelText((*table)->rows[1].back()), "None");
-    // Without -s ptdbg still reads the API (the stack row ends the next one); a warning says so.
+    // ptdbg's check_pkl_file: an api_stack dump needs -s, a plain one refuses it, and the two sides must agree.
     auto plain = ptdbg::comparePkl(input, {});
-    ASSERT_TRUE(plain);
-    EXPECT_EQ((*plain)->rows.size(), 2u);
-    ASSERT_FALSE((*plain)->diagnostics.empty());
-    EXPECT_EQ((*plain)->diagnostics.front().id, "ptdbg.stack-rows");
+    ASSERT_FALSE(plain);
+    EXPECT_EQ(plain.error().id, "compare.option");
+    EXPECT_NE(plain.error().message.find("please turn on the stack_mode"), std::string::npos);
+    writeFile(dir.path() / "bench.pkl", row("Functional.relu.0.forward.input.0", "[2]", 1)
+                                            + row("Functional.relu.0.forward.output", "[2]", 1));
+    auto mixed = ptdbg::comparePkl(input, options);
+    ASSERT_FALSE(mixed);
+    EXPECT_NE(mixed.error().message.find("dump mode of the two files is not same"), std::string::npos);
+    writeFile(dir.path() / "npu.pkl", row("Functional.relu.0.forward.input.0", "[2]", 1)
+                                          + row("Functional.relu.0.forward.output", "[2]", 1));
+    auto refused = ptdbg::comparePkl(input, options);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("please turn off the stack_mode"), std::string::npos);
 }
 
 TEST(PtdbgMatching, RealDataReadsTheNpyOfEachRow)

@@ -12,6 +12,7 @@
 #include <deque>
 #include <exception>
 #include <optional>
+#include <regex>
 #include <thread>
 #include <unordered_map>
 
@@ -583,6 +584,35 @@ PtdbgMetrics compareRow(const PtdbgInput& input, const std::string& npuName, con
     return compareArrays(*n, *b, npuName != benchName);
 }
 
+/// check_stack_mode: whether the first API of the file (the first row named like one) is followed by its own
+/// ".stack_info" row, the test ptdbg makes on the raw lines.
+Result<bool> pklStackMode(const fs::path& path)
+{
+    auto file = MappedFile::open(path);
+    if (!file)
+        return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         "cannot read the .pkl: " + file.error().message);
+    static const std::regex apiPattern(R"re(\["([0-9a-zA-Z_.]+.(for|back)ward).(in|out)put(\.[0-9]+)?)re");
+    const std::string_view text = (*file)->text();
+    std::string prefix;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t nl = text.find('\n', pos);
+        const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() : nl + 1;
+        if (prefix.empty()) {
+            std::match_results<std::string_view::const_iterator> m;
+            if (std::regex_search(line.begin(), line.end(), m, apiPattern))
+                prefix = "[\"" + m[1].str();
+        } else if (line.substr(0, prefix.size()) == prefix) {
+            if (line.substr(0, prefix.size() + 11) == prefix + ".stack_info")
+                return true;
+        } else {
+            break;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, const PtdbgOptions& options,
@@ -621,24 +651,24 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
             "ptdbg 6.0 crashes on an md5 compare without data folders (IndexError in its highlight); ProbeScope "
             "compares the md5 values as ptdbg does with data folders"));
 
-    auto hasStackRows = [](const std::vector<PklRow>& rows) {
-        for (const PklRow& r : rows) {
-            if (r.stack)
-                return true;
-        }
-        return false;
-    };
-    const bool npuStack = hasStackRows(*npuRows);
-    if (npuStack && !options.stackMode)
-        t.notes.push_back(makeWarning(
-            "ptdbg.stack-rows", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
-            "the pkl holds stack_info rows (api_stack mode) but -s was not given: ptdbg then reads each stack row "
-            "as the start of the next API and drops that API, as this table does; compare with -s"));
-    if (!npuStack && options.stackMode)
-        t.notes.push_back(makeWarning(
-            "ptdbg.no-stack-rows", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
-            "-s was given but the pkl holds no stack_info rows: with -s ptdbg ends an API at its stack row, so "
-            "nothing can be compared (ptdbg crashes on the empty table)"));
+    // check_pkl_file: ptdbg refuses -s on dumps without stack rows, no -s on api_stack dumps, and a mix.
+    auto npuStack = pklStackMode(input.npuPkl);
+    if (!npuStack)
+        return npuStack.error();
+    auto benchStack = pklStackMode(input.benchPkl);
+    if (!benchStack)
+        return benchStack.error();
+    const SourceLocation npuAt { input.npuPkl.string(), std::nullopt, 0, 0 };
+    if (*npuStack != *benchStack)
+        return makeError("compare.option", npuAt,
+                         "The dump mode of the two files is not same, please check the dump files (one holds "
+                         "stack_info rows, the other not)");
+    if (*npuStack && !options.stackMode)
+        return makeError("compare.option", npuAt,
+                         "The current file contains stack information, please turn on the stack_mode (-s)");
+    if (!*npuStack && options.stackMode)
+        return makeError("compare.option", npuAt,
+                         "The current file does not contain stack information, please turn off the stack_mode (-s)");
 
     OpReader npuReader(*npuRows, input.npuPkl, options.stackMode);
     OpReader benchReader(*benchRows, input.benchPkl, options.stackMode);
