@@ -140,15 +140,18 @@ std::string colorName(RowColor c)
     return c == RowColor::Red ? "red" : c == RowColor::Yellow ? "yellow" : "none";
 }
 
+/// The variants of the real fixtures and of tests/data/ptdbg (ptdbg's compare on hand-made dumps).
 std::vector<fs::path> variants()
 {
     std::vector<fs::path> out;
     std::error_code ec;
-    for (const auto& pair : fs::directory_iterator(legacyDir(), ec)) {
-        if (!pair.is_directory())
-            continue;
-        for (const auto& v : fs::directory_iterator(pair.path() / "expected", ec))
-            out.push_back(v.path());
+    for (const fs::path& root : { legacyDir(), probescope::testing::testDataDir() / "ptdbg" }) {
+        for (const auto& pair : fs::directory_iterator(root, ec)) {
+            if (!pair.is_directory())
+                continue;
+            for (const auto& v : fs::directory_iterator(pair.path() / "expected", ec))
+                out.push_back(v.path());
+        }
     }
     std::sort(out.begin(), out.end());
     return out;
