@@ -85,8 +85,9 @@ usage:
       such a compare.json selects this profile by itself. --npu/--bench: two step folders of
       rank*/ (compare_distributed: one result per rank pair, _rankN-rankM in the names), two
       rank folders or two .pkl files (the .npy folder beside a pkl is used when both have one).
-      -s stack mode (api_stack dumps), -f fuzzy match, -c no advisor file, --xlsx also writes
-      ptdbg's workbook with its red/yellow fills. Writes compare_result[_rankN-rankM]_TS.csv
+      -s stack mode (api_stack dumps), -f fuzzy match, -c no advisor file, -j N compares N
+      .npy pairs at once, --xlsx also writes ptdbg's workbook with its red/yellow fills.
+      Writes compare_result[_rankN-rankM]_TS.csv
       (the cells of ptdbg's xlsx) and advisor[_rankN-rankM]_TS.txt.
   probescope-cli parse PKL API_PREFIX
       ptdbg's parse(): the stack and statistics rows of the APIs whose names start with
@@ -344,7 +345,7 @@ int runCompare(const Args& args)
         if (!args.dataMapping.empty() || args.cellMapping || args.apiMapping || args.layerMapping)
             return usageError("the ptdbg profile has no mapping options (-dm, -cm, -am, -lm)");
         return cli::runPtdbgCompare({ args.input, args.npu, args.bench, args.out, args.stack, args.fuzzy,
-                                      args.compareOnly, args.xlsx });
+                                      args.compareOnly, args.xlsx, args.threads });
     }
     compare::CompareInput input;
     if (!args.input.empty()) {

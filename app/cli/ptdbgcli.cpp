@@ -94,6 +94,7 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
     ptdbg::PtdbgJobOptions options;
     options.compare.stackMode = args.stack;
     options.compare.fuzzy = args.fuzzy;
+    options.compare.threads = args.threads;
     options.advisor = !args.compareOnly;
     options.xlsx = args.xlsx;
     auto results = ptdbg::runPtdbgJob(pairs, args.out, options);

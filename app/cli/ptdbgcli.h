@@ -16,6 +16,7 @@ struct PtdbgCompareArgs
     bool fuzzy = false;
     bool compareOnly = false; ///< -c: no advisor file (ptdbg's auto_analyze=False)
     bool xlsx = false;
+    unsigned threads = 0; ///< -j
 };
 
 /// Exit status: 0, 1 (bad input), 2 (usage).

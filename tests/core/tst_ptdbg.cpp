@@ -572,3 +572,19 @@ TEST(PtdbgLegacy, UnderscoreNamedDumpsCompareWithMsprobeRules)
     EXPECT_EQ(excelText(table.rows[0][0]), "Functional_conv2d_0_forward_input.0");
     EXPECT_FALSE(results->front().firstFailure.found);
 }
+
+TEST(PtdbgFixtures, ThreadCountNeverChangesTheTable)
+{
+    const fs::path pair = legacyDir() / "all_mode";
+    if (!fs::exists(pair / "expected/plain/cmd.txt"))
+        GTEST_SKIP();
+    auto call = readCmd(pair / "expected/plain", pair);
+    ASSERT_TRUE(call);
+    call->options.threads = 1;
+    auto one = ptdbg::comparePkl(call->input, call->options);
+    call->options.threads = 5;
+    auto five = ptdbg::comparePkl(call->input, call->options);
+    ASSERT_TRUE(one && five);
+    EXPECT_EQ((*one)->rows, (*five)->rows);
+    EXPECT_EQ((*one)->colors, (*five)->colors);
+}

@@ -9,6 +9,7 @@
 #include "dump/jsondocument.h"
 #include "util/fileio.h"
 
+#include <atomic>
 #include <deque>
 #include <exception>
 #include <optional>
@@ -732,7 +733,8 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
                 ++done;
             }
         };
-        const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 8u));
+        const unsigned threads = static_cast<unsigned>(std::max<std::size_t>(
+            1, std::min<std::size_t>(options.threads ? options.threads : std::thread::hardware_concurrency(), t.rows.size())));
         std::vector<std::thread> pool;
         for (unsigned k = 1; k < threads; ++k)
             pool.emplace_back(worker);

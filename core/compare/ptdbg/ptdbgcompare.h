@@ -30,6 +30,7 @@ struct PtdbgOptions
 {
     bool stackMode = false; ///< -s: an API ends at its stack_info row, NPU_Stack_Info column
     bool fuzzy = false;     ///< -f: names match without their call index
+    unsigned threads = 0;   ///< -j: rows whose .npy pairs are compared at once (0 = one per CPU); never changes results
 };
 
 /// Reads ptdbg's input_param from a compare.json ({"npu_pkl_path": …, "bench_pkl_path": …, optional
