@@ -547,6 +547,16 @@ TEST(PtdbgLegacy, SessionComparesA60DumpWithMsprobeRulesAndFindsTheGelu)
     EXPECT_EQ((*analysis)->firstFailure.key, "Functional.gelu.0.forward");
     // The tree comes from call order: the gelu ran sixth.
     EXPECT_EQ((*analysis)->firstFailure.executionIndex, 5u);
+
+    // ptdbg's input_param opens the same pair (paths relative to the current folder, as ptdbg reads them).
+    TempDir dir;
+    const fs::path rank = "ptdbg_dump_v6.0/step0/rank0/dump.pkl";
+    writeFile(dir.path() / "compare.json", "{\"npu_pkl_path\": \"" + (pair / "npu" / rank).string()
+                                               + "\", \"bench_pkl_path\": \"" + (pair / "bench" / rank).string() + "\"}");
+    auto fromJson = session::planSession(dir.path() / "compare.json", {});
+    ASSERT_TRUE(fromJson) << fromJson.error().format();
+    ASSERT_EQ(fromJson->pairs.size(), 1u);
+    EXPECT_EQ(fromJson->pairs[0].npu.dumpFile, pair / "npu" / rank);
 }
 
 TEST(PtdbgLegacy, UnderscoreNamedDumpsCompareWithMsprobeRules)
