@@ -9,6 +9,8 @@
 #include "runut/precisioncompare.h"
 #include "runut/runner.h"
 #include "tree/constructtree.h"
+#include "ptdbgcli.h"
+#include "compare/ptdbg/ptdbgcompare.h"
 #ifdef PROBESCOPE_HAVE_RUNUTTORCH
 #include "runuttorch/torchreplayer.h"
 #endif
@@ -83,6 +85,21 @@ usage:
       msprobe 1.2 refuses -cm/-am for PyTorch dumps and ignores -lm there; msprobe 26
       refuses -am. Precedence: -am > -cm > -dm/-lm (msprobe 1.2: -dm/-lm first, then
       -cm and -am together). MAP may be left out (the flag alone).
+  probescope-cli compare --profile ptdbg (-i compare.json | --npu PATH --bench PATH) -o OUT
+                        [-s] [-f] [-c] [--xlsx]
+      ptdbg_ascend 6.0's compare of .pkl dumps (docs/ptdbg-compare.md). compare.json is ptdbg's
+      input_param: npu_pkl_path, bench_pkl_path and, for the compare of the .npy data,
+      npu_dump_data_dir and bench_dump_data_dir (without them: statistics, or md5 for md5 dumps);
+      such a compare.json selects this profile by itself. --npu/--bench: two step folders of
+      rank*/ (compare_distributed: one result per rank pair, _rankN-rankM in the names), two
+      rank folders or two .pkl files (the .npy folder beside a pkl is used when both have one).
+      -s stack mode (api_stack dumps), -f fuzzy match, -c no advisor file, -j N compares N
+      .npy pairs at once, --xlsx also writes ptdbg's workbook with its red/yellow fills.
+      Writes compare_result[_rankN-rankM]_TS.csv
+      (the cells of ptdbg's xlsx) and advisor[_rankN-rankM]_TS.txt.
+  probescope-cli parse PKL API_PREFIX
+      ptdbg's parse(): the stack and statistics rows of the APIs whose names start with
+      API_PREFIX (e.g. Functional.conv2d.0).
   probescope-cli run-ut -api_info DUMP_JSON [-o OUT] [-csv_path CSV] [-f] [-j N] [-config CONFIG]
                        [-d DEVICE] [--profile P] [--seed N] [--precision N] [--white-list A,B]
                        [--black-list A,B] [--no-dumped-outputs] [--intra-op-threads N]
@@ -235,7 +252,7 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             args.diffAnalyze = true;
         } else if (a == "--profile") {
             if (i + 1 >= argc)
-                return std::string("--profile needs msprobe-1.2 or msprobe-26");
+                return "--profile needs " + std::string(profileChoices());
             const std::string word = argv[++i];
             const auto profile = parseProfile(word);
             if (!profile)
@@ -355,6 +372,13 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
 
 int runCompare(const Args& args)
 {
+    // ptdbg_ascend's compare: --profile ptdbg, or a compare.json holding ptdbg's input_param.
+    if (args.profile == Profile::Ptdbg || (!args.input.empty() && compare::ptdbg::isPtdbgCompareJson(args.input))) {
+        if (!args.dataMapping.empty() || args.cellMapping || args.apiMapping || args.layerMapping)
+            return usageError("the ptdbg profile has no mapping options (-dm, -cm, -am, -lm)");
+        return cli::runPtdbgCompare({ args.input, args.npu, args.bench, args.out, args.stack, args.fuzzy,
+                                      args.compareOnly, args.xlsx, args.threads });
+    }
     compare::CompareInput input;
     if (!args.input.empty()) {
         auto parsed = compare::readCompareJson(args.input);
@@ -717,6 +741,8 @@ int main(int argc, char** argv)
         return runRunUt(argc, argv);
     if (argc > 1 && std::string_view(argv[1]) == "api-precision-compare")
         return runApiPrecisionCompare(argc, argv);
+    if (argc > 1 && std::string_view(argv[1]) == "parse")
+        return cli::runParse(argc, argv);
     Args args;
     if (auto error = parseArgs(argc, argv, args))
         return usageError(*error);

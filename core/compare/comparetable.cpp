@@ -158,6 +158,11 @@ namespace {
 // A.6 step 1: the bench leaf's data_name found from the bench row name.
 std::string benchDataName(const dump::DumpFile& bench, const std::string& name)
 {
+    // A ptdbg .pkl row's tensor is {row name}.npy in the .npy folder, whatever era its names come from.
+    if (bench.format == dump::DumpFormat::LegacyPkl) {
+        std::error_code ec;
+        return std::filesystem::is_regular_file(bench.tensorDir / (name + ".npy"), ec) ? name + ".npy" : std::string();
+    }
     static constexpr std::string_view seps[] = { ".input.", ".output.", ".kwargs.", ".parameters.",
                                                  ".parameters_grad." };
     auto nextSep = [&](std::size_t from, std::string_view* word) {
@@ -273,7 +278,8 @@ StatDiff statDiff(const Cell& npu, const Cell& bench)
 }
 
 /**
- * msprobe's MindSpore comparator reads the NPU tensor as <row name>.npy (MindSpore dumps write numpy files)
+ * msprobe's MindSpore comparator reads the NPU tensor as <row name>.npy (MindSpore dumps write numpy files;
+ * so do ptdbg_ascend's .pkl dumps, compared the same way)
  * and the bench tensor under its data_name (.npy, or .pt for a PyTorch bench). Everything else (messages,
  * metrics) is the PyTorch row's: when a file cannot be read, compareRealDataRow gives msprobe's
  * "Dump file: ... not found." for the same row.
@@ -408,6 +414,11 @@ private:
         row.benchDataName = benchData;
         row.npuTensorDir = m_npu.path.parent_path() / "dump_tensor_data";
         row.benchTensorDir = m_bench.path.parent_path() / "dump_tensor_data";
+        // A ptdbg .pkl keeps its .npy files in the folder named like it (DumpFile::tensorDir).
+        if (m_npu.format == dump::DumpFormat::LegacyPkl)
+            row.npuTensorDir = m_npu.tensorDir;
+        if (m_bench.format == dump::DumpFormat::LegacyPkl)
+            row.benchTensorDir = m_bench.tensorDir;
         row.fuzzy = m_options.fuzzy;
         return row;
     }
@@ -420,7 +431,7 @@ private:
         case CompareMode::RealData: {
             // The metrics need both tensor files: they are filled in later by parallel jobs.
             m_jobs.push_back({ m_table.rows.size(), realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)),
-                               isMindSporeDump(m_npu, false) });
+                               isMindSporeDump(m_npu, false) || m_npu.format == dump::DumpFormat::LegacyPkl });
             for (int i = 0; i < 5; ++i)
                 cells.push_back(Cell::none());
             for (const Cell& s : n.stats)

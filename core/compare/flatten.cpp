@@ -97,8 +97,22 @@ bool hasSegment(std::string_view name, std::string_view segment)
 
 std::size_t findDirection(std::string_view name, std::size_t from, std::size_t* length)
 {
-    const std::size_t f = name.find(".forward.", from);
-    const std::size_t b = name.find(".backward.", from);
+    std::size_t f = name.find(".forward.", from);
+    std::size_t b = name.find(".backward.", from);
+    if (f == std::string_view::npos && b == std::string_view::npos && name.find(".forward.") == std::string_view::npos
+        && name.find(".backward.") == std::string_view::npos) {
+        // ptdbg_ascend <= 5 rows: "Functional_conv2d_0_forward_input.0" (its .npy names) or the legacy reader's
+        // "Functional_conv2d_0_forward.input.0". Only names without any msprobe marker are read this way.
+        for (const char after : { '_', '.' }) {
+            const std::size_t uf = name.find(std::string("_forward") + after, from);
+            const std::size_t ub = name.find(std::string("_backward") + after, from);
+            if (uf != std::string_view::npos || ub != std::string_view::npos) {
+                f = uf;
+                b = ub;
+                break;
+            }
+        }
+    }
     if (f == std::string_view::npos && b == std::string_view::npos)
         return std::string_view::npos;
     if (b == std::string_view::npos || (f != std::string_view::npos && f < b)) {
@@ -131,9 +145,11 @@ std::optional<std::pair<RowCategory, std::string>> categorize(std::string_view r
         catStart = digits + 1;
     const std::string_view cat = rest.substr(catStart);
     const std::size_t catEnd = cat.find('.');
-    if (catEnd == std::string_view::npos || catEnd + 1 >= cat.size())
+    // ptdbg_ascend 6.0 names a lone tensor without an index ("….forward.output"), and so does its .npy file.
+    const bool bare = catEnd == std::string_view::npos && (cat == "input" || cat == "output");
+    if (!bare && (catEnd == std::string_view::npos || catEnd + 1 >= cat.size()))
         return std::nullopt;
-    const std::string_view word = cat.substr(0, catEnd);
+    const std::string_view word = bare ? cat : cat.substr(0, catEnd);
     RowCategory category;
     if (word == "input" || word == "kwargs")
         category = RowCategory::Input;

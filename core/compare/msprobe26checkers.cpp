@@ -183,7 +183,9 @@ void applyCheckers26(CompareTable& table)
         std::vector<std::size_t> inputs;
         std::vector<std::size_t> outputs;
         for (const std::size_t r : rows) {
-            if (text(r, c.npuName).find(".output.") != std::string::npos)
+            // ptdbg 6.0 names a lone output "….forward.output" (no index): an output all the same.
+            const std::string name = text(r, c.npuName);
+            if (name.find(".output.") != std::string::npos || name.ends_with(".output"))
                 outputs.push_back(r);
             else
                 inputs.push_back(r);

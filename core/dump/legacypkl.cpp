@@ -25,6 +25,8 @@ constexpr std::size_t kMaxPathDepth = 32;
 constexpr std::uint32_t kMaxRowDepth = 64;
 
 constexpr std::string_view kStackSuffix = "_stack_info";
+// ptdbg 6.0 names rows with dots, as msprobe does ("Functional.conv2d.0.forward.stack_info").
+constexpr std::string_view kDotStackSuffix = ".stack_info";
 
 /// A JSON scalar copied out of a row (rows are parsed one at a time; their documents do not live on).
 /// Strings live beside it in the Row, so statistics need no allocation.
@@ -93,14 +95,16 @@ bool endsWith(std::string_view s, std::string_view suffix)
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-/// Splits "{key}_{input|output}[.{path}]". The API part may hold underscores and, for Aten names, dots
+/// Splits "{key}_{input|output}[.{path}]" (ptdbg up to 5.x) or "{key}.{input|output}[.{path}]" (6.0,
+/// msprobe's spelling). The API part may hold underscores and, for Aten names, dots
 /// ("Aten__native_batch_norm_legit_functional.default_0_forward_input.0"), so the last direction marker
 /// followed by input/output and then the end or a '.' is taken.
 std::optional<RowName> splitRowName(std::string_view name)
 {
     std::optional<RowName> best;
     std::size_t bestAt = 0;
-    for (const std::string_view marker : { std::string_view("_forward_"), std::string_view("_backward_") }) {
+    for (const std::string_view marker : { std::string_view("_forward_"), std::string_view("_backward_"),
+             std::string_view(".forward."), std::string_view(".backward.") }) {
         for (std::size_t at = name.find(marker); at != std::string_view::npos; at = name.find(marker, at + 1)) {
             if (at == 0 || (best && at < bestAt))
                 continue;
@@ -113,7 +117,7 @@ std::optional<RowName> splitRowName(std::string_view name)
                     continue;
                 RowName candidate;
                 candidate.key = name.substr(0, at + marker.size() - 1);
-                candidate.backward = marker == "_backward_";
+                candidate.backward = marker == "_backward_" || marker == ".backward.";
                 candidate.output = category == "output";
                 candidate.path = tail.empty() ? tail : tail.substr(1);
                 best = candidate;
@@ -421,7 +425,7 @@ void PklReader::readLine(std::string_view line, bool lastLine)
         return;
     }
     const std::string_view name = row.at(0).asString();
-    if (endsWith(name, kStackSuffix))
+    if (endsWith(name, kStackSuffix) || endsWith(name, kDotStackSuffix))
         addStackRow(row, name);
     else
         addTensorRow(row, name);
@@ -441,7 +445,7 @@ void PklReader::readTruncated(std::string_view line)
         const std::string_view name = partial.document->root().at(0).asString();
         lost = "\"" + std::string(name) + "\"";
         std::string_view key;
-        if (endsWith(name, kStackSuffix)) {
+        if (endsWith(name, kStackSuffix) || endsWith(name, kDotStackSuffix)) {
             lost = "the stack of \"" + std::string(name.substr(0, name.size() - kStackSuffix.size())) + "\"";
         } else if (const auto split = splitRowName(name)) {
             key = split->key;
@@ -516,7 +520,8 @@ void PklReader::addTensorRow(JsonValue row, std::string_view name)
     if (!split) {
         rowError("pkl.name", elementAt(0),
             "\"" + std::string(name)
-                + "\" is not named {API}_{forward|backward}_{input|output}[.index]; the line is skipped");
+                + "\" is not named {API}_{forward|backward}_{input|output}[.index] (ptdbg up to 5.x) or "
+                  "{API}.{forward|backward}.{input|output}[.index] (6.0); the line is skipped");
         return;
     }
     if (!row.at(1).isNumber()) {
@@ -833,7 +838,8 @@ Result<std::shared_ptr<const DumpFile>> PklReader::run()
         if (entry.name.kind == EntryKind::Unknown)
             m_diagnostics.push_back(
                 makeWarning("pkl.entry-name", SourceLocation { m_file, entry.offset, entry.line, 1 },
-                    "API \"" + std::string(entry.key) + "\" is not named {Prefix}_{api}_{index}_{forward|backward}"));
+                    "API \"" + std::string(entry.key)
+                        + "\" is not named {Prefix}_{api}_{index}_{forward|backward} or {Prefix}.{api}.{index}.{forward|backward}"));
         dump->entries.push_back(entry);
     }
     dump->diagnostics = std::move(m_diagnostics);

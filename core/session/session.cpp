@@ -2,6 +2,7 @@
 #include "session/session.h"
 
 #include "compare/msprobe26.h"
+#include "compare/ptdbg/ptdbgcompare.h"
 
 #include <algorithm>
 #include <atomic>
@@ -76,11 +77,20 @@ Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchI
             || name == "debug.json")
             return makeError("session.input", at(npuInput),
                              "open a bench dump too, or give msprobe's compare.json naming both sides");
-        auto input = compare::readCompareJson(npuInput);
-        if (!input)
-            return input.error();
-        npuPath = input->npuPath;
-        benchPath = input->benchPath;
+        if (compare::ptdbg::isPtdbgCompareJson(npuInput)) {
+            // ptdbg_ascend's input_param: the two .pkl files (their .npy folders are found beside them).
+            auto input = compare::ptdbg::readPtdbgCompareJson(npuInput);
+            if (!input)
+                return input.error();
+            npuPath = input->npuPkl;
+            benchPath = input->benchPkl;
+        } else {
+            auto input = compare::readCompareJson(npuInput);
+            if (!input)
+                return input.error();
+            npuPath = input->npuPath;
+            benchPath = input->benchPath;
+        }
     }
     // The compare's own planner pairs steps and ranks (the one place that does); a viewer is lenient where msprobe
     // is strict: ranks pair by folder name and an unpaired one is a warning, files may face folders.

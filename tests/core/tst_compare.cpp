@@ -189,7 +189,12 @@ TEST(Flatten, CategoriesAndBatchKeys)
     ASSERT_TRUE(c);
     EXPECT_EQ(c->first, RowCategory::ParametersGrad);
     EXPECT_EQ(c->second, "Module.conv.conv1.Conv2d.");
-    EXPECT_FALSE(categorize("Functional.relu.0.forward.output"));
+    // A lone tensor without index is how ptdbg_ascend 6.0 names rows (docs/ptdbg-compare.md); msprobe never does.
+    c = categorize("Functional.relu.0.forward.output");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->first, RowCategory::Output);
+    EXPECT_EQ(c->second, "Functional.relu.0.forward.");
+    EXPECT_FALSE(categorize("Functional.relu.0.forward.outputs"));
     EXPECT_FALSE(categorize("Functional.relu.0.sideways.output.0"));
     EXPECT_EQ(crc32Hex("1"), "83dcefb7");
     EXPECT_EQ(crc32Hex(""), "00000000");

@@ -574,3 +574,56 @@ TEST(LegacyPkl, CorruptedBytesNeverCrash)
     }
     EXPECT_GT(readable, text.size()) << "most single-byte changes leave a readable dump";
 }
+
+// ---- ptdbg_ascend 6.0: dot names, 4 statistics, md5, ptdbg_dump_v6.0/step{S}/rank{R}/ (docs/ptdbg-compare.md) ----
+
+TEST(LegacyPkl, Ptdbg60DotNamesBecomeMsprobeKeys)
+{
+    const auto pair = probescope::testing::fixturesDir() / "legacy_ptdbg";
+    const auto pkl = pair / "all_mode/npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
+    if (!std::filesystem::exists(pkl))
+        GTEST_SKIP() << "no fixture " << pkl;
+    const auto dump = readOk(pkl);
+    ASSERT_TRUE(dump);
+    EXPECT_TRUE(dump->diagnostics.empty()) << dump->diagnostics.front().format();
+    ASSERT_EQ(dump->entries.size(), 21u);
+    EXPECT_EQ(dump->entries.front().key, "Functional.conv2d.0.forward");
+    EXPECT_EQ(dump->entries.back().key, "Functional.conv2d.0.backward");
+    // msprobe's own name kinds, not the underscore "legacy" kind.
+    EXPECT_EQ(dump->entries.front().name.kind, parseEntryName("Functional.conv2d.0.forward").kind);
+    EXPECT_EQ(dump->header.task, "tensor");
+    const Entry* gelu = dump->find("Functional.gelu.0.forward");
+    ASSERT_NE(gelu, nullptr);
+    // A lone output has no index in 6.0: it is element 0, with the .npy named like the row.
+    EXPECT_EQ(toText(gelu->value),
+        "{input_args:[{type:\"torch.Tensor\",dtype:\"torch.float32\",shape:[2,8],Max:0.20135369896888733d,"
+        "Min:-0.42605584859848022d,Mean:-0.09273742139339447d,Norm:0.88113951683044434d,"
+        "data_name:\"Functional.gelu.0.forward.input.0.npy\"}],input_kwargs:{},"
+        "output:[{type:\"torch.Tensor\",dtype:\"torch.float32\",shape:[2,8],Max:1.2385420799255371d,"
+        "Min:-1.3367526531219482d,Mean:0.004778686910867691d,Norm:2.5224344730377197d,"
+        "data_name:\"Functional.gelu.0.forward.output.npy\"}]}");
+
+    // md5 mode: the CRC32 is kept, no statistics, no .npy folder.
+    const auto md5 = readOk(pair / "md5_mode/npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl");
+    ASSERT_TRUE(md5);
+    EXPECT_EQ(md5->header.task, "statistics");
+    const Entry* md5Gelu = md5->find("Functional.gelu.0.forward");
+    ASSERT_NE(md5Gelu, nullptr);
+    EXPECT_NE(toText(md5Gelu->value).find("md5:\"7d7469dc\""), std::string::npos) << toText(md5Gelu->value);
+    EXPECT_EQ(toText(md5Gelu->value).find("Max"), std::string::npos);
+}
+
+TEST(LegacyPkl, Ptdbg60StackRowsAfterTheirApi)
+{
+    TempDir dir;
+    const auto pkl = dir.write("api_stack_dump.pkl",
+        "[\"Functional.relu.0.forward.input.0\", 0, [], \"torch.float32\", [2], [1.0, 0.0, 0.5, 1.0]]\n"
+        "[\"Functional.relu.0.forward.output\", 0, [], \"torch.float32\", [2], [1.0, 0.0, 0.5, 1.0]]\n"
+        "[\"Functional.relu.0.forward.stack_info\", [[\"/x/a.py\", \"3\", \"f\", \"y = relu(x)\"]]]\n");
+    const auto dump = readOk(pkl);
+    ASSERT_TRUE(dump);
+    EXPECT_TRUE(dump->diagnostics.empty()) << dump->diagnostics.front().format();
+    EXPECT_EQ(entryKeys(*dump), (std::vector<std::string> { "Functional.relu.0.forward" }));
+    const JsonValue stack = *dump->document->root().find("stack");
+    EXPECT_EQ(toText(stack), "{Functional.relu.0.forward:[\"File /x/a.py, line 3, in f, \n y = relu(x)\"]}");
+}

@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: Apache-2.0
+// ptdbg_ascend 6.0's compare_core over two .pkl files: read_op / merge_tensor / match_op / get_accuracy /
+// get_un_match_accuracy, then compare_by_op per row in real-data mode. The rules are ptdbg's, read from
+// its source (acc_compare.py); docs/ptdbg-compare.md lists them and where ProbeScope departs from a crash.
+#include "compare/ptdbg/ptdbgcompare.h"
+#include "compare/ptdbg/ptdbgrules.h"
+
+#include "compare/pytext.h"
+#include "dump/jsondocument.h"
+#include "util/fileio.h"
+
+#include <atomic>
+#include <deque>
+#include <exception>
+#include <optional>
+#include <regex>
+#include <thread>
+#include <unordered_map>
+
+namespace probescope::compare::ptdbg {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kNan = "Nan";
+constexpr std::string_view kNoBench = "No bench data matched.";
+/// Const.DUMP_RATIO_MAX: rows of a later dump_step keep their name but not their statistics.
+constexpr double kDumpRatioMax = 100;
+
+/// One line of a .pkl, converted to what compare_core uses.
+struct PklRow
+{
+    std::string name;
+    std::uint32_t line = 0;
+    std::size_t size = 0;
+    bool stack = false;     ///< the name holds "stack_info"
+    bool summaryKept = false; ///< dump_step <= 100
+    Cell dtype;
+    Cell shape;
+    Cell md5;
+    std::string dtypeRepr; ///< repr() of the element, for the struct comparisons
+    std::string shapeRepr;
+    std::string md5Repr;
+    bool md5Truthy = false;
+    std::vector<Cell> summary;
+    Cell stackCell; ///< str() of the frame list
+};
+
+Cell toCell(dump::JsonValue v)
+{
+    switch (v.type()) {
+    case dump::JsonType::Null:
+        return Cell::none();
+    case dump::JsonType::Bool:
+        return Cell::boolean(v.asBool());
+    case dump::JsonType::Int:
+        return Cell::integer(v.asInt());
+    case dump::JsonType::Double:
+        return Cell::number(v.asDouble());
+    case dump::JsonType::String:
+        return Cell::text(std::string(v.asString()));
+    default:
+        return Cell::pyText(pyStr(v));
+    }
+}
+
+bool truthy(dump::JsonValue v)
+{
+    switch (v.type()) {
+    case dump::JsonType::Null:
+        return false;
+    case dump::JsonType::Bool:
+        return v.asBool();
+    case dump::JsonType::Int:
+        return v.asInt() != 0;
+    case dump::JsonType::Double:
+        return v.asDouble() != 0.0;
+    default:
+        return v.size() > 0 || (v.isString() && !v.asString().empty());
+    }
+}
+
+bool contains(std::string_view s, std::string_view what)
+{
+    return s.find(what) != std::string_view::npos;
+}
+
+SourceLocation lineAt(const fs::path& file, std::uint32_t line, std::uint32_t column = 1)
+{
+    return SourceLocation { file.string(), std::nullopt, line, column };
+}
+
+/// All rows of a pkl (blank lines skipped, as ptdbg's readline loop did).
+Result<std::vector<PklRow>> readRows(const fs::path& path)
+{
+    auto file = MappedFile::open(path);
+    if (!file)
+        return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         "cannot read the .pkl: " + file.error().message);
+    const std::string_view text = (*file)->text();
+    std::vector<PklRow> rows;
+    std::uint32_t lineNumber = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        ++lineNumber;
+        const std::size_t nl = text.find('\n', pos);
+        std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() : nl + 1;
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        if (line.find_first_not_of(" \t") == std::string_view::npos)
+            continue;
+        const std::size_t first = line.find_first_not_of(" \t");
+        if (line[first] != '[')
+            return makeError("ptdbg.row", lineAt(path, lineNumber, static_cast<std::uint32_t>(first + 1)),
+                             "this data is not a list (ptdbg reads one JSON array per line)");
+        auto parsed = dump::JsonDocument::parse(line, path.string());
+        if (!parsed.document) {
+            const Diagnostic& d = parsed.diagnostics.front();
+            return makeError("ptdbg.row",
+                             lineAt(path, lineNumber, static_cast<std::uint32_t>(d.location.offset.value_or(0) + 1)),
+                             "not a JSON row: " + d.message);
+        }
+        const dump::JsonValue row = parsed.document->root();
+        if (!row.isArray() || row.size() == 0 || !row.at(0).isString())
+            return makeError("ptdbg.row", lineAt(path, lineNumber),
+                             "a row must be a list starting with the tensor or API name");
+        PklRow r;
+        r.name = std::string(row.at(0).asString());
+        r.line = lineNumber;
+        r.size = row.size();
+        r.stack = contains(r.name, "stack_info");
+        if (r.stack) {
+            if (r.size == 2)
+                r.stackCell = Cell::pyText(pyStr(row.at(1)));
+        } else if (r.size == 6) {
+            if (!row.at(1).isNumber())
+                return makeError("ptdbg.row", lineAt(path, lineNumber), "dump_step (the second element) must be a number");
+            r.summaryKept = row.at(1).asDouble() <= kDumpRatioMax;
+            r.md5 = toCell(row.at(2));
+            r.md5Repr = pyRepr(row.at(2));
+            r.md5Truthy = truthy(row.at(2));
+            r.dtype = toCell(row.at(3));
+            r.dtypeRepr = pyRepr(row.at(3));
+            r.shape = toCell(row.at(4));
+            r.shapeRepr = pyRepr(row.at(4));
+            const dump::JsonValue summary = row.at(5);
+            if (summary.isArray()) {
+                for (std::uint32_t i = 0; i < summary.size(); ++i)
+                    r.summary.push_back(toCell(summary.at(i)));
+            } else {
+                r.summary.push_back(toCell(summary));
+            }
+        } else if (r.size >= 3) {
+            r.md5Truthy = truthy(row.at(2));
+        }
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+/// merge_tensor's dictionary of one API (or of the run of rows read_op took as one).
+struct Op
+{
+    std::vector<const PklRow*> names;
+    std::vector<const PklRow*> inputs;  ///< input_struct
+    std::vector<const PklRow*> outputs; ///< output_struct
+    std::vector<const PklRow*> summary; ///< "summery": rows whose dump_step <= 100
+    const PklRow* stack = nullptr;
+};
+
+/// read_op over the rows of one file: an API is a run of rows ending with rows whose name holds the end
+/// flag ("output", or "stack_info" in stack mode), closed by the next row without it or the end of file.
+class OpReader
+{
+public:
+    OpReader(const std::vector<PklRow>& rows, const fs::path& file, bool stackMode)
+        : m_rows(rows)
+        , m_file(file)
+        , m_endFlag(stackMode ? "stack_info" : "output")
+    {
+    }
+
+    /// false at the end of the file (read_err); an op with no tensor row is dropped as merge_tensor does.
+    bool read(std::deque<Op>& queue)
+    {
+        bool last = false;
+        bool curr = false;
+        std::vector<const PklRow*> block;
+        while (true) {
+            if (m_pos == m_rows.size()) {
+                if (!curr)
+                    return false; // rows after the last end-flag row are never compared (ptdbg drops them)
+                merge(block, queue);
+                return true;
+            }
+            const PklRow& row = m_rows[m_pos++];
+            last = curr;
+            curr = contains(row.name, m_endFlag);
+            if (last && !curr) {
+                --m_pos;
+                merge(block, queue);
+                return true;
+            }
+            block.push_back(&row);
+        }
+    }
+
+    std::optional<Diagnostic> error;
+    std::size_t droppedAtEnd() const { return m_rows.size() - m_pos; }
+
+private:
+    void merge(const std::vector<const PklRow*>& block, std::deque<Op>& queue)
+    {
+        Op op;
+        for (const PklRow* row : block) {
+            if (row->stack) {
+                if (row->size != 2 && !error)
+                    error = makeError("ptdbg.row", lineAt(m_file, row->line),
+                                      "this stack_info row is not complete: it must be [name, [frames]]");
+                op.stack = row;
+                break;
+            }
+            op.names.push_back(row);
+            if (row->size != 6) {
+                if (!error)
+                    error = makeError("ptdbg.row", lineAt(m_file, row->line),
+                                      "this summary row is not complete: it must be [name, dump_step, md5, dtype, "
+                                      "shape, summary], it has "
+                                          + std::to_string(row->size) + " elements");
+                continue;
+            }
+            if (contains(row->name, "input"))
+                op.inputs.push_back(row);
+            else if (contains(row->name, "output"))
+                op.outputs.push_back(row);
+            if (row->summaryKept)
+                op.summary.push_back(row);
+        }
+        if (!op.names.empty())
+            queue.push_back(std::move(op));
+    }
+
+    const std::vector<PklRow>& m_rows;
+    fs::path m_file;
+    std::string_view m_endFlag;
+    std::size_t m_pos = 0;
+};
+
+bool structEqual(const std::vector<const PklRow*>& a, const std::vector<const PklRow*>& b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i]->dtypeRepr != b[i]->dtypeRepr || a[i]->shapeRepr != b[i]->shapeRepr || a[i]->md5Repr != b[i]->md5Repr)
+            return false;
+    }
+    return true;
+}
+
+/// check_type_shape_match: pairs of zip() (so the shorter list decides), float16/float32/bfloat16 alike.
+bool typeShapeMatch(const std::vector<const PklRow*>& a, const std::vector<const PklRow*>& b)
+{
+    bool match = false;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+        const bool shape = a[i]->shapeRepr == b[i]->shapeRepr;
+        bool type = a[i]->dtypeRepr == b[i]->dtypeRepr;
+        if (!type) {
+            auto half = [](const std::string& t) {
+                return t == "'torch.float16'" || t == "'torch.float32'" || t == "'torch.bfloat16'";
+            };
+            const std::string& x = a[i]->dtypeRepr;
+            const std::string& y = b[i]->dtypeRepr;
+            // ptdbg lists float16<->float32 and float16<->bfloat16, not float32<->bfloat16.
+            type = half(x) && half(y) && (x == "'torch.float16'" || y == "'torch.float16'");
+        }
+        match = shape && type;
+        if (!match)
+            return false;
+    }
+    return match;
+}
+
+bool structMatch(const Op& n, const Op& b)
+{
+    if (structEqual(n.inputs, b.inputs) && structEqual(n.outputs, b.outputs))
+        return true;
+    if (n.inputs.empty() || b.inputs.empty() || n.inputs.size() != b.inputs.size())
+        return false;
+    return typeShapeMatch(n.inputs, b.inputs) && typeShapeMatch(n.outputs, b.outputs);
+}
+
+bool nameListEqual(const Op& n, const Op& b)
+{
+    if (n.names.size() != b.names.size())
+        return false;
+    for (std::size_t i = 0; i < n.names.size(); ++i) {
+        if (n.names[i]->name != b.names[i]->name)
+            return false;
+    }
+    return true;
+}
+
+bool fuzzyOpMatch(const Op& n, const Op& b)
+{
+    if (n.names.empty() || b.names.empty() || n.names.size() != b.names.size())
+        return false;
+    for (std::size_t i = 0; i < n.names.size(); ++i) {
+        if (!fuzzyNameMatch(n.names[i]->name, b.names[i]->name))
+            return false;
+    }
+    return true;
+}
+
+bool checkOp(const Op& n, const Op& b, bool fuzzy, bool& graphModeSeen)
+{
+    const bool nAten = contains(n.names.front()->name, "Aten");
+    const bool bAten = contains(b.names.front()->name, "Aten");
+    if (nAten != bAten) {
+        // ptdbg maps Aten names to torch names with compare/mapping.yaml here (graph_mapping); not
+        // reproduced: such pairs never match (docs/ptdbg-compare.md).
+        graphModeSeen = true;
+        return false;
+    }
+    const bool structOk = structMatch(n, b);
+    if (!fuzzy)
+        return nameListEqual(n, b) && structOk;
+    return fuzzyOpMatch(n, b) && structOk;
+}
+
+std::pair<long, long> matchOp(const std::deque<Op>& npu, const std::deque<Op>& bench, bool fuzzy, bool& graphMode)
+{
+    const Op& lastNpu = npu.back();
+    for (std::size_t bi = 0; bi + 1 < bench.size(); ++bi) {
+        if (checkOp(lastNpu, bench[bi], fuzzy, graphMode))
+            return { static_cast<long>(npu.size() - 1), static_cast<long>(bi) };
+    }
+    if (checkOp(lastNpu, bench.back(), fuzzy, graphMode))
+        return { static_cast<long>(npu.size() - 1), static_cast<long>(bench.size() - 1) };
+    for (std::size_t ni = 0; ni + 1 < npu.size(); ++ni) {
+        if (checkOp(npu[ni], bench.back(), fuzzy, graphMode))
+            return { static_cast<long>(ni), static_cast<long>(bench.size() - 1) };
+    }
+    return { -1, -1 };
+}
+
+Cell nanCell()
+{
+    return Cell::text(std::string(kNan));
+}
+
+/// The table being built, with what compare_by_op needs per row.
+struct Builder
+{
+    CompareMode mode = CompareMode::RealData;
+    std::vector<std::vector<Cell>> rows;
+    std::vector<bool> matched;
+    std::vector<std::string> benchNames; ///< "Nan" when unmatched
+    std::vector<RowColor> colors;
+    Diagnostics notes;
+    bool padNoted = false;
+
+    /// A statistics list as ptdbg extends the row with it; 3-element (ptdbg < 4.0) lists get "Nan" for the
+    /// missing l2norm so the columns stay in place (ptdbg 6.0 would shift them, docs/ptdbg-compare.md).
+    void extendSummary(std::vector<Cell>& row, const PklRow* r)
+    {
+        std::size_t n = 0;
+        if (r) {
+            for (const Cell& c : r->summary) {
+                if (n++ < 4)
+                    row.push_back(c);
+            }
+        }
+        for (; n < 4; ++n)
+            row.push_back(nanCell());
+    }
+};
+
+void accuracyCore(Builder& t, const Op& n, const Op& b, std::size_t nStart, std::size_t nLen, std::size_t bStart,
+                  std::size_t bLen, bool input, std::vector<std::size_t>& added)
+{
+    const std::vector<const PklRow*>& nStruct = input ? n.inputs : n.outputs;
+    const std::vector<const PklRow*>& bStruct = input ? b.inputs : b.outputs;
+    const bool hasStack = n.stack && b.stack;
+    const std::size_t minLen = std::min(nLen, bLen);
+    auto at = [](const std::vector<const PklRow*>& v, std::size_t i) -> const PklRow* {
+        return i < v.size() ? v[i] : nullptr;
+    };
+    auto cellOf = [](const PklRow* r, Cell PklRow::*field) { return r ? r->*field : Cell::text(std::string(kNan)); };
+    for (std::size_t index = 0; index < minLen; ++index) {
+        const PklRow* nName = at(n.names, nStart + index);
+        const PklRow* bName = at(b.names, bStart + index);
+        const PklRow* ns = at(nStruct, index);
+        const PklRow* bs = at(bStruct, index);
+        if (!nName || !bName || !ns || !bs)
+            continue;
+        std::vector<Cell> row { Cell::text(nName->name), Cell::text(bName->name), cellOf(ns, &PklRow::dtype),
+                                cellOf(bs, &PklRow::dtype), cellOf(ns, &PklRow::shape), cellOf(bs, &PklRow::shape) };
+        if (t.mode == CompareMode::Md5) {
+            row.push_back(ns->md5);
+            row.push_back(bs->md5);
+            row.push_back(Cell::text(ns->md5Repr == bs->md5Repr ? "Pass" : "Different"));
+        } else {
+            const std::size_t metrics = t.mode == CompareMode::Summary ? 4 : 5;
+            for (std::size_t i = 0; i < metrics; ++i)
+                row.push_back(Cell::text(" "));
+            const PklRow* nSum = at(n.summary, nStart + index);
+            const PklRow* bSum = at(b.summary, bStart + index);
+            t.extendSummary(row, nSum);
+            t.extendSummary(row, bSum);
+            std::string errMsg;
+            std::string result;
+            if (t.mode == CompareMode::Summary) {
+                constexpr std::size_t start = 6;
+                bool warning = false;
+                for (std::size_t i = 0; i < 4; ++i) {
+                    const Cell& nv = row[10 + i];
+                    const Cell& bv = row[14 + i];
+                    if (nv.isNumeric() && bv.isNumeric()) {
+                        Cell diff;
+                        if (!nv.isFloat() && !bv.isFloat())
+                            diff = Cell::integer(static_cast<std::int64_t>(nv.asDouble()) - static_cast<std::int64_t>(bv.asDouble()));
+                        else
+                            diff = Cell::number(nv.asDouble() - bv.asDouble());
+                        const double d = diff.asDouble();
+                        const double magnitude = std::abs(d) / (std::max(std::abs(nv.asDouble()), std::abs(bv.asDouble())) + 1e-10);
+                        if (magnitude > 0.5)
+                            warning = true;
+                        row[start + i] = diff;
+                    } else {
+                        row[start + i] = nanCell();
+                    }
+                }
+                result = warning ? "Warning" : "";
+                errMsg = warning ? "Need double check api accuracy." : "";
+                // ptdbg turns inf/nan numbers into text with a TAB here, so the highlight sees text.
+                for (std::size_t i = start; i < row.size(); ++i) {
+                    const std::string s = pyStr(row[i]);
+                    if (s == "inf" || s == "-inf" || s == "nan")
+                        row[i] = Cell::text(s + "\t");
+                }
+            }
+            row.push_back(Cell::text(t.mode == CompareMode::Summary ? result : "Yes"));
+            row.push_back(Cell::text(errMsg));
+        }
+        if (hasStack && index == 0 && input)
+            row.push_back(n.stack->stackCell);
+        added.push_back(t.rows.size());
+        t.rows.push_back(std::move(row));
+        t.matched.push_back(true);
+        t.benchNames.push_back(bName->name);
+    }
+    for (std::size_t index = bLen; index < nLen; ++index) {
+        const PklRow* nName = at(n.names, nStart + index);
+        const PklRow* ns = at(nStruct, index);
+        if (!nName || !ns)
+            continue;
+        std::vector<Cell> row { Cell::text(nName->name), nanCell(), ns->dtype, nanCell(), ns->shape, nanCell() };
+        if (t.mode == CompareMode::Md5) {
+            row.push_back(ns->md5);
+            row.push_back(nanCell());
+            row.push_back(nanCell());
+        } else {
+            // ptdbg writes five " " here in every mode; in statistics mode that is one column too many and
+            // pandas refuses the table, so ProbeScope keeps the mode's column count.
+            const std::size_t metrics = t.mode == CompareMode::Summary ? 4 : 5;
+            for (std::size_t i = 0; i < metrics; ++i)
+                row.push_back(Cell::text(" "));
+            t.extendSummary(row, at(n.summary, nStart + index));
+            for (std::size_t i = 0; i < 4; ++i)
+                row.push_back(nanCell());
+            row.push_back(Cell::text("Yes"));
+            row.push_back(Cell::text(""));
+            if (hasStack && index == 0 && input)
+                row.push_back(n.stack->stackCell);
+        }
+        added.push_back(t.rows.size());
+        t.rows.push_back(std::move(row));
+        t.matched.push_back(false);
+        t.benchNames.push_back(std::string(kNan));
+    }
+}
+
+std::size_t countInputs(const Op& op)
+{
+    std::size_t n = 0;
+    for (const PklRow* r : op.names)
+        n += contains(r->name, "input");
+    return n;
+}
+
+void getAccuracy(Builder& t, const Op& n, const Op& b)
+{
+    const std::size_t nIn = countInputs(n);
+    const std::size_t bIn = countInputs(b);
+    const std::size_t lastLen = t.rows.size();
+    std::vector<std::size_t> added;
+    accuracyCore(t, n, b, 0, nIn, 0, bIn, true, added);
+    accuracyCore(t, n, b, nIn, n.names.size() - nIn, bIn, b.names.size() - bIn, false, added);
+    t.colors.resize(t.rows.size(), RowColor::None);
+    if (t.mode == CompareMode::Summary)
+        findErrorRows(t.rows, t.colors, lastLen, t.rows.size() - lastLen, nIn, true);
+}
+
+void getUnmatchAccuracy(Builder& t, const Op& n)
+{
+    std::size_t indexOut = 0;
+    for (std::size_t index = 0; index < n.names.size(); ++index) {
+        const PklRow* name = n.names[index];
+        const PklRow* s = nullptr;
+        if (contains(name->name, "input"))
+            s = index < n.inputs.size() ? n.inputs[index] : nullptr;
+        else
+            s = indexOut < n.outputs.size() ? n.outputs[indexOut++] : nullptr;
+        if (!s)
+            continue;
+        std::vector<Cell> row { Cell::text(name->name), nanCell(), s->dtype, nanCell(), s->shape, nanCell() };
+        if (t.mode == CompareMode::Md5) {
+            for (int i = 0; i < 3; ++i)
+                row.push_back(nanCell());
+        } else {
+            const std::size_t metrics = t.mode == CompareMode::Summary ? 4 : 5;
+            for (std::size_t i = 0; i < metrics; ++i)
+                row.push_back(nanCell());
+            t.extendSummary(row, index < n.summary.size() ? n.summary[index] : nullptr);
+            for (int i = 0; i < 4; ++i)
+                row.push_back(nanCell());
+            row.push_back(nanCell());
+            row.push_back(Cell::text(std::string(kNoBench)));
+        }
+        if (n.stack && index == 0)
+            row.push_back(n.stack->stackCell);
+        t.rows.push_back(std::move(row));
+        t.matched.push_back(false);
+        t.benchNames.push_back(std::string(kNan));
+    }
+}
+
+std::vector<std::string> ptdbgHeader(CompareMode mode, bool stack)
+{
+    std::vector<std::string> h;
+    if (mode == CompareMode::Md5)
+        h = { "NPU Name", "Bench Name", "NPU Tensor Dtype", "Bench Tensor Dtype", "NPU Tensor Shape",
+              "Bench Tensor Shape", "NPU MD5", "BENCH MD5", "Result" };
+    else if (mode == CompareMode::Summary)
+        h = { "NPU Name", "Bench Name", "NPU Tensor Dtype", "Bench Tensor Dtype", "NPU Tensor Shape",
+              "Bench Tensor Shape", "Max diff", "Min diff", "Mean diff", "L2norm diff", "NPU max", "NPU min",
+              "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm", "Result",
+              "Err_message" };
+    else
+        h = { "NPU Name", "Bench Name", "NPU Tensor Dtype", "Bench Tensor Dtype", "NPU Tensor Shape",
+              "Bench Tensor Shape", "Cosine", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+              "Five Thousandths Err Ratio", "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max",
+              "Bench min", "Bench mean", "Bench l2norm", "Accuracy Reached or Not", "Err_message" };
+    if (stack)
+        h.emplace_back("NPU_Stack_Info");
+    return h;
+}
+
+/// compare_by_op for one row: loads {dir}/{name}.npy of both sides.
+PtdbgMetrics compareRow(const PtdbgInput& input, const std::string& npuName, const std::string& benchName)
+{
+    auto nanAll = [](std::string message) {
+        PtdbgMetrics m;
+        m.cosine = m.maxAbsErr = m.maxRelativeErr = m.oneThousandthErrRatio = m.fiveThousandthsErrRatio = nanCell();
+        m.message = std::move(message);
+        return m;
+    };
+    if (benchName == kNan)
+        return nanAll(std::string(kNoBench));
+    const fs::path nPath = input.npuDataDir / (npuName + ".npy");
+    const fs::path bPath = input.benchDataDir / (benchName + ".npy");
+    std::error_code ec;
+    for (const fs::path* p : { &nPath, &bPath }) {
+        if (!fs::is_regular_file(*p, ec))
+            return nanAll("Dump file: " + p->string() + " not found.");
+    }
+    auto n = tensor::loadNpy(nPath);
+    if (!n)
+        return nanAll("Dump file: " + nPath.string() + " cannot be read: " + n.error().message);
+    auto b = tensor::loadNpy(bPath);
+    if (!b)
+        return nanAll("Dump file: " + bPath.string() + " cannot be read: " + b.error().message);
+    return compareArrays(*n, *b, npuName != benchName);
+}
+
+/// check_stack_mode: whether the first API of the file (the first row named like one) is followed by its own
+/// ".stack_info" row, the test ptdbg makes on the raw lines.
+Result<bool> pklStackMode(const fs::path& path)
+{
+    auto file = MappedFile::open(path);
+    if (!file)
+        return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         "cannot read the .pkl: " + file.error().message);
+    static const std::regex apiPattern(R"re(\["([0-9a-zA-Z_.]+.(for|back)ward).(in|out)put(\.[0-9]+)?)re");
+    const std::string_view text = (*file)->text();
+    std::string prefix;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t nl = text.find('\n', pos);
+        const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() : nl + 1;
+        if (prefix.empty()) {
+            std::match_results<std::string_view::const_iterator> m;
+            if (std::regex_search(line.begin(), line.end(), m, apiPattern))
+                prefix = "[\"" + m[1].str();
+        } else if (line.substr(0, prefix.size()) == prefix) {
+            if (line.substr(0, prefix.size() + 11) == prefix + ".stack_info")
+                return true;
+        } else {
+            break;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, const PtdbgOptions& options,
+                                                       ProgressSink* progress)
+{
+    std::error_code ec;
+    for (const fs::path* p : { &input.npuPkl, &input.benchPkl }) {
+        if (!fs::is_regular_file(*p, ec))
+            return makeError("ptdbg.input", SourceLocation { p->string(), std::nullopt, 0, 0 }, "no such .pkl file");
+    }
+    const bool summaryCompare = input.npuDataDir.empty() || input.benchDataDir.empty();
+    if (!summaryCompare) {
+        for (const fs::path* p : { &input.npuDataDir, &input.benchDataDir }) {
+            if (!fs::is_directory(*p, ec))
+                return makeError("ptdbg.input", SourceLocation { p->string(), std::nullopt, 0, 0 },
+                                 "no such dump data folder");
+        }
+    }
+    auto npuRows = readRows(input.npuPkl);
+    if (!npuRows)
+        return npuRows.error();
+    auto benchRows = readRows(input.benchPkl);
+    if (!benchRows)
+        return benchRows.error();
+    if (npuRows->empty() || benchRows->empty())
+        return makeError("ptdbg.row", lineAt(npuRows->empty() ? input.npuPkl : input.benchPkl, 1),
+                         "the dump file has no row (ptdbg: \"dump file have empty line\")");
+
+    Builder t;
+    // is_md5_compare looks at the NPU pkl's first row only.
+    const bool md5 = npuRows->front().md5Truthy;
+    t.mode = md5 ? CompareMode::Md5 : summaryCompare ? CompareMode::Summary : CompareMode::RealData;
+    if (md5 && summaryCompare)
+        t.notes.push_back(makeWarning(
+            "ptdbg.md5-pkl-only", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+            "ptdbg 6.0 crashes on an md5 compare without data folders (IndexError in its highlight); ProbeScope "
+            "compares the md5 values as ptdbg does with data folders"));
+
+    // check_pkl_file: ptdbg refuses -s on dumps without stack rows, no -s on api_stack dumps, and a mix.
+    auto npuStack = pklStackMode(input.npuPkl);
+    if (!npuStack)
+        return npuStack.error();
+    auto benchStack = pklStackMode(input.benchPkl);
+    if (!benchStack)
+        return benchStack.error();
+    const SourceLocation npuAt { input.npuPkl.string(), std::nullopt, 0, 0 };
+    if (*npuStack != *benchStack)
+        return makeError("compare.option", npuAt,
+                         "The dump mode of the two files is not same, please check the dump files (one holds "
+                         "stack_info rows, the other not)");
+    if (*npuStack && !options.stackMode)
+        return makeError("compare.option", npuAt,
+                         "The current file contains stack information, please turn on the stack_mode (-s)");
+    if (!*npuStack && options.stackMode)
+        return makeError("compare.option", npuAt,
+                         "The current file does not contain stack information, please turn off the stack_mode (-s)");
+
+    OpReader npuReader(*npuRows, input.npuPkl, options.stackMode);
+    OpReader benchReader(*benchRows, input.benchPkl, options.stackMode);
+    std::deque<Op> npuQueue;
+    std::deque<Op> benchQueue;
+    bool graphMode = false;
+    while (true) {
+        const std::size_t lastNpuLen = npuQueue.size();
+        const bool npuMore = npuReader.read(npuQueue);
+        const bool benchMore = benchReader.read(benchQueue);
+        for (OpReader* r : { &npuReader, &benchReader }) {
+            if (r->error)
+                return *r->error;
+        }
+        if (!npuMore && !benchMore)
+            break;
+        if (npuQueue.empty() || benchQueue.empty() || npuQueue.size() == lastNpuLen)
+            continue;
+        const auto [nPoint, bPoint] = matchOp(npuQueue, benchQueue, options.fuzzy, graphMode);
+        if (nPoint < 0)
+            continue;
+        for (long i = 0; i < nPoint; ++i)
+            getUnmatchAccuracy(t, npuQueue[static_cast<std::size_t>(i)]);
+        getAccuracy(t, npuQueue[static_cast<std::size_t>(nPoint)], benchQueue[static_cast<std::size_t>(bPoint)]);
+        npuQueue.erase(npuQueue.begin(), npuQueue.begin() + nPoint + 1);
+        benchQueue.erase(benchQueue.begin(), benchQueue.begin() + bPoint + 1);
+    }
+    for (const Op& op : npuQueue)
+        getUnmatchAccuracy(t, op);
+    if (graphMode)
+        t.notes.push_back(makeWarning("ptdbg.graph-mode", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+                                      "one side names Aten ops and the other does not: ptdbg maps those with its "
+                                      "graph mapping, which ProbeScope does not reproduce; such APIs stay unmatched"));
+    if (npuReader.droppedAtEnd() > 0)
+        t.notes.push_back(makeWarning("ptdbg.tail", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+                                      std::to_string(npuReader.droppedAtEnd())
+                                          + " last rows do not end with an output row; ptdbg never compares them"));
+
+    auto table = std::make_shared<CompareTable>();
+    table->mode = t.mode;
+    table->stackMode = options.stackMode;
+    table->header = ptdbgHeader(t.mode, options.stackMode);
+    t.colors.resize(t.rows.size(), RowColor::None);
+
+    if (t.mode == CompareMode::RealData) {
+        // read_dump_data: a dict keyed by NPU name, so a name listed twice uses its last bench name.
+        std::unordered_map<std::string, std::string> mapping;
+        for (std::size_t i = 0; i < t.rows.size(); ++i)
+            mapping[t.rows[i][0].asString()] = t.benchNames[i];
+        if (progress)
+            progress->setRange(t.rows.size());
+        std::vector<PtdbgMetrics> metrics(t.rows.size());
+        std::atomic<std::size_t> next { 0 };
+        std::atomic<std::size_t> done { 0 };
+        auto worker = [&] {
+            for (std::size_t i = next++; i < t.rows.size(); i = next++) {
+                if (progress && progress->isCancelled())
+                    return;
+                const std::string& name = t.rows[i][0].asString();
+                metrics[i] = compareRow(input, name, mapping[name]);
+                ++done;
+            }
+        };
+        const unsigned threads = static_cast<unsigned>(std::max<std::size_t>(
+            1, std::min<std::size_t>(options.threads ? options.threads : std::thread::hardware_concurrency(), t.rows.size())));
+        std::vector<std::thread> pool;
+        for (unsigned k = 1; k < threads; ++k)
+            pool.emplace_back(worker);
+        worker();
+        for (auto& th : pool)
+            th.join();
+        if (progress) {
+            if (progress->isCancelled())
+                return makeError("compare.cancelled", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+                                 "the compare was cancelled");
+            progress->advance(done);
+        }
+        for (std::size_t i = 0; i < t.rows.size(); ++i) {
+            auto& row = t.rows[i];
+            const PtdbgMetrics& m = metrics[i];
+            row[6] = m.cosine;
+            row[7] = m.maxAbsErr;
+            row[8] = m.maxRelativeErr;
+            row[9] = m.oneThousandthErrRatio;
+            row[10] = m.fiveThousandthsErrRatio;
+            if (row.size() > 20) {
+                row[19] = Cell::text(checkAccuracy(m.cosine, m.maxAbsErr));
+                row[20] = Cell::text(m.message);
+            }
+        }
+        findCompareResultErrorRows(t.rows, t.colors);
+    }
+    // pandas fills the rows without a stack with None (written "None").
+    for (auto& row : t.rows)
+        row.resize(table->header.size(), Cell::none());
+    table->rows = std::move(t.rows);
+    table->colors = std::move(t.colors);
+    table->matched = std::move(t.matched);
+    table->npuEntry.assign(table->rows.size(), 0);
+    table->diagnostics = std::move(t.notes);
+    return std::shared_ptr<const CompareTable>(std::move(table));
+}
+
+} // namespace probescope::compare::ptdbg

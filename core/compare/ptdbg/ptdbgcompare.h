@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/cell.h"
+#include "compare/comparejob.h"
+#include "compare/comparetable.h"
+#include "tensor/tensor.h"
+#include "util/diagnostic.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+/// ptdbg_ascend 6.0's compare (the `ptdbg` profile), read from its source: see docs/ptdbg-compare.md.
+/// It works on the .pkl rows themselves, as ptdbg did, not on the dump.json-shaped view of core/dump:
+/// ptdbg's table order, matching and placeholders follow the lines of the file.
+namespace probescope::compare::ptdbg {
+
+/// ptdbg's `input_param`: without both data folders the compare is statistics-only (or md5).
+struct PtdbgInput
+{
+    std::filesystem::path npuPkl;
+    std::filesystem::path benchPkl;
+    std::filesystem::path npuDataDir;   ///< empty = not given
+    std::filesystem::path benchDataDir; ///< empty = not given
+};
+
+struct PtdbgOptions
+{
+    bool stackMode = false; ///< -s: an API ends at its stack_info row, NPU_Stack_Info column
+    bool fuzzy = false;     ///< -f: names match without their call index
+    unsigned threads = 0;   ///< -j: rows whose .npy pairs are compared at once (0 = one per CPU); never changes results
+};
+
+/// Reads ptdbg's input_param from a compare.json ({"npu_pkl_path": …, "bench_pkl_path": …, optional
+/// "npu_dump_data_dir", "bench_dump_data_dir", "is_print_compare_log"}); relative paths are taken from the
+/// current folder as ptdbg took them. Error ids: compare.json, compare.input.
+Result<PtdbgInput> readPtdbgCompareJson(const std::filesystem::path& path);
+
+/// Whether an input is ptdbg's (holds npu_pkl_path) rather than msprobe's compare.json.
+bool isPtdbgCompareJson(const std::filesystem::path& path);
+
+/**
+ * @brief ptdbg 6.0's compare_core of one pkl pair: the table ptdbg writes to compare_result_{ts}.xlsx.
+ *
+ * Mode as ptdbg decides it: md5 when the NPU pkl's first row has an md5, else real data with both data
+ * folders, else statistics ("summary"). Real-data rows read `{dir}/{name}.npy`. Table colours are
+ * ptdbg's red/yellow fills; CompareTable::diagnostics say where ProbeScope did not follow a ptdbg crash.
+ * Error ids: ptdbg.input (missing file), ptdbg.row (a row ptdbg rejects, with file:line).
+ */
+Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, const PtdbgOptions& options,
+                                                       ProgressSink* progress = nullptr);
+
+/// The six cells compare_by_op gives one row (Cosine … Five Thousandths Err Ratio) and its Err_message.
+struct PtdbgMetrics
+{
+    Cell cosine;
+    Cell maxAbsErr;
+    Cell maxRelativeErr;
+    Cell oneThousandthErrRatio;
+    Cell fiveThousandthsErrRatio;
+    std::string message;
+};
+
+/// compare_by_op on two loaded .npy tensors (numpy's float32/float16 arithmetic where ptdbg had it);
+/// `fuzzyNames` = the NPU and bench row names differ (adds ptdbg's fuzzy note).
+PtdbgMetrics compareArrays(const tensor::Tensor& npu, const tensor::Tensor& bench, bool fuzzyNames);
+
+/// ptdbg's check_accuracy: "Yes", "No", "Unmatched" or "Nan".
+std::string checkAccuracy(const Cell& cosine, const Cell& maxAbsErr);
+
+/// Row of the advisor's first failing line (Accuracy "No", Result "Warning" or "Different"), or -1.
+long firstFailingRow(const CompareTable& table);
+
+/// The advisor_{ts}.txt text ptdbg's Advisor writes for the table.
+std::string advisorText(const CompareTable& table);
+
+/// compare_distributed: the rank pairs of two step folders (rank folders sorted by name, paired in
+/// order; a pkl and its .npy folder in each). `suffix` is "_rank0-rank0" as ptdbg names the results.
+struct RankPair
+{
+    std::string suffix;
+    PtdbgInput input;
+};
+Result<std::vector<RankPair>> distributedPairs(const std::filesystem::path& npuStepDir,
+                                               const std::filesystem::path& benchStepDir);
+
+struct PtdbgJobOptions
+{
+    PtdbgOptions compare;
+    bool advisor = true;   ///< advisor_{ts}.txt (ptdbg's auto_analyze; -c turns it off)
+    bool xlsx = false;     ///< compare_result_{ts}.xlsx with ptdbg's fills (ptdbg writes only this)
+    std::string timestamp; ///< YYYYmmddHHMMSS for the names; now when empty
+};
+
+/**
+ * @brief Compares every pair and writes `compare_result{suffix}_{ts}.csv` (the cells of ptdbg's xlsx),
+ * optionally the `.xlsx`, and `advisor{suffix}_{ts}.txt` into `outDir`.
+ *
+ * ptdbg names every advisor file `advisor_{ts}.txt`, so two ranks finishing in the same second overwrite
+ * each other's; here the rank suffix is part of the name and no existing file is ever replaced (a taken
+ * name gets "_1", "_2", ...). Each result also names the first failing node in execution order.
+ */
+Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const std::filesystem::path& outDir,
+                                            const PtdbgJobOptions& options, ProgressSink* progress = nullptr);
+
+/**
+ * @brief ptdbg's parse(pkl_path, module_name_prefix): the text it prints for the rows whose name starts with
+ * `prefix` — "Trace back(…)" with the frames outermost first for stack rows, "Statistic Info:" then
+ * `[name][dtype: …][shape: …][max: …][min: …][mean: …]` per tensor row.
+ *
+ * Where ptdbg crashes on an md5 row (no statistics) the line shows `[md5: …]` instead. Error ids:
+ * ptdbg.input, ptdbg.row (with file:line).
+ */
+Result<std::string> parsePkl(const std::filesystem::path& pkl, std::string_view prefix);
+
+} // namespace probescope::compare::ptdbg

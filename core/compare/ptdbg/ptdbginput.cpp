@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the ptdbg profile takes and gives besides the table: input_param (compare.json), the rank pairs of
+// compare_distributed, and the Advisor's verdict.
+#include "compare/ptdbg/ptdbgcompare.h"
+
+#include "util/fileio.h"
+#include "util/textposition.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace probescope::compare::ptdbg {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+SourceLocation at(const fs::path& p)
+{
+    return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+bool has(std::string_view s, std::string_view what)
+{
+    return s.find(what) != std::string_view::npos;
+}
+
+/// Advisor.gen_advisor_message
+std::string adviceFor(const std::string& node)
+{
+    static constexpr const char* kForwardInput
+        = "1. Analyze the model to view the input source.\n"
+          "2. Check whether an inplace API causes the output result to overwrite the input result. That is, the "
+          "fault is actually caused by a computation error.\n"
+          "3. The fault may be caused by memory corruption and further analysis is required.";
+    static constexpr const char* kForwardOutput
+        = "This is a forward API computation error. Check the computation implementation.";
+    static constexpr const char* kBackwardInput = "Check whether the forward computation result is affected.";
+    static constexpr const char* kBackwardOutput
+        = "This is a backward API computation error. Check the computation implementation.";
+    static constexpr const char* kDeterministic = "This torch api may be uncertainty in the calculation, "
+                                                  "can seed_all(mode=True) to enable deterministic computing.";
+    static constexpr const char* kBatchNorm
+        = "Torch API batch_norm input not fixed, the following suggestions may fix it:\n"
+          "1. If use torch.nn.functional.batch_norm, you can set parameter training=False.\n"
+          "2. If use torch.nn.BatchNormXXX, you can set parameter affine=False.\n"
+          "3. Use seed_all(mode=True) to enable deterministic computing.";
+    auto deterministic = [&](const char* message) -> std::string {
+        for (const char* api : { "conv2d", "conv3d", "matmul", "nll_loss", "layer_norm", "lstm" }) {
+            if (has(node, api))
+                return kDeterministic;
+        }
+        return message;
+    };
+    std::string message;
+    if (has(node, "forward"))
+        message = has(node, "input") ? std::string(kForwardInput) : deterministic(kForwardOutput);
+    else
+        message = has(node, "input") ? std::string(kBackwardInput) : deterministic(kBackwardOutput);
+    // ptdbg still tests the underscore spelling of ptdbg <= 5 names here, so 6.0 names never get this.
+    if (has(node, "Functional_batch_norm") && has(node, "forward_input.1"))
+        message = kBatchNorm;
+    return message;
+}
+
+} // namespace
+
+bool isPtdbgCompareJson(const fs::path& path)
+{
+    auto text = readTextFile(path);
+    if (!text)
+        return false;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(*text);
+        return j.is_object() && j.contains("npu_pkl_path");
+    } catch (const nlohmann::json::exception&) {
+        return false;
+    }
+}
+
+Result<PtdbgInput> readPtdbgCompareJson(const fs::path& path)
+{
+    auto text = readTextFile(path);
+    if (!text)
+        return makeError("compare.input", at(path), "cannot open the compare.json file");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+        const std::uint64_t offset = e.byte > 1 ? e.byte - 1 : 0;
+        std::string what = e.what();
+        if (const auto colon = what.rfind(": "); colon != std::string::npos)
+            what = what.substr(colon + 2);
+        return makeError("compare.input", locate(*text, offset, path.string()), "not valid JSON: " + what);
+    }
+    if (!j.is_object())
+        return makeError("compare.input", at(path), "compare.json must hold an object (ptdbg's input_param)");
+    PtdbgInput input;
+    for (const char* key : { "npu_pkl_path", "bench_pkl_path" }) {
+        if (!j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty())
+            return makeError("compare.input", at(path), std::string("\"") + key + "\" (a .pkl path) is required");
+    }
+    input.npuPkl = j["npu_pkl_path"].get<std::string>();
+    input.benchPkl = j["bench_pkl_path"].get<std::string>();
+    for (const char* key : { "npu_dump_data_dir", "bench_dump_data_dir" }) {
+        if (!j.contains(key) || j[key].is_null())
+            continue;
+        if (!j[key].is_string())
+            return makeError("compare.input", at(path), std::string("\"") + key + "\" must be a folder path");
+        (std::string_view(key) == "npu_dump_data_dir" ? input.npuDataDir : input.benchDataDir)
+            = j[key].get<std::string>();
+    }
+    return input;
+}
+
+Result<std::vector<RankPair>> distributedPairs(const fs::path& npuStepDir, const fs::path& benchStepDir)
+{
+    auto ranks = [](const fs::path& dir) -> Result<std::vector<std::string>> {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec))
+            return makeError("compare.input", at(dir), "no such folder (compare_distributed takes a step folder)");
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            const std::string name = e.path().filename().string();
+            const bool rank = name.size() > 4 && name.compare(0, 4, "rank") == 0
+                && std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+            if (!rank)
+                return makeError("compare.input", at(e.path()),
+                                 "the step folder holds \"" + name
+                                     + "\", which is not a rank folder (rank{N}); ptdbg refuses it too: remove it or "
+                                       "compare the ranks one by one with -i");
+            names.push_back(name);
+        }
+        // Python's sorted(): by name, so rank10 comes before rank2.
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    auto npuRanks = ranks(npuStepDir);
+    if (!npuRanks)
+        return npuRanks.error();
+    auto benchRanks = ranks(benchStepDir);
+    if (!benchRanks)
+        return benchRanks.error();
+    if (npuRanks->size() != benchRanks->size())
+        return makeError("compare.input", at(npuStepDir),
+                         "the two runs have different numbers of ranks (" + std::to_string(npuRanks->size()) + " and "
+                             + std::to_string(benchRanks->size())
+                             + "); compare the ranks one by one with -i");
+    // extract_pkl_and_data_dir: the .pkl of the rank folder and the folder named like it.
+    auto extract = [](const fs::path& dir, fs::path& pkl, fs::path& data) -> std::optional<Diagnostic> {
+        std::error_code ec;
+        std::vector<fs::path> pkls;
+        std::vector<fs::path> dirs;
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            if (e.is_directory(ec))
+                dirs.push_back(e.path());
+            else if (e.path().extension() == ".pkl")
+                pkls.push_back(e.path());
+        }
+        if (pkls.empty())
+            return makeError("compare.input", at(dir), "no .pkl file in this rank folder");
+        if (pkls.size() > 1)
+            return makeError("compare.input", at(dir),
+                             "more than one .pkl file in this rank folder; ptdbg would take any one of them");
+        pkl = pkls.front();
+        if (dirs.size() > 1)
+            return makeError("compare.input", at(dir), "more than one folder in this rank folder");
+        if (!dirs.empty()) {
+            if (dirs.front().filename() != pkl.stem())
+                return makeError("compare.input", at(dirs.front()),
+                                 "the names of the .pkl and the data folder do not match (ptdbg refuses this too)");
+            data = dirs.front();
+        }
+        return std::nullopt;
+    };
+    std::vector<RankPair> pairs;
+    for (std::size_t i = 0; i < npuRanks->size(); ++i) {
+        RankPair pair;
+        pair.suffix = "_" + (*npuRanks)[i] + "-" + (*benchRanks)[i];
+        if (auto e = extract(npuStepDir / (*npuRanks)[i], pair.input.npuPkl, pair.input.npuDataDir))
+            return *e;
+        if (auto e = extract(benchStepDir / (*benchRanks)[i], pair.input.benchPkl, pair.input.benchDataDir))
+            return *e;
+        pairs.push_back(std::move(pair));
+    }
+    return pairs;
+}
+
+long firstFailingRow(const CompareTable& table)
+{
+    const int accuracy = table.column("Accuracy Reached or Not");
+    const int result = table.column("Result");
+    for (std::size_t i = 0; i < table.rows.size(); ++i) {
+        const auto& row = table.rows[i];
+        const Cell* c = nullptr;
+        std::string_view failing;
+        if (table.mode == CompareMode::RealData && accuracy >= 0) {
+            c = &row[static_cast<std::size_t>(accuracy)];
+            failing = "No";
+        } else if (result >= 0) {
+            c = &row[static_cast<std::size_t>(result)];
+            failing = table.mode == CompareMode::Md5 ? "Different" : "Warning";
+        }
+        if (c && c->isString() && c->asString() == failing)
+            return static_cast<long>(i);
+    }
+    return -1;
+}
+
+std::string advisorText(const CompareTable& table)
+{
+    const long row = firstFailingRow(table);
+    if (row < 0)
+        return "Line: NA\nSuspect Nodes: NA\nExpert Advice: All data in comparison result meets the accuracy "
+               "requirements.\n";
+    const std::string& node = table.rows[static_cast<std::size_t>(row)][0].asString();
+    return "Line: " + std::to_string(row) + "\nSuspect Nodes: " + node + "\nExpert Advice: " + adviceFor(node) + "\n";
+}
+
+} // namespace probescope::compare::ptdbg

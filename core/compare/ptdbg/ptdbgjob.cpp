@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ptdbg profile's compare job: compare each pkl pair, write its files, and place the table on the
+// NPU dump's call order (read by core/dump's legacy reader) to name the first failing node.
+#include "compare/ptdbg/ptdbgcompare.h"
+
+#include "compare/csvwriter.h"
+#include "compare/xlsxwriter.h"
+#include "dump/rankdump.h"
+#include "tree/constructtree.h"
+#include "util/fileio.h"
+
+#include <unordered_map>
+
+namespace probescope::compare::ptdbg {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+SourceLocation at(const fs::path& p)
+{
+    return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+/// The NPU dump entry of each row: the longest entry key the row name starts with, followed by '.' or '_'.
+void placeRows(CompareTable& table, const dump::DumpFile& npu)
+{
+    std::unordered_map<std::string_view, std::uint32_t> keys;
+    for (std::uint32_t i = 0; i < npu.entries.size(); ++i)
+        keys.emplace(npu.entries[i].key, i);
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        const std::string& name = table.rows[r][0].asString();
+        std::uint32_t entry = std::numeric_limits<std::uint32_t>::max();
+        for (std::size_t i = name.size(); i-- > 0;) {
+            if (name[i] != '.' && name[i] != '_')
+                continue;
+            if (const auto it = keys.find(std::string_view(name).substr(0, i)); it != keys.end()) {
+                entry = it->second;
+                break;
+            }
+        }
+        table.npuEntry[r] = entry;
+    }
+}
+
+} // namespace
+
+Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const fs::path& outDir,
+                                            const PtdbgJobOptions& options, ProgressSink* progress)
+{
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec)
+        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    std::vector<PairResult> results;
+    for (const RankPair& pair : pairs) {
+        auto compared = comparePkl(pair.input, options.compare, progress);
+        if (!compared)
+            return compared.error();
+        auto table = std::make_shared<CompareTable>(**compared);
+        PairResult result;
+        result.suffix = pair.suffix;
+        result.npuDump = pair.input.npuPkl;
+        result.benchDump = pair.input.benchPkl;
+
+        dump::RankLocation location;
+        location.dir = pair.input.npuPkl.parent_path();
+        location.dumpFile = pair.input.npuPkl;
+        location.format = dump::DumpFormat::LegacyPkl;
+        if (auto rank = dump::loadRank(location)) {
+            placeRows(*table, *(*rank)->dump);
+            result.firstFailure = findFirstFailure(*table, *tree::ConstructTree::build(*rank));
+        } else {
+            result.diagnostics.push_back(rank.error());
+            result.firstFailure.summary = "first failing node: unknown (the NPU dump could not be read as a tree)";
+        }
+        result.table = table;
+        if (table->rows.empty()) {
+            results.push_back(std::move(result));
+            continue;
+        }
+        std::string tag = "_" + stamp;
+        auto taken = [&](const std::string& t) {
+            return fs::exists(outDir / ("compare_result" + pair.suffix + t + ".csv"), ec)
+                || (options.xlsx && fs::exists(outDir / ("compare_result" + pair.suffix + t + ".xlsx"), ec))
+                || (options.advisor && fs::exists(outDir / ("advisor" + pair.suffix + t + ".txt"), ec));
+        };
+        for (int n = 1; taken(tag); ++n)
+            tag = "_" + stamp + "_" + std::to_string(n);
+        std::string error;
+        result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
+        if (!writeFileAtomically(result.csvFile, tableCsv(*table), &error))
+            return makeError("compare.output", at(result.csvFile), error);
+        if (options.xlsx) {
+            result.xlsxFile = outDir / ("compare_result" + pair.suffix + tag + ".xlsx");
+            auto written = writeXlsx(*table, result.xlsxFile, &result.diagnostics);
+            if (!written)
+                return written.error();
+        }
+        if (options.advisor) {
+            result.advisorFile = outDir / ("advisor" + pair.suffix + tag + ".txt");
+            if (!writeFileAtomically(result.advisorFile, advisorText(*table), &error))
+                return makeError("compare.output", at(result.advisorFile), error);
+        }
+        results.push_back(std::move(result));
+    }
+    return results;
+}
+
+} // namespace probescope::compare::ptdbg

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ptdbg profile (docs/ptdbg-compare.md): every variant of ../shared/fixtures/legacy_ptdbg/*/expected/
+// reproduced from the call recorded in its cmd.txt (cells, fills, advisor), plus ptdbg's rules on
+// hand-made inputs where the fixtures leave them open.
+#include "compare/comparejob.h"
+#include "compare/csvwriter.h"
+#include "compare/ptdbg/ptdbgcompare.h"
+#include "compare/ptdbg/ptdbgrules.h"
+#include "compare/pytext.h"
+#include "session/session.h"
+#include "tempdir.h"
+#include "testconfig.h"
+#include "xlsxread.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+using namespace probescope;
+using namespace probescope::compare;
+namespace fs = std::filesystem;
+namespace ptdbg = probescope::compare::ptdbg;
+using probescope::testing::fixturesDir;
+using probescope::testing::readAll;
+using probescope::testing::TempDir;
+
+namespace {
+
+fs::path legacyDir()
+{
+    return fixturesDir() / "legacy_ptdbg";
+}
+
+/// One ptdbg call recorded in a cmd.txt, with its paths made absolute (cwd = the pair folder).
+struct RecordedCall
+{
+    bool distributed = false;
+    ptdbg::PtdbgInput input;
+    fs::path npuStep;
+    fs::path benchStep;
+    ptdbg::PtdbgOptions options;
+};
+
+std::optional<RecordedCall> readCmd(const fs::path& variant, const fs::path& pairDir)
+{
+    const std::string cmd = readAll(variant / "cmd.txt");
+    RecordedCall call;
+    auto quoted = [&](const std::string& key) -> std::string {
+        const std::regex re("'" + key + "'\\s*:\\s*'([^']*)'");
+        std::smatch m;
+        return std::regex_search(cmd, m, re) ? m[1].str() : std::string();
+    };
+    auto flag = [&](const std::string& key) {
+        const std::regex re(key + "\\s*=\\s*True");
+        return std::regex_search(cmd, re);
+    };
+    call.options.stackMode = flag("stack_mode");
+    call.options.fuzzy = flag("fuzzy_match");
+    if (const auto at = cmd.find("compare_distributed("); at != std::string::npos) {
+        call.distributed = true;
+        const std::regex str("['\"]([^'\"]*)['\"]");
+        std::vector<std::string> args;
+        const std::string rest = cmd.substr(at);
+        for (auto it = std::sregex_iterator(rest.begin(), rest.end(), str); it != std::sregex_iterator(); ++it)
+            args.push_back((*it)[1].str());
+        if (args.size() < 2)
+            return std::nullopt;
+        call.npuStep = pairDir / args[0];
+        call.benchStep = pairDir / args[1];
+        return call;
+    }
+    const std::string npu = quoted("npu_pkl_path");
+    const std::string bench = quoted("bench_pkl_path");
+    if (npu.empty() || bench.empty())
+        return std::nullopt;
+    call.input.npuPkl = pairDir / npu;
+    call.input.benchPkl = pairDir / bench;
+    if (const std::string d = quoted("npu_dump_data_dir"); !d.empty())
+        call.input.npuDataDir = pairDir / d;
+    if (const std::string d = quoted("bench_dump_data_dir"); !d.empty())
+        call.input.benchDataDir = pairDir / d;
+    return call;
+}
+
+std::optional<double> number(const std::string& s)
+{
+    if (s.empty())
+        return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v))
+        return std::nullopt;
+    return v;
+}
+
+/// Cells equal as text, or as numbers within 1e-9 relative (the xlsx keeps 16 significant digits).
+void expectSameCsv(const std::string& actual, const std::string& expected, const std::string& what)
+{
+    const auto a = parseCsv(actual);
+    const auto e = parseCsv(expected);
+    ASSERT_EQ(a.size(), e.size()) << what << ": row count (header included)";
+    for (std::size_t r = 0; r < e.size(); ++r) {
+        ASSERT_EQ(a[r].size(), e[r].size()) << what << ": cells of CSV line " << r + 1;
+        for (std::size_t c = 0; c < e[r].size(); ++c) {
+            const auto x = number(a[r][c]);
+            const auto y = number(e[r][c]);
+            if (x && y) {
+                EXPECT_LE(std::abs(*x - *y), 1e-9 * std::max(std::abs(*y), 1e-300))
+                    << what << ": line " << r + 1 << " column " << e[0][c] << ": " << a[r][c] << " vs " << e[r][c];
+            } else {
+                EXPECT_EQ(a[r][c], e[r][c]) << what << ": line " << r + 1 << " column " << e[0][c];
+            }
+        }
+    }
+}
+
+/// Row colours of ptdbg's workbook (its first column is filled like the rest of the row).
+std::vector<RowColor> fixtureFills(const fs::path& xlsx, std::size_t rows)
+{
+    std::vector<RowColor> colors(rows, RowColor::None);
+    const auto book = probescope::testing::xlsx::readXlsx(xlsx);
+    if (!book)
+        return {};
+    for (std::size_t r = 0; r < rows; ++r) {
+        const auto fill = book->fill(static_cast<unsigned>(r + 1), 0);
+        colors[r] = probescope::testing::xlsx::isRed(fill)  ? RowColor::Red
+            : probescope::testing::xlsx::isYellow(fill)    ? RowColor::Yellow
+                                                           : RowColor::None;
+    }
+    return colors;
+}
+
+std::string colorName(RowColor c)
+{
+    return c == RowColor::Red ? "red" : c == RowColor::Yellow ? "yellow" : "none";
+}
+
+/// The variants of the real fixtures and of tests/data/ptdbg (ptdbg's compare on hand-made dumps).
+std::vector<fs::path> variants()
+{
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const fs::path& root : { legacyDir(), probescope::testing::testDataDir() / "ptdbg" }) {
+        for (const auto& pair : fs::directory_iterator(root, ec)) {
+            if (!pair.is_directory())
+                continue;
+            for (const auto& v : fs::directory_iterator(pair.path() / "expected", ec))
+                out.push_back(v.path());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void writeFile(const fs::path& p, const std::string& text)
+{
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+/// A little-endian float32 .npy of a 1-d array.
+void writeNpy(const fs::path& p, const std::vector<float>& values)
+{
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
+    while ((10 + header.size() + 1) % 64 != 0)
+        header += ' ';
+    header += '\n';
+    std::string data = "\x93NUMPY";
+    data += '\x01';
+    data += '\x00';
+    data += static_cast<char>(header.size() & 0xff);
+    data += static_cast<char>(header.size() >> 8);
+    data += header;
+    data.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    writeFile(p, data);
+}
+
+tensor::Tensor floats(std::vector<float> v, std::vector<std::int64_t> shape = {})
+{
+    tensor::Tensor t;
+    t.dtype = tensor::DType::Float32;
+    t.shape = shape.empty() && v.size() != 1 ? std::vector<std::int64_t> { static_cast<std::int64_t>(v.size()) } : shape;
+    t.data.resize(v.size() * sizeof(float));
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+}
+
+} // namespace
+
+// ---- the real ptdbg 6.0 outputs ----
+
+TEST(PtdbgFixtures, EveryVariantCellForCell)
+{
+    const auto all = variants();
+    if (all.empty())
+        GTEST_SKIP() << "no fixtures at " << legacyDir();
+    for (const fs::path& variant : all) {
+        SCOPED_TRACE(variant.string());
+        const fs::path pairDir = variant.parent_path().parent_path();
+        const auto call = readCmd(variant, pairDir);
+        ASSERT_TRUE(call) << "cmd.txt not understood";
+        std::vector<ptdbg::RankPair> pairs;
+        if (call->distributed) {
+            auto planned = ptdbg::distributedPairs(call->npuStep, call->benchStep);
+            ASSERT_TRUE(planned) << planned.error().format();
+            pairs = *planned;
+        } else {
+            pairs.push_back({ "", call->input });
+        }
+        std::set<std::string> advisors;
+        std::map<std::string, std::shared_ptr<const CompareTable>> tables; // by suffix
+        for (const auto& pair : pairs) {
+            auto table = ptdbg::comparePkl(pair.input, call->options);
+            ASSERT_TRUE(table) << table.error().format();
+            advisors.insert(ptdbg::advisorText(**table));
+            tables[pair.suffix] = *table;
+        }
+        // Every compare_result*.csv of the variant (ptdbg's names, the timestamp stripped or not) is checked.
+        std::size_t checked = 0;
+        for (const auto& e : fs::directory_iterator(variant)) {
+            std::string name = e.path().filename().string();
+            if (name.rfind("compare_result", 0) != 0 || e.path().extension() != ".csv")
+                continue;
+            std::string suffix = name.substr(14, name.size() - 14 - 4);
+            if (std::regex_search(suffix, std::regex("_[0-9]{14}$")))
+                suffix.resize(suffix.size() - 15);
+            auto it = tables.find(suffix);
+            if (it == tables.end() && suffix.empty() && tables.size() == 1)
+                it = tables.begin();
+            ASSERT_NE(it, tables.end()) << name << " names no compared pair";
+            const CompareTable& table = *it->second;
+            ++checked;
+            expectSameCsv(tableCsv(table), readAll(e.path()), e.path().string());
+            fs::path xlsx = e.path();
+            xlsx.replace_extension(".xlsx");
+            const auto fills = fixtureFills(xlsx, table.rows.size());
+            ASSERT_EQ(fills.size(), table.rows.size()) << "cannot read " << xlsx;
+            for (std::size_t r = 0; r < fills.size(); ++r)
+                EXPECT_EQ(colorName(table.colors[r]), colorName(fills[r])) << xlsx << " row " << r;
+        }
+        EXPECT_GT(checked, 0u) << "no compare_result*.csv in the variant";
+        // compare_distributed can overwrite one rank's advisor file with another's: any pair's text will do.
+        if (fs::exists(variant / "advisor.txt")) {
+            EXPECT_TRUE(advisors.count(readAll(variant / "advisor.txt"))) << *advisors.begin();
+        }
+    }
+}
+
+TEST(PtdbgFixtures, Md5WithoutDataFoldersComparesInsteadOfCrashing)
+{
+    const fs::path pair = legacyDir() / "md5_mode";
+    if (!fs::exists(pair / "expected_errors/pkl_only/cmd.txt"))
+        GTEST_SKIP();
+    const auto call = readCmd(pair / "expected_errors/pkl_only", pair);
+    ASSERT_TRUE(call);
+    EXPECT_TRUE(call->input.npuDataDir.empty());
+    auto table = ptdbg::comparePkl(call->input, call->options);
+    ASSERT_TRUE(table) << table.error().format();
+    EXPECT_EQ((*table)->mode, CompareMode::Md5);
+    ASSERT_FALSE((*table)->diagnostics.empty());
+    EXPECT_EQ((*table)->diagnostics.front().id, "ptdbg.md5-pkl-only");
+    // The same table ptdbg writes for this pair when given the data folders.
+    expectSameCsv(tableCsv(**table), readAll(pair / "expected/plain/compare_result.csv"), "md5 pkl-only");
+}
+
+TEST(PtdbgFixtures, JobWritesCsvAdvisorAndXlsxWithoutReplacingFiles)
+{
+    const fs::path pair = legacyDir() / "all_mode";
+    if (!fs::exists(pair / "expected/plain/cmd.txt"))
+        GTEST_SKIP();
+    const auto call = readCmd(pair / "expected/plain", pair);
+    ASSERT_TRUE(call);
+    TempDir out;
+    ptdbg::PtdbgJobOptions options;
+    options.xlsx = true;
+    options.timestamp = "20240101000000";
+    auto first = ptdbg::runPtdbgJob({ { "", call->input } }, out.path(), options);
+    ASSERT_TRUE(first) << first.error().format();
+    auto second = ptdbg::runPtdbgJob({ { "", call->input } }, out.path(), options);
+    ASSERT_TRUE(second);
+    const auto& r1 = first->front();
+    const auto& r2 = second->front();
+    EXPECT_EQ(r1.csvFile.filename(), "compare_result_20240101000000.csv");
+    EXPECT_EQ(r2.csvFile.filename(), "compare_result_20240101000000_1.csv");
+    EXPECT_EQ(r2.advisorFile.filename(), "advisor_20240101000000_1.txt");
+    EXPECT_EQ(readAll(r1.advisorFile), readAll(pair / "expected/plain/advisor.txt"));
+    expectSameCsv(readAll(r1.csvFile), readAll(pair / "expected/plain/compare_result.csv"), "job csv");
+    // Our workbook carries the same fills as ptdbg's.
+    const auto ours = fixtureFills(r1.xlsxFile, r1.table->rows.size());
+    const auto theirs = fixtureFills(pair / "expected/plain/compare_result.xlsx", r1.table->rows.size());
+    ASSERT_FALSE(ours.empty());
+    EXPECT_EQ(ours, theirs);
+    // Placed on the call order, the culprit is the noisy gelu.
+    EXPECT_TRUE(r1.firstFailure.found);
+    EXPECT_EQ(r1.firstFailure.key, "Functional.gelu.0.forward");
+}
+
+TEST(PtdbgFixtures, ParsePrintsOneApiAsPtdbg)
+{
+    const fs::path pkl = legacyDir() / "all_mode/npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
+    if (!fs::exists(pkl))
+        GTEST_SKIP();
+    auto text = ptdbg::parsePkl(pkl, "Functional.gelu.0.forward");
+    ASSERT_TRUE(text) << text.error().format();
+    EXPECT_EQ(*text,
+              "\nStatistic Info:\n"
+              "  [Functional.gelu.0.forward.input.0][dtype: torch.float32][shape: [2, 8]][max: 0.20135369896888733]"
+              "[min: -0.4260558485984802][mean: -0.09273742139339447]\n"
+              "  [Functional.gelu.0.forward.output][dtype: torch.float32][shape: [2, 8]][max: 1.238542079925537]"
+              "[min: -1.3367526531219482][mean: 0.004778686910867691]\n");
+    auto none = ptdbg::parsePkl(pkl, "Functional.nothing");
+    ASSERT_TRUE(none);
+    EXPECT_EQ(*none, "");
+}
+
+// ---- ptdbg's rules on hand-made inputs ----
+
+TEST(PtdbgRules, FuzzyNamesDropTheCallIndexOnly)
+{
+    EXPECT_TRUE(ptdbg::fuzzyNameMatch("Functional.linear.1.forward.input.0", "Functional.linear.2.forward.input.0"));
+    EXPECT_FALSE(ptdbg::fuzzyNameMatch("Functional.linear.1.forward.input.0", "Functional.linear.2.forward.input.1"));
+    EXPECT_FALSE(ptdbg::fuzzyNameMatch("Functional.linear.1.forward.input.0", "Functional.relu.1.forward.input.0"));
+    EXPECT_TRUE(ptdbg::fuzzyNameMatch("Torch.log.0.backward.output.0", "Torch.log.3.backward.output.0"));
+    // Underscore names (ptdbg <= 5) have no dots to drop: only identical names match.
+    EXPECT_FALSE(ptdbg::fuzzyNameMatch("Functional_linear_1_forward_input.0", "Functional_linear_2_forward_input.0"));
+    EXPECT_FALSE(ptdbg::fuzzyNameMatch("Functional.linear.1.forward.input.0", "Functional.linear.1.backward.input.0"));
+}
+
+TEST(PtdbgRules, CheckAccuracyAsPtdbg)
+{
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::number(0.5), Cell::number(2)), "No");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::number(0.95), Cell::number(0.01)), "No");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::number(0.95), Cell::number(0.0005)), "Yes");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::number(1.0), Cell::number(1.5)), "No");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::text("unsupported"), Cell::number(0)), "Nan");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::text("Nan"), Cell::number(0)), "Nan");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::text("N/A"), Cell::text("N/A")), "No");
+    EXPECT_EQ(ptdbg::checkAccuracy(Cell::text("shape unmatched"), Cell::text("shape unmatched")), "Unmatched");
+}
+
+TEST(PtdbgMetrics, ZerosGetTheBenchTypesEpsilonInFloat32)
+{
+    // b == 0 gets float32's eps on both sides: the relative error of 1e-3 vs 0 is computed in float32.
+    const auto m = ptdbg::compareArrays(floats({ 1.0f, 1e-3f, 2.0f }), floats({ 1.0f, 0.0f, 2.0f }), false);
+    const double eps = 1.1920928955078125e-07;
+    const float n = 1e-3f + static_cast<float>(eps);
+    const float rel = (n - static_cast<float>(eps)) / static_cast<float>(eps);
+    EXPECT_EQ(m.maxRelativeErr, Cell::number(fmt12(rel)));
+    EXPECT_EQ(m.maxAbsErr, Cell::number(fmt12(static_cast<double>(n) - eps)));
+    EXPECT_EQ(m.oneThousandthErrRatio, Cell::number(fmt12(2.0 / 3.0)));
+    EXPECT_EQ(m.message, "");
+}
+
+TEST(PtdbgMetrics, SpecialCases)
+{
+    const double inf = std::numeric_limits<double>::infinity();
+    auto m = ptdbg::compareArrays(floats({ 1, static_cast<float>(inf) }), floats({ 1, 2 }), false);
+    EXPECT_EQ(m.cosine, Cell::text("N/A"));
+    EXPECT_EQ(m.message, "The position of inf or nan in NPU and bench Tensor do not match.");
+    m = ptdbg::compareArrays(floats({ 3 }, {}), floats({ 2 }, {}), false);
+    EXPECT_EQ(m.cosine, Cell::text("unsupported"));
+    EXPECT_EQ(m.maxAbsErr, Cell::number(1.0));
+    EXPECT_EQ(m.message, "This is type of scalar data, can not compare.");
+    m = ptdbg::compareArrays(floats({ 3 }, { 1 }), floats({ 2 }, { 1 }), true);
+    EXPECT_EQ(m.cosine, Cell::text("unsupported")); // one element: "This tensor is scalar." is overwritten
+    EXPECT_EQ(m.message, " Fuzzy matching data, the comparison accuracy may be affected.");
+    m = ptdbg::compareArrays(floats({ 1, 2 }), floats({ 1, 2, 3 }), false);
+    EXPECT_EQ(m.cosine, Cell::text("shape unmatched"));
+    m = ptdbg::compareArrays(floats({}, { 0 }), floats({}, { 0 }), false);
+    EXPECT_EQ(m.maxAbsErr, Cell::integer(0));
+    EXPECT_EQ(m.message, "This is empty data, can not compare.");
+}
+
+namespace {
+
+std::string row(const std::string& name, const std::string& shape, double max)
+{
+    const std::string s = pyFloatRepr(max);
+    return "[\"" + name + "\", 0, [], \"torch.float32\", " + shape + ", [" + s + ", " + s + ", " + s + ", " + s + "]]\n";
+}
+
+} // namespace
+
+TEST(PtdbgMatching, AnIndexShiftIsRecoveredOnlyByFuzzyMatching)
+{
+    TempDir dir;
+    // The NPU run called linear once more before the compared part, so every later index is one higher.
+    writeFile(dir.path() / "npu.pkl", row("Functional.linear.1.forward.input.0", "[2]", 1) +
+                                          row("Functional.linear.1.forward.output", "[2]", 2) +
+                                          row("Functional.relu.0.forward.input.0", "[2]", 2) +
+                                          row("Functional.relu.0.forward.output", "[2]", 2));
+    writeFile(dir.path() / "bench.pkl", row("Functional.linear.0.forward.input.0", "[2]", 1) +
+                                            row("Functional.linear.0.forward.output", "[2]", 2) +
+                                            row("Functional.relu.0.forward.input.0", "[2]", 2) +
+                                            row("Functional.relu.0.forward.output", "[2]", 2));
+    ptdbg::PtdbgInput input { dir.path() / "npu.pkl", dir.path() / "bench.pkl", {}, {} };
+    auto exact = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(exact);
+    ASSERT_EQ((*exact)->rows.size(), 4u);
+    EXPECT_EQ(excelText((*exact)->rows[0][1]), "Nan"); // linear.1 has no bench
+    EXPECT_FALSE((*exact)->matched[0]);
+    EXPECT_EQ(excelText((*exact)->rows[0][19]), "No bench data matched.");
+    ptdbg::PtdbgOptions fuzzy;
+    fuzzy.fuzzy = true;
+    auto recovered = ptdbg::comparePkl(input, fuzzy);
+    ASSERT_TRUE(recovered);
+    ASSERT_EQ((*recovered)->rows.size(), 4u);
+    EXPECT_EQ(excelText((*recovered)->rows[0][1]), "Functional.linear.0.forward.input.0");
+    EXPECT_TRUE((*recovered)->matched[0]);
+    EXPECT_EQ(excelText((*recovered)->rows[0][6]), "0"); // Max diff
+}
+
+TEST(PtdbgMatching, StackModeEndsApisAtTheirStackRow)
+{
+    TempDir dir;
+    const std::string stack = "[\"Functional.relu.0.forward.stack_info\", [[\"/x/a.py\", \"3\", \"f\", \"y = relu(x)\"]]]\n";
+    const std::string body = row("Functional.relu.0.forward.input.0", "[2]", 1) +
+        row("Functional.relu.0.forward.output", "[2]", 1) + stack;
+    writeFile(dir.path() / "npu.pkl", body);
+    writeFile(dir.path() / "bench.pkl", body);
+    ptdbg::PtdbgInput input { dir.path() / "npu.pkl", dir.path() / "bench.pkl", {}, {} };
+    ptdbg::PtdbgOptions options;
+    options.stackMode = true;
+    auto table = ptdbg::comparePkl(input, options);
+    ASSERT_TRUE(table) << table.error().format();
+    ASSERT_EQ((*table)->header.back(), "NPU_Stack_Info");
+    ASSERT_EQ((*table)->rows.size(), 2u);
+    EXPECT_EQ(excelText((*table)->rows[0].back()), "[['/x/a.py', '3', 'f', 'y = relu(x)']]");
+    EXPECT_EQ(excelText((*table)->rows[1].back()), "None");
+    // ptdbg's check_pkl_file: an api_stack dump needs -s, a plain one refuses it, and the two sides must agree.
+    auto plain = ptdbg::comparePkl(input, {});
+    ASSERT_FALSE(plain);
+    EXPECT_EQ(plain.error().id, "compare.option");
+    EXPECT_NE(plain.error().message.find("please turn on the stack_mode"), std::string::npos);
+    writeFile(dir.path() / "bench.pkl", row("Functional.relu.0.forward.input.0", "[2]", 1)
+                                            + row("Functional.relu.0.forward.output", "[2]", 1));
+    auto mixed = ptdbg::comparePkl(input, options);
+    ASSERT_FALSE(mixed);
+    EXPECT_NE(mixed.error().message.find("dump mode of the two files is not same"), std::string::npos);
+    writeFile(dir.path() / "npu.pkl", row("Functional.relu.0.forward.input.0", "[2]", 1)
+                                          + row("Functional.relu.0.forward.output", "[2]", 1));
+    auto refused = ptdbg::comparePkl(input, options);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("please turn off the stack_mode"), std::string::npos);
+}
+
+TEST(PtdbgMatching, RealDataReadsTheNpyOfEachRow)
+{
+    TempDir dir;
+    writeFile(dir.path() / "npu/dump.pkl", row("Torch.add.0.forward.input.0", "[3]", 1) + row("Torch.add.0.forward.output", "[3]", 9));
+    writeFile(dir.path() / "bench/dump.pkl", row("Torch.add.0.forward.input.0", "[3]", 1) + row("Torch.add.0.forward.output", "[3]", 1));
+    writeNpy(dir.path() / "npu/dump/Torch.add.0.forward.input.0.npy", { 1, 2, 3 });
+    writeNpy(dir.path() / "bench/dump/Torch.add.0.forward.input.0.npy", { 1, 2, 3 });
+    writeNpy(dir.path() / "npu/dump/Torch.add.0.forward.output.npy", { -1, -2, -3 });
+    writeNpy(dir.path() / "bench/dump/Torch.add.0.forward.output.npy", { 1, 2, 3 });
+    ptdbg::PtdbgInput input { dir.path() / "npu/dump.pkl", dir.path() / "bench/dump.pkl", dir.path() / "npu/dump",
+                              dir.path() / "bench/dump" };
+    auto table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table) << table.error().format();
+    ASSERT_EQ((*table)->rows.size(), 2u);
+    EXPECT_EQ(excelText((*table)->rows[0][19]), "Yes");
+    EXPECT_EQ(excelText((*table)->rows[1][6]), "-1");
+    EXPECT_EQ(excelText((*table)->rows[1][7]), "6");
+    EXPECT_EQ(excelText((*table)->rows[1][19]), "No");
+    // The input rows match (One Thousandth Err Ratio 1) and the output row does not (0): ptdbg colours it red.
+    EXPECT_EQ((*table)->colors[1], RowColor::Red);
+    EXPECT_EQ(ptdbg::advisorText(**table),
+              "Line: 1\nSuspect Nodes: Torch.add.0.forward.output\nExpert Advice: This is a forward API computation "
+              "error. Check the computation implementation.\n");
+    // A missing .npy is reported on its row, not as a crash.
+    fs::remove(dir.path() / "bench/dump/Torch.add.0.forward.output.npy");
+    table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table);
+    EXPECT_NE(excelText((*table)->rows[1][20]).find("not found"), std::string::npos);
+    EXPECT_EQ(excelText((*table)->rows[1][19]), "Nan");
+}
+
+TEST(PtdbgInputs, BadRowsNameFileAndLine)
+{
+    TempDir dir;
+    writeFile(dir.path() / "npu.pkl", row("Torch.add.0.forward.input.0", "[3]", 1) + "[\"Torch.add.0.forward.output\", 0, [], \"torch.float32\"]\n");
+    writeFile(dir.path() / "bench.pkl", row("Torch.add.0.forward.input.0", "[3]", 1) + "{not json\n");
+    ptdbg::PtdbgInput input { dir.path() / "npu.pkl", dir.path() / "bench.pkl", {}, {} };
+    auto table = ptdbg::comparePkl(input, {});
+    ASSERT_FALSE(table);
+    EXPECT_EQ(table.error().id, "ptdbg.row");
+    EXPECT_EQ(table.error().location.line, 2u);
+    EXPECT_NE(table.error().location.file.find("bench.pkl"), std::string::npos);
+    writeFile(dir.path() / "bench.pkl", row("Torch.add.0.forward.input.0", "[3]", 1) + row("Torch.add.0.forward.output", "[3]", 1));
+    table = ptdbg::comparePkl(input, {});
+    ASSERT_FALSE(table);
+    EXPECT_EQ(table.error().id, "ptdbg.row");
+    EXPECT_EQ(table.error().location.line, 2u);
+    EXPECT_NE(table.error().message.find("4 elements"), std::string::npos) << table.error().message;
+}
+
+TEST(PtdbgInputs, CompareJsonAndRankPairs)
+{
+    TempDir dir;
+    writeFile(dir.path() / "c.json", R"({"npu_pkl_path": "a.pkl", "bench_pkl_path": "b.pkl", "npu_dump_data_dir": "a"})");
+    ASSERT_TRUE(ptdbg::isPtdbgCompareJson(dir.path() / "c.json"));
+    auto input = ptdbg::readPtdbgCompareJson(dir.path() / "c.json");
+    ASSERT_TRUE(input);
+    EXPECT_EQ(input->npuPkl, "a.pkl");
+    EXPECT_EQ(input->npuDataDir, "a");
+    EXPECT_TRUE(input->benchDataDir.empty());
+    writeFile(dir.path() / "m.json", R"({"npu_path": "a", "bench_path": "b"})");
+    EXPECT_FALSE(ptdbg::isPtdbgCompareJson(dir.path() / "m.json"));
+    EXPECT_FALSE(ptdbg::readPtdbgCompareJson(dir.path() / "m.json"));
+
+    for (const char* side : { "npu", "bench" }) {
+        for (const char* rank : { "rank2", "rank10" }) {
+            writeFile(dir.path() / side / rank / "dump.pkl", row("Torch.add.0.forward.input.0", "[3]", 1));
+            fs::create_directories(dir.path() / side / rank / "dump");
+        }
+    }
+    auto pairs = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
+    ASSERT_TRUE(pairs) << pairs.error().format();
+    ASSERT_EQ(pairs->size(), 2u);
+    EXPECT_EQ((*pairs)[0].suffix, "_rank10-rank10"); // sorted as text, as Python sorts the names
+    EXPECT_EQ((*pairs)[1].input.npuDataDir, dir.path() / "npu/rank2/dump");
+    writeFile(dir.path() / "npu/notes.txt", "x");
+    auto refused = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("notes.txt"), std::string::npos);
+}
+
+// ---- legacy dumps in the msprobe profiles and the GUI's core path ----
+
+TEST(PtdbgLegacy, SessionComparesA60DumpWithMsprobeRulesAndFindsTheGelu)
+{
+    const fs::path pair = legacyDir() / "all_mode";
+    if (!fs::exists(pair / "npu"))
+        GTEST_SKIP();
+    auto plan = session::planSession(pair / "npu", pair / "bench");
+    ASSERT_TRUE(plan) << plan.error().format();
+    ASSERT_EQ(plan->pairs.size(), 1u);
+    auto analysis = session::analysePair(plan->pairs[0], {});
+    ASSERT_TRUE(analysis) << analysis.error().format();
+    EXPECT_EQ((*analysis)->table->mode, CompareMode::RealData);
+    EXPECT_TRUE((*analysis)->firstFailure.found) << (*analysis)->firstFailure.summary;
+    EXPECT_EQ((*analysis)->firstFailure.key, "Functional.gelu.0.forward");
+    // The tree comes from call order: the gelu ran sixth.
+    EXPECT_EQ((*analysis)->firstFailure.executionIndex, 5u);
+
+    // ptdbg's input_param opens the same pair (paths relative to the current folder, as ptdbg reads them).
+    TempDir dir;
+    const fs::path rank = "ptdbg_dump_v6.0/step0/rank0/dump.pkl";
+    writeFile(dir.path() / "compare.json", "{\"npu_pkl_path\": \"" + (pair / "npu" / rank).string()
+                                               + "\", \"bench_pkl_path\": \"" + (pair / "bench" / rank).string() + "\"}");
+    auto fromJson = session::planSession(dir.path() / "compare.json", {});
+    ASSERT_TRUE(fromJson) << fromJson.error().format();
+    ASSERT_EQ(fromJson->pairs.size(), 1u);
+    EXPECT_EQ(fromJson->pairs[0].npu.dumpFile, pair / "npu" / rank);
+}
+
+TEST(PtdbgLegacy, UnderscoreNamedDumpsCompareWithMsprobeRules)
+{
+    const fs::path dir = probescope::testing::testDataDir() / "legacy/tensor/ptdbg_dump_v4.0";
+    TempDir out;
+    CompareInput input { dir, dir, std::nullopt };
+    JobOptions options;
+    options.timestamp = "20240101000000";
+    auto results = runCompareJob(input, out.path(), options);
+    ASSERT_TRUE(results) << results.error().format();
+    ASSERT_EQ(results->size(), 1u);
+    const auto& table = *results->front().table;
+    ASSERT_FALSE(table.rows.empty());
+    EXPECT_EQ(results->front().suffix, "_rank0-rank0");
+    // Every tensor of a dump compared with itself is found and equal.
+    const int accuracy = table.column("Accuracy Reached or Not");
+    ASSERT_GE(accuracy, 0);
+    std::size_t yes = 0;
+    for (const auto& row : table.rows)
+        yes += excelText(row[static_cast<std::size_t>(accuracy)]) == "Yes";
+    EXPECT_EQ(yes, 11u);
+    EXPECT_EQ(excelText(table.rows[0][0]), "Functional_conv2d_0_forward_input.0");
+    EXPECT_FALSE(results->front().firstFailure.found);
+}
+
+TEST(PtdbgFixtures, ThreadCountNeverChangesTheTable)
+{
+    const fs::path pair = legacyDir() / "all_mode";
+    if (!fs::exists(pair / "expected/plain/cmd.txt"))
+        GTEST_SKIP();
+    auto call = readCmd(pair / "expected/plain", pair);
+    ASSERT_TRUE(call);
+    call->options.threads = 1;
+    auto one = ptdbg::comparePkl(call->input, call->options);
+    call->options.threads = 5;
+    auto five = ptdbg::comparePkl(call->input, call->options);
+    ASSERT_TRUE(one && five);
+    EXPECT_EQ((*one)->rows, (*five)->rows);
+    EXPECT_EQ((*one)->colors, (*five)->colors);
+}
