@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compare/kernels.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <memory>
@@ -26,10 +27,12 @@ namespace {
 // np.finfo(float).eps: msprobe 1.2.2 adds this float64 constant whatever the array's dtype.
 constexpr double kFloatEps = 2.220446049250313e-16;
 
+std::atomic<bool> g_forceGeneric { false };
+
 bool haveAvx2()
 {
     static const bool avx2 = __builtin_cpu_supports("avx2");
-    return avx2;
+    return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
 }
 
 int floatRank(DType t)
@@ -85,6 +88,16 @@ void addTo(Sum& total, double& comp, const Sum& part)
 }
 
 } // namespace
+
+void forceGenericKernels(bool generic)
+{
+    g_forceGeneric = generic;
+}
+
+bool usingAvx2Kernels()
+{
+    return haveAvx2();
+}
 
 RelErrRule ruleMsprobe12(DType npu, DType bench)
 {

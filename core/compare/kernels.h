@@ -105,6 +105,11 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
 void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, double& dot, double& npuSq,
                double& benchSq, double& diffSq);
 
+/// Tests and benchmarks: run the baseline x86-64 build of the kernels even where AVX2 is there.
+void forceGenericKernels(bool generic);
+/// True when the AVX2 build of the kernels runs.
+bool usingAvx2Kernels();
+
 /// Widens `count` elements of `dtype` to float64 (bool as 0/1, float16/bfloat16 exactly), in bulk.
 void toFloat64(tensor::DType dtype, const std::byte* source, std::size_t count, double* out);
 

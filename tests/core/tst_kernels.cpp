@@ -208,6 +208,26 @@ TEST(MetricKernels, ResultsDoNotDependOnThreadCount)
     }
 }
 
+TEST(MetricKernels, GenericAndAvx2BuildsGiveTheSameBits)
+{
+    const std::size_t n = kernels::kChunkElements + 1001;
+    std::vector<double> nv, bv;
+    randomPair(n, 5, nv, bv);
+    for (const DType dtype : { DType::Float32, DType::Float16, DType::Float64 }) {
+        SCOPED_TRACE(tensor::torchName(dtype));
+        const Tensor a = makeTensor(dtype, nv);
+        const Tensor b = makeTensor(dtype, bv);
+        const auto rule = kernels::ruleMsprobe12(dtype, dtype);
+        SerialSplitter serial;
+        const auto best = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+        kernels::forceGenericKernels(true);
+        EXPECT_FALSE(kernels::usingAvx2Kernels());
+        const auto generic = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+        kernels::forceGenericKernels(false);
+        expectSameBits(generic, best);
+    }
+}
+
 TEST(MetricKernels, SplitJobsRunOnEveryThreadAndInOrder)
 {
     // Three jobs, the second splits into 50 parts: every part runs once, whatever thread takes it.
