@@ -31,7 +31,7 @@ std::atomic<bool> g_forceGeneric { false };
 
 bool haveAvx2()
 {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
     return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
 }
 

@@ -1287,6 +1287,10 @@ Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buf
             stream.m_memory = buffer.reserve(0) + layout->dataStart();
         } else {
             stream.m_dataOffset = layout->dataStart();
+            // The elements will be read front to back: let the kernel read ahead, from a cold disk too, while
+            // the first chunks are being computed.
+            ::posix_fadvise(stream.m_fd, static_cast<off_t>(stream.m_dataOffset),
+                            static_cast<off_t>(layout->outBytes), POSIX_FADV_WILLNEED);
         }
     } catch (const std::bad_alloc&) {
         return toDiagnostic(path, corrupt("out of memory while reading the file"));

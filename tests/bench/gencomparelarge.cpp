@@ -302,8 +302,8 @@ int main(int argc, char** argv)
     std::vector<std::pair<std::string, std::vector<Spec>>> apis;
     if (kind == "real") {
         const std::vector<std::vector<std::int64_t>> shapes = {
-            { 8, 128, 384 }, { 384, 384 }, { 8, 128, 1536 }, { 8, 128, 384 }, { 1536, 384 }, { 8, 128, 96 },
-            { 8, 128, 384 }, { 384, 1536 }, { 8, 12, 128, 32 }, { 8, 128, 384 }, { 8, 128, 100 },
+            { 8, 128, 384 }, { 384, 384 }, { 8, 128, 1536 }, { 8, 128, 384 }, { 384, 768 }, { 8, 128, 96 },
+            { 8, 128, 384 }, { 8, 128, 192 }, { 8, 12, 128, 32 }, { 8, 128, 384 }, { 8, 128, 100 },
         };
         const auto count = static_cast<int>(352 * scale);
         for (int e = 0; e < count; ++e) {
