@@ -153,6 +153,11 @@ int main(int argc, char** argv)
     std::printf("pair %s: %zu .pt files, %.3f GB of .pt (both sides)\n", pair.string().c_str(), files.size(),
                 static_cast<double>(bytes) / 1e9);
     std::printf("limits: page-cache read() %.2f GB/s (1 thread), memory read %.2f GB/s (1 thread)\n", cacheSpeed, memSpeed);
+    // Wall times mean little on a shared machine: the load average says how shared it was.
+    std::ifstream load("/proc/loadavg");
+    std::string loadavg;
+    std::getline(load, loadavg);
+    std::printf("load average at start: %s\n", loadavg.c_str());
     const fs::path out = fs::temp_directory_path() / ("benchcomparelarge-out-" + std::to_string(::getpid()));
     int failures = 0;
     for (const bool coldCache : { false, true }) {
@@ -178,9 +183,11 @@ int main(int argc, char** argv)
             }
             if (best.wall > 1e29)
                 continue;
-            std::printf("%s cache, %u thread%s: best of %d wall %.3f s, %.2f GB/s of .pt, CPU %.3f s, peak RSS %.1f MiB\n",
-                        coldCache ? "cold" : "warm", threads, threads > 1 ? "s" : " ", repeat, best.wall,
-                        static_cast<double>(bytes) / 1e9 / best.wall, best.cpu, rss);
+            const double gb = static_cast<double>(bytes) / 1e9;
+            std::printf("%s cache, %u thread%s: best of %d wall %.3f s, %.2f GB/s of .pt, CPU %.3f s (%.2f GB per CPU second), "
+                        "peak RSS %.1f MiB\n",
+                        coldCache ? "cold" : "warm", threads, threads > 1 ? "s" : " ", repeat, best.wall, gb / best.wall,
+                        best.cpu, gb / best.cpu, rss);
         }
     }
     fs::remove_all(out);
