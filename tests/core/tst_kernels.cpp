@@ -14,7 +14,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -248,6 +252,32 @@ TEST(MetricKernels, SplitJobsRunOnEveryThreadAndInOrder)
     EXPECT_TRUE(done);
     EXPECT_EQ(jobs, std::vector<int>(3, 1));
     EXPECT_EQ(ran, std::vector<int>(50, 1));
+}
+
+TEST(MetricKernels, AnIdleThreadHelpsWithALargeJob)
+{
+    // One job, two threads: part 0 (run by the job's own thread) waits until some part has run on the
+    // other thread, which happens only if the splitter hands parts to idle threads. Fails after 20 s
+    // rather than hanging.
+    std::mutex mutex;
+    std::condition_variable helped;
+    std::thread::id owner;
+    bool otherThreadRan = false;
+    bool timedOut = false;
+    parallelForSplittable(1, 2, [&](std::size_t, Splitter& splitter) {
+        owner = std::this_thread::get_id();
+        splitter.run(8, [&](std::size_t k) {
+            std::unique_lock lock(mutex);
+            if (std::this_thread::get_id() != owner) {
+                otherThreadRan = true;
+                helped.notify_all();
+            } else if (k == 0) {
+                timedOut = !helped.wait_for(lock, std::chrono::seconds(20), [&] { return otherThreadRan; });
+            }
+        });
+    });
+    EXPECT_TRUE(otherThreadRan);
+    EXPECT_FALSE(timedOut);
 }
 
 TEST(MetricKernels, FileOperandsStreamLikeMemory)
