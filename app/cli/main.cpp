@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
+#include "runutplugin.h" // run-ut's LibTorch replay, loaded on demand
 #include "compare/comparejob.h"
 #include "compare/highlight.h"
 #include "dump/dumplayout.h"
@@ -8,7 +9,9 @@
 #include "runut/precisioncompare.h"
 #include "runut/runner.h"
 #include "tree/constructtree.h"
-#include "runutplugin.h"
+#ifdef PROBESCOPE_HAVE_RUNUTTORCH
+#include "runuttorch/torchreplayer.h"
+#endif
 
 #include <unistd.h>
 
