@@ -4,6 +4,9 @@
 #include "compare/kernels.h"
 #include "tensor/ptnative.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -674,6 +677,29 @@ std::optional<tensor::PtStream> openChecked(const std::filesystem::path& dir, co
     return std::move(opened).value();
 }
 
+/// Starts reading a file into the page cache without waiting for it (read-ahead of the next row).
+void prefetchFile(const std::filesystem::path& dir, const std::string& name)
+{
+    if (!acceptableDataName(name))
+        return;
+    const auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
+    if (!resolved)
+        return;
+    const int fd = ::open(resolved->path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+    ::close(fd);
+}
+
+void prefetchRow(const RealDataRow& row)
+{
+    if (row.dataNameCell == "-1" || row.benchDataName.empty())
+        return;
+    prefetchFile(row.npuTensorDir, row.npuName + ".pt");
+    prefetchFile(row.benchTensorDir, row.benchDataName);
+}
+
 Side sideOf(const tensor::PtStream& stream)
 {
     Side side;
@@ -695,7 +721,7 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row)
     return compareRealDataRow(row, serial);
 }
 
-RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter)
+RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, const RealDataRow* next)
 {
     // Two read buffers per thread, reused from row to row (small files are read whole into them).
     thread_local tensor::ReadBuffer npuBuffer;
@@ -719,6 +745,8 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter)
             if (npuTensor && benchTensor)
                 computed = compareTensors(*npuTensor, *benchTensor);
         } else if (npu && bench) {
+            if (next && (!npu->memory() || !bench->memory()))
+                prefetchRow(*next);
             computed = streamedMetrics(sideOf(*npu), sideOf(*bench), splitter);
         }
         m = computed ? std::move(*computed) : failed(kUnsupported, "Dump file: " + row.dataNameCell + " not found.");
