@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
+#include "runutplugin.h" // run-ut's LibTorch replay, loaded on demand
 #include "compare/comparejob.h"
 #include "compare/highlight.h"
 #include "compare/msprobe26/diffanalyze.h"
@@ -622,13 +623,22 @@ int runRunUt(int argc, char** argv)
         return usageError("run-ut needs -api_info DUMP_JSON");
 
 #ifdef PROBESCOPE_HAVE_RUNUTTORCH
+    // LibTorch is loaded here, on demand, so that no other command pays for it.
+    std::string pluginError;
+    const cli::RunUtPlugin* plugin = cli::loadRunUtPlugin(pluginError);
+    if (!plugin) {
+        std::cerr << "probescope-cli: " << pluginError << "\n";
+        return kExitInputError;
+    }
     const runut::ReplayOptions replayOptions = options.replay;
-    if (replayOptions.device != "cpu" && !runuttorch::cudaAvailable()) {
+    if (replayOptions.device != "cpu" && !plugin->cudaAvailable()) {
         std::cerr << "probescope-cli: device " << replayOptions.device << " is not available (this LibTorch has no CUDA "
                   << "device); use -d cpu\n";
         return kExitInputError;
     }
-    const runut::ReplayerFactory factory = [replayOptions] { return runuttorch::makeTorchReplayer(replayOptions); };
+    const runut::ReplayerFactory factory = [replayOptions, plugin] {
+        return std::unique_ptr<runut::Replayer>(plugin->makeReplayer(&replayOptions));
+    };
 #else
     std::cerr << "probescope-cli: this build has no LibTorch replay (ProbeScope::runuttorch); run-ut is unavailable\n";
     return kExitInputError;

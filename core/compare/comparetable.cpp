@@ -7,6 +7,7 @@
 #include "compare/pytext.h"
 #include "compare/realdata.h"
 #include "util/parallel.h"
+#include "util/workgroup.h"
 
 #include <cmath>
 #include <iterator>
@@ -363,9 +364,11 @@ public:
     std::vector<Job>& jobs() { return m_jobs; }
 
     /// Fills one deferred row: the five metrics (columns 6-10), Accuracy (19) and Err_message (20).
-    static void finish(CompareTable& table, const Job& job)
+    static void finish(CompareTable& table, const Job& job, Splitter& splitter, const Job* next = nullptr)
     {
-        const RealDataMetrics metrics = job.npyNpu ? compareNpyRow(job.input) : compareRealDataRow(job.input);
+        const RealDataMetrics metrics = job.npyNpu
+            ? compareNpyRow(job.input)
+            : compareRealDataRow(job.input, splitter, next && !next->npyNpu ? &next->input : nullptr);
         auto& cells = table.rows[job.row];
         cells[6] = metrics.cosine;
         cells[7] = metrics.maxAbsErr;
@@ -593,10 +596,13 @@ Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareT
     const auto& jobs = builder.jobs();
     if (options.layoutReady)
         options.layoutReady(*table);
-    const bool completed = parallelFor(
+    // A large tensor pair is split into chunks that idle threads take (workgroup.h).
+    const bool completed = parallelForSplittable(
         jobs.size(), options.threads,
-        [&](std::size_t i) {
-            TableBuilder::finish(*table, jobs[i]);
+        [&](std::size_t i, Splitter& splitter) {
+            // The row this thread is likely to take next is read ahead while this one is computed.
+            const std::size_t ahead = i + splitter.threads();
+            TableBuilder::finish(*table, jobs[i], splitter, ahead < jobs.size() ? &jobs[ahead] : nullptr);
             if (options.rowReady)
                 options.rowReady(jobs[i].row, table->rows[jobs[i].row]);
         },

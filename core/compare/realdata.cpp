@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compare/realdata.h"
 
+#include "compare/kernels.h"
+#include "tensor/ptnative.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -296,20 +302,6 @@ double addFloatEps(DType t, double x)
     }
 }
 
-/// The thresholds a float32/float16 array is compared with (numpy 1.x rounds the Python float first).
-double thresholdIn(DType t, double threshold)
-{
-    switch (t) {
-    case DType::Float16:
-        // np.float16(0.001), np.float16(0.005): numpy converts double → half directly, so no float step.
-        return threshold == 0.001 ? 0.0010004043579101562 : 0.005001068115234375;
-    case DType::Float32:
-        return static_cast<float>(threshold);
-    default:
-        return threshold;
-    }
-}
-
 std::int64_t rawInt(const Tensor& t, std::int64_t i)
 {
     const std::byte* p = t.data.data() + static_cast<std::size_t>(i) * tensor::dtypeSize(t.dtype);
@@ -362,32 +354,6 @@ void maxWithNan(double& acc, double x)
         return;
     if (std::isnan(x) || x > acc)
         acc = x;
-}
-
-/**
- * Dot product for the cosine. numpy calls BLAS ddot, whose blocked partial sums (and FMA use) depend on
- * the CPU kernel, so bit-identity is out of reach. A Neumaier-compensated sum of the rounded products is
- * more accurate than any of those orders (error about one rounding of the result plus u·Σ|xy|), which is
- * far below what the 12-decimal rounding of the cosine can show. A non-finite result is recomputed with a
- * plain sum so that overflow gives inf (as BLAS does) instead of the NaN the compensation would produce.
- */
-double accurateDot(const std::vector<double>& x, const std::vector<double>& y)
-{
-    double sum = 0;
-    double compensation = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double p = x[i] * y[i];
-        const double t = sum + p;
-        compensation += std::fabs(sum) >= std::fabs(p) ? (sum - t) + p : (p - t) + sum;
-        sum = t;
-    }
-    const double result = sum + compensation;
-    if (std::isfinite(result))
-        return result;
-    double plain = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        plain += x[i] * y[i];
-    return plain;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,86 +431,79 @@ double maxAbsErrZeroD(const Array& npu, const Array& bench, std::size_t count)
 
 } // namespace
 
-RealDataMetrics compareTensors(const tensor::Tensor& npuTensor, const tensor::Tensor& benchTensor)
-{
-    std::optional<Array> npuArray = toArray(npuTensor);
-    std::optional<Array> benchArray = toArray(benchTensor);
-    if (!npuArray || !benchArray) // only a hand-built tensor can disagree with its own shape
-        return failed(kUnsupported, kMsgUnreadable);
-    Array& npu = *npuArray;
-    Array& bench = *benchArray;
+namespace {
 
-    if (npu.values.empty()) {
-        RealDataMetrics m;
+/// One side of a pair as the kernels read it: its type and shape, and where its elements are.
+struct Side
+{
+    DType dtype = DType::Float32; ///< as stored (bfloat16 not yet widened)
+    const std::vector<std::int64_t>* shape = nullptr;
+    std::int64_t numel = 0;
+    kernels::Operand operand;
+};
+
+Side sideOf(const Tensor& t)
+{
+    Side side;
+    side.dtype = t.dtype;
+    side.shape = &t.shape;
+    side.numel = t.numel();
+    side.operand.dtype = t.dtype;
+    side.operand.memory = t.data.data();
+    return side;
+}
+
+DType loadedType(DType t)
+{
+    return t == DType::BFloat16 ? DType::Float32 : t; // exact: bf16 is a truncated float32
+}
+
+/**
+ * A.6 steps 2.4-4 for a pair whose NPU side is not 0-d, in one streamed pass (kernels.h). nullopt when a
+ * file could not be read to its end. The order of checks and messages is the one of the element-wise
+ * version this replaced: emptiness, shape, inf/nan positions, dtype, then Cosine, MaxAbsErr, MaxRelErr.
+ */
+std::optional<RealDataMetrics> streamedMetrics(const Side& npu, const Side& bench, Splitter& splitter)
+{
+    RealDataMetrics m;
+    if (npu.numel == 0) {
         fillAll(m, Cell::integer(0));
         m.message = kMsgEmpty;
         return m;
     }
+    if (*npu.shape != *bench.shape)
+        return failed(kShapeUnmatched, kMsgShape);
 
-    RealDataMetrics m;
-    if (npu.zeroD) {
-        // msprobe skips the shape, inf/nan and dtype steps for a 0-d NPU array.
-        m.message = kMsgZeroD;
-    } else {
-        if (npuTensor.shape != benchTensor.shape)
-            return failed(kShapeUnmatched, kMsgShape);
-        bool anyInvalid = false;
-        bool masksDiffer = false;
-        for (std::size_t i = 0; i < npu.values.size(); ++i) {
-            const double a = npu.values[i];
-            const double b = bench.values[i];
-            anyInvalid = anyInvalid || !std::isfinite(a) || !std::isfinite(b);
-            masksDiffer = masksDiffer || std::isinf(a) != std::isinf(b) || std::isnan(a) != std::isnan(b);
-        }
-        if (anyInvalid && masksDiffer)
-            return failed(kNotAvailable, kMsgInfNan);
-        if (anyInvalid) {
-            // Same positions: msprobe zeroes them in both arrays (the signs of infinities are not compared).
-            for (std::size_t i = 0; i < npu.values.size(); ++i) {
-                if (!std::isfinite(npu.values[i])) {
-                    npu.values[i] = 0;
-                    bench.values[i] = 0;
-                }
-            }
-        }
-        if (npu.dtype != bench.dtype)
-            m.message = kMsgDtype;
-    }
+    const auto count = static_cast<std::uint64_t>(npu.numel);
+    const kernels::RelErrRule rule = kernels::ruleMsprobe12(npu.dtype, bench.dtype);
+    const kernels::PairStats stats = kernels::pairStats(npu.operand, bench.operand, count, rule, false, splitter);
+    if (stats.ioFailed)
+        return std::nullopt;
+    if (stats.anyInvalid && stats.masksDiffer)
+        return failed(kNotAvailable, kMsgInfNan);
+    if (loadedType(npu.dtype) != loadedType(bench.dtype))
+        m.message = kMsgDtype;
 
-    // A 0-d NPU array broadcasts against whatever the bench holds (msprobe itself raises there).
-    const std::size_t count = npu.zeroD ? bench.values.size() : npu.values.size();
-
-    // Relative-error array (A.6 step 3).
-    DType nt = npu.dtype;
-    DType bt = bench.dtype;
-    if (!tensor::isFloating(bt))
-        nt = bt = DType::Float64;
-    else if (!tensor::isFloating(nt))
-        nt = DType::Float64; // numpy refuses to add eps in place to an integer array; widen instead
-    const DType reType = promoteTypes(nt, bt);
-    std::vector<double> re(count);
-    double maxRelative = count == 0 ? kNan : -std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < count; ++i) {
-        double n = npu.values[at(npu, i)];
-        double b = bench.values[i];
-        if (b == 0) {
-            b = addFloatEps(bt, b);
-            n = addFloatEps(nt, n);
-        }
-        re[i] = std::fabs(divIn(reType, subIn(reType, n, b), b));
-        maxWithNan(maxRelative, re[i]);
-    }
-
-    // Cosine (A.6 step 4).
-    if (npu.zeroD) {
-        m.cosine = Cell::text(kUnsupported);
-    } else if (count == 1) {
+    // Cosine (A.6 step 4). A compensated sum that overflowed becomes the plain sum (inf, as BLAS gives).
+    if (count == 1) {
         m.cosine = Cell::text(kUnsupported);
         m.message += kMsgLengthOne;
     } else {
-        const double dot = accurateDot(npu.values, bench.values);
-        const double npuNorm = std::sqrt(accurateDot(npu.values, npu.values));
-        const double benchNorm = std::sqrt(accurateDot(bench.values, bench.values));
+        double dot = stats.dot.value();
+        double npuSq = stats.npuSq.value();
+        double benchSq = stats.benchSq.value();
+        if (!std::isfinite(dot) || !std::isfinite(npuSq) || !std::isfinite(benchSq)) {
+            double plainDot = 0;
+            double plainNpu = 0;
+            double plainBench = 0;
+            double plainDiff = 0;
+            kernels::plainSums(npu.operand, bench.operand, count, plainDot, plainNpu, plainBench, plainDiff);
+            dot = std::isfinite(dot) ? dot : plainDot;
+            npuSq = std::isfinite(npuSq) ? npuSq : plainNpu;
+            benchSq = std::isfinite(benchSq) ? benchSq : plainBench;
+        }
+        const double npuNorm = std::sqrt(npuSq);
+        const double benchNorm = std::sqrt(benchSq);
         if (npuNorm <= kFloatEps && benchNorm <= kFloatEps) {
             m.cosine = Cell::number(1.0);
         } else if (npuNorm <= kFloatEps) {
@@ -567,46 +526,99 @@ RealDataMetrics compareTensors(const tensor::Tensor& npuTensor, const tensor::Te
         }
     }
 
-    // MaxAbsErr: float64 on the flattened arrays, the arrays' own dtypes for 0-d.
-    double maxAbs = 0;
-    if (npu.zeroD) {
-        maxAbs = maxAbsErrZeroD(npu, bench, count);
+    if (stats.absNan) {
+        m.maxAbsErr = Cell::text(kNanText);
+        m.message += kMsgMaxAbsNan;
     } else {
-        maxAbs = -std::numeric_limits<double>::infinity();
-        for (std::size_t i = 0; i < count; ++i)
-            maxWithNan(maxAbs, std::fabs(npu.values[i] - bench.values[i]));
+        m.maxAbsErr = Cell::number(formatValue(stats.maxAbs));
     }
+    if (stats.relNan) {
+        m.maxRelativeErr = Cell::text(kNanText);
+        m.message += kMsgMaxRelNan;
+    } else {
+        m.maxRelativeErr = Cell::number(formatValue(stats.maxRel));
+    }
+    const auto size = static_cast<double>(count);
+    m.oneThousandthErrRatio = Cell::number(formatValue(static_cast<double>(stats.belowOne) / size));
+    m.fiveThousandthsErrRatio = Cell::number(formatValue(static_cast<double>(stats.belowFive) / size));
+    return m;
+}
+
+/// The 0-d NPU case, element by element on float64 copies (one element against whatever the bench holds).
+RealDataMetrics zeroDMetrics(const Tensor& npuTensor, const Tensor& benchTensor)
+{
+    std::optional<Array> npuArray = toArray(npuTensor);
+    std::optional<Array> benchArray = toArray(benchTensor);
+    if (!npuArray || !benchArray)
+        return failed(kUnsupported, kMsgUnreadable);
+    Array& npu = *npuArray;
+    Array& bench = *benchArray;
+    RealDataMetrics m;
+    // msprobe skips the shape, inf/nan and dtype steps for a 0-d NPU array.
+    m.message = kMsgZeroD;
+    // A 0-d NPU array broadcasts against whatever the bench holds (msprobe itself raises there).
+    const std::size_t count = bench.values.size();
+
+    // Relative-error array (A.6 step 3).
+    DType nt = npu.dtype;
+    DType bt = bench.dtype;
+    if (!tensor::isFloating(bt))
+        nt = bt = DType::Float64;
+    else if (!tensor::isFloating(nt))
+        nt = DType::Float64; // numpy refuses to add eps in place to an integer array; widen instead
+    const DType reType = promoteTypes(nt, bt);
+    double maxRelative = count == 0 ? kNan : -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < count; ++i) {
+        double n = npu.values[at(npu, i)];
+        double b = bench.values[i];
+        if (b == 0) {
+            b = addFloatEps(bt, b);
+            n = addFloatEps(nt, n);
+        }
+        maxWithNan(maxRelative, std::fabs(divIn(reType, subIn(reType, n, b), b)));
+    }
+    m.cosine = Cell::text(kUnsupported);
+    // MaxAbsErr in the arrays' own dtypes for 0-d.
+    const double maxAbs = maxAbsErrZeroD(npu, bench, count);
     if (std::isnan(maxAbs)) {
         m.maxAbsErr = Cell::text(kNanText);
         m.message += kMsgMaxAbsNan;
     } else {
         m.maxAbsErr = Cell::number(formatValue(maxAbs));
     }
-
     if (std::isnan(maxRelative)) {
         m.maxRelativeErr = Cell::text(kNanText);
         m.message += kMsgMaxRelNan;
     } else {
         m.maxRelativeErr = Cell::number(formatValue(maxRelative));
     }
-
-    if (npu.zeroD) {
-        m.oneThousandthErrRatio = Cell::text(kUnsupported);
-        m.fiveThousandthsErrRatio = Cell::text(kUnsupported);
-    } else {
-        const double one = thresholdIn(reType, 0.001);
-        const double five = thresholdIn(reType, 0.005);
-        std::size_t belowOne = 0;
-        std::size_t belowFive = 0;
-        for (const double r : re) { // NaN compares false: counts as not below
-            belowOne += r < one ? 1 : 0;
-            belowFive += r < five ? 1 : 0;
-        }
-        const auto size = static_cast<double>(re.size());
-        m.oneThousandthErrRatio = Cell::number(formatValue(static_cast<double>(belowOne) / size));
-        m.fiveThousandthsErrRatio = Cell::number(formatValue(static_cast<double>(belowFive) / size));
-    }
+    m.oneThousandthErrRatio = Cell::text(kUnsupported);
+    m.fiveThousandthsErrRatio = Cell::text(kUnsupported);
     return m;
+}
+
+bool consistent(const Tensor& t)
+{
+    const std::int64_t n = t.numel();
+    return n >= 0 && static_cast<std::uint64_t>(n) * tensor::dtypeSize(t.dtype) == t.data.size();
+}
+
+} // namespace
+
+RealDataMetrics compareTensors(const tensor::Tensor& npuTensor, const tensor::Tensor& benchTensor)
+{
+    SerialSplitter serial;
+    return compareTensors(npuTensor, benchTensor, serial);
+}
+
+RealDataMetrics compareTensors(const tensor::Tensor& npuTensor, const tensor::Tensor& benchTensor, Splitter& splitter)
+{
+    if (!consistent(npuTensor) || !consistent(benchTensor)) // only a hand-built tensor can disagree with its shape
+        return failed(kUnsupported, kMsgUnreadable);
+    if (npuTensor.shape.empty())
+        return zeroDMetrics(npuTensor, benchTensor);
+    // Memory operands never fail to read.
+    return *streamedMetrics(sideOf(npuTensor), sideOf(benchTensor), splitter);
 }
 
 namespace {
@@ -648,22 +660,96 @@ std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::s
     return std::move(loaded).value();
 }
 
+/// loadChecked's checks, then the file opened for streaming (see tensor::openPtStream).
+std::optional<tensor::PtStream> openChecked(const std::filesystem::path& dir, const std::string& name,
+                                            tensor::ReadBuffer& buffer)
+{
+    if (!acceptableDataName(name))
+        return std::nullopt;
+    auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
+    if (!resolved)
+        return std::nullopt;
+    if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
+        return std::nullopt;
+    auto opened = tensor::openPtStream(resolved->path, buffer);
+    if (!opened)
+        return std::nullopt;
+    return std::move(opened).value();
+}
+
+/// Starts reading a file into the page cache without waiting for it (read-ahead of the next row).
+void prefetchFile(const std::filesystem::path& dir, const std::string& name)
+{
+    if (!acceptableDataName(name))
+        return;
+    const auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
+    if (!resolved)
+        return;
+    const int fd = ::open(resolved->path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+    ::close(fd);
+}
+
+void prefetchRow(const RealDataRow& row)
+{
+    if (row.dataNameCell == "-1" || row.benchDataName.empty())
+        return;
+    prefetchFile(row.npuTensorDir, row.npuName + ".pt");
+    prefetchFile(row.benchTensorDir, row.benchDataName);
+}
+
+Side sideOf(const tensor::PtStream& stream)
+{
+    Side side;
+    side.dtype = stream.dtype();
+    side.shape = &stream.shape();
+    side.numel = stream.numel();
+    side.operand.dtype = stream.dtype();
+    side.operand.memory = stream.memory();
+    side.operand.fd = stream.fd();
+    side.operand.fileOffset = stream.dataOffset();
+    return side;
+}
+
 } // namespace
 
 RealDataMetrics compareRealDataRow(const RealDataRow& row)
 {
+    SerialSplitter serial;
+    return compareRealDataRow(row, serial);
+}
+
+RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, const RealDataRow* next)
+{
+    // Two read buffers per thread, reused from row to row (small files are read whole into them).
+    thread_local tensor::ReadBuffer npuBuffer;
+    thread_local tensor::ReadBuffer benchBuffer;
     RealDataMetrics m;
     if (row.dataNameCell == "-1") {
         m = failed(kUnsupported, kMsgNoBench);
     } else if (row.benchDataName.empty()) {
         m = failed(kUnsupported, kMsgNoBenchFile);
     } else {
-        const std::optional<Tensor> npu = loadChecked(row.npuTensorDir, row.npuName + ".pt");
-        const std::optional<Tensor> bench = npu ? loadChecked(row.benchTensorDir, row.benchDataName) : std::nullopt;
-        if (!npu || !bench)
-            m = failed(kUnsupported, "Dump file: " + row.dataNameCell + " not found.");
-        else
-            m = compareTensors(*npu, *bench);
+        const std::string npuName = row.npuName + ".pt";
+        std::optional<tensor::PtStream> npu = openChecked(row.npuTensorDir, npuName, npuBuffer);
+        std::optional<tensor::PtStream> bench =
+            npu ? openChecked(row.benchTensorDir, row.benchDataName, benchBuffer) : std::nullopt;
+        std::optional<RealDataMetrics> computed;
+        if (npu && bench && npu->shape().empty()) {
+            // A 0-d NPU tensor (rare) goes through the element-wise path on loaded tensors.
+            const std::optional<Tensor> npuTensor = loadChecked(row.npuTensorDir, npuName);
+            const std::optional<Tensor> benchTensor =
+                npuTensor ? loadChecked(row.benchTensorDir, row.benchDataName) : std::nullopt;
+            if (npuTensor && benchTensor)
+                computed = compareTensors(*npuTensor, *benchTensor);
+        } else if (npu && bench) {
+            if (next && (!npu->memory() || !bench->memory()))
+                prefetchRow(*next);
+            computed = streamedMetrics(sideOf(*npu), sideOf(*bench), splitter);
+        }
+        m = computed ? std::move(*computed) : failed(kUnsupported, "Dump file: " + row.dataNameCell + " not found.");
     }
     if (row.fuzzy && row.benchName != row.npuName && row.benchName != kNotAvailable)
         m.message += kMsgFuzzy;

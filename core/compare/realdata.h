@@ -3,6 +3,7 @@
 
 #include "compare/cell.h"
 #include "tensor/tensor.h"
+#include "util/workgroup.h"
 
 #include <filesystem>
 #include <string>
@@ -35,8 +36,19 @@ struct RealDataRow
 /// Validation chain + metrics + messages of A.6 steps 2-5 for one row, loading the two tensor files.
 RealDataMetrics compareRealDataRow(const RealDataRow& row);
 
+/**
+ * compareRealDataRow with a large pair split into chunks that `splitter` hands to idle threads. The files
+ * are streamed (small ones read whole into per-thread buffers, large ones a chunk at a time), never
+ * loaded as Tensors; the result does not depend on the splitter's thread count. When this pair is large
+ * (its files are streamed), the files of `next` are read ahead (POSIX_FADV_WILLNEED) while it is computed;
+ * small pairs skip that, as it would cost more system calls than it saves.
+ */
+RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, const RealDataRow* next = nullptr);
+
 /// Metrics of two loaded tensors (A.6 steps 2.4-4): used by compareRealDataRow and by tests.
 RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench);
+/// compareTensors with the pair's chunks spread by `splitter` (same result for any thread count).
+RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench, Splitter& splitter);
 
 /// "Accuracy Reached or Not" from the Cosine and MaxAbsErr cells (A.6 step 6): Yes, No, Unmatched, None.
 std::string accuracyReached(const Cell& cosine, const Cell& maxAbsErr);

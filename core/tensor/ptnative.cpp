@@ -15,6 +15,7 @@
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace probescope::tensor {
@@ -873,7 +874,23 @@ void gather(const char* storage, std::size_t itemSize, std::int64_t offset, cons
     }
 }
 
-Outcome<Tensor> readArchive(const Source& source)
+/// Everything about the tensor but its elements: checked, with where the elements are.
+struct PtLayout
+{
+    DType dtype = DType::Float32;
+    std::vector<std::int64_t> sizes;
+    std::vector<std::int64_t> strides;
+    std::int64_t offset = 0;        ///< storage offset, in elements
+    std::int64_t numel = 0;
+    std::uint64_t outBytes = 0;     ///< numel * item size
+    std::uint64_t storageOffset = 0; ///< where the storage record's bytes start in the file
+    std::uint64_t storageBytes = 0;
+    bool contiguous = true;
+    /// File offset of element 0 of a contiguous view.
+    std::uint64_t dataStart() const { return storageOffset + static_cast<std::uint64_t>(offset) * dtypeSize(dtype); }
+};
+
+Outcome<PtLayout> readLayout(const Source& source)
 {
     auto zip = readZip(source);
     if (!zip)
@@ -1013,31 +1030,48 @@ Outcome<Tensor> readArchive(const Source& source)
         return corrupt("the tensor repeats its " + std::to_string(storageBytes) + " stored bytes into more than "
                        + std::to_string(kMaxExpandedBytes >> 20) + " MiB, which ProbeScope refuses");
 
+    PtLayout layout;
+    layout.dtype = dtype;
+    layout.sizes = std::move(sizes);
+    layout.strides = std::move(strides);
+    layout.offset = offset;
+    layout.numel = numel;
+    layout.outBytes = outBytes;
+    layout.storageOffset = storage->dataOffset;
+    layout.storageBytes = storageBytes;
+    std::int64_t expected = 1;
+    for (std::size_t k = layout.sizes.size(); k-- > 0;) {
+        if (layout.sizes[k] != 1 && layout.strides[k] != expected)
+            layout.contiguous = false;
+        expected *= layout.sizes[k];
+    }
+    return layout;
+}
+
+Outcome<Tensor> readArchive(const Source& source)
+{
+    auto parsed = readLayout(source);
+    if (!parsed)
+        return std::move(parsed.failure());
+    const PtLayout& layout = *parsed;
+    const std::size_t itemSize = dtypeSize(layout.dtype);
     Tensor tensor;
-    tensor.dtype = dtype;
-    tensor.shape = sizes;
-    tensor.data.resize(static_cast<std::size_t>(outBytes));
-    if (numel == 0)
+    tensor.dtype = layout.dtype;
+    tensor.shape = layout.sizes;
+    tensor.data.resize(static_cast<std::size_t>(layout.outBytes));
+    if (layout.numel == 0)
         return tensor;
 
-    bool contiguous = true;
-    std::int64_t expected = 1;
-    for (std::size_t k = sizes.size(); k-- > 0;) {
-        if (sizes[k] != 1 && strides[k] != expected)
-            contiguous = false;
-        expected *= sizes[k];
-    }
-    const std::uint64_t start = storage->dataOffset + static_cast<std::uint64_t>(offset) * itemSize;
-    if (contiguous) {
-        if (!source.copy(start, static_cast<std::size_t>(outBytes), tensor.data.data()))
-            return corrupt("the storage record could not be read", storage->dataOffset);
+    if (layout.contiguous) {
+        if (!source.copy(layout.dataStart(), static_cast<std::size_t>(layout.outBytes), tensor.data.data()))
+            return corrupt("the storage record could not be read", layout.storageOffset);
         return tensor;
     }
     std::string storageScratch;
     std::string_view stored;
-    if (!source.view(storage->dataOffset, static_cast<std::size_t>(storageBytes), storageScratch, stored))
-        return corrupt("the storage record could not be read", storage->dataOffset);
-    gather(stored.data(), itemSize, offset, sizes, strides, tensor.data.data());
+    if (!source.view(layout.storageOffset, static_cast<std::size_t>(layout.storageBytes), storageScratch, stored))
+        return corrupt("the storage record could not be read", layout.storageOffset);
+    gather(stored.data(), itemSize, layout.offset, layout.sizes, layout.strides, tensor.data.data());
     return tensor;
 }
 
@@ -1143,6 +1177,129 @@ Result<Tensor> loadPtNative(const std::filesystem::path& path, std::uint64_t who
 Result<Tensor> loadPt(const std::filesystem::path& path)
 {
     return loadPtNative(path, kDefaultWholeFileLimit);
+}
+
+std::byte* ReadBuffer::reserve(std::size_t bytes)
+{
+    if (bytes > m_capacity) {
+        m_data.reset();
+        m_data = std::make_unique_for_overwrite<std::byte[]>(bytes);
+        m_capacity = bytes;
+    }
+    return m_data.get();
+}
+
+void ReadBuffer::trim(std::size_t keep)
+{
+    if (m_capacity > keep) {
+        m_data.reset();
+        m_capacity = 0;
+    }
+}
+
+PtStream::PtStream(PtStream&& other) noexcept
+{
+    *this = std::move(other);
+}
+
+PtStream& PtStream::operator=(PtStream&& other) noexcept
+{
+    if (this != &other) {
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_dtype = other.m_dtype;
+        m_shape = std::move(other.m_shape);
+        m_numel = other.m_numel;
+        const bool gathered = other.m_memory && other.m_memory == other.m_gathered.data();
+        m_gathered = std::move(other.m_gathered);
+        m_memory = gathered ? m_gathered.data() : other.m_memory;
+        m_fd = std::exchange(other.m_fd, -1);
+        m_dataOffset = other.m_dataOffset;
+        other.m_memory = nullptr;
+    }
+    return *this;
+}
+
+PtStream::~PtStream()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buffer, std::uint64_t wholeFileLimit)
+{
+    PtStream stream;
+    stream.m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (stream.m_fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return makeError("tensor.missing", SourceLocation { path.string(), std::nullopt, 0, 0 }, "file does not exist");
+        return ioError(path, std::string("cannot open file: ") + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(stream.m_fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return ioError(path, "not a regular file");
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+
+    std::optional<MemorySource> memory;
+    std::optional<FileSource> file;
+    std::string_view head;
+    char headBytes[4] = {};
+    if (size <= wholeFileLimit) {
+        // The whole file in one read(), into a buffer reused from file to file (no zero-filling).
+        std::byte* bytes = buffer.reserve(static_cast<std::size_t>(size));
+        std::size_t got = 0;
+        while (got < size) {
+            const ssize_t n = ::read(stream.m_fd, bytes + got, static_cast<std::size_t>(size) - got);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return ioError(path, std::string("read failed: ") + std::strerror(errno));
+            if (n == 0)
+                break; // shrank while reading: parse what is there, as a truncated file
+            got += static_cast<std::size_t>(n);
+        }
+        const std::string_view all(reinterpret_cast<const char*>(bytes), got);
+        memory.emplace(all);
+        head = all.substr(0, 4);
+    } else {
+        if (!preadAll(stream.m_fd, 0, 4, headBytes))
+            return ioError(path, "read failed");
+        file.emplace(stream.m_fd, size);
+        head = std::string_view(headBytes, 4);
+    }
+    const Source& source = memory ? static_cast<const Source&>(*memory) : static_cast<const Source&>(*file);
+    if (head.size() < 4 || std::memcmp(head.data(), "PK\x03\x04", 4) != 0)
+        return parseSource(source, path, head).error(); // the same "not a zip" diagnostics as loadPt
+    try {
+        auto layout = readLayout(source);
+        if (!layout)
+            return toDiagnostic(path, std::move(layout.failure()));
+        stream.m_dtype = layout->dtype;
+        stream.m_shape = layout->sizes;
+        stream.m_numel = layout->numel;
+        if (!layout->contiguous) {
+            auto tensor = readArchive(source);
+            if (!tensor)
+                return toDiagnostic(path, std::move(tensor.failure()));
+            stream.m_gathered = std::move(tensor->data);
+            stream.m_memory = stream.m_gathered.data();
+        } else if (memory) {
+            stream.m_memory = buffer.reserve(0) + layout->dataStart();
+        } else {
+            stream.m_dataOffset = layout->dataStart();
+            // The elements will be read front to back: let the kernel read ahead, from a cold disk too, while
+            // the first chunks are being computed.
+            ::posix_fadvise(stream.m_fd, static_cast<off_t>(stream.m_dataOffset),
+                            static_cast<off_t>(layout->outBytes), POSIX_FADV_WILLNEED);
+        }
+    } catch (const std::bad_alloc&) {
+        return toDiagnostic(path, corrupt("out of memory while reading the file"));
+    }
+    if (stream.m_memory) {
+        ::close(stream.m_fd);
+        stream.m_fd = -1;
+    }
+    return stream;
 }
 
 } // namespace probescope::tensor

@@ -67,6 +67,35 @@ double Tensor::valueAt(std::int64_t i) const
     return elementAt(dtype, data.data() + static_cast<std::size_t>(i) * size);
 }
 
+namespace {
+
+/// The statistics loop for one element type: the type is chosen once per tensor, not per element, and the
+/// sums run in element order as before (same bits as the element-wise version).
+template<typename Load>
+void accumulateStats(const std::byte* p, std::size_t count, std::size_t size, bool floating, Load load,
+                     TensorStats& stats, double& maxValue, double& minValue, double& sum, double& sumSquares)
+{
+    for (std::size_t i = 0; i < count; ++i, p += size) {
+        const double v = load(p);
+        if (floating) {
+            if (std::isnan(v)) {
+                ++stats.nanCount;
+                continue; // max/min become NaN below; sums would only carry the NaN along
+            }
+            if (std::isinf(v))
+                ++stats.infCount;
+        }
+        if (v > maxValue)
+            maxValue = v;
+        if (v < minValue)
+            minValue = v;
+        sum += v;
+        sumSquares += v * v;
+    }
+}
+
+} // namespace
+
 TensorStats computeStats(const Tensor& t)
 {
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -86,22 +115,23 @@ TensorStats computeStats(const Tensor& t)
     double sumSquares = 0;
     const bool floating = isFloating(t.dtype);
     const std::byte* p = t.data.data();
-    for (std::size_t i = 0; i < count; ++i, p += size) {
-        const double v = elementAt(t.dtype, p);
-        if (floating) {
-            if (std::isnan(v)) {
-                ++stats.nanCount;
-                continue; // max/min become NaN below; sums would only carry the NaN along
-            }
-            if (std::isinf(v))
-                ++stats.infCount;
-        }
-        if (v > maxValue)
-            maxValue = v;
-        if (v < minValue)
-            minValue = v;
-        sum += v;
-        sumSquares += v * v;
+    auto run = [&](auto load) { accumulateStats(p, count, size, floating, load, stats, maxValue, minValue, sum, sumSquares); };
+    switch (t.dtype) {
+    case DType::Float32:
+        run([](const std::byte* q) -> double { return load<float>(q); });
+        break;
+    case DType::BFloat16:
+        run([](const std::byte* q) -> double { return bfloat16ToFloat(load<std::uint16_t>(q)); });
+        break;
+    case DType::Float64:
+        run([](const std::byte* q) -> double { return load<double>(q); });
+        break;
+    case DType::Float16:
+        run([](const std::byte* q) -> double { return halfToFloat(load<std::uint16_t>(q)); });
+        break;
+    default: // integers and bool: rare in statistics that matter for speed
+        run([dtype = t.dtype](const std::byte* q) -> double { return elementAt(dtype, q); });
+        break;
     }
 
     if (stats.nanCount > 0) {

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compare/kernels.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <memory>
+#include <unistd.h>
+
+namespace probescope::compare::kernels {
+
+using tensor::DType;
+
+namespace generic {
+PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
+                     const RelErrRule& rule, bool wantDiffSq);
+void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
+} // namespace generic
+namespace avx2 {
+PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
+                     const RelErrRule& rule, bool wantDiffSq);
+void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
+} // namespace avx2
+
+namespace {
+
+// np.finfo(float).eps: msprobe 1.2.2 adds this float64 constant whatever the array's dtype.
+constexpr double kFloatEps = 2.220446049250313e-16;
+
+std::atomic<bool> g_forceGeneric { false };
+
+bool haveAvx2()
+{
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
+}
+
+int floatRank(DType t)
+{
+    return t == DType::Float16 ? 0 : t == DType::Float32 ? 1 : 2;
+}
+
+/// Elements [first, first + count) of one side: a pointer into memory, or read into `buffer` (reused, never
+/// zero-filled: make_unique_for_overwrite, grown only when a chunk needs more).
+struct ChunkBuffer
+{
+    std::unique_ptr<std::byte[]> data;
+    std::size_t capacity = 0;
+
+    std::byte* reserve(std::size_t bytes)
+    {
+        if (bytes > capacity) {
+            data = std::make_unique_for_overwrite<std::byte[]>(bytes);
+            capacity = bytes;
+        }
+        return data.get();
+    }
+};
+
+const std::byte* fetch(const Operand& side, std::uint64_t first, std::size_t count, ChunkBuffer& buffer)
+{
+    const std::size_t size = tensor::dtypeSize(side.dtype);
+    if (side.memory)
+        return side.memory + first * size;
+    std::size_t length = count * size;
+    std::byte* out = buffer.reserve(length);
+    auto offset = static_cast<off_t>(side.fileOffset + first * size);
+    std::byte* to = out;
+    while (length > 0) {
+        const ssize_t got = ::pread(side.fd, to, length, offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return nullptr; // an error, or the file shrank since it was opened
+        to += got;
+        offset += got;
+        length -= static_cast<std::size_t>(got);
+    }
+    return out;
+}
+
+void addTo(Sum& total, double& comp, const Sum& part)
+{
+    const double t = total.sum + part.sum;
+    comp += std::fabs(total.sum) >= std::fabs(part.sum) ? (total.sum - t) + part.sum : (part.sum - t) + total.sum;
+    total.sum = t;
+    comp += part.compensation;
+}
+
+} // namespace
+
+void forceGenericKernels(bool generic)
+{
+    g_forceGeneric = generic;
+}
+
+bool usingAvx2Kernels()
+{
+    return haveAvx2();
+}
+
+RelErrRule ruleMsprobe12(DType npu, DType bench)
+{
+    // Integer arrays: numpy would cast both to float64 (integer bench), or cannot add eps in place to an
+    // integer NPU array (realdata.cpp widens it instead); bfloat16 arrives here as float32.
+    DType nt = npu == DType::BFloat16 ? DType::Float32 : npu;
+    DType bt = bench == DType::BFloat16 ? DType::Float32 : bench;
+    if (!tensor::isFloating(bt))
+        nt = bt = DType::Float64;
+    else if (!tensor::isFloating(nt))
+        nt = DType::Float64;
+    RelErrRule rule;
+    rule.compute = floatRank(nt) >= floatRank(bt) ? nt : bt;
+    // x + np.finfo(float).eps in x's own type: float16 cannot hold 2^-52, so it adds 0 there.
+    auto eps = [](DType t) -> double {
+        return t == DType::Float16 ? 0.0 : t == DType::Float32 ? static_cast<double>(static_cast<float>(kFloatEps)) : kFloatEps;
+    };
+    rule.npuEpsType = nt;
+    rule.npuEps = eps(nt);
+    rule.benchAtZero = eps(bt); // 0 + eps, in the bench's type
+    switch (rule.compute) {
+    case DType::Float16:
+        // np.float16(0.001), np.float16(0.005): numpy converts double -> half directly.
+        rule.one = 0.0010004043579101562;
+        rule.five = 0.005001068115234375;
+        break;
+    case DType::Float32:
+        rule.one = static_cast<float>(0.001);
+        rule.five = static_cast<float>(0.005);
+        break;
+    default:
+        break;
+    }
+    return rule;
+}
+
+void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out)
+{
+    if (haveAvx2())
+        avx2::toFloat64(dtype, source, count, out);
+    else
+        generic::toFloat64(dtype, source, count, out);
+}
+
+PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     const RelErrRule& rule, bool wantDiffSq)
+{
+    // One buffer per side and thread, a chunk at most: kept for the thread's next chunk.
+    thread_local ChunkBuffer npuBuffer;
+    thread_local ChunkBuffer benchBuffer;
+    const std::uint64_t first = chunk * kChunkElements;
+    if (first >= count)
+        return {};
+    const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
+    const std::byte* n = fetch(npu, first, m, npuBuffer);
+    const std::byte* b = n ? fetch(bench, first, m, benchBuffer) : nullptr;
+    if (!n || !b) {
+        PairStats failed;
+        failed.ioFailed = true;
+        return failed;
+    }
+    return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq)
+                      : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq);
+}
+
+PairStats combine(const std::vector<PairStats>& chunks)
+{
+    PairStats out;
+    double dotComp = 0;
+    double npuComp = 0;
+    double benchComp = 0;
+    double diffComp = 0;
+    for (const PairStats& c : chunks) {
+        addTo(out.dot, dotComp, c.dot);
+        addTo(out.npuSq, npuComp, c.npuSq);
+        addTo(out.benchSq, benchComp, c.benchSq);
+        addTo(out.diffSq, diffComp, c.diffSq);
+        out.maxAbs = c.maxAbs > out.maxAbs ? c.maxAbs : out.maxAbs;
+        out.maxRel = c.maxRel > out.maxRel ? c.maxRel : out.maxRel;
+        out.absNan = out.absNan || c.absNan;
+        out.relNan = out.relNan || c.relNan;
+        out.belowOne += c.belowOne;
+        out.belowFive += c.belowFive;
+        out.anyInvalid = out.anyInvalid || c.anyInvalid;
+        out.masksDiffer = out.masksDiffer || c.masksDiffer;
+        out.ioFailed = out.ioFailed || c.ioFailed;
+    }
+    out.dot.compensation = dotComp;
+    out.npuSq.compensation = npuComp;
+    out.benchSq.compensation = benchComp;
+    out.diffSq.compensation = diffComp;
+    return out;
+}
+
+PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
+                    bool wantDiffSq, Splitter& splitter)
+{
+    const std::uint64_t chunks = (count + kChunkElements - 1) / kChunkElements;
+    std::vector<PairStats> parts(static_cast<std::size_t>(chunks));
+    if (chunks == 1 || splitter.threads() == 1) {
+        for (std::size_t k = 0; k < parts.size(); ++k)
+            parts[k] = chunkStats(npu, bench, count, k, rule, wantDiffSq);
+    } else {
+        splitter.run(parts.size(), [&](std::size_t k) { parts[k] = chunkStats(npu, bench, count, k, rule, wantDiffSq); });
+    }
+    return combine(parts);
+}
+
+void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, double& dot, double& npuSq,
+               double& benchSq, double& diffSq)
+{
+    ChunkBuffer npuBuffer;
+    ChunkBuffer benchBuffer;
+    std::vector<double> n(kChunkElements);
+    std::vector<double> b(kChunkElements);
+    dot = npuSq = benchSq = diffSq = 0;
+    for (std::uint64_t first = 0; first < count; first += kChunkElements) {
+        const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
+        const std::byte* pn = fetch(npu, first, m, npuBuffer);
+        const std::byte* pb = pn ? fetch(bench, first, m, benchBuffer) : nullptr;
+        if (!pn || !pb)
+            return;
+        toFloat64(npu.dtype, pn, m, n.data());
+        toFloat64(bench.dtype, pb, m, b.data());
+        for (std::size_t i = 0; i < m; ++i) {
+            const double x = std::isfinite(n[i]) ? n[i] : 0.0;
+            const double y = std::isfinite(n[i]) ? b[i] : 0.0;
+            dot += x * y;
+            npuSq += x * x;
+            benchSq += y * y;
+            diffSq += (x - y) * (x - y);
+        }
+    }
+}
+
+} // namespace probescope::compare::kernels

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The real-data metric kernels shared by every compare profile: one fused pass over an NPU/bench pair of
+// element arrays gives the dot products of the cosine, EucDist's sum of squares, MaxAbsErr, MaxRelErr, the
+// thousandth ratios and the inf/nan checks. See docs/compare-performance.md for the design and figures.
+
+#include "tensor/dtype.h"
+#include "util/workgroup.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace probescope::compare::kernels {
+
+/**
+ * @brief Where one side's elements are: in memory, or in a file at a byte offset (read with pread, one
+ * chunk at a time, into a reused buffer: nothing is zero-filled and nothing larger than a chunk is held).
+ */
+struct Operand
+{
+    tensor::DType dtype = tensor::DType::Float32;
+    const std::byte* memory = nullptr; ///< the elements, when in memory
+    int fd = -1;                       ///< else this file (not owned), from fileOffset
+    std::uint64_t fileOffset = 0;
+};
+
+/**
+ * @brief How one element pair's relative error |(n - b) / b| is formed; the profiles differ only here.
+ *
+ * At a bench zero, n becomes n + npuEps rounded to npuEpsType (npuEps 0: n unchanged) and b becomes
+ * benchAtZero; then the difference and the quotient are rounded to `compute`, as numpy computes them in
+ * the arrays' common type. msprobe 1.2: ruleMsprobe12(); msprobe 26: compute = float32 or float64, both
+ * eps the type's own (npuEpsType = compute, npuEps = benchAtZero = finfo(compute).eps).
+ */
+struct RelErrRule
+{
+    tensor::DType compute = tensor::DType::Float32; ///< Float16, Float32 or Float64
+    tensor::DType npuEpsType = tensor::DType::Float32; ///< Float32 or Float64 (ignored when npuEps is 0)
+    double npuEps = 0;
+    double benchAtZero = 0;
+    double one = 0.001; ///< thresholds as numpy compares them (already rounded to `compute`)
+    double five = 0.005;
+};
+
+/// msprobe 1.2.2's rule for arrays of the loaded types npu and bench (bfloat16 already counted as float32).
+RelErrRule ruleMsprobe12(tensor::DType npu, tensor::DType bench);
+
+/// A compensated sum: the result is sum + compensation.
+struct Sum
+{
+    double sum = 0;
+    double compensation = 0;
+    double value() const { return sum + compensation; }
+};
+
+/// What one chunk (or a whole pair, once chunks are combined) gives.
+struct PairStats
+{
+    Sum dot;      ///< Σ n·b, on float64 values
+    Sum npuSq;    ///< Σ n²
+    Sum benchSq;  ///< Σ b²
+    Sum diffSq;   ///< Σ (n - b)², when asked for (EucDist)
+    double maxAbs = -std::numeric_limits<double>::infinity(); ///< max |n - b| in float64
+    double maxRel = -std::numeric_limits<double>::infinity(); ///< max of the relative errors
+    bool absNan = false; ///< a NaN among |n - b| (max is then NaN, as np.max)
+    bool relNan = false;
+    std::uint64_t belowOne = 0; ///< relative errors < rule.one (NaN counts as not below)
+    std::uint64_t belowFive = 0;
+    bool anyInvalid = false;  ///< an inf or NaN on either side
+    bool masksDiffer = false; ///< inf/NaN positions or kinds differ between the sides
+    bool ioFailed = false;    ///< a file read failed or came short
+};
+
+/// Elements per chunk: fixed, so chunk boundaries (and so every sum) do not depend on the thread count.
+constexpr std::uint64_t kChunkElements = std::uint64_t { 1 } << 16;
+
+/**
+ * @brief Stats of elements [chunk·kChunkElements, …) of a pair of `count` elements each.
+ *
+ * Positions where either side is inf or NaN are handled as msprobe does when the masks agree: both
+ * values count as 0 (anyInvalid and masksDiffer report what was seen; with masksDiffer the other
+ * figures are meaningless). Each block of the chunk is converted to float64 once, in bulk, then one
+ * pass computes everything with 4-lane compensated sums, vectorised (AVX2 where the CPU has it; the
+ * generic build has the same lanes and no FMA contraction, so both give the same bits).
+ */
+PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     const RelErrRule& rule, bool wantDiffSq);
+
+/// Combines chunk results in chunk order (the sums with compensation).
+PairStats combine(const std::vector<PairStats>& chunks);
+
+/**
+ * @brief chunkStats over the whole pair, the chunks handed to `splitter` (every idle thread helps) and
+ * combined in chunk order: the result is the same for any thread count.
+ */
+PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
+                    bool wantDiffSq, Splitter& splitter);
+
+/**
+ * @brief Plain sequential Σ n·b, Σ n², Σ b², Σ (n - b)² with inf/NaN positions zeroed: the fallback when a
+ * compensated sum overflows (compensation would turn inf into NaN; a plain sum gives inf as BLAS does).
+ */
+void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, double& dot, double& npuSq,
+               double& benchSq, double& diffSq);
+
+/// Tests and benchmarks: run the baseline x86-64 build of the kernels even where AVX2 is there.
+void forceGenericKernels(bool generic);
+/// True when the AVX2 build of the kernels runs.
+bool usingAvx2Kernels();
+
+/// Widens `count` elements of `dtype` to float64 (bool as 0/1, float16/bfloat16 exactly), in bulk.
+void toFloat64(tensor::DType dtype, const std::byte* source, std::size_t count, double* out);
+
+} // namespace probescope::compare::kernels

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for core/compare/kernels: the fused pass against a plain element-by-element oracle, results that
+// do not depend on the thread count, streaming from a file, and the streamed .pt open.
+#include "compare/kernels.h"
+#include "compare/realdata.h"
+#include "tensor/dtype.h"
+#include "tensor/ptnative.h"
+#include "tensor/tensor.h"
+#include "tempdir.h"
+#include "testconfig.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace probescope;
+using namespace probescope::compare;
+using probescope::tensor::DType;
+using probescope::tensor::Tensor;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+/// `values` stored as `dtype` (rounded as torch would store them).
+Tensor makeTensor(DType dtype, const std::vector<double>& values)
+{
+    Tensor t;
+    t.dtype = dtype;
+    t.shape = { static_cast<std::int64_t>(values.size()) };
+    t.data.resize(values.size() * tensor::dtypeSize(dtype));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        std::byte* p = t.data.data() + i * tensor::dtypeSize(dtype);
+        if (dtype == DType::Float32) {
+            const auto v = static_cast<float>(values[i]);
+            std::memcpy(p, &v, 4);
+        } else if (dtype == DType::Float64) {
+            std::memcpy(p, &values[i], 8);
+        } else if (dtype == DType::Float16) {
+            const std::uint16_t v = tensor::floatToHalf(static_cast<float>(values[i]));
+            std::memcpy(p, &v, 2);
+        } else {
+            const std::uint16_t v = tensor::floatToBfloat16(static_cast<float>(values[i]));
+            std::memcpy(p, &v, 2);
+        }
+    }
+    return t;
+}
+
+/// Random activations with exact zeros (ReLU-like), a few bench zeros and small NPU errors.
+void randomPair(std::size_t n, std::uint32_t seed, std::vector<double>& npu, std::vector<double>& bench)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    npu.resize(n);
+    bench.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double b = uniform(rng) < 0.1 ? 0.0 : normal(rng) * 3;
+        bench[i] = b;
+        npu[i] = b + (uniform(rng) < 0.5 ? normal(rng) * 1e-3 * std::fabs(b) : 0.0);
+    }
+}
+
+/// The oracle: element by element, in float64 sequential order, with msprobe 1.2's rule spelled out.
+struct Oracle
+{
+    double dot = 0, nn = 0, bb = 0, maxAbs = -kInf, maxRel = -kInf;
+    std::uint64_t one = 0, five = 0;
+};
+
+Oracle oracle(const Tensor& n, const Tensor& b)
+{
+    Oracle o;
+    const kernels::RelErrRule rule = kernels::ruleMsprobe12(n.dtype, b.dtype);
+    long double dot = 0, nn = 0, bb = 0; // wider accumulation: the kernel must agree to ~1e-15
+    for (std::int64_t i = 0; i < n.numel(); ++i) {
+        double x = n.valueAt(i);
+        double y = b.valueAt(i);
+        if (!std::isfinite(x)) {
+            x = 0;
+            y = 0;
+        }
+        dot += static_cast<long double>(x) * y;
+        nn += static_cast<long double>(x) * x;
+        bb += static_cast<long double>(y) * y;
+        o.maxAbs = std::max(o.maxAbs, std::fabs(x - y));
+        if (y == 0) {
+            y = rule.benchAtZero;
+            x = rule.npuEps == 0 ? x : static_cast<float>(static_cast<float>(x) + static_cast<float>(rule.npuEps));
+        }
+        double r = 0;
+        if (rule.compute == DType::Float16) {
+            auto half = [](float v) { return tensor::halfToFloat(tensor::floatToHalf(v)); };
+            const float d = half(static_cast<float>(x) - static_cast<float>(y));
+            r = std::fabs(static_cast<double>(half(d / static_cast<float>(y))));
+        } else if (rule.compute == DType::Float64) {
+            r = std::fabs((x - y) / y);
+        } else {
+            const float d = static_cast<float>(x) - static_cast<float>(y);
+            r = std::fabs(static_cast<double>(d / static_cast<float>(y)));
+        }
+        o.maxRel = std::isnan(r) || std::isnan(o.maxRel) ? kNan : std::max(o.maxRel, r);
+        o.one += r < rule.one ? 1 : 0;
+        o.five += r < rule.five ? 1 : 0;
+    }
+    o.dot = static_cast<double>(dot);
+    o.nn = static_cast<double>(nn);
+    o.bb = static_cast<double>(bb);
+    return o;
+}
+
+kernels::Operand operandOf(const Tensor& t)
+{
+    kernels::Operand op;
+    op.dtype = t.dtype;
+    op.memory = t.data.data();
+    return op;
+}
+
+void expectSameBits(const kernels::PairStats& a, const kernels::PairStats& b)
+{
+    EXPECT_EQ(std::memcmp(&a.dot, &b.dot, sizeof a.dot), 0);
+    EXPECT_EQ(std::memcmp(&a.npuSq, &b.npuSq, sizeof a.npuSq), 0);
+    EXPECT_EQ(std::memcmp(&a.benchSq, &b.benchSq, sizeof a.benchSq), 0);
+    EXPECT_EQ(std::memcmp(&a.diffSq, &b.diffSq, sizeof a.diffSq), 0);
+    EXPECT_EQ(a.maxAbs, b.maxAbs);
+    EXPECT_EQ(a.maxRel, b.maxRel);
+    EXPECT_EQ(a.belowOne, b.belowOne);
+    EXPECT_EQ(a.belowFive, b.belowFive);
+}
+
+} // namespace
+
+TEST(MetricKernels, FusedPassMatchesElementwiseOracle)
+{
+    // 3.5 chunks, so chunk combination and a partial last block are covered.
+    const std::size_t n = kernels::kChunkElements * 3 + kernels::kChunkElements / 2 + 3;
+    std::vector<double> nv, bv;
+    randomPair(n, 7, nv, bv);
+    nv[10] = bv[10] = kInf; // same positions: zeroed on both sides
+    nv[200000] = bv[200000] = kNan;
+    for (const DType dtype : { DType::Float32, DType::Float64, DType::BFloat16, DType::Float16 }) {
+        SCOPED_TRACE(tensor::torchName(dtype));
+        const Tensor a = makeTensor(dtype, nv);
+        const Tensor b = makeTensor(dtype, bv);
+        SerialSplitter serial;
+        const auto stats = kernels::pairStats(operandOf(a), operandOf(b), n, kernels::ruleMsprobe12(dtype, dtype),
+                                              true, serial);
+        const Oracle o = oracle(a, b);
+        EXPECT_TRUE(stats.anyInvalid);
+        EXPECT_FALSE(stats.masksDiffer);
+        EXPECT_NEAR(stats.dot.value(), o.dot, std::fabs(o.dot) * 1e-15);
+        EXPECT_NEAR(stats.npuSq.value(), o.nn, o.nn * 1e-15);
+        EXPECT_NEAR(stats.benchSq.value(), o.bb, o.bb * 1e-15);
+        EXPECT_EQ(stats.maxAbs, o.maxAbs);
+        if (std::isnan(o.maxRel)) // float16 cannot add eps: 0 / 0 at a pair of zeros
+            EXPECT_TRUE(stats.relNan);
+        else
+            EXPECT_EQ(stats.maxRel, o.maxRel);
+        EXPECT_EQ(stats.belowOne, o.one);
+        EXPECT_EQ(stats.belowFive, o.five);
+        EXPECT_GT(o.one, 0u);
+        EXPECT_LT(o.one, n); // the noise makes the ratios non-trivial
+    }
+}
+
+TEST(MetricKernels, WideningMatchesScalarConversion)
+{
+    // Every float16 bit pattern (zeros, subnormals, normals, inf, NaN) widens as tensor::halfToFloat does.
+    std::vector<std::uint16_t> bits(65536);
+    for (std::size_t i = 0; i < bits.size(); ++i)
+        bits[i] = static_cast<std::uint16_t>(i);
+    std::vector<double> out(bits.size());
+    kernels::toFloat64(DType::Float16, reinterpret_cast<const std::byte*>(bits.data()), bits.size(), out.data());
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+        const double expected = tensor::halfToFloat(bits[i]);
+        if (std::isnan(expected))
+            EXPECT_TRUE(std::isnan(out[i])) << i;
+        else
+            EXPECT_EQ(std::memcmp(&out[i], &expected, sizeof expected), 0) << i;
+    }
+}
+
+TEST(MetricKernels, ResultsDoNotDependOnThreadCount)
+{
+    const std::size_t n = kernels::kChunkElements * 9 + 17;
+    std::vector<double> nv, bv;
+    randomPair(n, 11, nv, bv);
+    const Tensor a = makeTensor(DType::Float32, nv);
+    const Tensor b = makeTensor(DType::Float32, bv);
+    const auto rule = kernels::ruleMsprobe12(DType::Float32, DType::Float32);
+    SerialSplitter serial;
+    const auto one = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+    for (const unsigned threads : { 2u, 3u, 8u }) {
+        SCOPED_TRACE(threads);
+        ThreadSplitter splitter(threads);
+        expectSameBits(kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, splitter), one);
+        const RealDataMetrics m1 = compareTensors(a, b, serial);
+        const RealDataMetrics mt = compareTensors(a, b, splitter);
+        EXPECT_EQ(m1.cosine.value, mt.cosine.value);
+        EXPECT_EQ(m1.maxAbsErr.value, mt.maxAbsErr.value);
+        EXPECT_EQ(m1.maxRelativeErr.value, mt.maxRelativeErr.value);
+        EXPECT_EQ(m1.oneThousandthErrRatio.value, mt.oneThousandthErrRatio.value);
+        EXPECT_EQ(m1.message, mt.message);
+    }
+}
+
+TEST(MetricKernels, GenericAndAvx2BuildsGiveTheSameBits)
+{
+    const std::size_t n = kernels::kChunkElements + 1001;
+    std::vector<double> nv, bv;
+    randomPair(n, 5, nv, bv);
+    for (const DType dtype : { DType::Float32, DType::Float16, DType::Float64 }) {
+        SCOPED_TRACE(tensor::torchName(dtype));
+        const Tensor a = makeTensor(dtype, nv);
+        const Tensor b = makeTensor(dtype, bv);
+        const auto rule = kernels::ruleMsprobe12(dtype, dtype);
+        SerialSplitter serial;
+        const auto best = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+        kernels::forceGenericKernels(true);
+        EXPECT_FALSE(kernels::usingAvx2Kernels());
+        const auto generic = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+        kernels::forceGenericKernels(false);
+        expectSameBits(generic, best);
+    }
+}
+
+TEST(MetricKernels, SplitJobsRunOnEveryThreadAndInOrder)
+{
+    // Three jobs, the second splits into 50 parts: every part runs once, whatever thread takes it.
+    std::vector<int> ran(50, 0);
+    std::vector<int> jobs(3, 0);
+    const bool done = parallelForSplittable(3, 2, [&](std::size_t i, Splitter& splitter) {
+        ++jobs[i];
+        if (i == 1)
+            splitter.run(ran.size(), [&](std::size_t k) { ++ran[k]; });
+    });
+    EXPECT_TRUE(done);
+    EXPECT_EQ(jobs, std::vector<int>(3, 1));
+    EXPECT_EQ(ran, std::vector<int>(50, 1));
+}
+
+TEST(MetricKernels, AnIdleThreadHelpsWithALargeJob)
+{
+    // One job, two threads: part 0 (run by the job's own thread) waits until some part has run on the
+    // other thread, which happens only if the splitter hands parts to idle threads. Fails after 20 s
+    // rather than hanging.
+    std::mutex mutex;
+    std::condition_variable helped;
+    std::thread::id owner;
+    bool otherThreadRan = false;
+    bool timedOut = false;
+    parallelForSplittable(1, 2, [&](std::size_t, Splitter& splitter) {
+        owner = std::this_thread::get_id();
+        splitter.run(8, [&](std::size_t k) {
+            std::unique_lock lock(mutex);
+            if (std::this_thread::get_id() != owner) {
+                otherThreadRan = true;
+                helped.notify_all();
+            } else if (k == 0) {
+                timedOut = !helped.wait_for(lock, std::chrono::seconds(20), [&] { return otherThreadRan; });
+            }
+        });
+    });
+    EXPECT_TRUE(otherThreadRan);
+    EXPECT_FALSE(timedOut);
+}
+
+TEST(MetricKernels, FileOperandsStreamLikeMemory)
+{
+    const std::size_t n = kernels::kChunkElements * 2 + 5;
+    std::vector<double> nv, bv;
+    randomPair(n, 3, nv, bv);
+    const Tensor a = makeTensor(DType::Float32, nv);
+    const Tensor b = makeTensor(DType::Float32, bv);
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "pair.bin";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out.write("head", 4); // the elements start at an offset, as in a .pt file
+        out.write(reinterpret_cast<const char*>(a.data.data()), static_cast<std::streamsize>(a.data.size()));
+        out.write(reinterpret_cast<const char*>(b.data.data()), static_cast<std::streamsize>(b.data.size()));
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    kernels::Operand fa { DType::Float32, nullptr, fd, 4 };
+    kernels::Operand fb { DType::Float32, nullptr, fd, 4 + a.data.size() };
+    const auto rule = kernels::ruleMsprobe12(DType::Float32, DType::Float32);
+    SerialSplitter serial;
+    ThreadSplitter two(2);
+    const auto fromMemory = kernels::pairStats(operandOf(a), operandOf(b), n, rule, false, serial);
+    expectSameBits(kernels::pairStats(fa, fb, n, rule, false, two), fromMemory);
+    // A file shorter than its operand says is an I/O failure, not silently wrong numbers.
+    kernels::Operand past { DType::Float32, nullptr, fd, 4 + a.data.size() + 8 };
+    EXPECT_TRUE(kernels::pairStats(fa, past, n, rule, false, serial).ioFailed);
+    ::close(fd);
+}
+
+TEST(MetricKernels, StreamedPtOpenGivesLoadPtsElements)
+{
+    const auto dir = probescope::testing::fixturesDir() / "modelA_tensor_mix/npu/step0/rank/dump_tensor_data";
+    if (!std::filesystem::exists(dir))
+        GTEST_SKIP() << "fixtures not found at " << dir;
+    int checked = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        if (++checked > 40)
+            break;
+        const auto loaded = tensor::loadPt(entry.path());
+        ASSERT_TRUE(loaded) << entry.path();
+        for (const std::uint64_t limit : { std::uint64_t { 1 } << 20, std::uint64_t { 0 } }) {
+            tensor::ReadBuffer buffer;
+            const auto stream = tensor::openPtStream(entry.path(), buffer, limit);
+            ASSERT_TRUE(stream) << entry.path();
+            EXPECT_EQ(stream->dtype(), loaded->dtype);
+            EXPECT_EQ(stream->shape(), loaded->shape);
+            std::vector<std::byte> bytes(loaded->data.size());
+            if (stream->memory()) {
+                std::memcpy(bytes.data(), stream->memory(), bytes.size());
+            } else {
+                ASSERT_EQ(::pread(stream->fd(), bytes.data(), bytes.size(), static_cast<off_t>(stream->dataOffset())),
+                          static_cast<ssize_t>(bytes.size()));
+            }
+            EXPECT_EQ(bytes, loaded->data) << entry.path() << " limit " << limit;
+        }
+    }
+    EXPECT_GT(checked, 0);
+}
+
+TEST(MetricKernels, StreamedPtOpenReportsDamage)
+{
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "bad.pt";
+    std::ofstream(path, std::ios::binary) << "not a zip at all";
+    tensor::ReadBuffer buffer;
+    const auto stream = tensor::openPtStream(path, buffer);
+    ASSERT_FALSE(stream);
+    EXPECT_EQ(stream.error().id, "tensor.pt-format");
+    EXPECT_EQ(stream.error().location.file, path.string());
+    EXPECT_EQ(tensor::openPtStream(dir.path() / "missing.pt", buffer).error().id, "tensor.missing");
+}
