@@ -59,12 +59,22 @@ std::string tableCsv(const CompareTable& table)
     return toCsv(table.header, rows);
 }
 
-Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options)
+namespace {
+
+/// msprobe's planning: strict rank pairing, stack mode by its rule.
+PlanOptions planOptionsOf(const JobOptions& options)
 {
     PlanOptions planOptions;
     planOptions.profile = options.profile;
     planOptions.stackFlag = options.stackFlag;
-    auto plan = compare::planPairs(input, planOptions);
+    return planOptions;
+}
+
+} // namespace
+
+Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options)
+{
+    auto plan = compare::planPairs(input, planOptionsOf(options));
     if (!plan)
         return plan.error();
     return std::move(plan->pairs);
@@ -73,10 +83,7 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,
                                               const JobOptions& options, ProgressSink* progress)
 {
-    PlanOptions planOptions;
-    planOptions.profile = options.profile;
-    planOptions.stackFlag = options.stackFlag;
-    auto plan = compare::planPairs(input, planOptions);
+    auto plan = compare::planPairs(input, planOptionsOf(options));
     if (!plan)
         return plan.error();
     auto files = readMappingFiles(options);

@@ -3,6 +3,8 @@
 // renumbering, table layout, statistics diffs, indicator checkers and the pandas CSV text.
 #include "compare/msprobe26.h"
 
+#include "util/pytext.h"
+
 #include "compare/csvwriter.h"
 #include "compare/flatten.h"
 #include "compare/mapping.h"
@@ -1119,31 +1121,12 @@ Result<DaTable26> compareDumps26ForDiffAnalyze(const dump::DumpFile& npu, const 
 
 std::string jsonStringList(const std::vector<std::string>& items)
 {
+    // json.dumps(list): ", " between items, each str as Python spells it.
     std::string out = "[";
     for (std::size_t i = 0; i < items.size(); ++i) {
         if (i)
             out += ", ";
-        out += '"';
-        for (const unsigned char ch : items[i]) {
-            switch (ch) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            default:
-                if (ch < 0x20 || ch >= 0x7f) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(ch);
-                }
-            }
-        }
-        out += '"';
+        appendPyJsonString(out, items[i]);
     }
     out += ']';
     return out;

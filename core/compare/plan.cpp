@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compare/plan.h"
 
+#include "compare/jsoninput.h"
 #include "compare/profile.h"
-#include "util/fileio.h"
-#include "util/textposition.h"
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -102,22 +98,10 @@ std::vector<std::int64_t> JobPlan::steps() const
 
 Result<CompareInput> readCompareJson(const fs::path& path)
 {
-    auto text = readTextFile(path);
-    if (!text)
-        return makeError("compare.input", at(path), "cannot open the compare.json file");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::parse_error& e) {
-        // nlohmann counts bytes from 1 and reports the byte after the offending one.
-        const std::uint64_t offset = e.byte > 1 ? e.byte - 1 : 0;
-        std::string what = e.what();
-        if (const auto colon = what.rfind(": "); colon != std::string::npos)
-            what = what.substr(colon + 2);
-        return makeError("compare.input", locate(*text, offset, path.string()), "not valid JSON: " + what);
-    }
-    if (!j.is_object())
-        return makeError("compare.input", at(path), "compare.json must hold an object");
+    auto json = readJsonObjectFile(path);
+    if (!json)
+        return json.error();
+    const nlohmann::json& j = *json;
     CompareInput input;
     for (const char* key : { "npu_path", "bench_path" }) {
         if (!j.contains(key) || !j[key].is_string())

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "util/diagnostic.h"
+#include "util/pytext.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -20,7 +21,9 @@ void appendPyFloat(std::string& out, double v);
 /// Appends `s` quoted as json.dump(ensure_ascii=True) writes it: \" \\ \n \r \t \b \f, \u00XX for other
 /// control characters and DEL, and \uXXXX (surrogate pairs above U+FFFF) for everything outside ASCII.
 /// Bytes that are not valid UTF-8 are written as U+FFFD.
-void appendPyString(std::string& out, std::string_view s);
+using probescope::appendPyJsonString;
+/// The dump writer's name for it.
+inline void appendPyString(std::string& out, std::string_view s) { appendPyJsonString(out, s); }
 
 /**
  * @brief Builds JSON text laid out exactly as Python's json.dump(obj, f, indent=1) lays it out.

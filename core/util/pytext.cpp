@@ -3,6 +3,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <string_view>
 
@@ -76,5 +77,97 @@ std::string pyFloatRepr(double v)
     appendPyFloatRepr(out, v);
     return out;
 }
+
+namespace {
+
+void appendUnicodeEscape(std::string& out, std::uint32_t unit)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4)
+        out += kHex[(unit >> shift) & 0xf];
+}
+
+/// Decodes one UTF-8 sequence at s[i]; returns the code point and advances i (U+FFFD for bad bytes).
+std::uint32_t decodeUtf8(std::string_view s, std::size_t& i)
+{
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char lead = byte(i);
+    int extra = 0;
+    std::uint32_t cp = 0;
+    std::uint32_t minimum = 0;
+    if (lead >= 0xc0 && lead < 0xe0) {
+        extra = 1;
+        cp = lead & 0x1fu;
+        minimum = 0x80;
+    } else if (lead >= 0xe0 && lead < 0xf0) {
+        extra = 2;
+        cp = lead & 0x0fu;
+        minimum = 0x800;
+    } else if (lead >= 0xf0 && lead < 0xf5) {
+        extra = 3;
+        cp = lead & 0x07u;
+        minimum = 0x10000;
+    } else {
+        ++i;
+        return 0xfffd;
+    }
+    if (i + static_cast<std::size_t>(extra) >= s.size()) {
+        ++i;
+        return 0xfffd;
+    }
+    for (int k = 1; k <= extra; ++k) {
+        const unsigned char c = byte(i + static_cast<std::size_t>(k));
+        if ((c & 0xc0u) != 0x80u) {
+            ++i;
+            return 0xfffd;
+        }
+        cp = (cp << 6) | (c & 0x3fu);
+    }
+    i += static_cast<std::size_t>(extra) + 1;
+    if (cp < minimum || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
+        return 0xfffd;
+    return cp;
+}
+
+} // namespace
+
+void appendPyJsonString(std::string& out, std::string_view s)
+{
+    out += '"';
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            const std::uint32_t cp = decodeUtf8(s, i);
+            if (cp >= 0x10000) {
+                const std::uint32_t v = cp - 0x10000;
+                appendUnicodeEscape(out, 0xd800 + (v >> 10));
+                appendUnicodeEscape(out, 0xdc00 + (v & 0x3ff));
+            } else {
+                appendUnicodeEscape(out, cp);
+            }
+            continue;
+        }
+        ++i;
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+            // json.dump escapes everything outside ' '..'~', DEL (0x7f) included.
+            if (c < 0x20 || c == 0x7f)
+                appendUnicodeEscape(out, c);
+            else
+                out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+}
+
 
 } // namespace probescope

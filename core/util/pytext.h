@@ -4,6 +4,7 @@
 // (the dump writer's json.dump, the compare's CSV cells, the free-benchmark CSV).
 
 #include <string>
+#include <string_view>
 
 namespace probescope {
 
@@ -13,5 +14,10 @@ void appendPyFloatRepr(std::string& out, double v);
 
 /// pyFloatRepr as a string.
 std::string pyFloatRepr(double v);
+
+/// Appends `s` (UTF-8) as Python's json.dumps(ensure_ascii=True) spells a str: quoted, `\"` `\\` `\n` `\r` `\t`
+/// `\b` `\f`, everything else outside ' '..'~' as \uXXXX of its code point (UTF-16 surrogate pairs above U+FFFF;
+/// invalid UTF-8 bytes as U+FFFD, which is what Python sees after decoding with errors="replace").
+void appendPyJsonString(std::string& out, std::string_view s);
 
 } // namespace probescope

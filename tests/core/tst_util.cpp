@@ -136,3 +136,20 @@ TEST(Layout, RunFilesAreFoundAtEveryLevelInOrder)
     EXPECT_EQ(dump::findInLayout(root / "step0" / "run.csv", "run.csv"), (std::vector<fs::path> { root / "step0" / "run.csv" }));
     EXPECT_EQ(dump::findInLayout(root / "nothing", "run.csv").size(), 0u);
 }
+
+TEST(PyText, JsonStringAsPythonDumpsIt)
+{
+    // json.dumps("...") in CPython 3 (ensure_ascii=True).
+    auto spelled = [](std::string_view s) {
+        std::string out;
+        appendPyJsonString(out, s);
+        return out;
+    };
+    EXPECT_EQ(spelled("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    EXPECT_EQ(spelled("l1\nl2\t\r\b\f"), "\"l1\\nl2\\t\\r\\b\\f\"");
+    EXPECT_EQ(spelled(std::string("\x01\x7f", 2)), "\"\\u0001\\u007f\"");
+    EXPECT_EQ(spelled("caf\xc3\xa9"), "\"caf\\u00e9\"");                   // one code point, not two bytes
+    EXPECT_EQ(spelled("\xe6\xa8\xa1\xe5\x9e\x8b"), "\"\\u6a21\\u578b\""); // 模型
+    EXPECT_EQ(spelled("\xf0\x9f\x98\x80"), "\"\\ud83d\\ude00\"");         // a surrogate pair above U+FFFF
+    EXPECT_EQ(spelled("\xff"), "\"\\ufffd\"");                             // not UTF-8: the replacement character
+}

@@ -3,6 +3,8 @@
 // compare_distributed, and the Advisor's verdict.
 #include "compare/ptdbg/ptdbgcompare.h"
 
+#include "compare/jsoninput.h"
+
 #include "util/fileio.h"
 #include "util/textposition.h"
 
@@ -81,21 +83,10 @@ bool isPtdbgCompareJson(const fs::path& path)
 
 Result<PtdbgInput> readPtdbgCompareJson(const fs::path& path)
 {
-    auto text = readTextFile(path);
-    if (!text)
-        return makeError("compare.input", at(path), "cannot open the compare.json file");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::parse_error& e) {
-        const std::uint64_t offset = e.byte > 1 ? e.byte - 1 : 0;
-        std::string what = e.what();
-        if (const auto colon = what.rfind(": "); colon != std::string::npos)
-            what = what.substr(colon + 2);
-        return makeError("compare.input", locate(*text, offset, path.string()), "not valid JSON: " + what);
-    }
-    if (!j.is_object())
-        return makeError("compare.input", at(path), "compare.json must hold an object (ptdbg's input_param)");
+    auto json = readJsonObjectFile(path, " (ptdbg's input_param)");
+    if (!json)
+        return json.error();
+    const nlohmann::json& j = *json;
     PtdbgInput input;
     for (const char* key : { "npu_pkl_path", "bench_pkl_path" }) {
         if (!j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty())
