@@ -3,7 +3,6 @@
 
 #include "compare/comparejob.h"
 #include "compare/csvwriter.h"
-#include "compare/highlight.h"
 #include "compare/profile.h"
 #include "compare/xlsxwriter.h"
 
@@ -232,6 +231,14 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
 Result<PairFiles> writePairOutputs(const PairOutcome& outcome, const fs::path& outDir, const std::string& stamp,
                                    const JobOptions& options)
 {
+    return writeTableOutputs(*outcome.table, outcome.loaded->pair.suffix, outcome.generatedMapping, outDir, stamp,
+                             options);
+}
+
+Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string& suffix,
+                                    const std::optional<DataMapping>& generated, const fs::path& outDir,
+                                    const std::string& stamp, const JobOptions& options, Diagnostics* notes)
+{
     auto rules = rulesOf(options.profile);
     if (!rules)
         return rules.error();
@@ -239,9 +246,7 @@ Result<PairFiles> writePairOutputs(const PairOutcome& outcome, const fs::path& o
     fs::create_directories(outDir, ec);
     if (ec)
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
-    const std::string& suffix = outcome.loaded->pair.suffix;
-    const bool advisor = options.advisor && (*rules)->writesAdvisor();
-    const bool generated = outcome.generatedMapping.has_value();
+    const std::optional<std::string> advisor = options.advisor ? (*rules)->advisor(table) : std::nullopt;
     // msprobe replaces a file of the same name; ProbeScope never overwrites what is there and picks
     // compare_result..._{ts}_1.csv instead (two runs in one second).
     std::string tag = "_" + stamp;
@@ -252,26 +257,25 @@ Result<PairFiles> writePairOutputs(const PairOutcome& outcome, const fs::path& o
          ++n)
         tag = "_" + stamp + "_" + std::to_string(n);
     PairFiles written;
-    const CompareTable& table = *outcome.table;
     written.csvFile = outDir / ("compare_result" + suffix + tag + ".csv");
     std::string error;
     if (!writeFileAtomically(written.csvFile, (*rules)->csv(table), &error))
         return makeError("compare.output", at(written.csvFile), error);
     if (options.xlsx) {
         written.xlsxFile = outDir / ("compare_result" + suffix + tag + ".xlsx");
-        auto xlsx = writeXlsx(table, written.xlsxFile);
+        auto xlsx = writeXlsx(table, written.xlsxFile, notes);
         if (!xlsx)
             return xlsx.error();
     }
     // msprobe saves the mapping -lm generated next to the result; it explains every pairing.
     if (generated) {
         written.mappingFile = outDir / ("data_mapping" + suffix + tag + ".yaml");
-        if (!writeFileAtomically(written.mappingFile, dataMappingYaml(*outcome.generatedMapping), &error))
+        if (!writeFileAtomically(written.mappingFile, dataMappingYaml(*generated), &error))
             return makeError("compare.output", at(written.mappingFile), error);
     }
     if (advisor) {
         written.advisorFile = outDir / ("advisor" + suffix + tag + ".txt");
-        if (!writeFileAtomically(written.advisorFile, advisorText(table), &error))
+        if (!writeFileAtomically(written.advisorFile, *advisor, &error))
             return makeError("compare.output", at(written.advisorFile), error);
     }
     return written;

@@ -104,4 +104,10 @@ struct PairFiles
 Result<PairFiles> writePairOutputs(const PairOutcome& outcome, const std::filesystem::path& outDir,
                                    const std::string& stamp, const JobOptions& options);
 
+/// writePairOutputs for a table of any origin: `suffix` names the pair ("" or "_rank0-rank0"), `generated` is the
+/// -lm mapping to save beside it; warnings of the xlsx writer go to `notes`.
+Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string& suffix,
+                                    const std::optional<DataMapping>& generated, const std::filesystem::path& outDir,
+                                    const std::string& stamp, const JobOptions& options, Diagnostics* notes = nullptr);
+
 } // namespace probescope::compare

@@ -11,9 +11,9 @@ Result<const ProfileRules*> rulesOf(Profile profile)
     case Profile::Msprobe26:
         return &msprobe26::rules();
     case Profile::Ptdbg:
-        break;
+        return &ptdbg::rules();
     }
-    return makeError("compare.profile", {}, "the " + std::string(profileName(profile)) + " profile is not available in this build");
+    return makeError("compare.profile", {}, "unknown profile " + std::to_string(static_cast<int>(profile)));
 }
 
 } // namespace probescope::compare

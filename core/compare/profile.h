@@ -7,6 +7,7 @@
 #include "util/profile.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +37,8 @@ public:
     /// The CSV text of a table, as this tool writes it.
     virtual std::string csv(const CompareTable& table) const = 0;
 
-    /// Whether the tool writes advisor_{suffix}_{ts}.txt beside the result.
-    virtual bool writesAdvisor() const = 0;
+    /// The advisor_{suffix}_{ts}.txt text the tool writes beside the result, or none (msprobe 26 has no advisor).
+    virtual std::optional<std::string> advisor(const CompareTable& table) const = 0;
 
     /// The file-name suffix of a rank pair in directory mode ("_rank0-rank0" in msprobe 1.2, "_rank0" in 26).
     virtual std::string pairSuffix(std::string_view npuRankFolder, std::string_view benchRankFolder) const = 0;
@@ -60,6 +61,9 @@ namespace msprobe12 {
 const ProfileRules& rules();
 }
 namespace msprobe26 {
+const ProfileRules& rules();
+}
+namespace ptdbg {
 const ProfileRules& rules();
 }
 

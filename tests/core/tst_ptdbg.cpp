@@ -598,3 +598,37 @@ TEST(PtdbgFixtures, ThreadCountNeverChangesTheTable)
     EXPECT_EQ((*one)->rows, (*five)->rows);
     EXPECT_EQ((*one)->colors, (*five)->colors);
 }
+
+// The ptdbg profile behind the profile seam: the one pipeline (runCompareJob: plan with the folder walker, load,
+// compare through ptdbg's rules, write) gives the files ptdbg's compare_distributed gives.
+TEST(PtdbgSeam, ThePipelineWritesWhatPtdbgsJobWrites)
+{
+    for (const char* mode : { "all_mode", "summary_mode", "md5_mode" }) {
+        SCOPED_TRACE(mode);
+        const fs::path npu = fixturesDir() / "legacy_ptdbg" / mode / "npu" / "ptdbg_dump_v6.0" / "step0";
+        const fs::path bench = fixturesDir() / "legacy_ptdbg" / mode / "bench" / "ptdbg_dump_v6.0" / "step0";
+        probescope::testing::TempDir out;
+        JobOptions options;
+        options.profile = Profile::Ptdbg;
+        options.timestamp = "20261126000000";
+        auto viaSeam = runCompareJob(CompareInput { npu, bench, std::nullopt }, out.path() / "seam", options);
+        ASSERT_TRUE(viaSeam.ok()) << viaSeam.error().format();
+        auto pairs = ptdbg::distributedPairs(npu, bench);
+        ASSERT_TRUE(pairs.ok()) << pairs.error().format();
+        ptdbg::PtdbgJobOptions jobOptions;
+        jobOptions.timestamp = options.timestamp;
+        auto viaJob = ptdbg::runPtdbgJob(*pairs, out.path() / "job", jobOptions);
+        ASSERT_TRUE(viaJob.ok()) << viaJob.error().format();
+        ASSERT_EQ(viaSeam->size(), viaJob->size());
+        for (std::size_t i = 0; i < viaSeam->size(); ++i) {
+            const auto& a = (*viaSeam)[i];
+            const auto& b = (*viaJob)[i];
+            ASSERT_FALSE(a.csvFile.empty());
+            EXPECT_EQ(a.csvFile.filename(), b.csvFile.filename());
+            EXPECT_EQ(probescope::testing::readAll(a.csvFile), probescope::testing::readAll(b.csvFile));
+            EXPECT_EQ(a.advisorFile.filename(), b.advisorFile.filename());
+            EXPECT_EQ(probescope::testing::readAll(a.advisorFile), probescope::testing::readAll(b.advisorFile));
+            EXPECT_EQ(a.firstFailure.key, b.firstFailure.key);
+        }
+    }
+}

@@ -2,6 +2,7 @@
 // msprobe 1.2.2 behind the profile seam (compare-spec Appendix A): the default profile.
 #include "compare/comparejob.h"
 #include "compare/flatten.h"
+#include "compare/highlight.h"
 #include "compare/mapping.h"
 #include "compare/profile.h"
 
@@ -26,7 +27,7 @@ public:
 
     std::string csv(const CompareTable& table) const override { return tableCsv(table); }
 
-    bool writesAdvisor() const override { return true; }
+    std::optional<std::string> advisor(const CompareTable& table) const override { return advisorText(table); }
 
     std::string pairSuffix(std::string_view npuRank, std::string_view benchRank) const override
     {

@@ -22,7 +22,10 @@ public:
 
     std::string csv(const CompareTable& table) const override { return tableCsv26(table); }
 
-    bool writesAdvisor() const override { return false; } // the advisor exists in msprobe 1.x and 8.x only
+    std::optional<std::string> advisor(const CompareTable&) const override
+    {
+        return std::nullopt; // the advisor exists in msprobe 1.x and 8.x only
+    }
 
     std::string pairSuffix(std::string_view npuRank, std::string_view) const override
     {

@@ -76,6 +76,10 @@ long firstFailingRow(const CompareTable& table);
 /// The advisor_{ts}.txt text ptdbg's Advisor writes for the table.
 std::string advisorText(const CompareTable& table);
 
+/// The NPU dump entry of each row (CompareTable::npuEntry), so the first failing node can be found on the call
+/// order core/dump's legacy reader gives the pkl: the longest entry key the row name starts with, then '.' or '_'.
+void placeRows(CompareTable& table, const dump::DumpFile& npu);
+
 /// compare_distributed: the rank pairs of two step folders (rank folders sorted by name, paired in
 /// order; a pkl and its .npy folder in each). `suffix` is "_rank0-rank0" as ptdbg names the results.
 struct RankPair

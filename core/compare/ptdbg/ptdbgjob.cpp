@@ -3,8 +3,7 @@
 // NPU dump's call order (read by core/dump's legacy reader) to name the first failing node.
 #include "compare/ptdbg/ptdbgcompare.h"
 
-#include "compare/csvwriter.h"
-#include "compare/xlsxwriter.h"
+#include "compare/pipeline.h"
 #include "dump/rankdump.h"
 #include "tree/constructtree.h"
 #include "util/fileio.h"
@@ -22,7 +21,8 @@ SourceLocation at(const fs::path& p)
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
 }
 
-/// The NPU dump entry of each row: the longest entry key the row name starts with, followed by '.' or '_'.
+} // namespace
+
 void placeRows(CompareTable& table, const dump::DumpFile& npu)
 {
     std::unordered_map<std::string_view, std::uint32_t> keys;
@@ -42,8 +42,6 @@ void placeRows(CompareTable& table, const dump::DumpFile& npu)
         table.npuEntry[r] = entry;
     }
 }
-
-} // namespace
 
 Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const fs::path& outDir,
                                             const PtdbgJobOptions& options, ProgressSink* progress)
@@ -80,29 +78,16 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
             results.push_back(std::move(result));
             continue;
         }
-        std::string tag = "_" + stamp;
-        auto taken = [&](const std::string& t) {
-            return fs::exists(outDir / ("compare_result" + pair.suffix + t + ".csv"), ec)
-                || (options.xlsx && fs::exists(outDir / ("compare_result" + pair.suffix + t + ".xlsx"), ec))
-                || (options.advisor && fs::exists(outDir / ("advisor" + pair.suffix + t + ".txt"), ec));
-        };
-        for (int n = 1; taken(tag); ++n)
-            tag = "_" + stamp + "_" + std::to_string(n);
-        std::string error;
-        result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
-        if (!writeFileAtomically(result.csvFile, tableCsv(*table), &error))
-            return makeError("compare.output", at(result.csvFile), error);
-        if (options.xlsx) {
-            result.xlsxFile = outDir / ("compare_result" + pair.suffix + tag + ".xlsx");
-            auto written = writeXlsx(*table, result.xlsxFile, &result.diagnostics);
-            if (!written)
-                return written.error();
-        }
-        if (options.advisor) {
-            result.advisorFile = outDir / ("advisor" + pair.suffix + tag + ".txt");
-            if (!writeFileAtomically(result.advisorFile, advisorText(*table), &error))
-                return makeError("compare.output", at(result.advisorFile), error);
-        }
+        JobOptions writing;
+        writing.profile = Profile::Ptdbg;
+        writing.advisor = options.advisor;
+        writing.xlsx = options.xlsx;
+        auto written = writeTableOutputs(*table, pair.suffix, std::nullopt, outDir, stamp, writing, &result.diagnostics);
+        if (!written)
+            return written.error();
+        result.csvFile = written->csvFile;
+        result.xlsxFile = written->xlsxFile;
+        result.advisorFile = written->advisorFile;
         results.push_back(std::move(result));
     }
     return results;
