@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <set>
+#include <regex>
 
 namespace probescope::job {
 
@@ -228,6 +228,19 @@ Result<bool> writeAtomically(const fs::path& path, const std::string& text)
     return true;
 }
 
+/// --resume on a pair that is not complete: the outputs an interrupted run left for it (its names with any
+/// timestamp) go, so the rerun leaves one set of files per pair. Only names this pair's compare writes match.
+void removeIncompleteOutputs(const fs::path& dir, const compare::PlannedPair& pair)
+{
+    const std::string suffix = std::regex_replace(pair.suffix, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
+    const std::regex ours("(compare_result|advisor)" + suffix + R"(_[0-9]{14}(_[0-9]+)?\.(csv|xlsx|txt))");
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (e.is_regular_file(ec) && std::regex_match(e.path().filename().string(), ours))
+            fs::remove(e.path(), ec);
+    }
+}
+
 PairSummary plannedSummary(const compare::PlannedPair& pair)
 {
     PairSummary s;
@@ -365,6 +378,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
                 j["resumed"] = true;
                 return j.dump();
             }
+            removeIncompleteOutputs(pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir, pair);
         }
         PairSummary s = comparePlanned(pair, *mappings, options, outDir, stamp);
         if (s.compared) {
