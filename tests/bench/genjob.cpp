@@ -270,7 +270,8 @@ int genJobMain(int argc, char** argv)
         }
     }
     const std::string injected = "{\"step\": " + std::to_string(spec.bugStep)
-        + ", \"rank\": " + std::to_string(spec.bugRank) + ", \"node\": \"Functional.gelu." + std::to_string(spec.bugLayer) + ".forward\"}\n";
+        + ", \"rank\": " + std::to_string(spec.bugRank) + ", \"node\": \"Functional.gelu."
+        + std::to_string(spec.bugLayer) + ".forward\"}\n";
     if (!writeFile(spec.out / "injected.json", injected)) {
         std::fprintf(stderr, "probescope-gendump job: cannot write %s\n", (spec.out / "injected.json").c_str());
         return 1;
