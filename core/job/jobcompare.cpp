@@ -14,6 +14,8 @@
 #include <fstream>
 #include <regex>
 
+#include <unistd.h>
+
 namespace probescope::job {
 
 namespace fs = std::filesystem;
@@ -214,7 +216,8 @@ Result<bool> writeAtomically(const fs::path& path, const std::string& text)
 {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    const fs::path tmp = path.string() + ".tmp";
+    // A name of its own per process: sharded runs into one OUT write their summaries at the same time.
+    const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         out << text;
