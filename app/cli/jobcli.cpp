@@ -34,7 +34,8 @@ std::optional<std::vector<std::int64_t>> parseNumberList(std::string_view text)
 
 bool isWholeJob(const compare::CompareInput& input, const compare::JobOptions& options, const JobCliArgs& args)
 {
-    if (!args.steps.empty() || !args.ranks.empty() || args.resume)
+    // Under mpirun every process runs this command: only the job spreads pairs instead of repeating them.
+    if (!args.steps.empty() || !args.ranks.empty() || args.resume || launchedByMpi())
         return true;
     compare::PlanOptions planOptions;
     planOptions.profile = options.profile;
@@ -70,8 +71,16 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
         jobOptions.ranks = *ranks;
     }
     jobOptions.resume = args.resume;
-    job::LocalThreadScheduler scheduler(args.pairThreads);
-    jobOptions.scheduler = &scheduler;
+    job::LocalThreadScheduler local(args.pairThreads);
+    std::unique_ptr<job::PairScheduler> mpi;
+    if (launchedByMpi()) {
+        std::string error;
+        if (!(mpi = loadMpiScheduler(error))) {
+            std::cerr << "probescope-cli: " << error << "\n";
+            return kExitInputError;
+        }
+    }
+    jobOptions.scheduler = mpi ? mpi.get() : &local;
     compare::JobOptions pairOptions = options;
     if (pairOptions.timestamp.empty())
         pairOptions.timestamp = localTimestamp(); // one stamp for every pair of the job
@@ -80,6 +89,8 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
         std::cerr << result.error().format() << "\n";
         return result.error().id == "compare.option" ? kExitUsage : kExitInputError;
     }
+    if (!result->coordinator)
+        return kExitOk; // an MPI worker: rank 0 prints and writes the summary
     for (const Diagnostic& d : result->diagnostics)
         std::cout << d.format() << "\n";
     const std::filesystem::path outDir(out);

@@ -370,7 +370,10 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     fs::create_directories(outDir, ec);
     if (ec)
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
-    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    LocalThreadScheduler oneThread(1);
+    PairScheduler& scheduler = jobOptions.scheduler ? *jobOptions.scheduler : oneThread;
+    const std::string stamp
+        = scheduler.shareFromCoordinator(options.timestamp.empty() ? localTimestamp() : options.timestamp);
 
     auto runPair = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
@@ -395,8 +398,6 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         }
         return toJson(s).dump();
     };
-    LocalThreadScheduler oneThread(1);
-    PairScheduler& scheduler = jobOptions.scheduler ? *jobOptions.scheduler : oneThread;
     const std::vector<std::string> texts = scheduler.run(pairs.size(), runPair);
 
     JobResult result;

@@ -25,6 +25,8 @@ public:
     virtual std::vector<std::string> run(std::size_t count, const std::function<std::string(std::size_t)>& runPair) = 0;
     /// Whether this process writes the job summary and prints the result (always true for local threads).
     virtual bool isCoordinator() const { return true; }
+    /// The coordinator's `value` on every worker (the timestamp all pairs of one job share).
+    virtual std::string shareFromCoordinator(std::string value) { return value; }
 };
 
 /// Pairs on `threads` local threads, taken dynamically (a big pair does not hold up the others' queue).
