@@ -93,7 +93,8 @@ usage:
       the origin of the job by communication order). --step 0,2 and --rank 1,3 select (lists);
       --resume skips pairs whose outputs are complete; --pair-threads N compares N pairs at
       once (the outputs never depend on it). Exit 1 when a pair failed to compare. The last
-      line names the job's origin rank and node. See docs/scale-out.md.
+      line names the job's origin rank and node. Under mpirun -n P (or srun) the pairs are
+      spread over the processes; rank 0 writes the summary. See docs/scale-out.md.
   probescope-cli compare --profile ptdbg (-i compare.json | --npu PATH --bench PATH) -o OUT
                         [-s] [-f] [-c] [--xlsx]
       ptdbg_ascend 6.0's compare of .pkl dumps (docs/ptdbg-compare.md). compare.json is ptdbg's

@@ -30,11 +30,12 @@ bool launchedByMpi()
 {
     // Open MPI's mpirun, then PMI/PMIx launchers (MPICH's mpiexec, Slurm's srun --mpi=pmi2|pmix). A launch of
     // one process is not worth an MPI runtime: the local threads do the same.
-    for (const char* size : { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" }) {
+    for (const char* size : { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE" }) {
         if (envNumber(size) > 1)
             return true;
     }
-    return false;
+    // srun --mpi=pmix gives each task PMIX_RANK but no size of its own; Slurm's task count stands in.
+    return std::getenv("PMIX_RANK") && envNumber("SLURM_NTASKS") > 1;
 }
 
 std::unique_ptr<job::PairScheduler> loadMpiScheduler(std::string& error)
