@@ -85,11 +85,10 @@ void findWorst(const compare::CompareTable& table, PairSummary& s)
             const auto v = metricValue(table.rows[r][col]);
             if (!v)
                 continue;
-            const double key = std::isnan(*v) ? (lowerIsWorse ? -INFINITY : INFINITY) : std::fabs(*v);
-            const double kv = lowerIsWorse ? (std::isnan(*v) ? -INFINITY : *v) : key;
-            const bool better = !worst || (lowerIsWorse ? kv < *worst : kv > *worst);
-            if (better) {
-                worst = kv;
+            // Badness grows with the key: -cosine, or |relative error|; NaN is worse than any number.
+            const double key = std::isnan(*v) ? INFINITY : lowerIsWorse ? -*v : std::fabs(*v);
+            if (!worst || key > *worst) {
+                worst = key;
                 s.worstMetric = table.header[col];
                 s.worstValue = excelText(table.rows[r][col]);
                 s.worstNode = table.rows[r][0].isString() ? table.rows[r][0].asString() : "";
