@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "job/jobcompare.h"
 #include "job/origin.h"
 #include "job/scheduler.h"
+#include "tempdir.h"
 
 #include <gtest/gtest.h>
 
@@ -130,4 +132,112 @@ TEST(LocalThreadScheduler, RunsEveryPairOnceAndKeepsTheirOrder)
     }
     LocalThreadScheduler scheduler(4);
     EXPECT_TRUE(scheduler.run(0, [](std::size_t) { return std::string("x"); }).empty());
+}
+
+// ---- runWholeJob on a tiny root written by the test: two ranks, one step, statistics.
+
+namespace {
+
+/// A statistics dump.json of two calls; `scale` multiplies the gelu output (1 = the bench's values).
+std::string statsDump(double scale)
+{
+    auto leaf = [](double v) {
+        return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": )" + std::to_string(v)
+            + R"(, "Min": )" + std::to_string(-v) + R"(, "Mean": 0.1, "Norm": )" + std::to_string(2 * v)
+            + R"(, "requires_grad": false})";
+    };
+    return R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)"
+           R"("Functional.linear.0.forward": {"input_args": [)" + leaf(1.0) + R"(], "input_kwargs": {}, "output": [)"
+        + leaf(2.0) + R"(]}, "Functional.gelu.0.forward": {"input_args": [)" + leaf(2.0)
+        + R"(], "input_kwargs": {}, "output": [)" + leaf(3.0 * scale) + "]}}}";
+}
+
+struct TinyJob
+{
+    probescope::testing::TempDir dir;
+    probescope::compare::CompareInput input;
+    probescope::compare::JobOptions options;
+    TinyJob()
+    {
+        for (const char* rank : { "rank0", "rank1" }) {
+            const double scale = std::string(rank) == "rank1" ? 5.0 : 1.0;
+            dir.write(std::string("npu/step0/") + rank + "/dump.json", statsDump(scale));
+            dir.write(std::string("npu/step0/") + rank + "/construct.json", "{}");
+            dir.write(std::string("bench/step0/") + rank + "/dump.json", statsDump(1.0));
+            dir.write(std::string("bench/step0/") + rank + "/construct.json", "{}");
+        }
+        input.npuPath = dir.path() / "npu";
+        input.benchPath = dir.path() / "bench";
+        options.advisor = false;
+        options.timestamp = "20260101000000";
+    }
+};
+
+} // namespace
+
+TEST(WholeJob, SummarisesEveryPairAndFindsTheFailingRank)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    auto result = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_EQ(result->pairs.size(), 2u);
+    EXPECT_EQ(result->pairs[0].failingRows, 0u);
+    EXPECT_GT(result->pairs[1].failingRows, 0u);
+    EXPECT_EQ(result->pairs[1].failure.key, "Functional.gelu.0.forward");
+    EXPECT_EQ(result->origin.rankLabel, "rank1");
+    EXPECT_TRUE(std::filesystem::exists(out / "step0" / "compare_result_rank1-rank1_20260101000000.csv"));
+    EXPECT_TRUE(std::filesystem::exists(out / "job_summary.csv"));
+    EXPECT_EQ(originLine(*result), "job origin: step 0 rank1 Functional.gelu.0.forward (execution index 1)");
+}
+
+TEST(WholeJob, ACorruptRankIsReportedAndTheOthersComplete)
+{
+    TinyJob job;
+    job.dir.write("npu/step0/rank0/dump.json", "{\"task\": \"statistics\", \"data\": {\"x\": [}");
+    auto result = runWholeJob(job.input, job.dir.path() / "out", job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_EQ(result->failedPairs(), 1u);
+    EXPECT_FALSE(result->pairs[0].compared);
+    EXPECT_EQ(result->pairs[0].errorId, "json.syntax");
+    EXPECT_NE(result->pairs[0].error.find("rank0/dump.json:1:"), std::string::npos) << result->pairs[0].error;
+    EXPECT_TRUE(result->pairs[1].compared);
+    EXPECT_EQ(result->origin.rankLabel, "rank1");
+    EXPECT_NE(jobSummaryJson(*result).find("\"pairs_failed_to_compare\": [\n  {"), std::string::npos);
+}
+
+TEST(WholeJob, ResumeKeepsCompletePairsAndRedoesAPairWhoseFileChanged)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+    // rank1's table cut short (as by a killed writer): its size no longer matches the marker.
+    const auto table = out / "step0" / "compare_result_rank1-rank1_20260101000000.csv";
+    std::filesystem::resize_file(table, 10);
+    WholeJobOptions resume;
+    resume.resume = true;
+    job.options.timestamp = "20260102000000";
+    auto result = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(result) << result.error().format();
+    EXPECT_TRUE(result->pairs[0].resumed);
+    EXPECT_FALSE(result->pairs[1].resumed);
+    EXPECT_FALSE(std::filesystem::exists(table)); // the incomplete output of the first run is gone
+    EXPECT_TRUE(std::filesystem::exists(out / "step0" / "compare_result_rank1-rank1_20260102000000.csv"));
+    EXPECT_TRUE(std::filesystem::exists(out / "step0" / "compare_result_rank0-rank0_20260101000000.csv"));
+    EXPECT_EQ(result->origin.rankLabel, "rank1");
+}
+
+TEST(WholeJob, StepAndRankListsSelect)
+{
+    TinyJob job;
+    WholeJobOptions select;
+    select.ranks = { 1 };
+    auto result = runWholeJob(job.input, job.dir.path() / "out", job.options, select);
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->pairs.size(), 1u);
+    EXPECT_EQ(result->pairs[0].npuRank, "rank1");
+    select.steps = { 4 };
+    auto none = runWholeJob(job.input, job.dir.path() / "out", job.options, select);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().id, "job.empty");
 }
