@@ -361,7 +361,10 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             pairs.push_back(p);
     }
     if (pairs.empty())
-        return makeError("job.empty", at(input.npuPath), "no (step, rank) pair matches the --step/--rank selection");
+        return makeError("job.empty", at(input.npuPath),
+                         jobOptions.steps.empty() && jobOptions.ranks.empty()
+                             ? "no (step, rank) pair to compare"
+                             : "no (step, rank) pair matches the --step/--rank selection");
     auto mappings = compare::readMappingFiles(options);
     if (!mappings)
         return mappings.error();
