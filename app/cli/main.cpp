@@ -12,6 +12,7 @@
 #include "tree/constructtree.h"
 #include "ptdbgcli.h"
 #include "compare/ptdbg/ptdbgcompare.h"
+#include "jobcli.h"
 #ifdef PROBESCOPE_HAVE_RUNUTTORCH
 #include "runuttorch/torchreplayer.h"
 #endif
@@ -86,6 +87,14 @@ usage:
       msprobe 1.2 refuses -cm/-am for PyTorch dumps and ignores -lm there; msprobe 26
       refuses -am. Precedence: -am > -cm > -dm/-lm (msprobe 1.2: -dm/-lm first, then
       -cm and -am together). MAP may be left out (the flag alone).
+      Whole job (two dump roots, or --step/--rank/--resume given): every (step, rank) pair is
+      compared into OUT/step{N}/ as above, then OUT/job_summary.csv and job_summary.json (per
+      pair rows, failing rows, first failing node, worst metric, pairs that failed to compare,
+      the origin of the job by communication order). --step 0,2 and --rank 1,3 select (lists);
+      --resume skips pairs whose outputs are complete; --pair-threads N compares N pairs at
+      once (the outputs never depend on it). Exit 1 when a pair failed to compare. The last
+      line names the job's origin rank and node. Under mpirun -n P (or srun) the pairs are
+      spread over the processes; rank 0 writes the summary. See docs/scale-out.md.
   probescope-cli compare --profile ptdbg (-i compare.json | --npu PATH --bench PATH) -o OUT
                         [-s] [-f] [-c] [--xlsx]
       ptdbg_ascend 6.0's compare of .pkl dumps (docs/ptdbg-compare.md). compare.json is ptdbg's
@@ -193,6 +202,7 @@ struct Args
     std::optional<std::string> apiMapping;
     std::optional<std::string> layerMapping;
     bool diffAnalyze = false; ///< -da (msprobe 26's first-divergence analysis)
+    cli::JobCliArgs job;      ///< --step/--rank lists, --resume, --pair-threads (jobcli.h)
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -207,12 +217,19 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             (void)flag;
             return v;
         };
-        if (a == "--step") {
-            if (!(args.step = value("--step")))
-                return std::string("--step needs a step number");
-        } else if (a == "--rank") {
-            if (!(args.rank = value("--rank")))
-                return std::string("--rank needs a rank number");
+        if (a == "--step" || a == "--rank") {
+            // compare takes lists (--step 0,2); the other commands one number, checked below.
+            if (i + 1 >= argc)
+                return std::string(a) + (a == "--step" ? " needs a step number" : " needs a rank number");
+            (a == "--step" ? args.job.steps : args.job.ranks) = argv[i + 1];
+            (a == "--step" ? args.step : args.rank) = value(argv[i]);
+        } else if (a == "--resume") {
+            args.job.resume = true;
+        } else if (a == "--pair-threads") {
+            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
+            if (!v || *v < 1 || *v > 1024)
+                return std::string("--pair-threads needs a number of threads (1-1024)");
+            args.job.pairThreads = static_cast<unsigned>(*v);
         } else if (a == "--verify") {
             args.verify = true;
         } else if (a == "--exec-order") {
@@ -282,6 +299,10 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             return std::string("compare needs -o OUT (the output folder)");
         return std::nullopt;
     }
+    if (!args.job.steps.empty() && !args.step)
+        return std::string("--step needs a step number");
+    if (!args.job.ranks.empty() && !args.rank)
+        return std::string("--rank needs a rank number");
     if (positional.size() != 2)
         return std::string(positional.empty() ? "missing command" : "expected a command and one DIR");
     args.command = positional[0];
@@ -413,6 +434,8 @@ int runCompare(const Args& args)
     if (args.layerMapping)
         options.layerMapping = *args.layerMapping;
     options.profile = args.profile;
+    if (cli::isWholeJob(input, options, args.job))
+        return cli::runJobCompare(input, args.out, options, args.job);
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";

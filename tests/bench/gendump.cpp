@@ -839,6 +839,7 @@ private:
 void printUsage(std::FILE* to)
 {
     std::fputs("usage: probescope-gendump [--entries N] [--seed S] [--no-nan] [--layers L] [--out DIR]\n"
+               "       probescope-gendump job --help   (a job of many ranks and steps, see genjob.cpp)\n"
                "Writes DIR/step0/rank0/{dump.json,construct.json,stack.json}: a synthetic msprobe\n"
                "statistics-mode dump (level mix) of N entries (default 200000, about 150 MB).\n"
                "  --seed S    same seed, same bytes (default 1)\n"
@@ -851,9 +852,15 @@ void printUsage(std::FILE* to)
 } // namespace
 } // namespace probescope::bench
 
+namespace probescope::bench {
+int genJobMain(int argc, char** argv); // genjob.cpp: `probescope-gendump job ...`, many ranks and steps
+}
+
 int main(int argc, char** argv)
 {
     using namespace probescope::bench;
+    if (argc > 1 && std::string_view(argv[1]) == "job")
+        return genJobMain(argc - 1, argv + 1);
     Options opt;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobcli.h"
+
+#include "job/jobcompare.h"
+#include "util/fileio.h"
+
+#include <charconv>
+#include <iostream>
+
+namespace probescope::cli {
+
+namespace {
+constexpr int kExitOk = 0;
+constexpr int kExitInputError = 1;
+constexpr int kExitUsage = 2;
+} // namespace
+
+std::optional<std::vector<std::int64_t>> parseNumberList(std::string_view text)
+{
+    std::vector<std::int64_t> out;
+    while (true) {
+        const auto comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        std::int64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 0)
+            return std::nullopt;
+        out.push_back(v);
+        if (comma == std::string_view::npos)
+            return out;
+        text.remove_prefix(comma + 1);
+    }
+}
+
+bool isWholeJob(const compare::CompareInput& input, const compare::JobOptions& options, const JobCliArgs& args)
+{
+    // Under mpirun every process runs this command: only the job spreads pairs instead of repeating them.
+    if (!args.steps.empty() || !args.ranks.empty() || args.resume || launchedByMpi())
+        return true;
+    compare::PlanOptions planOptions;
+    planOptions.profile = options.profile;
+    planOptions.stackFlag = options.stackFlag;
+    const auto plan = compare::planPairs(input, planOptions);
+    if (!plan)
+        return false; // the ordinary compare reports the error as it always did
+    for (const compare::PlannedPair& p : plan->pairs) {
+        if (!p.outSubdir.empty())
+            return true;
+    }
+    return false;
+}
+
+int runJobCompare(const compare::CompareInput& input, const std::string& out, const compare::JobOptions& options,
+                  const JobCliArgs& args)
+{
+    job::WholeJobOptions jobOptions;
+    if (!args.steps.empty()) {
+        const auto steps = parseNumberList(args.steps);
+        if (!steps) {
+            std::cerr << "probescope-cli: --step needs step numbers (0 or 0,2)\n";
+            return kExitUsage;
+        }
+        jobOptions.steps = *steps;
+    }
+    if (!args.ranks.empty()) {
+        const auto ranks = parseNumberList(args.ranks);
+        if (!ranks) {
+            std::cerr << "probescope-cli: --rank needs rank numbers (1 or 1,3)\n";
+            return kExitUsage;
+        }
+        jobOptions.ranks = *ranks;
+    }
+    jobOptions.resume = args.resume;
+    job::LocalThreadScheduler local(args.pairThreads);
+    std::unique_ptr<job::PairScheduler> mpi;
+    if (launchedByMpi()) {
+        std::string error;
+        if (!(mpi = loadMpiScheduler(error))) {
+            std::cerr << "probescope-cli: " << error << "\n";
+            return kExitInputError;
+        }
+    }
+    jobOptions.scheduler = mpi ? mpi.get() : &local;
+    compare::JobOptions pairOptions = options;
+    if (pairOptions.timestamp.empty())
+        pairOptions.timestamp = localTimestamp(); // one stamp for every pair of the job
+    auto result = job::runWholeJob(input, out, pairOptions, jobOptions);
+    if (!result) {
+        std::cerr << result.error().format() << "\n";
+        return result.error().id == "compare.option" ? kExitUsage : kExitInputError;
+    }
+    if (!result->coordinator)
+        return kExitOk; // an MPI worker: rank 0 prints and writes the summary
+    for (const Diagnostic& d : result->diagnostics)
+        std::cout << d.format() << "\n";
+    const std::filesystem::path outDir(out);
+    for (const job::PairSummary& s : result->pairs) {
+        std::cout << s.npuDump << "  vs  " << s.benchDump << "\n";
+        if (!s.compared) {
+            std::cout << "  failed to compare: " << s.error << "\n";
+            std::cerr << s.error << "\n";
+            continue;
+        }
+        if (s.resumed)
+            std::cout << "  complete in an earlier run (--resume): not compared again\n";
+        if (s.rows == 0) {
+            std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
+            continue;
+        }
+        std::cout << "  rows: " << s.rows << ", failing: " << s.failingRows << "\n";
+        for (const std::string& f : s.files)
+            std::cout << "  written: " << (outDir / f).string() << "\n";
+        if (!s.firstFailureSummary.empty())
+            std::cout << "  " << s.firstFailureSummary << "\n";
+        else
+            std::cout << "  no failing node\n";
+    }
+    std::size_t failing = 0;
+    for (const job::PairSummary& s : result->pairs)
+        failing += s.compared && s.failingRows > 0;
+    std::cout << "job: " << result->pairs.size() << " pair(s), " << failing << " failing, " << result->failedPairs()
+              << " failed to compare; written: " << (outDir / "job_summary.csv").string() << ", "
+              << (outDir / "job_summary.json").string() << "\n";
+    for (const job::CommLink& l : result->origin.chain)
+        std::cout << "  communication: " << (l.rankLabel.empty() ? "rank" : l.rankLabel) << " " << l.key
+                  << " (execution index " << l.executionIndex << ", " << l.role << ")\n";
+    std::cout << job::originLine(*result) << "\n";
+    return result->failedPairs() ? kExitInputError : kExitOk;
+}
+
+} // namespace probescope::cli

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MPI engine of the whole-job compare: a plugin (libprobescope-cli-mpi.so) that probescope-cli opens only
+// when an MPI launcher started it (mpiloader.cpp), so the CLI itself never needs an MPI runtime.
+//
+// Rank 0 coordinates: it hands out pair indices one at a time to whichever worker asks (a big pair does not hold
+// up the others) and gathers only each pair's summary text (about 1 KB). Workers read their dumps from the
+// shared file system and write the pair's outputs themselves.
+#include "job/scheduler.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kTagResult = 1; ///< worker -> rank 0: int64 index (-1 = ready for the first pair) + summary text
+constexpr int kTagWork = 2;   ///< rank 0 -> worker: int64 index (-1 = no more pairs)
+
+class MpiScheduler final : public probescope::job::PairScheduler
+{
+public:
+    MpiScheduler()
+    {
+        int initialized = 0;
+        MPI_Initialized(&initialized);
+        if (!initialized) {
+            int provided = 0;
+            MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+            m_owned = true;
+        }
+        MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+    }
+    ~MpiScheduler() override
+    {
+        if (m_owned)
+            MPI_Finalize();
+    }
+
+    bool isCoordinator() const override { return m_rank == 0; }
+
+    std::string shareFromCoordinator(std::string value) override
+    {
+        std::uint64_t size = value.size();
+        MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        value.resize(size);
+        MPI_Bcast(value.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+        return value;
+    }
+
+    std::vector<std::string> run(std::size_t count, const std::function<std::string(std::size_t)>& runPair) override
+    {
+        if (m_size == 1) {
+            std::vector<std::string> out;
+            for (std::size_t i = 0; i < count; ++i)
+                out.push_back(runPair(i));
+            return out;
+        }
+        return m_rank == 0 ? coordinate(count) : work(runPair);
+    }
+
+private:
+    std::vector<std::string> coordinate(std::size_t count)
+    {
+        std::vector<std::string> out(count);
+        std::size_t next = 0;
+        int active = m_size - 1;
+        std::vector<char> buffer;
+        while (active > 0) {
+            // Polled with naps instead of MPI_Probe: Open MPI's blocking probe spins, and rank 0 would take a
+            // core from the workers for nothing (a pair takes milliseconds or more, a nap 0.2 ms).
+            MPI_Status status;
+            for (int ready = 0;;) {
+                MPI_Iprobe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &ready, &status);
+                if (ready)
+                    break;
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            int bytes = 0;
+            MPI_Get_count(&status, MPI_CHAR, &bytes);
+            buffer.resize(static_cast<std::size_t>(bytes));
+            MPI_Recv(buffer.data(), bytes, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            std::int64_t index = -1;
+            std::memcpy(&index, buffer.data(), sizeof index);
+            if (index >= 0 && static_cast<std::size_t>(index) < count)
+                out[static_cast<std::size_t>(index)].assign(buffer.data() + sizeof index, buffer.size() - sizeof index);
+            std::int64_t work = next < count ? static_cast<std::int64_t>(next++) : -1;
+            active -= work < 0;
+            MPI_Send(&work, 1, MPI_INT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
+        }
+        return out;
+    }
+
+    std::vector<std::string> work(const std::function<std::string(std::size_t)>& runPair)
+    {
+        std::string message(sizeof(std::int64_t), '\0');
+        std::int64_t index = -1;
+        while (true) {
+            std::memcpy(message.data(), &index, sizeof index);
+            MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, kTagResult, MPI_COMM_WORLD);
+            MPI_Recv(&index, 1, MPI_INT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (index < 0)
+                return {};
+            message.resize(sizeof index);
+            message += runPair(static_cast<std::size_t>(index));
+        }
+    }
+
+    int m_rank = 0;
+    int m_size = 1;
+    bool m_owned = false;
+};
+
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int probescope_cli_mpi_abi()
+{
+    return 1;
+}
+
+__attribute__((visibility("default"))) probescope::job::PairScheduler* probescope_cli_mpi_make_scheduler()
+{
+    return new MpiScheduler();
+}
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "compare/pipeline.h"
+#include "compare/plan.h"
+#include "job/origin.h"
+#include "job/scheduler.h"
+#include "util/diagnostic.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probescope::job {
+
+/// What a whole-job compare runs on top of the compare options.
+struct WholeJobOptions
+{
+    std::vector<std::int64_t> steps; ///< --step 0,2: only these steps (empty = every step)
+    std::vector<std::int64_t> ranks; ///< --rank 1,3: only these NPU ranks (empty = every rank)
+    bool resume = false;             ///< --resume: keep pairs whose outputs are complete (see pairMarkerPath)
+    PairScheduler* scheduler = nullptr; ///< null = one local thread
+};
+
+/// One pair of the job as the summary lists it. Everything here is deterministic: no timings, no worker id.
+struct PairSummary
+{
+    std::int64_t step = -1;
+    std::string outSubdir;              ///< "step0", or "" below a dump root
+    std::string npuRank;                ///< rank folder names as on disk
+    std::string benchRank;
+    std::int64_t rank = -1;             ///< NPU rank number, -1 for a bare folder
+    std::string npuDump;                ///< as planned (the paths given on the command line, extended)
+    std::string benchDump;
+    bool compared = false;              ///< false: the pair failed to compare (see error)
+    std::string errorId;                ///< the Diagnostic id when it failed
+    std::string error;                  ///< the Diagnostic, formatted (file:line:col)
+    std::uint64_t rows = 0;
+    std::uint64_t failingRows = 0;
+    RankFailure failure;                ///< first failing node and communication position
+    std::string firstFailureSummary;
+    std::string worstMetric;            ///< column name of the worst value ("" when none)
+    std::string worstValue;
+    std::string worstNode;              ///< row name holding it
+    std::vector<std::string> files;     ///< outputs relative to OUT, in the order they were written
+    bool resumed = false;               ///< taken from a complete earlier run (not written to the summary)
+};
+
+struct JobResult
+{
+    std::vector<PairSummary> pairs;     ///< in plan order (by step, then rank folder name)
+    JobOrigin origin;
+    Diagnostics diagnostics;            ///< of the plan (steps or ranks on one side only)
+    bool coordinator = true;            ///< false on workers of a cluster run: pairs and origin are empty
+    std::size_t failedPairs() const;
+};
+
+/**
+ * @brief Compares every (step, rank) pair of two inputs, writes each pair's outputs as the step-level compare
+ * does (compare/pipeline.h, OUT/step{N}/compare_result_{npu rank folder}-{bench rank folder}_{ts}.csv), then
+ * OUT/job_summary.csv and OUT/job_summary.json.
+ *
+ * A pair that cannot be compared (a corrupt dump.json in one rank) is recorded with its diagnostic and the others
+ * still run. Completeness for --resume: after a pair's files are written, its summary is written last, atomically
+ * (temporary file + rename), as the marker pairMarkerPath(); a pair counts as done when its marker parses and
+ * every file it lists exists with the size recorded. Pairs that failed to compare get no marker, so a rerun tries
+ * them again. Fatal only: no pair planned, mapping files unreadable, OUT not writable.
+ */
+Result<JobResult> runWholeJob(const compare::CompareInput& input, const std::filesystem::path& outDir,
+                              const compare::JobOptions& options, const WholeJobOptions& jobOptions);
+
+/// OUT/{outSubdir}/.probescope/pair_{npu rank folder}-{bench rank folder}.json (a dot folder: never an output).
+std::filesystem::path pairMarkerPath(const std::filesystem::path& outDir, const compare::PlannedPair& pair);
+
+/// The summary as CSV and JSON (the texts of job_summary.csv and job_summary.json).
+std::string jobSummaryCsv(const JobResult& result);
+std::string jobSummaryJson(const JobResult& result);
+
+/// The last line the CLI prints: the origin rank and node, or that nothing fails.
+std::string originLine(const JobResult& result);
+
+} // namespace probescope::job
