@@ -10,18 +10,17 @@
 #include "runut/precisioncompare.h"
 #include "runut/runner.h"
 #include "tree/constructtree.h"
+#include "options.h"
 #include "ptdbgcli.h"
 #include "compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
-#ifdef PROBESCOPE_HAVE_RUNUTTORCH
-#include "runuttorch/torchreplayer.h"
-#endif
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <atomic>
+#include <filesystem>
+#include <functional>
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -207,86 +206,81 @@ struct Args
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
 {
-    std::vector<std::string_view> positional;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        auto value = [&](const char* flag) -> std::optional<std::int64_t> {
-            if (i + 1 >= argc)
-                return std::nullopt;
-            const auto v = parseInt(argv[++i]);
-            (void)flag;
-            return v;
+    using cli::Option;
+    using Takes = Option::Takes;
+    using Value = std::optional<std::string_view>;
+    using Error = std::optional<std::string>;
+    auto flag = [](bool& target) { return [&target](std::string_view, Value) -> Error { target = true; return std::nullopt; }; };
+    auto text = [](std::string& target) {
+        return [&target](std::string_view, Value v) -> Error {
+            target = std::string(*v);
+            return std::nullopt;
         };
-        if (a == "--step" || a == "--rank") {
-            // compare takes lists (--step 0,2); the other commands one number, checked below.
-            if (i + 1 >= argc)
-                return std::string(a) + (a == "--step" ? " needs a step number" : " needs a rank number");
-            (a == "--step" ? args.job.steps : args.job.ranks) = argv[i + 1];
-            (a == "--step" ? args.step : args.rank) = value(argv[i]);
-        } else if (a == "--resume") {
-            args.job.resume = true;
-        } else if (a == "--pair-threads") {
-            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
-            if (!v || *v < 1 || *v > 1024)
-                return std::string("--pair-threads needs a number of threads (1-1024)");
-            args.job.pairThreads = static_cast<unsigned>(*v);
-        } else if (a == "--verify") {
-            args.verify = true;
-        } else if (a == "--exec-order") {
-            args.execOrder = true;
-        } else if (a == "--no-marks") {
-            args.noMarks = true;
-        } else if (a == "-i" || a == "--input" || a == "-o" || a == "--output" || a == "--npu" || a == "--bench") {
-            if (i + 1 >= argc)
-                return std::string(a) + " needs a path";
-            std::string& target = (a == "-i" || a == "--input") ? args.input
-                : (a == "-o" || a == "--output")                ? args.out
-                : a == "--npu"                                  ? args.npu
-                                                                : args.bench;
-            target = argv[++i];
-        } else if (a == "-s" || a == "--stack_mode") {
-            args.stack = true;
-        } else if (a == "-f" || a == "--fuzzy_match") {
-            args.fuzzy = true;
-        } else if (a == "-c" || a == "--compare_only") {
-            args.compareOnly = true;
-        } else if (a == "-dm" || a == "--data_mapping") {
-            if (i + 1 >= argc)
-                return std::string("-dm needs a mapping.yaml");
-            args.dataMapping = argv[++i];
-        } else if (a == "-cm" || a == "--cell_mapping" || a == "-am" || a == "--api_mapping" || a == "-lm"
-                   || a == "--layer_mapping") {
-            // msprobe's nargs='?': the next word is the file unless it is an option (or the command itself).
-            std::optional<std::string>& target = (a == "-cm" || a == "--cell_mapping") ? args.cellMapping
-                : (a == "-am" || a == "--api_mapping")                                   ? args.apiMapping
-                                                                                         : args.layerMapping;
-            target = std::string();
-            const bool commandSeen = std::find(positional.begin(), positional.end(), "compare") != positional.end();
-            if (i + 1 < argc && argv[i + 1][0] != '-' && (commandSeen || std::string_view(argv[i + 1]) != "compare"))
-                target = argv[++i];
-        } else if (a == "--xlsx") {
-            args.xlsx = true;
-        } else if (a == "-da" || a == "--diff-analyze" || a == "--diff_analyze") {
-            args.diffAnalyze = true;
-        } else if (a == "--profile") {
-            if (i + 1 >= argc)
-                return "--profile needs " + std::string(profileChoices());
-            const std::string word = argv[++i];
-            const auto profile = parseProfile(word);
-            if (!profile)
-                return "unknown profile " + word + " (choose " + std::string(profileChoices()) + ")";
-            args.profile = *profile;
-        } else if (a == "-j" || a == "--jobs") {
-            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
-            if (!v || *v < 1 || *v > 1024)
-                return std::string("-j needs a number of threads (1-1024)");
-            args.threads = static_cast<unsigned>(*v);
-        } else if (a.size() > 1 && a[0] == '-') {
-            return "unknown option " + std::string(a);
-        } else {
-            positional.push_back(a);
-        }
-    }
+    };
+    auto mapping = [](std::optional<std::string>& target) {
+        return [&target](std::string_view, Value v) -> Error {
+            target = std::string(v.value_or(""));
+            return std::nullopt;
+        };
+    };
+    auto threads = [](unsigned& target, const char* message) {
+        return [&target, message](std::string_view, Value v) -> Error {
+            const auto n = cli::intIn(*v, 1, 1024);
+            if (!n)
+                return std::string(message);
+            target = static_cast<unsigned>(*n);
+            return std::nullopt;
+        };
+    };
+    // compare takes lists (--step 0,2); the other commands one number, checked below.
+    auto stepOrRank = [](std::string& list, std::optional<std::int64_t>& one) {
+        return [&list, &one](std::string_view, Value v) -> Error {
+            list = std::string(*v);
+            one = cli::intIn(*v, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+            return std::nullopt;
+        };
+    };
+    const std::vector<Option> options = {
+        { { "--step" }, Takes::Value, "a step number", stepOrRank(args.job.steps, args.step) },
+        { { "--rank" }, Takes::Value, "a rank number", stepOrRank(args.job.ranks, args.rank) },
+        { { "--resume" }, Takes::Nothing, {}, flag(args.job.resume) },
+        { { "--pair-threads" }, Takes::Value, "a number of threads (1-1024)",
+          threads(args.job.pairThreads, "--pair-threads needs a number of threads (1-1024)") },
+        { { "--verify" }, Takes::Nothing, {}, flag(args.verify) },
+        { { "--exec-order" }, Takes::Nothing, {}, flag(args.execOrder) },
+        { { "--no-marks" }, Takes::Nothing, {}, flag(args.noMarks) },
+        { { "-i", "--input" }, Takes::Value, "a path", text(args.input) },
+        { { "-o", "--output" }, Takes::Value, "a path", text(args.out) },
+        { { "--npu" }, Takes::Value, "a path", text(args.npu) },
+        { { "--bench" }, Takes::Value, "a path", text(args.bench) },
+        { { "-s", "--stack_mode" }, Takes::Nothing, {}, flag(args.stack) },
+        { { "-f", "--fuzzy_match" }, Takes::Nothing, {}, flag(args.fuzzy) },
+        { { "-c", "--compare_only" }, Takes::Nothing, {}, flag(args.compareOnly) },
+        { { "-dm", "--data_mapping" }, Takes::Value, "a mapping.yaml", text(args.dataMapping) },
+        { { "-cm", "--cell_mapping" }, Takes::OptionalValue, {}, mapping(args.cellMapping) },
+        { { "-am", "--api_mapping" }, Takes::OptionalValue, {}, mapping(args.apiMapping) },
+        { { "-lm", "--layer_mapping" }, Takes::OptionalValue, {}, mapping(args.layerMapping) },
+        { { "--xlsx" }, Takes::Nothing, {}, flag(args.xlsx) },
+        { { "-da", "--diff-analyze", "--diff_analyze" }, Takes::Nothing, {}, flag(args.diffAnalyze) },
+        { { "--profile" }, Takes::Value, profileChoices(),
+          [&](std::string_view, Value v) -> Error {
+              const auto profile = parseProfile(*v);
+              if (!profile)
+                  return "unknown profile " + std::string(*v) + " (choose " + std::string(profileChoices()) + ")";
+              args.profile = *profile;
+              return std::nullopt;
+          } },
+        { { "-j", "--jobs" }, Takes::Value, "a number of threads (1-1024)",
+          threads(args.threads, "-j needs a number of threads (1-1024)") },
+    };
+    cli::ParseRules rules;
+    // msprobe's nargs='?': -cm/-am/-lm take the next word as their file unless it is the command itself.
+    rules.reserved = [](std::string_view word, const std::vector<std::string_view>& positional) {
+        return word == "compare" && std::find(positional.begin(), positional.end(), "compare") == positional.end();
+    };
+    std::vector<std::string_view> positional;
+    if (auto error = cli::parseOptions(argc, argv, 1, options, rules, positional))
+        return error;
     if (!positional.empty() && positional[0] == "compare") {
         args.command = "compare";
         if (positional.size() != 1)
@@ -556,92 +550,88 @@ int runRunUt(int argc, char** argv)
 {
     runut::RunUtOptions options;
     options.outDir = ".";
-    for (int i = 2; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        auto next = [&]() -> std::optional<std::string> {
-            if (i + 1 >= argc)
-                return std::nullopt;
-            return std::string(argv[++i]);
+    using cli::Option;
+    using Takes = Option::Takes;
+    using Value = std::optional<std::string_view>;
+    using Error = std::optional<std::string>;
+    auto path = [](auto& target) {
+        return [&target](std::string_view, Value v) -> Error {
+            target = std::string(*v);
+            return std::nullopt;
         };
-        auto number = [&](std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
-            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
-            if (!v || *v < lo || *v > hi)
-                return std::nullopt;
-            return v;
+    };
+    // A bounded number: `set` takes it; `message` is the error for a missing or bad value.
+    auto number = [](std::int64_t lo, std::int64_t hi, std::string message, std::function<void(std::int64_t)> set) {
+        return [lo, hi, message, set](std::string_view name, Value v) -> Error {
+            const auto n = cli::intIn(*v, lo, hi);
+            if (!n)
+                return message.front() == ' ' ? std::string(name) + message : message;
+            set(*n);
+            return std::nullopt;
         };
-        if (a == "-api_info" || a == "--api_info_file") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs the dump.json");
-            options.apiInfo = *v;
-        } else if (a == "-o" || a == "--out_path") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs a folder");
-            options.outDir = *v;
-        } else if (a == "-csv_path" || a == "--result_csv_path") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs an accuracy_checking_result_*.csv");
-            options.resumeCsv = *v;
-        } else if (a == "-f" || a == "--filter_api") {
-            options.filterApi = true;
-        } else if (a == "-config" || a == "--config_path") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs a config.json");
-            options.config = *v;
-        } else if (a == "-j" || a == "--jobs" || a == "-n" || a == "--num_splits") {
-            const auto v = number(1, 64);
-            if (!v)
-                return usageError(std::string(a) + " needs a number of workers (1-64)");
-            options.workers = static_cast<int>(*v);
-        } else if (a == "-d" || a == "--device") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs cpu, cuda, cuda:N or a device id");
-            if (const auto id = parseInt(*v); id && *id >= 0)
-                options.replay.device = "cuda:" + *v;
-            else if (*v == "cpu" || *v == "cuda" || (v->rfind("cuda:", 0) == 0 && parseInt(v->substr(5)).value_or(-1) >= 0))
-                options.replay.device = *v;
-            else
-                return usageError("unknown device " + *v + " (cpu, cuda, cuda:N or a device id)");
-        } else if (a == "--profile") {
-            const auto v = next();
-            const auto p = v ? parseRunUtProfile(*v) : std::nullopt;
-            if (!p)
-                return usageError("--profile needs msprobe12 or msprobe26");
-            options.profile = *p;
-        } else if (a == "--seed") {
-            const auto v = number(0, std::numeric_limits<std::int64_t>::max());
-            if (!v)
-                return usageError("--seed needs a number >= 0");
-            options.replay.seed = static_cast<std::uint64_t>(*v);
-        } else if (a == "--precision") {
-            const auto v = number(0, 20);
-            if (!v)
-                return usageError("--precision needs a number of decimals (0-20)");
-            options.precision = static_cast<int>(*v);
-        } else if (a == "--intra-op-threads") {
-            const auto v = number(1, 256);
-            if (!v)
-                return usageError("--intra-op-threads needs a number of threads (1-256)");
-            options.replay.intraOpThreads = static_cast<int>(*v);
-        } else if (a == "--white-list" || a == "--black-list") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs API names separated by commas");
-            auto names = splitCommas(*v);
-            auto& list = a == "--white-list" ? options.whiteList : options.blackList;
-            list.insert(list.end(), names.begin(), names.end());
-        } else if (a == "--no-dumped-outputs") {
-            options.judgeDumpedOutputs = false;
-        } else if (a == "-save_error_data" || a == "--save_error_data") {
-            return usageError("-save_error_data is not supported (see docs/run-ut.md)");
-        } else {
-            return usageError("unknown run-ut option " + std::string(a));
-        }
-    }
+    };
+    const std::vector<Option> table = {
+        { { "-api_info", "--api_info_file" }, Takes::Value, "the dump.json", path(options.apiInfo) },
+        { { "-o", "--out_path" }, Takes::Value, "a folder", path(options.outDir) },
+        { { "-csv_path", "--result_csv_path" }, Takes::Value, "an accuracy_checking_result_*.csv", path(options.resumeCsv) },
+        { { "-f", "--filter_api" }, Takes::Nothing, {},
+          [&](std::string_view, Value) -> Error {
+              options.filterApi = true;
+              return std::nullopt;
+          } },
+        { { "-config", "--config_path" }, Takes::Value, "a config.json", path(options.config) },
+        { { "-j", "--jobs", "-n", "--num_splits" }, Takes::Value, "a number of workers (1-64)",
+          number(1, 64, " needs a number of workers (1-64)", [&](std::int64_t n) { options.workers = static_cast<int>(n); }) },
+        { { "-d", "--device" }, Takes::Value, "cpu, cuda, cuda:N or a device id",
+          [&](std::string_view, Value v) -> Error {
+              const std::string device(*v);
+              if (const auto id = parseInt(device); id && *id >= 0)
+                  options.replay.device = "cuda:" + device;
+              else if (device == "cpu" || device == "cuda"
+                       || (device.rfind("cuda:", 0) == 0 && parseInt(device.substr(5)).value_or(-1) >= 0))
+                  options.replay.device = device;
+              else
+                  return "unknown device " + device + " (cpu, cuda, cuda:N or a device id)";
+              return std::nullopt;
+          } },
+        { { "--profile" }, Takes::Value, "msprobe12 or msprobe26",
+          [&](std::string_view, Value v) -> Error {
+              const auto p = parseRunUtProfile(*v);
+              if (!p)
+                  return std::string("--profile needs msprobe12 or msprobe26");
+              options.profile = *p;
+              return std::nullopt;
+          } },
+        { { "--seed" }, Takes::Value, "a number >= 0",
+          number(0, std::numeric_limits<std::int64_t>::max(), "--seed needs a number >= 0",
+                 [&](std::int64_t n) { options.replay.seed = static_cast<std::uint64_t>(n); }) },
+        { { "--precision" }, Takes::Value, "a number of decimals (0-20)",
+          number(0, 20, "--precision needs a number of decimals (0-20)",
+                 [&](std::int64_t n) { options.precision = static_cast<int>(n); }) },
+        { { "--intra-op-threads" }, Takes::Value, "a number of threads (1-256)",
+          number(1, 256, "--intra-op-threads needs a number of threads (1-256)",
+                 [&](std::int64_t n) { options.replay.intraOpThreads = static_cast<int>(n); }) },
+        { { "--white-list", "--black-list" }, Takes::Value, "API names separated by commas",
+          [&](std::string_view name, Value v) -> Error {
+              auto names = splitCommas(*v);
+              auto& list = name == "--white-list" ? options.whiteList : options.blackList;
+              list.insert(list.end(), names.begin(), names.end());
+              return std::nullopt;
+          } },
+        { { "--no-dumped-outputs" }, Takes::Nothing, {},
+          [&](std::string_view, Value) -> Error {
+              options.judgeDumpedOutputs = false;
+              return std::nullopt;
+          } },
+        { { "-save_error_data", "--save_error_data" }, Takes::Nothing, {},
+          [](std::string_view, Value) -> Error { return std::string("-save_error_data is not supported (see docs/run-ut.md)"); } },
+    };
+    cli::ParseRules rules;
+    rules.unknownLabel = "run-ut option";
+    rules.positionalWords = false;
+    std::vector<std::string_view> positional;
+    if (auto error = cli::parseOptions(argc, argv, 2, table, rules, positional))
+        return usageError(*error);
     if (options.apiInfo.empty())
         return usageError("run-ut needs -api_info DUMP_JSON");
 
@@ -711,36 +701,43 @@ int runApiPrecisionCompare(int argc, char** argv)
 {
     runut::PrecisionCompareOptions options;
     options.outDir = ".";
-    for (int i = 2; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        auto next = [&]() -> std::optional<std::string> {
-            if (i + 1 >= argc)
-                return std::nullopt;
-            return std::string(argv[++i]);
+    using cli::Option;
+    using Takes = Option::Takes;
+    using Value = std::optional<std::string_view>;
+    using Error = std::optional<std::string>;
+    auto path = [](std::filesystem::path& target) {
+        return [&target](std::string_view, Value v) -> Error {
+            target = std::string(*v);
+            return std::nullopt;
         };
-        if (a == "-npu" || a == "--npu_csv_path" || a == "-gpu" || a == "--gpu_csv_path" || a == "-o"
-            || a == "--out_path") {
-            const auto v = next();
-            if (!v)
-                return usageError(std::string(a) + " needs a path");
-            (a == "-npu" || a == "--npu_csv_path"   ? options.npuCsv
-                 : a == "-gpu" || a == "--gpu_csv_path" ? options.gpuCsv
-                                                        : options.outDir) = *v;
-        } else if (a == "--profile") {
-            const auto v = next();
-            const auto p = v ? parseRunUtProfile(*v) : std::nullopt;
-            if (!p)
-                return usageError("--profile needs msprobe12 or msprobe26");
-            options.profile = *p;
-        } else if (a == "--precision") {
-            const auto v = i + 1 < argc ? parseInt(argv[++i]) : std::nullopt;
-            if (!v || *v < 0 || *v > 20)
-                return usageError("--precision needs a number of decimals (0-20)");
-            options.precision = static_cast<int>(*v);
-        } else {
-            return usageError("unknown api-precision-compare option " + std::string(a));
-        }
-    }
+    };
+    const std::vector<Option> table = {
+        { { "-npu", "--npu_csv_path" }, Takes::Value, "a path", path(options.npuCsv) },
+        { { "-gpu", "--gpu_csv_path" }, Takes::Value, "a path", path(options.gpuCsv) },
+        { { "-o", "--out_path" }, Takes::Value, "a path", path(options.outDir) },
+        { { "--profile" }, Takes::Value, "msprobe12 or msprobe26",
+          [&](std::string_view, Value v) -> Error {
+              const auto p = parseRunUtProfile(*v);
+              if (!p)
+                  return std::string("--profile needs msprobe12 or msprobe26");
+              options.profile = *p;
+              return std::nullopt;
+          } },
+        { { "--precision" }, Takes::Value, "a number of decimals (0-20)",
+          [&](std::string_view, Value v) -> Error {
+              const auto n = cli::intIn(*v, 0, 20);
+              if (!n)
+                  return std::string("--precision needs a number of decimals (0-20)");
+              options.precision = static_cast<int>(*n);
+              return std::nullopt;
+          } },
+    };
+    cli::ParseRules rules;
+    rules.unknownLabel = "api-precision-compare option";
+    rules.positionalWords = false;
+    std::vector<std::string_view> positional;
+    if (auto error = cli::parseOptions(argc, argv, 2, table, rules, positional))
+        return usageError(*error);
     if (options.npuCsv.empty() || options.gpuCsv.empty())
         return usageError("api-precision-compare needs -npu NPU_CSV and -gpu GPU_CSV");
     auto out = runut::apiPrecisionCompare(options);
