@@ -1302,4 +1302,16 @@ Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buf
     return stream;
 }
 
+std::optional<PickleProblem> checkTorchPickle(std::string_view stream)
+{
+    // The native reader's own pickle machine: what it accepts, it has fully simulated (stack, marks, memo, the
+    // three globals torch.save writes); LibTorch's guard needs exactly that, with its own reading of the result.
+    auto parsed = PickleMachine(stream).run();
+    if (parsed)
+        return std::nullopt;
+    const PtFailure& failure = parsed.failure();
+    return PickleProblem { failure.offset.value_or(0), failure.message,
+                           std::string_view(failure.id) == "tensor.pt-not-tensor" };
+}
+
 } // namespace probescope::tensor

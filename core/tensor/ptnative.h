@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace probescope::tensor {
@@ -83,5 +85,24 @@ private:
 /// Error ids as loadPt.
 Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buffer,
                               std::uint64_t wholeFileLimit = std::uint64_t { 1 } << 20);
+
+/// Why a pickle stream was refused, and where.
+struct PickleProblem
+{
+    std::uint64_t offset = 0; ///< byte offset inside the pickle stream
+    std::string message;
+    bool notATensor = false; ///< well-formed, but holds Python objects LibTorch cannot rebuild
+};
+
+/**
+ * @brief Dry-runs a torch.save pickle (data.pkl) before LibTorch's unpickler sees it (core/tensortorch's guard).
+ *
+ * LibTorch 1.13 trusts the stream: a damaged opcode can pop an empty stack, index past a mark or
+ * ask for a memo slot billions of entries away, which crashes the process instead of throwing.
+ * This runs the native reader's pickle machine, which simulates the stack, marks and memo for exactly the
+ * opcodes LibTorch understands and refuses anything that would reach undefined behaviour there: one pickle
+ * walker for both readers.
+ */
+std::optional<PickleProblem> checkTorchPickle(std::string_view stream);
 
 } // namespace probescope::tensor

@@ -2,7 +2,7 @@
 // The only translation unit that sees LibTorch headers: they cost seconds to compile, and keeping
 // them here means the rest of ProbeScope builds without them. loadPt uses the native reader
 // (ptnative.cpp); this one stays as its cross-check in the tests.
-#include "tensortorch/picklecheck.h"
+#include "tensor/ptnative.h"
 #include "tensortorch/torchpt.h"
 #include "util/fileio.h"
 
