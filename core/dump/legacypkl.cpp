@@ -409,6 +409,10 @@ void PklReader::readLine(std::string_view line, bool lastLine)
         rowError("pkl.syntax", offset, "not a JSON row: " + message + "; the line is skipped");
         return;
     }
+    for (const Diagnostic& d : parsed.diagnostics) {
+        if (d.id == "json.utf8") // the row is kept; its broken text is named
+            rowError("pkl.utf8", m_lineStart + d.location.offset.value_or(0), d.message);
+    }
     const JsonValue row = parsed.document->root();
     const std::uint64_t rowOffset = m_lineStart + row.offset();
     if (!row.isArray()) {
@@ -846,7 +850,7 @@ Result<std::shared_ptr<const DumpFile>> PklReader::run()
 Result<std::shared_ptr<const DumpFile>> readLegacyPkl(const std::filesystem::path& path, const ReadOptions& options)
 {
     try {
-        auto file = MappedFile::open(path);
+        auto file = MappedFile::open(path, maxJsonFileBytes());
         if (!file)
             return file.error();
         PklReader reader((*file)->text(), path, options);
