@@ -60,6 +60,10 @@ usage:
       (default) or msprobe-26 chooses whose output to reproduce; msprobe 26 adds stack
       information whenever stack.json lies beside the NPU dump and writes no advisor file.
       --xlsx also writes compare_result*.xlsx with msprobe 1.2's red/yellow row fills.
+      A dump with errors (cut short, wrong types, invalid UTF-8) is not compared: its
+      diagnostics are printed and the exit status is 1. --salvage compares what can be read
+      and says what was lost (exit status still 1). Output files never replace a file: a
+      taken name gets _1, _2, ... (docs/reliability.md).
       -dm MAP.yaml compares exactly the rows the mapping names (NPU row name: bench row
       name, or N/A), in its order, as msprobe 1.2's data-mapping mode does; with msprobe-26
       the mapped name is the NPU row's compare key (no dtype test).
@@ -166,6 +170,7 @@ struct Args
     std::optional<std::string> cellMapping; ///< "" = the flag without a file
     std::optional<std::string> apiMapping;
     std::optional<std::string> layerMapping;
+    bool salvage = false; ///< --salvage: compare what a damaged dump holds (issue 20)
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -222,6 +227,8 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
                 target = argv[++i];
         } else if (a == "--xlsx") {
             args.xlsx = true;
+        } else if (a == "--salvage") {
+            args.salvage = true;
         } else if (a == "--profile") {
             if (i + 1 >= argc)
                 return std::string("--profile needs msprobe-1.2 or msprobe-26");
@@ -350,12 +357,14 @@ int runCompare(const Args& args)
     if (args.layerMapping)
         options.layerMapping = *args.layerMapping;
     options.profile = args.profile == "msprobe-26" ? compare::Profile::Msprobe26 : compare::Profile::Msprobe12;
+    options.salvage = args.salvage;
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";
         // An option the dumps do not allow is a usage error, as msprobe reports it before comparing.
         return results.error().id == "compare.option" ? kExitUsage : kExitInputError;
     }
+    bool inputErrors = false;
     for (const auto& r : *results) {
         const auto& table = *r.table;
         std::cout << r.npuDump.string() << "  vs  " << r.benchDump.string() << "\n";
@@ -363,6 +372,17 @@ int runCompare(const Args& args)
             std::cout << "  " << d.format() << "\n";
         for (const Diagnostic& d : table.diagnostics)
             std::cout << "  " << d.format() << "\n";
+        // The load step's findings (issue 20): a damaged dump is refused, or salvaged with its losses said.
+        for (const Diagnostic& d : r.inputDiagnostics)
+            std::cerr << d.format() << "\n";
+        inputErrors = inputErrors || r.refused || hasErrors(r.inputDiagnostics);
+        if (r.refused) {
+            std::cout << "  not compared: the dumps have errors (listed on stderr); --salvage compares what can be"
+                         " read\n";
+            continue;
+        }
+        for (const std::string& loss : r.salvaged)
+            std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
         if (table.rows.empty()) {
             std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
             continue;
@@ -392,7 +412,7 @@ int runCompare(const Args& args)
         else
             std::cout << "  msprobe's advisor row: " << first << " " << table.rows[first][0].asString()
                       << " (table order)\n";
-        std::cout << "  " << r.firstFailure.summary << "\n";
+        std::cout << "  " << (r.salvaged.empty() ? "" : "(partial input) ") << r.firstFailure.summary << "\n";
     }
     if (results->size() > 1) {
         const long pair = compare::firstDivergingPair(*results);
@@ -400,7 +420,7 @@ int runCompare(const Args& args)
             std::cout << "first diverging rank pair: " << (*results)[pair].suffix.substr(1) << " ("
                       << (*results)[pair].firstFailure.key << ")\n";
     }
-    return kExitOk;
+    return inputErrors ? kExitInputError : kExitOk;
 }
 
 

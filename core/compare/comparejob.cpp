@@ -7,8 +7,11 @@
 #include "compare/msprobe26.h"
 #include "compare/xlsxwriter.h"
 #include "compare/pytext.h"
+#include "compare/realdata.h"
+#include "dump/loadreport.h"
 #include "dump/rankdump.h"
 #include "util/fileio.h"
+#include "util/outputfile.h"
 #include "util/textposition.h"
 
 #include <nlohmann/json.hpp>
@@ -27,6 +30,34 @@ namespace {
 SourceLocation at(const fs::path& p)
 {
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+/// A tensor file that exists but cannot be read leaves an "unreadable" message in its row (realdata.cpp);
+/// the run must not end as if it were clean, so each becomes an error (the first few named).
+void noteUnreadableTensors(const CompareTable& table, Diagnostics& out)
+{
+    int column = table.column("Err_message");
+    if (column < 0)
+        column = table.column("Message");
+    if (column < 0)
+        return;
+    std::size_t count = 0;
+    for (const auto& row : table.rows) {
+        if (static_cast<std::size_t>(column) >= row.size() || !row[column].isString())
+            continue;
+        const std::string& message = row[column].asString();
+        const auto mark = message.find(kUnreadableMark);
+        if (mark == std::string::npos)
+            continue;
+        if (++count <= 10)
+            out.push_back(makeError("compare.tensor-unreadable", SourceLocation {},
+                                    "row " + (row[0].isString() ? row[0].asString() : std::string("?"))
+                                        + ": its tensor file is unreadable: "
+                                        + message.substr(mark + kUnreadableMark.size() + 1)));
+    }
+    if (count > 10)
+        out.push_back(makeError("compare.tensor-unreadable", SourceLocation {},
+                                std::to_string(count - 10) + " more rows with unreadable tensor files"));
 }
 
 } // namespace
@@ -58,6 +89,8 @@ Result<CompareInput> readCompareJson(const fs::path& path)
     input.benchPath = j["bench_path"].get<std::string>();
     if (j.contains("stack_path") && j["stack_path"].is_string())
         input.stackPath = fs::path(j["stack_path"].get<std::string>());
+    else if (j.contains("stack_path") && !j["stack_path"].is_null()) // was ignored silently (issue 20)
+        return makeError("compare.input", at(path), "\"stack_path\" must be a path (a string) or null");
     return input;
 }
 
@@ -304,15 +337,51 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         location.dumpFile = dumpFile;
         return dump::loadRank(location);
     };
+    // The load step decides whether a pair is compared at all (issue 20): a dump with errors is refused
+    // unless salvage is asked for, and then every loss is said. A refused pair does not stop the others.
+    const auto refuse = [&](const PlannedPair& pair, Diagnostics problems) {
+        PairResult refused { pair.suffix, pair.npuDump, pair.benchDump, std::make_shared<const CompareTable>(),
+                             {}, {}, {}, {}, {}, {}, {}, false, {} };
+        refused.inputDiagnostics = std::move(problems);
+        refused.refused = true;
+        refused.firstFailure.summary = "not compared: the input has errors (see above)";
+        results.push_back(std::move(refused));
+    };
     for (const PlannedPair& pair : *pairs) {
         auto npuRank = loadSide(pair.npuDump);
-        if (!npuRank)
-            return npuRank.error();
-        const auto& npu = (*npuRank)->dump;
         auto benchRank = loadSide(pair.benchDump);
-        if (!benchRank)
-            return benchRank.error();
+        if (!npuRank || !benchRank) {
+            if (pairs->size() == 1)
+                return !npuRank ? npuRank.error() : benchRank.error();
+            Diagnostics problems;
+            for (const auto* side : { &npuRank, &benchRank }) {
+                if (!*side)
+                    problems.push_back(side->error());
+            }
+            refuse(pair, std::move(problems));
+            continue;
+        }
+        const auto& npu = (*npuRank)->dump;
         const auto& bench = (*benchRank)->dump;
+        Diagnostics inputDiagnostics;
+        std::vector<std::string> salvaged;
+        for (const auto* side : { &npuRank, &benchRank }) {
+            const dump::LoadReport report = dump::loadReport(***side);
+            inputDiagnostics.insert(inputDiagnostics.end(), report.diagnostics.begin(), report.diagnostics.end());
+            if (!report.clean())
+                salvaged.push_back(report.salvageText());
+            if (report.entriesRead == 0) {
+                // Nothing to compare against is not "no failing node".
+                inputDiagnostics.push_back(makeError("compare.empty-dump", at(report.file),
+                                                     std::string(side == &npuRank ? "the NPU" : "the bench")
+                                                         + " dump has no entries: there is nothing to compare"));
+                salvaged.push_back(report.file.string() + ": no entries, every row lacks its counterpart");
+            }
+        }
+        if (hasErrors(inputDiagnostics) && !options.salvage) {
+            refuse(pair, std::move(inputDiagnostics));
+            continue;
+        }
         dump::StackMap stack;
         if (pair.stackMode && pair.stackFile) {
             auto s = dump::readStackJson(*pair.stackFile);
@@ -337,27 +406,39 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
                               : compareDumps(*npu, *bench, compareOptions, progress));
         if (!table)
             return table.error();
-        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {}, {}, {}, std::move(notes) };
+        PairResult result { pair.suffix, pair.npuDump, pair.benchDump, *table, {}, {}, {}, {}, {}, std::move(notes),
+                            {}, false, {} };
         result.firstFailure = findFirstFailure(**table, *tree::ConstructTree::build(*npuRank));
+        result.inputDiagnostics = std::move(inputDiagnostics);
+        result.salvaged = std::move(salvaged);
+        noteUnreadableTensors(**table, result.inputDiagnostics);
         if ((*table)->rows.empty()) {
             results.push_back(std::move(result)); // msprobe writes nothing when no op matched
             continue;
         }
-        // msprobe replaces a file of the same name; ProbeScope never overwrites what is there and picks
-        // compare_result..._{ts}_1.csv instead (two runs in one second).
-        std::string tag = "_" + stamp;
-        for (int n = 1; fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".csv"), ec)
-             || (options.xlsx && fs::exists(outDir / ("compare_result" + pair.suffix + tag + ".xlsx"), ec))
-             || (options.advisor && options.profile == Profile::Msprobe12
-                 && fs::exists(outDir / ("advisor" + pair.suffix + tag + ".txt"), ec))
-             || (generated && fs::exists(outDir / ("data_mapping" + pair.suffix + tag + ".yaml"), ec));
-             ++n)
-            tag = "_" + stamp + "_" + std::to_string(n);
-        result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
-        std::string error;
+        // msprobe replaces a file of the same name; ProbeScope never does. The CSV's name is claimed
+        // atomically (no exists-then-rename race): a taken name, a concurrent run's included, moves on to
+        // compare_result..._{ts}_1.csv, and the pair's other files take the tag the CSV got.
         const std::string csv = options.profile == Profile::Msprobe26 ? tableCsv26(**table) : tableCsv(**table);
-        if (!writeFileAtomically(result.csvFile, csv, &error))
-            return makeError("compare.output", at(result.csvFile), error);
+        const auto taken = [&](const fs::path& p) { return fs::exists(fs::symlink_status(p, ec)); };
+        std::string tag;
+        for (int n = 0;; ++n) {
+            if (n > 10000)
+                return makeError("compare.output", at(outDir),
+                                 "no free name for compare_result" + pair.suffix + "_" + stamp + ".csv");
+            tag = "_" + stamp + (n > 0 ? "_" + std::to_string(n) : std::string());
+            if ((options.xlsx && taken(outDir / ("compare_result" + pair.suffix + tag + ".xlsx")))
+                || (options.advisor && options.profile == Profile::Msprobe12
+                    && taken(outDir / ("advisor" + pair.suffix + tag + ".txt")))
+                || (generated && taken(outDir / ("data_mapping" + pair.suffix + tag + ".yaml"))))
+                continue;
+            result.csvFile = outDir / ("compare_result" + pair.suffix + tag + ".csv");
+            const auto failure = writeFileAtomically(result.csvFile, csv, ReplaceMode::Never);
+            if (!failure)
+                break;
+            if (!failure->nameTaken)
+                return makeError("compare.output", at(result.csvFile), failure->message);
+        }
         if (options.xlsx) {
             result.xlsxFile = outDir / ("compare_result" + pair.suffix + tag + ".xlsx");
             auto written = writeXlsx(**table, result.xlsxFile);
@@ -367,14 +448,14 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         // msprobe saves the mapping -lm generated next to the result; it explains every pairing.
         if (generated) {
             result.mappingFile = outDir / ("data_mapping" + pair.suffix + tag + ".yaml");
-            if (!writeFileAtomically(result.mappingFile, dataMappingYaml(*mappings->data), &error))
-                return makeError("compare.output", at(result.mappingFile), error);
+            if (const auto failure = writeFileAtomically(result.mappingFile, dataMappingYaml(*mappings->data)))
+                return makeError("compare.output", at(result.mappingFile), failure->message);
         }
         // The advisor file exists in msprobe 1.x and 8.x only.
         if (options.advisor && options.profile == Profile::Msprobe12) {
             result.advisorFile = outDir / ("advisor" + pair.suffix + tag + ".txt");
-            if (!writeFileAtomically(result.advisorFile, advisorText(**table), &error))
-                return makeError("compare.output", at(result.advisorFile), error);
+            if (const auto failure = writeFileAtomically(result.advisorFile, advisorText(**table)))
+                return makeError("compare.output", at(result.advisorFile), failure->message);
         }
         results.push_back(std::move(result));
     }

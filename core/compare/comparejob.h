@@ -41,6 +41,9 @@ struct JobOptions
     std::optional<std::filesystem::path> cellMapping;
     std::optional<std::filesystem::path> apiMapping;
     std::optional<std::filesystem::path> layerMapping;
+    /// --salvage: compare what a truncated or invalid dump holds (PairResult::salvaged says what was lost)
+    /// instead of refusing the pair.
+    bool salvage = false;
 };
 
 /// One compared pair and where its files went.
@@ -56,6 +59,12 @@ struct PairResult
     FirstFailure firstFailure; ///< in execution order (docs/tree.md)
     std::filesystem::path mappingFile; ///< data_mapping*.yaml that -lm generated, when it did
     Diagnostics diagnostics;           ///< about the options for this pair (an ignored -lm, a mapping item skipped)
+    /// The load step's findings on both dumps (dump::loadReport): a cut file, wrong types, invalid UTF-8,
+    /// unknown keys; and compare.empty-dump, compare.tensor-unreadable. Errors here make the run exit 1.
+    Diagnostics inputDiagnostics;
+    bool refused = false; ///< not compared: a dump has errors and JobOptions::salvage is off (table is empty)
+    /// With salvage: for each damaged dump what was read and what was lost (dump::LoadReport::salvageText).
+    std::vector<std::string> salvaged;
 };
 
 /// Index of the pair whose culprit ran earliest (the rank that diverges first), or -1 if none fails.
@@ -78,7 +87,9 @@ struct PlannedPair
 };
 Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);
 
-/// Reads, compares and writes every pair into `outDir` (created if missing). Mapping options the dumps do
+/// Reads, compares and writes every pair into `outDir` (created if missing). A pair whose dump cannot be
+/// read, or has errors while options.salvage is off, is a PairResult with `refused` set; the other pairs
+/// still run. Mapping options the dumps do
 /// not allow (-cm/-am on PyTorch in msprobe 1.2, -am on PyTorch in msprobe 26) are the error compare.option
 /// with msprobe's own message. Existing files are never
 /// overwritten: names carry the timestamp, and a name already taken gets "_1", "_2", ... after it.

@@ -632,7 +632,10 @@ bool acceptableDataName(std::string_view name)
     return true;
 }
 
-std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::string& name)
+/// `unreadable` gets the reader's reason when the file is there but cannot be read (a corrupt or foreign
+/// file), so the row says "unreadable" rather than msprobe's "not found" (issue 20).
+std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::string& name,
+                                  std::string* unreadable = nullptr)
 {
     if (!acceptableDataName(name))
         return std::nullopt;
@@ -643,8 +646,11 @@ std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::s
     if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
         return std::nullopt;
     auto loaded = tensor::loadPt(resolved->path);
-    if (!loaded)
+    if (!loaded) {
+        if (unreadable && loaded.error().id != "tensor.missing")
+            *unreadable = loaded.error().format();
         return std::nullopt;
+    }
     return std::move(loaded).value();
 }
 
@@ -658,9 +664,14 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row)
     } else if (row.benchDataName.empty()) {
         m = failed(kUnsupported, kMsgNoBenchFile);
     } else {
-        const std::optional<Tensor> npu = loadChecked(row.npuTensorDir, row.npuName + ".pt");
-        const std::optional<Tensor> bench = npu ? loadChecked(row.benchTensorDir, row.benchDataName) : std::nullopt;
-        if (!npu || !bench)
+        std::string unreadable;
+        const std::optional<Tensor> npu = loadChecked(row.npuTensorDir, row.npuName + ".pt", &unreadable);
+        const std::optional<Tensor> bench
+            = npu ? loadChecked(row.benchTensorDir, row.benchDataName, &unreadable) : std::nullopt;
+        if ((!npu || !bench) && !unreadable.empty())
+            m = failed(kUnsupported,
+                       "Dump file: " + row.dataNameCell + " " + std::string(kUnreadableMark) + " " + unreadable);
+        else if (!npu || !bench)
             m = failed(kUnsupported, "Dump file: " + row.dataNameCell + " not found.");
         else
             m = compareTensors(*npu, *bench);
