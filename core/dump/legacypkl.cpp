@@ -266,7 +266,8 @@ bool parseShape(JsonValue v, std::vector<std::int64_t>& shape)
     shape.clear();
     if (v.isArray()) {
         for (std::uint32_t i = 0; i < v.size(); ++i) {
-            if (!v.at(i).isInt())
+            // A negative dimension is no shape (it was accepted silently before issue 20).
+            if (!v.at(i).isInt() || v.at(i).asInt() < 0)
                 return false;
             shape.push_back(v.at(i).asInt());
         }
@@ -556,7 +557,7 @@ void PklReader::addTensorRow(JsonValue row, std::string_view name)
     } else {
         r.type = std::string(dtype);
         if (!parseShape(row.at(4), r.shape)) {
-            rowError("pkl.row", elementAt(4), "shape must be a list of integers; the line is skipped");
+            rowError("pkl.row", elementAt(4), "shape must be a list of non-negative integers; the line is skipped");
             return;
         }
         for (std::uint32_t i = 0; i < summary.size() && i < 4; ++i) {

@@ -515,3 +515,24 @@ TEST(RunUtResume, ACutLastLineIsNamedAndTheFileLeftAlone)
     ASSERT_TRUE(shortProblem);
     EXPECT_EQ(shortProblem->location.line, 3u);
 }
+
+// ---- 6. legacy .pkl: invalid UTF-8 and negative shapes ---------------------------------------------
+
+TEST(LegacyPklValidation, InvalidUtf8AndNegativeShapesAreReported)
+{
+    TempDir dir;
+    const fs::path pkl = dir.write("dump.pkl",
+                                   "[\"Torch_matmul_0_forward_input.0\", 1, [], \"torch.float32\", [2, 3], [1.5, -1.5, 0.25]]\n"
+                                   "[\"Torch_matmul_0_forward_input.1\", 1, [], \"torch.float\xff" "32\", [3, 2], [1.0, -1.0, 0.0]]\n"
+                                   "[\"Torch_matmul_0_forward_output\", 1, [], \"torch.float32\", [2, -2], [2.0, -2.0, 0.5]]\n");
+    auto dump = dump::readLegacyPkl(pkl);
+    ASSERT_TRUE(dump) << dump.error().format();
+    const Diagnostic* utf8 = findId((*dump)->diagnostics, "pkl.utf8");
+    ASSERT_NE(utf8, nullptr);
+    EXPECT_EQ(utf8->location.line, 2u);
+    const auto shape = std::find_if((*dump)->diagnostics.begin(), (*dump)->diagnostics.end(), [](const Diagnostic& d) {
+        return d.id == "pkl.row" && d.message.find("non-negative") != std::string::npos;
+    });
+    ASSERT_NE(shape, (*dump)->diagnostics.end());
+    EXPECT_EQ(shape->location.line, 3u);
+}
