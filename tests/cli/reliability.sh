@@ -94,6 +94,23 @@ utf8_and_keys)
     run 0 "$cli" info npu
     has out.txt "warning \[dump.unknown-key\]: .*\"jutput\""
     ;;
+directory_mode)
+    # A whole-job compare: rank1's bench is not JSON at all, rank2's is cut; rank0 still compares, exit 1.
+    for side in npu bench; do
+        for r in 0 1 2; do
+            mkdir -p $side/rank$r
+            cp "$S/$side/step0/rank/"{dump.json,construct.json,stack.json} $side/rank$r/
+        done
+    done
+    echo 'not json' >bench/rank1/dump.json
+    head -c 20000 "$S/bench/step0/rank/dump.json" >bench/rank2/dump.json
+    run 1 "$cli" compare --npu npu --bench bench -o out -j 1 -c
+    has err.txt "bench/rank1/dump.json:1:1: error \[json.syntax\]"
+    has err.txt "bench/rank2/dump.json:[0-9]+:[0-9]+: error \[dump.truncated\]"
+    [ "$(grep -c 'not compared' out.txt)" = 2 ] || fail "two pairs should be refused"
+    has out.txt "written: [^ ]*compare_result_rank0-rank0_[0-9]{14}\.csv"
+    [ "$(csvs out)" = 1 ] || fail "only rank0's result should be written"
+    ;;
 empty_bench)
     mkdir bench && echo '{"task": "tensor", "level": "mix", "framework": "pytorch", "data": {}}' >bench/dump.json
     run 1 "$cli" compare --npu "$F/npu/step0/rank/dump.json" --bench bench/dump.json -o out -j 1
