@@ -12,6 +12,11 @@ packages=(
     libtorch-dev
     xvfb xauth fonts-noto-cjk
 )
+# The libFuzzer targets (tests/fuzz, the `fuzz` preset) and the `tsan` preset build with Debian's clang;
+# libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, only a recommended package of clang.
+if [[ "${PROBESCOPE_WITH_FUZZ:-0}" == "1" ]]; then
+    packages+=(clang libclang-rt-14-dev)
+fi
 # python3-torch is only needed by tests that cross-check .pt files against Python's torch.load.
 if [[ "${PROBESCOPE_WITH_PYTHON_TORCH:-0}" == "1" ]]; then
     packages+=(python3-torch)

@@ -65,6 +65,10 @@ usage:
       (default) or msprobe-26 chooses whose output to reproduce; msprobe 26 adds stack
       information whenever stack.json lies beside the NPU dump and writes no advisor file.
       --xlsx also writes compare_result*.xlsx with msprobe 1.2's red/yellow row fills.
+      A dump with errors (cut short, wrong types, invalid UTF-8) is not compared: its
+      diagnostics are printed and the exit status is 1. --salvage compares what can be read
+      and says what was lost (exit status still 1). Output files never replace a file: a
+      taken name gets _1, _2, ... (docs/reliability.md).
       -dm MAP.yaml compares exactly the rows the mapping names (NPU row name: bench row
       name, or N/A), in its order, as msprobe 1.2's data-mapping mode does; with msprobe-26
       the mapped name is the NPU row's compare key (no dtype test).
@@ -202,6 +206,7 @@ struct Args
     std::optional<std::string> layerMapping;
     bool diffAnalyze = false; ///< -da (msprobe 26's first-divergence analysis)
     cli::JobCliArgs job;      ///< --step/--rank lists, --resume, --pair-threads (jobcli.h)
+    bool salvage = false; ///< --salvage: compare what a damaged dump holds (issue 20)
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -261,6 +266,7 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
         { { "-am", "--api_mapping" }, Takes::OptionalValue, {}, mapping(args.apiMapping) },
         { { "-lm", "--layer_mapping" }, Takes::OptionalValue, {}, mapping(args.layerMapping) },
         { { "--xlsx" }, Takes::Nothing, {}, flag(args.xlsx) },
+        { { "--salvage" }, Takes::Nothing, {}, flag(args.salvage) },
         { { "-da", "--diff-analyze", "--diff_analyze" }, Takes::Nothing, {}, flag(args.diffAnalyze) },
         { { "--profile" }, Takes::Value, profileChoices(),
           [&](std::string_view, Value v) -> Error {
@@ -428,6 +434,7 @@ int runCompare(const Args& args)
     if (args.layerMapping)
         options.layerMapping = *args.layerMapping;
     options.profile = args.profile;
+    options.salvage = args.salvage;
     if (cli::isWholeJob(input, options, args.job))
         return cli::runJobCompare(input, args.out, options, args.job);
     auto results = compare::runCompareJob(input, args.out, options);
@@ -436,6 +443,7 @@ int runCompare(const Args& args)
         // An option the dumps do not allow is a usage error, as msprobe reports it before comparing.
         return results.error().id == "compare.option" ? kExitUsage : kExitInputError;
     }
+    bool inputErrors = false;
     for (const auto& r : *results) {
         const auto& table = *r.table;
         std::cout << r.npuDump.string() << "  vs  " << r.benchDump.string() << "\n";
@@ -443,6 +451,17 @@ int runCompare(const Args& args)
             std::cout << "  " << d.format() << "\n";
         for (const Diagnostic& d : table.diagnostics)
             std::cout << "  " << d.format() << "\n";
+        // The load step's findings (issue 20): a damaged dump is refused, or salvaged with its losses said.
+        for (const Diagnostic& d : r.inputDiagnostics)
+            std::cerr << d.format() << "\n";
+        inputErrors = inputErrors || r.refused || hasErrors(r.inputDiagnostics);
+        if (r.refused) {
+            std::cout << "  not compared: the dumps have errors (listed on stderr); --salvage compares what can be"
+                         " read\n";
+            continue;
+        }
+        for (const std::string& loss : r.salvaged)
+            std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
         if (table.rows.empty()) {
             std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
             continue;
@@ -472,7 +491,7 @@ int runCompare(const Args& args)
         else
             std::cout << "  msprobe's advisor row: " << first << " " << table.rows[first][0].asString()
                       << " (table order)\n";
-        std::cout << "  " << r.firstFailure.summary << "\n";
+        std::cout << "  " << (r.salvaged.empty() ? "" : "(partial input) ") << r.firstFailure.summary << "\n";
     }
     if (results->size() > 1) {
         const long pair = compare::firstDivergingPair(*results);
@@ -480,7 +499,7 @@ int runCompare(const Args& args)
             std::cout << "first diverging rank pair: " << (*results)[pair].suffix.substr(1) << " ("
                       << (*results)[pair].firstFailure.key << ")\n";
     }
-    return kExitOk;
+    return inputErrors ? kExitInputError : kExitOk;
 }
 
 

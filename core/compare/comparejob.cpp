@@ -20,6 +20,7 @@ SourceLocation at(const fs::path& p)
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
 }
 
+
 } // namespace
 
 std::string guardFormula(std::string text)
@@ -96,20 +97,36 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
     const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     std::vector<PairResult> results;
     for (const PlannedPair& pair : plan->pairs) {
-        auto outcome = comparePair(pair, *files, options, {}, progress);
-        if (!outcome)
-            return outcome.error();
         PairResult result;
         result.suffix = pair.suffix;
         result.npuDump = pair.npu.dumpFile;
         result.benchDump = pair.bench.dumpFile;
-        result.table = outcome->table;
-        result.firstFailure = outcome->firstFailure;
-        result.diagnostics = std::move(outcome->notes);
         result.step = pair.step;
         result.outSubdir = pair.outSubdir;
         if (results.empty())
             result.diagnostics.insert(result.diagnostics.begin(), plan->diagnostics.begin(), plan->diagnostics.end());
+        auto outcome = comparePair(pair, *files, options, {}, progress);
+        // A pair whose dump cannot be read, or has errors while salvage is off, is refused (issue 20); in directory
+        // mode the other pairs still run. Option errors and a cancel stop the job.
+        if (!outcome && (plan->pairs.size() == 1 || outcome.error().id == "compare.option"
+                         || outcome.error().id == "compare.cancelled"))
+            return outcome.error();
+        if (!outcome || outcome->refused) {
+            result.table = std::make_shared<const CompareTable>();
+            result.refused = true;
+            if (!outcome)
+                result.inputDiagnostics.push_back(outcome.error());
+            else
+                result.inputDiagnostics = std::move(outcome->inputDiagnostics);
+            result.firstFailure.summary = "not compared: the input has errors (see above)";
+            results.push_back(std::move(result));
+            continue;
+        }
+        result.table = outcome->table;
+        result.firstFailure = outcome->firstFailure;
+        result.diagnostics.insert(result.diagnostics.end(), outcome->notes.begin(), outcome->notes.end());
+        result.inputDiagnostics = std::move(outcome->inputDiagnostics);
+        result.salvaged = std::move(outcome->salvaged);
         if (outcome->table->rows.empty()) {
             if (progress)
                 progress->advance(1000);

@@ -34,6 +34,12 @@ struct PairResult
     Diagnostics diagnostics;           ///< about the options for this pair (an ignored -lm, a mapping item skipped)
     std::int64_t step = -1;            ///< the NPU side's step (-1 without step folders)
     std::string outSubdir;             ///< "step0" when the inputs were dump roots, else ""
+    /// The load step's findings on both dumps (dump::loadReport): a cut file, wrong types, invalid UTF-8,
+    /// unknown keys; and compare.empty-dump, compare.tensor-unreadable. Errors here make the run exit 1.
+    Diagnostics inputDiagnostics;
+    bool refused = false; ///< not compared: a dump has errors and JobOptions::salvage is off (table is empty)
+    /// With salvage: for each damaged dump what was read and what was lost (dump::LoadReport::salvageText).
+    std::vector<std::string> salvaged;
 };
 
 /// Index of the pair whose culprit ran earliest (the rank that diverges first), or -1 if none fails.
@@ -44,9 +50,10 @@ long firstDivergingPair(const std::vector<PairResult>& results);
 Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);
 
 /// Plans, compares (compare/pipeline.h) and writes every pair into `outDir` (created if missing); a dump root
-/// writes each step's outputs into `outDir`/step{N}. Existing files are never overwritten: names carry the
-/// timestamp, and a name already taken gets "_1", "_2", ... after it. Steps or ranks present on one side only
-/// are warnings in the first pair's diagnostics.
+/// writes each step's outputs into `outDir`/step{N}. A pair whose dump cannot be read, or has errors while
+/// options.salvage is off, is a PairResult with `refused` set; the other pairs still run. Existing files are never
+/// overwritten: names carry the timestamp, and a name already taken gets "_1", "_2", ... after it. Steps or ranks
+/// present on one side only are warnings in the first pair's diagnostics.
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const std::filesystem::path& outDir,
                                               const JobOptions& options, ProgressSink* progress = nullptr);
 

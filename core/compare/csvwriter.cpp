@@ -2,13 +2,6 @@
 #include "compare/csvwriter.h"
 #include "util/fileio.h"
 
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <fcntl.h>
-#include <system_error>
-#include <unistd.h>
 
 namespace probescope::compare {
 
@@ -45,11 +38,6 @@ void appendLine(std::string& out, const std::vector<std::string>& fields)
             out += ',';
         appendField(out, fields[i]);
     }
-}
-
-std::string errnoText(const std::string& what, const std::filesystem::path& path, int err)
-{
-    return what + " " + path.string() + ": " + std::strerror(err);
 }
 
 } // namespace
@@ -139,72 +127,6 @@ std::vector<std::vector<std::string>> parseCsv(std::string_view text)
     if (fieldStarted || !record.empty())
         endRecord();
     return records;
-}
-
-bool writeFileAtomically(const std::filesystem::path& path, std::string_view text, std::string* error)
-{
-    const auto fail = [&](std::string message) {
-        if (error)
-            *error = std::move(message);
-        return false;
-    };
-
-    std::filesystem::path folder = path.parent_path();
-    if (folder.empty())
-        folder = ".";
-    const std::string base = path.filename().string();
-    if (base.empty())
-        return fail("not a file path: " + path.string());
-
-    // O_EXCL with a fresh name (not mkstemp) so the final file gets the permissions of a normal create.
-    static std::atomic<unsigned> counter { 0 };
-    std::filesystem::path temp;
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-        const auto ticks = static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
-        temp = folder
-            / ("." + base + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)) + "-"
-                + std::to_string(ticks % 1000000007ull));
-        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            return fail(errnoText("cannot create", temp, errno));
-    }
-    if (fd < 0)
-        return fail("cannot create a temporary file next to " + path.string());
-
-    int err = 0;
-    bool ok = writeAllToFd(fd, text, err);
-    std::string message;
-    if (!ok)
-        message = errnoText("cannot write", temp, err);
-    if (ok && ::fsync(fd) != 0) {
-        ok = false;
-        message = errnoText("cannot flush", temp, errno);
-    }
-    if (::close(fd) != 0 && ok) {
-        ok = false;
-        message = errnoText("cannot close", temp, errno);
-    }
-    if (ok) {
-        std::error_code ec;
-        std::filesystem::rename(temp, path, ec);
-        if (ec) {
-            ok = false;
-            message = "cannot rename " + temp.string() + " to " + path.string() + ": " + ec.message();
-        }
-    }
-    if (!ok) {
-        std::error_code ignored;
-        std::filesystem::remove(temp, ignored);
-        return fail(std::move(message));
-    }
-    // Persist the rename itself; failing here does not make the written file wrong.
-    const int dirFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirFd >= 0) {
-        ::fsync(dirFd);
-        ::close(dirFd);
-    }
-    return true;
 }
 
 } // namespace probescope::compare

@@ -32,13 +32,4 @@ std::string csvLine(const std::vector<std::string>& fields);
  */
 std::vector<std::vector<std::string>> parseCsv(std::string_view text);
 
-/**
- * @brief Writes `text` to `path` so that `path` holds either its old content or all of `text`.
- *
- * The text goes to a new temporary file in the same folder (created with the usual 0666 & ~umask
- * permissions), is flushed to disk and renamed over `path`. On failure the temporary file is removed,
- * `path` is untouched, `*error` (if given) says what failed and false is returned.
- */
-bool writeFileAtomically(const std::filesystem::path& path, std::string_view text, std::string* error = nullptr);
-
 } // namespace probescope::compare

@@ -4,7 +4,10 @@
 #include "compare/comparejob.h"
 #include "compare/csvwriter.h"
 #include "compare/profile.h"
+#include "compare/realdata.h"
 #include "compare/xlsxwriter.h"
+#include "dump/loadreport.h"
+#include "util/outputfile.h"
 
 #include <thread>
 
@@ -109,6 +112,34 @@ Result<NameMappings> pairMappings(const MappingFiles& files, const ProfileRules&
     return mappings;
 }
 
+/// A tensor file that exists but cannot be read leaves an "unreadable" message in its row (realdata.cpp);
+/// the run must not end as if it were clean, so each becomes an error (the first few named).
+void noteUnreadableTensors(const CompareTable& table, Diagnostics& out)
+{
+    int column = table.column("Err_message");
+    if (column < 0)
+        column = table.column("Message");
+    if (column < 0)
+        return;
+    std::size_t count = 0;
+    for (const auto& row : table.rows) {
+        if (static_cast<std::size_t>(column) >= row.size() || !row[column].isString())
+            continue;
+        const std::string& message = row[column].asString();
+        const auto mark = message.find(kUnreadableMark);
+        if (mark == std::string::npos)
+            continue;
+        if (++count <= 10)
+            out.push_back(makeError("compare.tensor-unreadable", SourceLocation {},
+                                    "row " + (row[0].isString() ? row[0].asString() : std::string("?"))
+                                        + ": its tensor file is unreadable: "
+                                        + message.substr(mark + kUnreadableMark.size() + 1)));
+    }
+    if (count > 10)
+        out.push_back(makeError("compare.tensor-unreadable", SourceLocation {},
+                                std::to_string(count - 10) + " more rows with unreadable tensor files"));
+}
+
 /// Joins a thread on every way out of a scope, or earlier on request.
 struct Joiner
 {
@@ -174,6 +205,31 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     }
     PairOutcome outcome;
     outcome.notes = files.warnings;
+    // The load step (issue 20): what a damaged dump lost is said, and such a pair is compared only on request.
+    for (const auto* side : { &npuRank, &benchRank }) {
+        const dump::LoadReport report = dump::loadReport(***side);
+        outcome.inputDiagnostics.insert(outcome.inputDiagnostics.end(), report.diagnostics.begin(),
+                                        report.diagnostics.end());
+        if (!report.clean())
+            outcome.salvaged.push_back(report.salvageText());
+        if (report.entriesRead == 0) {
+            // Nothing to compare against is not "no failing node".
+            outcome.inputDiagnostics.push_back(makeError("compare.empty-dump", at(report.file),
+                                                         std::string(side == &npuRank ? "the NPU" : "the bench")
+                                                             + " dump has no entries: there is nothing to compare"));
+            outcome.salvaged.push_back(report.file.string() + ": no entries, every row lacks its counterpart");
+        }
+    }
+    if (hasErrors(outcome.inputDiagnostics) && !options.salvage) {
+        auto loaded = std::make_shared<LoadedPair>();
+        loaded->pair = pair;
+        loaded->npu = *npuRank;
+        loaded->bench = *benchRank;
+        outcome.loaded = std::move(loaded);
+        outcome.table = std::make_shared<const CompareTable>();
+        outcome.refused = true;
+        return outcome;
+    }
     bool generated = false;
     auto mappings = pairMappings(files, **rules, **npuRank, **benchRank, outcome.notes, generated);
     if (!mappings)
@@ -220,6 +276,7 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
         return table.error();
 
     // Stage 3: the first failing node, in execution order.
+    noteUnreadableTensors(**table, outcome.inputDiagnostics);
     outcome.table = *table;
     outcome.firstFailure = findFirstFailure(**table, *loaded->tree);
     outcome.loaded = std::move(loaded);
@@ -247,20 +304,28 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
     if (ec)
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
     const std::optional<std::string> advisor = options.advisor ? (*rules)->advisor(table) : std::nullopt;
-    // msprobe replaces a file of the same name; ProbeScope never overwrites what is there and picks
-    // compare_result..._{ts}_1.csv instead (two runs in one second).
-    std::string tag = "_" + stamp;
-    for (int n = 1; fs::exists(outDir / ("compare_result" + suffix + tag + ".csv"), ec)
-         || (options.xlsx && fs::exists(outDir / ("compare_result" + suffix + tag + ".xlsx"), ec))
-         || (advisor && fs::exists(outDir / ("advisor" + suffix + tag + ".txt"), ec))
-         || (generated && fs::exists(outDir / ("data_mapping" + suffix + tag + ".yaml"), ec));
-         ++n)
-        tag = "_" + stamp + "_" + std::to_string(n);
+    // msprobe replaces a file of the same name; ProbeScope never does. The CSV's name is claimed atomically (no
+    // exists-then-rename race): a taken name, a concurrent run's included, moves on to compare_result..._{ts}_1.csv,
+    // and the pair's other files take the tag the CSV got.
+    const std::string csv = (*rules)->csv(table);
+    const auto taken = [&](const fs::path& p) { return fs::exists(fs::symlink_status(p, ec)); };
     PairFiles written;
-    written.csvFile = outDir / ("compare_result" + suffix + tag + ".csv");
-    std::string error;
-    if (!writeFileAtomically(written.csvFile, (*rules)->csv(table), &error))
-        return makeError("compare.output", at(written.csvFile), error);
+    std::string tag;
+    for (int n = 0;; ++n) {
+        if (n > 10000)
+            return makeError("compare.output", at(outDir), "no free name for compare_result" + suffix + "_" + stamp + ".csv");
+        tag = "_" + stamp + (n > 0 ? "_" + std::to_string(n) : std::string());
+        if ((options.xlsx && taken(outDir / ("compare_result" + suffix + tag + ".xlsx")))
+            || (advisor && taken(outDir / ("advisor" + suffix + tag + ".txt")))
+            || (generated && taken(outDir / ("data_mapping" + suffix + tag + ".yaml"))))
+            continue;
+        written.csvFile = outDir / ("compare_result" + suffix + tag + ".csv");
+        const auto failure = writeFileAtomically(written.csvFile, csv, ReplaceMode::Never);
+        if (!failure)
+            break;
+        if (!failure->nameTaken)
+            return makeError("compare.output", at(written.csvFile), failure->message);
+    }
     if (options.xlsx) {
         written.xlsxFile = outDir / ("compare_result" + suffix + tag + ".xlsx");
         auto xlsx = writeXlsx(table, written.xlsxFile, notes);
@@ -270,13 +335,13 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
     // msprobe saves the mapping -lm generated next to the result; it explains every pairing.
     if (generated) {
         written.mappingFile = outDir / ("data_mapping" + suffix + tag + ".yaml");
-        if (!writeFileAtomically(written.mappingFile, dataMappingYaml(*generated), &error))
-            return makeError("compare.output", at(written.mappingFile), error);
+        if (const auto failure = writeFileAtomically(written.mappingFile, dataMappingYaml(*generated)))
+            return makeError("compare.output", at(written.mappingFile), failure->message);
     }
     if (advisor) {
         written.advisorFile = outDir / ("advisor" + suffix + tag + ".txt");
-        if (!writeFileAtomically(written.advisorFile, *advisor, &error))
-            return makeError("compare.output", at(written.advisorFile), error);
+        if (const auto failure = writeFileAtomically(written.advisorFile, *advisor))
+            return makeError("compare.output", at(written.advisorFile), failure->message);
     }
     return written;
 }

@@ -34,6 +34,9 @@ struct JobOptions
     std::optional<std::filesystem::path> cellMapping;
     std::optional<std::filesystem::path> apiMapping;
     std::optional<std::filesystem::path> layerMapping;
+    /// --salvage: compare what a truncated or invalid dump holds (PairResult::salvaged says what was lost)
+    /// instead of refusing the pair.
+    bool salvage = false;
 };
 
 /// The mapping files of a job, read once for all its pairs.
@@ -77,12 +80,21 @@ struct PairOutcome
     FirstFailure firstFailure;                   ///< in execution order (docs/tree.md)
     Diagnostics notes;                           ///< about the options for this pair (an ignored -lm, a skipped item)
     std::optional<DataMapping> generatedMapping; ///< the data mapping -lm generated, when it did
+    /// The load step's findings on both dumps (dump::loadReport: a cut file, wrong types, invalid UTF-8, unknown
+    /// keys), compare.empty-dump and compare.tensor-unreadable. Errors here make a CLI run exit 1.
+    Diagnostics inputDiagnostics;
+    /// Not compared: a dump has errors and JobOptions::salvage is off (`table` is empty, `loaded` is set).
+    bool refused = false;
+    /// With salvage: for each damaged dump what was read and what was lost (dump::LoadReport::salvageText).
+    std::vector<std::string> salvaged;
 };
 
 /**
  * @brief The one compare pipeline for one pair: load both sides (in parallel), check the options against the
  * dumps, build the tree while the profile compares, judge, find the first failing node.
  *
+ * The load step decides whether the pair is compared at all: a dump with errors (truncated, wrong types, invalid
+ * UTF-8, no entries) gives a `refused` outcome unless `options.salvage`, and then every loss is said in `salvaged`.
  * Progress: load 0-10 %, compare 10-99 % of the sink's range (the caller finishes it). Mapping options the dumps
  * do not allow (-cm/-am on PyTorch in msprobe 1.2, -am on PyTorch in msprobe 26) are the error compare.option
  * with msprobe's own message.

@@ -111,6 +111,8 @@ Result<CompareInput> readCompareJson(const fs::path& path)
     input.benchPath = j["bench_path"].get<std::string>();
     if (j.contains("stack_path") && j["stack_path"].is_string())
         input.stackPath = fs::path(j["stack_path"].get<std::string>());
+    else if (j.contains("stack_path") && !j["stack_path"].is_null()) // was ignored silently (issue 20)
+        return makeError("compare.input", at(path), "\"stack_path\" must be a path (a string) or null");
     return input;
 }
 

@@ -644,7 +644,10 @@ bool acceptableDataName(std::string_view name)
     return true;
 }
 
-std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::string& name)
+/// `unreadable` gets the reader's reason when the file is there but cannot be read (a corrupt or foreign
+/// file), so the row says "unreadable" rather than msprobe's "not found" (issue 20).
+std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::string& name,
+                                  std::string* unreadable = nullptr)
 {
     if (!acceptableDataName(name))
         return std::nullopt;
@@ -655,14 +658,17 @@ std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::s
     if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
         return std::nullopt;
     auto loaded = tensor::loadPt(resolved->path);
-    if (!loaded)
+    if (!loaded) {
+        if (unreadable && loaded.error().id != "tensor.missing")
+            *unreadable = loaded.error().format();
         return std::nullopt;
+    }
     return std::move(loaded).value();
 }
 
 /// loadChecked's checks, then the file opened for streaming (see tensor::openPtStream).
 std::optional<tensor::PtStream> openChecked(const std::filesystem::path& dir, const std::string& name,
-                                            tensor::ReadBuffer& buffer)
+                                            tensor::ReadBuffer& buffer, std::string* unreadable = nullptr)
 {
     if (!acceptableDataName(name))
         return std::nullopt;
@@ -672,8 +678,11 @@ std::optional<tensor::PtStream> openChecked(const std::filesystem::path& dir, co
     if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
         return std::nullopt;
     auto opened = tensor::openPtStream(resolved->path, buffer);
-    if (!opened)
+    if (!opened) {
+        if (unreadable && opened.error().id != "tensor.missing")
+            *unreadable = opened.error().format();
         return std::nullopt;
+    }
     return std::move(opened).value();
 }
 
@@ -733,15 +742,17 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
         m = failed(kUnsupported, kMsgNoBenchFile);
     } else {
         const std::string npuName = row.npuName + ".pt";
-        std::optional<tensor::PtStream> npu = openChecked(row.npuTensorDir, npuName, npuBuffer);
+        // A file that exists but cannot be read is named as unreadable, not "not found" (issue 20).
+        std::string unreadable;
+        std::optional<tensor::PtStream> npu = openChecked(row.npuTensorDir, npuName, npuBuffer, &unreadable);
         std::optional<tensor::PtStream> bench =
-            npu ? openChecked(row.benchTensorDir, row.benchDataName, benchBuffer) : std::nullopt;
+            npu ? openChecked(row.benchTensorDir, row.benchDataName, benchBuffer, &unreadable) : std::nullopt;
         std::optional<RealDataMetrics> computed;
         if (npu && bench && npu->shape().empty()) {
             // A 0-d NPU tensor (rare) goes through the element-wise path on loaded tensors.
-            const std::optional<Tensor> npuTensor = loadChecked(row.npuTensorDir, npuName);
+            const std::optional<Tensor> npuTensor = loadChecked(row.npuTensorDir, npuName, &unreadable);
             const std::optional<Tensor> benchTensor =
-                npuTensor ? loadChecked(row.benchTensorDir, row.benchDataName) : std::nullopt;
+                npuTensor ? loadChecked(row.benchTensorDir, row.benchDataName, &unreadable) : std::nullopt;
             if (npuTensor && benchTensor)
                 computed = compareTensors(*npuTensor, *benchTensor);
         } else if (npu && bench) {
@@ -749,7 +760,13 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
                 prefetchRow(*next);
             computed = streamedMetrics(sideOf(*npu), sideOf(*bench), splitter);
         }
-        m = computed ? std::move(*computed) : failed(kUnsupported, "Dump file: " + row.dataNameCell + " not found.");
+        if (computed)
+            m = std::move(*computed);
+        else if (!unreadable.empty())
+            m = failed(kUnsupported,
+                       "Dump file: " + row.dataNameCell + " " + std::string(kUnreadableMark) + " " + unreadable);
+        else
+            m = failed(kUnsupported, "Dump file: " + row.dataNameCell + " not found.");
     }
     if (row.fuzzy && row.benchName != row.npuName && row.benchName != kNotAvailable)
         m.message += kMsgFuzzy;

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace probescope::compare {
 
@@ -20,6 +21,10 @@ struct RealDataMetrics
     Cell fiveThousandthsErrRatio;
     std::string message; ///< concatenated in msprobe's order (validation, Cosine, MaxAbsErr, MaxRelativeErr)
 };
+
+/// Err_message of a row whose tensor file exists but cannot be read: "Dump file: NAME unreadable: REASON"
+/// (msprobe says "not found" for both; ProbeScope tells them apart, see docs/reliability.md).
+inline constexpr std::string_view kUnreadableMark = "unreadable:";
 
 /// What one row of a real-data compare needs (msprobe 1.2.2, compare-spec Appendix A.6).
 struct RealDataRow

@@ -2,6 +2,7 @@
 #include "compare/xlsxwriter.h"
 
 #include "compare/pytext.h"
+#include "util/outputfile.h"
 
 #include <xlsxwriter.h>
 
@@ -30,11 +31,6 @@ Diagnostic xlsxError(const std::filesystem::path& path, std::string message)
     return makeError("compare.xlsx", SourceLocation { path.string(), std::nullopt, 0, 0 }, std::move(message));
 }
 
-std::string errnoText(const std::string& what, const std::filesystem::path& path, int err)
-{
-    return what + " " + path.string() + ": " + std::strerror(err);
-}
-
 /// Byte length of the first `maxChars` UTF-8 characters of `s` (s.size() if it has no more).
 std::size_t utf8Prefix(const std::string& s, std::size_t maxChars)
 {
@@ -47,49 +43,6 @@ std::size_t utf8Prefix(const std::string& s, std::size_t maxChars)
         }
     }
     return s.size();
-}
-
-/// Reserves a fresh name next to `path` (O_EXCL, so no other writer shares it) and returns it.
-std::optional<std::filesystem::path> reserveTempFile(const std::filesystem::path& folder, const std::string& base,
-                                                     std::string& error)
-{
-    static std::atomic<unsigned> counter { 0 };
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        const auto ticks = static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
-        // Keep the .xlsx suffix: some zip tools pick the format from it.
-        auto temp = folder
-            / ("." + base + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)) + "-"
-                + std::to_string(ticks % 1000000007ull) + ".xlsx");
-        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            ::close(fd);
-            return temp;
-        }
-        if (errno != EEXIST) {
-            error = errnoText("cannot create", temp, errno);
-            return std::nullopt;
-        }
-    }
-    error = "cannot create a temporary file next to " + (folder / base).string();
-    return std::nullopt;
-}
-
-/// Moves `from` to `to` unless `to` exists; never replaces a file, even one created meanwhile.
-bool renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to, std::string& error)
-{
-    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
-        return true;
-    int err = errno;
-    // File systems without RENAME_NOREPLACE: a hard link is just as exclusive.
-    if (err == EINVAL || err == ENOSYS || err == ENOTSUP) {
-        if (::link(from.c_str(), to.c_str()) == 0) {
-            ::unlink(from.c_str());
-            return true;
-        }
-        err = errno;
-    }
-    error = err == EEXIST ? to.string() + " already exists" : errnoText("cannot rename " + from.string() + " to", to, err);
-    return false;
 }
 
 bool syncFile(const std::filesystem::path& path)
@@ -199,7 +152,8 @@ Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::pat
         return xlsxError(path, "not a file path: " + path.string());
 
     std::string error;
-    auto reserved = reserveTempFile(folder, base, error);
+    // Keep the .xlsx suffix: some zip tools pick the format from it.
+    auto reserved = createTempBeside(path, ".xlsx", error);
     if (!reserved)
         return xlsxError(path, error);
     TempFileGuard temp(std::move(*reserved));
@@ -261,8 +215,8 @@ Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::pat
         return xlsxError(path, "cannot write " + temp.path().string() + ": " + lxw_strerror(closed));
     if (!syncFile(temp.path()))
         return xlsxError(path, errnoText("cannot flush", temp.path(), errno));
-    if (!renameNoReplace(temp.path(), path, error))
-        return xlsxError(path, error);
+    if (const auto failure = renameNoReplace(temp.path(), path))
+        return xlsxError(path, failure->message);
     temp.release();
 
     // Persist the rename itself; failing here does not make the written file wrong.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dump/dumpfile.h"
+#include "dump/entrycheck.h"
 
 #include "dump/leaf.h"
 #include "util/fileio.h"
@@ -100,6 +101,7 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
     dump->tensorDir = path.parent_path() / "dump_tensor_data";
     dump->document = parsed.document;
     dump->truncated = parsed.truncated;
+    dump->fileBytes = text.size();
     dump->format = path.filename() == "debug.json" ? DumpFormat::DebugJson : DumpFormat::DumpJson;
 
     const JsonValue root = parsed.document->root();
@@ -191,6 +193,9 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
                                                 + " more tensor entries with wrongly typed fields"));
     }
 
+    if (options.validateLeaves)
+        checkEntryStructure(*dump, text, diagnostics);
+
     for (Diagnostic& d : parsed.diagnostics) {
         // The JSON-level truncation notice is replaced by the entry-level one above.
         if (d.id != "json.truncated")
@@ -202,7 +207,7 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
 
 Result<std::shared_ptr<const DumpFile>> readDumpJson(const std::filesystem::path& path, const ReadOptions& options)
 {
-    auto file = MappedFile::open(path);
+    auto file = MappedFile::open(path, maxJsonFileBytes());
     if (!file)
         return file.error();
     return parseDumpJson((*file)->text(), path, options);

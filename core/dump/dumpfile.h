@@ -67,6 +67,7 @@ public:
     std::vector<Entry> entries;
     Diagnostics diagnostics;
     bool truncated = false;
+    std::uint64_t fileBytes = 0; ///< size of the text read (where a truncated file was cut)
     std::shared_ptr<const JsonDocument> document;
 
     const Entry* find(std::string_view key) const;

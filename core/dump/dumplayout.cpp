@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dump/dumplayout.h"
 
+#include "util/fileio.h"
+
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -209,6 +213,13 @@ Result<DumpLayout> discoverDump(const fs::path& input)
     if (!fs::exists(input, ec))
         return makeError("layout.missing", SourceLocation { input.string(), std::nullopt, 0, 0 },
                          "no such file or folder");
+    if (!isFile(input) && !isDir(input)) {
+        // A FIFO, socket or device in place of a dump file: its own error (io.read), never a wait or "no dump".
+        auto opened = openRegularFile(input);
+        if (!opened)
+            return opened.error();
+        ::close(*opened);
+    }
     if (isFile(input)) {
         const std::string name = input.filename().string();
         RankLocation loc;

@@ -2,6 +2,7 @@
 #include "dump/dumpwriter.h"
 
 #include "util/pytext.h"
+#include "util/outputfile.h"
 
 #include <array>
 #include <cerrno>
@@ -153,14 +154,6 @@ std::optional<Diagnostic> writeAt(int fd, std::string_view data, std::uint64_t o
     return std::nullopt;
 }
 
-Result<int> openFresh(const fs::path& path)
-{
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return ioError(path, "cannot create", errno);
-    return fd;
-}
-
 Result<std::string> readWhole(int fd, const fs::path& path)
 {
     struct stat st {};
@@ -188,9 +181,16 @@ void closeFd(int& fd)
 
 } // namespace
 
-std::optional<Diagnostic> writeFileAtomically(const fs::path& path, std::string_view content);
-
 namespace {
+
+/// Through util's one atomic writer. ReplaceMode::Allowed: the writer puts its own files in place and
+/// rewrites their tails, as msprobe's dumper rewrites the rank folder it owns.
+std::optional<Diagnostic> writeFileAtomically(const fs::path& path, std::string_view content)
+{
+    if (const auto failure = probescope::writeFileAtomically(path, content, ReplaceMode::Allowed))
+        return makeError("dumpwriter.io", SourceLocation { path.string(), std::nullopt, 0, 0 }, failure->message);
+    return std::nullopt;
+}
 
 /// Puts `initial` in place through rename() (so the file never exists empty or half-written, even
 /// after a kill) and opens it for further writes. Read-write: finish() reads construct.json and
@@ -206,22 +206,6 @@ Result<int> createWith(const fs::path& path, std::string_view initial)
 }
 
 } // namespace
-
-std::optional<Diagnostic> writeFileAtomically(const fs::path& path, std::string_view content)
-{
-    fs::path tmp = path;
-    tmp.replace_filename("." + path.filename().string() + ".tmp");
-    auto fd = openFresh(tmp);
-    if (!fd)
-        return fd.error();
-    auto problem = writeAt(*fd, content, 0, tmp);
-    ::close(*fd);
-    if (!problem && ::rename(tmp.c_str(), path.c_str()) != 0)
-        problem = ioError(path, "cannot replace", errno);
-    if (problem)
-        ::unlink(tmp.c_str());
-    return problem;
-}
 
 Result<std::unique_ptr<DumpWriter>> DumpWriter::create(const fs::path& rankDir, DumpWriterHeader header)
 {

@@ -150,8 +150,4 @@ private:
     std::string m_scratch;
 };
 
-/// Writes `content` to `path` through a temporary file in the same folder and rename(), so readers see
-/// the old file or the new one, never a part. Error id: dumpwriter.io.
-std::optional<Diagnostic> writeFileAtomically(const std::filesystem::path& path, std::string_view content);
-
 } // namespace probescope::dump

@@ -329,6 +329,20 @@ private:
     JsonBuilder m_builder;
     std::vector<JsonType> m_stack; // open containers
     std::string m_buffer;          // unescaped string
+    Diagnostics m_utf8Problems;    // invalid UTF-8 inside strings: reported, parsing goes on
+    std::size_t m_utf8Count = 0;
+
+    void checkUtf8(std::size_t begin, std::size_t end);
+    void appendUtf8Problems(JsonDocument::ParseOutcome& outcome)
+    {
+        if (m_utf8Count > m_utf8Problems.size())
+            m_utf8Problems.push_back(makeError("json.utf8", SourceLocation { m_file, std::nullopt, 0, 0 },
+                                               std::to_string(m_utf8Count - m_utf8Problems.size())
+                                                   + " more strings with invalid UTF-8"));
+        for (Diagnostic& d : m_utf8Problems)
+            outcome.diagnostics.push_back(std::move(d));
+        m_utf8Problems.clear();
+    }
 
     void skipSpace()
     {
@@ -396,6 +410,63 @@ void appendUtf8(std::string& out, std::uint32_t cp)
 }
 } // namespace
 
+namespace {
+/// Length of the valid UTF-8 sequence at p[0..n) (RFC 3629: no overlongs, surrogates or > U+10FFFF), 0 if invalid.
+std::size_t utf8SequenceLength(const unsigned char* p, std::size_t n)
+{
+    const unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    std::size_t len = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        lo = c == 0xe0 ? 0xa0 : 0x80;
+        hi = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        lo = c == 0xf0 ? 0x90 : 0x80;
+        hi = c == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (len > n || p[1] < lo || p[1] > hi)
+        return 0;
+    for (std::size_t k = 2; k < len; ++k) {
+        if (p[k] < 0x80 || p[k] > 0xbf)
+            return 0;
+    }
+    return len;
+}
+
+// One file with a broken encoding would otherwise give a diagnostic per string.
+constexpr std::size_t kMaxReportedUtf8 = 20;
+} // namespace
+
+// msprobe writes JSON with Python's ensure_ascii=False: any non-ASCII text is UTF-8. A flipped byte must not
+// slip through as a name that matches nothing or a number that reads as None (issue 20).
+void JsonParser::checkUtf8(std::size_t begin, std::size_t end)
+{
+    const auto* p = reinterpret_cast<const unsigned char*>(m_text.data());
+    for (std::size_t i = begin; i < end;) {
+        const std::size_t len = utf8SequenceLength(p + i, end - i);
+        if (len > 0) {
+            i += len;
+            continue;
+        }
+        if (++m_utf8Count <= kMaxReportedUtf8) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02x", p[i]);
+            m_utf8Problems.push_back(makeError("json.utf8", locate(m_text, i, m_file),
+                                               std::string("invalid UTF-8 (byte ") + byte + ") inside a string"));
+        }
+        return; // one diagnostic per string
+    }
+}
+
 // On entry m_pos is at the opening quote. `out` views either the source text or m_buffer.
 std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out)
 {
@@ -404,9 +475,13 @@ std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out
     std::size_t i = m_pos + 1;
     const std::size_t begin = i;
     // Fast path: no escapes.
+    bool high = false; // a byte >= 0x80: the string's UTF-8 is checked once it ends
     while (i < n) {
         const unsigned char c = static_cast<unsigned char>(p[i]);
+        high |= c >= 0x80;
         if (c == '"') {
+            if (high)
+                checkUtf8(begin, i);
             out = std::string_view(p + begin, i - begin);
             m_pos = i + 1;
             return std::nullopt;
@@ -422,7 +497,10 @@ std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out
     m_buffer.assign(p + begin, i - begin);
     while (i < n) {
         const unsigned char c = static_cast<unsigned char>(p[i]);
+        high |= c >= 0x80;
         if (c == '"') {
+            if (high)
+                checkUtf8(begin, i);
             out = m_buffer;
             m_pos = i + 1;
             return std::nullopt;
@@ -742,7 +820,9 @@ JsonDocument::ParseOutcome JsonParser::run()
         const bool salvage = failure->atEnd && m_options.salvageTruncated && !m_stack.empty();
         const SourceLocation where = locate(m_text, failure->offset, m_file);
         if (!salvage) {
+            // The fatal problem first: callers report diagnostics.front() when there is no document.
             outcome.diagnostics.push_back(makeError(failure->id, where, failure->message));
+            appendUtf8Problems(outcome);
             outcome.truncated = failure->atEnd;
             outcome.truncatedAt = failure->offset;
             return outcome;
@@ -756,6 +836,7 @@ JsonDocument::ParseOutcome JsonParser::run()
         // Close every open container, keeping what was complete, and mark them truncated.
         m_builder.markOpenTruncated();
     }
+    appendUtf8Problems(outcome);
     outcome.document = m_builder.finish();
     return outcome;
 }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dump/leaf.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace probescope::dump {
 
 StatValue StatValue::from(std::optional<JsonValue> v)
@@ -50,6 +53,18 @@ bool isStatType(JsonType t)
 {
     return t == JsonType::Null || t == JsonType::Bool || t == JsonType::Int || t == JsonType::Double
         || t == JsonType::String;
+}
+
+bool isNumberText(std::string_view text)
+{
+    if (text.empty() || text.size() > 64)
+        return false;
+    if (text == "None")
+        return true;
+    const std::string copy(text);
+    char* end = nullptr;
+    std::strtod(copy.c_str(), &end);
+    return end == copy.c_str() + copy.size();
 }
 
 } // namespace
@@ -126,6 +141,13 @@ std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
             std::string message(1, '"');
             message.append(statNames[i]);
             message += "\" must be a number or null";
+            return fail(std::move(message));
+        }
+        // Some versions write a statistic as text ("inf", "nan", "1.5"); any other text is not a number.
+        if (v && v->isString() && !isNumberText(v->asString())) {
+            std::string message(1, '"');
+            message.append(statNames[i]);
+            message += "\" must be a number or null (it is text that is not a number)";
             return fail(std::move(message));
         }
         *stats[i] = StatValue::from(v);

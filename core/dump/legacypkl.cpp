@@ -270,7 +270,8 @@ bool parseShape(JsonValue v, std::vector<std::int64_t>& shape)
     shape.clear();
     if (v.isArray()) {
         for (std::uint32_t i = 0; i < v.size(); ++i) {
-            if (!v.at(i).isInt())
+            // A negative dimension is no shape (it was accepted silently before issue 20).
+            if (!v.at(i).isInt() || v.at(i).asInt() < 0)
                 return false;
             shape.push_back(v.at(i).asInt());
         }
@@ -412,6 +413,10 @@ void PklReader::readLine(std::string_view line, bool lastLine)
         const std::string message = parsed.truncated ? "the row ends before its closing ']'" : d.message;
         rowError("pkl.syntax", offset, "not a JSON row: " + message + "; the line is skipped");
         return;
+    }
+    for (const Diagnostic& d : parsed.diagnostics) {
+        if (d.id == "json.utf8") // the row is kept; its broken text is named
+            rowError("pkl.utf8", m_lineStart + d.location.offset.value_or(0), d.message);
     }
     const JsonValue row = parsed.document->root();
     const std::uint64_t rowOffset = m_lineStart + row.offset();
@@ -557,7 +562,7 @@ void PklReader::addTensorRow(JsonValue row, std::string_view name)
     } else {
         r.type = std::string(dtype);
         if (!parseShape(row.at(4), r.shape)) {
-            rowError("pkl.row", elementAt(4), "shape must be a list of integers; the line is skipped");
+            rowError("pkl.row", elementAt(4), "shape must be a list of non-negative integers; the line is skipped");
             return;
         }
         for (std::uint32_t i = 0; i < summary.size() && i < 4; ++i) {
@@ -852,7 +857,7 @@ Result<std::shared_ptr<const DumpFile>> PklReader::run()
 Result<std::shared_ptr<const DumpFile>> readLegacyPkl(const std::filesystem::path& path, const ReadOptions& options)
 {
     try {
-        auto file = MappedFile::open(path);
+        auto file = MappedFile::open(path, maxJsonFileBytes());
         if (!file)
             return file.error();
         PklReader reader((*file)->text(), path, options);

@@ -30,7 +30,7 @@ struct LoadedJson
 
 Result<LoadedJson> loadJson(const fs::path& path)
 {
-    auto file = MappedFile::open(path);
+    auto file = MappedFile::open(path, maxJsonFileBytes());
     if (!file)
         return file.error();
     auto parsed = JsonDocument::parse((*file)->text(), path.string());

@@ -272,6 +272,13 @@ PairSummary comparePlanned(const compare::PlannedPair& pair, const compare::Mapp
     auto outcome = compare::comparePair(pair, mappings, options);
     if (!outcome)
         return failed(outcome.error());
+    // A damaged dump (issue 20) is refused unless --salvage: the pair failed to compare, named by its first error.
+    if (outcome->refused) {
+        for (const Diagnostic& d : outcome->inputDiagnostics) {
+            if (d.severity == Severity::Error)
+                return failed(d);
+        }
+    }
     const compare::CompareTable& table = *outcome->table;
     s.compared = true;
     s.rows = table.rows.size();

@@ -2,6 +2,7 @@
 #include "runut/csvio.h"
 
 #include "util/fileio.h"
+#include "util/outputfile.h"
 
 #include <cerrno>
 #include <cstring>
@@ -30,16 +31,6 @@ void appendCell(std::string& out, std::string_view cell)
 Diagnostic malformed(const std::string& file, std::uint32_t line, std::uint32_t column, std::string message)
 {
     return makeError("csv.malformed", SourceLocation { file, std::nullopt, line, column }, std::move(message));
-}
-
-std::string errnoText(std::string_view what, const std::filesystem::path& path, int err)
-{
-    std::string out(what);
-    out += ' ';
-    out += path.string();
-    out += ": ";
-    out += std::strerror(err);
-    return out;
 }
 
 std::optional<Diagnostic> writeToFd(int fd, const std::filesystem::path& path, std::string_view text)

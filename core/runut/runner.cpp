@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runut/runner.h"
+#include "runut/resumecheck.h"
 #include "util/fileio.h"
 
 #include "dump/leaf.h"
@@ -634,6 +635,11 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
             return makeError("runut.resume", SourceLocation { csv.string(), std::nullopt, 1, 1 },
                              "not a run_ut result file: the header is not API name, Forward Test Success, "
                              "Backward Test Success, Message");
+        // A file cut mid-line is named and left alone; appending would glue rows together (issue 20).
+        if (auto bad = checkResumableCsv(csv, 3))
+            return *bad;
+        if (auto bad = checkResumableCsv(files.details, 1))
+            return *bad;
         for (const CsvRow& row : table->rows) {
             if (!row.cells.empty())
                 done.insert(row.cells.front());
@@ -646,6 +652,12 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
             if (hasR != hasD)
                 return makeError("runut.resume", at(hasR ? dd : dr),
                                  "this dumped-output file is missing while its companion exists");
+            if (hasR) {
+                if (auto bad = checkResumableCsv(dr, 3))
+                    return *bad;
+                if (auto bad = checkResumableCsv(dd, 1))
+                    return *bad;
+            }
             if (!hasR) {
                 if (auto e = createCsv(dr, resultHeader()))
                     return *e;

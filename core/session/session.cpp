@@ -146,6 +146,9 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     job.cellMapping = options.cellMapping;
     job.apiMapping = options.apiMapping;
     job.layerMapping = options.layerMapping;
+    // The viewer shows what a damaged dump still holds and says what was lost (its load diagnostics and banner);
+    // refusing is the CLI's default.
+    job.salvage = true;
     auto mappingFiles = compare::readMappingFiles(job);
     if (!mappingFiles)
         return mappingFiles.error();

@@ -24,6 +24,10 @@ Diagnostic fileError(const fs::path& path, std::string id, std::string message)
 
 std::string quoted(std::string_view text)
 {
+    // A hostile 50 MB data_name must not make a 50 MB error line: the start and the length say enough.
+    constexpr std::size_t kMaxQuoted = 256;
+    if (text.size() > kMaxQuoted)
+        return '"' + std::string(text.substr(0, kMaxQuoted)) + "\"... (" + std::to_string(text.size()) + " bytes)";
     return '"' + std::string(text) + '"';
 }
 

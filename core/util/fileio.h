@@ -4,6 +4,7 @@
 #include "util/diagnostic.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,7 +16,10 @@ namespace probescope {
 class MappedFile
 {
 public:
-    static Result<std::shared_ptr<const MappedFile>> open(const std::filesystem::path& path);
+    /// Opens only a regular file (a FIFO, device or folder is the error io.read, never a hang);
+    /// a file larger than `maxBytes` (0 = no limit) is the error io.too-large.
+    static Result<std::shared_ptr<const MappedFile>> open(const std::filesystem::path& path,
+                                                          std::uint64_t maxBytes = 0);
 
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
@@ -32,8 +36,26 @@ private:
     bool m_mapped = false;
 };
 
-/// Reads a whole (small) file; errors name the file.
+/// Reads a whole (small) file; errors name the file. Only regular files are opened (see MappedFile::open),
+/// and the size cap is maxJsonFileBytes().
 Result<std::string> readTextFile(const std::filesystem::path& path);
+
+/**
+ * @brief The largest JSON input (dump.json, construct.json, stack.json, compare.json, ...) ProbeScope opens.
+ *
+ * Default 16 GiB, far above the 1M-entry dumps (about 1 GB); the environment variable
+ * PROBESCOPE_MAX_JSON_BYTES (a byte count) or setMaxJsonFileBytes() changes it. A larger file is the
+ * error io.too-large naming the file and both sizes, not an attempt to map it.
+ */
+std::uint64_t maxJsonFileBytes();
+void setMaxJsonFileBytes(std::uint64_t bytes);
+
+/**
+ * @brief Opens `path` for reading only if it is a regular file: O_NONBLOCK first (so a FIFO in its place
+ * cannot block the open), then fstat. Returns the descriptor (blocking mode restored) or the error
+ * io.read / io.too-large (`maxBytes` 0 = no limit).
+ */
+Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes = 0);
 
 /// Writes all of `text` to `fd`, retrying short writes and EINTR; false with `err` = errno on failure.
 bool writeAllToFd(int fd, std::string_view text, int& err);

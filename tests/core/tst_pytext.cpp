@@ -4,6 +4,7 @@
 #include "compare/pytext.h"
 #include "dump/jsondocument.h"
 #include "testconfig.h"
+#include "util/outputfile.h"
 
 #include <gtest/gtest.h>
 
@@ -760,12 +761,11 @@ TEST(WriteFileAtomically, WritesAndReplaces)
 {
     ScratchDir dir;
     const auto target = dir.path() / "compare_result.csv";
-    std::string error;
-    ASSERT_TRUE(writeFileAtomically(target, "first\n", &error)) << error;
+    ASSERT_FALSE(probescope::writeFileAtomically(target, "first\n", ReplaceMode::Allowed));
     EXPECT_EQ(readFile(target), "first\n");
-    ASSERT_TRUE(writeFileAtomically(target, "second, longer\n", &error)) << error;
+    ASSERT_FALSE(probescope::writeFileAtomically(target, "second, longer\n", ReplaceMode::Allowed));
     EXPECT_EQ(readFile(target), "second, longer\n");
-    ASSERT_TRUE(writeFileAtomically(target, "", &error)) << error;
+    ASSERT_FALSE(probescope::writeFileAtomically(target, "", ReplaceMode::Allowed));
     EXPECT_EQ(readFile(target), "");
     // No temporary file is left behind.
     std::size_t entries = 0;
@@ -786,21 +786,19 @@ TEST(WriteFileAtomically, WritesAndReplaces)
 TEST(WriteFileAtomically, FailsWithoutTouchingTheTarget)
 {
     ScratchDir dir;
-    std::string error;
-    EXPECT_FALSE(writeFileAtomically(dir.path() / "missing" / "out.csv", "x", &error));
-    EXPECT_NE(error.find("missing"), std::string::npos) << error;
+    auto failure = probescope::writeFileAtomically(dir.path() / "missing" / "out.csv", "x");
+    ASSERT_TRUE(failure);
+    EXPECT_NE(failure->message.find("missing"), std::string::npos) << failure->message;
 
     // A directory in the way: the rename fails and the temporary file is removed.
     const auto blocked = dir.path() / "blocked";
     std::filesystem::create_directories(blocked / "child");
-    error.clear();
-    EXPECT_FALSE(writeFileAtomically(blocked, "x", &error));
-    EXPECT_FALSE(error.empty());
+    failure = probescope::writeFileAtomically(blocked, "x", ReplaceMode::Allowed);
+    ASSERT_TRUE(failure);
+    EXPECT_FALSE(failure->message.empty());
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path()))
         ++entries;
     EXPECT_EQ(entries, 1u);
     EXPECT_TRUE(std::filesystem::is_directory(blocked / "child"));
-
-    EXPECT_FALSE(writeFileAtomically(dir.path() / "missing" / "out.csv", "x")); // error pointer optional
 }

@@ -70,8 +70,11 @@ ExportOutcome runExport(const ExportRequest& request, ProgressSink* progress)
             if (!p->empty())
                 out.files << pathText(*p);
         }
+        // A dump with errors is not exported unless request.options.salvage says so (issue 20).
+        if (r.refused && out.error.isEmpty() && !r.inputDiagnostics.empty())
+            out.error = QString::fromStdString(r.inputDiagnostics.front().format());
     }
-    out.ok = true;
+    out.ok = out.error.isEmpty();
     return out;
 }
 

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "util/outputfile.h"
+
+#include "util/fileio.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace probescope {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Beyond this many taken names something is wrong (a loop of runs, a hostile folder): stop with an error.
+constexpr int kMaxFreeNameAttempts = 10000;
+
+void syncFolder(const fs::path& folder)
+{
+    // Persists the rename itself; failing here does not make the written file wrong.
+    const int dirFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirFd >= 0) {
+        ::fsync(dirFd);
+        ::close(dirFd);
+    }
+}
+
+fs::path folderOf(const fs::path& path)
+{
+    fs::path folder = path.parent_path();
+    return folder.empty() ? fs::path(".") : folder;
+}
+
+/// Opens a fresh temporary file beside `path`; -1 with `error` set on failure.
+int openTempBeside(const fs::path& path, std::string_view suffix, fs::path& temp, std::string& error)
+{
+    const std::string base = path.filename().string();
+    if (base.empty()) {
+        error = "not a file path: " + path.string();
+        return -1;
+    }
+    // O_EXCL with a fresh name (not mkstemp) so the final file gets the permissions of a normal create.
+    static std::atomic<unsigned> counter { 0 };
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const auto ticks = static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+        temp = folderOf(path)
+            / ("." + base + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)) + "-"
+                + std::to_string(ticks % 1000000007ull) + std::string(suffix));
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST) {
+            error = errnoText("cannot create", temp, errno);
+            return -1;
+        }
+    }
+    error = "cannot create a temporary file next to " + path.string();
+    return -1;
+}
+
+} // namespace
+
+std::string errnoText(std::string_view what, const fs::path& path, int err)
+{
+    std::string out(what);
+    out += ' ';
+    out += path.string();
+    out += ": ";
+    out += std::strerror(err);
+    return out;
+}
+
+std::optional<WriteFailure> renameNoReplace(const fs::path& from, const fs::path& to)
+{
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+        return std::nullopt;
+    int err = errno;
+    // File systems without RENAME_NOREPLACE: a hard link is just as exclusive.
+    if (err == EINVAL || err == ENOSYS || err == ENOTSUP) {
+        if (::link(from.c_str(), to.c_str()) == 0) {
+            ::unlink(from.c_str());
+            return std::nullopt;
+        }
+        err = errno;
+    }
+    if (err == EEXIST)
+        return WriteFailure { to.string() + " already exists; it is not replaced", true };
+    return WriteFailure { errnoText("cannot rename " + from.string() + " to", to, err), false };
+}
+
+std::optional<fs::path> createTempBeside(const fs::path& path, std::string_view suffix, std::string& error)
+{
+    fs::path temp;
+    const int fd = openTempBeside(path, suffix, temp, error);
+    if (fd < 0)
+        return std::nullopt;
+    ::close(fd);
+    return temp;
+}
+
+std::optional<WriteFailure> writeFileAtomically(const fs::path& path, std::string_view text, ReplaceMode mode)
+{
+    std::string message;
+    fs::path temp;
+    const int fd = openTempBeside(path, "", temp, message);
+    if (fd < 0)
+        return WriteFailure { std::move(message), false };
+
+    int err = 0;
+    bool ok = writeAllToFd(fd, text, err);
+    if (!ok)
+        message = errnoText("cannot write", temp, err);
+    if (ok && ::fsync(fd) != 0) {
+        ok = false;
+        message = errnoText("cannot flush", temp, errno);
+    }
+    if (::close(fd) != 0 && ok) {
+        ok = false;
+        message = errnoText("cannot close", temp, errno);
+    }
+    std::optional<WriteFailure> failure;
+    if (!ok) {
+        failure = WriteFailure { std::move(message), false };
+    } else if (mode == ReplaceMode::Never) {
+        failure = renameNoReplace(temp, path);
+    } else if (::rename(temp.c_str(), path.c_str()) != 0) {
+        failure = WriteFailure { errnoText("cannot rename " + temp.string() + " to", path, errno), false };
+    }
+    if (failure) {
+        ::unlink(temp.c_str());
+        return failure;
+    }
+    syncFolder(folderOf(path));
+    return std::nullopt;
+}
+
+std::optional<fs::path> writeToFreeName(const fs::path& folder, std::string_view stem, std::string_view extension,
+                                        std::string_view text, std::string& error)
+{
+    for (int n = 0; n < kMaxFreeNameAttempts; ++n) {
+        std::string name(stem);
+        if (n > 0)
+            name += "_" + std::to_string(n);
+        name += extension;
+        const fs::path path = folder / name;
+        const auto failure = writeFileAtomically(path, text, ReplaceMode::Never);
+        if (!failure)
+            return path;
+        if (!failure->nameTaken) {
+            error = failure->message;
+            return std::nullopt;
+        }
+    }
+    error = "no free name for " + (folder / (std::string(stem) + std::string(extension))).string() + " after "
+        + std::to_string(kMaxFreeNameAttempts) + " tries";
+    return std::nullopt;
+}
+
+} // namespace probescope

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <filesystem>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace probescope {
+
+/// "what PATH: strerror(err)", the one wording of a failed system call on a file.
+std::string errnoText(std::string_view what, const std::filesystem::path& path, int err);
+
+/// May a write put its file in place of one already at the name?
+enum class ReplaceMode : std::uint8_t {
+    Never,  ///< an output the user asked for: an existing name (file, folder, symlink, even dangling) is taken
+    Allowed ///< only a file this process itself created and now rewrites (the dump writer's tail)
+};
+
+/// Why an output could not be written. `nameTaken` = something already holds the name (ReplaceMode::Never).
+struct WriteFailure
+{
+    std::string message;
+    bool nameTaken = false;
+};
+
+/**
+ * @brief Writes `text` to `path` so that a reader sees either nothing (or the old file) or all of `text`.
+ *
+ * The text goes to a fresh temporary file beside `path` (created O_EXCL with the usual 0666 & ~umask
+ * permissions), is flushed to disk and moved to `path`. With ReplaceMode::Never the move is
+ * renameat2(RENAME_NOREPLACE), or link-then-unlink where the file system lacks it: the name is claimed
+ * atomically, so of two concurrent runs exactly one gets it and the other sees `nameTaken`. A symlink at
+ * `path` counts as taken (it is never followed or replaced). On failure the temporary file is removed.
+ */
+std::optional<WriteFailure> writeFileAtomically(const std::filesystem::path& path, std::string_view text,
+                                                ReplaceMode mode = ReplaceMode::Never);
+
+/// Moves `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE, link-then-unlink fallback).
+std::optional<WriteFailure> renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to);
+
+/// Creates a fresh, empty temporary file beside `path` (O_EXCL) for writers that need a path, not text;
+/// its name ends in `suffix`. The caller removes it or moves it with renameNoReplace.
+std::optional<std::filesystem::path> createTempBeside(const std::filesystem::path& path, std::string_view suffix,
+                                                      std::string& error);
+
+/**
+ * @brief Writes a new output file under the first free name: `folder/stem + extension`, then
+ * `stem_1 + extension`, `stem_2 + extension`, ... Each name is claimed atomically, so concurrent
+ * runs into one folder all succeed, under different names. Returns the name written, or the error.
+ */
+std::optional<std::filesystem::path> writeToFreeName(const std::filesystem::path& folder, std::string_view stem,
+                                                     std::string_view extension, std::string_view text,
+                                                     std::string& error);
+
+} // namespace probescope

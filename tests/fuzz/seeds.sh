@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the seed corpus of each fuzz target from real inputs (fixtures and tests/data).
+# usage: seeds.sh FIXTURES SOURCE_DIR OUT
+set -eu
+fixtures=$1 src=$2 out=$3
+rm -rf "$out" && mkdir -p "$out"/{json,dumpentry,constructstack,pt,npy,legacypkl,comparejson,runutcsv}
+n=0
+seed() { # seed TARGET FILE: copies FILE if it is small enough to mutate usefully (<= 256 KB)
+    [ -f "$2" ] && [ "$(stat -c %s "$2")" -le 262144 ] || return 0
+    n=$((n + 1)); cp "$2" "$out/$1/$n-$(basename "$2")"
+}
+while IFS= read -r f; do seed json "$f"; seed dumpentry "$f"; done < <(find "$fixtures" "$src/tests/data" "$src/resources/demo" -name dump.json -o -name debug.json)
+while IFS= read -r f; do seed constructstack "$f"; seed json "$f"; done < <(find "$fixtures" "$src/tests/data" -name construct.json -o -name stack.json | head -40)
+while IFS= read -r f; do seed pt "$f"; done < <(find "$fixtures" "$src/tests/data" -name '*.pt' | head -60)
+while IFS= read -r f; do seed npy "$f"; done < <(find "$fixtures" "$src/tests/data" -name '*.npy' | head -60)
+while IFS= read -r f; do seed legacypkl "$f"; done < <(find "$fixtures" "$src/tests/data" -name '*.pkl' | head -40)
+while IFS= read -r f; do seed comparejson "$f"; done < <(find "$fixtures" "$src/tests/data" -name 'compare*.json' | head -40)
+while IFS= read -r f; do seed runutcsv "$f"; done < <(find "$fixtures" "$src/tests/data" -path '*run*' -name '*.csv' | head -60)
+# Hand-written seeds where the fixtures have few or none.
+printf '{"npu_path": "npu/dump.json", "bench_path": "bench/dump.json", "stack_path": "stack.json"}' >"$out/comparejson/hand-1.json"
+printf '{"npu_path": "a", "bench_path": "b", "is_print_compare_log": true}' >"$out/comparejson/hand-2.json"
+for d in "$out"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done
