@@ -10,6 +10,7 @@ packages=(
     libxlsxwriter-dev zlib1g-dev libyaml-cpp-dev
     libtorch-dev
     xvfb xauth fonts-noto-cjk
+    lintian
 )
 # python3-torch is only needed by tests that cross-check .pt files against Python's torch.load.
 if [[ "${PROBESCOPE_WITH_PYTHON_TORCH:-0}" == "1" ]]; then
