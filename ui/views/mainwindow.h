@@ -30,6 +30,8 @@ namespace probescope::ui {
 
 class CompareController;
 class CompareTreeModel;
+class DiagnosticsModel;
+class LoadProblemBanner;
 class DetailPanel;
 class FreeBenchmarkPanel;
 class NodeBadgeDelegate;
@@ -86,6 +88,14 @@ public:
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
     FreeBenchmarkPanel* freeBenchmarkPanel() const { return m_freeBench; }
     NodeBadgeDelegate* nodeBadges() const { return m_badges; }
+    /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
+    LoadProblemBanner* loadProblemBanner() const { return m_banner; }
+    LegendWidget* legend() const { return m_legend; }
+    /// Every action with a shortcut, as F1's table lists them.
+    QList<QAction*> shortcutActions() const { return actions(); }
+    DiagnosticsModel* diagnosticsModel() const { return m_diagnostics; }
+    /// Brings the Diagnostics tab to the front.
+    void showDiagnostics();
     /// Whether the Free benchmark tab is shown (the opened NPU dump holds free_benchmark.csv files).
     bool isFreeBenchmarkShown() const;
     QString statusLine() const;
@@ -125,8 +135,8 @@ private:
     void applySettings();
     void retranslate();
 
-    void chooseNpu();
-    void chooseBench();
+    /// File → Open pair… (and Open bench dump…): both sides in one dialog, starting at `benchFirst`'s field.
+    void openPairDialog(bool benchFirst);
     void chooseCompareJson();
     void rememberPair(const QString& npu, const QString& bench);
     void rebuildRecentMenu();
@@ -178,6 +188,7 @@ private:
     CompareTreeModel* m_model = nullptr;
     TreeFilterProxy* m_proxy = nullptr;
     RankOverviewModel* m_overviewModel = nullptr;
+    DiagnosticsModel* m_diagnostics = nullptr;
 
     QTreeView* m_tree = nullptr;
     SearchBar* m_search = nullptr;
@@ -189,6 +200,8 @@ private:
     NodeTrendPlot* m_trend = nullptr;
     TensorInspector* m_inspector = nullptr;
     QTableView* m_ranks = nullptr;
+    QTableView* m_diagnosticsView = nullptr;
+    LoadProblemBanner* m_banner = nullptr;
     FreeBenchmarkPanel* m_freeBench = nullptr;
     NodeBadgeDelegate* m_badges = nullptr;
     QString m_pendingSelection; ///< a node to select once the pair being loaded is compared
@@ -197,6 +210,8 @@ private:
     QComboBox* m_stepBox = nullptr;
     QComboBox* m_rankBox = nullptr;
     QLabel* m_pairLabel = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QLabel* m_rankLabel = nullptr;
 
     QLabel* m_message = nullptr;
     QProgressBar* m_progress = nullptr;
@@ -216,6 +231,7 @@ private:
     QAction* m_quit = nullptr;
     QAction* m_expandAll = nullptr;
     QAction* m_collapseAll = nullptr;
+    QAction* m_showLegend = nullptr;
     QAction* m_firstFailure = nullptr;
     QAction* m_next = nullptr;
     QAction* m_previous = nullptr;
