@@ -2305,7 +2305,7 @@
         <translation>run_ut 正在运行。</translation>
     </message>
     <message>
-        <location line="+92"/>
+        <location line="+93"/>
         <source>Export run_ut CSVs to</source>
         <translation>将 run_ut CSV 导出到</translation>
     </message>
@@ -2325,7 +2325,12 @@
         <translation>已完成。</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+11"/>
+        <source>%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
+        <translation>%1 个 API：%2 个 pass，%3 个 warning，%4 个 error，%5 个 SKIP，用时 %6 秒</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>Result: %1</source>
         <translation>结果：%1</translation>
     </message>
