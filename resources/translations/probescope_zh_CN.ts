@@ -1191,12 +1191,12 @@
     </message>
     <message>
         <location line="+2"/>
-        <location line="+555"/>
+        <location line="+558"/>
         <source>Free benchmark</source>
         <translation>无标杆比对</translation>
     </message>
     <message>
-        <location line="-554"/>
+        <location line="-557"/>
         <source>Step</source>
         <translation>step</translation>
     </message>
@@ -1377,12 +1377,7 @@
         <translation>正在比对 %1（%2 个节点）…</translation>
     </message>
     <message>
-        <location line="+36"/>
-        <source>%1 elapsed, %2 left</source>
-        <translation>已用 %1，剩余 %2</translation>
-    </message>
-    <message>
-        <location line="+14"/>
+        <location line="+53"/>
         <source>First failing node: %1 (execution #%2): its inputs match, its output does not — %3</source>
         <translation>首个不达标节点：%1（执行序号 #%2）：输入一致，输出不一致 — %3</translation>
     </message>
@@ -1397,12 +1392,22 @@
         <translation>首个不达标节点 %1 的输入已有差异：偏差在本次 dump 之前就已出现。</translation>
     </message>
     <message>
-        <location line="-360"/>
+        <location line="-363"/>
         <source>Open &amp;pair…</source>
         <translation>打开数据对(&amp;P)…</translation>
     </message>
     <message>
-        <location line="+363"/>
+        <location line="+343"/>
+        <source>%1 · %2 elapsed</source>
+        <translation>%1 · 已用 %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 · %2 elapsed, about %3 left</source>
+        <translation>%1 · 已用 %2，约剩 %3</translation>
+    </message>
+    <message>
+        <location line="+22"/>
         <source>No failing node: every compared row passes.</source>
         <translation>没有不达标节点：所有比对行均通过。</translation>
     </message>

@@ -6,6 +6,7 @@
 #include "inspect/plotstyle.h"
 #include "views/mainwindow.h"
 #include "views/scriptedrun.h"
+#include "jobs/jobsupport.h"
 #include "panels/legendwidget.h"
 #include "panels/shortcutsdialog.h"
 #include "panels/openpairdialog.h"
@@ -266,4 +267,28 @@ TEST(Usability, OpeningOneSideAsksForThePairInsteadOfPairingWithTheStaleSide)
     EXPECT_FALSE(window.isComparing());
     EXPECT_EQ(window.analysis(), before);
     EXPECT_FALSE(finished.wait(300));
+}
+
+TEST(Usability, TimeLeftFollowsTheRecentRate)
+{
+    ui::RemainingTimeEstimator estimator;
+    // Unknown at first: no half second of progress yet.
+    EXPECT_LT(estimator.add(0.0, 0.0), 0);
+    EXPECT_LT(estimator.add(0.2, 0.05), 0);
+    // Loading is fast (10 % in 0.5 s), the compare then slow (1 % per 0.1 s = 10 %/s): the linear guess from
+    // the start would say 4.5 s left at 1.0 s, the recent rate says about 8.5 s.
+    estimator.add(0.5, 0.10);
+    double left = -1;
+    for (int i = 1; i <= 5; ++i)
+        left = estimator.add(0.5 + 0.1 * i, 0.10 + 0.01 * i);
+    EXPECT_NEAR(left, 0.85 / 0.1, 3.0);
+    // Near the end at a steady 10 %/s: 0.3 s left, not 1.4 s.
+    for (int i = 1; i <= 80; ++i)
+        left = estimator.add(1.0 + 0.1 * i, std::min(0.97, 0.15 + 0.01 * i));
+    EXPECT_LT(left, 1.0);
+    EXPECT_GE(left, 0.0);
+    // No progress: unknown rather than infinite.
+    ui::RemainingTimeEstimator stalled;
+    stalled.add(0.0, 0.3);
+    EXPECT_LT(stalled.add(1.0, 0.3), 0);
 }

@@ -676,9 +676,12 @@ void MainWindow::onLayout(std::shared_ptr<const session::NodeStatusTable> status
 
 void MainWindow::onProgress(const QString& stage, double fraction, double elapsed, double remaining)
 {
+    // The stage goes beside the bar, which holds the percentage alone ("Comparing 28%" did not fit it,
+    // and is longer still in Chinese).
     m_progress->setValue(static_cast<int>(fraction * 1000));
-    m_progress->setFormat(stage + QStringLiteral(" %p%"));
-    m_timeLabel->setText(tr("%1 elapsed, %2 left").arg(formatSeconds(elapsed), formatSeconds(remaining)));
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_timeLabel->setText(remaining < 0 ? tr("%1 · %2 elapsed").arg(stage, formatSeconds(elapsed))
+                                       : tr("%1 · %2 elapsed, about %3 left").arg(stage, formatSeconds(elapsed), formatSeconds(remaining)));
 }
 
 void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysis)
