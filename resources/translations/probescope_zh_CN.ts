@@ -1030,7 +1030,7 @@
         <translation>%1 秒</translation>
     </message>
     <message>
-        <location line="+262"/>
+        <location line="+267"/>
         <source>ProbeScope</source>
         <translation>ProbeScope</translation>
     </message>
@@ -1156,6 +1156,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Compare again</source>
+        <translation>重新比对</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Details</source>
         <translation>详情</translation>
     </message>
@@ -1191,12 +1196,12 @@
     </message>
     <message>
         <location line="+2"/>
-        <location line="+558"/>
+        <location line="+580"/>
         <source>Free benchmark</source>
         <translation>无标杆比对</translation>
     </message>
     <message>
-        <location line="-557"/>
+        <location line="-579"/>
         <source>Step</source>
         <translation>step</translation>
     </message>
@@ -1342,7 +1347,7 @@
         <translation>无法打开 dump 数据</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+47"/>
         <source>Open msprobe compare.json</source>
         <translation>打开 msprobe compare.json</translation>
     </message>
@@ -1367,7 +1372,7 @@
         <translation>step %1</translation>
     </message>
     <message>
-        <location line="+45"/>
+        <location line="+59"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
@@ -1377,7 +1382,7 @@
         <translation>正在比对 %1（%2 个节点）…</translation>
     </message>
     <message>
-        <location line="+53"/>
+        <location line="+54"/>
         <source>First failing node: %1 (execution #%2): its inputs match, its output does not — %3</source>
         <translation>首个不达标节点：%1（执行序号 #%2）：输入一致，输出不一致 — %3</translation>
     </message>
@@ -1387,17 +1392,27 @@
         <translation>%1  [%2 秒]</translation>
     </message>
     <message>
-        <location line="-4"/>
+        <location line="+17"/>
+        <source>Compare failed: %1 — the statuses shown are incomplete.</source>
+        <translation>比对失败：%1 —— 显示的状态不完整。</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Compare cancelled — the statuses shown are incomplete (pending nodes were not compared).</source>
+        <translation>比对已取消 —— 显示的状态不完整（待计算的节点未比对）。</translation>
+    </message>
+    <message>
+        <location line="-31"/>
         <source>Inputs already differ at the first failing node %1: the divergence began before this dump.</source>
         <translation>首个不达标节点 %1 的输入已有差异：偏差在本次 dump 之前就已出现。</translation>
     </message>
     <message>
-        <location line="-363"/>
+        <location line="-380"/>
         <source>Open &amp;pair…</source>
         <translation>打开数据对(&amp;P)…</translation>
     </message>
     <message>
-        <location line="+343"/>
+        <location line="+359"/>
         <source>%1 · %2 elapsed</source>
         <translation>%1 · 已用 %2</translation>
     </message>
@@ -1407,22 +1422,12 @@
         <translation>%1 · 已用 %2，约剩 %3</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+23"/>
         <source>No failing node: every compared row passes.</source>
         <translation>没有不达标节点：所有比对行均通过。</translation>
     </message>
     <message>
-        <location line="+14"/>
-        <source>Compare failed: %1</source>
-        <translation>比对失败：%1</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Compare cancelled.</source>
-        <translation>比对已取消。</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+29"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1464,7 +1469,7 @@
         <translation>请等待比对完成。</translation>
     </message>
     <message>
-        <location line="+80"/>
+        <location line="+82"/>
         <source>About ProbeScope</source>
         <translation>关于 ProbeScope</translation>
     </message>

@@ -292,3 +292,38 @@ TEST(Usability, TimeLeftFollowsTheRecentRate)
     stalled.add(0.0, 0.3);
     EXPECT_LT(stalled.add(1.0, 0.3), 0);
 }
+
+TEST(Usability, CancelOffersCompareAgainAndFinishedStepsAreKept)
+{
+    ui::MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    QSignalSpy finished(&window, &ui::MainWindow::analysisFinished);
+    ASSERT_TRUE(window.openInputs(fixtureSide("npu"), fixtureSide("bench")));
+    window.cancelCompare();
+    ASSERT_TRUE(finished.wait(120000) || !finished.isEmpty());
+    const bool cancelled = !finished.takeFirst().at(0).toBool();
+    if (cancelled) {
+        // Said, and a retry offered; the chips do not keep counts of a run that did not finish.
+        EXPECT_TRUE(window.retryButton()->isVisible());
+        EXPECT_TRUE(window.statusLine().contains("incomplete")) << window.statusLine().toStdString();
+        window.retryButton()->click();
+        EXPECT_FALSE(window.retryButton()->isVisible());
+        ASSERT_TRUE(finished.wait(120000) || !finished.isEmpty());
+        ASSERT_TRUE(finished.takeFirst().at(0).toBool());
+    }
+    EXPECT_EQ(window.selectedNodeKey(), "Functional.gelu.0.forward");
+    const auto step0 = window.analysis();
+    ASSERT_NE(step0, nullptr);
+
+    // Step 1, then back to step 0: shown again at once from the finished result, not recomputed.
+    window.showPair(1);
+    ASSERT_TRUE(finished.wait(120000) || !finished.isEmpty());
+    ASSERT_TRUE(finished.takeFirst().at(0).toBool());
+    ASSERT_NE(window.analysis(), step0);
+    window.showPair(0);
+    EXPECT_FALSE(window.isComparing());
+    EXPECT_EQ(window.analysis(), step0);
+    EXPECT_EQ(window.selectedNodeKey(), "Functional.gelu.0.forward");
+    EXPECT_EQ(finished.size(), 1); // reported as finished, synchronously
+}

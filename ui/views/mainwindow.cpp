@@ -319,10 +319,15 @@ void MainWindow::buildStatusBar()
     m_timeLabel = new QLabel(this);
     m_cancel = new QPushButton(this);
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancelCompare);
+    m_retry = new QPushButton(this);
+    m_retry->setObjectName("compareAgain");
+    m_retry->hide();
+    connect(m_retry, &QPushButton::clicked, this, [this] { showPair(m_pairIndex); });
     statusBar()->addWidget(m_message, 1);
     statusBar()->addPermanentWidget(m_timeLabel);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
+    statusBar()->addPermanentWidget(m_retry);
     setBusy(false);
 }
 
@@ -355,6 +360,7 @@ void MainWindow::retranslate()
     m_shortcuts->setText(tr("&Keyboard shortcuts"));
     m_about->setText(tr("&About ProbeScope"));
     m_cancel->setText(tr("Cancel"));
+    m_retry->setText(tr("Compare again"));
     m_tabs->setTabText(0, tr("Details"));
     m_tabs->setTabText(1, tr("Metric plot"));
     m_tabs->setTabText(2, tr("Across steps/ranks"));
@@ -452,6 +458,7 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     }
     m_controller->cancel();
     m_overview->cancel();
+    m_finished.clear();
     m_npuInput = npu;
     m_benchInput = bench;
     m_plan = std::move(*plan);
@@ -607,7 +614,21 @@ void MainWindow::showPair(int pairIndex)
     m_inspector->clear();
     m_banner->clear();
     m_diagnostics->clear();
+    m_retry->hide();
+    // Nothing of the previous pair may stay on screen while this one loads (chips counted another step).
+    m_filter->setCounts({});
     retranslate();
+    // Compared before under the same settings: shown again as it was, without recomputing. Only while no
+    // run is in flight, whose late signals (status batches) would otherwise land on the replayed tree.
+    if (const auto done = m_finished.find(pairIndex); done != m_finished.end() && !isComparing()) {
+        const auto analysis = done->second;
+        m_replaying = true;
+        onSkeleton(analysis->skeleton);
+        onLayout(analysis->status);
+        onFinished(analysis);
+        m_replaying = false;
+        return;
+    }
     setBusy(true);
     m_message->setText(tr("Loading %1…").arg(toQ(pair.label())));
     m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), compareSettings());
@@ -688,6 +709,7 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
 {
     setBusy(false);
     m_analysis = analysis;
+    m_finished[m_pairIndex] = analysis;
     m_model->setStatus(analysis->status);
     m_filter->setCounts(analysis->status->counts);
     m_plot->setAnalysis(analysis);
@@ -709,7 +731,8 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
         selectNodeByKey(std::exchange(m_pendingSelection, QString())); // the user asked for it meanwhile
     else if (!f.key.empty())
         selectFirstFailure();
-    startOverview();
+    if (!m_replaying)
+        startOverview();
     emit analysisFinished(true, QString());
 }
 
@@ -717,7 +740,10 @@ void MainWindow::onFailed(const QString& message)
 {
     setBusy(false);
     m_pendingSelection.clear();
-    m_message->setText(tr("Compare failed: %1").arg(message));
+    // The tree's statuses are those of an unfinished run: say so and offer the retry.
+    m_filter->setCounts({});
+    m_retry->show();
+    m_message->setText(tr("Compare failed: %1 — the statuses shown are incomplete.").arg(message));
     emit analysisFinished(false, message);
 }
 
@@ -725,7 +751,9 @@ void MainWindow::onCancelled()
 {
     setBusy(false);
     m_pendingSelection.clear();
-    m_message->setText(tr("Compare cancelled."));
+    m_filter->setCounts({});
+    m_retry->show();
+    m_message->setText(tr("Compare cancelled — the statuses shown are incomplete (pending nodes were not compared)."));
     emit analysisFinished(false, tr("cancelled"));
 }
 
@@ -1048,6 +1076,8 @@ void MainWindow::showSettings()
     const bool compareChanged = before.fuzzy != m_settings.fuzzy || before.stackMode != m_settings.stackMode
         || before.dataMapping != m_settings.dataMapping || before.cellMapping != m_settings.cellMapping
         || before.apiMapping != m_settings.apiMapping || before.layerMapping != m_settings.layerMapping;
+    if (compareChanged)
+        m_finished.clear();
     if (compareChanged && m_plan && m_pairIndex >= 0) {
         showPair(m_pairIndex);
         startOverview();

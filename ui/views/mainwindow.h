@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QString>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -99,6 +100,8 @@ public:
     /// Whether the Free benchmark tab is shown (the opened NPU dump holds free_benchmark.csv files).
     bool isFreeBenchmarkShown() const;
     QString statusLine() const;
+    /// The "Compare again" button of the status bar (visible after a cancel or a failure).
+    QPushButton* retryButton() const { return m_retry; }
     /// Tools → Run run_ut…'s dialog, wired to the tree (badges, double-click selects the API), not yet shown.
     /// Without a backend, loadRunUtBackend(): the LibTorch replay from the run_ut plugin when it loads.
     std::unique_ptr<RunUtDialog> createRunUtDialog(std::unique_ptr<RunUtBackend> backend = nullptr);
@@ -217,6 +220,11 @@ private:
     QProgressBar* m_progress = nullptr;
     QLabel* m_timeLabel = nullptr;
     QPushButton* m_cancel = nullptr;
+    QPushButton* m_retry = nullptr; ///< "Compare again", shown after a cancelled or failed compare
+    /// Finished analyses of this plan's pairs under the current compare settings: going back to a step
+    /// already compared shows it again without recomputing. Cleared when the plan or the settings change.
+    std::map<int, std::shared_ptr<const session::PairAnalysis>> m_finished;
+    bool m_replaying = false; ///< showing a finished analysis again (no overview restart)
 
     QMenu* m_fileMenu = nullptr;
     QMenu* m_recentMenu = nullptr;
