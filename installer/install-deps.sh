@@ -11,6 +11,7 @@ packages=(
     openmpi-bin libopenmpi-dev
     libtorch-dev
     xvfb xauth fonts-noto-cjk
+    lintian
 )
 # The libFuzzer targets (tests/fuzz, the `fuzz` preset) and the `tsan` preset build with Debian's clang;
 # libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, only a recommended package of clang.

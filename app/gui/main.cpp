@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QLibraryInfo>
 #include <QLocale>
 #include <QTranslator>
@@ -17,6 +18,9 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName("ProbeScope");
     QApplication::setApplicationName("probescope");
     QApplication::setApplicationVersion(PROBESCOPE_VERSION);
+    QApplication::setWindowIcon(probescope::ui::applicationIcon());
+    // Wayland compositors and docks find the icon and name through the installed desktop entry.
+    QGuiApplication::setDesktopFileName(QStringLiteral("probescope"));
 
     // The language must be known before the help texts below are translated.
     QString language;

@@ -17,12 +17,19 @@
 <context>
     <name>RunUt</name>
     <message>
-        <location filename="../../ui/runutplugin/runutbackend.cpp" line="+19"/>
+        <location filename="../../ui/runutplugin/runutbackend.cpp" line="+25"/>
         <source>The run_ut API accuracy checker is not available in this build yet.</source>
         <translation>此版本尚未提供 run_ut 精度预检工具。</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="+51"/>
+        <source>The run_ut plugin could not be loaded:
+%1</source>
+        <translation>run_ut 插件无法加载：
+%1</translation>
+    </message>
+    <message>
+        <location line="+17"/>
         <source>%1 is not a folder.</source>
         <translation>%1 不是文件夹。</translation>
     </message>
@@ -75,7 +82,7 @@
 <context>
     <name>Settings</name>
     <message>
-        <location filename="../../ui/panels/settings.cpp" line="+83"/>
+        <location filename="../../ui/panels/settings.cpp" line="+97"/>
         <source>Band limits must be numbers.</source>
         <translation>区间边界必须是数字。</translation>
     </message>
@@ -95,9 +102,14 @@
         <translation>错误区间的起点不能大于 1。</translation>
     </message>
     <message>
-        <location line="+62"/>
+        <location line="+72"/>
         <source>At most %1 compare threads.</source>
         <translation>比对线程数最多为 %1。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Data mapping (-dm) needs a mapping file.</source>
+        <translation>数据映射（-dm）需要一个映射文件。</translation>
     </message>
 </context>
 <context>
@@ -136,7 +148,7 @@
 <context>
     <name>main</name>
     <message>
-        <location filename="../../app/gui/main.cpp" line="+33"/>
+        <location filename="../../app/gui/main.cpp" line="+37"/>
         <source>Inspect and compare msprobe precision dumps: NPU_DIR BENCH_DIR (any level: dump root, step, rank, dump.json), or msprobe&apos;s compare.json alone.</source>
         <translation>查看并比对 msprobe 精度 dump 数据：NPU_DIR BENCH_DIR（任意层级：dump 根目录、step、rank、dump.json），或单独一个 msprobe 的 compare.json。</translation>
     </message>
@@ -179,7 +191,7 @@
 <context>
     <name>probescope::ui::CompareController</name>
     <message>
-        <location filename="../../ui/jobs/comparecontroller.cpp" line="+23"/>
+        <location filename="../../ui/jobs/comparecontroller.cpp" line="+24"/>
         <source>Loading dumps</source>
         <translation>加载 dump 数据</translation>
     </message>
@@ -194,7 +206,7 @@
         <translation>判定节点</translation>
     </message>
     <message>
-        <location line="+268"/>
+        <location line="+258"/>
         <source>the analysis failed</source>
         <translation>分析失败</translation>
     </message>
@@ -202,7 +214,7 @@
 <context>
     <name>probescope::ui::CompareTreeModel</name>
     <message>
-        <location filename="../../ui/models/comparetreemodel.cpp" line="+474"/>
+        <location filename="../../ui/models/comparetreemodel.cpp" line="+401"/>
         <source>%1 · %2 failing below</source>
         <translation>%1 · 下层 %2 个不达标</translation>
     </message>
@@ -442,12 +454,12 @@
         <translation>没有不达标的行。</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+28"/>
         <source>The %1 dump has no stack.json.</source>
         <translation>%1 dump 数据中没有 stack.json。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+10"/>
         <source>stack.json has no frames for %1.</source>
         <translation>stack.json 中没有 %1 的调用栈。</translation>
     </message>
@@ -516,6 +528,44 @@
         <location line="+3"/>
         <source>Data files:</source>
         <translation>数据文件：</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::DiagnosticsModel</name>
+    <message>
+        <location filename="../../ui/models/diagnosticsmodel.cpp" line="+68"/>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>info</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Severity</source>
+        <translation>级别</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Location</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Id</source>
+        <translation>标识</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Message</source>
+        <translation>消息</translation>
     </message>
 </context>
 <context>
@@ -950,14 +1000,37 @@
     </message>
 </context>
 <context>
+    <name>probescope::ui::LoadProblemBanner</name>
+    <message>
+        <location filename="../../ui/panels/loadproblembanner.cpp" line="+76"/>
+        <source>Show diagnostics</source>
+        <translation>查看诊断信息</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hide this message</source>
+        <translation>隐藏此消息</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>This pair was loaded with problems; what is shown may be incomplete. %1: %2</source>
+        <translation>加载这对数据时出现问题，显示的内容可能不完整。%1：%2</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>(%1 problems in all)</source>
+        <translation>（共 %1 个问题）</translation>
+    </message>
+</context>
+<context>
     <name>probescope::ui::MainWindow</name>
     <message>
-        <location filename="../../ui/views/mainwindow.cpp" line="+67"/>
+        <location filename="../../ui/views/mainwindow.cpp" line="+69"/>
         <source>%1 s</source>
         <translation>%1 秒</translation>
     </message>
     <message>
-        <location line="+226"/>
+        <location line="+267"/>
         <source>ProbeScope</source>
         <translation>ProbeScope</translation>
     </message>
@@ -997,12 +1070,7 @@
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Open &amp;NPU dump…</source>
-        <translation>打开 NPU dump(&amp;N)…</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Open &amp;bench dump…</source>
         <translation>打开标杆 dump(&amp;B)…</translation>
     </message>
@@ -1088,6 +1156,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Compare again</source>
+        <translation>重新比对</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Details</source>
         <translation>详情</translation>
     </message>
@@ -1113,12 +1186,22 @@
     </message>
     <message>
         <location line="+2"/>
-        <location line="+507"/>
+        <source>Diagnostics (%1)</source>
+        <translation>诊断（%1）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Diagnostics</source>
+        <translation>诊断</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+580"/>
         <source>Free benchmark</source>
         <translation>无标杆比对</translation>
     </message>
     <message>
-        <location line="-506"/>
+        <location line="-579"/>
         <source>Step</source>
         <translation>step</translation>
     </message>
@@ -1126,6 +1209,117 @@
         <location line="+1"/>
         <source>NPU rank ↔ bench rank</source>
         <translation>NPU rank ↔ 标杆 rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Step:</source>
+        <translation>Step(&amp;S)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Rank:</source>
+        <translation>Rank(&amp;R)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+1"/>
+        <source>no pair open</source>
+        <translation>未打开数据</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Show &amp;legend</source>
+        <translation>显示图例(&amp;L)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Open an NPU dump and its bench dump together, with the compare options.</source>
+        <translation>同时打开 NPU dump 数据及其标杆 dump 数据，并设置比对选项。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choose another bench dump for the open NPU dump (the Open pair dialog).</source>
+        <translation>为当前 NPU dump 数据选择另一份标杆 dump 数据（打开数据对话框）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open msprobe&apos;s compare.json, which names both sides.</source>
+        <translation>打开 msprobe 的 compare.json，其中指定了两侧的数据。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Write the comparison of the shown pair as msprobe&apos;s CSV (and XLSX).</source>
+        <translation>将当前数据的比对结果写成 msprobe 格式的 CSV（及 XLSX）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Close ProbeScope.</source>
+        <translation>关闭 ProbeScope。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Expand every node of the tree.</source>
+        <translation>展开树中的所有节点。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Collapse the tree to its top level.</source>
+        <translation>将树折叠到顶层。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Show or hide the colour legend under the tree.</source>
+        <translation>显示或隐藏树下方的颜色图例。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Select the first node, in execution order, whose output fails while its inputs pass.</source>
+        <translation>选中按执行顺序第一个输入达标而输出不达标的节点。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Select the next failing node in execution order.</source>
+        <translation>按执行顺序选中下一个不达标节点。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Select the previous failing node in execution order.</source>
+        <translation>按执行顺序选中上一个不达标节点。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Search node names (plain text or a regular expression).</source>
+        <translation>搜索节点名称（纯文本或正则表达式）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stop the compare that is running.</source>
+        <translation>停止正在进行的比对。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Replay the dumped APIs with LibTorch and judge them (msprobe&apos;s run_ut).</source>
+        <translation>用 LibTorch 回放 dump 的 API 并判定其精度（msprobe 的 run_ut）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Colours, theme, language, threads, matching and mapping options.</source>
+        <translation>颜色、主题、语言、线程数、匹配与映射选项。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the bundled demo pair.</source>
+        <translation>打开自带的示例数据。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>List every keyboard shortcut.</source>
+        <translation>列出所有快捷键。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Version and licence of ProbeScope.</source>
+        <translation>ProbeScope 的版本与许可证。</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1153,27 +1347,7 @@
         <translation>无法打开 dump 数据</translation>
     </message>
     <message>
-        <location line="+30"/>
-        <source>Open NPU dump</source>
-        <translation>打开 NPU dump 数据</translation>
-    </message>
-    <message>
-        <location line="+7"/>
-        <source>NPU dump: %1 — now open the bench dump.</source>
-        <translation>NPU dump：%1 — 请再打开标杆 dump。</translation>
-    </message>
-    <message>
-        <location line="+5"/>
-        <source>Open bench dump</source>
-        <translation>打开标杆 dump 数据</translation>
-    </message>
-    <message>
-        <location line="+7"/>
-        <source>Bench dump: %1 — now open the NPU dump.</source>
-        <translation>标杆 dump：%1 — 请再打开 NPU dump。</translation>
-    </message>
-    <message>
-        <location line="+5"/>
+        <location line="+47"/>
         <source>Open msprobe compare.json</source>
         <translation>打开 msprobe compare.json</translation>
     </message>
@@ -1198,7 +1372,7 @@
         <translation>step %1</translation>
     </message>
     <message>
-        <location line="+42"/>
+        <location line="+59"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
@@ -1208,12 +1382,7 @@
         <translation>正在比对 %1（%2 个节点）…</translation>
     </message>
     <message>
-        <location line="+17"/>
-        <source>%1 elapsed, %2 left</source>
-        <translation>已用 %1，剩余 %2</translation>
-    </message>
-    <message>
-        <location line="+14"/>
+        <location line="+54"/>
         <source>First failing node: %1 (execution #%2): its inputs match, its output does not — %3</source>
         <translation>首个不达标节点：%1（执行序号 #%2）：输入一致，输出不一致 — %3</translation>
     </message>
@@ -1223,32 +1392,47 @@
         <translation>%1  [%2 秒]</translation>
     </message>
     <message>
-        <location line="-4"/>
+        <location line="+17"/>
+        <source>Compare failed: %1 — the statuses shown are incomplete.</source>
+        <translation>比对失败：%1 —— 显示的状态不完整。</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Compare cancelled — the statuses shown are incomplete (pending nodes were not compared).</source>
+        <translation>比对已取消 —— 显示的状态不完整（待计算的节点未比对）。</translation>
+    </message>
+    <message>
+        <location line="-31"/>
         <source>Inputs already differ at the first failing node %1: the divergence began before this dump.</source>
         <translation>首个不达标节点 %1 的输入已有差异：偏差在本次 dump 之前就已出现。</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-380"/>
+        <source>Open &amp;pair…</source>
+        <translation>打开数据对(&amp;P)…</translation>
+    </message>
+    <message>
+        <location line="+359"/>
+        <source>%1 · %2 elapsed</source>
+        <translation>%1 · 已用 %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 · %2 elapsed, about %3 left</source>
+        <translation>%1 · 已用 %2，约剩 %3</translation>
+    </message>
+    <message>
+        <location line="+23"/>
         <source>No failing node: every compared row passes.</source>
         <translation>没有不达标节点：所有比对行均通过。</translation>
     </message>
     <message>
-        <location line="+14"/>
-        <source>Compare failed: %1</source>
-        <translation>比对失败：%1</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Compare cancelled.</source>
-        <translation>比对已取消。</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+29"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location line="+169"/>
+        <location line="+179"/>
         <source>Free benchmark results of %1. Open a bench dump too to compare, and to see the flagged APIs in the tree.</source>
         <translation>%1 的无标杆比对结果。再打开标杆 dump 即可进行比对，并在树中查看精度风险 API。</translation>
     </message>
@@ -1264,12 +1448,12 @@
     </message>
     <message>
         <location line="+11"/>
-        <location line="+37"/>
+        <location line="+33"/>
         <source>%1 is not in the shown dump.</source>
         <translation>当前显示的 dump 中没有 %1。</translation>
     </message>
     <message>
-        <location line="-29"/>
+        <location line="-25"/>
         <location line="+4"/>
         <source>Export</source>
         <translation>导出</translation>
@@ -1285,7 +1469,7 @@
         <translation>请等待比对完成。</translation>
     </message>
     <message>
-        <location line="+75"/>
+        <location line="+82"/>
         <source>About ProbeScope</source>
         <translation>关于 ProbeScope</translation>
     </message>
@@ -1298,7 +1482,7 @@
 <context>
     <name>probescope::ui::MetricPlot</name>
     <message>
-        <location filename="../../ui/inspect/metricplot.cpp" line="+42"/>
+        <location filename="../../ui/inspect/metricplot.cpp" line="+43"/>
         <source>tensor</source>
         <comment>compare mode</comment>
         <translation>真实数据</translation>
@@ -1386,12 +1570,17 @@
         <translation>对数坐标</translation>
     </message>
     <message>
+        <location line="+3"/>
+        <source>Save PNG…</source>
+        <translation>保存 PNG…</translation>
+    </message>
+    <message>
         <location line="+5"/>
         <source>execution order</source>
         <translation>执行顺序</translation>
     </message>
     <message>
-        <location line="+115"/>
+        <location line="+117"/>
         <source>%1 along execution order</source>
         <translation>%1 随执行顺序的变化</translation>
     </message>
@@ -1690,7 +1879,7 @@
 <context>
     <name>probescope::ui::NodeTrendPlot</name>
     <message>
-        <location filename="../../ui/inspect/nodetrendplot.cpp" line="+170"/>
+        <location filename="../../ui/inspect/nodetrendplot.cpp" line="+164"/>
         <source>Leaf</source>
         <translation>数据项</translation>
     </message>
@@ -1705,12 +1894,17 @@
         <translation>取消</translation>
     </message>
     <message>
+        <location line="+4"/>
+        <source>Save PNG…</source>
+        <translation>保存 PNG…</translation>
+    </message>
+    <message>
         <location line="+5"/>
         <source>step</source>
         <translation>step</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+33"/>
         <source>Max</source>
         <comment>statistic</comment>
         <translation>Max</translation>
@@ -1734,7 +1928,7 @@
         <translation>Norm</translation>
     </message>
     <message>
-        <location line="+97"/>
+        <location line="+98"/>
         <source>Reading %1 of %2 dump files…</source>
         <translation>正在读取 dump 文件 %1 / %2…</translation>
     </message>
@@ -1799,6 +1993,94 @@
         <location line="+27"/>
         <source>%1 has no %2 value for %3.</source>
         <translation>%1 的 %3 没有 %2 值。</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::OpenPairDialog</name>
+    <message>
+        <location filename="../../ui/panels/openpairdialog.cpp" line="+63"/>
+        <source>Open pair</source>
+        <translation>打开数据对</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>dump folder (root, step, rank) or dump.json; drop a folder here</source>
+        <translation>dump 文件夹（根目录、step、rank）或 dump.json；可将文件夹拖放到此处</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>NPU dump:</source>
+        <translation>NPU dump 数据：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Open NPU dump</source>
+        <translation>打开 NPU dump 数据</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Bench dump:</source>
+        <translation>标杆 dump 数据：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Open bench dump</source>
+        <translation>打开标杆 dump 数据</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Recent pairs</source>
+        <translation>最近打开</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Compare options</source>
+        <translation>比对选项</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Fuzzy matching (-f)</source>
+        <translation>模糊匹配（-f）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Stack column (-s)</source>
+        <translation>堆栈列（-s）</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Mapping options: none (Tools → Settings to set -dm, -cm, -am, -lm).</source>
+        <translation>映射选项：无（在 工具 → 设置 中设置 -dm、-cm、-am、-lm）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Mapping options: %1 (Tools → Settings to change).</source>
+        <translation>映射选项：%1（在 工具 → 设置 中修改）。</translation>
+    </message>
+    <message>
+        <location line="+47"/>
+        <source>Give the NPU dump.</source>
+        <translation>请指定 NPU dump 数据。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The NPU dump %1 does not exist.</source>
+        <translation>NPU dump 数据 %1 不存在。</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Give the bench dump (or open msprobe&apos;s compare.json as the NPU side).</source>
+        <translation>请指定标杆 dump 数据（或将 msprobe 的 compare.json 作为 NPU 侧打开）。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The bench dump %1 does not exist.</source>
+        <translation>标杆 dump 数据 %1 不存在。</translation>
     </message>
 </context>
 <context>
@@ -2033,7 +2315,7 @@
         <translation>run_ut 正在运行。</translation>
     </message>
     <message>
-        <location line="+92"/>
+        <location line="+93"/>
         <source>Export run_ut CSVs to</source>
         <translation>将 run_ut CSV 导出到</translation>
     </message>
@@ -2053,7 +2335,12 @@
         <translation>已完成。</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+11"/>
+        <source>%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
+        <translation>%1 个 API：%2 个 pass，%3 个 warning，%4 个 error，%5 个 SKIP，用时 %6 秒</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>Result: %1</source>
         <translation>结果：%1</translation>
     </message>
@@ -2168,7 +2455,7 @@
 <context>
     <name>probescope::ui::SettingsDialog</name>
     <message>
-        <location filename="../../ui/panels/settingsdialog.cpp" line="+34"/>
+        <location filename="../../ui/panels/settingsdialog.cpp" line="+51"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
@@ -2273,7 +2560,82 @@
         <translation>即使调用次数编号不同，也按名称和顺序匹配 API（msprobe 的 -f）</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+2"/>
+        <source>Stack column (-s)</source>
+        <translation>堆栈列（-s）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Add msprobe&apos;s NPU_Stack_Info column from the stack.json beside the NPU dump</source>
+        <translation>根据 NPU dump 数据旁的 stack.json 添加 msprobe 的 NPU_Stack_Info 列</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>mapping .yaml (empty: built-in)</source>
+        <translation>映射 .yaml（留空：使用内置映射）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>…</source>
+        <translation>…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choose the mapping file</source>
+        <translation>选择映射文件</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Mapping file</source>
+        <translation>映射文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>YAML (*.yaml *.yml);;All files (*)</source>
+        <translation>YAML (*.yaml *.yml);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Data mapping (-dm)</source>
+        <translation>数据映射（-dm）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>msprobe&apos;s data_mapping file: NPU row name to bench row name</source>
+        <translation>msprobe 的 data_mapping 文件：NPU 行名到标杆行名</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cell mapping (-cm)</source>
+        <translation>Cell 映射（-cm）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MindSpore cells to PyTorch modules (msprobe&apos;s -cm)</source>
+        <translation>MindSpore cell 到 PyTorch 模块（msprobe 的 -cm）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>API mapping (-am)</source>
+        <translation>API 映射（-am）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MindSpore APIs to PyTorch APIs (msprobe&apos;s -am)</source>
+        <translation>MindSpore API 到 PyTorch API（msprobe 的 -am）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Layer mapping (-lm)</source>
+        <translation>层映射（-lm）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Layers of two model implementations (msprobe&apos;s -lm)</source>
+        <translation>两种模型实现之间的层映射（msprobe 的 -lm）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Export</source>
         <translation>导出</translation>
     </message>
@@ -2609,6 +2971,30 @@
         <location line="+3"/>
         <source>&lt;b&gt;Slice %1&lt;/b&gt;: %2</source>
         <translation>&lt;b&gt;切片 %1&lt;/b&gt;：%2</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::plotstyle</name>
+    <message>
+        <location filename="../../ui/inspect/plotstyle.cpp" line="+102"/>
+        <source>Save PNG…</source>
+        <translation>保存 PNG…</translation>
+    </message>
+    <message>
+        <location line="+50"/>
+        <location line="+7"/>
+        <source>Save PNG</source>
+        <translation>保存 PNG</translation>
+    </message>
+    <message>
+        <location line="-6"/>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图片 (*.png)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Could not write %1.</source>
+        <translation>无法写入 %1。</translation>
     </message>
 </context>
 </TS>

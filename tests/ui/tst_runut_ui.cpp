@@ -7,6 +7,7 @@
 #include "models/treefilterproxy.h"
 #include "ui/modeltestfailures.h"
 #include "panels/runutdialog.h"
+#include "panels/taskprogressview.h"
 #include "models/runutresultmodel.h"
 #include "views/mainwindow.h"
 
@@ -159,6 +160,12 @@ TEST(RunUtDialogLive, RowsArriveWhileRunningAndExportNeverOverwrites)
     EXPECT_EQ(verdicts.last().at(0).toString(), statisticsDump(0));
     EXPECT_EQ(verdicts.last().at(1).value<QList<RunUtVerdict>>().size(), 7);
     EXPECT_EQ(dialog.resultModel()->rowCount(), 7);
+    // The summary counts what the table shows (gelu's dumped-output error included) and the real wall time
+    // (seven rows 15 ms apart), not the backend's replay-only counts and 0.0 s.
+    const auto* status = dialog.findChild<probescope::ui::TaskProgressView*>();
+    ASSERT_NE(status, nullptr);
+    EXPECT_TRUE(status->text().contains("7 APIs: 3 pass, 1 warning, 2 error, 1 SKIP in ")) << status->text().toStdString();
+    EXPECT_FALSE(status->text().contains(" in 0.0 s")) << status->text().toStdString();
 
     // The verdict toggles filter the table.
     for (QCheckBox* box : dialog.findChildren<QCheckBox*>()) {

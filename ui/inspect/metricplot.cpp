@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -103,9 +104,14 @@ MetricPlot::MetricPlot(QWidget* parent)
     m_logBox = new QCheckBox(tr("Log scale"), this);
     bar->addWidget(m_logBox);
     bar->addStretch(1);
+    auto* save = new QPushButton(tr("Save PNG…"), this);
+    save->setObjectName("savePng");
+    bar->addWidget(save);
     layout->addLayout(bar);
 
     m_plot = plotstyle::makePlot(this, tr("execution order"), &m_title);
+    connect(save, &QPushButton::clicked, this,
+            [this] { plotstyle::savePngInteractively(m_plot, this, QStringLiteral("metric-plot.png")); });
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);

@@ -177,9 +177,15 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     m_cancel->setText(tr("Cancel"));
     m_cancel->setVisible(false);
     bar->addWidget(m_cancel);
+    auto* save = new QToolButton(this);
+    save->setText(tr("Save PNG…"));
+    save->setObjectName("savePng");
+    bar->addWidget(save);
     layout->addLayout(bar);
 
     m_plot = plotstyle::makePlot(this, tr("step"), &m_title);
+    connect(save, &QToolButton::clicked, this,
+            [this] { plotstyle::savePngInteractively(m_plot, this, QStringLiteral("node-trend.png")); });
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1.0);
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);

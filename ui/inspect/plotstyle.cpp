@@ -3,6 +3,16 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
+#include <QContextMenuEvent>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStandardPaths>
+
 #include <array>
 #include <cmath>
 
@@ -65,6 +75,94 @@ QCPTextElement* setTitle(QCustomPlot* plot, QCPTextElement* existing, const QStr
     return title;
 }
 
+namespace {
+
+// Re-colours a plot when its palette changes (the theme switch reaches every widget as a PaletteChange)
+// and offers "Save PNG…" on a right click. A child of the plot, so it lives and dies with it.
+class PlotHelper : public QObject
+{
+public:
+    explicit PlotHelper(QCustomPlot* plot)
+        : QObject(plot)
+        , m_plot(plot)
+    {
+        plot->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (watched != m_plot)
+            return false;
+        if (event->type() == QEvent::PaletteChange) {
+            applyPalette(m_plot, m_plot->palette());
+            m_plot->replot();
+        } else if (event->type() == QEvent::ContextMenu) {
+            QMenu menu(m_plot);
+            QAction* save = menu.addAction(QCoreApplication::translate("probescope::ui::plotstyle", "Save PNG…"));
+            if (menu.exec(static_cast<QContextMenuEvent*>(event)->globalPos()) == save)
+                savePngInteractively(m_plot, m_plot->window(), QStringLiteral("plot.png"));
+            return true;
+        }
+        return false;
+    }
+
+private:
+    QCustomPlot* m_plot;
+};
+
+} // namespace
+
+void applyPalette(QCustomPlot* plot, const QPalette& palette)
+{
+    const QColor base = palette.color(QPalette::Base);
+    const QColor text = palette.color(QPalette::Text);
+    const bool dark = base.lightness() < 128;
+    plot->setBackground(base);
+    plot->axisRect()->setBackground(base);
+    const QColor grid = dark ? base.lighter(160) : QColor(0xE3E3E3);
+    for (QCPAxis* axis : plot->axisRect()->axes()) {
+        axis->setBasePen(QPen(text, 1));
+        axis->setTickPen(QPen(text, 1));
+        axis->setSubTickPen(QPen(text, 1));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(grid, 0));
+    }
+    QColor legendBrush = base;
+    legendBrush.setAlpha(215);
+    plot->legend->setBrush(legendBrush);
+    plot->legend->setTextColor(text);
+    plot->legend->setBorderPen(QPen(dark ? base.lighter(200) : QColor(0xC8C8C8)));
+    for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+        if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
+            title->setTextColor(text);
+    }
+}
+
+QString savePngInteractively(QCustomPlot* plot, QWidget* parent, const QString& suggestedName)
+{
+    QSettings store;
+    QString folder = store.value(QStringLiteral("output/pngFolder")).toString();
+    if (folder.isEmpty() || !QFileInfo(folder).isDir())
+        folder = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+    if (folder.isEmpty() || !QFileInfo(folder).isDir())
+        folder = QDir::homePath();
+    const auto tr = [](const char* text) { return QCoreApplication::translate("probescope::ui::plotstyle", text); };
+    QString path = QFileDialog::getSaveFileName(parent, tr("Save PNG"), QDir(folder).filePath(suggestedName),
+                                                tr("PNG images (*.png)"));
+    if (path.isEmpty())
+        return {};
+    if (!path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive))
+        path += QStringLiteral(".png");
+    if (!plot->savePng(path)) {
+        QMessageBox::warning(parent, tr("Save PNG"), tr("Could not write %1.").arg(QDir::toNativeSeparators(path)));
+        return {};
+    }
+    store.setValue(QStringLiteral("output/pngFolder"), QFileInfo(path).absolutePath());
+    return path;
+}
+
 QCustomPlot* makePlot(QWidget* parent, const QString& xLabel, QCPTextElement** title)
 {
     auto* plot = new QCustomPlot(parent);
@@ -72,6 +170,8 @@ QCustomPlot* makePlot(QWidget* parent, const QString& xLabel, QCPTextElement** t
     applyBaseStyle(plot);
     *title = setTitle(plot, nullptr, QString());
     plot->xAxis->setLabel(xLabel);
+    applyPalette(plot, plot->palette());
+    new PlotHelper(plot);
     return plot;
 }
 

@@ -9,6 +9,7 @@
 class QCustomPlot;
 class QCPItemText;
 class QCPTextElement;
+class QPalette;
 class QWidget;
 
 namespace probescope::ui::plotstyle {
@@ -27,8 +28,17 @@ QColor seriesColor(int index);
 /// Shared look: antialiasing, light grid, a font a little smaller than the widget's.
 void applyBaseStyle(QCustomPlot* plot);
 
-/// A styled plot with a title row and an x-axis label, as every chart of this folder starts.
+/// A styled plot with a title row and an x-axis label, as every chart of this folder starts. It follows
+/// the palette (light/dark theme) and has a context menu with "Save PNG…".
 QCustomPlot* makePlot(QWidget* parent, const QString& xLabel, QCPTextElement** title);
+
+/// Colours the plot's background, axes, grid, legend and title from `palette` (Base and Text), so a plot
+/// is dark in the dark theme. makePlot's plots call it on every palette change.
+void applyPalette(QCustomPlot* plot, const QPalette& palette);
+
+/// Asks for a file (in the folder last saved to, else Pictures) and writes the plot there as a PNG; a
+/// failure is said in a message box. Returns the path written, or "" when cancelled or failed.
+QString savePngInteractively(QCustomPlot* plot, QWidget* parent, const QString& suggestedName);
 
 /// A grey text centred in the axis rect, for "nothing to show" (it is part of an exported PNG too).
 QCPItemText* addCentredMessage(QCustomPlot* plot);

@@ -49,6 +49,7 @@ struct CompareController::Run
     bool layoutSent = false;
     bool endSent = false;
     double lastFraction = -1;
+    RemainingTimeEstimator remaining;
 };
 
 CompareController::CompareController(QObject* parent)
@@ -266,8 +267,7 @@ void CompareController::pump(bool tick)
             run->lastFraction = fraction;
             m_lastProgress = now;
             const double elapsed = std::chrono::duration<double>(now - run->started).count();
-            // Linear extrapolation; meaningless during the first percent (loading has no finer steps).
-            const double remaining = fraction > 0.01 ? elapsed * (1.0 - fraction) / fraction : -1.0;
+            const double remaining = run->remaining.add(elapsed, fraction);
             emit progress(stageOf(fraction), fraction, elapsed, remaining);
             if (superseded())
                 return;

@@ -7,6 +7,9 @@
 #include <QString>
 #include <QThreadPool>
 
+#include <deque>
+#include <utility>
+
 namespace probescope::ui {
 
 /**
@@ -21,5 +24,23 @@ void prepareJobPool(QThreadPool& pool);
 bool isCancellation(const Diagnostic& diagnostic);
 /// "file:line:col: error [id]: message", as a QString.
 QString formatDiagnostic(const Diagnostic& diagnostic);
+
+/**
+ * @brief Seconds left of a job from its progress samples, by the rate of the last few seconds.
+ *
+ * A run's stages go at different speeds (loading, then tensor pairs, then verdicts), so extrapolating from
+ * the start says "1.7 s left" at 0.7 s of a 7.5 s compare; the recent rate follows the stage in progress.
+ * Unknown (negative) until there is half a second of samples with progress in them.
+ */
+class RemainingTimeEstimator
+{
+public:
+    void reset() { m_samples.clear(); }
+    /// Adds the sample (seconds since the start, fraction done) and returns the seconds left, or -1.
+    double add(double elapsed, double fraction);
+
+private:
+    std::deque<std::pair<double, double>> m_samples;
+};
 
 } // namespace probescope::ui

@@ -237,6 +237,7 @@ void RunUtDialog::startRun()
     RunUtBackend* backend = m_backend.get();
     const RunUtRequest req = request();
     m_runningDump = req.dumpJson;
+    m_elapsed.start();
     m_progress->begin();
     // The backend lives as long as the dialog, and the dialog waits for the work before it goes. Judged
     // APIs are queued here and taken by the GUI at each progress poll, not signalled one by one.
@@ -324,8 +325,28 @@ void RunUtDialog::onFinished()
     m_running.reset();
     if (m_result.ok) {
         QStringList lines { tr("Finished.") };
-        if (!m_result.summary.isEmpty())
-            lines << m_result.summary;
+        // The counts are those of the table's Verdict column (the worse of the replay and the dumped outputs),
+        // so the line never says "0 error" above error rows; the time is the wall time the user waited.
+        int pass = 0, warning = 0, error = 0, skip = 0;
+        for (int r = 0; r < m_results->rowCount(); ++r) {
+            const QString verdict = m_results->index(r, RunUtResultModel::VerdictColumn).data().toString().toLower();
+            pass += verdict == QLatin1String("pass");
+            warning += verdict == QLatin1String("warning");
+            error += verdict == QLatin1String("error");
+            skip += verdict == QLatin1String("skip");
+        }
+        lines << tr("%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s")
+                     .arg(m_results->rowCount())
+                     .arg(pass)
+                     .arg(warning)
+                     .arg(error)
+                     .arg(skip)
+                     .arg(static_cast<double>(m_elapsed.elapsed()) / 1000.0, 0, 'f', 1);
+        // The backend's own summary repeats counts of the replay alone; its other lines (first failing API) stay.
+        QStringList backendLines = m_result.summary.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        if (!backendLines.isEmpty() && backendLines.front().contains(QLatin1String(" SKIP ")))
+            backendLines.removeFirst();
+        lines << backendLines;
         if (!m_result.resultCsv.isEmpty())
             lines << tr("Result: %1").arg(m_result.resultCsv);
         if (!m_result.detailsCsv.isEmpty())

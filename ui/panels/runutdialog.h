@@ -6,6 +6,7 @@
 #include "runutplugin/runutbackend.h"
 
 #include <QDialog>
+#include <QElapsedTimer>
 
 #include <memory>
 #include <mutex>
@@ -89,6 +90,7 @@ private:
     std::unique_ptr<RunUtBackend> m_backend;
     BackgroundTask m_task;
     std::shared_ptr<RunUtResult> m_running;
+    QElapsedTimer m_elapsed; ///< the run's wall time, as the user waited for it
     std::shared_ptr<LiveRows> m_live;
     QString m_runningDump;
     RunUtResult m_result;

@@ -9,6 +9,7 @@
 #include "jobs/comparecontroller.h"
 #include "jobs/overviewjob.h"
 #include "models/comparetreemodel.h"
+#include "models/diagnosticsmodel.h"
 #include "models/nodebadges.h"
 #include "models/nodesearch.h"
 #include "models/rankoverviewmodel.h"
@@ -17,6 +18,8 @@
 #include "panels/exportdialog.h"
 #include "panels/filterbar.h"
 #include "panels/legendwidget.h"
+#include "panels/loadproblembanner.h"
+#include "panels/openpairdialog.h"
 #include "panels/runutdialog.h"
 #ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
 #endif
@@ -94,6 +97,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_proxy = new TreeFilterProxy(this);
     m_proxy->setSourceModel(m_model);
     m_overviewModel = new RankOverviewModel(this);
+    m_diagnostics = new DiagnosticsModel(this);
 
     buildActions();
     buildMenus();
@@ -139,13 +143,19 @@ void MainWindow::buildActions()
         addAction(a);
         return a;
     };
-    m_openNpu = make(QKeySequence::Open, &MainWindow::chooseNpu);
-    m_openBench = make(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), &MainWindow::chooseBench);
+    m_openNpu = make(QKeySequence::Open, [this] { openPairDialog(false); });
+    m_openBench = make(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] { openPairDialog(true); });
     m_openCompareJson = make(QKeySequence(Qt::CTRL | Qt::Key_J), &MainWindow::chooseCompareJson);
     m_export = make(QKeySequence(Qt::CTRL | Qt::Key_E), &MainWindow::exportCsv);
     m_quit = make(QKeySequence::Quit, &QWidget::close);
     m_expandAll = make(QKeySequence(Qt::CTRL | Qt::Key_Plus), [this] { m_tree->expandAll(); });
     m_collapseAll = make(QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] { m_tree->collapseAll(); });
+    // The legend takes ~100 px of the tree's height; once the colours are learnt it can go.
+    m_showLegend = make(QKeySequence(Qt::CTRL | Qt::Key_L), [this](bool on) {
+        m_legend->setVisible(on);
+        QSettings().setValue("window/showLegend", on);
+    });
+    m_showLegend->setCheckable(true);
     m_firstFailure = make(QKeySequence(Qt::Key_F), &MainWindow::selectFirstFailure);
     m_next = make(QKeySequence(Qt::Key_N), &MainWindow::nextFailing);
     m_previous = make(QKeySequence(Qt::SHIFT | Qt::Key_N), &MainWindow::previousFailing);
@@ -172,6 +182,8 @@ void MainWindow::buildMenus()
     m_fileMenu->addAction(m_quit);
     m_viewMenu = menuBar()->addMenu(QString());
     m_viewMenu->addActions({ m_expandAll, m_collapseAll });
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(m_showLegend);
     m_goMenu = menuBar()->addMenu(QString());
     m_goMenu->addActions({ m_firstFailure, m_next, m_previous, m_find, m_cancelAction });
     m_toolsMenu = menuBar()->addMenu(QString());
@@ -192,7 +204,16 @@ void MainWindow::buildCentral()
     m_rankBox = new QComboBox(this);
     m_rankBox->setObjectName("rankSelector");
     m_rankBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    // Labelled, and saying why they are empty before a pair is open.
+    m_stepLabel = new QLabel(this);
+    m_stepLabel->setBuddy(m_stepBox);
+    m_rankLabel = new QLabel(this);
+    m_rankLabel->setBuddy(m_rankBox);
+    m_stepBox->setEnabled(false);
+    m_rankBox->setEnabled(false);
+    toolbar->addWidget(m_stepLabel);
     toolbar->addWidget(m_stepBox);
+    toolbar->addWidget(m_rankLabel);
     toolbar->addWidget(m_rankBox);
     toolbar->addSeparator();
     toolbar->addWidget(m_pairLabel);
@@ -202,6 +223,7 @@ void MainWindow::buildCentral()
     auto* left = new QWidget(this);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(4, 4, 4, 4);
+    m_banner = new LoadProblemBanner(left);
     m_search = new SearchBar(left);
     m_filter = new FilterBar(left);
     m_tree = new QTreeView(left);
@@ -217,10 +239,14 @@ void MainWindow::buildCentral()
     m_tree->setColumnWidth(0, 420);
     m_tree->setColumnWidth(1, 170);
     m_legend = new LegendWidget(left);
+    leftLayout->addWidget(m_banner);
     leftLayout->addWidget(m_search);
     leftLayout->addWidget(m_filter);
     leftLayout->addWidget(m_tree, 1);
     leftLayout->addWidget(m_legend);
+    const bool legendShown = QSettings().value("window/showLegend", true).toBool();
+    m_legend->setVisible(legendShown);
+    m_showLegend->setChecked(legendShown);
     connect(m_search, &SearchBar::searchRequested, this, &MainWindow::onSearch);
     connect(m_search, &SearchBar::nextRequested, this, [this] { stepSearch(1); });
     connect(m_search, &SearchBar::previousRequested, this, [this] { stepSearch(-1); });
@@ -242,6 +268,19 @@ void MainWindow::buildCentral()
     m_tabs->addTab(m_trend, QString());
     m_tabs->addTab(m_inspector, QString());
     m_tabs->addTab(m_ranks, QString());
+    m_diagnosticsView = new QTableView(m_tabs);
+    m_diagnosticsView->setObjectName("diagnostics");
+    m_diagnosticsView->setModel(m_diagnostics);
+    m_diagnosticsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_diagnosticsView->setWordWrap(true);
+    m_diagnosticsView->verticalHeader()->hide();
+    m_diagnosticsView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_diagnosticsView->horizontalHeader()->setStretchLastSection(true);
+    // Paths are long and the tab is narrow: the path is elided in its middle (file name and line:col stay),
+    // the message wraps.
+    m_diagnosticsView->setTextElideMode(Qt::ElideMiddle);
+    m_tabs->addTab(m_diagnosticsView, QString());
+    connect(m_banner, &LoadProblemBanner::detailsRequested, this, &MainWindow::showDiagnostics);
     // Free benchmark results: a tab shown only when the opened NPU dump holds free_benchmark.csv files,
     // and badges on the flagged API nodes painted by a delegate the tree model knows nothing of.
     // The tab exists only while there are results (a hidden tab would still be counted and cycled through).
@@ -280,10 +319,15 @@ void MainWindow::buildStatusBar()
     m_timeLabel = new QLabel(this);
     m_cancel = new QPushButton(this);
     connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancelCompare);
+    m_retry = new QPushButton(this);
+    m_retry->setObjectName("compareAgain");
+    m_retry->hide();
+    connect(m_retry, &QPushButton::clicked, this, [this] { showPair(m_pairIndex); });
     statusBar()->addWidget(m_message, 1);
     statusBar()->addPermanentWidget(m_timeLabel);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
+    statusBar()->addPermanentWidget(m_retry);
     setBusy(false);
 }
 
@@ -298,7 +342,7 @@ void MainWindow::retranslate()
     m_goMenu->setTitle(tr("&Go"));
     m_toolsMenu->setTitle(tr("&Tools"));
     m_helpMenu->setTitle(tr("&Help"));
-    m_openNpu->setText(tr("Open &NPU dump…"));
+    m_openNpu->setText(tr("Open &pair…"));
     m_openBench->setText(tr("Open &bench dump…"));
     m_openCompareJson->setText(tr("Open compare.&json…"));
     m_export->setText(tr("&Export comparison CSV…"));
@@ -316,15 +360,42 @@ void MainWindow::retranslate()
     m_shortcuts->setText(tr("&Keyboard shortcuts"));
     m_about->setText(tr("&About ProbeScope"));
     m_cancel->setText(tr("Cancel"));
+    m_retry->setText(tr("Compare again"));
     m_tabs->setTabText(0, tr("Details"));
     m_tabs->setTabText(1, tr("Metric plot"));
     m_tabs->setTabText(2, tr("Across steps/ranks"));
     m_tabs->setTabText(3, tr("Tensors"));
     m_tabs->setTabText(4, tr("Rank overview"));
+    m_tabs->setTabText(m_tabs->indexOf(m_diagnosticsView),
+                       m_diagnostics->rowCount() ? tr("Diagnostics (%1)").arg(m_diagnostics->rowCount()) : tr("Diagnostics"));
     if (const int freeBenchTab = m_tabs->indexOf(m_freeBench); freeBenchTab >= 0)
         m_tabs->setTabText(freeBenchTab, tr("Free benchmark"));
     m_stepBox->setToolTip(tr("Step"));
     m_rankBox->setToolTip(tr("NPU rank ↔ bench rank"));
+    m_stepLabel->setText(tr("&Step:"));
+    m_rankLabel->setText(tr("&Rank:"));
+    m_stepBox->setPlaceholderText(tr("no pair open"));
+    m_rankBox->setPlaceholderText(tr("no pair open"));
+    m_showLegend->setText(tr("Show &legend"));
+    // What F1's table says in its Description column (and the status bar while a menu item is hovered).
+    m_openNpu->setStatusTip(tr("Open an NPU dump and its bench dump together, with the compare options."));
+    m_openBench->setStatusTip(tr("Choose another bench dump for the open NPU dump (the Open pair dialog)."));
+    m_openCompareJson->setStatusTip(tr("Open msprobe's compare.json, which names both sides."));
+    m_export->setStatusTip(tr("Write the comparison of the shown pair as msprobe's CSV (and XLSX)."));
+    m_quit->setStatusTip(tr("Close ProbeScope."));
+    m_expandAll->setStatusTip(tr("Expand every node of the tree."));
+    m_collapseAll->setStatusTip(tr("Collapse the tree to its top level."));
+    m_showLegend->setStatusTip(tr("Show or hide the colour legend under the tree."));
+    m_firstFailure->setStatusTip(tr("Select the first node, in execution order, whose output fails while its inputs pass."));
+    m_next->setStatusTip(tr("Select the next failing node in execution order."));
+    m_previous->setStatusTip(tr("Select the previous failing node in execution order."));
+    m_find->setStatusTip(tr("Search node names (plain text or a regular expression)."));
+    m_cancelAction->setStatusTip(tr("Stop the compare that is running."));
+    m_runUt->setStatusTip(tr("Replay the dumped APIs with LibTorch and judge them (msprobe's run_ut)."));
+    m_settingsAction->setStatusTip(tr("Colours, theme, language, threads, matching and mapping options."));
+    m_demo->setStatusTip(tr("Open the bundled demo pair."));
+    m_shortcuts->setStatusTip(tr("List every keyboard shortcut."));
+    m_about->setStatusTip(tr("Version and licence of ProbeScope."));
     if (m_message->text().isEmpty())
         m_message->setText(tr("Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo)."));
 }
@@ -387,6 +458,7 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     }
     m_controller->cancel();
     m_overview->cancel();
+    m_finished.clear();
     m_npuInput = npu;
     m_benchInput = bench;
     m_plan = std::move(*plan);
@@ -410,28 +482,20 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     return true;
 }
 
-void MainWindow::chooseNpu()
+void MainWindow::openPairDialog(bool benchFirst)
 {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open NPU dump"), m_npuInput);
-    if (dir.isEmpty())
+    // Never one side alone: a new NPU dump compared at once against whatever bench is open gave bogus
+    // "first failing nodes" (issue 19). The dialog starts from the open pair and opens both sides together.
+    OpenPairDialog dialog(m_settings, m_npuInput, m_benchInput, this);
+    dialog.focusField(benchFirst ? OpenPairDialog::Focus::Bench : OpenPairDialog::Focus::Npu);
+    if (dialog.exec() != QDialog::Accepted)
         return;
-    m_npuInput = dir;
-    if (!m_benchInput.isEmpty())
-        openInputs(m_npuInput, m_benchInput);
-    else if (!openFreeBenchmarkOnly(dir))
-        m_message->setText(tr("NPU dump: %1 — now open the bench dump.").arg(dir));
-}
-
-void MainWindow::chooseBench()
-{
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open bench dump"), m_benchInput);
-    if (dir.isEmpty())
-        return;
-    m_benchInput = dir;
-    if (!m_npuInput.isEmpty())
-        openInputs(m_npuInput, m_benchInput);
-    else
-        m_message->setText(tr("Bench dump: %1 — now open the NPU dump.").arg(dir));
+    const Settings chosen = dialog.settings();
+    if (chosen.fuzzy != m_settings.fuzzy || chosen.stackMode != m_settings.stackMode) {
+        m_settings = chosen;
+        m_settings.save();
+    }
+    openInputs(dialog.npu(), dialog.bench());
 }
 
 void MainWindow::chooseCompareJson()
@@ -548,6 +612,23 @@ void MainWindow::showPair(int pairIndex)
     m_detail->clear();
     m_plot->setAnalysis(nullptr);
     m_inspector->clear();
+    m_banner->clear();
+    m_diagnostics->clear();
+    m_retry->hide();
+    // Nothing of the previous pair may stay on screen while this one loads (chips counted another step).
+    m_filter->setCounts({});
+    retranslate();
+    // Compared before under the same settings: shown again as it was, without recomputing. Only while no
+    // run is in flight, whose late signals (status batches) would otherwise land on the replayed tree.
+    if (const auto done = m_finished.find(pairIndex); done != m_finished.end() && !isComparing()) {
+        const auto analysis = done->second;
+        m_replaying = true;
+        onSkeleton(analysis->skeleton);
+        onLayout(analysis->status);
+        onFinished(analysis);
+        m_replaying = false;
+        return;
+    }
     setBusy(true);
     m_message->setText(tr("Loading %1…").arg(toQ(pair.label())));
     m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), compareSettings());
@@ -583,7 +664,26 @@ void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleto
     for (int r = 0; r < m_proxy->rowCount(); ++r)
         m_tree->expand(m_proxy->index(r, 0));
     m_message->setText(tr("Comparing %1 (%2 nodes)…").arg(toQ(skeleton->pair.label())).arg(skeleton->tree->size()));
+
+    // What went wrong while loading (a dump.json cut short and salvaged, an unreadable stack.json, …):
+    // the plan's findings, each side's dump and the pair's own, once each.
+    Diagnostics problems = m_plan ? m_plan->diagnostics : Diagnostics {};
+    for (const auto& side : { skeleton->npu, skeleton->bench }) {
+        if (side)
+            problems.insert(problems.end(), side->diagnostics.begin(), side->diagnostics.end());
+    }
+    problems.insert(problems.end(), skeleton->diagnostics.begin(), skeleton->diagnostics.end());
+    m_diagnostics->setDiagnostics(problems);
+    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::SeverityColumn);
+    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::IdColumn);
+    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::LocationColumn);
+    m_diagnosticsView->setColumnWidth(DiagnosticsModel::LocationColumn,
+                                      std::min(260, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn)));
+    m_banner->setDiagnostics(m_diagnostics->diagnostics());
+    retranslate();
 }
+
+void MainWindow::showDiagnostics() { m_tabs->setCurrentWidget(m_diagnosticsView); }
 
 void MainWindow::onLayout(std::shared_ptr<const session::NodeStatusTable> status)
 {
@@ -597,15 +697,19 @@ void MainWindow::onLayout(std::shared_ptr<const session::NodeStatusTable> status
 
 void MainWindow::onProgress(const QString& stage, double fraction, double elapsed, double remaining)
 {
+    // The stage goes beside the bar, which holds the percentage alone ("Comparing 28%" did not fit it,
+    // and is longer still in Chinese).
     m_progress->setValue(static_cast<int>(fraction * 1000));
-    m_progress->setFormat(stage + QStringLiteral(" %p%"));
-    m_timeLabel->setText(tr("%1 elapsed, %2 left").arg(formatSeconds(elapsed), formatSeconds(remaining)));
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_timeLabel->setText(remaining < 0 ? tr("%1 · %2 elapsed").arg(stage, formatSeconds(elapsed))
+                                       : tr("%1 · %2 elapsed, about %3 left").arg(stage, formatSeconds(elapsed), formatSeconds(remaining)));
 }
 
 void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysis)
 {
     setBusy(false);
     m_analysis = analysis;
+    m_finished[m_pairIndex] = analysis;
     m_model->setStatus(analysis->status);
     m_filter->setCounts(analysis->status->counts);
     m_plot->setAnalysis(analysis);
@@ -627,7 +731,8 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
         selectNodeByKey(std::exchange(m_pendingSelection, QString())); // the user asked for it meanwhile
     else if (!f.key.empty())
         selectFirstFailure();
-    startOverview();
+    if (!m_replaying)
+        startOverview();
     emit analysisFinished(true, QString());
 }
 
@@ -635,7 +740,10 @@ void MainWindow::onFailed(const QString& message)
 {
     setBusy(false);
     m_pendingSelection.clear();
-    m_message->setText(tr("Compare failed: %1").arg(message));
+    // The tree's statuses are those of an unfinished run: say so and offer the retry.
+    m_filter->setCounts({});
+    m_retry->show();
+    m_message->setText(tr("Compare failed: %1 — the statuses shown are incomplete.").arg(message));
     emit analysisFinished(false, message);
 }
 
@@ -643,7 +751,9 @@ void MainWindow::onCancelled()
 {
     setBusy(false);
     m_pendingSelection.clear();
-    m_message->setText(tr("Compare cancelled."));
+    m_filter->setCounts({});
+    m_retry->show();
+    m_message->setText(tr("Compare cancelled — the statuses shown are incomplete (pending nodes were not compared)."));
     emit analysisFinished(false, tr("cancelled"));
 }
 
@@ -966,6 +1076,8 @@ void MainWindow::showSettings()
     const bool compareChanged = before.fuzzy != m_settings.fuzzy || before.stackMode != m_settings.stackMode
         || before.dataMapping != m_settings.dataMapping || before.cellMapping != m_settings.cellMapping
         || before.apiMapping != m_settings.apiMapping || before.layerMapping != m_settings.layerMapping;
+    if (compareChanged)
+        m_finished.clear();
     if (compareChanged && m_plan && m_pairIndex >= 0) {
         showPair(m_pairIndex);
         startOverview();

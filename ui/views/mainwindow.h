@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QString>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -30,6 +31,8 @@ namespace probescope::ui {
 
 class CompareController;
 class CompareTreeModel;
+class DiagnosticsModel;
+class LoadProblemBanner;
 class DetailPanel;
 class FreeBenchmarkPanel;
 class NodeBadgeDelegate;
@@ -86,9 +89,19 @@ public:
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
     FreeBenchmarkPanel* freeBenchmarkPanel() const { return m_freeBench; }
     NodeBadgeDelegate* nodeBadges() const { return m_badges; }
+    /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
+    LoadProblemBanner* loadProblemBanner() const { return m_banner; }
+    LegendWidget* legend() const { return m_legend; }
+    /// Every action with a shortcut, as F1's table lists them.
+    QList<QAction*> shortcutActions() const { return actions(); }
+    DiagnosticsModel* diagnosticsModel() const { return m_diagnostics; }
+    /// Brings the Diagnostics tab to the front.
+    void showDiagnostics();
     /// Whether the Free benchmark tab is shown (the opened NPU dump holds free_benchmark.csv files).
     bool isFreeBenchmarkShown() const;
     QString statusLine() const;
+    /// The "Compare again" button of the status bar (visible after a cancel or a failure).
+    QPushButton* retryButton() const { return m_retry; }
     /// Tools → Run run_ut…'s dialog, wired to the tree (badges, double-click selects the API), not yet shown.
     /// Without a backend, loadRunUtBackend(): the LibTorch replay from the run_ut plugin when it loads.
     std::unique_ptr<RunUtDialog> createRunUtDialog(std::unique_ptr<RunUtBackend> backend = nullptr);
@@ -125,8 +138,8 @@ private:
     void applySettings();
     void retranslate();
 
-    void chooseNpu();
-    void chooseBench();
+    /// File → Open pair… (and Open bench dump…): both sides in one dialog, starting at `benchFirst`'s field.
+    void openPairDialog(bool benchFirst);
     void chooseCompareJson();
     void rememberPair(const QString& npu, const QString& bench);
     void rebuildRecentMenu();
@@ -178,6 +191,7 @@ private:
     CompareTreeModel* m_model = nullptr;
     TreeFilterProxy* m_proxy = nullptr;
     RankOverviewModel* m_overviewModel = nullptr;
+    DiagnosticsModel* m_diagnostics = nullptr;
 
     QTreeView* m_tree = nullptr;
     SearchBar* m_search = nullptr;
@@ -189,6 +203,8 @@ private:
     NodeTrendPlot* m_trend = nullptr;
     TensorInspector* m_inspector = nullptr;
     QTableView* m_ranks = nullptr;
+    QTableView* m_diagnosticsView = nullptr;
+    LoadProblemBanner* m_banner = nullptr;
     FreeBenchmarkPanel* m_freeBench = nullptr;
     NodeBadgeDelegate* m_badges = nullptr;
     QString m_pendingSelection; ///< a node to select once the pair being loaded is compared
@@ -197,11 +213,18 @@ private:
     QComboBox* m_stepBox = nullptr;
     QComboBox* m_rankBox = nullptr;
     QLabel* m_pairLabel = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QLabel* m_rankLabel = nullptr;
 
     QLabel* m_message = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_timeLabel = nullptr;
     QPushButton* m_cancel = nullptr;
+    QPushButton* m_retry = nullptr; ///< "Compare again", shown after a cancelled or failed compare
+    /// Finished analyses of this plan's pairs under the current compare settings: going back to a step
+    /// already compared shows it again without recomputing. Cleared when the plan or the settings change.
+    std::map<int, std::shared_ptr<const session::PairAnalysis>> m_finished;
+    bool m_replaying = false; ///< showing a finished analysis again (no overview restart)
 
     QMenu* m_fileMenu = nullptr;
     QMenu* m_recentMenu = nullptr;
@@ -216,6 +239,7 @@ private:
     QAction* m_quit = nullptr;
     QAction* m_expandAll = nullptr;
     QAction* m_collapseAll = nullptr;
+    QAction* m_showLegend = nullptr;
     QAction* m_firstFailure = nullptr;
     QAction* m_next = nullptr;
     QAction* m_previous = nullptr;

@@ -5,6 +5,7 @@
 #include "views/mainwindow.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QLibraryInfo>
 #include <QLocale>
 #include <QPixmap>
@@ -36,6 +37,15 @@ bool installTranslations(QApplication& app, const QString& override)
                  QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
         QApplication::installTranslator(qt);
     return loaded;
+}
+
+QIcon applicationIcon()
+{
+    // PNGs rather than the SVG: the SVG icon engine is a separate Qt package the app does not depend on.
+    QIcon icon;
+    for (const int size : { 16, 24, 32, 48, 64, 128, 256 })
+        icon.addFile(QStringLiteral(":/icons/probescope-%1.png").arg(size), QSize(size, size));
+    return icon;
 }
 
 // The result may be known before the event loop runs (an input that cannot be opened), when

@@ -6,6 +6,7 @@
 #include <QTimer>
 
 class QApplication;
+class QIcon;
 
 namespace probescope::ui {
 
@@ -14,6 +15,9 @@ class MainWindow;
 /// Applies the theme and loads the compiled translation for `language` ("en", "zh_CN"), else the user's
 /// language setting, else the system locale. False when a Chinese translation was wanted but not found.
 bool installTranslations(QApplication& app, const QString& language = {});
+
+/// ProbeScope's icon (resources/desktop) in every size it ships as PNG, for QApplication::setWindowIcon.
+QIcon applicationIcon();
 
 /**
  * @brief `probescope --screenshot FILE [--select first-failure|NODE]`: waits for the compare, applies
