@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "freebench.h"
+#include "util/csv.h"
 #include "util/fileio.h"
 
 #include "dump/dumpwriter.h"
@@ -90,18 +91,7 @@ std::string csvLine(const std::vector<std::string>& cells)
     for (std::size_t i = 0; i < cells.size(); ++i) {
         if (i > 0)
             line += ',';
-        const std::string& c = cells[i];
-        if (c.find_first_of(",\"\r\n") == std::string::npos) {
-            line += c;
-            continue;
-        }
-        line += '"';
-        for (const char ch : c) {
-            if (ch == '"')
-                line += '"';
-            line += ch;
-        }
-        line += '"';
+        appendCsvField(line, cells[i]);
     }
     line += "\r\n"; // csv.writer's default lineterminator
     return line;

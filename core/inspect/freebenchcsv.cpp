@@ -2,6 +2,7 @@
 #include "inspect/freebenchcsv.h"
 
 #include "dump/dumplayout.h"
+#include "util/csv.h"
 #include "util/fileio.h"
 
 #include <algorithm>
@@ -20,77 +21,12 @@ namespace {
 
 constexpr std::size_t kColumns = std::size(kFreeBenchColumns);
 
-struct Record
-{
-    std::vector<std::string> fields;
-    std::uint32_t line = 0;
-    bool terminated = false; ///< ended with a line break (a crash may cut the last one short)
-    bool unclosedQuote = false;
-};
+using Record = CsvRecord;
 
-// Python's csv reader, default dialect, keeping the line where each record starts (for messages).
-// Blank lines are no records, as csv.reader and pandas skip them.
+// Python's csv reader, default dialect; blank lines are no records, as csv.reader's consumers and pandas skip them.
 std::vector<Record> splitRecords(std::string_view text)
 {
-    std::vector<Record> records;
-    std::uint32_t line = 1;
-    std::size_t i = 0;
-    const std::size_t n = text.size();
-    while (i < n) {
-        if (text[i] == '\n' || text[i] == '\r') {
-            i += (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;
-            ++line;
-            continue;
-        }
-        Record rec;
-        rec.line = line;
-        std::string field;
-        bool atFieldStart = true;
-        while (i < n) {
-            const char c = text[i];
-            if (c == '"' && atFieldStart) {
-                atFieldStart = false;
-                ++i;
-                bool closed = false;
-                while (i < n) {
-                    if (text[i] == '"') {
-                        if (i + 1 < n && text[i + 1] == '"') {
-                            field += '"';
-                            i += 2;
-                            continue;
-                        }
-                        ++i;
-                        closed = true;
-                        break;
-                    }
-                    if (text[i] == '\n')
-                        ++line;
-                    field += text[i++];
-                }
-                rec.unclosedQuote = !closed;
-                continue;
-            }
-            if (c == ',') {
-                rec.fields.push_back(std::move(field));
-                field.clear();
-                atFieldStart = true;
-                ++i;
-                continue;
-            }
-            if (c == '\n' || c == '\r') {
-                i += (c == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;
-                ++line;
-                rec.terminated = true;
-                break;
-            }
-            field += c;
-            atFieldStart = false;
-            ++i;
-        }
-        rec.fields.push_back(std::move(field));
-        records.push_back(std::move(rec));
-    }
-    return records;
+    return splitCsvRecords(text, false);
 }
 
 bool isHeader(const std::vector<std::string>& fields)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runut/csvio.h"
 
+#include "util/csv.h"
 #include "util/fileio.h"
 #include "util/outputfile.h"
 
@@ -15,17 +16,7 @@ namespace {
 
 void appendCell(std::string& out, std::string_view cell)
 {
-    if (cell.find_first_of(",\"\r\n") == std::string_view::npos) {
-        out += cell;
-        return;
-    }
-    out += '"';
-    for (const char c : cell) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    out += '"';
+    appendCsvField(out, cell);
 }
 
 Diagnostic malformed(const std::string& file, std::uint32_t line, std::uint32_t column, std::string message)

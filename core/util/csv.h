@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// CSV as Python's csv module reads and writes it (default dialect, QUOTE_MINIMAL): the one reader and writer
+// of every CSV ProbeScope touches (compare results, run_ut results, free_benchmark.csv).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probescope {
+
+/// Appends one field, quoted only when it holds ',', '"', '\n' or '\r' ('"' doubled inside). Python 3.11 leaves a
+/// bare '\r' unquoted, which no reader splits back correctly; it is quoted here so every cell reads back unchanged.
+void appendCsvField(std::string& out, std::string_view field);
+
+/// Appends one record's fields joined by ',' (no line terminator). A record of a single empty field is `""`, so it
+/// does not read back as a blank line.
+void appendCsvLine(std::string& out, const std::vector<std::string>& fields);
+
+/// One record of CSV text, with where it starts (for messages).
+struct CsvRecord
+{
+    std::vector<std::string> fields;
+    std::uint32_t line = 0;     ///< 1-based line where the record starts
+    bool terminated = false;    ///< ended with a line break (a crashed writer may cut the last one short)
+    bool unclosedQuote = false; ///< a quoted field ran to the end of the text
+};
+
+/**
+ * @brief Splits CSV text into records as Python's csv reader does: quoted fields may hold ',', '""' and line
+ * breaks; a quote is special only as a field's first character; records end at "\n", "\r\n" or "\r" outside
+ * quotes; a final line break does not start a record. Never fails.
+ *
+ * `blankLines`: keep a blank line as a record with no fields (csv.reader) instead of skipping it (pandas).
+ */
+std::vector<CsvRecord> splitCsvRecords(std::string_view text, bool blankLines);
+
+} // namespace probescope
