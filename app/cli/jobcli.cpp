@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobcli.h"
 
-#include "job/jobcompare.h"
-#include "util/fileio.h"
+#include "core/job/jobcompare.h"
+#include "core/util/fileio.h"
 
 #include <charconv>
 #include <iostream>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/pipeline.h"
-#include "compare/plan.h"
-#include "job/scheduler.h"
+#include "core/compare/pipeline.h"
+#include "core/compare/plan.h"
+#include "core/job/scheduler.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
 #include "runutplugin.h" // run-ut's LibTorch replay, loaded on demand
-#include "compare/comparejob.h"
-#include "compare/highlight.h"
-#include "compare/msprobe26/diffanalyze.h"
-#include "dump/dumplayout.h"
-#include "dump/rankdump.h"
-#include "inspect/dumpinfo.h"
-#include "runut/precisioncompare.h"
-#include "runut/runner.h"
-#include "tree/constructtree.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/highlight.h"
+#include "core/compare/msprobe26/diffanalyze.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/rankdump.h"
+#include "core/dumpinfo/dumpinfo.h"
+#include "core/runut/precisioncompare.h"
+#include "core/runut/runner.h"
+#include "core/tree/constructtree.h"
 #include "options.h"
 #include "ptdbgcli.h"
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
 
 #include <unistd.h>
@@ -317,10 +317,10 @@ int runInfo(const Args& args)
         std::cerr << layout.error().format() << "\n";
         return kExitInputError;
     }
-    inspect::InfoOptions options;
+    dumpinfo::InfoOptions options;
     options.verifyTensors = args.verify;
-    const auto ranks = inspect::inspectLayout(*layout, options);
-    std::cout << inspect::formatInfo(*layout, ranks);
+    const auto ranks = dumpinfo::inspectLayout(*layout, options);
+    std::cout << dumpinfo::formatInfo(*layout, ranks);
     bool errors = hasErrors(layout->diagnostics);
     for (const auto& r : ranks)
         errors = errors || hasErrors(r.diagnostics);

@@ -5,7 +5,7 @@
 // Rank 0 coordinates: it hands out pair indices one at a time to whichever worker asks (a big pair does not hold
 // up the others) and gathers only each pair's summary text (about 1 KB). Workers read their dumps from the
 // shared file system and write the pair's outputs themselves.
-#include "job/scheduler.h"
+#include "core/job/scheduler.h"
 
 #include <mpi.h>
 

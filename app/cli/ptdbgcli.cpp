@@ -2,8 +2,8 @@
 // Wiring of the ptdbg_ascend commands; the work is in core/compare/ptdbg.
 #include "ptdbgcli.h"
 
-#include "compare/comparejob.h"
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
 #include <iostream>
 #include <vector>

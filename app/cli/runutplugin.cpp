@@ -2,7 +2,7 @@
 // The plugin side: built into libprobescope-cli-runut.so only, together with ProbeScope::runuttorch.
 #include "runutplugin.h"
 
-#include "runuttorch/torchreplayer.h"
+#include "core/runuttorch/torchreplayer.h"
 
 #define PROBESCOPE_EXPORT __attribute__((visibility("default")))
 

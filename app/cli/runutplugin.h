@@ -4,7 +4,7 @@
 // other command starts without LibTorch (its static initialisers alone cost ~0.3 s and ~120 MB). This
 // header is the contract between the CLI and the plugin; it is LibTorch-free.
 
-#include "runut/replayer.h"
+#include "core/runut/replayer.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope: the desktop application. Argument parsing and wiring only; everything else lives in ui/.
-#include "views/mainwindow.h"
-#include "views/scriptedrun.h"
+#include "ui/views/mainwindow.h"
+#include "ui/views/scriptedrun.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

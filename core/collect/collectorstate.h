@@ -4,9 +4,9 @@
 // RecordFunction, autograd and the module marks see.
 #pragma once
 
-#include "dump/dumpwriter.h"
+#include "core/dump/dumpwriter.h"
 #include "probescope/collect/config.h"
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <filesystem>

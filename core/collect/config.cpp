@@ -3,9 +3,9 @@
 // point at the line and column of the key it is about.
 #include "probescope/collect/config.h"
 
-#include "dump/jsondocument.h"
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 #include <algorithm>
 #include <array>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "freebench.h"
-#include "util/csv.h"
-#include "util/fileio.h"
+#include "core/util/csv.h"
+#include "core/util/fileio.h"
 
-#include "dump/dumpwriter.h"
+#include "core/dump/dumpwriter.h"
 
 #include <algorithm>
 #include <cerrno>

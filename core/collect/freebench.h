@@ -5,7 +5,7 @@
 #pragma once
 
 #include "probescope/collect/config.h"
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <filesystem>

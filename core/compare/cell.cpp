@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/cell.h"
+#include "core/compare/cell.h"
 
 #include <limits>
 

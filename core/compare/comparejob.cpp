@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/comparejob.h"
+#include "core/compare/comparejob.h"
 
-#include "compare/csvwriter.h"
-#include "compare/pytext.h"
-#include "util/fileio.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/pytext.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <cstdlib>

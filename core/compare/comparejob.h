@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparetable.h"
-#include "compare/firstfailure.h"
-#include "compare/pipeline.h"
-#include "compare/plan.h"
-#include "util/diagnostic.h"
-#include "util/profile.h"
+#include "core/compare/comparetable.h"
+#include "core/compare/firstfailure.h"
+#include "core/compare/pipeline.h"
+#include "core/compare/plan.h"
+#include "core/util/diagnostic.h"
+#include "core/util/profile.h"
 
 #include <filesystem>
 #include <memory>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/comparetable.h"
+#include "core/compare/comparetable.h"
 
-#include "compare/highlight.h"
-#include "compare/mapping.h"
-#include "compare/matcher.h"
-#include "compare/pytext.h"
-#include "compare/realdata.h"
-#include "util/parallel.h"
-#include "util/workgroup.h"
+#include "core/compare/highlight.h"
+#include "core/compare/mapping.h"
+#include "core/compare/matcher.h"
+#include "core/compare/pytext.h"
+#include "core/compare/realdata.h"
+#include "core/util/parallel.h"
+#include "core/util/workgroup.h"
 
 #include <cmath>
 #include <iterator>

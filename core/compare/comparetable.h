@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "compare/flatten.h"
-#include "dump/dumpfile.h"
-#include "dump/rankdump.h"
-#include "util/diagnostic.h"
+#include "core/compare/cell.h"
+#include "core/compare/flatten.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/rankdump.h"
+#include "core/util/diagnostic.h"
 
 #include <filesystem>
 #include <functional>
@@ -34,7 +34,7 @@ struct CompareOptions
     std::function<void(const struct CompareTable& layout)> layoutReady;
     /// -cm / -am / -dm / -lm in force (compare/mapping.h); the caller has checked that the dumps allow them.
     /// msprobe 1.2 profile: compareDumps applies cell and api mapping (data mapping is compareWithDataMapping);
-    /// msprobe 26 profile: compareDumps26 applies all of them. Not owned; may be null.
+    /// msprobe 26 profile: msprobe26::compareDumps applies all of them. Not owned; may be null.
     const NameMappings* mappings = nullptr;
 };
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/csvwriter.h"
+#include "core/compare/csvwriter.h"
 
-#include "util/csv.h"
-#include "util/fileio.h"
+#include "core/util/csv.h"
+#include "core/util/fileio.h"
 
 
 namespace probescope::compare {

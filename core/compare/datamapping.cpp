@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/comparetable.h"
-#include "compare/mappingutil.h"
+#include "core/compare/comparetable.h"
+#include "core/compare/mappingutil.h"
 
 namespace probescope::compare {
 

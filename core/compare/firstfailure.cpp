@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/firstfailure.h"
+#include "core/compare/firstfailure.h"
 
-#include "compare/flatten.h"
-#include "compare/pytext.h"
+#include "core/compare/flatten.h"
+#include "core/compare/pytext.h"
 
 namespace probescope::compare {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/flatten.h"
+#include "core/compare/flatten.h"
 
-#include "compare/pytext.h"
-#include "dump/leaf.h"
+#include "core/compare/pytext.h"
+#include "core/dump/leaf.h"
 
 #include <cstdio>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "dump/dumpfile.h"
-#include "util/diagnostic.h"
+#include "core/compare/cell.h"
+#include "core/dump/dumpfile.h"
+#include "core/util/diagnostic.h"
 
 #include <array>
 #include <optional>

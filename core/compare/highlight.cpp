@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/highlight.h"
+#include "core/compare/highlight.h"
 
-#include "compare/flatten.h"
+#include "core/compare/flatten.h"
 
 #include <cmath>
 

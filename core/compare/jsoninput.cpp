@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/jsoninput.h"
+#include "core/compare/jsoninput.h"
 
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 namespace probescope::compare {
 

@@ -2,7 +2,7 @@
 #pragma once
 // Private to the compare target: the small JSON inputs it reads (compare.json in msprobe's and ptdbg's forms).
 
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/kernels.h"
+#include "core/compare/kernels.h"
 
 #include <atomic>
 #include <cerrno>

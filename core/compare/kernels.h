@@ -4,8 +4,8 @@
 // element arrays gives the dot products of the cosine, EucDist's sum of squares, MaxAbsErr, MaxRelErr, the
 // thousandth ratios and the inf/nan checks. See docs/compare-performance.md for the design and figures.
 
-#include "tensor/dtype.h"
-#include "util/workgroup.h"
+#include "core/tensor/dtype.h"
+#include "core/util/workgroup.h"
 
 #include <cstddef>
 #include <cstdint>

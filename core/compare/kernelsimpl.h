@@ -3,8 +3,8 @@
 // kernelsavx2.cpp (-mavx2). Both use the same 4 lanes and no FMA contraction (-ffp-contract=off), so the
 // two builds give the same bits and only the speed depends on the CPU.
 // Include with PROBESCOPE_KERNEL_NS defined to the namespace of the build.
-#include "compare/kernels.h"
-#include "tensor/dtype.h"
+#include "core/compare/kernels.h"
+#include "core/tensor/dtype.h"
 
 #include <bit>
 #include <cmath>

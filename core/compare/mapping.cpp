@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The -cm / -am / -lm files and the name rules of compare-spec §3.6. The layer tree is in mappinglayer.cpp.
-#include "compare/mapping.h"
+#include "core/compare/mapping.h"
 
-#include "compare/mappingutil.h"
+#include "core/compare/mappingutil.h"
 
 #include <algorithm>
 #include <unordered_map>

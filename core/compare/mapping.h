@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparetable.h"
-#include "dump/dumpfile.h"
-#include "dump/rankdump.h"
-#include "util/diagnostic.h"
+#include "core/compare/comparetable.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/rankdump.h"
+#include "core/util/diagnostic.h"
 
 #include <array>
 #include <filesystem>

@@ -3,9 +3,9 @@
 // and each entry paired with the entry at the same position of the renamed scope in the bench tree.
 // The procedure is the one of msprobe 8.x/26 (compare-spec §3.6 names only its inputs); docs/compare.md
 // ("layer_mapping") states it step by step.
-#include "compare/mapping.h"
+#include "core/compare/mapping.h"
 
-#include "compare/mappingutil.h"
+#include "core/compare/mappingutil.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/mappingutil.h"
+#include "core/compare/mappingutil.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 
 // Internal to the compare library: the yaml-cpp plumbing shared by the mapping readers, and the dotted-name
 // string helpers the mapping code and the msprobe 26 profile share.
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <yaml-cpp/yaml.h>
 

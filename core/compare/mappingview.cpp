@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The msprobe-1.2 profile's -cm/-am: the entry-level matcher compares whole lists of row names and structs,
 // so the mapping is applied to copies of the ops ("views") that the matcher sees.
-#include "compare/mapping.h"
-#include "compare/mappingutil.h"
-#include "compare/pytext.h"
+#include "core/compare/mapping.h"
+#include "core/compare/mappingutil.h"
+#include "core/compare/pytext.h"
 
 #include <algorithm>
 #include <unordered_set>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/matcher.h"
+#include "core/compare/matcher.h"
 
 #include <deque>
 

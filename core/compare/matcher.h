@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/flatten.h"
+#include "core/compare/flatten.h"
 
 #include <cstdint>
 #include <string>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/pipeline.h"
+#include "core/compare/pipeline.h"
 
-#include "compare/comparejob.h"
-#include "compare/csvwriter.h"
-#include "compare/profile.h"
-#include "compare/realdata.h"
-#include "compare/xlsxwriter.h"
-#include "dump/loadreport.h"
-#include "util/outputfile.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/profile.h"
+#include "core/compare/realdata.h"
+#include "core/compare/xlsxwriter.h"
+#include "core/dump/loadreport.h"
+#include "core/util/outputfile.h"
 
 #include <thread>
 

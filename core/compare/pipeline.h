@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparetable.h"
-#include "compare/firstfailure.h"
-#include "compare/mapping.h"
-#include "compare/plan.h"
-#include "dump/rankdump.h"
-#include "tree/constructtree.h"
-#include "util/diagnostic.h"
-#include "util/profile.h"
+#include "core/compare/comparetable.h"
+#include "core/compare/firstfailure.h"
+#include "core/compare/mapping.h"
+#include "core/compare/plan.h"
+#include "core/dump/rankdump.h"
+#include "core/tree/constructtree.h"
+#include "core/util/diagnostic.h"
+#include "core/util/profile.h"
 
 #include <filesystem>
 #include <functional>

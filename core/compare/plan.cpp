@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/plan.h"
+#include "core/compare/plan.h"
 
-#include "compare/jsoninput.h"
-#include "compare/profile.h"
+#include "core/compare/jsoninput.h"
+#include "core/compare/profile.h"
 #include <algorithm>
 #include <map>
 #include <set>

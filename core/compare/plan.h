@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/dumplayout.h"
-#include "util/diagnostic.h"
-#include "util/profile.h"
+#include "core/dump/dumplayout.h"
+#include "core/util/diagnostic.h"
+#include "core/util/profile.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/profile.h"
+#include "core/compare/profile.h"
 
 namespace probescope::compare {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/pytext.h"
+#include "core/compare/pytext.h"
 
 #include <array>
 #include <charconv>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "dump/jsondocument.h"
-#include "util/pytext.h"
+#include "core/compare/cell.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/pytext.h"
 
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/realdata.h"
+#include "core/compare/realdata.h"
 
-#include "compare/kernels.h"
-#include "tensor/ptnative.h"
+#include "core/compare/kernels.h"
+#include "core/tensor/ptnative.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "tensor/tensor.h"
-#include "util/workgroup.h"
+#include "core/compare/cell.h"
+#include "core/tensor/tensor.h"
+#include "core/util/workgroup.h"
 
 #include <filesystem>
 #include <string>

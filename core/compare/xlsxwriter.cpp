@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/xlsxwriter.h"
+#include "core/compare/xlsxwriter.h"
 
-#include "compare/pytext.h"
-#include "util/outputfile.h"
+#include "core/compare/pytext.h"
+#include "core/util/outputfile.h"
 
 #include <xlsxwriter.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "compare/comparetable.h"
-#include "util/diagnostic.h"
+#include "core/compare/cell.h"
+#include "core/compare/comparetable.h"
+#include "core/util/diagnostic.h"
 
 #include <cstddef>
 #include <filesystem>

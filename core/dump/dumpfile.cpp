@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/dumpfile.h"
-#include "dump/entrycheck.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/entrycheck.h"
 
-#include "dump/leaf.h"
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/dump/leaf.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/entryname.h"
-#include "dump/jsondocument.h"
-#include "util/diagnostic.h"
+#include "core/dump/entryname.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/diagnostic.h"
 
 #include <filesystem>
 #include <memory>

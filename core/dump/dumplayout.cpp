@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/dumplayout.h"
+#include "core/dump/dumplayout.h"
 
-#include "util/fileio.h"
+#include "core/util/fileio.h"
 
 #include <unistd.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/dumpfile.h"
-#include "util/diagnostic.h"
+#include "core/dump/dumpfile.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <filesystem>

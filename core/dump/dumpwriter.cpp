@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/dumpwriter.h"
+#include "core/dump/dumpwriter.h"
 
-#include "util/pytext.h"
-#include "util/outputfile.h"
+#include "core/util/pytext.h"
+#include "core/util/outputfile.h"
 
 #include <array>
 #include <cerrno>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "util/diagnostic.h"
-#include "util/pytext.h"
+#include "core/util/diagnostic.h"
+#include "core/util/pytext.h"
 
 #include <cstdint>
 #include <filesystem>

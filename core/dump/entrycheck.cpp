@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/entrycheck.h"
+#include "core/dump/entrycheck.h"
 
-#include "util/textposition.h"
+#include "core/util/textposition.h"
 
 #include <array>
 

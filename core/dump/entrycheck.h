@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/dumpfile.h"
+#include "core/dump/dumpfile.h"
 
 #include <string_view>
 

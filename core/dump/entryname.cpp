@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/entryname.h"
+#include "core/dump/entryname.h"
 
 #include <charconv>
 #include <optional>

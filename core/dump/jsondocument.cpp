@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/jsondocument.h"
+#include "core/dump/jsondocument.h"
 
-#include "util/textposition.h"
+#include "core/util/textposition.h"
 
 #include <charconv>
 #include <cmath>

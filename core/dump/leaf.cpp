@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/leaf.h"
+#include "core/dump/leaf.h"
 
 #include <cstdlib>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/jsondocument.h"
+#include "core/dump/jsondocument.h"
 
 #include <cstdint>
 #include <functional>

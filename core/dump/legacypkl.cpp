@@ -2,9 +2,9 @@
 // Reader for the "precision dumps" of ptdbg_ascend (msprobe's predecessor): a .pkl text file of JSON
 // arrays, one row per line, plus a folder of .npy files. The rows are converted into a document shaped
 // like msprobe's dump.json so everything downstream sees one format. See docs/legacy-pkl.md.
-#include "dump/dumpfile.h"
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/dump/dumpfile.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 #include <array>
 #include <exception>

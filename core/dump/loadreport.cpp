@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/loadreport.h"
+#include "core/dump/loadreport.h"
 
 namespace probescope::dump {
 

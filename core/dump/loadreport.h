@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/rankdump.h"
+#include "core/dump/rankdump.h"
 
 #include <cstdint>
 #include <string>

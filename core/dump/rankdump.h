@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/dumpfile.h"
-#include "dump/dumplayout.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/dumplayout.h"
 
 #include <memory>
 #include <optional>

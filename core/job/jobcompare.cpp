@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "job/jobcompare.h"
+#include "core/job/jobcompare.h"
 
-#include "compare/csvwriter.h"
-#include "compare/pytext.h"
-#include "compare/firstfailure.h"
-#include "util/fileio.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/pytext.h"
+#include "core/compare/firstfailure.h"
+#include "core/util/fileio.h"
 
 #include <nlohmann/json.hpp>
 

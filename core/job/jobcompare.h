@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/pipeline.h"
-#include "compare/plan.h"
-#include "job/origin.h"
-#include "job/scheduler.h"
-#include "util/diagnostic.h"
+#include "core/compare/pipeline.h"
+#include "core/compare/plan.h"
+#include "core/job/origin.h"
+#include "core/job/scheduler.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "job/origin.h"
+#include "core/job/origin.h"
 
 #include <algorithm>
 #include <tuple>

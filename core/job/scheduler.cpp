@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "job/scheduler.h"
+#include "core/job/scheduler.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runut/apicalls.h"
+#include "core/runut/apicalls.h"
 
 #include <algorithm>
 #include <charconv>

@@ -4,8 +4,8 @@
 // splitting into forward/backward maps (run-ut-spec §2.1), name parsing (§2.2), the -f filter (§3.3)
 // and the black/white list with the hard-coded unsupported APIs (§3.2).
 
-#include "runut/replayer.h"
-#include "util/diagnostic.h"
+#include "core/runut/replayer.h"
+#include "core/util/diagnostic.h"
 
 #include <cstddef>
 #include <filesystem>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runut/csvio.h"
+#include "core/runut/csvio.h"
 
-#include "util/csv.h"
-#include "util/fileio.h"
-#include "util/outputfile.h"
+#include "core/util/csv.h"
+#include "core/util/fileio.h"
+#include "core/util/outputfile.h"
 
 #include <cerrno>
 #include <cstring>

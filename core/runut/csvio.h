@@ -4,7 +4,7 @@
 // the default dialect (QUOTE_MINIMAL, "\r\n" line ends) into files opened with encoding="utf-8-sig"
 // (a BOM at the start). Reading accepts files with or without BOM and any of "\r\n", "\n", "\r".
 
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <filesystem>

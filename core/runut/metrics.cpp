@@ -5,9 +5,9 @@
 // fp32 bench), so that roundings of |d - b| and of the relative error match. Reductions (sums behind
 // means, the RMSE and the cosine) accumulate in double; numpy sums float32 arrays pairwise in float32,
 // so float32 means can differ from msprobe's in the last printed digit (docs/run-ut-standards.md).
-#include "runut/metrics.h"
+#include "core/runut/metrics.h"
 
-#include "tensor/dtype.h"
+#include "core/tensor/dtype.h"
 
 #include <algorithm>
 #include <cfloat>

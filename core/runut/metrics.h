@@ -3,7 +3,7 @@
 // Internal to ProbeScope::runut: the per-tensor part of the judge (run-ut-spec §5.2-5.5), split from
 // standards.cpp, which handles structure, dispatch and cell text.
 
-#include "runut/standards.h"
+#include "core/runut/standards.h"
 
 namespace probescope::runut::detail {
 

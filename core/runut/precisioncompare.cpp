@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runut/precisioncompare.h"
+#include "core/runut/precisioncompare.h"
 
-#include "runut/csvio.h"
+#include "core/runut/csvio.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,8 +3,8 @@
 // api_precision_compare (run-ut-spec §8): the final run_ut verdict, judging NPU-vs-CPU error relative to
 // GPU-vs-CPU error from the two accuracy_checking_details CSVs. Decisions: docs/run-ut-standards.md.
 
-#include "runut/standards.h"
-#include "util/diagnostic.h"
+#include "core/runut/standards.h"
+#include "core/util/diagnostic.h"
 
 #include <cstddef>
 #include <filesystem>

@@ -4,8 +4,8 @@
 // (ProbeScope::runuttorch, LibTorch). The runner in core/runut drives a Replayer per worker and turns
 // what it returns into msprobe's result and details rows; nothing here includes LibTorch headers.
 
-#include "dump/dumpfile.h"
-#include "tensor/tensor.h"
+#include "core/dump/dumpfile.h"
+#include "core/tensor/tensor.h"
 
 #include <cstdint>
 #include <memory>

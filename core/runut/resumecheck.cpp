@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runut/resumecheck.h"
+#include "core/runut/resumecheck.h"
 
-#include "runut/csvio.h"
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/runut/csvio.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 namespace probescope::runut {
 

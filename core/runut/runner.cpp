@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runut/runner.h"
-#include "runut/resumecheck.h"
-#include "util/fileio.h"
+#include "core/runut/runner.h"
+#include "core/runut/resumecheck.h"
+#include "core/util/fileio.h"
 
-#include "dump/leaf.h"
-#include "runut/csvio.h"
-#include "runut/runutconfig.h"
-#include "tensor/tensor.h"
+#include "core/dump/leaf.h"
+#include "core/runut/csvio.h"
+#include "core/runut/runutconfig.h"
+#include "core/tensor/tensor.h"
 
 #include <algorithm>
 #include <atomic>

@@ -4,10 +4,10 @@
 // filtered, replayed by a Replayer, judged, and written as msprobe's result and details rows, in dump
 // order whatever the number of workers. See docs/run-ut.md.
 
-#include "runut/apicalls.h"
-#include "runut/replayer.h"
-#include "runut/standards.h"
-#include "util/diagnostic.h"
+#include "core/runut/apicalls.h"
+#include "core/runut/replayer.h"
+#include "core/runut/standards.h"
+#include "core/util/diagnostic.h"
 
 #include <cstddef>
 #include <filesystem>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Read with ProbeScope's own JSON reader, as the collector reads config.json: it keeps byte offsets,
 // so every error points at the line and column of the value it is about.
-#include "runut/runutconfig.h"
+#include "core/runut/runutconfig.h"
 
-#include "dump/jsondocument.h"
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 #include <system_error>
 

@@ -3,7 +3,7 @@
 // The run_ut section of a config.json (-config): white_list, black_list, error_data_path, checked as
 // msprobe checks them, every error at the file, line and column of the value it is about.
 
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <filesystem>
 #include <optional>

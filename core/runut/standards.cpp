@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Structure handling of compare_output (run-ut-spec §5.1), the standard dispatch (§5.3) and the
 // text of details cells (§6.2). The tensor metrics are in metrics.cpp.
-#include "runut/standards.h"
+#include "core/runut/standards.h"
 
-#include "runut/csvio.h"
-#include "runut/metrics.h"
+#include "core/runut/csvio.h"
+#include "core/runut/metrics.h"
 
 #include <algorithm>
 #include <array>

@@ -4,10 +4,10 @@
 // precision standards that fill the new-standard columns (§5.3-5.5), and the cells of
 // accuracy_checking_details (§6.2). Pure C++ on tensor::Tensor: no LibTorch, no Qt.
 
-#include "runut/replayer.h"
+#include "core/runut/replayer.h"
 
 #include <array>
-#include "util/profile.h"
+#include "core/util/profile.h"
 
 #include <cstdint>
 #include <optional>

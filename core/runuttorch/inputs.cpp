@@ -2,9 +2,9 @@
 // Input reconstruction (run-ut-spec §4.1, §4.2): dump.json descriptors -> Python-like values holding
 // LibTorch tensors, real (data_name) or random (gen_random_tensor from Max/Min/dtype/shape), and the
 // conversions between LibTorch tensors and the seam's tensor::Tensor.
-#include "runuttorch/replaydetail.h"
+#include "core/runuttorch/replaydetail.h"
 
-#include "dump/leaf.h"
+#include "core/dump/leaf.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

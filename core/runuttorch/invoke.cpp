@@ -3,7 +3,7 @@
 // Python's argument binding (positional order, keywords by name, defaults from the schema, overload
 // resolution by argument types). Functional.* names that are Python wrappers get a signature and a
 // small adapter; a handful of Tensor dunders and Python-level methods are written by hand.
-#include "runuttorch/replaydetail.h"
+#include "core/runuttorch/replaydetail.h"
 
 #include <ATen/ATen.h>
 #include <ATen/TensorIndexing.h>

@@ -4,9 +4,9 @@
 // functions the three LibTorch sources share. Includes LibTorch headers; never include it from
 // outside core/runuttorch.
 
-#include "dump/dumpfile.h"
-#include "runut/replayer.h"
-#include "tensor/tensor.h"
+#include "core/dump/dumpfile.h"
+#include "core/runut/replayer.h"
+#include "core/tensor/tensor.h"
 
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>

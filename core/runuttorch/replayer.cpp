@@ -2,9 +2,9 @@
 // The per-call pipeline of run_ut (run-ut-spec §4): inputs, backward flags, device and bench copies
 // with msprobe's upcasting (§4.3), the bench call on the CPU, the device call (with autocast when it
 // applies), backward (§4.4), and the conversion of everything to the seam's Values.
-#include "runuttorch/torchreplayer.h"
+#include "core/runuttorch/torchreplayer.h"
 
-#include "runuttorch/replaydetail.h"
+#include "core/runuttorch/replaydetail.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

@@ -4,7 +4,7 @@
 // runner and the CLI include it without paying for LibTorch's headers; only the three sources of
 // ProbeScope::runuttorch see them.
 
-#include "runut/replayer.h"
+#include "core/runut/replayer.h"
 
 #include <memory>
 #include <string>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "session/nodestatus.h"
+#include "core/session/nodestatus.h"
 
-#include "compare/firstfailure.h"
-#include "compare/flatten.h"
-#include "util/parallel.h"
+#include "core/compare/firstfailure.h"
+#include "core/compare/flatten.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <charconv>

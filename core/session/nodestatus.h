@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparetable.h"
-#include "tree/constructtree.h"
+#include "core/compare/comparetable.h"
+#include "core/tree/constructtree.h"
 
 #include <array>
 #include <cmath>

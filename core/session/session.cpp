@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "session/session.h"
+#include "core/session/session.h"
 
-#include "compare/msprobe26.h"
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/msprobe26/msprobe26.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
 #include <algorithm>
 #include <atomic>

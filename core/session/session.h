@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparejob.h"
-#include "compare/pipeline.h"
-#include "compare/comparetable.h"
-#include "compare/firstfailure.h"
-#include "dump/dumplayout.h"
-#include "dump/rankdump.h"
-#include "session/nodestatus.h"
-#include "tree/constructtree.h"
-#include "util/diagnostic.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/pipeline.h"
+#include "core/compare/comparetable.h"
+#include "core/compare/firstfailure.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/rankdump.h"
+#include "core/session/nodestatus.h"
+#include "core/tree/constructtree.h"
+#include "core/util/diagnostic.h"
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tensor/dtype.h"
+#include "core/tensor/dtype.h"
 
 #include <bit>
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tensor/elementdiff.h"
+#include "core/tensor/elementdiff.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tensor/tensor.h"
-#include "util/diagnostic.h"
+#include "core/tensor/tensor.h"
+#include "core/util/diagnostic.h"
 
 #include <cmath>
 #include <cstddef>

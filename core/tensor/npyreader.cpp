@@ -2,8 +2,8 @@
 // NumPy's .npy format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
 // The header is a Python dict literal; it is parsed by hand here (no Python, no eval) and every
 // number in it is checked before anything is allocated, so a hostile header cannot exhaust memory.
-#include "tensor/tensor.h"
-#include "util/fileio.h"
+#include "core/tensor/tensor.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -4,7 +4,7 @@
 // Python's pickletools documentation for protocol 2, with LibTorch 1.13's stack effects.
 // It deliberately refuses more than LibTorch does: tests/core/tst_tensor.cpp checks that every
 // file it accepts loads identically through LibTorch (loadPtWithTorch).
-#include "tensor/ptnative.h"
+#include "core/tensor/ptnative.h"
 
 #include <algorithm>
 #include <array>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tensor/dtype.h"
-#include "util/diagnostic.h"
+#include "core/tensor/dtype.h"
+#include "core/util/diagnostic.h"
 
 #include <cstddef>
 #include <cstdint>

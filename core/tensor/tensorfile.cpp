@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tensor/tensor.h"
+#include "core/tensor/tensor.h"
 
 #include <algorithm>
 #include <cerrno>

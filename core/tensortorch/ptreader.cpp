@@ -2,9 +2,9 @@
 // The only translation unit that sees LibTorch headers: they cost seconds to compile, and keeping
 // them here means the rest of ProbeScope builds without them. loadPt uses the native reader
 // (ptnative.cpp); this one stays as its cross-check in the tests.
-#include "tensor/ptnative.h"
-#include "tensortorch/torchpt.h"
-#include "util/fileio.h"
+#include "core/tensor/ptnative.h"
+#include "core/tensortorch/torchpt.h"
+#include "core/util/fileio.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tensor/tensor.h"
+#include "core/tensor/tensor.h"
 
 #include <filesystem>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tree/constructtree.h"
+#include "core/tree/constructtree.h"
 
 #include <algorithm>
 #include <limits>

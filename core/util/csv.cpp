@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/csv.h"
+#include "core/util/csv.h"
 
 namespace probescope {
 

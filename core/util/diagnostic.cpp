@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <algorithm>
 

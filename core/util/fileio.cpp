@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/fileio.h"
+#include "core/util/fileio.h"
 
 #include <atomic>
 #include <cerrno>

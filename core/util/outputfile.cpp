@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/outputfile.h"
+#include "core/util/outputfile.h"
 
-#include "util/fileio.h"
+#include "core/util/fileio.h"
 
 #include <atomic>
 #include <cerrno>

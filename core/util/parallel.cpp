@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/parallel.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/profile.h"
+#include "core/util/profile.h"
 
 #include <array>
 #include <utility>

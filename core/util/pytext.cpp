@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/pytext.h"
+#include "core/util/pytext.h"
 
 #include <array>
 #include <charconv>

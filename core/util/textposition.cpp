@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/textposition.h"
+#include "core/util/textposition.h"
 
 #include <algorithm>
 

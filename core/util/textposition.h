@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <string_view>

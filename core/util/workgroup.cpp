@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/workgroup.h"
+#include "core/util/workgroup.h"
 
-#include "util/parallel.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <atomic>

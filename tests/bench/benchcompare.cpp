@@ -17,10 +17,10 @@
 #include "benchargs.h"
 #include "procstatus.h"
 
-#include "compare/comparetable.h"
-#include "dump/dumpfile.h"
-#include "tensor/tensor.h"
-#include "util/parallel.h"
+#include "core/compare/comparetable.h"
+#include "core/dump/dumpfile.h"
+#include "core/tensor/tensor.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -12,12 +12,12 @@
 // behind a TreeFilterProxy in a QTreeView (offscreen platform); each step ends with a synchronous
 // repaint of the viewport, so layout and painting are part of every figure.
 
-#include "jobs/comparecontroller.h"
-#include "models/comparetreemodel.h"
-#include "models/nodesearch.h"
-#include "models/treefilterproxy.h"
+#include "ui/jobs/comparecontroller.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/nodesearch.h"
+#include "ui/models/treefilterproxy.h"
 #include "procstatus.h"
-#include "session/session.h"
+#include "core/session/session.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -9,7 +9,7 @@
 #include "benchargs.h"
 #include "procstatus.h"
 
-#include "job/jobcompare.h"
+#include "core/job/jobcompare.h"
 
 #include <chrono>
 #include <cstdio>

@@ -18,9 +18,9 @@
 
 #include "procstatus.h"
 
-#include "dump/dumpfile.h"
-#include "dump/jsondocument.h"
-#include "util/fileio.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/fileio.h"
 
 #include <nlohmann/json.hpp>
 

@@ -14,8 +14,8 @@
 
 #include "benchargs.h"
 
-#include "runut/runner.h"
-#include "runuttorch/torchreplayer.h"
+#include "core/runut/runner.h"
+#include "core/runuttorch/torchreplayer.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "core/tempdir.h"
-#include "dump/dumpfile.h"
-#include "dump/jsondocument.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/jsondocument.h"
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 // readers: statistics recomputed from the .pt files, md5 stable across runs.
 #include "collecttest.h"
 
-#include "dump/rankdump.h"
+#include "core/dump/rankdump.h"
 #include "model.h"
-#include "tensor/tensor.h"
-#include "tensortorch/torchpt.h"
+#include "core/tensor/tensor.h"
+#include "core/tensortorch/torchpt.h"
 
 #include <probescope/collect/precisiondebugger.h>
 

@@ -4,10 +4,10 @@
 // leaves folders ProbeScope reads; ranks from the environment; Python's torch.load as an extra oracle.
 #include "collecttest.h"
 
-#include "compare/comparejob.h"
-#include "dump/dumplayout.h"
-#include "dump/rankdump.h"
-#include "tensor/tensor.h"
+#include "core/compare/comparejob.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/rankdump.h"
+#include "core/tensor/tensor.h"
 
 #include <chrono>
 #include <ostream>

@@ -4,10 +4,10 @@
 // are valid after every write, finish() gives msprobe's exact files.
 #include "collecttest.h"
 
-#include "dump/dumpfile.h"
-#include "dump/dumpwriter.h"
-#include "dump/jsondocument.h"
-#include "dump/rankdump.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/dumpwriter.h"
+#include "core/dump/jsondocument.h"
+#include "core/dump/rankdump.h"
 
 #include <gtest/gtest.h>
 

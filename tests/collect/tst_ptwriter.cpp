@@ -4,8 +4,8 @@
 #include "collecttest.h"
 
 #include "../../core/collect/ptwriter.h"
-#include "tensor/tensor.h"
-#include "tensortorch/torchpt.h"
+#include "core/tensor/tensor.h"
+#include "core/tensortorch/torchpt.h"
 
 #include <cstring>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/dumpfile.h"
-#include "dump/rankdump.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/rankdump.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden tests: every variant of ../shared/fixtures/*/expected/ (real msprobe 1.2.2 output) must be
 // reproduced cell for cell (numbers within 1e-9 relative), with the same highlight colours and advisor.
-#include "compare/comparejob.h"
-#include "compare/csvwriter.h"
-#include "compare/highlight.h"
-#include "compare/matcher.h"
-#include "compare/pytext.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/highlight.h"
+#include "core/compare/matcher.h"
+#include "core/compare/pytext.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

@@ -2,9 +2,9 @@
 // msprobe 26 `compare -da`: every golden of ../shared/fixtures/msprobe26_da reproduced (rank tables and
 // diff_analyze as JSON objects, numbers within 1e-9), phase B alone on msprobe's own rank tables, and the
 // rules around them (stale tables, file names, rank order, errors).
-#include "compare/msprobe26.h"
-#include "compare/msprobe26/diffanalyze.h"
-#include "dump/jsondocument.h"
+#include "core/compare/msprobe26/msprobe26.h"
+#include "core/compare/msprobe26/diffanalyze.h"
+#include "core/dump/jsondocument.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
@@ -344,10 +344,10 @@ TEST(DiffAnalyze, ErrorsWhereMsprobeCrashes)
 TEST(DiffAnalyze, PandasFloatParserKeepsSeventeenDigits)
 {
     // Leading zeros count: 0.003224366344511509 is read as 0.0032243663445115.
-    EXPECT_EQ(pandasToFloat("0.003224366344511509"), std::strtod("0.0032243663445115", nullptr));
-    EXPECT_NE(pandasToFloat("0.003224366344511509"), std::strtod("0.003224366344511509", nullptr));
-    EXPECT_EQ(pandasToFloat("2.118187427520752"), 2.118187427520752);
-    EXPECT_EQ(pandasToFloat("1e-05"), 1e-05);
-    EXPECT_EQ(pandasToFloat("-4"), -4.0);
-    EXPECT_TRUE(std::isnan(pandasToFloat("abc")));
+    EXPECT_EQ(msprobe26::pandasToFloat("0.003224366344511509"), std::strtod("0.0032243663445115", nullptr));
+    EXPECT_NE(msprobe26::pandasToFloat("0.003224366344511509"), std::strtod("0.003224366344511509", nullptr));
+    EXPECT_EQ(msprobe26::pandasToFloat("2.118187427520752"), 2.118187427520752);
+    EXPECT_EQ(msprobe26::pandasToFloat("1e-05"), 1e-05);
+    EXPECT_EQ(msprobe26::pandasToFloat("-4"), -4.0);
+    EXPECT_TRUE(std::isnan(msprobe26::pandasToFloat("abc")));
 }

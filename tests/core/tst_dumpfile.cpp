@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/dumpfile.h"
-#include "dump/leaf.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/leaf.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/dumplayout.h"
-#include "dump/rankdump.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/rankdump.h"
 #include "tempdir.h"
 
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 // Tests for core/tensor/elementdiff: element-wise differences, histograms, slices, worst elements and the
 // summary. Oracles: hand-computed values, a brute-force full sort, and msprobe's own compare result of the
 // fixture (expected/nostack/step0/compare_result.csv, row Functional.gelu.0.forward.output.0).
-#include "tensor/elementdiff.h"
-#include "tensor/tensor.h"
+#include "core/tensor/elementdiff.h"
+#include "core/tensor/tensor.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>

@@ -2,13 +2,13 @@
 // Golden tests on the real msprobe 1.2.2 dumps of ../shared/fixtures. Independent oracles: nlohmann/json
 // (a second JSON parser) for entries and values, msprobe's own compare CSVs for row counts, msprobe's graph
 // visualization (.vis) for the hierarchy, and the .pt files for the statistics.
-#include "dump/dumplayout.h"
-#include "dump/leaf.h"
-#include "dump/rankdump.h"
-#include "inspect/dumpinfo.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/leaf.h"
+#include "core/dump/rankdump.h"
+#include "core/dumpinfo/dumpinfo.h"
 #include "tempdir.h"
 #include "testconfig.h"
-#include "tree/constructtree.h"
+#include "core/tree/constructtree.h"
 
 #include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
@@ -147,7 +147,7 @@ TEST(Fixtures, LeafCountsEqualTheRowsOfMsprobesOwnCompareOutput)
             SCOPED_TRACE(std::string(fixture) + "/step" + std::to_string(step));
             const auto rank = loadStep(fixture, "npu", step);
             ASSERT_TRUE(rank);
-            const auto info = inspect::inspectRank(*rank);
+            const auto info = dumpinfo::inspectRank(*rank);
             const auto csv = fixturesDir() / fixture / "expected/nostack" / ("step" + std::to_string(step))
                 / "compare_result.csv";
             // msprobe 1.2.2 writes one row per leaf of the NPU dump.
@@ -241,10 +241,10 @@ TEST(Fixtures, TensorStatisticsRecomputedFromPtFilesAgreeWithDumpJson)
             SCOPED_TRACE(std::string(side) + "/step" + std::to_string(step));
             const auto rank = loadStep("modelA_tensor_mix", side, step);
             ASSERT_TRUE(rank);
-            inspect::InfoOptions options;
+            dumpinfo::InfoOptions options;
             options.verifyTensors = true;
             options.statsTolerance = 1e-5;
-            const auto info = inspect::inspectRank(*rank, options);
+            const auto info = dumpinfo::inspectRank(*rank, options);
             EXPECT_EQ(info.filesMissing, 0u);
             EXPECT_EQ(info.filesVerified, info.tensorsWithFile);
             EXPECT_EQ(info.filesVerified, info.tensorLeaves);
@@ -277,9 +277,9 @@ TEST(Fixtures, TamperedCopiesGiveSpecificErrors)
     ASSERT_TRUE(layout.ok());
     auto rank = loadRank(layout->ranks[0]);
     ASSERT_TRUE(rank.ok());
-    inspect::InfoOptions options;
+    dumpinfo::InfoOptions options;
     options.verifyTensors = true;
-    const auto info = inspect::inspectRank(**rank, options);
+    const auto info = dumpinfo::inspectRank(**rank, options);
     std::map<std::string, int> ids;
     for (const auto& d : info.diagnostics)
         ++ids[d.id];

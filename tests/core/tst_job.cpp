@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "job/jobcompare.h"
-#include "job/origin.h"
-#include "job/scheduler.h"
+#include "core/job/jobcompare.h"
+#include "core/job/origin.h"
+#include "core/job/scheduler.h"
 #include "tempdir.h"
 
 #include <gtest/gtest.h>

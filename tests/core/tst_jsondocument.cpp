@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/jsondocument.h"
+#include "core/dump/jsondocument.h"
 
 #include <gtest/gtest.h>
 

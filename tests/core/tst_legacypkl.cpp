@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "dump/dumpfile.h"
+#include "core/dump/dumpfile.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Malformed dump files: every case must give its specific diagnostic, never a crash or silently wrong data.
-#include "dump/dumpfile.h"
-#include "dump/dumplayout.h"
-#include "dump/rankdump.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/rankdump.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe 26.0.0 profile: the real 26.0.0 CSV golden, the compare-spec §13.1 worked example, and the
 // checker (§8.1) and statistics rule matrix (§6.1) tables.
-#include "compare/csvwriter.h"
-#include "compare/msprobe26.h"
-#include "compare/pytext.h"
-#include "dump/jsondocument.h"
-#include "dump/rankdump.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/msprobe26/msprobe26.h"
+#include "core/compare/pytext.h"
+#include "core/dump/jsondocument.h"
+#include "core/dump/rankdump.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -59,7 +59,7 @@ std::shared_ptr<const CompareTable> runOnText(const std::string& npuJson, const 
     auto bench = dump::parseDumpJson(benchJson, "/nonexistent/bench/dump.json");
     EXPECT_TRUE(npu.ok());
     EXPECT_TRUE(bench.ok());
-    auto table = compareDumps26(**npu, **bench, CompareOptions {});
+    auto table = msprobe26::compareDumps(**npu, **bench, CompareOptions {});
     EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().format());
     return table.ok() ? *table : nullptr;
 }
@@ -79,11 +79,11 @@ TEST(Msprobe26Golden, TensorMixMatchesCellForCell)
     CompareOptions options;
     options.stackMode = true;
     options.stack = &*stack;
-    auto table = compareDumps26(**npu, **bench, options);
+    auto table = msprobe26::compareDumps(**npu, **bench, options);
     ASSERT_TRUE(table.ok()) << table.error().format();
 
     const auto expected = parseCsv(slurp(base / "expected/msprobe-26.0.0/step0/compare_result.csv"));
-    const auto actual = parseCsv(tableCsv26(**table));
+    const auto actual = parseCsv(msprobe26::tableCsv(**table));
     ASSERT_EQ(actual.size(), expected.size());
     ASSERT_EQ(actual[0], expected[0]);
     int mismatches = 0;
@@ -117,7 +117,7 @@ std::shared_ptr<const CompareTable> modelATable26(const std::string& fixture)
     CompareOptions options;
     options.stackMode = true;
     options.stack = &stacks[fixture];
-    auto table = compareDumps26(**npu, **bench, options);
+    auto table = msprobe26::compareDumps(**npu, **bench, options);
     EXPECT_TRUE(table.ok()) << (table.ok() ? "" : table.error().format());
     return table.ok() ? *table : nullptr;
 }
@@ -126,7 +126,7 @@ std::shared_ptr<const CompareTable> modelATable26(const std::string& fixture)
 int stringMismatches(const CompareTable& table, const std::filesystem::path& expectedCsv)
 {
     const auto expected = parseCsv(slurp(expectedCsv));
-    const auto actual = parseCsv(tableCsv26(table));
+    const auto actual = parseCsv(msprobe26::tableCsv(table));
     EXPECT_EQ(actual.size(), expected.size());
     if (actual.size() != expected.size() || expected.empty())
         return -1;
@@ -173,7 +173,7 @@ TEST(Msprobe26Golden, StatisticsCsvIsByteIdentical)
     auto table = modelATable26("modelA_statistics_mix");
     ASSERT_TRUE(table);
     EXPECT_EQ(stringMismatches(*table, csv), 0);
-    EXPECT_EQ(tableCsv26(*table), slurp(csv));
+    EXPECT_EQ(msprobe26::tableCsv(*table), slurp(csv));
 }
 
 // The md5 pair: msprobe 26's -da table has the same rows as its CSV; the name, dtype, shape, requires_grad
@@ -185,7 +185,7 @@ TEST(Msprobe26Golden, Md5CsvCellsAgreeWithMsprobe26sTable)
         GTEST_SKIP() << "fixture missing";
     auto table = modelATable26("modelA_md5_mix");
     ASSERT_TRUE(table);
-    const auto rows = parseCsv(tableCsv26(*table));
+    const auto rows = parseCsv(msprobe26::tableCsv(*table));
     auto parsed = dump::JsonDocument::parse(slurp(golden), golden.string());
     ASSERT_TRUE(parsed.document);
     std::vector<dump::JsonValue> items;
@@ -230,7 +230,7 @@ TEST(Msprobe26Example, StatisticsWorkedExampleExactCsv)
         "2]\",\"[2, 2]\",True,True,1.0,0,0,2.0,50.0%,0,0,100.0%,3.0,0.5,1.5,4.0,2.0,0.5,1.5,2.0,True,error,\"[\"\"error: "
         "The NormRelativeErr of output is greater than 0.5.\"\", \"\"warning: The norm relative error of output is 10 "
         "times that of input.\"\"]\"\n";
-    EXPECT_EQ(tableCsv26(*table), expected);
+    EXPECT_EQ(msprobe26::tableCsv(*table), expected);
 }
 
 TEST(Msprobe26Example, BackwardCallsAreRenumberedAndBenchOnlyRowsDropped)
@@ -252,24 +252,24 @@ TEST(Msprobe26Stats, RuleMatrix)
 {
     auto t = [](const char* s) { return Cell::text(s); };
     using P = std::pair<std::string, std::string>;
-    EXPECT_EQ(statsDiff26(Cell::integer(2), Cell::integer(2)), P("0", "0"));
-    EXPECT_EQ(statsDiff26(t("Nan"), t("Nan")), P("0", "0"));
-    EXPECT_EQ(statsDiff26(Cell::integer(2), Cell::number(2.0)), P("0.0", "0.0%")); // "2" != "2.0" as text
-    EXPECT_EQ(statsDiff26(Cell::number(3.0), Cell::number(2.0)), P("1.0", "50.0%"));
-    EXPECT_EQ(statsDiff26(Cell::integer(3), Cell::integer(2), true, true), P("1", "50.0%"));
-    EXPECT_EQ(statsDiff26(Cell::number(1.0), Cell::number(0.0)), P("1.0", "inf"));
-    EXPECT_EQ(statsDiff26(t("Nan"), Cell::number(1.0)), P("Nan", "Nan"));
-    EXPECT_EQ(statsDiff26(Cell::number(1.0), t("Nan")), P("Nan", "Nan"));
-    EXPECT_EQ(statsDiff26(Cell::number(INFINITY), Cell::number(1.0)), P("inf", "inf"));
-    EXPECT_EQ(statsDiff26(Cell::number(-INFINITY), Cell::number(1.0)), P("-inf", "-inf"));
-    EXPECT_EQ(statsDiff26(Cell::number(1.0), Cell::number(INFINITY)), P("-inf", "-inf"));
-    EXPECT_EQ(statsDiff26(Cell::number(1.0), Cell::number(-INFINITY)), P("inf", "inf"));
-    EXPECT_EQ(statsDiff26(Cell::number(1.0), t("N/A")), P("N/A", "N/A"));
-    EXPECT_EQ(statsDiff26(t("npu:0"), t("cuda:0")), P("N/A", "N/A"));
-    EXPECT_EQ(statsDiff26(t("npu:0"), Cell::number(1.0)), P("Diff", "Diff"));
-    EXPECT_EQ(statsDiff26(t("abc"), t("abd")), P("Diff", "Diff"));
-    EXPECT_EQ(statsDiff26(Cell::boolean(true), Cell::boolean(false)), P("Diff", "Diff"));
-    EXPECT_EQ(statsDiff26(t("None"), Cell::number(1.0)), P("Diff", "Diff"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::integer(2), Cell::integer(2)), P("0", "0"));
+    EXPECT_EQ(msprobe26::statsDiff(t("Nan"), t("Nan")), P("0", "0"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::integer(2), Cell::number(2.0)), P("0.0", "0.0%")); // "2" != "2.0" as text
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(3.0), Cell::number(2.0)), P("1.0", "50.0%"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::integer(3), Cell::integer(2), true, true), P("1", "50.0%"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(1.0), Cell::number(0.0)), P("1.0", "inf"));
+    EXPECT_EQ(msprobe26::statsDiff(t("Nan"), Cell::number(1.0)), P("Nan", "Nan"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(1.0), t("Nan")), P("Nan", "Nan"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(INFINITY), Cell::number(1.0)), P("inf", "inf"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(-INFINITY), Cell::number(1.0)), P("-inf", "-inf"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(1.0), Cell::number(INFINITY)), P("-inf", "-inf"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(1.0), Cell::number(-INFINITY)), P("inf", "inf"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::number(1.0), t("N/A")), P("N/A", "N/A"));
+    EXPECT_EQ(msprobe26::statsDiff(t("npu:0"), t("cuda:0")), P("N/A", "N/A"));
+    EXPECT_EQ(msprobe26::statsDiff(t("npu:0"), Cell::number(1.0)), P("Diff", "Diff"));
+    EXPECT_EQ(msprobe26::statsDiff(t("abc"), t("abd")), P("Diff", "Diff"));
+    EXPECT_EQ(msprobe26::statsDiff(Cell::boolean(true), Cell::boolean(false)), P("Diff", "Diff"));
+    EXPECT_EQ(msprobe26::statsDiff(t("None"), Cell::number(1.0)), P("Diff", "Diff"));
 }
 
 namespace {
@@ -278,7 +278,7 @@ CompareTable tensorTable(const std::vector<std::tuple<std::string, Cell, Cell>>&
 {
     CompareTable t;
     t.mode = CompareMode::RealData;
-    t.header = headerFor26(CompareMode::RealData, false);
+    t.header = msprobe26::headerFor(CompareMode::RealData, false);
     for (const auto& [name, cos, one] : rows) {
         std::vector<Cell> row(t.header.size(), Cell::text("1.0"));
         row[0] = row[1] = Cell::text(name);
@@ -310,7 +310,7 @@ TEST(Msprobe26Checkers, OneThousandthAndCosineMarkFirstOutputRow)
     auto t = tensorTable({ { "Functional.gelu.0.forward.input.0", Cell::number(1.0), Cell::number(1.0) },
                            { "Functional.gelu.0.forward.output.0", Cell::number(0.88), Cell::number(0.05) },
                            { "Functional.gelu.0.forward.output.1", Cell::number(0.5), Cell::number(0.01) } });
-    applyCheckers26(t);
+    msprobe26::applyCheckers(t);
     EXPECT_EQ(result(t, 0), "pass []");
     EXPECT_EQ(result(t, 1), "error [\"error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output "
                             "< 0.6.\", \"warning: The input/parameters of Cosine > 0.9, and input/parameters - output > "
@@ -322,7 +322,7 @@ TEST(Msprobe26Checkers, OneThousandthUsesPointOneNotPointSix)
 {
     auto t = tensorTable({ { "Functional.gelu.0.forward.input.0", Cell::number(1.0), Cell::number(1.0) },
                            { "Functional.gelu.0.forward.output.0", Cell::number(1.0), Cell::number(0.5) } });
-    applyCheckers26(t);
+    msprobe26::applyCheckers(t);
     EXPECT_EQ(result(t, 1), "pass []");
 }
 
@@ -332,13 +332,13 @@ TEST(Msprobe26Checkers, IgnoredApisAndStringsAreSkipped)
                            { "Tensor.to.0.forward.output.0", Cell::number(0.1), Cell::number(0.0) } });
     t.rows[1][16] = Cell::text("Nan"); // NPU mean is not looked at; NPU max is
     t.rows[1][14] = Cell::text("inf");
-    applyCheckers26(t);
+    msprobe26::applyCheckers(t);
     EXPECT_EQ(result(t, 1), "pass []"); // ALL_IGNORE: no checker at all
 
     auto u = tensorTable({ { "Functional.relu.0.forward.input.0", Cell::text("unsupported"), Cell::text("unsupported") },
                            { "Functional.relu.0.forward.output.0", Cell::number(0.5), Cell::number(0.0) } });
     u.rows[1][14] = Cell::text("Nan");
-    applyCheckers26(u);
+    msprobe26::applyCheckers(u);
     // inputs only hold strings → defaults (1.0): both cross-row rules fire; NPU max "Nan" fires InfNan.
     EXPECT_EQ(result(u, 1), "error [\"error: There is nan/inf/-inf in the maximum or minimum value of NPU.\", "
                             "\"error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output < 0.6.\", "
@@ -360,7 +360,7 @@ TEST(Msprobe26Checkers, PerRowRules)
     t.rows[2][5] = Cell::text("[1, 2]");                               // shape
     t.rows[3][1] = Cell::text("N/A");                                  // unmatched: per-row rules skip it
     t.rows[3][7] = Cell::text("N/A");
-    applyCheckers26(t);
+    msprobe26::applyCheckers(t);
     EXPECT_EQ(result(t, 0), "error [\"error: The Required_Grad of NPU and Bench are inconsistent\", \"error: The dtype "
                             "of NPU and Bench are inconsistent.\"]");
     EXPECT_EQ(result(t, 1), "error [\"error: The scalar parameters of NPU and Bench are inconsistent.\"]");
@@ -372,7 +372,7 @@ TEST(Msprobe26Checkers, StatisticsRelativeRulesAndMd5)
 {
     CompareTable s;
     s.mode = CompareMode::Summary;
-    s.header = headerFor26(CompareMode::Summary, false);
+    s.header = msprobe26::headerFor(CompareMode::Summary, false);
     const int norm = s.column("NormRelativeErr");
     for (const char* name : { "Torch.mm.0.forward.input.0", "Torch.mm.0.forward.output.0" }) {
         std::vector<Cell> row(s.header.size(), Cell::text("0"));
@@ -387,7 +387,7 @@ TEST(Msprobe26Checkers, StatisticsRelativeRulesAndMd5)
     }
     s.rows[0][static_cast<std::size_t>(norm)] = Cell::text("5.0%");
     s.rows[1][static_cast<std::size_t>(norm)] = Cell::text("60.0%");
-    applyCheckers26(s);
+    msprobe26::applyCheckers(s);
     // input 0.05 < 0.1 and output 0.6 > 0.5 → error; 0.6 / 0.05 > 10 → warning
     EXPECT_EQ(result(s, 1), "error [\"error: The NormRelativeErr of output is greater than 0.5.\", \"warning: The norm "
                             "relative error of output is 10 times that of input.\"]");
@@ -395,7 +395,7 @@ TEST(Msprobe26Checkers, StatisticsRelativeRulesAndMd5)
 
     CompareTable m;
     m.mode = CompareMode::Md5;
-    m.header = headerFor26(CompareMode::Md5, false);
+    m.header = msprobe26::headerFor(CompareMode::Md5, false);
     for (const auto& [a, b] : { std::pair { "1a2b3c4d", "1a2b3c4d" }, std::pair { "1a2b3c4d", "00000000" },
                                 std::pair { "1a2b3c4d", "N/A" } }) {
         std::vector<Cell> row(m.header.size(), Cell::text("x"));
@@ -407,7 +407,7 @@ TEST(Msprobe26Checkers, StatisticsRelativeRulesAndMd5)
         m.matched.push_back(true);
         m.colors.push_back(RowColor::None);
     }
-    applyCheckers26(m);
+    msprobe26::applyCheckers(m);
     EXPECT_EQ(result(m, 0), "pass []");
     EXPECT_EQ(result(m, 1), "error [\"error: The CRC-32 value of NPU differs from that of the bench.\"]");
     EXPECT_EQ(result(m, 2), "warning [\"warning: The parameter of NPU does not match the bench.\"]");
@@ -415,14 +415,14 @@ TEST(Msprobe26Checkers, StatisticsRelativeRulesAndMd5)
 
 TEST(Msprobe26Csv, CellText)
 {
-    EXPECT_EQ(cellText26(Cell::number(INFINITY)), " inf");
-    EXPECT_EQ(cellText26(Cell::number(-INFINITY)), " -inf");
-    EXPECT_EQ(cellText26(Cell::number(NAN)), "");
-    EXPECT_EQ(cellText26(Cell::number(1e-05)), "1e-05");
-    EXPECT_EQ(cellText26(Cell::integer(4)), "4");
-    EXPECT_EQ(cellText26(Cell::boolean(true)), "True");
-    EXPECT_EQ(jsonStringList({}), "[]");
-    EXPECT_EQ(jsonStringList({ "a\"b", "c" }), "[\"a\\\"b\", \"c\"]");
+    EXPECT_EQ(msprobe26::cellText(Cell::number(INFINITY)), " inf");
+    EXPECT_EQ(msprobe26::cellText(Cell::number(-INFINITY)), " -inf");
+    EXPECT_EQ(msprobe26::cellText(Cell::number(NAN)), "");
+    EXPECT_EQ(msprobe26::cellText(Cell::number(1e-05)), "1e-05");
+    EXPECT_EQ(msprobe26::cellText(Cell::integer(4)), "4");
+    EXPECT_EQ(msprobe26::cellText(Cell::boolean(true)), "True");
+    EXPECT_EQ(msprobe26::jsonStringList({}), "[]");
+    EXPECT_EQ(msprobe26::jsonStringList({ "a\"b", "c" }), "[\"a\\\"b\", \"c\"]");
 }
 
 TEST(Msprobe26Smoke, StatisticsAndMd5FixturesRun)
@@ -439,7 +439,7 @@ TEST(Msprobe26Smoke, StatisticsAndMd5FixturesRun)
         CompareOptions options;
         options.stackMode = true;
         options.stack = &*stack;
-        auto table = compareDumps26(**npu, **bench, options);
+        auto table = msprobe26::compareDumps(**npu, **bench, options);
         ASSERT_TRUE(table.ok()) << fixture;
         EXPECT_EQ((*table)->mode, mode);
         EXPECT_EQ((*table)->header.back(), lastColumn);

@@ -3,8 +3,8 @@
 // from its rows (OwnStatusFold), and the incremental fold of streamed own statuses (LiveNodeStatus)
 // against the fold of a whole table (aggregate).
 #include "core/inlinerank.h"
-#include "session/nodestatus.h"
-#include "tree/constructtree.h"
+#include "core/session/nodestatus.h"
+#include "core/tree/constructtree.h"
 
 #include <gtest/gtest.h>
 

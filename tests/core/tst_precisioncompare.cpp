@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // api_precision_compare (run-ut-spec §8) and the CSV reader/writer it shares with the runner.
-#include "runut/csvio.h"
-#include "runut/precisioncompare.h"
+#include "core/runut/csvio.h"
+#include "core/runut/precisioncompare.h"
 #include "testconfig.h"
 
 #include "tempdir.h"

@@ -2,12 +2,12 @@
 // The ptdbg profile (docs/ptdbg-compare.md): every variant of ../shared/fixtures/legacy_ptdbg/*/expected/
 // reproduced from the call recorded in its cmd.txt (cells, fills, advisor), plus ptdbg's rules on
 // hand-made inputs where the fixtures leave them open.
-#include "compare/comparejob.h"
-#include "compare/csvwriter.h"
-#include "compare/ptdbg/ptdbgcompare.h"
-#include "compare/ptdbg/ptdbgrules.h"
-#include "compare/pytext.h"
-#include "session/session.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgrules.h"
+#include "core/compare/pytext.h"
+#include "core/session/session.h"
 #include "tempdir.h"
 #include "testconfig.h"
 #include "xlsxread.h"

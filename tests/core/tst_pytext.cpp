@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compare/cell.h"
-#include "compare/csvwriter.h"
-#include "compare/pytext.h"
-#include "dump/jsondocument.h"
+#include "core/compare/cell.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/pytext.h"
+#include "core/dump/jsondocument.h"
 #include "testconfig.h"
-#include "util/outputfile.h"
+#include "core/util/outputfile.h"
 
 #include <gtest/gtest.h>
 

@@ -12,9 +12,9 @@
 //   maxrel = fmt(max(re)); ratios = fmt(sum(re < 0.001 / 0.005) / size(re))
 //
 // Each expectation below names the numpy inputs it came from.
-#include "compare/realdata.h"
-#include "tensor/dtype.h"
-#include "tensor/tensor.h"
+#include "core/compare/realdata.h"
+#include "core/tensor/dtype.h"
+#include "core/tensor/tensor.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 20: never silently wrong, never stuck, never overwriting. Each numbered case of the issue is
 // reproduced here (the CLI reproductions are in tests/cli/reliability.sh).
-#include "compare/comparejob.h"
-#include "dump/dumpfile.h"
-#include "dump/loadreport.h"
-#include "dump/rankdump.h"
-#include "runut/resumecheck.h"
+#include "core/compare/comparejob.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/loadreport.h"
+#include "core/dump/rankdump.h"
+#include "core/runut/resumecheck.h"
 #include "tempdir.h"
-#include "tensor/tensor.h"
+#include "core/tensor/tensor.h"
 #include "testconfig.h"
-#include "util/fileio.h"
-#include "util/outputfile.h"
+#include "core/util/fileio.h"
+#include "core/util/outputfile.h"
 
 #include <gtest/gtest.h>
 

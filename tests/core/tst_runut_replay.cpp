@@ -4,11 +4,11 @@
 // the spec (a random tensor of two elements is fully fixed by its post-fix: [Min, Max]) or come from
 // the real msprobe dumps of ../shared/fixtures, never from the replay's own output.
 
-#include "dump/dumpfile.h"
-#include "runut/apicalls.h"
-#include "runuttorch/torchreplayer.h"
+#include "core/dump/dumpfile.h"
+#include "core/runut/apicalls.h"
+#include "core/runuttorch/torchreplayer.h"
 #include "tempdir.h"
-#include "tensor/tensor.h"
+#include "core/tensor/tensor.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>

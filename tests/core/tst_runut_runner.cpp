@@ -2,10 +2,10 @@
 // run_ut's runner without LibTorch: dump.json -> API calls (run-ut-spec §2, §3.3), the black/white list
 // and the config's run_ut section (§3.2), and the run loop with a fake Replayer whose outputs the tests
 // construct: result/details rows (§6), resume (§7.2), workers, cancel, and the dumped-output files.
-#include "runut/apicalls.h"
-#include "runut/csvio.h"
-#include "runut/runner.h"
-#include "runut/runutconfig.h"
+#include "core/runut/apicalls.h"
+#include "core/runut/csvio.h"
+#include "core/runut/runner.h"
+#include "core/runut/runutconfig.h"
 
 #include "tempdir.h"
 
@@ -957,7 +957,7 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
 // gelu(x + noise) while the dump records the clean x).
 
 #ifdef PROBESCOPE_HAVE_RUNUTTORCH
-#include "runuttorch/torchreplayer.h"
+#include "core/runuttorch/torchreplayer.h"
 #include "testconfig.h"
 
 namespace {

@@ -4,10 +4,10 @@
 // cross-check, so where a value depends on a float32 rounding the test recomputes that one division
 // in float, which is what numpy does for a float32 array. The RunutGolden tests at the end check whole rows
 // against msprobe 1.2.2's own details CSV of the fixtures.
-#include "runut/standards.h"
+#include "core/runut/standards.h"
 
-#include "runut/csvio.h"
-#include "tensor/dtype.h"
+#include "core/runut/csvio.h"
+#include "core/tensor/dtype.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The viewer's core: pairing of opened inputs, staged analysis with streamed verdicts, node statuses.
-#include "session/session.h"
+#include "core/session/session.h"
 
-#include "compare/firstfailure.h"
-#include "compare/profile.h"
-#include "compare/pytext.h"
+#include "core/compare/firstfailure.h"
+#include "core/compare/profile.h"
+#include "core/compare/pytext.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

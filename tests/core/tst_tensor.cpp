@@ -2,10 +2,10 @@
 // Tests for core/tensor: dtype conversions, statistics, the .npy and .pt readers, path safety.
 // Expected values come from outside this code: tests/data/tensors/expected.txt is written by
 // tests/data/gen/make_tensors.py (Python's view of each file) and the fixture stats by msprobe.
-#include "tensor/ptnative.h"
-#include "tensortorch/torchpt.h"
-#include "tensor/ptnative.h"
-#include "tensor/tensor.h"
+#include "core/tensor/ptnative.h"
+#include "core/tensortorch/torchpt.h"
+#include "core/tensor/ptnative.h"
+#include "core/tensor/tensor.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/util: the helpers every layer shares (profile names, Python number text, text positions, parallelFor,
 // file reading, diagnostics) and dump's one folder walker used for run files.
-#include "dump/dumplayout.h"
-#include "util/diagnostic.h"
-#include "util/fileio.h"
-#include "util/parallel.h"
-#include "util/profile.h"
-#include "util/pytext.h"
-#include "util/textposition.h"
+#include "core/dump/dumplayout.h"
+#include "core/util/diagnostic.h"
+#include "core/util/fileio.h"
+#include "core/util/parallel.h"
+#include "core/util/profile.h"
+#include "core/util/pytext.h"
+#include "core/util/textposition.h"
 
 #include "tempdir.h"
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The xlsx output (compare-spec A.9 step 6, A.11): the files are unzipped and their XML read back here,
 // because no xlsx reader (openpyxl) is available on CI.
-#include "compare/comparetable.h"
-#include "compare/pytext.h"
-#include "compare/xlsxwriter.h"
-#include "dump/dumpfile.h"
+#include "core/compare/comparetable.h"
+#include "core/compare/pytext.h"
+#include "core/compare/xlsxwriter.h"
+#include "core/dump/dumpfile.h"
 #include "tempdir.h"
 #include "testconfig.h"
 #include "xlsxread.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: msprobe's compare.json input file.
-#include "compare/comparejob.h"
+#include "core/compare/comparejob.h"
 #include "fuzzfile.h"
 
 #include <cstdint>

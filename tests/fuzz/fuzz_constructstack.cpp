@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: construct.json and stack.json (both forms) from the same bytes.
-#include "dump/rankdump.h"
+#include "core/dump/rankdump.h"
 #include "fuzzfile.h"
 
 #include <cstdint>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: dump.json as compare and info read it (entries, names, every leaf, validation),
 // then the construct tree built from it.
-#include "dump/dumpfile.h"
-#include "dump/leaf.h"
-#include "dump/rankdump.h"
-#include "tree/constructtree.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/leaf.h"
+#include "core/dump/rankdump.h"
+#include "core/tree/constructtree.h"
 
 #include <cstdint>
 #include <string_view>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the JSON document (strict and salvaging), and a walk over every value it built.
-#include "dump/jsondocument.h"
+#include "core/dump/jsondocument.h"
 
 #include <cstdint>
 #include <string_view>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the ptdbg_ascend .pkl reader (JSON lines), without its .npy folder.
-#include "dump/dumpfile.h"
+#include "core/dump/dumpfile.h"
 #include "fuzzfile.h"
 
 #include <cstdint>

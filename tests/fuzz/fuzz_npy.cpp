@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the .npy reader.
 #include "fuzzfile.h"
-#include "tensor/tensor.h"
+#include "core/tensor/tensor.h"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the native .pt reader (zip directory, pickle, storage) on bytes in memory.
-#include "tensor/ptnative.h"
-#include "tensor/tensor.h"
+#include "core/tensor/ptnative.h"
+#include "core/tensor/tensor.h"
 
 #include <cstdint>
 #include <string_view>

@@ -2,8 +2,8 @@
 // libFuzzer target: run_ut's CSVs (result/details as -csv_path resumes them, api_precision_compare's
 // inputs) and the resume check.
 #include "fuzzfile.h"
-#include "runut/csvio.h"
-#include "runut/resumecheck.h"
+#include "core/runut/csvio.h"
+#include "core/runut/resumecheck.h"
 
 #include <cstdint>
 #include <string_view>

@@ -3,14 +3,14 @@
 // (tests/data/freebench, written with Python's csv module), the table model under
 // QAbstractItemModelTester, the panel's plot, and the main window: a folder holding only the CSV shows the
 // panel, and with a compared pair the flagged API nodes carry badges and a row click selects its node.
-#include "inspect/freebenchcsv.h"
-#include "inspect/freebenchpanel.h"
-#include "models/comparetreemodel.h"
-#include "models/nodebadges.h"
-#include "models/freebenchmodel.h"
-#include "models/treefilterproxy.h"
+#include "core/freebench/freebenchcsv.h"
+#include "ui/inspect/freebenchpanel.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/nodebadges.h"
+#include "ui/models/freebenchmodel.h"
+#include "ui/models/treefilterproxy.h"
 #include "ui/modeltestfailures.h"
-#include "views/mainwindow.h"
+#include "ui/views/mainwindow.h"
 
 #include "core/tempdir.h"
 #include "testconfig.h"
@@ -46,9 +46,9 @@ QString q(const fs::path& p) { return QString::fromStdString(p.string()); }
 
 using probescope::testing::ModelTestFailures;
 
-std::shared_ptr<const inspect::FreeBenchTable> runTable()
+std::shared_ptr<const freebench::FreeBenchTable> runTable()
 {
-    return std::make_shared<const inspect::FreeBenchTable>(inspect::loadFreeBenchmark({ data() / "run" }));
+    return std::make_shared<const freebench::FreeBenchTable>(freebench::loadFreeBenchmark({ data() / "run" }));
 }
 
 const Diagnostic* findDiag(const Diagnostics& ds, const std::string& id, std::uint32_t line)
@@ -66,7 +66,7 @@ const Diagnostic* findDiag(const Diagnostics& ds, const std::string& id, std::ui
 
 TEST(FreeBenchCsv, ReadsPythonCsvWithAHeaderlessAppend)
 {
-    auto t = inspect::readFreeBenchmarkCsv(data() / "run/step0/rank0/free_benchmark.csv");
+    auto t = freebench::readFreeBenchmarkCsv(data() / "run/step0/rank0/free_benchmark.csv");
     ASSERT_TRUE(t) << t.error().format();
     EXPECT_TRUE(t->diagnostics.empty());
     ASSERT_EQ(t->rows.size(), 4u); // 2 rows after the header, 2 appended without one
@@ -76,7 +76,7 @@ TEST(FreeBenchCsv, ReadsPythonCsvWithAHeaderlessAppend)
     EXPECT_EQ(gelu.stage, "forward");
     EXPECT_EQ(gelu.step, 0);
     EXPECT_EQ(gelu.apiName, "Functional.gelu.0.forward");
-    EXPECT_EQ(gelu.maxRelKind, inspect::MaxRelKind::Number);
+    EXPECT_EQ(gelu.maxRelKind, freebench::MaxRelKind::Number);
     EXPECT_DOUBLE_EQ(gelu.maxRel, 0.0153);
     EXPECT_EQ(gelu.dtype, "torch.float16");
     EXPECT_EQ(gelu.shape, "torch.Size([4, 16, 32])"); // quoted: it holds commas
@@ -84,7 +84,7 @@ TEST(FreeBenchCsv, ReadsPythonCsvWithAHeaderlessAppend)
     EXPECT_EQ(gelu.line, 2u);
     const auto& chunk = t->rows[2];
     EXPECT_EQ(chunk.apiName, "Tensor.chunk.0.forward");
-    EXPECT_EQ(chunk.maxRelKind, inspect::MaxRelKind::SymbolFlipping);
+    EXPECT_EQ(chunk.maxRelKind, freebench::MaxRelKind::SymbolFlipping);
     ASSERT_TRUE(chunk.outputIndex);
     EXPECT_EQ(*chunk.outputIndex, 1);
     EXPECT_EQ(chunk.line, 4u);
@@ -95,30 +95,30 @@ TEST(FreeBenchCsv, ReadsPythonCsvWithAHeaderlessAppend)
 TEST(FreeBenchCsv, ThresholdsAreTheDocumentedRelativeErrors)
 {
     // msprobe's table (seed 004): float16 0.002, bfloat16 0.004, float32 0.0002, others 0.0002; no_change 1.0 - 1.
-    EXPECT_DOUBLE_EQ(inspect::freeBenchThreshold("torch.float16", "bit_noise"), 0.002);
-    EXPECT_DOUBLE_EQ(inspect::freeBenchThreshold("torch.bfloat16", "add_noise"), 0.004);
-    EXPECT_DOUBLE_EQ(inspect::freeBenchThreshold("torch.float32", "improve_precision"), 0.0002);
-    EXPECT_DOUBLE_EQ(inspect::freeBenchThreshold("torch.float64", "change_value"), 0.0002);
-    EXPECT_DOUBLE_EQ(inspect::freeBenchThreshold("torch.float16", "no_change"), 0.0);
-    inspect::FreeBenchRow row;
+    EXPECT_DOUBLE_EQ(freebench::freeBenchThreshold("torch.float16", "bit_noise"), 0.002);
+    EXPECT_DOUBLE_EQ(freebench::freeBenchThreshold("torch.bfloat16", "add_noise"), 0.004);
+    EXPECT_DOUBLE_EQ(freebench::freeBenchThreshold("torch.float32", "improve_precision"), 0.0002);
+    EXPECT_DOUBLE_EQ(freebench::freeBenchThreshold("torch.float64", "change_value"), 0.0002);
+    EXPECT_DOUBLE_EQ(freebench::freeBenchThreshold("torch.float16", "no_change"), 0.0);
+    freebench::FreeBenchRow row;
     row.dtype = "torch.float16";
     row.pertMode = "bit_noise";
-    row.maxRelKind = inspect::MaxRelKind::Number;
+    row.maxRelKind = freebench::MaxRelKind::Number;
     row.maxRel = 0.0153;
-    EXPECT_NEAR(inspect::freeBenchExcess(row), 7.65, 1e-12);
-    row.maxRelKind = inspect::MaxRelKind::SymbolFlipping;
-    EXPECT_TRUE(std::isinf(inspect::freeBenchExcess(row)));
-    row.maxRelKind = inspect::MaxRelKind::Empty;
-    EXPECT_TRUE(std::isnan(inspect::freeBenchExcess(row)));
-    row.maxRelKind = inspect::MaxRelKind::Number;
+    EXPECT_NEAR(freebench::freeBenchExcess(row), 7.65, 1e-12);
+    row.maxRelKind = freebench::MaxRelKind::SymbolFlipping;
+    EXPECT_TRUE(std::isinf(freebench::freeBenchExcess(row)));
+    row.maxRelKind = freebench::MaxRelKind::Empty;
+    EXPECT_TRUE(std::isnan(freebench::freeBenchExcess(row)));
+    row.maxRelKind = freebench::MaxRelKind::Number;
     row.pertMode = "no_change";
     row.maxRel = 1e-7; // any change fails no_change
-    EXPECT_TRUE(std::isinf(inspect::freeBenchExcess(row)));
+    EXPECT_TRUE(std::isinf(freebench::freeBenchExcess(row)));
 }
 
 TEST(FreeBenchCsv, MalformedRowsAreReportedWithFileAndLineAndTheRestIsRead)
 {
-    auto t = inspect::readFreeBenchmarkCsv(data() / "malformed/bad_rows.csv");
+    auto t = freebench::readFreeBenchmarkCsv(data() / "malformed/bad_rows.csv");
     ASSERT_TRUE(t) << t.error().format();
     ASSERT_EQ(t->rows.size(), 2u);
     EXPECT_EQ(t->rows[0].apiName, "Torch.sum.0.forward");
@@ -142,28 +142,28 @@ TEST(FreeBenchCsv, MalformedRowsAreReportedWithFileAndLineAndTheRestIsRead)
 
 TEST(FreeBenchCsv, AForeignFileIsRefusedAtItsHeader)
 {
-    auto t = inspect::readFreeBenchmarkCsv(data() / "malformed/foreign_header.csv");
+    auto t = freebench::readFreeBenchmarkCsv(data() / "malformed/foreign_header.csv");
     ASSERT_FALSE(t);
     EXPECT_EQ(t.error().id, "freebench.header");
     EXPECT_EQ(t.error().location.line, 1u);
     EXPECT_NE(t.error().format().find("foreign_header.csv:1"), std::string::npos);
-    auto missing = inspect::readFreeBenchmarkCsv(data() / "malformed/nope.csv");
+    auto missing = freebench::readFreeBenchmarkCsv(data() / "malformed/nope.csv");
     ASSERT_FALSE(missing);
     EXPECT_NE(missing.error().format().find("nope.csv"), std::string::npos);
 }
 
 TEST(FreeBenchCsv, AHeaderlessFileWithABomAndAMultiLineFieldIsReadWithAWarning)
 {
-    auto t = inspect::readFreeBenchmarkCsv(data() / "malformed/no_header.csv");
+    auto t = freebench::readFreeBenchmarkCsv(data() / "malformed/no_header.csv");
     ASSERT_TRUE(t) << t.error().format();
     ASSERT_EQ(t->rows.size(), 1u);
     EXPECT_EQ(t->rows[0].shape, "torch.Size([2,\n 2])");
     EXPECT_EQ(t->rows[0].pertMode, "no_change");
-    EXPECT_EQ(inspect::freeBenchExcess(t->rows[0]), 0.0); // max_rel 0 under no_change's threshold 0
+    EXPECT_EQ(freebench::freeBenchExcess(t->rows[0]), 0.0); // max_rel 0 under no_change's threshold 0
     ASSERT_EQ(t->diagnostics.size(), 1u);
     EXPECT_EQ(t->diagnostics[0].id, "freebench.no-header");
     EXPECT_EQ(t->diagnostics[0].severity, Severity::Warning);
-    auto empty = inspect::parseFreeBenchmarkCsv("", "empty.csv");
+    auto empty = freebench::parseFreeBenchmarkCsv("", "empty.csv");
     ASSERT_TRUE(empty);
     EXPECT_TRUE(empty->rows.empty());
 }
@@ -171,17 +171,17 @@ TEST(FreeBenchCsv, AHeaderlessFileWithABomAndAMultiLineFieldIsReadWithAWarning)
 TEST(FreeBenchCsv, FinderLooksAtEveryLevelOfAnOpenedDump)
 {
     const fs::path run = data() / "run";
-    const auto all = inspect::findFreeBenchmarkCsvs(run);
+    const auto all = freebench::findFreeBenchmarkCsvs(run);
     ASSERT_EQ(all.size(), 3u);
     EXPECT_EQ(all[0], run / "step0/rank0/free_benchmark.csv");
     EXPECT_EQ(all[1], run / "step1/rank0/free_benchmark.csv");
     EXPECT_EQ(all[2], run / "step1/rank1/free_benchmark.csv");
-    EXPECT_EQ(inspect::findFreeBenchmarkCsvs(run / "step1").size(), 2u);
-    EXPECT_EQ(inspect::findFreeBenchmarkCsvs(run / "step1/rank1"),
+    EXPECT_EQ(freebench::findFreeBenchmarkCsvs(run / "step1").size(), 2u);
+    EXPECT_EQ(freebench::findFreeBenchmarkCsvs(run / "step1/rank1"),
               std::vector<fs::path> { run / "step1/rank1/free_benchmark.csv" });
-    EXPECT_EQ(inspect::findFreeBenchmarkCsvs(run / "step0/rank0/free_benchmark.csv").size(), 1u);
-    EXPECT_TRUE(inspect::findFreeBenchmarkCsvs(data() / "nowhere").empty());
-    EXPECT_TRUE(inspect::findFreeBenchmarkCsvs(data() / "malformed").empty()); // no file of that name
+    EXPECT_EQ(freebench::findFreeBenchmarkCsvs(run / "step0/rank0/free_benchmark.csv").size(), 1u);
+    EXPECT_TRUE(freebench::findFreeBenchmarkCsvs(data() / "nowhere").empty());
+    EXPECT_TRUE(freebench::findFreeBenchmarkCsvs(data() / "malformed").empty()); // no file of that name
 
     // A dump.json names its folder; step numbers sort numerically (step10 after step2); the root counts too.
     TempDir tmp;
@@ -190,12 +190,12 @@ TEST(FreeBenchCsv, FinderLooksAtEveryLevelOfAnOpenedDump)
     tmp.write("step2/rank/dump.json", "{}");
     tmp.write("free_benchmark.csv", "");
     tmp.write("step2/rank/dump_tensor_data/free_benchmark.csv", ""); // never looked at
-    const auto found = inspect::findFreeBenchmarkCsvs(tmp.path());
+    const auto found = freebench::findFreeBenchmarkCsvs(tmp.path());
     ASSERT_EQ(found.size(), 3u);
     EXPECT_EQ(found[0], tmp.path() / "free_benchmark.csv");
     EXPECT_EQ(found[1], tmp.path() / "step2/rank/free_benchmark.csv");
     EXPECT_EQ(found[2], tmp.path() / "step10/rank/free_benchmark.csv");
-    EXPECT_EQ(inspect::findFreeBenchmarkCsvs(tmp.path() / "step2/rank/dump.json"),
+    EXPECT_EQ(freebench::findFreeBenchmarkCsvs(tmp.path() / "step2/rank/dump.json"),
               std::vector<fs::path> { tmp.path() / "step2/rank/free_benchmark.csv" });
 }
 
@@ -204,7 +204,7 @@ TEST(FreeBenchCsv, LoadReadsEachFileOnceAndKeepsTheirOrigin)
     const fs::path run = data() / "run";
     TempDir tmp; // a file of that name that is something else: reported, skipped, the rest still read
     fs::copy_file(data() / "malformed/foreign_header.csv", tmp.path() / "free_benchmark.csv");
-    const auto t = inspect::loadFreeBenchmark({ run, run / "step1", run / "step1/rank1/free_benchmark.csv",
+    const auto t = freebench::loadFreeBenchmark({ run, run / "step1", run / "step1/rank1/free_benchmark.csv",
                                                 tmp.path() });
     ASSERT_EQ(t.files.size(), 3u);
     EXPECT_EQ(t.rows.size(), 8u);
@@ -217,15 +217,15 @@ TEST(FreeBenchCsv, LoadReadsEachFileOnceAndKeepsTheirOrigin)
 TEST(FreeBenchCsv, FlaggedApisPickTheWorstRowPerApiOfAStepAndRank)
 {
     const auto t = runTable();
-    const auto step1rank0 = inspect::flaggedApis(*t, 1, 0);
+    const auto step1rank0 = freebench::flaggedApis(*t, 1, 0);
     ASSERT_EQ(step1rank0.size(), 1u);
     EXPECT_EQ(step1rank0[0].apiName, "Functional.gelu.0.forward");
     EXPECT_EQ(step1rank0[0].rowCount, 2u);
     EXPECT_DOUBLE_EQ(t->rows[step1rank0[0].worstRow].maxRel, 0.0422);
-    EXPECT_EQ(inspect::flaggedApis(*t, 1, 1).size(), 2u); // gelu and the to_cpu linear
-    EXPECT_EQ(inspect::flaggedApis(*t, 0, 0).size(), 4u);
-    EXPECT_EQ(inspect::flaggedApis(*t, 0, 1).size(), 0u);
-    const auto any = inspect::flaggedApis(*t, -1, -1);
+    EXPECT_EQ(freebench::flaggedApis(*t, 1, 1).size(), 2u); // gelu and the to_cpu linear
+    EXPECT_EQ(freebench::flaggedApis(*t, 0, 0).size(), 4u);
+    EXPECT_EQ(freebench::flaggedApis(*t, 0, 1).size(), 0u);
+    const auto any = freebench::flaggedApis(*t, -1, -1);
     ASSERT_EQ(any.size(), 5u);
     EXPECT_EQ(any[0].rowCount, 4u); // gelu forward: steps 0, 1, 1 and rank 1
     EXPECT_DOUBLE_EQ(t->rows[any[0].worstRow].maxRel, 0.0422);
@@ -235,10 +235,10 @@ TEST(FreeBenchCsv, ReadsTheCollectorsOwnOutput)
 {
     // The collection library writes msprobe's layout: step{N}/rank/free_benchmark.csv with a BOM.
     const fs::path run = data() / "example-train";
-    const auto files = inspect::findFreeBenchmarkCsvs(run);
+    const auto files = freebench::findFreeBenchmarkCsvs(run);
     ASSERT_EQ(files.size(), 3u);
     EXPECT_EQ(files[2], run / "step2/rank/free_benchmark.csv");
-    const auto t = inspect::loadFreeBenchmark({ run });
+    const auto t = freebench::loadFreeBenchmark({ run });
     EXPECT_TRUE(t.diagnostics.empty());
     ASSERT_EQ(t.rows.size(), 3u);
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
@@ -246,7 +246,7 @@ TEST(FreeBenchCsv, ReadsTheCollectorsOwnOutput)
         EXPECT_EQ(t.rows[i].apiName, "Aten.layer_norm.2.forward");
         EXPECT_EQ(t.rows[i].pertMode, "improve_precision");
         EXPECT_EQ(t.rows[i].dtype, "torch.bfloat16");
-        EXPECT_GT(inspect::freeBenchExcess(t.rows[i]), 1.0); // flagged: over bf16's 0.004
+        EXPECT_GT(freebench::freeBenchExcess(t.rows[i]), 1.0); // flagged: over bf16's 0.004
     }
     EXPECT_DOUBLE_EQ(t.rows[0].maxRel, 0.09451653164597817);
 }

@@ -3,12 +3,12 @@
 // metrics and first failure, msprobe's compare CSV (expected/nostack/step*/compare_result.csv) for
 // statistics and MaxAbsErr, core's elementdiff on tensors read independently, and QImage for PNGs.
 // Each widget is also saved as a screenshot next to the test program (screenshots/), to be looked at.
-#include "inspect/metricplot.h"
-#include "inspect/nodetrendplot.h"
-#include "inspect/tensorinspector.h"
-#include "inspect/tensorrow.h"
-#include "session/session.h"
-#include "tensor/elementdiff.h"
+#include "ui/inspect/metricplot.h"
+#include "ui/inspect/nodetrendplot.h"
+#include "ui/inspect/tensorinspector.h"
+#include "ui/inspect/tensorrow.h"
+#include "core/session/session.h"
+#include "core/tensor/elementdiff.h"
 #include "testconfig.h"
 
 #include <QCoreApplication>

@@ -2,11 +2,11 @@
 // The background jobs of ui/jobs on the real msprobe fixtures: signal order, coalescing and throttling,
 // cancel, reopen and destruction mid-run (run under ASan too), the rank overview job; the progress
 // bridge and BackgroundTask.
-#include "jobs/backgroundtask.h"
-#include "jobs/comparecontroller.h"
-#include "jobs/jobprogress.h"
-#include "jobs/overviewjob.h"
-#include "session/session.h"
+#include "ui/jobs/backgroundtask.h"
+#include "ui/jobs/comparecontroller.h"
+#include "ui/jobs/jobprogress.h"
+#include "ui/jobs/overviewjob.h"
+#include "core/session/session.h"
 #include "testconfig.h"
 
 #include <QCoreApplication>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Load problems are shown, not swallowed (issue 19, item 2): a dump.json cut short opens with its salvaged
 // entries, a banner above the tree says so, and the Diagnostics tab lists file:line:col, id and message.
-#include "models/diagnosticsmodel.h"
-#include "panels/loadproblembanner.h"
-#include "views/mainwindow.h"
+#include "ui/models/diagnosticsmodel.h"
+#include "ui/panels/loadproblembanner.h"
+#include "ui/views/mainwindow.h"
 
 #include "testconfig.h"
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The main window end to end, offscreen: open each fixture pair, wait for the compare (signals, not
 // sleeps), check the first failing node is selected; cancel and reopen mid-run; keyboard navigation.
-#include "models/comparetreemodel.h"
-#include "models/rankoverviewmodel.h"
-#include "panels/detailpanel.h"
-#include "views/mainwindow.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/rankoverviewmodel.h"
+#include "ui/panels/detailpanel.h"
+#include "ui/views/mainwindow.h"
 
 #include "testconfig.h"
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The item models of ui/models on the real msprobe fixtures: Qt's model contract (QAbstractItemModelTester),
 // index round trips, colours and aggregation of known nodes, streamed updates, filters, search, overview.
-#include "models/comparetreemodel.h"
-#include "models/nodesearch.h"
-#include "models/rankoverviewmodel.h"
-#include "models/statuspalette.h"
-#include "models/treefilterproxy.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/nodesearch.h"
+#include "ui/models/rankoverviewmodel.h"
+#include "ui/models/statuspalette.h"
+#include "ui/models/treefilterproxy.h"
 #include "ui/modeltestfailures.h"
-#include "session/session.h"
+#include "core/session/session.h"
 #include "testconfig.h"
 
 #include <QAbstractItemModelTester>

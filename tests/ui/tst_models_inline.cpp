@@ -4,13 +4,13 @@
 // filtered and searched. The fixture-based tests (tst_models.cpp) cover real dumps; these cover the
 // shapes a fixture happens not to have, and say exactly what each tree should look like.
 #include "core/inlinerank.h"
-#include "models/comparetreemodel.h"
-#include "models/nodesearch.h"
-#include "models/treefilterproxy.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/nodesearch.h"
+#include "ui/models/treefilterproxy.h"
 #include "ui/modeltestfailures.h"
-#include "session/nodestatus.h"
-#include "session/session.h"
-#include "tree/constructtree.h"
+#include "core/session/nodestatus.h"
+#include "core/session/session.h"
+#include "core/tree/constructtree.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>

@@ -2,14 +2,14 @@
 // run_ut in the desktop app (issue 6 §7): the live result table and its verdict filter, the dialog with a
 // fake backend (rows while running, export without overwriting), run_ut badges on the tree's API nodes, and
 // — when the LibTorch engine is built — a real run on the tensor fixture.
-#include "models/comparetreemodel.h"
-#include "models/nodebadges.h"
-#include "models/treefilterproxy.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/nodebadges.h"
+#include "ui/models/treefilterproxy.h"
 #include "ui/modeltestfailures.h"
-#include "panels/runutdialog.h"
-#include "panels/taskprogressview.h"
-#include "models/runutresultmodel.h"
-#include "views/mainwindow.h"
+#include "ui/panels/runutdialog.h"
+#include "ui/panels/taskprogressview.h"
+#include "ui/models/runutresultmodel.h"
+#include "ui/views/mainwindow.h"
 
 #include "core/tempdir.h"
 #include "testconfig.h"

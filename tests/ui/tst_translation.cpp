@@ -3,14 +3,14 @@
 // menus and tabs come out in Chinese (at construction and after a LanguageChange), and every message
 // of the .ts in the source tree has a translation in the .qm that keeps its placeholders, accelerator
 // and HTML tags.
-#include "panels/detailpanel.h"
-#include "panels/exportdialog.h"
-#include "models/noderowsmodel.h"
-#include "panels/runutdialog.h"
-#include "panels/settings.h"
-#include "panels/settingsdialog.h"
-#include "panels/shortcutsdialog.h"
-#include "views/mainwindow.h"
+#include "ui/panels/detailpanel.h"
+#include "ui/panels/exportdialog.h"
+#include "ui/models/noderowsmodel.h"
+#include "ui/panels/runutdialog.h"
+#include "ui/panels/settings.h"
+#include "ui/panels/settingsdialog.h"
+#include "ui/panels/shortcutsdialog.h"
+#include "ui/views/mainwindow.h"
 
 #include <QApplication>
 #include <QDir>

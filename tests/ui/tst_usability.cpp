@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The application as a new user meets it (issue 19): window icon, plots that follow the dark theme and can
 // be saved as PNG, labelled selectors, a legend that can be hidden, shortcut descriptions.
-#include "inspect/metricplot.h"
-#include "inspect/nodetrendplot.h"
-#include "inspect/plotstyle.h"
-#include "views/mainwindow.h"
-#include "views/scriptedrun.h"
-#include "jobs/jobsupport.h"
-#include "panels/legendwidget.h"
-#include "panels/shortcutsdialog.h"
-#include "panels/openpairdialog.h"
+#include "ui/inspect/metricplot.h"
+#include "ui/inspect/nodetrendplot.h"
+#include "ui/inspect/plotstyle.h"
+#include "ui/views/mainwindow.h"
+#include "ui/views/scriptedrun.h"
+#include "ui/jobs/jobsupport.h"
+#include "ui/panels/legendwidget.h"
+#include "ui/panels/shortcutsdialog.h"
+#include "ui/panels/openpairdialog.h"
 
 #include "testconfig.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/freebenchpanel.h"
+#include "ui/inspect/freebenchpanel.h"
 
-#include "inspect/plotstyle.h"
-#include "models/freebenchmodel.h"
+#include "ui/inspect/plotstyle.h"
+#include "ui/models/freebenchmodel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -30,11 +30,11 @@ namespace {
 QString toQ(const std::string& s) { return QString::fromStdString(s); }
 
 // APIs ordered worst first, so the combo starts with what a user should look at.
-std::vector<std::pair<std::string, double>> apisByExcess(const probescope::inspect::FreeBenchTable& table)
+std::vector<std::pair<std::string, double>> apisByExcess(const probescope::freebench::FreeBenchTable& table)
 {
     std::map<std::string, double> worst;
-    for (const probescope::inspect::FreeBenchRow& row : table.rows) {
-        double e = probescope::inspect::freeBenchExcess(row);
+    for (const probescope::freebench::FreeBenchRow& row : table.rows) {
+        double e = probescope::freebench::freeBenchExcess(row);
         if (std::isnan(e))
             e = -1;
         auto [it, added] = worst.try_emplace(row.apiName, e);
@@ -149,7 +149,7 @@ void FreeBenchmarkPanel::load(const QStringList& inputs)
     }
     // Only files are read, and they are small next to a dump; no progress bar, but never on the GUI thread.
     m_watcher.setFuture(QtConcurrent::run([paths] {
-        return std::make_shared<const probescope::inspect::FreeBenchTable>(probescope::inspect::loadFreeBenchmark(paths));
+        return std::make_shared<const probescope::freebench::FreeBenchTable>(probescope::freebench::loadFreeBenchmark(paths));
     }));
 }
 
@@ -160,7 +160,7 @@ void FreeBenchmarkPanel::onLoaded()
     emit loaded(static_cast<int>(table->files.size()), static_cast<int>(table->rows.size()));
 }
 
-void FreeBenchmarkPanel::setTable(std::shared_ptr<const probescope::inspect::FreeBenchTable> table)
+void FreeBenchmarkPanel::setTable(std::shared_ptr<const probescope::freebench::FreeBenchTable> table)
 {
     m_table = std::move(table);
     m_model->setTable(m_table);
@@ -193,7 +193,7 @@ void FreeBenchmarkPanel::updateSummary()
     } else {
         std::set<std::string> apis;
         std::set<std::int64_t> steps, ranks;
-        for (const probescope::inspect::FreeBenchRow& row : m_table->rows) {
+        for (const probescope::freebench::FreeBenchRow& row : m_table->rows) {
             apis.insert(row.apiName);
             steps.insert(row.step);
             ranks.insert(row.rank);
@@ -298,10 +298,10 @@ void FreeBenchmarkPanel::rebuildPlot()
     double hi = -lo;
     double minStep = lo, maxStep = -lo;
     for (std::size_t i = 0; i < m_table->rows.size(); ++i) {
-        const probescope::inspect::FreeBenchRow& row = m_table->rows[i];
+        const probescope::freebench::FreeBenchRow& row = m_table->rows[i];
         if (row.apiName != api)
             continue;
-        const double threshold = probescope::inspect::freeBenchThreshold(row.dtype, row.pertMode);
+        const double threshold = probescope::freebench::freeBenchThreshold(row.dtype, row.pertMode);
         thresholds.emplace(threshold, row.pertMode == "no_change" ? std::string("no_change") : row.dtype);
         minStep = std::min(minStep, static_cast<double>(row.step));
         maxStep = std::max(maxStep, static_cast<double>(row.step));
@@ -309,11 +309,11 @@ void FreeBenchmarkPanel::rebuildPlot()
         p.step = static_cast<double>(row.step);
         p.rank = row.rank;
         p.row = static_cast<int>(i);
-        if (row.maxRelKind == probescope::inspect::MaxRelKind::Empty || (row.maxRelKind == probescope::inspect::MaxRelKind::Number && std::isnan(row.maxRel))) {
+        if (row.maxRelKind == probescope::freebench::MaxRelKind::Empty || (row.maxRelKind == probescope::freebench::MaxRelKind::Number && std::isnan(row.maxRel))) {
             ++withoutValue;
             continue;
         }
-        if (row.maxRelKind == probescope::inspect::MaxRelKind::SymbolFlipping || std::isinf(row.maxRel)) {
+        if (row.maxRelKind == probescope::freebench::MaxRelKind::SymbolFlipping || std::isinf(row.maxRel)) {
             p.offScale = true;
         } else {
             if (m_log && row.maxRel <= 0) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "inspect/freebenchcsv.h"
+#include "core/freebench/freebenchcsv.h"
 
 #include <QFutureWatcher>
 #include <QStringList>
@@ -55,10 +55,10 @@ public:
     /// Finds and reads the free_benchmark.csv files of `inputs` (dump roots, step or rank folders, files).
     void load(const QStringList& inputs);
     /// Shows an already read table (nullptr clears).
-    void setTable(std::shared_ptr<const probescope::inspect::FreeBenchTable> table);
+    void setTable(std::shared_ptr<const probescope::freebench::FreeBenchTable> table);
     void clear() { setTable(nullptr); }
     bool isLoading() const { return m_watcher.isRunning(); }
-    std::shared_ptr<const probescope::inspect::FreeBenchTable> table() const { return m_table; }
+    std::shared_ptr<const probescope::freebench::FreeBenchTable> table() const { return m_table; }
 
     /// Plots one API (its full name); empty plots nothing.
     void setApi(const QString& apiName);
@@ -91,8 +91,8 @@ private:
     void rowChosen(const QModelIndex& proxyIndex, bool activate);
     void updateSummary();
 
-    std::shared_ptr<const probescope::inspect::FreeBenchTable> m_table;
-    QFutureWatcher<std::shared_ptr<const probescope::inspect::FreeBenchTable>> m_watcher;
+    std::shared_ptr<const probescope::freebench::FreeBenchTable> m_table;
+    QFutureWatcher<std::shared_ptr<const probescope::freebench::FreeBenchTable>> m_watcher;
     QString m_api;
     bool m_log = true;
     std::vector<Point> m_points;

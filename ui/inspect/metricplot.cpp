@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/metricplot.h"
+#include "ui/inspect/metricplot.h"
 
-#include "inspect/plotstyle.h"
+#include "ui/inspect/plotstyle.h"
 
 #include <QCheckBox>
 #include <QComboBox>

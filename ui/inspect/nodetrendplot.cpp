@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/nodetrendplot.h"
+#include "ui/inspect/nodetrendplot.h"
 
-#include "inspect/plotstyle.h"
-#include "jobs/jobprogress.h"
+#include "ui/inspect/plotstyle.h"
+#include "ui/jobs/jobprogress.h"
 
-#include "compare/flatten.h"
-#include "dump/dumpfile.h"
+#include "core/compare/flatten.h"
+#include "core/dump/dumpfile.h"
 
 #include <QComboBox>
 #include <QFutureWatcher>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "session/session.h"
+#include "core/session/session.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/plotstyle.h"
+#include "ui/inspect/plotstyle.h"
 
 #include <qcustomplot.h>
 

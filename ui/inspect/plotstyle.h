@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "session/nodestatus.h"
+#include "core/session/nodestatus.h"
 
 #include <QColor>
 #include <QString>

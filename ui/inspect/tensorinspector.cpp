@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/tensorinspector.h"
+#include "ui/inspect/tensorinspector.h"
 
-#include "inspect/plotstyle.h"
+#include "ui/inspect/plotstyle.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "inspect/tensorrow.h"
-#include "session/session.h"
-#include "tensor/elementdiff.h"
+#include "ui/inspect/tensorrow.h"
+#include "core/session/session.h"
+#include "core/tensor/elementdiff.h"
 
 #include <QString>
 #include <QWidget>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/tensorrow.h"
+#include "ui/inspect/tensorrow.h"
 
-#include "compare/flatten.h"
+#include "core/compare/flatten.h"
 
 namespace probescope::ui {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs/backgroundtask.h"
+#include "ui/jobs/backgroundtask.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs/comparecontroller.h"
+#include "ui/jobs/comparecontroller.h"
 
 #include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "jobs/jobsupport.h"
-#include "jobs/metatypes.h"
-#include "session/session.h"
+#include "ui/jobs/jobsupport.h"
+#include "ui/jobs/metatypes.h"
+#include "core/session/session.h"
 
 #include <QObject>
 #include <QString>

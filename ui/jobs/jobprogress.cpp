@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs/jobprogress.h"
+#include "ui/jobs/jobprogress.h"
 
 #include <algorithm>
 

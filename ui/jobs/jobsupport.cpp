@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs/jobsupport.h"
+#include "ui/jobs/jobsupport.h"
 
-#include "jobs/metatypes.h"
+#include "ui/jobs/metatypes.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "jobs/jobprogress.h"
-#include "util/diagnostic.h"
+#include "ui/jobs/jobprogress.h"
+#include "core/util/diagnostic.h"
 
 #include <QString>
 #include <QThreadPool>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "session/nodestatus.h"
-#include "session/session.h"
+#include "core/session/nodestatus.h"
+#include "core/session/session.h"
 
 #include <QMetaType>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs/overviewjob.h"
+#include "ui/jobs/overviewjob.h"
 
 #include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>

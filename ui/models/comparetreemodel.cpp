@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/comparetreemodel.h"
+#include "ui/models/comparetreemodel.h"
 
-#include "compare/comparetable.h"
-#include "models/nodesearch.h"
+#include "core/compare/comparetable.h"
+#include "ui/models/nodesearch.h"
 
 #include <QAbstractItemView>
 #include <QtGlobal>

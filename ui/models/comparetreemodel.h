@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "models/statuspalette.h"
-#include "session/nodestatus.h"
-#include "session/session.h"
-#include "tree/constructtree.h"
+#include "ui/models/statuspalette.h"
+#include "core/session/nodestatus.h"
+#include "core/session/session.h"
+#include "core/tree/constructtree.h"
 
 #include <QAbstractItemModel>
 #include <QList>

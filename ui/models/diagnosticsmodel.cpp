@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/diagnosticsmodel.h"
+#include "ui/models/diagnosticsmodel.h"
 
 #include <QApplication>
 #include <QIcon>

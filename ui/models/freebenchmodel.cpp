@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/freebenchmodel.h"
+#include "ui/models/freebenchmodel.h"
 
 #include <cmath>
 #include <limits>
@@ -44,7 +44,7 @@ FreeBenchmarkModel::FreeBenchmarkModel(QObject* parent)
 
 FreeBenchmarkModel::~FreeBenchmarkModel() = default;
 
-void FreeBenchmarkModel::setTable(std::shared_ptr<const probescope::inspect::FreeBenchTable> table)
+void FreeBenchmarkModel::setTable(std::shared_ptr<const probescope::freebench::FreeBenchTable> table)
 {
     beginResetModel();
     m_table = std::move(table);
@@ -53,7 +53,7 @@ void FreeBenchmarkModel::setTable(std::shared_ptr<const probescope::inspect::Fre
 
 void FreeBenchmarkModel::clear() { setTable(nullptr); }
 
-const probescope::inspect::FreeBenchRow* FreeBenchmarkModel::rowAt(int row) const
+const probescope::freebench::FreeBenchRow* FreeBenchmarkModel::rowAt(int row) const
 {
     if (!m_table || row < 0 || static_cast<std::size_t>(row) >= m_table->rows.size())
         return nullptr;
@@ -70,42 +70,42 @@ int FreeBenchmarkModel::columnCount(const QModelIndex& parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-QString FreeBenchmarkModel::maxRelText(const probescope::inspect::FreeBenchRow& row)
+QString FreeBenchmarkModel::maxRelText(const probescope::freebench::FreeBenchRow& row)
 {
     switch (row.maxRelKind) {
-    case probescope::inspect::MaxRelKind::Number:
+    case probescope::freebench::MaxRelKind::Number:
         return number(row.maxRel);
-    case probescope::inspect::MaxRelKind::SymbolFlipping:
+    case probescope::freebench::MaxRelKind::SymbolFlipping:
         return QStringLiteral("symbol_flipping");
-    case probescope::inspect::MaxRelKind::Empty:
+    case probescope::freebench::MaxRelKind::Empty:
         break;
     }
     return {};
 }
 
-QString FreeBenchmarkModel::excessText(const probescope::inspect::FreeBenchRow& row)
+QString FreeBenchmarkModel::excessText(const probescope::freebench::FreeBenchRow& row)
 {
-    if (row.maxRelKind == probescope::inspect::MaxRelKind::SymbolFlipping)
+    if (row.maxRelKind == probescope::freebench::MaxRelKind::SymbolFlipping)
         return tr("sign flip");
-    const double e = probescope::inspect::freeBenchExcess(row);
+    const double e = probescope::freebench::freeBenchExcess(row);
     if (std::isnan(e))
         return {};
     return QStringLiteral("×") + QString::number(e, 'g', 3);
 }
 
-double FreeBenchmarkModel::sortKey(const probescope::inspect::FreeBenchRow& row, int column)
+double FreeBenchmarkModel::sortKey(const probescope::freebench::FreeBenchRow& row, int column)
 {
     switch (column) {
     case StepColumn: return static_cast<double>(row.step);
     case RankColumn: return static_cast<double>(row.rank);
     case MaxRelColumn:
         // Larger is worse: a sign flip above every ratio, rows without max_rel below every one.
-        return row.maxRelKind == probescope::inspect::MaxRelKind::Number ? row.maxRel
-            : row.maxRelKind == probescope::inspect::MaxRelKind::SymbolFlipping ? std::numeric_limits<double>::infinity()
+        return row.maxRelKind == probescope::freebench::MaxRelKind::Number ? row.maxRel
+            : row.maxRelKind == probescope::freebench::MaxRelKind::SymbolFlipping ? std::numeric_limits<double>::infinity()
                                                                                  : -1.0;
-    case ThresholdColumn: return probescope::inspect::freeBenchThreshold(row.dtype, row.pertMode);
+    case ThresholdColumn: return probescope::freebench::freeBenchThreshold(row.dtype, row.pertMode);
     case ExcessColumn: {
-        const double e = probescope::inspect::freeBenchExcess(row);
+        const double e = probescope::freebench::freeBenchExcess(row);
         return std::isnan(e) ? -1.0 : e;
     }
     case OutputIndexColumn: return row.outputIndex ? static_cast<double>(*row.outputIndex) : -1.0;
@@ -115,7 +115,7 @@ double FreeBenchmarkModel::sortKey(const probescope::inspect::FreeBenchRow& row,
 
 QVariant FreeBenchmarkModel::data(const QModelIndex& index, int role) const
 {
-    const probescope::inspect::FreeBenchRow* row = index.isValid() ? rowAt(index.row()) : nullptr;
+    const probescope::freebench::FreeBenchRow* row = index.isValid() ? rowAt(index.row()) : nullptr;
     if (!row || index.column() < 0 || index.column() >= ColumnCount)
         return {};
     const int column = index.column();
@@ -128,7 +128,7 @@ QVariant FreeBenchmarkModel::data(const QModelIndex& index, int role) const
         case StageColumn: return toQ(row->stage);
         case PertModeColumn: return toQ(row->pertMode);
         case MaxRelColumn: return maxRelText(*row);
-        case ThresholdColumn: return number(probescope::inspect::freeBenchThreshold(row->dtype, row->pertMode));
+        case ThresholdColumn: return number(probescope::freebench::freeBenchThreshold(row->dtype, row->pertMode));
         case ExcessColumn: return excessText(*row);
         case DtypeColumn: return toQ(row->dtype);
         case ShapeColumn: return toQ(row->shape);
@@ -143,9 +143,9 @@ QVariant FreeBenchmarkModel::data(const QModelIndex& index, int role) const
         return QVariant::fromValue(isNumeric(column) ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::ToolTipRole: {
         QString tip = tr("%1:%2").arg(toQ(m_table->files[row->file].string())).arg(row->line);
-        if (row->maxRelKind == probescope::inspect::MaxRelKind::SymbolFlipping)
+        if (row->maxRelKind == probescope::freebench::MaxRelKind::SymbolFlipping)
             tip += QLatin1Char('\n') + tr("The perturbed output has the opposite sign of the original somewhere.");
-        else if (row->maxRelKind == probescope::inspect::MaxRelKind::Empty)
+        else if (row->maxRelKind == probescope::freebench::MaxRelKind::Empty)
             tip += QLatin1Char('\n') + tr("No max_rel: a to_cpu check or an integer output, judged without a ratio.");
         return tip;
     }
@@ -214,8 +214,8 @@ FreeBenchmarkProxy::FreeBenchmarkProxy(QObject* parent)
 bool FreeBenchmarkProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const
 {
     const auto* model = qobject_cast<const FreeBenchmarkModel*>(sourceModel());
-    const probescope::inspect::FreeBenchRow* a = model ? model->rowAt(left.row()) : nullptr;
-    const probescope::inspect::FreeBenchRow* b = model ? model->rowAt(right.row()) : nullptr;
+    const probescope::freebench::FreeBenchRow* a = model ? model->rowAt(left.row()) : nullptr;
+    const probescope::freebench::FreeBenchRow* b = model ? model->rowAt(right.row()) : nullptr;
     if (!a || !b)
         return QSortFilterProxyModel::lessThan(left, right);
     const int column = left.column();

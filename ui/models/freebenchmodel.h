@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "inspect/freebenchcsv.h"
+#include "core/freebench/freebenchcsv.h"
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
@@ -14,7 +14,7 @@ namespace probescope::ui {
 /**
  * @brief The rows of free_benchmark.csv files (msprobe's free benchmark), one model row per CSV row.
  *
- * Read-only over an immutable probescope::inspect::FreeBenchTable. Meant to sit behind a QSortFilterProxyModel with
+ * Read-only over an immutable probescope::freebench::FreeBenchTable. Meant to sit behind a QSortFilterProxyModel with
  * sortRole() = SortRole: numbers sort as numbers, symbol_flipping above every max_rel and empty cells below.
  */
 class FreeBenchmarkModel : public QAbstractTableModel
@@ -47,10 +47,10 @@ public:
     explicit FreeBenchmarkModel(QObject* parent = nullptr);
     ~FreeBenchmarkModel() override;
 
-    void setTable(std::shared_ptr<const probescope::inspect::FreeBenchTable> table);
+    void setTable(std::shared_ptr<const probescope::freebench::FreeBenchTable> table);
     void clear();
-    std::shared_ptr<const probescope::inspect::FreeBenchTable> table() const { return m_table; }
-    const probescope::inspect::FreeBenchRow* rowAt(int row) const;
+    std::shared_ptr<const probescope::freebench::FreeBenchTable> table() const { return m_table; }
+    const probescope::freebench::FreeBenchRow* rowAt(int row) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -59,14 +59,14 @@ public:
     QHash<int, QByteArray> roleNames() const override;
 
     /// The max_rel cell as msprobe wrote it ("0.0153", "symbol_flipping", "").
-    static QString maxRelText(const probescope::inspect::FreeBenchRow& row);
+    static QString maxRelText(const probescope::freebench::FreeBenchRow& row);
     /// "×7.6", "sign flip", "" — how far over its threshold a row is.
-    static QString excessText(const probescope::inspect::FreeBenchRow& row);
+    static QString excessText(const probescope::freebench::FreeBenchRow& row);
     /// The value SortRole gives, without a QVariant (the proxy compares hundreds of thousands of rows).
-    static double sortKey(const probescope::inspect::FreeBenchRow& row, int column);
+    static double sortKey(const probescope::freebench::FreeBenchRow& row, int column);
 
 private:
-    std::shared_ptr<const probescope::inspect::FreeBenchTable> m_table;
+    std::shared_ptr<const probescope::freebench::FreeBenchTable> m_table;
 };
 
 /**

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/nodebadges.h"
+#include "ui/models/nodebadges.h"
 
-#include "models/comparetreemodel.h"
-#include "models/freebenchmodel.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/freebenchmodel.h"
 
 #include <QAbstractItemView>
 #include <QHelpEvent>
@@ -164,15 +164,15 @@ bool NodeBadgeDelegate::helpEvent(QHelpEvent* event, QAbstractItemView* view, co
 QColor freeBenchBadgeColor() { return QColor(0x6A3D9A); }
 
 QHash<quint32, NodeBadge> freeBenchBadges(const tree::ConstructTree& tree,
-                                          const probescope::inspect::FreeBenchTable& table, std::int64_t step,
+                                          const probescope::freebench::FreeBenchTable& table, std::int64_t step,
                                           std::int64_t rank)
 {
     QHash<quint32, NodeBadge> out;
-    for (const probescope::inspect::FlaggedApi& api : probescope::inspect::flaggedApis(table, step, rank)) {
+    for (const probescope::freebench::FlaggedApi& api : probescope::freebench::flaggedApis(table, step, rank)) {
         const auto id = tree.find(api.apiName);
         if (!id)
             continue;
-        const probescope::inspect::FreeBenchRow& row = table.rows[api.worstRow];
+        const probescope::freebench::FreeBenchRow& row = table.rows[api.worstRow];
         NodeBadge badge;
         badge.text = NodeBadgeDelegate::tr("FB", "free benchmark badge on a tree node");
         badge.color = freeBenchBadgeColor();
@@ -185,7 +185,7 @@ QHash<quint32, NodeBadge> freeBenchBadges(const tree::ConstructTree& tree,
                             .arg(QString::fromStdString(row.pertMode), QString::fromStdString(row.stage))
                             .arg(row.step)
                             .arg(worst)
-                            .arg(probescope::inspect::freeBenchThreshold(row.dtype, row.pertMode))
+                            .arg(probescope::freebench::freeBenchThreshold(row.dtype, row.pertMode))
                             .arg(QString::fromStdString(row.dtype));
         if (!excess.isEmpty())
             badge.toolTip += QStringLiteral(" (%1)").arg(excess);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "inspect/freebenchcsv.h"
-#include "tree/constructtree.h"
+#include "core/freebench/freebenchcsv.h"
+#include "core/tree/constructtree.h"
 
 #include <QColor>
 #include <QHash>
@@ -62,7 +62,7 @@ QColor freeBenchBadgeColor();
 
 /// Badges for the nodes of `tree` whose key is an api_name of `table` in `step` and `rank` (< 0: any).
 QHash<quint32, NodeBadge> freeBenchBadges(const tree::ConstructTree& tree,
-                                          const probescope::inspect::FreeBenchTable& table, std::int64_t step,
+                                          const probescope::freebench::FreeBenchTable& table, std::int64_t step,
                                           std::int64_t rank);
 
 /// One API's run_ut verdict as msprobe writes it (pass, warning, error, SKIP; backward "" when none).

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/noderowsmodel.h"
+#include "ui/models/noderowsmodel.h"
 
-#include "compare/flatten.h"
-#include "compare/pytext.h"
-#include "models/statuspalette.h"
+#include "core/compare/flatten.h"
+#include "core/compare/pytext.h"
+#include "ui/models/statuspalette.h"
 
 #include <QBrush>
 #include <QDir>

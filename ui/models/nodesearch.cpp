@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/nodesearch.h"
+#include "ui/models/nodesearch.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tree/constructtree.h"
+#include "core/tree/constructtree.h"
 
 #include <QRegularExpression>
 #include <QString>

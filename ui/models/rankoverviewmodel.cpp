@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/rankoverviewmodel.h"
+#include "ui/models/rankoverviewmodel.h"
 
 #include <QFont>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/runutresultmodel.h"
+#include "ui/models/runutresultmodel.h"
 
 #include <QBrush>
 

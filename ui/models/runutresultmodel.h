@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "models/nodebadges.h"
-#include "runutplugin/runutbackend.h"
+#include "ui/models/nodebadges.h"
+#include "ui/runutplugin/runutbackend.h"
 
 #include <QAbstractTableModel>
 #include <QSet>

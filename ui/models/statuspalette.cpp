@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/statuspalette.h"
+#include "ui/models/statuspalette.h"
 
 #include <QCoreApplication>
 #include <QPainter>

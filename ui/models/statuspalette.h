@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "session/nodestatus.h"
+#include "core/session/nodestatus.h"
 
 #include <QColor>
 #include <QIcon>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "models/treefilterproxy.h"
+#include "ui/models/treefilterproxy.h"
 
-#include "models/comparetreemodel.h"
+#include "ui/models/comparetreemodel.h"
 
 #include <span>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "models/nodesearch.h"
-#include "session/nodestatus.h"
-#include "tree/constructtree.h"
+#include "ui/models/nodesearch.h"
+#include "core/session/nodestatus.h"
+#include "core/tree/constructtree.h"
 
 #include <QSortFilterProxyModel>
 #include <QString>

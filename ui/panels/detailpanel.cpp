@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/detailpanel.h"
+#include "ui/panels/detailpanel.h"
 
-#include "compare/firstfailure.h"
-#include "models/statuspalette.h"
+#include "core/compare/firstfailure.h"
+#include "ui/models/statuspalette.h"
 
 #include <QAction>
 #include <QApplication>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "models/noderowsmodel.h"
-#include "session/session.h"
+#include "ui/models/noderowsmodel.h"
+#include "core/session/session.h"
 
 #include <QModelIndexList>
 #include <QStringList>

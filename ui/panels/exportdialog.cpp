@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/exportdialog.h"
+#include "ui/panels/exportdialog.h"
 
-#include "panels/taskprogressview.h"
+#include "ui/panels/taskprogressview.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparejob.h"
-#include "jobs/backgroundtask.h"
-#include "panels/settings.h"
-#include "session/session.h"
+#include "core/compare/comparejob.h"
+#include "ui/jobs/backgroundtask.h"
+#include "ui/panels/settings.h"
+#include "core/session/session.h"
 
 #include <QDialog>
 #include <QObject>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/filterbar.h"
+#include "ui/panels/filterbar.h"
 
-#include "models/statuspalette.h"
+#include "ui/models/statuspalette.h"
 
 #include <QComboBox>
 #include <QEvent>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/entryname.h"
-#include "session/nodestatus.h"
+#include "core/dump/entryname.h"
+#include "core/session/nodestatus.h"
 
 #include <QMetaType>
 #include <QSet>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/legendwidget.h"
+#include "ui/panels/legendwidget.h"
 
-#include "models/statuspalette.h"
+#include "ui/models/statuspalette.h"
 
 #include <QEvent>
 #include <QGridLayout>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/flatten.h"
-#include "session/nodestatus.h"
+#include "core/compare/flatten.h"
+#include "core/session/nodestatus.h"
 
 #include <QWidget>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/loadproblembanner.h"
+#include "ui/panels/loadproblembanner.h"
 
 #include <QEvent>
 #include <QFileInfo>

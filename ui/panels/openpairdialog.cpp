@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/openpairdialog.h"
+#include "ui/panels/openpairdialog.h"
 
-#include "inspect/freebenchcsv.h"
+#include "core/freebench/freebenchcsv.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -188,7 +188,7 @@ QString OpenPairDialog::missingReason() const
         return {};
     // A free benchmark run needs no bench: its free_benchmark.csv files open alone (folder names only are
     // listed, so this is cheap enough to run as the user types).
-    if (m_bench->text().trimmed().isEmpty() && !probescope::inspect::findFreeBenchmarkCsvs(npu().toStdString()).empty())
+    if (m_bench->text().trimmed().isEmpty() && !probescope::freebench::findFreeBenchmarkCsvs(npu().toStdString()).empty())
         return {};
     if (m_bench->text().trimmed().isEmpty())
         return tr("Give the bench dump (or open msprobe's compare.json as the NPU side).");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "panels/settings.h"
+#include "ui/panels/settings.h"
 
 #include <QDialog>
 

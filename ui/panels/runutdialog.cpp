@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/runutdialog.h"
+#include "ui/panels/runutdialog.h"
 
-#include "models/runutresultmodel.h"
-#include "panels/taskprogressview.h"
+#include "ui/models/runutresultmodel.h"
+#include "ui/panels/taskprogressview.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "jobs/backgroundtask.h"
-#include "models/nodebadges.h"
-#include "runutplugin/runutbackend.h"
+#include "ui/jobs/backgroundtask.h"
+#include "ui/models/nodebadges.h"
+#include "ui/runutplugin/runutbackend.h"
 
 #include <QDialog>
 #include <QElapsedTimer>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/searchbar.h"
+#include "ui/panels/searchbar.h"
 
 #include <QHBoxLayout>
 #include <QKeyEvent>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/settings.h"
+#include "ui/panels/settings.h"
 
-#include "models/statuspalette.h"
+#include "ui/models/statuspalette.h"
 
 #include <QApplication>
 #include <QPalette>

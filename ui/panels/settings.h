@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/comparejob.h"
-#include "session/nodestatus.h"
+#include "core/compare/comparejob.h"
+#include "core/session/nodestatus.h"
 
 #include <QCoreApplication>
 #include <QString>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/settingsdialog.h"
+#include "ui/panels/settingsdialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>

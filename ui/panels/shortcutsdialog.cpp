@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/shortcutsdialog.h"
+#include "ui/panels/shortcutsdialog.h"
 
 #include <QAction>
 #include <QDialogButtonBox>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "panels/taskprogressview.h"
+#include "ui/panels/taskprogressview.h"
 
-#include "jobs/backgroundtask.h"
+#include "ui/jobs/backgroundtask.h"
 
 #include <QPlainTextEdit>
 #include <QProgressBar>

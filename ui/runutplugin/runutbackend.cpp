@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runutplugin/runutbackend.h"
+#include "ui/runutplugin/runutbackend.h"
 
 #include <QCoreApplication>
 #include <QDir>

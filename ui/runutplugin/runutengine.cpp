@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runutplugin/runutengine.h"
+#include "ui/runutplugin/runutengine.h"
 
-#include "runut/runner.h"
-#include "runuttorch/torchreplayer.h"
+#include "core/runut/runner.h"
+#include "core/runuttorch/torchreplayer.h"
 
 namespace probescope::ui {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "runutplugin/runutbackend.h"
+#include "ui/runutplugin/runutbackend.h"
 
 #include <memory>
 

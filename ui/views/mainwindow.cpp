@@ -1,31 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "views/mainwindow.h"
+#include "ui/views/mainwindow.h"
 
-#include "inspect/freebenchcsv.h"
-#include "inspect/freebenchpanel.h"
-#include "inspect/metricplot.h"
-#include "inspect/nodetrendplot.h"
-#include "inspect/tensorinspector.h"
-#include "jobs/comparecontroller.h"
-#include "jobs/overviewjob.h"
-#include "models/comparetreemodel.h"
-#include "models/diagnosticsmodel.h"
-#include "models/nodebadges.h"
-#include "models/nodesearch.h"
-#include "models/rankoverviewmodel.h"
-#include "models/treefilterproxy.h"
-#include "panels/detailpanel.h"
-#include "panels/exportdialog.h"
-#include "panels/filterbar.h"
-#include "panels/legendwidget.h"
-#include "panels/loadproblembanner.h"
-#include "panels/openpairdialog.h"
-#include "panels/runutdialog.h"
+#include "core/freebench/freebenchcsv.h"
+#include "ui/inspect/freebenchpanel.h"
+#include "ui/inspect/metricplot.h"
+#include "ui/inspect/nodetrendplot.h"
+#include "ui/inspect/tensorinspector.h"
+#include "ui/jobs/comparecontroller.h"
+#include "ui/jobs/overviewjob.h"
+#include "ui/models/comparetreemodel.h"
+#include "ui/models/diagnosticsmodel.h"
+#include "ui/models/nodebadges.h"
+#include "ui/models/nodesearch.h"
+#include "ui/models/rankoverviewmodel.h"
+#include "ui/models/treefilterproxy.h"
+#include "ui/panels/detailpanel.h"
+#include "ui/panels/exportdialog.h"
+#include "ui/panels/filterbar.h"
+#include "ui/panels/legendwidget.h"
+#include "ui/panels/loadproblembanner.h"
+#include "ui/panels/openpairdialog.h"
+#include "ui/panels/runutdialog.h"
 #ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
 #endif
-#include "panels/searchbar.h"
-#include "panels/settingsdialog.h"
-#include "panels/shortcutsdialog.h"
+#include "ui/panels/searchbar.h"
+#include "ui/panels/settingsdialog.h"
+#include "ui/panels/shortcutsdialog.h"
 
 #include <QAction>
 #include <QApplication>
@@ -915,7 +915,7 @@ bool MainWindow::openFreeBenchmarkOnly(const QString& folder)
         && info.fileName() != QLatin1String("free_benchmark.csv"))
         return false; // compare.json and the like
     // Only folder names are listed here (no file is read), so it is cheap enough for the GUI thread.
-    if (probescope::inspect::findFreeBenchmarkCsvs(folder.toStdString()).empty())
+    if (probescope::freebench::findFreeBenchmarkCsvs(folder.toStdString()).empty())
         return false;
     m_controller->cancel();
     m_overview->cancel();

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "jobs/comparecontroller.h"
-#include "models/nodebadges.h"
-#include "panels/filterbar.h"
-#include "panels/settings.h"
-#include "session/session.h"
+#include "ui/jobs/comparecontroller.h"
+#include "ui/models/nodebadges.h"
+#include "ui/panels/filterbar.h"
+#include "ui/panels/settings.h"
+#include "core/session/session.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "views/scriptedrun.h"
+#include "ui/views/scriptedrun.h"
 
-#include "panels/settings.h"
-#include "views/mainwindow.h"
+#include "ui/panels/settings.h"
+#include "ui/views/mainwindow.h"
 
 #include <QApplication>
 #include <QIcon>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe 1.2.2 behind the profile seam (compare-spec Appendix A): the default profile.
-#include "compare/comparejob.h"
-#include "compare/flatten.h"
-#include "compare/highlight.h"
-#include "compare/mapping.h"
-#include "compare/profile.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/flatten.h"
+#include "core/compare/highlight.h"
+#include "core/compare/mapping.h"
+#include "core/compare/profile.h"
 
 namespace probescope::compare::msprobe12 {
 

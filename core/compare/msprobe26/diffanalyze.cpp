@@ -2,12 +2,12 @@
 // msprobe 26.0.0 `compare -da`: the rank tables (phase A) and the first-divergence search over them
 // (phase B, find_first/analyzer.py). Rules and their quirks: msprobe26-diff-analyze-spec.md; what we
 // decided where msprobe crashes or depends on the hash seed: docs/msprobe26-da.md.
-#include "compare/msprobe26/diffanalyze.h"
+#include "core/compare/msprobe26/diffanalyze.h"
 
-#include "compare/pytext.h"
-#include "dump/dumpfile.h"
-#include "dump/rankdump.h"
-#include "util/fileio.h"
+#include "core/compare/pytext.h"
+#include "core/dump/dumpfile.h"
+#include "core/dump/rankdump.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <chrono>
@@ -1101,7 +1101,7 @@ Result<fs::path> writeNewFile(const fs::path& dir, const std::string& stem, cons
 
 } // namespace
 
-std::string rankTableJson(const DaTable26& da)
+std::string rankTableJson(const msprobe26::DaTable& da)
 {
     const CompareTable& table = *da.table;
     std::vector<std::string> columns = table.header;
@@ -1175,7 +1175,7 @@ std::string rankTableJson(const DaTable26& da)
                 t += ',';
             v.newline(3);
             t += '{';
-            const DaRow26& extra = da.rows[r];
+            const msprobe26::DaRow& extra = da.rows[r];
             for (std::size_t c = 0; c < columns.size(); ++c) {
                 if (c)
                     t += ',';
@@ -1319,7 +1319,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
                 result.diagnostics.back().severity = Severity::Warning;
             }
         }
-        auto table = compareDumps26ForDiffAnalyze(**npu, **bench, compareOptions);
+        auto table = msprobe26::compareDumpsForDiffAnalyze(**npu, **bench, compareOptions);
         if (!table) {
             // msprobe's compare_entry swallows a rank's CompareException: that rank has no table.
             Diagnostic d = table.error();

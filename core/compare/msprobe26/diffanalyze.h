@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/msprobe26.h"
-#include "dump/jsondocument.h"
-#include "util/diagnostic.h"
+#include "core/compare/msprobe26/msprobe26.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/diagnostic.h"
 
 #include <filesystem>
 #include <map>
@@ -23,7 +23,7 @@ namespace probescope::compare::msprobe26 {
 
 /// The rank-table JSON of one compared pair (json.dump(indent=4) text: ops keyed by batch name, with
 /// is_same and op_items).
-std::string rankTableJson(const DaTable26& table);
+std::string rankTableJson(const msprobe26::DaTable& table);
 
 /// One rank table as phase B reads it back.
 struct RankTableFile

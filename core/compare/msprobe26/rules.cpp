@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe 26.0.0 behind the profile seam (compare-spec, the msprobe 26 columns and checkers).
-#include "compare/mapping.h"
-#include "compare/msprobe26.h"
-#include "compare/profile.h"
+#include "core/compare/mapping.h"
+#include "core/compare/msprobe26/msprobe26.h"
+#include "core/compare/profile.h"
 
 namespace probescope::compare::msprobe26 {
 
@@ -17,10 +17,10 @@ public:
                                                         const CompareOptions& options,
                                                         ProgressSink* progress) const override
     {
-        return compareDumps26(npu, bench, options, progress); // applies every mapping itself
+        return msprobe26::compareDumps(npu, bench, options, progress); // applies every mapping itself
     }
 
-    std::string csv(const CompareTable& table) const override { return tableCsv26(table); }
+    std::string csv(const CompareTable& table) const override { return msprobe26::tableCsv(table); }
 
     std::optional<std::string> advisor(const CompareTable&) const override
     {
@@ -34,7 +34,7 @@ public:
 
     bool usesStackPath() const override { return false; }
 
-    std::vector<std::string> rowNames(const dump::Entry& entry) const override { return rowNames26(entry); }
+    std::vector<std::string> rowNames(const dump::Entry& entry) const override { return msprobe26::rowNames(entry); }
 
     bool isMindSpore(const dump::DumpFile& dump) const override { return isMindSporeDump(dump, true); }
 };

@@ -2,12 +2,12 @@
 // ptdbg_ascend 6.0's compare_core over two .pkl files: read_op / merge_tensor / match_op / get_accuracy /
 // get_un_match_accuracy, then compare_by_op per row in real-data mode. The rules are ptdbg's, read from
 // its source (acc_compare.py); docs/ptdbg-compare.md lists them and where ProbeScope departs from a crash.
-#include "compare/ptdbg/ptdbgcompare.h"
-#include "compare/ptdbg/ptdbgrules.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgrules.h"
 
-#include "compare/pytext.h"
-#include "dump/jsondocument.h"
-#include "util/fileio.h"
+#include "core/compare/pytext.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/fileio.h"
 
 #include <atomic>
 #include <deque>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "compare/comparejob.h"
-#include "compare/comparetable.h"
-#include "tensor/tensor.h"
-#include "util/diagnostic.h"
+#include "core/compare/cell.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/comparetable.h"
+#include "core/tensor/tensor.h"
+#include "core/util/diagnostic.h"
 
 #include <filesystem>
 #include <memory>

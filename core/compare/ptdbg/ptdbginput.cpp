@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the ptdbg profile takes and gives besides the table: input_param (compare.json), the rank pairs of
 // compare_distributed, and the Advisor's verdict.
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
-#include "compare/jsoninput.h"
+#include "core/compare/jsoninput.h"
 
-#include "util/fileio.h"
-#include "util/textposition.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ptdbg profile's compare job: compare each pkl pair, write its files, and place the table on the
 // NPU dump's call order (read by core/dump's legacy reader) to name the first failing node.
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
-#include "compare/pipeline.h"
-#include "dump/rankdump.h"
-#include "tree/constructtree.h"
-#include "util/fileio.h"
+#include "core/compare/pipeline.h"
+#include "core/dump/rankdump.h"
+#include "core/tree/constructtree.h"
+#include "core/util/fileio.h"
 
 #include <unordered_map>
 

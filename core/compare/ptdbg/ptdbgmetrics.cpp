@@ -2,10 +2,10 @@
 // ptdbg 6.0's compare_by_op on two .npy arrays. Unlike msprobe, ptdbg computes the relative error in the
 // bench array's own float type (float32 for float32 dumps), after adding that type's epsilon to the zero
 // elements of both arrays *in place*; Cosine and MaxAbsErr then see those changed arrays in float64.
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
-#include "compare/pytext.h"
-#include "tensor/dtype.h"
+#include "core/compare/pytext.h"
+#include "core/tensor/dtype.h"
 
 #include <cmath>
 #include <limits>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // ptdbg's parse(): one API's rows of a .pkl, printed as ptdbg printed them.
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
-#include "compare/pytext.h"
-#include "dump/jsondocument.h"
-#include "util/fileio.h"
+#include "core/compare/pytext.h"
+#include "core/dump/jsondocument.h"
+#include "core/util/fileio.h"
 
 namespace probescope::compare::ptdbg {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ptdbg 6.0's fuzzy name rule and red/yellow highlight rules (acc_compare.py: fuzzy_check_name,
 // find_error_rows, find_compare_result_error_rows and the check_* rules), kept with their quirks.
-#include "compare/ptdbg/ptdbgrules.h"
+#include "core/compare/ptdbg/ptdbgrules.h"
 
-#include "compare/pytext.h"
+#include "core/compare/pytext.h"
 
 #include <algorithm>
 #include <cmath>

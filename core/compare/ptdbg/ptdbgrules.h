@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "compare/comparetable.h"
+#include "core/compare/cell.h"
+#include "core/compare/comparetable.h"
 
 #include <string_view>
 #include <vector>

@@ -2,9 +2,9 @@
 // ptdbg_ascend 6.0 behind the profile seam (docs/ptdbg-compare.md). ptdbg compares the .pkl rows themselves, so the
 // rules read the pkl a DumpFile was loaded from, with the .npy folder beside it (named like the pkl) when both
 // sides have one: ptdbg's real-data compare; otherwise its statistics (or md5) compare.
-#include "compare/comparejob.h"
-#include "compare/profile.h"
-#include "compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/comparejob.h"
+#include "core/compare/profile.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
 
 namespace probescope::compare::ptdbg {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Era C real-data metrics (compare-spec §5.2-5.4): squeeze, the validation chain, the relative error in
 // the common float type with that type's epsilon, and EucDist.
-#include "compare/msprobe26.h"
+#include "core/compare/msprobe26/msprobe26.h"
 
-#include "compare/pytext.h"
-#include "tensor/dtype.h"
+#include "core/compare/pytext.h"
+#include "core/tensor/dtype.h"
 
 #include <cmath>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-namespace probescope::compare {
+namespace probescope::compare::msprobe26 {
 
 namespace {
 
@@ -72,9 +72,9 @@ void toFloat64(const Tensor& t, std::vector<double>& out)
         out[i] = t.valueAt(static_cast<std::int64_t>(i));
 }
 
-RealDataMetrics26 allCells(const Cell& c)
+RealDataMetrics allCells(const Cell& c)
 {
-    return RealDataMetrics26 { c, c, c, c, c, c };
+    return msprobe26::RealDataMetrics { c, c, c, c, c, c };
 }
 
 bool isNumpyFloat(DType t)
@@ -156,7 +156,7 @@ double blasDot(const std::vector<double>& x, const std::vector<double>& y)
 
 } // namespace
 
-RealDataMetrics26 compareTensors26(const Tensor& npuTensor, const Tensor& benchTensor)
+RealDataMetrics compareTensors(const Tensor& npuTensor, const Tensor& benchTensor)
 {
     const Cell unsupported = Cell::text("unsupported");
     const std::int64_t n = npuTensor.numel();
@@ -230,7 +230,7 @@ RealDataMetrics26 compareTensors26(const Tensor& npuTensor, const Tensor& benchT
         maxWithNan(maxRelative, r);
     }
 
-    RealDataMetrics26 m;
+    msprobe26::RealDataMetrics m;
     // Cosine and EucDist on the flattened float64 arrays.
     if (zeroD) {
         m.cosine = unsupported;
@@ -308,4 +308,4 @@ RealDataMetrics26 compareTensors26(const Tensor& npuTensor, const Tensor& benchT
     return m;
 }
 
-} // namespace probescope::compare
+} // namespace probescope::compare::msprobe26

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "dump/rankdump.h"
-#include "util/diagnostic.h"
+#include "core/dump/rankdump.h"
+#include "core/util/diagnostic.h"
 
 #include <array>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace probescope::inspect {
+namespace probescope::dumpinfo {
 
 struct InfoOptions
 {
@@ -52,4 +52,4 @@ std::vector<RankInfo> inspectLayout(const dump::DumpLayout& layout, const InfoOp
 /// The text `probescope-cli info` prints.
 std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInfo>& ranks);
 
-} // namespace probescope::inspect
+} // namespace probescope::dumpinfo

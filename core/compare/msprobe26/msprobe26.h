@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "compare/cell.h"
-#include "compare/comparetable.h"
-#include "dump/dumpfile.h"
-#include "tensor/tensor.h"
-#include "util/diagnostic.h"
+#include "core/compare/cell.h"
+#include "core/compare/comparetable.h"
+#include "core/dump/dumpfile.h"
+#include "core/tensor/tensor.h"
+#include "core/util/diagnostic.h"
 
 #include <memory>
 #include <optional>
@@ -18,13 +18,13 @@
  * The msprobe 26.0.0 ("Era C") output profile: the CSV `msprobe compare -tp … -gp …` writes,
  * cell for cell (compare-spec main text; docs/msprobe26-profile.md lists every decision).
  */
-namespace probescope::compare {
+namespace probescope::compare::msprobe26 {
 
 /// Column names of an Era C table (compare-spec §4.1).
-std::vector<std::string> headerFor26(CompareMode mode, bool stackMode);
+std::vector<std::string> headerFor(CompareMode mode, bool stackMode);
 
 /// Era C mode detection (§2.6): md5 is looked for only one level below each entry field.
-Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile& bench);
+Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench);
 
 /**
  * @brief Compares two dump files the way msprobe 26.0.0 does.
@@ -35,12 +35,12 @@ Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile
  * Colors are all None (Era C never highlights). npuEntry holds the NPU entry index of each row, which
  * is also the group the indicator checkers work on.
  */
-Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npu, const dump::DumpFile& bench,
+Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npu, const dump::DumpFile& bench,
                                                            const CompareOptions& options,
                                                            ProgressSink* progress = nullptr);
 
 /// What msprobe 26's -da table holds per row beyond the CSV columns (diff-analyze spec §3.1).
-struct DaRow26
+struct DaRow
 {
     std::string state;     ///< input / output / parameters / parameters_grad (kwargs are input)
     std::string apiOrigin; ///< the dump.json key of the row's entry (api_origin_name)
@@ -53,22 +53,22 @@ struct DaRow26
 
 /// The table -da writes per rank: the statistics or md5 table (tensor dumps compared as statistics) with
 /// -da's Result/Err_message rules, and rows[i] beside table->rows[i].
-struct DaTable26
+struct DaTable
 {
     std::shared_ptr<const CompareTable> table;
-    std::vector<DaRow26> rows;
+    std::vector<msprobe26::DaRow> rows;
 };
 
 /// msprobe 26's compare with first_diff_analyze=True (no checkers; see docs/msprobe26-da.md).
-Result<DaTable26> compareDumps26ForDiffAnalyze(const dump::DumpFile& npu, const dump::DumpFile& bench,
+Result<DaTable> compareDumpsForDiffAnalyze(const dump::DumpFile& npu, const dump::DumpFile& bench,
                                                const CompareOptions& options);
 
 /// The row names msprobe 26 makes of one entry, in its order (inputs, parameters, outputs, parameters_grad);
 /// empty when the entry cannot be flattened. layer_mapping pairs rows by these names.
-std::vector<std::string> rowNames26(const dump::Entry& entry);
+std::vector<std::string> rowNames(const dump::Entry& entry);
 
 /// The six real-data metric cells of Era C (Cosine, EucDist, MaxAbsErr, MaxRelativeErr, the two ratios).
-struct RealDataMetrics26
+struct RealDataMetrics
 {
     Cell cosine;
     Cell eucDist;
@@ -79,7 +79,7 @@ struct RealDataMetrics26
 };
 
 /// Era C validation chain + metrics (§5.2-5.4) on two loaded tensors (squeezed inside).
-RealDataMetrics26 compareTensors26(const tensor::Tensor& npu, const tensor::Tensor& bench);
+RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench);
 
 /// pd.to_numeric of one numeric text, bit for bit: pandas' float parser keeps only the first 17 digits
 /// (leading zeros included) and scales by a power of ten, so it can differ from strtod in the last bits.
@@ -88,24 +88,24 @@ double pandasToFloat(std::string_view text);
 
 /// The statistics-mode diff and relative-error cells of one stat pair (§6.1). The flags say whether the
 /// whole NPU / bench column parses as integers (pandas then subtracts ints: "3" instead of "3.0").
-std::pair<std::string, std::string> statsDiff26(const Cell& npu, const Cell& bench, bool npuIntColumn = false,
+std::pair<std::string, std::string> statsDiff(const Cell& npu, const Cell& bench, bool npuIntColumn = false,
                                                 bool benchIntColumn = false);
 
 /**
  * @brief Runs the indicator checkers (§8.1) on a finished table and overwrites Result and Err_message.
  *
- * Rows are grouped by table.npuEntry. Used by compareDumps26; public so that tests can feed hand-made rows.
+ * Rows are grouped by table.npuEntry. Used by msprobe26::compareDumps; public so that tests can feed hand-made rows.
  */
-void applyCheckers26(CompareTable& table);
+void applyCheckers(CompareTable& table);
 
 /// json.dumps of a list of strings (ASCII, ", " separators): ["a", "b"], [] when empty.
 std::string jsonStringList(const std::vector<std::string>& items);
 
 /// The text pandas' to_csv writes for a cell: floats as repr, NaN as "", ±inf as " inf"/" -inf" (msprobe
 /// replaces them before writing), None as "", bools True/False.
-std::string cellText26(const Cell& cell);
+std::string cellText(const Cell& cell);
 
 /// The CSV file msprobe 26.0.0 writes for a table (header, no index, minimal quoting).
-std::string tableCsv26(const CompareTable& table);
+std::string tableCsv(const CompareTable& table);
 
-} // namespace probescope::compare
+} // namespace probescope::compare::msprobe26

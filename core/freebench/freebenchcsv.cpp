@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/freebenchcsv.h"
+#include "core/freebench/freebenchcsv.h"
 
-#include "dump/dumplayout.h"
-#include "util/csv.h"
-#include "util/fileio.h"
+#include "core/dump/dumplayout.h"
+#include "core/util/csv.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <charconv>
@@ -13,7 +13,7 @@
 #include <system_error>
 #include <unordered_map>
 
-namespace probescope::inspect {
+namespace probescope::freebench {
 
 namespace fs = std::filesystem;
 
@@ -267,4 +267,4 @@ std::vector<FlaggedApi> flaggedApis(const FreeBenchTable& table, std::int64_t st
     return out;
 }
 
-} // namespace probescope::inspect
+} // namespace probescope::freebench

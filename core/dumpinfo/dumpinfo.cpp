@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inspect/dumpinfo.h"
+#include "core/dumpinfo/dumpinfo.h"
 
-#include "dump/leaf.h"
-#include "tensor/tensor.h"
+#include "core/dump/leaf.h"
+#include "core/tensor/tensor.h"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 
-namespace probescope::inspect {
+namespace probescope::dumpinfo {
 
 namespace {
 
@@ -254,4 +254,4 @@ std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInf
     return out;
 }
 
-} // namespace probescope::inspect
+} // namespace probescope::dumpinfo

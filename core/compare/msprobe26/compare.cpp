@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe 26.0.0 ("Era C") compare: flattening (gen_op_item), row-level matching with backward-call
 // renumbering, table layout, statistics diffs, indicator checkers and the pandas CSV text.
-#include "compare/msprobe26.h"
+#include "core/compare/msprobe26/msprobe26.h"
 
-#include "util/pytext.h"
+#include "core/util/pytext.h"
 
-#include "compare/csvwriter.h"
-#include "compare/flatten.h"
-#include "compare/mapping.h"
-#include "compare/mappingutil.h"
-#include "compare/pytext.h"
-#include "dump/leaf.h"
-#include "dump/rankdump.h"
+#include "core/compare/csvwriter.h"
+#include "core/compare/flatten.h"
+#include "core/compare/mapping.h"
+#include "core/compare/mappingutil.h"
+#include "core/compare/pytext.h"
+#include "core/dump/leaf.h"
+#include "core/dump/rankdump.h"
 
 #include <algorithm>
 #include <array>
@@ -23,7 +23,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace probescope::compare {
+namespace probescope::compare::msprobe26 {
 
 double pandasToFloat(std::string_view text)
 {
@@ -750,7 +750,7 @@ bool columnIsInt(const std::vector<std::vector<Cell>>& rows, int col)
 
 } // namespace
 
-std::pair<std::string, std::string> statsDiff26(const Cell& npu, const Cell& bench, bool npuIntColumn, bool benchIntColumn)
+std::pair<std::string, std::string> statsDiff(const Cell& npu, const Cell& bench, bool npuIntColumn, bool benchIntColumn)
 {
     if (pyStr(npu) == pyStr(bench))
         return { "0", "0" };
@@ -799,7 +799,7 @@ std::pair<std::string, std::string> statsDiff26(const Cell& npu, const Cell& ben
     return same(kNA);
 }
 
-std::vector<std::string> headerFor26(CompareMode mode, bool stackMode)
+std::vector<std::string> headerFor(CompareMode mode, bool stackMode)
 {
     std::vector<std::string> h = { "NPU Name",         "Bench Name",         "NPU Dtype",         "Bench Dtype",
                                    "NPU Tensor Shape", "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad" };
@@ -828,7 +828,7 @@ std::vector<std::string> headerFor26(CompareMode mode, bool stackMode)
     return h;
 }
 
-Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile& bench)
+Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench)
 {
     const SourceLocation where { npu.path.string(), std::nullopt, 0, 0 };
     if (npu.header.task.empty() || bench.header.task.empty())
@@ -864,7 +864,7 @@ Result<CompareMode> detectMode26(const dump::DumpFile& npu, const dump::DumpFile
     return a ? CompareMode::Md5 : CompareMode::Summary;
 }
 
-std::vector<std::string> rowNames26(const dump::Entry& entry)
+std::vector<std::string> rowNames(const dump::Entry& entry)
 {
     auto rows = flattenEntry26(entry);
     std::vector<std::string> names;
@@ -909,15 +909,15 @@ void applyDaVerdicts(CompareTable& table)
 
 namespace {
 
-/// compareDumps26, or with `da` set the table msprobe 26 builds for -da (first_diff_analyze): tensor dumps
+/// compareDumps, or with `da` set the table msprobe 26 builds for -da (first_diff_analyze): tensor dumps
 /// compared as statistics, its own Result/Err_message rules instead of the checkers, and the -da columns of
 /// each row in *da.
-Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpFile& npuFile,
+Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFile& npuFile,
                                                                const dump::DumpFile& benchFile,
                                                                const CompareOptions& options, ProgressSink* progress,
-                                                               std::vector<DaRow26>* da)
+                                                               std::vector<msprobe26::DaRow>* da)
 {
-    auto mode = detectMode26(npuFile, benchFile);
+    auto mode = msprobe26::detectMode(npuFile, benchFile);
     if (!mode)
         return mode.error();
     if (da && *mode == CompareMode::RealData)
@@ -938,7 +938,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpF
     auto table = std::make_shared<CompareTable>();
     table->mode = *mode;
     table->stackMode = options.stackMode && options.stack;
-    table->header = headerFor26(*mode, table->stackMode);
+    table->header = msprobe26::headerFor(*mode, table->stackMode);
 
     const NameMappings* mappings = options.mappings && options.mappings->any() ? options.mappings : nullptr;
     // A data mapping decides the matching whatever else is given: a left join on the mapped key, no dtype test.
@@ -1002,14 +1002,14 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpF
             }
             next = colStats + 8;
             if (m == CompareMode::RealData) {
-                RealDataMetrics26 metrics;
+                msprobe26::RealDataMetrics metrics;
                 const Cell unsupported = text("unsupported");
-                metrics = RealDataMetrics26 { unsupported, unsupported, unsupported, unsupported, unsupported, unsupported };
+                metrics = msprobe26::RealDataMetrics { unsupported, unsupported, unsupported, unsupported, unsupported, unsupported };
                 if (b && n.dataName != "-1" && b->dataName != "-1") {
                     auto nt = tensor::loadTensorFile(npuFile.tensorDir, n.dataName);
                     auto bt = nt ? tensor::loadTensorFile(benchFile.tensorDir, b->dataName) : nt;
                     if (nt && bt)
-                        metrics = compareTensors26(*nt, *bt);
+                        metrics = msprobe26::compareTensors(*nt, *bt);
                 }
                 row[8] = metrics.cosine;
                 row[9] = metrics.eucDist;
@@ -1029,7 +1029,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpF
             row[col] = Cell::pyText("[" + pyStrRepr(n.dataName) + ", " + pyStrRepr(b ? b->dataName : kNA) + "]");
         table->rows.push_back(std::move(row));
         if (da) {
-            DaRow26 extra;
+            msprobe26::DaRow extra;
             extra.state = n.state;
             extra.apiOrigin = n.apiOrigin;
             extra.stack = n.stackFrames;
@@ -1085,7 +1085,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpF
             const bool ni = columnIsInt(table->rows, nc);
             const bool bi = columnIsInt(table->rows, bc);
             for (auto& row : table->rows) {
-                auto [d, rel] = statsDiff26(row[static_cast<std::size_t>(nc)], row[static_cast<std::size_t>(bc)], ni, bi);
+                auto [d, rel] = msprobe26::statsDiff(row[static_cast<std::size_t>(nc)], row[static_cast<std::size_t>(bc)], ni, bi);
                 row[static_cast<std::size_t>(8 + i)] = Cell::text(d);
                 row[static_cast<std::size_t>(12 + i)] = Cell::text(rel);
             }
@@ -1096,23 +1096,23 @@ Result<std::shared_ptr<const CompareTable>> compareDumps26Impl(const dump::DumpF
         applyDaVerdicts(*table);
         return std::shared_ptr<const CompareTable>(std::move(table));
     }
-    applyCheckers26(*table);
+    msprobe26::applyCheckers(*table);
     return std::shared_ptr<const CompareTable>(std::move(table));
 }
 
 } // namespace
 
-Result<std::shared_ptr<const CompareTable>> compareDumps26(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile,
+Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile,
                                                            const CompareOptions& options, ProgressSink* progress)
 {
-    return compareDumps26Impl(npuFile, benchFile, options, progress, nullptr);
+    return msprobe26::compareDumpsImpl(npuFile, benchFile, options, progress, nullptr);
 }
 
-Result<DaTable26> compareDumps26ForDiffAnalyze(const dump::DumpFile& npu, const dump::DumpFile& bench,
+Result<DaTable> compareDumpsForDiffAnalyze(const dump::DumpFile& npu, const dump::DumpFile& bench,
                                                const CompareOptions& options)
 {
-    DaTable26 out;
-    auto table = compareDumps26Impl(npu, bench, options, nullptr, &out.rows);
+    msprobe26::DaTable out;
+    auto table = msprobe26::compareDumpsImpl(npu, bench, options, nullptr, &out.rows);
     if (!table)
         return table.error();
     out.table = *table;
@@ -1132,7 +1132,7 @@ std::string jsonStringList(const std::vector<std::string>& items)
     return out;
 }
 
-std::string cellText26(const Cell& cell)
+std::string cellText(const Cell& cell)
 {
     if (cell.isNone())
         return {};
@@ -1146,7 +1146,7 @@ std::string cellText26(const Cell& cell)
     return pyStr(cell);
 }
 
-std::string tableCsv26(const CompareTable& table)
+std::string tableCsv(const CompareTable& table)
 {
     std::vector<std::vector<std::string>> rows;
     rows.reserve(table.rows.size());
@@ -1154,10 +1154,10 @@ std::string tableCsv26(const CompareTable& table)
         std::vector<std::string> r;
         r.reserve(row.size());
         for (const Cell& c : row)
-            r.push_back(cellText26(c));
+            r.push_back(msprobe26::cellText(c));
         rows.push_back(std::move(r));
     }
     return toCsv(table.header, rows);
 }
 
-} // namespace probescope::compare
+} // namespace probescope::compare::msprobe26

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Era C Result / Err_message: the indicator checkers of compare-spec §8.1, run per dump entry.
-#include "compare/msprobe26.h"
+#include "core/compare/msprobe26/msprobe26.h"
 
-#include "compare/pytext.h"
+#include "core/compare/pytext.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <optional>
 #include <string_view>
 
-namespace probescope::compare {
+namespace probescope::compare::msprobe26 {
 
 namespace {
 
@@ -122,7 +122,7 @@ struct Col
 
 } // namespace
 
-void applyCheckers26(CompareTable& table)
+void applyCheckers(CompareTable& table)
 {
     Col c;
     c.npuName = table.column("NPU Name");
@@ -329,4 +329,4 @@ void applyCheckers26(CompareTable& table)
     }
 }
 
-} // namespace probescope::compare
+} // namespace probescope::compare::msprobe26

@@ -3,7 +3,7 @@
 // free_benchmark.csv, the output of msprobe's free benchmark (无标杆比对, run-ut-spec §11.8): one row per
 // API output whose perturbed result moved more than its dtype's tolerance. Read here for the GUI; Qt-free.
 
-#include "util/diagnostic.h"
+#include "core/util/diagnostic.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace probescope::inspect {
+namespace probescope::freebench {
 
 /// The column names, in msprobe's order.
 inline constexpr std::string_view kFreeBenchColumns[] = { "rank",     "pert_mode", "stage", "step",        "api_name",
@@ -96,4 +96,4 @@ struct FlaggedApi
 };
 std::vector<FlaggedApi> flaggedApis(const FreeBenchTable& table, std::int64_t step, std::int64_t rank);
 
-} // namespace probescope::inspect
+} // namespace probescope::freebench
