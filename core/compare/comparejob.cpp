@@ -23,28 +23,6 @@ SourceLocation at(const fs::path& p)
 
 } // namespace
 
-std::string guardFormula(std::string text)
-{
-    static constexpr std::string_view triggers[] = { "=", "+", "-", "@", "%", "\xef\xbc\x8b", "\xef\xbc\x8d",
-                                                     "\xef\xbc\x9d", "\xef\xbc\x85", "\xef\xbc\xa0" };
-    auto startsWithTrigger = [&](std::string_view s) {
-        for (std::string_view t : triggers) {
-            if (s.substr(0, t.size()) == t)
-                return true;
-        }
-        return false;
-    };
-    bool risky = startsWithTrigger(text);
-    for (std::size_t semi = text.find(';'); !risky && semi != std::string::npos; semi = text.find(';', semi + 1))
-        risky = startsWithTrigger(std::string_view(text).substr(semi + 1));
-    if (!risky)
-        return text;
-    char* end = nullptr;
-    std::strtod(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size())
-        return text; // a number such as -1 or -0.5
-    return "'" + text;
-}
 
 std::string tableCsv(const CompareTable& table)
 {

@@ -5,6 +5,7 @@
 #include "core/compare/firstfailure.h"
 #include "core/compare/pipeline.h"
 #include "core/compare/plan.h"
+#include "core/util/csv.h"
 #include "core/util/diagnostic.h"
 #include "core/util/profile.h"
 
@@ -60,8 +61,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const s
 /// The CSV text of a table (msprobe's xlsx as a CSV: see docs/compare.md).
 std::string tableCsv(const CompareTable& table);
 
-/// A text cell that a spreadsheet would run as a formula (=, +, -, @, % first, or after ';') gets a
-/// leading apostrophe; numbers such as "-1" are left alone. See docs/compare.md.
-std::string guardFormula(std::string text);
+/// A text cell that a spreadsheet would run as a formula gets a leading apostrophe (util/csv.h; see docs/compare.md).
+using probescope::guardFormula;
 
 } // namespace probescope::compare

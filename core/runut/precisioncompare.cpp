@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/runut/precisioncompare.h"
 
+#include "core/util/csv.h"
+
 #include "core/runut/csvio.h"
 
 #include <algorithm>
@@ -18,6 +20,15 @@
 namespace probescope::runut {
 
 namespace {
+
+/// A row of the result files: API names come from the dump, so a cell a spreadsheet would run as a formula
+/// ("=HYPERLINK(...)") is written with a leading apostrophe, as the compare's CSV does.
+std::string guardedCsvLine(std::vector<std::string> cells)
+{
+    for (std::string& cell : cells)
+        cell = guardFormula(std::move(cell));
+    return csvLine(cells);
+}
 
 constexpr std::string_view kPass = "pass";
 constexpr std::string_view kError = "error";
@@ -546,7 +557,7 @@ public:
         if (!m_active)
             return;
         if (isUnsupportedDtype(m_lastDtype)) {
-            m_out += csvLine({ m_api, std::string(kSkip), std::string(kSkip),
+            m_out += guardedCsvLine({ m_api, std::string(kSkip), std::string(kSkip),
                                "This data type does not support benchmark compare." });
         } else {
             const std::string forward = aggregate(m_forward);
@@ -556,7 +567,7 @@ public:
                 message += kTopkHint;
             if (forward == kSkip)
                 message += m_skipMessage;
-            m_out += csvLine({ m_api, forward, backward, message });
+            m_out += guardedCsvLine({ m_api, forward, backward, message });
         }
         ++m_count;
         m_active = false;
@@ -708,8 +719,8 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
         const auto name = parseRowName(fullRowName);
         if (!name) {
             const std::string message = "The API name " + fullRowName + " is invalid.";
-            detailsText += csvLine(skipCells(fullRowName, message));
-            resultText += csvLine({ fullRowName, std::string(kSkip), std::string(kSkip), message });
+            detailsText += guardedCsvLine(skipCells(fullRowName, message));
+            resultText += guardedCsvLine({ fullRowName, std::string(kSkip), std::string(kSkip), message });
             ++out.rows;
             ++out.apis;
             if (progress)
@@ -749,8 +760,8 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
             RowFailure failure;
             if (!judgeRow(npu, gpu, name->apiName, dtype, options.profile, judge, failure)) {
                 // msprobe's exception path: a SKIP row in both files at once, outside the API grouping.
-                detailsText += csvLine(skipCells(fullRowName, failure.what));
-                resultText += csvLine({ fullRowName, std::string(kSkip), std::string(kSkip), failure.what });
+                detailsText += guardedCsvLine(skipCells(fullRowName, failure.what));
+                resultText += guardedCsvLine({ fullRowName, std::string(kSkip), std::string(kSkip), failure.what });
                 ++out.rows;
                 ++out.apis;
                 if (progress)
@@ -759,7 +770,7 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
             }
             judge.cells[OResult] = judge.status;
         }
-        detailsText += csvLine(judge.cells);
+        detailsText += guardedCsvLine(judge.cells);
         ++out.rows;
         grouper.add(*name, dtype, judge.status, judge.cells[OMessage]);
         if (progress)

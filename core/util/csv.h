@@ -18,6 +18,10 @@ void appendCsvField(std::string& out, std::string_view field);
 /// does not read back as a blank line.
 void appendCsvLine(std::string& out, const std::vector<std::string>& fields);
 
+/// A text cell that a spreadsheet would run as a formula (=, +, -, @, % and their full-width forms first, or after
+/// ';') gets a leading apostrophe; numbers such as "-1" and "-inf" are left alone. Every CSV writer of results uses it.
+std::string guardFormula(std::string text);
+
 /// One record of CSV text, with where it starts (for messages).
 struct CsvRecord
 {

@@ -479,3 +479,28 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, PrecisionCompareGolden,
                          ::testing::Values(std::make_pair("modelA_tensor_mix", "api_precision_compare_self"),
                                            std::make_pair("modelA_statistics_mix",
                                                           "api_precision_compare_vs_statistics")));
+
+// An API name a spreadsheet would run as a formula is written with a leading apostrophe (issue 20), as the
+// compare's CSV does; the verdicts are unchanged.
+TEST(PrecisionCompare, FormulaNamesAreGuarded)
+{
+    probescope::testing::TempDir dir;
+    std::string npu = probescope::testing::readAll(pcData("npu_details.csv"));
+    const std::string name = "Functional.gelu.0.forward.output.0";
+    const auto at = npu.find(name);
+    ASSERT_NE(at, std::string::npos);
+    npu.replace(at, name.size(), "=SUM(A1)+cmd.0.forward.output.0");
+    std::ofstream(dir.path() / "npu.csv", std::ios::binary) << npu;
+    PrecisionCompareOptions o;
+    o.npuCsv = dir.path() / "npu.csv";
+    o.gpuCsv = pcData("gpu_details.csv");
+    o.outDir = dir.path() / "out";
+    o.timestamp = "20260101120000";
+    auto r = apiPrecisionCompare(o);
+    ASSERT_TRUE(r) << r.error().format();
+    const std::string result = probescope::testing::readAll(r->resultCsv);
+    const std::string details = probescope::testing::readAll(r->detailsCsv);
+    EXPECT_NE(result.find("'=SUM(A1)+cmd"), std::string::npos) << result;
+    EXPECT_EQ(result.find("\n=SUM"), std::string::npos);
+    EXPECT_EQ(details.find("\n=SUM"), std::string::npos);
+}
