@@ -186,7 +186,8 @@ tensor::Tensor floats(std::vector<float> v, std::vector<std::int64_t> shape = {}
     t.dtype = tensor::DType::Float32;
     t.shape = shape.empty() && v.size() != 1 ? std::vector<std::int64_t> { static_cast<std::int64_t>(v.size()) } : shape;
     t.data.resize(v.size() * sizeof(float));
-    std::memcpy(t.data.data(), v.data(), t.data.size());
+    if (!v.empty()) // memcpy from an empty vector's null data is undefined (UBSan)
+        std::memcpy(t.data.data(), v.data(), t.data.size());
     return t;
 }
 
