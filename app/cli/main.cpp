@@ -11,6 +11,7 @@
 #include "core/runut/runner.h"
 #include "core/tree/constructtree.h"
 #include "options.h"
+#include "report.h"
 #include "ptdbgcli.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
@@ -466,16 +467,7 @@ int runCompare(const Args& args)
             std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
             continue;
         }
-        std::size_t red = 0;
-        std::size_t yellow = 0;
-        std::size_t unmatched = 0;
-        for (std::size_t i = 0; i < table.rows.size(); ++i) {
-            red += table.colors[i] == compare::RowColor::Red;
-            yellow += table.colors[i] == compare::RowColor::Yellow;
-            unmatched += !table.matched[i];
-        }
-        std::cout << "  rows: " << table.rows.size() << " (" << unmatched << " without bench data), highlighted: "
-                  << red << " red, " << yellow << " yellow\n";
+        std::cout << "  " << cli::rowSummary(table) << "\n";
         std::cout << "  written: " << r.csvFile.string() << "\n";
         if (!r.xlsxFile.empty())
             std::cout << "  written: " << r.xlsxFile.string() << "\n";
@@ -565,6 +557,19 @@ std::optional<Profile> parseRunUtProfile(std::string_view p)
     return profile;
 }
 
+/// run-ut's and api-precision-compare's `--profile` (msprobe12 or msprobe26).
+cli::Option runUtProfileOption(Profile& target)
+{
+    return { { "--profile" }, cli::Option::Takes::Value, "msprobe12 or msprobe26",
+             [&target](std::string_view, std::optional<std::string_view> v) -> std::optional<std::string> {
+                 const auto p = parseRunUtProfile(*v);
+                 if (!p)
+                     return std::string("--profile needs msprobe12 or msprobe26");
+                 target = *p;
+                 return std::nullopt;
+             } };
+}
+
 int runRunUt(int argc, char** argv)
 {
     runut::RunUtOptions options;
@@ -613,14 +618,7 @@ int runRunUt(int argc, char** argv)
                   return "unknown device " + device + " (cpu, cuda, cuda:N or a device id)";
               return std::nullopt;
           } },
-        { { "--profile" }, Takes::Value, "msprobe12 or msprobe26",
-          [&](std::string_view, Value v) -> Error {
-              const auto p = parseRunUtProfile(*v);
-              if (!p)
-                  return std::string("--profile needs msprobe12 or msprobe26");
-              options.profile = *p;
-              return std::nullopt;
-          } },
+        runUtProfileOption(options.profile),
         { { "--seed" }, Takes::Value, "a number >= 0",
           number(0, std::numeric_limits<std::int64_t>::max(), "--seed needs a number >= 0",
                  [&](std::int64_t n) { options.replay.seed = static_cast<std::uint64_t>(n); }) },
@@ -734,14 +732,7 @@ int runApiPrecisionCompare(int argc, char** argv)
         { { "-npu", "--npu_csv_path" }, Takes::Value, "a path", path(options.npuCsv) },
         { { "-gpu", "--gpu_csv_path" }, Takes::Value, "a path", path(options.gpuCsv) },
         { { "-o", "--out_path" }, Takes::Value, "a path", path(options.outDir) },
-        { { "--profile" }, Takes::Value, "msprobe12 or msprobe26",
-          [&](std::string_view, Value v) -> Error {
-              const auto p = parseRunUtProfile(*v);
-              if (!p)
-                  return std::string("--profile needs msprobe12 or msprobe26");
-              options.profile = *p;
-              return std::nullopt;
-          } },
+        runUtProfileOption(options.profile),
         { { "--precision" }, Takes::Value, "a number of decimals (0-20)",
           [&](std::string_view, Value v) -> Error {
               const auto n = cli::intIn(*v, 0, 20);

@@ -3,6 +3,7 @@
 // libprobescope-cli-mpi.so (mpischeduler.cpp) with dlopen. Without a launcher nothing of MPI is loaded, so the
 // CLI starts (and starts as fast) where no MPI runtime is installed.
 #include "jobcli.h"
+#include "plugindirs.h"
 
 #include <dlfcn.h>
 
@@ -40,18 +41,8 @@ bool launchedByMpi()
 
 std::unique_ptr<job::PairScheduler> loadMpiScheduler(std::string& error)
 {
-    std::vector<std::filesystem::path> dirs;
-    if (const char* env = std::getenv("PROBESCOPE_PLUGIN_DIR"); env && *env)
-        dirs.emplace_back(env);
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        dirs.push_back(self.parent_path() / ".." / "lib" / "probescope");
-#ifdef PROBESCOPE_CLI_PLUGIN_BUILD_DIR
-    dirs.emplace_back(PROBESCOPE_CLI_PLUGIN_BUILD_DIR);
-#endif
     std::string tried;
-    for (const std::filesystem::path& dir : dirs) {
+    for (const std::filesystem::path& dir : pluginDirs()) {
         const std::string file = (dir / kPluginFile).string();
         // Never closed: MPI is finalised by the scheduler's destructor, which lives in the plugin.
         void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);

@@ -2,6 +2,8 @@
 // Wiring of the ptdbg_ascend commands; the work is in core/compare/ptdbg.
 #include "ptdbgcli.h"
 
+#include "report.h"
+
 #include "core/compare/comparejob.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 
@@ -118,16 +120,7 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
             std::cout << "  no API could be matched; nothing written\n";
             continue;
         }
-        std::size_t red = 0;
-        std::size_t yellow = 0;
-        std::size_t unmatched = 0;
-        for (std::size_t i = 0; i < table.rows.size(); ++i) {
-            red += table.colors[i] == compare::RowColor::Red;
-            yellow += table.colors[i] == compare::RowColor::Yellow;
-            unmatched += !table.matched[i];
-        }
-        std::cout << "  rows: " << table.rows.size() << " (" << unmatched << " without bench data), highlighted: "
-                  << red << " red, " << yellow << " yellow\n";
+        std::cout << "  " << rowSummary(table) << "\n";
         for (const fs::path* f : { &r.csvFile, &r.xlsxFile, &r.advisorFile }) {
             if (!f->empty())
                 std::cout << "  written: " << f->string() << "\n";

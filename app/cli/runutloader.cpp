@@ -2,6 +2,8 @@
 // The CLI side: finds and opens the run_ut plugin with dlopen, only when `run-ut` runs.
 #include "runutplugin.h"
 
+#include "plugindirs.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -15,21 +17,6 @@ namespace probescope::cli {
 namespace {
 
 constexpr const char* kPluginFile = "libprobescope-cli-runut.so";
-
-std::vector<std::filesystem::path> pluginDirs()
-{
-    std::vector<std::filesystem::path> dirs;
-    if (const char* env = std::getenv("PROBESCOPE_PLUGIN_DIR"); env && *env)
-        dirs.emplace_back(env);
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        dirs.push_back(self.parent_path() / ".." / "lib" / "probescope");
-#ifdef PROBESCOPE_CLI_PLUGIN_BUILD_DIR
-    dirs.emplace_back(PROBESCOPE_CLI_PLUGIN_BUILD_DIR);
-#endif
-    return dirs;
-}
 
 } // namespace
 
