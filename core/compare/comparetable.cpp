@@ -77,25 +77,6 @@ bool containsMd5(JsonValue v)
     }
 }
 
-bool truthy(JsonValue v)
-{
-    switch (v.type()) {
-    case dump::JsonType::Null:
-        return false;
-    case dump::JsonType::Bool:
-        return v.asBool();
-    case dump::JsonType::Int:
-        return v.asInt() != 0;
-    case dump::JsonType::Double:
-        return v.asDouble() != 0;
-    case dump::JsonType::String:
-    case dump::JsonType::Array:
-    case dump::JsonType::Object:
-        return v.isString() ? !v.asString().empty() : v.size() > 0;
-    }
-    return false;
-}
-
 bool hasMd5(const dump::DumpFile& dump)
 {
     // Keys are interned per document: a document where no member is called "md5" has none to find,
@@ -120,11 +101,11 @@ bool hasMd5(const dump::DumpFile& dump)
             const JsonValue field = e.value.at(f);
             if (field.isArray()) {
                 for (std::uint32_t i = 0; i < field.size(); ++i) {
-                    if (truthy(field.at(i)) && containsMd5(field.at(i)))
+                    if (pyTruthy(field.at(i)) && containsMd5(field.at(i)))
                         return true;
                 }
             }
-            if (!field.isBool() && truthy(field) && containsMd5(field))
+            if (!field.isBool() && pyTruthy(field) && containsMd5(field))
                 return true;
         }
     }

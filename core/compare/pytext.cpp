@@ -385,4 +385,24 @@ std::string numpyShapeText(std::optional<dump::JsonValue> v)
     return "(" + std::to_string(v->size()) + ",)";
 }
 
+bool pyTruthy(dump::JsonValue v)
+{
+    switch (v.type()) {
+    case dump::JsonType::Null:
+        return false;
+    case dump::JsonType::Bool:
+        return v.asBool();
+    case dump::JsonType::Int:
+        return v.asInt() != 0;
+    case dump::JsonType::Double:
+        return v.asDouble() != 0;
+    case dump::JsonType::String:
+        return !v.asString().empty();
+    case dump::JsonType::Array:
+    case dump::JsonType::Object:
+        return v.size() != 0;
+    }
+    return false;
+}
+
 } // namespace probescope::compare

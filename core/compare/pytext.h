@@ -14,6 +14,9 @@ namespace probescope::compare {
 /// Python's repr(float) (util/pytext.h, shared with the dump writer): "inf", "nan", "1e-05", "2.0".
 using probescope::pyFloatRepr;
 
+/// Python's bool() of a value loaded by json.load: None, False, 0, 0.0, "" and empty containers are false.
+bool pyTruthy(dump::JsonValue v);
+
 /// Python's str() of a value loaded by json.load: str verbatim at top level, repr inside containers
 /// ('a'), None/True/False, ints, float repr, lists "[1, None]", dicts "{'k': 1}". A key repeated in an
 /// object shows once, at its first position with its last value, as in the dict json.load builds.

@@ -274,18 +274,7 @@ bool equalsRank(std::optional<JsonValue> v, int rank)
 
 bool truthy(std::optional<JsonValue> v)
 {
-    if (!v)
-        return false;
-    switch (v->type()) {
-    case JsonType::Null: return false;
-    case JsonType::Bool: return v->asBool();
-    case JsonType::Int: return v->asInt() != 0;
-    case JsonType::Double: return v->asDouble() != 0;
-    case JsonType::String: return !v->asString().empty();
-    case JsonType::Array:
-    case JsonType::Object: return v->size() != 0;
-    }
-    return false;
+    return v && pyTruthy(*v);
 }
 
 /// Python int(text) for a str: surrounding spaces, a sign, digits with single underscores between.

@@ -65,22 +65,6 @@ Cell toCell(dump::JsonValue v)
     }
 }
 
-bool truthy(dump::JsonValue v)
-{
-    switch (v.type()) {
-    case dump::JsonType::Null:
-        return false;
-    case dump::JsonType::Bool:
-        return v.asBool();
-    case dump::JsonType::Int:
-        return v.asInt() != 0;
-    case dump::JsonType::Double:
-        return v.asDouble() != 0.0;
-    default:
-        return v.size() > 0 || (v.isString() && !v.asString().empty());
-    }
-}
-
 bool contains(std::string_view s, std::string_view what)
 {
     return s.find(what) != std::string_view::npos;
@@ -140,7 +124,7 @@ Result<std::vector<PklRow>> readRows(const fs::path& path)
             r.summaryKept = row.at(1).asDouble() <= kDumpRatioMax;
             r.md5 = toCell(row.at(2));
             r.md5Repr = pyRepr(row.at(2));
-            r.md5Truthy = truthy(row.at(2));
+            r.md5Truthy = pyTruthy(row.at(2));
             r.dtype = toCell(row.at(3));
             r.dtypeRepr = pyRepr(row.at(3));
             r.shape = toCell(row.at(4));
@@ -153,7 +137,7 @@ Result<std::vector<PklRow>> readRows(const fs::path& path)
                 r.summary.push_back(toCell(summary));
             }
         } else if (r.size >= 3) {
-            r.md5Truthy = truthy(row.at(2));
+            r.md5Truthy = pyTruthy(row.at(2));
         }
         rows.push_back(std::move(r));
     }
