@@ -8,11 +8,7 @@
 // memory read bandwidth (a summing loop over 512 MiB).
 
 #include "benchargs.h"
-
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include "childrun.h"
 
 #include <chrono>
 #include <cstdint>
@@ -87,35 +83,14 @@ double memoryGBs()
     return best;
 }
 
-struct Run
-{
-    double wall = 0, cpu = 0, rssMiB = 0;
-    int status = 0;
-};
+using Run = probescope::bench::ChildRun;
 
 Run runCli(const std::string& cli, const fs::path& pair, unsigned threads, const fs::path& out)
 {
     fs::remove_all(out);
     fs::create_directories(out);
-    const std::string json = (pair / "compare.json").string();
-    const std::string j = std::to_string(threads);
-    const std::string o = out.string();
-    const auto start = Clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, 1);
-        ::execl(cli.c_str(), cli.c_str(), "compare", "-i", json.c_str(), "-o", o.c_str(), "-j", j.c_str(), nullptr);
-        std::_Exit(127);
-    }
-    Run run;
-    struct rusage usage {};
-    ::wait4(pid, &run.status, 0, &usage);
-    run.wall = std::chrono::duration<double>(Clock::now() - start).count();
-    run.cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-    run.rssMiB = static_cast<double>(usage.ru_maxrss) / 1024.0;
-    return run;
+    return probescope::bench::runChild({ cli, "compare", "-i", (pair / "compare.json").string(), "-o", out.string(),
+                                         "-j", std::to_string(threads) });
 }
 
 } // namespace
@@ -173,7 +148,7 @@ int main(int argc, char** argv)
                     break;
                 }
                 const Run run = runCli(cli, pair, threads, out);
-                if (!WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0) {
+                if (!run.ok()) {
                     std::printf("probescope-cli failed (status %d)\n", run.status);
                     ++failures;
                 }

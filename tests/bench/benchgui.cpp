@@ -3,10 +3,8 @@
 // probescope-benchgui: how fast the desktop app's tree gets from two opened dumps to a coloured,
 // painted QTreeView, and how long the common interactions take (gui-anchors §e.3 goals).
 //
-// The pair is made by probescope-gendump (a realistic statistics-mode msprobe 1.2 dump with
-// construct.json and stack.json) run twice with one seed, then one bug is injected into the NPU side:
-// the output Max and Norm of one Functional.gelu call in the middle of the run are changed in place.
-// That gelu is then the only failing node and the first failure, which the program checks.
+// The pair is benchpair.h's: two probescope-gendump runs with one bug injected into the NPU side. That
+// gelu call is then the only failing node and the first failure, which the program checks.
 //
 // Everything runs as in the app: planSession, CompareController on its worker thread, CompareTreeModel
 // behind a TreeFilterProxy in a QTreeView (offscreen platform); each step ends with a synchronous
@@ -16,6 +14,7 @@
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/nodesearch.h"
 #include "ui/models/treefilterproxy.h"
+#include "benchpair.h"
 #include "procstatus.h"
 #include "core/session/session.h"
 
@@ -23,7 +22,6 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QHeaderView>
-#include <QProcess>
 #include <QTreeView>
 
 #include <algorithm>
@@ -55,84 +53,6 @@ struct Options
 double ms(const QElapsedTimer& t)
 {
     return double(t.nsecsElapsed()) / 1e6;
-}
-
-// ---- the pair
-
-bool runGendump(const Options& o, std::uint64_t nodes, const fs::path& out)
-{
-    QProcess p;
-    p.start(QString::fromStdString(o.gendump),
-            { "--entries", QString::number(nodes), "--seed", "1", "--no-nan", "--out", QString::fromStdString(out.string()) });
-    if (!p.waitForFinished(-1) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        std::fprintf(stderr, "bench-gui: %s failed: %s\n", o.gendump.c_str(), p.readAllStandardError().constData());
-        return false;
-    }
-    return true;
-}
-
-/// Changes the first digit of the value after `field` at or after `from`, keeping the length.
-bool bumpDigit(std::string& text, std::size_t from, std::string_view field, std::size_t limit)
-{
-    const std::size_t at = text.find(field, from);
-    if (at == std::string::npos || at > limit)
-        return false;
-    std::size_t i = at + field.size();
-    while (i < text.size() && (text[i] == ' ' || text[i] == '-'))
-        ++i;
-    if (i >= text.size() || text[i] < '0' || text[i] > '9')
-        return false;
-    text[i] = text[i] == '9' ? '2' : '9';
-    return true;
-}
-
-/// Injects the bug into the middle gelu call's output statistics; returns its key.
-std::optional<std::string> injectBug(const fs::path& dumpJson)
-{
-    std::ifstream in(dumpJson, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    in.close();
-    std::vector<std::size_t> gelus;
-    for (std::size_t at = text.find("\"Functional.gelu."); at != std::string::npos;
-         at = text.find("\"Functional.gelu.", at + 1)) {
-        const std::size_t end = text.find('"', at + 1);
-        if (text.compare(end - 8, 8, ".forward") == 0 && text.compare(end + 1, 2, ": ") == 0)
-            gelus.push_back(at);
-    }
-    if (gelus.empty())
-        return std::nullopt;
-    const std::size_t at = gelus[gelus.size() / 2];
-    const std::string key = text.substr(at + 1, text.find('"', at + 1) - at - 1);
-    const std::size_t output = text.find("\"output\"", at);
-    const std::size_t next = text.find("\n  \"", at + 1); // the next entry at indent 2
-    if (output == std::string::npos || output > next || !bumpDigit(text, output, "\"Max\": ", next)
-        || !bumpDigit(text, output, "\"Norm\": ", next))
-        return std::nullopt;
-    std::ofstream out(dumpJson, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out)
-        return std::nullopt;
-    return key;
-}
-
-std::optional<std::string> makePair(const Options& o, std::uint64_t nodes, const fs::path& dir)
-{
-    const fs::path keyFile = dir / "bug.txt";
-    if (fs::exists(keyFile)) {
-        std::ifstream in(keyFile);
-        std::string key;
-        std::getline(in, key);
-        if (!key.empty())
-            return key;
-    }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (!runGendump(o, nodes, dir / "npu") || !runGendump(o, nodes, dir / "bench"))
-        return std::nullopt;
-    auto key = injectBug(dir / "npu" / "step0" / "rank0" / "dump.json");
-    if (key)
-        std::ofstream(keyFile) << *key << '\n';
-    return key;
 }
 
 // ---- measuring
@@ -176,7 +96,7 @@ int runSize(const Options& o, std::uint64_t nodes)
     const fs::path dir = o.work / ("pair-" + std::to_string(nodes));
     QElapsedTimer gen;
     gen.start();
-    const auto bug = makePair(o, nodes, dir);
+    const auto bug = bench::makeBugPair(o.gendump, nodes, dir);
     if (!bug) {
         std::fprintf(stderr, "bench-gui: could not make the %llu-node pair\n", static_cast<unsigned long long>(nodes));
         return 1;
