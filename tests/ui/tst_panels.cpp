@@ -12,6 +12,7 @@
 #include "ui/panels/settings.h"
 #include "ui/panels/settingsdialog.h"
 #include "ui/panels/shortcutsdialog.h"
+#include "ui/panels/taskprogressview.h"
 #include "ui/models/statuspalette.h"
 #include "core/session/session.h"
 #include "core/tempdir.h"
@@ -28,6 +29,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -37,6 +39,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
 #include <QToolButton>
 
 #include <gtest/gtest.h>
@@ -726,6 +729,58 @@ TEST(ExportDialog, RunsAndListsTheWrittenFiles)
     EXPECT_EQ(probescope::testing::readAll(files[0].toStdString()), compare::tableCsv(*a->table));
 }
 
+// Issue 19 item 6: a default folder (Export works without typing), written paths as links, "Open folder".
+TEST(ExportDialog, StartsInADefaultFolderAndLinksTheWrittenFiles)
+{
+    auto a = analysis("modelA_md5_mix");
+    ASSERT_TRUE(a);
+    {
+        ExportDialog fresh(a, Settings {});
+        EXPECT_EQ(fresh.outputFolder(), defaultOutputFolder("compare"));
+        EXPECT_TRUE(fresh.outputFolder().endsWith("ProbeScope/compare")) << fresh.outputFolder().toStdString();
+        QPushButton* exportButton = nullptr;
+        for (QPushButton* b : fresh.findChildren<QPushButton*>())
+            if (b->text() == "Export")
+                exportButton = b;
+        ASSERT_TRUE(exportButton);
+        EXPECT_TRUE(exportButton->isEnabled());
+    }
+    QTemporaryDir dir;
+    Settings settings;
+    settings.exportFolder = dir.filePath("last-used");
+    ExportDialog dialog(a, settings);
+    EXPECT_EQ(dialog.outputFolder(), settings.exportFolder); // the folder the last export wrote to
+    auto* view = dialog.findChild<TaskProgressView*>();
+    ASSERT_TRUE(view);
+    view->setOpensUrls(false);
+    QSignalSpy asked(view, &TaskProgressView::urlRequested);
+    QSignalSpy done(&dialog, &ExportDialog::exportFinished);
+    dialog.startExport();
+    ASSERT_TRUE(done.wait(60000));
+    const QStringList files = done.front().front().toStringList();
+    ASSERT_FALSE(files.isEmpty());
+    EXPECT_TRUE(files.front().startsWith(settings.exportFolder)); // the folder was created
+    EXPECT_EQ(view->folderUrl(), QUrl::fromLocalFile(settings.exportFolder));
+    auto* browser = view->findChild<QTextBrowser*>();
+    ASSERT_TRUE(browser);
+    EXPECT_TRUE(browser->toHtml().contains(QUrl::fromLocalFile(files.front()).toString(QUrl::FullyEncoded)));
+    EXPECT_TRUE(dialog.resultText().contains(files.front()));
+    emit browser->anchorClicked(QUrl::fromLocalFile(files.front()));
+    QPushButton* openFolder = nullptr;
+    for (QPushButton* b : view->findChildren<QPushButton*>())
+        if (b->text() == "Open folder")
+            openFolder = b;
+    ASSERT_TRUE(openFolder);
+    EXPECT_TRUE(openFolder->isVisible() || !dialog.isVisible());
+    EXPECT_FALSE(openFolder->isHidden());
+    openFolder->click();
+    ASSERT_EQ(asked.size(), 2);
+    EXPECT_EQ(asked.at(0).at(0).toUrl(), QUrl::fromLocalFile(files.front()));
+    EXPECT_EQ(asked.at(1).at(0).toUrl(), QUrl::fromLocalFile(settings.exportFolder));
+    dialog.resize(700, 420);
+    saveShot(dialog, "export-links.png");
+}
+
 TEST(ExportDialog, ReportsErrors)
 {
     auto a = analysis("modelA_md5_mix");
@@ -840,6 +895,45 @@ TEST(RunUtDialog, FakeBackendReportsProgressAndResult)
     EXPECT_EQ(progress.back().at(1).toLongLong(), 20);
     EXPECT_TRUE(dialog.canRun());
     saveShot(dialog, "runut-done.png");
+}
+
+// Issue 19 item 6: Run works with the default folder, and when it cannot, the reason is on screen.
+TEST(RunUtDialog, DefaultFolderAndAVisibleReasonWhenRunIsDisabled)
+{
+    QTemporaryDir dir;
+    RunUtDialog dialog(std::make_unique<FakeRunUt>(3, 1));
+    dialog.task().setPollInterval(10);
+    EXPECT_EQ(dialog.request().outputDir, defaultOutputFolder("run_ut"));
+    RunUtRequest r = fixtureRunUtRequest(dir.filePath("made/by/run"));
+    dialog.setRequest(r);
+    EXPECT_TRUE(dialog.canRun()) << dialog.runBlockedReason().toStdString();
+    QLabel* reason = nullptr;
+    for (QLabel* l : dialog.findChildren<QLabel*>())
+        if (l->accessibleName() == "Why Run is disabled")
+            reason = l;
+    ASSERT_TRUE(reason);
+    EXPECT_TRUE(reason->isHidden());
+    r.outputDir.clear();
+    dialog.setRequest(r);
+    EXPECT_FALSE(dialog.canRun());
+    EXPECT_FALSE(reason->isHidden());
+    EXPECT_EQ(reason->text(), "Choose an output folder.");
+    saveShot(dialog, "runut-blocked.png");
+
+    r.outputDir = dir.filePath("made/by/run");
+    dialog.setRequest(r);
+    EXPECT_TRUE(reason->isHidden());
+    auto* view = dialog.findChild<TaskProgressView*>();
+    ASSERT_TRUE(view);
+    view->setOpensUrls(false);
+    QSignalSpy done(&dialog, &RunUtDialog::runFinished);
+    dialog.startRun();
+    ASSERT_TRUE(done.wait(10000));
+    EXPECT_TRUE(QDir(r.outputDir).exists()); // the folder is made for the run
+    EXPECT_FALSE(view->folderUrl().isEmpty());
+    auto* browser = view->findChild<QTextBrowser*>();
+    ASSERT_TRUE(browser);
+    EXPECT_TRUE(browser->toHtml().contains("href=\"file://")) << browser->toHtml().toStdString();
 }
 
 TEST(RunUtDialog, CancelStopsTheRun)

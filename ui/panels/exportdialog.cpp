@@ -119,7 +119,8 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
 
     auto* form = new QFormLayout;
     auto* folderRow = new QHBoxLayout;
-    m_folder = new QLineEdit(QDir::homePath(), this);
+    // The last folder exported to, else <Documents>/ProbeScope/compare: Export works without typing a path.
+    m_folder = new QLineEdit(outputFolderOr(m_settings.exportFolder, QStringLiteral("compare")), this);
     m_browse = new QPushButton(tr("Browse…"), this);
     folderRow->addWidget(m_folder, 1);
     folderRow->addWidget(m_browse);
@@ -250,7 +251,7 @@ void ExportDialog::onFinished()
     if (o.ok && o.files.isEmpty())
         m_progress->setText(tr("Nothing was written: no row matched (msprobe writes no file then)."));
     else if (o.ok)
-        m_progress->setText(tr("Written:") + QLatin1Char('\n') + o.files.join(QLatin1Char('\n')));
+        m_progress->setTextWithFiles(QStringList { tr("Written:") } + o.files, o.files);
     else if (o.cancelled)
         m_progress->setText(tr("Cancelled; no file was written."));
     else

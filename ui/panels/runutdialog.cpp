@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/runutdialog.h"
 
+#include "ui/panels/settings.h"
+
 #include "ui/models/runutresultmodel.h"
 #include "ui/panels/taskprogressview.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -77,7 +80,8 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     m_black->setPlaceholderText(tr("none"));
     m_black->setToolTip(tr("These APIs are skipped; the black list wins over the white list"));
     form->addRow(tr("Black list:"), m_black);
-    m_output = new QLineEdit(this);
+    // <Documents>/ProbeScope/run_ut until the caller gives the last folder used: Run needs no typing.
+    m_output = new QLineEdit(defaultOutputFolder(QStringLiteral("run_ut")), this);
     m_browseOutput = new QPushButton(tr("Browse…"), this);
     form->addRow(tr("Output folder (-o):"), withBrowse(m_output, m_browseOutput));
     m_profile = new QComboBox(this);
@@ -127,6 +131,11 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     m_resultView->setMinimumHeight(180);
     outer->addWidget(m_resultView, 1);
 
+    // Why Run is disabled, in words beside it (a tooltip alone is found by few).
+    m_blocked = new QLabel(this);
+    m_blocked->setWordWrap(true);
+    m_blocked->setAccessibleName(tr("Why Run is disabled"));
+    outer->addWidget(m_blocked);
     auto* buttons = new QDialogButtonBox(this);
     m_run = buttons->addButton(tr("Run"), QDialogButtonBox::AcceptRole);
     m_cancel = buttons->addButton(tr("Cancel run"), QDialogButtonBox::ActionRole);
@@ -236,6 +245,7 @@ void RunUtDialog::startRun()
     m_results->clear();
     RunUtBackend* backend = m_backend.get();
     const RunUtRequest req = request();
+    QDir().mkpath(req.outputDir); // the default folder may not exist yet; run_ut reports a folder it cannot use
     m_runningDump = req.dumpJson;
     m_elapsed.start();
     m_progress->begin();
@@ -309,12 +319,12 @@ void RunUtDialog::exportFiles()
         return;
     QString error;
     const QStringList written = exportTo(folder, &error);
-    QStringList lines { m_progress->text() };
+    QStringList lines = m_progress->text().split(QLatin1Char('\n'));
     if (!error.isEmpty())
         lines << tr("Export failed: %1").arg(error);
     for (const QString& f : written)
         lines << tr("Exported: %1").arg(f);
-    m_progress->setText(lines.join(QLatin1Char('\n')));
+    m_progress->setTextWithFiles(lines, writtenFiles() + written);
 }
 
 void RunUtDialog::onFinished()
@@ -353,7 +363,7 @@ void RunUtDialog::onFinished()
             lines << tr("Details: %1").arg(m_result.detailsCsv);
         if (!m_result.dumpedResultCsv.isEmpty())
             lines << tr("Dumped outputs: %1").arg(m_result.dumpedResultCsv);
-        m_progress->setText(lines.join(QLatin1Char('\n')));
+        m_progress->setTextWithFiles(lines, writtenFiles());
     } else if (m_result.cancelled || m_task.isCancelRequested()) {
         m_progress->setText(tr("Cancelled."));
     } else {
@@ -369,6 +379,9 @@ void RunUtDialog::updateState()
     const QString blocked = runBlockedReason();
     m_run->setEnabled(blocked.isEmpty());
     m_run->setToolTip(blocked);
+    // The banner already says when run_ut is missing; "running" is what the progress bar shows.
+    m_blocked->setText(m_backend->isAvailable() && !running ? blocked : QString());
+    m_blocked->setVisible(!m_blocked->text().isEmpty());
     m_cancel->setVisible(running);
     m_cancel->setEnabled(running);
     for (QWidget* w : std::initializer_list<QWidget*> { m_dumpJson, m_browseDump, m_device, m_filter, m_white, m_black,

@@ -95,6 +95,7 @@ private:
     QString m_runningDump;
     RunUtResult m_result;
     QLabel* m_banner = nullptr;
+    QLabel* m_blocked = nullptr;
     QLineEdit* m_dumpJson = nullptr;
     QComboBox* m_device = nullptr;
     QCheckBox* m_filter = nullptr;

@@ -5,7 +5,9 @@
 
 #include <QApplication>
 #include <QPalette>
+#include <QDir>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStyle>
 #include <QStyleFactory>
 
@@ -133,6 +135,8 @@ Settings Settings::load(const QSettings& store)
         ? compare::Profile::Msprobe26
         : compare::Profile::Msprobe12;
     s.exportXlsx = store.value(QStringLiteral("export/xlsx"), false).toBool();
+    s.exportFolder = store.value(QStringLiteral("export/folder")).toString();
+    s.runUtFolder = store.value(QStringLiteral("runut/folder")).toString();
     return s;
 }
 
@@ -152,6 +156,8 @@ void Settings::save(QSettings& store) const
     saveMapping(store, QStringLiteral("layerMapping"), layerMapping);
     store.setValue(QStringLiteral("export/profile"), profileKey(exportProfile));
     store.setValue(QStringLiteral("export/xlsx"), exportXlsx);
+    store.setValue(QStringLiteral("export/folder"), exportFolder);
+    store.setValue(QStringLiteral("runut/folder"), runUtFolder);
 }
 
 Settings Settings::load()
@@ -184,7 +190,21 @@ bool operator==(const Settings& a, const Settings& b)
         && a.bands.errorFrom == b.bands.errorFrom && a.theme == b.theme && a.language == b.language
         && a.threads == b.threads && a.fuzzy == b.fuzzy && a.exportProfile == b.exportProfile
         && a.exportXlsx == b.exportXlsx && a.stackMode == b.stackMode && a.dataMapping == b.dataMapping
-        && a.cellMapping == b.cellMapping && a.apiMapping == b.apiMapping && a.layerMapping == b.layerMapping;
+        && a.cellMapping == b.cellMapping && a.apiMapping == b.apiMapping && a.layerMapping == b.layerMapping
+        && a.exportFolder == b.exportFolder && a.runUtFolder == b.runUtFolder;
+}
+
+QString defaultOutputFolder(const QString& tool)
+{
+    QString base = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (base.isEmpty())
+        base = QDir::homePath();
+    return QDir(base).filePath(QStringLiteral("ProbeScope/") + tool);
+}
+
+QString outputFolderOr(const QString& chosen, const QString& tool)
+{
+    return chosen.trimmed().isEmpty() ? defaultOutputFolder(tool) : chosen;
 }
 
 void applyTheme(QApplication& app, Theme theme)

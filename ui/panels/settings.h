@@ -20,7 +20,8 @@ enum class Language : int { English = 0, SimplifiedChinese = 1 };
 /**
  * @brief The user's preferences, as a plain value. load()/save() map it to QSettings keys
  * ("colors/scheme", "colors/warningFrom", "colors/errorFrom", "ui/theme", "ui/language",
- * "compare/threads", "compare/fuzzy", "compare/stackMode", the mapping options, "export/profile", "export/xlsx"). Values that are missing or out
+ * "compare/threads", "compare/fuzzy", "compare/stackMode", the mapping options, "export/profile", "export/xlsx",
+ * "export/folder", "runut/folder"). Values that are missing or out
  * of range fall back to the defaults, so a damaged settings file never breaks the start.
  */
 struct Settings
@@ -39,6 +40,9 @@ struct Settings
     std::optional<QString> layerMapping;
     compare::Profile exportProfile = compare::Profile::Msprobe12;
     bool exportXlsx = false;
+    /// Where the last export / run_ut wrote (empty: defaultOutputFolder()). Keys "export/folder", "runut/folder".
+    QString exportFolder;
+    QString runUtFolder;
 
     static Settings load(const QSettings& store);
     void save(QSettings& store) const;
@@ -55,6 +59,12 @@ struct Settings
 
 /// 0 < warningFrom < errorFrom <= 1; `why` gets the reason when not.
 bool validBands(double warningFrom, double errorFrom, QString* why = nullptr);
+
+/// Where a tool writes when the user has not chosen yet: <Documents>/ProbeScope/<tool> ("compare", "run_ut"),
+/// never inside a dump folder. Created when something is written.
+QString defaultOutputFolder(const QString& tool);
+/// `chosen` when set, else defaultOutputFolder(tool).
+QString outputFolderOr(const QString& chosen, const QString& tool);
 
 /// The highest thread count offered (the compare runs this many tensor pairs at once).
 constexpr unsigned kMaxThreads = 256;

@@ -1014,6 +1014,13 @@ void MainWindow::exportCsv()
         return;
     }
     ExportDialog dialog(m_analysis, m_settings, this);
+    // The folder written to is where the next export starts.
+    connect(&dialog, &ExportDialog::exportFinished, this, [this, &dialog](const QStringList& files) {
+        if (files.isEmpty() || m_settings.exportFolder == dialog.outputFolder())
+            return;
+        m_settings.exportFolder = dialog.outputFolder();
+        m_settings.save();
+    });
     dialog.exec();
 }
 
@@ -1028,6 +1035,19 @@ std::unique_ptr<RunUtDialog> MainWindow::createRunUtDialog(std::unique_ptr<RunUt
         request.dumpJson = toQ(m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile.string());
         dialog->setRequest(request);
     }
+    if (!m_settings.runUtFolder.isEmpty()) {
+        RunUtRequest request = dialog->request();
+        request.outputDir = m_settings.runUtFolder;
+        dialog->setRequest(request);
+    }
+    RunUtDialog* shown = dialog.get();
+    connect(shown, &RunUtDialog::runFinished, this, [this, shown](bool ok, const QString&) {
+        const QString folder = shown->request().outputDir;
+        if (!ok || m_settings.runUtFolder == folder)
+            return;
+        m_settings.runUtFolder = folder;
+        m_settings.save();
+    });
     connect(dialog.get(), &RunUtDialog::verdictsChanged, this, &MainWindow::applyRunUtVerdicts);
     connect(dialog.get(), &RunUtDialog::apiActivated, this, [this](const QString& fullName) {
         if (!selectNodeByKey(fullName + QStringLiteral(".forward")) && !selectNodeByKey(fullName + QStringLiteral(".backward")))
