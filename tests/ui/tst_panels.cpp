@@ -3,6 +3,7 @@
 #include "core/compare/comparejob.h"
 #include "core/compare/pytext.h"
 #include "ui/panels/detailpanel.h"
+#include "ui/panels/elidedlabel.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/legendwidget.h"
@@ -32,6 +33,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardItemModel>
@@ -309,29 +311,44 @@ TEST(DetailPanel, ShowsGeluReasonsStackAndCopies)
     EXPECT_TRUE(panel.npuStackText().contains("models.py")) << panel.npuStackText().toStdString();
     EXPECT_FALSE(panel.benchStackText().isEmpty());
 
-    // Ctrl+C on the table: the selected cells as TSV.
+    // The table shows the fields down and the node's rows across (no scrolling sideways for a node's
+    // figures); Err_message is not a field there, the reasons above say it with the row it belongs to.
     QTableView* view = panel.rowsView();
     NodeRowsModel* m = panel.rowsModel();
+    QAbstractItemModel* shown = view->model();
     const int cosine = column(*m, "Cosine");
     const int dtype = column(*m, "NPU dtype");
-    ASSERT_TRUE(dtype > 0 && cosine > dtype);
-    view->selectionModel()->select(m->index(1, 0), QItemSelectionModel::Select);
-    view->selectionModel()->select(m->index(1, dtype), QItemSelectionModel::Select);
-    view->selectionModel()->select(m->index(1, cosine), QItemSelectionModel::Select);
-    view->selectionModel()->select(m->index(0, 0), QItemSelectionModel::Select);
-    QApplication::clipboard()->clear();
+    const int err = m->columnOfTableColumn("Err_message");
+    ASSERT_TRUE(dtype > 0 && cosine > dtype && err >= 0);
+    EXPECT_EQ(shown->rowCount(), m->columnCount());
+    EXPECT_EQ(shown->columnCount(), m->rowCount());
+    EXPECT_EQ(shown->headerData(cosine, Qt::Vertical).toString(), "Cosine");
+    EXPECT_EQ(shown->index(cosine, 1).data().toString(), "0.879928374486");
+    EXPECT_TRUE(view->isRowHidden(err));
+    EXPECT_FALSE(view->isRowHidden(cosine));
     panel.show();
+    QApplication::processEvents();
+    EXPECT_FALSE(view->horizontalScrollBar()->isVisible()); // every row of the node fits across
+
+    // Ctrl+C on the table: the selected cells as TSV, as shown.
+    view->selectionModel()->select(shown->index(0, 1), QItemSelectionModel::Select);
+    view->selectionModel()->select(shown->index(dtype, 1), QItemSelectionModel::Select);
+    view->selectionModel()->select(shown->index(cosine, 1), QItemSelectionModel::Select);
+    view->selectionModel()->select(shown->index(0, 0), QItemSelectionModel::Select);
+    QApplication::clipboard()->clear();
     view->setFocus();
     QApplication::processEvents();
     QTest::keySequence(view, QKeySequence::Copy);
-    // The bounding box of the selection, one line per row, unselected cells empty.
-    QStringList row0(cosine + 1);
-    QStringList row1(cosine + 1);
-    row0[0] = "input.0";
-    row1[0] = "output.0";
-    row1[dtype] = "torch.float32";
-    row1[cosine] = "0.879928374486";
-    const QString expected = row0.join('\t') + '\n' + row1.join('\t') + '\n';
+    // The bounding box of the selection, one line per field, unselected cells empty.
+    QString expected;
+    for (int f = 0; f <= cosine; ++f) {
+        const QString first = f == 0 ? QStringLiteral("input.0") : QString();
+        const QString second = f == 0 ? QStringLiteral("output.0")
+            : f == dtype              ? QStringLiteral("torch.float32")
+            : f == cosine             ? QStringLiteral("0.879928374486")
+                                      : QString();
+        expected += first + '\t' + second + '\n';
+    }
     EXPECT_EQ(QApplication::clipboard()->text().toStdString(), expected.toStdString());
 
     panel.copyDetails();
@@ -344,7 +361,7 @@ TEST(DetailPanel, ShowsGeluReasonsStackAndCopies)
 
     // Double-click opens the tensor inspector (through the window): the table row is emitted.
     QSignalSpy activated(&panel, &DetailPanel::rowActivated);
-    const QRect cell = view->visualRect(m->index(1, 0));
+    const QRect cell = view->visualRect(shown->index(0, 1));
     // QTest's widget double-click sends only the DblClick event; a real one comes after a click.
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell.center());
     QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, cell.center());
@@ -352,8 +369,8 @@ TEST(DetailPanel, ShowsGeluReasonsStackAndCopies)
     EXPECT_EQ(activated.front().front().value<std::size_t>(), m->tableRow(1));
 
     saveShot(panel, "detailpanel-tensor-gelu.png");
-    view->scrollTo(m->index(1, m->columnCount() - 1));
-    saveShot(panel, "detailpanel-tensor-gelu-right.png");
+    view->scrollTo(shown->index(shown->rowCount() - 1, 1));
+    saveShot(panel, "detailpanel-tensor-gelu-bottom.png");
     panel.clear();
     EXPECT_FALSE(panel.hasNode());
     EXPECT_EQ(m->rowCount(), 0);
@@ -395,6 +412,29 @@ TEST(DetailPanel, IndexesToTsvFillsGapsAndFlattensText)
     const QString tsv = DetailPanel::indexesToTsv({ m.index(2, 1), m.index(0, 2), m.index(0, 0) });
     EXPECT_EQ(tsv.toStdString(), "a\t\ttwo parts\n\t\t\n\tline break\t\n");
     EXPECT_TRUE(DetailPanel::indexesToTsv({}).isEmpty());
+}
+
+// Issue 19 item 8: the status line's message was cut at its end at 1400 px.
+TEST(ElidedLabel, ElidesInTheMiddleAndKeepsTheWholeTextInItsTooltip)
+{
+    ElidedLabel label;
+    const QString text = "Compared step0 · rank0 ↔ rank0: first failing node "
+                         "Module.layers.31.mlp.down_proj.Linear.forward.0 (execution #1234567), 3 error(s)  [12.34 s]";
+    label.setText(text);
+    label.resize(260, 30);
+    label.show();
+    QApplication::processEvents();
+    EXPECT_EQ(label.fullText(), text);
+    EXPECT_NE(label.text(), text);
+    EXPECT_TRUE(label.text().contains(QChar(0x2026))) << label.text().toStdString();
+    EXPECT_TRUE(label.text().startsWith("Compared")) << label.text().toStdString();
+    EXPECT_TRUE(label.text().endsWith("[12.34 s]")) << label.text().toStdString(); // the figures stay
+    EXPECT_EQ(label.toolTip(), text);
+    EXPECT_EQ(label.minimumSizeHint().width(), 0); // never widens the status bar
+    label.resize(2000, 30);
+    QApplication::processEvents();
+    EXPECT_EQ(label.text(), text);
+    EXPECT_TRUE(label.toolTip().isEmpty());
 }
 
 // ---------------------------------------------------------------------------------------------------

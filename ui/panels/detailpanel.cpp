@@ -19,6 +19,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTransposeProxyModel>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -71,7 +72,9 @@ QPlainTextEdit* makeMonospaceText(QWidget* parent)
 {
     auto* t = new QPlainTextEdit(parent);
     t->setReadOnly(true);
-    t->setLineWrapMode(QPlainTextEdit::NoWrap);
+    // Paths and stack frames are long: wrapped, they are read without scrolling sideways.
+    t->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    t->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
     t->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     t->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
     return t;
@@ -127,6 +130,7 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_facts = new QLabel(m_body);
     m_facts->setTextFormat(Qt::PlainText);
     m_facts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_facts->setWordWrap(true);
     body->addWidget(m_facts);
 
     auto* statusRow = new QHBoxLayout;
@@ -134,6 +138,7 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_status = new QLabel(m_body);
     m_status->setTextFormat(Qt::PlainText);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setWordWrap(true);
     statusRow->addWidget(m_statusIcon);
     statusRow->addWidget(m_status, 1);
     m_copyDetails = new QPushButton(tr("Copy details"), m_body);
@@ -152,8 +157,12 @@ DetailPanel::DetailPanel(QWidget* parent)
     connect(splitter, &QSplitter::splitterMoved, this, [this] { m_userSizedSplitter = true; });
     splitter->installEventFilter(this);
     m_model = new NodeRowsModel(this);
+    // A node has a few rows (input.0, output.0, ...) of some twenty fields: shown with the fields down and
+    // the rows across, its figures fit the panel without scrolling sideways.
+    m_fields = new QTransposeProxyModel(this);
+    m_fields->setSourceModel(m_model);
     m_view = new QTableView(splitter);
-    m_view->setModel(m_model);
+    m_view->setModel(m_fields);
     m_view->setSelectionBehavior(QAbstractItemView::SelectItems);
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -162,7 +171,8 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
-    m_view->setToolTip(tr("Double-click a row to open its tensors in the inspector"));
+    m_view->setToolTip(tr("Double-click a column to open its tensors in the inspector"));
+    m_view->horizontalHeader()->hide(); // the Leaf field heads each column
     auto* copyAction = new QAction(tr("Copy"), m_view);
     copyAction->setShortcut(QKeySequence::Copy);
     copyAction->setShortcutContext(Qt::WidgetShortcut);
@@ -172,7 +182,7 @@ DetailPanel::DetailPanel(QWidget* parent)
     // activated() covers double-click and Enter (and single click where the style activates on it).
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex& index) {
         if (index.isValid())
-            emit rowActivated(m_model->tableRow(index.row()));
+            emit rowActivated(m_model->tableRow(m_fields->mapToSource(index).row()));
     });
     m_tabs = new QTabWidget(splitter);
     m_npuStack = makeMonospaceText(m_tabs);
@@ -201,9 +211,13 @@ void DetailPanel::setNode(std::shared_ptr<const session::PairAnalysis> analysis,
     m_node = nodeId;
     m_model->setDarkTheme(statuspalette::isDark(palette()));
     m_model->setNode(m_analysis, nodeId);
+    // msprobe's Err_message is the reasons list above the table, with the row it belongs to: not twice.
+    const int err = m_model->columnOfTableColumn(QStringLiteral("Err_message"));
+    for (int f = 0; f < m_fields->rowCount(); ++f)
+        m_view->setRowHidden(f, f == err);
     m_view->resizeColumnsToContents();
-    // Err_message and data file names can be very long; keep a row on screen, the tooltip has the rest.
-    for (int c = 0; c < m_model->columnCount(); ++c)
+    // Data file names can be very long; keep a column on screen, the tooltip has the rest.
+    for (int c = 0; c < m_fields->columnCount(); ++c)
         m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 420));
     updateHeader();
     updateReasons();
@@ -223,7 +237,7 @@ void DetailPanel::fitTableHeight()
     const int total = m_splitter->height() - m_splitter->handleWidth();
     if (total < 100)
         return;
-    const int rows = std::max(m_model->rowCount(), 2);
+    const int rows = std::max(m_fields->rowCount(), 2);
     const int wanted = m_view->horizontalHeader()->height() + rows * m_view->verticalHeader()->defaultSectionSize()
         + m_view->horizontalScrollBar()->sizeHint().height() + 2 * m_view->frameWidth() + 4;
     const int table = std::clamp(wanted, total / 4, total * 2 / 3);

@@ -17,6 +17,7 @@ class QPushButton;
 class QSplitter;
 class QTabWidget;
 class QTableView;
+class QTransposeProxyModel;
 
 namespace probescope::ui {
 
@@ -87,6 +88,7 @@ private:
     QLabel* m_placeholder = nullptr;
     QWidget* m_body = nullptr;
     NodeRowsModel* m_model = nullptr;
+    QTransposeProxyModel* m_fields = nullptr; ///< m_model with fields down, rows across (what m_view shows)
     QTableView* m_view = nullptr;
     QSplitter* m_splitter = nullptr;
     bool m_userSizedSplitter = false;

@@ -15,6 +15,7 @@
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/models/treefilterproxy.h"
 #include "ui/panels/detailpanel.h"
+#include "ui/panels/elidedlabel.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/legendwidget.h"
@@ -310,7 +311,8 @@ void MainWindow::buildCentral()
 
 void MainWindow::buildStatusBar()
 {
-    m_message = new QLabel(this);
+    // Long messages (pair labels, paths) are elided in the middle, whole in the tooltip: never cut at the end.
+    m_message = new ElidedLabel(this);
     m_message->setObjectName("statusLine");
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_progress = new QProgressBar(this);
@@ -396,7 +398,7 @@ void MainWindow::retranslate()
     m_demo->setStatusTip(tr("Open the bundled demo pair."));
     m_shortcuts->setStatusTip(tr("List every keyboard shortcut."));
     m_about->setStatusTip(tr("Version and licence of ProbeScope."));
-    if (m_message->text().isEmpty())
+    if (m_message->fullText().isEmpty())
         m_message->setText(tr("Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo)."));
 }
 
@@ -416,7 +418,7 @@ void MainWindow::applySettings()
     m_legend->setColorBands(m_settings.bands);
 }
 
-QString MainWindow::statusLine() const { return m_message->text(); }
+QString MainWindow::statusLine() const { return m_message->fullText(); }
 
 bool MainWindow::isComparing() const { return m_controller && m_controller->isRunning(); }
 

@@ -29,6 +29,8 @@ class QTreeView;
 
 namespace probescope::ui {
 
+class ElidedLabel;
+
 class CompareController;
 class CompareTreeModel;
 class DiagnosticsModel;
@@ -216,7 +218,7 @@ private:
     QLabel* m_stepLabel = nullptr;
     QLabel* m_rankLabel = nullptr;
 
-    QLabel* m_message = nullptr;
+    ElidedLabel* m_message = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_timeLabel = nullptr;
     QPushButton* m_cancel = nullptr;
