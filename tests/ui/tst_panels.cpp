@@ -517,6 +517,40 @@ TEST(SearchBar, EnterStepsAndFlushesAPendingSearch)
 // ---------------------------------------------------------------------------------------------------
 // FilterBar
 
+// Issue 19 item 9: an active chip looked grey and an inactive one white. Now a hidden status is dimmed,
+// struck out and dashed, a shown one coloured and framed, and each says which it is.
+TEST(FilterBar, ShownAndHiddenChipsLookDifferentAndSaySo)
+{
+    FilterBar bar;
+    bar.setCounts({ 0, 0, 120, 7, 3, 2 });
+    bar.resize(760, 36);
+    QToolButton* pass = bar.statusButton(Status::Pass);
+    QToolButton* error = bar.statusButton(Status::Error);
+    ASSERT_TRUE(pass && error);
+    EXPECT_EQ(pass->accessibleDescription(), "shown");
+    EXPECT_TRUE(pass->toolTip().contains("shown")) << pass->toolTip().toStdString();
+    const QImage shownIcon = pass->icon().pixmap(QSize(30, 16)).toImage();
+    pass->click();
+    EXPECT_EQ(pass->accessibleDescription(), "hidden");
+    EXPECT_TRUE(pass->toolTip().contains("hidden")) << pass->toolTip().toStdString();
+    EXPECT_TRUE(pass->styleSheet().contains("dashed"));
+    EXPECT_TRUE(error->styleSheet().contains("solid"));
+    const QImage hiddenIcon = pass->icon().pixmap(QSize(30, 16)).toImage();
+    ASSERT_EQ(shownIcon.size(), hiddenIcon.size());
+    // The hidden chip has no colour left.
+    bool colourLeft = false;
+    for (int y = 0; y < hiddenIcon.height(); ++y)
+        for (int x = 0; x < hiddenIcon.width(); ++x) {
+            const QRgb c = hiddenIcon.pixel(x, y);
+            colourLeft = colourLeft || (qAlpha(c) > 0 && (qRed(c) != qGreen(c) || qGreen(c) != qBlue(c)));
+        }
+    EXPECT_FALSE(colourLeft);
+    EXPECT_NE(shownIcon, hiddenIcon);
+    saveShot(bar, "filterbar-pass-hidden.png");
+    pass->click();
+    EXPECT_EQ(pass->accessibleDescription(), "shown");
+}
+
 TEST(FilterBar, EmitsTheSpec)
 {
     FilterBar bar;

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
+#include <QImage>
 #include <QLabel>
 #include <QToolButton>
 
@@ -42,7 +43,7 @@ FilterBar::FilterBar(QWidget* parent)
         b->setChecked(true);
         b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
         b->setIconSize(QSize(30, 16));
-        b->setToolTip(tr("Show nodes whose status is %1").arg(statuspalette::label(kStatuses[i])));
+        b->setAutoRaise(false);
         connect(b, &QToolButton::toggled, this, [this, b](bool on) {
             // Hiding every status would show an empty tree; keep the last toggle on instead.
             if (!on && std::none_of(m_buttons.begin(), m_buttons.end(), [](QToolButton* x) { return x->isChecked(); })) {
@@ -52,6 +53,7 @@ FilterBar::FilterBar(QWidget* parent)
                 m_silent = wasSilent;
                 return;
             }
+            updateButtons();
             emitChanged();
         });
         m_buttons[i] = b;
@@ -130,13 +132,41 @@ QToolButton* FilterBar::statusButton(Status s) const
 
 void FilterBar::updateButtons()
 {
+    // A shown status is a coloured chip with a solid frame; a hidden one is a struck-out grey chip with a
+    // dashed frame and dimmed text. The style's own "checked" look (a sunken grey button beside a flat white one)
+    // read the wrong way round.
     const bool dark = statuspalette::isDark(palette());
     for (std::size_t i = 0; i < kStatuses.size(); ++i) {
         const Status s = kStatuses[i];
-        m_buttons[i]->setIcon(QIcon(statuspalette::chip(s, dark, 16)));
+        QToolButton* b = m_buttons[i];
+        const bool shown = b->isChecked();
+        const QPixmap chip = statuspalette::chip(s, dark, 16);
+        b->setIcon(QIcon(shown ? chip : hiddenChip(chip)));
         const QString name = statuspalette::label(s);
-        m_buttons[i]->setText(m_haveCounts ? tr("%1 (%2)").arg(name).arg(m_counts[static_cast<std::size_t>(s)]) : name);
+        const QString text = m_haveCounts ? tr("%1 (%2)").arg(name).arg(m_counts[static_cast<std::size_t>(s)]) : name;
+        b->setText(text);
+        b->setToolTip(shown ? tr("%1 nodes are shown; click to hide them").arg(name)
+                            : tr("%1 nodes are hidden; click to show them").arg(name));
+        b->setAccessibleDescription(shown ? tr("shown") : tr("hidden"));
+        b->setStyleSheet(shown ? QStringLiteral("QToolButton { border: 1px solid palette(highlight); border-radius: 4px;"
+                                                " background: palette(base); padding: 1px 4px; }")
+                               : QStringLiteral("QToolButton { border: 1px dashed palette(mid); border-radius: 4px;"
+                                                " background: transparent; color: palette(mid); padding: 1px 4px;"
+                                                " text-decoration: line-through; }"));
     }
+}
+
+QPixmap FilterBar::hiddenChip(const QPixmap& chip)
+{
+    QImage grey = chip.toImage().convertToFormat(QImage::Format_ARGB32);
+    for (int y = 0; y < grey.height(); ++y) {
+        auto* line = reinterpret_cast<QRgb*>(grey.scanLine(y));
+        for (int x = 0; x < grey.width(); ++x) {
+            const int g = qGray(line[x]);
+            line[x] = qRgba(g, g, g, qAlpha(line[x]) / 3);
+        }
+    }
+    return QPixmap::fromImage(grey);
 }
 
 void FilterBar::emitChanged()

@@ -6,6 +6,7 @@
 
 #include <QMetaType>
 #include <QSet>
+#include <QPixmap>
 #include <QWidget>
 
 #include <array>
@@ -64,6 +65,8 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    /// A status chip as it looks when its nodes are hidden: grey and faint.
+    static QPixmap hiddenChip(const QPixmap& chip);
     void updateButtons();
     void emitChanged();
 
