@@ -11,11 +11,16 @@
 #include "ui/panels/settingsdialog.h"
 #include "ui/panels/shortcutsdialog.h"
 #include "ui/views/mainwindow.h"
+#include "ui/views/scriptedrun.h"
+#include "ui/panels/filterbar.h"
+#include "ui/panels/searchbar.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QLibraryInfo>
+#include <QLineEdit>
 #include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
@@ -33,6 +38,10 @@
 #include <memory>
 
 using probescope::ui::MainWindow;
+using probescope::ui::DetailPanel;
+using probescope::ui::FilterBar;
+using probescope::ui::SearchBar;
+using probescope::ui::switchLanguage;
 
 namespace {
 
@@ -263,6 +272,37 @@ TEST(Translation, MainWindowRetranslatesOnLanguageChange)
     }
     EXPECT_TRUE(QTest::qWaitFor([&] { return menuTitles(window).value(0) == QStringLiteral("&File"); }, 5000));
     EXPECT_EQ(tabTexts(sideTabs(window)).value(0), QStringLiteral("Details"));
+}
+
+// Issue 19 item 10: choosing Chinese in the settings applies at once, not after a restart. switchLanguage is
+// what the settings dialog's OK calls; the panels around the tree say themselves again.
+TEST(Translation, SwitchingTheLanguageAppliesAtOnceToThePanels)
+{
+    MainWindow window;
+    auto* filter = window.findChild<FilterBar*>();
+    auto* search = window.findChild<SearchBar*>();
+    auto* details = window.findChild<DetailPanel*>();
+    ASSERT_TRUE(filter && search && details);
+    auto labels = [](QWidget* w) {
+        QStringList out;
+        for (QLabel* l : w->findChildren<QLabel*>())
+            out << l->text();
+        return out;
+    };
+    ASSERT_TRUE(labels(filter).contains("Show:"));
+    ASSERT_TRUE(switchLanguage(*qApp, "zh_CN"));
+    const QString showZh = QCoreApplication::translate("probescope::ui::FilterBar", "Show:");
+    ASSERT_TRUE(hasCjk(showZh)) << "no translation of Show:";
+    EXPECT_TRUE(QTest::qWaitFor([&] { return menuTitles(window).value(0) == QStringLiteral("文件(&F)"); }, 5000));
+    EXPECT_TRUE(labels(filter).contains(showZh)) << labels(filter).join('|').toStdString();
+    EXPECT_TRUE(hasCjk(search->findChild<QLineEdit*>()->placeholderText()));
+    auto* stacks = details->findChild<QTabWidget*>();
+    ASSERT_TRUE(stacks);
+    EXPECT_TRUE(hasCjk(stacks->tabText(2))) << stacks->tabText(2).toStdString();
+    ASSERT_TRUE(switchLanguage(*qApp, "en"));
+    EXPECT_TRUE(QTest::qWaitFor([&] { return menuTitles(window).value(0) == QStringLiteral("&File"); }, 5000));
+    EXPECT_TRUE(labels(filter).contains("Show:"));
+    EXPECT_EQ(stacks->tabText(2), "Data files");
 }
 
 // The dialogs and menus laid out with the Chinese texts stay a sensible size; their pictures are written

@@ -109,7 +109,7 @@ DetailPanel::DetailPanel(QWidget* parent)
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(4, 4, 4, 4);
 
-    m_placeholder = new QLabel(tr("Select a node to see its rows, reasons and call stack."), this);
+    m_placeholder = new QLabel(this);
     m_placeholder->setAlignment(Qt::AlignCenter);
     m_placeholder->setWordWrap(true);
     outer->addWidget(m_placeholder);
@@ -141,8 +141,7 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_status->setWordWrap(true);
     statusRow->addWidget(m_statusIcon);
     statusRow->addWidget(m_status, 1);
-    m_copyDetails = new QPushButton(tr("Copy details"), m_body);
-    m_copyDetails->setToolTip(tr("Copy the node, its reasons, rows and stacks as plain text"));
+    m_copyDetails = new QPushButton(m_body);
     statusRow->addWidget(m_copyDetails);
     body->addLayout(statusRow);
 
@@ -171,9 +170,9 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
-    m_view->setToolTip(tr("Double-click a column to open its tensors in the inspector"));
     m_view->horizontalHeader()->hide(); // the Leaf field heads each column
-    auto* copyAction = new QAction(tr("Copy"), m_view);
+    auto* copyAction = new QAction(m_view);
+    m_copyAction = copyAction;
     copyAction->setShortcut(QKeySequence::Copy);
     copyAction->setShortcutContext(Qt::WidgetShortcut);
     m_view->addAction(copyAction);
@@ -188,16 +187,32 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_npuStack = makeMonospaceText(m_tabs);
     m_benchStack = makeMonospaceText(m_tabs);
     m_dataFiles = makeMonospaceText(m_tabs);
-    m_tabs->addTab(m_npuStack, tr("NPU stack"));
-    m_tabs->addTab(m_benchStack, tr("Bench stack"));
-    m_tabs->addTab(m_dataFiles, tr("Data files"));
+    m_tabs->addTab(m_npuStack, QString());
+    m_tabs->addTab(m_benchStack, QString());
+    m_tabs->addTab(m_dataFiles, QString());
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     body->addWidget(splitter, 1);
 
     outer->addWidget(m_body, 1);
     connect(m_copyDetails, &QPushButton::clicked, this, &DetailPanel::copyDetails);
+    retranslate();
     clear();
+}
+
+void DetailPanel::retranslate()
+{
+    m_placeholder->setText(tr("Select a node to see its rows, reasons and call stack."));
+    m_copyDetails->setText(tr("Copy details"));
+    m_copyDetails->setToolTip(tr("Copy the node, its reasons, rows and stacks as plain text"));
+    m_view->setToolTip(tr("Double-click a column to open its tensors in the inspector"));
+    m_copyAction->setText(tr("Copy"));
+    m_tabs->setTabText(0, tr("NPU stack"));
+    m_tabs->setTabText(1, tr("Bench stack"));
+    m_tabs->setTabText(2, tr("Data files"));
+    // The shown node's texts (facts, reasons, headers) are made in the language in force.
+    if (m_analysis)
+        setNode(m_analysis, m_node);
 }
 
 void DetailPanel::setNode(std::shared_ptr<const session::PairAnalysis> analysis, quint32 nodeId)
@@ -487,6 +502,8 @@ void DetailPanel::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::PaletteChange)
         m_model->setDarkTheme(statuspalette::isDark(palette()));
+    else if (event->type() == QEvent::LanguageChange)
+        retranslate();
     QWidget::changeEvent(event);
 }
 

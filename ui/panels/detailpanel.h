@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 
+class QAction;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -69,6 +70,7 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void retranslate();
     void updateHeader();
     void updateReasons();
     void updateStacks();
@@ -93,6 +95,7 @@ private:
     QSplitter* m_splitter = nullptr;
     bool m_userSizedSplitter = false;
     QTabWidget* m_tabs = nullptr;
+    QAction* m_copyAction = nullptr;
     QPlainTextEdit* m_npuStack = nullptr;
     QPlainTextEdit* m_benchStack = nullptr;
     QPlainTextEdit* m_dataFiles = nullptr;

@@ -36,7 +36,8 @@ FilterBar::FilterBar(QWidget* parent)
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->setSpacing(4);
-    layout->addWidget(new QLabel(tr("Show:"), this));
+    m_showLabel = new QLabel(this);
+    layout->addWidget(m_showLabel);
     for (std::size_t i = 0; i < kStatuses.size(); ++i) {
         auto* b = new QToolButton(this);
         b->setCheckable(true);
@@ -60,21 +61,35 @@ FilterBar::FilterBar(QWidget* parent)
         layout->addWidget(b);
     }
     layout->addSpacing(8);
-    layout->addWidget(new QLabel(tr("Direction:"), this));
+    m_directionLabel = new QLabel(this);
+    layout->addWidget(m_directionLabel);
     m_direction = new QComboBox(this);
-    m_direction->addItem(tr("All"), FilterSpec::AnyDirection);
-    m_direction->addItem(tr("Forward"), FilterSpec::Forward);
-    m_direction->addItem(tr("Backward"), FilterSpec::Backward);
+    for (const int d : { FilterSpec::AnyDirection, FilterSpec::Forward, FilterSpec::Backward })
+        m_direction->addItem(QString(), d);
     layout->addWidget(m_direction);
-    layout->addWidget(new QLabel(tr("Kind:"), this));
+    m_kindLabel = new QLabel(this);
+    layout->addWidget(m_kindLabel);
     m_kind = new QComboBox(this);
-    m_kind->addItem(tr("All"), FilterSpec::AnyKind);
-    m_kind->addItem(tr("Modules"), FilterSpec::Module);
-    m_kind->addItem(tr("APIs"), FilterSpec::Api);
+    for (const int k : { FilterSpec::AnyKind, FilterSpec::Module, FilterSpec::Api })
+        m_kind->addItem(QString(), k);
     layout->addWidget(m_kind);
     layout->addStretch(1);
     connect(m_direction, &QComboBox::currentIndexChanged, this, &FilterBar::emitChanged);
     connect(m_kind, &QComboBox::currentIndexChanged, this, &FilterBar::emitChanged);
+    retranslate();
+}
+
+void FilterBar::retranslate()
+{
+    m_showLabel->setText(tr("Show:"));
+    m_directionLabel->setText(tr("Direction:"));
+    m_direction->setItemText(0, tr("All"));
+    m_direction->setItemText(1, tr("Forward"));
+    m_direction->setItemText(2, tr("Backward"));
+    m_kindLabel->setText(tr("Kind:"));
+    m_kind->setItemText(0, tr("All"));
+    m_kind->setItemText(1, tr("Modules"));
+    m_kind->setItemText(2, tr("APIs"));
     updateButtons();
 }
 
@@ -179,6 +194,8 @@ void FilterBar::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::PaletteChange)
         updateButtons();
+    else if (event->type() == QEvent::LanguageChange)
+        retranslate();
     QWidget::changeEvent(event);
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 class QComboBox;
+class QLabel;
 class QToolButton;
 
 namespace probescope::ui {
@@ -68,6 +69,7 @@ private:
     /// A status chip as it looks when its nodes are hidden: grey and faint.
     static QPixmap hiddenChip(const QPixmap& chip);
     void updateButtons();
+    void retranslate();
     void emitChanged();
 
     static constexpr std::array<session::Status, 4> kStatuses = { session::Status::Error, session::Status::Warning,
@@ -78,6 +80,9 @@ private:
     QComboBox* m_direction = nullptr;
     QComboBox* m_kind = nullptr;
     bool m_silent = false;
+    QLabel* m_showLabel = nullptr;
+    QLabel* m_directionLabel = nullptr;
+    QLabel* m_kindLabel = nullptr;
 };
 
 } // namespace probescope::ui

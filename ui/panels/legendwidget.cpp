@@ -106,7 +106,7 @@ void LegendWidget::refresh()
 
 void LegendWidget::changeEvent(QEvent* event)
 {
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::LanguageChange)
         refresh();
     QWidget::changeEvent(event);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/searchbar.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -34,14 +35,12 @@ SearchBar::SearchBar(QWidget* parent)
     layout->setSpacing(2);
 
     m_edit = new QLineEdit(this);
-    m_edit->setPlaceholderText(tr("Search nodes (Ctrl+F)"));
     m_edit->setClearButtonEnabled(true);
-    m_edit->setToolTip(tr("Search node names; Enter = next hit, Shift+Enter = previous"));
     m_edit->installEventFilter(this);
     layout->addWidget(m_edit, 1);
 
-    m_regex = makeToggle(QStringLiteral(".*"), tr("Regular expression"), this);
-    m_case = makeToggle(QStringLiteral("Aa"), tr("Match case"), this);
+    m_regex = makeToggle(QStringLiteral(".*"), QString(), this);
+    m_case = makeToggle(QStringLiteral("Aa"), QString(), this);
     layout->addWidget(m_regex);
     layout->addWidget(m_case);
 
@@ -53,14 +52,15 @@ SearchBar::SearchBar(QWidget* parent)
     m_previous = new QToolButton(this);
     m_previous->setArrowType(Qt::UpArrow);
     m_previous->setAutoRaise(true);
-    m_previous->setToolTip(tr("Previous hit (Shift+Enter)"));
+
     m_next = new QToolButton(this);
     m_next->setArrowType(Qt::DownArrow);
     m_next->setAutoRaise(true);
-    m_next->setToolTip(tr("Next hit (Enter)"));
+
     layout->addWidget(m_previous);
     layout->addWidget(m_next);
 
+    retranslate();
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(150);
     connect(&m_debounce, &QTimer::timeout, this, &SearchBar::emitSearch);
@@ -212,6 +212,23 @@ bool SearchBar::eventFilter(QObject* watched, QEvent* event)
         }
     }
     return QWidget::eventFilter(watched, event);
+}
+
+void SearchBar::retranslate()
+{
+    m_edit->setPlaceholderText(tr("Search nodes (Ctrl+F)"));
+    m_edit->setToolTip(tr("Search node names; Enter = next hit, Shift+Enter = previous"));
+    m_regex->setToolTip(tr("Regular expression"));
+    m_case->setToolTip(tr("Match case"));
+    m_previous->setToolTip(tr("Previous hit (Shift+Enter)"));
+    m_next->setToolTip(tr("Next hit (Enter)"));
+}
+
+void SearchBar::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(event);
 }
 
 } // namespace probescope::ui

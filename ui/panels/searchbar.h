@@ -60,7 +60,11 @@ signals:
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    void retranslate();
     void schedule();
     void emitSearch();
     void validate();

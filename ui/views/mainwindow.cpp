@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/views/mainwindow.h"
 
+#include "ui/views/scriptedrun.h"
+
 #include "core/freebench/freebenchcsv.h"
 #include "ui/inspect/freebenchpanel.h"
 #include "ui/inspect/metricplot.h"
@@ -1093,6 +1095,9 @@ void MainWindow::showSettings()
     m_settings = dialog.settings();
     m_settings.save();
     applyTheme(*qApp, m_settings.theme);
+    // At once, not on the next start: every widget gets a LanguageChange and says itself again.
+    if (before.language != m_settings.language)
+        switchLanguage(*qApp, languageCode(m_settings.language));
     applySettings();
     // Options that change the table (matching, mappings, the stack column) compare the open pair again.
     const bool compareChanged = before.fuzzy != m_settings.fuzzy || before.stackMode != m_settings.stackMode

@@ -9,12 +9,59 @@
 #include <QLibraryInfo>
 #include <QLocale>
 #include <QPixmap>
+#include <QPointer>
 #include <QSettings>
 #include <QTranslator>
 
 #include <cstdio>
 
 namespace probescope::ui {
+
+namespace {
+
+// The translators this file installed (ours and Qt's own), so a language switch can take them out again.
+QList<QPointer<QTranslator>>& installedTranslators()
+{
+    static QList<QPointer<QTranslator>> list;
+    return list;
+}
+
+} // namespace
+
+bool switchLanguage(QApplication& app, const QString& language)
+{
+    for (const QPointer<QTranslator>& t : installedTranslators()) {
+        if (t) {
+            QApplication::removeTranslator(t);
+            delete t;
+        }
+    }
+    installedTranslators().clear();
+    if (!language.startsWith(QLatin1String("zh")))
+        return true;
+    auto* ours = new QTranslator(&app);
+    const bool loaded = ours->load(QStringLiteral(":/i18n/probescope_zh_CN.qm"));
+    if (loaded) {
+        QApplication::installTranslator(ours);
+        installedTranslators().append(ours);
+    } else {
+        delete ours;
+    }
+    auto* qt = new QTranslator(&app);
+    if (qt->load(QLocale(QLocale::Chinese, QLocale::China), QStringLiteral("qtbase"), QStringLiteral("_"),
+                 QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
+        QApplication::installTranslator(qt);
+        installedTranslators().append(qt);
+    } else {
+        delete qt;
+    }
+    return loaded;
+}
+
+QString languageCode(Language language)
+{
+    return language == Language::SimplifiedChinese ? QStringLiteral("zh_CN") : QStringLiteral("en");
+}
 
 bool installTranslations(QApplication& app, const QString& override)
 {
@@ -23,20 +70,9 @@ bool installTranslations(QApplication& app, const QString& override)
     // An explicit choice wins; before the user chose, the system locale decides.
     QString language = override;
     if (language.isEmpty())
-        language = QSettings().contains(QStringLiteral("ui/language"))
-            ? (settings.language == Language::SimplifiedChinese ? QStringLiteral("zh_CN") : QStringLiteral("en"))
-            : QLocale::system().name();
-    if (!language.startsWith(QLatin1String("zh")))
-        return true;
-    auto* ours = new QTranslator(&app);
-    const bool loaded = ours->load(QStringLiteral(":/i18n/probescope_zh_CN.qm"));
-    if (loaded)
-        QApplication::installTranslator(ours);
-    auto* qt = new QTranslator(&app);
-    if (qt->load(QLocale(QLocale::Chinese, QLocale::China), QStringLiteral("qtbase"), QStringLiteral("_"),
-                 QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
-        QApplication::installTranslator(qt);
-    return loaded;
+        language = QSettings().contains(QStringLiteral("ui/language")) ? languageCode(settings.language)
+                                                                       : QLocale::system().name();
+    return switchLanguage(app, language);
 }
 
 QIcon applicationIcon()

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "ui/panels/settings.h"
+
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -15,6 +17,13 @@ class MainWindow;
 /// Applies the theme and loads the compiled translation for `language` ("en", "zh_CN"), else the user's
 /// language setting, else the system locale. False when a Chinese translation was wanted but not found.
 bool installTranslations(QApplication& app, const QString& language = {});
+
+/// Changes the user-interface language of the running application ("en", "zh_CN"): the translators
+/// installTranslations() put in are replaced, and Qt sends every widget a LanguageChange. False when a
+/// Chinese translation was wanted but not found (the application is then in English).
+bool switchLanguage(QApplication& app, const QString& language);
+/// The code switchLanguage() takes for a Settings language.
+QString languageCode(Language language);
 
 /// ProbeScope's icon (resources/desktop) in every size it ships as PNG, for QApplication::setWindowIcon.
 QIcon applicationIcon();
