@@ -3,6 +3,7 @@
 
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/session/paircache.h"
 
 #include <algorithm>
 #include <atomic>
@@ -164,6 +165,23 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         }
     }
     std::shared_ptr<const PairSkeleton> published;
+    // A pair opened before: its tree and statuses are shown at once, from the cache, while the analysis runs.
+    std::optional<CachedPair> cached;
+    if (!options.cacheDir.empty())
+        cached = readPairCache(pairCacheFile(options.cacheDir, pair, options), pair, options);
+    if (cached) {
+        auto skeleton = std::make_shared<PairSkeleton>();
+        skeleton->pair = pair;
+        skeleton->tree = cached->tree;
+        skeleton->mode = cached->mode;
+        skeleton->fromCache = true;
+        if (options.skeletonReady)
+            options.skeletonReady(skeleton);
+        if (options.layoutReady)
+            options.layoutReady(cached->status);
+    }
+    // Set once the dumps are read and the tree is the cached one: nothing is published again.
+    std::atomic<bool> quiet = false;
     compare::PairHooks hooks;
     hooks.loaded = [&](std::shared_ptr<const compare::LoadedPair> loaded) {
         auto skeleton = std::make_shared<PairSkeleton>();
@@ -172,8 +190,14 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         skeleton->bench = loaded->bench;
         skeleton->tree = loaded->tree;
         skeleton->diagnostics = loaded->diagnostics;
+        // The viewer keeps the tree it was given: the dumps' own tree must be the same, node for node.
+        if (cached && loaded->tree->size() == cached->tree->size() && loaded->tree->keysHash() == cached->keysHash) {
+            skeleton->tree = cached->tree;
+            skeleton->fromCache = true;
+            quiet = true;
+        }
         published = skeleton;
-        if (options.skeletonReady)
+        if (options.skeletonReady && !quiet)
             options.skeletonReady(skeleton);
     };
 
@@ -209,6 +233,8 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     };
 
     hooks.layoutReady = [&](const compare::CompareTable& layout, const compare::LoadedPair&) {
+        if (quiet)
+            return; // the cached statuses are final already
         accuracyColumn = layout.column("Accuracy Reached or Not");
         std::vector<bool> filled(layout.rows.size(), true);
         if (layout.mode == compare::CompareMode::RealData && accuracyColumn >= 0) {
@@ -230,6 +256,8 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     };
     if (options.statusUpdate) {
         hooks.rowReady = [&](std::size_t row, const std::vector<compare::Cell>& cells) {
+            if (quiet)
+                return;
             // Highlights come only when every row is known; until then a row's Accuracy decides.
             const compare::Cell& accuracy = cells[static_cast<std::size_t>(accuracyColumn)];
             const Status st = accuracy.isString() && accuracy.asString() == "No" ? Status::Error : Status::Pass;
@@ -258,7 +286,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     if (!outcome)
         return outcome.error();
     // Changes after the last timed flush would otherwise wait for the final table.
-    if (options.statusUpdate)
+    if (options.statusUpdate && !quiet)
         flushChanged();
 
     // Stage 3: final verdicts (with highlights), the first failing node, and both stacks.
@@ -271,6 +299,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     analysis->status = std::make_shared<const NodeStatusTable>(computeNodeStatus(*outcome->table, tree));
     analysis->firstFailure = outcome->firstFailure;
     analysis->notes = std::move(outcome->notes);
+    analysis->reopened = quiet;
     analysis->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress)
         progress->advance(kTotal);

@@ -60,6 +60,10 @@ struct PairSkeleton
     std::shared_ptr<const dump::RankDump> bench;
     std::shared_ptr<const tree::ConstructTree> tree; ///< over the NPU dump
     Diagnostics diagnostics;
+    /// Known before the dumps are read when the skeleton comes from the reopen cache (npu and bench are null
+    /// then; the analysis's own skeleton has them).
+    std::optional<compare::CompareMode> mode;
+    bool fromCache = false;
 };
 
 /// A finished analysis of one pair. Immutable; published whole.
@@ -76,6 +80,7 @@ struct PairAnalysis
     Diagnostics stackDiagnostics; ///< a stack.json that could not be read
     Diagnostics notes;            ///< about the mapping options for this pair (an ignored -lm, a skipped item)
     double seconds = 0; ///< wall time from start to finish
+    bool reopened = false; ///< the reopen cache showed this result before the analysis ran (paircache.h)
 };
 
 /// A batch of rows whose metrics arrived, and the nodes whose own status changed with them.
@@ -100,6 +105,11 @@ struct AnalysisOptions
     std::optional<std::filesystem::path> layerMapping;
     /// Read both stack.json files at the end (PairAnalysis::npuStack/benchStack); the rank overview needs none.
     bool readStacks = true;
+    /// The reopen cache's folder (session/paircache.h); empty = none. When it holds this pair with these options
+    /// and unchanged inputs, its tree and statuses are published at once (skeletonReady with a skeleton without
+    /// dumps, then layoutReady with the final statuses) and the analysis then runs in full without streaming
+    /// again. The caller writes the cache after a finished analysis (writePairCache), off its critical path.
+    std::filesystem::path cacheDir;
     /// Called once, from the worker, when both dumps are loaded and the tree is built (before the compare).
     std::function<void(std::shared_ptr<const PairSkeleton>)> skeletonReady;
     /// Called from the worker when the rows are laid out, with every node's status so far

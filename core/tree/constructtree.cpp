@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tree/constructtree.h"
 
+#include "core/util/bytes.h"
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -14,8 +16,21 @@ using dump::EntryKind;
 
 std::optional<NodeId> ConstructTree::find(std::string_view key) const
 {
-    if (const dump::Entry* e = m_rank->dump->find(key))
-        return NodeId { static_cast<std::uint32_t>(e - m_rank->dump->entries.data()) };
+    if (m_rank) {
+        if (const dump::Entry* e = m_rank->dump->find(key))
+            return NodeId { static_cast<std::uint32_t>(e - m_rank->dump->entries.data()) };
+        return std::nullopt;
+    }
+    // A deserialized tree: its own index, sorted by key hash (the last duplicate wins, as in the dump's find).
+    const std::uint64_t h = std::hash<std::string_view> {}(key);
+    auto it = std::upper_bound(m_keyIndex.begin(), m_keyIndex.end(), std::pair(h, NodeId::kInvalid));
+    while (it != m_keyIndex.begin()) {
+        --it;
+        if (it->first != h)
+            break;
+        if (m_nodes[it->second].key == key)
+            return NodeId { it->second };
+    }
     return std::nullopt;
 }
 
@@ -263,6 +278,134 @@ std::shared_ptr<const ConstructTree> ConstructTree::build(std::shared_ptr<const 
         tree->m_order.push_back(NodeId { d });
     for (std::uint32_t pos = 0; pos < tree->m_order.size(); ++pos)
         tree->m_nodes[tree->m_order[pos].value].executionIndex = pos;
+    return tree;
+}
+
+namespace {
+
+constexpr std::uint32_t kTreeFormat = 1;
+
+// TreeNode without its views: what serialize() stores per node.
+struct StoredNode
+{
+    std::uint64_t keyOffset;
+    std::uint32_t keyLength;
+    std::uint32_t parent;
+    std::uint32_t firstChild;
+    std::uint32_t childCount;
+    std::uint32_t row;
+    std::uint32_t depth;
+    std::uint32_t executionIndex;
+    std::uint8_t parentSource;
+    std::uint8_t pad[3];
+};
+
+} // namespace
+
+std::uint64_t ConstructTree::keysHash() const
+{
+    // FNV-1a over the keys with a separator: cheap next to reading them, and any renamed, added or moved key
+    // changes it.
+    std::uint64_t h = 1469598103934665603ull;
+    for (const TreeNode& n : m_nodes) {
+        for (const char c : n.key)
+            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+        h = (h ^ 0xffu) * 1099511628211ull;
+    }
+    return h;
+}
+
+void ConstructTree::serialize(std::string& out) const
+{
+    ByteWriter w(out);
+    w.value(kTreeFormat);
+    std::string keys;
+    std::vector<StoredNode> nodes(m_nodes.size());
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+        const TreeNode& n = m_nodes[i];
+        StoredNode& s = nodes[i];
+        s = StoredNode {};
+        s.keyOffset = keys.size();
+        s.keyLength = static_cast<std::uint32_t>(n.key.size());
+        keys += n.key;
+        s.parent = n.parent.value;
+        s.firstChild = n.firstChild;
+        s.childCount = n.childCount;
+        s.row = n.row;
+        s.depth = n.depth;
+        s.executionIndex = n.executionIndex;
+        s.parentSource = static_cast<std::uint8_t>(n.parentSource);
+    }
+    w.text(keys);
+    w.array(nodes);
+    w.array(m_children);
+    w.array(m_roots);
+    w.array(m_order);
+}
+
+std::shared_ptr<const ConstructTree> ConstructTree::deserialize(std::string_view bytes, std::string* error)
+{
+    auto failed = [error](const char* why) -> std::shared_ptr<const ConstructTree> {
+        if (error)
+            *error = why;
+        return nullptr;
+    };
+    ByteReader r(bytes);
+    std::uint32_t format = 0;
+    auto keys = std::make_shared<std::string>();
+    std::vector<StoredNode> nodes;
+    auto tree = std::make_shared<ConstructTree>();
+    if (!r.value(format) || format != kTreeFormat)
+        return failed("not a tree of this version");
+    if (!r.text(*keys) || !r.array(nodes) || !r.array(tree->m_children) || !r.array(tree->m_roots)
+        || !r.array(tree->m_order))
+        return failed("the tree is cut short");
+    const std::size_t n = nodes.size();
+    auto validId = [n](NodeId id) { return id.value < n; };
+    if (n >= NodeId::kInvalid || tree->m_order.size() != n || tree->m_children.size() + tree->m_roots.size() != n)
+        return failed("the tree's lists do not add up");
+    tree->m_nodes.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const StoredNode& s = nodes[i];
+        if (s.keyOffset > keys->size() || s.keyLength > keys->size() - s.keyOffset
+            || (s.parent != NodeId::kInvalid && s.parent >= n) || s.firstChild > tree->m_children.size()
+            || s.childCount > tree->m_children.size() - s.firstChild || s.executionIndex >= n
+            || s.parentSource > static_cast<std::uint8_t>(ParentSource::Inferred))
+            return failed("a node points outside the tree");
+        TreeNode& node = tree->m_nodes[i];
+        node.key = std::string_view(*keys).substr(s.keyOffset, s.keyLength);
+        node.name = dump::parseEntryName(node.key);
+        node.parent = NodeId { s.parent };
+        node.parentSource = static_cast<ParentSource>(s.parentSource);
+        node.firstChild = s.firstChild;
+        node.childCount = s.childCount;
+        node.row = s.row;
+        node.depth = s.depth;
+        node.executionIndex = s.executionIndex;
+    }
+    if (!std::all_of(tree->m_children.begin(), tree->m_children.end(), validId)
+        || !std::all_of(tree->m_roots.begin(), tree->m_roots.end(), validId)
+        || !std::all_of(tree->m_order.begin(), tree->m_order.end(), validId))
+        return failed("a list names a node outside the tree");
+    // Views index rows by these links: every child sits where its parent's list says, at its row.
+    for (std::uint32_t i = 0; i < tree->m_roots.size(); ++i) {
+        const TreeNode& root = tree->m_nodes[tree->m_roots[i].value];
+        if (root.parent.valid() || root.row != i || root.depth != 0)
+            return failed("a root is not where the tree says");
+    }
+    for (std::uint32_t p = 0; p < n; ++p) {
+        const TreeNode& parent = tree->m_nodes[p];
+        for (std::uint32_t k = 0; k < parent.childCount; ++k) {
+            const TreeNode& child = tree->m_nodes[tree->m_children[parent.firstChild + k].value];
+            if (child.parent.value != p || child.row != k || child.depth != parent.depth + 1)
+                return failed("a child is not where its parent says");
+        }
+    }
+    tree->m_keyText = std::move(keys);
+    tree->m_keyIndex.resize(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+        tree->m_keyIndex[i] = { std::hash<std::string_view> {}(tree->m_nodes[i].key), i };
+    std::sort(tree->m_keyIndex.begin(), tree->m_keyIndex.end());
     return tree;
 }
 

@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace probescope::tree {
@@ -66,7 +68,18 @@ public:
     }
     std::span<const NodeId> executionOrder() const { return { m_order.data(), m_order.size() }; }
     std::optional<NodeId> find(std::string_view key) const;
+    /// The dump the tree was built from; absent in a tree read back by deserialize() (hasRank() false).
     const dump::RankDump& rank() const { return *m_rank; }
+    bool hasRank() const { return m_rank != nullptr; }
+
+    /// The tree as bytes (keys, parents, children, order; not the dump nor the diagnostics), for the reopen
+    /// cache (session/paircache.h). Appended to `out`.
+    void serialize(std::string& out) const;
+    /// A tree read back from serialize()'s bytes, owning its keys; null (with `error`) when the bytes do not hold
+    /// a consistent tree.
+    static std::shared_ptr<const ConstructTree> deserialize(std::string_view bytes, std::string* error = nullptr);
+    /// A hash of every key in node order: what tells that two trees are of the same dump.
+    std::uint64_t keysHash() const;
     const Diagnostics& diagnostics() const { return m_diagnostics; }
 
 private:
@@ -76,6 +89,8 @@ private:
     std::vector<NodeId> m_roots;
     std::vector<NodeId> m_order;
     Diagnostics m_diagnostics;
+    std::shared_ptr<const std::string> m_keyText; ///< the keys of a deserialized tree (no dump to view into)
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> m_keyIndex; ///< (key hash, node) of a deserialized tree
 };
 
 struct PrintOptions

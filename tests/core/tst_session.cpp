@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The viewer's core: pairing of opened inputs, staged analysis with streamed verdicts, node statuses.
 #include "core/session/session.h"
+#include "core/session/paircache.h"
 
 #include "core/compare/firstfailure.h"
 #include "core/compare/profile.h"
@@ -443,4 +444,94 @@ TEST(SessionPipeline, AMappingTheDumpsDoNotAllowIsAnError)
     auto result = analysePair(plan->pairs.front(), options);
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().id, "compare.option");
+}
+
+// Issue 17: a pair opened before shows its tree and statuses from the reopen cache at once; the analysis
+// still runs in full and ends in the same statuses; a changed input or a damaged cache file is not used.
+TEST(PairCache, AReopenPublishesTheCachedTreeAndStatusesFirst)
+{
+    probescope::testing::TempDir dir;
+    const fs::path npu = dir.path() / "npu";
+    const fs::path bench = dir.path() / "bench";
+    fs::copy(fixture("modelA_statistics_mix", "npu"), npu, fs::copy_options::recursive);
+    fs::copy(fixture("modelA_statistics_mix", "bench"), bench, fs::copy_options::recursive);
+    auto plan = planSession(npu, bench);
+    ASSERT_TRUE(plan.ok());
+    const RankPair& pair = plan->pairs[0];
+    AnalysisOptions options;
+    options.cacheDir = dir.path() / "cache";
+    const fs::path file = pairCacheFile(options.cacheDir, pair, options);
+    EXPECT_FALSE(readPairCache(file, pair, options)); // nothing cached yet
+
+    auto first = analyse(pair, options);
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(first->reopened);
+    ASSERT_FALSE(writePairCache(file, pair, options, *first).has_value());
+    EXPECT_TRUE(fs::is_regular_file(file));
+    EXPECT_EQ(file.parent_path(), options.cacheDir); // in the cache folder, never beside the dumps
+    auto cached = readPairCache(file, pair, options);
+    ASSERT_TRUE(cached);
+    EXPECT_FALSE(cached->tree->hasRank());
+    ASSERT_EQ(cached->tree->size(), first->skeleton->tree->size());
+    EXPECT_EQ(tree::printTree(*cached->tree), tree::printTree(*first->skeleton->tree));
+    EXPECT_EQ(cached->tree->find(first->firstFailure.key), first->firstFailure.node);
+    EXPECT_FALSE(cached->tree->find("Functional.nothing.0.forward"));
+    EXPECT_EQ(cached->status->own, first->status->own);
+    EXPECT_EQ(cached->status->rowIndex, first->status->rowIndex);
+    EXPECT_EQ(cached->firstFailure.key, first->firstFailure.key);
+    EXPECT_EQ(cached->firstFailure.summary, first->firstFailure.summary);
+    EXPECT_EQ(cached->mode, first->table->mode);
+
+    // The reopen: the cached skeleton (no dumps yet) and the final statuses come before anything is read.
+    std::vector<std::shared_ptr<const PairSkeleton>> skeletons;
+    std::vector<std::shared_ptr<const NodeStatusTable>> layouts;
+    int updates = 0;
+    AnalysisOptions again = options;
+    again.skeletonReady = [&](std::shared_ptr<const PairSkeleton> s) { skeletons.push_back(s); };
+    again.layoutReady = [&](std::shared_ptr<const NodeStatusTable> s) { layouts.push_back(s); };
+    again.statusUpdate = [&](StatusUpdate) { ++updates; };
+    auto second = analyse(pair, again);
+    ASSERT_TRUE(second);
+    ASSERT_EQ(skeletons.size(), 1u); // published once, from the cache
+    EXPECT_TRUE(skeletons[0]->fromCache);
+    EXPECT_FALSE(skeletons[0]->npu);
+    EXPECT_EQ(skeletons[0]->mode, first->table->mode);
+    ASSERT_EQ(layouts.size(), 1u);
+    EXPECT_EQ(layouts[0]->own, first->status->own);
+    EXPECT_EQ(updates, 0);
+    EXPECT_TRUE(second->reopened);
+    EXPECT_EQ(second->skeleton->tree, skeletons[0]->tree); // the tree the viewer holds, now with its dumps beside it
+    EXPECT_TRUE(second->skeleton->npu && second->skeleton->bench);
+    EXPECT_EQ(second->status->own, first->status->own);
+    EXPECT_EQ(second->firstFailure.key, first->firstFailure.key);
+
+    // An input changed since: the cache is stale and not used.
+    const fs::path dump = pair.npu.dumpFile;
+    fs::last_write_time(dump, fs::last_write_time(dump) + std::chrono::seconds(5));
+    EXPECT_FALSE(readPairCache(file, pair, options));
+    skeletons.clear();
+    auto third = analyse(pair, again);
+    ASSERT_TRUE(third);
+    EXPECT_FALSE(third->reopened);
+    ASSERT_EQ(skeletons.size(), 1u);
+    EXPECT_FALSE(skeletons[0]->fromCache);
+    ASSERT_FALSE(writePairCache(file, pair, options, *third).has_value());
+    EXPECT_TRUE(readPairCache(file, pair, options));
+
+    // Other options are another cache file.
+    AnalysisOptions fuzzy = options;
+    fuzzy.fuzzy = true;
+    EXPECT_NE(pairCacheFile(options.cacheDir, pair, fuzzy), file);
+    EXPECT_FALSE(readPairCache(file, pair, fuzzy));
+
+    // A damaged cache file is ignored, never trusted.
+    const auto size = fs::file_size(file);
+    fs::resize_file(file, size / 2);
+    EXPECT_FALSE(readPairCache(file, pair, options));
+    {
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(size / 4));
+        f.put('\x7f');
+    }
+    EXPECT_FALSE(readPairCache(file, pair, options));
 }
