@@ -167,7 +167,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     std::shared_ptr<const PairSkeleton> published;
     // A pair opened before: its tree and statuses are shown at once, from the cache, while the analysis runs.
     std::optional<CachedPair> cached;
-    if (!options.cacheDir.empty())
+    if (!options.cacheDir.empty() && (options.skeletonReady || options.layoutReady))
         cached = readPairCache(pairCacheFile(options.cacheDir, pair, options), pair, options);
     if (cached) {
         auto skeleton = std::make_shared<PairSkeleton>();

@@ -5,6 +5,7 @@
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/views/mainwindow.h"
+#include "core/session/paircache.h"
 
 #include "testconfig.h"
 
@@ -13,6 +14,9 @@
 #include <QTreeView>
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
 
 using namespace probescope;
 using probescope::ui::MainWindow;
@@ -166,4 +170,39 @@ TEST(MainWindow, RankOverviewCoversEveryPair)
     ASSERT_TRUE(waitForCompare(window, finished).first);
     ASSERT_TRUE(overview.wait(60000));
     EXPECT_EQ(window.rankOverview()->rowCount(), 2);
+}
+
+// Issue 17: a pair opened before is shown from the reopen cache (its tree and verdicts at once), then the
+// analysis completes as usual and lands on the same culprit.
+TEST(MainWindow, ReopeningAPairUsesTheCache)
+{
+    const std::filesystem::path cacheDir = session::defaultCacheDir();
+    auto cacheFiles = [&] {
+        std::map<std::string, std::filesystem::file_time_type> files;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(cacheDir, ec))
+            files[e.path().string()] = e.last_write_time(ec);
+        return files;
+    };
+    MainWindow window;
+    window.show();
+    QSignalSpy finished(&window, &MainWindow::analysisFinished);
+    const auto before = cacheFiles();
+    ASSERT_TRUE(window.openInputs(fixture("modelA_tensor_mix", "npu"), fixture("modelA_tensor_mix", "bench")));
+    ASSERT_TRUE(waitForCompare(window, finished).first);
+    const QString culprit = window.selectedNodeKey();
+    ASSERT_FALSE(culprit.isEmpty());
+    // The controller writes the cache after delivering the result (or it was there from an earlier test).
+    if (!window.analysis()->reopened) {
+        EXPECT_TRUE(QTest::qWaitFor([&] { return cacheFiles() != before; }, 20000));
+    }
+
+    ASSERT_TRUE(window.openInputs(fixture("modelA_tensor_mix", "npu"), fixture("modelA_tensor_mix", "bench")));
+    ASSERT_TRUE(waitForCompare(window, finished).first);
+    ASSERT_TRUE(window.analysis());
+    EXPECT_TRUE(window.analysis()->reopened);
+    EXPECT_TRUE(window.analysis()->skeleton->fromCache);
+    EXPECT_TRUE(window.analysis()->skeleton->npu); // the dumps were read too
+    EXPECT_EQ(window.selectedNodeKey(), culprit);
+    EXPECT_TRUE(window.detailPanel()->hasNode());
 }

@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <unistd.h>
 
 int main(int argc, char** argv)
 {
@@ -14,9 +18,16 @@ int main(int argc, char** argv)
         setenv("QT_QPA_PLATFORM", "offscreen", 0);
     // Settings and recent files written by tests go to a test location, never the user's own.
     QStandardPaths::setTestModeEnabled(true);
+    // The reopen cache too (session/paircache.h): a folder of this run's own, removed at the end.
+    const std::string cache = (std::filesystem::temp_directory_path()
+                               / ("probescope-tests-cache-" + std::to_string(::getpid()))).string();
+    setenv("PROBESCOPE_CACHE_DIR", cache.c_str(), 1);
     QApplication app(argc, argv);
     QApplication::setOrganizationName("ProbeScopeTests");
     QApplication::setApplicationName("probescope-tests");
     ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
+    const int rc = RUN_ALL_TESTS();
+    std::error_code ec;
+    std::filesystem::remove_all(cache, ec);
+    return rc;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/jobs/comparecontroller.h"
 
+#include "core/session/paircache.h"
+
 #include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -166,6 +168,10 @@ void CompareController::work(std::shared_ptr<Run> run, session::RankPair pair, S
             run->error = result.error();
     }
     wake(generation);
+    // The reopen cache is written once the result is on its way to the GUI: off the user's wait. A cache that
+    // cannot be written only costs the next open its head start.
+    if (result && !options.cacheDir.empty() && !(*result)->reopened)
+        (void)session::writePairCache(session::pairCacheFile(options.cacheDir, pair, options), pair, options, **result);
 }
 
 void CompareController::wake(std::uint64_t generation)

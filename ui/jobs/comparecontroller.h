@@ -37,6 +37,9 @@ struct CompareSettings
     std::optional<std::filesystem::path> cellMapping;
     std::optional<std::filesystem::path> apiMapping;
     std::optional<std::filesystem::path> layerMapping;
+    /// The reopen cache's folder (session/paircache.h); empty = none. The controller writes a finished pair's
+    /// cache there after delivering it.
+    std::filesystem::path cacheDir;
 
     /// Copies the compare options into what session::analysePair takes (the callbacks are left alone).
     void applyTo(session::AnalysisOptions& options) const
@@ -49,6 +52,7 @@ struct CompareSettings
         options.cellMapping = cellMapping;
         options.apiMapping = apiMapping;
         options.layerMapping = layerMapping;
+        options.cacheDir = cacheDir;
     }
 };
 

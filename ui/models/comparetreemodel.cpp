@@ -90,6 +90,8 @@ void CompareTreeModel::setSkeleton(std::shared_ptr<const session::PairSkeleton> 
     m_preorder.clear();
     m_preorderPos.clear();
     if (m_tree) {
+        if (!m_mode)
+            m_mode = m_skeleton->mode; // a skeleton from the reopen cache knows it without its dumps
         if (!m_mode && m_skeleton->npu && m_skeleton->bench && m_skeleton->npu->dump && m_skeleton->bench->dump) {
             if (auto detected = compare::detectMode(*m_skeleton->npu->dump, *m_skeleton->bench->dump))
                 m_mode = *detected;

@@ -4,6 +4,7 @@
 #include "ui/views/scriptedrun.h"
 
 #include "core/freebench/freebenchcsv.h"
+#include "core/session/paircache.h"
 #include "ui/inspect/freebenchpanel.h"
 #include "ui/inspect/metricplot.h"
 #include "ui/inspect/nodetrendplot.h"
@@ -669,14 +670,19 @@ void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleto
         m_tree->expand(m_proxy->index(r, 0));
     m_message->setText(tr("Comparing %1 (%2 nodes)…").arg(toQ(skeleton->pair.label())).arg(skeleton->tree->size()));
 
+    showLoadProblems(*skeleton);
+}
+
+void MainWindow::showLoadProblems(const session::PairSkeleton& skeleton)
+{
     // What went wrong while loading (a dump.json cut short and salvaged, an unreadable stack.json, …):
     // the plan's findings, each side's dump and the pair's own, once each.
     Diagnostics problems = m_plan ? m_plan->diagnostics : Diagnostics {};
-    for (const auto& side : { skeleton->npu, skeleton->bench }) {
+    for (const auto& side : { skeleton.npu, skeleton.bench }) {
         if (side)
             problems.insert(problems.end(), side->diagnostics.begin(), side->diagnostics.end());
     }
-    problems.insert(problems.end(), skeleton->diagnostics.begin(), skeleton->diagnostics.end());
+    problems.insert(problems.end(), skeleton.diagnostics.begin(), skeleton.diagnostics.end());
     m_diagnostics->setDiagnostics(problems);
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::SeverityColumn);
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::IdColumn);
@@ -714,6 +720,9 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     setBusy(false);
     m_analysis = analysis;
     m_finished[m_pairIndex] = analysis;
+    // A pair shown from the reopen cache had no dumps yet: what loading them found is known now.
+    if (analysis->skeleton && analysis->skeleton->fromCache)
+        showLoadProblems(*analysis->skeleton);
     m_model->setStatus(analysis->status);
     m_filter->setCounts(analysis->status->counts);
     m_plot->setAnalysis(analysis);
@@ -785,6 +794,7 @@ CompareSettings MainWindow::compareSettings() const
     settings.cellMapping = path(m_settings.cellMapping);
     settings.apiMapping = path(m_settings.apiMapping);
     settings.layerMapping = path(m_settings.layerMapping);
+    settings.cacheDir = session::defaultCacheDir();
     return settings;
 }
 

@@ -149,6 +149,8 @@ private:
     void onStepChosen(int comboIndex);
     void onRankChosen(int comboIndex);
 
+    /// The banner and the Diagnostics tab for what loading the shown pair found.
+    void showLoadProblems(const session::PairSkeleton& skeleton);
     void onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton);
     void onLayout(std::shared_ptr<const session::NodeStatusTable> status);
     void onFinished(std::shared_ptr<const session::PairAnalysis> analysis);
