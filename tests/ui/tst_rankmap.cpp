@@ -19,6 +19,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
+#include <QTimer>
 #include <QTreeView>
 
 #include <gtest/gtest.h>
@@ -183,6 +184,24 @@ TEST(RankMap, ThousandRanksTwoStepsFromSyntheticSummaries)
               << " cells), scrolled " << paintScrolledMs << " ms" << std::endl;
     EXPECT_LT(batchMs, 1000.0);
     EXPECT_TRUE(view.grab().save(shotPath("rankmap-1024.png")));
+
+    // The dark theme: the palette's dark fills and frames.
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor("#202124"));
+    dark.setColor(QPalette::Base, QColor("#1b1b1d"));
+    dark.setColor(QPalette::AlternateBase, QColor("#26262a"));
+    dark.setColor(QPalette::Text, QColor("#e8e8e8"));
+    dark.setColor(QPalette::WindowText, QColor("#e8e8e8"));
+    dark.setColor(QPalette::Button, QColor("#2d2d30"));
+    dark.setColor(QPalette::ButtonText, QColor("#e8e8e8"));
+    view.setPalette(dark);
+    ASSERT_TRUE(ui::statuspalette::isDark(view.palette()));
+    view.setCurrentPair(500);
+    const QImage image = view.viewport()->grab().toImage();
+    const QRect origin = view.cellRect(500, 0);
+    EXPECT_EQ(image.pixelColor(origin.center() + QPoint(origin.width() / 2 - 6, 0)).rgb(),
+              ui::statuspalette::fill(Status::Error, true).rgb());
+    EXPECT_TRUE(view.grab().save(shotPath("rankmap-1024-dark.png")));
 }
 
 TEST(RankMap, TooltipsAreShortAndWrap)
@@ -363,4 +382,59 @@ TEST(RankMap, TruncatedDumpShowsAsSalvaged)
     const QRect clean = map->cellRect(1, 0);
     EXPECT_NE(image.pixelColor(clean.topLeft() + QPoint(5, 4)).rgb(), map->palette().color(QPalette::Text).rgb());
     EXPECT_TRUE(window.rankOverviewPanel()->grab().save(shotPath("rankmap-salvaged.png")));
+}
+
+// A real overview of a generated 1,024-rank x 2-step job (probescope-gendump job --ranks 1024 --steps 2
+// --layers 2 --width 2 --bug-rank 5 --bug-step 0 --bug-layer 1 --out DIR), for docs/scale-out.md: how long the
+// background analyses take and how long the GUI thread is ever kept from its events meanwhile. Runs only with
+// PROBESCOPE_RANKMAP_JOB=DIR (about a minute on two cores).
+TEST(RankMap, GeneratedJobOverviewStaysResponsive)
+{
+    const QByteArray dir = qgetenv("PROBESCOPE_RANKMAP_JOB");
+    if (dir.isEmpty())
+        GTEST_SKIP() << "set PROBESCOPE_RANKMAP_JOB to a generated job";
+    MainWindow window;
+    window.resize(1400, 860);
+    window.show();
+    showMap(window);
+    QSignalSpy finished(&window, &MainWindow::analysisFinished);
+    QSignalSpy overview(&window, &MainWindow::overviewFinished);
+    // The longest gap between two ticks of a 5 ms timer: how long the event loop was kept busy at once.
+    QElapsedTimer clock;
+    qint64 last = 0;
+    qint64 longest = 0;
+    QTimer tick;
+    int stalls = 0; // gaps over 50 ms
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        if (now - last > 50'000'000) {
+            ++stalls;
+            if (qEnvironmentVariableIsSet("PROBESCOPE_RANKMAP_TRACE"))
+                std::cout << "stall " << (now - last) / 1e6 << " ms ending at " << now / 1e6 << " ms, "
+                          << window.rankOverview()->rowCount() << std::endl;
+        }
+        longest = std::max(longest, now - last);
+        last = now;
+    });
+    QElapsedTimer total;
+    total.start();
+    ASSERT_TRUE(window.openInputs(QString::fromUtf8(dir) + "/npu", QString::fromUtf8(dir) + "/bench"));
+    const double openMs = total.nsecsElapsed() / 1e6;
+    clock.start();
+    tick.start(5);
+    ASSERT_TRUE(finished.wait(120000));
+    ASSERT_TRUE(overview.wait(600000));
+    const double seconds = total.nsecsElapsed() / 1e9;
+    tick.stop();
+    RankOverviewModel* model = window.rankOverview();
+    EXPECT_EQ(model->gridRows(), 1024);
+    EXPECT_EQ(model->gridColumns(), 2);
+    ASSERT_TRUE(model->origin().fails);
+    EXPECT_EQ(model->origin().step, 0);
+    EXPECT_EQ(model->origin().rankLabel, "rank5");
+    EXPECT_EQ(model->origin().key, "Functional.gelu.1.forward");
+    std::cout << "[rankmap] generated job, " << model->rowCount() << " pairs: open " << openMs << " ms, overview "
+              << seconds << " s, longest event-loop stall " << longest / 1e6 << " ms, " << stalls << " over 50 ms; origin "
+              << model->originText().toStdString() << std::endl;
+    EXPECT_TRUE(window.grab().save(shotPath("rankmap-generated-1024.png")));
 }
