@@ -20,6 +20,9 @@
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
+#include <QToolTip>
+#include <QScreen>
+#include <QHelpEvent>
 #include <QTreeView>
 
 #include <gtest/gtest.h>
@@ -295,6 +298,27 @@ TEST(RankMap, RealJobOriginKeyAndPeerRankJump)
     const QColor errorFill = ui::statuspalette::fill(Status::Error, ui::statuspalette::isDark(map->palette()));
     EXPECT_EQ(mapImage.pixelColor(cell1.center() + QPoint(cell1.width() / 2 - 6, 0)).rgb(), errorFill.rgb())
         << "rank 1's cell is filled with the error colour";
+
+    // Hovering a cell shows the model's tooltip, wrapped and inside the screen even at the screen's right edge.
+    {
+        const QPoint at = map->cellRect(1, 0).center();
+        QHelpEvent help(QEvent::ToolTip, at, map->viewport()->mapToGlobal(at));
+        QApplication::sendEvent(map->viewport(), &help);
+        EXPECT_TRUE(QToolTip::isVisible());
+        EXPECT_TRUE(QToolTip::text().contains("rank1")) << QToolTip::text().toStdString();
+        EXPECT_TRUE(QToolTip::text().contains("job")) << QToolTip::text().toStdString();
+        const QRect screen = map->screen()->availableGeometry();
+        QToolTip::showText(screen.topRight() - QPoint(2, -2), QToolTip::text(), map->viewport());
+        QWidget* tip = nullptr;
+        for (QWidget* w : QApplication::topLevelWidgets()) {
+            if (w->inherits("QTipLabel") && w->isVisible())
+                tip = w;
+        }
+        ASSERT_NE(tip, nullptr);
+        EXPECT_TRUE(screen.contains(tip->geometry())) << tip->geometry().x() << "+" << tip->geometry().width();
+        EXPECT_LT(tip->width(), screen.width() / 2);
+        QToolTip::hideText();
+    }
 
     // The origin key opens rank 1's pair and selects the origin node.
     ASSERT_TRUE(waitForPair(window, window.currentPair()));
