@@ -299,14 +299,6 @@ PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex)
     return s;
 }
 
-long firstDivergingRank(const std::vector<PairSummary>& summaries)
-{
-    std::vector<const compare::FirstFailure*> failures;
-    for (const PairSummary& s : summaries)
-        failures.push_back(&s.firstFailure);
-    return compare::earliestFailure(failures);
-}
-
 std::string entryKeyOfRow(const std::string& rowName)
 {
     auto cat = compare::categorize(rowName);

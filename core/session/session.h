@@ -132,10 +132,6 @@ struct PairSummary
 
 PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex);
 
-/// Index into `summaries` of the rank that diverges first (earliest culprit in its own execution order),
-/// or -1 when no pair fails.
-long firstDivergingRank(const std::vector<PairSummary>& summaries);
-
 /// Row name -> dump.json entry key ("Functional.gelu.0.forward.input.0" -> "Functional.gelu.0.forward").
 std::string entryKeyOfRow(const std::string& rowName);
 
