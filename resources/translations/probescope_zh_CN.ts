@@ -3105,6 +3105,14 @@
         <translation>转到源头</translation>
     </message>
     <message>
+        <source>%1: %2 (#%3), %4</source>
+        <translation>%1：%2（#%3），%4</translation>
+    </message>
+    <message>
+        <source>Carried on by communication:</source>
+        <translation>经由以下通信传播：</translation>
+    </message>
+    <message>
         <source>Colour: worst verdict of the pair. Number: execution index of its first failure (✓ none). ▶ heavy frame: the job&apos;s origin. · pending, … running, × failed to compare, corner notch and dashed frame: salvaged from a damaged dump.</source>
         <translation>颜色：配对的最差结论。数字：其首个不达标节点的执行序号（✓ 表示没有）。▶ 粗框：作业偏差源头。· 等待，… 正在分析，× 比对失败，角标和虚线框：从损坏的 dump 中抢救。</translation>
     </message>

@@ -365,6 +365,10 @@ TEST(RankMap, ClickAndEnterOpenAPair)
     ASSERT_EQ(model->gridRows(), 3);
     ASSERT_TRUE(waitForPair(window, window.currentPair()));
     ASSERT_EQ(model->originRow(), model->pairAt(0, 0)) << "rank 0's linear.1 (fixtures README)";
+    // The chain of evidence: rank 0 sent on broadcast.1, ranks 1 and 2 received it.
+    const QString chain = window.rankOverviewPanel()->originLabel()->toolTip();
+    EXPECT_TRUE(chain.contains("sent")) << chain.toStdString();
+    EXPECT_TRUE(chain.contains("rank2")) << chain.toStdString();
     showMap(window);
     QTest::mouseClick(map->viewport(), Qt::LeftButton, {}, map->cellRect(2, 0).center());
     ASSERT_TRUE(waitForPair(window, model->pairAt(2, 0)));

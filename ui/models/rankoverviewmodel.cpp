@@ -137,9 +137,10 @@ void RankOverviewModel::setSummaries(const std::vector<session::PairSummary>& su
     }
     if (first < 0)
         return;
+    // The origin first: whoever listens to the batch's signal reads the origin it leads to.
+    updateOrigin();
     // One signal over the span touched: views repaint what of it is visible, once.
     emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
-    updateOrigin();
 }
 
 void RankOverviewModel::setFailed(std::size_t pairIndex, const QString& message)
@@ -150,8 +151,8 @@ void RankOverviewModel::setFailed(std::size_t pairIndex, const QString& message)
     row.state = State::Failed;
     row.summary.reset();
     row.error = message;
-    emitRowChanged(int(pairIndex));
     updateOrigin();
+    emitRowChanged(int(pairIndex));
 }
 
 RankOverviewModel::State RankOverviewModel::state(std::size_t pairIndex) const

@@ -435,6 +435,17 @@ RankOverviewPanel::RankOverviewPanel(RankOverviewModel* model, QWidget* parent)
 void RankOverviewPanel::updateOrigin()
 {
     m_origin->setText(m_model->originText());
+    // The evidence core found (as the CLI's "via"): the communication nodes that carried the divergence.
+    QStringList chain;
+    for (const job::CommLink& link : m_model->origin().chain)
+        chain << tr("%1: %2 (#%3), %4")
+                     .arg(QString::fromStdString(link.rankLabel.empty() ? std::string("rank") : link.rankLabel),
+                          QString::fromStdString(link.key))
+                     .arg(link.executionIndex)
+                     .arg(QString::fromStdString(link.role));
+    if (!chain.isEmpty())
+        chain.prepend(tr("Carried on by communication:"));
+    m_origin->setToolTip(chain.isEmpty() ? QString() : wrappingToolTip(chain));
     m_toOrigin->setEnabled(m_model->originRow() >= 0);
 }
 
