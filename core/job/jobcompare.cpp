@@ -288,25 +288,8 @@ PairSummary comparePlanned(const compare::PlannedPair& pair, const compare::Mapp
     RankFailure& f = s.failure;
     f.failed = s.failingRows > 0 && !ff.key.empty();
     if (f.failed) {
-        f.found = ff.found;
-        f.key = ff.key;
-        f.executionIndex = ff.executionIndex;
+        locateFailure(f, ff, outcome->loaded ? outcome->loaded->tree.get() : nullptr);
         s.firstFailureSummary = ff.summary;
-        if (outcome->loaded && outcome->loaded->tree) {
-            const tree::ConstructTree& tree = *outcome->loaded->tree;
-            const auto order = tree.executionOrder();
-            for (std::size_t i = 0; i < order.size(); ++i) {
-                if (!isCommunicationKey(tree.entry(order[i]).key))
-                    continue;
-                if (i < ff.executionIndex) {
-                    ++f.commBefore;
-                } else {
-                    f.nextCommKey = std::string(tree.entry(order[i]).key);
-                    f.nextCommIndex = static_cast<std::uint32_t>(i);
-                    break;
-                }
-            }
-        }
     }
     findWorst(table, s);
     if (table.rows.empty())

@@ -11,6 +11,31 @@ bool isCommunicationKey(std::string_view key)
     return key.starts_with("Distributed.");
 }
 
+void locateFailure(RankFailure& f, const compare::FirstFailure& first, const tree::ConstructTree* tree)
+{
+    f.failed = true;
+    f.found = first.found;
+    f.key = first.key;
+    f.executionIndex = first.executionIndex;
+    f.commBefore = 0;
+    f.nextCommKey.clear();
+    f.nextCommIndex = 0;
+    if (!tree)
+        return;
+    const auto order = tree->executionOrder();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (!isCommunicationKey(tree->entry(order[i]).key))
+            continue;
+        if (i < first.executionIndex) {
+            ++f.commBefore;
+        } else {
+            f.nextCommKey = std::string(tree->entry(order[i]).key);
+            f.nextCommIndex = static_cast<std::uint32_t>(i);
+            break;
+        }
+    }
+}
+
 JobOrigin findJobOrigin(const std::vector<RankFailure>& ranks)
 {
     JobOrigin origin;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/compare/firstfailure.h"
+#include "core/tree/constructtree.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +28,15 @@ struct RankFailure
     std::string nextCommKey;
     std::uint32_t nextCommIndex = 0;
 };
+
+/**
+ * @brief Fills `failure` with a failing pair's first failure and its place among the rank's communication calls
+ * (commBefore, nextCommKey/nextCommIndex, from `tree`'s execution order, the tree the compare ran over).
+ *
+ * The one place that turns a pair's compare into what findJobOrigin needs: the CLI's whole-job compare and the
+ * desktop application's rank overview both call it. step, rank and rankLabel are the caller's.
+ */
+void locateFailure(RankFailure& failure, const compare::FirstFailure& first, const tree::ConstructTree* tree);
 
 /// One link of the evidence: a communication node of one rank.
 struct CommLink

@@ -3,6 +3,7 @@
 
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/dump/loadreport.h"
 #include "core/session/paircache.h"
 
 #include <algorithm>
@@ -313,15 +314,18 @@ PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex)
     s.counts = analysis.status->counts;
     s.firstFailure = analysis.firstFailure;
     s.nodes = static_cast<std::uint32_t>(analysis.skeleton->tree->size());
+    const RankPair& pair = analysis.skeleton->pair;
+    s.failure.step = pair.step;
+    s.failure.rank = pair.npu.rank.value_or(-1);
+    s.failure.rankLabel = pair.npu.rankLabel;
+    if (!s.firstFailure.key.empty())
+        job::locateFailure(s.failure, s.firstFailure, analysis.skeleton->tree.get());
+    for (const auto& side : { analysis.skeleton->npu, analysis.skeleton->bench }) {
+        const std::string lost = side ? dump::loadReport(*side).salvageText() : std::string();
+        if (!lost.empty())
+            s.salvaged += (s.salvaged.empty() ? "" : "\n") + lost;
+    }
     return s;
-}
-
-long firstDivergingRank(const std::vector<PairSummary>& summaries)
-{
-    std::vector<const compare::FirstFailure*> failures;
-    for (const PairSummary& s : summaries)
-        failures.push_back(&s.firstFailure);
-    return compare::earliestFailure(failures);
 }
 
 std::string entryKeyOfRow(const std::string& rowName)

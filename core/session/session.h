@@ -7,6 +7,7 @@
 #include "core/compare/firstfailure.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/rankdump.h"
+#include "core/job/origin.h"
 #include "core/session/nodestatus.h"
 #include "core/tree/constructtree.h"
 #include "core/util/diagnostic.h"
@@ -131,13 +132,15 @@ struct PairSummary
     std::array<std::uint32_t, 6> counts {}; ///< nodes per own Status
     compare::FirstFailure firstFailure;
     std::uint32_t nodes = 0;
+    /// The first failure placed among the rank's communication calls (job::locateFailure), for
+    /// job::findJobOrigin; `failed` is false when nothing fails.
+    job::RankFailure failure;
+    /// What was lost when a side's dump was cut or damaged and read partially (dump::LoadReport::salvageText,
+    /// one line per side), empty for clean dumps.
+    std::string salvaged;
 };
 
 PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex);
-
-/// Index into `summaries` of the rank that diverges first (earliest culprit in its own execution order),
-/// or -1 when no pair fails.
-long firstDivergingRank(const std::vector<PairSummary>& summaries);
 
 /// Row name -> dump.json entry key ("Functional.gelu.0.forward.input.0" -> "Functional.gelu.0.forward").
 std::string entryKeyOfRow(const std::string& rowName);

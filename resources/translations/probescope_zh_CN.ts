@@ -1478,6 +1478,34 @@
         <source>&lt;b&gt;ProbeScope %1&lt;/b&gt;&lt;p&gt;Inspect and compare msprobe precision dumps: find where an NPU run first diverges from its bench.&lt;/p&gt;</source>
         <translation>&lt;b&gt;ProbeScope %1&lt;/b&gt;&lt;p&gt;查看并比对 msprobe 精度 dump 数据：找出 NPU 运行最早在何处与标杆出现偏差。&lt;/p&gt;</translation>
     </message>
+    <message>
+        <source>Job &amp;origin</source>
+        <translation>作业偏差源头(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Same node on the next &amp;rank</source>
+        <translation>下一个 rank 的同一节点(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Open the pair where the job began to diverge (the rank overview&apos;s origin) and select its node.</source>
+        <translation>打开作业开始出现偏差的配对（rank 总览中的源头）并选中其节点。</translation>
+    </message>
+    <message>
+        <source>On a communication node (Distributed.*): open the next rank&apos;s pair of the same step and select the matching node.</source>
+        <translation>在通信节点（Distributed.*）上：打开同一 step 中下一个 rank 的配对并选中对应节点。</translation>
+    </message>
+    <message>
+        <source>No job origin yet: the rank overview has found no failing pair so far.</source>
+        <translation>尚无作业偏差源头：rank 总览目前未发现不达标的配对。</translation>
+    </message>
+    <message>
+        <source>Select a communication node (Distributed.*) to jump to another rank&apos;s.</source>
+        <translation>请选中一个通信节点（Distributed.*）以跳转到另一个 rank 的对应节点。</translation>
+    </message>
+    <message>
+        <source>This step has no other rank.</source>
+        <translation>该 step 没有其他 rank。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::MetricPlot</name>
@@ -2097,8 +2125,8 @@
     </message>
     <message>
         <location line="+2"/>
-        <source> — first to diverge</source>
-        <translation> — 最早出现偏差</translation>
+        <source>▶ job origin: %1</source>
+        <translation>▶ 作业偏差源头：%1</translation>
     </message>
     <message>
         <location line="+25"/>
@@ -2164,6 +2192,64 @@
         <location line="+1"/>
         <source>State</source>
         <translation>运行状态</translation>
+    </message>
+    <message>
+        <source>Origin: no compared pair fails.</source>
+        <translation>源头：没有已比对的配对不达标。</translation>
+    </message>
+    <message>
+        <source>Origin: none yet (no pair analysed so far fails).</source>
+        <translation>源头：暂无（目前已分析的配对均达标）。</translation>
+    </message>
+    <message>
+        <source>rank</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <source>Origin: step %1 %2, node %3 (#%4) — %5</source>
+        <translation>源头：step %1 %2，节点 %3（#%4）— %5</translation>
+    </message>
+    <message>
+        <source>Not analysed yet.</source>
+        <translation>尚未分析。</translation>
+    </message>
+    <message>
+        <source>Being analysed…</source>
+        <translation>正在分析…</translation>
+    </message>
+    <message>
+        <source>Failed to compare: %1</source>
+        <translation>比对失败：%1</translation>
+    </message>
+    <message>
+        <source>Worst verdict: %1</source>
+        <translation>最差结论：%1</translation>
+    </message>
+    <message>
+        <source>No failing node.</source>
+        <translation>没有不达标节点。</translation>
+    </message>
+    <message>
+        <source>First failure #%1: %2%3</source>
+        <translation>首个不达标 #%1：%2%3</translation>
+    </message>
+    <message>
+        <source>▶ The job&apos;s origin: %1</source>
+        <translation>▶ 作业偏差源头：%1</translation>
+    </message>
+    <message>
+        <source>Salvaged: a dump was cut or damaged and read partially — %1</source>
+        <translation>已抢救：dump 被截断或损坏，仅读取了部分内容 — %1</translation>
+    </message>
+    <message>
+        <source>done (salvaged)</source>
+        <translation>完成（已抢救）</translation>
+    </message>
+    <message numerus="yes">
+        <source>after %n communication call(s)</source>
+        <translation>
+            <numerusform>在 %n 次通信调用之后</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -2995,6 +3081,40 @@
         <location line="+6"/>
         <source>Could not write %1.</source>
         <translation>无法写入 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::RankMapView</name>
+    <message>
+        <source>rank \ step</source>
+        <translation>rank \ step</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>step %1</translation>
+    </message>
+    <message>
+        <source>Open a job with several steps or ranks to see the map.</source>
+        <translation>打开包含多个 step 或 rank 的作业以查看分布图。</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::RankOverviewPanel</name>
+    <message>
+        <source>Go to origin</source>
+        <translation>转到源头</translation>
+    </message>
+    <message>
+        <source>%1: %2 (#%3), %4</source>
+        <translation>%1：%2（#%3），%4</translation>
+    </message>
+    <message>
+        <source>Carried on by communication:</source>
+        <translation>经由以下通信传播：</translation>
+    </message>
+    <message>
+        <source>Colour: worst verdict of the pair. Number: execution index of its first failure (✓ none). ▶ heavy frame: the job&apos;s origin. · pending, … running, × failed to compare, corner notch and dashed frame: salvaged from a damaged dump.</source>
+        <translation>颜色：配对的最差结论。数字：其首个不达标节点的执行序号（✓ 表示没有）。▶ 粗框：作业偏差源头。· 等待，… 正在分析，× 比对失败，角标和虚线框：从损坏的 dump 中抢救。</translation>
     </message>
 </context>
 </TS>

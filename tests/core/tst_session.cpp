@@ -248,24 +248,55 @@ TEST(Session, MetricsAndBands)
     EXPECT_NEAR(s->status->metrics[sg.value].maxRelErr, 0.3978603002238321, 1e-12);
 }
 
-TEST(Session, RankOverviewPicksTheEarliestCulprit)
+TEST(Session, SummariesFeedTheJobOrigin)
 {
     auto plan = planSession(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench"));
     ASSERT_TRUE(plan.ok());
-    std::vector<PairSummary> summaries;
+    std::vector<probescope::job::RankFailure> failures;
     for (std::size_t i = 0; i < plan->pairs.size(); ++i) {
         auto a = analyse(plan->pairs[i]);
         ASSERT_TRUE(a);
-        summaries.push_back(summarize(*a, i));
-        EXPECT_EQ(summaries.back().nodes, a->skeleton->tree->size());
+        const PairSummary s = summarize(*a, i);
+        EXPECT_EQ(s.nodes, a->skeleton->tree->size());
+        EXPECT_EQ(s.failure.step, plan->pairs[i].step);
+        EXPECT_EQ(s.failure.failed, !s.firstFailure.key.empty());
+        EXPECT_EQ(s.failure.key, s.firstFailure.key);
+        EXPECT_EQ(s.failure.executionIndex, s.firstFailure.executionIndex);
+        EXPECT_EQ(s.failure.commBefore, 0u) << "no communication in these dumps";
+        EXPECT_TRUE(s.salvaged.empty());
+        failures.push_back(s.failure);
     }
-    const long first = firstDivergingRank(summaries);
-    ASSERT_GE(first, 0);
-    // A real culprit (step0) beats a step whose inputs already differ (step1).
-    EXPECT_TRUE(summaries[static_cast<std::size_t>(first)].firstFailure.found);
-    summaries[0].firstFailure.key.clear();
-    summaries[1].firstFailure.key.clear();
-    EXPECT_EQ(firstDivergingRank(summaries), -1);
+    // Steps run one after the other: step 0's culprit is the origin whatever step 1's position.
+    const probescope::job::JobOrigin origin = probescope::job::findJobOrigin(failures);
+    ASSERT_TRUE(origin.fails);
+    EXPECT_EQ(origin.step, 0);
+    EXPECT_EQ(origin.key, "Functional.gelu.0.forward");
+}
+
+TEST(Session, SummaryPlacesTheFailureAmongCommunicationsAndSaysWhatWasSalvaged)
+{
+    const fs::path inputs = probescope::testing::fixturesDir() / "msprobe26_da" / "SYNTH_allreduce_group_2r" / "inputs";
+    probescope::testing::TempDir dir;
+    fs::copy(inputs, dir.path() / "job", fs::copy_options::recursive);
+    const fs::path cut = dir.path() / "job" / "npu" / "step0" / "rank0" / "dump.json";
+    fs::permissions(cut, fs::perms::owner_write, fs::perm_options::add);
+    fs::resize_file(cut, fs::file_size(cut) * 2 / 3);
+    auto plan = planSession(dir.path() / "job" / "npu", dir.path() / "job" / "bench");
+    ASSERT_TRUE(plan.ok());
+    ASSERT_EQ(plan->pairs.size(), 2u);
+    auto rank0 = analyse(plan->pairs[0]);
+    auto rank1 = analyse(plan->pairs[1]);
+    ASSERT_TRUE(rank0);
+    ASSERT_TRUE(rank1);
+    const PairSummary s0 = summarize(*rank0, 0);
+    const PairSummary s1 = summarize(*rank1, 1);
+    EXPECT_NE(s0.salvaged.find("cut after"), std::string::npos) << s0.salvaged;
+    EXPECT_TRUE(s1.salvaged.empty());
+    EXPECT_EQ(s1.failure.rankLabel, "rank1");
+    EXPECT_EQ(s1.failure.rank, 1);
+    EXPECT_EQ(s1.failure.key, "Functional.relu.0.forward");
+    EXPECT_EQ(s1.failure.commBefore, 1u) << "after Distributed.all_reduce.0";
+    EXPECT_EQ(s1.failure.nextCommKey, "Distributed.all_reduce.1.forward");
 }
 
 TEST(Session, EntryKeyOfRow)

@@ -510,7 +510,9 @@ TEST(OverviewJob, SummarisesEveryPairThenFinishes)
     int finished = 0;
     int cancelled = 0;
     QObject::connect(&job, &OverviewJob::pairStarted, [&](std::size_t i) { started.push_back(i); });
-    QObject::connect(&job, &OverviewJob::summaryReady, [&](const session::PairSummary& s) { summaries.push_back(s); });
+    QObject::connect(&job, &OverviewJob::summariesReady, [&](const std::vector<session::PairSummary>& batch) {
+        summaries.insert(summaries.end(), batch.begin(), batch.end());
+    });
     QObject::connect(&job, &OverviewJob::progress, [&](std::size_t d, std::size_t t) { progress.emplace_back(d, t); });
     QObject::connect(&job, &OverviewJob::finished, [&] { ++finished; });
     QObject::connect(&job, &OverviewJob::cancelled, [&] { ++cancelled; });
@@ -561,8 +563,10 @@ TEST(OverviewJob, CancelAndDestroyMidRun)
         int finished = 0;
         std::vector<std::size_t> summarised;
         QObject::connect(&job, &OverviewJob::finished, [&] { ++finished; });
-        QObject::connect(&job, &OverviewJob::summaryReady,
-                         [&](const session::PairSummary& s) { summarised.push_back(s.pairIndex); });
+        QObject::connect(&job, &OverviewJob::summariesReady, [&](const std::vector<session::PairSummary>& batch) {
+            for (const session::PairSummary& s : batch)
+                summarised.push_back(s.pairIndex);
+        });
         job.startAll(plan, CompareSettings { 1, false, compare::Profile::Msprobe12 });
         job.startStep(plan, 1, CompareSettings { 2, false, compare::Profile::Msprobe12 });
         ASSERT_TRUE(waitFor([&] { return finished > 0; }));

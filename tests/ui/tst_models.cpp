@@ -771,7 +771,7 @@ TEST_P(ModelsOnFixture, NodeSearchFindsByNameInDisplayOrder)
     EXPECT_TRUE(search.find(QString::fromUtf8("g\u00e9lu")).nodes.empty());
 }
 
-TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)
+TEST_P(ModelsOnFixture, RankOverviewMarksTheJobOrigin)
 {
     ModelTestFailures failures;
     const Fixture& f = fixture(name());
@@ -781,7 +781,7 @@ TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)
     ASSERT_EQ(model.rowCount(), int(f.plan.pairs.size()));
     ASSERT_EQ(f.plan.pairs.size(), 2u); // step0 and step1, one rank each
     EXPECT_EQ(model.data(model.index(0, RankOverviewModel::StateColumn)).toString(), QString("pending"));
-    EXPECT_EQ(model.firstDivergingRow(), -1);
+    EXPECT_EQ(model.originRow(), -1);
 
     // Analyse step1 first: it is the only one done, so it leads for now.
     session::AnalysisOptions options;
@@ -793,22 +793,22 @@ TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)
     auto a1 = session::analysePair(f.plan.pairs[step1], options);
     ASSERT_TRUE(a1.ok());
     model.setSummary(session::summarize(**a1, step1));
-    EXPECT_EQ(model.firstDivergingRow(), int(step1));
+    EXPECT_EQ(model.originRow(), int(step1));
 
     // step0 holds the real culprit (inputs pass, output fails); step1's inputs already differ.
     QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
     model.setSummary(session::summarize(*f.step0, step0));
-    ASSERT_EQ(model.firstDivergingRow(), int(step0))
+    ASSERT_EQ(model.originRow(), int(step0))
         << "step0: " << f.step0->firstFailure.summary << " / step1: " << (*a1)->firstFailure.summary;
     EXPECT_GE(changes.count(), 2) << "both the new and the old leader repaint";
     const QModelIndex first = model.index(int(step0), RankOverviewModel::FirstFailureColumn);
     EXPECT_TRUE(model.data(first).toString().contains(kGelu));
-    EXPECT_TRUE(model.data(first).toString().contains("first to diverge"));
+    EXPECT_TRUE(model.data(first).toString().contains("job origin"));
     EXPECT_TRUE(model.data(first, Qt::FontRole).value<QFont>().bold());
-    EXPECT_TRUE(model.data(first, RankOverviewModel::FirstDivergingRole).toBool());
+    EXPECT_TRUE(model.data(first, RankOverviewModel::OriginRole).toBool());
     EXPECT_EQ(model.data(first, RankOverviewModel::FirstFailureKeyRole).toString(), QString(kGelu));
     const QModelIndex other = model.index(int(step1), RankOverviewModel::FirstFailureColumn);
-    EXPECT_FALSE(model.data(other).toString().contains("first to diverge"));
+    EXPECT_FALSE(model.data(other).toString().contains("job origin"));
     EXPECT_FALSE(model.data(other, Qt::FontRole).isValid());
     EXPECT_EQ(model.data(model.index(int(step0), RankOverviewModel::ExecutionIndexColumn)).toUInt(),
               f.step0->firstFailure.executionIndex);
@@ -823,9 +823,9 @@ TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)
 
     model.setFailed(step1, "broken");
     EXPECT_EQ(model.data(model.index(int(step1), RankOverviewModel::StateColumn)).toString(), QString("failed"));
-    EXPECT_EQ(model.firstDivergingRow(), int(step0));
+    EXPECT_EQ(model.originRow(), int(step0));
     model.setFailed(step0, "broken too");
-    EXPECT_EQ(model.firstDivergingRow(), -1);
+    EXPECT_EQ(model.originRow(), -1);
     model.setPlan(f.plan);
     EXPECT_EQ(model.rowCount(), 2);
 }
@@ -858,6 +858,11 @@ TEST(RankOverviewModel, RanksOfAStepCompareByPositionAndEarlierStepsWin)
         s.firstFailure.key = "Functional.op." + std::to_string(index) + ".forward";
         s.firstFailure.executionIndex = position;
         s.firstFailure.inputsAlreadyDiffer = !found;
+        // What session::summarize places for findJobOrigin (no communication in these dumps).
+        s.failure.step = index == 3 ? 1 : 0;
+        s.failure.rank = index == 3 ? 0 : std::int64_t(index);
+        s.failure.rankLabel = "rank" + std::to_string(s.failure.rank);
+        probescope::job::locateFailure(s.failure, s.firstFailure, nullptr);
         return s;
     };
     RankOverviewModel model;
@@ -865,19 +870,19 @@ TEST(RankOverviewModel, RanksOfAStepCompareByPositionAndEarlierStepsWin)
     model.setPlan(plan);
     EXPECT_EQ(model.data(model.index(1, RankOverviewModel::RanksColumn)).toString(), QString("rank1 ↔ rank1"));
     model.setSummary(summary(3, true, 1)); // step 1, very early
-    EXPECT_EQ(model.firstDivergingRow(), 3);
+    EXPECT_EQ(model.originRow(), 3);
     model.setSummary(summary(0, true, 50));
-    EXPECT_EQ(model.firstDivergingRow(), 0) << "step 0 ran before step 1";
+    EXPECT_EQ(model.originRow(), 0) << "step 0 ran before step 1";
     model.setSummary(summary(1, true, 20));
-    EXPECT_EQ(model.firstDivergingRow(), 1) << "earlier culprit among the ranks of step 0";
+    EXPECT_EQ(model.originRow(), 1) << "earlier culprit among the ranks of step 0";
     model.setSummary(summary(2, false, 5));
-    EXPECT_EQ(model.firstDivergingRow(), 1) << "a real culprit beats inputs that already differ";
+    EXPECT_EQ(model.originRow(), 1) << "a real culprit beats inputs that already differ";
     EXPECT_TRUE(model.data(model.index(2, RankOverviewModel::FirstFailureColumn)).toString().contains("already differ"));
     session::PairSummary clean;
     clean.pairIndex = 1;
     model.setSummary(clean);
     EXPECT_EQ(model.data(model.index(1, RankOverviewModel::FirstFailureColumn)).toString(), QString("none"));
-    EXPECT_EQ(model.firstDivergingRow(), 0);
+    EXPECT_EQ(model.originRow(), 0);
     EXPECT_TRUE(model.data(model.index(0, RankOverviewModel::StepColumn), Qt::FontRole).value<QFont>().bold());
 }
 

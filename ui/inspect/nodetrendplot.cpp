@@ -154,6 +154,13 @@ Data collect(const std::shared_ptr<const session::SessionPlan>& plan, const std:
 
 } // namespace trend
 
+namespace {
+
+/// Series named in the legend (8 ranks, NPU and bench).
+constexpr std::size_t kLegendEntries = 16;
+
+} // namespace
+
 NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     : QWidget(parent)
     , m_cache(std::make_shared<trend::DumpCache>())
@@ -191,6 +198,9 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_plot->xAxis->setTicker(ticker);
     m_plot->legend->setVisible(true);
+    // Legend entries are added by hand, a few only: QCustomPlot's legend grid costs O(entries) per entry
+    // added, which at 1,024 ranks (2,048 series) held the GUI thread for 0.2-0.4 s (docs/scale-out.md).
+    m_plot->setAutoAddPlottableToLegend(false);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     m_messageItem = plotstyle::addCentredMessage(m_plot);
     layout->addWidget(m_plot, 1);
@@ -430,6 +440,9 @@ void NodeTrendPlot::rebuild()
             continue;
         QCPGraph* g = m_plot->addGraph();
         g->setName(series.name);
+        // The first ranks are named; a legend of hundreds of entries would cover the plot and name nothing readably.
+        if (plotted < kLegendEntries)
+            g->addToLegend();
         const QColor colour = plotstyle::seriesColor(colourOf[id.first]);
         QPen pen(colour, 1.8, series.bench ? Qt::DashLine : Qt::SolidLine);
         g->setPen(pen);

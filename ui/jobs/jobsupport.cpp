@@ -45,6 +45,7 @@ void registerJobMetaTypes()
     qRegisterMetaType<std::shared_ptr<const session::PairAnalysis>>();
     qRegisterMetaType<session::StatusUpdate>();
     qRegisterMetaType<session::PairSummary>();
+    qRegisterMetaType<std::vector<session::PairSummary>>();
 }
 
 } // namespace probescope::ui

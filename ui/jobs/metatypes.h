@@ -7,6 +7,7 @@
 #include <QMetaType>
 
 #include <memory>
+#include <vector>
 
 // Core values carried by the jobs' signals, so they can also cross queued connections.
 Q_DECLARE_METATYPE(std::shared_ptr<const probescope::session::PairSkeleton>)
@@ -14,6 +15,7 @@ Q_DECLARE_METATYPE(std::shared_ptr<const probescope::session::NodeStatusTable>)
 Q_DECLARE_METATYPE(std::shared_ptr<const probescope::session::PairAnalysis>)
 Q_DECLARE_METATYPE(probescope::session::StatusUpdate)
 Q_DECLARE_METATYPE(probescope::session::PairSummary)
+Q_DECLARE_METATYPE(std::vector<probescope::session::PairSummary>)
 
 namespace probescope::ui {
 

@@ -4,6 +4,7 @@
 #include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -91,6 +92,13 @@ void OverviewJob::work(std::shared_ptr<Run> run)
     options.readStacks = false; // summaries only
     const std::size_t total = run->pairs.size();
     std::size_t done = 0;
+    std::vector<session::PairSummary> batch;
+    auto lastBatch = std::chrono::steady_clock::now();
+    auto flush = [&] {
+        if (!batch.empty())
+            post(generation, [this, summaries = std::exchange(batch, {})] { emit summariesReady(summaries); });
+        lastBatch = std::chrono::steady_clock::now();
+    };
     for (const std::size_t index : run->pairs) {
         if (run->progress.isCancelled())
             break;
@@ -105,7 +113,9 @@ void OverviewJob::work(std::shared_ptr<Run> run)
         if (run->progress.isCancelled())
             break;
         if (result) {
-            post(generation, [this, summary = session::summarize(**result, index)] { emit summaryReady(summary); });
+            batch.push_back(session::summarize(**result, index));
+            if (std::chrono::steady_clock::now() - lastBatch >= std::chrono::milliseconds(kBatchIntervalMs))
+                flush();
         } else {
             post(generation, [this, index, message = formatDiagnostic(result.error())] {
                 emit pairFailed(index, message);
@@ -114,6 +124,8 @@ void OverviewJob::work(std::shared_ptr<Run> run)
         ++done;
         post(generation, [this, done, total] { emit progress(done, total); });
     }
+    if (!run->progress.isCancelled())
+        flush();
     const bool wasCancelled = run->progress.isCancelled();
     post(generation, [this, wasCancelled] {
         m_running = false;

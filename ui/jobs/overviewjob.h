@@ -17,8 +17,11 @@
 namespace probescope::ui {
 
 /**
- * @brief Analyses several pairs one after the other in the background and reports one summary per
- * pair, for the rank overview. Each analysis is dropped once summarised, so memory holds one pair.
+ * @brief Analyses several pairs one after the other in the background and reports their summaries,
+ * for the rank overview. Each analysis is dropped once summarised, so memory holds one pair.
+ *
+ * Summaries go out in batches, at most one every kBatchInterval (and at the end): a job of thousands of
+ * small pairs would otherwise update the overview thousands of times a second.
  *
  * Signals of a superseded or cancelled run are dropped as in CompareController; runs are
  * QtConcurrent runs on the job's own pool, and the destructor cancels and waits for them.
@@ -28,6 +31,8 @@ class OverviewJob : public QObject
     Q_OBJECT
 
 public:
+    static constexpr int kBatchIntervalMs = 100;
+
     explicit OverviewJob(QObject* parent = nullptr);
     ~OverviewJob() override;
 
@@ -41,7 +46,8 @@ public:
 
 signals:
     void pairStarted(std::size_t pairIndex);
-    void summaryReady(const probescope::session::PairSummary& summary);
+    /// Pairs summarised since the last batch, in the order they finished.
+    void summariesReady(const std::vector<probescope::session::PairSummary>& summaries);
     void pairFailed(std::size_t pairIndex, const QString& message);
     /// Pairs done (summarised or failed) out of the pairs of this run.
     void progress(std::size_t done, std::size_t total);

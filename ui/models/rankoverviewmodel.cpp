@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/models/rankoverviewmodel.h"
 
+#include "ui/models/statuspalette.h"
+
 #include <QFont>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace probescope::ui {
 
@@ -18,7 +22,31 @@ std::uint32_t countOf(const session::PairSummary& s, Status status)
     return s.counts[static_cast<std::size_t>(status)];
 }
 
+/// The worst own status of any node of the pair (the pair's colour).
+Status worstOf(const session::PairSummary& s)
+{
+    Status worst = Status::NoData;
+    for (const Status st : { Status::Pass, Status::Unmatched, Status::Warning, Status::Error }) {
+        if (countOf(s, st) > 0)
+            worst = session::worse(worst, st);
+    }
+    return worst;
+}
+
 } // namespace
+
+QString wrappingToolTip(const QStringList& lines)
+{
+    QStringList escaped;
+    for (const QString& line : lines) {
+        QString html = line.toHtmlEscaped();
+        // U+200B: a zero-width break opportunity, so "Module.layers.12.mlp.…" wraps instead of running off screen.
+        html.replace(QLatin1Char('.'), QStringLiteral(".\u200b"));
+        html.replace(QLatin1Char('/'), QStringLiteral("/\u200b"));
+        escaped << html;
+    }
+    return QStringLiteral("<qt>") + escaped.join(QStringLiteral("<br>")) + QStringLiteral("</qt>");
+}
 
 RankOverviewModel::RankOverviewModel(QObject* parent)
     : QAbstractTableModel(parent)
@@ -30,10 +58,53 @@ void RankOverviewModel::setPlan(const session::SessionPlan& plan)
     beginResetModel();
     m_rows.clear();
     m_rows.reserve(plan.pairs.size());
-    for (const session::RankPair& pair : plan.pairs)
-        m_rows.push_back(Row { pair, State::Pending, std::nullopt, {} });
-    m_firstDiverging = -1;
+    // The grid's axes: every step, and every NPU rank by number (bare folders, -1, first), then folder name.
+    std::map<std::tuple<std::int64_t, std::string>, int> ranks;
+    std::map<std::int64_t, int> steps;
+    for (const session::RankPair& pair : plan.pairs) {
+        ranks.emplace(std::make_tuple(pair.npu.rank.value_or(-1), session::rankName(pair.npu)), 0);
+        steps.emplace(pair.step, 0);
+    }
+    m_rankNames.clear();
+    for (auto& [key, index] : ranks) {
+        index = static_cast<int>(m_rankNames.size());
+        m_rankNames << QString::fromStdString(std::get<1>(key));
+    }
+    m_steps.clear();
+    for (auto& [step, index] : steps) {
+        index = static_cast<int>(m_steps.size());
+        m_steps.push_back(step);
+    }
+    m_grid.assign(m_rankNames.size() * m_steps.size(), -1);
+    for (const session::RankPair& pair : plan.pairs) {
+        Row row { pair, State::Pending, std::nullopt, {}, -1, -1 };
+        row.gridRow = ranks.at(std::make_tuple(pair.npu.rank.value_or(-1), session::rankName(pair.npu)));
+        row.gridColumn = steps.at(pair.step);
+        int& cell = m_grid[static_cast<std::size_t>(row.gridRow) * m_steps.size() + std::size_t(row.gridColumn)];
+        if (cell < 0) // two NPU folders of one rank number and name cannot both be planned; keep the first
+            cell = static_cast<int>(m_rows.size());
+        m_rows.push_back(std::move(row));
+    }
+    m_origin = {};
+    m_originRow = -1;
     endResetModel();
+}
+
+int RankOverviewModel::pairAt(int gridRow, int gridColumn) const
+{
+    if (gridRow < 0 || gridColumn < 0 || gridRow >= gridRows() || gridColumn >= gridColumns())
+        return -1;
+    return m_grid[static_cast<std::size_t>(gridRow) * m_steps.size() + static_cast<std::size_t>(gridColumn)];
+}
+
+int RankOverviewModel::gridRowOf(std::size_t pairIndex) const
+{
+    return pairIndex < m_rows.size() ? m_rows[pairIndex].gridRow : -1;
+}
+
+int RankOverviewModel::gridColumnOf(std::size_t pairIndex) const
+{
+    return pairIndex < m_rows.size() ? m_rows[pairIndex].gridColumn : -1;
 }
 
 void RankOverviewModel::setRunning(std::size_t pairIndex)
@@ -46,14 +117,30 @@ void RankOverviewModel::setRunning(std::size_t pairIndex)
 
 void RankOverviewModel::setSummary(const session::PairSummary& summary)
 {
-    if (summary.pairIndex >= m_rows.size())
+    setSummaries({ summary });
+}
+
+void RankOverviewModel::setSummaries(const std::vector<session::PairSummary>& summaries)
+{
+    int first = -1;
+    int last = -1;
+    for (const session::PairSummary& summary : summaries) {
+        if (summary.pairIndex >= m_rows.size())
+            continue;
+        Row& row = m_rows[summary.pairIndex];
+        row.state = State::Done;
+        row.summary = summary;
+        row.error.clear();
+        const int r = static_cast<int>(summary.pairIndex);
+        first = first < 0 ? r : std::min(first, r);
+        last = std::max(last, r);
+    }
+    if (first < 0)
         return;
-    Row& row = m_rows[summary.pairIndex];
-    row.state = State::Done;
-    row.summary = summary;
-    row.error.clear();
-    emitRowChanged(int(summary.pairIndex));
-    updateFirstDiverging();
+    // The origin first: whoever listens to the batch's signal reads the origin it leads to.
+    updateOrigin();
+    // One signal over the span touched: views repaint what of it is visible, once.
+    emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
 }
 
 void RankOverviewModel::setFailed(std::size_t pairIndex, const QString& message)
@@ -64,8 +151,8 @@ void RankOverviewModel::setFailed(std::size_t pairIndex, const QString& message)
     row.state = State::Failed;
     row.summary.reset();
     row.error = message;
+    updateOrigin();
     emitRowChanged(int(pairIndex));
-    updateFirstDiverging();
 }
 
 RankOverviewModel::State RankOverviewModel::state(std::size_t pairIndex) const
@@ -78,40 +165,59 @@ const session::PairSummary* RankOverviewModel::summary(std::size_t pairIndex) co
     return pairIndex < m_rows.size() && m_rows[pairIndex].summary ? &*m_rows[pairIndex].summary : nullptr;
 }
 
-void RankOverviewModel::updateFirstDiverging()
+QString RankOverviewModel::error(std::size_t pairIndex) const
 {
-    // Ranks of one step run at the same time, so core compares their positions in execution order;
-    // steps run one after the other, so a failure in an earlier step comes first whatever its position.
+    return pairIndex < m_rows.size() ? m_rows[pairIndex].error : QString();
+}
+
+Status RankOverviewModel::worstStatus(std::size_t pairIndex) const
+{
+    const session::PairSummary* s = summary(pairIndex);
+    return s ? worstOf(*s) : Status::NoData;
+}
+
+void RankOverviewModel::updateOrigin()
+{
+    // Core decides (the CLI's rule); the row is found again by step and rank.
+    std::vector<job::RankFailure> failures;
+    std::vector<int> rowOf;
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].summary && m_rows[i].summary->failure.failed) {
+            failures.push_back(m_rows[i].summary->failure);
+            rowOf.push_back(static_cast<int>(i));
+        }
+    }
+    m_origin = job::findJobOrigin(failures);
     int now = -1;
-    std::vector<std::int64_t> steps;
-    for (const Row& row : m_rows) {
-        if (row.summary && std::find(steps.begin(), steps.end(), row.pair.step) == steps.end())
-            steps.push_back(row.pair.step);
+    for (std::size_t k = 0; m_origin.fails && k < failures.size() && now < 0; ++k) {
+        const job::RankFailure& f = failures[k];
+        if (f.step == m_origin.step && f.rank == m_origin.rank && f.rankLabel == m_origin.rankLabel)
+            now = rowOf[k];
     }
-    std::sort(steps.begin(), steps.end());
-    for (const std::int64_t step : steps) {
-        std::vector<session::PairSummary> done;
-        std::vector<int> rowOf;
-        for (std::size_t i = 0; i < m_rows.size(); ++i) {
-            if (m_rows[i].summary && m_rows[i].pair.step == step) {
-                done.push_back(*m_rows[i].summary);
-                rowOf.push_back(int(i));
-            }
-        }
-        const long k = session::firstDivergingRank(done);
-        if (k >= 0 && static_cast<std::size_t>(k) < rowOf.size()) {
-            now = rowOf[static_cast<std::size_t>(k)];
-            break;
-        }
-    }
-    if (now == m_firstDiverging)
+    if (now == m_originRow)
         return;
-    const int before = m_firstDiverging;
-    m_firstDiverging = now;
+    const int before = m_originRow;
+    m_originRow = now;
     if (before >= 0)
         emitRowChanged(before);
     if (now >= 0)
         emitRowChanged(now);
+}
+
+QString RankOverviewModel::originText() const
+{
+    if (!m_origin.fails) {
+        const bool done = std::all_of(m_rows.begin(), m_rows.end(), [](const Row& r) {
+            return r.state == State::Done || r.state == State::Failed;
+        });
+        return done ? tr("Origin: no compared pair fails.") : tr("Origin: none yet (no pair analysed so far fails).");
+    }
+    const QString rank = m_origin.rankLabel.empty() ? tr("rank") : QString::fromStdString(m_origin.rankLabel);
+    return tr("Origin: step %1 %2, node %3 (#%4) — %5")
+        .arg(m_origin.step)
+        .arg(rank, QString::fromStdString(m_origin.key))
+        .arg(m_origin.executionIndex)
+        .arg(QString::fromStdString(m_origin.reason));
 }
 
 void RankOverviewModel::emitRowChanged(int row)
@@ -129,7 +235,7 @@ int RankOverviewModel::columnCount(const QModelIndex& parent) const
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-QString RankOverviewModel::firstFailureText(const Row& row, bool diverging) const
+QString RankOverviewModel::firstFailureText(const Row& row, bool origin) const
 {
     if (row.state == State::Failed)
         return row.error;
@@ -141,9 +247,40 @@ QString RankOverviewModel::firstFailureText(const Row& row, bool diverging) cons
     QString text = QString::fromStdString(f.key);
     if (f.inputsAlreadyDiffer)
         text += tr(" (inputs already differ)");
-    if (diverging)
-        text = QStringLiteral("\u25b6 ") + text + tr(" \u2014 first to diverge");
+    // A prefix, not a suffix: the column elides in the middle and keeps both ends of the key.
+    if (origin)
+        text = tr("\u25b6 job origin: %1").arg(text);
     return text;
+}
+
+QString RankOverviewModel::toolTip(const Row& row, bool origin) const
+{
+    QStringList lines;
+    lines << QString::fromStdString(row.pair.label());
+    switch (row.state) {
+    case State::Pending: lines << tr("Not analysed yet."); break;
+    case State::Running: lines << tr("Being analysed…"); break;
+    case State::Failed: lines << tr("Failed to compare: %1").arg(row.error); break;
+    case State::Done: {
+        const session::PairSummary& s = *row.summary;
+        lines << tr("Worst verdict: %1").arg(statuspalette::label(worstOf(s)));
+        const compare::FirstFailure& f = s.firstFailure;
+        if (f.key.empty())
+            lines << tr("No failing node.");
+        else
+            lines << tr("First failure #%1: %2%3")
+                         .arg(f.executionIndex)
+                         .arg(QString::fromStdString(f.key), f.inputsAlreadyDiffer ? tr(" (inputs already differ)") : QString());
+        if (s.failure.failed)
+            lines << tr("after %n communication call(s)", nullptr, int(s.failure.commBefore));
+        if (origin)
+            lines << tr("▶ The job's origin: %1").arg(QString::fromStdString(m_origin.reason));
+        if (!s.salvaged.empty())
+            lines << tr("Salvaged: a dump was cut or damaged and read partially — %1").arg(QString::fromStdString(s.salvaged));
+        break;
+    }
+    }
+    return wrappingToolTip(lines);
 }
 
 QVariant RankOverviewModel::data(const QModelIndex& index, int role) const
@@ -151,7 +288,7 @@ QVariant RankOverviewModel::data(const QModelIndex& index, int role) const
     if (!index.isValid() || index.model() != this || index.row() >= int(m_rows.size()))
         return {};
     const Row& row = m_rows[static_cast<std::size_t>(index.row())];
-    const bool diverging = index.row() == m_firstDiverging;
+    const bool origin = index.row() == m_originRow;
     const session::PairSummary* s = row.summary ? &*row.summary : nullptr;
     const bool hasFailure = s && !s->firstFailure.key.empty();
     switch (role) {
@@ -159,7 +296,7 @@ QVariant RankOverviewModel::data(const QModelIndex& index, int role) const
         switch (index.column()) {
         case StepColumn: return row.pair.step >= 0 ? QVariant(qlonglong(row.pair.step)) : QVariant(QStringLiteral("\u2014"));
         case RanksColumn: return rankText(row.pair.npu) + QStringLiteral(" \u2194 ") + rankText(row.pair.bench);
-        case FirstFailureColumn: return firstFailureText(row, diverging);
+        case FirstFailureColumn: return firstFailureText(row, origin);
         case ExecutionIndexColumn: return hasFailure ? QVariant(s->firstFailure.executionIndex) : QVariant();
         case ErrorsColumn: return s ? QVariant(countOf(*s, Status::Error)) : QVariant();
         case WarningsColumn: return s ? QVariant(countOf(*s, Status::Warning)) : QVariant();
@@ -169,33 +306,30 @@ QVariant RankOverviewModel::data(const QModelIndex& index, int role) const
             switch (row.state) {
             case State::Pending: return tr("pending");
             case State::Running: return tr("running");
-            case State::Done: return tr("done");
+            case State::Done: return s && !s->salvaged.empty() ? tr("done (salvaged)") : tr("done");
             case State::Failed: return tr("failed");
             }
             return {};
         default: return {};
         }
     case Qt::FontRole:
-        if (diverging) {
+        if (origin) {
             QFont font;
             font.setBold(true);
             return font;
         }
         return {};
-    case Qt::ToolTipRole:
-        if (row.state == State::Failed)
-            return row.error;
-        if (hasFailure)
-            return QString::fromStdString(s->firstFailure.summary);
-        return {};
+    case Qt::ToolTipRole: return toolTip(row, origin);
     case Qt::TextAlignmentRole:
         if (index.column() >= ExecutionIndexColumn && index.column() <= PassColumn)
             return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
         return {};
     case PairIndexRole: return qulonglong(index.row());
     case StateRole: return int(row.state);
-    case FirstDivergingRole: return diverging;
+    case OriginRole: return origin;
     case FirstFailureKeyRole: return hasFailure ? QString::fromStdString(s->firstFailure.key) : QString();
+    case SalvagedRole: return s ? QString::fromStdString(s->salvaged) : QString();
+    case WorstStatusRole: return int(worstStatus(static_cast<std::size_t>(index.row())));
     case SortRole:
         switch (index.column()) {
         case StepColumn: return qlonglong(row.pair.step);

@@ -30,6 +30,7 @@
 #include "ui/panels/searchbar.h"
 #include "ui/panels/settingsdialog.h"
 #include "ui/panels/shortcutsdialog.h"
+#include "ui/views/rankmapview.h"
 
 #include <QAction>
 #include <QApplication>
@@ -57,6 +58,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <utility>
 
 namespace probescope::ui {
@@ -118,7 +120,9 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_controller, &CompareController::finished, this, &MainWindow::onFinished);
     connect(m_controller, &CompareController::failed, this, &MainWindow::onFailed);
     connect(m_controller, &CompareController::cancelled, this, &MainWindow::onCancelled);
-    connect(m_overview, &OverviewJob::summaryReady, m_overviewModel, &RankOverviewModel::setSummary);
+    connect(m_overview, &OverviewJob::pairStarted, m_overviewModel, &RankOverviewModel::setRunning);
+    connect(m_overview, &OverviewJob::summariesReady, m_overviewModel, &RankOverviewModel::setSummaries);
+    connect(m_overview, &OverviewJob::pairFailed, m_overviewModel, &RankOverviewModel::setFailed);
     connect(m_overview, &OverviewJob::finished, this, &MainWindow::overviewFinished);
 
     QSettings store;
@@ -163,6 +167,8 @@ void MainWindow::buildActions()
     m_firstFailure = make(QKeySequence(Qt::Key_F), &MainWindow::selectFirstFailure);
     m_next = make(QKeySequence(Qt::Key_N), &MainWindow::nextFailing);
     m_previous = make(QKeySequence(Qt::SHIFT | Qt::Key_N), &MainWindow::previousFailing);
+    m_toOrigin = make(QKeySequence(Qt::Key_O), &MainWindow::jumpToOrigin);
+    m_toPeer = make(QKeySequence(Qt::Key_P), &MainWindow::jumpToPeerRank);
     m_find = make(QKeySequence::Find, [this] { m_search->focusSearch(); });
     m_cancelAction = make(QKeySequence(Qt::Key_Escape), &MainWindow::cancelCompare);
     m_runUt = make(QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::runRunUt);
@@ -171,7 +177,7 @@ void MainWindow::buildActions()
     m_shortcuts = make(QKeySequence(Qt::Key_F1), &MainWindow::showShortcuts);
     m_about = make(QKeySequence(), &MainWindow::showAbout);
     // Single-letter shortcuts must not fire while the user types in the search field.
-    for (QAction* a : { m_firstFailure, m_next, m_previous })
+    for (QAction* a : { m_firstFailure, m_next, m_previous, m_toOrigin, m_toPeer })
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
 }
 
@@ -189,7 +195,7 @@ void MainWindow::buildMenus()
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(m_showLegend);
     m_goMenu = menuBar()->addMenu(QString());
-    m_goMenu->addActions({ m_firstFailure, m_next, m_previous, m_find, m_cancelAction });
+    m_goMenu->addActions({ m_firstFailure, m_next, m_previous, m_toOrigin, m_toPeer, m_find, m_cancelAction });
     m_toolsMenu = menuBar()->addMenu(QString());
     m_toolsMenu->addActions({ m_runUt, m_settingsAction });
     m_helpMenu = menuBar()->addMenu(QString());
@@ -262,16 +268,12 @@ void MainWindow::buildCentral()
     m_plot = new MetricPlot(m_tabs);
     m_trend = new NodeTrendPlot(m_tabs);
     m_inspector = new TensorInspector(m_tabs);
-    m_ranks = new QTableView(m_tabs);
-    m_ranks->setObjectName("rankOverview");
-    m_ranks->setModel(m_overviewModel);
-    m_ranks->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_ranks->horizontalHeader()->setStretchLastSection(true);
+    m_rankPanel = new RankOverviewPanel(m_overviewModel, m_tabs);
     m_tabs->addTab(m_detail, QString());
     m_tabs->addTab(m_plot, QString());
     m_tabs->addTab(m_trend, QString());
     m_tabs->addTab(m_inspector, QString());
-    m_tabs->addTab(m_ranks, QString());
+    m_tabs->addTab(m_rankPanel, QString());
     m_diagnosticsView = new QTableView(m_tabs);
     m_diagnosticsView->setObjectName("diagnostics");
     m_diagnosticsView->setModel(m_diagnostics);
@@ -297,11 +299,11 @@ void MainWindow::buildCentral()
     connect(m_freeBench, &FreeBenchmarkPanel::apiActivated, this, &MainWindow::onFreeBenchmarkApi);
     connect(m_detail, &DetailPanel::rowActivated, this, &MainWindow::openTensorInspector);
     connect(m_plot, &MetricPlot::nodeClicked, this, [this](quint32 id) { selectNode(tree::NodeId { id }); });
-    connect(m_ranks, &QTableView::activated, this, [this](const QModelIndex& index) {
-        const int pair = index.data(RankOverviewModel::PairIndexRole).toInt();
+    connect(m_rankPanel, &RankOverviewPanel::pairActivated, this, [this](int pair) {
         if (pair >= 0 && pair != m_pairIndex)
             showPair(pair);
     });
+    connect(m_rankPanel, &RankOverviewPanel::originRequested, this, &MainWindow::jumpToOrigin);
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName("mainSplitter");
@@ -357,6 +359,8 @@ void MainWindow::retranslate()
     m_firstFailure->setText(tr("&First failing node"));
     m_next->setText(tr("&Next failing node"));
     m_previous->setText(tr("&Previous failing node"));
+    m_toOrigin->setText(tr("Job &origin"));
+    m_toPeer->setText(tr("Same node on the next &rank"));
     m_find->setText(tr("&Find…"));
     m_cancelAction->setText(tr("&Cancel compare"));
     m_runUt->setText(tr("Run &run_ut…"));
@@ -371,6 +375,7 @@ void MainWindow::retranslate()
     m_tabs->setTabText(2, tr("Across steps/ranks"));
     m_tabs->setTabText(3, tr("Tensors"));
     m_tabs->setTabText(4, tr("Rank overview"));
+    m_rankPanel->retranslate();
     m_tabs->setTabText(m_tabs->indexOf(m_diagnosticsView),
                        m_diagnostics->rowCount() ? tr("Diagnostics (%1)").arg(m_diagnostics->rowCount()) : tr("Diagnostics"));
     if (const int freeBenchTab = m_tabs->indexOf(m_freeBench); freeBenchTab >= 0)
@@ -394,6 +399,9 @@ void MainWindow::retranslate()
     m_firstFailure->setStatusTip(tr("Select the first node, in execution order, whose output fails while its inputs pass."));
     m_next->setStatusTip(tr("Select the next failing node in execution order."));
     m_previous->setStatusTip(tr("Select the previous failing node in execution order."));
+    m_toOrigin->setStatusTip(tr("Open the pair where the job began to diverge (the rank overview's origin) and select its node."));
+    m_toPeer->setStatusTip(tr("On a communication node (Distributed.*): open the next rank's pair of the same step "
+                              "and select the matching node."));
     m_find->setStatusTip(tr("Search node names (plain text or a regular expression)."));
     m_cancelAction->setStatusTip(tr("Stop the compare that is running."));
     m_runUt->setStatusTip(tr("Replay the dumped APIs with LibTorch and judge them (msprobe's run_ut)."));
@@ -1004,15 +1012,55 @@ void MainWindow::onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 
         m_message->setText(tr("The opened dumps have no step %1, rank %2 for %3.").arg(step).arg(rank).arg(apiName));
         return;
     }
-    if (target != m_pairIndex) {
-        m_pendingSelection = apiName; // selected when that pair's compare ends
-        showPair(target);
+    showNodeInPair(target, apiName);
+}
+
+void MainWindow::showNodeInPair(int pairIndex, const QString& key)
+{
+    if (pairIndex != m_pairIndex) {
+        m_pendingSelection = key; // selected when that pair's compare ends
+        showPair(pairIndex);
         return;
     }
     if (isComparing())
-        m_pendingSelection = apiName; // else the first failing node would replace it at the end
-    if (m_model->tree() && !selectNodeByKey(apiName))
-        m_message->setText(tr("%1 is not in the shown dump.").arg(apiName));
+        m_pendingSelection = key; // else the first failing node would replace it at the end
+    if (m_model->tree() && !selectNodeByKey(key))
+        m_message->setText(tr("%1 is not in the shown dump.").arg(key));
+}
+
+bool MainWindow::jumpToOrigin()
+{
+    const int row = m_overviewModel->originRow();
+    if (!m_plan || row < 0) {
+        m_message->setText(tr("No job origin yet: the rank overview has found no failing pair so far."));
+        return false;
+    }
+    m_rankPanel->map()->setCurrentPair(row);
+    showNodeInPair(row, toQ(m_overviewModel->origin().key));
+    m_tree->setFocus();
+    return true;
+}
+
+bool MainWindow::jumpToPeerRank()
+{
+    const QString key = selectedNodeKey();
+    if (!m_plan || m_pairIndex < 0 || !job::isCommunicationKey(key.toStdString())) {
+        m_message->setText(tr("Select a communication node (Distributed.*) to jump to another rank's."));
+        return false;
+    }
+    // The ranks of a step take part in the same collectives in the same order; the next one, cyclically,
+    // so repeated presses visit every peer.
+    const std::vector<std::size_t> ranks = m_plan->pairsOfStep(m_plan->pairs[std::size_t(m_pairIndex)].step);
+    const auto here = std::find(ranks.begin(), ranks.end(), std::size_t(m_pairIndex));
+    if (ranks.size() < 2 || here == ranks.end()) {
+        m_message->setText(tr("This step has no other rank."));
+        return false;
+    }
+    const std::size_t peer = std::next(here) == ranks.end() ? ranks.front() : *std::next(here);
+    m_rankPanel->map()->setCurrentPair(int(peer));
+    showNodeInPair(int(peer), key);
+    m_tree->setFocus();
+    return true;
 }
 
 // ----- tools -----------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ class MetricPlot;
 class NodeTrendPlot;
 class OverviewJob;
 class RankOverviewModel;
+class RankOverviewPanel;
 class SearchBar;
 class TensorInspector;
 class TreeFilterProxy;
@@ -76,6 +77,11 @@ public:
     /// Selects, expands to and scrolls to a node by its full dump.json key; false if absent.
     bool selectNodeByKey(const QString& key);
     bool selectFirstFailure();
+    /// Opens the job origin's pair (the rank overview's) and selects its node; false while none is known.
+    bool jumpToOrigin();
+    /// On a communication node (Distributed.*): opens the next rank's pair of the same step (cyclically) and
+    /// selects the node of the same key there; false elsewhere.
+    bool jumpToPeerRank();
     QString selectedNodeKey() const;
     std::shared_ptr<const session::PairAnalysis> analysis() const { return m_analysis; }
     bool isComparing() const;
@@ -89,6 +95,7 @@ public:
     DetailPanel* detailPanel() const { return m_detail; }
     SearchBar* searchBar() const { return m_search; }
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
+    RankOverviewPanel* rankOverviewPanel() const { return m_rankPanel; }
     FreeBenchmarkPanel* freeBenchmarkPanel() const { return m_freeBench; }
     NodeBadgeDelegate* nodeBadges() const { return m_badges; }
     /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
@@ -162,6 +169,8 @@ private:
     void stepSearch(int delta);
     void startOverview();
     void selectNode(tree::NodeId node);
+    /// Shows pair `pairIndex` with the node `key` selected (at once, or when that pair's compare ends).
+    void showNodeInPair(int pairIndex, const QString& key);
     void applyFilter(const FilterSpec& spec);
     CompareSettings compareSettings() const;
     void setBusy(bool busy);
@@ -206,7 +215,7 @@ private:
     MetricPlot* m_plot = nullptr;
     NodeTrendPlot* m_trend = nullptr;
     TensorInspector* m_inspector = nullptr;
-    QTableView* m_ranks = nullptr;
+    RankOverviewPanel* m_rankPanel = nullptr;
     QTableView* m_diagnosticsView = nullptr;
     LoadProblemBanner* m_banner = nullptr;
     FreeBenchmarkPanel* m_freeBench = nullptr;
@@ -247,6 +256,8 @@ private:
     QAction* m_firstFailure = nullptr;
     QAction* m_next = nullptr;
     QAction* m_previous = nullptr;
+    QAction* m_toOrigin = nullptr;
+    QAction* m_toPeer = nullptr;
     QAction* m_find = nullptr;
     QAction* m_cancelAction = nullptr;
     QAction* m_runUt = nullptr;
