@@ -5,7 +5,8 @@
 #include "ui/models/nodesearch.h"
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/models/statuspalette.h"
-#include "ui/models/treefilterproxy.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/modeltestfailures.h"
 #include "core/session/session.h"
 #include "testconfig.h"
@@ -16,7 +17,6 @@
 #include <QPaintEvent>
 #include <QSignalSpy>
 #include <QTest>
-#include <QTreeView>
 
 #include <gtest/gtest.h>
 
@@ -32,7 +32,8 @@ using namespace probescope;
 using probescope::ui::CompareTreeModel;
 using probescope::ui::NodeSearch;
 using probescope::ui::RankOverviewModel;
-using probescope::ui::TreeFilterProxy;
+using probescope::ui::TreeRowsModel;
+using probescope::ui::CompareTreeView;
 using session::Status;
 using tree::NodeId;
 
@@ -121,11 +122,11 @@ protected:
             model.setBulkThreshold(0);
     }
 
-    /// A model behind a filter proxy, the proxy under QAbstractItemModelTester.
+    /// A model's rows (TreeRowsModel) under QAbstractItemModelTester.
     struct TestedProxy
     {
         CompareTreeModel model;
-        TreeFilterProxy proxy;
+        TreeRowsModel proxy;
         std::unique_ptr<QAbstractItemModelTester> tester;
     };
     std::unique_ptr<TestedProxy> testedProxy() const
@@ -533,7 +534,7 @@ TEST_P(ModelsOnFixture, NextAndPreviousFailingFollowDisplayOrder)
 
 // Invariants of a recursive filter: shown rows are accepted or lead to an accepted descendant;
 // every accepted node is shown.
-void checkFilter(const TreeFilterProxy& proxy, const CompareTreeModel& model, const char* what)
+void checkFilter(const TreeRowsModel& proxy, const CompareTreeModel& model, const char* what)
 {
     std::vector<QModelIndex> shown;
     collect(proxy, {}, shown);
@@ -565,19 +566,24 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     const auto& a = analysis();
     const auto tested = testedProxy();
     CompareTreeModel& model = tested->model;
-    TreeFilterProxy& proxy = tested->proxy;
+    TreeRowsModel& proxy = tested->proxy;
     model.setSkeleton(a.skeleton);
     model.setStatus(a.status);
     const std::size_t total = model.nodeCount();
     std::vector<QModelIndex> shown;
     collect(proxy, {}, shown);
+    EXPECT_EQ(shown.size(), a.skeleton->tree->roots().size()) << "a new tree shows its roots, collapsed";
+    // Expanded, every shown node has a row (mapFromNode is valid exactly for the shown nodes).
+    proxy.expandAll();
+    shown.clear();
+    collect(proxy, {}, shown);
     EXPECT_EQ(shown.size(), total);
 
     for (int s = 0; s < 6; ++s) {
-        proxy.setStatusMask(TreeFilterProxy::statusBit(Status(s)));
+        proxy.setStatusMask(TreeRowsModel::statusBit(Status(s)));
         checkFilter(proxy, model, session::statusName(Status(s)));
     }
-    proxy.setStatusMask(TreeFilterProxy::statusBit(Status::Error) | TreeFilterProxy::statusBit(Status::Warning));
+    proxy.setStatusMask(TreeRowsModel::statusBit(Status::Error) | TreeRowsModel::statusBit(Status::Warning));
     EXPECT_TRUE(proxy.mapFromNode(nodeOf(a, kGelu)).isValid());
     EXPECT_FALSE(proxy.mapFromNode(nodeOf(a, kPassingLinear)).isValid());
     checkFilter(proxy, model, "failing");
@@ -594,8 +600,8 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     model.setStatus(a.status);
     proxy.clearFilters();
 
-    using D = TreeFilterProxy::DirectionFilter;
-    using K = TreeFilterProxy::KindFilter;
+    using D = TreeRowsModel::DirectionFilter;
+    using K = TreeRowsModel::KindFilter;
     for (const D d : { D::Forward, D::Backward }) {
         proxy.setDirectionFilter(d);
         checkFilter(proxy, model, d == D::Forward ? "forward" : "backward");
@@ -631,7 +637,7 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     proxy.setNameFilter("gelu");
     proxy.setKindFilter(K::Api);
     proxy.setDirectionFilter(D::Forward);
-    proxy.setStatusMask(TreeFilterProxy::statusBit(Status::Error) | TreeFilterProxy::statusBit(Status::Warning));
+    proxy.setStatusMask(TreeRowsModel::statusBit(Status::Error) | TreeRowsModel::statusBit(Status::Warning));
     checkFilter(proxy, model, "combined");
     EXPECT_TRUE(proxy.mapFromNode(nodeOf(a, kGelu)).isValid());
     proxy.clearFilters();
@@ -647,14 +653,14 @@ TEST_P(ModelsOnFixture, ProxyInATreeViewSurvivesStreaming)
     const auto& a = analysis();
     const auto tested = testedProxy();
     CompareTreeModel& model = tested->model;
-    TreeFilterProxy& proxy = tested->proxy;
-    QTreeView view;
+    TreeRowsModel& proxy = tested->proxy;
+    CompareTreeView view;
     view.setModel(&proxy);
     view.resize(800, 600);
     model.setSkeleton(a.skeleton);
     view.expandAll();
     view.show();
-    proxy.setStatusMask(TreeFilterProxy::kAllStatuses & ~TreeFilterProxy::statusBit(Status::Pass));
+    proxy.setStatusMask(TreeRowsModel::kAllStatuses & ~TreeRowsModel::statusBit(Status::Pass));
     std::vector<NodeId> reset;
     model.setStatus(partiallyPending(a, &reset));
     session::StatusUpdate u;
@@ -690,11 +696,10 @@ TEST_P(ModelsOnFixture, RecolourRepaintsNestedRowsInAView)
     const auto& a = analysis();
     CompareTreeModel model;
     configure(model);
-    TreeFilterProxy proxy;
+    TreeRowsModel proxy;
     proxy.setSourceModel(&model);
-    QTreeView view;
+    CompareTreeView view;
     view.setModel(&proxy);
-    view.setUniformRowHeights(true);
     view.resize(900, 4000); // tall enough to show the gelu row without scrolling
     ui::repaintOnAppearanceChange(&model, &view);
     model.setSkeleton(a.skeleton);
@@ -769,6 +774,44 @@ TEST_P(ModelsOnFixture, NodeSearchFindsByNameInDisplayOrder)
     EXPECT_TRUE(search.find("no such node at all").nodes.empty());
     // Non-ASCII patterns take the QString path and still work.
     EXPECT_TRUE(search.find(QString::fromUtf8("g\u00e9lu")).nodes.empty());
+
+    // Regular expressions narrowed by a required literal find exactly what matching every key finds.
+    for (const char* pattern :
+         { R"(^Functional\.gelu\.\d+\.forward$)", "gelu|linear", "(?i)GELU", R"(Functional\.(gelu|linear)\.0)",
+           "lin?ear", "li[n]ear", "forward$", "ge+lu", "gel*u", "g.lu", R"(\x46unctional\.gelu)", R"(\Qgelu\E)",
+           R"(Module\..*forward)", "Ne{0}t", "Lin{1,2}ear", R"(\.0\.)", "FORWARD", R"(r[]a]p)", "[[:alpha:]]elu" }) {
+        for (const bool caseSensitive : { false, true }) {
+            QRegularExpression oracle(pattern, caseSensitive ? QRegularExpression::NoPatternOption
+                                                             : QRegularExpression::CaseInsensitiveOption);
+            ASSERT_TRUE(oracle.isValid()) << pattern;
+            std::vector<NodeId> matching;
+            for (const NodeId id : search.displayOrder()) {
+                const std::string_view key = a.skeleton->tree->node(id).key;
+                if (oracle.match(QString::fromUtf8(key.data(), qsizetype(key.size()))).hasMatch())
+                    matching.push_back(id);
+            }
+            EXPECT_EQ(search.find(pattern, { true, caseSensitive }).nodes, matching)
+                << pattern << (caseSensitive ? " (case-sensitive)" : "");
+        }
+    }
+}
+
+TEST(NodeSearch, RequiredLiteralOfARegularExpression)
+{
+    using ui::requiredLiteral;
+    EXPECT_EQ(requiredLiteral(R"(^Functional\.gelu\.\d+\.forward$)"), "functional.gelu.");
+    EXPECT_EQ(requiredLiteral("Gelu"), "gelu");
+    EXPECT_EQ(requiredLiteral("abc*de"), "ab");
+    EXPECT_EQ(requiredLiteral("ab+cd"), "ab");
+    EXPECT_EQ(requiredLiteral("x(gelu|relu)forward"), "forward");
+    EXPECT_EQ(requiredLiteral("gel[uo]s{2}"), "gel");
+    EXPECT_EQ(requiredLiteral(R"(a\*b)"), "a*b");
+    EXPECT_EQ(requiredLiteral("gelu|relu"), "") << "alternation at the top level";
+    EXPECT_EQ(requiredLiteral("(?i)gelu"), "");
+    EXPECT_EQ(requiredLiteral(R"(\x41BC)"), "");
+    EXPECT_EQ(requiredLiteral(R"(\Qa.b\E)"), "");
+    EXPECT_EQ(requiredLiteral("[abc"), "") << "unterminated";
+    EXPECT_EQ(requiredLiteral(QString::fromUtf8("g\u00e9lu")), "");
 }
 
 TEST_P(ModelsOnFixture, RankOverviewMarksTheFirstDivergingPair)

@@ -20,7 +20,166 @@ bool isAscii(const QString& s)
     return std::all_of(s.begin(), s.end(), [](QChar c) { return c.unicode() < 0x80; });
 }
 
+bool isAsciiAlnum(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/// Skips a quantifier (and its lazy or possessive mark) at `i`, saying whether there was one and whether
+/// it allows zero repeats; false for a '{' that is not a quantifier.
+bool skipQuantifier(const std::string& p, std::size_t& i, bool& quantified, bool& optional)
+{
+    optional = false;
+    quantified = false;
+    if (i >= p.size())
+        return true;
+    const char c = p[i];
+    if (c == '*' || c == '?') {
+        optional = true;
+        ++i;
+    } else if (c == '+') {
+        ++i;
+    } else if (c == '{') {
+        std::size_t j = i + 1;
+        while (j < p.size() && ((p[j] >= '0' && p[j] <= '9') || p[j] == ','))
+            ++j;
+        if (j >= p.size() || p[j] != '}' || j == i + 1)
+            return false;
+        optional = true; // {0,n} may be; treated alike
+        i = j + 1;
+    } else {
+        return true;
+    }
+    quantified = true;
+    if (i < p.size() && (p[i] == '?' || p[i] == '+'))
+        ++i;
+    return true;
+}
+
+/// Skips a character class starting at p[i] == '['; false if it does not end.
+bool skipClass(const std::string& p, std::size_t& i)
+{
+    std::size_t j = i + 1;
+    if (j < p.size() && p[j] == '^')
+        ++j;
+    if (j < p.size() && p[j] == ']') // a leading ']' is a member
+        ++j;
+    for (; j < p.size(); ++j) {
+        if (p[j] == '\\') {
+            ++j;
+        } else if (p[j] == '[' && j + 1 < p.size() && p[j + 1] == ':') {
+            const std::size_t end = p.find(":]", j + 2);
+            if (end == std::string::npos)
+                return false;
+            j = end + 1;
+        } else if (p[j] == ']') {
+            i = j + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace
+
+std::string requiredLiteral(const QString& pattern)
+{
+    // Only the top level is read: a run of plain characters with nothing optional between them must
+    // appear in every match. Anything this reader does not fully understand ((?...) constructs,
+    // alternation at the top level, numbered escapes) gives no literal, and the search scans every key.
+    if (!isAscii(pattern))
+        return {};
+    const std::string p = pattern.toStdString();
+    std::string best;
+    std::string run;
+    auto endRun = [&] {
+        if (run.size() > best.size())
+            best = run;
+        run.clear();
+    };
+    static constexpr std::string_view kAtomEscapes = "dDwWsShHvVRXbBAzZGtnrfae";
+    std::size_t i = 0;
+    while (i < p.size()) {
+        const char c = p[i];
+        bool quantified = false;
+        bool optional = false;
+        if (c == '|')
+            return {};
+        if (c == '(') {
+            if (i + 1 < p.size() && p[i + 1] == '?')
+                return {};
+            int depth = 0;
+            std::size_t j = i;
+            for (; j < p.size(); ++j) {
+                if (p[j] == '\\') {
+                    ++j;
+                } else if (p[j] == '[') {
+                    std::size_t k = j;
+                    if (!skipClass(p, k))
+                        return {};
+                    j = k - 1;
+                } else if (p[j] == '(') {
+                    ++depth;
+                } else if (p[j] == ')' && --depth == 0) {
+                    break;
+                }
+            }
+            if (j >= p.size())
+                return {};
+            i = j + 1;
+            endRun();
+            if (!skipQuantifier(p, i, quantified, optional))
+                return {};
+            continue;
+        }
+        if (c == '[') {
+            if (!skipClass(p, i))
+                return {};
+            endRun();
+            if (!skipQuantifier(p, i, quantified, optional))
+                return {};
+            continue;
+        }
+        char literal = 0;
+        if (c == '\\') {
+            if (i + 1 >= p.size())
+                return {};
+            const char e = p[i + 1];
+            i += 2;
+            if (isAsciiAlnum(e)) {
+                if (kAtomEscapes.find(e) == std::string_view::npos)
+                    return {}; // \x41, \p{..}, back-references, \Q...: not read
+                endRun();
+                if (!skipQuantifier(p, i, quantified, optional))
+                    return {};
+                continue;
+            }
+            literal = e;
+        } else if (c == '.' || c == '^' || c == '$' || c == ')' || c == ']' || c == '}' || c == '*' || c == '+'
+                   || c == '?' || c == '{') {
+            ++i;
+            endRun();
+            if (!skipQuantifier(p, i, quantified, optional))
+                return {};
+            continue;
+        } else {
+            literal = c;
+            ++i;
+        }
+        run.push_back(lowerAscii(literal));
+        if (!skipQuantifier(p, i, quantified, optional))
+            return {};
+        if (quantified) {
+            // An optional character leaves the run, a repeated one ends it.
+            if (optional)
+                run.pop_back();
+            endRun();
+        }
+    }
+    endRun();
+    return best;
+}
+
 
 std::vector<NodeId> displayOrderOf(const tree::ConstructTree& tree)
 {
@@ -75,9 +234,10 @@ bool NameMatcher::matches(std::string_view key) const
         // ASCII needle bytes can only match ASCII key bytes in UTF-8, so byte-wise folding is exact.
         if (m_case == Qt::CaseSensitive)
             return key.find(m_needle) != std::string_view::npos;
-        m_scratch.assign(key);
-        std::transform(m_scratch.begin(), m_scratch.end(), m_scratch.begin(), lowerAscii);
-        return m_scratch.find(m_needle) != std::string::npos;
+        // In place: no lowered copy of the key.
+        return std::search(key.begin(), key.end(), m_needle.begin(), m_needle.end(),
+                           [](char k, char n) { return lowerAscii(k) == n; })
+            != key.end();
     }
     const QString text = QString::fromUtf8(key.data(), static_cast<qsizetype>(key.size()));
     if (m_regex)
@@ -121,10 +281,11 @@ void NodeSearch::findLowered(const std::string& needle, std::vector<NodeId>& out
     }
 }
 
-void NodeSearch::findRegex(const QRegularExpression& expression, std::vector<NodeId>& out) const
+void NodeSearch::findRegex(const QRegularExpression& expression, const std::vector<NodeId>& nodes,
+                           std::vector<NodeId>& out) const
 {
     QString text;
-    for (const NodeId id : m_order) {
+    for (const NodeId id : nodes) {
         const std::string_view key = m_tree->node(id).key;
         // Keys are ASCII in practice: widening in place reuses the buffer instead of allocating per key.
         bool ascii = true;
@@ -163,7 +324,16 @@ NodeSearch::Hits NodeSearch::find(const QString& pattern, const Options& options
         QRegularExpression expression(pattern, options.caseSensitive ? QRegularExpression::NoPatternOption
                                                                       : QRegularExpression::CaseInsensitiveOption);
         expression.optimize();
-        findRegex(expression, hits.nodes);
+        // A literal every match contains narrows the keys in one scan of the lowered buffer; the
+        // expression then runs on those alone (a match per key costs ~150 ns: 0.15 s at 1M keys).
+        const std::string literal = requiredLiteral(pattern);
+        if (literal.size() >= 2 && literal.find('\0') == std::string::npos) {
+            std::vector<NodeId> candidates;
+            findLowered(literal, candidates);
+            findRegex(expression, candidates, hits.nodes);
+        } else {
+            findRegex(expression, m_order, hits.nodes);
+        }
         return hits;
     }
     for (const NodeId id : m_order) {
