@@ -14,7 +14,9 @@
 #include <QAbstractItemModelTester>
 #include <QFont>
 #include <QIcon>
+#include <QHeaderView>
 #include <QPaintEvent>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -690,6 +692,80 @@ protected:
         return QObject::eventFilter(watched, event);
     }
 };
+
+TEST_P(ModelsOnFixture, TreeViewKeepsTheTopNodeAndTheCurrentRowInPlace)
+{
+    ModelTestFailures failures;
+    const auto& a = analysis();
+    const auto tested = testedProxy();
+    CompareTreeModel& model = tested->model;
+    TreeRowsModel& rows = tested->proxy;
+    CompareTreeView view;
+    view.setModel(&rows);
+    model.setSkeleton(a.skeleton);
+    model.setStatus(a.status);
+    view.expandAll();
+    view.resize(600, view.verticalHeader()->defaultSectionSize() * 6 + view.horizontalHeader()->height() + 4);
+    view.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+    // A forward node half-way down, with enough forward rows below it to fill the viewport.
+    std::vector<NodeId> forward;
+    for (const NodeId n : model.displayOrder()) {
+        if (model.tree()->node(n).name.direction == dump::Direction::Forward)
+            forward.push_back(n);
+    }
+    ASSERT_GT(forward.size(), 20u);
+    const NodeId top = forward[forward.size() / 2];
+    view.verticalScrollBar()->setValue(rows.mapFromNode(top).row());
+    ASSERT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+    // A filter that keeps it (one layout change) keeps it on top.
+    rows.setDirectionFilter(TreeRowsModel::DirectionFilter::Forward);
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top) << "the top node stays on top";
+    rows.clearFilters();
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+
+    // Collapsing a module above the viewport (rows removed above) keeps it on top too.
+    const tree::ConstructTree& t = *model.tree();
+    auto isAncestorOfTop = [&](NodeId n) {
+        for (NodeId p = t.node(top).parent; p.valid(); p = t.node(p).parent) {
+            if (p == n)
+                return true;
+        }
+        return false;
+    };
+    NodeId above;
+    for (const NodeId n : model.displayOrder()) {
+        if (n == top)
+            break;
+        if (t.node(n).childCount > 0 && !isAncestorOfTop(n) && rows.mapFromNode(n).isValid())
+            above = n;
+    }
+    ASSERT_TRUE(above.valid()) << "a module above the top node";
+    const int rowBefore = rows.mapFromNode(top).row();
+    rows.setExpanded(above, false);
+    EXPECT_LT(rows.mapFromNode(top).row(), rowBefore) << "rows above it went";
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+    rows.setExpanded(std::span<const NodeId>(&above, 1), true); // the layout-change path
+    EXPECT_EQ(rows.mapFromNode(top).row(), rowBefore);
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+
+    // The current row, on screen, keeps its place in the viewport.
+    const NodeId current = rows.nodeAtRow(view.rowAt(0) + 3);
+    view.setCurrentIndex(rows.mapFromNode(current));
+    rows.setExpanded(above, false);
+    EXPECT_EQ(view.currentNode(), current);
+    EXPECT_EQ(view.currentIndex().row() - view.rowAt(0), 3);
+    rows.setExpanded(std::span<const NodeId>(&above, 1), true);
+    EXPECT_EQ(view.currentNode(), current);
+    EXPECT_EQ(view.currentIndex().row() - view.rowAt(0), 3);
+    // Collapsed away, the top node gives its place to its closest shown ancestor.
+    const NodeId parent = t.node(top).parent;
+    ASSERT_TRUE(parent.valid());
+    view.setCurrentIndex({});
+    view.verticalScrollBar()->setValue(rows.mapFromNode(top).row());
+    rows.setExpanded(parent, false);
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), parent) << "collapsing its parent scrolled to the parent";
+}
 
 TEST_P(ModelsOnFixture, RecolourRepaintsNestedRowsInAView)
 {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,7 +76,9 @@ public:
         bool valid() const { return error.isEmpty(); }
     };
 
-    explicit NodeSearch(std::shared_ptr<const tree::ConstructTree> tree);
+    /// `displayOrder`, when given, is the tree's pre-order (displayOrderOf), to save walking the tree again.
+    explicit NodeSearch(std::shared_ptr<const tree::ConstructTree> tree,
+                        std::span<const tree::NodeId> displayOrder = {});
 
     Hits find(const QString& pattern, const Options& options) const;
     Hits find(const QString& pattern) const { return find(pattern, Options {}); }

@@ -46,7 +46,7 @@ void TreeRowsModel::onSourceReset()
 {
     // A new tree: collapsed (as a QTreeView shows a reset model), the filters kept.
     const tree::ConstructTree* t = m_model ? m_model->tree() : nullptr;
-    m_search = t ? std::make_unique<NodeSearch>(m_model->skeleton()->tree) : nullptr;
+    m_search = t ? std::make_unique<NodeSearch>(m_model->skeleton()->tree, m_model->displayOrder()) : nullptr;
     const auto order = t ? m_model->displayOrder() : std::span<const NodeId> {};
     const std::size_t n = order.size();
     m_end.assign(n, 1); // subtree sizes first

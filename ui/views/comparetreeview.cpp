@@ -49,10 +49,17 @@ void CompareTreeView::setModel(QAbstractItemModel* model)
         return;
     connect(m_rows, &QAbstractItemModel::layoutAboutToBeChanged, this, &CompareTreeView::saveAnchor);
     connect(m_rows, &QAbstractItemModel::layoutChanged, this, &CompareTreeView::restoreAnchor);
+    // Expanding or collapsing one node inserts or removes rows, which may hide the top row too.
+    connect(m_rows, &QAbstractItemModel::rowsAboutToBeInserted, this, &CompareTreeView::saveAnchor);
+    connect(m_rows, &QAbstractItemModel::rowsInserted, this, &CompareTreeView::restoreAnchor);
+    connect(m_rows, &QAbstractItemModel::rowsAboutToBeRemoved, this, &CompareTreeView::saveAnchor);
+    connect(m_rows, &QAbstractItemModel::rowsRemoved, this, &CompareTreeView::restoreAnchor);
     connect(m_rows, &QAbstractItemModel::modelReset, this, [this] { m_current = {}; });
     connect(selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
         if (current.isValid())
             m_current = m_rows->nodeAt(current);
+        else if (!m_rowsChanging)
+            m_current = {}; // cleared on purpose, not lost to a filter
     });
 }
 
@@ -109,6 +116,7 @@ void CompareTreeView::collapseAll()
 
 void CompareTreeView::saveAnchor()
 {
+    m_rowsChanging = true;
     // The current row stays where it is on screen if it is on screen; otherwise the top row stays on top.
     const int top = rowAt(0);
     const QModelIndex current = currentIndex();
@@ -141,6 +149,7 @@ void CompareTreeView::restoreAnchor()
         }
     }
     m_anchor = {};
+    m_rowsChanging = false;
 }
 
 bool CompareTreeView::onArrow(const QModelIndex& index, const QPoint& pos) const

@@ -58,6 +58,7 @@ private:
     tree::NodeId m_current; ///< kept while a filter hides the current row
     tree::NodeId m_anchor;  ///< the node kept in place across a layout change
     int m_anchorOffset = 0; ///< its row in the viewport
+    bool m_rowsChanging = false; ///< between saveAnchor() and restoreAnchor()
 };
 
 } // namespace probescope::ui
