@@ -583,11 +583,27 @@ TEST(InlineTreeView, Screenshot)
     QCoreApplication::processEvents();
     const QImage image = f.view.grab().toImage();
     EXPECT_TRUE(image.save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/treeview-inline.png")));
-    // The indentation takes the row's colour: the error row is filled left of its name too.
-    const QRect gelu = f.view.visualRect(f.rows.mapFromNode(f.t.node("Functional.linear.0.backward")));
-    const QPoint left = f.view.viewport()->mapTo(&f.view, QPoint(gelu.left() + 2, gelu.center().y()));
+    // The indentation takes the row's colour: the warning row is filled left of its name too.
+    const QRect backward = f.view.visualRect(f.rows.mapFromNode(f.t.node("Functional.linear.0.backward")));
+    const QPoint left = f.view.viewport()->mapTo(&f.view, QPoint(backward.left() + 2, backward.center().y()));
     EXPECT_EQ(image.pixelColor(left * image.devicePixelRatio()),
               ui::statuspalette::fill(f.model.band(f.t.node("Functional.linear.0.backward")), false));
+
+    // The dark palette: fills and arrows in the dark colours (looked at by eye: arrows in the text colour).
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Button, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::ButtonText, QColor(0xe0, 0xe0, 0xe0));
+    f.view.setPalette(dark);
+    f.model.setDarkPalette(true);
+    QCoreApplication::processEvents();
+    const QImage darkImage = f.view.grab().toImage();
+    EXPECT_TRUE(darkImage.save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/treeview-inline-dark.png")));
+    EXPECT_EQ(darkImage.pixelColor(left * darkImage.devicePixelRatio()),
+              ui::statuspalette::fill(f.model.band(f.t.node("Functional.linear.0.backward")), true));
 }
 
 TEST(InlineNodeSearch, FindsKeysInDisplayOrder)
