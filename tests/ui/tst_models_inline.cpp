@@ -386,9 +386,20 @@ TEST(InlineTreeRows, NameKindAndDirectionFilters)
                                  "  Module.net.b1.Block.forward.0 pass error 1\n");
     proxy.setKindFilter(TreeRowsModel::KindFilter::Api);
     proxy.setStatusMask(TreeRowsModel::statusBit(Status::Unmatched));
-    EXPECT_EQ(printModel(proxy), "Module.net.Net.forward.0 pass error 1\n"
-                                 "  Module.net.b1.Block.forward.0 pass error 1\n"
-                                 "    Tensor.reshape.0.forward unmatched unmatched 0\n");
+    const std::string onlyReshape = "Module.net.Net.forward.0 pass error 1\n"
+                                    "  Module.net.b1.Block.forward.0 pass error 1\n"
+                                    "    Tensor.reshape.0.forward unmatched unmatched 0\n";
+    EXPECT_EQ(printModel(proxy), onlyReshape);
+    // All three at once, as the filter bar sets them: one layout change.
+    proxy.clearFilters();
+    QSignalSpy layouts(&proxy, &QAbstractItemModel::layoutChanged);
+    proxy.setFilters(TreeRowsModel::statusBit(Status::Unmatched), TreeRowsModel::DirectionFilter::Forward,
+                     TreeRowsModel::KindFilter::Api);
+    EXPECT_EQ(layouts.count(), 1);
+    EXPECT_EQ(printModel(proxy), onlyReshape);
+    proxy.setFilters(TreeRowsModel::statusBit(Status::Unmatched), TreeRowsModel::DirectionFilter::Forward,
+                     TreeRowsModel::KindFilter::Api);
+    EXPECT_EQ(layouts.count(), 1) << "nothing changed";
 }
 
 /// kNet in a CompareTreeView on screen, collapsed as a new tree is.

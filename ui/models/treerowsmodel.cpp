@@ -46,7 +46,15 @@ void TreeRowsModel::onSourceReset()
 {
     // A new tree: collapsed (as a QTreeView shows a reset model), the filters kept.
     const tree::ConstructTree* t = m_model ? m_model->tree() : nullptr;
-    m_search = t ? std::make_unique<NodeSearch>(m_model->skeleton()->tree, m_model->displayOrder()) : nullptr;
+    m_search = {};
+    if (t) {
+        m_search = std::async(std::launch::async,
+                              [tree = m_model->skeleton()->tree,
+                               order = std::vector<NodeId>(m_model->displayOrder().begin(), m_model->displayOrder().end())] {
+                                  return std::make_shared<const NodeSearch>(tree, order);
+                              })
+                       .share();
+    }
     const auto order = t ? m_model->displayOrder() : std::span<const NodeId> {};
     const std::size_t n = order.size();
     m_end.assign(n, 1); // subtree sizes first
@@ -83,6 +91,11 @@ void TreeRowsModel::onSourceReset()
         if (shown(pos))
             m_rows.push_back(pos);
     }
+}
+
+const NodeSearch* TreeRowsModel::nodeSearch() const
+{
+    return m_search.valid() ? m_search.get().get() : nullptr;
 }
 
 // ---- filters
@@ -124,6 +137,17 @@ void TreeRowsModel::setNameFilter(const QString& text, bool regex, Qt::CaseSensi
     m_nameText = text;
     m_nameRegex = regex;
     m_nameCase = sensitivity;
+    refilter();
+}
+
+void TreeRowsModel::setFilters(std::uint32_t statusMask, DirectionFilter direction, KindFilter kind)
+{
+    statusMask &= kAllStatuses;
+    if (statusMask == m_statusMask && direction == m_direction && kind == m_kind)
+        return;
+    m_statusMask = statusMask;
+    m_direction = direction;
+    m_kind = kind;
     refilter();
 }
 
@@ -195,7 +219,7 @@ void TreeRowsModel::computeShown()
     if (!m_nameText.isEmpty()) {
         // One scan of the lowered keys (NodeSearch) instead of a match per node.
         const NodeSearch::Hits hits =
-            m_search->find(m_nameText, NodeSearch::Options { m_nameRegex, m_nameCase == Qt::CaseSensitive });
+            nodeSearch()->find(m_nameText, NodeSearch::Options { m_nameRegex, m_nameCase == Qt::CaseSensitive });
         m_nameError = hits.error;
         m_nameHit.assign(n, 0);
         for (const NodeId id : hits.nodes)

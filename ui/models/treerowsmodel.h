@@ -10,6 +10,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <span>
 #include <vector>
@@ -55,8 +56,10 @@ public:
 
     void setSourceModel(CompareTreeModel* model);
     CompareTreeModel* treeModel() const { return m_model; }
-    /// The name search over the current tree (built with it; the name filter uses it too), or null.
-    const NodeSearch* nodeSearch() const { return m_search.get(); }
+    /// The name search over the current tree (the name filter uses it too), or null without a tree.
+    /// Built on a thread of its own when the tree arrives (reading every key scattered through the
+    /// dump's text took ~1 s of setSkeleton at 1M nodes); the first call waits for it if need be.
+    const NodeSearch* nodeSearch() const;
 
     // ---- filters
     void setStatusMask(std::uint32_t mask);
@@ -71,6 +74,8 @@ public:
     void setNameFilter(const QString& text, bool regex = false,
                        Qt::CaseSensitivity sensitivity = Qt::CaseInsensitive);
     QString nameFilterError() const { return m_nameError; }
+    /// Status mask, direction and kind at once: one recomputation (a filter bar changes them together).
+    void setFilters(std::uint32_t statusMask, DirectionFilter direction, KindFilter kind);
     void clearFilters();
     bool isFiltering() const;
     /// Whether a node passes the filters by itself (ancestors of accepted nodes are shown too).
@@ -145,8 +150,8 @@ private:
     bool m_nameRegex = false;
     Qt::CaseSensitivity m_nameCase = Qt::CaseInsensitive;
     QString m_nameError;
-    /// Keys lowered in display order, built with each tree so that no filter or search waits for it.
-    std::unique_ptr<NodeSearch> m_search;
+    /// Keys lowered in display order, built with each tree (see nodeSearch()).
+    std::shared_future<std::shared_ptr<const NodeSearch>> m_search;
 
     std::vector<std::uint32_t> m_end;    ///< one past the last position of the node's subtree
     std::vector<std::uint32_t> m_parent; ///< the parent's position, or kNone

@@ -785,13 +785,13 @@ void MainWindow::applyFilter(const FilterSpec& spec)
     std::uint32_t mask = 0;
     for (const int status : spec.statuses)
         mask |= 1u << static_cast<unsigned>(status);
-    m_rows->setStatusMask(spec.statuses.isEmpty() ? TreeRowsModel::kAllStatuses : mask);
-    m_rows->setDirectionFilter(spec.direction == FilterSpec::Forward ? TreeRowsModel::DirectionFilter::Forward
-                                   : spec.direction == FilterSpec::Backward ? TreeRowsModel::DirectionFilter::Backward
-                                                                            : TreeRowsModel::DirectionFilter::All);
-    m_rows->setKindFilter(spec.kind == FilterSpec::Module ? TreeRowsModel::KindFilter::Module
-                              : spec.kind == FilterSpec::Api ? TreeRowsModel::KindFilter::Api
-                                                             : TreeRowsModel::KindFilter::All);
+    m_rows->setFilters(spec.statuses.isEmpty() ? TreeRowsModel::kAllStatuses : mask,
+                       spec.direction == FilterSpec::Forward    ? TreeRowsModel::DirectionFilter::Forward
+                           : spec.direction == FilterSpec::Backward ? TreeRowsModel::DirectionFilter::Backward
+                                                                    : TreeRowsModel::DirectionFilter::All,
+                       spec.kind == FilterSpec::Module ? TreeRowsModel::KindFilter::Module
+                           : spec.kind == FilterSpec::Api ? TreeRowsModel::KindFilter::Api
+                                                          : TreeRowsModel::KindFilter::All);
 }
 
 void MainWindow::selectNode(tree::NodeId node)
