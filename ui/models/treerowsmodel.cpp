@@ -48,12 +48,10 @@ void TreeRowsModel::onSourceReset()
     const tree::ConstructTree* t = m_model ? m_model->tree() : nullptr;
     m_search = {};
     if (t) {
-        m_search = std::async(std::launch::async,
-                              [tree = m_model->skeleton()->tree,
-                               order = std::vector<NodeId>(m_model->displayOrder().begin(), m_model->displayOrder().end())] {
-                                  return std::make_shared<const NodeSearch>(tree, order);
-                              })
-                       .share();
+        std::vector<NodeId> preorder(m_model->displayOrder().begin(), m_model->displayOrder().end());
+        m_search = std::async(std::launch::async, [tree = m_model->skeleton()->tree, preorder = std::move(preorder)] {
+                       return std::make_shared<const NodeSearch>(tree, preorder);
+                   }).share();
     }
     const auto order = t ? m_model->displayOrder() : std::span<const NodeId> {};
     const std::size_t n = order.size();
@@ -389,8 +387,10 @@ void TreeRowsModel::relayout()
     const QModelIndexList before = persistentIndexList();
     std::vector<std::uint32_t> positions;
     positions.reserve(std::size_t(before.size()));
-    for (const QModelIndex& i : before)
-        positions.push_back(i.row() >= 0 && std::size_t(i.row()) < m_rows.size() ? m_rows[std::size_t(i.row())] : kNone);
+    for (const QModelIndex& i : before) {
+        const bool valid = i.row() >= 0 && std::size_t(i.row()) < m_rows.size();
+        positions.push_back(valid ? m_rows[std::size_t(i.row())] : kNone);
+    }
 
     std::vector<std::uint32_t> rows;
     rows.reserve(std::max(m_rows.size(), std::size_t(1024)));

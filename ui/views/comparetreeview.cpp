@@ -32,7 +32,8 @@ CompareTreeView::CompareTreeView(QWidget* parent)
     verticalHeader()->hide();
     verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     verticalHeader()->setMinimumSectionSize(1);
-    verticalHeader()->setDefaultSectionSize(std::max(fontMetrics().height(), iconSize().height() > 0 ? iconSize().height() : 16) + 4);
+    const int icon = iconSize().height() > 0 ? iconSize().height() : 16;
+    verticalHeader()->setDefaultSectionSize(std::max(fontMetrics().height(), icon) + 4);
     horizontalHeader()->setHighlightSections(false);
     horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
 }
