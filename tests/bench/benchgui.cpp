@@ -7,13 +7,16 @@
 // gelu call is then the only failing node and the first failure, which the program checks.
 //
 // Everything runs as in the app: planSession, CompareController on its worker thread, CompareTreeModel
-// behind a TreeFilterProxy in a QTreeView (offscreen platform); each step ends with a synchronous
-// repaint of the viewport, so layout and painting are part of every figure.
+// behind a TreeRowsModel in a CompareTreeView (offscreen platform); each step ends with a synchronous
+// repaint of the viewport, so layout and painting are part of every figure. The rows named "(proxy)"
+// are the filter model's (a QSortFilterProxyModel before TreeRowsModel); "(model, no proxy)" is a
+// plain QTreeView straight on the tree model, for reference.
 
 #include "ui/jobs/comparecontroller.h"
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/nodesearch.h"
-#include "ui/models/treefilterproxy.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/views/comparetreeview.h"
 #include "benchpair.h"
 #include "procstatus.h"
 #include "core/session/session.h"
@@ -106,12 +109,11 @@ int runSize(const Options& o, std::uint64_t nodes)
 
     Figures f;
     ui::CompareTreeModel model;
-    ui::TreeFilterProxy proxy;
+    ui::TreeRowsModel proxy;
     proxy.setSourceModel(&model);
-    QTreeView view;
+    ui::CompareTreeView view;
     view.setModel(&proxy);
-    view.setUniformRowHeights(true);
-    view.header()->setSectionResizeMode(QHeaderView::Interactive);
+    view.horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     view.resize(1280, 900);
     view.show();
     ui::repaintOnAppearanceChange(&model, &view);
@@ -186,7 +188,7 @@ int runSize(const Options& o, std::uint64_t nodes)
     }
 
     // ---- interactions, each ending with a painted viewport
-    const ui::NodeSearch search(model.skeleton()->tree);
+    const ui::NodeSearch& search = *proxy.nodeSearch(); // built with the tree, as the app uses it
     // Each figure is the action alone and the action plus the repaint it causes.
     auto timed = [&](const std::string& name, const std::function<void()>& action) {
         QElapsedTimer t;
@@ -220,9 +222,10 @@ int runSize(const Options& o, std::uint64_t nodes)
     plainView.setModel(nullptr);
 
     for (int r = 0; r < o.repeat; ++r) {
-        view.collapseAll();
-        paint();
+        timed("collapse all", [&] { view.collapseAll(); });
         timed("expand all", [&] { view.expandAll(); });
+        timed("scroll to end", [&] { view.scrollToBottom(); });
+        timed("scroll to top", [&] { view.scrollToTop(); });
         std::size_t hits = 0;
         timed("search 'gelu' (NodeSearch)", [&] { hits = search.find("gelu").nodes.size(); });
         timed("search regex (NodeSearch)", [&] {
@@ -253,13 +256,13 @@ int runSize(const Options& o, std::uint64_t nodes)
         model.setStatus(analysis->status);
         timed("next failing (N)", [&] {
             const tree::NodeId next = model.nextFailing(tree::NodeId {});
-            const QModelIndex at = proxy.mapFromNode(next);
+            const QModelIndex at = proxy.reveal(next);
             view.setCurrentIndex(at);
             view.scrollTo(at);
         });
         timed("status filter: failing only", [&] {
-            proxy.setStatusMask(ui::TreeFilterProxy::statusBit(session::Status::Error)
-                                | ui::TreeFilterProxy::statusBit(session::Status::Warning));
+            proxy.setStatusMask(ui::TreeRowsModel::statusBit(session::Status::Error)
+                                | ui::TreeRowsModel::statusBit(session::Status::Warning));
         });
         timed("clear status filter", [&] { proxy.clearFilters(); });
         // The same filters on a collapsed tree (top level shown): what typing in the filter box costs
@@ -269,8 +272,8 @@ int runSize(const Options& o, std::uint64_t nodes)
         timed("name filter, collapsed tree", [&] { proxy.setNameFilter("gelu"); });
         timed("clear filter, collapsed tree", [&] { proxy.clearFilters(); });
         timed("status filter, collapsed tree", [&] {
-            proxy.setStatusMask(ui::TreeFilterProxy::statusBit(session::Status::Error)
-                                | ui::TreeFilterProxy::statusBit(session::Status::Warning));
+            proxy.setStatusMask(ui::TreeRowsModel::statusBit(session::Status::Error)
+                                | ui::TreeRowsModel::statusBit(session::Status::Warning));
         });
         proxy.clearFilters();
     }

@@ -3,7 +3,9 @@
 // sleeps), check the first failing node is selected; cancel and reopen mid-run; keyboard navigation.
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/rankoverviewmodel.h"
+#include "ui/models/treerowsmodel.h"
 #include "ui/panels/detailpanel.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/views/mainwindow.h"
 #include "core/session/paircache.h"
 
@@ -11,7 +13,6 @@
 
 #include <QSignalSpy>
 #include <QTest>
-#include <QTreeView>
 
 #include <gtest/gtest.h>
 
@@ -56,8 +57,12 @@ TEST_P(MainWindowFixtures, SelectsTheFirstFailingNode)
     // The selected row is visible: all its ancestors are expanded.
     const QModelIndex current = window.treeView()->currentIndex();
     ASSERT_TRUE(current.isValid());
-    for (QModelIndex p = current.parent(); p.isValid(); p = p.parent())
-        EXPECT_TRUE(window.treeView()->isExpanded(p));
+    const tree::NodeId selected = window.treeRows()->nodeAt(current);
+    ASSERT_TRUE(selected.valid());
+    const tree::ConstructTree& t = *window.treeModel()->tree();
+    ASSERT_TRUE(t.node(selected).parent.valid()) << "a nested node";
+    for (tree::NodeId p = t.node(selected).parent; p.valid(); p = t.node(p).parent)
+        EXPECT_TRUE(window.treeRows()->isExpanded(p)) << t.node(p).key;
     EXPECT_TRUE(window.detailPanel()->hasNode());
     // Two steps: step0 and step1 pairs.
     ASSERT_NE(window.plan(), nullptr);
@@ -78,7 +83,7 @@ TEST(MainWindow, KeyboardNavigation)
     QSignalSpy finished(&window, &MainWindow::analysisFinished);
     ASSERT_TRUE(window.openInputs(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench")));
     ASSERT_TRUE(waitForCompare(window, finished).first);
-    QTreeView* tree = window.treeView();
+    ui::CompareTreeView* tree = window.treeView();
     tree->setFocus();
     // N walks to failing nodes only; Shift+N comes back; F returns to the culprit.
     const QString first = window.selectedNodeKey();

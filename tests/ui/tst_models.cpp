@@ -5,7 +5,8 @@
 #include "ui/models/nodesearch.h"
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/models/statuspalette.h"
-#include "ui/models/treefilterproxy.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/modeltestfailures.h"
 #include "core/session/session.h"
 #include "testconfig.h"
@@ -13,10 +14,11 @@
 #include <QAbstractItemModelTester>
 #include <QFont>
 #include <QIcon>
+#include <QHeaderView>
 #include <QPaintEvent>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
-#include <QTreeView>
 
 #include <gtest/gtest.h>
 
@@ -32,7 +34,8 @@ using namespace probescope;
 using probescope::ui::CompareTreeModel;
 using probescope::ui::NodeSearch;
 using probescope::ui::RankOverviewModel;
-using probescope::ui::TreeFilterProxy;
+using probescope::ui::TreeRowsModel;
+using probescope::ui::CompareTreeView;
 using session::Status;
 using tree::NodeId;
 
@@ -121,11 +124,11 @@ protected:
             model.setBulkThreshold(0);
     }
 
-    /// A model behind a filter proxy, the proxy under QAbstractItemModelTester.
+    /// A model's rows (TreeRowsModel) under QAbstractItemModelTester.
     struct TestedProxy
     {
         CompareTreeModel model;
-        TreeFilterProxy proxy;
+        TreeRowsModel proxy;
         std::unique_ptr<QAbstractItemModelTester> tester;
     };
     std::unique_ptr<TestedProxy> testedProxy() const
@@ -533,7 +536,7 @@ TEST_P(ModelsOnFixture, NextAndPreviousFailingFollowDisplayOrder)
 
 // Invariants of a recursive filter: shown rows are accepted or lead to an accepted descendant;
 // every accepted node is shown.
-void checkFilter(const TreeFilterProxy& proxy, const CompareTreeModel& model, const char* what)
+void checkFilter(const TreeRowsModel& proxy, const CompareTreeModel& model, const char* what)
 {
     std::vector<QModelIndex> shown;
     collect(proxy, {}, shown);
@@ -565,19 +568,24 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     const auto& a = analysis();
     const auto tested = testedProxy();
     CompareTreeModel& model = tested->model;
-    TreeFilterProxy& proxy = tested->proxy;
+    TreeRowsModel& proxy = tested->proxy;
     model.setSkeleton(a.skeleton);
     model.setStatus(a.status);
     const std::size_t total = model.nodeCount();
     std::vector<QModelIndex> shown;
     collect(proxy, {}, shown);
+    EXPECT_EQ(shown.size(), a.skeleton->tree->roots().size()) << "a new tree shows its roots, collapsed";
+    // Expanded, every shown node has a row (mapFromNode is valid exactly for the shown nodes).
+    proxy.expandAll();
+    shown.clear();
+    collect(proxy, {}, shown);
     EXPECT_EQ(shown.size(), total);
 
     for (int s = 0; s < 6; ++s) {
-        proxy.setStatusMask(TreeFilterProxy::statusBit(Status(s)));
+        proxy.setStatusMask(TreeRowsModel::statusBit(Status(s)));
         checkFilter(proxy, model, session::statusName(Status(s)));
     }
-    proxy.setStatusMask(TreeFilterProxy::statusBit(Status::Error) | TreeFilterProxy::statusBit(Status::Warning));
+    proxy.setStatusMask(TreeRowsModel::statusBit(Status::Error) | TreeRowsModel::statusBit(Status::Warning));
     EXPECT_TRUE(proxy.mapFromNode(nodeOf(a, kGelu)).isValid());
     EXPECT_FALSE(proxy.mapFromNode(nodeOf(a, kPassingLinear)).isValid());
     checkFilter(proxy, model, "failing");
@@ -594,8 +602,8 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     model.setStatus(a.status);
     proxy.clearFilters();
 
-    using D = TreeFilterProxy::DirectionFilter;
-    using K = TreeFilterProxy::KindFilter;
+    using D = TreeRowsModel::DirectionFilter;
+    using K = TreeRowsModel::KindFilter;
     for (const D d : { D::Forward, D::Backward }) {
         proxy.setDirectionFilter(d);
         checkFilter(proxy, model, d == D::Forward ? "forward" : "backward");
@@ -631,7 +639,7 @@ TEST_P(ModelsOnFixture, FilterProxyPassesModelTesterWithEachFilter)
     proxy.setNameFilter("gelu");
     proxy.setKindFilter(K::Api);
     proxy.setDirectionFilter(D::Forward);
-    proxy.setStatusMask(TreeFilterProxy::statusBit(Status::Error) | TreeFilterProxy::statusBit(Status::Warning));
+    proxy.setStatusMask(TreeRowsModel::statusBit(Status::Error) | TreeRowsModel::statusBit(Status::Warning));
     checkFilter(proxy, model, "combined");
     EXPECT_TRUE(proxy.mapFromNode(nodeOf(a, kGelu)).isValid());
     proxy.clearFilters();
@@ -647,14 +655,14 @@ TEST_P(ModelsOnFixture, ProxyInATreeViewSurvivesStreaming)
     const auto& a = analysis();
     const auto tested = testedProxy();
     CompareTreeModel& model = tested->model;
-    TreeFilterProxy& proxy = tested->proxy;
-    QTreeView view;
+    TreeRowsModel& proxy = tested->proxy;
+    CompareTreeView view;
     view.setModel(&proxy);
     view.resize(800, 600);
     model.setSkeleton(a.skeleton);
     view.expandAll();
     view.show();
-    proxy.setStatusMask(TreeFilterProxy::kAllStatuses & ~TreeFilterProxy::statusBit(Status::Pass));
+    proxy.setStatusMask(TreeRowsModel::kAllStatuses & ~TreeRowsModel::statusBit(Status::Pass));
     std::vector<NodeId> reset;
     model.setStatus(partiallyPending(a, &reset));
     session::StatusUpdate u;
@@ -685,16 +693,89 @@ protected:
     }
 };
 
+TEST_P(ModelsOnFixture, TreeViewKeepsTheTopNodeAndTheCurrentRowInPlace)
+{
+    ModelTestFailures failures;
+    const auto& a = analysis();
+    const auto tested = testedProxy();
+    CompareTreeModel& model = tested->model;
+    TreeRowsModel& rows = tested->proxy;
+    CompareTreeView view;
+    view.setModel(&rows);
+    model.setSkeleton(a.skeleton);
+    model.setStatus(a.status);
+    view.expandAll();
+    view.resize(600, view.verticalHeader()->defaultSectionSize() * 6 + view.horizontalHeader()->height() + 4);
+    view.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+    // A forward node half-way down, with enough forward rows below it to fill the viewport.
+    std::vector<NodeId> forward;
+    for (const NodeId n : model.displayOrder()) {
+        if (model.tree()->node(n).name.direction == dump::Direction::Forward)
+            forward.push_back(n);
+    }
+    ASSERT_GT(forward.size(), 20u);
+    const NodeId top = forward[forward.size() / 2];
+    view.verticalScrollBar()->setValue(rows.mapFromNode(top).row());
+    ASSERT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+    // A filter that keeps it (one layout change) keeps it on top.
+    rows.setDirectionFilter(TreeRowsModel::DirectionFilter::Forward);
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top) << "the top node stays on top";
+    rows.clearFilters();
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+
+    // Collapsing a module above the viewport (rows removed above) keeps it on top too.
+    const tree::ConstructTree& t = *model.tree();
+    auto isAncestorOfTop = [&](NodeId n) {
+        for (NodeId p = t.node(top).parent; p.valid(); p = t.node(p).parent) {
+            if (p == n)
+                return true;
+        }
+        return false;
+    };
+    NodeId above;
+    for (const NodeId n : model.displayOrder()) {
+        if (n == top)
+            break;
+        if (t.node(n).childCount > 0 && !isAncestorOfTop(n) && rows.mapFromNode(n).isValid())
+            above = n;
+    }
+    ASSERT_TRUE(above.valid()) << "a module above the top node";
+    const int rowBefore = rows.mapFromNode(top).row();
+    rows.setExpanded(above, false);
+    EXPECT_LT(rows.mapFromNode(top).row(), rowBefore) << "rows above it went";
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+    rows.setExpanded(std::span<const NodeId>(&above, 1), true); // the layout-change path
+    EXPECT_EQ(rows.mapFromNode(top).row(), rowBefore);
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), top);
+
+    // The current row, on screen, keeps its place in the viewport.
+    const NodeId current = rows.nodeAtRow(view.rowAt(0) + 3);
+    view.setCurrentIndex(rows.mapFromNode(current));
+    rows.setExpanded(above, false);
+    EXPECT_EQ(view.currentNode(), current);
+    EXPECT_EQ(view.currentIndex().row() - view.rowAt(0), 3);
+    rows.setExpanded(std::span<const NodeId>(&above, 1), true);
+    EXPECT_EQ(view.currentNode(), current);
+    EXPECT_EQ(view.currentIndex().row() - view.rowAt(0), 3);
+    // Collapsed away, the top node gives its place to its closest shown ancestor.
+    const NodeId parent = t.node(top).parent;
+    ASSERT_TRUE(parent.valid());
+    view.setCurrentIndex({});
+    view.verticalScrollBar()->setValue(rows.mapFromNode(top).row());
+    rows.setExpanded(parent, false);
+    EXPECT_EQ(rows.nodeAtRow(view.rowAt(0)), parent) << "collapsing its parent scrolled to the parent";
+}
+
 TEST_P(ModelsOnFixture, RecolourRepaintsNestedRowsInAView)
 {
     const auto& a = analysis();
     CompareTreeModel model;
     configure(model);
-    TreeFilterProxy proxy;
+    TreeRowsModel proxy;
     proxy.setSourceModel(&model);
-    QTreeView view;
+    CompareTreeView view;
     view.setModel(&proxy);
-    view.setUniformRowHeights(true);
     view.resize(900, 4000); // tall enough to show the gelu row without scrolling
     ui::repaintOnAppearanceChange(&model, &view);
     model.setSkeleton(a.skeleton);
@@ -769,6 +850,44 @@ TEST_P(ModelsOnFixture, NodeSearchFindsByNameInDisplayOrder)
     EXPECT_TRUE(search.find("no such node at all").nodes.empty());
     // Non-ASCII patterns take the QString path and still work.
     EXPECT_TRUE(search.find(QString::fromUtf8("g\u00e9lu")).nodes.empty());
+
+    // Regular expressions narrowed by a required literal find exactly what matching every key finds.
+    for (const char* pattern :
+         { R"(^Functional\.gelu\.\d+\.forward$)", "gelu|linear", "(?i)GELU", R"(Functional\.(gelu|linear)\.0)",
+           "lin?ear", "li[n]ear", "forward$", "ge+lu", "gel*u", "g.lu", R"(\x46unctional\.gelu)", R"(\Qgelu\E)",
+           R"(Module\..*forward)", "Ne{0}t", "Lin{1,2}ear", R"(\.0\.)", "FORWARD", R"(r[]a]p)", "[[:alpha:]]elu" }) {
+        for (const bool caseSensitive : { false, true }) {
+            QRegularExpression oracle(pattern, caseSensitive ? QRegularExpression::NoPatternOption
+                                                             : QRegularExpression::CaseInsensitiveOption);
+            ASSERT_TRUE(oracle.isValid()) << pattern;
+            std::vector<NodeId> matching;
+            for (const NodeId id : search.displayOrder()) {
+                const std::string_view key = a.skeleton->tree->node(id).key;
+                if (oracle.match(QString::fromUtf8(key.data(), qsizetype(key.size()))).hasMatch())
+                    matching.push_back(id);
+            }
+            EXPECT_EQ(search.find(pattern, { true, caseSensitive }).nodes, matching)
+                << pattern << (caseSensitive ? " (case-sensitive)" : "");
+        }
+    }
+}
+
+TEST(NodeSearch, RequiredLiteralOfARegularExpression)
+{
+    using ui::requiredLiteral;
+    EXPECT_EQ(requiredLiteral(R"(^Functional\.gelu\.\d+\.forward$)"), "functional.gelu.");
+    EXPECT_EQ(requiredLiteral("Gelu"), "gelu");
+    EXPECT_EQ(requiredLiteral("abc*de"), "ab");
+    EXPECT_EQ(requiredLiteral("ab+cd"), "ab");
+    EXPECT_EQ(requiredLiteral("x(gelu|relu)forward"), "forward");
+    EXPECT_EQ(requiredLiteral("gel[uo]s{2}"), "gel");
+    EXPECT_EQ(requiredLiteral(R"(a\*b)"), "a*b");
+    EXPECT_EQ(requiredLiteral("gelu|relu"), "") << "alternation at the top level";
+    EXPECT_EQ(requiredLiteral("(?i)gelu"), "");
+    EXPECT_EQ(requiredLiteral(R"(\x41BC)"), "");
+    EXPECT_EQ(requiredLiteral(R"(\Qa.b\E)"), "");
+    EXPECT_EQ(requiredLiteral("[abc"), "") << "unterminated";
+    EXPECT_EQ(requiredLiteral(QString::fromUtf8("g\u00e9lu")), "");
 }
 
 TEST_P(ModelsOnFixture, RankOverviewMarksTheJobOrigin)

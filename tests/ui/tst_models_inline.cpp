@@ -6,7 +6,10 @@
 #include "core/inlinerank.h"
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/nodesearch.h"
-#include "ui/models/treefilterproxy.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/models/treebranchdelegate.h"
+#include "ui/models/statuspalette.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/modeltestfailures.h"
 #include "core/session/nodestatus.h"
 #include "core/session/session.h"
@@ -14,6 +17,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
+#include <QTest>
 
 #include <gtest/gtest.h>
 
@@ -31,7 +35,8 @@ using namespace probescope;
 using probescope::testing::ModelTestFailures;
 using probescope::ui::CompareTreeModel;
 using probescope::ui::NodeSearch;
-using probescope::ui::TreeFilterProxy;
+using probescope::ui::TreeRowsModel;
+using probescope::ui::CompareTreeView;
 using session::Status;
 using tree::NodeId;
 
@@ -115,13 +120,15 @@ std::shared_ptr<const session::NodeStatusTable> statusTable(const InlineTree& t,
     return table;
 }
 
-/// The rows a model (or proxy) shows, depth-first, as `key own subtree failing-below`.
+/// The rows a model shows, depth-first, as `key own subtree failing-below`, indented by depth (the
+/// tree's, or a flat TreeRowsModel's DepthRole).
 std::string printModel(const QAbstractItemModel& model, const QModelIndex& parent = {}, int depth = 0)
 {
     std::string out;
     for (int row = 0; row < model.rowCount(parent); ++row) {
         const QModelIndex index = model.index(row, CompareTreeModel::NameColumn, parent);
-        out += std::string(std::size_t(depth) * 2, ' ') + index.data(CompareTreeModel::KeyRole).toString().toStdString()
+        const QVariant flatDepth = index.data(TreeRowsModel::DepthRole);
+        out += std::string(std::size_t(flatDepth.isValid() ? flatDepth.toInt() : depth) * 2, ' ') + index.data(CompareTreeModel::KeyRole).toString().toStdString()
             + ' ' + word(Status(index.data(CompareTreeModel::OwnStatusRole).toInt())) + ' '
             + word(Status(index.data(CompareTreeModel::SubtreeStatusRole).toInt())) + ' '
             + std::to_string(index.data(CompareTreeModel::FailingBelowRole).toUInt()) + '\n';
@@ -290,7 +297,7 @@ const std::string kOnlyGelu = "Module.net.Net.forward.0 pass error 1\n"
                               "  Module.net.b1.Block.forward.0 pass error 1\n"
                               "    Functional.gelu.0.forward error error 0\n";
 
-/// kNet with its statuses in a model, behind a filter proxy under the model tester.
+/// kNet with its statuses in a model, its rows fully expanded under the model tester.
 struct FilteredNet
 {
     FilteredNet()
@@ -298,25 +305,26 @@ struct FilteredNet
         model.setSkeleton(t.skeleton, compare::CompareMode::Summary);
         model.setStatus(statusTable(t, t.own));
         proxy.setSourceModel(&model);
+        proxy.expandAll(); // every shown node has a row, as in a proxy
     }
 
     ModelTestFailures failures;
     const InlineTree t = buildTree(kNet);
     CompareTreeModel model;
-    TreeFilterProxy proxy;
+    TreeRowsModel proxy;
     QAbstractItemModelTester tester { &proxy, QAbstractItemModelTester::FailureReportingMode::Warning };
 };
 
-TEST(InlineTreeFilterProxy, StatusFilterKeepsTheAncestorsAndFollowsStreamedChanges)
+TEST(InlineTreeRows, StatusFilterKeepsTheAncestorsAndFollowsStreamedChanges)
 {
     FilteredNet f;
     const InlineTree& t = f.t;
     CompareTreeModel& model = f.model;
-    TreeFilterProxy& proxy = f.proxy;
+    TreeRowsModel& proxy = f.proxy;
     EXPECT_FALSE(proxy.isFiltering());
     EXPECT_EQ(printModel(proxy), printModel(model));
 
-    proxy.setStatusMask(TreeFilterProxy::statusBit(Status::Error));
+    proxy.setStatusMask(TreeRowsModel::statusBit(Status::Error));
     EXPECT_TRUE(proxy.isFiltering());
     EXPECT_EQ(printModel(proxy), kOnlyGelu);
     EXPECT_FALSE(proxy.acceptsNode(t.node("Module.net.Net.forward.0"))) << "shown only as an ancestor";
@@ -347,10 +355,10 @@ TEST(InlineTreeFilterProxy, StatusFilterKeepsTheAncestorsAndFollowsStreamedChang
     EXPECT_EQ(printModel(proxy), printModel(model));
 }
 
-TEST(InlineTreeFilterProxy, NameKindAndDirectionFilters)
+TEST(InlineTreeRows, NameKindAndDirectionFilters)
 {
     FilteredNet f;
-    TreeFilterProxy& proxy = f.proxy;
+    TreeRowsModel& proxy = f.proxy;
 
     proxy.setNameFilter(QStringLiteral("LINEAR"));
     EXPECT_EQ(printModel(proxy), "Module.net.Net.forward.0 pass error 1\n"
@@ -359,7 +367,7 @@ TEST(InlineTreeFilterProxy, NameKindAndDirectionFilters)
                                  "  Module.net.b1.Block.forward.0 pass error 1\n"
                                  "    Functional.linear.1.forward pass pass 0\n"
                                  "Functional.linear.0.backward warning warning 0\n");
-    proxy.setDirectionFilter(TreeFilterProxy::DirectionFilter::Backward);
+    proxy.setDirectionFilter(TreeRowsModel::DirectionFilter::Backward);
     EXPECT_EQ(printModel(proxy), "Functional.linear.0.backward warning warning 0\n");
 
     proxy.clearFilters();
@@ -372,15 +380,241 @@ TEST(InlineTreeFilterProxy, NameKindAndDirectionFilters)
     EXPECT_EQ(proxy.rowCount(), 0) << "an invalid expression matches nothing";
 
     proxy.clearFilters();
-    proxy.setKindFilter(TreeFilterProxy::KindFilter::Module);
+    proxy.setKindFilter(TreeRowsModel::KindFilter::Module);
     EXPECT_EQ(printModel(proxy), "Module.net.Net.forward.0 pass error 1\n"
                                  "  Module.net.b0.Block.forward.0 pass pass 0\n"
                                  "  Module.net.b1.Block.forward.0 pass error 1\n");
-    proxy.setKindFilter(TreeFilterProxy::KindFilter::Api);
-    proxy.setStatusMask(TreeFilterProxy::statusBit(Status::Unmatched));
-    EXPECT_EQ(printModel(proxy), "Module.net.Net.forward.0 pass error 1\n"
-                                 "  Module.net.b1.Block.forward.0 pass error 1\n"
-                                 "    Tensor.reshape.0.forward unmatched unmatched 0\n");
+    proxy.setKindFilter(TreeRowsModel::KindFilter::Api);
+    proxy.setStatusMask(TreeRowsModel::statusBit(Status::Unmatched));
+    const std::string onlyReshape = "Module.net.Net.forward.0 pass error 1\n"
+                                    "  Module.net.b1.Block.forward.0 pass error 1\n"
+                                    "    Tensor.reshape.0.forward unmatched unmatched 0\n";
+    EXPECT_EQ(printModel(proxy), onlyReshape);
+    // All three at once, as the filter bar sets them: one layout change.
+    proxy.clearFilters();
+    QSignalSpy layouts(&proxy, &QAbstractItemModel::layoutChanged);
+    proxy.setFilters(TreeRowsModel::statusBit(Status::Unmatched), TreeRowsModel::DirectionFilter::Forward,
+                     TreeRowsModel::KindFilter::Api);
+    EXPECT_EQ(layouts.count(), 1);
+    EXPECT_EQ(printModel(proxy), onlyReshape);
+    proxy.setFilters(TreeRowsModel::statusBit(Status::Unmatched), TreeRowsModel::DirectionFilter::Forward,
+                     TreeRowsModel::KindFilter::Api);
+    EXPECT_EQ(layouts.count(), 1) << "nothing changed";
+}
+
+/// kNet in a CompareTreeView on screen, collapsed as a new tree is.
+struct NetInAView
+{
+    NetInAView()
+    {
+        model.setSkeleton(t.skeleton, compare::CompareMode::Summary);
+        model.setStatus(statusTable(t, t.own));
+        rows.setSourceModel(&model);
+        view.setModel(&rows);
+        view.setColumnWidth(CompareTreeModel::NameColumn, 360);
+        view.resize(700, 300);
+        view.show();
+        EXPECT_TRUE(QTest::qWaitForWindowExposed(&view));
+        view.setFocus();
+    }
+    std::string shown() const { return printModel(rows); }
+    std::string current() const
+    {
+        const NodeId n = view.currentNode();
+        return n.valid() ? std::string(t.tree().node(n).key) : std::string("(none)");
+    }
+    QPoint arrowOf(const std::string& key)
+    {
+        const QModelIndex index = rows.mapFromNode(t.node(key));
+        QStyleOptionViewItem option;
+        option.initFrom(&view);
+        option.rect = view.visualRect(index);
+        return ui::TreeBranchDelegate::arrowRect(option, index).center();
+    }
+    QPoint textOf(const std::string& key)
+    {
+        const QRect r = view.visualRect(rows.mapFromNode(t.node(key)));
+        return { r.right() - 20, r.center().y() };
+    }
+
+    ModelTestFailures failures;
+    const InlineTree t = buildTree(kNet);
+    CompareTreeModel model;
+    TreeRowsModel rows;
+    QAbstractItemModelTester tester { &rows, QAbstractItemModelTester::FailureReportingMode::Warning };
+    CompareTreeView view;
+};
+
+const std::string kNetCollapsed = "Module.net.Net.forward.0 pass error 1\n"
+                                  "Functional.linear.0.backward warning warning 0\n";
+const std::string kNetTopOpen = "Module.net.Net.forward.0 pass error 1\n"
+                                "  Module.net.b0.Block.forward.0 pass pass 0\n"
+                                "  Module.net.b1.Block.forward.0 pass error 1\n"
+                                "Functional.linear.0.backward warning warning 0\n";
+
+TEST(InlineTreeView, ExpandsAndCollapsesByKeys)
+{
+    NetInAView f;
+    EXPECT_EQ(f.shown(), kNetCollapsed);
+    f.view.setCurrentIndex(f.rows.index(0, 0));
+    QTest::keyClick(&f.view, Qt::Key_Right);
+    EXPECT_EQ(f.shown(), kNetTopOpen) << "Right opens a closed node";
+    EXPECT_EQ(f.current(), "Module.net.Net.forward.0");
+    QTest::keyClick(&f.view, Qt::Key_Right);
+    EXPECT_EQ(f.current(), "Module.net.b0.Block.forward.0") << "Right on an open node steps to its first child";
+    QTest::keyClick(&f.view, Qt::Key_Down);
+    EXPECT_EQ(f.current(), "Module.net.b1.Block.forward.0");
+    QTest::keyClick(&f.view, Qt::Key_Plus);
+    EXPECT_EQ(f.shown(), "Module.net.Net.forward.0 pass error 1\n"
+                         "  Module.net.b0.Block.forward.0 pass pass 0\n"
+                         "  Module.net.b1.Block.forward.0 pass error 1\n"
+                         "    Functional.linear.1.forward pass pass 0\n"
+                         "    Functional.gelu.0.forward error error 0\n"
+                         "    Tensor.reshape.0.forward unmatched unmatched 0\n"
+                         "Functional.linear.0.backward warning warning 0\n");
+    QTest::keyClick(&f.view, Qt::Key_Down);
+    QTest::keyClick(&f.view, Qt::Key_Down);
+    EXPECT_EQ(f.current(), "Functional.gelu.0.forward");
+    QTest::keyClick(&f.view, Qt::Key_Left);
+    EXPECT_EQ(f.current(), "Module.net.b1.Block.forward.0") << "Left on a leaf steps to its parent";
+    QTest::keyClick(&f.view, Qt::Key_Left);
+    EXPECT_EQ(f.shown(), kNetTopOpen) << "Left closes an open node";
+    EXPECT_EQ(f.current(), "Module.net.b1.Block.forward.0");
+    QTest::keyClick(&f.view, Qt::Key_Left);
+    QTest::keyClick(&f.view, Qt::Key_Minus);
+    EXPECT_EQ(f.current(), "Module.net.Net.forward.0");
+    EXPECT_EQ(f.shown(), kNetCollapsed);
+    QTest::keyClick(&f.view, Qt::Key_Asterisk);
+    EXPECT_EQ(f.shown(), printModel(f.model)) << "* opens the whole subtree";
+    EXPECT_EQ(f.current(), "Module.net.Net.forward.0");
+    f.view.collapseAll();
+    EXPECT_EQ(f.shown(), kNetCollapsed);
+    f.view.expandAll();
+    EXPECT_EQ(f.shown(), printModel(f.model));
+}
+
+TEST(InlineTreeView, ExpandsAndCollapsesByClicks)
+{
+    NetInAView f;
+    f.view.setCurrentIndex(f.rows.mapFromNode(f.t.node("Functional.linear.0.backward")));
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, f.arrowOf("Module.net.Net.forward.0"));
+    EXPECT_EQ(f.shown(), kNetTopOpen) << "a click on the arrow opens";
+    EXPECT_EQ(f.current(), "Functional.linear.0.backward") << "and does not select";
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, f.textOf("Module.net.b0.Block.forward.0"));
+    EXPECT_EQ(f.current(), "Module.net.b0.Block.forward.0") << "a click on the name selects";
+    EXPECT_EQ(f.shown(), kNetTopOpen) << "and does not open";
+    QTest::mouseDClick(f.view.viewport(), Qt::LeftButton, {}, f.textOf("Module.net.b0.Block.forward.0"));
+    EXPECT_EQ(f.shown(), "Module.net.Net.forward.0 pass error 1\n"
+                         "  Module.net.b0.Block.forward.0 pass pass 0\n"
+                         "    Functional.linear.0.forward pass pass 0\n"
+                         "    Functional.relu.0.forward pass pass 0\n"
+                         "  Module.net.b1.Block.forward.0 pass error 1\n"
+                         "Functional.linear.0.backward warning warning 0\n")
+        << "a double click opens";
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, f.arrowOf("Module.net.Net.forward.0"));
+    EXPECT_EQ(f.shown(), kNetCollapsed) << "a click on an open arrow closes";
+    EXPECT_EQ(f.current(), "Module.net.Net.forward.0") << "the current row was inside: its ancestor is current";
+    QTest::mouseClick(f.view.viewport(), Qt::LeftButton, {}, f.arrowOf("Module.net.Net.forward.0"));
+    EXPECT_TRUE(f.rows.isExpanded(f.t.node("Module.net.b0.Block.forward.0"))) << "expansion is kept below";
+    EXPECT_EQ(f.shown(), "Module.net.Net.forward.0 pass error 1\n"
+                         "  Module.net.b0.Block.forward.0 pass pass 0\n"
+                         "    Functional.linear.0.forward pass pass 0\n"
+                         "    Functional.relu.0.forward pass pass 0\n"
+                         "  Module.net.b1.Block.forward.0 pass error 1\n"
+                         "Functional.linear.0.backward warning warning 0\n");
+}
+
+TEST(InlineTreeView, KeepsTheCurrentNodeAcrossFilters)
+{
+    NetInAView f;
+    const NodeId gelu = f.t.node("Functional.gelu.0.forward");
+    ASSERT_TRUE(f.view.showNode(gelu));
+    EXPECT_EQ(f.current(), "Functional.gelu.0.forward");
+    EXPECT_TRUE(f.rows.isExpanded(f.t.node("Module.net.b1.Block.forward.0"))) << "its ancestors were opened";
+    f.rows.setStatusMask(TreeRowsModel::statusBit(Status::Error));
+    EXPECT_EQ(f.shown(), kOnlyGelu);
+    EXPECT_EQ(f.current(), "Functional.gelu.0.forward") << "kept by a filter that shows it";
+    EXPECT_EQ(f.view.currentIndex().row(), 2);
+    EXPECT_TRUE(f.view.selectionModel()->isRowSelected(2, {}));
+    f.rows.setNameFilter(QStringLiteral("relu"));
+    EXPECT_TRUE(f.shown().empty()) << "relu passes";
+    EXPECT_EQ(f.current(), "(none)");
+    f.rows.setStatusMask(TreeRowsModel::kAllStatuses);
+    EXPECT_EQ(f.current(), "(none)") << "gelu is still filtered out";
+    f.rows.clearFilters();
+    EXPECT_EQ(f.current(), "Functional.gelu.0.forward") << "back once the filter that hid it is gone";
+    EXPECT_TRUE(f.view.selectionModel()->isRowSelected(f.view.currentIndex().row(), {}));
+}
+
+TEST(InlineTreeView, StreamedUpdatesRecolourAndRefilter)
+{
+    NetInAView f;
+    f.view.expandAll();
+    const NodeId relu = f.t.node("Functional.relu.0.forward");
+    const QModelIndex reluRow = f.rows.mapFromNode(relu, CompareTreeModel::StatusColumn);
+    ASSERT_TRUE(reluRow.isValid());
+    QSignalSpy changed(&f.rows, &QAbstractItemModel::dataChanged);
+    session::StatusUpdate update;
+    update.nodes = { relu.value };
+    update.own = { Status::Error };
+    f.model.applyUpdate(update);
+    bool signalled = false;
+    for (const QList<QVariant>& args : changed) {
+        const QModelIndex from = args[0].value<QModelIndex>();
+        const QModelIndex to = args[1].value<QModelIndex>();
+        signalled = signalled || (from.row() <= reluRow.row() && reluRow.row() <= to.row());
+    }
+    EXPECT_TRUE(signalled) << "relu's row is signalled";
+    EXPECT_EQ(reluRow.data(Qt::BackgroundRole).value<QBrush>().color(),
+              ui::statuspalette::fill(f.model.band(relu), false));
+    EXPECT_EQ(Status(reluRow.data(CompareTreeModel::OwnStatusRole).toInt()), Status::Error);
+
+    f.rows.setStatusMask(TreeRowsModel::statusBit(Status::Error));
+    EXPECT_EQ(f.shown(), "Module.net.Net.forward.0 pass error 2\n"
+                         "  Module.net.b0.Block.forward.0 pass error 1\n"
+                         "    Functional.relu.0.forward error error 0\n"
+                         "  Module.net.b1.Block.forward.0 pass error 1\n"
+                         "    Functional.gelu.0.forward error error 0\n");
+    update.own = { Status::Pass };
+    f.model.applyUpdate(update);
+    EXPECT_EQ(f.shown(), kOnlyGelu) << "relu and its block leave once it passes";
+    // The whole table at once (a bulk change) re-filters too.
+    f.model.setStatus(nullptr);
+    EXPECT_TRUE(f.shown().empty());
+    f.model.setStatus(statusTable(f.t, f.t.own));
+    EXPECT_EQ(f.shown(), kOnlyGelu);
+}
+
+TEST(InlineTreeView, Screenshot)
+{
+    NetInAView f;
+    f.view.expandAll();
+    f.view.showNode(f.t.node("Functional.gelu.0.forward"));
+    f.view.collapse(f.rows.mapFromNode(f.t.node("Module.net.b0.Block.forward.0")));
+    QCoreApplication::processEvents();
+    const QImage image = f.view.grab().toImage();
+    EXPECT_TRUE(image.save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/treeview-inline.png")));
+    // The indentation takes the row's colour: the warning row is filled left of its name too.
+    const QRect backward = f.view.visualRect(f.rows.mapFromNode(f.t.node("Functional.linear.0.backward")));
+    const QPoint left = f.view.viewport()->mapTo(&f.view, QPoint(backward.left() + 2, backward.center().y()));
+    EXPECT_EQ(image.pixelColor(left * image.devicePixelRatio()),
+              ui::statuspalette::fill(f.model.band(f.t.node("Functional.linear.0.backward")), false));
+
+    // The dark palette: fills and arrows in the dark colours (looked at by eye: arrows in the text colour).
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+    dark.setColor(QPalette::Button, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::ButtonText, QColor(0xe0, 0xe0, 0xe0));
+    f.view.setPalette(dark);
+    f.model.setDarkPalette(true);
+    QCoreApplication::processEvents();
+    const QImage darkImage = f.view.grab().toImage();
+    EXPECT_TRUE(darkImage.save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/treeview-inline-dark.png")));
+    EXPECT_EQ(darkImage.pixelColor(left * darkImage.devicePixelRatio()),
+              ui::statuspalette::fill(f.model.band(f.t.node("Functional.linear.0.backward")), true));
 }
 
 TEST(InlineNodeSearch, FindsKeysInDisplayOrder)

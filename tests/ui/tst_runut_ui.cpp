@@ -4,7 +4,8 @@
 // — when the LibTorch engine is built — a real run on the tensor fixture.
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/nodebadges.h"
-#include "ui/models/treefilterproxy.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/modeltestfailures.h"
 #include "ui/panels/runutdialog.h"
 #include "ui/panels/taskprogressview.h"
@@ -20,7 +21,6 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
-#include <QTreeView>
 
 #include <gtest/gtest.h>
 
@@ -226,7 +226,7 @@ TEST(RunUtWindow, BadgesOnTheReplayedApisAndDoubleClickSelects)
         const auto id = window.treeModel()->tree()->find(key);
         if (!id)
             return nullptr;
-        return badges->badgeFor(window.filterProxy()->mapFromSource(window.treeModel()->indexOf(*id)), UT);
+        return badges->badgeFor(window.treeRows()->reveal(*id), UT);
     };
     // Forward and backward nodes of each API: 7 APIs, minus the backwards that are none (linear.3, ones_like)
     // and APIs absent from this dump (ones_like is in the tensor fixture only).

@@ -27,7 +27,7 @@ int badgeWidth(const QString& text, const QFont& font)
 } // namespace
 
 NodeBadgeDelegate::NodeBadgeDelegate(QObject* parent)
-    : QStyledItemDelegate(parent)
+    : TreeBranchDelegate(parent)
 {
 }
 
@@ -87,8 +87,10 @@ QRect NodeBadgeDelegate::badgeRect(const QRect& cellRect, const QModelIndex& ind
     return {};
 }
 
-void NodeBadgeDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const
+void NodeBadgeDelegate::paint(QPainter* painter, const QStyleOptionViewItem& cell, const QModelIndex& index) const
 {
+    // A flat tree row is indented first; the name and the badges share the rest of the cell.
+    const QStyleOptionViewItem option = paintBranches(painter, cell, index);
     int left = option.rect.right() + 1;
     for (int s = 0; s < SourceCount; ++s) {
         const QRect r = badgeRect(option.rect, index, option.font, static_cast<Source>(s));
@@ -134,7 +136,7 @@ void NodeBadgeDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
 
 QSize NodeBadgeDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const
 {
-    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    QSize size = TreeBranchDelegate::sizeHint(option, index);
     for (int s = 0; s < SourceCount; ++s) {
         if (const NodeBadge* b = badgeFor(index, static_cast<Source>(s)))
             size.rwidth() += badgeWidth(b->text, option.font) + kGap;
@@ -151,7 +153,7 @@ bool NodeBadgeDelegate::helpEvent(QHelpEvent* event, QAbstractItemView* view, co
             tips << b->toolTip;
     }
     if (tips.isEmpty() || event->type() != QEvent::ToolTip)
-        return QStyledItemDelegate::helpEvent(event, view, option, index);
+        return TreeBranchDelegate::helpEvent(event, view, option, index);
     const QString own = index.data(Qt::ToolTipRole).toString();
     if (!own.isEmpty())
         tips.prepend(own);

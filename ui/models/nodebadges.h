@@ -6,7 +6,7 @@
 
 #include <QColor>
 #include <QHash>
-#include <QStyledItemDelegate>
+#include "ui/models/treebranchdelegate.h"
 
 #include <array>
 
@@ -28,7 +28,7 @@ struct NodeBadge
  * whatever results are loaded. Nodes are found by CompareTreeModel::NodeIdRole (through any proxy); badges
  * are node ids of one tree, so they must be replaced or cleared whenever the tree behind the view changes.
  */
-class NodeBadgeDelegate : public QStyledItemDelegate
+class NodeBadgeDelegate : public TreeBranchDelegate
 {
     Q_OBJECT
 public:

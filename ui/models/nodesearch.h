@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,12 @@ namespace probescope::ui {
 
 /// Every node of a tree in pre-order: the order a fully expanded tree view lists them.
 std::vector<tree::NodeId> displayOrderOf(const tree::ConstructTree& tree);
+
+/// A substring, ASCII-lowered, that every match of the regular expression `pattern` contains; empty
+/// when none is known. Only the top level of the pattern is read (runs of plain characters not made
+/// optional by a quantifier); alternation there, (?...) constructs and escapes that are not a single
+/// atom give none.
+std::string requiredLiteral(const QString& pattern);
 
 /**
  * @brief Whether a dump.json key matches a substring or a regular expression.
@@ -44,7 +51,6 @@ private:
     QString m_text;
     QRegularExpression m_expression;
     QString m_error;
-    mutable std::string m_scratch;
 };
 
 /**
@@ -52,7 +58,8 @@ private:
  *
  * Built once per tree: the pre-order walk and every key lowered into one buffer, so a
  * case-insensitive substring search is a single scan of that buffer (about 9 MB at 200k nodes).
- * Regular expressions run key by key through one reused QString.
+ * Regular expressions run key by key through one reused QString, on the keys that contain the
+ * expression's requiredLiteral() when it has one.
  */
 class NodeSearch
 {
@@ -69,7 +76,9 @@ public:
         bool valid() const { return error.isEmpty(); }
     };
 
-    explicit NodeSearch(std::shared_ptr<const tree::ConstructTree> tree);
+    /// `displayOrder`, when given, is the tree's pre-order (displayOrderOf), to save walking the tree again.
+    explicit NodeSearch(std::shared_ptr<const tree::ConstructTree> tree,
+                        std::span<const tree::NodeId> displayOrder = {});
 
     Hits find(const QString& pattern, const Options& options) const;
     Hits find(const QString& pattern) const { return find(pattern, Options {}); }
@@ -77,7 +86,9 @@ public:
 
 private:
     void findLowered(const std::string& needle, std::vector<tree::NodeId>& out) const;
-    void findRegex(const QRegularExpression& expression, std::vector<tree::NodeId>& out) const;
+    /// The nodes of `nodes` (in display order) whose key `expression` matches.
+    void findRegex(const QRegularExpression& expression, const std::vector<tree::NodeId>& nodes,
+                   std::vector<tree::NodeId>& out) const;
 
     std::shared_ptr<const tree::ConstructTree> m_tree;
     std::vector<tree::NodeId> m_order;

@@ -16,7 +16,8 @@
 #include "ui/models/nodebadges.h"
 #include "ui/models/nodesearch.h"
 #include "ui/models/rankoverviewmodel.h"
-#include "ui/models/treefilterproxy.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/panels/elidedlabel.h"
 #include "ui/panels/exportdialog.h"
@@ -55,7 +56,6 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
-#include <QTreeView>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -100,8 +100,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_controller = new CompareController(this);
     m_overview = new OverviewJob(this);
     m_model = new CompareTreeModel(this);
-    m_proxy = new TreeFilterProxy(this);
-    m_proxy->setSourceModel(m_model);
+    m_rows = new TreeRowsModel(this);
+    m_rows->setSourceModel(m_model);
     m_overviewModel = new RankOverviewModel(this);
     m_diagnostics = new DiagnosticsModel(this);
 
@@ -236,16 +236,14 @@ void MainWindow::buildCentral()
     m_banner = new LoadProblemBanner(left);
     m_search = new SearchBar(left);
     m_filter = new FilterBar(left);
-    m_tree = new QTreeView(left);
+    m_tree = new CompareTreeView(left);
     m_tree->setObjectName("constructTree");
-    m_tree->setModel(m_proxy);
+    m_tree->setModel(m_rows);
     // Recolours of many nodes are signalled coarsely (docs/gui-models.md); the view repaints whole.
     repaintOnAppearanceChange(m_model, m_tree);
-    m_tree->setUniformRowHeights(true); // O(1) row geometry: essential at 200k nodes
     m_tree->setAlternatingRowColors(false);
-    m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_tree->header()->setStretchLastSection(false);
-    m_tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    m_tree->horizontalHeader()->setStretchLastSection(false);
+    m_tree->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
     m_tree->setColumnWidth(0, 420);
     m_tree->setColumnWidth(1, 170);
     m_legend = new LegendWidget(left);
@@ -670,12 +668,10 @@ void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleto
     m_model->setSkeleton(skeleton);
     updateFreeBenchmarkBadges();
     updateRunUtBadges();
-    m_nodeSearch = std::make_unique<NodeSearch>(skeleton->tree);
     for (int c = 0; c < m_model->columnCount(); ++c)
         m_tree->setColumnHidden(c, false);
     // Top-level modules open so the user sees structure at once.
-    for (int r = 0; r < m_proxy->rowCount(); ++r)
-        m_tree->expand(m_proxy->index(r, 0));
+    m_rows->setExpanded(skeleton->tree->roots(), true);
     m_message->setText(tr("Comparing %1 (%2 nodes)…").arg(toQ(skeleton->pair.label())).arg(skeleton->tree->size()));
 
     showLoadProblems(*skeleton);
@@ -811,30 +807,25 @@ void MainWindow::applyFilter(const FilterSpec& spec)
     std::uint32_t mask = 0;
     for (const int status : spec.statuses)
         mask |= 1u << static_cast<unsigned>(status);
-    m_proxy->setStatusMask(spec.statuses.isEmpty() ? TreeFilterProxy::kAllStatuses : mask);
-    m_proxy->setDirectionFilter(spec.direction == FilterSpec::Forward ? TreeFilterProxy::DirectionFilter::Forward
-                                    : spec.direction == FilterSpec::Backward ? TreeFilterProxy::DirectionFilter::Backward
-                                                                             : TreeFilterProxy::DirectionFilter::All);
-    m_proxy->setKindFilter(spec.kind == FilterSpec::Module ? TreeFilterProxy::KindFilter::Module
-                               : spec.kind == FilterSpec::Api ? TreeFilterProxy::KindFilter::Api
-                                                              : TreeFilterProxy::KindFilter::All);
+    m_rows->setFilters(spec.statuses.isEmpty() ? TreeRowsModel::kAllStatuses : mask,
+                       spec.direction == FilterSpec::Forward    ? TreeRowsModel::DirectionFilter::Forward
+                           : spec.direction == FilterSpec::Backward ? TreeRowsModel::DirectionFilter::Backward
+                                                                    : TreeRowsModel::DirectionFilter::All,
+                       spec.kind == FilterSpec::Module ? TreeRowsModel::KindFilter::Module
+                           : spec.kind == FilterSpec::Api ? TreeRowsModel::KindFilter::Api
+                                                          : TreeRowsModel::KindFilter::All);
 }
 
 void MainWindow::selectNode(tree::NodeId node)
 {
     if (!node.valid() || !m_model->tree() || node.value >= m_model->tree()->size())
         return;
-    QModelIndex index = m_proxy->mapFromSource(m_model->indexOf(node));
-    if (!index.isValid()) {
+    if (!m_rows->isShown(node)) {
         // Hidden by a filter: show everything rather than refuse the jump.
         m_filter->reset();
         applyFilter(FilterSpec {});
-        index = m_proxy->mapFromSource(m_model->indexOf(node));
     }
-    for (QModelIndex p = index.parent(); p.isValid(); p = p.parent())
-        m_tree->expand(p);
-    m_tree->setCurrentIndex(index);
-    m_tree->scrollTo(index, QAbstractItemView::PositionAtCenter);
+    m_tree->showNode(node, QAbstractItemView::PositionAtCenter);
 }
 
 bool MainWindow::selectNodeByKey(const QString& key)
@@ -859,7 +850,7 @@ bool MainWindow::selectFirstFailure()
 
 QString MainWindow::selectedNodeKey() const
 {
-    const tree::NodeId node = m_model->nodeAt(m_proxy->mapToSource(m_tree->currentIndex()));
+    const tree::NodeId node = m_tree->currentNode();
     if (!node.valid() || !m_model->tree())
         return {};
     return toQ(std::string(m_model->tree()->node(node).key));
@@ -867,17 +858,17 @@ QString MainWindow::selectedNodeKey() const
 
 void MainWindow::nextFailing()
 {
-    selectNode(m_model->nextFailing(m_model->nodeAt(m_proxy->mapToSource(m_tree->currentIndex()))));
+    selectNode(m_model->nextFailing(m_tree->currentNode()));
 }
 
 void MainWindow::previousFailing()
 {
-    selectNode(m_model->previousFailing(m_model->nodeAt(m_proxy->mapToSource(m_tree->currentIndex()))));
+    selectNode(m_model->previousFailing(m_tree->currentNode()));
 }
 
 void MainWindow::onCurrentChanged(const QModelIndex& current)
 {
-    const tree::NodeId node = m_model->nodeAt(m_proxy->mapToSource(current));
+    const tree::NodeId node = m_rows->nodeAt(current);
     if (!node.valid())
         return;
     if (m_analysis) {
@@ -895,9 +886,10 @@ void MainWindow::onSearch(const QString& pattern, bool regex, bool caseSensitive
         m_search->setHits(0, 0);
         return;
     }
-    if (!m_nodeSearch)
+    const NodeSearch* search = m_rows->nodeSearch();
+    if (!search)
         return;
-    const auto result = m_nodeSearch->find(pattern, NodeSearch::Options { regex, caseSensitive });
+    const auto result = search->find(pattern, NodeSearch::Options { regex, caseSensitive });
     m_hits = result.nodes;
     if (m_hits.empty()) {
         m_search->setHits(0, 0);

@@ -25,7 +25,6 @@ class QProgressBar;
 class QPushButton;
 class QTableView;
 class QTabWidget;
-class QTreeView;
 
 namespace probescope::ui {
 
@@ -47,7 +46,8 @@ class RankOverviewModel;
 class RankOverviewPanel;
 class SearchBar;
 class TensorInspector;
-class TreeFilterProxy;
+class TreeRowsModel;
+class CompareTreeView;
 class NodeSearch;
 class RunUtBackend;
 class RunUtDialog;
@@ -89,9 +89,9 @@ public:
     int currentPair() const { return m_pairIndex; }
 
     // For tests: the parts of the window.
-    QTreeView* treeView() const { return m_tree; }
+    CompareTreeView* treeView() const { return m_tree; }
     CompareTreeModel* treeModel() const { return m_model; }
-    TreeFilterProxy* filterProxy() const { return m_proxy; }
+    TreeRowsModel* treeRows() const { return m_rows; }
     DetailPanel* detailPanel() const { return m_detail; }
     SearchBar* searchBar() const { return m_search; }
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
@@ -195,18 +195,17 @@ private:
     QString m_npuInput;
     QString m_benchInput;
     std::shared_ptr<const session::PairAnalysis> m_analysis;
-    std::unique_ptr<NodeSearch> m_nodeSearch;
     std::vector<tree::NodeId> m_hits;
     int m_hitIndex = -1;
 
     CompareController* m_controller = nullptr;
     OverviewJob* m_overview = nullptr;
     CompareTreeModel* m_model = nullptr;
-    TreeFilterProxy* m_proxy = nullptr;
+    TreeRowsModel* m_rows = nullptr;
     RankOverviewModel* m_overviewModel = nullptr;
     DiagnosticsModel* m_diagnostics = nullptr;
 
-    QTreeView* m_tree = nullptr;
+    CompareTreeView* m_tree = nullptr;
     SearchBar* m_search = nullptr;
     FilterBar* m_filter = nullptr;
     LegendWidget* m_legend = nullptr;
