@@ -5,6 +5,7 @@
 // truncated dump shown as salvaged.
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/models/statuspalette.h"
+#include "ui/views/comparetreeview.h"
 #include "ui/views/mainwindow.h"
 #include "ui/views/rankmapview.h"
 
