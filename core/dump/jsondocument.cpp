@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/jsondocument.h"
 
+#include "core/dump/jsonscan.h"
 #include "core/util/textposition.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
 
 namespace probescope::dump {
 
@@ -77,8 +79,17 @@ std::string_view JsonValue::keyAt(std::uint32_t i) const
 
 std::optional<JsonValue> JsonValue::find(std::string_view key) const
 {
-    if (m_doc->node(m_index).type != JsonType::Object)
+    const Node& n = m_doc->node(m_index);
+    if (n.type != JsonType::Object)
         return std::nullopt;
+    // In a small object (every tensor leaf) comparing the members' keys costs less than hashing `key`.
+    if (n.range.count <= 16) {
+        for (std::uint32_t i = n.range.count; i-- > 0;) { // backwards: the last duplicate wins
+            if (m_doc->keyText(m_doc->node(n.range.first + i).key) == key)
+                return JsonValue(m_doc, n.range.first + i);
+        }
+        return std::nullopt;
+    }
     return findId(m_doc->keyId(key));
 }
 
@@ -110,38 +121,45 @@ std::uint64_t JsonValue::offset() const
 
 std::optional<std::uint32_t> JsonDocument::keyId(std::string_view key) const
 {
-    const auto it = m_keyIds.find(key);
-    if (it == m_keyIds.end())
-        return std::nullopt;
-    return it->second;
+    return m_keyTable.find(key, [this](std::uint32_t id) { return m_keys[id]; });
 }
 
 std::uint32_t JsonDocument::internKey(std::string_view key)
 {
     // Slot from the length and the first and last bytes; a slot holds id + 1 (0 = empty).
-    const std::size_t slot = key.empty()
+    const std::size_t cacheSlot = key.empty()
         ? 0
         : (key.size() * 31 + static_cast<unsigned char>(key.front()) * 7 + static_cast<unsigned char>(key.back()))
             % kKeyCacheSize;
-    if (const std::uint32_t cached = m_keyCache[slot]; cached != 0 && m_keys[cached - 1] == key)
+    if (const std::uint32_t cached = m_keyCache[cacheSlot]; cached != 0 && m_keys[cached - 1] == key)
         return cached - 1;
-    std::uint32_t id = 0;
-    if (const auto it = m_keyIds.find(key); it != m_keyIds.end()) {
-        id = it->second;
-    } else {
-        id = static_cast<std::uint32_t>(m_keys.size());
-        m_keys.emplace_back(key);
-        m_keyIds.emplace(std::string_view(m_keys.back()), id);
+    bool added = false;
+    const std::uint32_t id = m_keyTable.insert(key, static_cast<std::uint32_t>(m_keys.size()),
+                                               [this](std::uint32_t i) { return m_keys[i]; }, added);
+    m_keyCache[cacheSlot] = id + 1;
+    if (!added)
+        return id;
+    // A new key: its text goes to the current chunk, or to a new one (its own when the key is long).
+    constexpr std::size_t kChunkBytes = 64 * 1024;
+    if (m_keyChunks.empty() || key.size() > m_keyChunkFree) {
+        const std::size_t bytes = std::max(kChunkBytes, key.size());
+        m_keyChunks.push_back(std::make_unique<char[]>(bytes));
+        m_keyChunkNext = m_keyChunks.back().get();
+        m_keyChunkFree = bytes;
     }
-    m_keyCache[slot] = id + 1;
+    char* text = m_keyChunkNext;
+    std::memcpy(text, key.data(), key.size());
+    m_keyChunkNext += key.size();
+    m_keyChunkFree -= key.size();
+    m_keys.emplace_back(text, key.size());
     return id;
 }
 
 std::size_t JsonDocument::memoryBytes() const
 {
-    std::size_t keyBytes = 0;
-    for (const auto& k : m_keys)
-        keyBytes += sizeof(std::string) + (k.size() > 15 ? k.capacity() : 0) + 48; // + hash node
+    std::size_t keyBytes = m_keys.capacity() * sizeof(std::string_view) + m_keyTable.memoryBytes();
+    for (const std::string_view k : m_keys)
+        keyBytes += k.size();
     return m_nodes.size() * sizeof(Node) + m_offsets.size() * sizeof(std::uint32_t) + m_strings.size()
         + keyBytes;
 }
@@ -297,6 +315,17 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
 }
 
 // ---------------------------------------------------------------------------------------------
+// Number helpers
+
+namespace {
+
+// Exact powers of ten: a double holds 10^0..10^22 without rounding.
+constexpr double kExactPow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
 // JsonParser: a non-recursive tokenizer feeding JsonBuilder.
 
 class JsonParser
@@ -346,15 +375,7 @@ private:
 
     void skipSpace()
     {
-        const char* p = m_text.data();
-        const std::size_t n = m_text.size();
-        while (m_pos < n) {
-            const char c = p[m_pos];
-            if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-                ++m_pos;
-            else
-                break;
-        }
+        m_pos = jsonscan::skipSpace(m_text.data(), m_pos, m_text.size());
     }
     bool atEnd() const { return m_pos >= m_text.size(); }
 
@@ -472,32 +493,20 @@ std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out
 {
     const char* p = m_text.data();
     const std::size_t n = m_text.size();
-    std::size_t i = m_pos + 1;
-    const std::size_t begin = i;
-    // Fast path: no escapes.
+    const std::size_t begin = m_pos + 1;
     bool high = false; // a byte >= 0x80: the string's UTF-8 is checked once it ends
-    while (i < n) {
-        const unsigned char c = static_cast<unsigned char>(p[i]);
-        high |= c >= 0x80;
-        if (c == '"') {
-            if (high)
-                checkUtf8(begin, i);
-            out = std::string_view(p + begin, i - begin);
-            m_pos = i + 1;
-            return std::nullopt;
-        }
-        if (c == '\\')
-            break;
-        if (c < 0x20) {
-            m_pos = i;
-            return syntax("control character " + describe(static_cast<char>(c)) + " inside a string");
-        }
-        ++i;
+    // Fast path: no escapes, the string is a view of the text.
+    std::size_t i = jsonscan::scanStringRun(p, begin, n, high);
+    if (i < n && p[i] == '"') {
+        if (high)
+            checkUtf8(begin, i);
+        out = std::string_view(p + begin, i - begin);
+        m_pos = i + 1;
+        return std::nullopt;
     }
     m_buffer.assign(p + begin, i - begin);
     while (i < n) {
         const unsigned char c = static_cast<unsigned char>(p[i]);
-        high |= c >= 0x80;
         if (c == '"') {
             if (high)
                 checkUtf8(begin, i);
@@ -510,8 +519,10 @@ std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out
             return syntax("control character " + describe(static_cast<char>(c)) + " inside a string");
         }
         if (c != '\\') {
-            m_buffer += static_cast<char>(c);
-            ++i;
+            // Plain text up to the next quote, escape or control byte.
+            const std::size_t run = jsonscan::scanStringRun(p, i, n, high);
+            m_buffer.append(p + i, run - i);
+            i = run;
             continue;
         }
         if (i + 1 >= n)
@@ -607,6 +618,10 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         m_pos = digitsStart;
         return syntax("leading zero in a number");
     }
+    // Significant digits read into `mantissa` (leading zeros do not count): up to 19 always fit.
+    std::size_t significant = 0;
+    for (std::size_t k = digitsStart; k < i; ++k)
+        significant += significant > 0 || p[k] != '0';
     // At least one digit must follow '.' and the exponent marker.
     auto digits = [&](const char* where) -> std::optional<Failure> {
         const std::size_t runStart = i;
@@ -618,19 +633,34 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         return i >= n ? endFailure("inside a number") : syntax(std::string("digit expected ") + where);
     };
     bool isFloat = false;
+    std::int64_t exponent10 = 0; // the value is mantissa * 10^exponent10 while `significant` <= 19
     if (i < n && p[i] == '.') {
         isFloat = true;
         ++i;
+        const std::size_t fractionStart = i;
         if (auto f = digits("after '.'"))
             return f;
+        for (std::size_t k = fractionStart; k < i && significant <= 19; ++k) {
+            significant += significant > 0 || p[k] != '0';
+            mantissa = mantissa * 10 + static_cast<std::uint64_t>(p[k] - '0');
+            --exponent10;
+        }
     }
     if (i < n && (p[i] == 'e' || p[i] == 'E')) {
         isFloat = true;
         ++i;
+        bool negativeExponent = false;
         if (i < n && (p[i] == '+' || p[i] == '-'))
-            ++i;
+            negativeExponent = p[i++] == '-';
+        const std::size_t exponentStart = i;
         if (auto f = digits("in exponent"))
             return f;
+        std::int64_t e = 0;
+        for (std::size_t k = exponentStart; k < i && e < 100000; ++k)
+            e = e * 10 + (p[k] - '0');
+        if (e >= 100000)
+            significant = 99; // far outside the fast path's range; from_chars decides
+        exponent10 += negativeExponent ? -e : e;
     }
     // A number that touches the end of the input inside a container may have been cut: it is not taken.
     // A bare number as the whole document has nothing around it to cut.
@@ -643,6 +673,13 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         m_builder.integer(negative ? -v : v, start);
     } else if (!isFloat && !overflow && negative && mantissa == (std::uint64_t(1) << 63)) {
         m_builder.integer(std::numeric_limits<std::int64_t>::min(), start);
+    } else if (isFloat && !overflow && significant <= 19 && mantissa <= (std::uint64_t(1) << 53)
+               && exponent10 >= -22 && exponent10 <= 22) {
+        // Clinger's fast path: mantissa and 10^|e| are exact doubles, so one multiplication or division
+        // is correctly rounded, the same double from_chars gives. It covers nearly all msprobe statistics.
+        double v = static_cast<double>(mantissa);
+        v = exponent10 < 0 ? v / kExactPow10[-exponent10] : v * kExactPow10[exponent10];
+        m_builder.number(negative ? -v : v, start);
     } else {
         double v = 0;
         const auto [ptr, ec] = std::from_chars(p + m_pos, p + i, v);
@@ -670,6 +707,8 @@ std::optional<JsonParser::Failure> JsonParser::parseLiteral(std::uint64_t start)
     static constexpr Literal literals[] = { { "null", 0 }, { "true", 1 }, { "false", 2 }, { "NaN", 3 }, { "Infinity", 4 } };
     const std::string_view rest = m_text.substr(m_pos);
     for (const Literal& lit : literals) {
+        if (rest.empty() || lit.text.front() != rest.front())
+            continue; // the literals' first letters differ
         if (rest.substr(0, lit.text.size()) == lit.text) {
             m_pos += lit.text.size();
             if (atEnd() && !m_stack.empty())

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/dump/stringidtable.h"
 #include "core/util/diagnostic.h"
 
 #include <array>
@@ -133,19 +134,19 @@ private:
     friend class JsonParser;
     friend class JsonBuilder;
 
-    struct KeyHash
-    {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
-    };
-
     std::vector<Node> m_nodes;
     std::vector<std::uint32_t> m_offsets;
     std::string m_strings;
-    std::deque<std::string> m_keys; // deque: views into it stay valid while it grows
-    std::unordered_map<std::string_view, std::uint32_t, KeyHash, std::equal_to<>> m_keyIds;
+    // Interned keys: id -> text. The text lives in fixed chunks, so views stay valid while keys are added.
+    // A dump's entry names are a million distinct keys: a node-based map cost ~130 bytes for each; this
+    // costs the text, a 16-byte view and two 4-byte table slots.
+    std::vector<std::string_view> m_keys;
+    std::vector<std::unique_ptr<char[]>> m_keyChunks;
+    char* m_keyChunkNext = nullptr;
+    std::size_t m_keyChunkFree = 0;
+    StringIdTable m_keyTable;
     // Most keys of a dump repeat (type, dtype, shape, Max, ...): a direct-mapped cache of recent ids,
-    // indexed by a cheap hash, spares them the full string hash and the map probe while parsing.
+    // indexed by a cheap hash, spares them the full string hash and the table probe while parsing.
     static constexpr std::size_t kKeyCacheSize = 256;
     std::array<std::uint32_t, kKeyCacheSize> m_keyCache {};
     std::uint32_t m_root = 0;
