@@ -9,6 +9,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace probescope::dump {
 
 const Entry* DumpFile::find(std::string_view key) const
@@ -27,6 +31,24 @@ void DumpFile::buildIndex()
 
 namespace {
 
+// Newlines in [p, end): 16 bytes per step. An indent=1 dump has a line per value, so a memchr per line
+// cost more than the count itself.
+std::uint32_t countNewlines(const char* p, const char* end)
+{
+    std::uint32_t count = 0;
+#if defined(__SSE2__)
+    const __m128i newline = _mm_set1_epi8('\n');
+    for (; end - p >= 16; p += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        count += static_cast<std::uint32_t>(
+            __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)))));
+    }
+#endif
+    for (; p < end; ++p)
+        count += *p == '\n';
+    return count;
+}
+
 // Counts lines incrementally: entry offsets only grow, so the whole file is scanned once.
 class LineCounter
 {
@@ -40,15 +62,7 @@ public:
         const auto target = static_cast<std::size_t>(std::min<std::uint64_t>(offset, m_text.size()));
         if (target < m_pos)
             return locate(m_text, target, {}).line;
-        const char* p = m_text.data() + m_pos;
-        const char* end = m_text.data() + target;
-        while (p < end) {
-            const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-            if (!nl)
-                break;
-            ++m_line;
-            p = static_cast<const char*>(nl) + 1;
-        }
+        m_line += countNewlines(m_text.data() + m_pos, m_text.data() + target);
         m_pos = target;
         return m_line;
     }
@@ -127,7 +141,8 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
         dump->header.dumpDataDir = std::string(dir->asString());
 
     LineCounter lines(text);
-    std::unordered_map<std::string_view, std::uint32_t> seen;
+    // The duplicate check builds the lookup index as it goes (find() uses it afterwards).
+    std::unordered_map<std::string_view, std::uint32_t>& seen = dump->m_index;
     seen.reserve(data->size());
     dump->entries.reserve(data->size());
     std::string droppedEntry;
@@ -201,7 +216,6 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
         if (d.id != "json.truncated")
             diagnostics.push_back(std::move(d));
     }
-    dump->buildIndex();
     return std::shared_ptr<const DumpFile>(std::move(dump));
 }
 

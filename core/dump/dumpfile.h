@@ -74,6 +74,9 @@ public:
     void buildIndex();
 
 private:
+    // parseDumpJson fills the index while it checks for duplicate keys, instead of a second pass.
+    friend Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view, const std::filesystem::path&,
+                                                                 const ReadOptions&);
     std::unordered_map<std::string_view, std::uint32_t> m_index;
 };
 
