@@ -17,16 +17,6 @@ using Node = JsonDocument::Node;
 // ---------------------------------------------------------------------------------------------
 // JsonValue
 
-JsonType JsonValue::type() const
-{
-    return m_doc->node(m_index).type;
-}
-
-bool JsonValue::isTruncated() const
-{
-    return (m_doc->node(m_index).flags & JsonDocument::kFlagTruncated) != 0;
-}
-
 bool JsonValue::asBool() const
 {
     const Node& n = m_doc->node(m_index);
@@ -51,30 +41,6 @@ double JsonValue::asDouble() const
     if (n.type == JsonType::Int || n.type == JsonType::Bool)
         return static_cast<double>(n.i);
     return std::numeric_limits<double>::quiet_NaN();
-}
-
-std::string_view JsonValue::asString() const
-{
-    const Node& n = m_doc->node(m_index);
-    if (n.type != JsonType::String)
-        return {};
-    return m_doc->stringAt(n.range.first, n.range.count);
-}
-
-std::uint32_t JsonValue::size() const
-{
-    const Node& n = m_doc->node(m_index);
-    return (n.type == JsonType::Array || n.type == JsonType::Object) ? n.range.count : 0;
-}
-
-JsonValue JsonValue::at(std::uint32_t i) const
-{
-    return JsonValue(m_doc, m_doc->node(m_index).range.first + i);
-}
-
-std::string_view JsonValue::keyAt(std::uint32_t i) const
-{
-    return m_doc->keyText(m_doc->node(m_doc->node(m_index).range.first + i).key);
 }
 
 std::optional<JsonValue> JsonValue::find(std::string_view key) const
@@ -104,16 +70,6 @@ std::optional<JsonValue> JsonValue::findId(std::optional<std::uint32_t> id) cons
             return JsonValue(m_doc, n.range.first + i);
     }
     return std::nullopt;
-}
-
-std::string_view JsonValue::key() const
-{
-    return m_doc->keyText(m_doc->node(m_index).key);
-}
-
-std::uint64_t JsonValue::offset() const
-{
-    return m_doc->nodeOffset(m_index);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -623,12 +579,13 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
     for (std::size_t k = digitsStart; k < i; ++k)
         significant += significant > 0 || p[k] != '0';
     // At least one digit must follow '.' and the exponent marker.
-    auto digits = [&](const char* where) -> std::optional<Failure> {
-        const std::size_t runStart = i;
-        while (i < n && p[i] >= '0' && p[i] <= '9')
-            ++i;
-        if (i > runStart)
-            return std::nullopt;
+    const auto skipDigits = [p, n](std::size_t& at) {
+        const std::size_t runStart = at;
+        while (at < n && p[at] >= '0' && p[at] <= '9')
+            ++at;
+        return at > runStart;
+    };
+    const auto noDigit = [&](const char* where) {
         m_pos = i;
         return i >= n ? endFailure("inside a number") : syntax(std::string("digit expected ") + where);
     };
@@ -638,8 +595,8 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         isFloat = true;
         ++i;
         const std::size_t fractionStart = i;
-        if (auto f = digits("after '.'"))
-            return f;
+        if (!skipDigits(i))
+            return noDigit("after '.'");
         for (std::size_t k = fractionStart; k < i && significant <= 19; ++k) {
             significant += significant > 0 || p[k] != '0';
             mantissa = mantissa * 10 + static_cast<std::uint64_t>(p[k] - '0');
@@ -653,8 +610,8 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         if (i < n && (p[i] == '+' || p[i] == '-'))
             negativeExponent = p[i++] == '-';
         const std::size_t exponentStart = i;
-        if (auto f = digits("in exponent"))
-            return f;
+        if (!skipDigits(i))
+            return noDigit("in exponent");
         std::int64_t e = 0;
         for (std::size_t k = exponentStart; k < i && e < 100000; ++k)
             e = e * 10 + (p[k] - '0');
@@ -773,10 +730,18 @@ JsonDocument::ParseOutcome JsonParser::run()
                 break;
             }
             std::string_view key;
-            if ((failure = parseString(key)))
+            if (auto f = parseString(key)) {
+                failure = std::move(f);
                 break;
+            }
             m_builder.key(key);
             expect = Expect::ColonThenValue;
+            // The usual ':' right away, without a trip round the loop (anything else takes that trip).
+            skipSpace();
+            if (!atEnd() && m_text[m_pos] == ':') {
+                ++m_pos;
+                expect = Expect::Value;
+            }
             break;
         }
         case Expect::ColonThenValue:
@@ -831,25 +796,34 @@ JsonDocument::ParseOutcome JsonParser::run()
                 }
                 break;
             }
+            std::optional<Failure> f;
             if (c == '"') {
                 std::string_view s;
-                if ((failure = parseString(s)))
-                    break;
-                if (atEnd() && !m_stack.empty()) {
-                    failure = endFailure("after a string");
-                    break;
-                }
-                m_builder.string(s, start);
+                f = parseString(s);
+                if (!f && atEnd() && !m_stack.empty())
+                    f = endFailure("after a string");
+                if (!f)
+                    m_builder.string(s, start);
             } else if (c == '-' || (c >= '0' && c <= '9')) {
-                failure = parseNumber(start);
+                f = parseNumber(start);
             } else {
-                failure = parseLiteral(start);
+                f = parseLiteral(start);
             }
-            if (failure)
+            if (f) {
+                failure = std::move(f);
                 break;
+            }
             expect = Expect::CommaOrEnd;
-            if (m_stack.empty())
+            if (m_stack.empty()) {
                 haveRoot = true;
+                break;
+            }
+            // The usual ',' right away, without a trip round the loop (anything else takes that trip).
+            skipSpace();
+            if (!atEnd() && m_text[m_pos] == ',') {
+                ++m_pos;
+                expect = m_stack.back() == JsonType::Object ? Expect::Key : Expect::Value;
+            }
             break;
         }
         }

@@ -128,6 +128,8 @@ public:
     std::string_view keyText(std::uint32_t key) const { return key == kNoKey ? std::string_view() : m_keys[key]; }
     /// Id of `key` if any member anywhere uses it.
     std::optional<std::uint32_t> keyId(std::string_view key) const;
+    /// Number of distinct member keys (ids are 0..keyCount()-1).
+    std::size_t keyCount() const { return m_keys.size(); }
     std::uint64_t nodeOffset(std::uint32_t i) const { return m_offsets[i]; }
 
 private:
@@ -153,6 +155,50 @@ private:
 
     std::uint32_t internKey(std::string_view key);
 };
+
+// The accessors every walk over a document calls, inline.
+
+inline JsonType JsonValue::type() const
+{
+    return m_doc->node(m_index).type;
+}
+
+inline bool JsonValue::isTruncated() const
+{
+    return (m_doc->node(m_index).flags & JsonDocument::kFlagTruncated) != 0;
+}
+
+inline std::string_view JsonValue::asString() const
+{
+    const JsonDocument::Node& n = m_doc->node(m_index);
+    return n.type == JsonType::String ? m_doc->stringAt(n.range.first, n.range.count) : std::string_view();
+}
+
+inline std::uint32_t JsonValue::size() const
+{
+    const JsonDocument::Node& n = m_doc->node(m_index);
+    return (n.type == JsonType::Array || n.type == JsonType::Object) ? n.range.count : 0;
+}
+
+inline JsonValue JsonValue::at(std::uint32_t i) const
+{
+    return JsonValue(m_doc, m_doc->node(m_index).range.first + i);
+}
+
+inline std::string_view JsonValue::keyAt(std::uint32_t i) const
+{
+    return m_doc->keyText(m_doc->node(m_doc->node(m_index).range.first + i).key);
+}
+
+inline std::string_view JsonValue::key() const
+{
+    return m_doc->keyText(m_doc->node(m_index).key);
+}
+
+inline std::uint64_t JsonValue::offset() const
+{
+    return m_doc->nodeOffset(m_index);
+}
 
 struct JsonDocument::ParseOutcome
 {
