@@ -556,6 +556,9 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
     const std::size_t digitsStart = i;
     std::uint64_t mantissa = 0;
     bool overflow = false;
+    // Up to 19 digits cannot overflow; longer runs check each step.
+    while (i < n && i - digitsStart < 19 && p[i] >= '0' && p[i] <= '9')
+        mantissa = mantissa * 10 + static_cast<std::uint64_t>(p[i++] - '0');
     while (i < n && p[i] >= '0' && p[i] <= '9') {
         const auto d = static_cast<std::uint64_t>(p[i] - '0');
         if (mantissa > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
@@ -574,10 +577,8 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         m_pos = digitsStart;
         return syntax("leading zero in a number");
     }
-    // Significant digits read into `mantissa` (leading zeros do not count): up to 19 always fit.
-    std::size_t significant = 0;
-    for (std::size_t k = digitsStart; k < i; ++k)
-        significant += significant > 0 || p[k] != '0';
+    // Significant digits read into `mantissa` (a JSON integer part has no leading zeros, except a lone 0).
+    std::size_t significant = mantissa == 0 ? 0 : i - digitsStart;
     // At least one digit must follow '.' and the exponent marker.
     const auto skipDigits = [p, n](std::size_t& at) {
         const std::size_t runStart = at;
