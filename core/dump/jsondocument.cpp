@@ -4,6 +4,7 @@
 #include "core/dump/jsonscan.h"
 #include "core/util/textposition.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -111,12 +112,34 @@ std::uint32_t JsonDocument::internKey(std::string_view key)
     return id;
 }
 
+std::uint64_t JsonDocument::exceptionOffset(std::uint32_t i) const
+{
+    const auto it = std::lower_bound(m_offsetExceptions.begin(), m_offsetExceptions.end(), std::make_pair(i, 0u));
+    return it != m_offsetExceptions.end() && it->first == i ? it->second : 0;
+}
+
+void JsonDocument::appendNode(Node node, std::uint32_t offset)
+{
+    const auto index = static_cast<std::uint32_t>(m_nodes.size());
+    if (index % kOffsetGroup == 0)
+        m_offsetBase.push_back(offset);
+    const std::int64_t delta = static_cast<std::int64_t>(offset) - m_offsetBase.back() + kOffsetBias;
+    if (delta >= 0 && delta < kOffsetException) {
+        node.offsetDelta = static_cast<std::uint16_t>(delta);
+    } else {
+        node.offsetDelta = kOffsetException;
+        m_offsetExceptions.emplace_back(index, offset);
+    }
+    m_nodes.push_back(node);
+}
+
 std::size_t JsonDocument::memoryBytes() const
 {
     std::size_t keyBytes = m_keys.capacity() * sizeof(std::string_view) + m_keyTable.memoryBytes();
     for (const std::string_view k : m_keys)
         keyBytes += k.size();
-    return m_nodes.size() * sizeof(Node) + m_offsets.size() * sizeof(std::uint32_t) + m_strings.size()
+    return m_nodes.size() * sizeof(Node) + m_offsetBase.size() * sizeof(std::uint32_t)
+        + m_offsetExceptions.size() * sizeof(m_offsetExceptions[0]) + m_strings.size()
         + keyBytes;
 }
 
@@ -143,7 +166,7 @@ void JsonBuilder::reserveFor(std::size_t textBytes)
     // The string arena never exceeds the text, and untouched reserved pages are never resident.
     const std::size_t values = textBytes / 12 + 16;
     m_doc->m_nodes.reserve(values);
-    m_doc->m_offsets.reserve(values);
+    m_doc->m_offsetBase.reserve(values / JsonDocument::kOffsetGroup + 1);
     m_doc->m_strings.reserve(textBytes + 16);
 }
 
@@ -186,12 +209,9 @@ void JsonBuilder::close(std::uint8_t flags)
     // Children of a container are moved to the document as one contiguous block; their own children
     // were flushed before, so the indices they hold stay valid.
     const std::size_t count = m_scratch.size() - open.scratchStart;
-    auto& nodes = m_doc->m_nodes;
-    auto& offsets = m_doc->m_offsets;
-    const auto first = static_cast<std::uint32_t>(nodes.size());
-    nodes.insert(nodes.end(), m_scratch.begin() + static_cast<std::ptrdiff_t>(open.scratchStart), m_scratch.end());
-    offsets.insert(offsets.end(), m_scratchOffsets.begin() + static_cast<std::ptrdiff_t>(open.scratchStart),
-                   m_scratchOffsets.end());
+    const auto first = static_cast<std::uint32_t>(m_doc->m_nodes.size());
+    for (std::size_t k = open.scratchStart; k < m_scratch.size(); ++k)
+        m_doc->appendNode(m_scratch[k], m_scratchOffsets[k]);
     m_scratch.resize(open.scratchStart);
     m_scratchOffsets.resize(open.scratchStart);
     Node n {};
@@ -253,7 +273,6 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
 {
     while (!m_open.empty())
         end();
-    auto& nodes = m_doc->m_nodes;
     if (m_scratch.empty()) {
         Node n {};
         n.type = JsonType::Null;
@@ -261,9 +280,8 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
         m_scratch.push_back(n);
         m_scratchOffsets.push_back(0);
     }
-    m_doc->m_root = static_cast<std::uint32_t>(nodes.size());
-    nodes.push_back(m_scratch.back());
-    m_doc->m_offsets.push_back(m_scratchOffsets.back());
+    m_doc->m_root = static_cast<std::uint32_t>(m_doc->m_nodes.size());
+    m_doc->appendNode(m_scratch.back(), m_scratchOffsets.back());
     m_scratch.clear();
     m_scratchOffsets.clear();
     // No shrink_to_fit: it would copy the whole document while the source text is still mapped.

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace probescope::dump {
@@ -82,7 +83,7 @@ struct JsonParseOptions
 };
 
 /**
- * @brief An immutable, compact JSON document (16 bytes per value plus a 4-byte offset).
+ * @brief An immutable, compact JSON document (16 bytes per value, its source offset included).
  *
  * Accepts what Python's json.dump(allow_nan=True) writes: the bare tokens NaN, Infinity and -Infinity.
  * Integers that fit int64 stay integers (msprobe output distinguishes 2 from 2.0).
@@ -108,7 +109,7 @@ public:
     {
         JsonType type;
         std::uint8_t flags;
-        std::uint16_t reserved;
+        std::uint16_t offsetDelta; // source offset - the offset base of its group of 16 + kOffsetBias
         std::uint32_t key; // interned key id for object members, kNoKey otherwise
         union {
             std::int64_t i;
@@ -130,14 +131,31 @@ public:
     std::optional<std::uint32_t> keyId(std::string_view key) const;
     /// Number of distinct member keys (ids are 0..keyCount()-1).
     std::size_t keyCount() const { return m_keys.size(); }
-    std::uint64_t nodeOffset(std::uint32_t i) const { return m_offsets[i]; }
+    std::uint64_t nodeOffset(std::uint32_t i) const
+    {
+        const std::uint16_t delta = m_nodes[i].offsetDelta;
+        if (delta == kOffsetException)
+            return exceptionOffset(i);
+        return static_cast<std::uint64_t>(static_cast<std::int64_t>(m_offsetBase[i / kOffsetGroup]) + delta
+                                          - kOffsetBias);
+    }
 
 private:
     friend class JsonParser;
     friend class JsonBuilder;
 
     std::vector<Node> m_nodes;
-    std::vector<std::uint32_t> m_offsets;
+    // Source offsets (saturating at 4 GiB) cost 0.25 bytes a value instead of 4: each group of 16 nodes has
+    // a base (the offset of its first node), each node a 16-bit signed distance from it in Node::offsetDelta.
+    // Nodes are stored container by container, so neighbours sit close in the text; the rare node farther
+    // than 32 KiB from its base is listed with its exact offset.
+    static constexpr std::uint32_t kOffsetGroup = 16;
+    static constexpr std::int64_t kOffsetBias = 0x8000;
+    static constexpr std::uint16_t kOffsetException = 0xffff;
+    std::vector<std::uint32_t> m_offsetBase;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> m_offsetExceptions; // node index (ascending), offset
+    std::uint64_t exceptionOffset(std::uint32_t i) const;
+    void appendNode(Node node, std::uint32_t offset);
     std::string m_strings;
     // Interned keys: id -> text. The text lives in fixed chunks, so views stay valid while keys are added.
     // A dump's entry names are a million distinct keys: a node-based map cost ~130 bytes for each; this

@@ -356,3 +356,52 @@ TEST(JsonDocument, FindInSmallAndLargeObjectsTakesTheLastDuplicate)
     EXPECT_FALSE(root.find("small")->find("c"));
     EXPECT_EQ(root.find("small")->findId(r.document->keyId("a"))->asInt(), 3);
 }
+
+TEST(JsonDocument, OffsetsStayExactFarFromTheirGroupsBase)
+{
+    // Values far apart (long strings between them) and containers closed late, so stored neighbours lie
+    // more than 32 KiB apart in the text: every offset must still be the value's first byte.
+    std::string text = "{\"a\": [";
+    std::vector<std::pair<std::string, std::size_t>> expected; // token, offset
+    for (int i = 0; i < 40; ++i) {
+        if (i)
+            text += ", ";
+        if (i % 3 == 0) {
+            expected.emplace_back("\"", text.size());
+            text += "\"" + std::string(static_cast<std::size_t>(i) * 3000, 'x') + "\"";
+        } else if (i % 3 == 1) {
+            expected.emplace_back("{", text.size());
+            text += "{\"k\": [1, 2], \"s\": \"" + std::string(40000, 'y') + "\"}";
+        } else {
+            expected.emplace_back(std::to_string(i), text.size());
+            text += std::to_string(i);
+        }
+    }
+    text += "]}";
+    auto r = JsonDocument::parse(text, "test.json");
+    ASSERT_TRUE(r.document);
+    const JsonValue a = *r.document->root().find("a");
+    ASSERT_EQ(a.size(), 40u);
+    EXPECT_EQ(a.offset(), 6u);
+    for (std::uint32_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a.at(i).offset(), expected[i].second) << i;
+        EXPECT_EQ(text.compare(a.at(i).offset(), expected[i].first.size(), expected[i].first), 0) << i;
+        if (a.at(i).isObject()) {
+            const JsonValue k = *a.at(i).find("k");
+            EXPECT_EQ(text[k.offset()], '[');
+            EXPECT_EQ(text[k.at(1).offset()], '2');
+            EXPECT_EQ(text[a.at(i).find("s")->offset()], '"');
+        }
+    }
+    // Every value of a generated document: its offset points at a character that starts such a value.
+    for (std::uint32_t n = 0; n < r.document->nodeCount(); ++n) {
+        const JsonValue v(r.document.get(), n);
+        const char c = text[v.offset()];
+        switch (v.type()) {
+        case JsonType::Object: EXPECT_EQ(c, '{') << n; break;
+        case JsonType::Array: EXPECT_EQ(c, '[') << n; break;
+        case JsonType::String: EXPECT_EQ(c, '"') << n; break;
+        default: EXPECT_TRUE(c >= '0' && c <= '9') << n; break;
+        }
+    }
+}
