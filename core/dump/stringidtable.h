@@ -70,17 +70,17 @@ private:
     template <class TextOf>
     void grow(const TextOf& textOf)
     {
-        std::vector<std::uint32_t> slots(m_slots.empty() ? 64 : m_slots.size() * 2, 0);
-        const std::size_t mask = slots.size() - 1;
+        std::vector<std::uint32_t> table(m_slots.empty() ? 64 : m_slots.size() * 2, 0); // not "slots": a Qt macro
+        const std::size_t mask = table.size() - 1;
         for (const std::uint32_t entry : m_slots) {
             if (entry == 0)
                 continue;
             std::size_t i = hash(textOf(entry - 1)) & mask;
-            while (slots[i] != 0)
+            while (table[i] != 0)
                 i = (i + 1) & mask;
-            slots[i] = entry;
+            table[i] = entry;
         }
-        m_slots = std::move(slots);
+        m_slots = std::move(table);
     }
 };
 
