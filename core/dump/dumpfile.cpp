@@ -9,23 +9,63 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace probescope::dump {
+
+namespace {
+constexpr std::uint32_t kNoEntry = 0xffffffffu;
+}
 
 const Entry* DumpFile::find(std::string_view key) const
 {
-    const auto it = m_index.find(key);
-    return it == m_index.end() ? nullptr : &entries[it->second];
+    if (!m_entryOfKey.empty()) {
+        const auto id = document->keyId(key);
+        return id && m_entryOfKey[*id] != kNoEntry ? &entries[m_entryOfKey[*id]] : nullptr;
+    }
+    const auto i = m_index.find(key, [this](std::uint32_t id) { return keyOf(id); });
+    return i ? &entries[*i] : nullptr;
 }
 
 void DumpFile::buildIndex()
 {
-    m_index.clear();
-    m_index.reserve(entries.size());
-    for (std::uint32_t i = 0; i < entries.size(); ++i)
-        m_index[entries[i].key] = i;
+    m_entryOfKey.clear();
+    m_index = {};
+    bool added = false;
+    for (std::uint32_t i = 0; i < entries.size(); ++i) {
+        m_index.insert(entries[i].key, i, [this](std::uint32_t id) { return keyOf(id); }, added);
+        if (!added)
+            m_index.setLast(i);
+    }
 }
 
 namespace {
+
+// Newlines in [p, end): 16 bytes per step. An indent=1 dump has a line per value, so a memchr per line
+// cost more than the count itself. Byte counters (0 - matches) are summed every 255 steps, before they
+// wrap; no popcount, which the baseline x86-64 target lacks.
+std::uint32_t countNewlines(const char* p, const char* end)
+{
+    std::uint64_t count = 0;
+#if defined(__SSE2__)
+    const __m128i newline = _mm_set1_epi8('\n');
+    while (end - p >= 16) {
+        __m128i counters = _mm_setzero_si128();
+        for (int step = 0; step < 255 && end - p >= 16; ++step, p += 16) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            counters = _mm_sub_epi8(counters, _mm_cmpeq_epi8(v, newline));
+        }
+        const __m128i sums = _mm_sad_epu8(counters, _mm_setzero_si128());
+        count += static_cast<std::uint64_t>(_mm_cvtsi128_si64(sums))
+            + static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
+    }
+#endif
+    for (; p < end; ++p)
+        count += *p == '\n';
+    return static_cast<std::uint32_t>(count);
+}
 
 // Counts lines incrementally: entry offsets only grow, so the whole file is scanned once.
 class LineCounter
@@ -40,15 +80,7 @@ public:
         const auto target = static_cast<std::size_t>(std::min<std::uint64_t>(offset, m_text.size()));
         if (target < m_pos)
             return locate(m_text, target, {}).line;
-        const char* p = m_text.data() + m_pos;
-        const char* end = m_text.data() + target;
-        while (p < end) {
-            const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-            if (!nl)
-                break;
-            ++m_line;
-            p = static_cast<const char*>(nl) + 1;
-        }
+        m_line += countNewlines(m_text.data() + m_pos, m_text.data() + target);
         m_pos = target;
         return m_line;
     }
@@ -127,8 +159,9 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
         dump->header.dumpDataDir = std::string(dir->asString());
 
     LineCounter lines(text);
-    std::unordered_map<std::string_view, std::uint32_t> seen;
-    seen.reserve(data->size());
+    // The duplicate check builds the lookup index as it goes (find() uses it afterwards).
+    std::vector<std::uint32_t>& entryOfKey = dump->m_entryOfKey;
+    entryOfKey.assign(parsed.document->keyCount(), kNoEntry);
     dump->entries.reserve(data->size());
     std::string droppedEntry;
     for (std::uint32_t i = 0; i < data->size(); ++i) {
@@ -142,19 +175,20 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
         Entry entry { key, parseEntryName(key), value, value.offset(), 0 };
         // The key precedes the value; report the value's line, which is where the entry's data starts.
         entry.line = lines.lineAt(entry.offset);
-        if (const auto it = seen.find(key); it != seen.end()) {
+        std::uint32_t& first = entryOfKey[parsed.document->node(value.index()).key];
+        if (first != kNoEntry) {
             // Python's dict keeps the first position and the last value.
             diagnostics.push_back(makeWarning("dump.duplicate-key", locate(text, entry.offset, file),
                                               "entry \"" + std::string(key)
                                                   + "\" appears more than once; the last one is used"));
-            dump->entries[it->second].value = value;
+            dump->entries[first].value = value;
             continue;
         }
         if (entry.name.kind == EntryKind::Unknown)
             diagnostics.push_back(makeWarning("dump.entry-name", SourceLocation { file, entry.offset, entry.line, 0 },
                                               "entry \"" + std::string(key)
                                                   + "\" is not named like an API, module, parameters_grad or debug entry"));
-        seen.emplace(key, static_cast<std::uint32_t>(dump->entries.size()));
+        first = static_cast<std::uint32_t>(dump->entries.size());
         dump->entries.push_back(entry);
     }
 
@@ -201,7 +235,6 @@ Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, con
         if (d.id != "json.truncated")
             diagnostics.push_back(std::move(d));
     }
-    dump->buildIndex();
     return std::shared_ptr<const DumpFile>(std::move(dump));
 }
 

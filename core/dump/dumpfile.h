@@ -3,6 +3,7 @@
 
 #include "core/dump/entryname.h"
 #include "core/dump/jsondocument.h"
+#include "core/dump/stringidtable.h"
 #include "core/util/diagnostic.h"
 
 #include <filesystem>
@@ -74,7 +75,14 @@ public:
     void buildIndex();
 
 private:
-    std::unordered_map<std::string_view, std::uint32_t> m_index;
+    // parseDumpJson fills the index while it checks for duplicate keys, instead of a second pass.
+    friend Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view, const std::filesystem::path&,
+                                                                 const ReadOptions&);
+    // A parsed dump.json: entry index by the document's id of the entry's key (keys are interned while
+    // parsing, so this needs no hashing of its own). Other files: m_index.
+    std::vector<std::uint32_t> m_entryOfKey;
+    StringIdTable m_index; // key -> index into entries
+    std::string_view keyOf(std::uint32_t i) const { return entries[i].key; }
 };
 
 /// Reads dump.json or debug.json. Fatal problems (not JSON, no "data" object) are errors; a file cut

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/jsondocument.h"
 
+#include "core/dump/jsonscan.h"
 #include "core/util/textposition.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
 
 namespace probescope::dump {
 
@@ -14,16 +17,6 @@ using Node = JsonDocument::Node;
 
 // ---------------------------------------------------------------------------------------------
 // JsonValue
-
-JsonType JsonValue::type() const
-{
-    return m_doc->node(m_index).type;
-}
-
-bool JsonValue::isTruncated() const
-{
-    return (m_doc->node(m_index).flags & JsonDocument::kFlagTruncated) != 0;
-}
 
 bool JsonValue::asBool() const
 {
@@ -51,34 +44,19 @@ double JsonValue::asDouble() const
     return std::numeric_limits<double>::quiet_NaN();
 }
 
-std::string_view JsonValue::asString() const
-{
-    const Node& n = m_doc->node(m_index);
-    if (n.type != JsonType::String)
-        return {};
-    return m_doc->stringAt(n.range.first, n.range.count);
-}
-
-std::uint32_t JsonValue::size() const
-{
-    const Node& n = m_doc->node(m_index);
-    return (n.type == JsonType::Array || n.type == JsonType::Object) ? n.range.count : 0;
-}
-
-JsonValue JsonValue::at(std::uint32_t i) const
-{
-    return JsonValue(m_doc, m_doc->node(m_index).range.first + i);
-}
-
-std::string_view JsonValue::keyAt(std::uint32_t i) const
-{
-    return m_doc->keyText(m_doc->node(m_doc->node(m_index).range.first + i).key);
-}
-
 std::optional<JsonValue> JsonValue::find(std::string_view key) const
 {
-    if (m_doc->node(m_index).type != JsonType::Object)
+    const Node& n = m_doc->node(m_index);
+    if (n.type != JsonType::Object)
         return std::nullopt;
+    // In a small object (every tensor leaf) comparing the members' keys costs less than hashing `key`.
+    if (n.range.count <= 16) {
+        for (std::uint32_t i = n.range.count; i-- > 0;) { // backwards: the last duplicate wins
+            if (m_doc->keyText(m_doc->node(n.range.first + i).key) == key)
+                return JsonValue(m_doc, n.range.first + i);
+        }
+        return std::nullopt;
+    }
     return findId(m_doc->keyId(key));
 }
 
@@ -95,54 +73,73 @@ std::optional<JsonValue> JsonValue::findId(std::optional<std::uint32_t> id) cons
     return std::nullopt;
 }
 
-std::string_view JsonValue::key() const
-{
-    return m_doc->keyText(m_doc->node(m_index).key);
-}
-
-std::uint64_t JsonValue::offset() const
-{
-    return m_doc->nodeOffset(m_index);
-}
-
 // ---------------------------------------------------------------------------------------------
 // JsonDocument
 
 std::optional<std::uint32_t> JsonDocument::keyId(std::string_view key) const
 {
-    const auto it = m_keyIds.find(key);
-    if (it == m_keyIds.end())
-        return std::nullopt;
-    return it->second;
+    return m_keyTable.find(key, [this](std::uint32_t id) { return m_keys[id]; });
 }
 
 std::uint32_t JsonDocument::internKey(std::string_view key)
 {
     // Slot from the length and the first and last bytes; a slot holds id + 1 (0 = empty).
-    const std::size_t slot = key.empty()
+    const std::size_t cacheSlot = key.empty()
         ? 0
         : (key.size() * 31 + static_cast<unsigned char>(key.front()) * 7 + static_cast<unsigned char>(key.back()))
             % kKeyCacheSize;
-    if (const std::uint32_t cached = m_keyCache[slot]; cached != 0 && m_keys[cached - 1] == key)
+    if (const std::uint32_t cached = m_keyCache[cacheSlot]; cached != 0 && m_keys[cached - 1] == key)
         return cached - 1;
-    std::uint32_t id = 0;
-    if (const auto it = m_keyIds.find(key); it != m_keyIds.end()) {
-        id = it->second;
-    } else {
-        id = static_cast<std::uint32_t>(m_keys.size());
-        m_keys.emplace_back(key);
-        m_keyIds.emplace(std::string_view(m_keys.back()), id);
+    bool added = false;
+    const std::uint32_t id = m_keyTable.insert(key, static_cast<std::uint32_t>(m_keys.size()),
+                                               [this](std::uint32_t i) { return m_keys[i]; }, added);
+    m_keyCache[cacheSlot] = id + 1;
+    if (!added)
+        return id;
+    // A new key: its text goes to the current chunk, or to a new one (its own when the key is long).
+    constexpr std::size_t kChunkBytes = 64 * 1024;
+    if (m_keyChunks.empty() || key.size() > m_keyChunkFree) {
+        const std::size_t bytes = std::max(kChunkBytes, key.size());
+        m_keyChunks.push_back(std::make_unique<char[]>(bytes));
+        m_keyChunkNext = m_keyChunks.back().get();
+        m_keyChunkFree = bytes;
     }
-    m_keyCache[slot] = id + 1;
+    char* text = m_keyChunkNext;
+    std::memcpy(text, key.data(), key.size());
+    m_keyChunkNext += key.size();
+    m_keyChunkFree -= key.size();
+    m_keys.emplace_back(text, key.size());
     return id;
+}
+
+std::uint64_t JsonDocument::exceptionOffset(std::uint32_t i) const
+{
+    const auto it = std::lower_bound(m_offsetExceptions.begin(), m_offsetExceptions.end(), std::make_pair(i, 0u));
+    return it != m_offsetExceptions.end() && it->first == i ? it->second : 0;
+}
+
+void JsonDocument::appendNode(Node node, std::uint32_t offset)
+{
+    const auto index = static_cast<std::uint32_t>(m_nodes.size());
+    if (index % kOffsetGroup == 0)
+        m_offsetBase.push_back(offset);
+    const std::int64_t delta = static_cast<std::int64_t>(offset) - m_offsetBase.back() + kOffsetBias;
+    if (delta >= 0 && delta < kOffsetException) {
+        node.offsetDelta = static_cast<std::uint16_t>(delta);
+    } else {
+        node.offsetDelta = kOffsetException;
+        m_offsetExceptions.emplace_back(index, offset);
+    }
+    m_nodes.push_back(node);
 }
 
 std::size_t JsonDocument::memoryBytes() const
 {
-    std::size_t keyBytes = 0;
-    for (const auto& k : m_keys)
-        keyBytes += sizeof(std::string) + (k.size() > 15 ? k.capacity() : 0) + 48; // + hash node
-    return m_nodes.size() * sizeof(Node) + m_offsets.size() * sizeof(std::uint32_t) + m_strings.size()
+    std::size_t keyBytes = m_keys.capacity() * sizeof(std::string_view) + m_keyTable.memoryBytes();
+    for (const std::string_view k : m_keys)
+        keyBytes += k.size();
+    return m_nodes.size() * sizeof(Node) + m_offsetBase.size() * sizeof(std::uint32_t)
+        + m_offsetExceptions.size() * sizeof(m_offsetExceptions[0]) + m_strings.size()
         + keyBytes;
 }
 
@@ -169,7 +166,7 @@ void JsonBuilder::reserveFor(std::size_t textBytes)
     // The string arena never exceeds the text, and untouched reserved pages are never resident.
     const std::size_t values = textBytes / 12 + 16;
     m_doc->m_nodes.reserve(values);
-    m_doc->m_offsets.reserve(values);
+    m_doc->m_offsetBase.reserve(values / JsonDocument::kOffsetGroup + 1);
     m_doc->m_strings.reserve(textBytes + 16);
 }
 
@@ -212,12 +209,9 @@ void JsonBuilder::close(std::uint8_t flags)
     // Children of a container are moved to the document as one contiguous block; their own children
     // were flushed before, so the indices they hold stay valid.
     const std::size_t count = m_scratch.size() - open.scratchStart;
-    auto& nodes = m_doc->m_nodes;
-    auto& offsets = m_doc->m_offsets;
-    const auto first = static_cast<std::uint32_t>(nodes.size());
-    nodes.insert(nodes.end(), m_scratch.begin() + static_cast<std::ptrdiff_t>(open.scratchStart), m_scratch.end());
-    offsets.insert(offsets.end(), m_scratchOffsets.begin() + static_cast<std::ptrdiff_t>(open.scratchStart),
-                   m_scratchOffsets.end());
+    const auto first = static_cast<std::uint32_t>(m_doc->m_nodes.size());
+    for (std::size_t k = open.scratchStart; k < m_scratch.size(); ++k)
+        m_doc->appendNode(m_scratch[k], m_scratchOffsets[k]);
     m_scratch.resize(open.scratchStart);
     m_scratchOffsets.resize(open.scratchStart);
     Node n {};
@@ -279,7 +273,6 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
 {
     while (!m_open.empty())
         end();
-    auto& nodes = m_doc->m_nodes;
     if (m_scratch.empty()) {
         Node n {};
         n.type = JsonType::Null;
@@ -287,14 +280,24 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
         m_scratch.push_back(n);
         m_scratchOffsets.push_back(0);
     }
-    m_doc->m_root = static_cast<std::uint32_t>(nodes.size());
-    nodes.push_back(m_scratch.back());
-    m_doc->m_offsets.push_back(m_scratchOffsets.back());
+    m_doc->m_root = static_cast<std::uint32_t>(m_doc->m_nodes.size());
+    m_doc->appendNode(m_scratch.back(), m_scratchOffsets.back());
     m_scratch.clear();
     m_scratchOffsets.clear();
     // No shrink_to_fit: it would copy the whole document while the source text is still mapped.
     return std::shared_ptr<const JsonDocument>(m_doc.release());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Number helpers
+
+namespace {
+
+// Exact powers of ten: a double holds 10^0..10^22 without rounding.
+constexpr double kExactPow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+} // namespace
 
 // ---------------------------------------------------------------------------------------------
 // JsonParser: a non-recursive tokenizer feeding JsonBuilder.
@@ -346,15 +349,7 @@ private:
 
     void skipSpace()
     {
-        const char* p = m_text.data();
-        const std::size_t n = m_text.size();
-        while (m_pos < n) {
-            const char c = p[m_pos];
-            if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-                ++m_pos;
-            else
-                break;
-        }
+        m_pos = jsonscan::skipSpace(m_text.data(), m_pos, m_text.size());
     }
     bool atEnd() const { return m_pos >= m_text.size(); }
 
@@ -472,32 +467,20 @@ std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out
 {
     const char* p = m_text.data();
     const std::size_t n = m_text.size();
-    std::size_t i = m_pos + 1;
-    const std::size_t begin = i;
-    // Fast path: no escapes.
+    const std::size_t begin = m_pos + 1;
     bool high = false; // a byte >= 0x80: the string's UTF-8 is checked once it ends
-    while (i < n) {
-        const unsigned char c = static_cast<unsigned char>(p[i]);
-        high |= c >= 0x80;
-        if (c == '"') {
-            if (high)
-                checkUtf8(begin, i);
-            out = std::string_view(p + begin, i - begin);
-            m_pos = i + 1;
-            return std::nullopt;
-        }
-        if (c == '\\')
-            break;
-        if (c < 0x20) {
-            m_pos = i;
-            return syntax("control character " + describe(static_cast<char>(c)) + " inside a string");
-        }
-        ++i;
+    // Fast path: no escapes, the string is a view of the text.
+    std::size_t i = jsonscan::scanStringRun(p, begin, n, high);
+    if (i < n && p[i] == '"') {
+        if (high)
+            checkUtf8(begin, i);
+        out = std::string_view(p + begin, i - begin);
+        m_pos = i + 1;
+        return std::nullopt;
     }
     m_buffer.assign(p + begin, i - begin);
     while (i < n) {
         const unsigned char c = static_cast<unsigned char>(p[i]);
-        high |= c >= 0x80;
         if (c == '"') {
             if (high)
                 checkUtf8(begin, i);
@@ -510,8 +493,10 @@ std::optional<JsonParser::Failure> JsonParser::parseString(std::string_view& out
             return syntax("control character " + describe(static_cast<char>(c)) + " inside a string");
         }
         if (c != '\\') {
-            m_buffer += static_cast<char>(c);
-            ++i;
+            // Plain text up to the next quote, escape or control byte.
+            const std::size_t run = jsonscan::scanStringRun(p, i, n, high);
+            m_buffer.append(p + i, run - i);
+            i = run;
             continue;
         }
         if (i + 1 >= n)
@@ -589,6 +574,9 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
     const std::size_t digitsStart = i;
     std::uint64_t mantissa = 0;
     bool overflow = false;
+    // Up to 19 digits cannot overflow; longer runs check each step.
+    while (i < n && i - digitsStart < 19 && p[i] >= '0' && p[i] <= '9')
+        mantissa = mantissa * 10 + static_cast<std::uint64_t>(p[i++] - '0');
     while (i < n && p[i] >= '0' && p[i] <= '9') {
         const auto d = static_cast<std::uint64_t>(p[i] - '0');
         if (mantissa > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
@@ -607,30 +595,48 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         m_pos = digitsStart;
         return syntax("leading zero in a number");
     }
+    // Significant digits read into `mantissa` (a JSON integer part has no leading zeros, except a lone 0).
+    std::size_t significant = mantissa == 0 ? 0 : i - digitsStart;
     // At least one digit must follow '.' and the exponent marker.
-    auto digits = [&](const char* where) -> std::optional<Failure> {
-        const std::size_t runStart = i;
-        while (i < n && p[i] >= '0' && p[i] <= '9')
-            ++i;
-        if (i > runStart)
-            return std::nullopt;
+    const auto skipDigits = [p, n](std::size_t& at) {
+        const std::size_t runStart = at;
+        while (at < n && p[at] >= '0' && p[at] <= '9')
+            ++at;
+        return at > runStart;
+    };
+    const auto noDigit = [&](const char* where) {
         m_pos = i;
         return i >= n ? endFailure("inside a number") : syntax(std::string("digit expected ") + where);
     };
     bool isFloat = false;
+    std::int64_t exponent10 = 0; // the value is mantissa * 10^exponent10 while `significant` <= 19
     if (i < n && p[i] == '.') {
         isFloat = true;
         ++i;
-        if (auto f = digits("after '.'"))
-            return f;
+        const std::size_t fractionStart = i;
+        if (!skipDigits(i))
+            return noDigit("after '.'");
+        for (std::size_t k = fractionStart; k < i && significant <= 19; ++k) {
+            significant += significant > 0 || p[k] != '0';
+            mantissa = mantissa * 10 + static_cast<std::uint64_t>(p[k] - '0');
+            --exponent10;
+        }
     }
     if (i < n && (p[i] == 'e' || p[i] == 'E')) {
         isFloat = true;
         ++i;
+        bool negativeExponent = false;
         if (i < n && (p[i] == '+' || p[i] == '-'))
-            ++i;
-        if (auto f = digits("in exponent"))
-            return f;
+            negativeExponent = p[i++] == '-';
+        const std::size_t exponentStart = i;
+        if (!skipDigits(i))
+            return noDigit("in exponent");
+        std::int64_t e = 0;
+        for (std::size_t k = exponentStart; k < i && e < 100000; ++k)
+            e = e * 10 + (p[k] - '0');
+        if (e >= 100000)
+            significant = 99; // far outside the fast path's range; from_chars decides
+        exponent10 += negativeExponent ? -e : e;
     }
     // A number that touches the end of the input inside a container may have been cut: it is not taken.
     // A bare number as the whole document has nothing around it to cut.
@@ -643,6 +649,13 @@ std::optional<JsonParser::Failure> JsonParser::parseNumber(std::uint64_t start)
         m_builder.integer(negative ? -v : v, start);
     } else if (!isFloat && !overflow && negative && mantissa == (std::uint64_t(1) << 63)) {
         m_builder.integer(std::numeric_limits<std::int64_t>::min(), start);
+    } else if (isFloat && !overflow && significant <= 19 && mantissa <= (std::uint64_t(1) << 53)
+               && exponent10 >= -22 && exponent10 <= 22) {
+        // Clinger's fast path: mantissa and 10^|e| are exact doubles, so one multiplication or division
+        // is correctly rounded, the same double from_chars gives. It covers nearly all msprobe statistics.
+        double v = static_cast<double>(mantissa);
+        v = exponent10 < 0 ? v / kExactPow10[-exponent10] : v * kExactPow10[exponent10];
+        m_builder.number(negative ? -v : v, start);
     } else {
         double v = 0;
         const auto [ptr, ec] = std::from_chars(p + m_pos, p + i, v);
@@ -670,6 +683,8 @@ std::optional<JsonParser::Failure> JsonParser::parseLiteral(std::uint64_t start)
     static constexpr Literal literals[] = { { "null", 0 }, { "true", 1 }, { "false", 2 }, { "NaN", 3 }, { "Infinity", 4 } };
     const std::string_view rest = m_text.substr(m_pos);
     for (const Literal& lit : literals) {
+        if (rest.empty() || lit.text.front() != rest.front())
+            continue; // the literals' first letters differ
         if (rest.substr(0, lit.text.size()) == lit.text) {
             m_pos += lit.text.size();
             if (atEnd() && !m_stack.empty())
@@ -734,10 +749,18 @@ JsonDocument::ParseOutcome JsonParser::run()
                 break;
             }
             std::string_view key;
-            if ((failure = parseString(key)))
+            if (auto f = parseString(key)) {
+                failure = std::move(f);
                 break;
+            }
             m_builder.key(key);
             expect = Expect::ColonThenValue;
+            // The usual ':' right away, without a trip round the loop (anything else takes that trip).
+            skipSpace();
+            if (!atEnd() && m_text[m_pos] == ':') {
+                ++m_pos;
+                expect = Expect::Value;
+            }
             break;
         }
         case Expect::ColonThenValue:
@@ -792,25 +815,34 @@ JsonDocument::ParseOutcome JsonParser::run()
                 }
                 break;
             }
+            std::optional<Failure> f;
             if (c == '"') {
                 std::string_view s;
-                if ((failure = parseString(s)))
-                    break;
-                if (atEnd() && !m_stack.empty()) {
-                    failure = endFailure("after a string");
-                    break;
-                }
-                m_builder.string(s, start);
+                f = parseString(s);
+                if (!f && atEnd() && !m_stack.empty())
+                    f = endFailure("after a string");
+                if (!f)
+                    m_builder.string(s, start);
             } else if (c == '-' || (c >= '0' && c <= '9')) {
-                failure = parseNumber(start);
+                f = parseNumber(start);
             } else {
-                failure = parseLiteral(start);
+                f = parseLiteral(start);
             }
-            if (failure)
+            if (f) {
+                failure = std::move(f);
                 break;
+            }
             expect = Expect::CommaOrEnd;
-            if (m_stack.empty())
+            if (m_stack.empty()) {
                 haveRoot = true;
+                break;
+            }
+            // The usual ',' right away, without a trip round the loop (anything else takes that trip).
+            skipSpace();
+            if (!atEnd() && m_text[m_pos] == ',') {
+                ++m_pos;
+                expect = m_stack.back() == JsonType::Object ? Expect::Key : Expect::Value;
+            }
             break;
         }
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/dump/stringidtable.h"
 #include "core/util/diagnostic.h"
 
 #include <array>
@@ -11,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace probescope::dump {
@@ -81,7 +83,7 @@ struct JsonParseOptions
 };
 
 /**
- * @brief An immutable, compact JSON document (16 bytes per value plus a 4-byte offset).
+ * @brief An immutable, compact JSON document (16 bytes per value, its source offset included).
  *
  * Accepts what Python's json.dump(allow_nan=True) writes: the bare tokens NaN, Infinity and -Infinity.
  * Integers that fit int64 stay integers (msprobe output distinguishes 2 from 2.0).
@@ -107,7 +109,7 @@ public:
     {
         JsonType type;
         std::uint8_t flags;
-        std::uint16_t reserved;
+        std::uint16_t offsetDelta; // source offset - the offset base of its group of 16 + kOffsetBias
         std::uint32_t key; // interned key id for object members, kNoKey otherwise
         union {
             std::int64_t i;
@@ -127,31 +129,94 @@ public:
     std::string_view keyText(std::uint32_t key) const { return key == kNoKey ? std::string_view() : m_keys[key]; }
     /// Id of `key` if any member anywhere uses it.
     std::optional<std::uint32_t> keyId(std::string_view key) const;
-    std::uint64_t nodeOffset(std::uint32_t i) const { return m_offsets[i]; }
+    /// Number of distinct member keys (ids are 0..keyCount()-1).
+    std::size_t keyCount() const { return m_keys.size(); }
+    std::uint64_t nodeOffset(std::uint32_t i) const
+    {
+        const std::uint16_t delta = m_nodes[i].offsetDelta;
+        if (delta == kOffsetException)
+            return exceptionOffset(i);
+        return static_cast<std::uint64_t>(static_cast<std::int64_t>(m_offsetBase[i / kOffsetGroup]) + delta
+                                          - kOffsetBias);
+    }
 
 private:
     friend class JsonParser;
     friend class JsonBuilder;
 
-    struct KeyHash
-    {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
-    };
-
     std::vector<Node> m_nodes;
-    std::vector<std::uint32_t> m_offsets;
+    // Source offsets (saturating at 4 GiB) cost 0.25 bytes a value instead of 4: each group of 16 nodes has
+    // a base (the offset of its first node), each node a 16-bit signed distance from it in Node::offsetDelta.
+    // Nodes are stored container by container, so neighbours sit close in the text; the rare node farther
+    // than 32 KiB from its base is listed with its exact offset.
+    static constexpr std::uint32_t kOffsetGroup = 16;
+    static constexpr std::int64_t kOffsetBias = 0x8000;
+    static constexpr std::uint16_t kOffsetException = 0xffff;
+    std::vector<std::uint32_t> m_offsetBase;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> m_offsetExceptions; // node index (ascending), offset
+    std::uint64_t exceptionOffset(std::uint32_t i) const;
+    void appendNode(Node node, std::uint32_t offset);
     std::string m_strings;
-    std::deque<std::string> m_keys; // deque: views into it stay valid while it grows
-    std::unordered_map<std::string_view, std::uint32_t, KeyHash, std::equal_to<>> m_keyIds;
+    // Interned keys: id -> text. The text lives in fixed chunks, so views stay valid while keys are added.
+    // A dump's entry names are a million distinct keys: a node-based map cost ~130 bytes for each; this
+    // costs the text, a 16-byte view and two 4-byte table slots.
+    std::vector<std::string_view> m_keys;
+    std::vector<std::unique_ptr<char[]>> m_keyChunks;
+    char* m_keyChunkNext = nullptr;
+    std::size_t m_keyChunkFree = 0;
+    StringIdTable m_keyTable;
     // Most keys of a dump repeat (type, dtype, shape, Max, ...): a direct-mapped cache of recent ids,
-    // indexed by a cheap hash, spares them the full string hash and the map probe while parsing.
+    // indexed by a cheap hash, spares them the full string hash and the table probe while parsing.
     static constexpr std::size_t kKeyCacheSize = 256;
     std::array<std::uint32_t, kKeyCacheSize> m_keyCache {};
     std::uint32_t m_root = 0;
 
     std::uint32_t internKey(std::string_view key);
 };
+
+// The accessors every walk over a document calls, inline.
+
+inline JsonType JsonValue::type() const
+{
+    return m_doc->node(m_index).type;
+}
+
+inline bool JsonValue::isTruncated() const
+{
+    return (m_doc->node(m_index).flags & JsonDocument::kFlagTruncated) != 0;
+}
+
+inline std::string_view JsonValue::asString() const
+{
+    const JsonDocument::Node& n = m_doc->node(m_index);
+    return n.type == JsonType::String ? m_doc->stringAt(n.range.first, n.range.count) : std::string_view();
+}
+
+inline std::uint32_t JsonValue::size() const
+{
+    const JsonDocument::Node& n = m_doc->node(m_index);
+    return (n.type == JsonType::Array || n.type == JsonType::Object) ? n.range.count : 0;
+}
+
+inline JsonValue JsonValue::at(std::uint32_t i) const
+{
+    return JsonValue(m_doc, m_doc->node(m_index).range.first + i);
+}
+
+inline std::string_view JsonValue::keyAt(std::uint32_t i) const
+{
+    return m_doc->keyText(m_doc->node(m_doc->node(m_index).range.first + i).key);
+}
+
+inline std::string_view JsonValue::key() const
+{
+    return m_doc->keyText(m_doc->node(m_index).key);
+}
+
+inline std::uint64_t JsonValue::offset() const
+{
+    return m_doc->nodeOffset(m_index);
+}
 
 struct JsonDocument::ParseOutcome
 {

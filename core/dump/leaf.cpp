@@ -104,6 +104,39 @@ std::optional<LeafKind> classifyLeaf(JsonValue value)
     return LeafKind::Other;
 }
 
+namespace {
+
+// The fields readTensorLeaf reads, found in one pass over the leaf's members (the last duplicate wins, as
+// find() would give) instead of a search per field: this runs for every tensor of every dump read.
+struct TensorFields
+{
+    std::optional<JsonValue> type, dtype, shape, stats[4], requiresGrad, dataName, md5;
+
+    explicit TensorFields(JsonValue value)
+    {
+        for (std::uint32_t i = 0; i < value.size(); ++i) {
+            const std::string_view key = value.keyAt(i);
+            std::optional<JsonValue>* slot = nullptr;
+            switch (key.size()) {
+            case 3:
+                slot = key == "Max" ? &stats[0] : key == "Min" ? &stats[1] : key == "md5" ? &md5 : nullptr;
+                break;
+            case 4:
+                slot = key == "type" ? &type : key == "Mean" ? &stats[2] : key == "Norm" ? &stats[3] : nullptr;
+                break;
+            case 5: slot = key == "dtype" ? &dtype : key == "shape" ? &shape : nullptr; break;
+            case 9: slot = key == "data_name" ? &dataName : nullptr; break;
+            case 13: slot = key == "requires_grad" ? &requiresGrad : nullptr; break;
+            default: break;
+            }
+            if (slot)
+                *slot = value.at(i);
+        }
+    }
+};
+
+} // namespace
+
 std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
 {
     auto fail = [&](std::string message) -> std::optional<TensorLeaf> {
@@ -113,15 +146,16 @@ std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
     };
     if (!value.isObject())
         return fail("a tensor must be an object");
+    const TensorFields fields(value);
     TensorLeaf leaf;
-    if (const auto t = value.find("type"); t && t->isString())
+    if (const auto& t = fields.type; t && t->isString())
         leaf.type = t->asString();
-    if (const auto d = value.find("dtype")) {
+    if (const auto& d = fields.dtype) {
         if (!d->isString())
             return fail("\"dtype\" must be a string");
         leaf.dtype = d->asString();
     }
-    if (const auto s = value.find("shape")) {
+    if (const auto& s = fields.shape) {
         if (!s->isArray())
             return fail("\"shape\" must be a list of integers");
         leaf.shape.reserve(s->size());
@@ -136,7 +170,7 @@ std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
     static constexpr std::string_view statNames[] = { "Max", "Min", "Mean", "Norm" };
     StatValue* stats[] = { &leaf.max, &leaf.min, &leaf.mean, &leaf.norm };
     for (int i = 0; i < 4; ++i) {
-        const auto v = value.find(statNames[i]);
+        const auto& v = fields.stats[i];
         if (v && !isStatType(v->type())) {
             std::string message(1, '"');
             message.append(statNames[i]);
@@ -152,17 +186,17 @@ std::optional<TensorLeaf> readTensorLeaf(JsonValue value, std::string* error)
         }
         *stats[i] = StatValue::from(v);
     }
-    if (const auto rg = value.find("requires_grad"); rg && !rg->isNull()) {
+    if (const auto& rg = fields.requiresGrad; rg && !rg->isNull()) {
         if (!rg->isBool())
             return fail("\"requires_grad\" must be true or false");
         leaf.requiresGrad = rg->asBool();
     }
-    if (const auto dn = value.find("data_name"); dn && !dn->isNull()) {
+    if (const auto& dn = fields.dataName; dn && !dn->isNull()) {
         if (!dn->isString())
             return fail("\"data_name\" must be a string");
         leaf.dataName = dn->asString();
     }
-    if (const auto md5 = value.find("md5"); md5 && !md5->isNull()) {
+    if (const auto& md5 = fields.md5; md5 && !md5->isNull()) {
         if (!md5->isString())
             return fail("\"md5\" must be a string");
         leaf.md5 = md5->asString();

@@ -1,23 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/rankdump.h"
 
+#include "core/dump/jsonscan.h"
 #include "core/util/fileio.h"
 #include "core/util/textposition.h"
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+#include <unistd.h>
 
 namespace probescope::dump {
 
 namespace fs = std::filesystem;
 
-const std::string* ConstructMap::parent(std::string_view key) const
+void ConstructLinks::reserve(std::size_t links, std::size_t childBytes)
 {
-    const auto it = parentOf.find(std::string(key));
-    return it == parentOf.end() ? nullptr : &it->second;
+    m_items.reserve(links);
+    m_childText.reserve(childBytes);
 }
 
-const std::vector<std::string>* StackMap::frames(std::string_view key) const
+void ConstructLinks::emplace_back(std::string_view child, std::string_view parent)
 {
-    const auto it = framesOf.find(std::string(key));
-    return it == framesOf.end() ? nullptr : &it->second;
+    bool added = false;
+    const auto textOf = [this](std::uint32_t id) -> std::string_view { return m_parents[id]; };
+    const std::uint32_t parentId = m_parentIds.insert(parent, static_cast<std::uint32_t>(m_parents.size()), textOf, added);
+    if (added)
+        m_parents.emplace_back(parent);
+    const auto item = static_cast<std::uint32_t>(m_items.size());
+    m_items.push_back({ m_childText.size(), static_cast<std::uint32_t>(child.size()), parentId });
+    m_childText.append(child);
+    m_childIds.insert(child, item, [this](std::uint32_t i) { return (*this)[i].child; }, added);
+    if (!added)
+        m_childIds.setLast(item); // the last link wins, as in a Python dict
+}
+
+const std::string* ConstructLinks::parent(std::string_view child) const
+{
+    const auto item = m_childIds.find(child, [this](std::uint32_t i) { return (*this)[i].child; });
+    return item ? &m_parents[m_items[*item].parent] : nullptr;
+}
+
+std::size_t ConstructLinks::memoryBytes() const
+{
+    std::size_t bytes = m_childText.capacity() + m_items.capacity() * sizeof(Item) + m_parentIds.memoryBytes()
+        + m_childIds.memoryBytes();
+    for (const std::string& p : m_parents)
+        bytes += sizeof(std::string) + (p.size() > 15 ? p.capacity() + 1 : 0);
+    return bytes;
+}
+
+const std::string* ConstructMap::parent(std::string_view key) const
+{
+    if (const std::string* p = links.parent(key))
+        return p;
+    if (parentOf.empty())
+        return nullptr;
+    const auto it = parentOf.find(std::string(key));
+    return it == parentOf.end() ? nullptr : &it->second;
 }
 
 namespace {
@@ -80,9 +121,9 @@ Result<ConstructMap> readConstructJson(const fs::path& path)
         return typeError(*json, root, "construct.type", "construct.json must hold an object of node -> parent");
     ConstructMap map;
     map.present = true;
-    map.links.reserve(root.size());
+    map.links.reserve(root.size(), json->file->text().size() / 2);
     for (std::uint32_t i = 0; i < root.size(); ++i) {
-        const std::string key(root.keyAt(i));
+        const std::string_view key = root.keyAt(i);
         JsonValue v = root.at(i);
         if (key == "megatron_micro_step_number") {
             if (v.isInt())
@@ -92,55 +133,427 @@ Result<ConstructMap> readConstructJson(const fs::path& path)
         // Megatron dumps write [parent, micro_step].
         if (v.isArray() && v.size() >= 1)
             v = v.at(0);
-        std::string parent;
-        if (v.isString())
-            parent = std::string(v.asString());
-        else if (!v.isNull())
+        if (!v.isString() && !v.isNull())
             return typeError(*json, v, "construct.type",
-                             "the parent of \"" + key + "\" must be a string or null");
-        map.parentOf[key] = parent;
-        map.links.emplace_back(key, std::move(parent));
+                             "the parent of \"" + std::string(key) + "\" must be a string or null");
+        map.links.emplace_back(key, v.asString());
     }
     return map;
 }
 
+// ---------------------------------------------------------------------------------------------
+// stack.json index
+
+struct StackIndex::Source
+{
+    std::string path;
+    int fd = -1; // -1: every group was filled when the index was built (legacy .pkl stacks)
+    std::mutex mutex;
+    std::unordered_map<std::uint32_t, std::vector<std::string>> frames; // by group; nodes never move
+
+    Source() = default;
+    Source(const Source&) = delete;
+    Source& operator=(const Source&) = delete;
+    ~Source()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+
+    std::vector<std::string> read(const Group& group) const
+    {
+        std::string text(group.end - group.begin, '\0');
+        std::size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t got
+                = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(group.begin + done));
+            if (got <= 0)
+                return {};
+            done += static_cast<std::size_t>(got);
+        }
+        const auto parsed = JsonDocument::parse(text, path);
+        if (!parsed.document || !parsed.document->root().isArray())
+            return {};
+        return framesFrom(parsed.document->root());
+    }
+};
+
+const std::vector<std::string>* StackIndex::frames(std::string_view key) const
+{
+    const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
+                                     [this](const Key& k, std::string_view wanted) { return keyText(k) < wanted; });
+    if (it == m_keys.end() || keyText(*it) != key || !m_source)
+        return nullptr;
+    std::lock_guard lock(m_source->mutex);
+    const auto [slot, added] = m_source->frames.try_emplace(it->group);
+    if (added && m_source->fd >= 0)
+        slot->second = m_source->read(m_groups[it->group]);
+    return &slot->second;
+}
+
+std::size_t StackIndex::memoryBytes() const
+{
+    return m_keyText.capacity() + m_keys.capacity() * sizeof(Key) + m_groups.capacity() * sizeof(Group);
+}
+
+/// Collects keys and frame ranges in file order; finish() sorts the keys, the last duplicate winning.
+class StackIndexBuilder
+{
+public:
+    explicit StackIndexBuilder(std::shared_ptr<StackIndex::Source> source) { m_index.m_source = std::move(source); }
+
+    std::uint32_t group(std::uint64_t begin, std::uint64_t end)
+    {
+        m_index.m_groups.push_back({ begin, end });
+        return static_cast<std::uint32_t>(m_index.m_groups.size() - 1);
+    }
+    void key(std::string_view key, std::uint32_t group)
+    {
+        m_index.m_keys.push_back({ m_index.m_keyText.size(), static_cast<std::uint32_t>(key.size()), group });
+        m_index.m_keyText.append(key);
+    }
+
+    StackIndex finish()
+    {
+        auto& keys = m_index.m_keys;
+        std::stable_sort(keys.begin(), keys.end(), [this](const StackIndex::Key& a, const StackIndex::Key& b) {
+            return m_index.keyText(a) < m_index.keyText(b);
+        });
+        // Of equal keys (stable: in file order) the last one is kept, as a Python dict would.
+        std::size_t out = 0;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (i + 1 < keys.size() && m_index.keyText(keys[i]) == m_index.keyText(keys[i + 1]))
+                continue;
+            keys[out++] = keys[i];
+        }
+        keys.resize(out);
+        keys.shrink_to_fit();
+        m_index.m_groups.shrink_to_fit();
+        m_index.m_keyText.shrink_to_fit();
+        return std::move(m_index);
+    }
+
+private:
+    StackIndex m_index;
+};
+
 namespace {
 
+// A legacy .pkl's stacks are already in its document: they are read at once into the index's cache.
 void fillStack(JsonValue root, StackMap& map)
 {
     map.present = true;
-    const auto zero = root.find("0");
-    map.newForm = zero && zero->isArray() && zero->size() > 0;
+    auto source = std::make_shared<StackIndex::Source>();
+    StackIndexBuilder builder(source);
     for (std::uint32_t i = 0; i < root.size(); ++i) {
-        const JsonValue v = root.at(i);
-        if (map.newForm) {
-            // {"0": [[key1, key2, ...], [frames...]]}: identical stacks are stored once.
-            if (!v.isArray() || v.size() != 2 || !v.at(0).isArray())
+        if (!root.at(i).isArray())
+            continue;
+        const std::uint32_t group = builder.group(0, 0);
+        source->frames.emplace(group, framesFrom(root.at(i)));
+        builder.key(root.keyAt(i), group);
+    }
+    map.framesOf = builder.finish();
+}
+
+/**
+ * One pass over stack.json that checks the JSON and records where each value is, without building a
+ * document. On the first problem it stops; the caller then asks the JSON parser for its diagnostic, so
+ * that messages and positions are the parser's.
+ */
+class StackScanner
+{
+public:
+    explicit StackScanner(std::string_view text)
+        : m_p(text.data())
+        , m_n(text.size())
+    {
+    }
+
+    static constexpr std::size_t kFail = static_cast<std::size_t>(-1);
+
+    struct Member
+    {
+        std::uint64_t keyBegin; // the raw key, between its quotes
+        std::uint32_t keyLength;
+        bool keyEscaped;
+        std::uint64_t valueBegin;
+        std::uint64_t valueEnd;
+    };
+
+    /// Scans the root object's members; false when the text is not such an object or not JSON.
+    bool rootObject(std::vector<Member>& members) const
+    {
+        std::size_t i = 0;
+        if (m_n >= 3 && std::string_view(m_p, 3) == "\xEF\xBB\xBF")
+            i = 3;
+        i = space(i);
+        if (i >= m_n || m_p[i] != '{')
+            return false;
+        i = space(i + 1);
+        if (i < m_n && m_p[i] == '}')
+            return space(i + 1) == m_n;
+        while (true) {
+            Member m {};
+            const std::size_t keyEnd = string(i, &m.keyEscaped);
+            if (keyEnd == kFail)
+                return false;
+            m.keyBegin = i + 1;
+            m.keyLength = static_cast<std::uint32_t>(keyEnd - 1 - (i + 1));
+            i = space(keyEnd);
+            if (i >= m_n || m_p[i] != ':')
+                return false;
+            i = space(i + 1);
+            m.valueBegin = i;
+            i = value(i);
+            if (i == kFail)
+                return false;
+            m.valueEnd = i;
+            members.push_back(m);
+            i = space(i);
+            if (i < m_n && m_p[i] == ',') {
+                i = space(i + 1);
                 continue;
-            auto frames = framesFrom(v.at(1));
-            const JsonValue keys = v.at(0);
-            for (std::uint32_t k = 0; k < keys.size(); ++k) {
-                if (keys.at(k).isString())
-                    map.framesOf[std::string(keys.at(k).asString())] = frames;
             }
-        } else if (v.isArray()) {
-            map.framesOf[std::string(root.keyAt(i))] = framesFrom(v);
+            if (i < m_n && m_p[i] == '}')
+                return space(i + 1) == m_n;
+            return false;
         }
     }
-}
+
+    /// The [begin, end) ranges of the elements of the array at `begin`, which rootObject() checked.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> elements(std::uint64_t begin) const
+    {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+        std::size_t i = space(begin + 1);
+        if (m_p[i] == ']')
+            return out;
+        while (true) {
+            const std::size_t end = value(i);
+            out.emplace_back(i, end);
+            i = space(end);
+            if (m_p[i] == ']')
+                return out;
+            i = space(i + 1); // past ','
+        }
+    }
+
+    /// End of the string at `i` (after its closing quote), or kFail; `escaped` when it holds an escape.
+    std::size_t string(std::size_t i, bool* escaped) const
+    {
+        if (i >= m_n || m_p[i] != '"')
+            return kFail;
+        ++i;
+        bool high = false;
+        while (true) {
+            i = jsonscan::scanStringRun(m_p, i, m_n, high);
+            if (i >= m_n)
+                return kFail;
+            if (m_p[i] == '"')
+                return i + 1;
+            if (m_p[i] != '\\')
+                return kFail; // a control byte
+            *escaped = true;
+            if (i + 1 >= m_n)
+                return kFail;
+            const char e = m_p[i + 1];
+            if (e == 'u') {
+                for (std::size_t k = i + 2; k < i + 6; ++k) {
+                    if (k >= m_n || !std::isxdigit(static_cast<unsigned char>(m_p[k])))
+                        return kFail;
+                }
+                i += 6;
+            } else if (std::string_view("\"\\/bfnrt").find(e) != std::string_view::npos) {
+                i += 2;
+            } else {
+                return kFail;
+            }
+        }
+    }
+
+private:
+    const char* m_p;
+    std::size_t m_n;
+
+    std::size_t space(std::size_t i) const { return jsonscan::skipSpace(m_p, i, m_n); }
+
+    /// End of the value at `i`, or kFail. Containers are followed with an explicit stack (no recursion).
+    std::size_t value(std::size_t i) const
+    {
+        std::vector<char> open; // the closers expected, innermost last
+        while (true) {
+            if (i >= m_n)
+                return kFail;
+            const char c = m_p[i];
+            if (c == '{' || c == '[') {
+                if (open.size() >= JsonParseOptions {}.maxDepth)
+                    return kFail;
+                open.push_back(c == '{' ? '}' : ']');
+                i = space(i + 1);
+                if (i < m_n && m_p[i] == open.back()) {
+                    ++i;
+                    open.pop_back();
+                } else {
+                    if (open.back() == '}' && !key(i))
+                        return kFail;
+                    continue;
+                }
+            } else if (c == '"') {
+                bool escaped = false;
+                i = string(i, &escaped);
+            } else {
+                i = scalar(i);
+            }
+            // After a value: the closers, or ',' and the next value.
+            while (true) {
+                if (i == kFail)
+                    return kFail;
+                if (open.empty())
+                    return i;
+                i = space(i);
+                if (i >= m_n)
+                    return kFail;
+                if (m_p[i] == open.back()) {
+                    ++i;
+                    open.pop_back();
+                    continue;
+                }
+                if (m_p[i] != ',')
+                    return kFail;
+                i = space(i + 1);
+                if (open.back() == '}' && !key(i))
+                    return kFail;
+                break;
+            }
+        }
+    }
+
+    /// At an object member: checks `"key" :` and moves `i` to the value.
+    bool key(std::size_t& i) const
+    {
+        bool escaped = false;
+        const std::size_t end = string(i, &escaped);
+        if (end == kFail)
+            return false;
+        i = space(end);
+        if (i >= m_n || m_p[i] != ':')
+            return false;
+        i = space(i + 1);
+        return true;
+    }
+
+    /// A number or literal (NaN, Infinity and -Infinity included); a token that reaches the end of the
+    /// text may have been cut, and fails.
+    std::size_t scalar(std::size_t i) const
+    {
+        static constexpr std::string_view literals[] = { "null", "true", "false", "NaN", "Infinity", "-Infinity" };
+        const std::string_view rest(m_p + i, m_n - i);
+        for (const std::string_view lit : literals) {
+            if (rest.substr(0, lit.size()) == lit)
+                return lit.size() < rest.size() ? i + lit.size() : kFail;
+        }
+        std::size_t k = i;
+        auto digits = [&] {
+            const std::size_t from = k;
+            while (k < m_n && m_p[k] >= '0' && m_p[k] <= '9')
+                ++k;
+            return k > from;
+        };
+        if (k < m_n && m_p[k] == '-')
+            ++k;
+        if (k < m_n && m_p[k] == '0')
+            ++k;
+        else if (!digits())
+            return kFail;
+        if (k < m_n && m_p[k] == '.') {
+            ++k;
+            if (!digits())
+                return kFail;
+        }
+        if (k < m_n && (m_p[k] == 'e' || m_p[k] == 'E')) {
+            ++k;
+            if (k < m_n && (m_p[k] == '+' || m_p[k] == '-'))
+                ++k;
+            if (!digits())
+                return kFail;
+        }
+        return k < m_n ? k : kFail;
+    }
+};
 
 } // namespace
 
 Result<StackMap> readStackJson(const fs::path& path)
 {
-    auto json = loadJson(path);
-    if (!json)
-        return json.error();
-    const JsonValue root = json->document->root();
-    if (!root.isObject())
-        return typeError(*json, root, "stack.type", "stack.json must hold an object");
+    auto file = MappedFile::open(path, maxJsonFileBytes());
+    if (!file)
+        return file.error();
+    const std::string_view text = (*file)->text();
+    const std::string name = path.string();
+    const StackScanner scanner(text);
+    std::vector<StackScanner::Member> members;
+    if (!scanner.rootObject(members)) {
+        // Not a JSON object: the parser says what is wrong, or the text is JSON of another kind.
+        auto parsed = JsonDocument::parse(text, name);
+        if (!parsed.document)
+            return parsed.diagnostics.front();
+        if (parsed.document->root().isObject()) // the scanner and the parser disagree: say where it stopped
+            return makeError("stack.syntax", SourceLocation { name, std::nullopt, 0, 0 },
+                             "stack.json could not be indexed");
+        return makeError("stack.type", locate(text, parsed.document->root().offset(), name),
+                         "stack.json must hold an object");
+    }
+
+    // Frames are read later from the same open file, not from the mapping (which is released).
+    auto opened = openRegularFile(path, maxJsonFileBytes());
+    if (!opened)
+        return opened.error();
+    auto source = std::make_shared<StackIndex::Source>();
+    source->path = name;
+    source->fd = *opened;
+    StackIndexBuilder builder(source);
+
+    std::string unescaped;
+    auto keyOf = [&](std::uint64_t begin, std::uint64_t length, bool escaped) -> std::string_view {
+        const std::string_view raw = text.substr(begin, length);
+        if (!escaped)
+            return raw;
+        // Rare: the parser unescapes the quoted key.
+        const auto parsed = JsonDocument::parse(text.substr(begin - 1, length + 2), name);
+        unescaped = parsed.document ? std::string(parsed.document->root().asString()) : std::string(raw);
+        return unescaped;
+    };
+    auto isArray = [&](std::uint64_t at) { return text[at] == '['; };
+
     StackMap map;
-    fillStack(root, map);
+    map.present = true;
+    // The new form is recognised by a non-empty list under "0" (the last "0", as find() would take).
+    for (auto m = members.rbegin(); m != members.rend(); ++m) {
+        if (keyOf(m->keyBegin, m->keyLength, m->keyEscaped) == "0") {
+            map.newForm = isArray(m->valueBegin) && !scanner.elements(m->valueBegin).empty();
+            break;
+        }
+    }
+    for (const StackScanner::Member& m : members) {
+        if (!isArray(m.valueBegin))
+            continue;
+        if (!map.newForm) {
+            builder.key(keyOf(m.keyBegin, m.keyLength, m.keyEscaped), builder.group(m.valueBegin, m.valueEnd));
+            continue;
+        }
+        // {"0": [[key1, key2, ...], [frames...]]}: identical stacks are stored once.
+        const auto parts = scanner.elements(m.valueBegin);
+        if (parts.size() != 2 || !isArray(parts[0].first))
+            continue;
+        const std::uint32_t group = builder.group(parts[1].first, parts[1].second);
+        for (const auto& [begin, end] : scanner.elements(parts[0].first)) {
+            if (text[begin] != '"')
+                continue;
+            bool escaped = false;
+            scanner.string(begin, &escaped);
+            builder.key(keyOf(begin + 1, end - begin - 2, escaped), group);
+        }
+    }
+    map.framesOf = builder.finish();
     return map;
 }
 

@@ -3,7 +3,9 @@
 
 #include "core/dump/dumpfile.h"
 #include "core/dump/dumplayout.h"
+#include "core/dump/stringidtable.h"
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,25 +15,136 @@
 
 namespace probescope::dump {
 
+/**
+ * @brief construct.json's links (child key -> parent key, "" for a root) in file order, compactly.
+ *
+ * Each child key is stored once and each distinct parent once (a million links cost ~70 bytes each, where
+ * two std::string copies of every key in a vector and a map cost ~350). Lookups take the child's last link.
+ */
+class ConstructLinks
+{
+public:
+    struct Link
+    {
+        std::string_view child;
+        std::string_view parent;
+    };
+
+    void emplace_back(std::string_view child, std::string_view parent);
+    void reserve(std::size_t links, std::size_t childBytes);
+    std::size_t size() const { return m_items.size(); }
+    bool empty() const { return m_items.empty(); }
+    Link operator[](std::size_t i) const
+    {
+        const Item& item = m_items[i];
+        return { std::string_view(m_childText).substr(item.child, item.length), m_parents[item.parent] };
+    }
+    /// The parent of the child's last link (never null for a child that has one), or null.
+    const std::string* parent(std::string_view child) const;
+    std::size_t memoryBytes() const;
+
+    class const_iterator
+    {
+    public:
+        const_iterator(const ConstructLinks* links, std::size_t i)
+            : m_links(links)
+            , m_i(i)
+        {
+        }
+        Link operator*() const { return (*m_links)[m_i]; }
+        const_iterator& operator++()
+        {
+            ++m_i;
+            return *this;
+        }
+        bool operator==(const const_iterator& other) const = default;
+
+    private:
+        const ConstructLinks* m_links;
+        std::size_t m_i;
+    };
+    const_iterator begin() const { return { this, 0 }; }
+    const_iterator end() const { return { this, m_items.size() }; }
+
+private:
+    struct Item
+    {
+        std::uint64_t child; // offset into m_childText
+        std::uint32_t length;
+        std::uint32_t parent; // index into m_parents
+    };
+    std::string m_childText;
+    std::vector<Item> m_items;
+    std::deque<std::string> m_parents; // distinct parents; a deque keeps parent()'s pointers valid
+    StringIdTable m_parentIds;         // text -> index into m_parents
+    StringIdTable m_childIds;          // text -> the child's last item
+};
+
 /// construct.json: node key -> parent module key ("" or null for a root).
 struct ConstructMap
 {
     bool present = false;
-    std::vector<std::pair<std::string, std::string>> links; ///< file order; parent "" = root
+    ConstructLinks links; ///< file order; parent "" = root
+    /// Links added one by one (tests, tools): parent() looks here for a child `links` does not have.
+    /// readConstructJson() leaves it empty.
     std::unordered_map<std::string, std::string> parentOf;
     std::optional<std::int64_t> megatronMicroSteps; ///< "megatron_micro_step_number"
 
     const std::string* parent(std::string_view key) const;
 };
 
-/// stack.json in either form, inverted to entry key -> frames.
+/**
+ * @brief stack.json in either form as an index: entry key -> where its frames are in the file.
+ *
+ * One scan of the file records each key (in file order, the last duplicate wins) and the byte range of its
+ * frames list; nothing else of the file is kept. Frames are parsed from the file when first asked for and
+ * kept for later calls (in the new form, once per stack that many keys share). The file stays open, so a
+ * stack.json replaced on disk later does not change what is read. Copies share the file and the cache.
+ */
+class StackIndex
+{
+public:
+    std::size_t size() const { return m_keys.size(); }
+    bool empty() const { return m_keys.empty(); }
+    /// The i-th key in sorted order.
+    std::string_view keyAt(std::size_t i) const { return keyText(m_keys[i]); }
+    /// The frames of `key`, null when stack.json does not name it. Valid as long as any copy of the index.
+    /// Thread-safe. A frames list that cannot be read any more (the file changed under it) is empty.
+    const std::vector<std::string>* frames(std::string_view key) const;
+    /// Bytes held by the index itself (keys and ranges), without the frames read so far.
+    std::size_t memoryBytes() const;
+
+    struct Source; ///< the open file and the frames read so far (defined in rankdump.cpp)
+
+private:
+    friend class StackIndexBuilder;
+    struct Key
+    {
+        std::uint64_t text; // offset into m_keyText
+        std::uint32_t length;
+        std::uint32_t group; // index into m_groups
+    };
+    struct Group
+    {
+        std::uint64_t begin; // byte range of the frames list in the file
+        std::uint64_t end;
+    };
+    std::string m_keyText;     // every key once, unescaped
+    std::vector<Key> m_keys;   // sorted by text
+    std::vector<Group> m_groups;
+    std::shared_ptr<Source> m_source; // the open file and the frames read so far
+
+    std::string_view keyText(const Key& k) const { return std::string_view(m_keyText).substr(k.text, k.length); }
+};
+
+/// stack.json in either form.
 struct StackMap
 {
     bool present = false;
     bool newForm = false; ///< {"0": [[keys...], [frames...]]} (msprobe 8.x and later)
-    std::unordered_map<std::string, std::vector<std::string>> framesOf;
+    StackIndex framesOf;
 
-    const std::vector<std::string>* frames(std::string_view key) const;
+    const std::vector<std::string>* frames(std::string_view key) const { return framesOf.frames(key); }
 };
 
 Result<ConstructMap> readConstructJson(const std::filesystem::path& path);

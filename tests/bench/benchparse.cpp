@@ -12,6 +12,10 @@
 //   probescope-json  probescope::dump::JsonDocument::parse alone, on the mapped file (the JSON layer
 //                    without entry indexing and leaf validation, to tell where time goes)
 //   nlohmann         nlohmann::json::parse into a DOM, on the same mapped file
+//   stack            probescope::dump::readStackJson on a stack.json: the index of keys and frame ranges
+//   construct        probescope::dump::readConstructJson on a construct.json
+//   tree             probescope::tree::ConstructTree::build for FILE = a dump.json with its construct.json
+//                    beside it (reading both is not timed)
 //
 // Speed is only ever checked here, never by timed unit tests; --expect-entries lets a ctest smoke
 // test check that the generator and the reader agree without timing anything.
@@ -20,6 +24,8 @@
 
 #include "core/dump/dumpfile.h"
 #include "core/dump/jsondocument.h"
+#include "core/dump/rankdump.h"
+#include "core/tree/constructtree.h"
 #include "core/util/fileio.h"
 
 #include <nlohmann/json.hpp>
@@ -51,7 +57,7 @@ constexpr double kGoalMBps = 100.0;      // issue goal: at least 100 MB/s on the
 constexpr double kGoalMemoryRatio = 3.0; // issue goal: peak memory at most 3x the file size
 constexpr double kMB = 1e6;              // MB = 10^6 bytes throughout, for throughput and memory alike
 
-enum class Parser { ProbeScope, ProbeScopeJson, Nlohmann };
+enum class Parser { ProbeScope, ProbeScopeJson, Nlohmann, Stack, Construct, Tree };
 
 struct Options
 {
@@ -74,6 +80,7 @@ struct RunResult
     std::uint64_t rssFile = 0;
     std::uint64_t documentBytes = 0; // JsonDocument::memoryBytes() (ProbeScope parsers only)
     std::uint64_t documentNodes = 0;
+    std::uint64_t indexBytes = 0; // stack: StackIndex::memoryBytes(); construct: ConstructLinks::memoryBytes()
 };
 
 /// CPU time of the process (user + system): less disturbed than wall time when other jobs share the cores.
@@ -147,6 +154,54 @@ RunResult runOnce(const Options& opt, double& seconds, double& cpu)
         r.ok = true;
         break;
     }
+    case Parser::Stack: {
+        auto stack = dump::readStackJson(opt.file);
+        stop();
+        if (!stack) {
+            r.error = stack.error().format();
+            return r;
+        }
+        sampleMemory();
+        r.entries = stack->framesOf.size();
+        r.indexBytes = stack->framesOf.memoryBytes();
+        r.ok = true;
+        break;
+    }
+    case Parser::Construct: {
+        auto construct = dump::readConstructJson(opt.file);
+        stop();
+        if (!construct) {
+            r.error = construct.error().format();
+            return r;
+        }
+        sampleMemory();
+        r.entries = construct->links.size();
+        r.indexBytes = construct->links.memoryBytes();
+        r.ok = true;
+        break;
+    }
+    case Parser::Tree: {
+        auto rank = std::make_shared<dump::RankDump>();
+        auto dumpFile = dump::readDumpJson(opt.file);
+        auto construct = dump::readConstructJson(opt.file.parent_path() / "construct.json");
+        if (!dumpFile || !construct) {
+            stop();
+            r.error = !dumpFile ? dumpFile.error().format() : construct.error().format();
+            return r;
+        }
+        rank->dump = *dumpFile;
+        rank->construct = std::move(*construct);
+        // Only the build is timed.
+        const double buildCpu = cpuSeconds();
+        const auto buildStart = Clock::now();
+        const auto tree = tree::ConstructTree::build(rank);
+        seconds = std::chrono::duration<double>(Clock::now() - buildStart).count();
+        cpu = cpuSeconds() - buildCpu;
+        sampleMemory();
+        r.entries = tree->size();
+        r.ok = true;
+        return r;
+    }
     case Parser::Nlohmann: {
         auto mapped = MappedFile::open(opt.file);
         if (!mapped) {
@@ -180,6 +235,9 @@ const char* parserName(Parser p)
     case Parser::ProbeScope: return "probescope (dump::readDumpJson)";
     case Parser::ProbeScopeJson: return "probescope-json (dump::JsonDocument::parse)";
     case Parser::Nlohmann: return "nlohmann (nlohmann::json::parse, DOM)";
+    case Parser::Stack: return "stack (dump::readStackJson: the index)";
+    case Parser::Construct: return "construct (dump::readConstructJson)";
+    case Parser::Tree: return "tree (tree::ConstructTree::build, reading not timed)";
     }
     return "?";
 }
@@ -256,6 +314,11 @@ int parseCommand(const Options& opt)
         std::printf("  document       : %llu values, %.1f MB (JsonDocument::memoryBytes, %.1f bytes/value)\n",
                     static_cast<unsigned long long>(last.documentNodes), double(last.documentBytes) / kMB,
                     double(last.documentBytes) / double(last.documentNodes));
+    if (last.indexBytes > 0)
+        std::printf("  index          : %llu keys, %.1f MB (memoryBytes, %.1f bytes/key, %.3f x file size)\n",
+                    static_cast<unsigned long long>(last.entries), double(last.indexBytes) / kMB,
+                    double(last.indexBytes) / double(std::max<std::uint64_t>(last.entries, 1)),
+                    double(last.indexBytes) / double(size));
     std::fflush(stdout);
 
     int rc = 0;
@@ -274,7 +337,8 @@ int parseCommand(const Options& opt)
 
 void printUsage(std::FILE* to)
 {
-    std::fputs("usage: probescope-bench parse FILE [--parser probescope|probescope-json|nlohmann] [--repeat K]\n"
+    std::fputs("usage: probescope-bench parse FILE [--parser probescope|probescope-json|nlohmann|stack|construct|tree]\n"
+               "                              [--repeat K]\n"
                "                              [--expect-entries N]\n"
                "Prints file size, best wall time of K runs, MB/s, entries, and peak RSS (VmHWM) against the\n"
                "goals (>= 100 MB/s, <= 3x file size). Run one parser per process.\n"
@@ -314,6 +378,12 @@ int main(int argc, char** argv)
                 opt.parser = Parser::ProbeScopeJson;
             else if (v == "nlohmann")
                 opt.parser = Parser::Nlohmann;
+            else if (v == "stack")
+                opt.parser = Parser::Stack;
+            else if (v == "construct")
+                opt.parser = Parser::Construct;
+            else if (v == "tree")
+                opt.parser = Parser::Tree;
             else
                 ok = false;
         } else if (a == "--repeat") {

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
 #include <string>
 
 using namespace probescope;
@@ -249,4 +253,155 @@ TEST(JsonBuilder, BuildsTheSameShapeAsTheParser)
     EXPECT_EQ(root.find("list")->at(1).asDouble(), 2.5);
     EXPECT_EQ(root.find("list")->at(2).asString(), "s");
     EXPECT_FALSE(root.find("flag")->asBool());
+}
+
+namespace {
+
+/// The number the parser reads for `token`, as the only element of an array.
+JsonValue parsedNumber(std::shared_ptr<const JsonDocument>& keep, const std::string& token)
+{
+    auto r = JsonDocument::parse("[" + token + "]", "test.json");
+    EXPECT_TRUE(r.document) << token;
+    keep = r.document;
+    return keep ? keep->root().at(0) : JsonValue();
+}
+
+/// What std::from_chars reads (the reference the fast path must match bit for bit).
+double reference(const std::string& token)
+{
+    double v = 0;
+    std::from_chars(token.data(), token.data() + token.size(), v);
+    return v;
+}
+
+} // namespace
+
+TEST(JsonDocument, NumbersAtTheEdgesReadExactlyAsFromChars)
+{
+    std::shared_ptr<const JsonDocument> keep;
+    // Decimals the exact fast path takes, and ones it must leave to from_chars (too many digits, large
+    // exponents, denormals): every result is the correctly rounded double.
+    const char* tokens[] = { "0.1", "11052.138671875", "0.0245361328125", "-0.0419921875", "1.5e-05", "3.4028234663852886e+38",
+                             "9007199254740993.0", "0.30000000000000004", "123456789012345678901234.5", "1e22", "1e23",
+                             "1e308", "1.7976931348623157e308", "4.9e-324", "2.2250738585072014e-308",
+                             "2.2250738585072011e-308", "1e-400", "0.000000000000000000000000001",
+                             "1.00000000000000000000000000000000000001", "5e-1", "9.999999999999999e22" };
+    for (const char* token : tokens) {
+        const JsonValue v = parsedNumber(keep, token);
+        ASSERT_EQ(v.type(), JsonType::Double) << token;
+        const double got = v.asDouble();
+        const double want = reference(token);
+        EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0) << token << ": " << got << " vs " << want;
+    }
+    EXPECT_TRUE(std::isinf(parsedNumber(keep, "1e400").asDouble()));
+    EXPECT_GT(parsedNumber(keep, "1e400").asDouble(), 0);
+    EXPECT_LT(parsedNumber(keep, "-1e400").asDouble(), 0);
+
+    // -0.0 keeps its sign; -0 is the integer 0.
+    const JsonValue negativeZero = parsedNumber(keep, "-0.0");
+    EXPECT_EQ(negativeZero.type(), JsonType::Double);
+    EXPECT_TRUE(std::signbit(negativeZero.asDouble()));
+    EXPECT_EQ(parsedNumber(keep, "-0").type(), JsonType::Int);
+
+    // 2 and 2.0 stay apart; int64 limits stay integers, one past them becomes a double.
+    EXPECT_EQ(parsedNumber(keep, "2").type(), JsonType::Int);
+    EXPECT_EQ(parsedNumber(keep, "2.0").type(), JsonType::Double);
+    EXPECT_EQ(parsedNumber(keep, "2e0").type(), JsonType::Double);
+    EXPECT_EQ(parsedNumber(keep, "9223372036854775807").asInt(), std::numeric_limits<std::int64_t>::max());
+    EXPECT_EQ(parsedNumber(keep, "-9223372036854775808").asInt(), std::numeric_limits<std::int64_t>::min());
+    EXPECT_EQ(parsedNumber(keep, "9223372036854775808").type(), JsonType::Double);
+    EXPECT_EQ(parsedNumber(keep, "9223372036854775808").asDouble(), 9223372036854775808.0);
+    EXPECT_EQ(parsedNumber(keep, "-9223372036854775809").type(), JsonType::Double);
+
+    // Python's tokens.
+    EXPECT_TRUE(std::isnan(parsedNumber(keep, "NaN").asDouble()));
+    EXPECT_EQ(parsedNumber(keep, "Infinity").asDouble(), HUGE_VAL);
+    EXPECT_EQ(parsedNumber(keep, "-Infinity").asDouble(), -HUGE_VAL);
+}
+
+TEST(JsonDocument, StringsWithEscapesAndLongPlainRunsAcrossScanBlocks)
+{
+    // Plain runs longer than the 16-byte scan block, with the quote, an escape or a control byte at
+    // every position of a block.
+    for (std::size_t prefix = 0; prefix < 40; ++prefix) {
+        const std::string plain(prefix, 'a');
+        auto r = JsonDocument::parse("[\"" + plain + "\\n" + plain + "\", \"" + plain + "\"]", "test.json");
+        ASSERT_TRUE(r.document) << prefix;
+        EXPECT_EQ(r.document->root().at(0).asString(), plain + "\n" + plain);
+        EXPECT_EQ(r.document->root().at(1).asString(), plain);
+        auto bad = JsonDocument::parse("[\"" + plain + "\x01\"]", "test.json");
+        ASSERT_FALSE(bad.document);
+        EXPECT_EQ(bad.diagnostics.front().id, "json.syntax");
+        EXPECT_EQ(bad.diagnostics.front().location.column, prefix + 3) << prefix;
+        auto utf8 = JsonDocument::parse("[\"" + plain + "\xff" + plain + "\"]", "test.json");
+        ASSERT_TRUE(utf8.document);
+        ASSERT_EQ(utf8.diagnostics.size(), 1u) << prefix;
+        EXPECT_EQ(utf8.diagnostics.front().id, "json.utf8");
+    }
+}
+
+TEST(JsonDocument, FindInSmallAndLargeObjectsTakesTheLastDuplicate)
+{
+    std::string text = "{";
+    for (int i = 0; i < 40; ++i)
+        text += "\"k" + std::to_string(i % 20) + "\": " + std::to_string(i) + (i + 1 < 40 ? ", " : "");
+    text += ", \"small\": {\"a\": 1, \"b\": 2, \"a\": 3}}";
+    auto r = JsonDocument::parse(text, "test.json");
+    ASSERT_TRUE(r.document);
+    const JsonValue root = r.document->root();
+    EXPECT_EQ(root.find("k3")->asInt(), 23);
+    EXPECT_FALSE(root.find("k20"));
+    EXPECT_EQ(root.find("small")->find("a")->asInt(), 3);
+    EXPECT_EQ(root.find("small")->find("b")->asInt(), 2);
+    EXPECT_FALSE(root.find("small")->find("c"));
+    EXPECT_EQ(root.find("small")->findId(r.document->keyId("a"))->asInt(), 3);
+}
+
+TEST(JsonDocument, OffsetsStayExactFarFromTheirGroupsBase)
+{
+    // Values far apart (long strings between them) and containers closed late, so stored neighbours lie
+    // more than 32 KiB apart in the text: every offset must still be the value's first byte.
+    std::string text = "{\"a\": [";
+    std::vector<std::pair<std::string, std::size_t>> expected; // token, offset
+    for (int i = 0; i < 40; ++i) {
+        if (i)
+            text += ", ";
+        if (i % 3 == 0) {
+            expected.emplace_back("\"", text.size());
+            text += "\"" + std::string(static_cast<std::size_t>(i) * 3000, 'x') + "\"";
+        } else if (i % 3 == 1) {
+            expected.emplace_back("{", text.size());
+            text += "{\"k\": [1, 2], \"s\": \"" + std::string(40000, 'y') + "\"}";
+        } else {
+            expected.emplace_back(std::to_string(i), text.size());
+            text += std::to_string(i);
+        }
+    }
+    text += "]}";
+    auto r = JsonDocument::parse(text, "test.json");
+    ASSERT_TRUE(r.document);
+    const JsonValue a = *r.document->root().find("a");
+    ASSERT_EQ(a.size(), 40u);
+    EXPECT_EQ(a.offset(), 6u);
+    for (std::uint32_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a.at(i).offset(), expected[i].second) << i;
+        EXPECT_EQ(text.compare(a.at(i).offset(), expected[i].first.size(), expected[i].first), 0) << i;
+        if (a.at(i).isObject()) {
+            const JsonValue k = *a.at(i).find("k");
+            EXPECT_EQ(text[k.offset()], '[');
+            EXPECT_EQ(text[k.at(1).offset()], '2');
+            EXPECT_EQ(text[a.at(i).find("s")->offset()], '"');
+        }
+    }
+    // Every value of a generated document: its offset points at a character that starts such a value.
+    for (std::uint32_t n = 0; n < r.document->nodeCount(); ++n) {
+        const JsonValue v(r.document.get(), n);
+        const char c = text[v.offset()];
+        switch (v.type()) {
+        case JsonType::Object: EXPECT_EQ(c, '{') << n; break;
+        case JsonType::Array: EXPECT_EQ(c, '[') << n; break;
+        case JsonType::String: EXPECT_EQ(c, '"') << n; break;
+        default: EXPECT_TRUE(c >= '0' && c <= '9') << n; break;
+        }
+    }
 }

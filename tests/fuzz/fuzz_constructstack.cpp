@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const auto stack = fuzz::writeInput("stack.json", data, size);
     if (auto s = dump::readStackJson(stack); s) {
-        for (const auto& [key, frames] : s->framesOf)
-            (void)s->frames(key);
+        for (std::size_t i = 0; i < s->framesOf.size(); ++i)
+            (void)s->frames(s->framesOf.keyAt(i));
     }
     return 0;
 }
