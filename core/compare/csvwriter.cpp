@@ -16,6 +16,63 @@ void appendLine(std::string& out, const std::vector<std::string>& fields)
 
 } // namespace
 
+CsvStream::CsvStream(TextSink sink, std::size_t flushBytes) : m_sink(std::move(sink)), m_flushBytes(flushBytes)
+{
+    m_buffer.reserve(flushBytes + (flushBytes >> 4));
+}
+
+std::string& CsvStream::rawField()
+{
+    if (m_fields++)
+        m_buffer += ',';
+    return m_buffer;
+}
+
+void CsvStream::field(std::string_view text)
+{
+    appendCsvField(rawField(), text);
+}
+
+void CsvStream::record(const std::vector<std::string>& fields)
+{
+    for (const std::string& f : fields)
+        field(f);
+    endRecord();
+}
+
+void CsvStream::endRecord()
+{
+    // A record of a single empty field is written "" (toCsv's rule), so it does not read back as a blank line.
+    if (m_fields == 1 && m_buffer.size() == m_recordStart)
+        m_buffer += "\"\"";
+    m_buffer += '\n';
+    m_fields = 0;
+    if (m_buffer.size() >= m_flushBytes) {
+        m_ok = m_ok && m_sink(m_buffer);
+        m_buffer.clear();
+    }
+    m_recordStart = m_buffer.size();
+}
+
+bool CsvStream::finish()
+{
+    if (!m_buffer.empty())
+        m_ok = m_ok && m_sink(m_buffer);
+    m_buffer.clear();
+    m_recordStart = 0;
+    return m_ok;
+}
+
+std::string collectText(const std::function<bool(const TextSink&)>& write)
+{
+    std::string out;
+    write([&out](std::string_view chunk) {
+        out += chunk;
+        return true;
+    });
+    return out;
+}
+
 std::string csvLine(const std::vector<std::string>& fields)
 {
     std::string out;

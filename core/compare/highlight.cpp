@@ -61,7 +61,7 @@ void applyHighlight(CompareTable& table)
     const int colCos = table.column("Cosine");
     const int colErr = table.column("Err_message");
     std::vector<Messages> messages(table.rows.size());
-    auto cell = [&](std::size_t row, int col) -> const Cell& { return table.rows[row][static_cast<std::size_t>(col)]; };
+    auto cell = [&](std::size_t row, int col) { return table.rows.cell(row, static_cast<std::size_t>(col)); };
     auto numeric3 = [&](std::size_t r) {
         return cell(r, colNpuMax).isNumeric() && cell(r, colBenchMax).isNumeric() && cell(r, colD).isNumeric();
     };
@@ -150,11 +150,11 @@ void applyHighlight(CompareTable& table)
         if (list.empty())
             continue;
         table.colors[i] = !messages[i].red.empty() ? RowColor::Red : RowColor::Yellow;
-        Cell& err = table.rows[i][static_cast<std::size_t>(colErr)];
-        std::string text = err.isString() ? err.asString() : std::string();
+        const CellView err = table.rows.view(i, static_cast<std::size_t>(colErr));
+        std::string text = err.isString() ? std::string(err.text) : std::string();
         for (const std::string& m : list)
             text += text.empty() ? m : "\n" + m;
-        err = Cell::text(std::move(text));
+        table.rows.set(i, static_cast<std::size_t>(colErr), Cell::text(std::move(text)));
     }
 }
 
