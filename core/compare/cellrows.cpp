@@ -160,20 +160,32 @@ void CellRows::clear()
 
 void CellRows::appendRows(const CellRows& other)
 {
-    reserve(other.size());
+    // Numbers are copied as they are; other's interned texts are interned here once each (by payload, not by text).
+    std::unordered_map<std::uint64_t, std::uint64_t> interned;
+    m_rowStart.reserve(m_rowStart.size() + other.size());
     for (std::size_t r = 0; r < other.size(); ++r) {
         beginRow();
-        for (std::size_t c = 0; c < other.rowSize(r); ++c) {
-            const CellView v = other.view(r, c);
+        for (std::uint64_t j = other.m_rowStart[r]; j < other.m_rowStart[r + 1]; ++j) {
+            const Chunk& from = *other.m_chunks[j >> kChunkBits];
+            const std::size_t k = j & (kChunkCells - 1);
+            const std::uint8_t tag = from.tag[k];
+            const auto kind = static_cast<CellKind>(tag & 7);
             const std::uint64_t i = pushCell();
-            switch (v.kind) {
-            case CellKind::String:
-            case CellKind::PyText: storeText(i, v.kind, v.text); break;
-            case CellKind::Float: store(i, v.kind, std::bit_cast<std::uint64_t>(v.number)); break;
-            case CellKind::Int: store(i, v.kind, static_cast<std::uint64_t>(v.integer)); break;
-            case CellKind::Bool: store(i, v.kind, v.boolean ? 1 : 0); break;
-            case CellKind::None: store(i, v.kind, 0); break;
+            if (kind != CellKind::String && kind != CellKind::PyText) {
+                store(i, kind, from.payload[k]);
+                continue;
             }
+            const std::string_view text = other.textOf(from.payload[k], (tag & kLongTextFlag) != 0);
+            if (text.empty() || text.size() > kInternMax) {
+                storeText(i, kind, text);
+                continue;
+            }
+            if (const auto it = interned.find(from.payload[k]); it != interned.end()) {
+                store(i, kind, it->second);
+                continue;
+            }
+            storeText(i, kind, text);
+            interned.emplace(from.payload[k], m_chunks[i >> kChunkBits]->payload[i & (kChunkCells - 1)]);
         }
     }
 }

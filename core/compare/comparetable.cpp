@@ -659,16 +659,27 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
         }
         partJobs[c] = std::move(partBuilder.jobs());
     });
+    // The flattened ops are done with (the real-data jobs hold copies of what they read); at a million entries
+    // they are GBs, so they go before the parts are joined, and each part goes as soon as it is appended.
+    std::vector<Op>().swap(npuOps);
+    std::vector<Op>().swap(benchOps);
+    std::vector<MappedOp>().swap(npuViews);
+    std::vector<MappedOp>().swap(benchViews);
     TableBuilder builder(npu, bench, options, *table);
     std::size_t rowCount = 0;
     for (const CompareTable& part : parts)
         rowCount += part.rows.size();
-    table->rows.reserve(rowCount);
     table->npuEntry.reserve(rowCount);
     table->matched.reserve(rowCount);
     for (std::size_t c = 0; c < chunks; ++c) {
         const std::size_t offset = table->rows.size();
-        table->rows.appendRows(parts[c].rows);
+        if (c == 0) {
+            table->rows = std::move(parts[c].rows);
+            table->rows.reserve(rowCount);
+        } else {
+            table->rows.appendRows(parts[c].rows);
+        }
+        parts[c].rows.clear();
         table->npuEntry.insert(table->npuEntry.end(), parts[c].npuEntry.begin(), parts[c].npuEntry.end());
         table->matched.insert(table->matched.end(), parts[c].matched.begin(), parts[c].matched.end());
         for (TableBuilder::Job& job : partJobs[c]) {

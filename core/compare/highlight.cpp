@@ -177,7 +177,7 @@ std::string advisorText(const CompareTable& table)
     const long row = firstFailingRow(table);
     if (row < 0)
         return "Line: NA\nSuspect Nodes: NA\nExpert Advice: All data in comparison result meets the accuracy requirements.\n";
-    const std::string& name = table.rows[static_cast<std::size_t>(row)][0].asString();
+    const std::string name = table.rows[static_cast<std::size_t>(row)][0].asString();
     auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
     static const char* const kForwardInput = "1. Analyze the model to view the input source.\n2. Check whether an inplace API "
                                              "causes the output result to overwrite the input result. That is, the fault "

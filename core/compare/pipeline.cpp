@@ -125,7 +125,7 @@ void noteUnreadableTensors(const CompareTable& table, Diagnostics& out)
     for (const auto& row : table.rows) {
         if (static_cast<std::size_t>(column) >= row.size() || !row[column].isString())
             continue;
-        const std::string& message = row[column].asString();
+        const std::string message = row[column].asString();
         const auto mark = message.find(kUnreadableMark);
         if (mark == std::string::npos)
             continue;

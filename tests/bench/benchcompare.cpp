@@ -99,12 +99,12 @@ struct TableSummary
     std::size_t diagnostics = 0;
 };
 
-const std::string* textCell(const compare::CompareTable& table, std::size_t row, int column)
+std::optional<std::string_view> textCell(const compare::CompareTable& table, std::size_t row, int column)
 {
     if (column < 0)
-        return nullptr;
-    const compare::Cell& cell = table.rows[row][std::size_t(column)];
-    return cell.isString() ? &cell.asString() : nullptr;
+        return std::nullopt;
+    const compare::CellView cell = table.rows.view(row, std::size_t(column));
+    return cell.isString() ? std::optional(cell.text) : std::nullopt;
 }
 
 TableSummary summarize(const compare::CompareTable& table)
@@ -116,11 +116,11 @@ TableSummary summarize(const compare::CompareTable& table)
     const int accuracy = table.column("Accuracy Reached or Not");
     const int message = table.column("Err_message");
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        if (const auto* t = textCell(table, r, dataName); t && *t != "-1")
+        if (const auto t = textCell(table, r, dataName); t && *t != "-1")
             ++s.tensorRows;
-        if (const auto* t = textCell(table, r, accuracy); t && *t == "No")
+        if (const auto t = textCell(table, r, accuracy); t && *t == "No")
             ++s.notReached;
-        if (const auto* t = textCell(table, r, message); t && t->find("not found") != std::string::npos)
+        if (const auto t = textCell(table, r, message); t && t->find("not found") != std::string_view::npos)
             ++s.notFound;
         if (!table.matched[r])
             ++s.unmatched;
@@ -243,6 +243,10 @@ int runBench(const Options& opt)
         if (!summary) {
             summary = summarize(**table);
             std::printf("entries: %zu NPU, %zu bench\n", (*npu)->entries.size(), (*bench)->entries.size());
+            // The compact row store's heap (docs/compare-performance.md, "Compact result table").
+            const std::size_t bytes = (*table)->rows.memoryBytes();
+            std::printf("table cells: %.1f MiB, %.0f bytes a row\n", double(bytes) / kMiB,
+                        (*table)->rows.empty() ? 0.0 : double(bytes) / double((*table)->rows.size()));
         }
         std::printf("  run %d: %.3f s (read %.3f s + compare %.3f s), CPU %.3f s\n", rep + 1, run.total(), run.read,
                     run.compare, run.cpu);

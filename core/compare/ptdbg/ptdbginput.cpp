@@ -206,7 +206,7 @@ std::string advisorText(const CompareTable& table)
     if (row < 0)
         return "Line: NA\nSuspect Nodes: NA\nExpert Advice: All data in comparison result meets the accuracy "
                "requirements.\n";
-    const std::string& node = table.rows[static_cast<std::size_t>(row)][0].asString();
+    const std::string node = table.rows[static_cast<std::size_t>(row)][0].asString();
     return "Line: " + std::to_string(row) + "\nSuspect Nodes: " + node + "\nExpert Advice: " + adviceFor(node) + "\n";
 }
 
