@@ -27,10 +27,8 @@ SourceLocation at(const fs::path& p)
 
 bool writeTableCsv(const CompareTable& table, const TextSink& sink)
 {
-    CsvStream csv(sink);
-    csv.record(table.header);
-    std::string text; // a string cell's text, reused
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    return streamCsvRows(table.header, table.rows.size(), sink, [&table](CsvStream& csv, std::size_t r) {
+        thread_local std::string text; // a string cell's text, reused
         const std::size_t n = table.rows.rowSize(r);
         for (std::size_t c = 0; c < n; ++c) {
             const CellView cell = table.rows.view(r, c);
@@ -50,8 +48,7 @@ bool writeTableCsv(const CompareTable& table, const TextSink& sink)
             }
         }
         csv.endRecord();
-    }
-    return csv.finish();
+    });
 }
 
 std::string tableCsv(const CompareTable& table)

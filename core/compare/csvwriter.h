@@ -51,6 +51,14 @@ private:
     bool m_ok = true;
 };
 
+/**
+ * @brief Streams a header and `rows` records, formatted by `formatRow` (which appends one record's fields and
+ * ends it) in blocks of rows on every hardware thread; the sink gets the blocks in row order, so the text does not
+ * depend on the thread count. `formatRow` is called from several threads at once.
+ */
+bool streamCsvRows(const std::vector<std::string>& header, std::size_t rows, const TextSink& sink,
+                   const std::function<void(CsvStream& csv, std::size_t row)>& formatRow);
+
 /// The text a CSV writer streams, collected (for tests and small tables).
 std::string collectText(const std::function<bool(const TextSink&)>& write);
 

@@ -1165,9 +1165,7 @@ std::string cellText(const Cell& cell)
 
 bool writeTableCsv(const CompareTable& table, const TextSink& sink)
 {
-    CsvStream csv(sink);
-    csv.record(table.header);
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    return streamCsvRows(table.header, table.rows.size(), sink, [&table](CsvStream& csv, std::size_t r) {
         const std::size_t n = table.rows.rowSize(r);
         for (std::size_t c = 0; c < n; ++c) {
             const CellView cell = table.rows.view(r, c);
@@ -1177,8 +1175,7 @@ bool writeTableCsv(const CompareTable& table, const TextSink& sink)
                 appendCellText(csv.rawField(), cell); // numbers, bools, None: never quoted
         }
         csv.endRecord();
-    }
-    return csv.finish();
+    });
 }
 
 std::string tableCsv(const CompareTable& table)
