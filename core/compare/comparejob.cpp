@@ -3,6 +3,7 @@
 
 #include "core/compare/csvwriter.h"
 #include "core/compare/pytext.h"
+#include "core/util/csv.h"
 #include "core/util/fileio.h"
 
 #include <algorithm>
@@ -24,18 +25,35 @@ SourceLocation at(const fs::path& p)
 } // namespace
 
 
+bool writeTableCsv(const CompareTable& table, const TextSink& sink)
+{
+    return streamCsvRows(table.header, table.rows.size(), sink, [&table](CsvStream& csv, std::size_t r) {
+        thread_local std::string text; // a string cell's text, reused
+        const std::size_t n = table.rows.rowSize(r);
+        for (std::size_t c = 0; c < n; ++c) {
+            const CellView cell = table.rows.view(r, c);
+            if (cell.kind == CellKind::String) {
+                text.clear();
+                appendExcelText(text, cell);
+                std::string_view guard = formulaGuard(text);
+                if (!guard.empty())
+                    text.insert(0, guard);
+                csv.field(text);
+            } else if (cell.kind == CellKind::PyText) {
+                text.clear();
+                appendExcelText(text, cell);
+                csv.field(text);
+            } else {
+                appendExcelText(csv.rawField(), cell); // None, True/False, numbers: never quoted
+            }
+        }
+        csv.endRecord();
+    });
+}
+
 std::string tableCsv(const CompareTable& table)
 {
-    std::vector<std::vector<std::string>> rows;
-    rows.reserve(table.rows.size());
-    for (const auto& r : table.rows) {
-        std::vector<std::string> cells;
-        cells.reserve(r.size());
-        for (const Cell& c : r)
-            cells.push_back(c.isString() ? guardFormula(excelText(c)) : excelText(c));
-        rows.push_back(std::move(cells));
-    }
-    return toCsv(table.header, rows);
+    return collectText([&](const TextSink& sink) { return writeTableCsv(table, sink); });
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/compare/comparetable.h"
+#include "core/compare/csvwriter.h"
 #include "core/compare/firstfailure.h"
 #include "core/compare/pipeline.h"
 #include "core/compare/plan.h"
@@ -60,6 +61,8 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const s
 
 /// The CSV text of a table (msprobe's xlsx as a CSV: see docs/compare.md).
 std::string tableCsv(const CompareTable& table);
+/// tableCsv streamed to a sink (compare/csvwriter.h); false if the sink failed.
+bool writeTableCsv(const CompareTable& table, const TextSink& sink);
 
 /// A text cell that a spreadsheet would run as a formula gets a leading apostrophe (util/csv.h; see docs/compare.md).
 using probescope::guardFormula;

@@ -350,14 +350,15 @@ public:
         const RealDataMetrics metrics = job.npyNpu
             ? compareNpyRow(job.input)
             : compareRealDataRow(job.input, splitter, next && !next->npyNpu ? &next->input : nullptr);
-        auto& cells = table.rows[job.row];
-        cells[6] = metrics.cosine;
-        cells[7] = metrics.maxAbsErr;
-        cells[8] = metrics.maxRelativeErr;
-        cells[9] = metrics.oneThousandthErrRatio;
-        cells[10] = metrics.fiveThousandthsErrRatio;
-        cells[19] = Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr));
-        cells[20] = Cell::text(metrics.message);
+        // Workers fill different rows at once.
+        CellRows& rows = table.rows;
+        rows.setShared(job.row, 6, metrics.cosine);
+        rows.setShared(job.row, 7, metrics.maxAbsErr);
+        rows.setShared(job.row, 8, metrics.maxRelativeErr);
+        rows.setShared(job.row, 9, metrics.oneThousandthErrRatio);
+        rows.setShared(job.row, 10, metrics.fiveThousandthsErrRatio);
+        rows.setShared(job.row, 19, Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr)));
+        rows.setShared(job.row, 20, Cell::text(metrics.message));
     }
 
 private:
@@ -585,7 +586,7 @@ Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareT
             const std::size_t ahead = i + splitter.threads();
             TableBuilder::finish(*table, jobs[i], splitter, ahead < jobs.size() ? &jobs[ahead] : nullptr);
             if (options.rowReady)
-                options.rowReady(jobs[i].row, table->rows[jobs[i].row]);
+                options.rowReady(jobs[i].row, table->rows.rowShared(jobs[i].row));
         },
         progress);
     if (!completed)
@@ -658,16 +659,27 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
         }
         partJobs[c] = std::move(partBuilder.jobs());
     });
+    // The flattened ops are done with (the real-data jobs hold copies of what they read); at a million entries
+    // they are GBs, so they go before the parts are joined, and each part goes as soon as it is appended.
+    std::vector<Op>().swap(npuOps);
+    std::vector<Op>().swap(benchOps);
+    std::vector<MappedOp>().swap(npuViews);
+    std::vector<MappedOp>().swap(benchViews);
     TableBuilder builder(npu, bench, options, *table);
     std::size_t rowCount = 0;
     for (const CompareTable& part : parts)
         rowCount += part.rows.size();
-    table->rows.reserve(rowCount);
     table->npuEntry.reserve(rowCount);
     table->matched.reserve(rowCount);
     for (std::size_t c = 0; c < chunks; ++c) {
         const std::size_t offset = table->rows.size();
-        std::move(parts[c].rows.begin(), parts[c].rows.end(), std::back_inserter(table->rows));
+        if (c == 0) {
+            table->rows = std::move(parts[c].rows);
+            table->rows.reserve(rowCount);
+        } else {
+            table->rows.appendRows(parts[c].rows);
+        }
+        parts[c].rows.clear();
         table->npuEntry.insert(table->npuEntry.end(), parts[c].npuEntry.begin(), parts[c].npuEntry.end());
         table->matched.insert(table->matched.end(), parts[c].matched.begin(), parts[c].matched.end());
         for (TableBuilder::Job& job : partJobs[c]) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/compare/cell.h"
+#include "core/compare/cellrows.h"
 #include "core/compare/flatten.h"
 #include "core/dump/dumpfile.h"
 #include "core/dump/rankdump.h"
@@ -44,7 +45,7 @@ struct CompareTable
     CompareMode mode = CompareMode::RealData;
     bool stackMode = false;
     std::vector<std::string> header;
-    std::vector<std::vector<Cell>> rows;
+    CellRows rows;                           ///< compact; cells are read as Cell or CellView
     std::vector<RowColor> colors;            ///< msprobe's red/yellow highlight per row
     std::vector<std::uint32_t> npuEntry;     ///< NPU dump entry index of each row
     std::vector<bool> matched;               ///< whether the row's entry found a bench entry

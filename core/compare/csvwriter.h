@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,46 @@ namespace probescope::compare {
  * can split correctly; we quote it so that every cell reads back unchanged.
  */
 std::string toCsv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+
+/// Receives a file's text piece by piece, in order; returning false stops the writer (a failed write).
+using TextSink = std::function<bool(std::string_view)>;
+
+/**
+ * @brief toCsv() for tables of millions of rows: records are formatted into one reusable buffer that goes to a
+ * sink every few MB, so no text of the whole file is ever held.
+ */
+class CsvStream
+{
+public:
+    explicit CsvStream(TextSink sink, std::size_t flushBytes = std::size_t { 4 } << 20);
+    /// Appends a field, quoted as toCsv() quotes it.
+    void field(std::string_view text);
+    /// Starts a field whose text the caller appends to the returned buffer; it must need no quotes (numbers).
+    std::string& rawField();
+    void record(const std::vector<std::string>& fields);
+    void endRecord();
+    /// Hands the rest to the sink; false if the sink failed (now or before).
+    bool finish();
+
+private:
+    TextSink m_sink;
+    std::size_t m_flushBytes;
+    std::string m_buffer;
+    std::size_t m_recordStart = 0;
+    std::size_t m_fields = 0;
+    bool m_ok = true;
+};
+
+/**
+ * @brief Streams a header and `rows` records, formatted by `formatRow` (which appends one record's fields and
+ * ends it) in blocks of rows on every hardware thread; the sink gets the blocks in row order, so the text does not
+ * depend on the thread count. `formatRow` is called from several threads at once.
+ */
+bool streamCsvRows(const std::vector<std::string>& header, std::size_t rows, const TextSink& sink,
+                   const std::function<void(CsvStream& csv, std::size_t row)>& formatRow);
+
+/// The text a CSV writer streams, collected (for tests and small tables).
+std::string collectText(const std::function<bool(const TextSink&)>& write);
 
 /// One CSV line (without the terminator) with the quoting rules of toCsv().
 std::string csvLine(const std::vector<std::string>& fields);

@@ -61,7 +61,7 @@ void applyHighlight(CompareTable& table)
     const int colCos = table.column("Cosine");
     const int colErr = table.column("Err_message");
     std::vector<Messages> messages(table.rows.size());
-    auto cell = [&](std::size_t row, int col) -> const Cell& { return table.rows[row][static_cast<std::size_t>(col)]; };
+    auto cell = [&](std::size_t row, int col) { return table.rows.cell(row, static_cast<std::size_t>(col)); };
     auto numeric3 = [&](std::size_t r) {
         return cell(r, colNpuMax).isNumeric() && cell(r, colBenchMax).isNumeric() && cell(r, colD).isNumeric();
     };
@@ -150,11 +150,11 @@ void applyHighlight(CompareTable& table)
         if (list.empty())
             continue;
         table.colors[i] = !messages[i].red.empty() ? RowColor::Red : RowColor::Yellow;
-        Cell& err = table.rows[i][static_cast<std::size_t>(colErr)];
-        std::string text = err.isString() ? err.asString() : std::string();
+        const CellView err = table.rows.view(i, static_cast<std::size_t>(colErr));
+        std::string text = err.isString() ? std::string(err.text) : std::string();
         for (const std::string& m : list)
             text += text.empty() ? m : "\n" + m;
-        err = Cell::text(std::move(text));
+        table.rows.set(i, static_cast<std::size_t>(colErr), Cell::text(std::move(text)));
     }
 }
 
@@ -177,7 +177,7 @@ std::string advisorText(const CompareTable& table)
     const long row = firstFailingRow(table);
     if (row < 0)
         return "Line: NA\nSuspect Nodes: NA\nExpert Advice: All data in comparison result meets the accuracy requirements.\n";
-    const std::string& name = table.rows[static_cast<std::size_t>(row)][0].asString();
+    const std::string name = table.rows[static_cast<std::size_t>(row)][0].asString();
     auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
     static const char* const kForwardInput = "1. Analyze the model to view the input source.\n2. Check whether an inplace API "
                                              "causes the output result to overwrite the input result. That is, the fault "

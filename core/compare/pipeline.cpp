@@ -125,7 +125,7 @@ void noteUnreadableTensors(const CompareTable& table, Diagnostics& out)
     for (const auto& row : table.rows) {
         if (static_cast<std::size_t>(column) >= row.size() || !row[column].isString())
             continue;
-        const std::string& message = row[column].asString();
+        const std::string message = row[column].asString();
         const auto mark = message.find(kUnreadableMark);
         if (mark == std::string::npos)
             continue;
@@ -306,8 +306,16 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
     const std::optional<std::string> advisor = options.advisor ? (*rules)->advisor(table) : std::nullopt;
     // msprobe replaces a file of the same name; ProbeScope never does. The CSV's name is claimed atomically (no
     // exists-then-rename race): a taken name, a concurrent run's included, moves on to compare_result..._{ts}_1.csv,
-    // and the pair's other files take the tag the CSV got.
-    const std::string csv = (*rules)->csv(table);
+    // and the pair's other files take the tag the CSV got. The CSV (over 1 GB at a million entries) is streamed once
+    // into a temporary file, which then claims the first free name.
+    const fs::path firstCsv = outDir / ("compare_result" + suffix + "_" + stamp + ".csv");
+    std::string error;
+    auto csv = PendingFile::create(firstCsv, error);
+    if (!csv)
+        return makeError("compare.output", at(firstCsv), error);
+    (*rules)->writeCsv(table, [&csv](std::string_view chunk) { return csv->write(chunk); });
+    if (const auto failure = csv->finish())
+        return makeError("compare.output", at(firstCsv), failure->message);
     const auto taken = [&](const fs::path& p) { return fs::exists(fs::symlink_status(p, ec)); };
     PairFiles written;
     std::string tag;
@@ -320,7 +328,7 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
             || (generated && taken(outDir / ("data_mapping" + suffix + tag + ".yaml"))))
             continue;
         written.csvFile = outDir / ("compare_result" + suffix + tag + ".csv");
-        const auto failure = writeFileAtomically(written.csvFile, csv, ReplaceMode::Never);
+        const auto failure = csv->claim(written.csvFile);
         if (!failure)
             break;
         if (!failure->nameTaken)

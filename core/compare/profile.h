@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/compare/comparetable.h"
+#include "core/compare/csvwriter.h"
 #include "core/dump/dumpfile.h"
 #include "core/util/diagnostic.h"
 #include "core/util/profile.h"
@@ -34,8 +35,14 @@ public:
                                                                 const CompareOptions& options,
                                                                 ProgressSink* progress) const = 0;
 
-    /// The CSV text of a table, as this tool writes it.
-    virtual std::string csv(const CompareTable& table) const = 0;
+    /// The CSV text of a table, as this tool writes it, streamed to `sink`; false if the sink failed.
+    virtual bool writeCsv(const CompareTable& table, const TextSink& sink) const = 0;
+
+    /// writeCsv's text as one string (for small tables: a 1M-entry pair gives over 1 GB).
+    std::string csv(const CompareTable& table) const
+    {
+        return collectText([&](const TextSink& sink) { return writeCsv(table, sink); });
+    }
 
     /// The advisor_{suffix}_{ts}.txt text the tool writes beside the result, or none (msprobe 26 has no advisor).
     virtual std::optional<std::string> advisor(const CompareTable& table) const = 0;

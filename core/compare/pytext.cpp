@@ -232,21 +232,36 @@ bool isPyNonFiniteText(std::string_view s)
     return s == "inf" || s == "-inf" || s == "nan";
 }
 
-// Python str(int(v)) of a numeric xlsx cell read back by openpyxl + pandas (A.11).
-std::string excelNumberText(double value)
+// Python str(int(v)) of a numeric xlsx cell read back by openpyxl + pandas (A.11). Written for millions of cells:
+// std::to_chars with precision 16 is printf's "%.16g" exactly, and neither it nor from_chars allocates.
+void appendExcelNumber(std::string& out, double value)
 {
-    if (std::isnan(value))
-        return "nan\t";
-    if (std::isinf(value))
-        return value > 0 ? "inf\t" : "-inf\t";
-    std::array<char, kPrintfBuffer> buf {};
-    std::snprintf(buf.data(), buf.size(), "%.16g", value);
+    if (std::isnan(value)) {
+        out += "nan\t";
+        return;
+    }
+    if (std::isinf(value)) {
+        out += value > 0 ? "inf\t" : "-inf\t";
+        return;
+    }
+    std::array<char, 32> buf {};
+    const auto printed = std::to_chars(buf.data(), buf.data() + buf.size(), value, std::chars_format::general, 16);
     // openpyxl turns text without '.', 'e', 'E' into an int, the rest into a float; pandas then prints
     // any whole-valued number as an int. Both paths give the same text for whole values.
-    const double parsed = std::strtod(buf.data(), nullptr);
-    if (std::trunc(parsed) == parsed)
-        return integralDoubleText(parsed);
-    return pyFloatRepr(parsed);
+    double parsed = 0;
+    if (std::from_chars(buf.data(), printed.ptr, parsed).ec != std::errc {}) {
+        *printed.ptr = '\0';
+        parsed = std::strtod(buf.data(), nullptr); // overflow (near DBL_MAX: inf) and underflow as Python reads them
+    }
+    if (std::trunc(parsed) != parsed) {
+        appendPyFloatRepr(out, parsed);
+    } else if (std::fabs(parsed) < 0x1p63) {
+        std::array<char, 24> digits {};
+        const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), static_cast<std::int64_t>(parsed));
+        out.append(digits.data(), end.ptr);
+    } else {
+        out += integralDoubleText(parsed);
+    }
 }
 
 } // namespace
@@ -344,22 +359,28 @@ double round6(double x)
     return reparseFixed(x, "%.6f");
 }
 
+void appendExcelText(std::string& out, const CellView& cell)
+{
+    switch (cell.kind) {
+    case CellKind::None: out += "None"; return;
+    case CellKind::Bool: out += cell.boolean ? "True" : "False"; return;
+    // Python's '%.16g' % int converts to float first, so int64 cells round to 16 digits too.
+    case CellKind::Int: appendExcelNumber(out, static_cast<double>(cell.integer)); return;
+    case CellKind::Float: appendExcelNumber(out, cell.number); return;
+    case CellKind::String:
+    case CellKind::PyText:
+        out += cell.text;
+        if (isPyNonFiniteText(cell.text))
+            out += '\t';
+        return;
+    }
+}
+
 std::string excelText(const Cell& cell)
 {
-    struct Visitor
-    {
-        std::string operator()(Cell::None) const { return "None"; }
-        std::string operator()(bool b) const { return b ? "True" : "False"; }
-        // Python's '%.16g' % int converts to float first, so int64 cells round to 16 digits too.
-        std::string operator()(std::int64_t i) const { return excelNumberText(static_cast<double>(i)); }
-        std::string operator()(double d) const { return excelNumberText(d); }
-        std::string operator()(const std::string& s) const { return isPyNonFiniteText(s) ? s + '\t' : s; }
-        std::string operator()(const Cell::PyText& t) const
-        {
-            return isPyNonFiniteText(t.text) ? t.text + '\t' : t.text;
-        }
-    };
-    return std::visit(Visitor {}, cell.value);
+    std::string out;
+    appendExcelText(out, viewOf(cell));
+    return out;
 }
 
 const char* pyTypeName(std::optional<dump::JsonValue> v)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/compare/cell.h"
+#include "core/compare/cellrows.h"
 #include "core/dump/jsondocument.h"
 #include "core/util/pytext.h"
 
@@ -55,5 +56,7 @@ double round6(double x);
 /// "-inf", "nan" followed by a TAB; None/True/False as Python prints them; strings verbatim.
 /// (A double so close to DBL_MAX that "%.16g" overflows, which crashes pandas, gives "inf".)
 std::string excelText(const Cell& cell);
+/// excelText appended to `out`, without allocating (the CSV writer's path).
+void appendExcelText(std::string& out, const CellView& cell);
 
 } // namespace probescope::compare

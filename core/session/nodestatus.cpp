@@ -12,6 +12,7 @@
 namespace probescope::session {
 
 using compare::Cell;
+using compare::CellView;
 using compare::CompareMode;
 using compare::CompareTable;
 using compare::RowColor;
@@ -37,13 +38,12 @@ const char* statusName(Status s)
 
 namespace {
 
-const std::string& textOf(const CompareTable& table, std::size_t row, int column)
+std::string_view textOf(const CompareTable& table, std::size_t row, int column)
 {
-    static const std::string empty;
     if (column < 0)
-        return empty;
-    const Cell& cell = table.rows[row][static_cast<std::size_t>(column)];
-    return cell.isString() ? cell.asString() : empty;
+        return {};
+    const CellView cell = table.rows.view(row, static_cast<std::size_t>(column));
+    return cell.isString() ? cell.text : std::string_view();
 }
 
 // A metric cell as a number: Python numbers, "12.5%" (statistics relative errors, as a fraction),
@@ -96,7 +96,7 @@ Status rowStatusWith(const CompareTable& table, const Columns& c, std::size_t ro
     const RowColor color = row < table.colors.size() ? table.colors[row] : RowColor::None;
     if (color == RowColor::Red)
         return Status::Error;
-    const std::string& result = textOf(table, row, c.result);
+    const std::string_view result = textOf(table, row, c.result);
     if (c.accuracy < 0 && c.errMessage >= 0 && table.mode != CompareMode::Md5) {
         // msprobe 26: Result is pass / warning / error.
         if (result == "error")

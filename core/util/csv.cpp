@@ -97,7 +97,7 @@ std::vector<CsvRecord> splitCsvRecords(std::string_view text, bool blankLines)
     return records;
 }
 
-std::string guardFormula(std::string text)
+std::string_view formulaGuard(std::string_view text)
 {
     static constexpr std::string_view triggers[] = { "=", "+", "-", "@", "%", "\xef\xbc\x8b", "\xef\xbc\x8d",
                                                      "\xef\xbc\x9d", "\xef\xbc\x85", "\xef\xbc\xa0" };
@@ -110,14 +110,21 @@ std::string guardFormula(std::string text)
     };
     bool risky = startsWithTrigger(text);
     for (std::size_t semi = text.find(';'); !risky && semi != std::string::npos; semi = text.find(';', semi + 1))
-        risky = startsWithTrigger(std::string_view(text).substr(semi + 1));
+        risky = startsWithTrigger(text.substr(semi + 1));
     if (!risky)
-        return text;
+        return {};
+    const std::string copy(text); // strtod needs the terminator; risky texts are rare
     char* end = nullptr;
-    std::strtod(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size())
-        return text; // a number such as -1 or -0.5
-    return "'" + text;
+    std::strtod(copy.c_str(), &end);
+    if (!copy.empty() && end == copy.c_str() + copy.size())
+        return {}; // a number such as -1 or -0.5
+    return "'";
+}
+
+std::string guardFormula(std::string text)
+{
+    const std::string_view guard = formulaGuard(text);
+    return guard.empty() ? text : std::string(guard) + text;
 }
 
 } // namespace probescope

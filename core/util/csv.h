@@ -21,6 +21,8 @@ void appendCsvLine(std::string& out, const std::vector<std::string>& fields);
 /// A text cell that a spreadsheet would run as a formula (=, +, -, @, % and their full-width forms first, or after
 /// ';') gets a leading apostrophe; numbers such as "-1" and "-inf" are left alone. Every CSV writer of results uses it.
 std::string guardFormula(std::string text);
+/// What guardFormula puts before `text`: "'" or nothing (for writers that append without a copy).
+std::string_view formulaGuard(std::string_view text);
 
 /// One record of CSV text, with where it starts (for messages).
 struct CsvRecord

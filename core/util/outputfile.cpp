@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <utility>
 
 namespace probescope {
 
@@ -103,40 +104,78 @@ std::optional<fs::path> createTempBeside(const fs::path& path, std::string_view 
     return temp;
 }
 
+std::optional<PendingFile> PendingFile::create(const fs::path& path, std::string& error)
+{
+    fs::path temp;
+    const int fd = openTempBeside(path, "", temp, error);
+    if (fd < 0)
+        return std::nullopt;
+    return PendingFile(fd, std::move(temp));
+}
+
+PendingFile::PendingFile(PendingFile&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)), m_temp(std::move(other.m_temp)), m_error(std::move(other.m_error))
+{
+    other.m_temp.clear();
+}
+
+PendingFile::~PendingFile()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+    if (!m_temp.empty())
+        ::unlink(m_temp.c_str());
+}
+
+bool PendingFile::write(std::string_view text)
+{
+    if (!m_error.empty() || m_fd < 0)
+        return false;
+    int err = 0;
+    if (writeAllToFd(m_fd, text, err))
+        return true;
+    m_error = errnoText("cannot write", m_temp, err);
+    return false;
+}
+
+std::optional<WriteFailure> PendingFile::finish()
+{
+    if (m_fd >= 0) {
+        if (m_error.empty() && ::fsync(m_fd) != 0)
+            m_error = errnoText("cannot flush", m_temp, errno);
+        if (::close(m_fd) != 0 && m_error.empty())
+            m_error = errnoText("cannot close", m_temp, errno);
+        m_fd = -1;
+    }
+    if (!m_error.empty())
+        return WriteFailure { m_error, false };
+    return std::nullopt;
+}
+
+std::optional<WriteFailure> PendingFile::claim(const fs::path& path, ReplaceMode mode)
+{
+    if (auto failure = finish())
+        return failure;
+    std::optional<WriteFailure> failure;
+    if (mode == ReplaceMode::Never)
+        failure = renameNoReplace(m_temp, path);
+    else if (::rename(m_temp.c_str(), path.c_str()) != 0)
+        failure = WriteFailure { errnoText("cannot rename " + m_temp.string() + " to", path, errno), false };
+    if (failure)
+        return failure;
+    m_temp.clear();
+    syncFolder(folderOf(path));
+    return std::nullopt;
+}
+
 std::optional<WriteFailure> writeFileAtomically(const fs::path& path, std::string_view text, ReplaceMode mode)
 {
     std::string message;
-    fs::path temp;
-    const int fd = openTempBeside(path, "", temp, message);
-    if (fd < 0)
+    auto file = PendingFile::create(path, message);
+    if (!file)
         return WriteFailure { std::move(message), false };
-
-    int err = 0;
-    bool ok = writeAllToFd(fd, text, err);
-    if (!ok)
-        message = errnoText("cannot write", temp, err);
-    if (ok && ::fsync(fd) != 0) {
-        ok = false;
-        message = errnoText("cannot flush", temp, errno);
-    }
-    if (::close(fd) != 0 && ok) {
-        ok = false;
-        message = errnoText("cannot close", temp, errno);
-    }
-    std::optional<WriteFailure> failure;
-    if (!ok) {
-        failure = WriteFailure { std::move(message), false };
-    } else if (mode == ReplaceMode::Never) {
-        failure = renameNoReplace(temp, path);
-    } else if (::rename(temp.c_str(), path.c_str()) != 0) {
-        failure = WriteFailure { errnoText("cannot rename " + temp.string() + " to", path, errno), false };
-    }
-    if (failure) {
-        ::unlink(temp.c_str());
-        return failure;
-    }
-    syncFolder(folderOf(path));
-    return std::nullopt;
+    file->write(text);
+    return file->claim(path, mode); // the temporary file is removed when it was not claimed
 }
 
 std::optional<fs::path> writeToFreeName(const fs::path& folder, std::string_view stem, std::string_view extension,

@@ -37,6 +37,35 @@ struct WriteFailure
 std::optional<WriteFailure> writeFileAtomically(const std::filesystem::path& path, std::string_view text,
                                                 ReplaceMode mode = ReplaceMode::Never);
 
+/**
+ * @brief writeFileAtomically for text made piece by piece (a CSV of a GB): a fresh temporary file beside the
+ * output, written with write(2), then flushed and claimed under a name that is not taken.
+ *
+ * claim() may be called again with another name after it reported `nameTaken`. A file never claimed is removed.
+ */
+class PendingFile
+{
+public:
+    /// Creates the temporary file beside `path`; nullopt with `error` set when it cannot.
+    static std::optional<PendingFile> create(const std::filesystem::path& path, std::string& error);
+    PendingFile(PendingFile&& other) noexcept;
+    PendingFile& operator=(PendingFile&&) = delete;
+    ~PendingFile();
+
+    /// Appends text; false once a write failed (finish() says why).
+    bool write(std::string_view text);
+    /// Flushes and closes the file; the first failure of write() or of this.
+    std::optional<WriteFailure> finish();
+    /// Moves the finished file to `path` as `mode` allows (ReplaceMode::Never: an existing name is `nameTaken`).
+    std::optional<WriteFailure> claim(const std::filesystem::path& path, ReplaceMode mode = ReplaceMode::Never);
+
+private:
+    PendingFile(int fd, std::filesystem::path temp) : m_fd(fd), m_temp(std::move(temp)) {}
+    int m_fd = -1;
+    std::filesystem::path m_temp; ///< empty once claimed
+    std::string m_error;
+};
+
 /// Moves `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE, link-then-unlink fallback).
 std::optional<WriteFailure> renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to);
 

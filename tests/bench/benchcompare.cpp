@@ -3,7 +3,7 @@
 // probescope-benchcompare: measures the real-data (tensor-mode) compare of one NPU/bench dump pair.
 //
 //   probescope-benchcompare NPU_DUMP_JSON BENCH_DUMP_JSON [--threads N] [--repeat K] [--profile-load]
-//                           [--expect-rows N] [--expect-min-rows N]
+//                           [--expect-rows N] [--expect-min-rows N] [--write-csv DIR]
 //
 // Each repetition reads both dump.json files and runs probescope::compare::compareDumps, as the
 // application does; the best repetition is reported, split into reading and comparing. --profile-load
@@ -17,9 +17,11 @@
 #include "benchargs.h"
 #include "procstatus.h"
 
+#include "core/compare/comparejob.h"
 #include "core/compare/comparetable.h"
 #include "core/dump/dumpfile.h"
 #include "core/tensor/tensor.h"
+#include "core/util/outputfile.h"
 #include "core/util/parallel.h"
 
 #include <algorithm>
@@ -63,7 +65,10 @@ struct Options
     bool profileLoad = false;
     std::optional<std::uint64_t> expectRows;
     std::optional<std::uint64_t> expectMinRows;
+    std::optional<fs::path> writeCsv; ///< --write-csv DIR: time the CSV writer on the first table
 };
+
+void timeCsvWriter(const compare::CompareTable& table, const fs::path& dir);
 
 /// CPU time of the process (user + system, all threads): steadier than wall time on a shared machine.
 double cpuSeconds()
@@ -99,12 +104,12 @@ struct TableSummary
     std::size_t diagnostics = 0;
 };
 
-const std::string* textCell(const compare::CompareTable& table, std::size_t row, int column)
+std::optional<std::string_view> textCell(const compare::CompareTable& table, std::size_t row, int column)
 {
     if (column < 0)
-        return nullptr;
-    const compare::Cell& cell = table.rows[row][std::size_t(column)];
-    return cell.isString() ? &cell.asString() : nullptr;
+        return std::nullopt;
+    const compare::CellView cell = table.rows.view(row, std::size_t(column));
+    return cell.isString() ? std::optional(cell.text) : std::nullopt;
 }
 
 TableSummary summarize(const compare::CompareTable& table)
@@ -116,11 +121,11 @@ TableSummary summarize(const compare::CompareTable& table)
     const int accuracy = table.column("Accuracy Reached or Not");
     const int message = table.column("Err_message");
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        if (const auto* t = textCell(table, r, dataName); t && *t != "-1")
+        if (const auto t = textCell(table, r, dataName); t && *t != "-1")
             ++s.tensorRows;
-        if (const auto* t = textCell(table, r, accuracy); t && *t == "No")
+        if (const auto t = textCell(table, r, accuracy); t && *t == "No")
             ++s.notReached;
-        if (const auto* t = textCell(table, r, message); t && t->find("not found") != std::string::npos)
+        if (const auto t = textCell(table, r, message); t && t->find("not found") != std::string_view::npos)
             ++s.notFound;
         if (!table.matched[r])
             ++s.unmatched;
@@ -243,6 +248,12 @@ int runBench(const Options& opt)
         if (!summary) {
             summary = summarize(**table);
             std::printf("entries: %zu NPU, %zu bench\n", (*npu)->entries.size(), (*bench)->entries.size());
+            if (opt.writeCsv)
+                timeCsvWriter(**table, *opt.writeCsv);
+            // The compact row store's heap (docs/compare-performance.md, "Compact result table").
+            const std::size_t bytes = (*table)->rows.memoryBytes();
+            std::printf("table cells: %.1f MiB, %.0f bytes a row\n", double(bytes) / kMiB,
+                        (*table)->rows.empty() ? 0.0 : double(bytes) / double((*table)->rows.size()));
         }
         std::printf("  run %d: %.3f s (read %.3f s + compare %.3f s), CPU %.3f s\n", rep + 1, run.total(), run.read,
                     run.compare, run.cpu);
@@ -314,14 +325,46 @@ void printUsage(std::FILE* to)
 {
     std::fputs("usage: probescope-benchcompare NPU_DUMP_JSON BENCH_DUMP_JSON [--threads N] [--repeat K]\n"
                "                               [--profile-load] [--expect-rows N] [--expect-min-rows N]\n"
+               "                               [--write-csv DIR]\n"
                "Times reading both dump.json files and compareDumps (best of K, default 3), prints peak RSS\n"
                "and whether the goals (< 0.5 s, <= 200 MiB) are met.\n"
                "  --threads N        compare threads (default 1; 0 = one per hardware thread)\n"
                "  --profile-load     also time reading every .pt file (raw and with tensor::loadPt)\n"
                "  --expect-rows N    exit 3 unless the table has N rows, 4 unless every file was found,\n"
                "                     every entry matched and some row misses the accuracy (injected error)\n"
-               "  --expect-min-rows N  the same with at least N rows\n",
+               "  --expect-min-rows N  the same with at least N rows\n"
+               "  --write-csv DIR    time the CSV writer on the table (formatting only, then into DIR)\n",
                to);
+}
+
+/// The CSV writer alone: formatting into a sink that drops the text, then into a file as the CLI writes it
+/// (PendingFile: write(2), fsync, rename), each with MB/s.
+void timeCsvWriter(const compare::CompareTable& table, const fs::path& dir)
+{
+    std::uint64_t bytes = 0;
+    auto start = Clock::now();
+    double cpu = cpuSeconds();
+    compare::writeTableCsv(table, [&bytes](std::string_view chunk) {
+        bytes += chunk.size();
+        return true;
+    });
+    const double format = since(start);
+    const double formatCpu = cpuSeconds() - cpu;
+    const fs::path path = dir / "benchcompare_table.csv";
+    std::string error;
+    start = Clock::now();
+    cpu = cpuSeconds();
+    auto file = PendingFile::create(path, error);
+    bool ok = file && compare::writeTableCsv(table, [&file](std::string_view chunk) { return file->write(chunk); });
+    const double written = since(start);
+    ok = ok && !file->claim(path, ReplaceMode::Allowed);
+    const double synced = since(start);
+    const double syncedCpu = cpuSeconds() - cpu;
+    const double mb = double(bytes) / 1e6;
+    std::printf("csv: %.1f MB; formatting only %.3f s = %.0f MB/s (CPU %.3f s = %.0f MB/s); to %s: %.3f s = %.0f "
+                "MB/s written, %.3f s = %.0f MB/s with fsync (CPU %.3f s = %.0f MB/s)%s\n",
+                mb, format, mb / format, formatCpu, mb / formatCpu, path.c_str(), written, mb / written, synced,
+                mb / synced, syncedCpu, mb / syncedCpu, ok ? "" : " (FAILED)");
 }
 
 } // namespace
@@ -346,6 +389,8 @@ int main(int argc, char** argv)
             ok = parseNumber(value(), opt.expectRows.emplace());
         else if (a == "--expect-min-rows")
             ok = parseNumber(value(), opt.expectMinRows.emplace());
+        else if (a == "--write-csv")
+            opt.writeCsv = fs::path(value());
         else if (a == "-h" || a == "--help") {
             printUsage(stdout);
             return 0;

@@ -10,6 +10,7 @@
 #include <QFont>
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -225,12 +226,14 @@ void NodeRowsModel::buildRows()
         Row row;
         row.tableRow = r;
         row.status = session::rowStatus(table, r);
-        const std::string& npuName = table.rows[r][0].isString() ? table.rows[r][0].asString() : std::string();
+        const std::string npuName = table.rows[r][0].isString() ? table.rows[r][0].asString() : std::string();
         row.leaf = leafName(QString::fromStdString(npuName), nodeKey);
         if (tensorMode) {
             if (auto it = npuNames.find(npuName); it != npuNames.end())
                 row.npuData = QString::fromStdString(it->second);
-            const compare::Cell* benchCell = benchNameColumn >= 0 ? &table.rows[r][static_cast<std::size_t>(benchNameColumn)] : nullptr;
+            const std::optional<compare::Cell> benchCell = benchNameColumn >= 0
+                ? std::optional(table.rows.cell(r, static_cast<std::size_t>(benchNameColumn)))
+                : std::nullopt;
             if (benchFile && table.matched[r] && benchCell && benchCell->isString()) {
                 const std::string& benchName = benchCell->asString();
                 const std::string key = session::entryKeyOfRow(benchName);

@@ -25,7 +25,10 @@ public:
         return compareDumps(npu, bench, options, progress);
     }
 
-    std::string csv(const CompareTable& table) const override { return tableCsv(table); }
+    bool writeCsv(const CompareTable& table, const TextSink& sink) const override
+    {
+        return writeTableCsv(table, sink);
+    }
 
     std::optional<std::string> advisor(const CompareTable& table) const override { return advisorText(table); }
 

@@ -150,10 +150,7 @@ void applyCheckers(CompareTable& table)
     const bool stats = table.mode == CompareMode::Summary;
     const bool md5 = table.mode == CompareMode::Md5;
 
-    auto cell = [&](std::size_t r, int col) -> const Cell& {
-        static const Cell none;
-        return col < 0 ? none : table.rows[r][static_cast<std::size_t>(col)];
-    };
+    auto cell = [&](std::size_t r, int col) { return col < 0 ? Cell::none() : table.rows.cell(r, static_cast<std::size_t>(col)); };
     auto text = [&](std::size_t r, int col) { return col < 0 ? std::string() : pyStr(cell(r, col)); };
     auto benchMatched = [&](std::size_t r) {
         const std::string b = text(r, c.benchName);

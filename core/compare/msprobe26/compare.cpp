@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -737,7 +738,7 @@ double numberOf(const Cell& c)
 }
 
 /// Whether pd.to_numeric(column.astype(str)) yields int64: every value's text is an integer literal.
-bool columnIsInt(const std::vector<std::vector<Cell>>& rows, int col)
+bool columnIsInt(const CellRows& rows, int col)
 {
     for (const auto& row : rows) {
         bool integral = false;
@@ -888,7 +889,7 @@ void applyDaVerdicts(CompareTable& table)
     const int npuMd5 = table.column("NPU MD5");
     const int benchMd5 = table.column("BENCH MD5");
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        auto& row = table.rows[r];
+        auto row = table.rows[r];
         const bool noBench = !table.matched[r];
         if (table.mode == CompareMode::Md5) {
             const bool equal = pyStr(row[static_cast<std::size_t>(npuMd5)]) == pyStr(row[static_cast<std::size_t>(benchMd5)]);
@@ -1071,9 +1072,9 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
             if (!anyRow || !allNumbers || !anyFloat)
                 continue;
             for (std::size_t r = 0; r < table->rows.size(); ++r) {
-                Cell& cell = table->rows[r][c];
-                if (!table->matched[r] && cell.isInt())
-                    cell = Cell::number(static_cast<double>(std::get<std::int64_t>(cell.value)));
+                const CellView cell = table->rows.view(r, c);
+                if (!table->matched[r] && cell.kind == CellKind::Int)
+                    table->rows.set(r, c, Cell::number(static_cast<double>(cell.integer)));
             }
         }
     }
@@ -1084,7 +1085,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
             const int bc = colStats + 4 + i;
             const bool ni = columnIsInt(table->rows, nc);
             const bool bi = columnIsInt(table->rows, bc);
-            for (auto& row : table->rows) {
+            for (auto row : table->rows) {
                 auto [d, rel] = msprobe26::statsDiff(row[static_cast<std::size_t>(nc)], row[static_cast<std::size_t>(bc)], ni, bi);
                 row[static_cast<std::size_t>(8 + i)] = Cell::text(d);
                 row[static_cast<std::size_t>(12 + i)] = Cell::text(rel);
@@ -1132,32 +1133,54 @@ std::string jsonStringList(const std::vector<std::string>& items)
     return out;
 }
 
+void appendCellText(std::string& out, const CellView& cell)
+{
+    switch (cell.kind) {
+    case CellKind::None: return;
+    case CellKind::Bool: out += cell.boolean ? "True" : "False"; return;
+    case CellKind::Int: {
+        std::array<char, 24> digits {};
+        out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), cell.integer).ptr);
+        return;
+    }
+    case CellKind::Float:
+        if (std::isnan(cell.number))
+            return;
+        if (std::isinf(cell.number))
+            out += cell.number > 0 ? " inf" : " -inf";
+        else
+            appendPyFloatRepr(out, cell.number);
+        return;
+    case CellKind::String:
+    case CellKind::PyText: out += cell.text; return;
+    }
+}
+
 std::string cellText(const Cell& cell)
 {
-    if (cell.isNone())
-        return {};
-    if (cell.isFloat()) {
-        const double d = std::get<double>(cell.value);
-        if (std::isnan(d))
-            return {};
-        if (std::isinf(d))
-            return d > 0 ? " inf" : " -inf";
-    }
-    return pyStr(cell);
+    std::string out;
+    appendCellText(out, viewOf(cell));
+    return out;
+}
+
+bool writeTableCsv(const CompareTable& table, const TextSink& sink)
+{
+    return streamCsvRows(table.header, table.rows.size(), sink, [&table](CsvStream& csv, std::size_t r) {
+        const std::size_t n = table.rows.rowSize(r);
+        for (std::size_t c = 0; c < n; ++c) {
+            const CellView cell = table.rows.view(r, c);
+            if (cell.kind == CellKind::String || cell.kind == CellKind::PyText)
+                csv.field(cell.text);
+            else
+                appendCellText(csv.rawField(), cell); // numbers, bools, None: never quoted
+        }
+        csv.endRecord();
+    });
 }
 
 std::string tableCsv(const CompareTable& table)
 {
-    std::vector<std::vector<std::string>> rows;
-    rows.reserve(table.rows.size());
-    for (const auto& row : table.rows) {
-        std::vector<std::string> r;
-        r.reserve(row.size());
-        for (const Cell& c : row)
-            r.push_back(msprobe26::cellText(c));
-        rows.push_back(std::move(r));
-    }
-    return toCsv(table.header, rows);
+    return collectText([&](const TextSink& sink) { return writeTableCsv(table, sink); });
 }
 
 } // namespace probescope::compare::msprobe26

@@ -3,6 +3,7 @@
 
 #include "core/compare/cell.h"
 #include "core/compare/comparetable.h"
+#include "core/compare/csvwriter.h"
 #include "core/dump/dumpfile.h"
 #include "core/tensor/tensor.h"
 #include "core/util/diagnostic.h"
@@ -107,5 +108,7 @@ std::string cellText(const Cell& cell);
 
 /// The CSV file msprobe 26.0.0 writes for a table (header, no index, minimal quoting).
 std::string tableCsv(const CompareTable& table);
+/// tableCsv streamed to a sink; false if the sink failed.
+bool writeTableCsv(const CompareTable& table, const TextSink& sink);
 
 } // namespace probescope::compare::msprobe26

@@ -20,7 +20,10 @@ public:
         return msprobe26::compareDumps(npu, bench, options, progress); // applies every mapping itself
     }
 
-    std::string csv(const CompareTable& table) const override { return msprobe26::tableCsv(table); }
+    bool writeCsv(const CompareTable& table, const TextSink& sink) const override
+    {
+        return msprobe26::writeTableCsv(table, sink);
+    }
 
     std::optional<std::string> advisor(const CompareTable&) const override
     {

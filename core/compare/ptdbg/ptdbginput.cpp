@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace probescope::compare::ptdbg {
 
@@ -184,13 +185,13 @@ long firstFailingRow(const CompareTable& table)
     const int result = table.column("Result");
     for (std::size_t i = 0; i < table.rows.size(); ++i) {
         const auto& row = table.rows[i];
-        const Cell* c = nullptr;
+        std::optional<Cell> c;
         std::string_view failing;
         if (table.mode == CompareMode::RealData && accuracy >= 0) {
-            c = &row[static_cast<std::size_t>(accuracy)];
+            c = row[static_cast<std::size_t>(accuracy)];
             failing = "No";
         } else if (result >= 0) {
-            c = &row[static_cast<std::size_t>(result)];
+            c = row[static_cast<std::size_t>(result)];
             failing = table.mode == CompareMode::Md5 ? "Different" : "Warning";
         }
         if (c && c->isString() && c->asString() == failing)
@@ -205,7 +206,7 @@ std::string advisorText(const CompareTable& table)
     if (row < 0)
         return "Line: NA\nSuspect Nodes: NA\nExpert Advice: All data in comparison result meets the accuracy "
                "requirements.\n";
-    const std::string& node = table.rows[static_cast<std::size_t>(row)][0].asString();
+    const std::string node = table.rows[static_cast<std::size_t>(row)][0].asString();
     return "Line: " + std::to_string(row) + "\nSuspect Nodes: " + node + "\nExpert Advice: " + adviceFor(node) + "\n";
 }
 

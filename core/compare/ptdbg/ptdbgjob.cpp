@@ -29,7 +29,7 @@ void placeRows(CompareTable& table, const dump::DumpFile& npu)
     for (std::uint32_t i = 0; i < npu.entries.size(); ++i)
         keys.emplace(npu.entries[i].key, i);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        const std::string& name = table.rows[r][0].asString();
+        const std::string name = table.rows[r][0].asString();
         std::uint32_t entry = std::numeric_limits<std::uint32_t>::max();
         for (std::size_t i = name.size(); i-- > 0;) {
             if (name[i] != '.' && name[i] != '_')

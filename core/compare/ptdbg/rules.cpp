@@ -47,7 +47,10 @@ public:
         return std::shared_ptr<const CompareTable>(std::move(placed));
     }
 
-    std::string csv(const CompareTable& table) const override { return tableCsv(table); } // the xlsx's cells
+    bool writeCsv(const CompareTable& table, const TextSink& sink) const override // the xlsx's cells
+    {
+        return writeTableCsv(table, sink);
+    }
 
     std::optional<std::string> advisor(const CompareTable& table) const override { return advisorText(table); }
 
