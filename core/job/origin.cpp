@@ -24,12 +24,12 @@ void locateFailure(RankFailure& f, const compare::FirstFailure& first, const tre
         return;
     const auto order = tree->executionOrder();
     for (std::size_t i = 0; i < order.size(); ++i) {
-        if (!isCommunicationKey(tree->entry(order[i]).key))
+        if (!isCommunicationKey(tree->node(order[i]).key))
             continue;
         if (i < first.executionIndex) {
             ++f.commBefore;
         } else {
-            f.nextCommKey = std::string(tree->entry(order[i]).key);
+            f.nextCommKey = std::string(tree->node(order[i]).key);
             f.nextCommIndex = static_cast<std::uint32_t>(i);
             break;
         }

@@ -59,6 +59,7 @@ public:
 
     std::size_t size() const { return m_nodes.size(); }
     const TreeNode& node(NodeId id) const { return m_nodes[id.value]; }
+    /// The node's dump entry; only a tree with its dump has one (hasRank()). node(id).key works on every tree.
     const dump::Entry& entry(NodeId id) const { return m_rank->dump->entries[id.value]; }
     std::span<const NodeId> roots() const { return { m_roots.data(), m_roots.size() }; }
     std::span<const NodeId> children(NodeId id) const

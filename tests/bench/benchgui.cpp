@@ -9,8 +9,11 @@
 // Everything runs as in the app: planSession, CompareController on its worker thread, CompareTreeModel
 // behind a TreeRowsModel in a CompareTreeView (offscreen platform); each step ends with a synchronous
 // repaint of the viewport, so layout and painting are part of every figure. The rows named "(proxy)"
-// are the filter model's (a QSortFilterProxyModel before TreeRowsModel); "(model, no proxy)" is a
-// plain QTreeView straight on the tree model, for reference.
+// are the filter model's (a QSortFilterProxyModel before TreeRowsModel).
+//
+// The open is cold (no reopen cache) unless --reopen: then the pair's reopen cache (session/paircache.h) is
+// made first, by this program in a child process so that its memory does not count, and the open measured
+// is the one a user gets on opening the pair again.
 
 #include "ui/jobs/comparecontroller.h"
 #include "ui/models/comparetreemodel.h"
@@ -19,13 +22,13 @@
 #include "ui/views/comparetreeview.h"
 #include "benchpair.h"
 #include "procstatus.h"
+#include "core/session/paircache.h"
 #include "core/session/session.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QHeaderView>
-#include <QTreeView>
 
 #include <algorithm>
 #include <cstdio>
@@ -51,7 +54,48 @@ struct Options
     std::string gendump = PROBESCOPE_GENDUMP;
     int repeat = 3;
     bool smoke = false; ///< check results only; no goals
+    bool reopen = false; ///< measure an open from the reopen cache
+    std::string self;    ///< this program, to make the cache in a child process
 };
+
+fs::path cacheDirOf(const Options& o, std::uint64_t nodes)
+{
+    return o.work / ("reopen-cache-" + std::to_string(nodes));
+}
+
+/// The settings of the measured open: two compare threads, the msprobe 1.2 profile, the cache with --reopen.
+ui::CompareSettings settingsOf(const Options& o, std::uint64_t nodes)
+{
+    ui::CompareSettings settings { 2, false, compare::Profile::Msprobe12 };
+    if (o.reopen)
+        settings.cacheDir = cacheDirOf(o, nodes);
+    return settings;
+}
+
+/// `--make-cache`: one analysis of the pair and its reopen cache, as the app writes it after a first open.
+int makeCache(const Options& o, std::uint64_t nodes)
+{
+    const fs::path dir = o.work / ("pair-" + std::to_string(nodes));
+    auto plan = session::planSession(dir / "npu", dir / "bench");
+    if (!plan || plan->pairs.empty())
+        return 1;
+    session::AnalysisOptions options;
+    settingsOf(o, nodes).applyTo(options);
+    const session::RankPair& pair = plan->pairs[0];
+    const fs::path file = session::pairCacheFile(options.cacheDir, pair, options);
+    if (session::readPairCache(file, pair, options))
+        return 0;
+    auto analysis = session::analysePair(pair, options);
+    if (!analysis) {
+        std::fprintf(stderr, "bench-gui: %s\n", analysis.error().format().c_str());
+        return 1;
+    }
+    if (auto why = session::writePairCache(file, pair, options, **analysis)) {
+        std::fprintf(stderr, "bench-gui: the reopen cache was not written: %s\n", why->c_str());
+        return 1;
+    }
+    return 0;
+}
 
 double ms(const QElapsedTimer& t)
 {
@@ -106,6 +150,18 @@ int runSize(const Options& o, std::uint64_t nodes)
     }
     std::printf("\n== %llu nodes per side (pair ready in %.1f s; injected bug: %s)\n",
                 static_cast<unsigned long long>(nodes), ms(gen) / 1000, bug->c_str());
+    if (o.reopen) {
+        QElapsedTimer made;
+        made.start();
+        const auto child = bench::runChild({ o.self, "--make-cache", "--nodes", std::to_string(nodes), "--work",
+                                             o.work.string() });
+        if (!child.ok()) {
+            std::fprintf(stderr, "bench-gui: could not make the reopen cache (status %d)\n", child.status);
+            return 1;
+        }
+        std::printf("  reopen: the cache of a first open is in %s (ready in %.1f s); this open is the next one\n",
+                    cacheDirOf(o, nodes).c_str(), ms(made) / 1000);
+    }
 
     Figures f;
     ui::CompareTreeModel model;
@@ -165,7 +221,7 @@ int runSize(const Options& o, std::uint64_t nodes)
         failure = m;
         waiting.quit();
     });
-    controller.start(*plan, 0, ui::CompareSettings { 2, false, compare::Profile::Msprobe12 });
+    controller.start(*plan, 0, settingsOf(o, nodes));
     waiting.exec();
     if (!analysis) {
         std::fprintf(stderr, "bench-gui: the analysis failed: %s\n", failure.toStdString().c_str());
@@ -202,24 +258,6 @@ int runSize(const Options& o, std::uint64_t nodes)
     auto pending = std::make_shared<session::NodeStatusTable>(*analysis->status);
     std::fill(pending->own.begin(), pending->own.end(), session::Status::Pending);
     session::aggregate(*pending, *model.tree());
-    // The same tree straight on the model: what the proxy costs when no filter is set.
-    QTreeView plainView;
-    plainView.setModel(&model);
-    plainView.setUniformRowHeights(true);
-    plainView.resize(1280, 900);
-    plainView.show();
-    for (int r = 0; r < o.repeat; ++r) {
-        plainView.collapseAll();
-        plainView.viewport()->repaint();
-        QElapsedTimer t;
-        t.start();
-        plainView.expandAll();
-        const double alone = ms(t);
-        plainView.viewport()->repaint();
-        f.add("expand all (model, no proxy)", alone, ms(t));
-    }
-    plainView.hide();
-    plainView.setModel(nullptr);
 
     for (int r = 0; r < o.repeat; ++r) {
         timed("collapse all", [&] { view.collapseAll(); });
@@ -287,11 +325,20 @@ int runSize(const Options& o, std::uint64_t nodes)
     std::printf("  CPU time (all threads): %.2f s to the skeleton painted, %.2f s to the coloured tree, %.2f s to "
                 "the end\n",
                 f.cpuSkeleton, f.cpuColoured, f.cpuFinished);
+    if (o.reopen && !analysis->reopened) {
+        std::fprintf(stderr, "bench-gui: --reopen, but the open did not come from the cache\n");
+        rc = 3;
+    }
     std::printf("  RSS %.0f MB, peak %.0f MB; %zu failing node(s), first failure %s\n", double(rss) / 1e6,
                 double(peak) / 1e6, failing.size(), analysis->firstFailure.key.c_str());
-    const double goal = nodes <= 20000 ? 1000.0 : 5000.0;
+    // gui-anchors e.3 up to 200k nodes; issue 17 at a million (and 2 s for a reopen from the cache).
+    const double goal = o.reopen ? 2000.0 : nodes <= 20000 ? 1000.0 : nodes < 1000000 ? 5000.0 : 12000.0;
+    auto verdict = [](bool met) { return met ? "met" : "MISSED"; };
     if (!o.smoke)
-        std::printf("  goal: coloured tree <= %.0f ms: %s\n", goal, f.coloured <= goal ? "met" : "MISSED");
+        std::printf("  goal: coloured tree <= %.0f ms: %s\n", goal, verdict(f.coloured <= goal));
+    if (!o.smoke && !o.reopen && nodes >= 1000000)
+        std::printf("  goal: skeleton painted <= 4000 ms: %s; compare finished <= 15000 ms: %s; peak <= 4000 MB: %s\n",
+                    verdict(f.firstPaint <= 4000.0), verdict(f.finished <= 15000.0), verdict(double(peak) / 1e6 <= 4000.0));
     std::printf("  %-30s %22s %26s\n", "interaction", "work: best / worst ms", "with repaint: best / worst ms");
     for (const auto& i : f.interactions) {
         const auto [aMin, aMax] = std::minmax_element(i.alone.begin(), i.alone.end());
@@ -326,6 +373,8 @@ int main(int argc, char** argv)
         setenv("QT_QPA_PLATFORM", "offscreen", 0);
     QApplication app(argc, argv);
     Options o;
+    o.self = argv[0];
+    bool makeCacheOnly = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -345,10 +394,14 @@ int main(int argc, char** argv)
             o.repeat = std::max(1, std::atoi(value().c_str()));
         else if (a == "--smoke")
             o.smoke = true;
+        else if (a == "--reopen")
+            o.reopen = true;
+        else if (a == "--make-cache")
+            makeCacheOnly = true;
         else {
             std::fprintf(stderr,
                          "usage: probescope-benchgui [--nodes N[,N...]] [--work DIR] [--gendump PATH] [--repeat K] "
-                         "[--smoke]\n");
+                         "[--smoke] [--reopen]\n");
             return 2;
         }
     }
@@ -356,7 +409,7 @@ int main(int argc, char** argv)
     for (const std::uint64_t n : o.sizes) {
         if (n == 0)
             continue;
-        rc = std::max(rc, runSize(o, n));
+        rc = std::max(rc, makeCacheOnly ? makeCache(o, n) : runSize(o, n));
     }
     return rc;
 }

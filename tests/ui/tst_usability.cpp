@@ -7,7 +7,9 @@
 #include "ui/views/mainwindow.h"
 #include "ui/views/scriptedrun.h"
 #include "ui/jobs/jobsupport.h"
+#include "ui/panels/filterbar.h"
 #include "ui/panels/legendwidget.h"
+#include "ui/panels/detailpanel.h"
 #include "ui/panels/shortcutsdialog.h"
 #include "ui/panels/openpairdialog.h"
 
@@ -326,4 +328,36 @@ TEST(Usability, CancelOffersCompareAgainAndFinishedStepsAreKept)
     EXPECT_EQ(window.analysis(), step0);
     EXPECT_EQ(window.selectedNodeKey(), "Functional.gelu.0.forward");
     EXPECT_EQ(finished.size(), 1); // reported as finished, synchronously
+}
+
+// Issue 19 item 9: the details never describe a node the filters hide, and a jump that has to clear the
+// filters says so.
+TEST(Usability, FiltersCloseHiddenDetailsAndAJumpSaysItClearedThem)
+{
+    ui::MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    QSignalSpy finished(&window, &ui::MainWindow::analysisFinished);
+    ASSERT_TRUE(window.openInputs(fixtureSide("npu"), fixtureSide("bench")));
+    ASSERT_TRUE(finished.wait(120000) || !finished.isEmpty());
+    ASSERT_TRUE(finished.takeFirst().at(0).toBool());
+    ASSERT_EQ(window.selectedNodeKey(), "Functional.gelu.0.forward");
+    ASSERT_TRUE(window.detailPanel()->hasNode());
+    auto* filter = window.findChild<ui::FilterBar*>();
+    ASSERT_TRUE(filter);
+    filter->statusButton(session::Status::Error)->click(); // the culprit's status hidden
+    EXPECT_FALSE(window.detailPanel()->hasNode());
+    EXPECT_TRUE(window.statusLine().contains("hidden by the filters")) << window.statusLine().toStdString();
+
+    // F goes back to the culprit: the filters are cleared to show it, and the status line says so.
+    QAction* first = nullptr;
+    for (QAction* a : window.shortcutActions())
+        if (a->shortcut() == QKeySequence(Qt::Key_F))
+            first = a;
+    ASSERT_TRUE(first);
+    first->trigger();
+    EXPECT_TRUE(filter->spec().isDefault());
+    EXPECT_EQ(window.selectedNodeKey(), "Functional.gelu.0.forward");
+    EXPECT_TRUE(window.statusLine().contains("Filters cleared")) << window.statusLine().toStdString();
+    EXPECT_TRUE(window.detailPanel()->hasNode());
 }

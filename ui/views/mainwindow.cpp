@@ -814,6 +814,12 @@ void MainWindow::applyFilter(const FilterSpec& spec)
                        spec.kind == FilterSpec::Module ? TreeRowsModel::KindFilter::Module
                            : spec.kind == FilterSpec::Api ? TreeRowsModel::KindFilter::Api
                                                           : TreeRowsModel::KindFilter::All);
+    // The details never describe a node the tree no longer shows.
+    if (m_detail->hasNode() && !m_rows->isShown(tree::NodeId { m_detail->nodeId() })) {
+        const QString key = toQ(std::string(m_model->tree()->node(tree::NodeId { m_detail->nodeId() }).key));
+        m_detail->clear();
+        m_message->setText(tr("%1 is hidden by the filters; its details are closed.").arg(key));
+    }
 }
 
 void MainWindow::selectNode(tree::NodeId node)
@@ -821,9 +827,11 @@ void MainWindow::selectNode(tree::NodeId node)
     if (!node.valid() || !m_model->tree() || node.value >= m_model->tree()->size())
         return;
     if (!m_rows->isShown(node)) {
-        // Hidden by a filter: show everything rather than refuse the jump.
+        // Hidden by a filter: show everything rather than refuse the jump, and say so.
         m_filter->reset();
         applyFilter(FilterSpec {});
+        m_message->setText(tr("Filters cleared to show %1, which they hid.")
+                               .arg(toQ(std::string(m_model->tree()->node(node).key))));
     }
     m_tree->showNode(node, QAbstractItemView::PositionAtCenter);
 }
