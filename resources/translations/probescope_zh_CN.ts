@@ -302,6 +302,10 @@
 <context>
     <name>probescope::ui::DetailPanel</name>
     <message>
+        <source>Double-click a column to open its tensors in the inspector</source>
+        <translation>双击一列，在张量检查器中打开其张量</translation>
+    </message>
+    <message>
         <location filename="../../ui/panels/detailpanel.cpp" line="+42"/>
         <source>API</source>
         <translation>API</translation>
@@ -679,6 +683,22 @@
 <context>
     <name>probescope::ui::FilterBar</name>
     <message>
+        <source>%1 nodes are shown; click to hide them</source>
+        <translation>正在显示“%1”节点；点击以隐藏</translation>
+    </message>
+    <message>
+        <source>%1 nodes are hidden; click to show them</source>
+        <translation>已隐藏“%1”节点；点击以显示</translation>
+    </message>
+    <message>
+        <source>shown</source>
+        <translation>显示中</translation>
+    </message>
+    <message>
+        <source>hidden</source>
+        <translation>已隐藏</translation>
+    </message>
+    <message>
         <location filename="../../ui/panels/filterbar.cpp" line="+38"/>
         <source>Show:</source>
         <translation>显示：</translation>
@@ -1024,6 +1044,14 @@
 </context>
 <context>
     <name>probescope::ui::MainWindow</name>
+    <message>
+        <source>%1 is hidden by the filters; its details are closed.</source>
+        <translation>%1 被筛选条件隐藏，其详情已关闭。</translation>
+    </message>
+    <message>
+        <source>Filters cleared to show %1, which they hid.</source>
+        <translation>已清除筛选条件，以显示被其隐藏的 %1。</translation>
+    </message>
     <message>
         <location filename="../../ui/views/mainwindow.cpp" line="+69"/>
         <source>%1 s</source>
@@ -2255,6 +2283,10 @@
 <context>
     <name>probescope::ui::RunUtDialog</name>
     <message>
+        <source>Why Run is disabled</source>
+        <translation>“运行”不可用的原因</translation>
+    </message>
+    <message>
         <location filename="../../ui/panels/runutdialog.cpp" line="+44"/>
         <source>Run run_ut</source>
         <translation>运行 run_ut</translation>
@@ -2541,6 +2573,10 @@
 <context>
     <name>probescope::ui::SettingsDialog</name>
     <message>
+        <source>The language changes when you press OK; some labels of the plots and the tensor inspector follow after a restart.</source>
+        <translation>点击“确定”后立即切换语言；图表和张量检查器的部分标签在重启后更新。</translation>
+    </message>
+    <message>
         <location filename="../../ui/panels/settingsdialog.cpp" line="+51"/>
         <source>Settings</source>
         <translation>设置</translation>
@@ -2786,6 +2822,10 @@
 </context>
 <context>
     <name>probescope::ui::TaskProgressView</name>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
     <message>
         <location filename="../../ui/panels/taskprogressview.cpp" line="+53"/>
         <source>Cancelling…</source>
