@@ -397,7 +397,7 @@ int main(int argc, char** argv)
         else if (a == "--reopen")
             o.reopen = true;
         else if (a == "--make-cache")
-            makeCacheOnly = true;
+            makeCacheOnly = o.reopen = true; // the cache the measured --reopen open reads
         else {
             std::fprintf(stderr,
                          "usage: probescope-benchgui [--nodes N[,N...]] [--work DIR] [--gendump PATH] [--repeat K] "
