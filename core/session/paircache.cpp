@@ -50,14 +50,6 @@ std::string stamp(const RankPair& pair, const AnalysisOptions& options)
     return out;
 }
 
-std::uint64_t fnv(std::string_view s)
-{
-    std::uint64_t h = 1469598103934665603ull;
-    for (const char c : s)
-        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    return h;
-}
-
 void writeStatus(ByteWriter& w, const NodeStatusTable& s)
 {
     w.array(s.own);
@@ -96,7 +88,7 @@ fs::path pairCacheFile(const fs::path& dir, const RankPair& pair, const Analysis
     const std::string s = stamp(pair, options);
     who += s.substr(s.rfind("profile "));
     char name[40];
-    std::snprintf(name, sizeof name, "pair-%016llx.pspair", static_cast<unsigned long long>(fnv(who)));
+    std::snprintf(name, sizeof name, "pair-%016llx.pspair", static_cast<unsigned long long>(fnv1a(who)));
     return dir / name;
 }
 

@@ -332,12 +332,9 @@ std::uint64_t ConstructTree::keysHash() const
 {
     // FNV-1a over the keys with a separator: cheap next to reading them, and any renamed, added or moved key
     // changes it.
-    std::uint64_t h = 1469598103934665603ull;
-    for (const TreeNode& n : m_nodes) {
-        for (const char c : n.key)
-            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-        h = (h ^ 0xffu) * 1099511628211ull;
-    }
+    std::uint64_t h = fnv1a({});
+    for (const TreeNode& n : m_nodes)
+        h = fnv1a("\xff", fnv1a(n.key, h));
     return h;
 }
 

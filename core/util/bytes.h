@@ -11,6 +11,14 @@
 
 namespace probescope {
 
+/// FNV-1a of `data`, continuing from `h` (the offset basis by default): the cache files' cheap hash.
+inline std::uint64_t fnv1a(std::string_view data, std::uint64_t h = 1469598103934665603ull)
+{
+    for (const char c : data)
+        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h;
+}
+
 /**
  * @brief Appends plain values and arrays of them to a byte string: ProbeScope's own cache files, read back by
  * ByteReader on the same machine (native byte order and layout; a file from elsewhere fails its checks).
