@@ -216,45 +216,42 @@ std::string benchDataName(const dump::DumpFile& bench, const std::string& name)
     return dn && dn->isString() ? std::string(dn->asString()) : std::string();
 }
 
-Cell nanAsText(const Cell& c)
-{
-    if (c.isFloat() && std::isnan(c.asDouble()))
-        return Cell::text("Nan");
-    return c;
-}
-
-// A.7: one statistic pair of a summary row.
+// A.7: one statistic pair of a summary row, appended to the row as it goes (no Cell per value).
 struct StatDiff
 {
-    Cell diff;
-    Cell relative;
+    FlatCell diff;            ///< Int, Float or the text "N/A" / "Nan"
+    std::string_view label;   ///< "N/A" / "Nan" for the relative error, else empty: `relative` prints with a '%'
+    double relative = 0;
     bool flagged = false;
 };
 
-StatDiff statDiff(const Cell& npu, const Cell& bench)
+StatDiff statDiff(const FlatCell& npu, const FlatCell& bench)
 {
     StatDiff out;
     if (!npu.isNumber() || !bench.isNumber()) {
-        out.diff = Cell::text("N/A");
-        out.relative = Cell::text("N/A");
+        out.diff = FlatCell::text("N/A");
+        out.label = "N/A";
         return out;
     }
     double diff = 0;
-    if (npu.isInt() && bench.isInt()) {
-        const std::int64_t d = std::get<std::int64_t>(npu.value) - std::get<std::int64_t>(bench.value);
-        out.diff = Cell::integer(d);
+    if (npu.kind == CellKind::Int && bench.kind == CellKind::Int) {
+        const std::int64_t d = npu.integer - bench.integer;
+        out.diff = FlatCell::ofInteger(d);
         diff = static_cast<double>(d);
     } else {
         diff = npu.asDouble() - bench.asDouble();
-        out.diff = Cell::number(diff);
+        out.diff = FlatCell::ofNumber(diff);
     }
     if (std::isnan(diff)) {
-        out.diff = Cell::text("Nan");
-        out.relative = Cell::text("Nan");
+        out.diff = FlatCell::text("Nan");
+        out.label = "Nan";
         return out;
     }
     const double b = bench.asDouble();
-    out.relative = b != 0 ? Cell::text(pyFloatRepr(std::fabs((diff / b) * 100.0)) + "%") : Cell::text("N/A");
+    if (b != 0)
+        out.relative = std::fabs((diff / b) * 100.0);
+    else
+        out.label = "N/A";
     out.flagged = std::fabs(diff) / (std::max(std::fabs(npu.asDouble()), std::fabs(b)) + 1e-10) > 0.5;
     return out;
 }
@@ -280,6 +277,8 @@ RealDataMetrics compareNpyRow(const RealDataRow& row)
     return m;
 }
 
+/// Appends the rows of a table straight into its CellRows: the texts of names, dtypes and shapes are copied once, from
+/// the flattened rows' views into the table's arena.
 class TableBuilder
 {
 public:
@@ -294,16 +293,16 @@ public:
 
     void matched(const Op& n, const Op& b)
     {
-        const auto nRows = n.rowsByCategory();
-        const auto bRows = b.rowsByCategory();
+        n.rowsByCategory(m_npuRows);
+        b.rowsByCategory(m_benchRows);
         bool stackPlaced = false;
-        for (std::size_t i = 0; i < nRows.size() && i < bRows.size(); ++i) {
-            Cell stack = Cell::none();
-            if (!stackPlaced && nRows[i]->category == RowCategory::Input) {
+        for (std::size_t i = 0; i < m_npuRows.size() && i < m_benchRows.size(); ++i) {
+            const std::vector<std::string>* stack = nullptr;
+            if (!stackPlaced && m_npuRows[i]->category == RowCategory::Input) {
                 stack = n.stack;
                 stackPlaced = true;
             }
-            addMatched(n, *nRows[i], *bRows[i], stack);
+            addMatched(n, *m_npuRows[i], *m_benchRows[i], stack);
         }
     }
 
@@ -312,8 +311,9 @@ public:
     void matchedMapped(const Op& n, const Op& b, const std::vector<std::optional<std::size_t>>& partner)
     {
         bool stackPlaced = false;
-        for (const FlatRow* row : n.rowsByCategory()) {
-            Cell stack = Cell::none();
+        n.rowsByCategory(m_npuRows);
+        for (const FlatRow* row : m_npuRows) {
+            const std::vector<std::string>* stack = nullptr;
             if (!stackPlaced && row->category == RowCategory::Input) {
                 stack = n.stack;
                 stackPlaced = true;
@@ -331,9 +331,9 @@ public:
 
     void unmatched(const Op& n)
     {
-        const auto rows = n.rowsByCategory();
-        for (std::size_t i = 0; i < rows.size(); ++i)
-            addUnmatched(n, *rows[i], i == 0 ? n.stack : Cell::none());
+        n.rowsByCategory(m_npuRows);
+        for (std::size_t i = 0; i < m_npuRows.size(); ++i)
+            addUnmatched(n, *m_npuRows[i], i == 0 ? n.stack : nullptr);
     }
 
     struct Job
@@ -367,29 +367,76 @@ private:
     const CompareOptions& m_options;
     CompareTable& m_table;
     std::vector<Job> m_jobs;
+    std::vector<const FlatRow*> m_npuRows; // category order of the op at hand, reused
+    std::vector<const FlatRow*> m_benchRows;
+    std::string m_scratch;
 
-    void push(std::vector<Cell> cells, const Op& op, bool isMatched)
+    CellRows& rows() { return m_table.rows; }
+
+    void put(const FlatCell& c)
     {
-        m_table.rows.push_back(std::move(cells));
+        switch (c.kind) {
+        case CellKind::None: rows().appendNone(); return;
+        case CellKind::Bool: rows().appendBool(c.boolean); return;
+        case CellKind::Int: rows().appendInt(c.integer); return;
+        case CellKind::Float: rows().appendNumber(c.number); return;
+        case CellKind::String: rows().appendText(c.textView()); return;
+        case CellKind::PyText: rows().appendPyText(c.textView()); return;
+        }
+    }
+
+    /// A statistic as a matched row shows it: NaN as the text "Nan" (raw under a data mapping).
+    void putStat(const FlatCell& c, bool raw)
+    {
+        if (!raw && c.kind == CellKind::Float && std::isnan(c.number))
+            rows().appendText("Nan");
+        else
+            put(c);
+    }
+
+    void putStack(const std::vector<std::string>* stack)
+    {
+        if (!m_table.stackMode)
+            return;
+        if (stack)
+            rows().appendPyText(stackText(*stack));
+        else
+            rows().appendNone();
+    }
+
+    void putNA(int count)
+    {
+        for (int i = 0; i < count; ++i)
+            rows().appendText("N/A");
+    }
+
+    void begin(const FlatRow& n, const FlatRow* b)
+    {
+        rows().beginRow();
+        rows().appendText(n.name);
+        if (b)
+            rows().appendText(b->name);
+        else
+            rows().appendText("N/A");
+        put(n.dtype);
+        if (b)
+            put(b->dtype);
+        else
+            rows().appendText("N/A");
+        put(n.shape);
+        if (b)
+            put(b->shape);
+        else
+            rows().appendText("N/A");
+    }
+
+    void end(const Op& op, bool isMatched)
+    {
         m_table.npuEntry.push_back(op.entryIndex);
         m_table.matched.push_back(isMatched);
     }
 
-    std::vector<Cell> head(const FlatRow& n, const FlatRow* b) const
-    {
-        // Room for the whole row up front: growing a vector of variants moves every cell again.
-        std::vector<Cell> cells;
-        cells.reserve(m_table.header.size());
-        cells.push_back(Cell::text(n.name));
-        cells.push_back(b ? Cell::text(b->name) : Cell::text("N/A"));
-        cells.push_back(n.dtype);
-        cells.push_back(b ? b->dtype : Cell::text("N/A"));
-        cells.push_back(n.shape);
-        cells.push_back(b ? b->shape : Cell::text("N/A"));
-        return cells;
-    }
-
-    RealDataRow realDataRow(const FlatRow& n, const std::string& benchName, const std::string& dataNameCell,
+    RealDataRow realDataRow(const FlatRow& n, std::string_view benchName, std::string_view dataNameCell,
                             const std::string& benchData) const
     {
         RealDataRow row;
@@ -408,26 +455,26 @@ private:
         return row;
     }
 
-    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, const Cell& stack, bool rawStats = false)
+    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, const std::vector<std::string>* stack,
+                    bool rawStats = false)
     {
-        auto stat = [rawStats](const Cell& c) { return rawStats ? c : nanAsText(c); };
-        std::vector<Cell> cells = head(n, &b);
+        const std::size_t row = rows().size();
+        begin(n, &b);
         switch (m_table.mode) {
         case CompareMode::RealData: {
             // The metrics need both tensor files: they are filled in later by parallel jobs.
-            m_jobs.push_back({ m_table.rows.size(), realDataRow(n, b.name, n.dataName, benchDataName(m_bench, b.name)),
+            m_jobs.push_back({ row, realDataRow(n, b.name, n.dataName, benchDataName(m_bench, std::string(b.name))),
                                isMindSporeDump(m_npu, false) || m_npu.format == dump::DumpFormat::LegacyPkl });
             for (int i = 0; i < 5; ++i)
-                cells.push_back(Cell::none());
-            for (const Cell& s : n.stats)
-                cells.push_back(stat(s));
-            for (const Cell& s : b.stats)
-                cells.push_back(stat(s));
-            cells.push_back(Cell::none()); // Accuracy Reached or Not
-            cells.push_back(Cell::none()); // Err_message
-            if (m_table.stackMode)
-                cells.push_back(stack);
-            cells.push_back(Cell::text(n.dataName));
+                rows().appendNone();
+            for (const FlatCell& s : n.stats)
+                putStat(s, rawStats);
+            for (const FlatCell& s : b.stats)
+                putStat(s, rawStats);
+            rows().appendNone(); // Accuracy Reached or Not
+            rows().appendNone(); // Err_message
+            putStack(stack);
+            rows().appendText(n.dataName);
             break;
         }
         case CompareMode::Summary: {
@@ -438,96 +485,74 @@ private:
                 flagged = flagged || diffs[i].flagged;
             }
             for (const auto& d : diffs)
-                cells.push_back(d.diff);
-            for (const auto& d : diffs)
-                cells.push_back(d.relative);
-            for (const Cell& s : n.stats)
-                cells.push_back(stat(s));
-            for (const Cell& s : b.stats)
-                cells.push_back(stat(s));
-            cells.push_back(Cell::text(flagged ? "Warning" : ""));
-            cells.push_back(Cell::text(flagged ? "Need double check api accuracy." : ""));
-            if (m_table.stackMode)
-                cells.push_back(stack);
+                put(d.diff);
+            for (const auto& d : diffs) {
+                if (!d.label.empty()) {
+                    rows().appendText(d.label);
+                } else {
+                    m_scratch.clear();
+                    appendPyFloatRepr(m_scratch, d.relative);
+                    m_scratch += '%';
+                    rows().appendText(m_scratch);
+                }
+            }
+            for (const FlatCell& s : n.stats)
+                putStat(s, rawStats);
+            for (const FlatCell& s : b.stats)
+                putStat(s, rawStats);
+            rows().appendText(flagged ? "Warning" : "");
+            rows().appendText(flagged ? "Need double check api accuracy." : "");
+            putStack(stack);
             break;
         }
         case CompareMode::Md5:
-            cells.push_back(n.md5);
-            cells.push_back(b.md5);
-            cells.push_back(Cell::text(excelText(n.md5) == excelText(b.md5) ? "pass" : "Different"));
-            if (m_table.stackMode)
-                cells.push_back(stack);
+            put(n.md5);
+            put(b.md5);
+            rows().appendText(sameText(n.md5, b.md5) ? "pass" : "Different");
+            putStack(stack);
             break;
         }
-        push(std::move(cells), op, true);
+        end(op, true);
     }
 
-    void addUnmatched(const Op& op, const FlatRow& n, const Cell& stack)
+    void addUnmatched(const Op& op, const FlatRow& n, const std::vector<std::string>* stack)
     {
-        std::vector<Cell> cells = head(n, nullptr);
-        const Cell na = Cell::text("N/A");
+        begin(n, nullptr);
         switch (m_table.mode) {
         case CompareMode::RealData: {
             const auto metrics = compareRealDataRow(realDataRow(n, "N/A", "-1", {}));
-            cells.insert(cells.end(), { metrics.cosine, metrics.maxAbsErr, metrics.maxRelativeErr,
-                                        metrics.oneThousandthErrRatio, metrics.fiveThousandthsErrRatio });
-            for (const Cell& s : n.stats)
-                cells.push_back(s); // raw: a NaN stays a float (shown as nan + TAB)
-            cells.insert(cells.end(), { na, na, na, na });
-            cells.push_back(Cell::text(accuracyReached(metrics.cosine, metrics.maxAbsErr)));
-            cells.push_back(Cell::text(metrics.message));
-            if (m_table.stackMode)
-                cells.push_back(stack);
-            cells.push_back(Cell::text("-1"));
+            for (const Cell* c : { &metrics.cosine, &metrics.maxAbsErr, &metrics.maxRelativeErr,
+                                   &metrics.oneThousandthErrRatio, &metrics.fiveThousandthsErrRatio })
+                rows().append(*c);
+            for (const FlatCell& s : n.stats)
+                put(s); // raw: a NaN stays a float (shown as nan + TAB)
+            putNA(4);
+            rows().appendText(accuracyReached(metrics.cosine, metrics.maxAbsErr));
+            rows().appendText(metrics.message);
+            putStack(stack);
+            rows().appendText("-1");
             break;
         }
         case CompareMode::Summary:
-            for (int i = 0; i < 8; ++i)
-                cells.push_back(na);
-            for (const Cell& s : n.stats)
-                cells.push_back(s);
-            cells.insert(cells.end(), { na, na, na, na, na, Cell::text("No bench data matched.") });
-            if (m_table.stackMode)
-                cells.push_back(stack);
+            putNA(8);
+            for (const FlatCell& s : n.stats)
+                put(s);
+            putNA(5);
+            rows().appendText("No bench data matched.");
+            putStack(stack);
             break;
         case CompareMode::Md5:
-            cells.insert(cells.end(), { na, na, na });
-            if (m_table.stackMode)
-                cells.push_back(stack);
+            putNA(3);
+            putStack(stack);
             break;
         }
-        push(std::move(cells), op, false);
+        end(op, false);
     }
 };
 
 } // namespace
 
 namespace {
-
-Result<std::vector<Op>> flattenAll(const dump::DumpFile& dump, CompareMode mode, const dump::StackMap* stack)
-{
-    std::vector<Op> ops;
-    ops.reserve(dump.entries.size());
-    std::optional<FlattenKeys> keys;
-    for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
-        // Entries share the document, except the ones a salvaging reader synthesised.
-        const dump::JsonDocument* document = dump.entries[i].value.document();
-        if (!keys || (i > 0 && document != dump.entries[i - 1].value.document()))
-            keys = document ? FlattenKeys::of(*document) : FlattenKeys {};
-        auto op = flattenEntry(dump.entries[i], i, mode, &*keys);
-        if (!op) {
-            Diagnostic d = op.error();
-            d.location.file = dump.path.string();
-            return d;
-        }
-        if (stack) {
-            const auto* frames = stack->frames(op->key);
-            op->stack = frames ? Cell::pyText(stackText(*frames)) : Cell::none();
-        }
-        ops.push_back(std::move(*op));
-    }
-    return ops;
-}
 
 std::shared_ptr<CompareTable> newTable(CompareMode mode, const CompareOptions& options)
 {
@@ -542,8 +567,8 @@ std::shared_ptr<CompareTable> newTable(CompareMode mode, const CompareOptions& o
 struct Prepared
 {
     std::shared_ptr<CompareTable> table;
-    std::vector<Op> npuOps;
-    std::vector<Op> benchOps;
+    FlatSide npu;
+    FlatSide bench;
 };
 
 Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench, const CompareOptions& options)
@@ -552,14 +577,14 @@ Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench,
     if (!mode)
         return mode.error();
     // The two sides flatten side by side: on 200k-entry dumps this is the largest step before the table.
-    Result<std::vector<Op>> benchOps = makeError("compare.internal", {}, "not flattened");
-    auto flattenBench = [&] { benchOps = flattenAll(bench, *mode, nullptr); };
+    Result<FlatSide> benchOps = makeError("compare.internal", {}, "not flattened");
+    auto flattenBench = [&] { benchOps = flattenDump(bench, *mode, nullptr); };
     std::thread benchFlattener;
     if (resolveThreadCount(options.threads) > 1)
         benchFlattener = std::thread(flattenBench);
     else
         flattenBench();
-    auto npuOps = flattenAll(npu, *mode, options.stackMode ? options.stack : nullptr);
+    auto npuOps = flattenDump(npu, *mode, options.stackMode ? options.stack : nullptr);
     if (benchFlattener.joinable())
         benchFlattener.join();
     if (!npuOps)
@@ -604,7 +629,9 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     auto prepared = prepare(npu, bench, options);
     if (!prepared)
         return prepared.error();
-    auto& [table, npuOps, benchOps] = *prepared;
+    auto& [table, npuSide, benchSide] = *prepared;
+    const std::vector<Op>& npuOps = npuSide.ops;
+    const std::vector<Op>& benchOps = benchSide.ops;
 
     // -cm/-am (MindSpore): the matcher sees mapped copies of the ops; the table shows the originals.
     const NameMappings* mappings = options.mappings && (options.mappings->cell || options.mappings->api)
@@ -623,7 +650,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
         n.push_back(mappings ? &npuViews[i].op : &npuOps[i]);
     for (std::size_t i = 0; i < benchOps.size(); ++i)
         b.push_back(mappings ? &benchViews[i].op : &benchOps[i]);
-    const MatchOutcome match = matchOps(n, b, options.fuzzy);
+    const MatchOutcome match = matchOps(n, b, options.fuzzy, table->mode == CompareMode::Md5);
     table->npuOpsLost = match.npuOpsLost;
     if (match.stoppedEarly)
         table->diagnostics.push_back(makeWarning(
@@ -661,8 +688,8 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     });
     // The flattened ops are done with (the real-data jobs hold copies of what they read); at a million entries
     // they are GBs, so they go before the parts are joined, and each part goes as soon as it is appended.
-    std::vector<Op>().swap(npuOps);
-    std::vector<Op>().swap(benchOps);
+    npuSide = FlatSide();
+    benchSide = FlatSide();
     std::vector<MappedOp>().swap(npuViews);
     std::vector<MappedOp>().swap(benchViews);
     TableBuilder builder(npu, bench, options, *table);
@@ -699,22 +726,22 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
     auto prepared = prepare(npu, bench, options);
     if (!prepared)
         return prepared.error();
-    auto& [table, npuOps, benchOps] = *prepared;
+    auto& [table, npuSide, benchSide] = *prepared;
     // Row name -> (op, row); a later duplicate name wins, as in msprobe's dict.
-    std::unordered_map<std::string, std::pair<const Op*, const FlatRow*>> npuRows;
-    std::unordered_map<std::string, const FlatRow*> benchRows;
-    for (const Op& op : npuOps) {
+    std::unordered_map<std::string_view, std::pair<const Op*, const FlatRow*>> npuRows;
+    std::unordered_map<std::string_view, const FlatRow*> benchRows;
+    for (const Op& op : npuSide.ops) {
         for (const FlatRow& r : op.rows)
             npuRows[r.name] = { &op, &r };
     }
-    for (const Op& op : benchOps) {
+    for (const Op& op : benchSide.ops) {
         for (const FlatRow& r : op.rows)
             benchRows[r.name] = &r;
     }
     FlatRow na; // msprobe's pseudo-row for a mapping to "N/A"
     na.name = "N/A";
-    na.dtype = na.shape = na.md5 = Cell::text("N/A");
-    na.stats.fill(Cell::text("N/A"));
+    na.dtype = na.shape = na.md5 = FlatCell::text("N/A");
+    na.stats.fill(FlatCell::text("N/A"));
     na.dataName = "-1";
 
     TableBuilder builder(npu, bench, options, *table);

@@ -3,7 +3,9 @@
 
 #include "core/compare/pytext.h"
 #include "core/dump/leaf.h"
+#include "core/dump/rankdump.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace probescope::compare {
@@ -65,17 +67,56 @@ std::string stackText(const std::vector<std::string>& frames)
     return out;
 }
 
-std::vector<const FlatRow*> Op::rowsByCategory() const
+CellView FlatCell::view() const
 {
-    std::vector<const FlatRow*> out;
-    out.reserve(rows.size());
+    CellView v;
+    v.kind = kind;
+    switch (kind) {
+    case CellKind::None: break;
+    case CellKind::Bool: v.boolean = boolean; break;
+    case CellKind::Int: v.integer = integer; break;
+    case CellKind::Float: v.number = number; break;
+    case CellKind::String:
+    case CellKind::PyText: v.text = std::string_view(chars, size); break;
+    }
+    return v;
+}
+
+bool sameText(const FlatCell& a, const FlatCell& b)
+{
+    // Texts print as themselves (a non-finite spelling gains the same TAB on both sides); other kinds are rare in a
+    // struct (a null leaf's None), so they take the printed form.
+    if (a.isText() && b.isText())
+        return a.textView() == b.textView();
+    std::string x;
+    std::string y;
+    appendExcelText(x, a.view());
+    appendExcelText(y, b.view());
+    return x == y;
+}
+
+void Op::rowsByCategory(std::vector<const FlatRow*>& out) const
+{
+    out.clear();
     for (int c = 0; c < 4; ++c) {
         for (const FlatRow& r : rows) {
             if (static_cast<int>(r.category) == c)
                 out.push_back(&r);
         }
     }
+}
+
+std::vector<const FlatRow*> Op::rowsByCategory() const
+{
+    std::vector<const FlatRow*> out;
+    out.reserve(rows.size());
+    rowsByCategory(out);
     return out;
+}
+
+std::size_t FlatSide::memoryBytes() const
+{
+    return ops.capacity() * sizeof(Op) + rows.capacity() * sizeof(FlatRow) + texts.memoryBytes();
 }
 
 namespace {
@@ -125,10 +166,10 @@ std::size_t findDirection(std::string_view name, std::size_t from, std::size_t* 
 
 } // namespace
 
-std::optional<std::pair<RowCategory, std::string>> categorize(std::string_view rowName)
+std::optional<std::pair<RowCategory, std::size_t>> categoryOf(std::string_view rowName)
 {
     if (hasSegment(rowName, "parameters_grad"))
-        return std::pair { RowCategory::ParametersGrad, std::string(rowName.substr(0, rowName.find("parameters_grad"))) };
+        return std::pair { RowCategory::ParametersGrad, rowName.find("parameters_grad") };
     std::size_t len = 0;
     const std::size_t at = findDirection(rowName, 0, &len);
     if (at == std::string_view::npos)
@@ -159,38 +200,70 @@ std::optional<std::pair<RowCategory, std::string>> categorize(std::string_view r
         category = RowCategory::Parameters;
     else
         return std::nullopt;
-    std::string key(rowName.substr(0, at + len));
-    key += rest.substr(0, catStart);
-    return std::pair { category, std::move(key) };
+    // The batch key is the name up to the direction and the call index after it: a prefix of the name.
+    return std::pair { category, at + len + catStart };
+}
+
+std::optional<std::pair<RowCategory, std::string>> categorize(std::string_view rowName)
+{
+    const auto cat = categoryOf(rowName);
+    if (!cat)
+        return std::nullopt;
+    return std::pair { cat->first, std::string(rowName.substr(0, cat->second)) };
 }
 
 namespace {
 
+/// msprobe's dtype text of a non-tensor leaf: "<class 'int'>" for the Python type of its value.
+std::string_view classText(std::optional<JsonValue> value)
+{
+    const std::string_view type = pyTypeName(value);
+    if (type == "bool") return "<class 'bool'>";
+    if (type == "int") return "<class 'int'>";
+    if (type == "float") return "<class 'float'>";
+    if (type == "str") return "<class 'str'>";
+    if (type == "list") return "<class 'list'>";
+    if (type == "dict") return "<class 'dict'>";
+    return "<class 'NoneType'>";
+}
+
+/// Rows are appended to `rows`, texts made on the way go to `texts`; everything else views the document.
 class Flattener
 {
 public:
-    Flattener(Op& op, CompareMode mode, const FlattenKeys& keys)
-        : m_op(op)
+    Flattener(std::vector<FlatRow>& rows, TextArena& texts, CompareMode mode, const FlattenKeys& keys)
+        : m_rows(rows)
+        , m_texts(texts)
         , m_mode(mode)
         , m_keys(keys)
     {
     }
 
-    std::optional<std::string> parse(JsonValue v, const std::string& name, int depth)
+    /// `path` is the row name so far; it is extended and restored on the way down (no string per level).
+    std::optional<std::string> parse(JsonValue v, std::string& path, int depth)
     {
         // msprobe 1.2.2 accepts ten nested levels below a field and aborts beyond.
         if (depth > 10)
-            return "\"" + name + "\" is nested more than 10 levels deep; msprobe 1.2 refuses such dumps";
+            return "\"" + path + "\" is nested more than 10 levels deep; msprobe 1.2 refuses such dumps";
         if (v.isNull()) {
             FlatRow row;
-            row.name = name;
+            row.name = m_texts.store(path);
             row.dataName = "-1";
-            return addRow(std::move(row));
+            return addRow(row);
         }
         if (v.isArray()) {
-            const bool grad = hasSegment(name, "parameters_grad");
+            const bool grad = hasSegment(path, "parameters_grad");
+            const std::size_t base = path.size();
             for (std::uint32_t i = 0; i < v.size(); ++i) {
-                if (auto e = parse(v.at(i), grad ? name : name + "." + std::to_string(i), depth + 1))
+                if (!grad) {
+                    char digits[16];
+                    const auto end = std::to_chars(digits, digits + sizeof digits, i).ptr;
+                    path += '.';
+                    path.append(digits, end);
+                }
+                auto e = parse(v.at(i), path, depth + 1);
+                path.resize(base);
+                if (e)
                     return e;
             }
             return std::nullopt;
@@ -199,91 +272,132 @@ public:
             return std::nullopt; // bare scalars outside a leaf give no row
         const auto type = v.findId(m_keys.type);
         if (type && type->isString())
-            return leaf(v, name);
+            return leaf(v, path);
+        const std::size_t base = path.size();
         for (std::uint32_t i = 0; i < v.size(); ++i) {
-            if (auto e = parse(v.at(i), name + "." + std::string(v.keyAt(i)), depth + 1))
+            path += '.';
+            path += v.keyAt(i);
+            auto e = parse(v.at(i), path, depth + 1);
+            path.resize(base);
+            if (e)
                 return e;
         }
         return std::nullopt;
     }
 
 private:
-    Op& m_op;
+    std::vector<FlatRow>& m_rows;
+    TextArena& m_texts;
     CompareMode m_mode;
     const FlattenKeys& m_keys;
+    std::string m_scratch;
 
-    std::optional<std::string> leaf(JsonValue v, const std::string& name)
+    /// cellFromJson() without a copy: strings view the document, lists and dicts are printed into the arena.
+    FlatCell valueOf(std::optional<JsonValue> v)
+    {
+        if (!v)
+            return FlatCell::none();
+        switch (v->type()) {
+        case JsonType::Null: return FlatCell::none();
+        case JsonType::Bool: return FlatCell::ofBool(v->asBool());
+        case JsonType::Int: return FlatCell::ofInteger(v->asInt());
+        case JsonType::Double: return FlatCell::ofNumber(v->asDouble());
+        case JsonType::String: return FlatCell::text(v->asString());
+        case JsonType::Array:
+        case JsonType::Object: return FlatCell::pyText(m_texts.store(pyStr(*v)));
+        }
+        return FlatCell::none();
+    }
+
+    std::optional<std::string> leaf(JsonValue v, const std::string& path)
     {
         FlatRow row;
         const auto dataName = v.findId(m_keys.dataName);
-        if (dataName && dataName->isString() && !dataName->asString().empty())
-            row.dataName = std::string(dataName->asString());
-        else
-            row.dataName = "-1";
+        row.dataName = dataName && dataName->isString() && !dataName->asString().empty() ? dataName->asString()
+                                                                                          : std::string_view("-1");
         if (row.dataName != "-1") {
             const std::size_t dot = row.dataName.rfind('.');
-            row.name = dot == std::string::npos ? row.dataName : row.dataName.substr(0, dot);
+            row.name = dot == std::string_view::npos ? row.dataName : row.dataName.substr(0, dot);
         } else {
-            row.name = name;
+            row.name = m_texts.store(path);
         }
         const std::optional<std::uint32_t>* statKeys[] = { &m_keys.max, &m_keys.min, &m_keys.mean, &m_keys.norm };
         for (int i = 0; i < 4; ++i)
-            row.stats[i] = cellFromJson(v.findId(*statKeys[i]));
-        row.md5 = cellFromJson(v.findId(m_keys.md5));
+            row.stats[i] = valueOf(v.findId(*statKeys[i]));
         const auto dtype = v.findId(m_keys.dtype);
         const auto value = v.findId(m_keys.value);
         const std::string_view type = v.findId(m_keys.type)->asString();
         if (dtype && dtype->isString() && !dtype->asString().empty()) {
-            row.dtype = Cell::text(std::string(dtype->asString()));
-            row.shape = cellFromJson(v.findId(m_keys.shape));
+            row.dtype = FlatCell::text(dtype->asString());
+            row.shape = valueOf(v.findId(m_keys.shape));
         } else if (type == "torch.Size") {
-            row.dtype = Cell::text("torch.Size");
-            row.shape = Cell::text(value ? pyStr(*value) : "None");
+            row.dtype = FlatCell::text("torch.Size");
+            row.shape = value ? FlatCell::text(m_texts.store(pyStr(*value))) : FlatCell::text("None");
         } else if (type == "slice") {
-            row.dtype = Cell::text("slice");
-            row.shape = Cell::text(numpyShapeText(value));
+            row.dtype = FlatCell::text("slice");
+            row.shape = FlatCell::text(m_texts.store(numpyShapeText(value)));
         } else if (type == "ellipsis") {
-            row.dtype = Cell::text("ellipsis");
-            row.shape = Cell::pyText("[]");
-            for (auto& s : row.stats)
-                s = cellFromJson(value);
+            row.dtype = FlatCell::text("ellipsis");
+            row.shape = FlatCell::pyText("[]");
+            row.stats.fill(valueOf(value));
         } else if (type == "torch.ProcessGroup") {
-            row.dtype = Cell::text("torch.ProcessGroup");
-            row.shape = Cell::pyText("[]");
+            row.dtype = FlatCell::text("torch.ProcessGroup");
+            row.shape = FlatCell::pyText("[]");
             const auto ranks = v.findId(m_keys.groupRanks);
-            for (auto& s : row.stats)
-                s = Cell::text(ranks ? pyStr(*ranks) : "None");
+            row.stats.fill(ranks ? FlatCell::text(m_texts.store(pyStr(*ranks))) : FlatCell::text("None"));
         } else {
-            row.dtype = Cell::text(std::string("<class '") + pyTypeName(value) + "'>");
-            row.shape = Cell::pyText("[]");
-            for (auto& s : row.stats)
-                s = cellFromJson(value);
+            row.dtype = FlatCell::text(classText(value));
+            row.shape = FlatCell::pyText("[]");
+            row.stats.fill(valueOf(value));
         }
-        if (row.md5.isNone() || (row.md5.isString() && row.md5.asString().empty()))
-            row.md5 = Cell::text(crc32Hex(value ? pyStr(*value) : std::string()));
-        return addRow(std::move(row));
+        // Only md5 mode shows or compares the md5; the CRC of a leaf without one is made only there.
+        if (m_mode == CompareMode::Md5) {
+            row.md5 = valueOf(v.findId(m_keys.md5));
+            if (row.md5.isNone() || (row.md5.isString() && row.md5.size == 0))
+                row.md5 = FlatCell::text(m_texts.store(crc32Hex(value ? pyStr(*value) : std::string())));
+        }
+        return addRow(row);
     }
 
-    std::optional<std::string> addRow(FlatRow row)
+    std::optional<std::string> addRow(FlatRow& row)
     {
-        auto cat = categorize(row.name);
+        const auto cat = categoryOf(row.name);
         if (!cat)
-            return "invalid row name \"" + row.name
+            return "invalid row name \"" + std::string(row.name)
                 + "\": msprobe 1.2 needs forward/backward followed by input, kwargs, output or parameters";
         row.category = cat->first;
-        row.batchKey = std::move(cat->second);
-        const auto c = static_cast<std::size_t>(row.category);
-        const std::string dtypeText = excelText(row.dtype);
-        const std::string shapeText = excelText(row.shape);
-        std::string structText = dtypeText + '\x1f' + shapeText;
-        if (m_mode == CompareMode::Md5)
-            structText += '\x1f' + excelText(row.md5);
-        m_op.structs[c].push_back(std::move(structText));
-        m_op.dtypeShape[c].emplace_back(dtypeText, shapeText);
-        m_op.rows.push_back(std::move(row));
+        m_rows.push_back(row);
         return std::nullopt;
     }
 };
+
+/// Flattens one entry's fields into `rows`/`texts`; returns the number of rows it added.
+Result<std::size_t> flattenInto(const dump::Entry& entry, CompareMode mode, const FlattenKeys& keys,
+                                std::vector<FlatRow>& rows, TextArena& texts, std::string& path)
+{
+    const std::size_t before = rows.size();
+    Flattener flattener(rows, texts, mode, keys);
+    const SourceLocation where { {}, entry.offset, entry.line, 0 };
+    path.assign(entry.key);
+    if (hasSegment(entry.key, "parameters_grad")) {
+        if (auto e = flattener.parse(entry.value, path, 0))
+            return makeError("compare.entry", where, *e);
+        return rows.size() - before;
+    }
+    static constexpr std::pair<const char*, const char*> fields[] = {
+        { "input_args", ".input" }, { "input_kwargs", ".input" }, { "input", ".input" },
+        { "output", ".output" },    { "parameters", ".parameters" },
+    };
+    for (const auto& [field, suffix] : fields) {
+        if (const auto v = entry.value.find(field)) {
+            path.assign(entry.key);
+            path += suffix;
+            if (auto e = flattener.parse(*v, path, 0))
+                return makeError("compare.entry", where, *e);
+        }
+    }
+    return rows.size() - before;
+}
 
 } // namespace
 
@@ -304,32 +418,58 @@ FlattenKeys FlattenKeys::of(const dump::JsonDocument& document)
     return k;
 }
 
-Result<Op> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode, const FlattenKeys* keys)
+Result<FlatEntry> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode,
+                               const FlattenKeys* keys)
 {
-    Op op;
-    op.key = std::string(entry.key);
-    op.entryIndex = entryIndex;
+    FlatEntry flat;
+    flat.op.key = entry.key;
+    flat.op.entryIndex = entryIndex;
     std::optional<FlattenKeys> own;
     if (!keys)
         keys = &own.emplace(entry.value.document() ? FlattenKeys::of(*entry.value.document()) : FlattenKeys {});
-    Flattener flattener(op, mode, *keys);
-    const SourceLocation where { {}, entry.offset, entry.line, 0 };
-    if (hasSegment(entry.key, "parameters_grad")) {
-        if (auto e = flattener.parse(entry.value, op.key, 0))
-            return makeError("compare.entry", where, *e);
-        return op;
-    }
-    static constexpr std::pair<const char*, const char*> fields[] = {
-        { "input_args", ".input" }, { "input_kwargs", ".input" }, { "input", ".input" },
-        { "output", ".output" },    { "parameters", ".parameters" },
-    };
-    for (const auto& [field, suffix] : fields) {
-        if (const auto v = entry.value.find(field)) {
-            if (auto e = flattener.parse(*v, op.key + suffix, 0))
-                return makeError("compare.entry", where, *e);
+    std::string path;
+    auto added = flattenInto(entry, mode, *keys, flat.rows, flat.texts, path);
+    if (!added)
+        return added.error();
+    flat.op.rows = flat.rows;
+    return flat;
+}
+
+Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode, const dump::StackMap* stack)
+{
+    FlatSide side;
+    side.mode = mode;
+    side.ops.resize(dump.entries.size());
+    // About three leaves an entry in the dumps of LLM training runs; growing past it only copies 144-byte rows.
+    side.rows.reserve(dump.entries.size() * 3);
+    std::vector<std::uint32_t> firstRow(dump.entries.size() + 1, 0);
+    std::optional<FlattenKeys> keys;
+    std::string path;
+    for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
+        const dump::Entry& entry = dump.entries[i];
+        // Entries share the document, except the ones a salvaging reader synthesised.
+        const dump::JsonDocument* document = entry.value.document();
+        if (!keys || (i > 0 && document != dump.entries[i - 1].value.document()))
+            keys = document ? FlattenKeys::of(*document) : FlattenKeys {};
+        firstRow[i] = static_cast<std::uint32_t>(side.rows.size());
+        auto added = flattenInto(entry, mode, *keys, side.rows, side.texts, path);
+        if (!added) {
+            Diagnostic d = added.error();
+            d.location.file = dump.path.string();
+            return d;
         }
+        Op& op = side.ops[i];
+        op.key = entry.key;
+        op.entryIndex = i;
+        if (stack)
+            op.stack = stack->frames(entry.key);
     }
-    return op;
+    firstRow.back() = static_cast<std::uint32_t>(side.rows.size());
+    // The rows are in place now: the ops can view them.
+    const std::span<const FlatRow> all(side.rows);
+    for (std::size_t i = 0; i < side.ops.size(); ++i)
+        side.ops[i].rows = all.subspan(firstRow[i], firstRow[i + 1] - firstRow[i]);
+    return side;
 }
 
 } // namespace probescope::compare

@@ -137,8 +137,18 @@ Result<std::vector<std::pair<std::string, std::string>>> layerEntryMapping(const
 /// api_mapping item leaves out removed, MindSpore dtypes in PyTorch spelling against a PyTorch bench.
 struct MappedOp
 {
-    Op op;
+    Op op;                           ///< `op.rows` views `rows`
+    std::vector<FlatRow> rows;       ///< the mapped rows (names the mapping made live in `texts`)
     std::vector<std::size_t> origin; ///< index into the original op's rows of each row of `op`
+    TextArena texts;
+
+    MappedOp() = default;
+    MappedOp(MappedOp&&) = default; // a moved vector keeps its buffer: `op.rows` stays valid
+    MappedOp& operator=(MappedOp&&) = default;
+    MappedOp(const MappedOp&) = delete;
+    MappedOp& operator=(const MappedOp&) = delete;
+    /// Points `op.rows` at `rows` once they are final.
+    void seal() { op.rows = rows; }
 };
 
 /**

@@ -50,23 +50,6 @@ const ApiMappingRule* ruleFor(
     return nullptr;
 }
 
-/// The struct lists of a view, recomputed from its rows the way the flattener builds them (flatten.cpp).
-void rebuildStructs(Op& op, CompareMode mode)
-{
-    for (std::size_t c = 0; c < 4; ++c) {
-        op.structs[c].clear();
-        op.dtypeShape[c].clear();
-    }
-    for (const FlatRow& row : op.rows) {
-        const auto c = static_cast<std::size_t>(row.category);
-        std::string text = excelText(row.dtype) + '\x1f' + excelText(row.shape);
-        if (mode == CompareMode::Md5)
-            text += '\x1f' + excelText(row.md5);
-        op.structs[c].push_back(std::move(text));
-        op.dtypeShape[c].emplace_back(excelText(row.dtype), excelText(row.shape));
-    }
-}
-
 /// Orders the rows of each category by their pt index (numbers ascending, names after them in dump order),
 /// keeping the positions each category occupies: the bench lists its arguments in index order.
 void orderByTarget(MappedOp& view, const std::vector<std::string>& targets)
@@ -79,8 +62,8 @@ void orderByTarget(MappedOp& view, const std::vector<std::string>& targets)
     };
     for (std::size_t c = 0; c < 4; ++c) {
         std::vector<std::size_t> slots;
-        for (std::size_t i = 0; i < view.op.rows.size(); ++i) {
-            if (static_cast<std::size_t>(view.op.rows[i].category) == c)
+        for (std::size_t i = 0; i < view.rows.size(); ++i) {
+            if (static_cast<std::size_t>(view.rows[i].category) == c)
                 slots.push_back(i);
         }
         std::vector<std::size_t> order = slots;
@@ -88,26 +71,26 @@ void orderByTarget(MappedOp& view, const std::vector<std::string>& targets)
         std::vector<FlatRow> rows;
         std::vector<std::size_t> origin;
         for (const std::size_t i : order) {
-            rows.push_back(view.op.rows[i]);
+            rows.push_back(view.rows[i]);
             origin.push_back(view.origin[i]);
         }
         for (std::size_t k = 0; k < slots.size(); ++k) {
-            view.op.rows[slots[k]] = std::move(rows[k]);
+            view.rows[slots[k]] = rows[k];
             view.origin[slots[k]] = origin[k];
         }
     }
 }
 
-std::string indexBelow(const FlatRow& row, const std::string& entryKey)
+std::string indexBelow(const FlatRow& row, std::string_view entryKey)
 {
     static constexpr const char* patterns[] = { ".input.", ".output.", ".parameters.", ".parameters_grad." };
-    const std::string prefix = entryKey + patterns[static_cast<std::size_t>(partOf(row.category))];
-    return row.name.compare(0, prefix.size(), prefix) == 0 ? row.name.substr(prefix.size()) : row.name;
+    const std::string prefix = std::string(entryKey) + patterns[static_cast<std::size_t>(partOf(row.category))];
+    return std::string(row.name.starts_with(prefix) ? row.name.substr(prefix.size()) : row.name);
 }
 
 /// One NPU op's view; `rule` is the api_mapping item applied to it, if any.
 MappedOp mappedNpuOp(
-    const Op& op, const NameMappings& m, const ApiMappingRule* rule, CompareMode mode, bool crossFramework)
+    const Op& op, const NameMappings& m, const ApiMappingRule* rule, CompareMode /*mode*/, bool crossFramework)
 {
     MappedOp view;
     view.op.key = op.key;
@@ -117,26 +100,26 @@ MappedOp mappedNpuOp(
     for (std::size_t i = 0; i < op.rows.size(); ++i) {
         FlatRow row = op.rows[i];
         if (m.cell)
-            row.name = cellMappedName(row.name, *m.cell, false);
+            row.name = view.texts.store(cellMappedName(row.name, *m.cell, false));
         if (m.api)
-            row.name = apiPrefixMapped(row.name);
+            row.name = view.texts.store(apiPrefixMapped(row.name));
         if (rule) {
-            const std::string entry = replaceFirst(op.key, rule->msApi, rule->ptApi);
-            const auto key = userRuleKey(
-                *rule, partOf(row.category), replaceFirst(op.rows[i].name, rule->msApi, rule->ptApi), entry);
+            const std::string entry = replaceFirst(std::string(op.key), rule->msApi, rule->ptApi);
+            const auto key = userRuleKey(*rule, partOf(row.category),
+                                         replaceFirst(std::string(op.rows[i].name), rule->msApi, rule->ptApi), entry);
             if (!key)
                 continue; // abandoned: shown without bench data, never matched
-            row.name = *key;
+            row.name = view.texts.store(*key);
             targets.push_back(indexBelow(row, entry));
         }
         if (crossFramework && row.dtype.isString())
-            row.dtype = Cell::text(torchDtypeName(row.dtype.asString()));
-        view.op.rows.push_back(std::move(row));
+            row.dtype = FlatCell::text(view.texts.store(torchDtypeName(row.dtype.textView())));
+        view.rows.push_back(row);
         view.origin.push_back(i);
     }
     if (rule)
         orderByTarget(view, targets);
-    rebuildStructs(view.op, mode);
+    view.seal();
     return view;
 }
 
@@ -153,14 +136,14 @@ std::vector<MappedOp> mappedNpuOps(const std::vector<Op>& npu, const std::vector
         out.push_back(mappedNpuOp(op, m, rule, mode, crossFramework));
         // An op with no row left would look like an entry without rows and shift the matcher's lock-step
         // walk; an item that keeps nothing of an op is not applied to it.
-        if (rule && out.back().op.rows.empty() && !op.rows.empty())
+        if (rule && out.back().rows.empty() && !op.rows.empty())
             out.back() = mappedNpuOp(op, m, nullptr, mode, crossFramework);
     }
     return out;
 }
 
 std::vector<MappedOp> mappedBenchOps(
-    const std::vector<Op>& bench, const std::vector<Op>& npu, const NameMappings& m, CompareMode mode)
+    const std::vector<Op>& bench, const std::vector<Op>& npu, const NameMappings& m, CompareMode /*mode*/)
 {
     const auto npuApis = apiNames(npu);
     std::vector<MappedOp> out;
@@ -176,16 +159,16 @@ std::vector<MappedOp> mappedBenchOps(
                 if (std::find(listed.begin(), listed.end(), indexBelow(op.rows[i], op.key)) == listed.end())
                     continue;
             }
-            view.op.rows.push_back(op.rows[i]);
+            view.rows.push_back(op.rows[i]);
             view.origin.push_back(i);
         }
-        if (view.op.rows.empty()) { // as for the NPU side: an item never empties an op
+        if (view.rows.empty()) { // as for the NPU side: an item never empties an op
             for (std::size_t i = 0; i < op.rows.size(); ++i) {
-                view.op.rows.push_back(op.rows[i]);
+                view.rows.push_back(op.rows[i]);
                 view.origin.push_back(i);
             }
         }
-        rebuildStructs(view.op, mode);
+        view.seal();
         out.push_back(std::move(view));
     }
     return out;

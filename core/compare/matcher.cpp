@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/compare/matcher.h"
 
+#include "core/compare/pytext.h"
+
+#include <algorithm>
 #include <deque>
 
 namespace probescope::compare {
@@ -51,32 +54,74 @@ bool fuzzyEqual(std::string_view a, std::string_view b)
 
 namespace {
 
-bool tolerated(const std::string& a, const std::string& b)
+bool tolerated(std::string_view a, std::string_view b)
 {
     if (a == b)
         return true;
-    auto half = [](const std::string& s) { return s == "torch.float16" || s == "Float16"; };
-    auto single = [](const std::string& s) { return s == "torch.float32" || s == "Float32"; };
-    auto bf = [](const std::string& s) { return s == "torch.bfloat16" || s == "BFloat16"; };
+    auto half = [](std::string_view s) { return s == "torch.float16" || s == "Float16"; };
+    auto single = [](std::string_view s) { return s == "torch.float32" || s == "Float32"; };
+    auto bf = [](std::string_view s) { return s == "torch.bfloat16" || s == "BFloat16"; };
     return (half(a) && single(b)) || (single(a) && half(b)) || (half(a) && bf(b)) || (bf(a) && half(b));
 }
 
-bool structsMatch(const Op& npu, const Op& bench)
+/// The printed text of a value (for the tolerant dtype test, which compares the texts msprobe prints).
+std::string_view printed(const FlatCell& c, std::string& buffer)
 {
-    if (npu.structs == bench.structs)
-        return true;
-    const auto input = static_cast<std::size_t>(RowCategory::Input);
-    if (npu.dtypeShape[input].empty() || bench.dtypeShape[input].empty())
-        return false;
-    for (std::size_t c = 0; c < 4; ++c) {
-        const auto& a = npu.dtypeShape[c];
-        const auto& b = bench.dtypeShape[c];
-        if (a.size() != b.size())
+    if (c.isText())
+        return c.textView();
+    buffer.clear();
+    appendExcelText(buffer, c.view());
+    return buffer;
+}
+
+/// Walks the rows of one category of both ops side by side; `same` decides each pair. False when the counts differ.
+template<typename Same>
+bool categoryMatches(const Op& npu, const Op& bench, RowCategory category, Same same)
+{
+    auto n = npu.rows.begin();
+    auto b = bench.rows.begin();
+    while (true) {
+        while (n != npu.rows.end() && n->category != category)
+            ++n;
+        while (b != bench.rows.end() && b->category != category)
+            ++b;
+        const bool nEnd = n == npu.rows.end();
+        const bool bEnd = b == bench.rows.end();
+        if (nEnd || bEnd)
+            return nEnd == bEnd;
+        if (!same(*n, *b))
             return false;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            if (a[i].second != b[i].second || !tolerated(a[i].first, b[i].first))
-                return false;
-        }
+        ++n;
+        ++b;
+    }
+}
+
+bool structsMatch(const Op& npu, const Op& bench, bool md5)
+{
+    // msprobe compares the struct lists of each category: [dtype, shape(, md5)] texts exactly first ...
+    const auto exact = [md5](const FlatRow& a, const FlatRow& b) {
+        return sameText(a.dtype, b.dtype) && sameText(a.shape, b.shape) && (!md5 || sameText(a.md5, b.md5));
+    };
+    bool equal = true;
+    for (int c = 0; c < 4 && equal; ++c)
+        equal = categoryMatches(npu, bench, static_cast<RowCategory>(c), exact);
+    if (equal)
+        return true;
+    // ... then, when both have inputs, dtype and shape again with float16/float32/bfloat16 tolerated.
+    const auto hasInput = [](const Op& op) {
+        return std::any_of(op.rows.begin(), op.rows.end(),
+                           [](const FlatRow& r) { return r.category == RowCategory::Input; });
+    };
+    if (!hasInput(npu) || !hasInput(bench))
+        return false;
+    std::string x;
+    std::string y;
+    const auto tolerant = [&](const FlatRow& a, const FlatRow& b) {
+        return sameText(a.shape, b.shape) && tolerated(printed(a.dtype, x), printed(b.dtype, y));
+    };
+    for (int c = 0; c < 4; ++c) {
+        if (!categoryMatches(npu, bench, static_cast<RowCategory>(c), tolerant))
+            return false;
     }
     return true;
 }
@@ -103,18 +148,18 @@ bool namesMatch(const Op& npu, const Op& bench, bool fuzzy)
 
 } // namespace
 
-bool opsMatch(const Op& npu, const Op& bench, bool fuzzy)
+bool opsMatch(const Op& npu, const Op& bench, bool fuzzy, bool md5)
 {
     // The Aten special case of 1.2.2 consults a legacy underscore-name table that never matches
     // dot-separated names: exactly one side naming Aten means no match.
-    const bool npuAten = !npu.rows.empty() && npu.rows.front().name.find("Aten") != std::string::npos;
-    const bool benchAten = !bench.rows.empty() && bench.rows.front().name.find("Aten") != std::string::npos;
+    const bool npuAten = !npu.rows.empty() && npu.rows.front().name.find("Aten") != std::string_view::npos;
+    const bool benchAten = !bench.rows.empty() && bench.rows.front().name.find("Aten") != std::string_view::npos;
     if (npuAten != benchAten)
         return false;
-    return namesMatch(npu, bench, fuzzy) && structsMatch(npu, bench);
+    return namesMatch(npu, bench, fuzzy) && structsMatch(npu, bench, md5);
 }
 
-MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy)
+MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy, bool md5)
 {
     MatchOutcome outcome;
     std::deque<std::uint32_t> n;
@@ -143,13 +188,13 @@ MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const
         const std::size_t lastN = n.size() - 1;
         const std::size_t lastB = b.size() - 1;
         for (std::size_t j = 0; j < lastB && !point; ++j) {
-            if (opsMatch(*npu[n[lastN]], *bench[b[j]], fuzzy))
+            if (opsMatch(*npu[n[lastN]], *bench[b[j]], fuzzy, md5))
                 point = { lastN, j };
         }
-        if (!point && opsMatch(*npu[n[lastN]], *bench[b[lastB]], fuzzy))
+        if (!point && opsMatch(*npu[n[lastN]], *bench[b[lastB]], fuzzy, md5))
             point = { lastN, lastB };
         for (std::size_t k = 0; k < lastN && !point; ++k) {
-            if (opsMatch(*npu[n[k]], *bench[b[lastB]], fuzzy))
+            if (opsMatch(*npu[n[k]], *bench[b[lastB]], fuzzy, md5))
                 point = { k, lastB };
         }
         if (!point)

@@ -27,14 +27,14 @@ struct MatchOutcome
 std::string fuzzyReduce(std::string_view name, std::string_view word);
 bool fuzzyEqual(std::string_view a, std::string_view b);
 
-/// Whether two ops match (A.4: names exact or fuzzy, and structs).
-bool opsMatch(const Op& npu, const Op& bench, bool fuzzy);
+/// Whether two ops match (A.4: names exact or fuzzy, and structs; `md5`: md5 mode, where the md5 is part of them).
+bool opsMatch(const Op& npu, const Op& bench, bool fuzzy, bool md5);
 
 /**
  * @brief Pairs NPU and bench ops as msprobe 1.2.2 does: both lists walked by position into two queues,
  * match points searched newest-first (compare-spec Appendix A.4). `npu`/`bench` hold one op per entry in
  * file order; entries without rows are given as std::nullopt so the walk stays in lock-step.
  */
-MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy);
+MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy, bool md5);
 
 } // namespace probescope::compare

@@ -88,7 +88,7 @@ private:
 
 namespace {
 
-double statNumber(const compare::Cell& cell)
+double statNumber(const compare::FlatCell& cell)
 {
     return cell.isNumber() ? cell.asDouble() : std::numeric_limits<double>::quiet_NaN();
 }
@@ -119,7 +119,7 @@ Sample sampleOf(const dump::RankLocation& location, std::int64_t step, bool benc
     }
     const std::string prefix = key + ".";
     for (const compare::FlatRow& row : op->rows) {
-        std::string leaf = row.name.compare(0, prefix.size(), prefix) == 0 ? row.name.substr(prefix.size()) : row.name;
+        std::string leaf(row.name.starts_with(prefix) ? row.name.substr(prefix.size()) : row.name);
         s.leaves.push_back({ std::move(leaf),
                              { statNumber(row.stats[0]), statNumber(row.stats[1]), statNumber(row.stats[2]),
                                statNumber(row.stats[3]) } });

@@ -39,7 +39,7 @@ std::string dataNameOf(const dump::DumpFile& dump, const std::string& rowName, c
         return {};
     for (const compare::FlatRow& r : op->rows) {
         if (r.name == rowName)
-            return r.dataName == "-1" ? std::string() : r.dataName;
+            return r.dataName == "-1" ? std::string() : std::string(r.dataName);
     }
     return {};
 }
