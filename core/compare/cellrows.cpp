@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <variant>
 
 namespace probescope::compare {
 
@@ -188,6 +189,112 @@ void CellRows::appendRows(const CellRows& other)
             interned.emplace(from.payload[k], m_chunks[i >> kChunkBits]->payload[i & (kChunkCells - 1)]);
         }
     }
+}
+
+void CellRows::layOut(std::size_t rows, std::size_t cellsPerRow)
+{
+    std::uint64_t end = m_rowStart.back();
+    m_rowStart.reserve(m_rowStart.size() + rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+        end += cellsPerRow;
+        m_rowStart.push_back(end);
+    }
+    while ((end + kChunkCells - 1) >> kChunkBits > m_chunks.size())
+        m_chunks.push_back(std::unique_ptr<Chunk>(new Chunk)); // not zeroed: the writers store every cell
+}
+
+CellRows::Writer::Writer(CellRows& rows)
+    : m_rows(rows)
+    , m_nextCapacity(kFirstBlock)
+{
+    if (!m_rows.m_mutex)
+        m_rows.m_mutex = std::make_unique<std::mutex>();
+}
+
+CellRows::Writer::~Writer()
+{
+    releaseBlock();
+}
+
+void CellRows::Writer::releaseBlock()
+{
+    if (!m_data)
+        return;
+    std::lock_guard lock(*m_rows.m_mutex);
+    m_rows.m_blocks[m_block].used = m_used;
+    m_data = nullptr;
+}
+
+void CellRows::Writer::append(const Cell& cell)
+{
+    struct Visitor
+    {
+        Writer& w;
+        void operator()(Cell::None) const { w.appendNone(); }
+        void operator()(bool b) const { w.appendBool(b); }
+        void operator()(std::int64_t i) const { w.appendInt(i); }
+        void operator()(double d) const { w.appendNumber(d); }
+        void operator()(const std::string& t) const { w.appendText(t); }
+        void operator()(const Cell::PyText& t) const { w.appendPyText(t.text); }
+    };
+    std::visit(Visitor { *this }, cell.value);
+}
+
+void CellRows::Writer::putText(CellKind kind, std::string_view s, Intern intern)
+{
+    if (s.empty()) {
+        put(kind, 0);
+        return;
+    }
+    const bool shortText = intern == Intern::Short && s.size() <= kInternMax;
+    if (shortText) {
+        if (const auto it = m_interned.find(s); it != m_interned.end()) {
+            put(kind, it->second);
+            return;
+        }
+    } else if (intern == Intern::Always) {
+        if (const auto it = m_shared.find(s); it != m_shared.end()) {
+            put(kind, it->second.first, it->second.second);
+            return;
+        }
+    } else if (s == m_lastText) {
+        put(kind, m_lastPayload, m_lastLong);
+        return;
+    }
+    std::uint64_t payload = 0;
+    bool longText = false;
+    std::string_view stored;
+    if (s.size() > kMaxBlockText) {
+        std::lock_guard lock(*m_rows.m_mutex);
+        payload = m_rows.m_longTexts.size();
+        longText = true;
+        m_rows.m_longTexts.emplace_back(s);
+        stored = m_rows.m_longTexts.back(); // over 64 KB: on the heap, where it stays when the vector grows
+    } else {
+        if (!m_data || m_capacity - m_used < s.size()) {
+            releaseBlock();
+            std::lock_guard lock(*m_rows.m_mutex);
+            m_rows.m_blocks.push_back(Block { std::unique_ptr<char[]>(new char[m_nextCapacity]), m_nextCapacity, 0 });
+            m_block = m_rows.m_blocks.size() - 1;
+            m_data = m_rows.m_blocks.back().data.get();
+            m_capacity = m_nextCapacity;
+            m_used = 0;
+            m_nextCapacity = std::min(kMaxBlock, m_nextCapacity * 2);
+        }
+        std::memcpy(m_data + m_used, s.data(), s.size());
+        stored = std::string_view(m_data + m_used, s.size());
+        payload = (static_cast<std::uint64_t>(m_block) << (2 * kFieldBits)) | (static_cast<std::uint64_t>(m_used) << kFieldBits)
+            | s.size();
+        m_used += s.size();
+    }
+    if (shortText)
+        m_interned.emplace(stored, payload);
+    else if (intern == Intern::Always)
+        m_shared.emplace(stored, std::pair { payload, longText });
+    m_lastText = stored;
+    m_lastPayload = payload;
+    m_lastLong = longText;
+    put(kind, payload, longText);
 }
 
 void CellRows::reserve(std::size_t rows, std::size_t cellsPerRow)

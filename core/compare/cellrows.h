@@ -97,6 +97,9 @@ public:
     void pop_back();
     /// Appends every row of `other`.
     void appendRows(const CellRows& other);
+    /// Appends `rows` rows of `cellsPerRow` cells each, to be filled through Writers (every cell must be written).
+    void layOut(std::size_t rows, std::size_t cellsPerRow);
+    class Writer;
 
     std::size_t rowSize(std::size_t r) const { return static_cast<std::size_t>(m_rowStart[r + 1] - m_rowStart[r]); }
     CellView view(std::size_t r, std::size_t c) const { return viewAt(m_rowStart[r] + c); }
@@ -173,6 +176,57 @@ private:
         const Block& block = m_blocks[payload >> (2 * kFieldBits)];
         return std::string_view(block.data.get() + ((payload >> kFieldBits) & kFieldMask), length);
     }
+};
+
+/**
+ * @brief Fills rows that layOut() made, from several threads at once: each thread its own Writer, on rows no other
+ * writer touches. A writer takes text blocks from the rows under their lock once per block and writes into them
+ * alone; short texts are interned per writer. A table of millions of rows is built in place, on every core, with no
+ * partial tables to join. No reader may look at the rows until every writer is gone.
+ */
+class CellRows::Writer
+{
+public:
+    explicit Writer(CellRows& rows);
+    ~Writer();
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+
+    /// The next append goes to cell 0 of row `r`.
+    void beginRow(std::size_t r) { m_cell = m_rows.m_rowStart[r]; }
+    void appendNone() { put(CellKind::None, 0); }
+    void appendBool(bool b) { put(CellKind::Bool, b ? 1 : 0); }
+    void appendInt(std::int64_t i) { put(CellKind::Int, static_cast<std::uint64_t>(i)); }
+    void appendNumber(double d) { put(CellKind::Float, std::bit_cast<std::uint64_t>(d)); }
+    void appendText(std::string_view s) { putText(CellKind::String, s, Intern::Short); }
+    void appendPyText(std::string_view s) { putText(CellKind::PyText, s, Intern::Short); }
+    /// A text that rarely repeats (a relative error as "12.5%"): stored without a trip through the intern table.
+    void appendUniqueText(std::string_view s) { putText(CellKind::String, s, Intern::Never); }
+    /// A long text that repeats (the stack of an API called from many layers): stored once whatever its length.
+    void appendSharedPyText(std::string_view s) { putText(CellKind::PyText, s, Intern::Always); }
+    void append(const Cell& cell);
+
+private:
+    enum class Intern : std::uint8_t { Short, Never, Always };
+    CellRows& m_rows;
+    std::uint64_t m_cell = 0;
+    std::size_t m_block = 0;   // index of the block this writer fills
+    char* m_data = nullptr;    // its characters (stable while the vector of blocks grows)
+    std::size_t m_capacity = 0;
+    std::size_t m_used = 0;
+    std::size_t m_nextCapacity;
+    std::unordered_map<std::string_view, std::uint64_t> m_interned;
+    std::unordered_map<std::string_view, std::pair<std::uint64_t, bool>> m_shared;
+    std::string_view m_lastText;
+    std::uint64_t m_lastPayload = 0;
+    bool m_lastLong = false;
+
+    void put(CellKind kind, std::uint64_t payload, bool longText = false)
+    {
+        m_rows.store(m_cell++, kind, payload, longText);
+    }
+    void putText(CellKind kind, std::string_view s, Intern intern);
+    void releaseBlock();
 };
 
 /// One cell of non-const rows: reads as a Cell, assigning a Cell stores it.

@@ -277,18 +277,29 @@ RealDataMetrics compareNpyRow(const RealDataRow& row)
     return m;
 }
 
-/// Appends the rows of a table straight into its CellRows: the texts of names, dtypes and shapes are copied once, from
-/// the flattened rows' views into the table's arena.
+/// Writes rows into a table laid out beforehand (CellRows::layOut), from row `firstRow` on: the texts of names, dtypes
+/// and shapes are copied once, from the flattened rows' views into the table's blocks. Builders on different threads
+/// write different rows of the same table.
 class TableBuilder
 {
 public:
     TableBuilder(const dump::DumpFile& npu, const dump::DumpFile& bench, const CompareOptions& options,
-                 CompareTable& table)
+                 CompareTable& table, std::vector<std::uint8_t>& matchedRows, std::size_t firstRow)
         : m_npu(npu)
         , m_bench(bench)
         , m_options(options)
         , m_table(table)
+        , m_out(table.rows)
+        , m_matchedRows(matchedRows)
+        , m_row(firstRow)
+        , m_stack(options.stackMode ? options.stack : nullptr)
     {
+    }
+
+    /// Rows the builder writes for a step: as many as the NPU op has, or the pairs of a plain match.
+    static std::size_t rowsOf(const Op& n, const Op* b, bool mapped)
+    {
+        return b && !mapped ? std::min(n.rows.size(), b->rows.size()) : n.rows.size();
     }
 
     void matched(const Op& n, const Op& b)
@@ -297,9 +308,9 @@ public:
         b.rowsByCategory(m_benchRows);
         bool stackPlaced = false;
         for (std::size_t i = 0; i < m_npuRows.size() && i < m_benchRows.size(); ++i) {
-            const std::vector<std::string>* stack = nullptr;
+            bool stack = false;
             if (!stackPlaced && m_npuRows[i]->category == RowCategory::Input) {
-                stack = n.stack;
+                stack = true;
                 stackPlaced = true;
             }
             addMatched(n, *m_npuRows[i], *m_benchRows[i], stack);
@@ -313,9 +324,9 @@ public:
         bool stackPlaced = false;
         n.rowsByCategory(m_npuRows);
         for (const FlatRow* row : m_npuRows) {
-            const std::vector<std::string>* stack = nullptr;
+            bool stack = false;
             if (!stackPlaced && row->category == RowCategory::Input) {
-                stack = n.stack;
+                stack = true;
                 stackPlaced = true;
             }
             const auto i = static_cast<std::size_t>(row - n.rows.data());
@@ -327,13 +338,13 @@ public:
     }
 
     // Data mapping (A.13): no matching; stats stay raw; every row carries its NPU entry's stack.
-    void mappedRow(const Op& op, const FlatRow& n, const FlatRow& b) { addMatched(op, n, b, op.stack, true); }
+    void mappedRow(const Op& op, const FlatRow& n, const FlatRow& b) { addMatched(op, n, b, true, true); }
 
     void unmatched(const Op& n)
     {
         n.rowsByCategory(m_npuRows);
         for (std::size_t i = 0; i < m_npuRows.size(); ++i)
-            addUnmatched(n, *m_npuRows[i], i == 0 ? n.stack : nullptr);
+            addUnmatched(n, *m_npuRows[i], i == 0);
     }
 
     struct Job
@@ -366,12 +377,18 @@ private:
     const dump::DumpFile& m_bench;
     const CompareOptions& m_options;
     CompareTable& m_table;
+    CellRows::Writer m_out;
+    std::vector<std::uint8_t>& m_matchedRows; // CompareTable::matched is a vector<bool>: threads share its words
+    std::size_t m_row;
+    const dump::StackMap* m_stack;
     std::vector<Job> m_jobs;
     std::vector<const FlatRow*> m_npuRows; // category order of the op at hand, reused
     std::vector<const FlatRow*> m_benchRows;
     std::string m_scratch;
+    std::string m_stackJson;                                   // stack.json text of the op at hand
+    std::unordered_map<std::string, std::string> m_stackTexts; // that text -> NPU_Stack_Info text
 
-    CellRows& rows() { return m_table.rows; }
+    CellRows::Writer& rows() { return m_out; }
 
     void put(const FlatCell& c)
     {
@@ -394,12 +411,28 @@ private:
             put(c);
     }
 
-    void putStack(const std::vector<std::string>* stack)
+    /// The NPU_Stack_Info cell (stack mode): the op's frames as Python list text, or None. The frames are read for
+    /// this row only (not kept), and an API called from many layers has one text, stored once.
+    void putStack(const Op& op, bool place)
     {
         if (!m_table.stackMode)
             return;
-        if (stack)
-            rows().appendPyText(stackText(*stack));
+        if (!place || !m_stack) {
+            rows().appendNone();
+            return;
+        }
+        // Layers call the same APIs from the same lines: the text made of one frames list serves every op whose
+        // stack.json text is the same, so it is parsed and printed once.
+        if (m_stack->framesOf.readJson(op.key, m_stackJson)) {
+            auto [it, added] = m_stackTexts.try_emplace(m_stackJson);
+            if (added)
+                it->second = stackText(m_stack->framesOf.parseJson(m_stackJson));
+            rows().appendSharedPyText(it->second);
+            return;
+        }
+        const auto frames = m_stack->framesOf.read(op.key);
+        if (frames)
+            rows().appendSharedPyText(stackText(*frames));
         else
             rows().appendNone();
     }
@@ -412,7 +445,7 @@ private:
 
     void begin(const FlatRow& n, const FlatRow* b)
     {
-        rows().beginRow();
+        rows().beginRow(m_row);
         rows().appendText(n.name);
         if (b)
             rows().appendText(b->name);
@@ -432,8 +465,9 @@ private:
 
     void end(const Op& op, bool isMatched)
     {
-        m_table.npuEntry.push_back(op.entryIndex);
-        m_table.matched.push_back(isMatched);
+        m_table.npuEntry[m_row] = op.entryIndex;
+        m_matchedRows[m_row] = isMatched ? 1 : 0;
+        ++m_row;
     }
 
     RealDataRow realDataRow(const FlatRow& n, std::string_view benchName, std::string_view dataNameCell,
@@ -455,10 +489,9 @@ private:
         return row;
     }
 
-    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, const std::vector<std::string>* stack,
-                    bool rawStats = false)
+    void addMatched(const Op& op, const FlatRow& n, const FlatRow& b, bool stack, bool rawStats = false)
     {
-        const std::size_t row = rows().size();
+        const std::size_t row = m_row;
         begin(n, &b);
         switch (m_table.mode) {
         case CompareMode::RealData: {
@@ -473,7 +506,7 @@ private:
                 putStat(s, rawStats);
             rows().appendNone(); // Accuracy Reached or Not
             rows().appendNone(); // Err_message
-            putStack(stack);
+            putStack(op, stack);
             rows().appendText(n.dataName);
             break;
         }
@@ -493,7 +526,7 @@ private:
                     m_scratch.clear();
                     appendPyFloatRepr(m_scratch, d.relative);
                     m_scratch += '%';
-                    rows().appendText(m_scratch);
+                    rows().appendUniqueText(m_scratch);
                 }
             }
             for (const FlatCell& s : n.stats)
@@ -502,20 +535,20 @@ private:
                 putStat(s, rawStats);
             rows().appendText(flagged ? "Warning" : "");
             rows().appendText(flagged ? "Need double check api accuracy." : "");
-            putStack(stack);
+            putStack(op, stack);
             break;
         }
         case CompareMode::Md5:
             put(n.md5);
             put(b.md5);
             rows().appendText(sameText(n.md5, b.md5) ? "pass" : "Different");
-            putStack(stack);
+            putStack(op, stack);
             break;
         }
         end(op, true);
     }
 
-    void addUnmatched(const Op& op, const FlatRow& n, const std::vector<std::string>* stack)
+    void addUnmatched(const Op& op, const FlatRow& n, bool stack)
     {
         begin(n, nullptr);
         switch (m_table.mode) {
@@ -529,7 +562,7 @@ private:
             putNA(4);
             rows().appendText(accuracyReached(metrics.cosine, metrics.maxAbsErr));
             rows().appendText(metrics.message);
-            putStack(stack);
+            putStack(op, stack);
             rows().appendText("-1");
             break;
         }
@@ -539,11 +572,11 @@ private:
                 put(s);
             putNA(5);
             rows().appendText("No bench data matched.");
-            putStack(stack);
+            putStack(op, stack);
             break;
         case CompareMode::Md5:
             putNA(3);
-            putStack(stack);
+            putStack(op, stack);
             break;
         }
         end(op, false);
@@ -578,13 +611,13 @@ Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench,
         return mode.error();
     // The two sides flatten side by side: on 200k-entry dumps this is the largest step before the table.
     Result<FlatSide> benchOps = makeError("compare.internal", {}, "not flattened");
-    auto flattenBench = [&] { benchOps = flattenDump(bench, *mode, nullptr); };
+    auto flattenBench = [&] { benchOps = flattenDump(bench, *mode); };
     std::thread benchFlattener;
     if (resolveThreadCount(options.threads) > 1)
         benchFlattener = std::thread(flattenBench);
     else
         flattenBench();
-    auto npuOps = flattenDump(npu, *mode, options.stackMode ? options.stack : nullptr);
+    auto npuOps = flattenDump(npu, *mode);
     if (benchFlattener.joinable())
         benchFlattener.join();
     if (!npuOps)
@@ -596,11 +629,11 @@ Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench,
 
 // Each job reads two tensor files, computes and frees them: memory stays bounded by the thread count,
 // and every job writes only its own row, so the table does not depend on the number of threads.
-Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareTable> table, TableBuilder& builder,
+Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareTable> table,
+                                                        const std::vector<TableBuilder::Job>& jobs,
                                                         const dump::DumpFile& npu, const CompareOptions& options,
                                                         ProgressSink* progress)
 {
-    const auto& jobs = builder.jobs();
     if (options.layoutReady)
         options.layoutReady(*table);
     // A large tensor pair is split into chunks that idle threads take (workgroup.h).
@@ -658,63 +691,52 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
             "the NPU and bench dumps do not have the same number and calls of APIs; as msprobe 1.2 does, matching "
             "stopped and " + std::to_string(match.npuOpsLost) + " NPU entries are not in the table"));
 
-    // Rows are built in chunks of match steps, each into its own partial table, then appended in step
-    // order: the table does not depend on the thread count, and 200k-entry dumps build on every core.
+    // Rows are built in chunks of match steps on every core, straight into the table: the rows each step makes are
+    // counted first, so every chunk knows where its rows go, and the table does not depend on the thread count.
     const unsigned threads = resolveThreadCount(options.threads);
     const std::size_t chunks = threads > 1 && match.steps.size() >= 4096 ? std::size_t { threads } * 4 : 1;
-    std::vector<CompareTable> parts(chunks);
-    std::vector<std::vector<TableBuilder::Job>> partJobs(chunks);
+    const auto stepRows = [&](const MatchStep& step) {
+        return TableBuilder::rowsOf(npuOps[step.npu], step.bench < 0 ? nullptr : &benchOps[static_cast<std::size_t>(step.bench)],
+                                    mappings != nullptr);
+    };
+    std::vector<std::size_t> chunkRow(chunks + 1, 0);
+    for (std::size_t c = 0; c < chunks; ++c) {
+        std::size_t rowsInChunk = 0;
+        for (std::size_t i = match.steps.size() * c / chunks; i < match.steps.size() * (c + 1) / chunks; ++i)
+            rowsInChunk += stepRows(match.steps[i]);
+        chunkRow[c + 1] = chunkRow[c] + rowsInChunk;
+    }
+    table->rows.layOut(chunkRow.back(), table->header.size());
+    table->npuEntry.resize(chunkRow.back());
+    std::vector<std::uint8_t> matchedRows(chunkRow.back(), 0);
+    std::vector<std::vector<TableBuilder::Job>> chunkJobs(chunks);
     parallelFor(chunks, threads, [&](std::size_t c) {
-        CompareTable& part = parts[c];
-        part.mode = table->mode;
-        part.stackMode = table->stackMode;
-        part.header = table->header;
-        TableBuilder partBuilder(npu, bench, options, part);
-        const std::size_t first = match.steps.size() * c / chunks;
-        const std::size_t last = match.steps.size() * (c + 1) / chunks;
-        for (std::size_t i = first; i < last; ++i) {
+        TableBuilder builder(npu, bench, options, *table, matchedRows, chunkRow[c]);
+        for (std::size_t i = match.steps.size() * c / chunks; i < match.steps.size() * (c + 1) / chunks; ++i) {
             const MatchStep& step = match.steps[i];
             const auto benchIndex = static_cast<std::size_t>(step.bench);
             if (step.bench < 0)
-                partBuilder.unmatched(npuOps[step.npu]);
+                builder.unmatched(npuOps[step.npu]);
             else if (mappings)
-                partBuilder.matchedMapped(npuOps[step.npu], benchOps[benchIndex],
-                                          partnerRows(npuViews[step.npu], npuOps[step.npu].rows.size(),
-                                                      benchViews[benchIndex]));
+                builder.matchedMapped(npuOps[step.npu], benchOps[benchIndex],
+                                      partnerRows(npuViews[step.npu], npuOps[step.npu].rows.size(),
+                                                  benchViews[benchIndex]));
             else
-                partBuilder.matched(npuOps[step.npu], benchOps[benchIndex]);
+                builder.matched(npuOps[step.npu], benchOps[benchIndex]);
         }
-        partJobs[c] = std::move(partBuilder.jobs());
+        chunkJobs[c] = std::move(builder.jobs());
     });
-    // The flattened ops are done with (the real-data jobs hold copies of what they read); at a million entries
-    // they are GBs, so they go before the parts are joined, and each part goes as soon as it is appended.
+    // The flattened ops are done with (the real-data jobs hold copies of what they read): at a million entries they
+    // are a GB, and the rest of the compare does not need them.
     npuSide = FlatSide();
     benchSide = FlatSide();
     std::vector<MappedOp>().swap(npuViews);
     std::vector<MappedOp>().swap(benchViews);
-    TableBuilder builder(npu, bench, options, *table);
-    std::size_t rowCount = 0;
-    for (const CompareTable& part : parts)
-        rowCount += part.rows.size();
-    table->npuEntry.reserve(rowCount);
-    table->matched.reserve(rowCount);
-    for (std::size_t c = 0; c < chunks; ++c) {
-        const std::size_t offset = table->rows.size();
-        if (c == 0) {
-            table->rows = std::move(parts[c].rows);
-            table->rows.reserve(rowCount);
-        } else {
-            table->rows.appendRows(parts[c].rows);
-        }
-        parts[c].rows.clear();
-        table->npuEntry.insert(table->npuEntry.end(), parts[c].npuEntry.begin(), parts[c].npuEntry.end());
-        table->matched.insert(table->matched.end(), parts[c].matched.begin(), parts[c].matched.end());
-        for (TableBuilder::Job& job : partJobs[c]) {
-            job.row += offset;
-            builder.jobs().push_back(std::move(job));
-        }
-    }
-    return finishTable(std::move(table), builder, npu, options, progress);
+    table->matched.assign(matchedRows.begin(), matchedRows.end());
+    std::vector<TableBuilder::Job> jobs;
+    for (auto& part : chunkJobs)
+        jobs.insert(jobs.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    return finishTable(std::move(table), jobs, npu, options, progress);
 }
 
 Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::DumpFile& npu,
@@ -744,7 +766,13 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
     na.stats.fill(FlatCell::text("N/A"));
     na.dataName = "-1";
 
-    TableBuilder builder(npu, bench, options, *table);
+    struct Pair
+    {
+        const Op* op;
+        const FlatRow* npu;
+        const FlatRow* bench;
+    };
+    std::vector<Pair> pairs;
     for (const auto& [npuName, benchName] : mapping.pairs) {
         const auto n = npuRows.find(npuName);
         const FlatRow* b = benchName == "N/A" ? &na : nullptr;
@@ -759,9 +787,20 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
                     + (n == npuRows.end() ? "the NPU dump has no row " + npuName : "the bench dump has no row " + benchName)));
             continue;
         }
-        builder.mappedRow(*n->second.first, *n->second.second, *b);
+        pairs.push_back({ n->second.first, n->second.second, b });
     }
-    return finishTable(std::move(table), builder, npu, options, progress);
+    table->rows.layOut(pairs.size(), table->header.size());
+    table->npuEntry.resize(pairs.size());
+    std::vector<std::uint8_t> matchedRows(pairs.size(), 0);
+    std::vector<TableBuilder::Job> jobs;
+    {
+        TableBuilder builder(npu, bench, options, *table, matchedRows, 0);
+        for (const Pair& p : pairs)
+            builder.mappedRow(*p.op, *p.npu, *p.bench);
+        jobs = std::move(builder.jobs());
+    }
+    table->matched.assign(matchedRows.begin(), matchedRows.end());
+    return finishTable(std::move(table), jobs, npu, options, progress);
 }
 
 } // namespace probescope::compare

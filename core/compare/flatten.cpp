@@ -3,7 +3,6 @@
 
 #include "core/compare/pytext.h"
 #include "core/dump/leaf.h"
-#include "core/dump/rankdump.h"
 
 #include <charconv>
 #include <cstdio>
@@ -435,7 +434,7 @@ Result<FlatEntry> flattenEntry(const dump::Entry& entry, std::uint32_t entryInde
     return flat;
 }
 
-Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode, const dump::StackMap* stack)
+Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode)
 {
     FlatSide side;
     side.mode = mode;
@@ -461,8 +460,6 @@ Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode, const
         Op& op = side.ops[i];
         op.key = entry.key;
         op.entryIndex = i;
-        if (stack)
-            op.stack = stack->frames(entry.key);
     }
     firstRow.back() = static_cast<std::uint32_t>(side.rows.size());
     // The rows are in place now: the ops can view them.

@@ -13,10 +13,6 @@
 #include <string>
 #include <vector>
 
-namespace probescope::dump {
-struct StackMap;
-}
-
 namespace probescope::compare {
 
 enum class CompareMode : std::uint8_t {
@@ -114,7 +110,6 @@ struct Op
     std::string_view key;
     std::uint32_t entryIndex = 0;
     std::span<const FlatRow> rows; ///< parse order
-    const std::vector<std::string>* stack = nullptr; ///< the NPU stack.json frames in stack mode, else null (None)
 
     /// Rows re-ordered stably by category (input, parameters, output, parameters_grad).
     std::vector<const FlatRow*> rowsByCategory() const;
@@ -184,9 +179,8 @@ struct FlattenKeys
 Result<FlatEntry> flattenEntry(const dump::Entry& entry, std::uint32_t entryIndex, CompareMode mode,
                                const FlattenKeys* keys = nullptr);
 
-/// Flattens every entry of a dump; `stack` (stack mode, NPU side) gives each op its frames. The texts of the rows
-/// view the dump's document: it must outlive the result.
-Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode, const dump::StackMap* stack = nullptr);
+/// Flattens every entry of a dump. The texts of the rows view the dump's document: it must outlive the result.
+Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode);
 
 /// Python list text of stack frames: ['File a.py, line 1, in f, \n x', ...].
 std::string stackText(const std::vector<std::string>& frames);

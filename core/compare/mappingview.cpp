@@ -95,7 +95,6 @@ MappedOp mappedNpuOp(
     MappedOp view;
     view.op.key = op.key;
     view.op.entryIndex = op.entryIndex;
-    view.op.stack = op.stack;
     std::vector<std::string> targets;
     for (std::size_t i = 0; i < op.rows.size(); ++i) {
         FlatRow row = op.rows[i];

@@ -160,17 +160,30 @@ struct StackIndex::Source
             ::close(fd);
     }
 
-    std::vector<std::string> read(const Group& group) const
+    bool readText(const Group& group, std::string& text) const
     {
-        std::string text(group.end - group.begin, '\0');
+        text.resize(group.end - group.begin);
         std::size_t done = 0;
         while (done < text.size()) {
             const ssize_t got
                 = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(group.begin + done));
             if (got <= 0)
-                return {};
+                return false;
             done += static_cast<std::size_t>(got);
         }
+        return true;
+    }
+
+    std::vector<std::string> read(const Group& group) const
+    {
+        std::string text;
+        if (!readText(group, text))
+            return {};
+        return parse(text);
+    }
+
+    std::vector<std::string> parse(std::string_view text) const
+    {
         const auto parsed = JsonDocument::parse(text, path);
         if (!parsed.document || !parsed.document->root().isArray())
             return {};
@@ -189,6 +202,37 @@ const std::vector<std::string>* StackIndex::frames(std::string_view key) const
     if (added && m_source->fd >= 0)
         slot->second = m_source->read(m_groups[it->group]);
     return &slot->second;
+}
+
+std::optional<std::vector<std::string>> StackIndex::read(std::string_view key) const
+{
+    const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
+                                     [this](const Key& k, std::string_view wanted) { return keyText(k) < wanted; });
+    if (it == m_keys.end() || keyText(*it) != key || !m_source)
+        return std::nullopt;
+    {
+        std::lock_guard lock(m_source->mutex);
+        if (const auto cached = m_source->frames.find(it->group); cached != m_source->frames.end())
+            return cached->second;
+    }
+    if (m_source->fd < 0)
+        return std::vector<std::string> {};
+    return m_source->read(m_groups[it->group]);
+}
+
+bool StackIndex::readJson(std::string_view key, std::string& json) const
+{
+    const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
+                                     [this](const Key& k, std::string_view wanted) { return keyText(k) < wanted; });
+    if (it == m_keys.end() || keyText(*it) != key || !m_source || m_source->fd < 0)
+        return false;
+    // The file stays open, so what is read is the stack.json the index was made of (or it fails: then read()).
+    return m_source->readText(m_groups[it->group], json);
+}
+
+std::vector<std::string> StackIndex::parseJson(std::string_view json) const
+{
+    return m_source ? m_source->parse(json) : std::vector<std::string> {};
 }
 
 std::size_t StackIndex::memoryBytes() const

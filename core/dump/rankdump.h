@@ -111,6 +111,15 @@ public:
     /// The frames of `key`, null when stack.json does not name it. Valid as long as any copy of the index.
     /// Thread-safe. A frames list that cannot be read any more (the file changed under it) is empty.
     const std::vector<std::string>* frames(std::string_view key) const;
+    /// The frames of `key` read for the caller and not kept (a compare writes each op's stack once; at a million
+    /// entries keeping them all would cost GBs). Nothing when stack.json does not name it. Thread-safe.
+    std::optional<std::vector<std::string>> read(std::string_view key) const;
+    /// The JSON text of the frames list of `key` as stack.json spells it, into `json`: false when stack.json does not
+    /// name it or the index is not backed by a file (then read()). Equal texts are equal frames, so a caller can keep
+    /// what it made of one text for the next key with the same stack without parsing it again.
+    bool readJson(std::string_view key, std::string& json) const;
+    /// The frames of a text readJson() gave (empty if it does not read as a list of frames).
+    std::vector<std::string> parseJson(std::string_view json) const;
     /// Bytes held by the index itself (keys and ranges), without the frames read so far.
     std::size_t memoryBytes() const;
 

@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -137,6 +138,56 @@ TEST(CellRows, RepeatedTextsAreStoredOnce)
     EXPECT_LT(named.memoryBytes(), numbered.memoryBytes() + 4096);
     EXPECT_EQ(named.view(n - 1, 1).text, "Torch.matmul.99999.forward.input.0.long.enough.name");
     EXPECT_EQ(named.view(12345, 2).text, "torch.float32");
+}
+
+TEST(CellRows, WritersOnThreadsFillLaidOutRowsAsAppendingWould)
+{
+    // The compare lays a table out and fills its rows on every core; the rows must read as if appended in order.
+    const std::vector<Cell> kinds = everyKind();
+    const std::size_t rows = 40000;
+    const std::string stack = "['File a.py, line 1, in f, \\n x = g()', " + std::string(300, 's') + "']";
+    auto cellsOf = [&](std::size_t r) {
+        std::vector<Cell> cells = kinds;
+        cells.push_back(Cell::text("row." + std::to_string(r)));
+        cells.push_back(Cell::text(std::to_string(r % 7) + ".5%"));
+        cells.push_back(Cell::pyText(r % 3 == 0 ? stack : "[]"));
+        return cells;
+    };
+    CellRows appended;
+    for (std::size_t r = 0; r < rows; ++r)
+        appended.push_back(cellsOf(r));
+
+    CellRows filled;
+    const std::size_t width = kinds.size() + 3;
+    filled.layOut(rows, width);
+    auto fill = [&](std::size_t from, std::size_t to) {
+        CellRows::Writer writer(filled);
+        for (std::size_t r = from; r < to; ++r) {
+            const std::vector<Cell> cells = cellsOf(r);
+            writer.beginRow(r);
+            for (std::size_t c = 0; c < kinds.size(); ++c)
+                writer.append(cells[c]);
+            writer.appendText(cells[kinds.size()].asString());
+            writer.appendUniqueText(cells[kinds.size() + 1].asString());
+            writer.appendSharedPyText(std::get<Cell::PyText>(cells[kinds.size() + 2].value).text);
+        }
+    };
+    std::thread second(fill, rows / 3, rows);
+    fill(0, rows / 3);
+    second.join();
+
+    ASSERT_EQ(filled.size(), appended.size());
+    for (std::size_t r = 0; r < rows; ++r) {
+        ASSERT_EQ(filled.rowSize(r), width);
+        for (std::size_t c = 0; c < width; ++c)
+            ASSERT_TRUE(sameCell(filled.cell(r, c), appended.cell(r, c))) << "row " << r << ", column " << c;
+    }
+    // The shared stack text is stored once per writer, not once per row.
+    EXPECT_LT(filled.memoryBytes(), appended.memoryBytes() + (std::size_t { 1 } << 20));
+    // Rows appended after a fill go on after it.
+    filled.push_back({ Cell::text("after"), Cell::number(1.5) });
+    EXPECT_EQ(filled.view(rows, 0).text, "after");
+    EXPECT_EQ(filled.view(rows - 1, kinds.size()).text, "row." + std::to_string(rows - 1));
 }
 
 // The CSV writer prints numbers with std::to_chars(..., general, 16) where it used printf("%.16g").
