@@ -228,11 +228,6 @@ double reparseFixed(double x, const char* format)
     return std::strtod(buf.data(), nullptr);
 }
 
-bool isPyNonFiniteText(std::string_view s)
-{
-    return s == "inf" || s == "-inf" || s == "nan";
-}
-
 // Python str(int(v)) of a numeric xlsx cell read back by openpyxl + pandas (A.11): '%.16g' % v, read back as a
 // float, printed as an int when whole and with repr() otherwise. This is the reference path: std::to_chars with
 // precision 16 is printf's "%.16g" exactly, and neither it nor from_chars allocates.
@@ -328,6 +323,11 @@ void appendExcelNumber(std::string& out, double value)
     appendExcelNumberSlow(out, value);
 }
 } // namespace
+
+bool isPyNonFiniteText(std::string_view s)
+{
+    return s == "inf" || s == "-inf" || s == "nan";
+}
 
 std::string integralDoubleText(double v)
 {
