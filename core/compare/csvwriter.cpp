@@ -29,13 +29,6 @@ CsvStream::CsvStream(TextSink sink, std::size_t flushBytes) : m_sink(std::move(s
         m_buffer.reserve(flushBytes + 4096);
 }
 
-std::string& CsvStream::rawField()
-{
-    if (m_fields++)
-        m_buffer += ',';
-    return m_buffer;
-}
-
 void CsvStream::field(std::string_view text)
 {
     appendCsvField(rawField(), text);

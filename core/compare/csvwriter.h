@@ -36,7 +36,12 @@ public:
     /// Appends a field, quoted as toCsv() quotes it.
     void field(std::string_view text);
     /// Starts a field whose text the caller appends to the returned buffer; it must need no quotes (numbers).
-    std::string& rawField();
+    std::string& rawField()
+    {
+        if (m_fields++)
+            m_buffer += ',';
+        return m_buffer;
+    }
     void record(const std::vector<std::string>& fields);
     void endRecord();
     /// Hands the rest to the sink; false if the sink failed (now or before).

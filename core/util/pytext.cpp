@@ -5,31 +5,43 @@
 #include <charconv>
 #include <cstdint>
 #include <cmath>
+#include <cstring>
 #include <string_view>
 
 namespace probescope {
 
 bool splitScientific(std::string_view text, ShortestDigits& d)
 {
-    // "-d.ddddde-xx" as std::to_chars(v, chars_format::scientific) writes it.
-    std::size_t i = 0;
-    d.negative = !text.empty() && text[0] == '-';
-    i += d.negative ? 1 : 0;
-    d.count = 0;
-    for (; i < text.size() && text[i] != 'e'; ++i) {
-        if (text[i] != '.') {
-            if (d.count == d.digits.size())
-                return false;
-            d.digits[d.count++] = text[i];
-        }
-    }
-    if (i + 2 >= text.size() || d.count == 0)
+    // "-d.ddddde-xx" as std::to_chars(v, chars_format::scientific) writes it: the exponent has 2 or 3 digits.
+    const std::size_t n = text.size();
+    std::size_t e = n;
+    if (n >= 5 && text[n - 4] == 'e')
+        e = n - 4;
+    else if (n >= 6 && text[n - 5] == 'e')
+        e = n - 5;
+    if (e == n || (text[e + 1] != '-' && text[e + 1] != '+'))
         return false;
-    const bool negativeExp = text[i + 1] == '-';
-    int e = 0;
-    for (std::size_t k = i + 2; k < text.size(); ++k)
-        e = e * 10 + (text[k] - '0');
-    d.exponent = negativeExp ? -e : e;
+    int exponent = 0;
+    for (std::size_t k = e + 2; k < n; ++k) {
+        if (text[k] < '0' || text[k] > '9')
+            return false;
+        exponent = exponent * 10 + (text[k] - '0');
+    }
+    d.exponent = text[e + 1] == '-' ? -exponent : exponent;
+    d.negative = text[0] == '-';
+    std::size_t i = d.negative ? 1 : 0;
+    if (i >= e)
+        return false;
+    d.digits[0] = text[i++];
+    std::size_t count = 1;
+    if (i < e) {
+        if (text[i] != '.' || e - i - 1 > d.digits.size() - 1)
+            return false;
+        const std::size_t rest = e - i - 1;
+        std::memcpy(d.digits.data() + 1, text.data() + i + 1, rest);
+        count += rest;
+    }
+    d.count = count;
     return true;
 }
 
