@@ -6,7 +6,10 @@
 #include "core/util/parallel.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 
 namespace probescope::compare {
@@ -22,14 +25,8 @@ void appendLine(std::string& out, const std::vector<std::string>& fields)
 
 CsvStream::CsvStream(TextSink sink, std::size_t flushBytes) : m_sink(std::move(sink)), m_flushBytes(flushBytes)
 {
-    m_buffer.reserve(std::min(flushBytes, std::size_t { 4 } << 20) + 4096);
-}
-
-std::string& CsvStream::rawField()
-{
-    if (m_fields++)
-        m_buffer += ',';
-    return m_buffer;
+    if (flushBytes <= (std::size_t { 4 } << 20))
+        m_buffer.reserve(flushBytes + 4096);
 }
 
 void CsvStream::field(std::string_view text)
@@ -67,40 +64,95 @@ bool CsvStream::finish()
     return m_ok;
 }
 
+void CsvStream::swapBuffer(std::string& other)
+{
+    m_buffer.swap(other);
+    m_recordStart = m_buffer.size();
+    m_fields = 0;
+}
+
 bool streamCsvRows(const std::vector<std::string>& header, std::size_t rows, const TextSink& sink,
                    const std::function<void(CsvStream& csv, std::size_t row)>& formatRow)
 {
-    // Formatting numbers as Python prints them is the cost (~150 MB/s a core); the blocks keep every core busy.
-    constexpr std::size_t kBlockRows = 8192;
-    const unsigned threads = resolveThreadCount(0);
+    return streamCsvBlocks(header, rows, sink, [&formatRow](CsvStream& csv, std::size_t begin, std::size_t end) {
+        for (std::size_t r = begin; r < end; ++r)
+            formatRow(csv, r);
+    });
+}
+
+bool streamCsvBlocks(const std::vector<std::string>& header, std::size_t rows, const TextSink& sink,
+                     const std::function<void(CsvStream& csv, std::size_t begin, std::size_t end)>& formatRows)
+{
+    // ~400 bytes a row of a statistics table: blocks of ~1.6 MB, small enough to stay in cache while written.
+    constexpr std::size_t kBlockRows = 4096;
     CsvStream head(sink);
     head.record(header);
     if (!head.finish())
         return false;
-    std::vector<std::string> texts(threads);
-    for (std::size_t first = 0; first < rows; first += kBlockRows * threads) {
-        const std::size_t blocks = std::min<std::size_t>(threads, (rows - first + kBlockRows - 1) / kBlockRows);
-        parallelFor(blocks, threads, [&](std::size_t b) {
-            std::string& text = texts[b];
-            text.clear();
-            CsvStream csv(
-                [&text](std::string_view chunk) {
-                    text += chunk;
-                    return true;
-                },
-                std::numeric_limits<std::size_t>::max());
-            const std::size_t begin = first + b * kBlockRows;
-            const std::size_t end = std::min(rows, begin + kBlockRows);
-            for (std::size_t r = begin; r < end; ++r)
-                formatRow(csv, r);
-            csv.finish();
-        });
-        for (std::size_t b = 0; b < blocks; ++b) {
-            if (!sink(texts[b]))
-                return false;
-        }
+    const std::size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+    const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(resolveThreadCount(0), blocks));
+    if (threads <= 1) {
+        CsvStream csv(sink);
+        formatRows(csv, 0, rows);
+        return csv.finish();
     }
-    return true;
+
+    // Block b is formatted into slot b % slots.size() once block b - slots.size() has been written; the calling
+    // thread writes the blocks in order as they become ready.
+    struct Slot
+    {
+        std::string text;
+        bool ready = false;
+    };
+    std::vector<Slot> slots(2 * std::size_t { threads });
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::size_t next = 0;    // the next block to format
+    std::size_t written = 0; // blocks handed to the sink
+    bool stop = false;
+
+    auto worker = [&] {
+        CsvStream csv([](std::string_view) { return true; }, std::numeric_limits<std::size_t>::max());
+        std::unique_lock lock(mutex);
+        while (!stop && next < blocks) {
+            const std::size_t b = next++;
+            Slot& slot = slots[b % slots.size()];
+            changed.wait(lock, [&] { return stop || b < written + slots.size(); });
+            if (stop)
+                return;
+            csv.swapBuffer(slot.text); // the slot's emptied buffer, reused
+            lock.unlock();
+            const std::size_t begin = b * kBlockRows;
+            formatRows(csv, begin, std::min(rows, begin + kBlockRows));
+            lock.lock();
+            csv.swapBuffer(slot.text);
+            slot.ready = true;
+            changed.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back(worker);
+
+    bool ok = true;
+    for (std::size_t b = 0; b < blocks && ok; ++b) {
+        Slot& slot = slots[b % slots.size()];
+        {
+            std::unique_lock lock(mutex);
+            changed.wait(lock, [&] { return slot.ready; });
+        }
+        ok = sink(slot.text); // the workers never touch a ready slot
+        std::lock_guard lock(mutex);
+        slot.text.clear();
+        slot.ready = false;
+        ++written;
+        stop = !ok;
+        changed.notify_all();
+    }
+    for (std::thread& t : pool)
+        t.join();
+    return ok;
 }
 
 std::string collectText(const std::function<bool(const TextSink&)>& write)

@@ -36,11 +36,19 @@ public:
     /// Appends a field, quoted as toCsv() quotes it.
     void field(std::string_view text);
     /// Starts a field whose text the caller appends to the returned buffer; it must need no quotes (numbers).
-    std::string& rawField();
+    std::string& rawField()
+    {
+        if (m_fields++)
+            m_buffer += ',';
+        return m_buffer;
+    }
     void record(const std::vector<std::string>& fields);
     void endRecord();
     /// Hands the rest to the sink; false if the sink failed (now or before).
     bool finish();
+    /// Exchanges the text formatted so far (whole records) with `other`: a writer that never flushes hands its
+    /// text over without a copy, and takes back an emptied buffer to reuse.
+    void swapBuffer(std::string& other);
 
 private:
     TextSink m_sink;
@@ -58,6 +66,14 @@ private:
  */
 bool streamCsvRows(const std::vector<std::string>& header, std::size_t rows, const TextSink& sink,
                    const std::function<void(CsvStream& csv, std::size_t row)>& formatRow);
+
+/**
+ * @brief streamCsvRows() with `formatRows(csv, begin, end)` formatting the records of rows [begin, end) (no call
+ * per row). Blocks are formatted on every hardware thread while the calling thread hands finished blocks to the
+ * sink in row order, so formatting and writing overlap; at most two blocks a thread are held.
+ */
+bool streamCsvBlocks(const std::vector<std::string>& header, std::size_t rows, const TextSink& sink,
+                     const std::function<void(CsvStream& csv, std::size_t begin, std::size_t end)>& formatRows);
 
 /// The text a CSV writer streams, collected (for tests and small tables).
 std::string collectText(const std::function<bool(const TextSink&)>& write);

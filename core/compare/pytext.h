@@ -58,5 +58,7 @@ double round6(double x);
 std::string excelText(const Cell& cell);
 /// excelText appended to `out`, without allocating (the CSV writer's path).
 void appendExcelText(std::string& out, const CellView& cell);
+/// The texts that excelText follows with a TAB: "inf", "-inf", "nan".
+bool isPyNonFiniteText(std::string_view s);
 
 } // namespace probescope::compare

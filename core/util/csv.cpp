@@ -1,21 +1,76 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/util/csv.h"
 
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace probescope {
+
+namespace {
+
+constexpr std::array<std::uint8_t, 256> kScanTable = [] {
+    std::array<std::uint8_t, 256> t {};
+    t[static_cast<unsigned char>(',')] = kCsvNeedsQuotes;
+    t[static_cast<unsigned char>('"')] = kCsvNeedsQuotes;
+    t[static_cast<unsigned char>('\n')] = kCsvNeedsQuotes;
+    t[static_cast<unsigned char>('\r')] = kCsvNeedsQuotes;
+    t[static_cast<unsigned char>(';')] = kCsvSemicolon;
+    return t;
+}();
+
+} // namespace
+
+unsigned csvScan(std::string_view text)
+{
+    unsigned flags = 0;
+    const char* p = text.data();
+    std::size_t n = text.size();
+#if defined(__SSE2__)
+    const __m128i comma = _mm_set1_epi8(',');
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i lf = _mm_set1_epi8('\n');
+    const __m128i cr = _mm_set1_epi8('\r');
+    const __m128i semicolon = _mm_set1_epi8(';');
+    for (; n >= 16; p += 16, n -= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, quote)),
+                                             _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)));
+        if (_mm_movemask_epi8(special))
+            flags |= kCsvNeedsQuotes;
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolon)))
+            flags |= kCsvSemicolon;
+    }
+#endif
+    for (; n > 0; ++p, --n)
+        flags |= kScanTable[static_cast<unsigned char>(*p)];
+    return flags;
+}
+
+void appendCsvQuoted(std::string& out, std::string_view prefix, std::string_view field)
+{
+    out += '"';
+    out += prefix;
+    // Runs between quotes are copied whole; each '"' is doubled.
+    for (std::size_t q = field.find('"'); q != std::string_view::npos; q = field.find('"')) {
+        out.append(field.data(), q + 1);
+        out += '"';
+        field.remove_prefix(q + 1);
+    }
+    out += field;
+    out += '"';
+}
 
 void appendCsvField(std::string& out, std::string_view field)
 {
-    if (field.find_first_of(",\"\n\r") == std::string_view::npos) {
+    if (csvScan(field) & kCsvNeedsQuotes)
+        appendCsvQuoted(out, {}, field);
+    else
         out += field;
-        return;
-    }
-    out += '"';
-    for (const char c : field) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    out += '"';
 }
 
 void appendCsvLine(std::string& out, const std::vector<std::string>& fields)
@@ -113,10 +168,19 @@ std::string_view formulaGuard(std::string_view text)
         risky = startsWithTrigger(text.substr(semi + 1));
     if (!risky)
         return {};
-    const std::string copy(text); // strtod needs the terminator; risky texts are rare
+    // strtod needs the terminator: short texts ("-1", the Data_name of every statistics row) are copied on the stack.
+    std::array<char, 64> shortCopy {};
+    std::string longCopy;
+    const char* begin = shortCopy.data();
+    if (text.size() < shortCopy.size()) {
+        std::copy(text.begin(), text.end(), shortCopy.begin());
+    } else {
+        longCopy.assign(text);
+        begin = longCopy.c_str();
+    }
     char* end = nullptr;
-    std::strtod(copy.c_str(), &end);
-    if (!copy.empty() && end == copy.c_str() + copy.size())
+    std::strtod(begin, &end);
+    if (!text.empty() && end == begin + text.size())
         return {}; // a number such as -1 or -0.5
     return "'";
 }

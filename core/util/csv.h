@@ -14,6 +14,20 @@ namespace probescope {
 /// bare '\r' unquoted, which no reader splits back correctly; it is quoted here so every cell reads back unchanged.
 void appendCsvField(std::string& out, std::string_view field);
 
+/// What csvScan() finds in a text: a byte that makes appendCsvField quote it (',', '"', '\n', '\r'), a ';' (where
+/// formulaGuard looks for a formula after the first one).
+inline constexpr unsigned kCsvNeedsQuotes = 1;
+inline constexpr unsigned kCsvSemicolon = 2;
+/// Both looks of the CSV writer at a cell's text in one pass (16 bytes at a time).
+unsigned csvScan(std::string_view text);
+/// appendCsvField of a text that csvScan() found kCsvNeedsQuotes in, after `prefix` (inside the quotes).
+void appendCsvQuoted(std::string& out, std::string_view prefix, std::string_view field);
+/// Whether formulaGuard() can return "'" for a text starting with this byte and holding no ';'.
+inline bool formulaTriggerLead(char c)
+{
+    return c == '=' || c == '+' || c == '-' || c == '@' || c == '%' || c == '\xef';
+}
+
 /// Appends one record's fields joined by ',' (no line terminator). A record of a single empty field is `""`, so it
 /// does not read back as a blank line.
 void appendCsvLine(std::string& out, const std::vector<std::string>& fields);

@@ -5,9 +5,101 @@
 #include <charconv>
 #include <cstdint>
 #include <cmath>
+#include <cstring>
 #include <string_view>
 
 namespace probescope {
+
+bool splitScientific(std::string_view text, ShortestDigits& d)
+{
+    // "-d.ddddde-xx" as std::to_chars(v, chars_format::scientific) writes it: the exponent has 2 or 3 digits.
+    const std::size_t n = text.size();
+    std::size_t e = n;
+    if (n >= 5 && text[n - 4] == 'e')
+        e = n - 4;
+    else if (n >= 6 && text[n - 5] == 'e')
+        e = n - 5;
+    if (e == n || (text[e + 1] != '-' && text[e + 1] != '+'))
+        return false;
+    int exponent = 0;
+    for (std::size_t k = e + 2; k < n; ++k) {
+        if (text[k] < '0' || text[k] > '9')
+            return false;
+        exponent = exponent * 10 + (text[k] - '0');
+    }
+    d.exponent = text[e + 1] == '-' ? -exponent : exponent;
+    d.negative = text[0] == '-';
+    std::size_t i = d.negative ? 1 : 0;
+    if (i >= e)
+        return false;
+    d.digits[0] = text[i++];
+    std::size_t count = 1;
+    if (i < e) {
+        if (text[i] != '.' || e - i - 1 > d.digits.size() - 1)
+            return false;
+        const std::size_t rest = e - i - 1;
+        std::memcpy(d.digits.data() + 1, text.data() + i + 1, rest);
+        count += rest;
+    }
+    d.count = count;
+    return true;
+}
+
+bool shortestDigits(double v, ShortestDigits& d)
+{
+    std::array<char, 40> sci {};
+    const auto res = std::to_chars(sci.data(), sci.data() + sci.size(), v, std::chars_format::scientific);
+    return res.ec == std::errc {} && splitScientific(std::string_view(sci.data(), static_cast<std::size_t>(res.ptr - sci.data())), d);
+}
+
+void appendPyReprDigits(std::string& out, const ShortestDigits& d)
+{
+    // Python's repr ('r' format): scientific outside [1e-4, 1e16), else positional with at least one decimal.
+    // Built in a local buffer and appended once (the CSV writer calls this for millions of cells).
+    std::array<char, 48> buf {};
+    char* p = buf.data();
+    if (d.negative)
+        *p++ = '-';
+    const std::size_t n = d.count;
+    const int exponent = d.exponent;
+    if (exponent < -4 || exponent >= 16) {
+        *p++ = d.digits[0];
+        if (n > 1) {
+            *p++ = '.';
+            for (std::size_t k = 1; k < n; ++k)
+                *p++ = d.digits[k];
+        }
+        *p++ = 'e';
+        *p++ = exponent < 0 ? '-' : '+';
+        const int magnitude = exponent < 0 ? -exponent : exponent;
+        if (magnitude >= 100) {
+            *p++ = static_cast<char>('0' + magnitude / 100);
+            *p++ = static_cast<char>('0' + magnitude / 10 % 10);
+        } else {
+            *p++ = static_cast<char>('0' + magnitude / 10);
+        }
+        *p++ = static_cast<char>('0' + magnitude % 10);
+    } else if (exponent < 0) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int k = exponent + 1; k < 0; ++k)
+            *p++ = '0';
+        for (std::size_t k = 0; k < n; ++k)
+            *p++ = d.digits[k];
+    } else {
+        const auto intDigits = static_cast<std::size_t>(exponent) + 1;
+        for (std::size_t k = 0; k < intDigits; ++k)
+            *p++ = k < n ? d.digits[k] : '0';
+        *p++ = '.';
+        if (n <= intDigits) {
+            *p++ = '0';
+        } else {
+            for (std::size_t k = intDigits; k < n; ++k)
+                *p++ = d.digits[k];
+        }
+    }
+    out.append(buf.data(), p);
+}
 
 void appendPyFloatRepr(std::string& out, double v)
 {
@@ -21,54 +113,9 @@ void appendPyFloatRepr(std::string& out, double v)
     }
     // std::to_chars gives the same shortest round-trip digits as Python's repr (both are exact shortest
     // representations); what differs is where Python switches to an exponent and how it pads.
-    std::array<char, 40> sci {};
-    const auto res = std::to_chars(sci.data(), sci.data() + sci.size(), v, std::chars_format::scientific);
-    std::string_view text(sci.data(), static_cast<std::size_t>(res.ptr - sci.data()));
-    if (text.front() == '-') {
-        out += '-';
-        text.remove_prefix(1);
-    }
-    const std::size_t e = text.find('e');
-    std::array<char, 24> digitBuf {}; // at most 17 significant digits
-    std::size_t count = 0;
-    for (const char c : text.substr(0, e)) {
-        if (c != '.')
-            digitBuf[count++] = c;
-    }
-    const std::string_view digits(digitBuf.data(), count);
-    int exponent = 0;
-    const std::string_view expText = text.substr(e + 1);
-    std::from_chars(expText.data() + (expText.front() == '+' ? 1 : 0), expText.data() + expText.size(), exponent);
-
-    if (exponent < -4 || exponent >= 16) { // repr's 'r' format: scientific outside [1e-4, 1e16)
-        out += digits.front();
-        if (digits.size() > 1) {
-            out += '.';
-            out.append(digits.substr(1));
-        }
-        out += exponent < 0 ? "e-" : "e+";
-        const int magnitude = exponent < 0 ? -exponent : exponent;
-        if (magnitude < 10)
-            out += '0';
-        out += std::to_string(magnitude);
-        return;
-    }
-    if (exponent < 0) {
-        out += "0.";
-        out.append(static_cast<std::size_t>(-exponent - 1), '0');
-        out += digits;
-        return;
-    }
-    const auto intDigits = static_cast<std::size_t>(exponent) + 1;
-    if (digits.size() <= intDigits) {
-        out += digits;
-        out.append(intDigits - digits.size(), '0');
-        out += ".0";
-    } else {
-        out += digits.substr(0, intDigits);
-        out += '.';
-        out += digits.substr(intDigits);
-    }
+    ShortestDigits d;
+    shortestDigits(v, d); // cannot fail for a finite double
+    appendPyReprDigits(out, d);
 }
 
 std::string pyFloatRepr(double v)
