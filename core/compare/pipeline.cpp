@@ -6,9 +6,11 @@
 #include "core/compare/profile.h"
 #include "core/compare/realdata.h"
 #include "core/compare/xlsxwriter.h"
+#include "core/dump/keyscan.h"
 #include "core/dump/loadreport.h"
 #include "core/util/outputfile.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace probescope::compare {
@@ -188,14 +190,54 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     npuOptions.stackJson = layer;
     dump::ReadOptions benchOptions = npuOptions;
     benchOptions.constructJson = layer;
+    // A viewer's first sight of the pair: the NPU tree from the keys alone, on a third thread while both dumps are
+    // read. That thread reads the NPU construct.json, which the NPU rank then takes instead of reading it again.
+    const bool early = hooks.earlyTree && pair.npu.format == dump::DumpFormat::DumpJson;
+    std::optional<Result<dump::ConstructMap>> earlyConstruct;
+    std::optional<dump::DumpKeys> earlyKeys;
+    std::shared_ptr<const tree::ConstructTree> earlyBuilt;
+    std::thread earlyThread;
+    if (early) {
+        npuOptions.constructJson = false;
+        earlyThread = std::thread([&] {
+            std::error_code ec;
+            const fs::path constructPath = pair.npu.dir / "construct.json";
+            if (fs::exists(constructPath, ec))
+                earlyConstruct = dump::readConstructJson(constructPath);
+            auto keys = dump::scanDumpKeys(pair.npu.dumpFile);
+            if (!keys)
+                return; // the full read says what is wrong with the file
+            std::optional<CompareMode> mode;
+            if (keys->task == "tensor")
+                mode = CompareMode::RealData;
+            else if (keys->task == "statistics")
+                mode = keys->md5Key ? CompareMode::Md5 : CompareMode::Summary;
+            const dump::ConstructMap none;
+            earlyBuilt = tree::ConstructTree::buildFromKeys(
+                *keys, earlyConstruct && *earlyConstruct ? **earlyConstruct : none, pair.npu.dumpFile);
+            earlyKeys = std::move(*keys);
+            hooks.earlyTree(earlyBuilt, mode);
+        });
+    }
+    Joiner earlyJoiner { earlyThread };
     Result<std::shared_ptr<const dump::RankDump>> benchRank = makeError("compare.internal", {}, "not loaded");
     std::thread benchLoader([&] { benchRank = dump::loadRank(pair.bench, benchOptions); });
     auto npuRank = dump::loadRank(pair.npu, npuOptions);
     benchLoader.join();
+    earlyJoiner.join();
     if (!npuRank)
         return npuRank.error();
     if (!benchRank)
         return benchRank.error();
+    if (earlyConstruct) {
+        // The construct.json the early tree read belongs to the NPU rank, as loadRank would have read it.
+        auto rank = std::make_shared<dump::RankDump>(**npuRank);
+        if (*earlyConstruct)
+            rank->construct = std::move(**earlyConstruct);
+        else
+            rank->diagnostics.push_back(earlyConstruct->error());
+        npuRank = std::shared_ptr<const dump::RankDump>(std::move(rank));
+    }
     dump::StackMap stack;
     if (pair.stackMode && pair.stackFile) {
         auto s = dump::readStackJson(*pair.stackFile);
@@ -243,7 +285,14 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     loaded->npu = *npuRank;
     loaded->bench = *benchRank;
     std::thread treeBuilder([&] {
-        loaded->tree = tree::ConstructTree::build(*npuRank);
+        // The early tree is the dump's tree when the full read found the same keys in the same order (the tree is
+        // made of the keys and construct.json, which the early thread read for both): it is not built twice. A tree
+        // with findings is built again from the dump, whose entries say where each key is in the file.
+        const auto& entries = (*npuRank)->dump->entries;
+        const bool sameKeys = earlyBuilt && earlyBuilt->diagnostics().empty() && earlyKeys->keys.size() == entries.size()
+            && std::equal(entries.begin(), entries.end(), earlyKeys->keys.begin(),
+                          [](const dump::Entry& e, std::string_view key) { return e.key == key; });
+        loaded->tree = sameKeys ? earlyBuilt : tree::ConstructTree::build(*npuRank);
         for (const Diagnostics* d : { &(*npuRank)->diagnostics, &(*benchRank)->diagnostics, &loaded->tree->diagnostics() })
             loaded->diagnostics.insert(loaded->diagnostics.end(), d->begin(), d->end());
         if (hooks.loaded)

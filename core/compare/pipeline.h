@@ -66,6 +66,10 @@ struct PairHooks
 {
     /// Once, when both dumps are loaded and the tree is built (while the compare already runs).
     std::function<void(std::shared_ptr<const LoadedPair>)> loaded;
+    /// At most once, before `loaded`: the NPU tree built from the entry keys and construct.json while the dumps are
+    /// still being read (tree::ConstructTree::buildFromKeys), with the mode the NPU header and keys suggest. Setting
+    /// it costs a scan of the NPU dump.json beside the full reads. `loaded`'s tree is the judge (compare keysHash()).
+    std::function<void(std::shared_ptr<const tree::ConstructTree> tree, std::optional<CompareMode> mode)> earlyTree;
     /// Once, when every row is laid out (see CompareOptions::layoutReady); the tree is ready by then.
     std::function<void(const CompareTable& layout, const LoadedPair& loaded)> layoutReady;
     /// Each real-data row as its metrics are filled in (see CompareOptions::rowReady).

@@ -184,6 +184,24 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     // Set once the dumps are read and the tree is the cached one: nothing is published again.
     std::atomic<bool> quiet = false;
     compare::PairHooks hooks;
+    // Without a cached tree, the viewer gets the tree from the NPU dump's keys while the dumps are read (at a
+    // million entries, seconds before they are).
+    std::shared_ptr<const tree::ConstructTree> earlyTree;
+    std::optional<compare::CompareMode> earlyMode;
+    std::error_code sizeError;
+    const auto npuBytes = std::filesystem::file_size(pair.npu.dumpFile, sizeError);
+    if (!cached && options.skeletonReady && !sizeError && npuBytes >= options.earlyTreeBytes) {
+        hooks.earlyTree = [&](std::shared_ptr<const tree::ConstructTree> tree, std::optional<compare::CompareMode> mode) {
+            auto skeleton = std::make_shared<PairSkeleton>();
+            skeleton->pair = pair;
+            skeleton->tree = tree;
+            skeleton->mode = mode;
+            skeleton->early = true;
+            earlyTree = std::move(tree);
+            earlyMode = mode;
+            options.skeletonReady(skeleton);
+        };
+    }
     hooks.loaded = [&](std::shared_ptr<const compare::LoadedPair> loaded) {
         auto skeleton = std::make_shared<PairSkeleton>();
         skeleton->pair = pair;
@@ -197,8 +215,20 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
             skeleton->fromCache = true;
             quiet = true;
         }
+        bool shown = quiet;
+        if (earlyTree
+            && (loaded->tree == earlyTree
+                || (loaded->tree->size() == earlyTree->size() && loaded->tree->keysHash() == earlyTree->keysHash()))) {
+            const auto mode = compare::detectMode(*loaded->npu->dump, *loaded->bench->dump);
+            if (mode && earlyMode == *mode) {
+                skeleton->tree = earlyTree;
+                skeleton->mode = earlyMode;
+                skeleton->early = true;
+                shown = true; // the statuses still come: only the tree is known already
+            }
+        }
         published = skeleton;
-        if (options.skeletonReady && !quiet)
+        if (options.skeletonReady && !shown)
             options.skeletonReady(skeleton);
     };
 

@@ -65,6 +65,9 @@ struct PairSkeleton
     /// then; the analysis's own skeleton has them).
     std::optional<compare::CompareMode> mode;
     bool fromCache = false;
+    /// The tree was built from the NPU dump's keys and published before the dumps were read in full (npu and bench
+    /// are null then): what loading found is shown when the analysis finishes, as for a skeleton from the cache.
+    bool early = false;
 };
 
 /// A finished analysis of one pair. Immutable; published whole.
@@ -111,6 +114,9 @@ struct AnalysisOptions
     /// dumps, then layoutReady with the final statuses) and the analysis then runs in full without streaming
     /// again. The caller writes the cache after a finished analysis (writePairCache), off its critical path.
     std::filesystem::path cacheDir;
+    /// From this size of the NPU dump.json on, the tree is shown from the dump's keys before the dumps are read in
+    /// full (PairSkeleton::early); smaller pairs are read first (a 64 MB dump.json reads in a fraction of a second).
+    std::uint64_t earlyTreeBytes = std::uint64_t { 64 } << 20;
     /// Called once, from the worker, when both dumps are loaded and the tree is built (before the compare).
     std::function<void(std::shared_ptr<const PairSkeleton>)> skeletonReady;
     /// Called from the worker when the rows are laid out, with every node's status so far

@@ -205,10 +205,40 @@ std::shared_ptr<const ConstructTree> ConstructTree::build(std::shared_ptr<const 
 {
     auto tree = std::make_shared<ConstructTree>();
     tree->m_rank = std::move(rank);
-    const dump::DumpFile& dump = *tree->m_rank->dump;
+    tree->fill(*tree->m_rank->dump, tree->m_rank->construct);
+    return tree;
+}
+
+std::shared_ptr<const ConstructTree> ConstructTree::buildFromKeys(const dump::DumpKeys& keys,
+                                                                 const dump::ConstructMap& construct,
+                                                                 const std::filesystem::path& dumpPath)
+{
+    // A dump of keys alone: what the builder reads of a dump is the keys, their parsed names and the order.
+    dump::DumpFile file;
+    file.path = dumpPath;
+    file.entries.resize(keys.keys.size());
+    for (std::size_t i = 0; i < keys.keys.size(); ++i) {
+        file.entries[i].key = keys.keys[i];
+        file.entries[i].name = dump::parseEntryName(keys.keys[i]);
+    }
+    file.buildIndex();
+    auto tree = std::make_shared<ConstructTree>();
+    tree->fill(file, construct);
+    // The nodes view the scanned keys, which the tree keeps, as a deserialized tree keeps its own.
+    tree->m_keyText = keys.text;
+    tree->m_keyIndex.resize(tree->m_nodes.size());
+    for (std::uint32_t i = 0; i < tree->m_nodes.size(); ++i)
+        tree->m_keyIndex[i] = { std::hash<std::string_view> {}(tree->m_nodes[i].key), i };
+    std::sort(tree->m_keyIndex.begin(), tree->m_keyIndex.end());
+    return tree;
+}
+
+void ConstructTree::fill(const dump::DumpFile& dump, const dump::ConstructMap& construct)
+{
+    ConstructTree* tree = this;
     const std::size_t n = dump.entries.size();
 
-    Builder builder { dump, tree->m_rank->construct, tree->m_diagnostics, {}, {}, {}, {}, false };
+    Builder builder { dump, construct, tree->m_diagnostics, {}, {}, {}, {}, false };
     builder.resolve();
 
     tree->m_nodes.resize(n);
@@ -304,7 +334,6 @@ std::shared_ptr<const ConstructTree> ConstructTree::build(std::shared_ptr<const 
         tree->m_order.push_back(NodeId { d });
     for (std::uint32_t pos = 0; pos < tree->m_order.size(); ++pos)
         tree->m_nodes[tree->m_order[pos].value].executionIndex = pos;
-    return tree;
 }
 
 namespace {

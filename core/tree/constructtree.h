@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/dump/keyscan.h"
 #include "core/dump/rankdump.h"
 
 #include <cstdint>
@@ -56,6 +57,11 @@ class ConstructTree
 {
 public:
     static std::shared_ptr<const ConstructTree> build(std::shared_ptr<const dump::RankDump> rank);
+    /// The same tree from the entry keys alone (dump/keyscan.h), owning them like a deserialized tree (no rank): what
+    /// the viewer shows while the dumps are still being read. keysHash() tells whether it is the dump's tree.
+    static std::shared_ptr<const ConstructTree> buildFromKeys(const dump::DumpKeys& keys,
+                                                              const dump::ConstructMap& construct,
+                                                              const std::filesystem::path& dumpPath);
 
     std::size_t size() const { return m_nodes.size(); }
     const TreeNode& node(NodeId id) const { return m_nodes[id.value]; }
@@ -84,6 +90,8 @@ public:
     const Diagnostics& diagnostics() const { return m_diagnostics; }
 
 private:
+    void fill(const dump::DumpFile& dump, const dump::ConstructMap& construct);
+
     std::shared_ptr<const dump::RankDump> m_rank;
     std::vector<TreeNode> m_nodes;
     std::vector<NodeId> m_children;

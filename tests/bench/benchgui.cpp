@@ -318,7 +318,7 @@ int runSize(const Options& o, std::uint64_t nodes)
     if (failing.empty())
         rc = 3;
 
-    std::printf("  plan %.0f ms | skeleton (both dumps loaded, tree built) %.0f ms | first paint %.0f ms | "
+    std::printf("  plan %.0f ms | skeleton (tree built) %.0f ms | first paint %.0f ms | "
                 "coloured tree %.0f ms | compare finished %.0f ms\n",
                 f.plan, f.skeleton, f.firstPaint, f.coloured, f.finished);
     std::printf("  model: setSkeleton %.1f ms, setStatus (layout) %.1f ms\n", f.setSkeleton, f.setStatus);

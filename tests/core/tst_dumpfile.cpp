@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/dumpfile.h"
+#include "core/dump/keyscan.h"
 #include "core/dump/leaf.h"
+#include "testconfig.h"
 
 #include <gtest/gtest.h>
 
@@ -294,4 +296,52 @@ TEST(DumpFile, ReadsMindSporeDumps)
     EXPECT_EQ(leaf->dtype, "Float32");
     EXPECT_EQ(leaf->dataName, "Cell.conv2.Conv2d.forward.0.input.0.npy");
     EXPECT_FALSE(leaf->requiresGrad);
+}
+
+// The viewer's early tree reads only the keys of dump.json (dump/keyscan.h).
+TEST(DumpKeyScan, KeysInFileOrderTaskAndMd5WithoutTheValues)
+{
+    const std::string text = R"({
+ "task": "statistics",
+ "level": "mix",
+ "framework": "pytorch",
+ "dump_data_dir": null,
+ "data": {
+  "Functional.conv2d.0.forward": {"input_args": [{"type": "torch.Tensor", "shape": [1, 2], "Max": NaN,
+     "text": "a \"quoted\" {brace} [bracket]"}], "output": []},
+  "Module.a.A.forward.0": {"input_args": [[[{"md5": "0a1b"}]]]},
+  "Tensor.add.1.forward": {}
+ }
+})";
+    auto keys = scanDumpKeysIn(text, "/t/dump.json");
+    ASSERT_TRUE(keys.ok()) << keys.error().format();
+    const std::vector<std::string_view> expected = { "Functional.conv2d.0.forward", "Module.a.A.forward.0",
+                                                     "Tensor.add.1.forward" };
+    EXPECT_EQ(keys->keys, expected);
+    EXPECT_EQ(keys->task, "statistics");
+    EXPECT_TRUE(keys->md5Key);
+    // "md5" as a value is not a member.
+    auto plain = scanDumpKeysIn(R"({"task": "tensor", "data": {"K.0.forward": {"x": "md5"}}})", "/t/dump.json");
+    ASSERT_TRUE(plain.ok());
+    EXPECT_FALSE(plain->md5Key);
+    EXPECT_EQ(plain->task, "tensor");
+    // The same keys as the full reader, on a real dump.
+    const auto file = probescope::testing::fixturesDir() / "modelA_statistics_mix" / "npu" / "step0" / "rank" / "dump.json";
+    auto full = readDumpJson(file);
+    auto scanned = scanDumpKeys(file);
+    ASSERT_TRUE(full.ok() && scanned.ok());
+    ASSERT_EQ(scanned->keys.size(), (*full)->entries.size());
+    for (std::size_t i = 0; i < scanned->keys.size(); ++i)
+        EXPECT_EQ(scanned->keys[i], (*full)->entries[i].key);
+}
+
+TEST(DumpKeyScan, WhatItCannotReadIsAnErrorNamingTheFile)
+{
+    for (const char* text : { "", "[]", R"({"task": "statistics"})", R"({"data": {"a.0.forward": {"x": [1, 2)",
+                              R"({"data": {"esc\"aped.0.forward": {}}})", R"({"data": {"a.0.forward" {}}})" }) {
+        auto keys = scanDumpKeysIn(text, "/t/dump.json");
+        ASSERT_FALSE(keys.ok()) << text;
+        EXPECT_EQ(keys.error().id, "dump.key-scan");
+        EXPECT_EQ(keys.error().location.file, "/t/dump.json");
+    }
 }

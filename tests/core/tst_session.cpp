@@ -2,6 +2,8 @@
 // The viewer's core: pairing of opened inputs, staged analysis with streamed verdicts, node statuses.
 #include "core/session/session.h"
 #include "core/session/paircache.h"
+#include "core/dump/keyscan.h"
+#include "core/tree/constructtree.h"
 
 #include "core/compare/firstfailure.h"
 #include "core/compare/profile.h"
@@ -297,6 +299,53 @@ TEST(Session, SummaryPlacesTheFailureAmongCommunicationsAndSaysWhatWasSalvaged)
     EXPECT_EQ(s1.failure.key, "Functional.relu.0.forward");
     EXPECT_EQ(s1.failure.commBefore, 1u) << "after Distributed.all_reduce.0";
     EXPECT_EQ(s1.failure.nextCommKey, "Distributed.all_reduce.1.forward");
+}
+
+// A large pair shows its tree from the NPU keys before the dumps are read (earlyTreeBytes; 64 MB by default, 0 here).
+TEST_P(SessionFixtures, TheEarlyTreeIsTheDumpsTreeAndIsShownOnce)
+{
+    auto plan = planSession(fixture(GetParam(), "npu"), fixture(GetParam(), "bench"));
+    ASSERT_TRUE(plan.ok());
+    const auto& pair = plan->pairs[0];
+    // The tree from the keys is the tree of the dump, node for node.
+    auto rank = dump::loadRank(pair.npu);
+    auto keys = dump::scanDumpKeys(pair.npu.dumpFile);
+    ASSERT_TRUE(rank.ok() && keys.ok());
+    const auto full = tree::ConstructTree::build(*rank);
+    const auto early = tree::ConstructTree::buildFromKeys(*keys, (*rank)->construct, pair.npu.dumpFile);
+    EXPECT_FALSE(early->hasRank());
+    EXPECT_EQ(early->keysHash(), full->keysHash());
+    tree::PrintOptions print;
+    print.showExecutionIndex = true;
+    EXPECT_EQ(tree::printTree(*early, print), tree::printTree(*full, print));
+    const auto gelu = early->find("Functional.gelu.0.forward");
+    ASSERT_TRUE(gelu.has_value());
+    EXPECT_EQ(gelu, full->find("Functional.gelu.0.forward"));
+
+    std::vector<std::shared_ptr<const PairSkeleton>> skeletons;
+    bool layoutSeen = false;
+    AnalysisOptions options;
+    options.earlyTreeBytes = 0;
+    options.skeletonReady = [&](std::shared_ptr<const PairSkeleton> s) {
+        EXPECT_FALSE(layoutSeen) << "the tree comes before the verdicts";
+        skeletons.push_back(std::move(s));
+    };
+    options.layoutReady = [&](auto) { layoutSeen = true; };
+    auto a = analyse(pair, options);
+    ASSERT_TRUE(a);
+    ASSERT_EQ(skeletons.size(), 1u) << "the dumps' tree is the same: it is not shown again";
+    const PairSkeleton& shown = *skeletons[0];
+    EXPECT_TRUE(shown.early);
+    EXPECT_FALSE(shown.npu) << "shown before the dumps were read";
+    ASSERT_TRUE(shown.mode.has_value());
+    EXPECT_EQ(*shown.mode, a->table->mode);
+    EXPECT_TRUE(layoutSeen);
+    // The analysis keeps the tree the viewer has, with its dumps.
+    EXPECT_TRUE(a->skeleton->early);
+    EXPECT_EQ(a->skeleton->tree, shown.tree);
+    ASSERT_TRUE(a->skeleton->npu && a->skeleton->bench);
+    EXPECT_TRUE(a->skeleton->npu->construct.present) << "construct.json read once, by the early tree, kept by the rank";
+    EXPECT_EQ(a->firstFailure.key, "Functional.gelu.0.forward");
 }
 
 TEST(Session, EntryKeyOfRow)

@@ -724,8 +724,8 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     setBusy(false);
     m_analysis = analysis;
     m_finished[m_pairIndex] = analysis;
-    // A pair shown from the reopen cache had no dumps yet: what loading them found is known now.
-    if (analysis->skeleton && analysis->skeleton->fromCache)
+    // A pair shown from the reopen cache or from its keys had no dumps yet: what loading them found is known now.
+    if (analysis->skeleton && (analysis->skeleton->fromCache || analysis->skeleton->early))
         showLoadProblems(*analysis->skeleton);
     m_model->setStatus(analysis->status);
     m_filter->setCounts(analysis->status->counts);
