@@ -11,6 +11,7 @@
 #include "core/util/outputfile.h"
 
 #include <algorithm>
+#include <future>
 #include <thread>
 
 namespace probescope::compare {
@@ -190,23 +191,33 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     npuOptions.stackJson = layer;
     dump::ReadOptions benchOptions = npuOptions;
     benchOptions.constructJson = layer;
-    // A viewer's first sight of the pair: the NPU tree from the keys alone, on a third thread while both dumps are
-    // read. That thread reads the NPU construct.json, which the NPU rank then takes instead of reading it again.
+    // A viewer's first sight of the pair: the NPU tree from the keys alone. It is made first, on both cores (the
+    // bench thread reads the NPU construct.json while this one scans the NPU keys), and the dumps are read after it:
+    // at a million entries the tree shows in under two seconds instead of after both 785 MB files. The NPU rank then
+    // takes that construct.json instead of reading it again.
     const bool early = hooks.earlyTree && pair.npu.format == dump::DumpFormat::DumpJson;
     std::optional<Result<dump::ConstructMap>> earlyConstruct;
     std::optional<dump::DumpKeys> earlyKeys;
     std::shared_ptr<const tree::ConstructTree> earlyBuilt;
-    std::thread earlyThread;
-    if (early) {
+    std::promise<void> constructRead;
+    if (early)
         npuOptions.constructJson = false;
-        earlyThread = std::thread([&] {
+    Result<std::shared_ptr<const dump::RankDump>> benchRank = makeError("compare.internal", {}, "not loaded");
+    std::thread benchLoader([&] {
+        if (early) {
             std::error_code ec;
             const fs::path constructPath = pair.npu.dir / "construct.json";
             if (fs::exists(constructPath, ec))
                 earlyConstruct = dump::readConstructJson(constructPath);
-            auto keys = dump::scanDumpKeys(pair.npu.dumpFile);
-            if (!keys)
-                return; // the full read says what is wrong with the file
+            constructRead.set_value();
+        }
+        benchRank = dump::loadRank(pair.bench, benchOptions);
+    });
+    Joiner benchJoiner { benchLoader };
+    if (early) {
+        auto keys = dump::scanDumpKeys(pair.npu.dumpFile);
+        constructRead.get_future().wait();
+        if (keys) { // else the full read says what is wrong with the file
             std::optional<CompareMode> mode;
             if (keys->task == "tensor")
                 mode = CompareMode::RealData;
@@ -217,14 +228,10 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
                 *keys, earlyConstruct && *earlyConstruct ? **earlyConstruct : none, pair.npu.dumpFile);
             earlyKeys = std::move(*keys);
             hooks.earlyTree(earlyBuilt, mode);
-        });
+        }
     }
-    Joiner earlyJoiner { earlyThread };
-    Result<std::shared_ptr<const dump::RankDump>> benchRank = makeError("compare.internal", {}, "not loaded");
-    std::thread benchLoader([&] { benchRank = dump::loadRank(pair.bench, benchOptions); });
     auto npuRank = dump::loadRank(pair.npu, npuOptions);
-    benchLoader.join();
-    earlyJoiner.join();
+    benchJoiner.join();
     if (!npuRank)
         return npuRank.error();
     if (!benchRank)
@@ -292,6 +299,7 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
         const bool sameKeys = earlyBuilt && earlyBuilt->diagnostics().empty() && earlyKeys->keys.size() == entries.size()
             && std::equal(entries.begin(), entries.end(), earlyKeys->keys.begin(),
                           [](const dump::Entry& e, std::string_view key) { return e.key == key; });
+        earlyKeys.reset();
         loaded->tree = sameKeys ? earlyBuilt : tree::ConstructTree::build(*npuRank);
         for (const Diagnostics* d : { &(*npuRank)->diagnostics, &(*benchRank)->diagnostics, &loaded->tree->diagnostics() })
             loaded->diagnostics.insert(loaded->diagnostics.end(), d->begin(), d->end());

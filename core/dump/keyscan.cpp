@@ -236,6 +236,7 @@ Result<DumpKeys> scanDumpKeysIn(std::string_view text, const std::filesystem::pa
         return makeError("dump.key-scan", SourceLocation { path.string(), std::nullopt, 0, 0 },
                          "the entry keys could not be scanned: " + error);
     auto keys = std::make_shared<std::string>(scanner.takeKeys());
+    keys->shrink_to_fit(); // kept by the tree for as long as the viewer shows it
     out.keys.reserve(scanner.keySpans().size());
     for (const auto& [offset, length] : scanner.keySpans())
         out.keys.emplace_back(keys->data() + offset, length);
