@@ -15,6 +15,8 @@
 //   stack            probescope::dump::readStackJson on a stack.json: the index of keys and frame ranges
 //   construct        probescope::dump::readConstructJson on a construct.json
 //   tree             probescope::tree::ConstructTree::build for FILE = a dump.json with its construct.json
+//   keys             probescope::dump::scanDumpKeys on a dump.json (the viewer's early tree reads only the keys)
+//   keys-tree        probescope::tree::ConstructTree::buildFromKeys (the scan and construct.json not timed)
 //                    beside it (reading both is not timed)
 //
 // Speed is only ever checked here, never by timed unit tests; --expect-entries lets a ctest smoke
@@ -25,6 +27,7 @@
 #include "core/dump/dumpfile.h"
 #include "core/dump/jsondocument.h"
 #include "core/dump/rankdump.h"
+#include "core/dump/keyscan.h"
 #include "core/tree/constructtree.h"
 #include "core/util/fileio.h"
 
@@ -57,7 +60,7 @@ constexpr double kGoalMBps = 100.0;      // issue goal: at least 100 MB/s on the
 constexpr double kGoalMemoryRatio = 3.0; // issue goal: peak memory at most 3x the file size
 constexpr double kMB = 1e6;              // MB = 10^6 bytes throughout, for throughput and memory alike
 
-enum class Parser { ProbeScope, ProbeScopeJson, Nlohmann, Stack, Construct, Tree };
+enum class Parser { ProbeScope, ProbeScopeJson, Nlohmann, Stack, Construct, Tree, Keys, KeysTree };
 
 struct Options
 {
@@ -202,6 +205,37 @@ RunResult runOnce(const Options& opt, double& seconds, double& cpu)
         r.ok = true;
         return r;
     }
+    case Parser::Keys: {
+        auto keys = dump::scanDumpKeys(opt.file);
+        stop();
+        if (!keys) {
+            r.error = keys.error().format();
+            return r;
+        }
+        sampleMemory();
+        r.entries = keys->keys.size();
+        r.indexBytes = keys->text->capacity() + keys->keys.capacity() * sizeof(std::string_view);
+        r.ok = true;
+        break;
+    }
+    case Parser::KeysTree: {
+        auto keys = dump::scanDumpKeys(opt.file);
+        auto construct = dump::readConstructJson(opt.file.parent_path() / "construct.json");
+        if (!keys || !construct) {
+            stop();
+            r.error = !keys ? keys.error().format() : construct.error().format();
+            return r;
+        }
+        const double buildCpu = cpuSeconds();
+        const auto buildStart = Clock::now();
+        const auto tree = tree::ConstructTree::buildFromKeys(*keys, *construct, opt.file);
+        seconds = std::chrono::duration<double>(Clock::now() - buildStart).count();
+        cpu = cpuSeconds() - buildCpu;
+        sampleMemory();
+        r.entries = tree->size();
+        r.ok = true;
+        return r;
+    }
     case Parser::Nlohmann: {
         auto mapped = MappedFile::open(opt.file);
         if (!mapped) {
@@ -238,6 +272,8 @@ const char* parserName(Parser p)
     case Parser::Stack: return "stack (dump::readStackJson: the index)";
     case Parser::Construct: return "construct (dump::readConstructJson)";
     case Parser::Tree: return "tree (tree::ConstructTree::build, reading not timed)";
+    case Parser::Keys: return "keys (dump::scanDumpKeys)";
+    case Parser::KeysTree: return "keys-tree (tree::ConstructTree::buildFromKeys, scan and construct.json not timed)";
     }
     return "?";
 }
@@ -337,7 +373,7 @@ int parseCommand(const Options& opt)
 
 void printUsage(std::FILE* to)
 {
-    std::fputs("usage: probescope-bench parse FILE [--parser probescope|probescope-json|nlohmann|stack|construct|tree]\n"
+    std::fputs("usage: probescope-bench parse FILE [--parser probescope|probescope-json|nlohmann|stack|construct|tree|keys|keys-tree]\n"
                "                              [--repeat K]\n"
                "                              [--expect-entries N]\n"
                "Prints file size, best wall time of K runs, MB/s, entries, and peak RSS (VmHWM) against the\n"
@@ -384,6 +420,10 @@ int main(int argc, char** argv)
                 opt.parser = Parser::Construct;
             else if (v == "tree")
                 opt.parser = Parser::Tree;
+            else if (v == "keys")
+                opt.parser = Parser::Keys;
+            else if (v == "keys-tree")
+                opt.parser = Parser::KeysTree;
             else
                 ok = false;
         } else if (a == "--repeat") {
