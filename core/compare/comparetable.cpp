@@ -6,6 +6,7 @@
 #include "core/compare/matcher.h"
 #include "core/compare/pytext.h"
 #include "core/compare/realdata.h"
+#include "core/util/pages.h"
 #include "core/util/parallel.h"
 #include "core/util/workgroup.h"
 
@@ -446,21 +447,32 @@ private:
     void begin(const FlatRow& n, const FlatRow* b)
     {
         rows().beginRow(m_row);
-        rows().appendText(n.name);
+        appendName(n);
         if (b)
-            rows().appendText(b->name);
+            appendName(*b);
         else
             rows().appendText("N/A");
-        put(n.dtype);
+        put(n.dtype());
         if (b)
-            put(b->dtype);
+            put(b->dtype());
         else
             rows().appendText("N/A");
-        put(n.shape);
+        put(n.shape());
         if (b)
-            put(b->shape);
+            put(b->shape());
         else
             rows().appendText("N/A");
+    }
+
+    void appendName(const FlatRow& row)
+    {
+        if (row.nameTail().empty()) {
+            rows().appendText(row.nameHead());
+            return;
+        }
+        m_scratch.clear();
+        row.appendName(m_scratch);
+        rows().appendText(m_scratch);
     }
 
     void end(const Op& op, bool isMatched)
@@ -474,7 +486,7 @@ private:
                             const std::string& benchData) const
     {
         RealDataRow row;
-        row.npuName = n.name;
+        row.npuName = n.nameText();
         row.benchName = benchName;
         row.dataNameCell = dataNameCell;
         row.benchDataName = benchData;
@@ -496,25 +508,25 @@ private:
         switch (m_table.mode) {
         case CompareMode::RealData: {
             // The metrics need both tensor files: they are filled in later by parallel jobs.
-            m_jobs.push_back({ row, realDataRow(n, b.name, n.dataName, benchDataName(m_bench, std::string(b.name))),
+            m_jobs.push_back({ row, realDataRow(n, b.nameText(), n.dataName(), benchDataName(m_bench, b.nameText())),
                                isMindSporeDump(m_npu, false) || m_npu.format == dump::DumpFormat::LegacyPkl });
             for (int i = 0; i < 5; ++i)
                 rows().appendNone();
-            for (const FlatCell& s : n.stats)
-                putStat(s, rawStats);
-            for (const FlatCell& s : b.stats)
-                putStat(s, rawStats);
+            for (int i = 0; i < 4; ++i)
+                putStat(n.stat(i), rawStats);
+            for (int i = 0; i < 4; ++i)
+                putStat(b.stat(i), rawStats);
             rows().appendNone(); // Accuracy Reached or Not
             rows().appendNone(); // Err_message
             putStack(op, stack);
-            rows().appendText(n.dataName);
+            rows().appendText(n.dataName());
             break;
         }
         case CompareMode::Summary: {
             std::array<StatDiff, 4> diffs;
             bool flagged = false;
             for (int i = 0; i < 4; ++i) {
-                diffs[i] = statDiff(n.stats[i], b.stats[i]);
+                diffs[i] = statDiff(n.stat(i), b.stat(i));
                 flagged = flagged || diffs[i].flagged;
             }
             for (const auto& d : diffs)
@@ -529,19 +541,19 @@ private:
                     rows().appendUniqueText(m_scratch);
                 }
             }
-            for (const FlatCell& s : n.stats)
-                putStat(s, rawStats);
-            for (const FlatCell& s : b.stats)
-                putStat(s, rawStats);
+            for (int i = 0; i < 4; ++i)
+                putStat(n.stat(i), rawStats);
+            for (int i = 0; i < 4; ++i)
+                putStat(b.stat(i), rawStats);
             rows().appendText(flagged ? "Warning" : "");
             rows().appendText(flagged ? "Need double check api accuracy." : "");
             putStack(op, stack);
             break;
         }
         case CompareMode::Md5:
-            put(n.md5);
-            put(b.md5);
-            rows().appendText(sameText(n.md5, b.md5) ? "pass" : "Different");
+            put(n.md5());
+            put(b.md5());
+            rows().appendText(sameText(n.md5(), b.md5()) ? "pass" : "Different");
             putStack(op, stack);
             break;
         }
@@ -557,8 +569,8 @@ private:
             for (const Cell* c : { &metrics.cosine, &metrics.maxAbsErr, &metrics.maxRelativeErr,
                                    &metrics.oneThousandthErrRatio, &metrics.fiveThousandthsErrRatio })
                 rows().append(*c);
-            for (const FlatCell& s : n.stats)
-                put(s); // raw: a NaN stays a float (shown as nan + TAB)
+            for (int i = 0; i < 4; ++i)
+                put(n.stat(i)); // raw: a NaN stays a float (shown as nan + TAB)
             putNA(4);
             rows().appendText(accuracyReached(metrics.cosine, metrics.maxAbsErr));
             rows().appendText(metrics.message);
@@ -568,8 +580,8 @@ private:
         }
         case CompareMode::Summary:
             putNA(8);
-            for (const FlatCell& s : n.stats)
-                put(s);
+            for (int i = 0; i < 4; ++i)
+                put(n.stat(i));
             putNA(5);
             rows().appendText("No bench data matched.");
             putStack(op, stack);
@@ -712,9 +724,32 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     std::vector<std::vector<TableBuilder::Job>> chunkJobs(chunks);
     parallelFor(chunks, threads, [&](std::size_t c) {
         TableBuilder builder(npu, bench, options, *table, matchedRows, chunkRow[c]);
+        // The steps take the NPU ops in order and the matched bench ops in order, so the flattened rows a chunk has
+        // been through are read by no other chunk: their pages go back to the system as it moves on, and the table
+        // being filled does not peak together with both flattened sides (~0.5 GB at a million entries). The rows
+        // viewed by the -cm/-am views are left alone.
+        const void* npuFrom = nullptr;
+        const void* npuTo = nullptr;
+        const void* benchFrom = nullptr;
+        const void* benchTo = nullptr;
+        const auto release = [&] {
+            if (mappings)
+                return;
+            npuFrom = releasePages(npuFrom, npuTo);
+            benchFrom = releasePages(benchFrom, benchTo);
+        };
+        std::size_t sinceRelease = 0;
         for (std::size_t i = match.steps.size() * c / chunks; i < match.steps.size() * (c + 1) / chunks; ++i) {
             const MatchStep& step = match.steps[i];
             const auto benchIndex = static_cast<std::size_t>(step.bench);
+            const std::span<const FlatRow> npuRows = npuOps[step.npu].rows;
+            npuFrom = npuFrom ? npuFrom : npuRows.data();
+            npuTo = npuRows.data() + npuRows.size();
+            if (step.bench >= 0) {
+                const std::span<const FlatRow> benchRows = benchOps[benchIndex].rows;
+                benchFrom = benchFrom ? benchFrom : benchRows.data();
+                benchTo = benchRows.data() + benchRows.size();
+            }
             if (step.bench < 0)
                 builder.unmatched(npuOps[step.npu]);
             else if (mappings)
@@ -723,7 +758,12 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
                                                   benchViews[benchIndex]));
             else
                 builder.matched(npuOps[step.npu], benchOps[benchIndex]);
+            if (++sinceRelease == 4096) {
+                sinceRelease = 0;
+                release();
+            }
         }
+        release();
         chunkJobs[c] = std::move(builder.jobs());
     });
     // The flattened ops are done with (the real-data jobs hold copies of what they read): at a million entries they
@@ -750,21 +790,22 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
         return prepared.error();
     auto& [table, npuSide, benchSide] = *prepared;
     // Row name -> (op, row); a later duplicate name wins, as in msprobe's dict.
-    std::unordered_map<std::string_view, std::pair<const Op*, const FlatRow*>> npuRows;
-    std::unordered_map<std::string_view, const FlatRow*> benchRows;
+    std::unordered_map<std::string, std::pair<const Op*, const FlatRow*>> npuRows;
+    std::unordered_map<std::string, const FlatRow*> benchRows;
     for (const Op& op : npuSide.ops) {
         for (const FlatRow& r : op.rows)
-            npuRows[r.name] = { &op, &r };
+            npuRows[r.nameText()] = { &op, &r };
     }
     for (const Op& op : benchSide.ops) {
         for (const FlatRow& r : op.rows)
-            benchRows[r.name] = &r;
+            benchRows[r.nameText()] = &r;
     }
+    TextArena naTexts;
     FlatRow na; // msprobe's pseudo-row for a mapping to "N/A"
-    na.name = "N/A";
-    na.dtype = na.shape = na.md5 = FlatCell::text("N/A");
-    na.stats.fill(FlatCell::text("N/A"));
-    na.dataName = "-1";
+    na.setName("N/A");
+    for (int slot = 0; slot < FlatRow::Slots; ++slot)
+        na.set(slot, FlatCell::text("N/A"), naTexts);
+    na.setDataName("-1");
 
     struct Pair
     {

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 namespace probescope::compare {
 
@@ -79,6 +80,67 @@ CellView FlatCell::view() const
     case CellKind::PyText: v.text = std::string_view(chars, size); break;
     }
     return v;
+}
+
+FlatCell FlatRow::cell(int slot) const
+{
+    FlatCell c;
+    const CellKind kind = m_kind[slot];
+    if (kind == CellKind::String || kind == CellKind::PyText) {
+        const char* counted = nullptr;
+        std::memcpy(&counted, &m_value[slot], sizeof counted);
+        const std::string_view text = TextArena::countedView(counted);
+        c = kind == CellKind::String ? FlatCell::text(text) : FlatCell::pyText(text);
+    } else {
+        c.kind = kind;
+        c.integer = static_cast<std::int64_t>(m_value[slot]); // the union's 8 bytes, whichever member they are
+    }
+    return c;
+}
+
+void FlatRow::set(int slot, const FlatCell& value, TextArena& texts)
+{
+    if (value.isText()) {
+        setCounted(slot, value.kind, texts.storeCounted(value.textView()));
+        return;
+    }
+    m_kind[slot] = value.kind;
+    m_value[slot] = static_cast<std::uint64_t>(value.integer);
+}
+
+void FlatRow::setCounted(int slot, CellKind kind, const char* counted)
+{
+    m_kind[slot] = kind;
+    m_value[slot] = 0;
+    std::memcpy(&m_value[slot], &counted, sizeof counted);
+}
+
+bool FlatRow::sameName(const FlatRow& other) const
+{
+    if (nameSize() != other.nameSize())
+        return false;
+    // The parts may be split differently: compare the two concatenations piece by piece.
+    const std::string_view a[2] = { nameHead(), nameTail() };
+    const std::string_view b[2] = { other.nameHead(), other.nameTail() };
+    std::size_t ia = 0, ib = 0, oa = 0, ob = 0;
+    while (ia < 2 && ib < 2) {
+        if (oa == a[ia].size()) {
+            ++ia;
+            oa = 0;
+            continue;
+        }
+        if (ob == b[ib].size()) {
+            ++ib;
+            ob = 0;
+            continue;
+        }
+        const std::size_t n = std::min(a[ia].size() - oa, b[ib].size() - ob);
+        if (a[ia].compare(oa, n, b[ib], ob, n) != 0)
+            return false;
+        oa += n;
+        ob += n;
+    }
+    return true;
 }
 
 bool sameText(const FlatCell& a, const FlatCell& b)
@@ -226,17 +288,22 @@ std::string_view classText(std::optional<JsonValue> value)
     return "<class 'NoneType'>";
 }
 
-/// Rows are appended to `rows`, texts made on the way go to `texts`; everything else views the document.
+/// Rows are appended to `rows`, texts made on the way go to `texts`; names view the document where they can.
 class Flattener
 {
 public:
-    Flattener(std::vector<FlatRow>& rows, TextArena& texts, CompareMode mode, const FlattenKeys& keys)
+    Flattener(std::vector<FlatRow>& rows, TextArena& texts, CompareMode mode)
         : m_rows(rows)
         , m_texts(texts)
         , m_mode(mode)
-        , m_keys(keys)
     {
     }
+
+    /// The key ids of the document the next entries live in.
+    void setKeys(const FlattenKeys& keys) { m_keys = keys; }
+    /// The entry the next rows belong to: their paths start with its key.
+    void setEntryKey(std::string_view key) { m_entryKey = key; }
+    std::size_t rowCount() const { return m_rows.size(); }
 
     /// `path` is the row name so far; it is extended and restored on the way down (no string per level).
     std::optional<std::string> parse(JsonValue v, std::string& path, int depth)
@@ -246,9 +313,9 @@ public:
             return "\"" + path + "\" is nested more than 10 levels deep; msprobe 1.2 refuses such dumps";
         if (v.isNull()) {
             FlatRow row;
-            row.name = m_texts.store(path);
-            row.dataName = "-1";
-            return addRow(row);
+            setPathName(row, path);
+            row.setDataName("-1");
+            return addRow(row, path);
         }
         if (v.isArray()) {
             const bool grad = hasSegment(path, "parameters_grad");
@@ -288,81 +355,135 @@ private:
     std::vector<FlatRow>& m_rows;
     TextArena& m_texts;
     CompareMode m_mode;
-    const FlattenKeys& m_keys;
-    std::string m_scratch;
-
-    /// cellFromJson() without a copy: strings view the document, lists and dicts are printed into the arena.
-    FlatCell valueOf(std::optional<JsonValue> v)
+    FlattenKeys m_keys;
+    std::string_view m_entryKey;
+    // Dtype and shape texts repeat from row to row: the last few counted copies are reused.
+    struct Recent
     {
-        if (!v)
-            return FlatCell::none();
-        switch (v->type()) {
-        case JsonType::Null: return FlatCell::none();
-        case JsonType::Bool: return FlatCell::ofBool(v->asBool());
-        case JsonType::Int: return FlatCell::ofInteger(v->asInt());
-        case JsonType::Double: return FlatCell::ofNumber(v->asDouble());
-        case JsonType::String: return FlatCell::text(v->asString());
-        case JsonType::Array:
-        case JsonType::Object: return FlatCell::pyText(m_texts.store(pyStr(*v)));
+        std::string_view text;
+        const char* counted = nullptr;
+    };
+    struct RecentTexts
+    {
+        std::array<Recent, 16> texts {};
+        std::size_t next = 0;
+    };
+    RecentTexts m_values; // dtype and shape texts
+    RecentTexts m_tails;  // name tails (".input.0")
+
+    /// A counted copy of `text` (see FlatRow), shared with a recent row that has the same text.
+    const char* counted(std::string_view text, RecentTexts& recent)
+    {
+        for (const Recent& r : recent.texts) {
+            if (r.counted && r.text == text)
+                return r.counted;
         }
-        return FlatCell::none();
+        const char* c = m_texts.storeCounted(text);
+        recent.texts[recent.next] = { TextArena::countedView(c), c };
+        recent.next = (recent.next + 1) % recent.texts.size();
+        return c;
+    }
+    const char* counted(std::string_view text) { return counted(text, m_values); }
+
+    /// The row's name is `path`: the entry key (viewed) and the rest (shared), or a copy when it is not split so.
+    void setPathName(FlatRow& row, std::string_view path)
+    {
+        if (!m_entryKey.empty() && path.size() > m_entryKey.size() && path.starts_with(m_entryKey)
+            && path[m_entryKey.size()] == '.')
+            row.setName(m_entryKey, counted(path.substr(m_entryKey.size()), m_tails));
+        else
+            row.setName(m_texts.store(path));
+    }
+
+    void setText(FlatRow& row, int slot, std::string_view text) { row.setCounted(slot, CellKind::String, counted(text)); }
+    void setPyText(FlatRow& row, int slot, std::string_view text) { row.setCounted(slot, CellKind::PyText, counted(text)); }
+
+    /// cellFromJson() into a slot: numbers by value, strings and printed lists and dicts as counted texts.
+    void setValue(FlatRow& row, int slot, std::optional<JsonValue> v)
+    {
+        row.set(slot, FlatCell::none(), m_texts);
+        if (!v)
+            return;
+        switch (v->type()) {
+        case JsonType::Null: return;
+        case JsonType::Bool: row.set(slot, FlatCell::ofBool(v->asBool()), m_texts); return;
+        case JsonType::Int: row.set(slot, FlatCell::ofInteger(v->asInt()), m_texts); return;
+        case JsonType::Double: row.set(slot, FlatCell::ofNumber(v->asDouble()), m_texts); return;
+        case JsonType::String: setText(row, slot, v->asString()); return;
+        case JsonType::Array:
+        case JsonType::Object: setPyText(row, slot, pyStr(*v)); return;
+        }
+    }
+
+    void setStats(FlatRow& row, std::optional<JsonValue> v)
+    {
+        for (int i = 0; i < 4; ++i)
+            setValue(row, FlatRow::Max + i, v);
     }
 
     std::optional<std::string> leaf(JsonValue v, const std::string& path)
     {
         FlatRow row;
         const auto dataName = v.findId(m_keys.dataName);
-        row.dataName = dataName && dataName->isString() && !dataName->asString().empty() ? dataName->asString()
-                                                                                          : std::string_view("-1");
-        if (row.dataName != "-1") {
-            const std::size_t dot = row.dataName.rfind('.');
-            row.name = dot == std::string_view::npos ? row.dataName : row.dataName.substr(0, dot);
+        const std::string_view dn = dataName && dataName->isString() && !dataName->asString().empty()
+            ? dataName->asString()
+            : std::string_view("-1");
+        row.setDataName(dn);
+        if (dn != "-1") {
+            const std::size_t dot = dn.rfind('.');
+            row.setName(dot == std::string_view::npos ? dn : dn.substr(0, dot));
         } else {
-            row.name = m_texts.store(path);
+            setPathName(row, path);
         }
         const std::optional<std::uint32_t>* statKeys[] = { &m_keys.max, &m_keys.min, &m_keys.mean, &m_keys.norm };
         for (int i = 0; i < 4; ++i)
-            row.stats[i] = valueOf(v.findId(*statKeys[i]));
+            setValue(row, FlatRow::Max + i, v.findId(*statKeys[i]));
         const auto dtype = v.findId(m_keys.dtype);
         const auto value = v.findId(m_keys.value);
         const std::string_view type = v.findId(m_keys.type)->asString();
         if (dtype && dtype->isString() && !dtype->asString().empty()) {
-            row.dtype = FlatCell::text(dtype->asString());
-            row.shape = valueOf(v.findId(m_keys.shape));
+            setText(row, FlatRow::Dtype, dtype->asString());
+            setValue(row, FlatRow::Shape, v.findId(m_keys.shape));
         } else if (type == "torch.Size") {
-            row.dtype = FlatCell::text("torch.Size");
-            row.shape = value ? FlatCell::text(m_texts.store(pyStr(*value))) : FlatCell::text("None");
+            setText(row, FlatRow::Dtype, "torch.Size");
+            setText(row, FlatRow::Shape, value ? pyStr(*value) : std::string("None"));
         } else if (type == "slice") {
-            row.dtype = FlatCell::text("slice");
-            row.shape = FlatCell::text(m_texts.store(numpyShapeText(value)));
+            setText(row, FlatRow::Dtype, "slice");
+            setText(row, FlatRow::Shape, numpyShapeText(value));
         } else if (type == "ellipsis") {
-            row.dtype = FlatCell::text("ellipsis");
-            row.shape = FlatCell::pyText("[]");
-            row.stats.fill(valueOf(value));
+            setText(row, FlatRow::Dtype, "ellipsis");
+            setPyText(row, FlatRow::Shape, "[]");
+            setStats(row, value);
         } else if (type == "torch.ProcessGroup") {
-            row.dtype = FlatCell::text("torch.ProcessGroup");
-            row.shape = FlatCell::pyText("[]");
+            setText(row, FlatRow::Dtype, "torch.ProcessGroup");
+            setPyText(row, FlatRow::Shape, "[]");
             const auto ranks = v.findId(m_keys.groupRanks);
-            row.stats.fill(ranks ? FlatCell::text(m_texts.store(pyStr(*ranks))) : FlatCell::text("None"));
+            const std::string text = ranks ? pyStr(*ranks) : std::string("None");
+            for (int i = 0; i < 4; ++i)
+                setText(row, FlatRow::Max + i, text);
         } else {
-            row.dtype = FlatCell::text(classText(value));
-            row.shape = FlatCell::pyText("[]");
-            row.stats.fill(valueOf(value));
+            setText(row, FlatRow::Dtype, classText(value));
+            setPyText(row, FlatRow::Shape, "[]");
+            setStats(row, value);
         }
         // Only md5 mode shows or compares the md5; the CRC of a leaf without one is made only there.
         if (m_mode == CompareMode::Md5) {
-            row.md5 = valueOf(v.findId(m_keys.md5));
-            if (row.md5.isNone() || (row.md5.isString() && row.md5.size == 0))
-                row.md5 = FlatCell::text(m_texts.store(crc32Hex(value ? pyStr(*value) : std::string())));
+            setValue(row, FlatRow::Md5, v.findId(m_keys.md5));
+            const FlatCell md5 = row.md5();
+            if (md5.isNone() || (md5.isString() && md5.size == 0))
+                row.setCounted(FlatRow::Md5, CellKind::String,
+                               m_texts.storeCounted(crc32Hex(value ? pyStr(*value) : std::string())));
         }
-        return addRow(row);
+        return addRow(row, path);
     }
 
-    std::optional<std::string> addRow(FlatRow& row)
+    /// `path` is the row's path name (its name unless a data_name names it).
+    std::optional<std::string> addRow(FlatRow& row, std::string_view path)
     {
-        const auto cat = categoryOf(row.name);
+        const std::string_view name = row.nameTail().empty() ? row.nameHead() : path;
+        const auto cat = categoryOf(name);
         if (!cat)
-            return "invalid row name \"" + std::string(row.name)
+            return "invalid row name \"" + std::string(name)
                 + "\": msprobe 1.2 needs forward/backward followed by input, kwargs, output or parameters";
         row.category = cat->first;
         m_rows.push_back(row);
@@ -370,18 +491,17 @@ private:
     }
 };
 
-/// Flattens one entry's fields into `rows`/`texts`; returns the number of rows it added.
-Result<std::size_t> flattenInto(const dump::Entry& entry, CompareMode mode, const FlattenKeys& keys,
-                                std::vector<FlatRow>& rows, TextArena& texts, std::string& path)
+/// Flattens one entry's fields through `flattener`; returns the number of rows it added.
+Result<std::size_t> flattenInto(const dump::Entry& entry, Flattener& flattener, std::string& path)
 {
-    const std::size_t before = rows.size();
-    Flattener flattener(rows, texts, mode, keys);
+    const std::size_t before = flattener.rowCount();
+    flattener.setEntryKey(entry.key);
     const SourceLocation where { {}, entry.offset, entry.line, 0 };
     path.assign(entry.key);
     if (hasSegment(entry.key, "parameters_grad")) {
         if (auto e = flattener.parse(entry.value, path, 0))
             return makeError("compare.entry", where, *e);
-        return rows.size() - before;
+        return flattener.rowCount() - before;
     }
     static constexpr std::pair<const char*, const char*> fields[] = {
         { "input_args", ".input" }, { "input_kwargs", ".input" }, { "input", ".input" },
@@ -395,7 +515,7 @@ Result<std::size_t> flattenInto(const dump::Entry& entry, CompareMode mode, cons
                 return makeError("compare.entry", where, *e);
         }
     }
-    return rows.size() - before;
+    return flattener.rowCount() - before;
 }
 
 } // namespace
@@ -427,7 +547,9 @@ Result<FlatEntry> flattenEntry(const dump::Entry& entry, std::uint32_t entryInde
     if (!keys)
         keys = &own.emplace(entry.value.document() ? FlattenKeys::of(*entry.value.document()) : FlattenKeys {});
     std::string path;
-    auto added = flattenInto(entry, mode, *keys, flat.rows, flat.texts, path);
+    Flattener flattener(flat.rows, flat.texts, mode);
+    flattener.setKeys(*keys);
+    auto added = flattenInto(entry, flattener, path);
     if (!added)
         return added.error();
     flat.op.rows = flat.rows;
@@ -439,19 +561,22 @@ Result<FlatSide> flattenDump(const dump::DumpFile& dump, CompareMode mode)
     FlatSide side;
     side.mode = mode;
     side.ops.resize(dump.entries.size());
-    // About three leaves an entry in the dumps of LLM training runs; growing past it only copies 144-byte rows.
+    // About three leaves an entry in the dumps of LLM training runs; growing past it only copies 88-byte rows.
     side.rows.reserve(dump.entries.size() * 3);
     std::vector<std::uint32_t> firstRow(dump.entries.size() + 1, 0);
     std::optional<FlattenKeys> keys;
     std::string path;
+    Flattener flattener(side.rows, side.texts, mode);
     for (std::uint32_t i = 0; i < dump.entries.size(); ++i) {
         const dump::Entry& entry = dump.entries[i];
         // Entries share the document, except the ones a salvaging reader synthesised.
         const dump::JsonDocument* document = entry.value.document();
-        if (!keys || (i > 0 && document != dump.entries[i - 1].value.document()))
+        if (!keys || (i > 0 && document != dump.entries[i - 1].value.document())) {
             keys = document ? FlattenKeys::of(*document) : FlattenKeys {};
+            flattener.setKeys(*keys);
+        }
         firstRow[i] = static_cast<std::uint32_t>(side.rows.size());
-        auto added = flattenInto(entry, mode, *keys, side.rows, side.texts, path);
+        auto added = flattenInto(entry, flattener, path);
         if (!added) {
             Diagnostic d = added.error();
             d.location.file = dump.path.string();

@@ -92,16 +92,88 @@ private:
 /// Whether two values print the same in the CSV (msprobe compares their text): the struct test of the matcher.
 bool sameText(const FlatCell& a, const FlatCell& b);
 
-/// One leaf of an entry, as msprobe 1.2.2 flattens it (compare-spec Appendix A.2). Texts are views (see FlatCell).
+/**
+ * @brief One leaf of an entry, as msprobe 1.2.2 flattens it (compare-spec Appendix A.2), in 96 bytes.
+ *
+ * A row name made of the entry key and a path below it ("….forward.0" + ".input.0") is kept as those two parts: the
+ * key views the dump document and the tail is a counted text shared by the rows with the same tail, so the ~60 bytes
+ * of a name are not copied for every row. nameHead() + nameTail() is the name.
+ * The seven values (dtype, shape, Max, Min, Mean, Norm, md5) are kept as 8-byte payloads with their kinds in a byte
+ * each; a text value is a pointer to a counted copy (TextArena::storeCounted) that lives as long as the rows do. At a
+ * million entries a side has ~2.8 M rows: as seven FlatCells and two string_views (144 bytes) both sides' rows took
+ * ~0.8 GB at the peak of a compare.
+ */
 struct FlatRow
 {
-    std::string_view name;     ///< row name: data_name without extension, or the constructed path
-    std::string_view dataName; ///< "-1" when the leaf has none
-    FlatCell dtype;            ///< text, or None for a null leaf
-    FlatCell shape;            ///< Python text of the shape ("[4, 3]", "(3,)", "[]"), or None
-    std::array<FlatCell, 4> stats; ///< Max, Min, Mean, Norm as Python values
-    FlatCell md5;              ///< md5 mode: leaf md5, else CRC-32 of str(value); None for a null leaf
+    enum Slot : std::uint8_t { Dtype = 0, Shape = 1, Max = 2, Min = 3, Mean = 4, Norm = 5, Md5 = 6, Slots = 7 };
+
+    /// Row name (data_name without extension, or the constructed path) as one text.
+    std::string nameText() const
+    {
+        std::string out;
+        appendName(out);
+        return out;
+    }
+    void appendName(std::string& out) const
+    {
+        out += nameHead();
+        out += nameTail();
+    }
+    /// The name is nameHead() followed by nameTail() (empty unless the name was set in two parts).
+    std::string_view nameHead() const { return { m_name, m_nameSize }; }
+    std::string_view nameTail() const { return m_nameTail ? TextArena::countedView(m_nameTail) : std::string_view(); }
+    std::size_t nameSize() const { return m_nameSize + nameTail().size(); }
+    bool sameName(const FlatRow& other) const;
+    /// Whether the name contains `word`, which has no '.' (the tail starts with one, so no match straddles the parts).
+    bool nameContains(std::string_view word) const
+    {
+        return nameHead().find(word) != std::string_view::npos || nameTail().find(word) != std::string_view::npos;
+    }
+    /// "-1" when the leaf has none.
+    std::string_view dataName() const { return { m_dataName, m_dataNameSize }; }
+    /// Dtype text, or None for a null leaf.
+    FlatCell dtype() const { return cell(Dtype); }
+    /// Python text of the shape ("[4, 3]", "(3,)", "[]"), or None.
+    FlatCell shape() const { return cell(Shape); }
+    /// Max, Min, Mean, Norm (0-3) as Python values.
+    FlatCell stat(int i) const { return cell(Max + i); }
+    /// md5 mode: leaf md5, else CRC-32 of str(value); None for a null leaf (and outside md5 mode).
+    FlatCell md5() const { return cell(Md5); }
+    FlatCell cell(int slot) const;
+
+    /// The texts viewed must outlive the row.
+    void setName(std::string_view name)
+    {
+        m_name = name.data();
+        m_nameSize = static_cast<std::uint32_t>(name.size());
+        m_nameTail = nullptr;
+    }
+    /// The name in two parts: `head` viewed, `countedTail` a counted copy (TextArena::storeCounted) starting with '.'.
+    void setName(std::string_view head, const char* countedTail)
+    {
+        setName(head);
+        m_nameTail = countedTail;
+    }
+    void setDataName(std::string_view dataName)
+    {
+        m_dataName = dataName.data();
+        m_dataNameSize = static_cast<std::uint32_t>(dataName.size());
+    }
+    /// Sets a value; a text is copied into `texts` (counted).
+    void set(int slot, const FlatCell& value, TextArena& texts);
+    /// Sets a text value that is already a counted copy (TextArena::storeCounted) living as long as the row.
+    void setCounted(int slot, CellKind kind, const char* counted);
+
     RowCategory category = RowCategory::Input;
+
+private:
+    const char* m_name = nullptr;
+    const char* m_dataName = nullptr;
+    std::uint32_t m_nameSize = 0;
+    std::uint32_t m_dataNameSize = 0;
+    const char* m_nameTail = nullptr;
+    std::uint64_t m_value[Slots] {};
+    CellKind m_kind[Slots] {};
 };
 
 /// One dump entry: its rows (in the storage of the FlatSide or FlatEntry that made it).

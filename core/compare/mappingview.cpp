@@ -85,7 +85,8 @@ std::string indexBelow(const FlatRow& row, std::string_view entryKey)
 {
     static constexpr const char* patterns[] = { ".input.", ".output.", ".parameters.", ".parameters_grad." };
     const std::string prefix = std::string(entryKey) + patterns[static_cast<std::size_t>(partOf(row.category))];
-    return std::string(row.name.starts_with(prefix) ? row.name.substr(prefix.size()) : row.name);
+    const std::string name = row.nameText();
+    return std::string(name.starts_with(prefix) ? name.substr(prefix.size()) : name);
 }
 
 /// One NPU op's view; `rule` is the api_mapping item applied to it, if any.
@@ -99,20 +100,20 @@ MappedOp mappedNpuOp(
     for (std::size_t i = 0; i < op.rows.size(); ++i) {
         FlatRow row = op.rows[i];
         if (m.cell)
-            row.name = view.texts.store(cellMappedName(row.name, *m.cell, false));
+            row.setName(view.texts.store(cellMappedName(row.nameText(), *m.cell, false)));
         if (m.api)
-            row.name = view.texts.store(apiPrefixMapped(row.name));
+            row.setName(view.texts.store(apiPrefixMapped(row.nameText())));
         if (rule) {
             const std::string entry = replaceFirst(std::string(op.key), rule->msApi, rule->ptApi);
             const auto key = userRuleKey(*rule, partOf(row.category),
-                                         replaceFirst(std::string(op.rows[i].name), rule->msApi, rule->ptApi), entry);
+                                         replaceFirst(op.rows[i].nameText(), rule->msApi, rule->ptApi), entry);
             if (!key)
                 continue; // abandoned: shown without bench data, never matched
-            row.name = view.texts.store(*key);
+            row.setName(view.texts.store(*key));
             targets.push_back(indexBelow(row, entry));
         }
-        if (crossFramework && row.dtype.isString())
-            row.dtype = FlatCell::text(view.texts.store(torchDtypeName(row.dtype.textView())));
+        if (crossFramework && row.dtype().isString())
+            row.set(FlatRow::Dtype, FlatCell::text(torchDtypeName(row.dtype().textView())), view.texts);
         view.rows.push_back(row);
         view.origin.push_back(i);
     }

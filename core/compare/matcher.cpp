@@ -100,7 +100,7 @@ bool structsMatch(const Op& npu, const Op& bench, bool md5)
 {
     // msprobe compares the struct lists of each category: [dtype, shape(, md5)] texts exactly first ...
     const auto exact = [md5](const FlatRow& a, const FlatRow& b) {
-        return sameText(a.dtype, b.dtype) && sameText(a.shape, b.shape) && (!md5 || sameText(a.md5, b.md5));
+        return sameText(a.dtype(), b.dtype()) && sameText(a.shape(), b.shape()) && (!md5 || sameText(a.md5(), b.md5()));
     };
     bool equal = true;
     for (int c = 0; c < 4 && equal; ++c)
@@ -117,7 +117,7 @@ bool structsMatch(const Op& npu, const Op& bench, bool md5)
     std::string x;
     std::string y;
     const auto tolerant = [&](const FlatRow& a, const FlatRow& b) {
-        return sameText(a.shape, b.shape) && tolerated(printed(a.dtype, x), printed(b.dtype, y));
+        return sameText(a.shape(), b.shape()) && tolerated(printed(a.dtype(), x), printed(b.dtype(), y));
     };
     for (int c = 0; c < 4; ++c) {
         if (!categoryMatches(npu, bench, static_cast<RowCategory>(c), tolerant))
@@ -132,7 +132,7 @@ bool namesMatch(const Op& npu, const Op& bench, bool fuzzy)
         if (npu.rows.size() != bench.rows.size())
             return false;
         for (std::size_t i = 0; i < npu.rows.size(); ++i) {
-            if (npu.rows[i].name != bench.rows[i].name)
+            if (!npu.rows[i].sameName(bench.rows[i]))
                 return false;
         }
         return true;
@@ -140,7 +140,7 @@ bool namesMatch(const Op& npu, const Op& bench, bool fuzzy)
     if (npu.rows.empty() || npu.rows.size() != bench.rows.size())
         return false;
     for (std::size_t i = 0; i < npu.rows.size(); ++i) {
-        if (!fuzzyEqual(npu.rows[i].name, bench.rows[i].name))
+        if (!fuzzyEqual(npu.rows[i].nameText(), bench.rows[i].nameText()))
             return false;
     }
     return true;
@@ -152,8 +152,8 @@ bool opsMatch(const Op& npu, const Op& bench, bool fuzzy, bool md5)
 {
     // The Aten special case of 1.2.2 consults a legacy underscore-name table that never matches
     // dot-separated names: exactly one side naming Aten means no match.
-    const bool npuAten = !npu.rows.empty() && npu.rows.front().name.find("Aten") != std::string_view::npos;
-    const bool benchAten = !bench.rows.empty() && bench.rows.front().name.find("Aten") != std::string_view::npos;
+    const bool npuAten = !npu.rows.empty() && npu.rows.front().nameContains("Aten");
+    const bool benchAten = !bench.rows.empty() && bench.rows.front().nameContains("Aten");
     if (npuAten != benchAten)
         return false;
     return namesMatch(npu, bench, fuzzy) && structsMatch(npu, bench, md5);

@@ -286,14 +286,16 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     if (progress && progress->isCancelled())
         return makeError("compare.cancelled", at(pair.npu.dumpFile), "the compare was cancelled");
 
-    // The tree is built while the profile flattens both dumps; only the layout needs both.
+    // The tree is built while the profile flattens both dumps when a caller wants it early (the GUI shows it while
+    // the compare runs); else only once the rows are laid out and the flattened dumps are freed (at a million entries
+    // the tree and the flattened dumps together would raise the peak of the compare by the tree's size).
     auto loaded = std::make_shared<LoadedPair>();
     loaded->pair = pair;
     loaded->npu = *npuRank;
     loaded->bench = *benchRank;
-    std::thread treeBuilder([&] {
+    const auto buildTree = [&] {
         // The early tree is the dump's tree when the full read found the same keys in the same order (the tree is
-        // made of the keys and construct.json, which the early thread read for both): it is not built twice. A tree
+        // made of the keys and construct.json, which the early tree was built from): it is not built twice. A tree
         // with findings is built again from the dump, whose entries say where each key is in the file.
         const auto& entries = (*npuRank)->dump->entries;
         const bool sameKeys = earlyBuilt && earlyBuilt->diagnostics().empty() && earlyKeys->keys.size() == entries.size()
@@ -305,8 +307,17 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
             loaded->diagnostics.insert(loaded->diagnostics.end(), d->begin(), d->end());
         if (hooks.loaded)
             hooks.loaded(loaded);
-    });
+    };
+    std::thread treeBuilder;
     Joiner treeJoiner { treeBuilder };
+    bool treeStarted = false;
+    const auto startTree = [&] {
+        if (!treeStarted)
+            treeBuilder = std::thread(buildTree);
+        treeStarted = true;
+    };
+    if (hooks.loaded || hooks.layoutReady)
+        startTree();
     if (progress)
         progress->advance(kTotal / 10);
 
@@ -318,14 +329,17 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     compareOptions.threads = options.threads;
     compareOptions.mappings = &*mappings;
     compareOptions.rowReady = hooks.rowReady;
-    if (hooks.layoutReady) {
-        compareOptions.layoutReady = [&](const CompareTable& layout) {
-            treeJoiner.join();
-            hooks.layoutReady(layout, *loaded);
-        };
-    }
+    compareOptions.layoutReady = [&](const CompareTable& layout) {
+        if (!hooks.layoutReady) {
+            startTree();
+            return;
+        }
+        treeJoiner.join();
+        hooks.layoutReady(layout, *loaded);
+    };
     StageSink compareSink(progress, kTotal / 10, kTotal * 99 / 100);
     auto table = (*rules)->compare(*loaded->npu->dump, *loaded->bench->dump, compareOptions, progress ? &compareSink : nullptr);
+    startTree(); // a profile that does not lay out first
     treeJoiner.join();
     if (progress && progress->isCancelled())
         return makeError("compare.cancelled", at(pair.npu.dumpFile), "the compare was cancelled");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -40,10 +41,52 @@ public:
         return { at, text.size() };
     }
 
+    /**
+     * @brief A copy of `text` behind its length (a 4-byte count, then the bytes): the one pointer a caller keeps
+     * gives back both (countedView). Empty texts are stored too.
+     */
+    const char* storeCounted(std::string_view text)
+    {
+        const auto count = static_cast<std::uint32_t>(text.size());
+        const std::size_t size = sizeof count + text.size();
+        char* at = reserve(size);
+        std::memcpy(at, &count, sizeof count);
+        if (!text.empty())
+            std::memcpy(at + sizeof count, text.data(), text.size());
+        return at;
+    }
+    /// The text of a storeCounted() copy.
+    static std::string_view countedView(const char* counted)
+    {
+        std::uint32_t count = 0;
+        std::memcpy(&count, counted, sizeof count);
+        return { counted + sizeof count, count };
+    }
+
     /// Bytes of the blocks held.
     std::size_t memoryBytes() const { return m_bytes; }
 
 private:
+    /// `size` bytes of room, in the open block or (a long text) a block of its own.
+    char* reserve(std::size_t size)
+    {
+        if (size > m_left) {
+            if (size > kBlock / 4) {
+                m_blocks.push_back(std::make_unique<char[]>(size));
+                m_bytes += size;
+                return m_blocks.back().get();
+            }
+            m_blocks.push_back(std::make_unique<char[]>(kBlock));
+            m_next = m_blocks.back().get();
+            m_left = kBlock;
+            m_bytes += kBlock;
+        }
+        char* at = m_next;
+        m_next += size;
+        m_left -= size;
+        return at;
+    }
+
     static constexpr std::size_t kBlock = std::size_t { 64 } << 10;
     std::vector<std::unique_ptr<char[]>> m_blocks;
     char* m_next = nullptr;

@@ -119,10 +119,11 @@ Sample sampleOf(const dump::RankLocation& location, std::int64_t step, bool benc
     }
     const std::string prefix = key + ".";
     for (const compare::FlatRow& row : op->rows) {
-        std::string leaf(row.name.starts_with(prefix) ? row.name.substr(prefix.size()) : row.name);
+        const std::string name = row.nameText();
+        std::string leaf(name.starts_with(prefix) ? name.substr(prefix.size()) : name);
         s.leaves.push_back({ std::move(leaf),
-                             { statNumber(row.stats[0]), statNumber(row.stats[1]), statNumber(row.stats[2]),
-                               statNumber(row.stats[3]) } });
+                             { statNumber(row.stat(0)), statNumber(row.stat(1)), statNumber(row.stat(2)),
+                               statNumber(row.stat(3)) } });
     }
     return s;
 }

@@ -38,8 +38,8 @@ std::string dataNameOf(const dump::DumpFile& dump, const std::string& rowName, c
     if (!op)
         return {};
     for (const compare::FlatRow& r : op->rows) {
-        if (r.name == rowName)
-            return r.dataName == "-1" ? std::string() : std::string(r.dataName);
+        if (r.nameText() == rowName)
+            return r.dataName() == "-1" ? std::string() : std::string(r.dataName());
     }
     return {};
 }

@@ -45,8 +45,8 @@ std::unordered_map<std::string, std::string> dataNamesOf(const dump::DumpFile& f
     if (!op)
         return names;
     for (const compare::FlatRow& r : op->rows) {
-        if (!r.dataName.empty() && r.dataName != "-1")
-            names.emplace(r.name, r.dataName);
+        if (!r.dataName().empty() && r.dataName() != "-1")
+            names.emplace(r.nameText(), r.dataName());
     }
     return names;
 }

@@ -44,7 +44,7 @@ public:
         std::vector<std::string> names;
         if (auto op = flattenEntry(entry, 0, CompareMode::Summary)) {
             for (const FlatRow* row : op->rowsByCategory())
-                names.emplace_back(row->name);
+                names.push_back(row->nameText());
         }
         return names;
     }
