@@ -14,6 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace probescope {
+class MappedFile;
+}
+
 namespace probescope::dump {
 
 enum class DumpFormat : std::uint8_t {
@@ -77,7 +81,7 @@ public:
 private:
     // parseDumpJson fills the index while it checks for duplicate keys, instead of a second pass.
     friend Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view, const std::filesystem::path&,
-                                                                 const ReadOptions&);
+                                                                 const ReadOptions&, const MappedFile*);
     // A parsed dump.json: entry index by the document's id of the entry's key (keys are interned while
     // parsing, so this needs no hashing of its own). Other files: m_index.
     std::vector<std::uint32_t> m_entryOfKey;
@@ -89,9 +93,10 @@ private:
 /// short is salvaged (with an error diagnostic) when options.salvageTruncated is set.
 Result<std::shared_ptr<const DumpFile>> readDumpJson(const std::filesystem::path& path, const ReadOptions& options = {});
 
-/// Same, from text already in memory (`path` names it in diagnostics and sets tensorDir).
+/// Same, from text already in memory (`path` names it in diagnostics and sets tensorDir). `source`: the mapped file
+/// `text` is, whose pages are given back as the reader goes past them (readDumpJson).
 Result<std::shared_ptr<const DumpFile>> parseDumpJson(std::string_view text, const std::filesystem::path& path,
-                                                      const ReadOptions& options = {});
+                                                      const ReadOptions& options = {}, const MappedFile* source = nullptr);
 
 /// Reads a ptdbg_ascend .pkl (JSON lines) with its .npy folder; see docs/legacy-pkl.md.
 Result<std::shared_ptr<const DumpFile>> readLegacyPkl(const std::filesystem::path& path, const ReadOptions& options = {});

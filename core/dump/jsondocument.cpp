@@ -325,8 +325,10 @@ private:
 
     enum class Expect : std::uint8_t { Value, KeyOrEnd, Key, ColonThenValue, CommaOrEnd };
 
+    static constexpr std::size_t kReadPastEvery = std::size_t { 32 } << 20;
     std::string_view m_text;
     std::size_t m_pos = 0;
+    std::size_t m_nextReadPast = kReadPastEvery;
     const std::string& m_file;
     JsonParseOptions m_options;
     JsonBuilder m_builder;
@@ -782,6 +784,10 @@ JsonDocument::ParseOutcome JsonParser::run()
                 m_stack.pop_back();
                 if (m_stack.empty())
                     haveRoot = true;
+                if (m_pos >= m_nextReadPast && m_options.readPast) {
+                    m_options.readPast(m_pos);
+                    m_nextReadPast = m_pos + kReadPastEvery;
+                }
             } else {
                 failure = syntax(std::string("expected ',' or '") + (top == JsonType::Object ? '}' : ']')
                                  + "', found " + describe(c));

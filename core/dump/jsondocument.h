@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -80,6 +81,9 @@ struct JsonParseOptions
     /// and marked truncated. Without it, a truncated document is an error.
     bool salvageTruncated = false;
     std::uint32_t maxDepth = 512;
+    /// Called now and then with an offset the parser will not read before again (a container just closed there); a
+    /// caller whose text is a file mapping can give those pages back (MappedFile::release). May be empty.
+    std::function<void(std::size_t offset)> readPast;
 };
 
 /**

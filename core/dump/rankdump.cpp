@@ -6,6 +6,7 @@
 #include "core/util/textposition.h"
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <mutex>
 
@@ -314,19 +315,26 @@ public:
     }
 
     static constexpr std::size_t kFail = static_cast<std::size_t>(-1);
+    static constexpr std::size_t kReportEvery = std::size_t { 32 } << 20;
 
     struct Member
     {
         std::uint64_t keyBegin; // the raw key, between its quotes
         std::uint32_t keyLength;
         bool keyEscaped;
+        bool isArray;           // the value is a list
+        std::uint64_t keyCopy;  // where the raw key is in rootObject()'s `keys`
         std::uint64_t valueBegin;
         std::uint64_t valueEnd;
     };
 
-    /// Scans the root object's members; false when the text is not such an object or not JSON.
-    bool rootObject(std::vector<Member>& members) const
+    /// Scans the root object's members; false when the text is not such an object or not JSON. The raw keys are
+    /// copied into `keys`, and `readPast` (if any) is told now and then how far the scan has read: the caller can give
+    /// the pages of a mapped file back behind it, as the keys no longer need the text.
+    bool rootObject(std::vector<Member>& members, std::string& keys,
+                    const std::function<void(std::size_t)>& readPast = {}) const
     {
+        std::size_t nextReport = kReportEvery;
         std::size_t i = 0;
         if (m_n >= 3 && std::string_view(m_p, 3) == "\xEF\xBB\xBF")
             i = 3;
@@ -343,16 +351,23 @@ public:
                 return false;
             m.keyBegin = i + 1;
             m.keyLength = static_cast<std::uint32_t>(keyEnd - 1 - (i + 1));
+            m.keyCopy = keys.size();
+            keys.append(m_p + m.keyBegin, m.keyLength);
             i = space(keyEnd);
             if (i >= m_n || m_p[i] != ':')
                 return false;
             i = space(i + 1);
             m.valueBegin = i;
+            m.isArray = i < m_n && m_p[i] == '[';
             i = value(i);
             if (i == kFail)
                 return false;
             m.valueEnd = i;
             members.push_back(m);
+            if (readPast && i >= nextReport) {
+                readPast(i);
+                nextReport = i + kReportEvery;
+            }
             i = space(i);
             if (i < m_n && m_p[i] == ',') {
                 i = space(i + 1);
@@ -535,7 +550,11 @@ Result<StackMap> readStackJson(const fs::path& path)
     const std::string name = path.string();
     const StackScanner scanner(text);
     std::vector<StackScanner::Member> members;
-    if (!scanner.rootObject(members)) {
+    // The scan keeps copies of the keys, so the pages behind it go back as it goes (a million entries write a
+    // stack.json of 360 MB, and a viewer reads both sides' at once).
+    std::string keys;
+    const MappedFile& mapped = **file;
+    if (!scanner.rootObject(members, keys, [&mapped](std::size_t offset) { mapped.release(offset); })) {
         // Not a JSON object: the parser says what is wrong, or the text is JSON of another kind.
         auto parsed = JsonDocument::parse(text, name);
         if (!parsed.document)
@@ -566,22 +585,31 @@ Result<StackMap> readStackJson(const fs::path& path)
         unescaped = parsed.document ? std::string(parsed.document->root().asString()) : std::string(raw);
         return unescaped;
     };
+    // A member's key from the scan's copy (the text of the file is not read again for it).
+    auto memberKey = [&](const StackScanner::Member& m) -> std::string_view {
+        const std::string_view raw = std::string_view(keys).substr(m.keyCopy, m.keyLength);
+        if (!m.keyEscaped)
+            return raw;
+        const auto parsed = JsonDocument::parse("\"" + std::string(raw) + "\"", name);
+        unescaped = parsed.document ? std::string(parsed.document->root().asString()) : std::string(raw);
+        return unescaped;
+    };
     auto isArray = [&](std::uint64_t at) { return text[at] == '['; };
 
     StackMap map;
     map.present = true;
     // The new form is recognised by a non-empty list under "0" (the last "0", as find() would take).
     for (auto m = members.rbegin(); m != members.rend(); ++m) {
-        if (keyOf(m->keyBegin, m->keyLength, m->keyEscaped) == "0") {
-            map.newForm = isArray(m->valueBegin) && !scanner.elements(m->valueBegin).empty();
+        if (memberKey(*m) == "0") {
+            map.newForm = m->isArray && !scanner.elements(m->valueBegin).empty();
             break;
         }
     }
     for (const StackScanner::Member& m : members) {
-        if (!isArray(m.valueBegin))
+        if (!m.isArray)
             continue;
         if (!map.newForm) {
-            builder.key(keyOf(m.keyBegin, m.keyLength, m.keyEscaped), builder.group(m.valueBegin, m.valueEnd));
+            builder.key(memberKey(m), builder.group(m.valueBegin, m.valueEnd));
             continue;
         }
         // {"0": [[key1, key2, ...], [frames...]]}: identical stacks are stored once.

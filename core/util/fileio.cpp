@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/util/fileio.h"
+#include "core/util/pages.h"
 
 #include <atomic>
 #include <cerrno>
@@ -122,6 +123,12 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem
     }
     ::close(fd);
     return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+void MappedFile::release(std::size_t upTo) const
+{
+    if (m_mapped)
+        releasePages(m_data, m_data + std::min(upTo, m_size));
 }
 
 MappedFile::~MappedFile()

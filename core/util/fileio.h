@@ -26,6 +26,10 @@ public:
     MappedFile& operator=(const MappedFile&) = delete;
 
     std::string_view text() const { return { m_data, m_size }; }
+    /// Gives back the memory of the whole pages of text()[0, upTo) when the file is mapped: they stop counting towards
+    /// the process's memory, and read again they come back from the file (a reader that went past them lets a
+    /// dump.json of 785 MB cost its parsed form, not that plus its text).
+    void release(std::size_t upTo) const;
     const std::filesystem::path& path() const { return m_path; }
 
 private:
