@@ -371,7 +371,11 @@ void ConstructTree::serialize(std::string& out) const
 {
     ByteWriter w(out);
     w.value(kTreeFormat);
+    std::size_t keyBytes = 0;
+    for (const TreeNode& n : m_nodes)
+        keyBytes += n.key.size();
     std::string keys;
+    keys.reserve(keyBytes);
     std::vector<StoredNode> nodes(m_nodes.size());
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const TreeNode& n = m_nodes[i];
