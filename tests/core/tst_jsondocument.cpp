@@ -405,3 +405,29 @@ TEST(JsonDocument, OffsetsStayExactFarFromTheirGroupsBase)
         }
     }
 }
+
+// JsonParseOptions::readPast: the parser says how far it has read for good, at container ends, going forward.
+TEST(JsonDocument, ReadPastReportsOffsetsItNeverGoesBackBefore)
+{
+    std::string text = "[";
+    std::uint32_t items = 0;
+    while (text.size() < (std::size_t { 70 } << 20)) {
+        text += "{\"Max\": 1.5, \"shape\": [4096, 4096], \"dtype\": \"torch.bfloat16\"},\n";
+        ++items;
+    }
+    text += "{}]";
+    std::vector<std::size_t> offsets;
+    probescope::dump::JsonParseOptions options;
+    options.readPast = [&](std::size_t offset) { offsets.push_back(offset); };
+    const auto parsed = probescope::dump::JsonDocument::parse(text, "big.json", options);
+    ASSERT_TRUE(parsed.document);
+    ASSERT_GE(offsets.size(), 2u);
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+        ASSERT_LE(offsets[i], text.size());
+        EXPECT_TRUE(text[offsets[i] - 1] == '}' || text[offsets[i] - 1] == ']');
+        if (i > 0) {
+            EXPECT_GE(offsets[i] - offsets[i - 1], std::size_t { 32 } << 20);
+        }
+    }
+    EXPECT_EQ(parsed.document->root().size(), items + 1);
+}

@@ -153,3 +153,25 @@ TEST(PyText, JsonStringAsPythonDumpsIt)
     EXPECT_EQ(spelled("\xf0\x9f\x98\x80"), "\"\\ud83d\\ude00\"");         // a surrogate pair above U+FFFF
     EXPECT_EQ(spelled("\xff"), "\"\\ufffd\"");                             // not UTF-8: the replacement character
 }
+
+// Readers of large files give the pages they went past back (dump.json, stack.json): what they read again must be
+// the file's bytes.
+TEST(MappedFile, ReleasedPagesReadBackFromTheFile)
+{
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "big.bin";
+    std::string bytes(std::size_t { 3 } << 20, '\0');
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<char>('a' + (i * 7919) % 26);
+    {
+        std::ofstream out(path, std::ios::binary);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    auto file = MappedFile::open(path);
+    ASSERT_TRUE(file.ok());
+    ASSERT_EQ((*file)->text(), bytes);
+    (*file)->release(bytes.size() / 2 + 123);
+    EXPECT_EQ((*file)->text(), bytes);
+    (*file)->release(bytes.size() * 2); // past the end: the whole file
+    EXPECT_EQ((*file)->text(), bytes);
+}
