@@ -197,7 +197,6 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     // takes that construct.json instead of reading it again.
     const bool early = hooks.earlyTree && pair.npu.format == dump::DumpFormat::DumpJson;
     std::optional<Result<dump::ConstructMap>> earlyConstruct;
-    std::optional<dump::DumpKeys> earlyKeys;
     std::shared_ptr<const tree::ConstructTree> earlyBuilt;
     std::promise<void> constructRead;
     if (early)
@@ -226,7 +225,6 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
             const dump::ConstructMap none;
             earlyBuilt = tree::ConstructTree::buildFromKeys(
                 *keys, earlyConstruct && *earlyConstruct ? **earlyConstruct : none, pair.npu.dumpFile);
-            earlyKeys = std::move(*keys);
             hooks.earlyTree(earlyBuilt, mode);
         }
     }
@@ -297,11 +295,11 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
         // The early tree is the dump's tree when the full read found the same keys in the same order (the tree is
         // made of the keys and construct.json, which the early tree was built from): it is not built twice. A tree
         // with findings is built again from the dump, whose entries say where each key is in the file.
+        // Node i of a tree is entry i of its dump, so the early tree's nodes hold the scanned keys in file order.
         const auto& entries = (*npuRank)->dump->entries;
-        const bool sameKeys = earlyBuilt && earlyBuilt->diagnostics().empty() && earlyKeys->keys.size() == entries.size()
-            && std::equal(entries.begin(), entries.end(), earlyKeys->keys.begin(),
-                          [](const dump::Entry& e, std::string_view key) { return e.key == key; });
-        earlyKeys.reset();
+        bool sameKeys = earlyBuilt && earlyBuilt->diagnostics().empty() && earlyBuilt->size() == entries.size();
+        for (std::uint32_t i = 0; sameKeys && i < entries.size(); ++i)
+            sameKeys = earlyBuilt->node(tree::NodeId { i }).key == entries[i].key;
         loaded->tree = sameKeys ? earlyBuilt : tree::ConstructTree::build(*npuRank);
         for (const Diagnostics* d : { &(*npuRank)->diagnostics, &(*benchRank)->diagnostics, &loaded->tree->diagnostics() })
             loaded->diagnostics.insert(loaded->diagnostics.end(), d->begin(), d->end());
