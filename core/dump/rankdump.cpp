@@ -192,43 +192,49 @@ struct StackIndex::Source
     }
 };
 
-const std::vector<std::string>* StackIndex::frames(std::string_view key) const
-{
-    const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
-                                     [this](const Key& k, std::string_view wanted) { return keyText(k) < wanted; });
-    if (it == m_keys.end() || keyText(*it) != key || !m_source)
-        return nullptr;
-    std::lock_guard lock(m_source->mutex);
-    const auto [slot, added] = m_source->frames.try_emplace(it->group);
-    if (added && m_source->fd >= 0)
-        slot->second = m_source->read(m_groups[it->group]);
-    return &slot->second;
-}
-
-std::optional<std::vector<std::string>> StackIndex::read(std::string_view key) const
+std::optional<std::uint32_t> StackIndex::groupOf(std::string_view key) const
 {
     const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
                                      [this](const Key& k, std::string_view wanted) { return keyText(k) < wanted; });
     if (it == m_keys.end() || keyText(*it) != key || !m_source)
         return std::nullopt;
+    return it->group;
+}
+
+const std::vector<std::string>* StackIndex::frames(std::string_view key) const
+{
+    const std::optional<std::uint32_t> group = groupOf(key);
+    if (!group)
+        return nullptr;
+    std::lock_guard lock(m_source->mutex);
+    const auto [slot, added] = m_source->frames.try_emplace(*group);
+    if (added && m_source->fd >= 0)
+        slot->second = m_source->read(m_groups[*group]);
+    return &slot->second;
+}
+
+std::optional<std::vector<std::string>> StackIndex::read(std::string_view key) const
+{
+    const std::optional<std::uint32_t> group = groupOf(key);
+    if (!group)
+        return std::nullopt;
     {
         std::lock_guard lock(m_source->mutex);
-        if (const auto cached = m_source->frames.find(it->group); cached != m_source->frames.end())
+        if (const auto cached = m_source->frames.find(*group); cached != m_source->frames.end())
             return cached->second;
     }
     if (m_source->fd < 0)
         return std::vector<std::string> {};
-    return m_source->read(m_groups[it->group]);
+    return m_source->read(m_groups[*group]);
 }
 
 bool StackIndex::readJson(std::string_view key, std::string& json) const
 {
-    const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), key,
-                                     [this](const Key& k, std::string_view wanted) { return keyText(k) < wanted; });
-    if (it == m_keys.end() || keyText(*it) != key || !m_source || m_source->fd < 0)
+    const std::optional<std::uint32_t> group = groupOf(key);
+    if (!group || m_source->fd < 0)
         return false;
     // The file stays open, so what is read is the stack.json the index was made of (or it fails: then read()).
-    return m_source->readText(m_groups[it->group], json);
+    return m_source->readText(m_groups[*group], json);
 }
 
 std::vector<std::string> StackIndex::parseJson(std::string_view json) const

@@ -144,6 +144,8 @@ private:
     std::shared_ptr<Source> m_source; // the open file and the frames read so far
 
     std::string_view keyText(const Key& k) const { return std::string_view(m_keyText).substr(k.text, k.length); }
+    /// The frames group of `key` (the one lookup frames(), read() and readJson() share); none without a source.
+    std::optional<std::uint32_t> groupOf(std::string_view key) const;
 };
 
 /// stack.json in either form.
