@@ -283,8 +283,7 @@ void CellRows::Writer::putText(CellKind kind, std::string_view s, Intern intern)
         }
         std::memcpy(m_data + m_used, s.data(), s.size());
         stored = std::string_view(m_data + m_used, s.size());
-        payload = (static_cast<std::uint64_t>(m_block) << (2 * kFieldBits)) | (static_cast<std::uint64_t>(m_used) << kFieldBits)
-            | s.size();
+        payload = textPayload(m_block, m_used, s.size());
         m_used += s.size();
     }
     if (shortText)
@@ -362,8 +361,7 @@ void CellRows::storeText(std::uint64_t i, CellKind kind, std::string_view s)
         Block& block = m_blocks.back();
         std::memcpy(block.data.get() + block.used, s.data(), s.size());
         stored = std::string_view(block.data.get() + block.used, s.size());
-        payload = (static_cast<std::uint64_t>(m_blocks.size() - 1) << (2 * kFieldBits))
-            | (static_cast<std::uint64_t>(block.used) << kFieldBits) | s.size();
+        payload = textPayload(m_blocks.size() - 1, block.used, s.size());
         block.used += s.size();
     }
     if (internable) {

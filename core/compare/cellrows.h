@@ -166,6 +166,12 @@ private:
     void storeText(std::uint64_t i, CellKind kind, std::string_view s);
     void setAt(std::uint64_t i, const Cell& cell);
     std::uint64_t pushCell();
+    /// The payload of a text in a block; textOf() reads it back.
+    static std::uint64_t textPayload(std::size_t block, std::size_t offset, std::size_t length)
+    {
+        return (static_cast<std::uint64_t>(block) << (2 * kFieldBits)) | (static_cast<std::uint64_t>(offset) << kFieldBits)
+            | length;
+    }
     std::string_view textOf(std::uint64_t payload, bool longText) const
     {
         if (longText)
