@@ -25,3 +25,8 @@ execute_process(COMMAND gzip -9nc INPUT_FILE ${PROJECT_BINARY_DIR}/installer/cha
                 OUTPUT_FILE ${PROJECT_BINARY_DIR}/installer/changelog.gz COMMAND_ERROR_IS_FATAL ANY)
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/copyright ${PROJECT_BINARY_DIR}/installer/changelog.gz
         DESTINATION ${_docDir})
+# The MPI plugin's package (installer/cpack.cmake) carries the same two files under its own name.
+if(TARGET probescope_cli_mpi_plugin)
+    install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/copyright ${PROJECT_BINARY_DIR}/installer/changelog.gz
+            DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/probescope-mpi COMPONENT mpi)
+endif()

@@ -59,8 +59,12 @@ std::unique_ptr<job::PairScheduler> loadMpiScheduler(std::string& error)
         }
         return std::unique_ptr<job::PairScheduler>(make());
     }
+    // The plugin ships in its own package (probescope-mpi, a Recommends of probescope), so a user who declined
+    // recommended packages needs to be told which one to add, not only which file is missing.
     error = "started by an MPI launcher, but the MPI plugin (" + std::string(kPluginFile)
-        + ", Open MPI) could not be loaded; tried:" + tried;
+        + ", Open MPI) could not be loaded. Install it with `apt install probescope-mpi` (the package that"
+          " holds it), or build ProbeScope with libopenmpi-dev installed; run without mpirun to compare the"
+          " job with local threads. Tried:" + tried;
     return nullptr;
 }
 

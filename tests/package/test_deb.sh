@@ -16,11 +16,42 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # -B keeps _CPack_Packages out of the build tree; the build is already up to date, so this only installs.
 (cd "$build" && "$cpack" -G DEB -B "$work/out" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack -G DEB"; }
-mapfile -t debs < <(find "$work/out" -maxdepth 1 -name '*.deb')
-[[ ${#debs[@]} -eq 1 ]] || fail "expected one .deb, got ${#debs[@]}: ${debs[*]}"
+# The main package, and the MPI plugin's package when the tree built it (Open MPI found).
+mapfile -t debs < <(find "$work/out" -maxdepth 1 -name 'probescope_*.deb')
+[[ ${#debs[@]} -eq 1 ]] || fail "expected one probescope_*.deb, got ${#debs[@]}: ${debs[*]}"
 deb=${debs[0]}
+mapfile -t mpidebs < <(find "$work/out" -maxdepth 1 -name 'probescope-mpi_*.deb')
+[[ -e $build/lib/probescope/libprobescope-cli-mpi.so ]] && want_mpi=1 || want_mpi=0
+[[ ${#mpidebs[@]} -eq $want_mpi ]] || fail "expected $want_mpi probescope-mpi_*.deb, got ${#mpidebs[@]}"
+others=$(find "$work/out" -maxdepth 1 -name '*.deb' | wc -l)
+[[ $others -eq $((1 + want_mpi)) ]] || fail "unexpected packages: $(ls "$work/out")"
 echo "package: $(basename "$deb")"
-dpkg-deb -f "$deb" Package Version Architecture Depends
+dpkg-deb -f "$deb" Package Version Architecture Maintainer Depends Recommends
+
+# The control file as a user reads it (apt show): the Description's continuation lines start with a space and
+# text, never with the ';' of a CMake list; no Homepage or Maintainer address the project does not have; MPI is
+# no hard dependency of the main package.
+control=$(dpkg-deb -f "$deb")
+grep -q '^ ;' <<<"$control" && fail "Description has ';' at the start of a line: $(dpkg-deb -f "$deb" Description)"
+[[ $(dpkg-deb -f "$deb" Description | wc -l) -ge 4 ]] || fail "Description lost its long text"
+[[ -z $(dpkg-deb -f "$deb" Homepage) ]] || fail "Homepage names a site the project does not have"
+dpkg-deb -f "$deb" Maintainer | grep -q 'noreply.github.com' && fail "Maintainer names an address that does not exist"
+# Without PROBESCOPE_PACKAGE_MAINTAINER the address is in the reserved .invalid domain: visibly no address.
+grep -q 'PROBESCOPE_PACKAGE_MAINTAINER:STRING=ProbeScope local build' "$build/CMakeCache.txt" \
+    && { dpkg-deb -f "$deb" Maintainer | grep -q '\.invalid>$' || fail "Maintainer: $(dpkg-deb -f "$deb" Maintainer)"; }
+dpkg-deb -f "$deb" Depends | grep -qi 'mpi' && fail "the main package depends on MPI: $(dpkg-deb -f "$deb" Depends)"
+if [[ $want_mpi -eq 1 ]]; then
+    dpkg-deb -f "$deb" Recommends | grep -q 'probescope-mpi' || fail "probescope does not recommend probescope-mpi"
+    mpideb=${mpidebs[0]}
+    dpkg-deb -f "$mpideb" Depends | grep -q 'libopenmpi' || fail "probescope-mpi does not depend on Open MPI"
+    dpkg-deb -f "$mpideb" Depends | grep -q 'probescope (= ' || fail "probescope-mpi does not depend on probescope"
+    dpkg-deb -f "$mpideb" | grep -q '^ ;' && fail "probescope-mpi's Description has ';' lines"
+    # Listings read whole into a variable: grep -q on a pipe would end dpkg-deb early (SIGPIPE under pipefail).
+    mpilist=$(dpkg-deb -c "$mpideb")
+    mainlist=$(dpkg-deb -c "$deb")
+    grep -q 'lib/probescope/libprobescope-cli-mpi.so' <<<"$mpilist" || fail "probescope-mpi lacks the plugin"
+    grep -q 'libprobescope-cli-mpi.so' <<<"$mainlist" && fail "the main package holds the MPI plugin"
+fi
 
 root=$work/root
 dpkg-deb -x "$deb" "$root"
@@ -45,6 +76,16 @@ grep -q 'entries: ' "$work/info.txt" || fail "info printed no dump.json: $(head 
     >"$work/compare.txt" || fail "probescope-cli compare"
 grep -q 'Aten.gelu.0.forward' "$work/compare.txt" || fail "compare did not name the first failing node: $(cat "$work/compare.txt")"
 ls "$work/cmp"/compare_result_*.csv >/dev/null || fail "compare wrote no CSV"
+
+# Under an MPI launcher without the MPI package, the CLI says which package to install (and does not pick up the
+# plugin of the build tree it was compiled in).
+set +e
+OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$usr/bin/probescope-cli" compare --npu "$demo/npu" \
+    --bench "$demo/bench" -o "$work/mpi" >"$work/mpi.txt" 2>&1
+status=$?
+set -e
+[[ $status -ne 0 ]] || fail "a launcher without the MPI plugin was not reported: $(cat "$work/mpi.txt")"
+grep -q 'apt install probescope-mpi' "$work/mpi.txt" || fail "no hint to install probescope-mpi: $(cat "$work/mpi.txt")"
 
 # The scripted mode never asks anything and prints the selected node as its last line; --demo finds
 # the packaged pair next to the binary.
