@@ -204,10 +204,19 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
         // Equal name sets pair by name only when the counts agree too: discovery refuses two dumps at one place,
         // but the pairing must not read past the shorter side whatever a layout holds.
         if (n.size() == b.size()) {
-            if (nNames != bNames && !(n.size() == 1 && b.size() == 1) && !options.strictRanks)
+            // msprobe's pairing is kept (in the CLI too), but never silent: a rank on one side only is paired with
+            // one on the other, and the warning names the first such pair.
+            if (nNames != bNames && !(n.size() == 1 && b.size() == 1)) {
+                std::string first;
+                for (std::size_t i = 0; i < n.size() && first.empty(); ++i) {
+                    if (rankFolder(*n[i]) != rankFolder(*b[i]))
+                        first = " (NPU " + rankFolder(*n[i]) + " with bench " + rankFolder(*b[i]) + ")";
+                }
                 plan.diagnostics.push_back(makeWarning(
-                    "session.rank-order", at(n.front()->dir),
-                    "the two sides have different rank folders; ranks are paired in sorted order, as msprobe does"));
+                    "session.rank-order", at(stepFolder(*n.front()).value_or(n.front()->dir)),
+                    "the two sides have different rank folders; ranks are paired in sorted order, as msprobe does"
+                        + first));
+            }
             for (std::size_t i = 0; i < n.size(); ++i)
                 ranks.emplace_back(n[i], b[i]);
         } else if (options.strictRanks) {

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -490,4 +491,19 @@ TEST(WholeJob, ADamagedForeignOrSymlinkedMarkerIsNeverTrusted)
     ASSERT_TRUE(xlsx);
     EXPECT_FALSE(xlsx->pairs[0].resumed);
     EXPECT_FALSE(xlsx->pairs[1].resumed);
+}
+
+TEST(WholeJob, RanksPairedAcrossDifferentNamesAreSaid)
+{
+    // msprobe pairs rank folders in sorted order when the counts agree: rank1 (NPU only) with rank2 (bench only).
+    TinyJob job;
+    std::filesystem::rename(job.input.benchPath / "step0/rank1", job.input.benchPath / "step0/rank2");
+    auto result = runWholeJob(job.input, job.dir.path() / "out", job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_EQ(result->pairs.size(), 2u);
+    EXPECT_EQ(result->pairs[1].benchRank, "rank2");
+    const auto said = std::find_if(result->diagnostics.begin(), result->diagnostics.end(),
+                                   [](const probescope::Diagnostic& d) { return d.id == "session.rank-order"; });
+    ASSERT_NE(said, result->diagnostics.end());
+    EXPECT_NE(said->message.find("(NPU rank1 with bench rank2)"), std::string::npos) << said->message;
 }
