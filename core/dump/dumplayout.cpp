@@ -200,6 +200,8 @@ bool collect(const fs::path& dir, int depth, Walk& walk)
 
 // At most this many names per summary line: a folder of 10,000 empty ranks gives one readable line.
 constexpr std::size_t kNamesListed = 10;
+// And at most this many bytes of each name (four levels of 255-byte names, escaped, would be 4 KB).
+constexpr std::size_t kNameBytes = 240;
 
 /// "a, b, c, … and 9990 more": names relative to the discovery input, odd bytes escaped.
 std::string nameList(const fs::path& input, const std::vector<fs::path>& paths,
@@ -210,7 +212,15 @@ std::string nameList(const fs::path& input, const std::vector<fs::path>& paths,
         if (i > 0)
             out += ", ";
         fs::path rel = paths[i].lexically_relative(input);
-        out += backslashReplace((rel.empty() || *rel.begin() == ".." ? paths[i] : rel).string());
+        std::string name = backslashReplace((rel.empty() || *rel.begin() == ".." ? paths[i] : rel).string());
+        if (name.size() > kNameBytes) {
+            // Cut on a character boundary: the text stays valid UTF-8.
+            std::size_t cut = kNameBytes;
+            while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+                --cut;
+            name = name.substr(0, cut) + "…";
+        }
+        out += name;
         if (i < reasons.size())
             out += " (" + reasons[i] + ")";
     }

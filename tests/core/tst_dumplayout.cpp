@@ -204,6 +204,16 @@ TEST(DumpLayout, SkippedFoldersAreSummarisedInBoundedWarnings)
     EXPECT_NE(noDump.find("skipped 30 folders without a dump"), std::string::npos) << noDump;
     EXPECT_NE(noDump.find("step0/rank1, step0/rank10, "), std::string::npos) << noDump; // sorted by name
     EXPECT_NE(noDump.find("… and 20 more"), std::string::npos) << noDump;
+    // A long name is cut, on a character boundary.
+    std::string longName = "step0/x";
+    for (int i = 0; i < 120; ++i)
+        longName += "\xc3\xa9"; // é: the 240-byte cut falls inside one
+    std::filesystem::create_directories(dir.path() / "long" / longName);
+    auto cut = discoverDump(dir.path() / "long");
+    ASSERT_FALSE(cut.ok()); // nothing but the empty folder
+    EXPECT_LT(cut.error().message.size(), 600u) << cut.error().message;
+    EXPECT_TRUE(probescope::isValidUtf8(cut.error().message)) << cut.error().message;
+    EXPECT_NE(cut.error().message.find("\xc3\xa9…"), std::string::npos) << cut.error().message;
     EXPECT_LT(noDump.size(), 600u) << noDump;
     const std::string& other = byId["layout.not-step-or-rank"];
     EXPECT_NE(other.find("skipped 2 folders"), std::string::npos) << other;
