@@ -4,6 +4,7 @@
 #include "core/util/fileio.h"
 #include "core/util/utf8text.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,7 +120,11 @@ struct Walk
     std::vector<fs::path> noDump;        ///< rank/step folders (or folders searched) without any dump file
     std::vector<fs::path> otherNames;    ///< folders beside step/rank folders with another name
     std::vector<std::pair<fs::path, std::string>> unreadable; ///< folders that could not be listed, and why
-    std::size_t skipped() const { return noDump.size() + otherNames.size() + unreadable.size(); }
+    std::vector<fs::path> seenBefore;    ///< folders reached a second time (through a symlink)
+    /// Every folder listed, by (device, inode): a symlink loop, or thousands of links to one big folder, would
+    /// otherwise make the walk cost the number of paths (10,000^4) instead of the number of folders.
+    std::set<std::pair<dev_t, ino_t>> listed;
+    std::size_t skipped() const { return noDump.size() + otherNames.size() + unreadable.size() + seenBefore.size(); }
 };
 
 RankLocation locationOf(const fs::path& dir, const fs::path& file, DumpFormat format)
@@ -158,6 +163,11 @@ bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, Dump
 /// below it already recorded why).
 bool collect(const fs::path& dir, int depth, Walk& walk)
 {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0 && !walk.listed.emplace(st.st_dev, st.st_ino).second) {
+        walk.seenBefore.push_back(dir);
+        return false;
+    }
     std::error_code error;
     const std::vector<Child> children = listFolder(dir, error);
     if (error) {
@@ -250,6 +260,11 @@ void summariseSkipped(const Walk& walk, Diagnostics& out)
                                   "skipped " + folders(walk.otherNames.size())
                                       + " beside the step/rank folders, not named step{N}, rank{N}, rank or proc{N}: "
                                       + nameList(walk.input, walk.otherNames)));
+    if (!walk.seenBefore.empty())
+        out.push_back(makeWarning("layout.seen-before", where(walk.seenBefore),
+                                  "skipped " + folders(walk.seenBefore.size())
+                                      + " already searched through another path (a symlink): "
+                                      + nameList(walk.input, walk.seenBefore)));
     if (!walk.unreadable.empty()) {
         std::vector<fs::path> paths;
         std::vector<std::string> reasons;
@@ -378,7 +393,7 @@ Result<DumpLayout> discoverDump(const fs::path& input)
         return layout;
     }
     // Three levels cover root/step/rank; two more allow ptdbg_dump_{version}/ or graph|pynative/ above them.
-    Walk walk { input, layout, {}, {}, {} };
+    Walk walk { input, layout, {}, {}, {}, {}, {} };
     collect(input, 4, walk);
     if (layout.ranks.empty()) {
         // The input itself could not be listed: say so, rather than "no dump" for a folder that may hold one.

@@ -34,8 +34,9 @@ struct RankLocation
  * discoverDump is the one walker of these layouts. Two dumps at one (step, rank) place (the folder holding both
  * npu/ and bench/, rank0 beside rank00, two .pkl in a rank folder) are the error `dump.duplicate-place` naming
  * both files. Folders left out are summarised in one bounded warning per reason (`layout.no-dump-file`,
- * `layout.not-step-or-rank`, `layout.unreadable`); nothing found is `layout.empty` ("no dump found under X").
- * Each folder is listed once (no stat per name), so 10,000 empty rank folders take a fraction of a second.
+ * `layout.not-step-or-rank`, `layout.unreadable`, `layout.seen-before`); nothing found is `layout.empty` ("no
+ * dump found under X"). Each folder (by device and inode) is listed once, with no stat per name, so 10,000 empty
+ * rank folders take a fraction of a second and symlink loops end.
  */
 struct DumpLayout
 {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <sys/stat.h>
@@ -277,6 +278,30 @@ TEST(DumpLayout, OddBytesInFolderNamesAreEscapedNeverACrash)
     ASSERT_FALSE(empty.ok());
     EXPECT_EQ(empty.error().id, "layout.empty");
     EXPECT_NE(empty.error().message.find("empty\\xff"), std::string::npos) << empty.error().message;
+}
+
+TEST(DumpLayout, SymlinkLoopsAndFanOutAreListedOnce)
+{
+    // 40 folders of 40 links back to the root: without a record of the folders listed, 4 levels are 40^4 paths.
+    ScratchDir dir;
+    std::filesystem::create_directories(dir.path() / "x");
+    std::ofstream(dir.path() / "x/dump.json") << kMinimalDump;
+    for (int d = 0; d < 40; ++d) {
+        const auto folder = dir.path() / ("d" + std::to_string(d));
+        std::filesystem::create_directories(folder);
+        for (int l = 0; l < 40; ++l)
+            std::filesystem::create_directory_symlink(dir.path(), folder / ("l" + std::to_string(l)));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto layout = discoverDump(dir.path());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    ASSERT_EQ(layout->ranks.size(), 1u); // x/dump.json once, not once per path to it
+    EXPECT_LT(seconds, 2.0);
+    const auto seen = std::find_if(layout->diagnostics.begin(), layout->diagnostics.end(),
+                                   [](const Diagnostic& d) { return d.id == "layout.seen-before"; });
+    ASSERT_NE(seen, layout->diagnostics.end());
+    EXPECT_NE(seen->message.find("skipped 1600 folders already searched"), std::string::npos) << seen->message;
 }
 
 TEST(DumpLayout, UnreadableFoldersAreReported)
