@@ -95,6 +95,14 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
         std::cout << d.format() << "\n";
     const std::filesystem::path outDir(out);
     for (const job::PairSummary& s : result->pairs) {
+        if (!s.onlyIn.empty()) {
+            // A place on one side only: listed with the side that has it; the plan's warning says why.
+            std::cout << (s.npuDump.empty() ? std::string("(no NPU dump)") : s.npuDump) << "  vs  "
+                      << (s.benchDump.empty() ? std::string("(no bench dump)") : s.benchDump) << "\n";
+            std::cout << "  not compared: only the " << (s.onlyIn == "npu" ? "NPU" : "bench")
+                      << " dump has this step\n";
+            continue;
+        }
         std::cout << s.npuDump << "  vs  " << s.benchDump << "\n";
         if (!s.compared) {
             std::cout << "  failed to compare: " << s.error << "\n";
@@ -115,17 +123,29 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
         else
             std::cout << "  no failing node\n";
     }
+    // One line per step on one side only on stderr too: the job is not complete, and the exit status says so.
+    for (const Diagnostic& d : result->diagnostics) {
+        if (d.id == "session.step-unpaired" && result->oneSidedPlaces())
+            std::cerr << d.format() << "\n";
+    }
     std::size_t failing = 0;
     for (const job::PairSummary& s : result->pairs)
         failing += s.compared && s.failingRows > 0;
-    std::cout << "job: " << result->pairs.size() << " pair(s), " << failing << " failing, " << result->failedPairs()
-              << " failed to compare; written: " << (outDir / "job_summary.csv").string() << ", "
-              << (outDir / "job_summary.json").string() << "\n";
+    std::cout << "job: " << result->comparedOrFailed() << " pair(s), " << failing << " failing, "
+              << result->failedPairs() << " failed to compare";
+    if (result->oneSidedPlaces())
+        std::cout << ", " << result->oneSidedPlaces() << " not compared (on one side only)";
+    if (result->summaryError)
+        std::cout << "; the job summary could not be written\n";
+    else
+        std::cout << "; written: " << result->summaryCsv.string() << ", " << result->summaryJson.string() << "\n";
     for (const job::CommLink& l : result->origin.chain)
         std::cout << "  communication: " << (l.rankLabel.empty() ? "rank" : l.rankLabel) << " " << l.key
                   << " (execution index " << l.executionIndex << ", " << l.role << ")\n";
     std::cout << job::originLine(*result) << "\n";
-    return result->failedPairs() ? kExitInputError : kExitOk;
+    if (result->summaryError)
+        std::cerr << result->summaryError->format() << "\n";
+    return result->failedPairs() || result->oneSidedPlaces() || result->summaryError ? kExitInputError : kExitOk;
 }
 
 } // namespace probescope::cli

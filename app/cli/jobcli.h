@@ -34,7 +34,8 @@ std::optional<std::vector<std::int64_t>> parseNumberList(std::string_view text);
 bool isWholeJob(const compare::CompareInput& input, const compare::JobOptions& options, const JobCliArgs& args);
 
 /// Runs it and prints each pair as the step-level compare does, then the job; the last line names the origin.
-/// Exit status: 0; 1 when a pair failed to compare (the others are complete) or the input is bad; 2 usage.
+/// Exit status: 0; 1 when a pair failed to compare (the others are complete), a step is on one side only (not
+/// compared), the summary could not be written, or the input is bad; 2 usage.
 int runJobCompare(const compare::CompareInput& input, const std::string& out, const compare::JobOptions& options,
                   const JobCliArgs& args);
 

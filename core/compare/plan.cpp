@@ -157,6 +157,25 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
     // be compared with step0 of another), then ranks within a step.
     auto npuSteps = byStep(*npu);
     auto benchSteps = byStep(*bench);
+    const bool root = isRootLevel(*npu);
+    auto outSubdirOf = [&](const dump::RankLocation& r, std::int64_t step) {
+        if (!root)
+            return std::string();
+        return r.stepLabel.empty() ? "step" + std::to_string(step) : r.stepLabel;
+    };
+    // A step on one side only: one warning for the step, and each of its ranks is a place the job lists as not
+    // compared (never a silent skip: docs/reliability.md).
+    auto oneSided = [&](bool npuSide, std::int64_t step, const std::vector<const dump::RankLocation*>& ranks) {
+        const std::string stepText = step >= 0 ? "step " + std::to_string(step) : "the ranks without a step folder";
+        Diagnostic d = makeWarning(
+            "session.step-unpaired", at(stepFolder(*ranks.front()).value_or(ranks.front()->dir)),
+            std::string(npuSide ? "the bench dump has no " : "the NPU dump has no ") + stepText + ": the "
+                + (npuSide ? "NPU" : "bench") + " side's " + stepText + " (" + std::to_string(ranks.size())
+                + (ranks.size() == 1 ? " rank" : " ranks") + ") is not compared");
+        plan.diagnostics.push_back(d);
+        for (const dump::RankLocation* r : ranks)
+            plan.unpaired.push_back(UnpairedPlace { npuSide, *r, step, outSubdirOf(*r, step), d });
+    };
     std::vector<std::pair<std::int64_t, std::int64_t>> stepPairs;
     if (npuSteps.size() == 1 && benchSteps.size() == 1) {
         stepPairs.emplace_back(npuSteps.begin()->first, benchSteps.begin()->first);
@@ -165,18 +184,13 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
             if (benchSteps.count(step))
                 stepPairs.emplace_back(step, step);
             else
-                plan.diagnostics.push_back(makeWarning("session.step-unpaired", at(ranks.front()->dir),
-                                                       "the bench dump has no step " + std::to_string(step)
-                                                           + "; it is skipped"));
+                oneSided(true, step, ranks);
         }
         for (const auto& [step, ranks] : benchSteps) {
             if (!npuSteps.count(step))
-                plan.diagnostics.push_back(makeWarning("session.step-unpaired", at(ranks.front()->dir),
-                                                       "the NPU dump has no step " + std::to_string(step)
-                                                           + "; it is skipped"));
+                oneSided(false, step, ranks);
         }
     }
-    const bool root = isRootLevel(*npu);
     for (const auto& [ns, bs] : stepPairs) {
         const auto& n = npuSteps[ns];
         const auto& b = benchSteps[bs];
@@ -187,11 +201,22 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
             nNames.insert(rankFolder(*r));
         for (auto* r : b)
             bNames.insert(rankFolder(*r));
-        if (nNames == bNames || n.size() == b.size()) {
-            if (nNames != bNames && !(n.size() == 1 && b.size() == 1) && !options.strictRanks)
+        // Equal name sets pair by name only when the counts agree too: discovery refuses two dumps at one place,
+        // but the pairing must not read past the shorter side whatever a layout holds.
+        if (n.size() == b.size()) {
+            // msprobe's pairing is kept (in the CLI too), but never silent: a rank on one side only is paired with
+            // one on the other, and the warning names the first such pair.
+            if (nNames != bNames && !(n.size() == 1 && b.size() == 1)) {
+                std::string first;
+                for (std::size_t i = 0; i < n.size() && first.empty(); ++i) {
+                    if (rankFolder(*n[i]) != rankFolder(*b[i]))
+                        first = " (NPU " + rankFolder(*n[i]) + " with bench " + rankFolder(*b[i]) + ")";
+                }
                 plan.diagnostics.push_back(makeWarning(
-                    "session.rank-order", at(n.front()->dir),
-                    "the two sides have different rank folders; ranks are paired in sorted order, as msprobe does"));
+                    "session.rank-order", at(stepFolder(*n.front()).value_or(n.front()->dir)),
+                    "the two sides have different rank folders; ranks are paired in sorted order, as msprobe does"
+                        + first));
+            }
             for (std::size_t i = 0; i < n.size(); ++i)
                 ranks.emplace_back(n[i], b[i]);
         } else if (options.strictRanks) {
@@ -202,11 +227,22 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
         } else {
             for (auto* r : n) {
                 auto it = std::find_if(b.begin(), b.end(), [&](auto* x) { return rankFolder(*x) == rankFolder(*r); });
-                if (it == b.end())
-                    plan.diagnostics.push_back(makeWarning("session.rank-unpaired", at(r->dir),
-                                                           "no bench rank with this number; it is skipped"));
-                else
+                if (it == b.end()) {
+                    Diagnostic d = makeWarning("session.rank-unpaired", at(r->dir),
+                                               "no bench rank with this number; it is skipped");
+                    plan.diagnostics.push_back(d);
+                    plan.unpaired.push_back(UnpairedPlace { true, *r, ns, outSubdirOf(*r, ns), d });
+                } else {
                     ranks.emplace_back(r, *it);
+                }
+            }
+            for (auto* r : b) {
+                if (std::none_of(n.begin(), n.end(), [&](auto* x) { return rankFolder(*x) == rankFolder(*r); })) {
+                    Diagnostic d = makeWarning("session.rank-unpaired", at(r->dir),
+                                               "no NPU rank with this number; it is skipped");
+                    plan.diagnostics.push_back(d);
+                    plan.unpaired.push_back(UnpairedPlace { false, *r, bs, outSubdirOf(*r, bs), d });
+                }
             }
         }
         for (const auto& [nr, br] : ranks) {
@@ -215,14 +251,19 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
             pair.bench = *br;
             pair.step = ns;
             pair.suffix = (*rules)->pairSuffix(rankFolder(*nr), rankFolder(*br));
-            if (root)
-                pair.outSubdir = nr->stepLabel.empty() ? "step" + std::to_string(ns) : nr->stepLabel;
+            pair.outSubdir = outSubdirOf(*nr, ns);
             setStack(pair, input, **rules, options);
             plan.pairs.push_back(std::move(pair));
         }
     }
-    if (plan.pairs.empty())
-        return makeError("session.no-pairs", at(input.npuPath), "no NPU rank pairs with a bench rank");
+    if (plan.pairs.empty()) {
+        std::string message = "no NPU rank pairs with a bench rank";
+        for (const Diagnostic& d : plan.diagnostics) {
+            if (d.id == "session.step-unpaired")
+                message += "; " + d.message; // one line per step on one side only: says what there was
+        }
+        return makeError("session.no-pairs", at(input.npuPath), message);
+    }
     return plan;
 }
 

@@ -47,11 +47,24 @@ struct PlanOptions
     bool stackBeside = true;
 };
 
+/// A (step, rank) place that one side has and the other lacks: planned, but it cannot be compared.
+struct UnpairedPlace
+{
+    bool npuSide = true;            ///< true: only the NPU dump has it; false: only the bench dump
+    dump::RankLocation location;    ///< the rank that has no counterpart
+    std::int64_t step = -1;         ///< its step number, -1 without step folders
+    std::string outSubdir;          ///< "step3" below a dump root, as a pair of that step would have
+    Diagnostic diagnostic;          ///< the warning that says so (session.step-unpaired, session.rank-unpaired)
+};
+
 /// The pairs of a compare, and what was skipped on the way.
 struct JobPlan
 {
     std::vector<PlannedPair> pairs; ///< by step, then in msprobe's rank order (folder names as strings)
-    Diagnostics diagnostics;        ///< steps or ranks present on one side only (warnings)
+    Diagnostics diagnostics;        ///< steps or ranks present on one side only (warnings), folders skipped
+    /// Every rank of a step (or, in the viewer, every rank) that is on one side only, by step: what the whole job
+    /// lists as not compared. The warnings in `diagnostics` say the same once per step.
+    std::vector<UnpairedPlace> unpaired;
     std::vector<std::int64_t> steps() const;
 };
 

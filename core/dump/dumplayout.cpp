@@ -2,7 +2,9 @@
 #include "core/dump/dumplayout.h"
 
 #include "core/util/fileio.h"
+#include "core/util/utf8text.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,66 +81,216 @@ void applyLabels(RankLocation& loc)
     }
 }
 
-// The dump files held directly by a folder: dump.json / debug.json, or legacy .pkl files.
-std::vector<RankLocation> dumpFilesIn(const fs::path& dir)
+/// One entry of a folder, listed once: the type comes from the directory entry (d_type), so a folder of 10,000
+/// empty rank folders costs one getdents per folder, not a stat per name.
+struct Child
 {
-    std::vector<RankLocation> out;
-    for (const char* name : { "dump.json", "debug.json" }) {
-        if (isFile(dir / name)) {
-            RankLocation loc;
-            loc.dir = dir;
-            loc.dumpFile = dir / name;
-            loc.format = std::string_view(name) == "dump.json" ? DumpFormat::DumpJson : DumpFormat::DebugJson;
-            applyLabels(loc);
-            out.push_back(std::move(loc));
-            return out; // a folder holds one of the two
-        }
+    fs::path path;
+    std::string name;
+    bool dir = false;
+    bool file = false;
+};
+
+/// The entries of `dir` sorted by name; `error` set (and nothing listed) when the folder cannot be read.
+std::vector<Child> listFolder(const fs::path& dir, std::error_code& error)
+{
+    std::vector<Child> out;
+    error.clear();
+    fs::directory_iterator it(dir, error);
+    for (fs::directory_iterator end; !error && it != end; it.increment(error)) {
+        std::error_code typeError; // a dangling symlink is neither: skipped like any other non-folder
+        Child c;
+        c.path = it->path();
+        c.name = c.path.filename().string();
+        c.dir = it->is_directory(typeError);
+        c.file = !c.dir && it->is_regular_file(typeError);
+        out.push_back(std::move(c));
     }
-    for (const fs::path& child : sortedChildren(dir)) {
-        if (child.extension() == ".pkl" && isFile(child)) {
-            RankLocation loc;
-            loc.dir = dir;
-            loc.dumpFile = child;
-            loc.format = DumpFormat::LegacyPkl;
-            applyLabels(loc);
-            out.push_back(std::move(loc));
-        }
-    }
+    if (error)
+        out.clear();
+    std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) { return a.name < b.name; });
     return out;
 }
 
-void collect(const fs::path& dir, int depth, DumpLayout& layout)
+/// What one discovery walk found besides the ranks: the folders it left out, by reason.
+struct Walk
 {
-    auto direct = dumpFilesIn(dir);
-    if (!direct.empty()) {
-        for (auto& loc : direct)
-            layout.ranks.push_back(std::move(loc));
-        return;
-    }
-    if (depth <= 0)
-        return;
-    bool structured = false;
-    for (const fs::path& child : sortedChildren(dir)) {
-        if (!isDir(child))
-            continue;
-        const std::string name = child.filename().string();
-        if (isStepName(name) || isRankName(name)) {
-            structured = true;
-            const std::size_t before = layout.ranks.size();
-            collect(child, depth - 1, layout);
-            if (layout.ranks.size() == before && isRankName(name))
-                layout.diagnostics.push_back(
-                    makeWarning("layout.no-dump-file", SourceLocation { child.string(), std::nullopt, 0, 0 },
-                                "rank folder without dump.json, debug.json or .pkl; skipped"));
+    fs::path input;
+    DumpLayout& layout;
+    std::vector<fs::path> noDump;        ///< rank/step folders (or folders searched) without any dump file
+    std::vector<fs::path> otherNames;    ///< folders beside step/rank folders with another name
+    std::vector<std::pair<fs::path, std::string>> unreadable; ///< folders that could not be listed, and why
+    std::vector<fs::path> seenBefore;    ///< folders reached a second time (through a symlink)
+    /// Every folder listed, by (device, inode): a symlink loop, or thousands of links to one big folder, would
+    /// otherwise make the walk cost the number of paths (10,000^4) instead of the number of folders.
+    std::set<std::pair<dev_t, ino_t>> listed;
+    std::size_t skipped() const { return noDump.size() + otherNames.size() + unreadable.size() + seenBefore.size(); }
+};
+
+RankLocation locationOf(const fs::path& dir, const fs::path& file, DumpFormat format)
+{
+    RankLocation loc;
+    loc.dir = dir;
+    loc.dumpFile = file;
+    loc.format = format;
+    applyLabels(loc);
+    return loc;
+}
+
+// The dump files held directly by a folder: dump.json / debug.json, or legacy .pkl files.
+bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, DumpLayout& layout)
+{
+    for (const char* name : { "dump.json", "debug.json" }) {
+        const auto it = std::find_if(children.begin(), children.end(), [&](const Child& c) { return c.name == name; });
+        if (it != children.end() && it->file) {
+            // A folder holds one of the two.
+            layout.ranks.push_back(locationOf(
+                dir, it->path, std::string_view(name) == "dump.json" ? DumpFormat::DumpJson : DumpFormat::DebugJson));
+            return true;
         }
     }
-    if (structured)
-        return;
-    // Folders that sit above the step level: ptdbg_dump_{version}/, MindSpore graph/ and pynative/.
-    for (const fs::path& child : sortedChildren(dir)) {
-        if (isDir(child) && child.filename().string().rfind("dump_tensor_data", 0) != 0)
-            collect(child, depth - 1, layout);
+    bool found = false;
+    for (const Child& c : children) {
+        if (c.file && c.path.extension() == ".pkl") {
+            layout.ranks.push_back(locationOf(dir, c.path, DumpFormat::LegacyPkl));
+            found = true;
+        }
     }
+    return found;
+}
+
+/// Collects the ranks below `dir`; false when it found none (the caller records `dir` as skipped, unless the walk
+/// below it already recorded why).
+bool collect(const fs::path& dir, int depth, Walk& walk)
+{
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0 && !walk.listed.emplace(st.st_dev, st.st_ino).second) {
+        walk.seenBefore.push_back(dir);
+        return false;
+    }
+    std::error_code error;
+    const std::vector<Child> children = listFolder(dir, error);
+    if (error) {
+        walk.unreadable.emplace_back(dir, error.message());
+        return false;
+    }
+    if (takeDumpFiles(dir, children, walk.layout))
+        return true;
+    if (depth <= 0)
+        return false;
+    auto descend = [&](const Child& child) {
+        const std::size_t before = walk.skipped();
+        const bool found = collect(child.path, depth - 1, walk);
+        if (!found && walk.skipped() == before)
+            walk.noDump.push_back(child.path);
+        return found;
+    };
+    bool structured = false;
+    bool found = false;
+    for (const Child& child : children) {
+        if (child.dir && (isStepName(child.name) || isRankName(child.name))) {
+            structured = true;
+            found = descend(child) || found;
+        }
+    }
+    if (structured) {
+        for (const Child& child : children) {
+            if (child.dir && !isStepName(child.name) && !isRankName(child.name))
+                walk.otherNames.push_back(child.path);
+        }
+        return found;
+    }
+    // Folders that sit above the step level: ptdbg_dump_{version}/, MindSpore graph/ and pynative/.
+    for (const Child& child : children) {
+        if (child.dir && child.name.rfind("dump_tensor_data", 0) != 0)
+            found = descend(child) || found;
+    }
+    return found;
+}
+
+// At most this many names per summary line: a folder of 10,000 empty ranks gives one readable line.
+constexpr std::size_t kNamesListed = 10;
+// And at most this many bytes of each name (four levels of 255-byte names, escaped, would be 4 KB).
+constexpr std::size_t kNameBytes = 240;
+
+/// "a, b, c, … and 9990 more": names relative to the discovery input, odd bytes escaped.
+std::string nameList(const fs::path& input, const std::vector<fs::path>& paths,
+                     const std::vector<std::string>& reasons = {})
+{
+    std::string out;
+    for (std::size_t i = 0; i < paths.size() && i < kNamesListed; ++i) {
+        if (i > 0)
+            out += ", ";
+        fs::path rel = paths[i].lexically_relative(input);
+        std::string name = backslashReplace((rel.empty() || *rel.begin() == ".." ? paths[i] : rel).string());
+        if (name.size() > kNameBytes) {
+            // Cut on a character boundary: the text stays valid UTF-8.
+            std::size_t cut = kNameBytes;
+            while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+                --cut;
+            name = name.substr(0, cut) + "…";
+        }
+        out += name;
+        if (i < reasons.size())
+            out += " (" + reasons[i] + ")";
+    }
+    if (paths.size() > kNamesListed)
+        out += ", … and " + std::to_string(paths.size() - kNamesListed) + " more";
+    return out;
+}
+
+std::string folders(std::size_t n)
+{
+    return std::to_string(n) + (n == 1 ? " folder" : " folders");
+}
+
+/// One warning per reason, naming at most kNamesListed folders.
+void summariseSkipped(const Walk& walk, Diagnostics& out)
+{
+    auto where = [&](const std::vector<fs::path>& paths) {
+        return SourceLocation { (paths.size() == 1 ? paths.front() : walk.input).string(), std::nullopt, 0, 0 };
+    };
+    if (!walk.noDump.empty())
+        out.push_back(makeWarning("layout.no-dump-file", where(walk.noDump),
+                                  "skipped " + folders(walk.noDump.size())
+                                      + " without a dump (dump.json, debug.json or .pkl): "
+                                      + nameList(walk.input, walk.noDump)));
+    if (!walk.otherNames.empty())
+        out.push_back(makeWarning("layout.not-step-or-rank", where(walk.otherNames),
+                                  "skipped " + folders(walk.otherNames.size())
+                                      + " beside the step/rank folders, not named step{N}, rank{N}, rank or proc{N}: "
+                                      + nameList(walk.input, walk.otherNames)));
+    if (!walk.seenBefore.empty())
+        out.push_back(makeWarning("layout.seen-before", where(walk.seenBefore),
+                                  "skipped " + folders(walk.seenBefore.size())
+                                      + " already searched through another path (a symlink): "
+                                      + nameList(walk.input, walk.seenBefore)));
+    if (!walk.unreadable.empty()) {
+        std::vector<fs::path> paths;
+        std::vector<std::string> reasons;
+        for (const auto& [p, why] : walk.unreadable) {
+            paths.push_back(p);
+            reasons.push_back(why);
+        }
+        out.push_back(makeWarning("layout.unreadable", where(paths),
+                                  "skipped " + folders(paths.size())
+                                      + " that cannot be read: " + nameList(walk.input, paths, reasons)));
+    }
+}
+
+/// The (step, rank) place of a rank as a key: two dumps with the same key cannot be told apart by any consumer.
+std::pair<std::int64_t, std::string> placeOf(const RankLocation& r)
+{
+    return { r.step.value_or(-1), r.rank ? "#" + std::to_string(*r.rank) : r.rankLabel };
+}
+
+std::string placeText(const RankLocation& r)
+{
+    std::string step = r.step ? "step " + std::to_string(*r.step) : std::string("no step folder");
+    std::string rank = r.rank                 ? "rank " + std::to_string(*r.rank)
+        : r.rankLabel.empty()                 ? std::string("no rank folder")
+                                              : "rank folder \"" + backslashReplace(r.rankLabel) + "\"";
+    return step + ", " + rank;
 }
 
 // Sub-folders of `dir` that are steps (or ranks), sorted by their number; the bare "rank" first.
@@ -241,15 +393,39 @@ Result<DumpLayout> discoverDump(const fs::path& input)
         return layout;
     }
     // Three levels cover root/step/rank; two more allow ptdbg_dump_{version}/ or graph|pynative/ above them.
-    collect(input, 4, layout);
-    if (layout.ranks.empty())
-        return makeError("layout.empty", SourceLocation { input.string(), std::nullopt, 0, 0 },
-                         "no dump found: expected step*/rank*/dump.json, rank*/dump.json, dump.json, debug.json or "
-                         "a ptdbg .pkl below this folder");
+    Walk walk { input, layout, {}, {}, {}, {}, {} };
+    collect(input, 4, walk);
+    if (layout.ranks.empty()) {
+        // The input itself could not be listed: say so, rather than "no dump" for a folder that may hold one.
+        if (walk.unreadable.size() == 1 && walk.unreadable.front().first == input)
+            return makeError("layout.unreadable", SourceLocation { input.string(), std::nullopt, 0, 0 },
+                             "cannot read the folder: " + walk.unreadable.front().second);
+        std::string message = "no dump found under " + backslashReplace(input.string())
+            + ": expected step*/rank*/dump.json, rank*/dump.json, dump.json, debug.json or a ptdbg .pkl";
+        Diagnostics skipped;
+        summariseSkipped(walk, skipped);
+        for (const Diagnostic& d : skipped)
+            message += "; " + d.message;
+        return makeError("layout.empty", SourceLocation { input.string(), std::nullopt, 0, 0 }, message);
+    }
+    summariseSkipped(walk, layout.diagnostics);
     std::stable_sort(layout.ranks.begin(), layout.ranks.end(), [](const RankLocation& a, const RankLocation& b) {
         return std::tuple(a.step.value_or(-1), a.rank.value_or(-1), a.rankLabel)
             < std::tuple(b.step.value_or(-1), b.rank.value_or(-1), b.rankLabel);
     });
+    // Sorted by (step, rank number, rank folder name): two dumps at one place are neighbours. Which of them a
+    // compare, tree or info should read cannot be guessed (the demo folder holding both npu/ and bench/ is the
+    // common case), so discovery refuses and names both.
+    for (std::size_t i = 1; i < layout.ranks.size(); ++i) {
+        const RankLocation& a = layout.ranks[i - 1];
+        const RankLocation& b = layout.ranks[i];
+        if (placeOf(a) != placeOf(b))
+            continue;
+        return makeError("dump.duplicate-place", SourceLocation { a.dumpFile.string(), std::nullopt, 0, 0 },
+                         "two dumps at the same place (" + placeText(a) + "): " + backslashReplace(a.dumpFile.string())
+                             + " and " + backslashReplace(b.dumpFile.string())
+                             + "; give the folder of one dump (its root, a step or a rank folder)");
+    }
     return layout;
 }
 

@@ -30,12 +30,19 @@ struct RankLocation
  * Accepts a dump root (step{N}/rank{N}), a step folder (rank{N}), a rank folder, a bare folder holding
  * dump.json or debug.json, a dump.json or debug.json file, a ptdbg_ascend dump (rank{N} with NAME.pkl and NAME)
  * or a .pkl file. Ranks are sorted by step then rank number.
+ *
+ * discoverDump is the one walker of these layouts. Two dumps at one (step, rank) place (the folder holding both
+ * npu/ and bench/, rank0 beside rank00, two .pkl in a rank folder) are the error `dump.duplicate-place` naming
+ * both files. Folders left out are summarised in one bounded warning per reason (`layout.no-dump-file`,
+ * `layout.not-step-or-rank`, `layout.unreadable`, `layout.seen-before`); nothing found is `layout.empty` ("no
+ * dump found under X"). Each folder (by device and inode) is listed once, with no stat per name, so 10,000 empty
+ * rank folders take a fraction of a second and symlink loops end.
  */
 struct DumpLayout
 {
     std::filesystem::path input;
     std::vector<RankLocation> ranks;
-    Diagnostics diagnostics;
+    Diagnostics diagnostics; ///< warnings: the folders skipped, one summary per reason
 
     std::vector<std::int64_t> steps() const; ///< distinct step numbers (-1 for none)
     const RankLocation* find(std::optional<std::int64_t> step, std::optional<std::int64_t> rank) const;

@@ -5,15 +5,17 @@
 #include "core/compare/pytext.h"
 #include "core/compare/firstfailure.h"
 #include "core/util/fileio.h"
+#include "core/util/outputfile.h"
+#include "core/util/utf8text.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <regex>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace probescope::job {
@@ -26,6 +28,28 @@ namespace {
 SourceLocation at(const fs::path& p)
 {
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+/// Every string core/job puts into JSON: a dump path may hold bytes that are not UTF-8 (nlohmann::json throws on
+/// them when dumping). They are written as `\xNN`, as Python's decode(errors="backslashreplace") does
+/// (util/utf8text.h); valid UTF-8 is unchanged.
+json text(const std::string& s)
+{
+    return json(backslashReplace(s));
+}
+
+json textList(const std::vector<std::string>& list)
+{
+    json out = json::array();
+    for (const std::string& s : list)
+        out.push_back(text(s));
+    return out;
+}
+
+/// json::dump that cannot throw: every string went through text(); `replace` only guards against a slip.
+std::string dumpJson(const json& j, int indent = -1)
+{
+    return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 std::string pairName(const compare::PlannedPair& pair)
@@ -101,32 +125,34 @@ json toJson(const PairSummary& s)
 {
     const RankFailure& f = s.failure;
     json j = { { "step", s.step },
-               { "npu_rank", s.npuRank },
-               { "bench_rank", s.benchRank },
+               { "npu_rank", text(s.npuRank) },
+               { "bench_rank", text(s.benchRank) },
                { "rank", s.rank },
-               { "npu_dump", s.npuDump },
-               { "bench_dump", s.benchDump },
+               { "npu_dump", text(s.npuDump) },
+               { "bench_dump", text(s.benchDump) },
                { "compared", s.compared } };
+    if (!s.onlyIn.empty())
+        j["only_in"] = s.onlyIn;
     if (!s.compared) {
-        j["error_id"] = s.errorId;
-        j["error"] = s.error;
+        j["error_id"] = text(s.errorId);
+        j["error"] = text(s.error);
         return j;
     }
     j["rows"] = s.rows;
     j["failing_rows"] = s.failingRows;
-    j["first_failure"] = f.failed ? json { { "node", f.key },
+    j["first_failure"] = f.failed ? json { { "node", text(f.key) },
                                            { "execution_index", f.executionIndex },
                                            { "culprit", f.found },
                                            { "communication_before", f.commBefore },
-                                           { "next_communication", f.nextCommKey },
+                                           { "next_communication", text(f.nextCommKey) },
                                            { "next_communication_index", f.nextCommIndex },
-                                           { "summary", s.firstFailureSummary } }
+                                           { "summary", text(s.firstFailureSummary) } }
                                   : json(nullptr);
     j["worst_metric"] = s.worstMetric.empty() ? json(nullptr)
-                                              : json { { "metric", s.worstMetric },
-                                                       { "value", s.worstValue },
-                                                       { "node", s.worstNode } };
-    j["files"] = s.files;
+                                              : json { { "metric", text(s.worstMetric) },
+                                                       { "value", text(s.worstValue) },
+                                                       { "node", text(s.worstNode) } };
+    j["files"] = textList(s.files);
     return j;
 }
 
@@ -140,6 +166,8 @@ PairSummary fromJson(const json& j)
     s.npuDump = j.at("npu_dump").get<std::string>();
     s.benchDump = j.at("bench_dump").get<std::string>();
     s.compared = j.at("compared").get<bool>();
+    if (j.contains("only_in"))
+        s.onlyIn = j.at("only_in").get<std::string>();
     s.failure.step = s.step;
     s.failure.rank = s.rank;
     s.failure.rankLabel = s.npuRank;
@@ -169,8 +197,73 @@ PairSummary fromJson(const json& j)
     return s;
 }
 
-/// The marker: the pair's summary plus the size of each file, so a file cut short by a killed process is seen.
-std::string markerText(const PairSummary& s, const fs::path& outDir)
+// A marker of another format or another ProbeScope is never trusted: the pair is compared again.
+constexpr int kMarkerVersion = 2;
+#ifndef PROBESCOPE_VERSION
+#define PROBESCOPE_VERSION "unknown"
+#endif
+
+/// What a file looked like when a pair read it: size, mtime and ctime in ns (ctime too, because `touch -d` or
+/// `cp -p` can set an mtime back, but not a ctime). Followed through symlinks: the content is what was read.
+json fileState(const fs::path& p)
+{
+    json j = { { "path", text(p.string()) } };
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) {
+        j["absent"] = true;
+        return j;
+    }
+    j["size"] = static_cast<std::int64_t>(st.st_size);
+    j["mtime_ns"] = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    j["ctime_ns"] = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+    return j;
+}
+
+/// The files one side of a pair is read from: its dump file, and beside a dump.json the construct.json and
+/// stack.json loadRank reads; its tensor folder as a folder (files added, removed or renamed change its times; a
+/// tensor file rewritten in place under its own name does not: docs/scale-out.md).
+json sideState(const dump::RankLocation& r)
+{
+    json j = { { "dump", fileState(r.dumpFile) } };
+    if (r.format == dump::DumpFormat::LegacyPkl) {
+        j["tensors"] = fileState(fs::path(r.dumpFile).replace_extension());
+        return j;
+    }
+    j["construct"] = fileState(r.dir / "construct.json");
+    j["stack"] = fileState(r.dir / "stack.json");
+    j["tensors"] = fileState(r.dir / "dump_tensor_data");
+    return j;
+}
+
+/// Everything a pair's outputs depend on besides the program: the inputs' states and the options that change what
+/// is written. A marker whose inputs differ from these is not trusted.
+json pairInputs(const compare::PlannedPair& pair, const compare::JobOptions& options)
+{
+    json j = { { "npu", sideState(pair.npu) }, { "bench", sideState(pair.bench) } };
+    if (pair.stackFile)
+        j["stack_file"] = fileState(*pair.stackFile);
+    json mappings = json::object();
+    for (const auto& [name, file] : { std::pair { "data_mapping", &options.dataMapping },
+                                      std::pair { "cell_mapping", &options.cellMapping },
+                                      std::pair { "api_mapping", &options.apiMapping },
+                                      std::pair { "layer_mapping", &options.layerMapping } }) {
+        if (*file)
+            mappings[name] = (*file)->empty() ? json("given without a file") : fileState(**file);
+    }
+    j["options"] = { { "profile", static_cast<int>(options.profile) },
+                     { "stack_flag", options.stackFlag },
+                     { "stack_mode", pair.stackMode },
+                     { "fuzzy", options.fuzzy },
+                     { "advisor", options.advisor },
+                     { "xlsx", options.xlsx },
+                     { "salvage", options.salvage },
+                     { "mappings", mappings } };
+    return j;
+}
+
+/// The marker: the pair's summary, the state of its inputs and the size of each output file, so that a changed
+/// dump and a file cut short by a killed process are both seen.
+std::string markerText(const PairSummary& s, const fs::path& outDir, const json& inputs)
 {
     json j = toJson(s);
     json sizes = json::array();
@@ -179,26 +272,34 @@ std::string markerText(const PairSummary& s, const fs::path& outDir)
         sizes.push_back(fs::file_size(outDir / f, ec));
     }
     j["file_sizes"] = sizes;
-    return j.dump();
+    j["marker_version"] = kMarkerVersion;
+    j["probescope_version"] = PROBESCOPE_VERSION;
+    j["inputs"] = inputs;
+    return dumpJson(j);
 }
 
 /// The summary of a pair from a complete earlier run, or nothing (then the pair is compared again).
-std::optional<PairSummary> completedPair(const fs::path& marker, const fs::path& outDir, const PairSummary& planned)
+std::optional<PairSummary> completedPair(const fs::path& marker, const fs::path& outDir, const PairSummary& planned,
+                                         const json& inputs)
 {
     std::error_code ec;
-    if (!fs::is_regular_file(marker, ec))
+    // A symlink at a marker's name is not ProbeScope's marker: never read through it.
+    if (!fs::is_regular_file(fs::symlink_status(marker, ec)))
         return std::nullopt;
-    auto text = readTextFile(marker);
-    if (!text)
+    auto content = readTextFile(marker);
+    if (!content)
         return std::nullopt;
-    const json j = json::parse(*text, nullptr, false);
+    const json j = json::parse(*content, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("file_sizes"))
         return std::nullopt;
     try {
+        if (j.value("marker_version", 0) != kMarkerVersion
+            || j.value("probescope_version", std::string()) != PROBESCOPE_VERSION || j.value("inputs", json()) != inputs)
+            return std::nullopt; // another version, or a dump (or option) changed since
         PairSummary s = fromJson(j);
         const auto sizes = j.at("file_sizes").get<std::vector<std::uint64_t>>();
-        if (!s.compared || s.npuDump != planned.npuDump || s.benchDump != planned.benchDump
-            || sizes.size() != s.files.size())
+        if (!s.compared || s.npuDump != backslashReplace(planned.npuDump)
+            || s.benchDump != backslashReplace(planned.benchDump) || sizes.size() != s.files.size())
             return std::nullopt;
         for (std::size_t i = 0; i < s.files.size(); ++i) {
             if (fs::file_size(outDir / s.files[i], ec) != sizes[i] || ec)
@@ -207,27 +308,62 @@ std::optional<PairSummary> completedPair(const fs::path& marker, const fs::path&
         s.resumed = true;
         return s;
     } catch (const json::exception&) {
-        return std::nullopt; // a marker of another version: compare the pair again
+        return std::nullopt; // a damaged marker: compare the pair again
     }
 }
 
-Result<bool> writeAtomically(const fs::path& path, const std::string& text)
+/// "cannot write FINAL: reason": the writer's own messages may name its temporary file, which the user never sees.
+Diagnostic writeError(const fs::path& final, const WriteFailure& failure)
 {
+    const auto colon = failure.message.rfind(": ");
+    const std::string reason = colon == std::string::npos ? failure.message : failure.message.substr(colon + 2);
+    return makeError("job.output", at(final), "cannot write the file: " + reason);
+}
+
+/// A pair's marker: ProbeScope's own file, so a rerun replaces it (util/outputfile, ReplaceMode::Allowed: a
+/// rename, which replaces a symlink at the name rather than writing through it). Its folder must be a real folder.
+Result<bool> writeMarker(const fs::path& marker, const std::string& content)
+{
+    const fs::path folder = marker.parent_path();
     std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    // A name of its own per process: sharded runs into one OUT write their summaries at the same time.
-    const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.close();
-        if (!out)
-            return makeError("job.output", at(tmp), "cannot write the file");
-    }
-    fs::rename(tmp, path, ec);
-    if (ec)
-        return makeError("job.output", at(path), "cannot write the file: " + ec.message());
+    fs::create_directories(folder, ec);
+    const auto status = fs::symlink_status(folder, ec);
+    if (ec || !fs::is_directory(status))
+        return makeError("job.output", at(folder),
+                         fs::is_symlink(status) ? "the marker folder is a symlink; markers are not written through it"
+                                                : "cannot create the marker folder");
+    if (auto failure = writeFileAtomically(marker, content, ReplaceMode::Allowed))
+        return writeError(marker, *failure);
     return true;
+}
+
+// Reruns into one OUT each get a summary of their own; beyond this many the folder wants clearing.
+constexpr int kSummaryNames = 1000;
+
+/// Claims job_summary{,_N}.csv and .json with one tag N, the first free for both: never replaces a file.
+Result<std::pair<fs::path, fs::path>> writeSummary(const fs::path& outDir, const std::string& csv,
+                                                   const std::string& jsonText)
+{
+    for (int n = 0; n < kSummaryNames; ++n) {
+        const std::string stem = n == 0 ? std::string("job_summary") : "job_summary_" + std::to_string(n);
+        const fs::path csvPath = outDir / (stem + ".csv");
+        const fs::path jsonPath = outDir / (stem + ".json");
+        if (auto failure = writeFileAtomically(csvPath, csv, ReplaceMode::Never)) {
+            if (failure->nameTaken)
+                continue;
+            return writeError(csvPath, *failure);
+        }
+        if (auto failure = writeFileAtomically(jsonPath, jsonText, ReplaceMode::Never)) {
+            ::unlink(csvPath.c_str()); // claimed by this run a moment ago: the two go together or not at all
+            if (failure->nameTaken)
+                continue;
+            return writeError(jsonPath, *failure);
+        }
+        return std::pair { csvPath, jsonPath };
+    }
+    return makeError("job.output", at(outDir / "job_summary.csv"),
+                     "no free name for the job summary: job_summary.csv to job_summary_"
+                         + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
 }
 
 /// --resume on a pair that is not complete: the outputs an interrupted run left for it (its names with any
@@ -305,8 +441,9 @@ PairSummary comparePlanned(const compare::PlannedPair& pair, const compare::Mapp
     return s;
 }
 
-std::string csvField(const std::string& s)
+std::string csvField(const std::string& raw)
 {
+    const std::string s = backslashReplace(raw); // the CSV is UTF-8 too (see text())
     if (s.find_first_of(",\"\n") == std::string::npos)
         return s;
     std::string q = "\"";
@@ -325,8 +462,14 @@ bool selected(const std::vector<std::int64_t>& list, std::optional<std::int64_t>
 std::size_t JobResult::failedPairs() const
 {
     return static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [](const PairSummary& p) {
-        return !p.compared;
+        return !p.compared && p.onlyIn.empty();
     }));
+}
+
+std::size_t JobResult::oneSidedPlaces() const
+{
+    return static_cast<std::size_t>(
+        std::count_if(pairs.begin(), pairs.end(), [](const PairSummary& p) { return !p.onlyIn.empty(); }));
 }
 
 fs::path pairMarkerPath(const fs::path& outDir, const compare::PlannedPair& pair)
@@ -350,7 +493,24 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             && selected(jobOptions.ranks, p.npu.rank))
             pairs.push_back(p);
     }
-    if (pairs.empty())
+    // Places on one side only, as the selection keeps them: listed as not compared, never skipped in silence.
+    std::vector<PairSummary> oneSided;
+    for (const compare::UnpairedPlace& u : plan->unpaired) {
+        if (!selected(jobOptions.steps, u.step >= 0 ? std::optional(u.step) : std::nullopt)
+            || !selected(jobOptions.ranks, u.location.rank))
+            continue;
+        PairSummary s;
+        s.step = u.step;
+        s.outSubdir = u.outSubdir;
+        s.rank = u.location.rank.value_or(-1);
+        (u.npuSide ? s.npuRank : s.benchRank) = u.location.rankLabel;
+        (u.npuSide ? s.npuDump : s.benchDump) = u.location.dumpFile.string();
+        s.onlyIn = u.npuSide ? "npu" : "bench";
+        s.errorId = u.diagnostic.id;
+        s.error = u.diagnostic.format();
+        oneSided.push_back(std::move(s));
+    }
+    if (pairs.empty() && oneSided.empty())
         return makeError("job.empty", at(input.npuPath),
                          jobOptions.steps.empty() && jobOptions.ranks.empty()
                              ? "no (step, rank) pair to compare"
@@ -370,27 +530,28 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     auto runPair = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
         const fs::path marker = pairMarkerPath(outDir, pair);
+        const json inputs = pairInputs(pair, options); // taken before the compare reads them
         if (jobOptions.resume) {
-            if (auto done = completedPair(marker, outDir, plannedSummary(pair))) {
+            if (auto done = completedPair(marker, outDir, plannedSummary(pair), inputs)) {
                 json j = toJson(*done);
                 j["resumed"] = true;
-                return j.dump();
+                return dumpJson(j);
             }
             removeIncompleteOutputs(pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir, pair);
         }
         PairSummary s = comparePlanned(pair, *mappings, options, outDir, stamp);
         if (s.compared) {
             // Written last: its presence means every output of the pair is complete (see --resume).
-            if (auto ok = writeAtomically(marker, markerText(s, outDir)); !ok) {
+            if (auto ok = writeMarker(marker, markerText(s, outDir, inputs)); !ok) {
                 Diagnostic d = ok.error();
                 s = plannedSummary(pair);
                 s.errorId = d.id;
                 s.error = d.format();
             }
         }
-        return toJson(s).dump();
+        return dumpJson(toJson(s));
     };
-    const std::vector<std::string> texts = scheduler.run(pairs.size(), runPair);
+    const std::vector<std::string> summaries = scheduler.run(pairs.size(), runPair);
 
     JobResult result;
     result.diagnostics = plan->diagnostics;
@@ -399,23 +560,41 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         return result;
     std::vector<RankFailure> failures;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-        const json j = json::parse(texts[i], nullptr, false);
-        PairSummary s = j.is_discarded() ? plannedSummary(pairs[i]) : fromJson(j);
-        if (j.is_discarded()) {
+        const json j = json::parse(summaries[i], nullptr, false);
+        std::optional<PairSummary> parsed;
+        if (!j.is_discarded()) {
+            try {
+                parsed = fromJson(j);
+            } catch (const json::exception&) {
+            }
+        }
+        PairSummary s = parsed ? *parsed : plannedSummary(pairs[i]);
+        if (!parsed) {
             s.errorId = "job.lost";
             s.error = "the worker that compared this pair returned no summary";
         }
+        // The paths as planned (a marker holds them escaped): a resumed pair reads as a fresh one.
+        s.npuDump = pairs[i].npu.dumpFile.string();
+        s.benchDump = pairs[i].bench.dumpFile.string();
         s.outSubdir = pairs[i].outSubdir;
-        s.resumed = !j.is_discarded() && j.contains("resumed");
+        s.resumed = parsed && j.contains("resumed");
         if (s.compared)
             failures.push_back(s.failure);
         result.pairs.push_back(std::move(s));
     }
+    // The one-sided places join in step order (a one-sided step has no compared pair to interleave with).
+    for (PairSummary& s : oneSided)
+        result.pairs.push_back(std::move(s));
+    std::stable_sort(result.pairs.begin(), result.pairs.end(),
+                     [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
     result.origin = findJobOrigin(failures);
-    if (auto ok = writeAtomically(outDir / "job_summary.csv", jobSummaryCsv(result)); !ok)
-        return ok.error();
-    if (auto ok = writeAtomically(outDir / "job_summary.json", jobSummaryJson(result)); !ok)
-        return ok.error();
+    auto written = writeSummary(outDir, jobSummaryCsv(result), jobSummaryJson(result));
+    if (written) {
+        result.summaryCsv = written->first;
+        result.summaryJson = written->second;
+    } else {
+        result.summaryError = written.error();
+    }
     return result;
 }
 
@@ -425,7 +604,10 @@ std::string jobSummaryCsv(const JobResult& result)
                       "culprit,communication_before,worst_metric,worst_value,worst_node,error\n";
     for (const PairSummary& s : result.pairs) {
         const RankFailure& f = s.failure;
-        const std::string status = !s.compared ? "error" : s.failingRows > 0 ? "fail" : "pass";
+        const std::string status = !s.onlyIn.empty() ? s.onlyIn + "-only"
+            : !s.compared                            ? "error"
+            : s.failingRows > 0                      ? "fail"
+                                                     : "pass";
         out += std::to_string(s.step) + "," + csvField(s.npuRank) + "," + csvField(s.benchRank) + "," + status + ",";
         out += s.compared ? std::to_string(s.rows) + "," + std::to_string(s.failingRows) : std::string(",");
         out += "," + csvField(f.key) + "," + (f.failed ? std::to_string(f.executionIndex) : "") + ","
@@ -441,12 +623,18 @@ std::string jobSummaryJson(const JobResult& result)
     json pairs = json::array();
     json failing = json::array();
     json failed = json::array();
+    json notCompared = json::array();
     for (const PairSummary& s : result.pairs) {
         pairs.push_back(toJson(s));
-        const json id = { { "step", s.step }, { "npu_rank", s.npuRank }, { "bench_rank", s.benchRank } };
-        if (!s.compared)
-            failed.push_back(json { { "step", s.step }, { "npu_rank", s.npuRank }, { "bench_rank", s.benchRank },
-                                    { "error_id", s.errorId }, { "error", s.error } });
+        const json id = { { "step", s.step }, { "npu_rank", text(s.npuRank) }, { "bench_rank", text(s.benchRank) } };
+        if (!s.onlyIn.empty())
+            notCompared.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
+                                         { "bench_rank", text(s.benchRank) }, { "only_in", s.onlyIn },
+                                         { "error_id", text(s.errorId) }, { "error", text(s.error) } });
+        else if (!s.compared)
+            failed.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
+                                    { "bench_rank", text(s.benchRank) }, { "error_id", text(s.errorId) },
+                                    { "error", text(s.error) } });
         else if (s.failingRows > 0)
             failing.push_back(id);
     }
@@ -455,26 +643,32 @@ std::string jobSummaryJson(const JobResult& result)
     if (o.fails) {
         json chain = json::array();
         for (const CommLink& l : o.chain)
-            chain.push_back(json { { "rank", l.rank }, { "rank_folder", l.rankLabel }, { "node", l.key },
-                                   { "execution_index", l.executionIndex }, { "role", l.role } });
-        origin = { { "step", o.step },         { "rank", o.rank }, { "rank_folder", o.rankLabel },
-                   { "node", o.key },          { "execution_index", o.executionIndex },
-                   { "culprit", o.found },     { "reason", o.reason }, { "communication_chain", chain } };
+            chain.push_back(json { { "rank", l.rank }, { "rank_folder", text(l.rankLabel) }, { "node", text(l.key) },
+                                   { "execution_index", l.executionIndex }, { "role", text(l.role) } });
+        origin = { { "step", o.step },         { "rank", o.rank }, { "rank_folder", text(o.rankLabel) },
+                   { "node", text(o.key) },    { "execution_index", o.executionIndex },
+                   { "culprit", o.found },     { "reason", text(o.reason) }, { "communication_chain", chain } };
     }
     json j = { { "pairs", pairs },
                { "failing_pairs", failing },
                { "pairs_failed_to_compare", failed },
+               { "pairs_not_compared", notCompared },
                { "origin", origin } };
-    return j.dump(1) + "\n";
+    return dumpJson(j, 1) + "\n";
 }
 
 std::string originLine(const JobResult& result)
 {
     const JobOrigin& o = result.origin;
-    if (!o.fails)
-        return result.failedPairs() ? "job origin: no compared pair fails (" + std::to_string(result.failedPairs())
-                + " pair(s) failed to compare)"
-                                    : "job origin: nothing fails";
+    if (!o.fails) {
+        std::string why;
+        if (result.failedPairs())
+            why = std::to_string(result.failedPairs()) + " pair(s) failed to compare";
+        if (result.oneSidedPlaces())
+            why += (why.empty() ? "" : ", ") + std::to_string(result.oneSidedPlaces())
+                + " place(s) on one side only not compared";
+        return why.empty() ? "job origin: nothing fails" : "job origin: no compared pair fails (" + why + ")";
+    }
     std::string line = "job origin: step " + std::to_string(o.step) + " " + (o.rankLabel.empty() ? "rank" : o.rankLabel)
         + " " + o.key + " (execution index " + std::to_string(o.executionIndex) + ")";
     if (!o.chain.empty()) {

@@ -46,15 +46,23 @@ struct PairSummary
     std::string worstNode;              ///< row name holding it
     std::vector<std::string> files;     ///< outputs relative to OUT, in the order they were written
     bool resumed = false;               ///< taken from a complete earlier run (not written to the summary)
+    /// "npu" or "bench": a (step, rank) place only that side has (a step on one side only). Not compared: its
+    /// rank label and dump are that side's, the other side's are empty; errorId/error hold the plan's warning.
+    std::string onlyIn;
 };
 
 struct JobResult
 {
-    std::vector<PairSummary> pairs;     ///< in plan order (by step, then rank folder name)
+    std::vector<PairSummary> pairs;     ///< in plan order (by step, then rank folder name); one-sided places too
     JobOrigin origin;
-    Diagnostics diagnostics;            ///< of the plan (steps or ranks on one side only)
+    Diagnostics diagnostics;            ///< of the plan (steps or ranks on one side only, folders skipped)
     bool coordinator = true;            ///< false on workers of a cluster run: pairs and origin are empty
-    std::size_t failedPairs() const;
+    std::filesystem::path summaryCsv;   ///< the names the summary got (job_summary.csv, or _1, _2, ... on reruns)
+    std::filesystem::path summaryJson;
+    std::optional<Diagnostic> summaryError; ///< the summary could not be written (the pairs are still complete)
+    std::size_t failedPairs() const;    ///< pairs that failed to compare (not counting one-sided places)
+    std::size_t oneSidedPlaces() const; ///< places on one side only, not compared
+    std::size_t comparedOrFailed() const { return pairs.size() - oneSidedPlaces(); }
 };
 
 /**
@@ -63,10 +71,13 @@ struct JobResult
  * OUT/job_summary.csv and OUT/job_summary.json.
  *
  * A pair that cannot be compared (a corrupt dump.json in one rank) is recorded with its diagnostic and the others
- * still run. Completeness for --resume: after a pair's files are written, its summary is written last, atomically
- * (temporary file + rename), as the marker pairMarkerPath(); a pair counts as done when its marker parses and
- * every file it lists exists with the size recorded. Pairs that failed to compare get no marker, so a rerun tries
- * them again. Fatal only: no pair planned, mapping files unreadable, OUT not writable.
+ * still run; a step on one side only is listed as not compared (PairSummary::onlyIn). Completeness for --resume:
+ * after a pair's files are written, its summary is written last (util/outputfile) as the marker pairMarkerPath(),
+ * with the size and times of every input it read; a pair counts as done when its marker is of this version, its
+ * inputs are unchanged and every file it lists exists with the size recorded. Pairs that failed to compare get no
+ * marker, so a rerun tries them again. The summary files are claimed under a free name (never replaced); when they
+ * cannot be written, summaryError says why and the pairs are still returned. Fatal only: no pair planned, mapping
+ * files unreadable, OUT not writable.
  */
 Result<JobResult> runWholeJob(const compare::CompareInput& input, const std::filesystem::path& outDir,
                               const compare::JobOptions& options, const WholeJobOptions& jobOptions);

@@ -35,14 +35,23 @@ function(last_line var text)
     set(${var} "${line}" PARENT_SCOPE)
 endfunction()
 
-# The outputs of a run with the timestamps taken out of names and summaries: name -> content.
+# The outputs of a run with the timestamps taken out of names and summaries: name -> content. A rerun into one OUT
+# writes its summary under a free name (job_summary_1.csv, ...; never replacing the earlier one): the snapshot holds
+# the summary SUMMARY names (job_summary by default) as job_summary.csv/json, and no other summary.
 function(snapshot var dir)
+    set(summary job_summary)
+    if(ARGC GREATER 2)
+        set(summary ${ARGV2})
+    endif()
     file(GLOB_RECURSE files RELATIVE "${dir}" "${dir}/*")
     list(FILTER files EXCLUDE REGEX "(^|/)\\.probescope/")
+    list(FILTER files EXCLUDE REGEX "^job_summary(_[0-9]+)?\\.(csv|json)$")
+    list(APPEND files ${summary}.csv ${summary}.json)
     list(SORT files)
     set(text "")
     foreach(f IN LISTS files)
         file(READ "${dir}/${f}" content)
+        string(REPLACE "${summary}." "job_summary." f "${f}")
         string(REGEX REPLACE "_[0-9]+\\." "_TS." name "${f}")
         string(REGEX REPLACE "_[0-9]+\\.(csv|txt)" "_TS.\\1" content "${content}")
         string(APPEND text "== ${name}\n${content}\n")
@@ -123,8 +132,12 @@ math(EXPR want "${pairs} - 1")
 if(NOT nkept EQUAL want)
     message(FATAL_ERROR "--resume kept ${nkept} pairs, expected ${want}\n${resumed_out}")
 endif()
-# The first run's table of that pair is gone; compare the rest to the untouched two-thread run.
-snapshot(s3 "${OUT}/t1")
+# The first run's table of that pair is gone; compare the rest to the untouched two-thread run. The rerun's summary
+# is job_summary_1 (the first run's stays as it was).
+if(NOT resumed_out MATCHES "written: [^\n]*/t1/job_summary_1\\.csv, [^\n]*/t1/job_summary_1\\.json")
+    message(FATAL_ERROR "--resume did not name its summary job_summary_1:\n${resumed_out}")
+endif()
+snapshot(s3 "${OUT}/t1" job_summary_1)
 if(NOT s3 STREQUAL s2)
     message(FATAL_ERROR "the resumed run differs from a full run")
 endif()
@@ -159,7 +172,7 @@ run(shard_hi 0 --npu "${npu}" --bench "${bench}" -o "${OUT}/tsh" --rank ${hi})
 run(gather 0 --npu "${npu}" --bench "${bench}" -o "${OUT}/tsh" --resume)
 string(REGEX MATCHALL "complete in an earlier run" kept "${gather_out}")
 list(LENGTH kept nkept)
-snapshot(s4 "${OUT}/tsh")
+snapshot(s4 "${OUT}/tsh" job_summary_2) # the two shards wrote job_summary and job_summary_1
 if(NOT nkept EQUAL pairs OR NOT s4 STREQUAL s2)
     message(FATAL_ERROR "sharded runs + --resume: ${nkept} of ${pairs} pairs kept, or outputs differ from one run")
 endif()

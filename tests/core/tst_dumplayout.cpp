@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/dumplayout.h"
 #include "core/dump/rankdump.h"
+#include "core/util/utf8text.h"
 #include "tempdir.h"
+#include "testconfig.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace probescope;
 using namespace probescope::dump;
@@ -20,6 +28,37 @@ std::vector<std::string> labels(const DumpLayout& layout)
         out.push_back(r.stepLabel + "/" + r.rankLabel);
     return out;
 }
+
+
+/// A folder for tests that create thousands of entries: on tmpfs (/dev/shm) when there is one, where creating and
+/// removing 10,000 folders takes a fraction of a second (half a minute on the overlay disk of the CI machine).
+class ScratchDir
+{
+public:
+    ScratchDir()
+    {
+        std::error_code ec;
+        const std::filesystem::path base
+            = std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
+            ? std::filesystem::path("/dev/shm")
+            : std::filesystem::temp_directory_path();
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_path = base / ("probescope-scratch-" + std::string(info ? info->name() : "test") + "-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(m_path, ec);
+        std::filesystem::create_directories(m_path);
+    }
+    ~ScratchDir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+};
 
 } // namespace
 
@@ -108,6 +147,184 @@ TEST(DumpLayout, ErrorsNameThePath)
     auto foreign = discoverDump(dir.path() / "empty/notes.txt");
     ASSERT_FALSE(foreign.ok());
     EXPECT_EQ(foreign.error().id, "layout.unknown-file");
+}
+
+// ---- Issue 25: one discovery that refuses duplicates and says what it skipped.
+
+TEST(DumpLayout, TwoDumpsAtOnePlaceAreRefusedNamingBoth)
+{
+    // The demo folder holding npu/ and bench/: step0/rank and step1/rank twice (was "rank dumps: 4").
+    auto demo = discoverDump(probescope::testing::sourceDir() / "resources/demo");
+    ASSERT_FALSE(demo.ok());
+    EXPECT_EQ(demo.error().id, "dump.duplicate-place");
+    EXPECT_NE(demo.error().message.find("resources/demo/bench/step0/rank/dump.json"), std::string::npos)
+        << demo.error().message;
+    EXPECT_NE(demo.error().message.find("resources/demo/npu/step0/rank/dump.json"), std::string::npos)
+        << demo.error().message;
+
+    TempDir dir;
+    dir.write("numbers/step0/rank0/dump.json", kMinimalDump); // rank0 and rank00 are both rank 0
+    dir.write("numbers/step0/rank00/dump.json", kMinimalDump);
+    dir.write("steps/step1/rank0/dump.json", kMinimalDump);   // step1 and step01 are both step 1
+    dir.write("steps/step01/rank0/dump.json", kMinimalDump);
+    dir.write("pkl/rank0/a.pkl", "");                         // two .pkl dumps in one rank folder
+    dir.write("pkl/rank0/b.pkl", "");
+    for (const char* name : { "numbers", "steps", "pkl" }) {
+        auto layout = discoverDump(dir.path() / name);
+        ASSERT_FALSE(layout.ok()) << name;
+        EXPECT_EQ(layout.error().id, "dump.duplicate-place") << name;
+    }
+    auto pkl = discoverDump(dir.path() / "pkl");
+    EXPECT_NE(pkl.error().message.find("a.pkl and "), std::string::npos) << pkl.error().message;
+    EXPECT_NE(pkl.error().message.find("b.pkl"), std::string::npos) << pkl.error().message;
+    // Each side on its own is fine.
+    EXPECT_TRUE(discoverDump(probescope::testing::sourceDir() / "resources/demo/npu").ok());
+    EXPECT_TRUE(discoverDump(dir.path() / "numbers/step0/rank0").ok());
+}
+
+TEST(DumpLayout, SkippedFoldersAreSummarisedInBoundedWarnings)
+{
+    TempDir dir;
+    dir.write("step0/rank0/dump.json", kMinimalDump);
+    for (int r = 1; r <= 30; ++r)
+        std::filesystem::create_directories(dir.path() / ("step0/rank" + std::to_string(r)));
+    std::filesystem::create_directories(dir.path() / "step0/logs");
+    std::filesystem::create_directories(dir.path() / "notes");
+    auto layout = discoverDump(dir.path());
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    ASSERT_EQ(layout->ranks.size(), 1u);
+    std::map<std::string, std::string> byId;
+    for (const Diagnostic& d : layout->diagnostics) {
+        EXPECT_EQ(d.severity, Severity::Warning);
+        EXPECT_FALSE(byId.count(d.id)) << "one summary per reason: " << d.id;
+        byId[d.id] = d.message;
+    }
+    ASSERT_TRUE(byId.count("layout.no-dump-file"));
+    ASSERT_TRUE(byId.count("layout.not-step-or-rank"));
+    const std::string& noDump = byId["layout.no-dump-file"];
+    EXPECT_NE(noDump.find("skipped 30 folders without a dump"), std::string::npos) << noDump;
+    EXPECT_NE(noDump.find("step0/rank1, step0/rank10, "), std::string::npos) << noDump; // sorted by name
+    EXPECT_NE(noDump.find("… and 20 more"), std::string::npos) << noDump;
+    // A long name is cut, on a character boundary.
+    std::string longName = "step0/x";
+    for (int i = 0; i < 120; ++i)
+        longName += "\xc3\xa9"; // é: the 240-byte cut falls inside one
+    std::filesystem::create_directories(dir.path() / "long" / longName);
+    auto cut = discoverDump(dir.path() / "long");
+    ASSERT_FALSE(cut.ok()); // nothing but the empty folder
+    EXPECT_LT(cut.error().message.size(), 600u) << cut.error().message;
+    EXPECT_TRUE(probescope::isValidUtf8(cut.error().message)) << cut.error().message;
+    EXPECT_NE(cut.error().message.find("\xc3\xa9…"), std::string::npos) << cut.error().message;
+    EXPECT_LT(noDump.size(), 600u) << noDump;
+    const std::string& other = byId["layout.not-step-or-rank"];
+    EXPECT_NE(other.find("skipped 2 folders"), std::string::npos) << other;
+    EXPECT_NE(other.find("notes"), std::string::npos) << other;
+    EXPECT_NE(other.find("step0/logs"), std::string::npos) << other;
+}
+
+TEST(DumpLayout, TenThousandEmptyRankFoldersEndFastWithAClearError)
+{
+    ScratchDir dir;
+    std::filesystem::create_directories(dir.path() / "step0");
+    for (int r = 0; r < 10000; ++r)
+        ::mkdir((dir.path() / ("step0/rank" + std::to_string(r))).c_str(), 0755);
+    const auto start = std::chrono::steady_clock::now();
+    auto layout = discoverDump(dir.path());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_FALSE(layout.ok());
+    EXPECT_EQ(layout.error().id, "layout.empty");
+    const std::string& m = layout.error().message;
+    EXPECT_NE(m.find("no dump found under " + dir.path().string()), std::string::npos) << m;
+    EXPECT_NE(m.find("skipped 10000 folders without a dump"), std::string::npos) << m;
+    EXPECT_NE(m.find("and 9990 more"), std::string::npos) << m;
+    EXPECT_LT(m.size(), 1000u);
+    EXPECT_LT(seconds, 2.0); // one listing per folder, no stat per name (0.2 s on the loaded dev machine)
+
+    // With one real rank among them: the rank, and one warning line.
+    std::ofstream(dir.path() / "step0/rank5000/dump.json") << kMinimalDump;
+    auto one = discoverDump(dir.path());
+    ASSERT_TRUE(one.ok()) << one.error().format();
+    ASSERT_EQ(one->ranks.size(), 1u);
+    EXPECT_EQ(one->ranks[0].rank, 5000);
+    ASSERT_EQ(one->diagnostics.size(), 1u);
+    EXPECT_NE(one->diagnostics[0].message.find("skipped 9999 folders"), std::string::npos);
+}
+
+TEST(DumpLayout, OddBytesInFolderNamesAreEscapedNeverACrash)
+{
+    TempDir dir;
+    const std::string odd = "r\xff\xfe";
+    dir.write(odd + "/step0/rank0/dump.json", kMinimalDump);
+    std::filesystem::create_directories(dir.path() / odd / "step0/rank\xff");  // not a rank name
+    std::filesystem::create_directories(dir.path() / odd / "step0/rank1");      // no dump
+    std::filesystem::create_directories(dir.path() / odd / "x\xc3(");           // not a step name
+    auto layout = discoverDump(dir.path() / odd);
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    ASSERT_EQ(layout->ranks.size(), 1u);
+    ASSERT_FALSE(layout->diagnostics.empty());
+    for (const Diagnostic& d : layout->diagnostics)
+        EXPECT_TRUE(probescope::isValidUtf8(d.message)) << d.message;
+    // Above the step level the odd folders are searched too; the message escapes their bytes.
+    auto above = discoverDump(dir.path());
+    ASSERT_TRUE(above.ok()) << above.error().format();
+    std::string all;
+    for (const Diagnostic& d : above->diagnostics)
+        all += d.message + "\n";
+    EXPECT_NE(all.find("rank\\xff"), std::string::npos) << all;
+    EXPECT_TRUE(probescope::isValidUtf8(all)) << all;
+
+    std::filesystem::create_directories(dir.path() / "empty\xff/rank0");
+    auto empty = discoverDump(dir.path() / "empty\xff");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().id, "layout.empty");
+    EXPECT_NE(empty.error().message.find("empty\\xff"), std::string::npos) << empty.error().message;
+}
+
+TEST(DumpLayout, SymlinkLoopsAndFanOutAreListedOnce)
+{
+    // 40 folders of 40 links back to the root: without a record of the folders listed, 4 levels are 40^4 paths.
+    ScratchDir dir;
+    std::filesystem::create_directories(dir.path() / "x");
+    std::ofstream(dir.path() / "x/dump.json") << kMinimalDump;
+    for (int d = 0; d < 40; ++d) {
+        const auto folder = dir.path() / ("d" + std::to_string(d));
+        std::filesystem::create_directories(folder);
+        for (int l = 0; l < 40; ++l)
+            std::filesystem::create_directory_symlink(dir.path(), folder / ("l" + std::to_string(l)));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto layout = discoverDump(dir.path());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    ASSERT_EQ(layout->ranks.size(), 1u); // x/dump.json once, not once per path to it
+    EXPECT_LT(seconds, 2.0);
+    const auto seen = std::find_if(layout->diagnostics.begin(), layout->diagnostics.end(),
+                                   [](const Diagnostic& d) { return d.id == "layout.seen-before"; });
+    ASSERT_NE(seen, layout->diagnostics.end());
+    EXPECT_NE(seen->message.find("skipped 1600 folders already searched"), std::string::npos) << seen->message;
+}
+
+TEST(DumpLayout, UnreadableFoldersAreReported)
+{
+    if (::geteuid() == 0)
+        GTEST_SKIP() << "root reads every folder; run as a user to check this";
+    TempDir dir;
+    dir.write("step0/rank0/dump.json", kMinimalDump);
+    dir.write("step0/rank1/dump.json", kMinimalDump);
+    ::chmod((dir.path() / "step0/rank1").c_str(), 0);
+    auto layout = discoverDump(dir.path());
+    ::chmod((dir.path() / "step0/rank1").c_str(), 0755);
+    ASSERT_TRUE(layout.ok());
+    ASSERT_EQ(layout->ranks.size(), 1u);
+    ASSERT_EQ(layout->diagnostics.size(), 1u);
+    EXPECT_EQ(layout->diagnostics[0].id, "layout.unreadable");
+    EXPECT_NE(layout->diagnostics[0].message.find("step0/rank1 (Permission denied)"), std::string::npos);
+
+    ::chmod(dir.path().c_str(), 0);
+    auto root = discoverDump(dir.path());
+    ::chmod(dir.path().c_str(), 0755);
+    ASSERT_FALSE(root.ok());
+    EXPECT_EQ(root.error().id, "layout.unreadable");
 }
 
 TEST(RankDump, ReadsConstructAndBothStackForms)

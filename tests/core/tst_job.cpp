@@ -2,11 +2,18 @@
 #include "core/job/jobcompare.h"
 #include "core/job/origin.h"
 #include "core/job/scheduler.h"
+#include "core/util/utf8text.h"
 #include "tempdir.h"
+#include "testconfig.h"
+
+#include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -157,17 +164,18 @@ struct TinyJob
     probescope::testing::TempDir dir;
     probescope::compare::CompareInput input;
     probescope::compare::JobOptions options;
-    TinyJob()
+    /// `folder`: where below the temp dir the two roots go (a name with odd bytes, say).
+    explicit TinyJob(const std::string& folder = "")
     {
         for (const char* rank : { "rank0", "rank1" }) {
             const double scale = std::string(rank) == "rank1" ? 5.0 : 1.0;
-            dir.write(std::string("npu/step0/") + rank + "/dump.json", statsDump(scale));
-            dir.write(std::string("npu/step0/") + rank + "/construct.json", "{}");
-            dir.write(std::string("bench/step0/") + rank + "/dump.json", statsDump(1.0));
-            dir.write(std::string("bench/step0/") + rank + "/construct.json", "{}");
+            dir.write(folder + std::string("npu/step0/") + rank + "/dump.json", statsDump(scale));
+            dir.write(folder + std::string("npu/step0/") + rank + "/construct.json", "{}");
+            dir.write(folder + std::string("bench/step0/") + rank + "/dump.json", statsDump(1.0));
+            dir.write(folder + std::string("bench/step0/") + rank + "/construct.json", "{}");
         }
-        input.npuPath = dir.path() / "npu";
-        input.benchPath = dir.path() / "bench";
+        input.npuPath = dir.path() / (folder + "npu");
+        input.benchPath = dir.path() / (folder + "bench");
         options.advisor = false;
         options.timestamp = "20260101000000";
     }
@@ -240,4 +248,262 @@ TEST(WholeJob, StepAndRankListsSelect)
     auto none = runWholeJob(job.input, job.dir.path() / "out", job.options, select);
     ASSERT_FALSE(none);
     EXPECT_EQ(none.error().id, "job.empty");
+}
+
+// ---- Issue 25: the whole job says what it did not compare, never replaces its summary, survives odd bytes in
+// paths, and --resume trusts only markers whose inputs are unchanged.
+
+namespace {
+
+/// A folder for tests that create thousands of entries: on tmpfs (/dev/shm) when there is one, where creating and
+/// removing 10,000 folders takes a fraction of a second (half a minute on the overlay disk of the CI machine).
+class ScratchDir
+{
+public:
+    ScratchDir()
+    {
+        std::error_code ec;
+        const std::filesystem::path base
+            = std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
+            ? std::filesystem::path("/dev/shm")
+            : std::filesystem::temp_directory_path();
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_path = base / ("probescope-scratch-" + std::string(info ? info->name() : "test") + "-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(m_path, ec);
+        std::filesystem::create_directories(m_path);
+    }
+    ~ScratchDir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+};
+
+std::string markerOf(const std::filesystem::path& out, const char* rank)
+{
+    return (out / "step0" / ".probescope" / (std::string("pair_") + rank + "-" + rank + ".json")).string();
+}
+
+} // namespace
+
+TEST(WholeJob, TheDemoRootAsTheNpuSideIsRefusedNotACrash)
+{
+    probescope::compare::CompareInput input;
+    input.npuPath = probescope::testing::sourceDir() / "resources/demo";
+    input.benchPath = probescope::testing::sourceDir() / "resources/demo/bench";
+    probescope::testing::TempDir dir;
+    auto result = runWholeJob(input, dir.path() / "out", {}, {});
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().id, "dump.duplicate-place");
+    EXPECT_NE(result.error().message.find("demo/npu/step0/rank/dump.json"), std::string::npos);
+    EXPECT_NE(result.error().message.find("demo/bench/step0/rank/dump.json"), std::string::npos);
+}
+
+TEST(WholeJob, AStepOnOneSideIsListedAsNotCompared)
+{
+    TinyJob job;
+    job.dir.write("npu/step1/rank0/dump.json", statsDump(1.0));
+    job.dir.write("npu/step1/rank1/dump.json", statsDump(1.0));
+    job.dir.write("bench/step2/rank0/dump.json", statsDump(1.0));
+    const auto out = job.dir.path() / "out";
+    auto result = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_EQ(result->pairs.size(), 5u);
+    EXPECT_EQ(result->comparedOrFailed(), 2u);
+    EXPECT_EQ(result->oneSidedPlaces(), 3u);
+    EXPECT_EQ(result->failedPairs(), 0u);
+    EXPECT_TRUE(result->pairs[1].compared);
+    EXPECT_EQ(result->pairs[2].step, 1);
+    EXPECT_EQ(result->pairs[2].onlyIn, "npu");
+    EXPECT_EQ(result->pairs[2].npuRank, "rank0");
+    EXPECT_EQ(result->pairs[2].errorId, "session.step-unpaired");
+    EXPECT_NE(result->pairs[2].error.find("the bench dump has no step 1"), std::string::npos) << result->pairs[2].error;
+    EXPECT_EQ(result->pairs[4].step, 2);
+    EXPECT_EQ(result->pairs[4].onlyIn, "bench");
+    EXPECT_TRUE(result->pairs[4].npuDump.empty());
+    EXPECT_FALSE(std::filesystem::exists(out / "step1")); // nothing compared there
+
+    const auto summary = nlohmann::json::parse(probescope::testing::readAll(result->summaryJson));
+    ASSERT_EQ(summary.at("pairs_not_compared").size(), 3u);
+    EXPECT_EQ(summary["pairs_not_compared"][2]["only_in"], "bench");
+    EXPECT_EQ(summary["pairs_failed_to_compare"].size(), 0u);
+    const std::string csv = probescope::testing::readAll(result->summaryCsv);
+    EXPECT_NE(csv.find("\n1,rank0,,npu-only,"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("\n2,,rank0,bench-only,"), std::string::npos) << csv;
+
+    // --step 0 leaves the one-sided steps out of the job, as it leaves out their pairs.
+    WholeJobOptions step0;
+    step0.steps = { 0 };
+    auto only0 = runWholeJob(job.input, out, job.options, step0);
+    ASSERT_TRUE(only0);
+    EXPECT_EQ(only0->oneSidedPlaces(), 0u);
+}
+
+TEST(WholeJob, TheSummaryIsNeverReplaced)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    auto first = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->summaryCsv, out / "job_summary.csv");
+    EXPECT_EQ(first->summaryJson, out / "job_summary.json");
+    const std::string before = probescope::testing::readAll(out / "job_summary.json");
+    job.dir.write("npu/step0/rank0/dump.json", "{\"task\": \"statistics\", \"data\": {\"x\": [}"); // differs now
+    auto second = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->summaryCsv, out / "job_summary_1.csv");
+    EXPECT_EQ(second->summaryJson, out / "job_summary_1.json"); // the same tag for both
+    EXPECT_EQ(probescope::testing::readAll(out / "job_summary.json"), before);
+    EXPECT_NE(probescope::testing::readAll(out / "job_summary_1.json"), before);
+    // A stray json with the next tag: both files move on to a tag free for both.
+    job.dir.write("out/job_summary_2.json", "mine");
+    auto third = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(third);
+    EXPECT_EQ(third->summaryCsv, out / "job_summary_3.csv");
+    EXPECT_FALSE(std::filesystem::exists(out / "job_summary_2.csv"));
+    EXPECT_EQ(probescope::testing::readAll(out / "job_summary_2.json"), "mine");
+}
+
+TEST(WholeJob, ASummaryThatCannotBeWrittenKeepsThePairsAndNamesTheFinalFile)
+{
+    TinyJob job;
+    job.dir.write("npu/step0/rank0/dump.json", "{\"task\": \"statistics\", \"data\": {\"x\": [}");
+    ScratchDir scratch; // 1,000 files
+    const auto out = scratch.path() / "out";
+    std::filesystem::create_directories(out);
+    std::ofstream(out / "job_summary.csv") << "";
+    for (int n = 1; n < 1000; ++n)
+        std::ofstream(out / ("job_summary_" + std::to_string(n) + ".csv")) << "";
+    auto result = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_TRUE(result->summaryError);
+    EXPECT_EQ(result->summaryError->id, "job.output");
+    EXPECT_NE(result->summaryError->format().find((out / "job_summary.csv").string()), std::string::npos);
+    EXPECT_EQ(result->summaryError->format().find(".tmp"), std::string::npos) << result->summaryError->format();
+    ASSERT_EQ(result->pairs.size(), 2u); // the per-pair results are all there to print
+    EXPECT_EQ(result->pairs[0].errorId, "json.syntax");
+    EXPECT_TRUE(result->pairs[1].compared);
+    EXPECT_FALSE(std::filesystem::exists(out / "job_summary.json")); // never a csv without its json
+}
+
+TEST(WholeJob, OddBytesInADumpPathAreEscapedInTheSummary)
+{
+    TinyJob job("odd\xff\xfe/");
+    const auto out = job.dir.path() / "out";
+    auto result = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_FALSE(result->summaryError) << result->summaryError->format();
+    ASSERT_EQ(result->pairs.size(), 2u);
+    EXPECT_TRUE(result->pairs[0].compared);
+    const std::string text = probescope::testing::readAll(result->summaryJson);
+    EXPECT_TRUE(probescope::isValidUtf8(text));
+    const auto summary = nlohmann::json::parse(text);
+    const std::string npuDump = summary["pairs"][0]["npu_dump"];
+    EXPECT_NE(npuDump.find("odd\\xff\\xfe/npu/step0/rank0/dump.json"), std::string::npos) << npuDump;
+    EXPECT_TRUE(probescope::isValidUtf8(probescope::testing::readAll(result->summaryCsv)));
+    // The markers hold the same escaping, and --resume trusts them.
+    WholeJobOptions resume;
+    resume.resume = true;
+    auto again = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(again->pairs[0].resumed);
+    EXPECT_TRUE(again->pairs[1].resumed);
+    EXPECT_EQ(again->pairs[0].npuDump, result->pairs[0].npuDump); // raw bytes, as planned
+    EXPECT_EQ(probescope::testing::readAll(again->summaryJson), text);
+}
+
+TEST(WholeJob, ResumeAfterADumpChangedEqualsAFreshRun)
+{
+    TinyJob job;
+    const auto resumed = job.dir.path() / "resumed";
+    const auto fresh = job.dir.path() / "fresh";
+    ASSERT_TRUE(runWholeJob(job.input, resumed, job.options, {}));
+    // rank0's NPU dump changes to values of the same length, and its mtime is set back: only ctime tells.
+    const auto dump = job.input.npuPath / "step0/rank0/dump.json";
+    const auto mtime = std::filesystem::last_write_time(dump);
+    const std::string old = probescope::testing::readAll(dump);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20)); // past the clock tick of the first write
+    job.dir.write("npu/step0/rank0/dump.json", statsDump(1.5));
+    ASSERT_EQ(probescope::testing::readAll(dump).size(), old.size());
+    std::filesystem::last_write_time(dump, mtime);
+
+    WholeJobOptions resume;
+    resume.resume = true;
+    auto again = runWholeJob(job.input, resumed, job.options, resume);
+    ASSERT_TRUE(again) << again.error().format();
+    EXPECT_FALSE(again->pairs[0].resumed); // its dump changed: compared again
+    EXPECT_TRUE(again->pairs[1].resumed);
+    auto full = runWholeJob(job.input, fresh, job.options, {});
+    ASSERT_TRUE(full);
+    EXPECT_EQ(probescope::testing::readAll(again->summaryJson), probescope::testing::readAll(full->summaryJson));
+    EXPECT_EQ(probescope::testing::readAll(again->summaryCsv), probescope::testing::readAll(full->summaryCsv));
+    for (const char* table : { "step0/compare_result_rank0-rank0_20260101000000.csv",
+                               "step0/compare_result_rank1-rank1_20260101000000.csv" })
+        EXPECT_EQ(probescope::testing::readAll(resumed / table), probescope::testing::readAll(fresh / table)) << table;
+}
+
+TEST(WholeJob, ADamagedForeignOrSymlinkedMarkerIsNeverTrusted)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+    WholeJobOptions resume;
+    resume.resume = true;
+
+    // Damaged: cut in half.
+    const std::string marker0 = markerOf(out, "rank0");
+    const std::string good = probescope::testing::readAll(marker0);
+    job.dir.write(std::filesystem::path(marker0).lexically_relative(job.dir.path()), good.substr(0, good.size() / 2));
+    // Another version: the marker of an older ProbeScope (no version, no inputs).
+    const std::string marker1 = markerOf(out, "rank1");
+    auto old = nlohmann::json::parse(probescope::testing::readAll(marker1));
+    old.erase("marker_version");
+    old.erase("inputs");
+    job.dir.write(std::filesystem::path(marker1).lexically_relative(job.dir.path()), old.dump());
+    auto result = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(result);
+    EXPECT_FALSE(result->pairs[0].resumed);
+    EXPECT_FALSE(result->pairs[1].resumed);
+    EXPECT_TRUE(result->pairs[0].compared && result->pairs[1].compared);
+
+    // A symlink at the marker's name, to a copy of a valid marker: not read, and replaced, not written through.
+    const auto target = job.dir.path() / "elsewhere.json";
+    job.dir.write("elsewhere.json", probescope::testing::readAll(marker0));
+    std::filesystem::remove(marker0);
+    std::filesystem::create_symlink(target, marker0);
+    const std::string targetBefore = probescope::testing::readAll(target);
+    auto linked = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(linked);
+    EXPECT_FALSE(linked->pairs[0].resumed);
+    EXPECT_TRUE(linked->pairs[1].resumed);
+    EXPECT_FALSE(std::filesystem::is_symlink(marker0));
+    EXPECT_EQ(probescope::testing::readAll(target), targetBefore);
+
+    // Options that change the outputs (--xlsx) make every marker stale.
+    job.options.xlsx = true;
+    auto xlsx = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(xlsx);
+    EXPECT_FALSE(xlsx->pairs[0].resumed);
+    EXPECT_FALSE(xlsx->pairs[1].resumed);
+}
+
+TEST(WholeJob, RanksPairedAcrossDifferentNamesAreSaid)
+{
+    // msprobe pairs rank folders in sorted order when the counts agree: rank1 (NPU only) with rank2 (bench only).
+    TinyJob job;
+    std::filesystem::rename(job.input.benchPath / "step0/rank1", job.input.benchPath / "step0/rank2");
+    auto result = runWholeJob(job.input, job.dir.path() / "out", job.options, {});
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_EQ(result->pairs.size(), 2u);
+    EXPECT_EQ(result->pairs[1].benchRank, "rank2");
+    const auto said = std::find_if(result->diagnostics.begin(), result->diagnostics.end(),
+                                   [](const probescope::Diagnostic& d) { return d.id == "session.rank-order"; });
+    ASSERT_NE(said, result->diagnostics.end());
+    EXPECT_NE(said->message.find("(NPU rank1 with bench rank2)"), std::string::npos) << said->message;
 }
