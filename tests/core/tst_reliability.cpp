@@ -580,8 +580,9 @@ TEST(TensorGate, APtCutTo3000BytesIsAnErrorInBothMsprobeProfiles)
                 continue;
             seen = true;
             EXPECT_NE(table.rows[i][static_cast<std::size_t>(message)].asString().find("unreadable"), std::string::npos);
-            if (result >= 0)
+            if (result >= 0) {
                 EXPECT_NE(table.rows[i][static_cast<std::size_t>(result)].asString(), "pass");
+            }
         }
         EXPECT_TRUE(seen);
     }
