@@ -687,7 +687,8 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     auto prepared = prepare(npu, bench, options);
     if (!prepared)
         return prepared.error();
-    auto& [table, npuSide, benchSide] = *prepared;
+    auto& [preparedTable, npuSide, benchSide] = *prepared;
+    auto& table = preparedTable; // a plain reference: clang 14 (the fuzz preset) cannot capture a structured binding
     const std::vector<Op>& npuOps = npuSide.ops;
     const std::vector<Op>& benchOps = benchSide.ops;
 
