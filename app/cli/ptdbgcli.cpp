@@ -132,8 +132,8 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
             std::cerr << d.format() << "\n";
         inputErrors = inputErrors || r.refused || hasErrors(r.inputDiagnostics);
         if (r.refused) {
-            std::cout << "  not compared: the .pkl files have errors (listed on stderr); --salvage compares what can "
-                         "be read\n";
+            std::cout << "  not compared: the input has errors (listed on stderr); --salvage compares what a damaged "
+                         ".pkl holds\n";
             continue;
         }
         for (const std::string& loss : r.salvaged)

@@ -697,6 +697,12 @@ TEST(PtdbgHostile, ADataFolderLinkedToTheBenchsIsRefused)
     ASSERT_FALSE(table);
     EXPECT_EQ(table.error().id, "tensor.path-escape");
     EXPECT_NE(table.error().location.file.find("npu/dump"), std::string::npos) << table.error().format();
+    // The job refuses that pair (the other rank pairs would still run) and writes nothing for it.
+    auto job = ptdbg::runPtdbgJob({ { "", input } }, dir.path() / "job", {});
+    ASSERT_TRUE(job) << job.error().format();
+    EXPECT_TRUE(job->front().refused);
+    EXPECT_TRUE(job->front().csvFile.empty());
+    EXPECT_TRUE(hasDiagnostic(job->front().inputDiagnostics, "tensor.path-escape"));
     // A link that stays inside the dump folder is followed.
     fs::remove(dir.path() / "npu/dump");
     fs::create_directory_symlink("real", dir.path() / "npu/dump");

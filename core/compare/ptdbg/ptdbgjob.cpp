@@ -93,8 +93,17 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
         PtdbgOptions compareOptions = options.compare;
         compareOptions.salvage = compareOptions.salvage || (damaged && options.salvage);
         auto compared = comparePkl(pair.input, compareOptions, progress);
-        if (!compared)
-            return compared.error();
+        if (!compared && (compared.error().id == "compare.option" || compared.error().id == "compare.cancelled"))
+            return compared.error(); // the options, not this pair's input: nothing else can run either
+        if (!compared) {
+            // This pair's input (a missing .pkl, a row ptdbg rejects, a data folder leaving its dump): the pair is
+            // refused with its error, and the other rank pairs still run, as in the msprobe profiles.
+            result.inputDiagnostics.push_back(compared.error());
+            result.refused = true;
+            result.table = std::make_shared<const CompareTable>();
+            results.push_back(std::move(result));
+            continue;
+        }
         auto table = std::make_shared<CompareTable>(**compared);
         // Unreadable .npy files and names leaving their folder are errors of the input (exit 1).
         for (const Diagnostic& d : table->diagnostics) {
