@@ -85,6 +85,7 @@ Result<std::vector<PklRow>> readRows(const fs::path& path, Diagnostics* skipped 
                          "cannot read the .pkl: " + file.error().message);
     const std::string_view text = (*file)->text();
     std::vector<PklRow> rows;
+    std::size_t skippedLines = 0; ///< with --salvage; the first 200 are listed, the rest counted
     std::uint32_t lineNumber = 0;
     std::size_t pos = 0;
     while (pos < text.size()) {
@@ -102,7 +103,7 @@ Result<std::vector<PklRow>> readRows(const fs::path& path, Diagnostics* skipped 
             Diagnostic d = makeError("ptdbg.row", std::move(where), std::move(message));
             if (!skipped)
                 return d;
-            if (skipped->size() < 200) {
+            if (++skippedLines <= 200) {
                 d.severity = Severity::Warning;
                 d.id = "ptdbg.row-skipped";
                 d.message += " (--salvage: the line is left out)";
@@ -164,6 +165,9 @@ Result<std::vector<PklRow>> readRows(const fs::path& path, Diagnostics* skipped 
         }
         rows.push_back(std::move(r));
     }
+    if (skippedLines > 200)
+        skipped->push_back(makeWarning("ptdbg.row-skipped", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                                       std::to_string(skippedLines - 200) + " more lines that are not rows were left out"));
     return rows;
 }
 
