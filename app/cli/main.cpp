@@ -395,13 +395,6 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
 
 int runCompare(const Args& args)
 {
-    // ptdbg_ascend's compare: --profile ptdbg, or a compare.json holding ptdbg's input_param.
-    if (args.profile == Profile::Ptdbg || (!args.input.empty() && compare::ptdbg::isPtdbgCompareJson(args.input))) {
-        if (!args.dataMapping.empty() || args.cellMapping || args.apiMapping || args.layerMapping)
-            return usageError("the ptdbg profile has no mapping options (-dm, -cm, -am, -lm)");
-        return cli::runPtdbgCompare({ args.input, args.npu, args.bench, args.out, args.stack, args.fuzzy,
-                                      args.compareOnly, args.xlsx, args.threads });
-    }
     compare::CompareInput input;
     if (!args.input.empty()) {
         auto parsed = compare::readCompareJson(args.input);
@@ -790,6 +783,10 @@ int main(int argc, char** argv)
         return runInfo(args);
     if (args.command == "tree")
         return runTree(args);
+    // ptdbg_ascend's compare (--profile ptdbg, or a compare.json holding ptdbg's input_param) has its own option
+    // table: an option it does not implement is a usage error (ptdbgcli.cpp).
+    if (args.command == "compare" && cli::isPtdbgCompare(args.profile == Profile::Ptdbg, args.input))
+        return cli::runPtdbgCompare(argc, argv);
     if (args.command == "compare")
         return runCompare(args);
     return usageError("unknown command \"" + args.command + "\"");

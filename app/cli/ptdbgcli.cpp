@@ -2,12 +2,16 @@
 // Wiring of the ptdbg_ascend commands; the work is in core/compare/ptdbg.
 #include "ptdbgcli.h"
 
+#include "options.h"
 #include "report.h"
 
 #include "core/compare/comparejob.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/util/profile.h"
 
 #include <iostream>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace probescope::cli {
@@ -99,23 +103,41 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
     options.compare.threads = args.threads;
     options.advisor = !args.compareOnly;
     options.xlsx = args.xlsx;
+    options.salvage = args.salvage;
     auto results = ptdbg::runPtdbgJob(pairs, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";
         // -s against the dumps' mode is refused before comparing, as ptdbg does: a usage error.
         return results.error().id == "compare.option" ? kExitUsage : kExitInputError;
     }
+    bool inputErrors = false;
     for (const auto& r : *results) {
         const auto& table = *r.table;
-        std::cout << r.npuDump.string() << "  vs  " << r.benchDump.string() << "  (ptdbg 6.0 "
-                  << (table.mode == compare::CompareMode::RealData ? "real-data"
-                          : table.mode == compare::CompareMode::Md5 ? "md5"
-                                                                     : "statistics")
-                  << " compare)\n";
+        std::cout << r.npuDump.string() << "  vs  " << r.benchDump.string();
+        if (!r.refused)
+            std::cout << "  (ptdbg 6.0 "
+                      << (table.mode == compare::CompareMode::RealData ? "real-data"
+                              : table.mode == compare::CompareMode::Md5 ? "md5"
+                                                                         : "statistics")
+                      << " compare)";
+        std::cout << "\n";
         for (const Diagnostic& d : r.diagnostics)
             std::cout << "  " << d.format() << "\n";
-        for (const Diagnostic& d : table.diagnostics)
-            std::cout << "  " << d.format() << "\n";
+        for (const Diagnostic& d : table.diagnostics) {
+            if (d.severity != Severity::Error) // errors are in inputDiagnostics, printed on stderr
+                std::cout << "  " << d.format() << "\n";
+        }
+        // The load step's findings and unreadable .npy files (issue 25): on stderr, and the run exits 1.
+        for (const Diagnostic& d : r.inputDiagnostics)
+            std::cerr << d.format() << "\n";
+        inputErrors = inputErrors || r.refused || hasErrors(r.inputDiagnostics);
+        if (r.refused) {
+            std::cout << "  not compared: the input has errors (listed on stderr); --salvage compares what a damaged "
+                         ".pkl holds\n";
+            continue;
+        }
+        for (const std::string& loss : r.salvaged)
+            std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
         if (table.rows.empty()) {
             std::cout << "  no API could be matched; nothing written\n";
             continue;
@@ -131,7 +153,7 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
         else
             std::cout << "  ptdbg's advisor row: " << first << " " << table.rows[first][0].asString()
                       << " (table order)\n";
-        std::cout << "  " << r.firstFailure.summary << "\n";
+        std::cout << "  " << (r.salvaged.empty() ? "" : "(partial input) ") << r.firstFailure.summary << "\n";
     }
     if (results->size() > 1) {
         const long pair = compare::firstDivergingPair(*results);
@@ -139,7 +161,90 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
             std::cout << "first diverging rank pair: " << (*results)[pair].suffix.substr(1) << " ("
                       << (*results)[pair].firstFailure.key << ")\n";
     }
-    return kExitOk;
+    return inputErrors ? kExitInputError : kExitOk;
+}
+
+bool isPtdbgCompare(bool ptdbgProfile, const std::string& input)
+{
+    return ptdbgProfile || (!input.empty() && ptdbg::isPtdbgCompareJson(input));
+}
+
+int runPtdbgCompare(int argc, char** argv)
+{
+    using Takes = Option::Takes;
+    using Value = std::optional<std::string_view>;
+    using Error = std::optional<std::string>;
+    PtdbgCompareArgs args;
+    auto flag = [](bool& target) {
+        return [&target](std::string_view, Value) -> Error {
+            target = true;
+            return std::nullopt;
+        };
+    };
+    auto text = [](std::string& target) {
+        return [&target](std::string_view, Value v) -> Error {
+            target = std::string(*v);
+            return std::nullopt;
+        };
+    };
+    // An option of another command or profile: a usage error that says why, never dropped without a word.
+    auto refused = [](std::string why) {
+        return [why](std::string_view name, Value) -> Error {
+            return std::string(name) + " does not apply to the ptdbg profile: " + why;
+        };
+    };
+    const std::string wholeJob = "the whole-job compare (job summary, --step/--rank lists, --resume, --pair-threads) "
+                                 "runs on msprobe dumps; give ptdbg a step folder of rank*/ (every rank pair), a rank "
+                                 "folder or a .pkl with --npu/--bench";
+    const std::vector<Option> table = {
+        { { "-i", "--input" }, Takes::Value, "a path", text(args.input) },
+        { { "-o", "--output" }, Takes::Value, "a path", text(args.out) },
+        { { "--npu" }, Takes::Value, "a path", text(args.npu) },
+        { { "--bench" }, Takes::Value, "a path", text(args.bench) },
+        { { "-s", "--stack_mode" }, Takes::Nothing, {}, flag(args.stack) },
+        { { "-f", "--fuzzy_match" }, Takes::Nothing, {}, flag(args.fuzzy) },
+        { { "-c", "--compare_only" }, Takes::Nothing, {}, flag(args.compareOnly) },
+        { { "--xlsx" }, Takes::Nothing, {}, flag(args.xlsx) },
+        { { "--salvage" }, Takes::Nothing, {}, flag(args.salvage) },
+        { { "-j", "--jobs" }, Takes::Value, "a number of threads (1-1024)",
+          [&args](std::string_view, Value v) -> Error {
+              const auto n = intIn(*v, 1, 1024);
+              if (!n)
+                  return std::string("-j needs a number of threads (1-1024)");
+              args.threads = static_cast<unsigned>(*n);
+              return std::nullopt;
+          } },
+        { { "--profile" }, Takes::Value, profileChoices(),
+          [](std::string_view, Value v) -> Error {
+              if (!parseProfile(*v))
+                  return "unknown profile " + std::string(*v) + " (choose " + std::string(profileChoices()) + ")";
+              return std::nullopt; // a ptdbg compare.json selects this profile whatever --profile says, as before
+          } },
+        { { "--step", "--rank", "--resume", "--pair-threads" }, Takes::Nothing, {}, refused(wholeJob) },
+        { { "-da", "--diff-analyze", "--diff_analyze" }, Takes::Nothing, {},
+          refused("-da is msprobe 26's analysis of msprobe dumps (--profile msprobe-26)") },
+        { { "-dm", "--data_mapping", "-cm", "--cell_mapping", "-am", "--api_mapping", "-lm", "--layer_mapping" },
+          Takes::Nothing, {}, refused("ptdbg had no mapping options (-dm, -cm, -am, -lm)") },
+        { { "--verify", "--exec-order", "--no-marks" }, Takes::Nothing, {},
+          refused("it is an option of info or tree, not of compare") },
+    };
+    ParseRules rules;
+    std::vector<std::string_view> positional;
+    auto usage = [](const std::string& message) {
+        std::cerr << "probescope-cli: " << message << "\n(run probescope-cli --help for usage)\n";
+        return kExitUsage;
+    };
+    if (auto error = parseOptions(argc, argv, 1, table, rules, positional))
+        return usage(*error);
+    if (positional.size() != 1 || positional[0] != "compare")
+        return usage("compare takes its paths through -i, or --npu and --bench");
+    if (args.input.empty() == (args.npu.empty() && args.bench.empty()))
+        return usage("compare needs either -i compare.json or --npu PATH --bench PATH");
+    if (args.input.empty() && (args.npu.empty() || args.bench.empty()))
+        return usage("compare needs both --npu and --bench");
+    if (args.out.empty())
+        return usage("compare needs -o OUT (the output folder)");
+    return runPtdbgCompare(args);
 }
 
 int runParse(int argc, char** argv)

@@ -139,12 +139,14 @@ Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& 
 namespace {
 
 // A.6 step 1: the bench leaf's data_name found from the bench row name.
-std::string benchDataName(const dump::DumpFile& bench, const std::string& name)
+std::string benchDataName(const dump::DumpFile& bench, const tensor::TensorResolver& benchTensors,
+                          const std::string& name)
 {
-    // A ptdbg .pkl row's tensor is {row name}.npy in the .npy folder, whatever era its names come from.
+    // A ptdbg .pkl row's tensor is {row name}.npy in the .npy folder, whatever era its names come from. Only a
+    // file that is not there is "no data file": a name that leaves the folder is kept, so its read says why.
     if (bench.format == dump::DumpFormat::LegacyPkl) {
-        std::error_code ec;
-        return std::filesystem::is_regular_file(bench.tensorDir / (name + ".npy"), ec) ? name + ".npy" : std::string();
+        const auto resolved = benchTensors.resolve(name + ".npy");
+        return resolved || resolved.error().id != "tensor.missing" ? name + ".npy" : std::string();
     }
     static constexpr std::string_view seps[] = { ".input.", ".output.", ".kwargs.", ".parameters.",
                                                  ".parameters_grad." };
@@ -268,10 +270,20 @@ RealDataMetrics compareNpyRow(const RealDataRow& row)
 {
     if (row.dataNameCell == "-1" || row.benchDataName.empty())
         return compareRealDataRow(row); // nothing is loaded on these paths
-    auto npu = tensor::loadTensorFile(row.npuTensorDir, row.npuName + ".npy");
-    auto bench = npu ? tensor::loadTensorFile(row.benchTensorDir, row.benchDataName) : npu;
-    if (!npu || !bench)
-        return compareRealDataRow(row);
+    auto npu = row.npuTensors->load(row.npuName + ".npy");
+    auto bench = npu ? row.benchTensors->load(row.benchDataName) : npu;
+    if (!npu || !bench) {
+        // Only a file that is not there keeps msprobe's "not found." (from the .pt path); one that is there but
+        // damaged, or a name leaving the dump folder, is an error of the input (issue 25).
+        const Diagnostic& error = npu ? bench.error() : npu.error();
+        if (error.id == "tensor.missing")
+            return compareRealDataRow(row);
+        RealDataMetrics m;
+        m.cosine = m.maxAbsErr = m.maxRelativeErr = m.oneThousandthErrRatio = m.fiveThousandthsErrRatio =
+            Cell::text("unsupported");
+        m.message = "Dump file: " + row.dataNameCell + " " + std::string(kUnreadableMark) + " " + error.format();
+        return m;
+    }
     RealDataMetrics m = compareTensors(*npu, *bench);
     if (row.fuzzy && row.benchName != row.npuName && row.benchName != "N/A")
         m.message += " Fuzzy matching data, the comparison accuracy may be affected.";
@@ -294,6 +306,8 @@ public:
         , m_matchedRows(matchedRows)
         , m_row(firstRow)
         , m_stack(options.stackMode ? options.stack : nullptr)
+        , m_npuTensors(options.npuTensors ? options.npuTensors : tensorResolverOf(npu))
+        , m_benchTensors(options.benchTensors ? options.benchTensors : tensorResolverOf(bench))
     {
     }
 
@@ -382,6 +396,8 @@ private:
     std::vector<std::uint8_t>& m_matchedRows; // CompareTable::matched is a vector<bool>: threads share its words
     std::size_t m_row;
     const dump::StackMap* m_stack;
+    std::shared_ptr<const tensor::TensorResolver> m_npuTensors;
+    std::shared_ptr<const tensor::TensorResolver> m_benchTensors;
     std::vector<Job> m_jobs;
     std::vector<const FlatRow*> m_npuRows; // category order of the op at hand, reused
     std::vector<const FlatRow*> m_benchRows;
@@ -490,13 +506,10 @@ private:
         row.benchName = benchName;
         row.dataNameCell = dataNameCell;
         row.benchDataName = benchData;
-        row.npuTensorDir = m_npu.path.parent_path() / "dump_tensor_data";
-        row.benchTensorDir = m_bench.path.parent_path() / "dump_tensor_data";
-        // A ptdbg .pkl keeps its .npy files in the folder named like it (DumpFile::tensorDir).
-        if (m_npu.format == dump::DumpFormat::LegacyPkl)
-            row.npuTensorDir = m_npu.tensorDir;
-        if (m_bench.format == dump::DumpFormat::LegacyPkl)
-            row.benchTensorDir = m_bench.tensorDir;
+        // Tensor files are reached only through the sides' resolvers (dump_tensor_data, or the .npy folder named
+        // like a ptdbg .pkl: DumpFile::tensorDir), never by a path of the row's making.
+        row.npuTensors = m_npuTensors;
+        row.benchTensors = m_benchTensors;
         row.fuzzy = m_options.fuzzy;
         return row;
     }
@@ -508,7 +521,7 @@ private:
         switch (m_table.mode) {
         case CompareMode::RealData: {
             // The metrics need both tensor files: they are filled in later by parallel jobs.
-            m_jobs.push_back({ row, realDataRow(n, b.nameText(), n.dataName(), benchDataName(m_bench, b.nameText())),
+            m_jobs.push_back({ row, realDataRow(n, b.nameText(), n.dataName(), benchDataName(m_bench, *m_benchTensors, b.nameText())),
                                isMindSporeDump(m_npu, false) || m_npu.format == dump::DumpFormat::LegacyPkl });
             for (int i = 0; i < 5; ++i)
                 rows().appendNone();
@@ -674,7 +687,8 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     auto prepared = prepare(npu, bench, options);
     if (!prepared)
         return prepared.error();
-    auto& [table, npuSide, benchSide] = *prepared;
+    auto& [preparedTable, npuSide, benchSide] = *prepared;
+    auto& table = preparedTable; // a plain reference: clang 14 (the fuzz preset) cannot capture a structured binding
     const std::vector<Op>& npuOps = npuSide.ops;
     const std::vector<Op>& benchOps = benchSide.ops;
 

@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace probescope::tensor {
+class TensorResolver; // tensor/resolver.h
+}
+
 namespace probescope::compare {
 
 enum class RowColor : std::uint8_t { None, Yellow, Red };
@@ -37,6 +41,11 @@ struct CompareOptions
     /// msprobe 1.2 profile: compareDumps applies cell and api mapping (data mapping is compareWithDataMapping);
     /// msprobe 26 profile: msprobe26::compareDumps applies all of them. Not owned; may be null.
     const NameMappings* mappings = nullptr;
+    /// Each side's tensor files, the only way a profile reads them (tensor/resolver.h): the pipeline hands in
+    /// tensorResolverOf(dump) of both sides. When null the profile takes that same resolver itself (callers that
+    /// compare two files directly).
+    std::shared_ptr<const tensor::TensorResolver> npuTensors;
+    std::shared_ptr<const tensor::TensorResolver> benchTensors;
 };
 
 /// A finished compare of one NPU/bench dump pair (msprobe 1.2.2 layout). Immutable once built.

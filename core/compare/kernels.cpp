@@ -2,6 +2,9 @@
 #include "core/compare/kernels.h"
 
 #include <atomic>
+#if defined(__clang__) && __clang_major__ < 15
+#include <cpuid.h>
+#endif
 #include <cerrno>
 #include <cmath>
 #include <memory>
@@ -29,9 +32,20 @@ constexpr double kFloatEps = 2.220446049250313e-16;
 
 std::atomic<bool> g_forceGeneric { false };
 
+bool haveF16c()
+{
+#if defined(__clang__) && __clang_major__ < 15
+    // clang 14 (the fuzz preset) does not know "f16c" in __builtin_cpu_supports: ask CPUID leaf 1 (ECX bit 29).
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+#else
+    return __builtin_cpu_supports("f16c");
+#endif
+}
+
 bool haveAvx2()
 {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    static const bool avx2 = __builtin_cpu_supports("avx2") && haveF16c();
     return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
 }
 

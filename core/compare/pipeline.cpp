@@ -132,8 +132,10 @@ void noteUnreadableTensors(const CompareTable& table, Diagnostics& out)
         const auto mark = message.find(kUnreadableMark);
         if (mark == std::string::npos)
             continue;
+        // A data name or tensor folder leaving the dump keeps its own id: nothing was read there.
+        const bool escape = message.find("[tensor.path-escape]", mark) != std::string::npos;
         if (++count <= 10)
-            out.push_back(makeError("compare.tensor-unreadable", SourceLocation {},
+            out.push_back(makeError(escape ? "tensor.path-escape" : "compare.tensor-unreadable", SourceLocation {},
                                     "row " + (row[0].isString() ? row[0].asString() : std::string("?"))
                                         + ": its tensor file is unreadable: "
                                         + message.substr(mark + kUnreadableMark.size() + 1)));
@@ -267,6 +269,14 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
             outcome.salvaged.push_back(report.file.string() + ": no entries, every row lacks its counterpart");
         }
     }
+    // Each side's tensor files, bound to its own dump folder. A tensor dump whose tensor folder is a link leaving
+    // the dump (to the other side's folder, say) is an error of the input, as a damaged dump.json is (issue 25).
+    auto npuTensors = tensorResolverOf(*(*npuRank)->dump);
+    auto benchTensors = tensorResolverOf(*(*benchRank)->dump);
+    for (const auto& [rank, tensors] : { std::pair { &npuRank, &npuTensors }, std::pair { &benchRank, &benchTensors } }) {
+        if ((**rank)->dump->header.task == "tensor" && (*tensors)->folderProblem())
+            outcome.inputDiagnostics.push_back(*(*tensors)->folderProblem());
+    }
     if (hasErrors(outcome.inputDiagnostics) && !options.salvage) {
         auto loaded = std::make_shared<LoadedPair>();
         loaded->pair = pair;
@@ -327,6 +337,9 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     compareOptions.threads = options.threads;
     compareOptions.mappings = &*mappings;
     compareOptions.rowReady = hooks.rowReady;
+    // The profile reads tensors only through these (tensor/resolver.h): each bound to its own dump's folder.
+    compareOptions.npuTensors = std::move(npuTensors);
+    compareOptions.benchTensors = std::move(benchTensors);
     compareOptions.layoutReady = [&](const CompareTable& layout) {
         if (!hooks.layoutReady) {
             startTree();

@@ -2,10 +2,9 @@
 #include "core/compare/realdata.h"
 
 #include "core/compare/kernels.h"
+#include "core/dump/dumpfile.h"
 #include "core/tensor/ptnative.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -19,6 +18,13 @@
 #include <vector>
 
 namespace probescope::compare {
+
+std::shared_ptr<const tensor::TensorResolver> tensorResolverOf(const dump::DumpFile& dump)
+{
+    // The dump folder is the dump file's own; its tensor folder (dump_tensor_data, or a .pkl's .npy folder named
+    // like it) must stay inside it.
+    return tensor::makeTensorResolver(dump.path.parent_path(), dump.tensorDir);
+}
 
 namespace {
 
@@ -644,22 +650,39 @@ bool acceptableDataName(std::string_view name)
     return true;
 }
 
-/// `unreadable` gets the reader's reason when the file is there but cannot be read (a corrupt or foreign
-/// file), so the row says "unreadable" rather than msprobe's "not found" (issue 20).
-std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::string& name,
-                                  std::string* unreadable = nullptr)
+/// Whether a resolver's error means "no such file" (msprobe's "not found.") rather than a file that must not or
+/// cannot be read: tensor.path-escape and tensor.path-invalid are errors of the input, never "not found".
+bool isMissing(const Diagnostic& error)
 {
-    if (!acceptableDataName(name))
+    return error.id == "tensor.missing";
+}
+
+/// msprobe's checks, then the name resolved by the side's resolver; nullopt = not found, or unreadable (then
+/// `unreadable` says why, so the row says "unreadable" rather than msprobe's "not found", issue 20).
+std::optional<tensor::DataFile> resolveChecked(const tensor::TensorResolver* tensors, const std::string& name,
+                                               std::string* unreadable)
+{
+    if (!tensors || !acceptableDataName(name))
         return std::nullopt;
-    // The folder's real path is resolved once per folder, not once per file (TensorFolder::cached).
-    auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
-    if (!resolved)
+    auto resolved = tensors->resolve(name);
+    if (!resolved) {
+        if (unreadable && !isMissing(resolved.error()))
+            *unreadable = resolved.error().format();
         return std::nullopt;
+    }
     if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
         return std::nullopt;
-    auto loaded = tensor::loadPt(resolved->path);
+    return std::move(resolved).value();
+}
+
+std::optional<Tensor> loadChecked(const tensor::TensorResolver* tensors, const std::string& name,
+                                  std::string* unreadable = nullptr)
+{
+    if (!resolveChecked(tensors, name, unreadable))
+        return std::nullopt;
+    auto loaded = tensors->load(name);
     if (!loaded) {
-        if (unreadable && loaded.error().id != "tensor.missing")
+        if (unreadable && !isMissing(loaded.error()))
             *unreadable = loaded.error().format();
         return std::nullopt;
     }
@@ -667,46 +690,29 @@ std::optional<Tensor> loadChecked(const std::filesystem::path& dir, const std::s
 }
 
 /// loadChecked's checks, then the file opened for streaming (see tensor::openPtStream).
-std::optional<tensor::PtStream> openChecked(const std::filesystem::path& dir, const std::string& name,
+std::optional<tensor::PtStream> openChecked(const tensor::TensorResolver* tensors, const std::string& name,
                                             tensor::ReadBuffer& buffer, std::string* unreadable = nullptr)
 {
-    if (!acceptableDataName(name))
+    if (!resolveChecked(tensors, name, unreadable))
         return std::nullopt;
-    auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
-    if (!resolved)
-        return std::nullopt;
-    if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
-        return std::nullopt;
-    auto opened = tensor::openPtStream(resolved->path, buffer);
+    auto opened = tensors->openPt(name, buffer);
     if (!opened) {
-        if (unreadable && opened.error().id != "tensor.missing")
+        if (unreadable && !isMissing(opened.error()))
             *unreadable = opened.error().format();
         return std::nullopt;
     }
     return std::move(opened).value();
 }
 
-/// Starts reading a file into the page cache without waiting for it (read-ahead of the next row).
-void prefetchFile(const std::filesystem::path& dir, const std::string& name)
-{
-    if (!acceptableDataName(name))
-        return;
-    const auto resolved = tensor::TensorFolder::cached(dir)->resolve(name);
-    if (!resolved)
-        return;
-    const int fd = ::open(resolved->path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-    ::close(fd);
-}
-
 void prefetchRow(const RealDataRow& row)
 {
-    if (row.dataNameCell == "-1" || row.benchDataName.empty())
+    if (row.dataNameCell == "-1" || row.benchDataName.empty() || !row.npuTensors || !row.benchTensors)
         return;
-    prefetchFile(row.npuTensorDir, row.npuName + ".pt");
-    prefetchFile(row.benchTensorDir, row.benchDataName);
+    const std::string npuName = row.npuName + ".pt";
+    if (acceptableDataName(npuName))
+        row.npuTensors->prefetch(npuName);
+    if (acceptableDataName(row.benchDataName))
+        row.benchTensors->prefetch(row.benchDataName);
 }
 
 Side sideOf(const tensor::PtStream& stream)
@@ -744,15 +750,15 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
         const std::string npuName = row.npuName + ".pt";
         // A file that exists but cannot be read is named as unreadable, not "not found" (issue 20).
         std::string unreadable;
-        std::optional<tensor::PtStream> npu = openChecked(row.npuTensorDir, npuName, npuBuffer, &unreadable);
+        std::optional<tensor::PtStream> npu = openChecked(row.npuTensors.get(), npuName, npuBuffer, &unreadable);
         std::optional<tensor::PtStream> bench =
-            npu ? openChecked(row.benchTensorDir, row.benchDataName, benchBuffer, &unreadable) : std::nullopt;
+            npu ? openChecked(row.benchTensors.get(), row.benchDataName, benchBuffer, &unreadable) : std::nullopt;
         std::optional<RealDataMetrics> computed;
         if (npu && bench && npu->shape().empty()) {
             // A 0-d NPU tensor (rare) goes through the element-wise path on loaded tensors.
-            const std::optional<Tensor> npuTensor = loadChecked(row.npuTensorDir, npuName, &unreadable);
+            const std::optional<Tensor> npuTensor = loadChecked(row.npuTensors.get(), npuName, &unreadable);
             const std::optional<Tensor> benchTensor =
-                npuTensor ? loadChecked(row.benchTensorDir, row.benchDataName, &unreadable) : std::nullopt;
+                npuTensor ? loadChecked(row.benchTensors.get(), row.benchDataName, &unreadable) : std::nullopt;
             if (npuTensor && benchTensor)
                 computed = compareTensors(*npuTensor, *benchTensor);
         } else if (npu && bench) {

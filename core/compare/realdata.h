@@ -2,12 +2,18 @@
 #pragma once
 
 #include "core/compare/cell.h"
+#include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "core/util/workgroup.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
+
+namespace probescope::dump {
+class DumpFile;
+}
 
 namespace probescope::compare {
 
@@ -23,18 +29,24 @@ struct RealDataMetrics
 };
 
 /// Err_message of a row whose tensor file exists but cannot be read: "Dump file: NAME unreadable: REASON"
-/// (msprobe says "not found" for both; ProbeScope tells them apart, see docs/reliability.md).
+/// (msprobe says "not found" for both; ProbeScope tells them apart, see docs/reliability.md). A data name that
+/// leaves its dump folder (REASON holds [tensor.path-escape]) is reported the same way: nothing is read.
 inline constexpr std::string_view kUnreadableMark = "unreadable:";
+
+/// The one resolver of a dump's tensor files (its tensor folder bound to the dump's folder, tensor/resolver.h):
+/// what the pipeline hands each profile for each side.
+std::shared_ptr<const tensor::TensorResolver> tensorResolverOf(const dump::DumpFile& dump);
 
 /// What one row of a real-data compare needs (msprobe 1.2.2, compare-spec Appendix A.6).
 struct RealDataRow
 {
-    std::string npuName;       ///< NPU row name; the NPU file is npuTensorDir / (npuName + ".pt")
+    std::string npuName;       ///< NPU row name; the NPU file is npuName + ".pt" in npuTensors
     std::string benchName;     ///< "N/A" for unmatched rows
     std::string dataNameCell;  ///< the row's Data_name cell ("-1" for non-tensor / unmatched rows)
     std::string benchDataName; ///< the bench leaf's data_name found from benchName; "" when none
-    std::filesystem::path npuTensorDir;
-    std::filesystem::path benchTensorDir;
+    /// Each side's tensor files: the only way a row reaches them (never null when a file is to be read).
+    std::shared_ptr<const tensor::TensorResolver> npuTensors;
+    std::shared_ptr<const tensor::TensorResolver> benchTensors;
     bool fuzzy = false; ///< -f: append the fuzzy note when benchName differs from npuName
 };
 

@@ -6,6 +6,7 @@
 #include "core/util/fileio.h"
 #include "core/util/textposition.h"
 
+#include <algorithm>
 #include <array>
 #include <exception>
 #include <limits>
@@ -21,6 +22,10 @@ namespace {
 constexpr std::size_t kMaxReportedProblems = 200;
 // Index paths come from the file: bound them so "input.99999999" cannot allocate a huge array.
 constexpr std::uint32_t kMaxListIndex = 1u << 16;
+// And bound what they add up to: the argument slots of a whole file (each empty one is written as null) are at
+// most this many plus one per byte of the file, so "input.9999.9999" rows cannot turn 20 KB into millions of
+// slots and gigabytes (issue 25). One list of kMaxListIndex elements still fits.
+constexpr std::uint64_t kSlotSlack = kMaxListIndex;
 constexpr std::size_t kMaxPathDepth = 32;
 constexpr std::uint32_t kMaxRowDepth = 64;
 
@@ -201,6 +206,42 @@ bool placeLeaf(
     return true;
 }
 
+/// How many slots placeLeaf would add for `path` below `root`: an index past the end of a list pads it with empty
+/// slots (written as null), so "input.9999.9999" alone asks for 20,000 of them. Nothing is allocated here.
+std::uint64_t slotCost(const Slot& root, const std::vector<std::string_view>& path)
+{
+    const Slot* slot = &root;
+    std::uint64_t cost = 0;
+    for (const std::string_view segment : path) {
+        const auto index = listIndex(segment);
+        if (!slot) { // below a new slot everything is new
+            cost += index ? std::uint64_t { *index } + 1 : 1;
+            continue;
+        }
+        if (index) {
+            if (slot->kind != Slot::Kind::Empty && slot->kind != Slot::Kind::List)
+                return cost; // placeLeaf refuses the row (pkl.conflict) before allocating
+            if (*index < slot->items.size()) {
+                slot = &slot->items[*index];
+                continue;
+            }
+            cost += std::uint64_t { *index } + 1 - slot->items.size();
+            slot = nullptr;
+        } else {
+            if (slot->kind != Slot::Kind::Empty && slot->kind != Slot::Kind::Dict)
+                return cost;
+            const auto key = std::find(slot->keys.begin(), slot->keys.end(), segment);
+            if (key != slot->keys.end()) {
+                slot = &slot->items[static_cast<std::size_t>(key - slot->keys.begin())];
+                continue;
+            }
+            cost += 1;
+            slot = nullptr;
+        }
+    }
+    return cost;
+}
+
 Scalar copyScalar(JsonValue v, std::string* text = nullptr)
 {
     Scalar s;
@@ -353,6 +394,7 @@ private:
     Diagnostics m_diagnostics;
     std::size_t m_problems = 0;
     std::size_t m_goodRows = 0;
+    std::uint64_t m_slots = 0; ///< argument slots made so far (bounded: kSlotSlack + one per byte of the file)
     std::optional<Diagnostic> m_firstProblem;
     bool m_truncated = false;
     std::string m_droppedEntry;
@@ -616,6 +658,16 @@ void PklReader::addTensorRow(JsonValue row, std::string_view name)
         if (!split->backward && !listIndex(path.front()))
             root = &entry.kwargs;
     }
+    const std::uint64_t cost = slotCost(*root, path);
+    if (m_slots + cost > kSlotSlack + m_text.size()) {
+        rowError("pkl.amplification", elementAt(0),
+            "\"" + std::string(name.substr(0, 256)) + (name.size() > 256 ? "...\"" : "\"") + ": its index path would add "
+                + std::to_string(cost) + " argument slots (empty positions written as null) to the " + std::to_string(m_slots)
+                + " already made, more than a file of " + std::to_string(m_text.size()) + " bytes can describe (at most "
+                + std::to_string(kSlotSlack) + " plus one per byte); the line is skipped");
+        return;
+    }
+    m_slots += cost;
     std::string why;
     bool duplicate = false;
     if (!placeLeaf(*root, path, static_cast<std::uint32_t>(m_rows.size()), why, duplicate)) {

@@ -6,6 +6,7 @@
 #include "core/dump/leaf.h"
 #include "core/runut/csvio.h"
 #include "core/runut/runutconfig.h"
+#include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 
 #include <algorithm>
@@ -182,7 +183,8 @@ void readDumped(JsonValue v, const dump::DumpFile& file, DumpedValue& out, Value
             out.problem = "the dump holds no data file for a recorded output tensor";
             return;
         }
-        auto t = tensor::loadTensorFile(file.tensorDir, leaf->dataName);
+        // Through the dump's one resolver (tensor/resolver.h): the name and the tensor folder stay inside the dump.
+        auto t = tensor::makeTensorResolver(file.path.parent_path(), file.tensorDir)->load(leaf->dataName);
         if (!t) {
             out.problem = t.error().format();
             return;

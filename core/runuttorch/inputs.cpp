@@ -5,6 +5,7 @@
 #include "core/runuttorch/replaydetail.h"
 
 #include "core/dump/leaf.h"
+#include "core/tensor/resolver.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -291,7 +292,8 @@ at::Tensor realTensor(JsonValue desc, InputContext& ctx, const std::string& wher
     } else if (const auto d = desc.find("data_name"); d && d->isString()) {
         name = std::string(d->asString());
     }
-    auto loaded = tensor::loadTensorFile(ctx.dump->tensorDir, name);
+    // Through the dump's one resolver (tensor/resolver.h): the name and the tensor folder stay inside the dump.
+    auto loaded = tensor::makeTensorResolver(ctx.dump->path.parent_path(), ctx.dump->tensorDir)->load(name);
     if (!loaded)
         throw ReplayError(where + ": " + loaded.error().format());
     return toTorch(*loaded);

@@ -4,13 +4,16 @@
 #include "core/util/bytes.h"
 #include "core/util/outputfile.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <string_view>
 #include <vector>
 
 namespace probescope::session {
@@ -51,6 +54,21 @@ std::string stamp(const RankPair& pair, const AnalysisOptions& options)
     return out;
 }
 
+/// pair-<16 lowercase hex digits>.pspair, the only names the cache writes and prunes.
+bool isCacheFileName(std::string_view name)
+{
+    constexpr std::string_view prefix = "pair-";
+    constexpr std::string_view suffix = ".pspair";
+    if (name.size() != prefix.size() + 16 + suffix.size() || name.substr(0, prefix.size()) != prefix
+        || name.substr(name.size() - suffix.size()) != suffix)
+        return false;
+    for (const char c : name.substr(prefix.size(), 16)) {
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    }
+    return true;
+}
+
 void writeStatus(ByteWriter& w, const NodeStatusTable& s)
 {
     w.array(s.own);
@@ -70,15 +88,51 @@ bool readStatus(ByteReader& r, NodeStatusTable& s)
 
 } // namespace
 
-fs::path defaultCacheDir()
+std::optional<std::string> cacheDirProblem(const fs::path& dir)
 {
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0)
+        return dir.string() + ": " + std::strerror(errno);
+    if (S_ISLNK(st.st_mode))
+        return dir.string() + " is a symbolic link; the cache folder must be a real folder of this user";
+    if (!S_ISDIR(st.st_mode))
+        return dir.string() + " is not a folder";
+    if (st.st_uid != ::geteuid())
+        return dir.string() + " belongs to another user (uid " + std::to_string(st.st_uid) + ")";
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return dir.string() + " is writable by other users (mode " + [&] {
+            char mode[8];
+            std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+            return std::string(mode);
+        }() + ")";
+    return std::nullopt;
+}
+
+fs::path defaultCacheDir(std::string* problem)
+{
+    std::vector<fs::path> candidates;
     if (const char* own = std::getenv("PROBESCOPE_CACHE_DIR"); own && *own)
-        return own;
+        candidates.emplace_back(own);
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        return fs::path(xdg) / "probescope";
+        candidates.push_back(fs::path(xdg) / "probescope");
     if (const char* home = std::getenv("HOME"); home && *home)
-        return fs::path(home) / ".cache" / "probescope";
-    return fs::temp_directory_path() / "probescope-cache";
+        candidates.push_back(fs::path(home) / ".cache" / "probescope");
+    // No shared fallback (/tmp): there another user could plant a link to follow or files to prune.
+    std::string why;
+    for (const fs::path& dir : candidates) {
+        struct stat st {};
+        if (::lstat(dir.c_str(), &st) != 0 && errno == ENOENT)
+            return dir; // created 0700 by the first write
+        const auto unusable = cacheDirProblem(dir);
+        if (!unusable)
+            return dir;
+        why += (why.empty() ? "" : "; ") + *unusable;
+    }
+    if (problem)
+        *problem = "the reopen cache is off: " + (candidates.empty()
+            ? std::string("none of PROBESCOPE_CACHE_DIR, XDG_CACHE_HOME and HOME is set")
+            : why);
+    return {};
 }
 
 fs::path pairCacheFile(const fs::path& dir, const RankPair& pair, const AnalysisOptions& options)
@@ -95,14 +149,31 @@ fs::path pairCacheFile(const fs::path& dir, const RankPair& pair, const Analysis
 
 std::optional<CachedPair> readPairCache(const fs::path& file, const RankPair& pair, const AnalysisOptions& options)
 {
-    std::ifstream in(file, std::ios::binary);
-    std::error_code ec;
-    const auto size = fs::file_size(file, ec);
-    if (!in || ec)
+    if (cacheDirProblem(file.parent_path().empty() ? fs::path(".") : file.parent_path()))
         return std::nullopt;
+    // A link at the name is never followed (O_NOFOLLOW), and only a regular file of this user is read.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+        ::close(fd);
+        return std::nullopt;
+    }
     // One read of the whole file (an istreambuf_iterator copy runs at a fifth of the page cache's speed).
-    std::string bytes(size, '\0');
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+        const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            break;
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    if (got != bytes.size())
         return std::nullopt;
     if (bytes.compare(0, kMagic.size(), kMagic) != 0)
         return std::nullopt;
@@ -172,22 +243,34 @@ std::optional<std::string> writePairCache(const fs::path& file, const RankPair& 
     w.value(static_cast<std::uint8_t>(f.inputsAlreadyDiffer));
     w.text(f.summary);
 
+    // The folder: its parents as the user has them, itself created private (0700) and checked to be so, whoever
+    // made it (a folder planted by another user, or a link in its place, is refused, never followed).
+    const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
     std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    if (ec)
-        return file.parent_path().string() + ": " + ec.message();
+    if (dir.has_parent_path())
+        fs::create_directories(dir.parent_path(), ec);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return errnoText("cannot create the cache folder", dir, errno);
+    if (const auto unsafe = cacheDirProblem(dir))
+        return "the cache is not written: " + *unsafe;
+    if (!isCacheFileName(file.filename().string()))
+        return file.string() + ": not a cache file name (pair-<16 hex digits>.pspair)";
     if (auto failure = writeFileAtomically(file, bytes, ReplaceMode::Allowed))
         return failure->message;
-    // Keep the folder small: the oldest caches go first.
-    std::vector<std::pair<fs::file_time_type, fs::path>> caches;
-    for (const auto& e : fs::directory_iterator(file.parent_path(), ec)) {
-        if (e.path().extension() == ".pspair")
-            caches.emplace_back(e.last_write_time(ec), e.path());
+    // Keep the folder small: the oldest caches go first. Only the cache's own regular files are candidates; a link
+    // or anything else in the folder is left alone, and lstat never follows a link.
+    std::vector<std::pair<std::int64_t, fs::path>> caches;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        struct stat st {};
+        if (!isCacheFileName(name) || ::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        caches.emplace_back(static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, it->path());
     }
     if (caches.size() > keepFiles) {
         std::sort(caches.begin(), caches.end());
         for (std::size_t i = 0; i + keepFiles < caches.size(); ++i)
-            fs::remove(caches[i].second, ec);
+            ::unlink(caches[i].second.c_str()); // removes a name, never what a link points to
     }
     return std::nullopt;
 }

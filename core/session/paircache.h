@@ -29,19 +29,32 @@ struct CachedPair
     std::uint64_t keysHash = 0; ///< tree->keysHash() when written
 };
 
-/// $PROBESCOPE_CACHE_DIR, else $XDG_CACHE_HOME/probescope, else ~/.cache/probescope.
-std::filesystem::path defaultCacheDir();
+/**
+ * @brief The user's private cache folder: $PROBESCOPE_CACHE_DIR, else $XDG_CACHE_HOME/probescope, else
+ * $HOME/.cache/probescope, the first that is usable (missing, to be created 0700, or private: see cacheDirProblem).
+ *
+ * Empty when none is: the cache is then off and `problem` (when given) says why. Never a shared folder such as
+ * /tmp/probescope-cache: another user could plant links there or read the trees (docs/reopen-cache.md).
+ */
+std::filesystem::path defaultCacheDir(std::string* problem = nullptr);
+
+/// Why `dir` cannot hold the cache, or nothing when it is private: a real folder (not a symbolic link), owned by
+/// this user, writable by nobody else (no group or other write bit). A missing folder is a problem too.
+std::optional<std::string> cacheDirProblem(const std::filesystem::path& dir);
 
 /// The cache file of `pair` analysed with `options` inside `dir`.
 std::filesystem::path pairCacheFile(const std::filesystem::path& dir, const RankPair& pair,
                                     const AnalysisOptions& options);
 
-/// The cached result, or nullopt when there is none, an input changed since, or the file is damaged.
+/// The cached result, or nullopt when there is none, an input changed since, the file is damaged (a miss, never
+/// trusted), or the folder is not private (cacheDirProblem) or the file is a symbolic link (never followed).
 std::optional<CachedPair> readPairCache(const std::filesystem::path& file, const RankPair& pair,
                                         const AnalysisOptions& options);
 
-/// Writes the cache of a finished analysis (atomically, replacing an older one) and keeps the folder at
-/// most `keepFiles` files (oldest removed). The reason when it could not be written.
+/// Writes the cache of a finished analysis (core/util/outputfile.h: complete or absent, replacing an older one or a
+/// link at the name, never following it) and keeps the folder at most `keepFiles` cache files (oldest removed; only
+/// regular files named pair-<16 hex>.pspair, never through a link). The folder is created 0700 when missing and
+/// must be private (cacheDirProblem). The reason when it could not be written.
 std::optional<std::string> writePairCache(const std::filesystem::path& file, const RankPair& pair,
                                           const AnalysisOptions& options, const PairAnalysis& analysis,
                                           std::size_t keepFiles = 16);

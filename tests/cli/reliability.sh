@@ -21,11 +21,13 @@ run() {
 }
 has() { grep -qE -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks /$2/"; }; }
 lacks() { ! grep -qE -- "$2" "$1" || { cat "$1" >&2; fail "$1 has /$2/"; }; }
-# copyside SIDE DEST [copy]: a rank folder of the tensor pair; tensors linked, or copied with "copy".
+# copyside SIDE DEST [copy]: a rank folder of the tensor pair, its tensors copied (2 MB): a dump_tensor_data that is
+# a link leaving the dump folder is refused since issue 25 (docs/reliability.md, "One tensor resolver").
 copyside() {
     mkdir -p "$2"
     cp "$F/$1/step0/rank/"{dump.json,construct.json,stack.json} "$2/"
-    if [ "${3:-}" = copy ]; then cp -r "$F/$1/step0/rank/dump_tensor_data" "$2/"; else ln -s "$F/$1/step0/rank/dump_tensor_data" "$2/"; fi
+    cp -r "$F/$1/step0/rank/dump_tensor_data" "$2/"
+    chmod -R u+w "$2"
 }
 csvs() { ls "$1"/compare_result_*.csv 2>/dev/null | wc -l; }
 
@@ -185,6 +187,97 @@ resume_cut)
     run 1 "$cli" run-ut -api_info "$F/npu/step0/rank/dump.json" -csv_path ru/accuracy_checking_result_20260101000000.csv
     has err.txt "accuracy_checking_result_20260101000000.csv:3:1: error \[runut.resume-malformed\]: the last line is cut short"
     [ "$before" = "$(md5sum ru/*.csv)" ] || fail "the resumed files were changed"
+    ;;
+# ---- issue 25: the ptdbg profile and the tensor gate ----
+ptdbg_escape)
+    # A row named ../../../outside/… read a file outside the dump; a planted .npy there must never be used.
+    P=$fixtures/legacy_ptdbg/all_mode
+    for side in npu bench; do
+        mkdir -p $side && cp -r "$P/$side/ptdbg_dump_v6.0/step0/rank0" $side/ && chmod -R u+w $side
+        sed -i 's#\["Functional.gelu.0.forward.output"#["../../../outside/Functional.gelu.0.forward.output"#' $side/rank0/dump.pkl
+    done
+    mkdir -p outside && cp "$P/npu/ptdbg_dump_v6.0/step0/rank0/dump/Functional.gelu.0.forward.output.npy" outside/
+    run 1 "$cli" compare --profile ptdbg --npu npu/rank0 --bench bench/rank0 -o out -j 1
+    has err.txt "error \[tensor.path-escape\]"
+    has out.txt "written: [^ ]*compare_result_[0-9]{14}\.csv"
+    grep -h "outside/Functional.gelu.0.forward.output," out/compare_result_*.csv >row.txt
+    has row.txt "unreadable"
+    lacks row.txt "not found"
+    ;;
+ptdbg_linked_folder)
+    # The NPU .npy folder is a link to the bench's: the NPU would be compared with the bench's own tensors.
+    P=$fixtures/legacy_ptdbg/all_mode
+    for side in npu bench; do mkdir -p $side && cp -r "$P/$side/ptdbg_dump_v6.0/step0/rank0" $side/ && chmod -R u+w $side; done
+    rm -rf npu/rank0/dump && ln -s "$w/bench/rank0/dump" npu/rank0/dump
+    run 1 "$cli" compare --profile ptdbg --npu npu/rank0 --bench bench/rank0 -o out -j 1
+    has err.txt "npu/rank0/dump: error \[tensor.path-escape\]: the tensor folder resolves to"
+    lacks out.txt "no failing node"
+    run 1 "$cli" compare --npu npu/rank0/dump.pkl --bench bench/rank0/dump.pkl -o out2 -j 1
+    has err.txt "error \[tensor.path-escape\]"
+    lacks out.txt "no failing node"
+    ;;
+ptdbg_corrupt_npy)
+    # A corrupt .npy of a .pkl dump was "not found." / "no failing node" with exit 0 in both profiles.
+    P=$fixtures/legacy_ptdbg/all_mode
+    for side in npu bench; do mkdir -p $side && cp -r "$P/$side/ptdbg_dump_v6.0/step0/rank0" $side/ && chmod -R u+w $side; done
+    head -c 60 "$P/npu/ptdbg_dump_v6.0/step0/rank0/dump/Functional.gelu.0.forward.input.0.npy" \
+        >npu/rank0/dump/Functional.gelu.0.forward.input.0.npy
+    for profile in ptdbg msprobe-1.2; do
+        run 1 "$cli" compare --profile $profile --npu npu/rank0 --bench bench/rank0 -o out-$profile -j 1
+        has err.txt "error \[compare.tensor-unreadable\]: .*Functional.gelu.0.forward.input.0"
+        grep -h "^Functional.gelu.0.forward.input.0," out-$profile/compare_result_*.csv >row.txt
+        has row.txt "unreadable"
+        lacks row.txt "not found"
+    done
+    ;;
+ptdbg_long_name)
+    # A ~35 KB row name overflowed the stack in std::regex (exit 139).
+    name="Torch.$(head -c 35000 /dev/zero | tr '\0' a).0.forward"
+    for side in npu bench; do
+        printf '["%s.input.0", 0, [], "torch.float32", [3], [1, 1, 1, 1]]\n["%s.output", 0, [], "torch.float32", [3], [1, 1, 1, 1]]\n' \
+            "$name" "$name" >$side.pkl
+    done
+    run 0 "$cli" compare --profile ptdbg --npu npu.pkl --bench bench.pkl -o out
+    has out.txt "rows: 2"
+    ;;
+ptdbg_damaged_pkl)
+    # A cut .pkl is refused with file:line:col (exit 1) unless --salvage, as a cut dump.json is.
+    P=$fixtures/legacy_ptdbg/summary_mode
+    for side in npu bench; do mkdir -p $side && cp -r "$P/$side/ptdbg_dump_v6.0/step0/rank0" $side/ && chmod -R u+w $side; done
+    size=$(stat -c %s bench/rank0/dump.pkl)
+    head -c $((size - 20)) "$P/bench/ptdbg_dump_v6.0/step0/rank0/dump.pkl" >bench/rank0/dump.pkl # inside the last row
+    run 1 "$cli" compare --profile ptdbg --npu npu/rank0 --bench bench/rank0 -o out
+    has err.txt "bench/rank0/dump.pkl:[0-9]+:[0-9]+: error \[pkl.truncated\]"
+    has out.txt "not compared"
+    [ "$(csvs out)" = 0 ] || fail "a result was written for a refused pair"
+    run 1 "$cli" compare --profile ptdbg --npu npu/rank0 --bench bench/rank0 -o out --salvage
+    has out.txt "SALVAGED, the result is partial: [^ ]*bench/rank0/dump.pkl"
+    [ "$(csvs out)" = 1 ] || fail "--salvage wrote no result"
+    # Options the ptdbg branch does not implement are usage errors, never dropped.
+    for opt in "--step 0" "--rank 0" --resume "--pair-threads 2" -da --exec-order --verify "-cm"; do
+        run 2 "$cli" compare --profile ptdbg --npu npu/rank0 --bench bench/rank0 -o out $opt
+        has err.txt "${opt%% *} does not apply to the ptdbg profile: "
+    done
+    ;;
+pkl_amplification)
+    # Index paths turned 20 KB of pkl into millions of rows and GBs: capped with an error naming file and line.
+    mkdir -p a
+    for i in $(seq 0 199); do
+        printf '["Torch.add.%d.forward.input.9999.9999", 0, [], "torch.float32", [2], [1, 0, 0.5, 1]]\n' $i
+    done >a/dump.pkl
+    run 1 "$cli" info a/dump.pkl
+    has out.txt "a/dump.pkl:[0-9]+:[0-9]+: error \[pkl.amplification\]"
+    ;;
+msprobe26_cut_pt)
+    # In the msprobe 26 profile a .pt cut to 3,000 bytes gave the row "Result pass" and exit 0.
+    copyside bench bench copy
+    victim=bench/dump_tensor_data/Functional.gelu.0.forward.input.0.pt
+    head -c 3000 "$F/bench/step0/rank/dump_tensor_data/Functional.gelu.0.forward.input.0.pt" >"$victim"
+    run 1 "$cli" compare --profile msprobe-26 --npu "$F/npu/step0/rank/dump.json" --bench bench/dump.json -o out -j 1
+    has err.txt "error \[compare.tensor-unreadable\]: row Functional.gelu.0.forward.input.0"
+    grep -h "^Functional.gelu.0.forward.input.0," out/compare_result_*.csv >row.txt
+    has row.txt "unreadable"
+    lacks row.txt ",pass,"
     ;;
 *)
     fail "unknown case"

@@ -627,3 +627,52 @@ TEST(LegacyPkl, Ptdbg60StackRowsAfterTheirApi)
     const JsonValue stack = *dump->document->root().find("stack");
     EXPECT_EQ(toText(stack), "{Functional.relu.0.forward:[\"File /x/a.py, line 3, in f, \n y = relu(x)\"]}");
 }
+
+// Issue 25: index paths ("input.9999.9999") turned 20 KB of pkl into millions of argument slots and gigabytes.
+// The slots of a file are capped (65,536 plus one per byte): the row that would pass the cap is an error naming
+// file and line, and the memory stays proportional to the file.
+TEST(LegacyPkl, IndexPathsCannotAmplifyAFileBeyondItsSize)
+{
+    std::string text;
+    int lines = 0;
+    for (int i = 0; i < 200; ++i) {
+        text += "[\"Torch_add_" + std::to_string(i) + "_forward_input.9999.9999\", 1, [], \"torch.float32\", [2], [1.0, 0.0, 0.5]]\n";
+        ++lines;
+    }
+    ASSERT_LT(text.size(), 20000u);
+    TempDir dir;
+    const auto file = dir.write("amplified.pkl", text);
+    auto dump = readLegacyPkl(file);
+    ASSERT_TRUE(dump.ok()) << dump.error().format();
+    const Diagnostic* cap = nullptr;
+    std::size_t capped = 0;
+    for (const Diagnostic& d : (*dump)->diagnostics) {
+        if (d.id == "pkl.amplification") {
+            cap = cap ? cap : &d;
+            ++capped;
+        }
+    }
+    ASSERT_NE(cap, nullptr);
+    EXPECT_EQ(cap->severity, Severity::Error);
+    EXPECT_EQ(cap->location.file, file.string());
+    // Each row asks for 20,000 slots: the budget (65,536 + the file's bytes) holds the first few.
+    const std::size_t fit = (65536 + text.size()) / 20000;
+    EXPECT_EQ(cap->location.line, fit + 1);
+    EXPECT_GT(cap->location.column, 0u);
+    EXPECT_NE(cap->message.find("Torch_add_" + std::to_string(fit) + "_forward_input.9999.9999"), std::string::npos)
+        << cap->message;
+    EXPECT_EQ(capped, std::min<std::size_t>(200 - fit, 200));
+    EXPECT_EQ((*dump)->entries.size(), fit);
+    // The document is what those rows describe (~20,000 nulls each), not gigabytes.
+    EXPECT_LT((*dump)->document->nodeCount(), (fit + 1) * 20100);
+    (void)lines;
+
+    // An ordinary list argument of many tensors is untouched by the cap.
+    std::string many;
+    for (int i = 0; i < 3000; ++i)
+        many += "[\"Torch_cat_0_forward_input.0." + std::to_string(i) + "\", 1, [], \"torch.float32\", [2], [1.0, 0.0, 0.5]]\n";
+    auto cat = readLegacyPkl(dir.write("many.pkl", many));
+    ASSERT_TRUE(cat.ok());
+    for (const Diagnostic& d : (*cat)->diagnostics)
+        EXPECT_NE(d.id, "pkl.amplification");
+}

@@ -633,3 +633,195 @@ TEST(PtdbgSeam, ThePipelineWritesWhatPtdbgsJobWrites)
         }
     }
 }
+
+// ---- issue 25: hostile inputs of the ptdbg profile ----
+
+namespace {
+
+/// npu/dump.pkl + npu/dump/ and bench/dump.pkl + bench/dump/ under `root`: one add API, as ptdbg lays them out.
+ptdbg::PtdbgInput hostilePair(const fs::path& root, const std::string& npuInput = "Torch.add.0.forward.input.0")
+{
+    writeFile(root / "npu/dump.pkl", row(npuInput, "[3]", 3) + row("Torch.add.0.forward.output", "[3]", 3));
+    writeFile(root / "bench/dump.pkl", row(npuInput, "[3]", 3) + row("Torch.add.0.forward.output", "[3]", 3));
+    for (const char* side : { "npu", "bench" }) {
+        writeNpy(root / side / "dump/Torch.add.0.forward.input.0.npy", { 1, 2, 3 });
+        writeNpy(root / side / "dump/Torch.add.0.forward.output.npy", { 1, 2, 3 });
+    }
+    return ptdbg::PtdbgInput { root / "npu/dump.pkl", root / "bench/dump.pkl", root / "npu/dump", root / "bench/dump" };
+}
+
+bool hasDiagnostic(const Diagnostics& list, std::string_view id)
+{
+    return std::any_of(list.begin(), list.end(), [&](const Diagnostic& d) { return d.id == id && d.severity == Severity::Error; });
+}
+
+} // namespace
+
+// A row named ../../outside/… read a file outside the dump (issue 25): it is refused, never read, and the run fails.
+TEST(PtdbgHostile, AnEscapingRowNameReadsNothingOutsideAndIsAnError)
+{
+    TempDir dir;
+    const std::string escaping = "../../../outside/Torch.add.0.forward.input.0"; // from run/npu/dump to outside/
+    const auto input = hostilePair(dir.path() / "run", escaping);
+    // The planted file holds values no dump has: a table computed from it would show MaxAbsErr 0 (it is read on
+    // both sides) or these numbers.
+    writeNpy(dir.path() / "outside/Torch.add.0.forward.input.0.npy", { 1234, 5678, 9 });
+    ASSERT_TRUE(fs::exists(input.npuDataDir / (escaping + ".npy")));
+    auto table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table) << table.error().format();
+    ASSERT_EQ((*table)->rows.size(), 2u);
+    EXPECT_EQ(excelText((*table)->rows[0][0]), escaping);
+    EXPECT_EQ(excelText((*table)->rows[0][7]), "Nan"); // MaxAbsErr: nothing was compared
+    const std::string message = excelText((*table)->rows[0][20]);
+    EXPECT_NE(message.find("unreadable"), std::string::npos) << message;
+    EXPECT_NE(message.find("[tensor.path-escape]"), std::string::npos) << message;
+    EXPECT_EQ(message.find("not found"), std::string::npos) << message;
+    EXPECT_TRUE(hasDiagnostic((*table)->diagnostics, "tensor.path-escape"));
+
+    // The job (and so the CLI) reports it as an input error: exit 1.
+    const fs::path outDir = dir.path() / "out";
+    auto results = ptdbg::runPtdbgJob({ { "", input } }, outDir, {});
+    ASSERT_TRUE(results) << results.error().format();
+    EXPECT_TRUE(hasDiagnostic(results->front().inputDiagnostics, "tensor.path-escape"));
+}
+
+// A data folder that is a link to the bench's own folder compared the bench with itself: "no failing node".
+TEST(PtdbgHostile, ADataFolderLinkedToTheBenchsIsRefused)
+{
+    TempDir dir;
+    auto input = hostilePair(dir.path());
+    writeNpy(dir.path() / "npu/dump/Torch.add.0.forward.output.npy", { -1, -2, -3 }); // the NPU's real output differs
+    fs::rename(dir.path() / "npu/dump", dir.path() / "npu/real");
+    fs::create_directory_symlink(dir.path() / "bench/dump", dir.path() / "npu/dump");
+    auto table = ptdbg::comparePkl(input, {});
+    ASSERT_FALSE(table);
+    EXPECT_EQ(table.error().id, "tensor.path-escape");
+    EXPECT_NE(table.error().location.file.find("npu/dump"), std::string::npos) << table.error().format();
+    // The job refuses that pair (the other rank pairs would still run) and writes nothing for it.
+    auto job = ptdbg::runPtdbgJob({ { "", input } }, dir.path() / "job", {});
+    ASSERT_TRUE(job) << job.error().format();
+    EXPECT_TRUE(job->front().refused);
+    EXPECT_TRUE(job->front().csvFile.empty());
+    EXPECT_TRUE(hasDiagnostic(job->front().inputDiagnostics, "tensor.path-escape"));
+    // A link that stays inside the dump folder is followed.
+    fs::remove(dir.path() / "npu/dump");
+    fs::create_directory_symlink("real", dir.path() / "npu/dump");
+    table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table) << table.error().format();
+    EXPECT_EQ(excelText((*table)->rows[1][19]), "No");
+    // The pipeline's ptdbg profile refuses the linked folder the same way (its load step).
+    fs::remove(dir.path() / "npu/dump");
+    fs::create_directory_symlink(dir.path() / "bench/dump", dir.path() / "npu/dump");
+    const fs::path outDir = dir.path() / "out";
+    JobOptions options;
+    options.profile = Profile::Ptdbg;
+    options.timestamp = "20260101000000";
+    auto viaSeam = runCompareJob(CompareInput { input.npuPkl, input.benchPkl, std::nullopt }, outDir, options);
+    ASSERT_TRUE(viaSeam) << viaSeam.error().format();
+    ASSERT_EQ(viaSeam->size(), 1u);
+    EXPECT_TRUE(viaSeam->front().refused);
+    EXPECT_TRUE(hasDiagnostic(viaSeam->front().inputDiagnostics, "tensor.path-escape"));
+}
+
+// A corrupt .npy of a .pkl dump was "not found." and "no failing node" with exit 0.
+TEST(PtdbgHostile, ACorruptNpyIsUnreadableNeverNotFound)
+{
+    TempDir dir;
+    const auto input = hostilePair(dir.path());
+    writeFile(dir.path() / "npu/dump/Torch.add.0.forward.input.0.npy", "\x93NUMPY\x01\x00garbage that is no header");
+    auto table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table) << table.error().format();
+    const std::string message = excelText((*table)->rows[0][20]);
+    EXPECT_NE(message.find("unreadable"), std::string::npos) << message;
+    EXPECT_NE(message.find("Torch.add.0.forward.input.0.npy"), std::string::npos) << message;
+    EXPECT_EQ(message.find("not found"), std::string::npos) << message;
+    EXPECT_TRUE(hasDiagnostic((*table)->diagnostics, "compare.tensor-unreadable"));
+    const fs::path outDir = dir.path() / "out";
+    auto results = ptdbg::runPtdbgJob({ { "", input } }, outDir, {});
+    ASSERT_TRUE(results) << results.error().format();
+    EXPECT_TRUE(hasDiagnostic(results->front().inputDiagnostics, "compare.tensor-unreadable"));
+
+    // The msprobe 1.2 profile on the same .pkl dump (rows compared by msprobe's rules) says the same.
+    JobOptions options;
+    options.timestamp = "20260101000000";
+    auto msprobe = runCompareJob(CompareInput { input.npuPkl, input.benchPkl, std::nullopt }, outDir / "m", options);
+    ASSERT_TRUE(msprobe) << msprobe.error().format();
+    ASSERT_EQ(msprobe->size(), 1u);
+    EXPECT_TRUE(hasDiagnostic(msprobe->front().inputDiagnostics, "compare.tensor-unreadable"));
+    const auto& t = *msprobe->front().table;
+    bool unreadableRow = false;
+    for (std::size_t r = 0; r < t.rows.size(); ++r)
+        unreadableRow = unreadableRow || excelText(t.rows[r][static_cast<std::size_t>(t.column("Err_message"))]).find("unreadable") != std::string::npos;
+    EXPECT_TRUE(unreadableRow);
+    // A missing file keeps the tools' own "not found.".
+    fs::remove(dir.path() / "npu/dump/Torch.add.0.forward.input.0.npy");
+    table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table);
+    EXPECT_NE(excelText((*table)->rows[0][20]).find("not found."), std::string::npos);
+    EXPECT_FALSE(hasDiagnostic((*table)->diagnostics, "compare.tensor-unreadable"));
+}
+
+// A 35 KB row name overflowed the stack in std::regex (check_stack_mode): now a linear scan.
+TEST(PtdbgHostile, A35KilobyteRowNameIsComparedWithoutCrashing)
+{
+    TempDir dir;
+    const std::string api = "Torch." + std::string(35000, 'a') + ".0.forward";
+    writeFile(dir.path() / "npu.pkl", row(api + ".input.0", "[3]", 1) + row(api + ".output", "[3]", 1));
+    writeFile(dir.path() / "bench.pkl", row(api + ".input.0", "[3]", 1) + row(api + ".output", "[3]", 2));
+    ptdbg::PtdbgInput input { dir.path() / "npu.pkl", dir.path() / "bench.pkl", {}, {} };
+    auto table = ptdbg::comparePkl(input, {});
+    ASSERT_TRUE(table) << table.error().format();
+    EXPECT_EQ((*table)->rows.size(), 2u);
+    // With a stack row after it, the same long API is recognised as stack mode (ptdbg's pattern, without regex).
+    writeFile(dir.path() / "npu.pkl", row(api + ".input.0", "[3]", 1) + row(api + ".output", "[3]", 1) + "[\"" + api
+                                           + ".stack_info\", [\"File a.py, line 1, in f\"]]\n");
+    writeFile(dir.path() / "bench.pkl", readAll(dir.path() / "npu.pkl"));
+    ptdbg::PtdbgOptions stack;
+    stack.stackMode = true;
+    table = ptdbg::comparePkl(input, stack);
+    ASSERT_TRUE(table) << table.error().format();
+    table = ptdbg::comparePkl(input, {});
+    ASSERT_FALSE(table);
+    EXPECT_EQ(table.error().id, "compare.option"); // "please turn on the stack_mode"
+}
+
+// A damaged .pkl goes through the load step the msprobe dumps go through: refused with file:line:col, or compared in
+// part with --salvage (and the run still fails).
+TEST(PtdbgHostile, ADamagedPklIsRefusedUnlessSalvaged)
+{
+    TempDir dir;
+    auto input = hostilePair(dir.path());
+    const std::string good = readAll(input.benchPkl);
+    const fs::path outDir = dir.path() / "out";
+    ptdbg::PtdbgJobOptions options;
+    options.timestamp = "20260101000000";
+    const auto cases = std::vector<std::pair<std::string, std::string>> {
+        { good.substr(0, good.size() - 20), "pkl.truncated" },                         // cut inside the last row
+        { good + "[\"Torch.add.1.forward.input.0\", 0, [], \"torch.f\xff\", [3], [1, 1, 1, 1]]\n", "pkl.utf8" },
+        { good + "[\"Torch.add.1.forward.input.0\", 0, [], \"torch.float32\", \"x\", [1, 1, 1, 1]]\n", "pkl.row" },
+    };
+    for (const auto& [text, id] : cases) {
+        SCOPED_TRACE(id);
+        writeFile(input.benchPkl, text);
+        auto refused = ptdbg::runPtdbgJob({ { "", input } }, outDir / "refused", options);
+        ASSERT_TRUE(refused) << refused.error().format();
+        ASSERT_EQ(refused->size(), 1u);
+        EXPECT_TRUE(refused->front().refused);
+        EXPECT_TRUE(refused->front().csvFile.empty());
+        const auto found = std::find_if(refused->front().inputDiagnostics.begin(), refused->front().inputDiagnostics.end(),
+                                        [&](const Diagnostic& d) { return d.id == id; });
+        ASSERT_NE(found, refused->front().inputDiagnostics.end());
+        EXPECT_NE(found->location.file.find("bench/dump.pkl"), std::string::npos);
+        EXPECT_GT(found->location.line, 0u);
+        EXPECT_GT(found->location.column, 0u);
+
+        ptdbg::PtdbgJobOptions salvage = options;
+        salvage.salvage = true;
+        auto partial = ptdbg::runPtdbgJob({ { "", input } }, outDir / "salvaged", salvage);
+        ASSERT_TRUE(partial) << partial.error().format();
+        EXPECT_FALSE(partial->front().refused);
+        EXPECT_FALSE(partial->front().salvaged.empty());
+        EXPECT_TRUE(hasErrors(partial->front().inputDiagnostics)); // the CLI still exits 1
+        EXPECT_FALSE(partial->front().csvFile.empty());
+    }
+}

@@ -7,6 +7,7 @@
 #include "core/dump/rankdump.h"
 #include "core/runut/resumecheck.h"
 #include "tempdir.h"
+#include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "testconfig.h"
 #include "core/util/fileio.h"
@@ -54,14 +55,19 @@ const Diagnostic* findId(const Diagnostics& list, std::string_view id)
 
 fs::path tensorPair() { return probescope::testing::fixturesDir() / "modelA_tensor_mix"; }
 
-/// A copy of one side's step0/rank folder (dump.json, construct.json, stack.json; tensors linked).
+/// A copy of one side's step0/rank folder (dump.json, construct.json, stack.json and its 2 MB of tensors: a
+/// dump_tensor_data linked to another folder is refused since issue 25).
 fs::path copyRank(const fs::path& side, const fs::path& to)
 {
     const fs::path from = side / "step0" / "rank";
     fs::create_directories(to);
     for (const char* name : { "dump.json", "construct.json", "stack.json" })
         fs::copy_file(from / name, to / name);
-    fs::create_directory_symlink(fs::absolute(from / "dump_tensor_data"), to / "dump_tensor_data");
+    fs::copy(from / "dump_tensor_data", to / "dump_tensor_data", fs::copy_options::recursive);
+    // The fixtures are read-only: the copy must be writable (cut files) and removable.
+    for (const auto& e : fs::recursive_directory_iterator(to))
+        fs::permissions(e.path(), fs::perms::owner_write | fs::perms::owner_read, fs::perm_options::add);
+    fs::permissions(to / "dump_tensor_data", fs::perms::owner_all, fs::perm_options::add);
     return to / "dump.json";
 }
 
@@ -535,4 +541,100 @@ TEST(LegacyPklValidation, InvalidUtf8AndNegativeShapesAreReported)
     });
     ASSERT_NE(shape, (*dump)->diagnostics.end());
     EXPECT_EQ(shape->location.line, 3u);
+}
+
+// ---- issue 25: the tensor gate ---------------------------------------------------------------------
+
+// In the msprobe 26 profile a .pt cut to 3,000 bytes gave the row "Result pass" and exit 0; every profile now
+// reports compare.tensor-unreadable naming the file, and the row says why.
+TEST(TensorGate, APtCutTo3000BytesIsAnErrorInBothMsprobeProfiles)
+{
+    if (!fs::exists(tensorPair()))
+        GTEST_SKIP() << "fixtures not found";
+    for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
+        SCOPED_TRACE(std::string(profileName(profile)));
+        TempDir dir;
+        const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
+        const fs::path victim = bench.parent_path() / "dump_tensor_data" / "Functional.gelu.0.forward.input.0.pt";
+        ASSERT_GT(fs::file_size(victim), 3000u);
+        cutFile(victim, 3000);
+        compare::CompareInput input { tensorPair() / "npu" / "step0" / "rank" / "dump.json", bench, std::nullopt };
+        compare::JobOptions options = quickOptions();
+        options.profile = profile;
+        auto results = compare::runCompareJob(input, dir.path() / "out", options);
+        ASSERT_TRUE(results) << results.error().format();
+        ASSERT_EQ(results->size(), 1u);
+        const compare::PairResult& r = (*results)[0];
+        ASSERT_FALSE(r.refused);
+        const Diagnostic* unreadable = findId(r.inputDiagnostics, "compare.tensor-unreadable");
+        ASSERT_NE(unreadable, nullptr);
+        EXPECT_NE(unreadable->message.find("Functional.gelu.0.forward.input.0.pt"), std::string::npos)
+            << unreadable->message;
+        const auto& table = *r.table;
+        const int result = table.column("Result");
+        const int message = table.column("Err_message");
+        ASSERT_GE(message, 0);
+        bool seen = false;
+        for (std::size_t i = 0; i < table.rows.size(); ++i) {
+            if (table.rows[i][0].asString() != "Functional.gelu.0.forward.input.0")
+                continue;
+            seen = true;
+            EXPECT_NE(table.rows[i][static_cast<std::size_t>(message)].asString().find("unreadable"), std::string::npos);
+            if (result >= 0) {
+                EXPECT_NE(table.rows[i][static_cast<std::size_t>(result)].asString(), "pass");
+            }
+        }
+        EXPECT_TRUE(seen);
+    }
+}
+
+// A dump_tensor_data that is a link to the other side's folder compared the NPU with the bench's own tensors ("no
+// failing node"): the tensor folder must lie inside its dump folder, so the pair is refused with tensor.path-escape.
+TEST(TensorGate, ATensorFolderLinkedToTheOtherSidesIsRefused)
+{
+    if (!fs::exists(tensorPair()))
+        GTEST_SKIP() << "fixtures not found";
+    TempDir dir;
+    const fs::path npu = copyRank(tensorPair() / "npu", dir.path() / "npu");
+    const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
+    fs::remove_all(dir.path() / "npu" / "dump_tensor_data");
+    fs::create_directory_symlink(dir.path() / "bench" / "dump_tensor_data", dir.path() / "npu" / "dump_tensor_data");
+    for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
+        SCOPED_TRACE(std::string(profileName(profile)));
+        compare::JobOptions options = quickOptions();
+        options.profile = profile;
+        auto results = compare::runCompareJob(compare::CompareInput { npu, bench, std::nullopt }, dir.path() / "out", options);
+        ASSERT_TRUE(results) << results.error().format();
+        ASSERT_EQ(results->size(), 1u);
+        EXPECT_TRUE((*results)[0].refused);
+        const Diagnostic* escape = findId((*results)[0].inputDiagnostics, "tensor.path-escape");
+        ASSERT_NE(escape, nullptr);
+        EXPECT_NE(escape->location.file.find("npu/dump_tensor_data"), std::string::npos) << escape->format();
+    }
+}
+
+// The resolver: names and folders stay inside the dump folder; the folder itself may be a link that stays inside.
+TEST(TensorGate, TheResolverKeepsNamesAndFoldersInsideTheDump)
+{
+    TempDir dir;
+    fs::create_directories(dir.path() / "dump/real");
+    fs::create_directories(dir.path() / "other/dump_tensor_data");
+    std::ofstream(dir.path() / "dump/real/a.npy") << "x";
+    std::ofstream(dir.path() / "other/dump_tensor_data/a.npy") << "x";
+    fs::create_directory_symlink("real", dir.path() / "dump/inside");
+    fs::create_directory_symlink(dir.path() / "other/dump_tensor_data", dir.path() / "dump/outside");
+    const tensor::TensorResolver inside(dir.path() / "dump", dir.path() / "dump/inside");
+    EXPECT_FALSE(inside.folderProblem());
+    EXPECT_TRUE(inside.resolve("a.npy"));
+    EXPECT_EQ(inside.resolve("../outside/a.npy").error().id, "tensor.path-escape");
+    EXPECT_EQ(inside.resolve("missing.npy").error().id, "tensor.missing");
+    const tensor::TensorResolver outside(dir.path() / "dump", dir.path() / "dump/outside");
+    ASSERT_TRUE(outside.folderProblem());
+    EXPECT_EQ(outside.folderProblem()->id, "tensor.path-escape");
+    EXPECT_EQ(outside.resolve("a.npy").error().id, "tensor.path-escape");
+    EXPECT_EQ(outside.load("a.npy").error().id, "tensor.path-escape");
+    // A folder that does not exist is no escape: its files are missing.
+    const tensor::TensorResolver none(dir.path() / "dump", dir.path() / "dump/none");
+    EXPECT_FALSE(none.folderProblem());
+    EXPECT_EQ(none.resolve("a.npy").error().id, "tensor.missing");
 }

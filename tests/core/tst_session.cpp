@@ -15,7 +15,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <mutex>
 
 using namespace probescope;
@@ -614,4 +617,142 @@ TEST(PairCache, AReopenPublishesTheCachedTreeAndStatusesFirst)
         f.put('\x7f');
     }
     EXPECT_FALSE(readPairCache(file, pair, options));
+}
+
+namespace {
+
+/// Sets (or unsets, with nullptr) an environment variable for one scope.
+class ScopedEnv
+{
+public:
+    ScopedEnv(const char* name, const char* value)
+        : m_name(name)
+    {
+        if (const char* old = std::getenv(name))
+            m_old = old;
+        if (value)
+            ::setenv(name, value, 1);
+        else
+            ::unsetenv(name);
+    }
+    ~ScopedEnv()
+    {
+        if (m_old)
+            ::setenv(m_name, m_old->c_str(), 1);
+        else
+            ::unsetenv(m_name);
+    }
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
+} // namespace
+
+// Issue 25: with HOME unset the cache went to the shared /tmp/probescope-cache, where another user can plant links.
+TEST(PairCache, WithoutAPrivateFolderTheCacheIsOffNeverShared)
+{
+    probescope::testing::TempDir dir;
+    ScopedEnv own("PROBESCOPE_CACHE_DIR", nullptr);
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    {
+        ScopedEnv home("HOME", nullptr);
+        std::string why;
+        EXPECT_EQ(defaultCacheDir(&why), fs::path());
+        EXPECT_NE(why.find("the reopen cache is off"), std::string::npos) << why;
+        EXPECT_NE(why.find("HOME"), std::string::npos) << why;
+    }
+    // A folder writable by others, or a symbolic link, is passed over for the next choice; none left: off.
+    const fs::path shared = dir.path() / "shared";
+    fs::create_directories(shared);
+    fs::permissions(shared, fs::perms::all);
+    fs::create_directory_symlink(dir.path() / "elsewhere", dir.path() / "link");
+    fs::create_directories(dir.path() / "elsewhere");
+    {
+        ScopedEnv ownShared("PROBESCOPE_CACHE_DIR", shared.c_str());
+        ScopedEnv home("HOME", nullptr);
+        std::string why;
+        EXPECT_EQ(defaultCacheDir(&why), fs::path());
+        EXPECT_NE(why.find("writable by other users"), std::string::npos) << why;
+        EXPECT_TRUE(cacheDirProblem(shared));
+        EXPECT_TRUE(cacheDirProblem(dir.path() / "link"));
+        ScopedEnv xdgLink("XDG_CACHE_HOME", dir.path().c_str());
+        fs::create_directory_symlink(dir.path() / "elsewhere", dir.path() / "probescope");
+        EXPECT_EQ(defaultCacheDir(), fs::path()); // $XDG_CACHE_HOME/probescope is a link
+        fs::remove(dir.path() / "probescope");
+        EXPECT_EQ(defaultCacheDir(), dir.path() / "probescope"); // missing: created 0700 by the first write
+    }
+}
+
+// A planted link in or as the cache folder is never followed: nothing is read through it, written into its target,
+// or pruned there; pruning removes only the cache's own regular files.
+TEST(PairCache, PlantedLinksAreNeverFollowedAndOnlyCacheFilesArePruned)
+{
+    probescope::testing::TempDir dir;
+    auto plan = planSession(fixture("modelA_statistics_mix", "npu"), fixture("modelA_statistics_mix", "bench"));
+    ASSERT_TRUE(plan.ok());
+    const RankPair& pair = plan->pairs[0];
+    AnalysisOptions options;
+    const auto analysis = analyse(pair, options);
+    ASSERT_TRUE(analysis);
+
+    // The cache folder is a link to someone's folder holding a file with the cache's name pattern.
+    const fs::path victim = dir.path() / "victim";
+    fs::create_directories(victim);
+    const fs::path victimFile = victim / "pair-0123456789abcdef.pspair";
+    std::ofstream(victimFile) << "someone's file";
+    const fs::path linked = dir.path() / "linked-cache";
+    fs::create_directory_symlink(victim, linked);
+    const fs::path viaLink = pairCacheFile(linked, pair, options);
+    const auto refused = writePairCache(viaLink, pair, options, *analysis, 0);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_NE(refused->find("symbolic link"), std::string::npos) << *refused;
+    EXPECT_TRUE(fs::exists(victimFile)); // not pruned
+    EXPECT_FALSE(fs::exists(victim / viaLink.filename())); // nothing written there
+    EXPECT_FALSE(readPairCache(viaLink, pair, options));
+
+    // A private cache folder: created 0700.
+    const fs::path cache = dir.path() / "cache";
+    const fs::path file = pairCacheFile(cache, pair, options);
+    ASSERT_FALSE(writePairCache(file, pair, options, *analysis).has_value());
+    EXPECT_EQ(fs::status(cache).permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
+    ASSERT_TRUE(readPairCache(file, pair, options));
+
+    // A link planted at the cache file's name is not read through (even to a valid cache file) ...
+    const fs::path copy = dir.path() / "copy.pspair";
+    fs::copy_file(file, copy);
+    fs::remove(file);
+    fs::create_symlink(copy, file);
+    EXPECT_FALSE(readPairCache(file, pair, options));
+    // ... and a write replaces the link itself, leaving its target as it was.
+    const auto before = fs::file_size(copy);
+    ASSERT_FALSE(writePairCache(file, pair, options, *analysis).has_value());
+    EXPECT_FALSE(fs::is_symlink(file));
+    EXPECT_EQ(fs::file_size(copy), before);
+
+    // Pruning (keep 0): links and files without the cache's name pattern stay, and so do link targets.
+    fs::create_symlink(victimFile, cache / "pair-00000000000000aa.pspair");
+    std::ofstream(cache / "notes.pspair") << "not a cache file";
+    std::ofstream(cache / "pair-00000000000000bb.pspair") << "an old cache file";
+    fs::last_write_time(cache / "pair-00000000000000bb.pspair",
+                        fs::last_write_time(file) - std::chrono::hours(1));
+    ASSERT_FALSE(writePairCache(file, pair, options, *analysis, 1).has_value());
+    EXPECT_TRUE(fs::exists(file));
+    EXPECT_FALSE(fs::exists(cache / "pair-00000000000000bb.pspair")); // the oldest cache file went
+    EXPECT_TRUE(fs::is_symlink(cache / "pair-00000000000000aa.pspair"));
+    EXPECT_TRUE(fs::exists(victimFile));
+    EXPECT_TRUE(fs::exists(cache / "notes.pspair"));
+
+    // A damaged cache file is a miss: the reopen analyses in full instead of trusting it.
+    fs::resize_file(file, fs::file_size(file) / 3);
+    EXPECT_FALSE(readPairCache(file, pair, options));
+    AnalysisOptions again = options;
+    again.cacheDir = cache;
+    bool fromCache = false;
+    again.skeletonReady = [&](std::shared_ptr<const PairSkeleton> s) { fromCache = fromCache || s->fromCache; };
+    auto reopened = analyse(pair, again);
+    ASSERT_TRUE(reopened);
+    EXPECT_FALSE(reopened->reopened);
+    EXPECT_FALSE(fromCache);
 }

@@ -4,7 +4,7 @@
 # usage: seeds.sh FIXTURES SOURCE_DIR OUT
 set -eu
 fixtures=$1 src=$2 out=$3
-rm -rf "$out" && mkdir -p "$out"/{json,dumpentry,constructstack,pt,npy,legacypkl,comparejson,runutcsv}
+rm -rf "$out" && mkdir -p "$out"/{json,dumpentry,constructstack,pt,npy,legacypkl,comparejson,runutcsv,ptdbg}
 n=0
 seed() { # seed TARGET FILE: copies FILE if it is small enough to mutate usefully (<= 256 KB)
     [ -f "$2" ] && [ "$(stat -c %s "$2")" -le 262144 ] || return 0
@@ -15,6 +15,13 @@ while IFS= read -r f; do seed constructstack "$f"; seed json "$f"; done < <(find
 while IFS= read -r f; do seed pt "$f"; done < <(find "$fixtures" "$src/tests/data" -name '*.pt' | head -60)
 while IFS= read -r f; do seed npy "$f"; done < <(find "$fixtures" "$src/tests/data" -name '*.npy' | head -60)
 while IFS= read -r f; do seed legacypkl "$f"; done < <(find "$fixtures" "$src/tests/data" -name '*.pkl' | head -40)
+# ptdbg's compare: the NPU pkl, 0xFF, the bench pkl (fuzz_ptdbg.cpp splits there); each legacy_ptdbg pair.
+for pair in "$fixtures"/legacy_ptdbg/*/; do
+    a=$(find "$pair/npu" -name '*.pkl' | head -1) b=$(find "$pair/bench" -name '*.pkl' | head -1)
+    [ -n "$a" ] && [ -n "$b" ] || continue
+    n=$((n + 1)); { cat "$a"; printf '\xff'; cat "$b"; } | head -c 262144 >"$out/ptdbg/$n-$(basename "$pair").pair"
+done
+printf '["Torch.add.0.forward.input.0", 0, [], "torch.float32", [3], [3, 1, 2, 2]]\n["Torch.add.0.forward.output", 0, [], "torch.float32", [3], [3, 1, 2, 2]]\n' >"$out/ptdbg/hand-1.pkl"
 while IFS= read -r f; do seed comparejson "$f"; done < <(find "$fixtures" "$src/tests/data" -name 'compare*.json' | head -40)
 while IFS= read -r f; do seed runutcsv "$f"; done < <(find "$fixtures" "$src/tests/data" -path '*run*' -name '*.csv' | head -60)
 # Hand-written seeds where the fixtures have few or none.

@@ -10,6 +10,7 @@
 #include "core/compare/mapping.h"
 #include "core/compare/mappingutil.h"
 #include "core/compare/pytext.h"
+#include "core/compare/realdata.h"
 #include "core/dump/leaf.h"
 #include "core/dump/rankdump.h"
 
@@ -970,6 +971,10 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
 
     const CompareMode m = *mode;
     const int colStats = m == CompareMode::RealData ? 14 : 16;
+    // Tensor files only through the sides' resolvers (tensor/resolver.h), handed in by the pipeline.
+    const auto npuTensors = options.npuTensors ? options.npuTensors : tensorResolverOf(npuFile);
+    const auto benchTensors = options.benchTensors ? options.benchTensors : tensorResolverOf(benchFile);
+    std::vector<std::pair<std::size_t, std::string>> unreadable; ///< rows whose tensor file could not be read
     const std::size_t ncols = table->header.size();
     if (progress)
         progress->setRange(pairs.size());
@@ -1007,10 +1012,16 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
                 const Cell unsupported = text("unsupported");
                 metrics = msprobe26::RealDataMetrics { unsupported, unsupported, unsupported, unsupported, unsupported, unsupported };
                 if (b && n.dataName != "-1" && b->dataName != "-1") {
-                    auto nt = tensor::loadTensorFile(npuFile.tensorDir, n.dataName);
-                    auto bt = nt ? tensor::loadTensorFile(benchFile.tensorDir, b->dataName) : nt;
+                    auto nt = npuTensors->load(n.dataName);
+                    auto bt = nt ? benchTensors->load(b->dataName) : nt;
                     if (nt && bt)
                         metrics = msprobe26::compareTensors(*nt, *bt);
+                    // A file that is there but damaged (a .pt cut short), or a name leaving the dump, must not end
+                    // as "pass": the row says why and the run fails (issue 25). A missing file stays msprobe's.
+                    else if (const Diagnostic& e = nt ? bt.error() : nt.error(); e.id != "tensor.missing")
+                        unreadable.emplace_back(table->rows.size(),
+                                                "Dump file: " + (nt ? b->dataName : n.dataName) + " "
+                                                    + std::string(kUnreadableMark) + " " + e.format());
                 }
                 row[8] = metrics.cosine;
                 row[9] = metrics.eucDist;
@@ -1093,11 +1104,19 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
         }
     }
 
-    if (da) {
+    if (da)
         applyDaVerdicts(*table);
-        return std::shared_ptr<const CompareTable>(std::move(table));
+    else
+        msprobe26::applyCheckers(*table);
+    // After the verdicts, which would judge an unread row by its placeholders: such a row is an error.
+    const int resultColumn = table->column("Result");
+    const int messageColumn = table->column("Err_message");
+    for (const auto& [r, message] : unreadable) {
+        if (resultColumn >= 0)
+            table->rows.set(r, static_cast<std::size_t>(resultColumn), Cell::text("error"));
+        if (messageColumn >= 0)
+            table->rows.set(r, static_cast<std::size_t>(messageColumn), Cell::text(jsonStringList({ message })));
     }
-    msprobe26::applyCheckers(*table);
     return std::shared_ptr<const CompareTable>(std::move(table));
 }
 

@@ -6,6 +6,7 @@
 #include "core/compare/ptdbg/ptdbgrules.h"
 
 #include "core/compare/pytext.h"
+#include "core/compare/realdata.h"
 #include "core/dump/jsondocument.h"
 #include "core/util/fileio.h"
 
@@ -13,7 +14,6 @@
 #include <deque>
 #include <exception>
 #include <optional>
-#include <regex>
 #include <thread>
 #include <unordered_map>
 
@@ -75,8 +75,9 @@ SourceLocation lineAt(const fs::path& file, std::uint32_t line, std::uint32_t co
     return SourceLocation { file.string(), std::nullopt, line, column };
 }
 
-/// All rows of a pkl (blank lines skipped, as ptdbg's readline loop did).
-Result<std::vector<PklRow>> readRows(const fs::path& path)
+/// All rows of a pkl (blank lines skipped, as ptdbg's readline loop did). With `skipped` (--salvage) a line that
+/// is not a row is left out and said there (file:line:col) instead of refusing the file.
+Result<std::vector<PklRow>> readRows(const fs::path& path, Diagnostics* skipped = nullptr)
 {
     auto file = MappedFile::open(path);
     if (!file)
@@ -84,6 +85,7 @@ Result<std::vector<PklRow>> readRows(const fs::path& path)
                          "cannot read the .pkl: " + file.error().message);
     const std::string_view text = (*file)->text();
     std::vector<PklRow> rows;
+    std::size_t skippedLines = 0; ///< with --salvage; the first 200 are listed, the rest counted
     std::uint32_t lineNumber = 0;
     std::size_t pos = 0;
     while (pos < text.size()) {
@@ -96,20 +98,39 @@ Result<std::vector<PklRow>> readRows(const fs::path& path)
         if (line.find_first_not_of(" \t") == std::string_view::npos)
             continue;
         const std::size_t first = line.find_first_not_of(" \t");
-        if (line[first] != '[')
-            return makeError("ptdbg.row", lineAt(path, lineNumber, static_cast<std::uint32_t>(first + 1)),
-                             "this data is not a list (ptdbg reads one JSON array per line)");
+        // A bad line refuses the file, or with --salvage is left out (and said): never silently.
+        const auto refuse = [&](SourceLocation where, std::string message) -> std::optional<Diagnostic> {
+            Diagnostic d = makeError("ptdbg.row", std::move(where), std::move(message));
+            if (!skipped)
+                return d;
+            if (++skippedLines <= 200) {
+                d.severity = Severity::Warning;
+                d.id = "ptdbg.row-skipped";
+                d.message += " (--salvage: the line is left out)";
+                skipped->push_back(std::move(d));
+            }
+            return std::nullopt;
+        };
+        if (line[first] != '[') {
+            if (auto e = refuse(lineAt(path, lineNumber, static_cast<std::uint32_t>(first + 1)),
+                                "this data is not a list (ptdbg reads one JSON array per line)"))
+                return *e;
+            continue;
+        }
         auto parsed = dump::JsonDocument::parse(line, path.string());
         if (!parsed.document) {
             const Diagnostic& d = parsed.diagnostics.front();
-            return makeError("ptdbg.row",
-                             lineAt(path, lineNumber, static_cast<std::uint32_t>(d.location.offset.value_or(0) + 1)),
-                             "not a JSON row: " + d.message);
+            if (auto e = refuse(lineAt(path, lineNumber, static_cast<std::uint32_t>(d.location.offset.value_or(0) + 1)),
+                                "not a JSON row: " + d.message))
+                return *e;
+            continue;
         }
         const dump::JsonValue row = parsed.document->root();
-        if (!row.isArray() || row.size() == 0 || !row.at(0).isString())
-            return makeError("ptdbg.row", lineAt(path, lineNumber),
-                             "a row must be a list starting with the tensor or API name");
+        if (!row.isArray() || row.size() == 0 || !row.at(0).isString()) {
+            if (auto e = refuse(lineAt(path, lineNumber), "a row must be a list starting with the tensor or API name"))
+                return *e;
+            continue;
+        }
         PklRow r;
         r.name = std::string(row.at(0).asString());
         r.line = lineNumber;
@@ -119,8 +140,11 @@ Result<std::vector<PklRow>> readRows(const fs::path& path)
             if (r.size == 2)
                 r.stackCell = Cell::pyText(pyStr(row.at(1)));
         } else if (r.size == 6) {
-            if (!row.at(1).isNumber())
-                return makeError("ptdbg.row", lineAt(path, lineNumber), "dump_step (the second element) must be a number");
+            if (!row.at(1).isNumber()) {
+                if (auto e = refuse(lineAt(path, lineNumber), "dump_step (the second element) must be a number"))
+                    return *e;
+                continue;
+            }
             r.summaryKept = row.at(1).asDouble() <= kDumpRatioMax;
             r.md5 = toCell(row.at(2));
             r.md5Repr = pyRepr(row.at(2));
@@ -141,6 +165,9 @@ Result<std::vector<PklRow>> readRows(const fs::path& path)
         }
         rows.push_back(std::move(r));
     }
+    if (skippedLines > 200)
+        skipped->push_back(makeWarning("ptdbg.row-skipped", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                                       std::to_string(skippedLines - 200) + " more lines that are not rows were left out"));
     return rows;
 }
 
@@ -542,8 +569,17 @@ std::vector<std::string> ptdbgHeader(CompareMode mode, bool stack)
     return h;
 }
 
-/// compare_by_op for one row: loads {dir}/{name}.npy of both sides.
-PtdbgMetrics compareRow(const PtdbgInput& input, const std::string& npuName, const std::string& benchName)
+/// The two sides' .npy files: the only way a row reaches them (tensor/resolver.h).
+struct RowTensors
+{
+    const tensor::TensorResolver& npu;
+    const tensor::TensorResolver& bench;
+};
+
+/// compare_by_op for one row: loads {name}.npy of both sides. `problem` gets the error of a file that is there but
+/// cannot be read, or of a name leaving its folder (the row then says "unreadable", never "not found").
+PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, const std::string& benchName,
+                        std::optional<Diagnostic>& problem)
 {
     auto nanAll = [](std::string message) {
         PtdbgMetrics m;
@@ -553,20 +589,69 @@ PtdbgMetrics compareRow(const PtdbgInput& input, const std::string& npuName, con
     };
     if (benchName == kNan)
         return nanAll(std::string(kNoBench));
-    const fs::path nPath = input.npuDataDir / (npuName + ".npy");
-    const fs::path bPath = input.benchDataDir / (benchName + ".npy");
-    std::error_code ec;
-    for (const fs::path* p : { &nPath, &bPath }) {
-        if (!fs::is_regular_file(*p, ec))
-            return nanAll("Dump file: " + p->string() + " not found.");
+    const std::string nFile = npuName + ".npy";
+    const std::string bFile = benchName + ".npy";
+    const auto shown = [](const tensor::TensorResolver& side, const std::string& file) {
+        return (side.folder() / file).string();
+    };
+    const auto unreadable = [&](const tensor::TensorResolver& side, const std::string& file, Diagnostic error) {
+        std::string message = "Dump file: " + shown(side, file) + " " + std::string(kUnreadableMark) + " " + error.format();
+        problem = std::move(error);
+        return nanAll(std::move(message));
+    };
+    // ptdbg checks that both files exist before it reads either.
+    for (const auto& [side, file] : { std::pair { &tensors.npu, &nFile }, std::pair { &tensors.bench, &bFile } }) {
+        auto resolved = side->resolve(*file);
+        if (!resolved && resolved.error().id == "tensor.missing")
+            return nanAll("Dump file: " + shown(*side, *file) + " not found.");
+        if (!resolved)
+            return unreadable(*side, *file, resolved.error());
     }
-    auto n = tensor::loadNpy(nPath);
+    auto n = tensors.npu.load(nFile);
     if (!n)
-        return nanAll("Dump file: " + nPath.string() + " cannot be read: " + n.error().message);
-    auto b = tensor::loadNpy(bPath);
+        return unreadable(tensors.npu, nFile, n.error());
+    auto b = tensors.bench.load(bFile);
     if (!b)
-        return nanAll("Dump file: " + bPath.string() + " cannot be read: " + b.error().message);
+        return unreadable(tensors.bench, bFile, b.error());
     return compareArrays(*n, *b, npuName != benchName);
+}
+
+bool isApiNameChar(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.';
+}
+
+/**
+ * What ptdbg's re.search(r'\["([0-9a-zA-Z_.]+.(for|back)ward).(in|out)put(\.[0-9]+)?', line) finds as group 1,
+ * without a regular expression: std::regex backtracks recursively and overflows the stack on a 35 KB name
+ * (issue 25). The leftmost `["` that starts a match wins; for it the greedy run of name characters is given back
+ * one at a time, so the longest group 1 wins: the run's prefix of k >= 1 name characters, any one character but a
+ * line end ("."), then "forward" or "backward", any one character, then "input" or "output". Linear: each `["` is
+ * followed by a run that ends at the next quote or bracket, and each k costs a constant.
+ */
+std::optional<std::string_view> apiPrefixOf(std::string_view line)
+{
+    const auto anyChar = [&](std::size_t at) { return at < line.size() && line[at] != '\n' && line[at] != '\r'; };
+    const auto wordAt = [&](std::size_t at, std::string_view word) { return line.substr(at, word.size()) == word; };
+    for (std::size_t open = line.find("[\""); open != std::string_view::npos; open = line.find("[\"", open + 1)) {
+        const std::size_t start = open + 2;
+        std::size_t run = 0;
+        while (start + run < line.size() && isApiNameChar(line[start + run]))
+            ++run;
+        for (std::size_t k = run; k >= 1; --k) {
+            const std::size_t dot = start + k; // the "." after the name characters
+            if (!anyChar(dot))
+                continue;
+            for (const std::string_view ward : { std::string_view("forward"), std::string_view("backward") }) {
+                const std::size_t after = dot + 1 + ward.size();
+                if (!wordAt(dot + 1, ward) || !anyChar(after))
+                    continue;
+                if (wordAt(after + 1, "input") || wordAt(after + 1, "output"))
+                    return line.substr(start, after - start);
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 /// check_stack_mode: whether the first API of the file (the first row named like one) is followed by its own
@@ -577,7 +662,6 @@ Result<bool> pklStackMode(const fs::path& path)
     if (!file)
         return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
                          "cannot read the .pkl: " + file.error().message);
-    static const std::regex apiPattern(R"re(\["([0-9a-zA-Z_.]+.(for|back)ward).(in|out)put(\.[0-9]+)?)re");
     const std::string_view text = (*file)->text();
     std::string prefix;
     for (std::size_t pos = 0; pos < text.size();) {
@@ -585,9 +669,8 @@ Result<bool> pklStackMode(const fs::path& path)
         const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         pos = nl == std::string_view::npos ? text.size() : nl + 1;
         if (prefix.empty()) {
-            std::match_results<std::string_view::const_iterator> m;
-            if (std::regex_search(line.begin(), line.end(), m, apiPattern))
-                prefix = "[\"" + m[1].str();
+            if (const auto api = apiPrefixOf(line))
+                prefix = "[\"" + std::string(*api);
         } else if (line.substr(0, prefix.size()) == prefix) {
             if (line.substr(0, prefix.size() + 11) == prefix + ".stack_info")
                 return true;
@@ -596,6 +679,13 @@ Result<bool> pklStackMode(const fs::path& path)
         }
     }
     return false;
+}
+
+/// A ptdbg data folder's dump folder: the .pkl's own when the data folder lies beside it (the layout ptdbg writes,
+/// so a data folder that is a link to another dump's is refused); else the data folder itself, named on purpose.
+fs::path dumpFolderOf(const fs::path& pkl, const fs::path& dataDir)
+{
+    return dataDir.parent_path() == pkl.parent_path() ? pkl.parent_path() : dataDir;
 }
 
 } // namespace
@@ -616,17 +706,33 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
                                  "no such dump data folder");
         }
     }
-    auto npuRows = readRows(input.npuPkl);
+    Diagnostics skipped;
+    auto npuRows = readRows(input.npuPkl, options.salvage ? &skipped : nullptr);
     if (!npuRows)
         return npuRows.error();
-    auto benchRows = readRows(input.benchPkl);
+    auto benchRows = readRows(input.benchPkl, options.salvage ? &skipped : nullptr);
     if (!benchRows)
         return benchRows.error();
+    // Each side's .npy files, bound to the folder of its .pkl (a data folder that is a link to another dump's is
+    // refused before any row is compared: the NPU would be compared with the bench's own tensors).
+    std::shared_ptr<const tensor::TensorResolver> npuTensors = options.npuTensors;
+    std::shared_ptr<const tensor::TensorResolver> benchTensors = options.benchTensors;
+    if (!summaryCompare) {
+        if (!npuTensors)
+            npuTensors = tensor::makeTensorResolver(dumpFolderOf(input.npuPkl, input.npuDataDir), input.npuDataDir);
+        if (!benchTensors)
+            benchTensors = tensor::makeTensorResolver(dumpFolderOf(input.benchPkl, input.benchDataDir), input.benchDataDir);
+        for (const auto* side : { &npuTensors, &benchTensors }) {
+            if ((*side)->folderProblem())
+                return *(*side)->folderProblem();
+        }
+    }
     if (npuRows->empty() || benchRows->empty())
         return makeError("ptdbg.row", lineAt(npuRows->empty() ? input.npuPkl : input.benchPkl, 1),
                          "the dump file has no row (ptdbg: \"dump file have empty line\")");
 
     Builder t;
+    t.notes = std::move(skipped);
     // is_md5_compare looks at the NPU pkl's first row only.
     const bool md5 = npuRows->front().md5Truthy;
     t.mode = md5 ? CompareMode::Md5 : summaryCompare ? CompareMode::Summary : CompareMode::RealData;
@@ -706,14 +812,18 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
         if (progress)
             progress->setRange(t.rows.size());
         std::vector<PtdbgMetrics> metrics(t.rows.size());
+        std::vector<std::optional<Diagnostic>> problems(t.rows.size());
         std::atomic<std::size_t> next { 0 };
         std::atomic<std::size_t> done { 0 };
+        const RowTensors tensors { *npuTensors, *benchTensors };
         auto worker = [&] {
             for (std::size_t i = next++; i < t.rows.size(); i = next++) {
                 if (progress && progress->isCancelled())
                     return;
                 const std::string& name = t.rows[i][0].asString();
-                metrics[i] = compareRow(input, name, mapping[name]);
+                const auto bench = mapping.find(name);
+                metrics[i] = compareRow(tensors, name, bench == mapping.end() ? std::string(kNan) : bench->second,
+                                        problems[i]);
                 ++done;
             }
         };
@@ -745,6 +855,23 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
             }
         }
         findCompareResultErrorRows(t.rows, t.colors);
+        // A damaged .npy or a name leaving its folder is an error of the input, never "not found" (issue 25).
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+            if (!problems[i])
+                continue;
+            if (++count <= 10) {
+                Diagnostic d = *problems[i];
+                if (d.id != "tensor.path-escape") {
+                    d.message = "row " + t.rows[i][0].asString() + ": its .npy file is unreadable: " + d.message;
+                    d.id = "compare.tensor-unreadable";
+                }
+                t.notes.push_back(std::move(d));
+            }
+        }
+        if (count > 10)
+            t.notes.push_back(makeError("compare.tensor-unreadable", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+                                        std::to_string(count - 10) + " more rows with unreadable .npy files"));
     }
     // pandas fills the rows without a stack with None (written "None").
     for (auto& row : t.rows)

@@ -4,6 +4,7 @@
 #include "core/compare/cell.h"
 #include "core/compare/comparejob.h"
 #include "core/compare/comparetable.h"
+#include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "core/util/diagnostic.h"
 
@@ -31,6 +32,13 @@ struct PtdbgOptions
     bool stackMode = false; ///< -s: an API ends at its stack_info row, NPU_Stack_Info column
     bool fuzzy = false;     ///< -f: names match without their call index
     unsigned threads = 0;   ///< -j: rows whose .npy pairs are compared at once (0 = one per CPU); never changes results
+    /// --salvage: a row that is not valid JSON or not a row is left out (with a ptdbg.row-skipped warning naming
+    /// file:line) instead of refusing the pair. The compare of such a pair is partial; the CLI still exits 1.
+    bool salvage = false;
+    /// Each side's .npy files (tensor/resolver.h), the only way rows reach them. When null, comparePkl binds each
+    /// data folder to the folder of its .pkl when it lies beside it (the usual layout), else to itself.
+    std::shared_ptr<const tensor::TensorResolver> npuTensors;
+    std::shared_ptr<const tensor::TensorResolver> benchTensors;
 };
 
 /// Reads ptdbg's input_param from a compare.json ({"npu_pkl_path": …, "bench_pkl_path": …, optional
@@ -45,9 +53,13 @@ bool isPtdbgCompareJson(const std::filesystem::path& path);
  * @brief ptdbg 6.0's compare_core of one pkl pair: the table ptdbg writes to compare_result_{ts}.xlsx.
  *
  * Mode as ptdbg decides it: md5 when the NPU pkl's first row has an md5, else real data with both data
- * folders, else statistics ("summary"). Real-data rows read `{dir}/{name}.npy`. Table colours are
- * ptdbg's red/yellow fills; CompareTable::diagnostics say where ProbeScope did not follow a ptdbg crash.
- * Error ids: ptdbg.input (missing file), ptdbg.row (a row ptdbg rejects, with file:line).
+ * folders, else statistics ("summary"). Real-data rows read `{name}.npy` through each side's resolver
+ * (PtdbgOptions::npuTensors): a missing file keeps ptdbg's "Dump file: PATH not found."; a file that is there
+ * but damaged, or a name leaving the data folder, gives "Dump file: PATH unreadable: REASON" on its row and an
+ * error diagnostic (compare.tensor-unreadable or tensor.path-escape) in CompareTable::diagnostics, which also
+ * say where ProbeScope did not follow a ptdbg crash. Table colours are ptdbg's red/yellow fills.
+ * Error ids: ptdbg.input (missing file), ptdbg.row (a row ptdbg rejects, with file:line), tensor.path-escape (a
+ * data folder that is a link leaving the folder of its .pkl).
  */
 Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, const PtdbgOptions& options,
                                                        ProgressSink* progress = nullptr);
@@ -96,6 +108,9 @@ struct PtdbgJobOptions
     bool advisor = true;   ///< advisor_{ts}.txt (ptdbg's auto_analyze; -c turns it off)
     bool xlsx = false;     ///< compare_result_{ts}.xlsx with ptdbg's fills (ptdbg writes only this)
     std::string timestamp; ///< YYYYmmddHHMMSS for the names; now when empty
+    /// --salvage: compare a pair whose .pkl has errors (rows that are not rows are left out and said); without it
+    /// such a pair is not compared (PairResult::refused), as the msprobe profiles refuse a damaged dump.json.
+    bool salvage = false;
 };
 
 /**
@@ -105,6 +120,11 @@ struct PtdbgJobOptions
  * ptdbg names every advisor file `advisor_{ts}.txt`, so two ranks finishing in the same second overwrite
  * each other's; here the rank suffix is part of the name and no existing file is ever replaced (a taken
  * name gets "_1", "_2", ...). Each result also names the first failing node in execution order.
+ *
+ * Both .pkl files go through the load step first (core/dump's reader and dump::loadReport, as the msprobe dumps
+ * do): a cut file, invalid UTF-8 or a mistyped row is an error in PairResult::inputDiagnostics with file:line:col,
+ * and the pair is `refused` unless options.salvage (then PairResult::salvaged says what was lost). Unreadable
+ * .npy files are errors there too. A refused pair writes nothing; the other pairs still run.
  */
 Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const std::filesystem::path& outDir,
                                             const PtdbgJobOptions& options, ProgressSink* progress = nullptr);

@@ -39,6 +39,11 @@ public:
         ptdbgOptions.stackMode = options.stackMode;
         ptdbgOptions.fuzzy = options.fuzzy;
         ptdbgOptions.threads = options.threads;
+        // The pipeline lets a dump with errors through only when --salvage asks for it (its load step refuses it
+        // otherwise): then the rows the load step refused are left out here too, and said.
+        ptdbgOptions.salvage = hasErrors(npu.diagnostics) || hasErrors(bench.diagnostics);
+        ptdbgOptions.npuTensors = options.npuTensors; // the pipeline's resolvers: rows read nothing else
+        ptdbgOptions.benchTensors = options.benchTensors;
         auto table = comparePkl(input, ptdbgOptions, progress);
         if (!table)
             return table.error();

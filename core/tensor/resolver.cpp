@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/tensor/resolver.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace probescope::tensor {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isInside(const fs::path& child, const fs::path& parent)
+{
+    auto c = child.begin();
+    for (auto p = parent.begin(); p != parent.end(); ++p, ++c) {
+        if (c == child.end() || *c != *p)
+            return false;
+    }
+    return true;
+}
+
+std::string lowerExtension(const fs::path& path)
+{
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; });
+    return ext;
+}
+
+} // namespace
+
+TensorResolver::TensorResolver(const fs::path& dumpDir, fs::path tensorDir)
+    : m_tensorDir(std::move(tensorDir))
+    , m_folder(TensorFolder::cached(m_tensorDir))
+{
+    // The folder is checked once, here: every name is then resolved inside its real path (TensorFolder).
+    std::error_code ec;
+    const fs::path realTensors = fs::canonical(m_tensorDir, ec);
+    if (ec)
+        return; // no folder: each resolve() says tensor.missing
+    const fs::path realDump = fs::canonical(dumpDir.empty() ? fs::path(".") : dumpDir, ec);
+    if (ec || !isInside(realTensors, realDump)) {
+        m_folderProblem = makeError(
+            "tensor.path-escape", SourceLocation { m_tensorDir.string(), std::nullopt, 0, 0 },
+            "the tensor folder resolves to " + realTensors.string() + ", outside the dump folder "
+                + (ec ? dumpDir.string() : realDump.string())
+                + " (a symbolic link to another folder): its files are not read, so that a dump is never compared "
+                  "with another dump's tensors");
+    }
+}
+
+bool TensorResolver::folderExists() const
+{
+    std::error_code ec;
+    return !m_folderProblem && fs::is_directory(m_tensorDir, ec);
+}
+
+Result<DataFile> TensorResolver::resolve(std::string_view dataName) const
+{
+    if (m_folderProblem)
+        return *m_folderProblem;
+    return m_folder->resolve(dataName);
+}
+
+Result<Tensor> TensorResolver::load(std::string_view dataName) const
+{
+    auto file = resolve(dataName);
+    if (!file)
+        return file.error();
+    const std::string ext = lowerExtension(file->path);
+    if (ext == ".pt" || ext == ".pth")
+        return loadPt(file->path);
+    if (ext == ".npy")
+        return loadNpy(file->path);
+    return makeError("tensor.format-unknown", SourceLocation { file->path.string(), std::nullopt, 0, 0 },
+                     "cannot tell the tensor format of this file (expected a .pt or .npy file)");
+}
+
+Result<PtStream> TensorResolver::openPt(std::string_view dataName, ReadBuffer& buffer) const
+{
+    auto file = resolve(dataName);
+    if (!file)
+        return file.error();
+    return openPtStream(file->path, buffer);
+}
+
+void TensorResolver::prefetch(std::string_view dataName) const
+{
+    const auto file = resolve(dataName);
+    if (!file)
+        return;
+    const int fd = ::open(file->path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+    ::close(fd);
+}
+
+std::shared_ptr<const TensorResolver> makeTensorResolver(const fs::path& dumpDir, const fs::path& tensorDir)
+{
+    // A job compares many pairs of the same dumps (and the GUI reopens them): the two canonical() calls of a
+    // resolver are made once per folder pair while neither folder changes (device and inode, as TensorFolder).
+    struct Slot
+    {
+        std::shared_ptr<const TensorResolver> resolver;
+        dev_t dumpDev = 0, tensorDev = 0;
+        ino_t dumpIno = 0, tensorIno = 0;
+    };
+    static std::mutex mutex;
+    static std::unordered_map<std::string, Slot> resolvers;
+    constexpr std::size_t kMaxResolvers = 256;
+
+    struct stat dumpSt {};
+    struct stat tensorSt {};
+    const bool stable = ::stat(dumpDir.empty() ? "." : dumpDir.c_str(), &dumpSt) == 0
+        && ::stat(tensorDir.c_str(), &tensorSt) == 0;
+    const std::string key = dumpDir.native() + '\0' + tensorDir.native();
+    if (stable) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        const auto it = resolvers.find(key);
+        if (it != resolvers.end() && it->second.dumpDev == dumpSt.st_dev && it->second.dumpIno == dumpSt.st_ino
+            && it->second.tensorDev == tensorSt.st_dev && it->second.tensorIno == tensorSt.st_ino)
+            return it->second.resolver;
+    }
+    auto resolver = std::make_shared<const TensorResolver>(dumpDir, tensorDir);
+    if (stable) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (resolvers.size() >= kMaxResolvers)
+            resolvers.clear();
+        resolvers[key] = Slot { resolver, dumpSt.st_dev, tensorSt.st_dev, dumpSt.st_ino, tensorSt.st_ino };
+    }
+    return resolver;
+}
+
+} // namespace probescope::tensor

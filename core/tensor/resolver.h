@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/tensor/ptnative.h"
+#include "core/tensor/tensor.h"
+#include "core/util/diagnostic.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace probescope::tensor {
+
+/**
+ * @brief The one way a compare profile reaches tensor data: one side's tensor folder, bound to its dump folder.
+ *
+ * Every profile (msprobe 1.2, msprobe 26, ptdbg) gets a resolver per side from its caller and has no other way to
+ * open a tensor file: it hands a data name, never a path. A data name resolves to a regular file strictly inside
+ * the tensor folder (TensorFolder::resolve: no "..", no absolute name, no symbolic link leaving the folder), and
+ * the tensor folder itself must lie inside the dump folder once every link is resolved: a `dump_tensor_data` (or
+ * a ptdbg `.npy` folder) that is a symbolic link to another dump's folder would otherwise compare the NPU with the
+ * bench's own tensors. A link that stays inside the dump folder is followed. See docs/reliability.md, "One tensor resolver".
+ *
+ * Error ids: tensor.path-escape (the name or the folder leaves the dump), tensor.path-invalid, tensor.missing (the
+ * only id meaning "there is no such file"); every other error of load()/openPt() means the file is there and damaged
+ * or not a tensor (tensor.truncated, tensor.pt-corrupt, tensor.npy-header, ...). Immutable; safe from many threads.
+ */
+class TensorResolver
+{
+public:
+    /// `dumpDir`: the folder of the dump file (dump.json's, or the .pkl's); `tensorDir`: where its data names live.
+    /// A tensorDir equal to dumpDir (a ptdbg data folder named by itself) checks only the names.
+    TensorResolver(const std::filesystem::path& dumpDir, std::filesystem::path tensorDir);
+
+    /// The tensor folder as given (for messages).
+    const std::filesystem::path& folder() const { return m_tensorDir; }
+
+    /// Set when the tensor folder exists but leaves the dump folder (tensor.path-escape): every resolve() fails.
+    const std::optional<Diagnostic>& folderProblem() const { return m_folderProblem; }
+
+    /// Whether the tensor folder exists as a folder (not an escape).
+    bool folderExists() const;
+
+    Result<DataFile> resolve(std::string_view dataName) const;
+
+    /// resolve() + the reader chosen by extension (.pt/.pth, .npy; else tensor.format-unknown).
+    Result<Tensor> load(std::string_view dataName) const;
+
+    /// resolve() + openPtStream (the streamed real-data compare).
+    Result<PtStream> openPt(std::string_view dataName, ReadBuffer& buffer) const;
+
+    /// Starts reading a resolved file into the page cache (POSIX_FADV_WILLNEED); does nothing on any error.
+    void prefetch(std::string_view dataName) const;
+
+private:
+    std::filesystem::path m_tensorDir;
+    std::shared_ptr<const TensorFolder> m_folder;
+    std::optional<Diagnostic> m_folderProblem;
+};
+
+/// A shared resolver (the same folder pair gives the same instance while the folders do not change).
+std::shared_ptr<const TensorResolver> makeTensorResolver(const std::filesystem::path& dumpDir,
+                                                         const std::filesystem::path& tensorDir);
+
+} // namespace probescope::tensor
