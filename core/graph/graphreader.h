@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Reading msprobe's graph files into the graph model (docs/graph.md).
+
+#include "core/graph/graphmodel.h"
+#include "core/util/diagnostic.h"
+
+#include <filesystem>
+#include <memory>
+
+namespace probescope::graph {
+
+/// A `.vis.db` of msprobe 8.x or 26.x: every graph (step, rank, NPU/Bench) it holds, tb_config and tb_stack.
+/// Opened read-only (mode=ro&immutable=1): nothing is ever written beside it. Errors (id graph.db) name the file:
+/// not SQLite, damaged, a missing table or column, a tb_nodes row that cannot be read.
+Result<std::shared_ptr<const GraphFile>> readVisDb(const std::filesystem::path& path);
+
+/// A `.vis` of msprobe 1.2.x (JSON: {"NPU": {...}, "Bench": {...}, "Colors", "task", ...} for a compare, or one
+/// graph {"root", "node", ...} for a build). Nodes are put in msprobe's node_order (post-order from the root).
+/// Errors (id graph.vis) name the file and, for JSON syntax, the position.
+Result<std::shared_ptr<const GraphFile>> readVis(const std::filesystem::path& path);
+
+/// Either of the two, told apart by the SQLite header.
+Result<std::shared_ptr<const GraphFile>> readGraphFile(const std::filesystem::path& path);
+
+/// True for names ending in .vis.db, .vis or .trend.db (what `info` opens as a graph file).
+bool isGraphFileName(const std::filesystem::path& path);
+
+} // namespace probescope::graph
