@@ -495,6 +495,7 @@ MsParam formatItem(Item item, WriteFormat format, bool md5Mode, const std::strin
     p.key = key;
     p.isOutput = isOutput;
     p.fullOpName = item.text("full_op_name");
+    p.state = item.text("state");
     item.erase("state");
     item.erase("full_op_name");
     if (!md5Mode)
@@ -509,6 +510,13 @@ MsParam formatItem(Item item, WriteFormat format, bool md5Mode, const std::strin
     for (std::size_t s = 0; s < kStats.size(); ++s)
         if (const PyVal* v = item.find(kStats[s]); v && (v->kind == PyVal::Int || v->kind == PyVal::Float))
             p.stats[s] = MsParam::Num { v->kind == PyVal::Int, v->i, v->kind == PyVal::Int ? static_cast<double>(v->i) : v->d };
+    if (const PyVal* v = item.find("Max"))
+        p.maxIsNone = v->kind == PyVal::None;
+    if (const PyVal* v = item.find("shape"))
+        p.shapeTruthy = v->truthy();
+    for (const char* k : { "Max", "Min" })
+        if (const PyVal* v = item.find(k); v && v->kind == PyVal::Float && !std::isfinite(v->d))
+            p.maxMinInvalid = true;
     bool allNull = false;
     for (auto& [k, v] : item.values) {
         std::string text;

@@ -38,6 +38,10 @@ struct MsParam
         double d = 0;
     };
     std::array<std::optional<Num>, 4> stats;
+    bool maxIsNone = true;       ///< Max is None (a null leaf): 8.x skips it for the precision
+    bool shapeTruthy = false;    ///< Python truth of the shape (an empty list is false, "[]" text is true)
+    bool maxMinInvalid = false;  ///< Max or Min is a float nan/inf
+    std::string state;           ///< input / output / parameters / parameters_grad / debug
 };
 
 struct MsNode
