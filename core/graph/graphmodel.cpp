@@ -149,6 +149,11 @@ void linkNodes(GraphFile& file, Graph& graph)
             continue;
         // Parents reachable by up_node that never reach a root: a cycle (or children dropped above).
         file.warnings.push_back(graph.id + ": node " + graph.nodes[i].name + " is not reachable from a root");
+        // Cut it from the parent of its cycle, so that it is shown once, as a root.
+        if (const std::int32_t p = graph.nodes[i].parent; p >= 0) {
+            auto& siblings = graph.nodes[static_cast<std::size_t>(p)].children;
+            siblings.erase(std::remove(siblings.begin(), siblings.end(), i), siblings.end());
+        }
         graph.nodes[i].parent = -1;
         graph.roots.push_back(i);
         stack.push_back(i);

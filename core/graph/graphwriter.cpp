@@ -234,6 +234,8 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> matchByFile(MsGraph& n, MsG
         ancestorsN.push_back(m.npu);
         ancestorsB.push_back(m.bench);
         link(n, i, b, j, ancestorsB, ancestorsN);
+        n.nodes[i].modified = true;
+        b.nodes[j].modified = true;
         pairs.emplace_back(i, j);
     }
     return pairs;
@@ -836,7 +838,7 @@ std::optional<std::string> insertGraph(Db& db, const MsGraph& g, WriteFormat for
         node.text(12, it->second);
         node.text(13, std::string());
         node.text(14, "{}");
-        node.integer(15, 0);
+        node.integer(15, n.modified ? 1 : 0);
         node.text(16, pyJsonParams(n.inputs));
         node.text(17, pyJsonParams(n.outputs));
         node.text(18, std::string(sideName(g.side)));

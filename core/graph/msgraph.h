@@ -51,6 +51,7 @@ struct MsNode
     std::int32_t up = -1;    ///< parent index
     std::vector<std::uint32_t> subs;
     std::vector<std::string> matchedLink;
+    bool modified = false; ///< paired by a match file: tb_graph_ascend's "modified" (a manual match)
     std::optional<double> precision;
     bool precisionIsInteger = false;
     std::optional<std::int64_t> microStep;

@@ -46,36 +46,39 @@ ResolvedMatches resolveMatches(const VisConfig& config, const std::function<bool
     std::unordered_map<std::string, std::string> npuTaken;   // npu -> bench
     std::unordered_map<std::string, std::string> benchTaken; // bench -> npu
     std::vector<bool> used(config.entries.size(), false);
-    auto take = [&](const std::string& npu, const std::string& bench) {
+    std::vector<std::string> conflict(config.entries.size());
+    // A reading of entry i: takes the pair, or finds it taken already (the same match from the other side:
+    // the entry is used), or finds one of its nodes paired with another node (remembered as the reason).
+    auto take = [&](std::size_t i, const std::string& npu, const std::string& bench) {
         const auto n = npuTaken.find(npu);
         const auto b = benchTaken.find(bench);
-        if (n != npuTaken.end() && n->second == bench)
-            return true; // the same match seen from the other side
+        if (n != npuTaken.end() && n->second == bench) {
+            used[i] = true;
+            return;
+        }
         if (n != npuTaken.end() || b != benchTaken.end()) {
-            out.notes.push_back("\"" + npu + "\": \"" + bench + "\" dropped: "
-                                + (n != npuTaken.end() ? "NPU " + npu + " is already matched with " + n->second
-                                                       : "bench " + bench + " is already matched with " + b->second));
-            return true;
+            conflict[i] = n != npuTaken.end() ? "NPU " + npu + " is already matched with " + n->second
+                                              : "bench " + bench + " is already matched with " + b->second;
+            return;
         }
         npuTaken.emplace(npu, bench);
         benchTaken.emplace(bench, npu);
         out.matches.push_back({ npu, bench });
-        return true;
+        used[i] = true;
     };
-    for (std::size_t i = 0; i < config.entries.size(); ++i) {
-        const MatchEntry& e = config.entries[i];
-        if (isNpu(e.key) && isBench(e.value))
-            used[i] = take(e.key, e.value);
-    }
-    for (std::size_t i = 0; i < config.entries.size(); ++i) {
-        const MatchEntry& e = config.entries[i];
-        if (isBench(e.key) && isNpu(e.value))
-            used[i] = take(e.value, e.key) || used[i];
-    }
     for (std::size_t i = 0; i < config.entries.size(); ++i)
-        if (!used[i])
-            out.notes.push_back("\"" + config.entries[i].key + "\": \"" + config.entries[i].value
-                                + "\" dropped: no NPU node and bench node of these names");
+        if (isNpu(config.entries[i].key) && isBench(config.entries[i].value))
+            take(i, config.entries[i].key, config.entries[i].value);
+    for (std::size_t i = 0; i < config.entries.size(); ++i)
+        if (isBench(config.entries[i].key) && isNpu(config.entries[i].value))
+            take(i, config.entries[i].value, config.entries[i].key);
+    for (std::size_t i = 0; i < config.entries.size(); ++i) {
+        if (used[i])
+            continue;
+        out.notes.push_back("\"" + config.entries[i].key + "\": \"" + config.entries[i].value + "\" dropped: "
+                            + (conflict[i].empty() ? std::string("no NPU node and bench node of these names")
+                                                   : conflict[i]));
+    }
     return out;
 }
 
