@@ -100,13 +100,15 @@ int infoGraphFile(const std::filesystem::path& path)
         std::cout << "\n";
         if (!file.isCompare())
             continue;
+        if (g.side == graph::Side::Bench) {
+            std::cout << "    matched " << s.bench << ", unmatched " << s.unmatched << "\n";
+            continue;
+        }
         std::cout << "    verdicts:";
         for (std::size_t i = 0; i < file.colours.size(); ++i)
             if (file.colours[i].lo)
                 std::cout << " " << bandLabel(file.colours[i]) << " " << s.perBand[i] << ";";
         std::cout << " unmatched " << s.unmatched << "; no value " << s.noValue << "\n";
-        if (g.side != graph::Side::Npu)
-            continue;
         if (s.firstFailing) {
             const graph::Node& n = g.nodes[*s.firstFailing];
             std::cout << "    first failing node: " << n.name << " (node_order " << *s.firstFailing

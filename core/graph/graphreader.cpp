@@ -450,7 +450,8 @@ Result<std::shared_ptr<const GraphFile>> readVis(const std::filesystem::path& pa
 
 Result<std::shared_ptr<const GraphFile>> readGraphFile(const std::filesystem::path& path)
 {
-    if (detail::looksLikeSqlite(path))
+    // A .vis.db is SQLite whatever it holds (its error says so); other names are told apart by the header.
+    if (endsWith(path.filename().string(), ".vis.db") || detail::looksLikeSqlite(path))
         return readDb(path);
     return readVisJson(path);
 }
