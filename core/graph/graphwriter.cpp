@@ -139,13 +139,37 @@ void link(MsGraph& n, std::uint32_t a, MsGraph& b, std::uint32_t c, std::vector<
     b.nodes[c].matchedLink = std::move(linkB);
 }
 
-std::vector<std::pair<std::uint32_t, std::uint32_t>> matchExact(MsGraph& n, MsGraph& b)
+/// 8.x's BaseNode.__eq__ (compare_data): as many inputs and outputs, pairwise the same type and shape.
+bool sameStructure83(const MsNode& a, const MsNode& b)
+{
+    for (auto [x, y] : { std::pair { &a.inputs, &b.inputs }, std::pair { &a.outputs, &b.outputs } }) {
+        if (x->size() != y->size())
+            return false;
+        for (std::size_t i = 0; i < x->size(); ++i)
+            if ((*x)[i].rawType != (*y)[i].rawType || (*x)[i].rawShape != (*y)[i].rawShape)
+                return false;
+    }
+    return true;
+}
+
+/// 8.x's fuzzy_eq (compare_data_fuzzy): the shapes of the inputs and outputs both sides have, pairwise.
+bool sameShapes83(const MsNode& a, const MsNode& b)
+{
+    for (auto [x, y] : { std::pair { &a.inputs, &b.inputs }, std::pair { &a.outputs, &b.outputs } })
+        for (std::size_t i = 0; i < x->size() && i < y->size(); ++i)
+            if ((*x)[i].rawShape != (*y)[i].rawShape)
+                return false;
+    return true;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> matchExact(MsGraph& n, MsGraph& b, WriteFormat format)
 {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
     std::vector<std::uint32_t> queue { n.root };
     for (std::size_t q = 0; q < queue.size(); ++q) {
         const std::uint32_t i = queue[q];
-        if (const auto it = b.index.find(n.nodes[i].id); it != b.index.end()) {
+        if (const auto it = b.index.find(n.nodes[i].id);
+            it != b.index.end() && (format != WriteFormat::V83 || sameStructure83(n.nodes[i], b.nodes[it->second]))) {
             auto ancestors = n.ancestors(i);
             if (ancestors == b.ancestors(it->second)) {
                 ancestors.push_back(b.nodes[it->second].id);
@@ -179,23 +203,25 @@ std::map<std::string, std::uint32_t> recount(const MsGraph& g, std::uint32_t nod
     return out;
 }
 
-std::vector<std::pair<std::uint32_t, std::uint32_t>> matchFuzzy(MsGraph& n, MsGraph& b)
+std::vector<std::pair<std::uint32_t, std::uint32_t>> matchFuzzy(MsGraph& n, MsGraph& b, WriteFormat format)
 {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
     auto process = [&](std::uint32_t i, std::uint32_t j) {
+        if (format == WriteFormat::V83 && !sameShapes83(n.nodes[i], b.nodes[j]))
+            return false;
         auto ancestorsN = n.ancestors(i);
         auto ancestorsB = b.ancestors(j);
         ancestorsN.push_back(n.nodes[i].id);
         ancestorsB.push_back(b.nodes[j].id);
         link(n, i, b, j, ancestorsB, ancestorsN);
         pairs.emplace_back(i, j);
+        return true;
     };
     std::vector<std::uint32_t> queue { n.root };
     for (std::size_t q = 0; q < queue.size(); ++q) {
         const std::uint32_t i = queue[q];
         if (n.nodes[i].op != kApi) {
-            if (const auto it = b.index.find(n.nodes[i].id); it != b.index.end()) {
-                process(i, it->second);
+            if (const auto it = b.index.find(n.nodes[i].id); it != b.index.end() && process(i, it->second)) {
                 const auto countN = recount(n, i);
                 const auto countB = recount(b, it->second);
                 for (const auto& [key, api] : countN)
@@ -1055,7 +1081,8 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
             if (b.bench->flat)
                 result.notes.push_back(job.bench->dir.string() + ": construct.json is empty (a level L1 dump); built "
                                        "flat as on the NPU side");
-            auto pairs = options.fuzzy ? matchFuzzy(b.npu, *b.bench) : matchExact(b.npu, *b.bench);
+            auto pairs = options.fuzzy ? matchFuzzy(b.npu, *b.bench, options.format)
+                                       : matchExact(b.npu, *b.bench, options.format);
             if (options.matches) {
                 auto more = matchByFile(b.npu, *b.bench, *options.matches, result.notes);
                 pairs.insert(pairs.end(), more.begin(), more.end());

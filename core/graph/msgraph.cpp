@@ -510,6 +510,10 @@ MsParam formatItem(Item item, WriteFormat format, bool md5Mode, const std::strin
     for (std::size_t s = 0; s < kStats.size(); ++s)
         if (const PyVal* v = item.find(kStats[s]); v && (v->kind == PyVal::Int || v->kind == PyVal::Float))
             p.stats[s] = MsParam::Num { v->kind == PyVal::Int, v->i, v->kind == PyVal::Int ? static_cast<double>(v->i) : v->d };
+    if (const PyVal* v = item.find("type"); v && v->kind != PyVal::None)
+        p.rawType = pyStr(*v);
+    if (const PyVal* v = item.find("shape"); v && v->kind != PyVal::None)
+        p.rawShape = pyStr(*v);
     if (const PyVal* v = item.find("Max"))
         p.maxIsNone = v->kind == PyVal::None;
     if (const PyVal* v = item.find("shape"))

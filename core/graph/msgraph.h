@@ -42,6 +42,9 @@ struct MsParam
     bool shapeTruthy = false;    ///< Python truth of the shape (an empty list is false, "[]" text is true)
     bool maxMinInvalid = false;  ///< Max or Min is a float nan/inf
     std::string state;           ///< input / output / parameters / parameters_grad / debug
+    /// str() of the raw 'type' and 'shape' (nullopt: None or absent), what 8.x's node matching compares.
+    std::optional<std::string> rawType;
+    std::optional<std::string> rawShape;
 };
 
 struct MsNode
