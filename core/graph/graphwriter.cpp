@@ -1111,10 +1111,16 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
                     v.rowOf12.emplace(std::string(v.table12->rows.view(r, 0).text), r);
                 v.maxRelative12 = v.table12->column("MaxRelativeErr");
             }
-            std::set<std::uint32_t> judged;
+            // Each NPU node is judged once, with the bench node it is linked to in the end (a match file may have
+            // re-paired a node matched by name).
+            std::map<std::uint32_t, std::uint32_t> finalPairs;
             for (const auto& [i, j] : pairs)
-                if (judged.insert(i).second)
+                finalPairs[i] = j;
+            for (const auto& [i, j] : finalPairs) {
+                const MsNode& node = b.npu.nodes[i];
+                if (!node.matchedLink.empty() && node.matchedLink.back() == b.bench->nodes[j].id)
                     judgeNode(b.npu.nodes[i], b.bench->nodes[j], v, *mode, options.format);
+            }
             judgeCollections(b.npu, options.format == WriteFormat::V83 && *mode == CompareMode::Md5);
             b.mode = mode;
             b.microSteps = b.npu.pageByMicroStep(&*b.bench);
