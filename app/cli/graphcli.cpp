@@ -73,7 +73,9 @@ std::string typeCounts(const graph::GraphSummary& s)
 
 int infoGraphFile(const std::filesystem::path& path)
 {
-    auto read = graph::readGraphFile(path);
+    graph::ReadOptions options;
+    options.nodeData = false; // info shows no parameters: a 1M-node db opens without its GBs of JSON
+    auto read = graph::readGraphFile(path, options);
     if (!read) {
         std::cerr << read.error().format() << "\n";
         return kExitInputError;

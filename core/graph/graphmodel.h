@@ -85,6 +85,7 @@ struct Graph
     std::vector<std::uint32_t> roots;
     std::vector<std::vector<std::string>> stacks; ///< stack frames, referenced by Node::stack
     std::vector<std::int64_t> microSteps;         ///< the distinct micro_step_id values, ascending
+    std::string dumpDataDir;                      ///< the first node's dump_data_dir (the same for all)
 
     std::optional<std::uint32_t> find(std::string_view name) const;
 };
@@ -111,6 +112,7 @@ struct GraphFile
     std::vector<ColourBand> colours; ///< from node_colors / Colors; empty in build files
     std::vector<Graph> graphs;
     std::vector<std::string> warnings; ///< inconsistencies found (dangling up_node, duplicate order, ...)
+    bool dataDeferred = false;         ///< input/output data not read (graphreader.h ReadOptions::nodeData)
 
     bool isCompare() const;
     /// The index of the most severe band (the last ranged band in msprobe's order: "#FF704D" in every version).

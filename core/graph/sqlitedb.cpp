@@ -180,4 +180,15 @@ void Statement::bind(int index, std::string_view text)
     sqlite3_bind_text(m_stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
 }
 
+void Statement::bind(int index, std::int64_t value)
+{
+    sqlite3_bind_int64(m_stmt, index, value);
+}
+
+void Statement::reset()
+{
+    sqlite3_reset(m_stmt);
+    m_error.reset();
+}
+
 } // namespace probescope::graph::detail

@@ -62,6 +62,9 @@ public:
     std::string text(int column) const;
     std::optional<double> number(int column) const; ///< integer or real; nullopt for NULL / text that is no number
     void bind(int index, std::string_view text);
+    void bind(int index, std::int64_t value);
+    /// Back to the first row, for binding new values.
+    void reset();
 
 private:
     const ReadOnlyDb& m_db;
