@@ -656,3 +656,63 @@ TEST(GraphWrite, MatchFilePairsTheNodesItNames)
                   .front().at("matched_node_link").text,
               "[]");
 }
+
+TEST(GraphRead, NodeDataOnDemand)
+{
+    const fs::path path = graphFixtures() / "v26/modelA_statistics_mix/compare_step0_rank.vis.db";
+    ReadOptions lazy;
+    lazy.nodeData = false;
+    auto light = readVisDb(path, lazy);
+    auto full = readVisDb(path);
+    ASSERT_TRUE(light && full);
+    EXPECT_TRUE((*light)->dataDeferred);
+    ASSERT_EQ((*light)->graphs.size(), (*full)->graphs.size());
+    for (std::size_t g = 0; g < (*full)->graphs.size(); ++g) {
+        const Graph& a = (*light)->graphs[g];
+        const Graph& b = (*full)->graphs[g];
+        ASSERT_EQ(a.nodes.size(), b.nodes.size());
+        EXPECT_EQ(a.dumpDataDir, b.nodes.front().dumpDataDir);
+        for (std::uint32_t i = 0; i < a.nodes.size(); i += 17) {
+            EXPECT_EQ(a.nodes[i].name, b.nodes[i].name);
+            EXPECT_EQ(a.nodes[i].children, b.nodes[i].children);
+            EXPECT_EQ(a.nodes[i].isDistributed, b.nodes[i].isDistributed);
+            EXPECT_TRUE(a.nodes[i].inputData.empty());
+            auto data = readNodeData(**light, a, i);
+            ASSERT_TRUE(data) << data.error().format();
+            EXPECT_EQ(data->inputData, b.nodes[i].inputData);
+            EXPECT_EQ(data->outputData, b.nodes[i].outputData);
+        }
+    }
+}
+
+TEST(GraphWrite, StepFolderOfRanksGivesOneGraphPerRank)
+{
+    // A step folder of rank0/rank1 (msprobe's "ranks" input): one NPU and one bench graph per rank, rank_list [0, 1].
+    probescope::testing::TempDir dir;
+    const fs::path pair = probescope::testing::fixturesDir() / "modelA_md5_mix";
+    for (const char* side : { "npu", "bench" })
+        for (const char* rank : { "rank0", "rank1" }) {
+            fs::create_directories(dir.path() / side / "step0" / rank);
+            fs::copy(pair / side / "step0/rank", dir.path() / side / "step0" / rank, fs::copy_options::recursive);
+        }
+    GraphWriteOptions options;
+    options.timestamp = "20260101000000";
+    auto written = writeGraphDb(dir.path() / "npu/step0", dir.path() / "bench/step0", dir.path() / "out", options);
+    ASSERT_TRUE(written) << written.error().format();
+    EXPECT_EQ(written->graphs, 4u);
+    auto read = readVisDb(written->written);
+    ASSERT_TRUE(read);
+    EXPECT_EQ((*read)->config.rankList, (std::vector<std::int64_t> { 0, 1 }));
+    EXPECT_EQ((*read)->config.stepList, (std::vector<std::int64_t> { 0 }));
+    ASSERT_NE(graphById(**read, "NPU_0_1"), nullptr);
+    ASSERT_NE(graphById(**read, "Bench_0_1"), nullptr);
+    // Each rank's graph is the single-rank graph msprobe writes for that folder (same rows but for the rank).
+    Sql mine(written->written);
+    Sql theirs(graphFixtures() / "v26/modelA_md5_mix/compare_step0_rank.vis.db");
+    const auto a = mine.rows("SELECT node_name, node_order, precision_index, matched_node_link FROM tb_nodes WHERE graph_id = 'NPU_0_1' ORDER BY node_order");
+    const auto b = theirs.rows("SELECT node_name, node_order, precision_index, matched_node_link FROM tb_nodes WHERE graph_id = 'NPU_0_0' ORDER BY node_order");
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        for (const char* c : { "node_name", "node_order", "precision_index", "matched_node_link" })
+            EXPECT_EQ(a[i].at(c).text, b[i].at(c).text) << c << " " << i;
+}
