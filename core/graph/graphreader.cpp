@@ -256,7 +256,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     if (!st)
         return st.error();
     Statement& s = **st;
-    std::vector<std::vector<std::pair<std::int64_t, Node>>> rows(file->graphs.size());
+    std::vector<std::vector<std::int64_t>> orders(file->graphs.size()); // node_order of each node as read
     std::vector<std::unordered_map<std::string, std::int32_t>> graphStacks(file->graphs.size());
     while (s.next()) {
         const std::string graphId = s.text(1);
@@ -320,25 +320,35 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
             n.dumpDataDir = g.dumpDataDir;
             n.isDistributed = v26 && n.name.rfind("Distributed", 0) == 0;
         }
-        rows[where->second].emplace_back(order, std::move(n));
+        orders[where->second].push_back(order);
+        g.nodes.push_back(std::move(n));
     }
     if (s.error())
         return *s.error();
     for (std::size_t gi = 0; gi < file->graphs.size(); ++gi) {
         Graph& g = file->graphs[gi];
-        auto& list = rows[gi];
-        // Already in order when msprobe wrote the file; stable so equal orders keep the table's order.
-        if (!std::is_sorted(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; }))
-            std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        g.nodes.reserve(list.size());
-        for (auto& [order, node] : list) {
-            if (order != static_cast<std::int64_t>(g.nodes.size()))
-                file->warnings.push_back(g.id + ": node_order " + std::to_string(order) + " of " + node.name
-                                         + " where " + std::to_string(g.nodes.size()) + " was expected");
-            g.nodes.push_back(std::move(node));
+        const auto& order = orders[gi];
+        // In order already when msprobe wrote the file (nodes are read straight into the graph, no second copy of a
+        // million nodes); otherwise a stable permutation by node_order.
+        if (!std::is_sorted(order.begin(), order.end())) {
+            std::vector<std::uint32_t> perm(order.size());
+            for (std::uint32_t k = 0; k < perm.size(); ++k)
+                perm[k] = k;
+            std::stable_sort(perm.begin(), perm.end(), [&](std::uint32_t a, std::uint32_t b) { return order[a] < order[b]; });
+            std::vector<Node> sorted;
+            sorted.reserve(g.nodes.size());
+            std::vector<std::int64_t> sortedOrder;
+            for (const std::uint32_t k : perm) {
+                sorted.push_back(std::move(g.nodes[k]));
+                sortedOrder.push_back(order[k]);
+            }
+            g.nodes = std::move(sorted);
+            orders[gi] = std::move(sortedOrder);
         }
-        list.clear();
-        list.shrink_to_fit();
+        for (std::size_t k = 0; k < g.nodes.size(); ++k)
+            if (orders[gi][k] != static_cast<std::int64_t>(k))
+                file->warnings.push_back(g.id + ": node_order " + std::to_string(orders[gi][k]) + " of " + g.nodes[k].name
+                                         + " where " + std::to_string(k) + " was expected");
     }
     file->dataDeferred = !options.nodeData;
     if (file->warnings.size() > kMaxWarnings) {
