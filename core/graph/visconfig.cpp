@@ -2,6 +2,7 @@
 #include "core/graph/visconfig.h"
 
 #include "core/util/fileio.h"
+#include "core/util/outputfile.h"
 #include "core/util/textposition.h"
 
 #include <nlohmann/json.hpp>
@@ -94,6 +95,53 @@ std::string visConfigText(const std::vector<NodeMatch>& matches)
     }
     out += "}";
     return out;
+}
+
+std::string oppositeName(std::string_view name)
+{
+    auto replaceAll = [](std::string s, std::string_view from, std::string_view to) {
+        for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+            s.replace(at, from.size(), to);
+        return s;
+    };
+    const std::string text(name);
+    if (text.find("forward") != std::string::npos)
+        return replaceAll(text, "forward", "backward");
+    return replaceAll(text, "backward", "forward");
+}
+
+std::vector<NodeMatch> withOpposites(const std::vector<NodeMatch>& matches,
+                                     const std::function<bool(std::string_view)>& isNpu,
+                                     const std::function<bool(std::string_view)>& isBench)
+{
+    std::vector<NodeMatch> out = matches;
+    std::unordered_map<std::string, std::string> npuTaken;
+    std::unordered_map<std::string, std::string> benchTaken;
+    for (const NodeMatch& m : matches) {
+        npuTaken.emplace(m.npu, m.bench);
+        benchTaken.emplace(m.bench, m.npu);
+    }
+    for (const NodeMatch& m : matches) {
+        NodeMatch o { oppositeName(m.npu), oppositeName(m.bench) };
+        if (o.npu == m.npu || !isNpu(o.npu) || !isBench(o.bench) || npuTaken.count(o.npu) || benchTaken.count(o.bench))
+            continue;
+        npuTaken.emplace(o.npu, o.bench);
+        benchTaken.emplace(o.bench, o.npu);
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+Result<std::filesystem::path> writeVisConfig(const std::filesystem::path& folder, std::string_view tag, std::int64_t step,
+                                             std::int64_t rank, const std::vector<NodeMatch>& matches)
+{
+    std::string error;
+    const std::string stem = std::string(tag) + "_" + std::to_string(step) + "_" + std::to_string(rank);
+    auto written = writeToFreeName(folder, stem, ".vis.config", visConfigText(matches), error);
+    if (!written)
+        return makeError("graph.output", SourceLocation { (folder / (stem + ".vis.config")).string(), std::nullopt, 0, 0 },
+                         error);
+    return *written;
 }
 
 } // namespace probescope::graph

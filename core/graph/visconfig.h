@@ -5,6 +5,7 @@
 
 #include "core/util/diagnostic.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -59,8 +60,23 @@ Result<VisConfig> readVisConfig(const std::filesystem::path& path);
 ResolvedMatches resolveMatches(const VisConfig& config, const std::function<bool(std::string_view)>& isNpu,
                                const std::function<bool(std::string_view)>& isBench);
 
+/// tb_graph_ascend's get_opposite_node_name: every "forward" becomes "backward", or, in a name without "forward",
+/// every "backward" becomes "forward" (the plugin matches a node's opposite direction with it).
+std::string oppositeName(std::string_view name);
+
+/// `matches` plus the opposite-direction pair of each (oppositeName of both names) where both nodes exist and are
+/// not matched otherwise: what the plugin saves for one manual match.
+std::vector<NodeMatch> withOpposites(const std::vector<NodeMatch>& matches,
+                                     const std::function<bool(std::string_view)>& isNpu,
+                                     const std::function<bool(std::string_view)>& isBench);
+
 /// The text ProbeScope writes: NPU -> bench entries only (no Bench rows, so no key can collide), in the given
 /// order, formatted as the plugin's json.dump(indent=4, ensure_ascii=False), no trailing newline.
 std::string visConfigText(const std::vector<NodeMatch>& matches);
+
+/// Writes visConfigText to `folder`/{tag}_{step}_{rank}.vis.config (the plugin's name; tag = the db's name without
+/// .vis.db) through util/outputfile: never replacing a file (a taken name gets _1, ...). Returns the path written.
+Result<std::filesystem::path> writeVisConfig(const std::filesystem::path& folder, std::string_view tag, std::int64_t step,
+                                             std::int64_t rank, const std::vector<NodeMatch>& matches);
 
 } // namespace probescope::graph

@@ -716,3 +716,30 @@ TEST(GraphWrite, StepFolderOfRanksGivesOneGraphPerRank)
         for (const char* c : { "node_name", "node_order", "precision_index", "matched_node_link" })
             EXPECT_EQ(a[i].at(c).text, b[i].at(c).text) << c << " " << i;
 }
+
+TEST(GraphMatchFile, OppositesAndWritingRoundTrip)
+{
+    EXPECT_EQ(oppositeName("Module.layers.0.mlp.MLP.forward.0"), "Module.layers.0.mlp.MLP.backward.0");
+    EXPECT_EQ(oppositeName("Tensor.mean.0.backward"), "Tensor.mean.0.forward");
+    const std::set<std::string> npu { "Tensor.mean.0.forward", "Tensor.mean.0.backward", "Functional.relu.1.forward" };
+    const std::set<std::string> bench { "Tensor.mean.0.forward", "Tensor.mean.0.backward", "Functional.relu.0.forward" };
+    auto isNpu = [&](std::string_view s) { return npu.count(std::string(s)) != 0; };
+    auto isBench = [&](std::string_view s) { return bench.count(std::string(s)) != 0; };
+    const auto all = withOpposites({ { "Tensor.mean.0.forward", "Tensor.mean.0.forward" },
+                                     { "Functional.relu.1.forward", "Functional.relu.0.forward" } },
+                                   isNpu, isBench);
+    ASSERT_EQ(all.size(), 3u); // relu's backward does not exist on either side
+    EXPECT_EQ(all[2], (NodeMatch { "Tensor.mean.0.backward", "Tensor.mean.0.backward" }));
+    probescope::testing::TempDir dir;
+    auto first = writeVisConfig(dir.path(), "compare_step0_rank", 0, 0, all);
+    ASSERT_TRUE(first) << first.error().format();
+    EXPECT_EQ(first->filename(), "compare_step0_rank_0_0.vis.config");
+    auto second = writeVisConfig(dir.path(), "compare_step0_rank", 0, 0, all);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->filename(), "compare_step0_rank_0_0_1.vis.config"); // never replaced
+    auto back = readVisConfig(*first);
+    ASSERT_TRUE(back);
+    const auto resolved = resolveMatches(*back, isNpu, isBench);
+    EXPECT_TRUE(resolved.notes.empty());
+    EXPECT_EQ(resolved.matches, all);
+}
