@@ -15,6 +15,7 @@
 #include "ptdbgcli.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
+#include "graphcli.h"
 
 #include <unistd.h>
 
@@ -759,6 +760,8 @@ int runApiPrecisionCompare(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    if (auto graphStatus = cli::runGraphCommand(argc, argv)) // graph, info FILE.vis.db (docs/graph.md)
+        return *graphStatus;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--help" || a == "-h" || a == "help") {

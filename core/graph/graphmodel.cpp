@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/graph/graphmodel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace probescope::graph {
+
+std::string_view versionName(MsprobeVersion version)
+{
+    switch (version) {
+    case MsprobeVersion::V12Vis: return "msprobe 1.2 .vis";
+    case MsprobeVersion::V8: return "msprobe 8.x .vis.db";
+    case MsprobeVersion::V26: return "msprobe 26.x .vis.db";
+    }
+    return "?";
+}
+
+std::string_view sideName(Side side)
+{
+    return side == Side::Npu ? "NPU" : "Bench";
+}
+
+bool ColourBand::contains(double p) const
+{
+    if (!lo || !hi)
+        return false;
+    return (*lo <= p && p < *hi) || (*hi == 1.0 && p == 1.0) || (*lo == 0.0 && p == 0.0);
+}
+
+std::optional<std::uint32_t> Graph::find(std::string_view name) const
+{
+    for (std::uint32_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i].name == name)
+            return i;
+    return std::nullopt;
+}
+
+bool GraphFile::isCompare() const
+{
+    if (config.graphType == "compare")
+        return true;
+    return std::any_of(graphs.begin(), graphs.end(), [](const Graph& g) { return g.side == Side::Bench; });
+}
+
+std::optional<std::int32_t> GraphFile::worstBand() const
+{
+    for (std::size_t i = colours.size(); i-- > 0;)
+        if (colours[i].lo && colours[i].hi)
+            return static_cast<std::int32_t>(i);
+    return std::nullopt;
+}
+
+std::optional<std::int32_t> GraphFile::bandOf(double precision) const
+{
+    for (std::size_t i = 0; i < colours.size(); ++i)
+        if (colours[i].contains(precision))
+            return static_cast<std::int32_t>(i);
+    return std::nullopt;
+}
+
+const Graph* GraphFile::benchOf(const Graph& npu) const
+{
+    for (const Graph& g : graphs)
+        if (g.side == Side::Bench && g.step == npu.step && g.rank == npu.rank)
+            return &g;
+    return nullptr;
+}
+
+void assignStatuses(GraphFile& file)
+{
+    const bool compare = file.isCompare();
+    for (Graph& g : file.graphs) {
+        for (Node& n : g.nodes) {
+            n.band = -1;
+            if (compare && n.matchedLink.empty()) {
+                n.status = Status::Unmatched;
+            } else if (g.side == Side::Bench) {
+                n.status = compare ? Status::Bench : Status::NoValue;
+            } else if (n.precision) {
+                if (const auto band = file.bandOf(*n.precision)) {
+                    n.status = Status::Banded;
+                    n.band = *band;
+                } else {
+                    n.status = Status::NoValue;
+                }
+            } else {
+                n.status = Status::NoValue;
+            }
+        }
+    }
+}
+
+void linkNodes(GraphFile& file, Graph& graph)
+{
+    std::unordered_map<std::string_view, std::uint32_t> index;
+    index.reserve(graph.nodes.size());
+    for (std::uint32_t i = 0; i < graph.nodes.size(); ++i)
+        if (!index.emplace(graph.nodes[i].name, i).second)
+            file.warnings.push_back(graph.id + ": node " + graph.nodes[i].name + " appears twice");
+    graph.roots.clear();
+    for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
+        Node& n = graph.nodes[i];
+        n.parent = -1;
+        n.children.clear();
+        if (!n.upNode.empty()) {
+            const auto it = index.find(n.upNode);
+            if (it == index.end() || it->second == i)
+                file.warnings.push_back(graph.id + ": node " + n.name + " names a parent " + n.upNode
+                                        + " the graph does not hold");
+            else
+                n.parent = static_cast<std::int32_t>(it->second);
+        }
+        if (n.parent < 0)
+            graph.roots.push_back(i);
+    }
+    // Children come from sub_nodes (msprobe's order); a child is kept only under the parent it names itself,
+    // so a damaged file can never make a node appear twice or form a cycle through sub_nodes. In node_order
+    // (post-order) the children naming a parent already come in its sub_nodes order: when they spell sub_nodes
+    // exactly, no lookup by name is needed (a million of them is most of the linking time).
+    std::vector<std::vector<std::uint32_t>> byParent(graph.nodes.size());
+    for (std::uint32_t i = 0; i < graph.nodes.size(); ++i)
+        if (graph.nodes[i].parent >= 0)
+            byParent[static_cast<std::size_t>(graph.nodes[i].parent)].push_back(i);
+    for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
+        Node& n = graph.nodes[i];
+        const auto& found = byParent[i];
+        bool same = found.size() == n.subNodes.size();
+        for (std::size_t k = 0; same && k < found.size(); ++k)
+            same = graph.nodes[found[k]].name == n.subNodes[k];
+        if (same) {
+            n.children = found;
+            continue;
+        }
+        for (const std::string& sub : n.subNodes) {
+            const auto it = index.find(sub);
+            if (it == index.end() || graph.nodes[it->second].parent != static_cast<std::int32_t>(i)) {
+                file.warnings.push_back(graph.id + ": node " + n.name + " lists a child " + sub
+                                        + " that is missing or names another parent");
+                continue;
+            }
+            n.children.push_back(it->second);
+        }
+    }
+    // A cycle through up_node (a -> b -> a) leaves nodes unreachable from any root: report it, and make the
+    // first node of each such cycle a root so that every node is shown once.
+    std::vector<std::uint8_t> reached(graph.nodes.size(), 0);
+    std::vector<std::uint32_t> stack(graph.roots.begin(), graph.roots.end());
+    while (!stack.empty()) {
+        const std::uint32_t i = stack.back();
+        stack.pop_back();
+        if (reached[i])
+            continue;
+        reached[i] = 1;
+        for (std::uint32_t c : graph.nodes[i].children)
+            stack.push_back(c);
+    }
+    for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
+        if (reached[i])
+            continue;
+        // Parents reachable by up_node that never reach a root: a cycle (or children dropped above).
+        file.warnings.push_back(graph.id + ": node " + graph.nodes[i].name + " is not reachable from a root");
+        // Cut it from the parent of its cycle, so that it is shown once, as a root.
+        if (const std::int32_t p = graph.nodes[i].parent; p >= 0) {
+            auto& siblings = graph.nodes[static_cast<std::size_t>(p)].children;
+            siblings.erase(std::remove(siblings.begin(), siblings.end(), i), siblings.end());
+        }
+        graph.nodes[i].parent = -1;
+        graph.roots.push_back(i);
+        stack.push_back(i);
+        while (!stack.empty()) {
+            const std::uint32_t j = stack.back();
+            stack.pop_back();
+            if (reached[j])
+                continue;
+            reached[j] = 1;
+            for (std::uint32_t c : graph.nodes[j].children)
+                stack.push_back(c);
+        }
+    }
+    std::vector<std::int64_t> micro;
+    for (const Node& n : graph.nodes)
+        micro.push_back(n.microStep);
+    std::sort(micro.begin(), micro.end());
+    micro.erase(std::unique(micro.begin(), micro.end()), micro.end());
+    graph.microSteps = std::move(micro);
+}
+
+GraphSummary summarize(const GraphFile& file, const Graph& graph)
+{
+    GraphSummary s;
+    s.nodes = graph.nodes.size();
+    s.perBand.assign(file.colours.size(), 0);
+    const auto worst = file.worstBand();
+    for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
+        const Node& n = graph.nodes[i];
+        s.modules += n.type == static_cast<std::uint8_t>(NodeType::Module);
+        s.apis += n.type == static_cast<std::uint8_t>(NodeType::Api);
+        s.collections += n.type == static_cast<std::uint8_t>(NodeType::ApiCollection);
+        switch (n.status) {
+        case Status::NoValue: ++s.noValue; break;
+        case Status::Unmatched: ++s.unmatched; break;
+        case Status::Bench: ++s.bench; break;
+        case Status::Banded:
+            ++s.perBand[static_cast<std::size_t>(n.band)];
+            if (worst && n.band == *worst && !s.firstFailing)
+                s.firstFailing = i; // nodes are in node_order: the first one found ran first
+            break;
+        }
+    }
+    return s;
+}
+
+namespace {
+
+ColourBand band(std::string colour, std::optional<double> lo, std::optional<double> hi, std::string description,
+                std::string level = {})
+{
+    return ColourBand { std::move(colour), lo, hi, std::move(description), std::move(level) };
+}
+
+} // namespace
+
+std::vector<ColourBand> defaultColours(MsprobeVersion version, std::string_view task)
+{
+    // The texts are msprobe's node_colors (8.3.3 visualization/graph/node_colors.py, 26.0.0 the same file);
+    // descriptions are shortened to English here, a file's own node_colors always take precedence.
+    std::vector<ColourBand> out;
+    if (version == MsprobeVersion::V26) {
+        out.push_back(band("#FFFCF3", 0, 0.3, "pass", "pass"));
+        out.push_back(band("#FFDC7F", 0.3, 0.6, "warning", "warning"));
+        out.push_back(band("#FF704D", 0.6, 1, "error", "error"));
+        out.push_back(band("#C7C7C7", std::nullopt, std::nullopt, "unmatched node", "unmatched node"));
+        return out;
+    }
+    if (task == "md5") {
+        out.push_back(band("#FFFCF3", 1, 1, "all inputs and outputs equal"));
+        out.push_back(band("#FF704D", 0, 0, "an input or output differs"));
+    } else if (task == "summary") {
+        out.push_back(band("#FFFCF3", 0, 0.2, "relative error of the outputs"));
+        out.push_back(band("#FFEDBE", 0.2, 0.4, "relative error of the outputs"));
+        out.push_back(band("#FFDC7F", 0.4, 0.6, "relative error of the outputs"));
+        out.push_back(band("#FFC62E", 0.6, 0.8, "relative error of the outputs"));
+        out.push_back(band("#FF704D", 0.8, 1, "relative error of the outputs"));
+    } else {
+        out.push_back(band("#FFFCF3", 0, 0.05, "drop of the one-thousandth ratio"));
+        out.push_back(band("#FFEDBE", 0.05, 0.1, "drop of the one-thousandth ratio"));
+        out.push_back(band("#FFDC7F", 0.1, 0.15, "drop of the one-thousandth ratio"));
+        out.push_back(band("#FFC62E", 0.15, 0.2, "drop of the one-thousandth ratio"));
+        out.push_back(band("#FF704D", 0.2, 1, "drop of the one-thousandth ratio"));
+    }
+    out.push_back(band("#C7C7C7", std::nullopt, std::nullopt, "unmatched node"));
+    return out;
+}
+
+std::optional<std::vector<ColourBand>> parseNodeColours(std::string_view json)
+{
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(json.begin(), json.end(), nullptr, false);
+    if (j.is_discarded())
+        return std::nullopt;
+    std::vector<ColourBand> out;
+    if (j.is_null())
+        return out;
+    if (!j.is_object())
+        return std::nullopt;
+    for (const auto& [colour, spec] : j.items()) {
+        ColourBand b;
+        b.colour = colour;
+        if (!spec.is_object())
+            return std::nullopt;
+        if (const auto v = spec.find("value"); v != spec.end() && v->is_array() && v->size() == 2
+            && (*v)[0].is_number() && (*v)[1].is_number()) {
+            b.lo = (*v)[0].get<double>();
+            b.hi = (*v)[1].get<double>();
+        }
+        if (const auto d = spec.find("description"); d != spec.end() && d->is_string())
+            b.description = d->get<std::string>();
+        if (const auto l = spec.find("accuracy_level"); l != spec.end() && l->is_string())
+            b.level = l->get<std::string>();
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::optional<std::vector<Param>> parseParams(std::string_view json)
+{
+    if (json.empty())
+        return std::vector<Param> {};
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(json.begin(), json.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return std::nullopt;
+    std::vector<Param> out;
+    for (const auto& [name, values] : j.items()) {
+        Param p;
+        p.name = name;
+        if (values.is_object()) {
+            for (const auto& [key, value] : values.items())
+                p.values.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
+        } else {
+            p.values.emplace_back("value", values.is_string() ? values.get<std::string>() : values.dump());
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+} // namespace probescope::graph

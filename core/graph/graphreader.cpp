@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/graph/graphreader.h"
+
+#include "core/graph/sqlitedb.h"
+#include "core/util/fileio.h"
+#include "core/util/textposition.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <tuple>
+#include <map>
+#include <unordered_map>
+
+namespace probescope::graph {
+
+namespace {
+
+using detail::ReadOnlyDb;
+using detail::Statement;
+using Json = nlohmann::ordered_json;
+
+std::optional<Json> parseJson(std::string_view text)
+{
+    Json j = Json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded())
+        return std::nullopt;
+    return j;
+}
+
+/// The common case of stringList without a JSON parser: ["a", "b"] with no escapes (a 1M-node db has 2M such
+/// lists); nullopt sends anything else to the full parser.
+std::optional<std::vector<std::string>> plainStringList(std::string_view text)
+{
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    auto skip = [&] {
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+            ++i;
+    };
+    skip();
+    if (i >= text.size() || text[i++] != '[')
+        return std::nullopt;
+    skip();
+    if (i < text.size() && text[i] == ']')
+        return ++i, skip(), i == text.size() ? std::optional(out) : std::nullopt;
+    for (;;) {
+        skip();
+        if (i >= text.size() || text[i++] != '"')
+            return std::nullopt;
+        const std::size_t start = i;
+        while (i < text.size() && text[i] != '"') {
+            const auto c = static_cast<unsigned char>(text[i]);
+            if (c == '\\' || c < 0x20)
+                return std::nullopt;
+            ++i;
+        }
+        if (i >= text.size())
+            return std::nullopt;
+        out.emplace_back(text.substr(start, i - start));
+        ++i;
+        skip();
+        if (i >= text.size())
+            return std::nullopt;
+        if (text[i] == ',') {
+            ++i;
+            continue;
+        }
+        if (text[i++] != ']')
+            return std::nullopt;
+        skip();
+        return i == text.size() ? std::optional(out) : std::nullopt;
+    }
+}
+
+/// A JSON list of strings ('' = empty, as msprobe writes sub_nodes of a leaf); nullopt when it is something else.
+std::optional<std::vector<std::string>> stringList(std::string_view text)
+{
+    std::vector<std::string> out;
+    if (text.empty())
+        return out;
+    if (auto plain = plainStringList(text))
+        return plain;
+    const auto j = parseJson(text);
+    if (!j || !j->is_array())
+        return std::nullopt;
+    for (const Json& e : *j) {
+        if (!e.is_string())
+            return std::nullopt;
+        out.push_back(e.get<std::string>());
+    }
+    return out;
+}
+
+std::vector<std::int64_t> intList(std::string_view text)
+{
+    std::vector<std::int64_t> out;
+    const auto j = parseJson(text);
+    if (j && j->is_array())
+        for (const Json& e : *j)
+            if (e.is_number_integer())
+                out.push_back(e.get<std::int64_t>());
+    return out;
+}
+
+std::optional<std::uint8_t> nodeType(std::string_view text)
+{
+    unsigned v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || v > 255)
+        return std::nullopt;
+    return static_cast<std::uint8_t>(v);
+}
+
+void finishColours(GraphFile& file)
+{
+    if (auto parsed = parseNodeColours(file.config.nodeColorsText)) {
+        file.colours = std::move(*parsed);
+    } else {
+        file.warnings.push_back("node_colors is not a JSON object of colour bands; msprobe's default bands are used");
+        file.colours.clear();
+    }
+    if (file.colours.empty() && file.isCompare())
+        file.colours = defaultColours(file.version, file.config.task);
+}
+
+constexpr const char* kNodeColumns[] = {
+    "id", "graph_id", "node_order", "node_name", "node_type", "up_node", "sub_nodes", "precision_index",
+    "overflow_level", "micro_step_id", "matched_node_link", "stack_id", "parallel_merge_info", "matched_distributed",
+    "modified", "input_data", "output_data", "data_source", "dump_data_dir", "step", "rank",
+};
+
+constexpr std::size_t kMaxWarnings = 200;
+
+Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& path, const ReadOptions& options)
+{
+    auto opened = ReadOnlyDb::open(path, "graph.db");
+    if (!opened)
+        return opened.error();
+    const ReadOnlyDb& db = **opened;
+    for (const char* table : { "tb_nodes", "tb_stack", "tb_config" })
+        if (!db.hasTable(table))
+            return db.error(std::string("not a msprobe .vis.db: it has no table ") + table);
+    for (const char* column : kNodeColumns)
+        if (!db.hasColumn("tb_nodes", column))
+            return db.error(std::string("not a msprobe .vis.db: tb_nodes has no column ") + column);
+    auto file = std::make_shared<GraphFile>();
+    file->path = path.string();
+    const bool v26 = db.hasColumn("tb_nodes", "is_distributed");
+    file->version = v26 ? MsprobeVersion::V26 : MsprobeVersion::V8;
+
+    // tb_config: one row (msprobe inserts id '1' with INSERT OR IGNORE).
+    {
+        auto st = db.prepare("SELECT graph_type, task, tool_tip, micro_steps, overflow_check, node_colors, rank_list,"
+                             " step_list FROM tb_config ORDER BY id LIMIT 1");
+        if (!st)
+            return st.error();
+        Statement& s = **st;
+        if (s.next()) {
+            GraphConfig& c = file->config;
+            c.graphType = s.text(0);
+            c.task = s.text(1);
+            c.toolTip = s.text(2);
+            c.microSteps = s.isNull(3) ? 1 : s.integer(3);
+            c.overflowCheck = !s.isNull(4) && s.integer(4) != 0;
+            c.nodeColorsText = s.text(5);
+            c.rankList = intList(s.text(6));
+            c.stepList = intList(s.text(7));
+        } else if (s.error()) {
+            return *s.error();
+        } else {
+            file->warnings.push_back("tb_config has no row");
+        }
+    }
+
+    // tb_stack: id -> frames.
+    std::unordered_map<std::string, std::vector<std::string>> stacks;
+    {
+        auto st = db.prepare("SELECT id, stack_info FROM tb_stack");
+        if (!st)
+            return st.error();
+        Statement& s = **st;
+        while (s.next()) {
+            auto frames = stringList(s.text(1));
+            if (!frames) {
+                file->warnings.push_back("tb_stack row " + s.text(0) + ": stack_info is not a JSON list of strings");
+                frames.emplace();
+            }
+            stacks.emplace(s.text(0), std::move(*frames));
+        }
+        if (s.error())
+            return *s.error();
+    }
+
+    // The graphs first (an index answers it), then one scan of the table in its own order: msprobe inserts each
+    // graph in node_order, and a scan reads the pages in sequence where an index walk (ORDER BY node_order) jumps
+    // between them (4 s instead of 0.4 s at a million rows). Rows are put in their graph by graph_id (a column before
+    // the JSON) and sorted by node_order in memory.
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> graphKeys;
+    {
+        auto keys = db.prepare("SELECT step, rank, data_source FROM tb_nodes GROUP BY step, rank, data_source");
+        if (!keys)
+            return keys.error();
+        while ((*keys)->next())
+            graphKeys.emplace_back((*keys)->integer(0), (*keys)->integer(1), (*keys)->text(2));
+        if ((*keys)->error())
+            return *(*keys)->error();
+    }
+    // NPU before Bench within a (step, rank).
+    std::stable_sort(graphKeys.begin(), graphKeys.end(), [](const auto& a, const auto& b) {
+        if (std::get<0>(a) != std::get<0>(b))
+            return std::get<0>(a) < std::get<0>(b);
+        if (std::get<1>(a) != std::get<1>(b))
+            return std::get<1>(a) < std::get<1>(b);
+        return (std::get<2>(a) == "NPU") > (std::get<2>(b) == "NPU");
+    });
+    std::unordered_map<std::string, std::size_t> graphOf;
+    for (const auto& [step, rank, source] : graphKeys) {
+        Side side = Side::Npu;
+        if (source == "Bench")
+            side = Side::Bench;
+        else if (source != "NPU")
+            return db.error("tb_nodes: data_source is \"" + source + "\", not NPU or Bench");
+        Graph& g = file->graphs.emplace_back();
+        g.side = side;
+        g.step = step;
+        g.rank = rank;
+        g.id = std::string(sideName(side)) + "_" + std::to_string(step) + "_" + std::to_string(rank);
+        graphOf.emplace(g.id, file->graphs.size() - 1);
+        if (!options.nodeData) {
+            auto dir = db.prepare("SELECT dump_data_dir FROM tb_nodes WHERE step = ?1 AND rank = ?2 AND data_source = ?3 LIMIT 1");
+            if (!dir)
+                return dir.error();
+            (*dir)->bind(1, step);
+            (*dir)->bind(2, rank);
+            (*dir)->bind(3, source);
+            if ((*dir)->next())
+                g.dumpDataDir = (*dir)->text(0);
+        }
+    }
+    // Without the node data, no column after input_data/output_data is read from the rows either: SQLite would walk
+    // each row's overflow pages (its KBs of JSON) to reach them. The graph's key comes from graph_id; dump_data_dir
+    // was read once per graph; is_distributed is msprobe's name test (db_utils.py).
+    std::string sql = "SELECT ";
+    for (const char* column : kNodeColumns) {
+        const std::string_view c = column;
+        const bool after = c == "input_data" || c == "output_data" || c == "data_source" || c == "dump_data_dir"
+            || c == "step" || c == "rank";
+        sql += !options.nodeData && after ? std::string("NULL") : std::string(c);
+        sql += ", ";
+    }
+    sql += v26 && options.nodeData ? "is_distributed" : "NULL";
+    sql += " FROM tb_nodes";
+    auto st = db.prepare(sql);
+    if (!st)
+        return st.error();
+    Statement& s = **st;
+    std::vector<std::vector<std::int64_t>> orders(file->graphs.size()); // node_order of each node as read
+    std::vector<std::unordered_map<std::string, std::int32_t>> graphStacks(file->graphs.size());
+    while (s.next()) {
+        const std::string graphId = s.text(1);
+        const auto where = graphOf.find(graphId);
+        if (where == graphOf.end()) {
+            file->warnings.push_back("tb_nodes row " + s.text(0) + ": graph_id " + graphId
+                                     + " is not data_source_step_rank of any graph; row left out");
+            continue;
+        }
+        Graph& g = file->graphs[where->second];
+        Node n;
+        const std::int64_t order = s.integer(2);
+        n.name = s.text(3);
+        const std::string typeText = s.text(4);
+        if (const auto t = nodeType(typeText)) {
+            n.type = *t;
+        } else {
+            file->warnings.push_back(g.id + ": node " + n.name + " has node_type \"" + typeText + "\"");
+            n.type = 255;
+        }
+        n.upNode = s.text(5);
+        if (auto subs = stringList(s.text(6)))
+            n.subNodes = std::move(*subs);
+        else
+            file->warnings.push_back(g.id + ": node " + n.name + ": sub_nodes is not a JSON list of names");
+        if (!s.isNull(7)) {
+            n.precision = s.number(7);
+            n.precisionIsInteger = s.isInteger(7);
+            if (!n.precision)
+                file->warnings.push_back(g.id + ": node " + n.name + ": precision_index \"" + s.text(7)
+                                         + "\" is not a number");
+        }
+        n.overflowLevel = s.text(8);
+        n.microStep = s.integer(9);
+        if (auto link = stringList(s.text(10)))
+            n.matchedLink = std::move(*link);
+        else
+            file->warnings.push_back(g.id + ": node " + n.name + ": matched_node_link is not a JSON list of names");
+        n.stackId = s.text(11);
+        if (!n.stackId.empty()) {
+            auto& known = graphStacks[where->second];
+            if (const auto it = known.find(n.stackId); it != known.end()) {
+                n.stack = it->second;
+            } else if (const auto found = stacks.find(n.stackId); found != stacks.end()) {
+                n.stack = static_cast<std::int32_t>(g.stacks.size());
+                g.stacks.push_back(found->second);
+                known.emplace(n.stackId, n.stack);
+            } else {
+                file->warnings.push_back(g.id + ": node " + n.name + ": stack_id " + n.stackId + " is not in tb_stack");
+            }
+        }
+        n.parallelMergeInfo = s.text(12);
+        n.matchedDistributed = s.text(13);
+        n.modified = !s.isNull(14) && s.integer(14) != 0;
+        n.inputData = s.text(15);
+        n.outputData = s.text(16);
+        if (options.nodeData) {
+            n.dumpDataDir = s.text(18);
+            n.isDistributed = !s.isNull(21) && s.integer(21) != 0;
+        } else {
+            n.dumpDataDir = g.dumpDataDir;
+            n.isDistributed = v26 && n.name.rfind("Distributed", 0) == 0;
+        }
+        orders[where->second].push_back(order);
+        g.nodes.push_back(std::move(n));
+    }
+    if (s.error())
+        return *s.error();
+    for (std::size_t gi = 0; gi < file->graphs.size(); ++gi) {
+        Graph& g = file->graphs[gi];
+        const auto& order = orders[gi];
+        // In order already when msprobe wrote the file (nodes are read straight into the graph, no second copy of a
+        // million nodes); otherwise a stable permutation by node_order.
+        if (!std::is_sorted(order.begin(), order.end())) {
+            std::vector<std::uint32_t> perm(order.size());
+            for (std::uint32_t k = 0; k < perm.size(); ++k)
+                perm[k] = k;
+            std::stable_sort(perm.begin(), perm.end(), [&](std::uint32_t a, std::uint32_t b) { return order[a] < order[b]; });
+            std::vector<Node> sorted;
+            sorted.reserve(g.nodes.size());
+            std::vector<std::int64_t> sortedOrder;
+            for (const std::uint32_t k : perm) {
+                sorted.push_back(std::move(g.nodes[k]));
+                sortedOrder.push_back(order[k]);
+            }
+            g.nodes = std::move(sorted);
+            orders[gi] = std::move(sortedOrder);
+        }
+        for (std::size_t k = 0; k < g.nodes.size(); ++k)
+            if (orders[gi][k] != static_cast<std::int64_t>(k))
+                file->warnings.push_back(g.id + ": node_order " + std::to_string(orders[gi][k]) + " of " + g.nodes[k].name
+                                         + " where " + std::to_string(k) + " was expected");
+    }
+    file->dataDeferred = !options.nodeData;
+    if (file->warnings.size() > kMaxWarnings) {
+        const std::size_t more = file->warnings.size() - kMaxWarnings;
+        file->warnings.resize(kMaxWarnings);
+        file->warnings.push_back("... and " + std::to_string(more) + " more");
+    }
+    for (Graph& g : file->graphs)
+        linkNodes(*file, g);
+    finishColours(*file);
+    assignStatuses(*file);
+    return std::shared_ptr<const GraphFile>(std::move(file));
+}
+
+// ---- .vis (msprobe 1.2.x JSON) ----
+
+std::int64_t numberAfter(std::string_view name, std::string_view word)
+{
+    const auto at = name.find(word);
+    if (at == std::string_view::npos)
+        return 0;
+    std::int64_t v = 0;
+    const char* begin = name.data() + at + word.size();
+    std::from_chars(begin, name.data() + name.size(), v);
+    return v;
+}
+
+std::string jsonText(const Json& j)
+{
+    // msprobe stores input_data/output_data with Python's json.dumps defaults; here the text only has to be the
+    // same JSON object (docs/graph.md), so nlohmann's compact form is kept.
+    return j.is_null() ? std::string("{}") : j.dump();
+}
+
+std::optional<std::string> readVisGraph(const Json& g, Side side, std::int64_t step, std::int64_t rank, GraphFile& file)
+{
+    if (!g.is_object())
+        return std::string(sideName(side)) + " is not a JSON object";
+    const auto nodesIt = g.find("node");
+    const auto rootIt = g.find("root");
+    if (nodesIt == g.end() || !nodesIt->is_object())
+        return std::string(sideName(side)) + ": \"node\" (an object of nodes) is missing";
+    if (rootIt == g.end() || !rootIt->is_string())
+        return std::string(sideName(side)) + ": \"root\" (a node name) is missing";
+    const Json& nodes = *nodesIt;
+    Graph graph;
+    graph.side = side;
+    graph.step = step;
+    graph.rank = rank;
+    graph.id = std::string(sideName(side)) + "_" + std::to_string(step) + "_" + std::to_string(rank);
+    std::string dataDir;
+    if (const auto d = g.find("dump_data_dir"); d != g.end() && d->is_string())
+        dataDir = d->get<std::string>();
+
+    // msprobe's node_order: iterative DFS post-order from the root over subnodes (Graph.get_sorted_nodes).
+    std::vector<std::string> order;
+    std::unordered_map<std::string, std::uint8_t> seen;
+    struct Frame
+    {
+        std::string name;
+        std::size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    auto subnodesOf = [&](const std::string& name) {
+        std::vector<std::string> out;
+        const auto it = nodes.find(name);
+        if (it == nodes.end() || !it->is_object())
+            return out;
+        if (const auto s = it->find("subnodes"); s != it->end() && s->is_array())
+            for (const Json& e : *s)
+                if (e.is_string())
+                    out.push_back(e.get<std::string>());
+        return out;
+    };
+    const std::string root = rootIt->get<std::string>();
+    if (nodes.contains(root)) {
+        stack.push_back({ root, 0 });
+        seen[root] = 1;
+    }
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        const auto subs = subnodesOf(f.name);
+        if (f.next < subs.size()) {
+            const std::string child = subs[f.next++];
+            if (nodes.contains(child) && !seen[child]) {
+                seen[child] = 1;
+                stack.push_back({ child, 0 });
+            }
+            continue;
+        }
+        order.push_back(f.name);
+        stack.pop_back();
+    }
+    for (const auto& [name, value] : nodes.items()) {
+        (void)value;
+        if (!seen[name]) {
+            file.warnings.push_back(graph.id + ": node " + name + " is not reachable from the root " + root);
+            order.push_back(name);
+        }
+    }
+
+    std::map<std::vector<std::string>, std::int32_t> stackIndex;
+    for (const std::string& name : order) {
+        const Json& j = nodes[name];
+        Node n;
+        n.name = name;
+        if (!j.is_object()) {
+            file.warnings.push_back(graph.id + ": node " + name + " is not a JSON object");
+            graph.nodes.push_back(std::move(n));
+            continue;
+        }
+        if (const auto t = j.find("node_type"); t != j.end() && t->is_number_unsigned() && t->get<unsigned>() < 256)
+            n.type = static_cast<std::uint8_t>(t->get<unsigned>());
+        else
+            n.type = 255;
+        if (const auto u = j.find("upnode"); u != j.end() && u->is_string() && u->get<std::string>() != "None")
+            n.upNode = u->get<std::string>();
+        n.subNodes = subnodesOf(name);
+        if (const auto l = j.find("matched_node_link"); l != j.end() && l->is_array())
+            for (const Json& e : *l)
+                if (e.is_string())
+                    n.matchedLink.push_back(e.get<std::string>());
+        if (const auto d = j.find("data"); d != j.end() && d->is_object())
+            if (const auto p = d->find("precision_index"); p != d->end() && p->is_number()) {
+                n.precision = p->get<double>();
+                n.precisionIsInteger = p->is_number_integer();
+            }
+        if (const auto m = j.find("micro_step_id"); m != j.end() && m->is_number_integer())
+            n.microStep = m->get<std::int64_t>();
+        if (const auto o = j.find("overflow_level"); o != j.end() && o->is_string())
+            n.overflowLevel = o->get<std::string>();
+        if (const auto s = j.find("stack_info"); s != j.end() && s->is_array()) {
+            std::vector<std::string> frames;
+            for (const Json& e : *s)
+                if (e.is_string())
+                    frames.push_back(e.get<std::string>());
+            const auto [it, added] = stackIndex.emplace(frames, static_cast<std::int32_t>(graph.stacks.size()));
+            if (added)
+                graph.stacks.push_back(std::move(frames));
+            n.stack = it->second;
+        }
+        n.inputData = jsonText(j.value("input_data", Json::object()));
+        n.outputData = jsonText(j.value("output_data", Json::object()));
+        n.dumpDataDir = dataDir;
+        graph.nodes.push_back(std::move(n));
+    }
+    linkNodes(file, graph);
+    file.graphs.push_back(std::move(graph));
+    return std::nullopt;
+}
+
+Result<std::shared_ptr<const GraphFile>> readVisJson(const std::filesystem::path& path)
+{
+    const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+    auto text = readTextFile(path);
+    if (!text)
+        return text.error();
+    Json j;
+    try {
+        j = Json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+        const std::uint64_t offset = e.byte > 1 ? e.byte - 1 : 0;
+        std::string message = e.what();
+        if (const auto colon = message.rfind(": "); colon != std::string::npos)
+            message = message.substr(colon + 2);
+        return makeError("graph.vis", locate(*text, offset, path.string()), "not valid JSON: " + message);
+    }
+    if (!j.is_object())
+        return makeError("graph.vis", where, "a .vis file holds a JSON object");
+    auto file = std::make_shared<GraphFile>();
+    file->path = path.string();
+    file->version = MsprobeVersion::V12Vis;
+    // A .vis holds one (step, rank); msprobe names it {build|compare}_step{N}_rank{M}_{ts}.vis.
+    const std::string name = path.filename().string();
+    const std::int64_t step = numberAfter(name, "step");
+    const std::int64_t rank = numberAfter(name, "rank");
+    GraphConfig& c = file->config;
+    c.stepList = { step };
+    c.rankList = { rank };
+    if (const auto m = j.find("MicroSteps"); m != j.end() && m->is_number_integer())
+        c.microSteps = m->get<std::int64_t>();
+    if (const auto o = j.find("OverflowCheck"); o != j.end() && o->is_boolean())
+        c.overflowCheck = o->get<bool>();
+    const bool compare = j.contains("NPU");
+    c.graphType = compare ? "compare" : "build";
+    if (compare) {
+        if (const auto t = j.find("task"); t != j.end() && t->is_string())
+            c.task = t->get<std::string>();
+        if (const auto t = j.find("ToolTip"); t != j.end())
+            c.toolTip = t->is_string() ? t->get<std::string>() : t->dump();
+        c.nodeColorsText = j.contains("Colors") ? j["Colors"].dump() : "null";
+        if (auto error = readVisGraph(j["NPU"], Side::Npu, step, rank, *file))
+            return makeError("graph.vis", where, *error);
+        if (j.contains("Bench"))
+            if (auto error = readVisGraph(j["Bench"], Side::Bench, step, rank, *file))
+                return makeError("graph.vis", where, *error);
+    } else {
+        c.nodeColorsText = "null";
+        if (auto error = readVisGraph(j, Side::Npu, step, rank, *file))
+            return makeError("graph.vis", where, *error);
+    }
+    finishColours(*file);
+    assignStatuses(*file);
+    return std::shared_ptr<const GraphFile>(std::move(file));
+}
+
+bool endsWith(std::string_view s, std::string_view tail)
+{
+    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+} // namespace
+
+Result<std::shared_ptr<const GraphFile>> readVisDb(const std::filesystem::path& path, const ReadOptions& options)
+{
+    return readDb(path, options);
+}
+
+Result<NodeData> readNodeData(const GraphFile& file, const Graph& graph, std::uint32_t node)
+{
+    auto opened = ReadOnlyDb::open(file.path, "graph.db");
+    if (!opened)
+        return opened.error();
+    auto st = (*opened)->prepare("SELECT input_data, output_data FROM tb_nodes WHERE id = ?1");
+    if (!st)
+        return st.error();
+    (*st)->bind(1, graph.id + "_" + graph.nodes.at(node).name);
+    if (!(*st)->next())
+        return (*st)->error() ? *(*st)->error()
+                              : (*opened)->error("no tb_nodes row for node " + graph.nodes[node].name + " of " + graph.id);
+    return NodeData { (*st)->text(0), (*st)->text(1) };
+}
+
+Result<std::shared_ptr<const GraphFile>> readVis(const std::filesystem::path& path)
+{
+    return readVisJson(path);
+}
+
+Result<std::shared_ptr<const GraphFile>> readGraphFile(const std::filesystem::path& path, const ReadOptions& options)
+{
+    // A .vis.db is SQLite whatever it holds (its error says so); other names are told apart by the header.
+    if (endsWith(path.filename().string(), ".vis.db") || detail::looksLikeSqlite(path))
+        return readDb(path, options);
+    return readVisJson(path);
+}
+
+bool isGraphFileName(const std::filesystem::path& path)
+{
+    const std::string name = path.filename().string();
+    return endsWith(name, ".vis.db") || endsWith(name, ".vis") || endsWith(name, ".trend.db");
+}
+
+} // namespace probescope::graph

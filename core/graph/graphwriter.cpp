@@ -1,0 +1,1220 @@
+// SPDX-License-Identifier: Apache-2.0
+// msprobe's graph service (26.0.0 visualization/graph_service.py, compare/graph_comparator.py, db_utils.py) on
+// ProbeScope's dump reading (core/dump) and compare (core/compare msprobe26).
+#include "core/graph/graphwriter.h"
+
+#include "core/compare/comparetable.h"
+#include "core/compare/msprobe26/msprobe26.h"
+#include "core/dump/dumplayout.h"
+#include "core/graph/msprobetexts.h"
+#include "core/util/fileio.h"
+#include "core/util/outputfile.h"
+#include "core/util/pytext.h"
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+#include <system_error>
+#include <unordered_map>
+
+namespace probescope::graph {
+
+namespace {
+
+namespace fs = std::filesystem;
+using compare::CellKind;
+using compare::CellView;
+using compare::CompareMode;
+
+constexpr std::uint8_t kApi = 1;
+constexpr std::uint8_t kCollection = 9;
+
+/// One (step, rank) of the run: the NPU rank folder and, in a compare, the bench one.
+struct Job
+{
+    std::int64_t step = 0;
+    std::int64_t rank = 0;
+    dump::RankLocation npu;
+    std::optional<dump::RankLocation> bench;
+};
+
+bool sameDir(const fs::path& a, const fs::path& b)
+{
+    std::error_code ec;
+    return fs::equivalent(a, b, ec);
+}
+
+/// msprobe's three input kinds: a folder with the dump files ("files": step 0, rank 0), a folder of rank folders
+/// ("ranks": step 0), a folder of step folders ("steps").
+struct Plan
+{
+    std::vector<Job> jobs;
+    std::vector<std::int64_t> stepList { 0 };
+    std::vector<std::int64_t> rankList { 0 };
+    std::vector<std::string> notes;
+};
+
+Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
+{
+    auto layoutN = dump::discoverDump(npu);
+    if (!layoutN)
+        return layoutN.error();
+    std::optional<dump::DumpLayout> layoutB;
+    if (bench) {
+        auto b = dump::discoverDump(*bench);
+        if (!b)
+            return b.error();
+        layoutB = std::move(*b);
+    }
+    const SourceLocation where { npu.string(), std::nullopt, 0, 0 };
+    if (layoutN->ranks.empty())
+        return makeError("graph.input", where, "no dump (dump.json, construct.json, stack.json) found");
+    auto isFiles = [](const dump::DumpLayout& l, const fs::path& input) {
+        return l.ranks.size() == 1 && sameDir(l.ranks.front().dir, input);
+    };
+    auto isSteps = [](const dump::DumpLayout& l) {
+        return std::any_of(l.ranks.begin(), l.ranks.end(), [](const dump::RankLocation& r) { return !r.stepLabel.empty(); });
+    };
+    const bool filesN = isFiles(*layoutN, npu);
+    const bool stepsN = !filesN && isSteps(*layoutN);
+    if (layoutB) {
+        if (layoutB->ranks.empty())
+            return makeError("graph.input", SourceLocation { bench->string(), std::nullopt, 0, 0 }, "no dump found");
+        const bool filesB = isFiles(*layoutB, *bench);
+        const bool stepsB = !filesB && isSteps(*layoutB);
+        if (filesN != filesB || stepsN != stepsB)
+            return makeError("graph.input", where,
+                             "the folder structures of the NPU and bench paths differ (msprobe: \"The directory "
+                             "structures of npu_path and bench_path are inconsistent\")");
+    }
+    Plan plan;
+    auto stepOf = [&](const dump::RankLocation& r) { return stepsN ? r.step.value_or(0) : 0; };
+    auto rankOf = [&](const dump::RankLocation& r) { return filesN ? 0 : r.rank.value_or(0); };
+    for (const dump::RankLocation& r : layoutN->ranks) {
+        Job job;
+        job.step = stepOf(r);
+        job.rank = rankOf(r);
+        job.npu = r;
+        if (layoutB) {
+            const dump::RankLocation* match = nullptr;
+            for (const dump::RankLocation& b : layoutB->ranks)
+                if (filesN || (b.stepLabel == r.stepLabel && b.rankLabel == r.rankLabel))
+                    match = &b;
+            if (!match) {
+                plan.notes.push_back("NPU " + r.dir.string() + " has no bench counterpart; msprobe compares only the "
+                                     "steps and ranks both sides have, so it is left out");
+                continue;
+            }
+            job.bench = *match;
+        }
+        plan.jobs.push_back(std::move(job));
+    }
+    if (plan.jobs.empty())
+        return makeError("graph.input", where, "the NPU and bench paths have no step and rank in common");
+    std::set<std::int64_t> steps;
+    for (const Job& j : plan.jobs)
+        steps.insert(j.step);
+    if (stepsN)
+        plan.stepList.assign(steps.begin(), steps.end());
+    // rank_list: the ranks of the first step (tb_config keeps the first graph's row: INSERT OR IGNORE).
+    plan.rankList.clear();
+    for (const Job& j : plan.jobs)
+        if (j.step == plan.jobs.front().step)
+            plan.rankList.push_back(j.rank);
+    std::sort(plan.rankList.begin(), plan.rankList.end());
+    return plan;
+}
+
+// ---- matching (GraphComparator._compare_nodes / _compare_nodes_fuzzy) ----
+
+void link(MsGraph& n, std::uint32_t a, MsGraph& b, std::uint32_t c, std::vector<std::string> linkA,
+          std::vector<std::string> linkB)
+{
+    n.nodes[a].matchedLink = std::move(linkA);
+    b.nodes[c].matchedLink = std::move(linkB);
+}
+
+/// 8.x's BaseNode.__eq__ (compare_data): as many inputs and outputs, pairwise the same type and shape.
+bool sameStructure83(const MsNode& a, const MsNode& b)
+{
+    for (auto [x, y] : { std::pair { &a.inputs, &b.inputs }, std::pair { &a.outputs, &b.outputs } }) {
+        if (x->size() != y->size())
+            return false;
+        for (std::size_t i = 0; i < x->size(); ++i)
+            if ((*x)[i].rawType != (*y)[i].rawType || (*x)[i].rawShape != (*y)[i].rawShape)
+                return false;
+    }
+    return true;
+}
+
+/// 8.x's fuzzy_eq (compare_data_fuzzy): the shapes of the inputs and outputs both sides have, pairwise.
+bool sameShapes83(const MsNode& a, const MsNode& b)
+{
+    for (auto [x, y] : { std::pair { &a.inputs, &b.inputs }, std::pair { &a.outputs, &b.outputs } })
+        for (std::size_t i = 0; i < x->size() && i < y->size(); ++i)
+            if ((*x)[i].rawShape != (*y)[i].rawShape)
+                return false;
+    return true;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> matchExact(MsGraph& n, MsGraph& b, WriteFormat format)
+{
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    std::vector<std::uint32_t> queue { n.root };
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+        const std::uint32_t i = queue[q];
+        if (const auto it = b.index.find(n.nodes[i].id);
+            it != b.index.end() && (format != WriteFormat::V83 || sameStructure83(n.nodes[i], b.nodes[it->second]))) {
+            auto ancestors = n.ancestors(i);
+            if (ancestors == b.ancestors(it->second)) {
+                ancestors.push_back(b.nodes[it->second].id);
+                link(n, i, b, it->second, ancestors, ancestors);
+                pairs.emplace_back(i, it->second);
+            }
+        }
+        queue.insert(queue.end(), n.nodes[i].subs.begin(), n.nodes[i].subs.end());
+    }
+    return pairs;
+}
+
+std::string countRemoved(const std::string& id)
+{
+    static const std::regex index(R"(\.\d+\.)");
+    static const std::regex rank(R"(_rank\d+)");
+    std::string s = std::regex_replace(id, index, ".");
+    return std::regex_replace(s, rank, "");
+}
+
+std::map<std::string, std::uint32_t> recount(const MsGraph& g, std::uint32_t node)
+{
+    std::map<std::string, std::uint32_t> out;
+    std::unordered_map<std::string, int> count;
+    for (const std::uint32_t s : g.nodes[node].subs) {
+        if (g.nodes[s].op != kApi)
+            continue;
+        const std::string removed = countRemoved(g.nodes[s].id);
+        out[removed + std::to_string(++count[removed])] = s;
+    }
+    return out;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> matchFuzzy(MsGraph& n, MsGraph& b, WriteFormat format)
+{
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    auto process = [&](std::uint32_t i, std::uint32_t j) {
+        if (format == WriteFormat::V83 && !sameShapes83(n.nodes[i], b.nodes[j]))
+            return false;
+        auto ancestorsN = n.ancestors(i);
+        auto ancestorsB = b.ancestors(j);
+        ancestorsN.push_back(n.nodes[i].id);
+        ancestorsB.push_back(b.nodes[j].id);
+        link(n, i, b, j, ancestorsB, ancestorsN);
+        pairs.emplace_back(i, j);
+        return true;
+    };
+    std::vector<std::uint32_t> queue { n.root };
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+        const std::uint32_t i = queue[q];
+        if (n.nodes[i].op != kApi) {
+            if (const auto it = b.index.find(n.nodes[i].id); it != b.index.end() && process(i, it->second)) {
+                const auto countN = recount(n, i);
+                const auto countB = recount(b, it->second);
+                for (const auto& [key, api] : countN)
+                    if (const auto other = countB.find(key); other != countB.end())
+                        process(api, other->second);
+            }
+        }
+        queue.insert(queue.end(), n.nodes[i].subs.begin(), n.nodes[i].subs.end());
+    }
+    // recount() is a sorted map; msprobe walks the NPU module's APIs in order: keep pairs in that order.
+    return pairs;
+}
+
+/// Pairs named in a .vis.config (docs/graph.md): linked like a fuzzy match and compared.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> matchByFile(MsGraph& n, MsGraph& b, const VisConfig& config,
+                                                                 std::vector<std::string>& notes)
+{
+    const ResolvedMatches resolved = resolveMatches(
+        config, [&](std::string_view s) { return n.index.count(std::string(s)) != 0; },
+        [&](std::string_view s) { return b.index.count(std::string(s)) != 0; });
+    for (const std::string& note : resolved.notes)
+        notes.push_back(config.path + ": " + note);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    for (const NodeMatch& m : resolved.matches) {
+        const std::uint32_t i = n.index.at(m.npu);
+        const std::uint32_t j = b.index.at(m.bench);
+        // A node matched already (by name) is re-paired: the file is the user's word.
+        for (auto& node : b.nodes)
+            if (!node.matchedLink.empty() && node.matchedLink.back() == m.npu)
+                node.matchedLink.clear();
+        for (auto& node : n.nodes)
+            if (!node.matchedLink.empty() && node.matchedLink.back() == m.bench)
+                node.matchedLink.clear();
+        auto ancestorsN = n.ancestors(i);
+        auto ancestorsB = b.ancestors(j);
+        ancestorsN.push_back(m.npu);
+        ancestorsB.push_back(m.bench);
+        link(n, i, b, j, ancestorsB, ancestorsN);
+        n.nodes[i].modified = true;
+        b.nodes[j].modified = true;
+        pairs.emplace_back(i, j);
+    }
+    return pairs;
+}
+
+// ---- verdicts from the compare table ----
+
+/// str() of a compare cell as msprobe's graph stores it (floats as repr, nan as "nan", None as "None").
+std::string cellStr(const CellView& v)
+{
+    switch (v.kind) {
+    case CellKind::None: return "None";
+    case CellKind::Bool: return v.boolean ? "True" : "False";
+    case CellKind::Int: return std::to_string(v.integer);
+    case CellKind::Float: return pyFloatRepr(v.number);
+    case CellKind::String:
+    case CellKind::PyText: return std::string(v.text);
+    }
+    return {};
+}
+
+std::vector<std::string> indexColumns(CompareMode mode, WriteFormat format)
+{
+    if (format == WriteFormat::V83) {
+        switch (mode) {
+        case CompareMode::RealData:
+            return { "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                     "Five Thousandths Err Ratio", "Requires_grad Consistent" };
+        case CompareMode::Summary:
+            return { "Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
+                     "MeanRelativeErr", "NormRelativeErr", "Requires_grad Consistent" };
+        case CompareMode::Md5: return { "Result", "Requires_grad Consistent" };
+        }
+    }
+    switch (mode) {
+    case CompareMode::RealData:
+        return { "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                 "Five Thousandths Err Ratio", "Requires_grad Consistent", "Result", "Err_message" };
+    case CompareMode::Summary:
+        return { "Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
+                 "MeanRelativeErr", "NormRelativeErr", "Requires_grad Consistent", "Result", "Err_message" };
+    case CompareMode::Md5: return { "Result", "Requires_grad Consistent", "Result", "Err_message" };
+    }
+    return {};
+}
+
+/// _format_data on one merged compare value (msprobe formats the whole dict again when it writes the row).
+std::string formatValue(const CellView& v, WriteFormat format)
+{
+    if (v.kind == CellKind::String || v.kind == CellKind::PyText) {
+        std::string s(v.text);
+        for (std::size_t at = 0; (at = s.find('\'', at)) != std::string::npos;)
+            s.erase(at, 1);
+        for (std::size_t at = 0; (at = s.find("None", at)) != std::string::npos; at += 4)
+            s.replace(at, 4, "null");
+        static const std::regex decimal(R"(^(\d{1,20}\.\d{1,20})(%?)$)");
+        std::smatch m;
+        if (std::regex_match(s, m, decimal) && m[1].str().size() - m[1].str().find('.') - 1 > 6) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.6f", std::strtod(m[1].str().c_str(), nullptr));
+            s = std::string(buf) + m[2].str();
+        }
+        return s;
+    }
+    if (v.kind == CellKind::None)
+        return "null";
+    if (v.kind == CellKind::Float && format == WriteFormat::V83) {
+        const std::string repr = pyFloatRepr(v.number);
+        char buf[64];
+        if (std::isfinite(v.number) && repr.find('e') != std::string::npos) {
+            std::snprintf(buf, sizeof buf, "%.6e", v.number);
+            return buf;
+        }
+        if (!std::isfinite(v.number))
+            return repr;
+        std::snprintf(buf, sizeof buf, "%.6f", v.number);
+        return pyFloatRepr(std::strtod(buf, nullptr));
+    }
+    return cellStr(v);
+}
+
+struct Verdicts
+{
+    std::shared_ptr<const compare::CompareTable> table;
+    std::unordered_map<std::string, std::size_t> rowOf; ///< NPU Name -> row
+    std::vector<int> columns;
+    std::vector<std::string> names;
+    int result = -1;
+    int npuMd5 = -1;
+    int benchMd5 = -1;
+    int oneThousandth = -1;
+    /// 8.3 real data: msprobe 8.x computes MaxRelativeErr as msprobe 1.2 does (the 1.2 profile's table).
+    std::shared_ptr<const compare::CompareTable> table12;
+    std::unordered_map<std::string, std::size_t> rowOf12;
+    int maxRelative12 = -1;
+};
+
+bool ignoredApi(const std::string& id)
+{
+    const auto first = id.find('.');
+    if (first == std::string::npos)
+        return false;
+    const auto second = id.find('.', first + 1);
+    const std::string part = id.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+    static const std::set<std::string> kIgnored { "empty", "empty_like", "empty_with_format", "new_empty_strided",
+                                                  "new_empty", "empty_strided" };
+    return kIgnored.count(part) != 0;
+}
+
+/// ModeAdapter.parse_result for one matched NPU node: the compare columns merged into its params, and the
+/// precision_index of the worst row (26: pass 0, warning 0.5, error 1).
+/// get_rela_diff_summary_mode: the graph compares the statistics as Python numbers (n - b, and
+/// str(abs(diff / b * 100)) + '%'), not as the table's cells; 8 values in SUMMARY_COMPARE_INDEX order.
+std::optional<std::array<std::string, 8>> summaryDiffs(const MsParam& npu, const MsParam& bench, WriteFormat format)
+{
+    std::array<std::string, 8> out;
+    auto floatText = [&](double d) {
+        CellView c;
+        c.kind = CellKind::Float;
+        c.number = d;
+        return formatValue(c, format);
+    };
+    for (std::size_t s = 0; s < 4; ++s) {
+        const auto& n = npu.stats[s];
+        const auto& b = bench.stats[s];
+        if (!n || !b) {
+            out[s] = "N/A";
+            out[s + 4] = "N/A";
+            continue;
+        }
+        std::string diffText;
+        std::string relative;
+        const double diff = n->isInt && b->isInt ? static_cast<double>(n->i - b->i) : n->d - b->d;
+        if (std::isnan(diff)) {
+            diffText = "Nan";
+            relative = "Nan";
+        } else {
+            diffText = n->isInt && b->isInt ? std::to_string(n->i - b->i) : floatText(diff);
+            if (b->d != 0) {
+                std::string r = pyFloatRepr(std::fabs((diff / b->d) * 100)) + "%";
+                // _format_data rounds a decimal string of more than 6 decimals ("0.043168169%" -> "0.043168%").
+                CellView c;
+                c.kind = CellKind::String;
+                c.text = r;
+                relative = formatValue(c, format);
+            } else {
+                relative = "N/A";
+            }
+        }
+        for (std::string* t : { &diffText, &relative })
+            if (*t == "inf" || *t == "-inf" || *t == "nan")
+                *t += '\t';
+        out[s] = diffText;
+        out[s + 4] = relative;
+    }
+    return out;
+}
+
+/// float(x) of a compare cell as Python would take it (numbers, numeric texts); nullopt otherwise.
+std::optional<double> pyFloat(const CellView& c)
+{
+    if (c.kind == CellKind::Float)
+        return c.number;
+    if (c.kind == CellKind::Int)
+        return static_cast<double>(c.integer);
+    if (c.kind == CellKind::Bool)
+        return c.boolean ? 1.0 : 0.0;
+    if (c.kind == CellKind::String || c.kind == CellKind::PyText) {
+        std::string t(c.text);
+        t.erase(0, t.find_first_not_of(" \t\n"));
+        t.erase(t.find_last_not_of(" \t\n") + 1);
+        if (t.empty())
+            return std::nullopt;
+        char* end = nullptr;
+        const double d = std::strtod(t.c_str(), &end);
+        if (end != t.c_str() + t.size())
+            return std::nullopt;
+        return d;
+    }
+    return std::nullopt;
+}
+
+/// str2float: "39.78%" -> 0.3978; 0 when it does not parse.
+double str2float(const std::string& text)
+{
+    std::string t = text;
+    while (!t.empty() && t.back() == '%')
+        t.pop_back();
+    while (!t.empty() && t.front() == '%')
+        t.erase(0, 1);
+    CellView c;
+    c.kind = CellKind::String;
+    c.text = t;
+    const auto d = pyFloat(c);
+    return d ? *d / 100 : 0.0;
+}
+
+/// msprobe 8.3's ModeAdapter.parse_result: the compare columns merged into the params and its precision_index
+/// (tensor: drop of the smallest One Thousandth Err Ratio from inputs to outputs; statistics: largest output
+/// relative error; md5: 1 when every input and output passes).
+/// 8.3's md5 rows: get_accuracy walks the structs as inputs, outputs, parameters but the names as inputs,
+/// parameters, outputs (input_data holds the parameters after the inputs), so a module with parameters gets the
+/// verdict of another slot under each name after its inputs. Reproduced: name k gets (md5 of NPU slot k ==
+/// md5 of bench slot k), slots paired by position within their kind.
+std::unordered_map<std::string, std::string> md5Results83(const MsNode& npu, const MsNode& bench)
+{
+    auto md5Of = [](const MsParam& p) {
+        for (const auto& [k, val] : p.values)
+            if (k == "md5")
+                return val;
+        return std::string("None");
+    };
+    auto slots = [&](const MsNode& n, std::vector<const MsParam*>& names, std::vector<std::pair<int, std::size_t>>& kinds,
+                     std::vector<std::string>& md5s) {
+        std::vector<const MsParam*> in, params, out;
+        for (const MsParam& p : n.inputs)
+            (p.state == "parameters" ? params : in).push_back(&p);
+        for (const MsParam& p : n.outputs)
+            out.push_back(&p);
+        names = in;
+        names.insert(names.end(), params.begin(), params.end());
+        names.insert(names.end(), out.begin(), out.end());
+        std::size_t k = 0;
+        for (const auto* list : { &in, &out, &params }) {
+            const int kind = list == &in ? 0 : list == &out ? 1 : 2;
+            for (std::size_t i = 0; i < list->size(); ++i, ++k) {
+                kinds.emplace_back(kind, i);
+                md5s.push_back(md5Of(*(*list)[i]));
+            }
+        }
+    };
+    std::vector<const MsParam*> namesN, namesB;
+    std::vector<std::pair<int, std::size_t>> kindsN, kindsB;
+    std::vector<std::string> md5N, md5B;
+    slots(npu, namesN, kindsN, md5N);
+    slots(bench, namesB, kindsB, md5B);
+    std::unordered_map<std::string, std::string> out;
+    for (std::size_t k = 0; k < namesN.size() && k < kindsN.size(); ++k) {
+        std::string result = "Different";
+        for (std::size_t j = 0; j < kindsB.size(); ++j)
+            if (kindsB[j] == kindsN[k]) {
+                result = md5N[k] == md5B[j] ? "pass" : "Different";
+                break;
+            }
+        out.emplace(namesN[k]->key, result);
+    }
+    return out;
+}
+
+void judgeNode83(MsNode& node, const MsNode& bench, const Verdicts& v, CompareMode mode)
+{
+    const auto md5Results = mode == CompareMode::Md5 ? md5Results83(node, bench) : std::unordered_map<std::string, std::string>();
+    bool anyRow = false;
+    struct Side
+    {
+        std::vector<double> numbers;
+        bool na = false;
+        double maxRelative = 0;
+        bool invalid = false;
+        int md5 = 1;
+    } sides[2];
+    for (int s = 0; s < 2; ++s) {
+        auto& params = s == 0 ? node.inputs : node.outputs;
+        Side& side = sides[s];
+        for (MsParam& p : params) {
+            if (p.maxIsNone)
+                continue;
+            const auto it = v.rowOf.find(p.key);
+            if (it != v.rowOf.end()) {
+                anyRow = true;
+                const std::size_t r = it->second;
+                std::array<std::string, 8> diffs;
+                std::array<double, 4> relatives { 0, 0, 0, 0 };
+                bool ownDiffs = false;
+                if (mode == CompareMode::Summary) {
+                    const std::string benchName(v.table->rows.view(r, 1).text);
+                    for (auto* benchParams : { &bench.inputs, &bench.outputs })
+                        for (const MsParam& b : *benchParams)
+                            if (b.key == benchName && !ownDiffs) {
+                                if (const auto d = summaryDiffs(p, b, WriteFormat::V83)) {
+                                    diffs = *d;
+                                    ownDiffs = true;
+                                    for (std::size_t k = 0; k < 4; ++k) {
+                                        const auto& n = p.stats[k];
+                                        const auto& bb = b.stats[k];
+                                        if (n && bb && bb->d != 0) {
+                                            const double diff = n->isInt && bb->isInt ? static_cast<double>(n->i - bb->i) : n->d - bb->d;
+                                            relatives[k] = std::fabs((diff / bb->d) * 100) / 100;
+                                        }
+                                    }
+                                }
+                            }
+                }
+                for (std::size_t c = 0; c < v.names.size(); ++c) {
+                    std::string value;
+                    if (mode == CompareMode::Summary && ownDiffs && c < 8) {
+                        value = diffs[c];
+                    } else if (mode == CompareMode::Md5 && v.names[c] == "Result") {
+                        value = md5Results.count(p.key) ? md5Results.at(p.key) : "Different";
+                    } else if (mode == CompareMode::RealData && v.names[c] == "MaxRelativeErr" && v.table12
+                               && v.rowOf12.count(p.key) && v.maxRelative12 >= 0) {
+                        value = formatValue(v.table12->rows.view(v.rowOf12.at(p.key), static_cast<std::size_t>(v.maxRelative12)),
+                                            WriteFormat::V83);
+                    } else if (v.columns[c] >= 0) {
+                        value = formatValue(v.table->rows.view(r, static_cast<std::size_t>(v.columns[c])), WriteFormat::V83);
+                    } else {
+                        continue;
+                    }
+                    if (p.values.size() == 1 && p.values.front().first == "value")
+                        continue;
+                    auto found = std::find_if(p.values.begin(), p.values.end(), [&](const auto& kv) { return kv.first == v.names[c]; });
+                    if (found != p.values.end())
+                        found->second = value;
+                    else
+                        p.values.emplace_back(v.names[c], value);
+                    if (mode == CompareMode::Md5 && v.names[c] == "Result" && value != "pass")
+                        side.md5 = 0;
+                }
+                if (mode == CompareMode::Summary && s == 1) {
+                    for (std::size_t k = 0; k < 4; ++k) {
+                        double rel = relatives[k];
+                        if (!ownDiffs) {
+                            const int col = v.columns[4 + k];
+                            rel = col >= 0 ? str2float(cellStr(v.table->rows.view(r, static_cast<std::size_t>(col)))) : 0;
+                        }
+                        if (!std::isnan(rel))
+                            side.maxRelative = std::max(side.maxRelative, rel);
+                    }
+                }
+                if (mode == CompareMode::RealData && p.shapeTruthy && v.oneThousandth >= 0)
+                    if (const auto t = pyFloat(v.table->rows.view(r, static_cast<std::size_t>(v.oneThousandth))))
+                        side.numbers.push_back(*t);
+            }
+            if (p.maxMinInvalid) {
+                side.na = true;
+                side.invalid = true;
+            }
+        }
+    }
+    if (!anyRow)
+        return;
+    double precision = 0;
+    if (mode == CompareMode::Md5) {
+        precision = std::min(sides[0].md5, sides[1].md5);
+    } else if (mode == CompareMode::Summary) {
+        precision = sides[1].invalid ? 1.0 : std::min(1.0, sides[1].maxRelative);
+    } else {
+        auto minOf = [](const Side& side) -> std::optional<double> {
+            if (side.numbers.empty() && !side.na)
+                return std::nullopt;
+            double m = 1.0;
+            for (const double d : side.numbers)
+                m = std::min(m, d);
+            return m;
+        };
+        const auto in = minOf(sides[0]);
+        const auto out = minOf(sides[1]);
+        double change = 0;
+        if (sides[1].na)
+            change = 1;
+        else if (sides[0].na)
+            change = 0;
+        else if (in && out)
+            change = *in - *out;
+        precision = std::clamp(change, 0.0, 1.0);
+    }
+    if (ignoredApi(node.id))
+        precision = mode == CompareMode::Md5 ? 1.0 : 0.0;
+    node.precision = precision;
+    node.precisionIsInteger = precision == std::floor(precision);
+}
+
+void judgeNode(MsNode& node, const MsNode& bench, const Verdicts& v, CompareMode mode, WriteFormat format)
+{
+    if (format == WriteFormat::V83) {
+        judgeNode83(node, bench, v, mode);
+        return;
+    }
+    bool anyRow = false;
+    int worst = 0; // 0 pass, 1 warning, 2 error
+    for (auto* params : { &node.inputs, &node.outputs }) {
+        for (MsParam& p : *params) {
+            const auto it = v.rowOf.find(p.key);
+            if (it == v.rowOf.end())
+                continue;
+            anyRow = true;
+            const std::size_t r = it->second;
+            for (std::size_t c = 0; c < v.columns.size(); ++c) {
+                if (v.columns[c] < 0)
+                    continue;
+                const std::string value = formatValue(v.table->rows.view(r, static_cast<std::size_t>(v.columns[c])), format);
+                auto found = std::find_if(p.values.begin(), p.values.end(), [&](const auto& kv) { return kv.first == v.names[c]; });
+                if (found != p.values.end() && !(p.values.size() == 1 && p.values.front().first == "value"))
+                    found->second = value;
+                else if (!(p.values.size() == 1 && p.values.front().first == "value"))
+                    p.values.emplace_back(v.names[c], value);
+            }
+            if (mode == CompareMode::Summary && !(p.values.size() == 1 && p.values.front().first == "value")) {
+                const std::string benchName(v.table->rows.view(r, 1).text);
+                for (auto* benchParams : { &bench.inputs, &bench.outputs })
+                    for (const MsParam& b : *benchParams)
+                        if (b.key == benchName)
+                            if (const auto diffs = summaryDiffs(p, b, format))
+                                for (std::size_t k = 0; k < 8; ++k)
+                                    for (auto& kv : p.values)
+                                        if (kv.first == v.names[k])
+                                            kv.second = (*diffs)[k];
+            }
+            if (v.result >= 0) {
+                const CellView res = v.table->rows.view(r, static_cast<std::size_t>(v.result));
+                if (res.text == "error")
+                    worst = std::max(worst, 2);
+                else if (res.text == "warning")
+                    worst = std::max(worst, 1);
+            }
+        }
+    }
+    if (!anyRow)
+        return;
+    if (ignoredApi(node.id)) {
+        node.precision = mode == CompareMode::Md5 ? 1.0 : 0.0;
+        node.precisionIsInteger = true;
+        return;
+    }
+    node.precision = worst == 2 ? 1.0 : worst == 1 ? 0.5 : 0.0;
+    node.precisionIsInteger = worst != 1;
+}
+
+/// _handle_api_collection_index: an Apis_Between_Modules takes the worst of its APIs (max from int 0).
+void judgeCollections(MsGraph& g, bool md5Min)
+{
+    if (md5Min) {
+        // 8.3 md5: a collection passes (1) only when all its APIs do.
+        for (const std::uint32_t s : g.nodes[g.root].subs) {
+            MsNode& c = g.nodes[s];
+            if (c.op != kCollection)
+                continue;
+            double p = 1;
+            for (const std::uint32_t api : c.subs)
+                p = std::min(p, g.nodes[api].precision.value_or(1));
+            c.precision = p;
+            c.precisionIsInteger = true;
+        }
+        return;
+    }
+    for (const std::uint32_t s : g.nodes[g.root].subs) {
+        MsNode& c = g.nodes[s];
+        if (c.op != kCollection)
+            continue;
+        double p = 0;
+        bool integer = true;
+        for (const std::uint32_t api : c.subs) {
+            const MsNode& a = g.nodes[api];
+            const double v = a.precision.value_or(0);
+            if (v > p) {
+                p = v;
+                integer = !a.precision || a.precisionIsInteger;
+            }
+        }
+        c.precision = p;
+        c.precisionIsInteger = integer;
+    }
+}
+
+// ---- the db ----
+
+class Db
+{
+public:
+    explicit Db(const fs::path& path) : m_path(path) {}
+    ~Db()
+    {
+        if (m_db)
+            sqlite3_close_v2(m_db);
+    }
+    Db(const Db&) = delete;
+    Db& operator=(const Db&) = delete;
+
+    std::optional<std::string> open()
+    {
+        if (sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
+            return failure("cannot open");
+        return std::nullopt;
+    }
+    std::optional<std::string> exec(const std::string& sql)
+    {
+        char* message = nullptr;
+        if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+            std::string text = message ? message : "unknown error";
+            sqlite3_free(message);
+            return text;
+        }
+        return std::nullopt;
+    }
+    sqlite3* handle() { return m_db; }
+    std::optional<std::string> close()
+    {
+        if (m_db && sqlite3_close(m_db) != SQLITE_OK)
+            return failure("cannot close");
+        m_db = nullptr;
+        return std::nullopt;
+    }
+
+private:
+    std::string failure(const char* what) { return std::string(what) + ": " + (m_db ? sqlite3_errmsg(m_db) : "out of memory"); }
+    fs::path m_path;
+    sqlite3* m_db = nullptr;
+};
+
+/// A prepared INSERT with positional binds.
+class Insert
+{
+public:
+    Insert(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr); }
+    ~Insert() { sqlite3_finalize(m_stmt); }
+    Insert(const Insert&) = delete;
+    Insert& operator=(const Insert&) = delete;
+    bool valid() const { return m_stmt != nullptr; }
+    void text(int i, const std::string& s) { sqlite3_bind_text(m_stmt, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT); }
+    void integer(int i, std::int64_t v) { sqlite3_bind_int64(m_stmt, i, v); }
+    void real(int i, double v) { sqlite3_bind_double(m_stmt, i, v); }
+    void null(int i) { sqlite3_bind_null(m_stmt, i); }
+    bool run()
+    {
+        const int rc = sqlite3_step(m_stmt);
+        sqlite3_reset(m_stmt);
+        sqlite3_clear_bindings(m_stmt);
+        return rc == SQLITE_DONE;
+    }
+
+private:
+    sqlite3_stmt* m_stmt = nullptr;
+};
+
+std::string createNodes(WriteFormat format)
+{
+    std::string sql = "CREATE TABLE IF NOT EXISTS tb_nodes (\n"
+                      "    id TEXT PRIMARY KEY,\n    graph_id TEXT NOT NULL,\n    node_order INTEGER NOT NULL,\n"
+                      "    node_name TEXT NOT NULL,\n    node_type TEXT NOT NULL,\n    up_node TEXT,\n    sub_nodes TEXT,\n"
+                      "    precision_index INTEGER,\n    overflow_level TEXT,\n    micro_step_id INTEGER NOT NULL,\n"
+                      "    matched_node_link TEXT,\n    stack_id TEXT,\n    parallel_merge_info TEXT,\n"
+                      "    matched_distributed TEXT,\n    modified INTEGER NOT NULL,\n    input_data TEXT,\n"
+                      "    output_data TEXT,\n    data_source TEXT,\n    dump_data_dir TEXT,\n    step INTEGER NOT NULL,\n"
+                      "    rank INTEGER NOT NULL";
+    if (format == WriteFormat::V26)
+        sql += ",\n    is_distributed INTEGER";
+    return sql + "\n);";
+}
+
+constexpr const char* kCreateStack = "CREATE TABLE IF NOT EXISTS tb_stack (\n    id TEXT PRIMARY KEY,\n    stack_info TEXT\n);";
+constexpr const char* kCreateConfig
+    = "CREATE TABLE IF NOT EXISTS tb_config (\n    id TEXT PRIMARY KEY,\n    graph_type TEXT NOT NULL,\n    task TEXT,\n"
+      "    tool_tip TEXT,\n    micro_steps INTEGER,\n    overflow_check INTEGER,\n    node_colors TEXT NOT NULL,\n"
+      "    rank_list TEXT NOT NULL,\n    step_list TEXT NOT NULL\n);";
+
+std::optional<std::string> insertGraph(Db& db, const MsGraph& g, WriteFormat format)
+{
+    const std::string graphId = std::string(sideName(g.side)) + "_" + std::to_string(g.step) + "_" + std::to_string(g.rank);
+    std::string sql = "INSERT INTO tb_nodes (id, graph_id, node_order, node_name, node_type, up_node, sub_nodes, "
+                      "precision_index, overflow_level, micro_step_id, matched_node_link, stack_id, parallel_merge_info, "
+                      "matched_distributed, modified, input_data, output_data, data_source, dump_data_dir, step, rank";
+    sql += format == WriteFormat::V26 ? ", is_distributed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                                        "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
+                                      : ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                                        "?16, ?17, ?18, ?19, ?20, ?21)";
+    Insert node(db.handle(), sql);
+    Insert stackRow(db.handle(), "INSERT INTO tb_stack (id, stack_info) VALUES (?1, ?2)");
+    if (!node.valid() || !stackRow.valid())
+        return std::string("cannot prepare the inserts: ") + sqlite3_errmsg(db.handle());
+    std::unordered_map<std::string, std::string> stackIds;
+    std::vector<std::pair<std::string, std::string>> stacks; // (id, text) in first-seen order
+    const std::vector<std::uint32_t> order = g.sortedNodes();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const MsNode& n = g.nodes[order[i]];
+        const std::string stackText = pyJsonList(n.stack);
+        auto it = stackIds.find(stackText);
+        if (it == stackIds.end()) {
+            it = stackIds.emplace(stackText, graphId + "_" + std::to_string(stackIds.size())).first;
+            stacks.emplace_back(it->second, stackText);
+        }
+        std::vector<std::string> subs;
+        for (const std::uint32_t s : n.subs)
+            subs.push_back(g.nodes[s].id);
+        node.text(1, graphId + "_" + n.id);
+        node.text(2, graphId);
+        node.integer(3, static_cast<std::int64_t>(i));
+        node.text(4, n.id);
+        node.text(5, std::to_string(n.op));
+        node.text(6, n.up >= 0 ? g.nodes[static_cast<std::size_t>(n.up)].id : std::string());
+        node.text(7, subs.empty() ? std::string() : pyJsonList(subs));
+        if (!n.precision)
+            node.null(8);
+        else if (n.precisionIsInteger)
+            node.integer(8, static_cast<std::int64_t>(*n.precision));
+        else
+            node.real(8, *n.precision);
+        node.null(9);
+        node.integer(10, n.microStep.value_or(0));
+        node.text(11, pyJsonList(n.matchedLink));
+        node.text(12, it->second);
+        node.text(13, std::string());
+        node.text(14, "{}");
+        node.integer(15, n.modified ? 1 : 0);
+        node.text(16, pyJsonParams(n.inputs));
+        node.text(17, pyJsonParams(n.outputs));
+        node.text(18, std::string(sideName(g.side)));
+        if (g.dataPath)
+            node.text(19, *g.dataPath);
+        else
+            node.null(19);
+        node.integer(20, g.step);
+        node.integer(21, g.rank);
+        if (format == WriteFormat::V26)
+            node.integer(22, n.id.rfind("Distributed", 0) == 0 ? 1 : 0);
+        if (!node.run())
+            return "cannot insert node " + n.id + ": " + sqlite3_errmsg(db.handle());
+    }
+    for (const auto& [id, text] : stacks) {
+        stackRow.text(1, id);
+        stackRow.text(2, text);
+        if (!stackRow.run())
+            return "cannot insert stack " + id + ": " + sqlite3_errmsg(db.handle());
+    }
+    return std::nullopt;
+}
+
+std::string pyIntList(const std::vector<std::int64_t>& list)
+{
+    std::string out = "[";
+    for (std::size_t i = 0; i < list.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(list[i]);
+    return out + "]";
+}
+
+struct ConfigRow
+{
+    bool compare = false;
+    std::string task;
+    std::optional<std::string> toolTip;
+    std::int64_t microSteps = 1;
+    bool overflowCheck = false;
+    std::string nodeColors = "null";
+    std::vector<std::int64_t> rankList;
+    std::vector<std::int64_t> stepList;
+};
+
+std::optional<std::string> insertConfig(Db& db, const ConfigRow& c)
+{
+    Insert row(db.handle(), "INSERT OR IGNORE INTO tb_config (id, graph_type, task, tool_tip, micro_steps, "
+                            "overflow_check, node_colors, rank_list, step_list) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    if (!row.valid())
+        return std::string("cannot prepare tb_config: ") + sqlite3_errmsg(db.handle());
+    row.text(1, "1");
+    row.text(2, c.compare ? "compare" : "build");
+    row.text(3, c.task);
+    if (c.toolTip)
+        row.text(4, *c.toolTip);
+    else
+        row.null(4);
+    row.integer(5, c.microSteps);
+    row.integer(6, c.overflowCheck ? 1 : 0);
+    row.text(7, c.nodeColors);
+    row.text(8, pyIntList(c.rankList));
+    row.text(9, pyIntList(c.stepList));
+    if (!row.run())
+        return std::string("cannot insert tb_config: ") + sqlite3_errmsg(db.handle());
+    return std::nullopt;
+}
+
+std::string modeTask(CompareMode mode)
+{
+    switch (mode) {
+    case CompareMode::RealData: return "all";
+    case CompareMode::Summary: return "summary";
+    case CompareMode::Md5: return "md5";
+    }
+    return "";
+}
+
+std::string toolTipOf(CompareMode mode)
+{
+    switch (mode) {
+    case CompareMode::RealData: return texts::kToolTipAll;
+    case CompareMode::Summary: return texts::kToolTipSummary;
+    case CompareMode::Md5: return texts::kToolTipMd5;
+    }
+    return {};
+}
+
+std::string nodeColorsOf(CompareMode mode, WriteFormat format)
+{
+    const bool v26 = format == WriteFormat::V26;
+    switch (mode) {
+    case CompareMode::RealData: return v26 ? texts::kNodeColorsV26All : texts::kNodeColorsV83All;
+    case CompareMode::Summary: return v26 ? texts::kNodeColorsV26Summary : texts::kNodeColorsV83Summary;
+    case CompareMode::Md5: return v26 ? texts::kNodeColorsV26Md5 : texts::kNodeColorsV83Md5;
+    }
+    return "null";
+}
+
+/// graph.data_path: 8.x the dump's dump_data_dir verbatim; 26.x the folder beside construct.json when the recorded
+/// one lies elsewhere. NULL when the dump has none (statistics, md5).
+std::optional<std::string> dataPathOf(const dump::RankDump& rank, WriteFormat format)
+{
+    const dump::DumpHeader& h = rank.dump->header;
+    if (!h.dumpDataDir)
+        return std::nullopt;
+    if (format == WriteFormat::V83 || h.dumpDataDir->empty())
+        return h.dumpDataDir;
+    const std::string base = rank.location.dir.string();
+    if (fs::path(*h.dumpDataDir).parent_path().string() == base)
+        return h.dumpDataDir;
+    return (rank.location.dir / "dump_tensor_data").string();
+}
+
+} // namespace
+
+Result<GraphInput> readGraphInputJson(const fs::path& path)
+{
+    const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+    auto text = readTextFile(path);
+    if (!text)
+        return text.error();
+    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return makeError("graph.input", where, "not a JSON object (msprobe's graph input: {\"npu_path\": ..., \"bench_path\": ...})");
+    const auto npu = j.find("npu_path");
+    if (npu == j.end() || !npu->is_string())
+        return makeError("graph.input", where, "\"npu_path\" (a path) is required");
+    GraphInput input;
+    input.npu = npu->get<std::string>();
+    if (const auto bench = j.find("bench_path"); bench != j.end() && !bench->is_null()) {
+        if (!bench->is_string())
+            return makeError("graph.input", where, "\"bench_path\" must be a path");
+        input.bench = fs::path(bench->get<std::string>());
+    }
+    return input;
+}
+
+Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<fs::path>& bench, const fs::path& outDir,
+                                      const GraphWriteOptions& options)
+{
+    auto plan = planJobs(npu, bench);
+    if (!plan)
+        return plan.error();
+    GraphWriteResult result;
+    result.notes = plan->notes;
+    const SourceLocation outWhere { outDir.string(), std::nullopt, 0, 0 };
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (!fs::is_directory(outDir))
+        return makeError("graph.output", outWhere, "cannot create the output folder");
+
+    struct Built
+    {
+        MsGraph npu;
+        std::optional<MsGraph> bench;
+        std::int64_t microSteps = 1;
+        std::optional<CompareMode> mode;
+    };
+    std::vector<Built> built;
+    for (const Job& job : plan->jobs) {
+        auto rankN = dump::loadRank(job.npu);
+        if (!rankN)
+            return rankN.error();
+        for (const Diagnostic& d : (*rankN)->diagnostics)
+            if (d.severity == Severity::Error)
+                return d;
+        std::shared_ptr<const dump::RankDump> rankB;
+        std::optional<CompareMode> mode;
+        std::shared_ptr<const compare::CompareTable> table;
+        if (job.bench) {
+            auto loaded = dump::loadRank(*job.bench);
+            if (!loaded)
+                return loaded.error();
+            for (const Diagnostic& d : (*loaded)->diagnostics)
+                if (d.severity == Severity::Error)
+                    return d;
+            rankB = *loaded;
+            auto detected = compare::msprobe26::detectMode(*(*rankN)->dump, *rankB->dump);
+            if (!detected)
+                return detected.error();
+            mode = *detected;
+            compare::CompareOptions co;
+            co.threads = options.threads;
+            auto compared = compare::msprobe26::compareDumps(*(*rankN)->dump, *rankB->dump, co);
+            if (!compared)
+                return compared.error();
+            table = *compared;
+        }
+        BuildOptions bo;
+        bo.format = options.format;
+        bo.md5Mode = mode == CompareMode::Md5;
+        bo.flatWithoutConstruct = true;
+        auto gn = buildMsGraph(**rankN, bo);
+        if (!gn)
+            return gn.error();
+        Built b;
+        b.npu = std::move(*gn);
+        b.npu.side = Side::Npu;
+        b.npu.step = job.step;
+        b.npu.rank = job.rank;
+        b.npu.dataPath = dataPathOf(**rankN, options.format);
+        if (b.npu.flat)
+            result.notes.push_back(job.npu.dir.string() + ": construct.json is empty (a level L1 dump); msprobe writes "
+                                   "no graph for it. Written instead: every dump entry directly under DefaultModel in "
+                                   "dump order, consecutive APIs grouped in Apis_Between_Modules.N");
+        if (rankB) {
+            auto gb = buildMsGraph(*rankB, bo);
+            if (!gb)
+                return gb.error();
+            b.bench = std::move(*gb);
+            b.bench->side = Side::Bench;
+            b.bench->step = job.step;
+            b.bench->rank = job.rank;
+            b.bench->dataPath = dataPathOf(*rankB, options.format);
+            if (b.bench->flat)
+                result.notes.push_back(job.bench->dir.string() + ": construct.json is empty (a level L1 dump); built "
+                                       "flat as on the NPU side");
+            auto pairs = options.fuzzy ? matchFuzzy(b.npu, *b.bench, options.format)
+                                       : matchExact(b.npu, *b.bench, options.format);
+            if (options.matches) {
+                auto more = matchByFile(b.npu, *b.bench, *options.matches, result.notes);
+                pairs.insert(pairs.end(), more.begin(), more.end());
+            }
+            Verdicts v;
+            v.table = table;
+            for (std::size_t r = 0; r < table->rows.size(); ++r) {
+                const CellView name = table->rows.view(r, 0);
+                v.rowOf.emplace(std::string(name.text), r);
+            }
+            v.names = indexColumns(*mode, options.format);
+            for (const std::string& c : v.names)
+                v.columns.push_back(table->column(c));
+            v.result = table->column("Result");
+            v.npuMd5 = table->column("NPU MD5");
+            v.benchMd5 = table->column("BENCH MD5");
+            v.oneThousandth = table->column("One Thousandth Err Ratio");
+            if (options.format == WriteFormat::V83 && *mode == CompareMode::RealData) {
+                compare::CompareOptions co;
+                co.threads = options.threads;
+                auto compared = compare::compareDumps(*(*rankN)->dump, *rankB->dump, co);
+                if (!compared)
+                    return compared.error();
+                v.table12 = *compared;
+                for (std::size_t r = 0; r < v.table12->rows.size(); ++r)
+                    v.rowOf12.emplace(std::string(v.table12->rows.view(r, 0).text), r);
+                v.maxRelative12 = v.table12->column("MaxRelativeErr");
+            }
+            // Each NPU node is judged once, with the bench node it is linked to in the end (a match file may have
+            // re-paired a node matched by name).
+            std::map<std::uint32_t, std::uint32_t> finalPairs;
+            for (const auto& [i, j] : pairs)
+                finalPairs[i] = j;
+            for (const auto& [i, j] : finalPairs) {
+                const MsNode& node = b.npu.nodes[i];
+                if (!node.matchedLink.empty() && node.matchedLink.back() == b.bench->nodes[j].id)
+                    judgeNode(b.npu.nodes[i], b.bench->nodes[j], v, *mode, options.format);
+            }
+            judgeCollections(b.npu, options.format == WriteFormat::V83 && *mode == CompareMode::Md5);
+            b.mode = mode;
+            b.microSteps = b.npu.pageByMicroStep(&*b.bench);
+        } else {
+            b.microSteps = b.npu.pageByMicroStep(nullptr);
+        }
+        built.push_back(std::move(b));
+    }
+
+    // The db: a fresh temporary file in OUT, claimed under build_/compare_{ts}.vis.db with the no-replace rename.
+    const bool compareRun = bench.has_value();
+    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    const std::string stem = std::string(compareRun ? "compare_" : "build_") + stamp;
+    std::string error;
+    const auto temp = createTempBeside(outDir / (stem + ".vis.db"), ".tmp", error);
+    if (!temp)
+        return makeError("graph.output", outWhere, error);
+    auto cleanup = [&] {
+        for (const char* tail : { "", "-journal", "-wal", "-shm" })
+            fs::remove(fs::path(temp->string() + tail), ec);
+    };
+    {
+        Db db(*temp);
+        auto fail = [&](const std::string& what) {
+            db.close();
+            cleanup();
+            return makeError("graph.output", SourceLocation { temp->string(), std::nullopt, 0, 0 }, what);
+        };
+        if (auto e = db.open())
+            return fail(*e);
+        for (const std::string& sql : { createNodes(options.format), std::string(kCreateStack), std::string(kCreateConfig) })
+            if (auto e = db.exec(sql))
+                return fail(*e);
+        if (auto e = db.exec("BEGIN"))
+            return fail(*e);
+        ConfigRow config;
+        config.compare = compareRun;
+        config.rankList = plan->rankList;
+        config.stepList = plan->stepList;
+        config.overflowCheck = options.overflowCheck;
+        config.microSteps = built.empty() ? 1 : built.front().microSteps;
+        if (!built.empty() && built.front().mode) {
+            config.task = modeTask(*built.front().mode);
+            config.toolTip = toolTipOf(*built.front().mode);
+            config.nodeColors = nodeColorsOf(*built.front().mode, options.format);
+        }
+        for (const Built& b : built) {
+            if (auto e = insertGraph(db, b.npu, options.format))
+                return fail(*e);
+            ++result.graphs;
+            if (b.bench) {
+                if (auto e = insertGraph(db, *b.bench, options.format))
+                    return fail(*e);
+                ++result.graphs;
+            }
+        }
+        if (auto e = insertConfig(db, config))
+            return fail(*e);
+        // msprobe's post_process_db indexes.
+        std::vector<std::pair<std::string, std::string>> indexes {
+            { "index1", "step, rank, data_source, up_node, node_order" },
+            { "index2", "step, rank, data_source, node_name" },
+            { "index3", "step, rank, data_source, node_order" },
+            { "index4", "step, rank, node_order" },
+            { "index5", "step, rank, micro_step_id, node_order" },
+            { "index6", "step, rank, modified, matched_node_link" },
+        };
+        if (options.format == WriteFormat::V26)
+            indexes.emplace_back("index7", "is_distributed");
+        for (const auto& [name, columns] : indexes)
+            if (auto e = db.exec("CREATE INDEX IF NOT EXISTS " + name + " ON tb_nodes (" + columns + ");"))
+                return fail(*e);
+        if (auto e = db.exec("COMMIT"))
+            return fail(*e);
+        // msprobe's files are in WAL mode (header bytes 18/19 = 2); switching here and closing leaves no -wal file.
+        if (auto e = db.exec("PRAGMA journal_mode=WAL"))
+            return fail(*e);
+        if (auto e = db.close())
+            return fail(*e);
+    }
+    for (int n = 0;; ++n) {
+        const fs::path target = outDir / (stem + (n ? "_" + std::to_string(n) : std::string()) + ".vis.db");
+        const auto failure = renameNoReplace(*temp, target);
+        if (!failure) {
+            result.written = target;
+            break;
+        }
+        if (!failure->nameTaken || n > 1000) {
+            cleanup();
+            return makeError("graph.output", SourceLocation { target.string(), std::nullopt, 0, 0 }, failure->message);
+        }
+    }
+    cleanup();
+    return result;
+}
+
+} // namespace probescope::graph

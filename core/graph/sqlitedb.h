@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// A read-only SQLite connection for the graph readers (internal to core/graph): opened only after the path was
+// checked to be a regular file holding an SQLite header, through a `file:` URI with mode=ro&immutable=1 so that
+// no -wal / -shm file is ever created or written beside an input, and every failure named with the file.
+
+#include "core/util/diagnostic.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace probescope::graph::detail {
+
+class Statement;
+
+class ReadOnlyDb
+{
+public:
+    /// `errorId` is the diagnostic id of every failure ("graph.db", "graph.trend").
+    static Result<std::shared_ptr<ReadOnlyDb>> open(const std::filesystem::path& path, std::string errorId);
+    ~ReadOnlyDb();
+    ReadOnlyDb(const ReadOnlyDb&) = delete;
+    ReadOnlyDb& operator=(const ReadOnlyDb&) = delete;
+
+    bool hasTable(std::string_view table) const;
+    bool hasColumn(std::string_view table, std::string_view column) const;
+    /// Prepares `sql`; the error names the file and SQLite's message.
+    Result<std::unique_ptr<Statement>> prepare(std::string_view sql) const;
+    Diagnostic error(std::string message) const;
+    const std::filesystem::path& path() const { return m_path; }
+    sqlite3* handle() const { return m_db; }
+
+private:
+    ReadOnlyDb() = default;
+    sqlite3* m_db = nullptr;
+    std::filesystem::path m_path;
+    std::string m_errorId;
+};
+
+class Statement
+{
+public:
+    Statement(const ReadOnlyDb& db, sqlite3_stmt* stmt) : m_db(db), m_stmt(stmt) {}
+    ~Statement();
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    /// Steps to the next row: true = a row, false = done; a failure (damaged page) sets error().
+    bool next();
+    const std::optional<Diagnostic>& error() const { return m_error; }
+    bool isNull(int column) const;
+    bool isInteger(int column) const;
+    std::int64_t integer(int column) const;
+    double real(int column) const;
+    std::string text(int column) const;
+    std::optional<double> number(int column) const; ///< integer or real; nullopt for NULL / text that is no number
+    void bind(int index, std::string_view text);
+    void bind(int index, std::int64_t value);
+    /// Back to the first row, for binding new values.
+    void reset();
+
+private:
+    const ReadOnlyDb& m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+    std::optional<Diagnostic> m_error;
+};
+
+/// True when the file starts with "SQLite format 3\0" (what tells a .vis.db from JSON). Only regular files.
+bool looksLikeSqlite(const std::filesystem::path& path);
+
+} // namespace probescope::graph::detail
