@@ -580,7 +580,8 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
         loadFreeBenchmark(freeBenchInputs);
     }
     m_leftStack->setCurrentWidget(m_leftStack->widget(1));
-    m_followOrigin = m_plan->pairs.size() > 1;
+    // A job opens at its origin once the overview knows it; a pair asked for by number (--pair N) stays.
+    m_followOrigin = m_plan->pairs.size() > 1 && pairIndex == 0;
     m_autoPair = -1;
     m_autoKey.clear();
     rememberPair(npu, bench);
