@@ -1646,6 +1646,26 @@
         <source>In the panels on the right: show the next or the previous tab.</source>
         <translation>在右侧面板中：显示下一个或上一个标签页。</translation>
     </message>
+    <message>
+        <source>Go to the &amp;tree</source>
+        <translation>转到树(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Move the keyboard focus to the tree (or to Open pair… before anything is open).</source>
+        <translation>将键盘焦点移到树（尚未打开任何内容时移到“打开比对对…”）。</translation>
+    </message>
+    <message>
+        <source>Tab %1</source>
+        <translation>标签页 %1</translation>
+    </message>
+    <message>
+        <source>Go to %1</source>
+        <translation>转到%1</translation>
+    </message>
+    <message>
+        <source>Show this tab on the right and move the keyboard focus into it.</source>
+        <translation>显示右侧的此标签页，并将键盘焦点移入其中。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::MetricPlot</name>

@@ -1072,3 +1072,32 @@ TEST(SmallItems, SavePngConfirms)
     EXPECT_TRUE(QToolTip::text().contains("Saved")) << QToolTip::text().toStdString();
     EXPECT_TRUE(QToolTip::text().contains("metric.png")) << QToolTip::text().toStdString();
 }
+
+// Beyond the list: every panel is reachable from the keyboard (Alt+0 the tree, Alt+1… the tabs), and F1 lists it.
+TEST(Keyboard, EveryPanelIsReachable)
+{
+    ui::MainWindow window;
+    window.setQuiet(true);
+    window.resize(1400, 860);
+    window.show();
+    QApplication::setActiveWindow(&window);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    ASSERT_TRUE(openPair(window, demoRoot() / "npu", demoRoot() / "bench"));
+    QTabWidget* tabs = window.tabs();
+    for (int i = 0; i < tabs->count(); ++i) {
+        QTest::keyClick(&window, Qt::Key(Qt::Key_1 + i), Qt::AltModifier);
+        EXPECT_EQ(tabs->currentIndex(), i);
+        QWidget* focus = QApplication::focusWidget();
+        ASSERT_NE(focus, nullptr) << "tab " << i;
+        EXPECT_TRUE(tabs->isAncestorOf(focus)) << "tab " << i << ": focus on " << focus->metaObject()->className();
+    }
+    QTest::keyClick(&window, Qt::Key_0, Qt::AltModifier);
+    EXPECT_EQ(QApplication::focusWidget(), window.treeView());
+    QStringList keys;
+    for (const ui::ShortcutEntry& e : window.shortcutList()) {
+        for (const QKeySequence& k : e.keys)
+            keys << k.toString();
+    }
+    for (const char* k : { "Alt+0", "Alt+1", "Alt+6" })
+        EXPECT_TRUE(keys.contains(QString::fromLatin1(k))) << k;
+}

@@ -58,6 +58,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
@@ -182,6 +183,15 @@ void MainWindow::buildActions()
     m_demo = make(QKeySequence(), &MainWindow::openDemo);
     m_shortcuts = make(QKeySequence(Qt::Key_F1), &MainWindow::showShortcuts);
     m_about = make(QKeySequence(), &MainWindow::showAbout);
+    // Every panel is reachable from the keyboard: Alt+0 the tree, Alt+1… the tabs on the right (issue 28).
+    m_focusTree = make(QKeySequence(Qt::ALT | Qt::Key_0), [this] {
+        if (m_leftStack->currentIndex() == 1)
+            m_tree->setFocus();
+        else
+            m_emptyOpen->setFocus();
+    });
+    for (int i = 0; i < 7; ++i)
+        m_tabActions << make(QKeySequence(Qt::ALT | (Qt::Key_1 + i)), [this, i] { showSideTab(i); });
     // Single-letter shortcuts must not fire while the user types in the search field.
     for (QAction* a : { m_firstFailure, m_next, m_previous, m_toOrigin, m_toPeer })
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -198,6 +208,9 @@ void MainWindow::buildMenus()
     m_fileMenu->addAction(m_quit);
     m_viewMenu = menuBar()->addMenu(QString());
     m_viewMenu->addActions({ m_expandAll, m_collapseAll });
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(m_focusTree);
+    m_viewMenu->addActions(m_tabActions);
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(m_showLegend);
     m_goMenu = menuBar()->addMenu(QString());
@@ -445,6 +458,14 @@ void MainWindow::retranslate()
     m_stepBox->setPlaceholderText(tr("no pair open"));
     m_rankBox->setPlaceholderText(tr("no pair open"));
     m_showLegend->setText(tr("Show &legend"));
+    m_focusTree->setText(tr("Go to the &tree"));
+    m_focusTree->setStatusTip(tr("Move the keyboard focus to the tree (or to Open pair… before anything is open)."));
+    for (int i = 0; i < m_tabActions.size(); ++i) {
+        const QString name = i < m_tabs->count() ? m_tabs->tabText(i) : QString();
+        m_tabActions[i]->setText(name.isEmpty() ? tr("Tab %1").arg(i + 1) : tr("Go to %1").arg(QString(name).remove(QLatin1Char('&'))));
+        m_tabActions[i]->setStatusTip(tr("Show this tab on the right and move the keyboard focus into it."));
+        m_tabActions[i]->setVisible(i < m_tabs->count());
+    }
     // What F1's table says in its Description column (and the status bar while a menu item is hovered).
     m_openNpu->setStatusTip(tr("Open an NPU dump and its bench dump together, with the compare options."));
     m_openBench->setStatusTip(tr("Choose another bench dump for the open NPU dump (the Open pair dialog)."));
@@ -1105,6 +1126,25 @@ void MainWindow::openTensorInspector(std::size_t tableRow)
     m_tabs->setCurrentWidget(m_inspector);
 }
 
+void MainWindow::showSideTab(int index)
+{
+    if (index < 0 || index >= m_tabs->count())
+        return;
+    m_tabs->setCurrentIndex(index);
+    // The first control of the tab that takes the keyboard (a table, a combo box, the map), else the tab bar.
+    QWidget* page = m_tabs->currentWidget();
+    for (QWidget* w : page->findChildren<QWidget*>()) {
+        if (w->isVisibleTo(page) && w->isEnabled() && (w->focusPolicy() & Qt::TabFocus)) {
+            w->setFocus(Qt::ShortcutFocusReason);
+            return;
+        }
+    }
+    if (page->focusPolicy() & Qt::TabFocus)
+        page->setFocus(Qt::ShortcutFocusReason);
+    else
+        m_tabs->tabBar()->setFocus(Qt::ShortcutFocusReason);
+}
+
 void MainWindow::showTensorsOfSelection()
 {
     // The Tensors tab with a node selected shows that node's first failing leaf (else its first), rather than an
@@ -1170,6 +1210,8 @@ void MainWindow::onFreeBenchmarkLoaded(int files, int rows)
         m_tabs->addTab(m_freeBench, tr("Free benchmark"));
     else if (files == 0 && tab >= 0)
         m_tabs->removeTab(tab);
+    if ((files > 0) != (tab >= 0))
+        retranslate(); // the Alt+N actions follow the tabs
     if (files > 0 && !m_plan)
         m_tabs->setCurrentWidget(m_freeBench);
     updateFreeBenchmarkBadges();

@@ -202,6 +202,8 @@ private:
     void openTensorInspector(std::size_t tableRow);
     /// The Tensors tab follows the selected node: its first failing leaf.
     void showTensorsOfSelection();
+    /// Alt+1…: the tab on the right and the keyboard focus into it.
+    void showSideTab(int index);
     // Free benchmark (issue 7): the panel's rows, badges on the shown pair's tree, row -> tree node.
     bool openFreeBenchmarkOnly(const QString& folder);
     void loadFreeBenchmark(const QStringList& inputs);
@@ -299,6 +301,8 @@ private:
     QAction* m_demo = nullptr;
     QAction* m_shortcuts = nullptr;
     QAction* m_about = nullptr;
+    QAction* m_focusTree = nullptr;
+    QList<QAction*> m_tabActions;
 };
 
 } // namespace probescope::ui
