@@ -997,8 +997,12 @@ TEST(SmallItems, RankTableHeadersAreWhole)
 {
     ui::RankOverviewModel model;
     ui::RankOverviewPanel panel(&model);
-    panel.resize(700, 500);
+    panel.resize(900, 500);
     panel.show();
+    // The font a platform theme applies after construction (Xvfb's was wider than the one measured at first).
+    QFont wider = panel.font();
+    wider.setPointSizeF(wider.pointSizeF() * 1.6);
+    panel.setFont(wider);
     QApplication::processEvents();
     auto* table = panel.findChild<QTableView*>("rankOverview");
     ASSERT_NE(table, nullptr);

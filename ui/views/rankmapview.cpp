@@ -459,6 +459,13 @@ void RankOverviewPanel::updateOrigin()
     m_toOrigin->setEnabled(m_model->originRow() >= 0);
 }
 
+void RankOverviewPanel::changeEvent(QEvent* event)
+{
+    if ((event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) && m_table)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
 void RankOverviewPanel::retranslate()
 {
     m_toOrigin->setText(tr("Go to origin"));
