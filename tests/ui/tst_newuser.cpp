@@ -1105,3 +1105,22 @@ TEST(Keyboard, EveryPanelIsReachable)
     for (const char* k : { "Alt+0", "Alt+1", "Alt+6" })
         EXPECT_TRUE(keys.contains(QString::fromLatin1(k))) << k;
 }
+
+// Item 5: a user who moved before the origin was known stays where they went.
+TEST(Job, AUserWhoMovedIsNotTakenToTheOrigin)
+{
+    const fs::path job = fixture("msprobe26_da") / "SYNTH_allreduce_group_2r" / "inputs";
+    ui::MainWindow window;
+    window.setQuiet(true);
+    window.resize(1400, 860);
+    window.show();
+    QSignalSpy overview(&window, &ui::MainWindow::overviewFinished);
+    ASSERT_TRUE(openPair(window, job / "npu", job / "bench"));
+    ASSERT_TRUE(overview.isEmpty()) << "the overview ran faster than this test can move";
+    ASSERT_TRUE(window.selectNodeByKey("Distributed.all_reduce.0.forward"));
+    ASSERT_TRUE(overview.wait(120000));
+    QTest::qWait(200);
+    EXPECT_EQ(window.currentPair(), 0);
+    EXPECT_EQ(window.selectedNodeKey(), "Distributed.all_reduce.0.forward");
+    EXPECT_TRUE(window.statusLine().contains("Job origin (O): step 0 rank1")) << window.statusLine().toStdString();
+}
