@@ -533,6 +533,26 @@
         <source>Data files:</source>
         <translation>数据文件：</translation>
     </message>
+    <message>
+        <source>Not the first failure: it runs after the first failing node %1 (#%2).</source>
+        <translation>不是首个不达标节点：它在首个不达标节点 %1（#%2）之后执行。</translation>
+    </message>
+    <message>
+        <source>Not counted as the first failure: its inputs fail too, so the difference came in before it.</source>
+        <translation>未算作首个不达标节点：它的输入也不达标，偏差在它之前就已出现。</translation>
+    </message>
+    <message>
+        <source>Not counted as the first failure: only its inputs fail; its outputs match.</source>
+        <translation>未算作首个不达标节点：只有它的输入不达标，输出一致。</translation>
+    </message>
+    <message>
+        <source>Not counted as the first failure: the first failing node is the earliest whose outputs fail while its inputs pass.</source>
+        <translation>未算作首个不达标节点：首个不达标节点是最早的输出不达标而输入达标的节点。</translation>
+    </message>
+    <message>
+        <source>Its failing rows have Cosine 1 and MaxAbsErr 0: NPU and bench agree there (for example −inf on both sides), which msprobe&apos;s rules still mark.</source>
+        <translation>它的不达标行 Cosine 为 1、MaxAbsErr 为 0：NPU 与标杆在此一致（例如两侧都是 −inf），但 msprobe 的规则仍会标记。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::DiagnosticsModel</name>
@@ -1534,6 +1554,118 @@
         <source>This step has no other rank.</source>
         <translation>该 step 没有其他 rank。</translation>
     </message>
+    <message>
+        <source>Compare an NPU dump with its bench</source>
+        <translation>将 NPU dump 与其标杆比对</translation>
+    </message>
+    <message>
+        <source>Open the two dumps of a pair (a dump root, a step or rank folder, a dump.json or a .pkl on each side), drop two folders here, or try the bundled demo.</source>
+        <translation>打开一对 dump 的两侧（每侧可以是 dump 根目录、step 或 rank 目录、dump.json 或 .pkl），把两个目录拖放到这里，或试试自带的示例数据。</translation>
+    </message>
+    <message>
+        <source>Open pair…</source>
+        <translation>打开比对对…</translation>
+    </message>
+    <message>
+        <source>&amp;Recent pairs:</source>
+        <translation>最近的比对对(&amp;R)：</translation>
+    </message>
+    <message>
+        <source>This rank — %1 (the job origin is not known yet: the rank overview is still comparing the other ranks)</source>
+        <translation>本 rank — %1（作业偏差源头尚未确定：rank 总览仍在比对其他 rank）</translation>
+    </message>
+    <message>
+        <source>step %1 %2</source>
+        <translation>step %1 %2</translation>
+    </message>
+    <message>
+        <source>rank</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <source>Job origin (O): %1, node %2 (execution #%3) — %4</source>
+        <translation>作业偏差源头 (O)：%1，节点 %2（执行序号 #%3）— %4</translation>
+    </message>
+    <message>
+        <source>This rank — %1 · Job origin (O): %2, node %3</source>
+        <translation>本 rank — %1 · 作业偏差源头 (O)：%2，节点 %3</translation>
+    </message>
+    <message>
+        <source>Open or step into</source>
+        <translation>展开或进入</translation>
+    </message>
+    <message>
+        <source>In the tree: open a closed node, or go to the first child of an open one.</source>
+        <translation>在树中：展开折叠的节点，或转到已展开节点的第一个子节点。</translation>
+    </message>
+    <message>
+        <source>Close or step out</source>
+        <translation>折叠或退出</translation>
+    </message>
+    <message>
+        <source>In the tree: close an open node, or go to the parent of a closed one.</source>
+        <translation>在树中：折叠已展开的节点，或转到折叠节点的父节点。</translation>
+    </message>
+    <message>
+        <source>Open / close</source>
+        <translation>展开 / 折叠</translation>
+    </message>
+    <message>
+        <source>In the tree: open or close the selected node.</source>
+        <translation>在树中：展开或折叠所选节点。</translation>
+    </message>
+    <message>
+        <source>Open the whole subtree</source>
+        <translation>展开整个子树</translation>
+    </message>
+    <message>
+        <source>In the tree: open the selected node and everything below it.</source>
+        <translation>在树中：展开所选节点及其下的全部节点。</translation>
+    </message>
+    <message>
+        <source>Next / previous hit</source>
+        <translation>下一个 / 上一个匹配</translation>
+    </message>
+    <message>
+        <source>In the search field: select the next or the previous node that matches.</source>
+        <translation>在搜索框中：选择下一个或上一个匹配的节点。</translation>
+    </message>
+    <message>
+        <source>Open the tensors</source>
+        <translation>打开张量</translation>
+    </message>
+    <message>
+        <source>In Details: open the selected column&apos;s tensors in the Tensors tab (or double-click it).</source>
+        <translation>在详情中：在“张量”标签页打开所选列的张量（或双击该列）。</translation>
+    </message>
+    <message>
+        <source>Next / previous tab</source>
+        <translation>下一个 / 上一个标签页</translation>
+    </message>
+    <message>
+        <source>In the panels on the right: show the next or the previous tab.</source>
+        <translation>在右侧面板中：显示下一个或上一个标签页。</translation>
+    </message>
+    <message>
+        <source>Go to the &amp;tree</source>
+        <translation>转到树(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Move the keyboard focus to the tree (or to Open pair… before anything is open).</source>
+        <translation>将键盘焦点移到树（尚未打开任何内容时移到“打开比对对…”）。</translation>
+    </message>
+    <message>
+        <source>Tab %1</source>
+        <translation>标签页 %1</translation>
+    </message>
+    <message>
+        <source>Go to %1</source>
+        <translation>转到%1</translation>
+    </message>
+    <message>
+        <source>Show this tab on the right and move the keyboard focus into it.</source>
+        <translation>显示右侧的此标签页，并将键盘焦点移入其中。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::MetricPlot</name>
@@ -2050,6 +2182,16 @@
         <source>%1 has no %2 value for %3.</source>
         <translation>%1 的 %3 没有 %2 值。</translation>
     </message>
+    <message>
+        <source>bench</source>
+        <comment>series of a dump without rank folders</comment>
+        <translation>标杆</translation>
+    </message>
+    <message>
+        <source>NPU</source>
+        <comment>series of a dump without rank folders</comment>
+        <translation>NPU</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::OpenPairDialog</name>
@@ -2137,6 +2279,34 @@
         <location line="+2"/>
         <source>The bench dump %1 does not exist.</source>
         <translation>标杆 dump 数据 %1 不存在。</translation>
+    </message>
+    <message>
+        <source>&amp;NPU dump:</source>
+        <translation>NPU dump(&amp;N)：</translation>
+    </message>
+    <message>
+        <source>&amp;Bench dump:</source>
+        <translation>标杆 dump(&amp;B)：</translation>
+    </message>
+    <message>
+        <source>dump root, step or rank folder, dump.json or .pkl; drop a folder here</source>
+        <translation>dump 根目录、step 或 rank 目录、dump.json 或 .pkl；可将目录拖放到此处</translation>
+    </message>
+    <message>
+        <source>Nothing to compare: %1</source>
+        <translation>没有可比对的内容：%1</translation>
+    </message>
+    <message>
+        <source>The NPU dump cannot be opened: %1</source>
+        <translation>无法打开 NPU dump：%1</translation>
+    </message>
+    <message>
+        <source>The bench dump cannot be opened: %1</source>
+        <translation>无法打开标杆 dump：%1</translation>
+    </message>
+    <message>
+        <source>Free benchmark results only: nothing is compared without a bench dump.</source>
+        <translation>仅有无标杆比对结果：没有标杆 dump 时不做比对。</translation>
     </message>
 </context>
 <context>
@@ -2278,6 +2448,22 @@
         <translation>
             <numerusform>在 %n 次通信调用之后</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>first failure not caused by a communication, after 1 communication call, fewer than or as many as any other diverging rank</source>
+        <translation>首个不达标节点不是由通信引起，在 1 次通信调用之后，不多于任何其他出现偏差的 rank</translation>
+    </message>
+    <message>
+        <source>first failure not caused by a communication, after %1 communication calls, fewer than or as many as any other diverging rank</source>
+        <translation>首个不达标节点不是由通信引起，在 %1 次通信调用之后，不多于任何其他出现偏差的 rank</translation>
+    </message>
+    <message>
+        <source>every diverging rank first fails in a communication node; this one after the fewest (%1)</source>
+        <translation>每个出现偏差的 rank 都首先在通信节点不达标；此 rank 之前的通信调用最少（%1）</translation>
+    </message>
+    <message>
+        <source>(its pair was salvaged from a damaged dump: %1)</source>
+        <translation>（它的比对对是从损坏的 dump 中抢救读取的：%1）</translation>
     </message>
 </context>
 <context>
@@ -2482,6 +2668,18 @@
         <source>run_ut failed: %1</source>
         <translation>run_ut 运行失败：%1</translation>
     </message>
+    <message>
+        <source>Verdict (the worse of the two lines below): %1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
+        <translation>判定（下面两行中较差者）：%1 个 API：%2 通过，%3 警告，%4 错误，%5 SKIP，用时 %6 秒</translation>
+    </message>
+    <message>
+        <source>Replay on the device against the CPU (Forward/Backward): %1 pass, %2 warning, %3 error, %4 SKIP</source>
+        <translation>设备上回放对比 CPU（前向/反向）：%1 通过，%2 警告，%3 错误，%4 SKIP</translation>
+    </message>
+    <message>
+        <source>Dumped outputs against the CPU: %1 pass, %2 warning, %3 error, %4 not judged</source>
+        <translation>dump 的输出对比 CPU：%1 通过，%2 警告，%3 错误，%4 未判定</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::RunUtResultModel</name>
@@ -2514,6 +2712,18 @@
         <location line="+1"/>
         <source>Message</source>
         <translation>Message</translation>
+    </message>
+    <message>
+        <source>The replay on the device against the CPU: %1</source>
+        <translation>设备上回放对比 CPU：%1</translation>
+    </message>
+    <message>
+        <source>The worse of the replay on the device against the CPU (%1) and of the dumped outputs against the CPU (%2)</source>
+        <translation>设备上回放对比 CPU（%1）与 dump 的输出对比 CPU（%2）中较差者</translation>
+    </message>
+    <message>
+        <source>Dumped outputs vs CPU</source>
+        <translation>dump 输出 vs CPU</translation>
     </message>
 </context>
 <context>
@@ -3098,6 +3308,10 @@
         <source>&lt;b&gt;Slice %1&lt;/b&gt;: %2</source>
         <translation>&lt;b&gt;切片 %1&lt;/b&gt;：%2</translation>
     </message>
+    <message>
+        <source>Select a node in the tree: its first failing tensor is shown here. Or double-click a column in Details to open that tensor.</source>
+        <translation>在树中选择一个节点：这里显示它首个不达标的张量。也可以在详情中双击一列以打开该张量。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::plotstyle</name>
@@ -3121,6 +3335,10 @@
         <location line="+6"/>
         <source>Could not write %1.</source>
         <translation>无法写入 %1。</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
     </message>
 </context>
 <context>
@@ -3155,6 +3373,73 @@
     <message>
         <source>Colour: worst verdict of the pair. Number: execution index of its first failure (✓ none). ▶ heavy frame: the job&apos;s origin. · pending, … running, × failed to compare, corner notch and dashed frame: salvaged from a damaged dump.</source>
         <translation>颜色：配对的最差结论。数字：其首个不达标节点的执行序号（✓ 表示没有）。▶ 粗框：作业偏差源头。· 等待，… 正在分析，× 比对失败，角标和虚线框：从损坏的 dump 中抢救。</translation>
+    </message>
+</context>
+<context>
+    <name>DumpPreview</name>
+    <message>
+        <source>the top level</source>
+        <translation>顶层</translation>
+    </message>
+    <message>
+        <source>%1 holds two dumps at %2: %3 and %4. Give one of them.</source>
+        <translation>%1 在 %2 处有两份 dump：%3 和 %4。请选择其中一份。</translation>
+    </message>
+    <message>
+        <source>no step folder</source>
+        <translation>无 step 目录</translation>
+    </message>
+    <message>
+        <source>1 step (%1)</source>
+        <translation>1 个 step（%1）</translation>
+    </message>
+    <message>
+        <source>%1 steps (%2)</source>
+        <translation>%1 个 step（%2）</translation>
+    </message>
+    <message>
+        <source>no rank folder</source>
+        <translation>无 rank 目录</translation>
+    </message>
+    <message>
+        <source>1 rank (%1)</source>
+        <translation>1 个 rank（%1）</translation>
+    </message>
+    <message>
+        <source>%1 ranks (%2)</source>
+        <translation>%1 个 rank（%2）</translation>
+    </message>
+    <message>
+        <source>Found 1 dump · %1</source>
+        <translation>找到 1 份 dump · %1</translation>
+    </message>
+    <message>
+        <source>Found %1 dumps · %2</source>
+        <translation>找到 %1 份 dump · %2</translation>
+    </message>
+    <message>
+        <source>Found %1 × %2 · %3</source>
+        <translation>找到 %1 × %2 · %3</translation>
+    </message>
+    <message>
+        <source>NPU side: %1</source>
+        <translation>NPU 侧：%1</translation>
+    </message>
+    <message>
+        <source>Bench side: %1</source>
+        <translation>标杆侧：%1</translation>
+    </message>
+    <message>
+        <source> and %1 more</source>
+        <translation> 等另外 %1 对</translation>
+    </message>
+    <message>
+        <source>Will compare 1 pair: %1</source>
+        <translation>将比对 1 对：%1</translation>
+    </message>
+    <message>
+        <source>Will compare %1 pairs: %2</source>
+        <translation>将比对 %1 对：%2</translation>
     </message>
 </context>
 </TS>

@@ -63,7 +63,6 @@ FreeBenchmarkPanel::FreeBenchmarkPanel(QWidget* parent)
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     topLayout->addWidget(m_summary);
     m_filter = new QLineEdit(top);
-    m_filter->setPlaceholderText(tr("Filter APIs (e.g. gelu)"));
     m_filter->setClearButtonEnabled(true);
     topLayout->addWidget(m_filter);
 
@@ -90,15 +89,16 @@ FreeBenchmarkPanel::FreeBenchmarkPanel(QWidget* parent)
     bottomLayout->setContentsMargins(0, 0, 0, 0);
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(4, 0, 4, 0);
-    bar->addWidget(new QLabel(tr("API"), bottom));
+    m_apiLabel = new QLabel(bottom);
+    bar->addWidget(m_apiLabel);
     m_apiBox = new QComboBox(bottom);
     m_apiBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     bar->addWidget(m_apiBox, 1);
-    m_logBox = new QCheckBox(tr("Log scale"), bottom);
+    m_logBox = new QCheckBox(bottom);
     m_logBox->setChecked(m_log);
     bar->addWidget(m_logBox);
     bottomLayout->addLayout(bar);
-    m_plotWidget = plotstyle::makePlot(bottom, tr("step (no point: not flagged in that step)"), &m_title);
+    m_plotWidget = plotstyle::makePlot(bottom, QString(), &m_title);
     m_plotWidget->yAxis->setLabel(QStringLiteral("max_rel"));
     auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
     ticker->setTickStep(1.0); // steps are whole numbers
@@ -108,7 +108,6 @@ FreeBenchmarkPanel::FreeBenchmarkPanel(QWidget* parent)
     m_offScaleGraph->setLineStyle(QCPGraph::lsNone);
     m_offScaleGraph->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(0x8E2C18), QColor(0xD7301F), 9));
-    m_offScaleGraph->setName(tr("sign flip / inf (off the scale)"));
     m_plotWidget->legend->setVisible(true);
     m_plotWidget->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
     m_messageItem = plotstyle::addCentredMessage(m_plotWidget);
@@ -131,8 +130,30 @@ FreeBenchmarkPanel::FreeBenchmarkPanel(QWidget* parent)
     connect(m_logBox, &QCheckBox::toggled, this, &FreeBenchmarkPanel::setLogScale);
     connect(&m_watcher, &QFutureWatcherBase::finished, this, &FreeBenchmarkPanel::onLoaded);
 
+    retranslate();
+}
+
+void FreeBenchmarkPanel::retranslate()
+{
+    m_filter->setPlaceholderText(tr("Filter APIs (e.g. gelu)"));
+    m_apiLabel->setText(tr("API"));
+    m_logBox->setText(tr("Log scale"));
+    m_plotWidget->xAxis->setLabel(tr("step (no point: not flagged in that step)"));
+    m_offScaleGraph->setName(tr("sign flip / inf (off the scale)"));
+    fillApiBox(); // "(sign flip)" after the names
+    // The model's headers are made when asked; the views ask again on this signal.
+    if (m_model->columnCount() > 0)
+        emit m_model->headerDataChanged(Qt::Horizontal, 0, m_model->columnCount() - 1);
+    m_view->viewport()->update();
     updateSummary();
     rebuildPlot();
+}
+
+void FreeBenchmarkPanel::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange && m_plotWidget)
+        retranslate();
+    QWidget::changeEvent(event);
 }
 
 FreeBenchmarkPanel::~FreeBenchmarkPanel()
@@ -164,20 +185,27 @@ void FreeBenchmarkPanel::setTable(std::shared_ptr<const probescope::freebench::F
 {
     m_table = std::move(table);
     m_model->setTable(m_table);
-    m_apiBox->clear();
-    QString first;
-    if (m_table) {
-        for (const auto& [api, excess] : apisByExcess(*m_table)) {
-            const QString name = toQ(api);
-            const QString label = excess == std::numeric_limits<double>::infinity() ? tr("%1 (sign flip)").arg(name)
-                : excess > 0                                                         ? QStringLiteral("%1 (×%2)").arg(name).arg(excess, 0, 'g', 3)
-                                                                                     : name;
-            m_apiBox->addItem(label, name);
-        }
-        first = m_apiBox->itemData(0).toString();
-    }
+    fillApiBox();
     updateSummary();
-    setApi(first);
+    setApi(m_apiBox->itemData(0).toString());
+}
+
+void FreeBenchmarkPanel::fillApiBox()
+{
+    const QSignalBlocker block(m_apiBox);
+    const QString current = m_apiBox->currentData().toString();
+    m_apiBox->clear();
+    if (!m_table)
+        return;
+    for (const auto& [api, excess] : apisByExcess(*m_table)) {
+        const QString name = toQ(api);
+        const QString label = excess == std::numeric_limits<double>::infinity() ? tr("%1 (sign flip)").arg(name)
+            : excess > 0                                                         ? QStringLiteral("%1 (×%2)").arg(name).arg(excess, 0, 'g', 3)
+                                                                                 : name;
+        m_apiBox->addItem(label, name);
+    }
+    if (const int index = m_apiBox->findData(current); index >= 0)
+        m_apiBox->setCurrentIndex(index);
 }
 
 QString FreeBenchmarkPanel::summary() const { return m_summary->text(); }

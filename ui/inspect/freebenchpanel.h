@@ -85,11 +85,18 @@ signals:
     /// A row was clicked or activated: select this API of this step and rank.
     void apiActivated(const QString& apiName, qint64 step, qint64 rank);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    /// Every text again in the language in force (bar, table headers, summary, plot).
+    void retranslate();
     void onLoaded();
     void rebuildPlot();
     void rowChosen(const QModelIndex& proxyIndex, bool activate);
     void updateSummary();
+    /// The API picker: names by how far they exceed their threshold ("(sign flip)" translated), the choice kept.
+    void fillApiBox();
 
     std::shared_ptr<const probescope::freebench::FreeBenchTable> m_table;
     QFutureWatcher<std::shared_ptr<const probescope::freebench::FreeBenchTable>> m_watcher;
@@ -104,6 +111,7 @@ private:
     QLabel* m_summary = nullptr;
     QLineEdit* m_filter = nullptr;
     QTableView* m_view = nullptr;
+    QLabel* m_apiLabel = nullptr;
     QComboBox* m_apiBox = nullptr;
     QCheckBox* m_logBox = nullptr;
     QCustomPlot* m_plotWidget = nullptr;

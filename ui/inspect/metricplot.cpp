@@ -96,20 +96,23 @@ MetricPlot::MetricPlot(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Metric"), this));
+    m_metricLabel = new QLabel(this);
+    bar->addWidget(m_metricLabel);
     m_metricBox = new QComboBox(this);
     for (session::Metric m : kMetrics)
         m_metricBox->addItem(metricText(m), static_cast<int>(m));
+    m_metricLabel->setBuddy(m_metricBox);
     bar->addWidget(m_metricBox);
-    m_logBox = new QCheckBox(tr("Log scale"), this);
+    m_logBox = new QCheckBox(this);
     bar->addWidget(m_logBox);
     bar->addStretch(1);
-    auto* save = new QPushButton(tr("Save PNG…"), this);
+    auto* save = new QPushButton(this);
+    m_save = save;
     save->setObjectName("savePng");
     bar->addWidget(save);
     layout->addLayout(bar);
 
-    m_plot = plotstyle::makePlot(this, tr("execution order"), &m_title);
+    m_plot = plotstyle::makePlot(this, QString(), &m_title);
     connect(save, &QPushButton::clicked, this,
             [this] { plotstyle::savePngInteractively(m_plot, this, QStringLiteral("metric-plot.png")); });
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -165,10 +168,30 @@ MetricPlot::MetricPlot(QWidget* parent)
 
     m_log = defaultLogScale(m_metric);
     m_logBox->setChecked(m_log);
-    rebuild();
+    retranslate();
 }
 
 MetricPlot::~MetricPlot() = default;
+
+void MetricPlot::retranslate()
+{
+    m_metricLabel->setText(tr("Metric"));
+    m_logBox->setText(tr("Log scale"));
+    m_save->setText(tr("Save PNG…"));
+    for (int i = 0; i < m_metricBox->count(); ++i)
+        m_metricBox->setItemText(i, metricText(static_cast<session::Metric>(m_metricBox->itemData(i).toInt())));
+    for (std::size_t s = 0; s < m_statusGraphs.size(); ++s)
+        m_statusGraphs[s]->setName(statusText(static_cast<session::Status>(s)));
+    m_plot->xAxis->setLabel(tr("execution order"));
+    rebuild(); // the title, the y axis, the first-failure label and the message
+}
+
+void MetricPlot::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange && m_plot)
+        retranslate();
+    QWidget::changeEvent(event);
+}
 
 bool MetricPlot::defaultLogScale(session::Metric metric)
 {

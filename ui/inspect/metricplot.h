@@ -13,6 +13,8 @@
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
+class QPushButton;
 class QCustomPlot;
 class QCPGraph;
 class QCPItemStraightLine;
@@ -79,7 +81,12 @@ signals:
     void nodeClicked(quint32 nodeId);
     void metricChanged(int metric); ///< static_cast<int>(session::Metric)
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    /// Every text again in the language in force: the bar, the metric names, the legend, the axes, the title.
+    void retranslate();
     void rebuild();
     void updateSelectionGraph();
     /// Index into m_points of the point nearest to `pos` (widget pixels of m_plot), within `radius` pixels.
@@ -98,6 +105,8 @@ private:
     QPoint m_pressPos;
     bool m_pressed = false;
 
+    QLabel* m_metricLabel = nullptr;
+    QPushButton* m_save = nullptr;
     QComboBox* m_metricBox = nullptr;
     QCheckBox* m_logBox = nullptr;
     QCustomPlot* m_plot = nullptr;

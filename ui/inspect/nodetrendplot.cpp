@@ -169,12 +169,14 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Leaf"), this));
+    m_leafLabel = new QLabel(this);
+    bar->addWidget(m_leafLabel);
     m_leafBox = new QComboBox(this);
     m_leafBox->setMinimumContentsLength(10);
     m_leafBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     bar->addWidget(m_leafBox);
-    bar->addWidget(new QLabel(tr("Statistic"), this));
+    m_statLabel = new QLabel(this);
+    bar->addWidget(m_statLabel);
     m_statBox = new QComboBox(this);
     for (Statistic s : { Statistic::Max, Statistic::Min, Statistic::Mean, Statistic::Norm })
         m_statBox->addItem(statisticName(s), static_cast<int>(s));
@@ -182,16 +184,15 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     m_status = new QLabel(this);
     bar->addWidget(m_status, 1);
     m_cancel = new QToolButton(this);
-    m_cancel->setText(tr("Cancel"));
     m_cancel->setVisible(false);
     bar->addWidget(m_cancel);
     auto* save = new QToolButton(this);
-    save->setText(tr("Save PNG…"));
+    m_save = save;
     save->setObjectName("savePng");
     bar->addWidget(save);
     layout->addLayout(bar);
 
-    m_plot = plotstyle::makePlot(this, tr("step"), &m_title);
+    m_plot = plotstyle::makePlot(this, QString(), &m_title);
     connect(save, &QToolButton::clicked, this,
             [this] { plotstyle::savePngInteractively(m_plot, this, QStringLiteral("node-trend.png")); });
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
@@ -213,7 +214,35 @@ NodeTrendPlot::NodeTrendPlot(QWidget* parent)
     connect(m_leafBox, &QComboBox::activated, this, [this](int index) { setLeaf(m_leafBox->itemText(index)); });
     connect(m_statBox, &QComboBox::activated, this,
             [this](int index) { setStatistic(static_cast<Statistic>(m_statBox->itemData(index).toInt())); });
+    retranslate();
+}
+
+void NodeTrendPlot::retranslate()
+{
+    m_leafLabel->setText(tr("Leaf"));
+    m_statLabel->setText(tr("Statistic"));
+    m_cancel->setText(tr("Cancel"));
+    m_save->setText(tr("Save PNG…"));
+    for (int i = 0; i < m_statBox->count(); ++i)
+        m_statBox->setItemText(i, statisticName(static_cast<Statistic>(m_statBox->itemData(i).toInt())));
+    m_plot->xAxis->setLabel(tr("step"));
+    // The status beside the bar: the running load says itself again at its next tick; a finished one here.
+    if (m_watcher) {
+        updateProgress();
+    } else if (!m_status->text().isEmpty()) {
+        int errors = 0;
+        for (const trend::Sample& sample : m_data.samples)
+            errors += sample.error.isEmpty() ? 0 : 1;
+        m_status->setText(m_data.cancelled ? tr("Cancelled.") : errors > 0 ? tr("%1 dump files could not be read.").arg(errors) : QString());
+    }
     rebuild();
+}
+
+void NodeTrendPlot::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange && m_plot)
+        retranslate();
+    QWidget::changeEvent(event);
 }
 
 NodeTrendPlot::~NodeTrendPlot()
@@ -410,7 +439,12 @@ void NodeTrendPlot::rebuild()
         auto it = seriesOf.find(id);
         if (it == seriesOf.end()) {
             Series series;
-            series.name = (s->bench ? tr("%1 bench", "rank") : tr("%1 NPU", "rank")).arg(s->rankLabel);
+            // A bare "rank" folder (not distributed) names no rank: the sides alone ("rank NPU" read as a rank).
+            if (s->rankLabel.isEmpty() || s->rankLabel == QLatin1String("rank"))
+                series.name = s->bench ? tr("bench", "series of a dump without rank folders")
+                                       : tr("NPU", "series of a dump without rank folders");
+            else
+                series.name = (s->bench ? tr("%1 bench", "rank") : tr("%1 NPU", "rank")).arg(s->rankLabel);
             series.bench = s->bench;
             it = seriesOf.emplace(id, m_series.size()).first;
             m_series.push_back(series);

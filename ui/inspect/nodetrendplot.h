@@ -107,7 +107,12 @@ signals:
     /// A load ended (finished, failed or cancelled); series() is up to date.
     void loadingFinished();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    /// Every text again in the language in force (bar, statistic names, axis, legend, title, status).
+    void retranslate();
     void startLoad();
     void onLoaded(const trend::Data& result);
     void rebuild();
@@ -124,6 +129,9 @@ private:
     std::vector<Series> m_series;
     QString m_message;
 
+    QLabel* m_leafLabel = nullptr;
+    QLabel* m_statLabel = nullptr;
+    QToolButton* m_save = nullptr;
     QComboBox* m_leafBox = nullptr;
     QComboBox* m_statBox = nullptr;
     QLabel* m_status = nullptr;

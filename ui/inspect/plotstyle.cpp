@@ -12,6 +12,7 @@
 #include <QMessageBox>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QToolTip>
 
 #include <array>
 #include <cmath>
@@ -160,6 +161,10 @@ QString savePngInteractively(QCustomPlot* plot, QWidget* parent, const QString& 
         return {};
     }
     store.setValue(QStringLiteral("output/pngFolder"), QFileInfo(path).absolutePath());
+    // Said where it was written, over the plot, for a few seconds (nothing was said before, issue 28).
+    QToolTip::showText(plot->mapToGlobal(plot->rect().center()),
+                       QCoreApplication::translate("probescope::ui::plotstyle", "Saved %1").arg(QDir::toNativeSeparators(path)),
+                       plot, QRect(), 6000);
     return path;
 }
 

@@ -331,22 +331,21 @@ TensorInspector::TensorInspector(QWidget* parent)
     layout->addWidget(m_pages, 1);
 
     auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("Show"), this));
+    controls->addWidget(staticLabel(QT_TR_NOOP("Show"), this));
     m_viewBox = new QComboBox(this);
     for (ElementKind k : { ElementKind::Npu, ElementKind::Bench, ElementKind::AbsDiff, ElementKind::RelDiff })
         m_viewBox->addItem(viewName(k), static_cast<int>(k));
     controls->addWidget(m_viewBox);
     controls->addSpacing(8);
-    controls->addWidget(new QLabel(tr("Rows"), this));
+    controls->addWidget(staticLabel(QT_TR_NOOP("Rows"), this));
     m_rowAxisBox = new QComboBox(this);
     m_rowAxisBox->setSizeAdjustPolicy(QComboBox::AdjustToContents); // items change with every tensor
     controls->addWidget(m_rowAxisBox);
-    controls->addWidget(new QLabel(tr("Columns"), this));
+    controls->addWidget(staticLabel(QT_TR_NOOP("Columns"), this));
     m_colAxisBox = new QComboBox(this);
     m_colAxisBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     controls->addWidget(m_colAxisBox);
-    m_logColours = new QCheckBox(tr("Log colours"), this);
-    m_logColours->setToolTip(tr("Colour differences on a log scale (they often span many decades)"));
+    m_logColours = new QCheckBox(this);
     controls->addWidget(m_logColours);
     controls->addStretch(1);
     contentLayout->addLayout(controls);
@@ -395,7 +394,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     auto* right = new QSplitter(Qt::Vertical, split);
     m_histogram = plotstyle::makePlot(right, QString(), &m_histogramTitle);
     m_histogram->setMinimumSize(240, 150);
-    m_histogram->yAxis->setLabel(tr("elements"));
+
     m_histogram->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     m_histogramNote = new QCPItemText(m_histogram);
     m_histogramNote->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -407,12 +406,12 @@ TensorInspector::TensorInspector(QWidget* parent)
     auto* worstLayout = new QVBoxLayout(worstBox);
     worstLayout->setContentsMargins(0, 0, 0, 0);
     auto* worstBar = new QHBoxLayout;
-    worstBar->addWidget(new QLabel(tr("Worst"), worstBox));
+    worstBar->addWidget(staticLabel(QT_TR_NOOP("Worst"), worstBox));
     m_topKBox = new QSpinBox(worstBox);
     m_topKBox->setRange(1, kMaxWorst);
     m_topKBox->setValue(m_topK);
     worstBar->addWidget(m_topKBox);
-    worstBar->addWidget(new QLabel(tr("by"), worstBox));
+    worstBar->addWidget(staticLabel(QT_TR_NOOP("by"), worstBox));
     m_worstByBox = new QComboBox(worstBox);
     m_worstByBox->addItem(viewName(ElementKind::AbsDiff), static_cast<int>(ElementKind::AbsDiff));
     m_worstByBox->addItem(viewName(ElementKind::RelDiff), static_cast<int>(ElementKind::RelDiff));
@@ -421,8 +420,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     worstLayout->addLayout(worstBar);
     m_worstTable = new QTableWidget(worstBox);
     m_worstTable->setColumnCount(6);
-    m_worstTable->setHorizontalHeaderLabels(
-        { tr("#"), tr("index"), tr("NPU"), tr("bench"), QString::fromUtf8("|\u0394|"), tr("relative") });
+
     m_worstTable->verticalHeader()->setVisible(false);
     m_worstTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_worstTable->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -468,6 +466,67 @@ TensorInspector::TensorInspector(QWidget* parent)
     connect(m_heatmap, &QCustomPlot::mouseMove, this, &TensorInspector::onHeatmapMove);
 
     clear();
+    retranslate();
+}
+
+QLabel* TensorInspector::staticLabel(const char* source, QWidget* parent)
+{
+    auto* label = new QLabel(parent);
+    label->setProperty("source", QByteArray(source));
+    m_staticLabels << label;
+    return label;
+}
+
+void TensorInspector::retranslate()
+{
+    for (QLabel* label : m_staticLabels)
+        label->setText(tr(label->property("source").toByteArray().constData()));
+    for (QComboBox* box : { m_viewBox, m_worstByBox }) {
+        for (int i = 0; i < box->count(); ++i)
+            box->setItemText(i, viewName(static_cast<ElementKind>(box->itemData(i).toInt())));
+    }
+    m_logColours->setText(tr("Log colours"));
+    m_logColours->setToolTip(tr("Colour differences on a log scale (they often span many decades)"));
+    m_histogram->yAxis->setLabel(tr("elements"));
+    m_worstTable->setHorizontalHeaderLabels(
+        { tr("#"), tr("index"), tr("NPU"), tr("bench"), QString::fromUtf8("|\u0394|"), tr("relative") });
+    restateMessage();
+    // The plots, the worst elements, the summary and the dimension names are made from the data in force.
+    rebuildAxisControls();
+    fillHistogram();
+    fillWorstTable();
+    updateSummary();
+    if (m_shownSlice)
+        onSliceDone(*m_shownSlice);
+    else
+        m_heatmapTitle->setText(tr("Slice"));
+    m_heatmap->replot();
+}
+
+void TensorInspector::restateMessage()
+{
+    if (m_state == State::Empty) {
+        setState(State::Empty, emptyHint(), false);
+    } else if (m_state == State::Loading) {
+        const QString npuFile = QString::fromStdString(m_files.npuDataName);
+        setState(State::Loading,
+                 m_files.benchDataName.empty() ? tr("Reading %1\u2026").arg(npuFile)
+                                               : tr("Reading %1 and its bench tensor\u2026").arg(npuFile),
+                 false);
+    }
+}
+
+QString TensorInspector::emptyHint()
+{
+    return tr("Select a node in the tree: its first failing tensor is shown here. Or double-click a column in "
+              "Details to open that tensor.");
+}
+
+void TensorInspector::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange && m_heatmap)
+        retranslate();
+    QWidget::changeEvent(event);
 }
 
 TensorInspector::~TensorInspector() = default; // workers hold shared copies of their inputs; nothing to wait for
@@ -488,7 +547,7 @@ void TensorInspector::clear()
         m_loadWatcher = nullptr;
     }
     m_header->clear();
-    setState(State::Empty, tr("Select a tensor row of a compare to see its values."), false);
+    setState(State::Empty, emptyHint(), false);
     rebuildAxisControls();
     fillHistogram();
     fillWorstTable();
@@ -843,6 +902,8 @@ void TensorInspector::startSlice()
 
 void TensorInspector::onSliceDone(const inspect::SliceResult& result)
 {
+    // `result` may be *m_shownSlice itself (a redraw): kept alive until the end, not freed by the assignment.
+    const auto previous = m_shownSlice;
     m_shownSlice = std::make_shared<const inspect::SliceResult>(result);
     m_sliceSummary = result.summary;
     const tensor::Slice2D& s = result.shown;

@@ -81,6 +81,8 @@ public:
     void clear();
 
     State state() const { return m_state; }
+    /// What the empty tab says: how a tensor gets here.
+    static QString emptyHint();
     /// The message shown above the plots: why there are no tensors, or which file failed and why.
     QString messageText() const;
     QString summaryText() const;
@@ -119,7 +121,15 @@ signals:
     /// A heatmap slice was drawn.
     void sliceShown();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    /// Every text again in the language in force: the controls, the table headers, the plots, the state message.
+    void retranslate();
+    /// The message of the state in force, made again (Empty and Loading; others come from the data or from core).
+    void restateMessage();
+    QLabel* staticLabel(const char* source, QWidget* parent);
     void setState(State state, const QString& message, bool isError);
     void startLoad();
     void onLoaded(std::shared_ptr<const inspect::Loaded> result);
@@ -152,6 +162,7 @@ private:
     QFutureWatcher<inspect::SliceResult>* m_sliceWatcher = nullptr;
     bool m_slicePending = false; ///< a newer slice was asked for while one was being computed
 
+    QList<QLabel*> m_staticLabels; ///< Show, Rows, Columns, Worst, by: retranslated by their "source" property
     QLabel* m_header = nullptr;
     QLabel* m_messageLabel = nullptr;
     QStackedWidget* m_pages = nullptr;

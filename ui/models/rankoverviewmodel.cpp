@@ -204,6 +204,25 @@ void RankOverviewModel::updateOrigin()
         emitRowChanged(now);
 }
 
+QString RankOverviewModel::originReason() const
+{
+    if (!m_origin.fails)
+        return {};
+    // Core's rule (job::findJobOrigin) said in the user's language; core's own sentence is English.
+    std::uint32_t commBefore = 0;
+    if (m_originRow >= 0 && std::size_t(m_originRow) < m_rows.size() && m_rows[std::size_t(m_originRow)].summary)
+        commBefore = m_rows[std::size_t(m_originRow)].summary->failure.commBefore;
+    if (!job::isCommunicationKey(m_origin.key)) {
+        const int n = static_cast<int>(commBefore);
+        return n == 1 ? tr("first failure not caused by a communication, after 1 communication call, fewer than or as "
+                           "many as any other diverging rank")
+                      : tr("first failure not caused by a communication, after %1 communication calls, fewer than or "
+                           "as many as any other diverging rank")
+                            .arg(n);
+    }
+    return tr("every diverging rank first fails in a communication node; this one after the fewest (%1)").arg(commBefore);
+}
+
 QString RankOverviewModel::originText() const
 {
     if (!m_origin.fails) {
@@ -213,11 +232,19 @@ QString RankOverviewModel::originText() const
         return done ? tr("Origin: no compared pair fails.") : tr("Origin: none yet (no pair analysed so far fails).");
     }
     const QString rank = m_origin.rankLabel.empty() ? tr("rank") : QString::fromStdString(m_origin.rankLabel);
-    return tr("Origin: step %1 %2, node %3 (#%4) — %5")
-        .arg(m_origin.step)
-        .arg(rank, QString::fromStdString(m_origin.key))
-        .arg(m_origin.executionIndex)
-        .arg(QString::fromStdString(m_origin.reason));
+    QString text = tr("Origin: step %1 %2, node %3 (#%4) — %5")
+                       .arg(m_origin.step)
+                       .arg(rank, QString::fromStdString(m_origin.key))
+                       .arg(m_origin.executionIndex)
+                       .arg(originReason());
+    // The origin's pair read from a damaged dump: the origin may be wrong where the lost part would have said
+    // otherwise, so the line says so (issue 28).
+    if (m_originRow >= 0 && std::size_t(m_originRow) < m_rows.size() && m_rows[std::size_t(m_originRow)].summary
+        && !m_rows[std::size_t(m_originRow)].summary->salvaged.empty())
+        text += QLatin1Char(' ')
+            + tr("(its pair was salvaged from a damaged dump: %1)")
+                  .arg(QString::fromStdString(m_rows[std::size_t(m_originRow)].summary->salvaged));
+    return text;
 }
 
 void RankOverviewModel::emitRowChanged(int row)
@@ -274,7 +301,7 @@ QString RankOverviewModel::toolTip(const Row& row, bool origin) const
         if (s.failure.failed)
             lines << tr("after %n communication call(s)", nullptr, int(s.failure.commBefore));
         if (origin)
-            lines << tr("▶ The job's origin: %1").arg(QString::fromStdString(m_origin.reason));
+            lines << tr("▶ The job's origin: %1").arg(originReason());
         if (!s.salvaged.empty())
             lines << tr("Salvaged: a dump was cut or damaged and read partially — %1").arg(QString::fromStdString(s.salvaged));
         break;

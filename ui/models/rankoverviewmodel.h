@@ -74,6 +74,8 @@ public:
     int originRow() const { return m_originRow; }
     /// "Origin: step S rank R, node K (#idx) — reason", or what the overview is still waiting for.
     QString originText() const;
+    /// Why the origin is that rank (core's rule), in the language in force; "" while none fails.
+    QString originReason() const;
 
     // The grid of the map: one row per NPU rank (by rank number, then folder name), one column per step.
     int gridRows() const { return static_cast<int>(m_rankNames.size()); }

@@ -83,7 +83,15 @@ QVariant RunUtResultModel::data(const QModelIndex& index, int role) const
     };
     switch (role) {
     case Qt::DisplayRole: return display();
-    case Qt::ToolTipRole: return c == MessageColumn ? r.message : QVariant();
+    case Qt::ToolTipRole:
+        if (c == MessageColumn)
+            return r.message;
+        if (c == VerdictColumn)
+            return r.dumpedOverall.isEmpty() ? tr("The replay on the device against the CPU: %1").arg(r.overall)
+                                             : tr("The worse of the replay on the device against the CPU (%1) and of the "
+                                                  "dumped outputs against the CPU (%2)")
+                                                   .arg(r.overall, r.dumpedOverall);
+        return {};
     case SortRole:
         switch (c) {
         case IndexColumn: return r.index;
@@ -118,7 +126,7 @@ QVariant RunUtResultModel::headerData(int section, Qt::Orientation orientation, 
     case VerdictColumn: return tr("Verdict");
     case ForwardColumn: return tr("Forward Test Success");
     case BackwardColumn: return tr("Backward Test Success");
-    case DumpedColumn: return tr("Dumped outputs");
+    case DumpedColumn: return tr("Dumped outputs vs CPU");
     case MessageColumn: return tr("Message");
     }
     return {};

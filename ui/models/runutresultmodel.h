@@ -21,7 +21,9 @@ class RunUtResultModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column : int { IndexColumn, ApiColumn, VerdictColumn, ForwardColumn, BackwardColumn, DumpedColumn, MessageColumn, ColumnCount };
+    /// The dumped outputs' verdict sits beside the Verdict it can decide (an "error" beside a replay that passes
+    /// forward and backward is explained there, not in a column cut off at the right).
+    enum Column : int { IndexColumn, ApiColumn, VerdictColumn, DumpedColumn, ForwardColumn, BackwardColumn, MessageColumn, ColumnCount };
     enum Role : int {
         SortRole = Qt::UserRole + 1, ///< statuses by severity, the index as a number
         StatusRole,                  ///< QString: the Verdict column's status

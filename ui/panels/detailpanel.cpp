@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace probescope::ui {
 
@@ -171,6 +172,7 @@ DetailPanel::DetailPanel(QWidget* parent)
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
     m_view->horizontalHeader()->hide(); // the Leaf field heads each column
+    m_view->installEventFilter(this);
     auto* copyAction = new QAction(m_view);
     m_copyAction = copyAction;
     copyAction->setShortcut(QKeySequence::Copy);
@@ -241,6 +243,45 @@ void DetailPanel::setNode(std::shared_ptr<const session::PairAnalysis> analysis,
     m_placeholder->hide();
     m_body->show();
     fitTableHeight();
+    showFailingColumn();
+}
+
+int DetailPanel::failingColumn() const
+{
+    // The rows are the view's columns (transposed): the first failing one, else the first unmatched one.
+    int unmatched = -1;
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        const Status s = m_model->rowStatus(r);
+        if (session::isFailing(s))
+            return m_fields->mapFromSource(m_model->index(r, 0)).column();
+        if (s == Status::Unmatched && unmatched < 0)
+            unmatched = m_fields->mapFromSource(m_model->index(r, 0)).column();
+    }
+    return unmatched;
+}
+
+std::optional<std::size_t> DetailPanel::tableRowOfColumn(int column) const
+{
+    if (!hasNode() || column < 0 || column >= m_fields->columnCount())
+        return std::nullopt;
+    return m_model->tableRow(m_fields->mapToSource(m_fields->index(0, column)).row());
+}
+
+void DetailPanel::showFailingColumn()
+{
+    // N, Shift+N and F land on a node for its failing leaf: its figures must be on screen, not past the right
+    // edge where the previous node's scroll position or a row of wide input columns left them (issue 28).
+    // The layout must be current for the scroll range to be right.
+    m_view->horizontalScrollBar()->setValue(0);
+    const int column = failingColumn();
+    if (column < 0)
+        return;
+    const int viewport = m_view->viewport()->width();
+    // Wider than the table: narrow it (the tooltip and Copy keep the whole text), so its left part is never cut.
+    if (viewport > 40 && m_view->columnWidth(column) > viewport)
+        m_view->setColumnWidth(column, viewport);
+    m_view->doItemsLayout(); // the scroll range of the new columns, now rather than at the next event
+    m_view->scrollTo(m_fields->index(0, column), QAbstractItemView::EnsureVisible);
 }
 
 void DetailPanel::fitTableHeight()
@@ -264,6 +305,9 @@ bool DetailPanel::eventFilter(QObject* watched, QEvent* event)
     // The splitter's own resize: only then is its height the one to divide.
     if (watched == m_splitter && event->type() == QEvent::Resize && hasNode())
         fitTableHeight();
+    // The table got its size (the tab was shown, the window laid out): the failing column goes on screen again.
+    if (watched == m_view && event->type() == QEvent::Resize && hasNode())
+        showFailingColumn();
     return QWidget::eventFilter(watched, event);
 }
 
@@ -317,6 +361,11 @@ void DetailPanel::updateReasons()
     const int accuracy = table.column("Accuracy Reached or Not");
     const int npuMd5 = table.column("NPU MD5");
     const int benchMd5 = table.column("BENCH MD5");
+    const int cosineColumn = table.column("Cosine");
+    const int maxAbsColumn = table.column("MaxAbsErr");
+    bool inputsFail = false;
+    bool outputsFail = false;
+    bool agreeing = false; ///< a failing row whose figures say NPU and bench are equal
     for (int r = 0; r < m_model->rowCount(); ++r) {
         const Status s = m_model->rowStatus(r);
         if (!session::isFailing(s) && s != Status::Unmatched)
@@ -341,13 +390,52 @@ void DetailPanel::updateReasons()
                                                                : tr("highlighted yellow by msprobe's rules");
         else if (why.isEmpty())
             why = statuspalette::label(s);
-        m_reasons << tr("%1: %2").arg(leaf, why);
+        // A leaf can have several rows saying the same (fc2.Linear's weight and its gradient): said once.
+        const QString line = tr("%1: %2").arg(leaf, why);
+        if (!m_reasons.contains(line))
+            m_reasons << line;
+        if (session::isFailing(s)) {
+            (leaf.startsWith(QLatin1String("output")) ? outputsFail : inputsFail) = true;
+            const auto number = [&](int c) -> std::optional<double> {
+                if (c < 0 || static_cast<std::size_t>(c) >= cells.size())
+                    return std::nullopt;
+                const auto cell = cells[static_cast<std::size_t>(c)];
+                if (cell.isNumber())
+                    return cell.asDouble();
+                bool ok = false;
+                const double v = cell.isString() ? QString::fromStdString(cell.asString()).toDouble(&ok) : 0.0;
+                return ok ? std::optional<double>(v) : std::nullopt;
+            };
+            const auto cosine = number(cosineColumn);
+            const auto maxAbs = number(maxAbsColumn);
+            agreeing = agreeing || (cosine && maxAbs && *cosine == 1.0 && *maxAbs == 0.0);
+        }
     }
     const compare::FirstFailure& ff = m_analysis->firstFailure;
     if (!ff.key.empty() && ff.node.value == m_node) {
         m_reasons << (ff.found ? tr("First failing node in execution order: its outputs fail while its inputs pass.")
                                : tr("First node with failing rows; its inputs already differ, so the runs diverged "
                                     "before this dump."));
+    } else if (inputsFail || outputsFail) {
+        // Red rows that are not the first failure need their reason too, most of all above it (issue 28).
+        const std::uint32_t here = m_analysis->skeleton->tree->node(tree::NodeId { m_node }).executionIndex;
+        QString why;
+        if (!ff.key.empty() && ff.found && here > ff.executionIndex)
+            why = tr("Not the first failure: it runs after the first failing node %1 (#%2).")
+                      .arg(QString::fromStdString(ff.key))
+                      .arg(ff.executionIndex);
+        else if (inputsFail && outputsFail)
+            why = tr("Not counted as the first failure: its inputs fail too, so the difference came in before it.");
+        else if (inputsFail)
+            why = tr("Not counted as the first failure: only its inputs fail; its outputs match.");
+        else
+            why = tr("Not counted as the first failure: the first failing node is the earliest whose outputs fail "
+                     "while its inputs pass.");
+        if (agreeing)
+            why += QLatin1Char(' ')
+                + tr("Its failing rows have Cosine 1 and MaxAbsErr 0: NPU and bench agree there (for example −inf on "
+                     "both sides), which msprobe's rules still mark.");
+        m_reasons << why;
     }
     const std::uint32_t below = m_node < m_analysis->status->failingBelow.size() ? m_analysis->status->failingBelow[m_node] : 0;
     if (m_reasons.isEmpty())

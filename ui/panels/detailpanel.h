@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 class QAction;
 class QLabel;
@@ -44,6 +45,10 @@ public:
     quint32 nodeId() const { return m_node; }
     NodeRowsModel* rowsModel() const { return m_model; }
     QTableView* rowsView() const { return m_view; }
+    /// The view column (a leaf: input.0, output.0, …) the node fails on first, -1 when none fails.
+    int failingColumn() const;
+    /// The compare-table row a view column shows (PairAnalysis::table), none for a column that does not exist.
+    std::optional<std::size_t> tableRowOfColumn(int column) const;
     /// The reasons shown under the header, one per line (leaf: message).
     QStringList reasons() const { return m_reasons; }
     QString npuStackText() const;
@@ -76,6 +81,8 @@ private:
     void updateStacks();
     void updateDataFiles();
     void fitTableHeight();
+    /// Scrolls the failing leaf's column into view (from the left edge), narrowing it if it is wider than the table.
+    void showFailingColumn();
     QString benchKey() const;
 
     std::shared_ptr<const session::PairAnalysis> m_analysis;

@@ -2,6 +2,7 @@
 #include "ui/panels/openpairdialog.h"
 
 #include "core/freebench/freebenchcsv.h"
+#include "ui/panels/dumppreview.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -9,7 +10,8 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
+#include <QKeyEvent>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -18,7 +20,10 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QSettings>
+#include <QTimer>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace probescope::ui {
 
@@ -40,7 +45,8 @@ QStringList localPaths(const QMimeData* mime)
 bool isCompareJson(const QString& path)
 {
     const QFileInfo info(path);
-    return info.isFile() && info.suffix() == QLatin1String("json") && info.fileName() != QLatin1String("dump.json");
+    return info.isFile() && info.suffix() == QLatin1String("json") && info.fileName() != QLatin1String("dump.json")
+        && info.fileName() != QLatin1String("debug.json");
 }
 
 } // namespace
@@ -60,42 +66,64 @@ OpenPairDialog::OpenPairDialog(const Settings& settings, const QString& npu, con
     , m_settings(settings)
 {
     setObjectName("openPairDialog");
-    setWindowTitle(tr("Open pair"));
     setAcceptDrops(true);
     auto* layout = new QVBoxLayout(this);
+    m_typingPause = new QTimer(this);
+    m_typingPause->setSingleShot(true);
+    m_typingPause->setInterval(250);
+    connect(m_typingPause, &QTimer::timeout, this, &OpenPairDialog::update);
 
-    auto* fields = new QFormLayout;
-    auto addField = [&](QLineEdit*& edit, const QString& label, const QString& objectName, const QString& text,
-                        const QString& caption) {
+    auto* fields = new QGridLayout;
+    int row = 0;
+    auto addField = [&](QLineEdit*& edit, QPushButton*& browse, QLabel*& label, QLabel*& found, const QString& objectName,
+                        const QString& text, bool npuSide) {
+        label = new QLabel(this);
         edit = new QLineEdit(text, this);
         edit->setObjectName(objectName);
         edit->setClearButtonEnabled(true);
-        edit->setPlaceholderText(tr("dump folder (root, step, rank) or dump.json; drop a folder here"));
         edit->installEventFilter(this);
         edit->setAcceptDrops(true);
-        auto* browse = new QPushButton(tr("Browse…"), this);
-        auto* row = new QHBoxLayout;
-        row->addWidget(edit, 1);
-        row->addWidget(browse);
-        fields->addRow(label, row);
-        connect(edit, &QLineEdit::textChanged, this, &OpenPairDialog::update);
-        connect(browse, &QPushButton::clicked, this, [this, edit, caption] {
-            const QString dir = QFileDialog::getExistingDirectory(this, caption, edit->text());
+        label->setBuddy(edit);
+        browse = new QPushButton(this);
+        browse->setObjectName(objectName + QStringLiteral("Browse"));
+        found = new QLabel(this);
+        found->setObjectName(objectName + QStringLiteral("Found"));
+        found->setWordWrap(true);
+        found->setTextFormat(Qt::PlainText);
+        found->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        fields->addWidget(label, row, 0);
+        fields->addWidget(edit, row, 1);
+        fields->addWidget(browse, row, 2);
+        fields->addWidget(found, row + 1, 1, 1, 2);
+        row += 2;
+        connect(edit, &QLineEdit::textChanged, this, &OpenPairDialog::fieldChanged);
+        connect(browse, &QPushButton::clicked, this, [this, edit, npuSide] {
+            const QString dir = QFileDialog::getExistingDirectory(this, npuSide ? tr("Open NPU dump") : tr("Open bench dump"),
+                                                                  edit->text());
             if (!dir.isEmpty())
                 edit->setText(dir);
         });
     };
-    addField(m_npu, tr("NPU dump:"), QStringLiteral("npuField"), npu, tr("Open NPU dump"));
-    addField(m_bench, tr("Bench dump:"), QStringLiteral("benchField"), bench, tr("Open bench dump"));
+    addField(m_npu, m_npuBrowse, m_npuLabel, m_npuFound, QStringLiteral("npuField"), npu, true);
+    addField(m_bench, m_benchBrowse, m_benchLabel, m_benchFound, QStringLiteral("benchField"), bench, false);
+    fields->setColumnStretch(1, 1);
     layout->addLayout(fields);
+    m_pairFound = new QLabel(this);
+    m_pairFound->setObjectName("pairPreview");
+    m_pairFound->setWordWrap(true);
+    m_pairFound->setTextFormat(Qt::PlainText);
+    m_pairFound->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_pairFound);
     m_reason = new QLabel(this);
     m_reason->setObjectName("missingReason");
     m_reason->setWordWrap(true);
+    m_reason->setTextFormat(Qt::PlainText);
+    m_reason->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_reason);
 
-    auto* recentBox = new QGroupBox(tr("Recent pairs"), this);
-    auto* recentLayout = new QVBoxLayout(recentBox);
-    m_recent = new QListWidget(recentBox);
+    m_recentBox = new QGroupBox(this);
+    auto* recentLayout = new QVBoxLayout(m_recentBox);
+    m_recent = new QListWidget(m_recentBox);
     m_recent->setObjectName("recentPairs");
     for (const auto& [n, b] : recentPairs()) {
         auto* item = new QListWidgetItem(b.isEmpty() ? n : n + QStringLiteral("  ↔  ") + b, m_recent);
@@ -104,49 +132,96 @@ OpenPairDialog::OpenPairDialog(const Settings& settings, const QString& npu, con
         item->setToolTip(item->text());
     }
     recentLayout->addWidget(m_recent);
-    layout->addWidget(recentBox, 1);
+    layout->addWidget(m_recentBox, 1);
     connect(m_recent, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
         if (!item)
             return;
         m_npu->setText(item->data(Qt::UserRole).toString());
         m_bench->setText(item->data(Qt::UserRole + 1).toString());
     });
-    connect(m_recent, &QListWidget::itemDoubleClicked, this, [this] {
-        if (missingReason().isEmpty())
-            accept();
-    });
+    connect(m_recent, &QListWidget::itemDoubleClicked, this, &OpenPairDialog::accept);
 
-    auto* options = new QGroupBox(tr("Compare options"), this);
-    auto* optionsLayout = new QVBoxLayout(options);
-    m_fuzzy = new QCheckBox(tr("Fuzzy matching (-f)"), options);
+    m_optionsBox = new QGroupBox(this);
+    auto* optionsLayout = new QVBoxLayout(m_optionsBox);
+    m_fuzzy = new QCheckBox(m_optionsBox);
     m_fuzzy->setChecked(settings.fuzzy);
-    m_stack = new QCheckBox(tr("Stack column (-s)"), options);
+    m_stack = new QCheckBox(m_optionsBox);
     m_stack->setChecked(settings.stackMode);
     optionsLayout->addWidget(m_fuzzy);
     optionsLayout->addWidget(m_stack);
+    m_mappingLabel = new QLabel(m_optionsBox);
+    m_mappingLabel->setObjectName("mappingOptions");
+    m_mappingLabel->setWordWrap(true);
+    optionsLayout->addWidget(m_mappingLabel);
+    layout->addWidget(m_optionsBox);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, this);
+    layout->addWidget(m_buttons);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &OpenPairDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    // The keyboard goes from one side to the other first, then to the Browse buttons (issue 28).
+    setTabOrder(m_npu, m_bench);
+    setTabOrder(m_bench, m_npuBrowse);
+    setTabOrder(m_npuBrowse, m_benchBrowse);
+    setTabOrder(m_benchBrowse, m_recent);
+    setTabOrder(m_recent, m_fuzzy);
+    setTabOrder(m_fuzzy, m_stack);
+    resize(760, 520);
+    retranslate();
+    update();
+}
+
+void OpenPairDialog::retranslate()
+{
+    setWindowTitle(tr("Open pair"));
+    m_npuLabel->setText(tr("&NPU dump:"));
+    m_benchLabel->setText(tr("&Bench dump:"));
+    for (QLineEdit* edit : { m_npu, m_bench })
+        edit->setPlaceholderText(tr("dump root, step or rank folder, dump.json or .pkl; drop a folder here"));
+    m_npuBrowse->setText(tr("Browse…"));
+    m_benchBrowse->setText(tr("Browse…"));
+    m_recentBox->setTitle(tr("Recent pairs"));
+    m_optionsBox->setTitle(tr("Compare options"));
+    m_fuzzy->setText(tr("Fuzzy matching (-f)"));
+    m_stack->setText(tr("Stack column (-s)"));
     QStringList mappings;
     const auto note = [&](const std::optional<QString>& option, const char* flag) {
         if (option)
             mappings << (option->isEmpty() ? QString::fromLatin1(flag) : QStringLiteral("%1 %2").arg(QLatin1String(flag), *option));
     };
-    note(settings.dataMapping, "-dm");
-    note(settings.cellMapping, "-cm");
-    note(settings.apiMapping, "-am");
-    note(settings.layerMapping, "-lm");
-    auto* mappingLabel = new QLabel(mappings.isEmpty() ? tr("Mapping options: none (Tools → Settings to set -dm, -cm, -am, -lm).")
-                                                       : tr("Mapping options: %1 (Tools → Settings to change).").arg(mappings.join(QStringLiteral(", "))),
-                                    options);
-    mappingLabel->setObjectName("mappingOptions");
-    mappingLabel->setWordWrap(true);
-    optionsLayout->addWidget(mappingLabel);
-    layout->addWidget(options);
-
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, this);
-    layout->addWidget(m_buttons);
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    resize(720, 460);
+    note(m_settings.dataMapping, "-dm");
+    note(m_settings.cellMapping, "-cm");
+    note(m_settings.apiMapping, "-am");
+    note(m_settings.layerMapping, "-lm");
+    m_mappingLabel->setText(mappings.isEmpty() ? tr("Mapping options: none (Tools → Settings to set -dm, -cm, -am, -lm).")
+                                               : tr("Mapping options: %1 (Tools → Settings to change).").arg(mappings.join(QStringLiteral(", "))));
     update();
+}
+
+void OpenPairDialog::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange && m_buttons)
+        retranslate();
+    QDialog::changeEvent(event);
+}
+
+void OpenPairDialog::fieldChanged()
+{
+    if (!std::exchange(m_typed, false)) {
+        update();
+        return;
+    }
+    // Typed: wait for a pause, and open nothing meanwhile (the texts below describe the previous path).
+    m_buttons->button(QDialogButtonBox::Open)->setEnabled(false);
+    m_typingPause->start();
+}
+
+void OpenPairDialog::accept()
+{
+    update();
+    if (!m_reasonText.isEmpty())
+        return;
+    QDialog::accept();
 }
 
 QString OpenPairDialog::npu() const { return m_npu->text().trimmed(); }
@@ -184,25 +259,62 @@ QString OpenPairDialog::missingReason() const
         return tr("Give the NPU dump.");
     if (!QFileInfo::exists(npu()))
         return tr("The NPU dump %1 does not exist.").arg(npu());
-    if (isCompareJson(npu()))
-        return {};
+    if (isCompareJson(npu())) {
+        const PairPreview p = previewPair(npu(), QString());
+        return p.ok ? QString() : tr("Nothing to compare: %1").arg(p.text);
+    }
     // A free benchmark run needs no bench: its free_benchmark.csv files open alone (folder names only are
     // listed, so this is cheap enough to run as the user types).
     if (m_bench->text().trimmed().isEmpty() && !probescope::freebench::findFreeBenchmarkCsvs(npu().toStdString()).empty())
         return {};
+    if (const DumpPreview n = previewDump(npu()); !n.ok)
+        return tr("The NPU dump cannot be opened: %1").arg(n.problem);
     if (m_bench->text().trimmed().isEmpty())
         return tr("Give the bench dump (or open msprobe's compare.json as the NPU side).");
     if (!QFileInfo::exists(bench()))
         return tr("The bench dump %1 does not exist.").arg(bench());
+    if (const DumpPreview b = previewDump(bench()); !b.ok)
+        return tr("The bench dump cannot be opened: %1").arg(b.problem);
+    if (const PairPreview p = previewPair(npu(), bench()); !p.ok)
+        return tr("Nothing to compare: %1").arg(p.text);
     return {};
 }
 
+QString OpenPairDialog::npuPreview() const { return m_npuFound->text(); }
+
+QString OpenPairDialog::benchPreview() const { return m_benchFound->text(); }
+
+QString OpenPairDialog::pairPreview() const { return m_pairFound->text(); }
+
 void OpenPairDialog::update()
 {
-    const QString reason = missingReason();
-    m_reason->setText(reason);
-    m_reason->setVisible(!reason.isEmpty());
-    m_buttons->button(QDialogButtonBox::Open)->setEnabled(reason.isEmpty());
+    m_typingPause->stop();
+    // What each field holds, as discovery finds it, before anything is read.
+    const auto describe = [](QLabel* label, const QString& path, bool enabled) {
+        const DumpPreview found = enabled && QFileInfo::exists(path) && !isCompareJson(path) ? previewDump(path) : DumpPreview {};
+        QString text = found.ok ? found.summary : found.problem;
+        for (const QString& note : found.notes)
+            text += QLatin1Char('\n') + note;
+        label->setText(text);
+        label->setVisible(!text.isEmpty());
+    };
+    describe(m_npuFound, npu(), true);
+    describe(m_benchFound, bench(), !isCompareJson(npu()));
+    m_reasonText = missingReason();
+    QString pairs;
+    if (m_reasonText.isEmpty() && QFileInfo::exists(npu()) && (isCompareJson(npu()) || !bench().isEmpty())) {
+        const PairPreview p = previewPair(npu(), bench());
+        pairs = p.text;
+        for (const QString& note : p.notes)
+            pairs += QLatin1Char('\n') + note;
+    } else if (m_reasonText.isEmpty() && bench().isEmpty()) {
+        pairs = tr("Free benchmark results only: nothing is compared without a bench dump.");
+    }
+    m_pairFound->setText(pairs);
+    m_pairFound->setVisible(!pairs.isEmpty());
+    m_reason->setText(m_reasonText);
+    m_reason->setVisible(!m_reasonText.isEmpty());
+    m_buttons->button(QDialogButtonBox::Open)->setEnabled(m_reasonText.isEmpty());
     m_bench->setEnabled(!isCompareJson(npu()));
 }
 
@@ -222,6 +334,13 @@ void OpenPairDialog::dropEvent(QDropEvent* event)
 
 bool OpenPairDialog::eventFilter(QObject* watched, QEvent* event)
 {
+    // A key typed into a field: its textChanged comes next and waits for a pause before discovery runs.
+    if ((watched == m_npu || watched == m_bench) && event->type() == QEvent::KeyPress) {
+        const auto* key = static_cast<QKeyEvent*>(event);
+        const QString text = key->text();
+        m_typed = (!text.isEmpty() && text.front().isPrint()) || key->key() == Qt::Key_Backspace
+            || key->key() == Qt::Key_Delete || key->matches(QKeySequence::Paste) || key->matches(QKeySequence::Cut);
+    }
     // A folder dropped on a field is that side (QLineEdit would insert the URL as text).
     if ((watched == m_npu || watched == m_bench)
         && (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove || event->type() == QEvent::Drop)) {

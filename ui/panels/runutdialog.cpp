@@ -128,6 +128,7 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     m_resultView->resizeColumnToContents(RunUtResultModel::ForwardColumn); // msprobe's long headers stay readable
     m_resultView->resizeColumnToContents(RunUtResultModel::BackwardColumn);
     m_resultView->resizeColumnToContents(RunUtResultModel::DumpedColumn);
+    m_resultView->resizeColumnToContents(RunUtResultModel::VerdictColumn);
     m_resultView->setMinimumHeight(180);
     outer->addWidget(m_resultView, 1);
 
@@ -337,24 +338,49 @@ void RunUtDialog::onFinished()
         QStringList lines { tr("Finished.") };
         // The counts are those of the table's Verdict column (the worse of the replay and the dumped outputs),
         // so the line never says "0 error" above error rows; the time is the wall time the user waited.
-        int pass = 0, warning = 0, error = 0, skip = 0;
-        for (int r = 0; r < m_results->rowCount(); ++r) {
-            const QString verdict = m_results->index(r, RunUtResultModel::VerdictColumn).data().toString().toLower();
-            pass += verdict == QLatin1String("pass");
-            warning += verdict == QLatin1String("warning");
-            error += verdict == QLatin1String("error");
-            skip += verdict == QLatin1String("skip");
+        // Three counts, each labelled: the Verdict column (the worse of the two judgements), the replay alone
+        // (Forward/Backward, msprobe's accuracy_checking_result) and the dumped outputs alone. Unlabelled, the
+        // first two seemed to contradict each other ("39 pass … 4 error" above "43 pass … 0 error", issue 28).
+        struct Counts
+        {
+            int pass = 0, warning = 0, error = 0, skip = 0, none = 0;
+            void add(const QString& status)
+            {
+                const QString s = status.trimmed().toLower();
+                pass += s == QLatin1String("pass");
+                warning += s == QLatin1String("warning");
+                error += s == QLatin1String("error");
+                skip += s == QLatin1String("skip");
+                none += s.isEmpty();
+            }
+        };
+        Counts verdict, replay, dumped;
+        for (const RunUtApiRow& row : m_results->rows()) {
+            verdict.add(RunUtResultModel::verdictOf(row));
+            replay.add(row.overall);
+            dumped.add(row.dumpedOverall);
         }
-        lines << tr("%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s")
+        lines << tr("Verdict (the worse of the two lines below): %1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s")
                      .arg(m_results->rowCount())
-                     .arg(pass)
-                     .arg(warning)
-                     .arg(error)
-                     .arg(skip)
+                     .arg(verdict.pass)
+                     .arg(verdict.warning)
+                     .arg(verdict.error)
+                     .arg(verdict.skip)
                      .arg(static_cast<double>(m_elapsed.elapsed()) / 1000.0, 0, 'f', 1);
-        // The backend's own summary repeats counts of the replay alone; its other lines (first failing API) stay.
+        lines << tr("Replay on the device against the CPU (Forward/Backward): %1 pass, %2 warning, %3 error, %4 SKIP")
+                     .arg(replay.pass)
+                     .arg(replay.warning)
+                     .arg(replay.error)
+                     .arg(replay.skip);
+        if (dumped.none < m_results->rowCount())
+            lines << tr("Dumped outputs against the CPU: %1 pass, %2 warning, %3 error, %4 not judged")
+                         .arg(dumped.pass)
+                         .arg(dumped.warning)
+                         .arg(dumped.error)
+                         .arg(dumped.skip + dumped.none);
+        // The backend's own first line repeats the replay's counts; its other lines (first failing API) stay.
         QStringList backendLines = m_result.summary.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        if (!backendLines.isEmpty() && backendLines.front().contains(QLatin1String(" SKIP ")))
+        if (!backendLines.isEmpty())
             backendLines.removeFirst();
         lines << backendLines;
         if (!m_result.resultCsv.isEmpty())

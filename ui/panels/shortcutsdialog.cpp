@@ -83,13 +83,17 @@ ShortcutsDialog::ShortcutsDialog(const QList<ShortcutEntry>& entries, QWidget* p
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    // Descriptions are sentences: wrapped, whole (the O and P ones were cut at the edge, issue 28).
+    m_table->setWordWrap(true);
+    m_table->setTextElideMode(Qt::ElideNone);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     layout->addWidget(m_table, 1);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     layout->addWidget(buttons);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_filter, &QLineEdit::textChanged, this, &ShortcutsDialog::setFilterText);
+    resize(760, 560);
     build(entries);
-    resize(560, 420);
 }
 
 void ShortcutsDialog::build(const QList<ShortcutEntry>& entries)
@@ -104,7 +108,9 @@ void ShortcutsDialog::build(const QList<ShortcutEntry>& entries)
         m_table->setItem(r, 1, new QTableWidgetItem(keys.join(tr(" or "))));
         m_table->setItem(r, 2, new QTableWidgetItem(e.description));
     }
-    m_table->resizeColumnsToContents();
+    m_table->resizeColumnToContents(0);
+    m_table->resizeColumnToContents(1);
+    m_table->resizeRowsToContents();
 }
 
 void ShortcutsDialog::setFilterText(const QString& text)

@@ -19,6 +19,7 @@
 #include "ui/models/treerowsmodel.h"
 #include "ui/views/comparetreeview.h"
 #include "ui/panels/detailpanel.h"
+#include "ui/panels/dumppreview.h"
 #include "ui/panels/elidedlabel.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/panels/filterbar.h"
@@ -45,18 +46,24 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QResizeEvent>
+#include <QScrollBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <QHBoxLayout>
 
 #include <algorithm>
 #include <utility>
@@ -123,7 +130,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_overview, &OverviewJob::pairStarted, m_overviewModel, &RankOverviewModel::setRunning);
     connect(m_overview, &OverviewJob::summariesReady, m_overviewModel, &RankOverviewModel::setSummaries);
     connect(m_overview, &OverviewJob::pairFailed, m_overviewModel, &RankOverviewModel::setFailed);
-    connect(m_overview, &OverviewJob::finished, this, &MainWindow::overviewFinished);
+    connect(m_overview, &OverviewJob::finished, this, &MainWindow::onOverviewFinished);
 
     QSettings store;
     restoreGeometry(store.value("window/geometry").toByteArray());
@@ -160,7 +167,7 @@ void MainWindow::buildActions()
     m_collapseAll = make(QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] { m_tree->collapseAll(); });
     // The legend takes ~100 px of the tree's height; once the colours are learnt it can go.
     m_showLegend = make(QKeySequence(Qt::CTRL | Qt::Key_L), [this](bool on) {
-        m_legend->setVisible(on);
+        m_legend->setVisible(on && m_model->tree());
         QSettings().setValue("window/showLegend", on);
     });
     m_showLegend->setCheckable(true);
@@ -176,6 +183,15 @@ void MainWindow::buildActions()
     m_demo = make(QKeySequence(), &MainWindow::openDemo);
     m_shortcuts = make(QKeySequence(Qt::Key_F1), &MainWindow::showShortcuts);
     m_about = make(QKeySequence(), &MainWindow::showAbout);
+    // Every panel is reachable from the keyboard: Alt+0 the tree, Alt+1… the tabs on the right (issue 28).
+    m_focusTree = make(QKeySequence(Qt::ALT | Qt::Key_0), [this] {
+        if (m_leftStack->currentIndex() == 1)
+            m_tree->setFocus();
+        else
+            m_emptyOpen->setFocus();
+    });
+    for (int i = 0; i < 7; ++i)
+        m_tabActions << make(QKeySequence(Qt::ALT | (Qt::Key_1 + i)), [this, i] { showSideTab(i); });
     // Single-letter shortcuts must not fire while the user types in the search field.
     for (QAction* a : { m_firstFailure, m_next, m_previous, m_toOrigin, m_toPeer })
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -192,6 +208,9 @@ void MainWindow::buildMenus()
     m_fileMenu->addAction(m_quit);
     m_viewMenu = menuBar()->addMenu(QString());
     m_viewMenu->addActions({ m_expandAll, m_collapseAll });
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(m_focusTree);
+    m_viewMenu->addActions(m_tabActions);
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(m_showLegend);
     m_goMenu = menuBar()->addMenu(QString());
@@ -253,7 +272,8 @@ void MainWindow::buildCentral()
     leftLayout->addWidget(m_tree, 1);
     leftLayout->addWidget(m_legend);
     const bool legendShown = QSettings().value("window/showLegend", true).toBool();
-    m_legend->setVisible(legendShown);
+    // The legend explains colours: it appears with them (onSkeleton), not beside an empty tree.
+    m_legend->setVisible(false);
     m_showLegend->setChecked(legendShown);
     connect(m_search, &SearchBar::searchRequested, this, &MainWindow::onSearch);
     connect(m_search, &SearchBar::nextRequested, this, [this] { stepSearch(1); });
@@ -283,6 +303,7 @@ void MainWindow::buildCentral()
     // Paths are long and the tab is narrow: the path is elided in its middle (file name and line:col stay),
     // the message wraps.
     m_diagnosticsView->setTextElideMode(Qt::ElideMiddle);
+    m_diagnosticsView->installEventFilter(this); // its resizes refit the columns
     m_tabs->addTab(m_diagnosticsView, QString());
     connect(m_banner, &LoadProblemBanner::detailsRequested, this, &MainWindow::showDiagnostics);
     // Free benchmark results: a tab shown only when the opened NPU dump holds free_benchmark.csv files,
@@ -296,6 +317,10 @@ void MainWindow::buildCentral()
     connect(m_freeBench, &FreeBenchmarkPanel::loaded, this, &MainWindow::onFreeBenchmarkLoaded);
     connect(m_freeBench, &FreeBenchmarkPanel::apiActivated, this, &MainWindow::onFreeBenchmarkApi);
     connect(m_detail, &DetailPanel::rowActivated, this, &MainWindow::openTensorInspector);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        if (m_tabs->currentWidget() == m_inspector)
+            showTensorsOfSelection();
+    });
     connect(m_plot, &MetricPlot::nodeClicked, this, [this](quint32 id) { selectNode(tree::NodeId { id }); });
     connect(m_rankPanel, &RankOverviewPanel::pairActivated, this, [this](int pair) {
         if (pair >= 0 && pair != m_pairIndex)
@@ -303,9 +328,51 @@ void MainWindow::buildCentral()
     });
     connect(m_rankPanel, &RankOverviewPanel::originRequested, this, &MainWindow::jumpToOrigin);
 
+    // First impression: what to do, not an empty tree (issue 28). Replaced by the tree once something is open.
+    m_leftStack = new QStackedWidget(this);
+    m_emptyState = new QWidget(m_leftStack);
+    m_emptyState->setObjectName("emptyState");
+    auto* emptyLayout = new QVBoxLayout(m_emptyState);
+    emptyLayout->setContentsMargins(24, 24, 24, 24);
+    m_emptyTitle = new QLabel(m_emptyState);
+    m_emptyTitle->setObjectName("emptyTitle");
+    m_emptyTitle->setWordWrap(true);
+    QFont titleFont = m_emptyTitle->font();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.3);
+    titleFont.setBold(true);
+    m_emptyTitle->setFont(titleFont);
+    m_emptyText = new QLabel(m_emptyState);
+    m_emptyText->setWordWrap(true);
+    auto* emptyButtons = new QHBoxLayout;
+    m_emptyOpen = new QPushButton(m_emptyState);
+    m_emptyOpen->setObjectName("emptyOpenPair");
+    m_emptyDemo = new QPushButton(m_emptyState);
+    m_emptyDemo->setObjectName("emptyOpenDemo");
+    emptyButtons->addWidget(m_emptyOpen);
+    emptyButtons->addWidget(m_emptyDemo);
+    emptyButtons->addStretch(1);
+    m_emptyRecentLabel = new QLabel(m_emptyState);
+    m_emptyRecent = new QListWidget(m_emptyState);
+    m_emptyRecent->setObjectName("emptyRecentPairs");
+    m_emptyRecentLabel->setBuddy(m_emptyRecent);
+    emptyLayout->addWidget(m_emptyTitle);
+    emptyLayout->addWidget(m_emptyText);
+    emptyLayout->addLayout(emptyButtons);
+    emptyLayout->addSpacing(12);
+    emptyLayout->addWidget(m_emptyRecentLabel);
+    emptyLayout->addWidget(m_emptyRecent, 1);
+    connect(m_emptyOpen, &QPushButton::clicked, m_openNpu, &QAction::trigger);
+    connect(m_emptyDemo, &QPushButton::clicked, m_demo, &QAction::trigger);
+    connect(m_emptyRecent, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        openInputs(item->data(Qt::UserRole).toString(), item->data(Qt::UserRole + 1).toString());
+    });
+    m_leftStack->addWidget(m_emptyState);
+    m_leftStack->addWidget(left);
+    rebuildRecentMenu(); // the empty state's list, now that it exists
+
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName("mainSplitter");
-    splitter->addWidget(left);
+    splitter->addWidget(m_leftStack);
     splitter->addWidget(m_tabs);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
@@ -368,6 +435,12 @@ void MainWindow::retranslate()
     m_about->setText(tr("&About ProbeScope"));
     m_cancel->setText(tr("Cancel"));
     m_retry->setText(tr("Compare again"));
+    m_emptyTitle->setText(tr("Compare an NPU dump with its bench"));
+    m_emptyText->setText(tr("Open the two dumps of a pair (a dump root, a step or rank folder, a dump.json or a .pkl on each "
+                            "side), drop two folders here, or try the bundled demo."));
+    m_emptyOpen->setText(tr("Open pair…"));
+    m_emptyDemo->setText(tr("Open demo"));
+    m_emptyRecentLabel->setText(tr("&Recent pairs:"));
     m_tabs->setTabText(0, tr("Details"));
     m_tabs->setTabText(1, tr("Metric plot"));
     m_tabs->setTabText(2, tr("Across steps/ranks"));
@@ -385,6 +458,14 @@ void MainWindow::retranslate()
     m_stepBox->setPlaceholderText(tr("no pair open"));
     m_rankBox->setPlaceholderText(tr("no pair open"));
     m_showLegend->setText(tr("Show &legend"));
+    m_focusTree->setText(tr("Go to the &tree"));
+    m_focusTree->setStatusTip(tr("Move the keyboard focus to the tree (or to Open pair… before anything is open)."));
+    for (int i = 0; i < m_tabActions.size(); ++i) {
+        const QString name = i < m_tabs->count() ? m_tabs->tabText(i) : QString();
+        m_tabActions[i]->setText(name.isEmpty() ? tr("Tab %1").arg(i + 1) : tr("Go to %1").arg(QString(name).remove(QLatin1Char('&'))));
+        m_tabActions[i]->setStatusTip(tr("Show this tab on the right and move the keyboard focus into it."));
+        m_tabActions[i]->setVisible(i < m_tabs->count());
+    }
     // What F1's table says in its Description column (and the status bar while a menu item is hovered).
     m_openNpu->setStatusTip(tr("Open an NPU dump and its bench dump together, with the compare options."));
     m_openBench->setStatusTip(tr("Choose another bench dump for the open NPU dump (the Open pair dialog)."));
@@ -407,14 +488,42 @@ void MainWindow::retranslate()
     m_demo->setStatusTip(tr("Open the bundled demo pair."));
     m_shortcuts->setStatusTip(tr("List every keyboard shortcut."));
     m_about->setStatusTip(tr("Version and licence of ProbeScope."));
-    if (m_message->fullText().isEmpty())
-        m_message->setText(tr("Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo)."));
+    // The status line says its sentence again in the language in force.
+    if (!m_say)
+        m_say = [this] { return tr("Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo)."); };
+    m_message->setText(m_say());
+}
+
+void MainWindow::retranslateData()
+{
+    retranslate();
+    // Texts made from data when asked (tree and diagnostics headers, the Status column, tooltips): the views ask
+    // again. Badges and the step names are made once, so they are made again.
+    for (QAbstractItemModel* model : std::initializer_list<QAbstractItemModel*> { m_model, m_diagnostics }) {
+        if (model->columnCount() > 0)
+            emit model->headerDataChanged(Qt::Horizontal, 0, model->columnCount() - 1);
+    }
+    m_tree->viewport()->update();
+    m_diagnosticsView->viewport()->update();
+    for (int i = 0; i < m_stepBox->count(); ++i) {
+        const qint64 step = m_stepBox->itemData(i).toLongLong();
+        m_stepBox->setItemText(i, step < 0 ? tr("(no step)") : tr("step %1").arg(step));
+    }
+    updateRunUtBadges();
+    updateFreeBenchmarkBadges();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_diagnosticsView && event->type() == QEvent::Resize && m_diagnostics->rowCount() > 0)
+        fitDiagnosticsColumns(static_cast<QResizeEvent*>(event)->size().width());
+    return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::LanguageChange)
-        retranslate();
+        retranslateData();
     if (event->type() == QEvent::PaletteChange)
         m_model->setDarkPalette(isDarkTheme(m_settings.theme));
     QMainWindow::changeEvent(event);
@@ -458,10 +567,15 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     // One folder holding free_benchmark.csv (a free benchmark run needs no bench): its results alone.
     if (bench.isEmpty() && openFreeBenchmarkOnly(npu))
         return true;
-    auto plan = session::planSession(npu.toStdString(), bench.toStdString());
+    // Discovery first, as the Open pair dialog shows it: a side it refuses or finds ambiguous (two dumps at one
+    // step and rank) is refused here with its reason, whichever way it came (dialog, drop, recent pair,
+    // command line), and never reaches the planner.
+    const QString problem = pairProblem(npu, bench);
+    auto plan = problem.isEmpty() ? session::planSession(npu.toStdString(), bench.toStdString())
+                                  : Result<session::SessionPlan>(makeError("session.input", {}, problem.toStdString()));
     if (!plan) {
-        const QString error = toQ(plan.error().format());
-        m_message->setText(tr("Cannot open: %1").arg(error));
+        const QString error = problem.isEmpty() ? toQ(plan.error().format()) : problem;
+        say([=, this] { return tr("Cannot open: %1").arg(error); });
         emit analysisFinished(false, error);
         if (!m_quiet && isVisible() && !QApplication::platformName().contains("offscreen"))
             QMessageBox::warning(this, tr("Cannot open the dumps"), error);
@@ -486,6 +600,11 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
             freeBenchInputs << toQ(p.npu.dir.string());
         loadFreeBenchmark(freeBenchInputs);
     }
+    m_leftStack->setCurrentWidget(m_leftStack->widget(1));
+    // A job opens at its origin once the overview knows it; a pair asked for by number (--pair N) stays.
+    m_followOrigin = m_plan->pairs.size() > 1 && pairIndex == 0;
+    m_autoPair = -1;
+    m_autoKey.clear();
     rememberPair(npu, bench);
     populateSelectors();
     retranslate();
@@ -542,6 +661,17 @@ void MainWindow::rebuildRecentMenu()
         connect(a, &QAction::triggered, this, [this, npu, bench] { openInputs(npu, bench); });
     }
     m_recentMenu->setEnabled(!recent.isEmpty());
+    if (m_emptyRecent) {
+        m_emptyRecent->clear();
+        for (const auto& [npu, bench] : recentPairs()) {
+            auto* item = new QListWidgetItem(bench.isEmpty() ? npu : npu + QStringLiteral("  ↔  ") + bench, m_emptyRecent);
+            item->setData(Qt::UserRole, npu);
+            item->setData(Qt::UserRole + 1, bench);
+            item->setToolTip(item->text());
+        }
+        m_emptyRecent->setVisible(m_emptyRecent->count() > 0);
+        m_emptyRecentLabel->setVisible(m_emptyRecent->count() > 0);
+    }
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)
@@ -568,7 +698,7 @@ void MainWindow::dropEvent(QDropEvent* event)
             m_benchInput.clear();
             m_plan.reset();
             if (!openFreeBenchmarkOnly(paths[0]))
-                m_message->setText(tr("NPU dump: %1 — now drop the bench dump.").arg(paths[0]));
+                say([=, this] { return tr("NPU dump: %1 — now drop the bench dump.").arg(paths[0]); });
         } else {
             openInputs(m_npuInput, paths[0]);
         }
@@ -623,6 +753,7 @@ void MainWindow::showPair(int pairIndex)
     m_detail->clear();
     m_plot->setAnalysis(nullptr);
     m_inspector->clear();
+    m_inspectorNode.reset();
     m_banner->clear();
     m_diagnostics->clear();
     m_retry->hide();
@@ -641,7 +772,7 @@ void MainWindow::showPair(int pairIndex)
         return;
     }
     setBusy(true);
-    m_message->setText(tr("Loading %1…").arg(toQ(pair.label())));
+    say([=, this] { return tr("Loading %1…").arg(toQ(pair.label())); });
     m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), compareSettings());
 }
 
@@ -666,13 +797,14 @@ void MainWindow::setBusy(bool busy)
 void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
 {
     m_model->setSkeleton(skeleton);
+    m_legend->setVisible(m_showLegend->isChecked());
     updateFreeBenchmarkBadges();
     updateRunUtBadges();
     for (int c = 0; c < m_model->columnCount(); ++c)
         m_tree->setColumnHidden(c, false);
     // Top-level modules open so the user sees structure at once.
     m_rows->setExpanded(skeleton->tree->roots(), true);
-    m_message->setText(tr("Comparing %1 (%2 nodes)…").arg(toQ(skeleton->pair.label())).arg(skeleton->tree->size()));
+    say([=, this] { return tr("Comparing %1 (%2 nodes)…").arg(toQ(skeleton->pair.label())).arg(skeleton->tree->size()); });
 
     showLoadProblems(*skeleton);
 }
@@ -690,11 +822,29 @@ void MainWindow::showLoadProblems(const session::PairSkeleton& skeleton)
     m_diagnostics->setDiagnostics(problems);
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::SeverityColumn);
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::IdColumn);
-    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::LocationColumn);
-    m_diagnosticsView->setColumnWidth(DiagnosticsModel::LocationColumn,
-                                      std::min(260, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn)));
+    fitDiagnosticsColumns();
     m_banner->setDiagnostics(m_diagnostics->diagnostics());
     retranslate();
+}
+
+void MainWindow::fitDiagnosticsColumns(int viewWidth)
+{
+    // The message is what a user reads: it keeps at least half the width. The location (a long path, elided in
+    // its middle) gets at most a quarter; a ~100 px message beside a wide location was unreadable (issue 28).
+    // The width the view has (or is about to have, from its resize event: the viewport follows it later).
+    const int width = (viewWidth > 0 ? viewWidth : m_diagnosticsView->width()) - 2 * m_diagnosticsView->frameWidth()
+        - m_diagnosticsView->verticalScrollBar()->sizeHint().width();
+    if (width < 200)
+        return; // not laid out yet; its first resize comes back here
+    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::SeverityColumn);
+    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::IdColumn);
+    m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::LocationColumn);
+    // Half the width for the message; of the other half, what the severity leaves goes 3:2 to location and id.
+    const int budget = std::max(80, width / 2 - m_diagnosticsView->columnWidth(DiagnosticsModel::SeverityColumn));
+    const int location = std::min(budget * 3 / 5, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn));
+    m_diagnosticsView->setColumnWidth(DiagnosticsModel::LocationColumn, location);
+    m_diagnosticsView->setColumnWidth(DiagnosticsModel::IdColumn,
+                                      std::min(budget - location, m_diagnosticsView->columnWidth(DiagnosticsModel::IdColumn)));
 }
 
 void MainWindow::showDiagnostics() { m_tabs->setCurrentWidget(m_diagnosticsView); }
@@ -732,6 +882,27 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     m_plot->setAnalysis(analysis);
     m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
     const compare::FirstFailure& f = analysis->firstFailure;
+    const double seconds = analysis->seconds;
+    say([this, seconds] { return tr("%1  [%2 s]").arg(firstFailureLine()).arg(seconds, 0, 'f', 2); });
+    if (!m_pendingSelection.isEmpty())
+        selectNodeByKey(std::exchange(m_pendingSelection, QString())); // the user asked for it meanwhile
+    else if (!f.key.empty())
+        selectFirstFailure();
+    if (m_followOrigin && !m_replaying) {
+        // What the window chose by itself; the origin replaces it only if the user has not moved since.
+        m_autoPair = m_pairIndex;
+        m_autoKey = selectedNodeKey();
+    }
+    if (!m_replaying)
+        startOverview();
+    emit analysisFinished(true, QString());
+}
+
+QString MainWindow::firstFailureLine() const
+{
+    if (!m_analysis)
+        return {};
+    const compare::FirstFailure& f = m_analysis->firstFailure;
     QString line;
     if (f.found)
         line = tr("First failing node: %1 (execution #%2): its inputs match, its output does not — %3")
@@ -743,14 +914,40 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
                    .arg(toQ(f.key));
     else
         line = tr("No failing node: every compared row passes.");
-    m_message->setText(tr("%1  [%2 s]").arg(line).arg(analysis->seconds, 0, 'f', 2));
-    if (!m_pendingSelection.isEmpty())
-        selectNodeByKey(std::exchange(m_pendingSelection, QString())); // the user asked for it meanwhile
-    else if (!f.key.empty())
-        selectFirstFailure();
-    if (!m_replaying)
-        startOverview();
-    emit analysisFinished(true, QString());
+    if (!m_plan || m_plan->pairs.size() < 2)
+        return line;
+    // A job: its story starts at the origin (the rank overview's, job::findJobOrigin), not at this rank's first
+    // failure, which may only have received the bad data (issue 28).
+    const int originRow = m_overviewModel->originRow();
+    if (originRow < 0)
+        return tr("This rank — %1 (the job origin is not known yet: the rank overview is still comparing the other "
+                  "ranks)")
+            .arg(line);
+    const job::JobOrigin& o = m_overviewModel->origin();
+    const QString where = tr("step %1 %2")
+                              .arg(o.step)
+                              .arg(o.rankLabel.empty() ? tr("rank") : toQ(o.rankLabel));
+    if (originRow == m_pairIndex && o.key == f.key)
+        return tr("Job origin (O): %1, node %2 (execution #%3) — %4").arg(where, toQ(o.key)).arg(o.executionIndex).arg(m_overviewModel->originReason());
+    return tr("This rank — %1 · Job origin (O): %2, node %3").arg(line, where, toQ(o.key));
+}
+
+void MainWindow::say(std::function<QString()> text)
+{
+    m_say = std::move(text);
+    m_message->setText(m_say ? m_say() : QString());
+}
+
+void MainWindow::onOverviewFinished()
+{
+    // A job opens at its origin: once the overview knows it, unless the user went elsewhere meanwhile.
+    const bool follow = std::exchange(m_followOrigin, false) && m_autoPair >= 0 && m_autoPair == m_pairIndex
+        && selectedNodeKey() == m_autoKey && m_overviewModel->originRow() >= 0;
+    if (follow && !(m_overviewModel->originRow() == m_pairIndex && toQ(m_overviewModel->origin().key) == m_autoKey))
+        jumpToOrigin();
+    else if (m_analysis && !isComparing() && m_say)
+        m_message->setText(m_say()); // the origin is known now
+    emit overviewFinished();
 }
 
 void MainWindow::onFailed(const QString& message)
@@ -760,7 +957,7 @@ void MainWindow::onFailed(const QString& message)
     // The tree's statuses are those of an unfinished run: say so and offer the retry.
     m_filter->setCounts({});
     m_retry->show();
-    m_message->setText(tr("Compare failed: %1 — the statuses shown are incomplete.").arg(message));
+    say([=, this] { return tr("Compare failed: %1 — the statuses shown are incomplete.").arg(message); });
     emit analysisFinished(false, message);
 }
 
@@ -770,7 +967,7 @@ void MainWindow::onCancelled()
     m_pendingSelection.clear();
     m_filter->setCounts({});
     m_retry->show();
-    m_message->setText(tr("Compare cancelled — the statuses shown are incomplete (pending nodes were not compared)."));
+    say([=, this] { return tr("Compare cancelled — the statuses shown are incomplete (pending nodes were not compared)."); });
     emit analysisFinished(false, tr("cancelled"));
 }
 
@@ -818,7 +1015,7 @@ void MainWindow::applyFilter(const FilterSpec& spec)
     if (m_detail->hasNode() && !m_rows->isShown(tree::NodeId { m_detail->nodeId() })) {
         const QString key = toQ(std::string(m_model->tree()->node(tree::NodeId { m_detail->nodeId() }).key));
         m_detail->clear();
-        m_message->setText(tr("%1 is hidden by the filters; its details are closed.").arg(key));
+        say([=, this] { return tr("%1 is hidden by the filters; its details are closed.").arg(key); });
     }
 }
 
@@ -830,8 +1027,8 @@ void MainWindow::selectNode(tree::NodeId node)
         // Hidden by a filter: show everything rather than refuse the jump, and say so.
         m_filter->reset();
         applyFilter(FilterSpec {});
-        m_message->setText(tr("Filters cleared to show %1, which they hid.")
-                               .arg(toQ(std::string(m_model->tree()->node(node).key))));
+        say([=, this] { return tr("Filters cleared to show %1, which they hid.")
+                               .arg(toQ(std::string(m_model->tree()->node(node).key))); });
     }
     m_tree->showNode(node, QAbstractItemView::PositionAtCenter);
 }
@@ -882,6 +1079,8 @@ void MainWindow::onCurrentChanged(const QModelIndex& current)
     if (m_analysis) {
         m_detail->setNode(m_analysis, node.value);
         m_plot->setSelectedNode(node.value);
+        if (m_tabs->currentWidget() == m_inspector)
+            showTensorsOfSelection();
     }
     m_trend->setNode(toQ(std::string(m_model->tree()->node(node).key)));
 }
@@ -923,7 +1122,42 @@ void MainWindow::openTensorInspector(std::size_t tableRow)
     if (!m_analysis)
         return;
     m_inspector->showRow(m_analysis, tableRow);
+    m_inspectorNode = m_detail->hasNode() ? std::optional<quint32>(m_detail->nodeId()) : std::nullopt;
     m_tabs->setCurrentWidget(m_inspector);
+}
+
+void MainWindow::showSideTab(int index)
+{
+    if (index < 0 || index >= m_tabs->count())
+        return;
+    m_tabs->setCurrentIndex(index);
+    // The first control of the tab that takes the keyboard (a table, a combo box, the map), else the tab bar.
+    QWidget* page = m_tabs->currentWidget();
+    for (QWidget* w : page->findChildren<QWidget*>()) {
+        if (w->isVisibleTo(page) && w->isEnabled() && (w->focusPolicy() & Qt::TabFocus)) {
+            w->setFocus(Qt::ShortcutFocusReason);
+            return;
+        }
+    }
+    if (page->focusPolicy() & Qt::TabFocus)
+        page->setFocus(Qt::ShortcutFocusReason);
+    else
+        m_tabs->tabBar()->setFocus(Qt::ShortcutFocusReason);
+}
+
+void MainWindow::showTensorsOfSelection()
+{
+    // The Tensors tab with a node selected shows that node's first failing leaf (else its first), rather than an
+    // empty tab (issue 28); a leaf double-clicked in Details stays until another node is selected.
+    if (!m_analysis || !m_detail->hasNode() || m_inspectorNode == m_detail->nodeId())
+        return;
+    const int failing = m_detail->failingColumn();
+    const auto row = m_detail->tableRowOfColumn(failing >= 0 ? failing : 0);
+    m_inspectorNode = m_detail->nodeId();
+    if (row)
+        m_inspector->showRow(m_analysis, *row);
+    else
+        m_inspector->clear();
 }
 
 // ----- free benchmark --------------------------------------------------------------------------
@@ -952,12 +1186,14 @@ bool MainWindow::openFreeBenchmarkOnly(const QString& folder)
     m_detail->clear();
     m_plot->setAnalysis(nullptr);
     m_inspector->clear();
+    m_inspectorNode.reset();
+    m_leftStack->setCurrentWidget(m_leftStack->widget(1));
     setBusy(false);
     loadFreeBenchmark({ folder });
     retranslate();
-    m_message->setText(tr("Free benchmark results of %1. Open a bench dump too to compare, and to see the flagged "
+    say([=, this] { return tr("Free benchmark results of %1. Open a bench dump too to compare, and to see the flagged "
                           "APIs in the tree.")
-                           .arg(folder));
+                           .arg(folder); });
     return true;
 }
 
@@ -974,6 +1210,8 @@ void MainWindow::onFreeBenchmarkLoaded(int files, int rows)
         m_tabs->addTab(m_freeBench, tr("Free benchmark"));
     else if (files == 0 && tab >= 0)
         m_tabs->removeTab(tab);
+    if ((files > 0) != (tab >= 0))
+        retranslate(); // the Alt+N actions follow the tabs
     if (files > 0 && !m_plan)
         m_tabs->setCurrentWidget(m_freeBench);
     updateFreeBenchmarkBadges();
@@ -999,7 +1237,7 @@ void MainWindow::updateFreeBenchmarkBadges()
 void MainWindow::onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank)
 {
     if (!m_plan) {
-        m_message->setText(tr("Open a bench dump too to see %1 in the tree.").arg(apiName));
+        say([=, this] { return tr("Open a bench dump too to see %1 in the tree.").arg(apiName); });
         return;
     }
     int target = -1;
@@ -1009,7 +1247,7 @@ void MainWindow::onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 
             target = static_cast<int>(i);
     }
     if (target < 0) {
-        m_message->setText(tr("The opened dumps have no step %1, rank %2 for %3.").arg(step).arg(rank).arg(apiName));
+        say([=, this] { return tr("The opened dumps have no step %1, rank %2 for %3.").arg(step).arg(rank).arg(apiName); });
         return;
     }
     showNodeInPair(target, apiName);
@@ -1025,14 +1263,14 @@ void MainWindow::showNodeInPair(int pairIndex, const QString& key)
     if (isComparing())
         m_pendingSelection = key; // else the first failing node would replace it at the end
     if (m_model->tree() && !selectNodeByKey(key))
-        m_message->setText(tr("%1 is not in the shown dump.").arg(key));
+        say([=, this] { return tr("%1 is not in the shown dump.").arg(key); });
 }
 
 bool MainWindow::jumpToOrigin()
 {
     const int row = m_overviewModel->originRow();
     if (!m_plan || row < 0) {
-        m_message->setText(tr("No job origin yet: the rank overview has found no failing pair so far."));
+        say([=, this] { return tr("No job origin yet: the rank overview has found no failing pair so far."); });
         return false;
     }
     m_rankPanel->map()->setCurrentPair(row);
@@ -1045,7 +1283,7 @@ bool MainWindow::jumpToPeerRank()
 {
     const QString key = selectedNodeKey();
     if (!m_plan || m_pairIndex < 0 || !job::isCommunicationKey(key.toStdString())) {
-        m_message->setText(tr("Select a communication node (Distributed.*) to jump to another rank's."));
+        say([=, this] { return tr("Select a communication node (Distributed.*) to jump to another rank's."); });
         return false;
     }
     // The ranks of a step take part in the same collectives in the same order; the next one, cyclically,
@@ -1053,7 +1291,7 @@ bool MainWindow::jumpToPeerRank()
     const std::vector<std::size_t> ranks = m_plan->pairsOfStep(m_plan->pairs[std::size_t(m_pairIndex)].step);
     const auto here = std::find(ranks.begin(), ranks.end(), std::size_t(m_pairIndex));
     if (ranks.size() < 2 || here == ranks.end()) {
-        m_message->setText(tr("This step has no other rank."));
+        say([=, this] { return tr("This step has no other rank."); });
         return false;
     }
     const std::size_t peer = std::next(here) == ranks.end() ? ranks.front() : *std::next(here);
@@ -1113,7 +1351,7 @@ std::unique_ptr<RunUtDialog> MainWindow::createRunUtDialog(std::unique_ptr<RunUt
     connect(dialog.get(), &RunUtDialog::verdictsChanged, this, &MainWindow::applyRunUtVerdicts);
     connect(dialog.get(), &RunUtDialog::apiActivated, this, [this](const QString& fullName) {
         if (!selectNodeByKey(fullName + QStringLiteral(".forward")) && !selectNodeByKey(fullName + QStringLiteral(".backward")))
-            m_message->setText(tr("%1 is not in the shown dump.").arg(fullName));
+            say([=, this] { return tr("%1 is not in the shown dump.").arg(fullName); });
     });
     return dialog;
 }
@@ -1171,8 +1409,30 @@ void MainWindow::showSettings()
 
 void MainWindow::showShortcuts()
 {
-    ShortcutsDialog dialog(actions(), this);
+    ShortcutsDialog dialog(shortcutList(), this);
     dialog.exec();
+}
+
+QList<ShortcutEntry> MainWindow::shortcutList() const
+{
+    // The window's actions, then the keys the tree and the panels take themselves (no action holds them).
+    QList<ShortcutEntry> entries = shortcutEntries(actions());
+    const auto key = [](QKeySequence k) { return QList<QKeySequence> { std::move(k) }; };
+    entries.append({ tr("Open or step into"), key(QKeySequence(Qt::Key_Right)),
+                     tr("In the tree: open a closed node, or go to the first child of an open one.") });
+    entries.append({ tr("Close or step out"), key(QKeySequence(Qt::Key_Left)),
+                     tr("In the tree: close an open node, or go to the parent of a closed one.") });
+    entries.append({ tr("Open / close"), { QKeySequence(Qt::Key_Plus), QKeySequence(Qt::Key_Minus) },
+                     tr("In the tree: open or close the selected node.") });
+    entries.append({ tr("Open the whole subtree"), key(QKeySequence(Qt::Key_Asterisk)),
+                     tr("In the tree: open the selected node and everything below it.") });
+    entries.append({ tr("Next / previous hit"), { QKeySequence(Qt::Key_Return), QKeySequence(Qt::SHIFT | Qt::Key_Return) },
+                     tr("In the search field: select the next or the previous node that matches.") });
+    entries.append({ tr("Open the tensors"), key(QKeySequence(Qt::Key_Return)),
+                     tr("In Details: open the selected column's tensors in the Tensors tab (or double-click it).") });
+    entries.append({ tr("Next / previous tab"), { QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab) },
+                     tr("In the panels on the right: show the next or the previous tab.") });
+    return entries;
 }
 
 void MainWindow::showAbout()

@@ -5,6 +5,7 @@
 #include "ui/models/nodebadges.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/settings.h"
+#include "ui/panels/shortcutsdialog.h"
 #include "core/session/session.h"
 
 #include <QElapsedTimer>
@@ -12,6 +13,7 @@
 #include <QPointer>
 #include <QString>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +22,8 @@
 class QAction;
 class QComboBox;
 class QLabel;
+class QListWidget;
+class QStackedWidget;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -93,6 +97,8 @@ public:
     CompareTreeModel* treeModel() const { return m_model; }
     TreeRowsModel* treeRows() const { return m_rows; }
     DetailPanel* detailPanel() const { return m_detail; }
+    TensorInspector* tensorInspector() const { return m_inspector; }
+    QTabWidget* tabs() const { return m_tabs; }
     SearchBar* searchBar() const { return m_search; }
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
     RankOverviewPanel* rankOverviewPanel() const { return m_rankPanel; }
@@ -101,8 +107,12 @@ public:
     /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
     LoadProblemBanner* loadProblemBanner() const { return m_banner; }
     LegendWidget* legend() const { return m_legend; }
+    /// What the window shows before anything is opened: Open pair…, Open demo, the recent pairs.
+    QWidget* emptyState() const { return m_emptyState; }
     /// Every action with a shortcut, as F1's table lists them.
     QList<QAction*> shortcutActions() const { return actions(); }
+    /// What F1 lists: every action with a shortcut, then the keys the tree and the panels handle themselves.
+    QList<ShortcutEntry> shortcutList() const;
     DiagnosticsModel* diagnosticsModel() const { return m_diagnostics; }
     /// Brings the Diagnostics tab to the front.
     void showDiagnostics();
@@ -138,6 +148,7 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void changeEvent(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void buildActions();
@@ -146,6 +157,8 @@ private:
     void buildStatusBar();
     void applySettings();
     void retranslate();
+    /// retranslate() and the texts made from data (model headers, badges, step names): on a language change.
+    void retranslateData();
 
     /// File → Open pair… (and Open bench dump…): both sides in one dialog, starting at `benchFirst`'s field.
     void openPairDialog(bool benchFirst);
@@ -158,6 +171,8 @@ private:
 
     /// The banner and the Diagnostics tab for what loading the shown pair found.
     void showLoadProblems(const session::PairSkeleton& skeleton);
+    /// Message at least half the width, location at most a quarter; `viewWidth` 0: the view's width now.
+    void fitDiagnosticsColumns(int viewWidth = 0);
     void onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton);
     void onLayout(std::shared_ptr<const session::NodeStatusTable> status);
     void onFinished(std::shared_ptr<const session::PairAnalysis> analysis);
@@ -168,6 +183,11 @@ private:
     void onSearch(const QString& pattern, bool regex, bool caseSensitive);
     void stepSearch(int delta);
     void startOverview();
+    void onOverviewFinished();
+    /// The status line after a compare: this pair's first failing node, and for a job its origin (O).
+    QString firstFailureLine() const;
+    /// Sets the status line from a text made in the language in force (made again on a language change).
+    void say(std::function<QString()> text);
     void selectNode(tree::NodeId node);
     /// Shows pair `pairIndex` with the node `key` selected (at once, or when that pair's compare ends).
     void showNodeInPair(int pairIndex, const QString& key);
@@ -180,6 +200,10 @@ private:
     void showShortcuts();
     void showAbout();
     void openTensorInspector(std::size_t tableRow);
+    /// The Tensors tab follows the selected node: its first failing leaf.
+    void showTensorsOfSelection();
+    /// Alt+1…: the tab on the right and the keyboard focus into it.
+    void showSideTab(int index);
     // Free benchmark (issue 7): the panel's rows, badges on the shown pair's tree, row -> tree node.
     bool openFreeBenchmarkOnly(const QString& folder);
     void loadFreeBenchmark(const QStringList& inputs);
@@ -210,6 +234,14 @@ private:
     FilterBar* m_filter = nullptr;
     LegendWidget* m_legend = nullptr;
     QTabWidget* m_tabs = nullptr;
+    QStackedWidget* m_leftStack = nullptr; ///< the empty state until something is open, then the tree
+    QWidget* m_emptyState = nullptr;
+    QLabel* m_emptyTitle = nullptr;
+    QLabel* m_emptyText = nullptr;
+    QPushButton* m_emptyOpen = nullptr;
+    QPushButton* m_emptyDemo = nullptr;
+    QLabel* m_emptyRecentLabel = nullptr;
+    QListWidget* m_emptyRecent = nullptr;
     DetailPanel* m_detail = nullptr;
     MetricPlot* m_plot = nullptr;
     NodeTrendPlot* m_trend = nullptr;
@@ -219,6 +251,7 @@ private:
     LoadProblemBanner* m_banner = nullptr;
     FreeBenchmarkPanel* m_freeBench = nullptr;
     NodeBadgeDelegate* m_badges = nullptr;
+    std::optional<quint32> m_inspectorNode; ///< the node whose tensor the Tensors tab shows
     QString m_pendingSelection; ///< a node to select once the pair being loaded is compared
     QString m_runUtDump;        ///< the dump.json run_ut's verdicts are about
     QList<RunUtVerdict> m_runUtVerdicts;
@@ -229,6 +262,10 @@ private:
     QLabel* m_rankLabel = nullptr;
 
     ElidedLabel* m_message = nullptr;
+    std::function<QString()> m_say; ///< what the status line says, in the language in force
+    bool m_followOrigin = false;    ///< a job was opened: go to its origin when the overview finds it
+    int m_autoPair = -1;            ///< the pair and node the window chose by itself after opening
+    QString m_autoKey;
     QProgressBar* m_progress = nullptr;
     QLabel* m_timeLabel = nullptr;
     QPushButton* m_cancel = nullptr;
@@ -264,6 +301,8 @@ private:
     QAction* m_demo = nullptr;
     QAction* m_shortcuts = nullptr;
     QAction* m_about = nullptr;
+    QAction* m_focusTree = nullptr;
+    QList<QAction*> m_tabActions;
 };
 
 } // namespace probescope::ui

@@ -6,6 +6,7 @@
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QStyle>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QLabel>
@@ -241,22 +242,31 @@ void RankMapView::paintEvent(QPaintEvent* event)
             }
             const session::PairSummary* s = m_model->summary(std::size_t(pair));
             const bool salvaged = s && !s->salvaged.empty();
-            if (salvaged) {
-                // A notch in the top-left corner and a dashed frame: the pair was read from a damaged dump.
-                QPainterPath notch;
-                const int n = std::max(6, m_cellHeight / 2);
-                notch.moveTo(rect.topLeft());
-                notch.lineTo(rect.topLeft() + QPoint(n, 0));
-                notch.lineTo(rect.topLeft() + QPoint(0, n));
-                notch.closeSubpath();
-                p.fillPath(notch, ink);
+            if (salvaged)
                 border = Qt::DashLine;
-            }
             p.setPen(QPen(state == State::Done && !salvaged ? statuspalette::outline(worst, dark) : frame, 1, border));
             p.drawRect(rect.adjusted(0, 0, -1, -1));
             if (pair == origin) {
                 p.setPen(QPen(ink, 3));
                 p.drawRect(rect.adjusted(1, 1, -2, -2));
+            }
+            if (salvaged) {
+                // A notch in the top-left corner and a dashed frame: the pair was read from a damaged dump. Drawn
+                // after the origin's heavy frame, inside it and edged in the fill colour, so the frame never
+                // hides it (issue 28).
+                const int inset = pair == origin ? 3 : 0;
+                const int n = std::max(7, m_cellHeight / 2);
+                const QPoint corner = rect.topLeft() + QPoint(inset, inset);
+                QPainterPath notch;
+                notch.moveTo(corner);
+                notch.lineTo(corner + QPoint(n, 0));
+                notch.lineTo(corner + QPoint(0, n));
+                notch.closeSubpath();
+                p.fillPath(notch, ink);
+                if (pair == origin) {
+                    p.setPen(QPen(fill, 1));
+                    p.drawLine(corner + QPoint(n + 1, 0), corner + QPoint(0, n + 1));
+                }
             }
             if (m_current == QPoint(c, r) && hasFocus()) {
                 p.setPen(QPen(pal.color(QPalette::Highlight), 2));
@@ -449,6 +459,13 @@ void RankOverviewPanel::updateOrigin()
     m_toOrigin->setEnabled(m_model->originRow() >= 0);
 }
 
+void RankOverviewPanel::changeEvent(QEvent* event)
+{
+    if ((event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) && m_table)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
 void RankOverviewPanel::retranslate()
 {
     m_toOrigin->setText(tr("Go to origin"));
@@ -456,7 +473,14 @@ void RankOverviewPanel::retranslate()
                          "(\u2713 none). \u25b6 heavy frame: the job's origin. \u00b7 pending, \u2026 running, "
                          "\u00d7 failed to compare, corner notch and dashed frame: salvaged from a damaged dump."));
     QHeaderView* h = m_table->horizontalHeader();
+    // The model's titles are made when asked: the header asks again (in the language in force).
+    emit m_model->headerDataChanged(Qt::Horizontal, 0, RankOverviewModel::ColumnCount - 1);
     const QFontMetrics fm(m_table->font());
+    // Titles are measured in the header's own font (often bold) with room for the style's margins and the sort
+    // arrow: "Exec. index" was cut to "Exec. in…" (issue 28).
+    const QFontMetrics titleMetrics(h->font());
+    const int titleMargin = 2 * h->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, h)
+        + h->style()->pixelMetric(QStyle::PM_HeaderMarkSize, nullptr, h) + 12;
     // The key gets room for a typical "Module.layers.0.mlp.Linear.forward.0" whatever the tab's width (a
     // stretched column shrank to nothing in the narrow tab); the counts scroll in from the right.
     h->resizeSection(RankOverviewModel::FirstFailureColumn, fm.horizontalAdvance(QString(40, QLatin1Char('m'))) * 3 / 4);
@@ -467,7 +491,7 @@ void RankOverviewPanel::retranslate()
         const int content = c == RankOverviewModel::RanksColumn   ? fm.horizontalAdvance(QStringLiteral("rank1023 \u2194 rank1023"))
                           : c == RankOverviewModel::StateColumn ? fm.horizontalAdvance(RankOverviewModel::tr("done (salvaged)"))
                                                                 : fm.horizontalAdvance(QStringLiteral("999999"));
-        h->resizeSection(c, std::max(fm.horizontalAdvance(title), content) + 16);
+        h->resizeSection(c, std::max(titleMetrics.horizontalAdvance(title) + titleMargin, content + 16));
     }
     updateOrigin();
 }

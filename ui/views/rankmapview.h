@@ -97,6 +97,11 @@ signals:
     void pairActivated(int pairIndex);
     void originRequested();
 
+protected:
+    /// The fonts a style or platform theme gives on polish are wider than the ones at construction: the columns
+    /// are measured again (the header read "Exec. in…" under Xvfb, issue 28).
+    void changeEvent(QEvent* event) override;
+
 private:
     void updateOrigin();
 

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ui/panels/dumppreview.h"
+
+#include "core/compare/plan.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/dump/dumplayout.h"
+#include "core/session/session.h"
+#include "core/util/fileio.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace probescope::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+QString toQ(const std::string& s) { return QString::fromStdString(s); }
+
+/// "step0, step1" for a few, "step0 … step99" for many.
+QString listed(const QStringList& names)
+{
+    if (names.size() <= 4)
+        return names.join(QStringLiteral(", "));
+    return QStringLiteral("%1 … %2").arg(names.front(), names.back());
+}
+
+/// The first bytes of a dump.json: msprobe writes "task", "level" and "framework" before "data".
+QString headerFacts(const fs::path& file)
+{
+    auto fd = openRegularFile(file);
+    if (!fd)
+        return {};
+    char buffer[1024];
+    const ssize_t n = ::read(*fd, buffer, sizeof buffer);
+    ::close(*fd);
+    if (n <= 0)
+        return {};
+    const QString head = QString::fromUtf8(buffer, static_cast<qsizetype>(n));
+    QStringList facts;
+    for (const char* key : { "task", "level", "framework" }) {
+        const QRegularExpression re(QStringLiteral("\"%1\"\\s*:\\s*\"([^\"]{1,40})\"").arg(QLatin1String(key)));
+        const auto match = re.match(head);
+        if (match.hasMatch())
+            facts << QStringLiteral("%1 %2").arg(QLatin1String(key), match.captured(1));
+    }
+    return facts.join(QStringLiteral(", "));
+}
+
+QString formatName(dump::DumpFormat format)
+{
+    switch (format) {
+    case dump::DumpFormat::DumpJson:
+        return QStringLiteral("msprobe dump.json");
+    case dump::DumpFormat::DebugJson:
+        return QStringLiteral("msprobe debug.json");
+    case dump::DumpFormat::LegacyPkl:
+        return QStringLiteral("ptdbg_ascend .pkl");
+    }
+    return {};
+}
+
+QString placeOf(const dump::RankLocation& r)
+{
+    QStringList parts;
+    if (!r.stepLabel.empty())
+        parts << toQ(r.stepLabel);
+    if (!r.rankLabel.empty())
+        parts << toQ(r.rankLabel);
+    return parts.isEmpty() ? QCoreApplication::translate("DumpPreview", "the top level") : parts.join(QStringLiteral(" · "));
+}
+
+} // namespace
+
+DumpPreview previewDump(const QString& path)
+{
+    DumpPreview preview;
+    if (path.trimmed().isEmpty())
+        return preview;
+    auto layout = dump::discoverDump(path.toStdString());
+    if (!layout) {
+        preview.problem = toQ(layout.error().format());
+        return preview;
+    }
+    for (const Diagnostic& d : layout->diagnostics) {
+        if (d.severity == Severity::Error && preview.problem.isEmpty())
+            preview.problem = toQ(d.format());
+        else if (d.severity != Severity::Error)
+            preview.notes << toQ(d.format());
+    }
+    // Two dumps at one place (a folder holding both npu/ and bench/, say): which of them would be compared is a
+    // guess, so the folder is refused and the two are named.
+    std::map<std::tuple<std::int64_t, std::int64_t, std::string>, const dump::RankLocation*> seen;
+    for (const dump::RankLocation& r : layout->ranks) {
+        const auto [it, fresh] = seen.emplace(std::tuple(r.step.value_or(-1), r.rank.value_or(-1), r.rankLabel), &r);
+        if (!fresh && preview.problem.isEmpty()) {
+            const QDir base(path);
+            preview.problem = QCoreApplication::translate("DumpPreview",
+                                                          "%1 holds two dumps at %2: %3 and %4. Give one of them.")
+                                  .arg(path, placeOf(r), base.relativeFilePath(toQ(it->second->dir.string())),
+                                       base.relativeFilePath(toQ(r.dir.string())));
+        }
+    }
+    if (!preview.problem.isEmpty())
+        return preview;
+
+    QStringList steps;
+    QStringList ranks;
+    std::set<std::string> stepSeen;
+    std::set<std::string> rankSeen;
+    QStringList formats;
+    for (const dump::RankLocation& r : layout->ranks) {
+        if (!r.stepLabel.empty() && stepSeen.insert(r.stepLabel).second)
+            steps << toQ(r.stepLabel);
+        const std::string rank = r.rankLabel.empty() ? std::string() : r.rankLabel;
+        if (rankSeen.insert(rank).second && !rank.empty())
+            ranks << toQ(rank);
+        const QString format = formatName(r.format);
+        if (!formats.contains(format))
+            formats << format;
+    }
+    QStringList parts;
+    if (steps.isEmpty())
+        parts << QCoreApplication::translate("DumpPreview", "no step folder");
+    else
+        parts << (steps.size() == 1 ? QCoreApplication::translate("DumpPreview", "1 step (%1)").arg(steps.front())
+                                    : QCoreApplication::translate("DumpPreview", "%1 steps (%2)").arg(steps.size()).arg(listed(steps)));
+    if (ranks.isEmpty())
+        parts << QCoreApplication::translate("DumpPreview", "no rank folder");
+    else
+        parts << (ranks.size() == 1 ? QCoreApplication::translate("DumpPreview", "1 rank (%1)").arg(ranks.front())
+                                    : QCoreApplication::translate("DumpPreview", "%1 ranks (%2)").arg(ranks.size()).arg(listed(ranks)));
+    QString format = formats.join(QStringLiteral(", "));
+    const dump::RankLocation& first = layout->ranks.front();
+    if (first.format != dump::DumpFormat::LegacyPkl) {
+        const QString facts = headerFacts(first.dumpFile);
+        if (!facts.isEmpty())
+            format += QStringLiteral(" (%1)").arg(facts);
+    }
+    preview.ok = true;
+    if (steps.isEmpty() && ranks.isEmpty()) {
+        const int n = static_cast<int>(layout->ranks.size());
+        preview.summary = n == 1 ? QCoreApplication::translate("DumpPreview", "Found 1 dump · %1").arg(format)
+                                 : QCoreApplication::translate("DumpPreview", "Found %1 dumps · %2").arg(n).arg(format);
+    } else {
+        preview.summary = QCoreApplication::translate("DumpPreview", "Found %1 × %2 · %3").arg(parts[0], parts[1], format);
+    }
+    return preview;
+}
+
+QString pairProblem(const QString& npu, const QString& bench)
+{
+    QString npuPath = npu;
+    QString benchPath = bench;
+    if (bench.isEmpty()) {
+        // msprobe's compare.json (or ptdbg_ascend's) names the two sides.
+        const QFileInfo info(npu);
+        if (!info.isFile() || info.suffix() != QLatin1String("json") || info.fileName() == QLatin1String("dump.json")
+            || info.fileName() == QLatin1String("debug.json"))
+            return {}; // not a pair; the planner says what is missing
+        const fs::path file = npu.toStdString();
+        if (compare::ptdbg::isPtdbgCompareJson(file)) {
+            auto input = compare::ptdbg::readPtdbgCompareJson(file);
+            if (!input)
+                return toQ(input.error().format());
+            npuPath = toQ(input->npuPkl.string());
+            benchPath = toQ(input->benchPkl.string());
+        } else {
+            auto input = compare::readCompareJson(file);
+            if (!input)
+                return toQ(input.error().format());
+            npuPath = toQ(input->npuPath.string());
+            benchPath = toQ(input->benchPath.string());
+        }
+    }
+    const DumpPreview n = previewDump(npuPath);
+    if (!n.ok)
+        return QCoreApplication::translate("DumpPreview", "NPU side: %1").arg(n.problem);
+    const DumpPreview b = previewDump(benchPath);
+    if (!b.ok)
+        return QCoreApplication::translate("DumpPreview", "Bench side: %1").arg(b.problem);
+    return {};
+}
+
+PairPreview previewPair(const QString& npu, const QString& bench)
+{
+    PairPreview preview;
+    if (const QString problem = pairProblem(npu, bench); !problem.isEmpty()) {
+        preview.text = problem;
+        return preview;
+    }
+    auto plan = session::planSession(npu.toStdString(), bench.toStdString());
+    if (!plan) {
+        preview.text = toQ(plan.error().format());
+        return preview;
+    }
+    QStringList labels;
+    for (const session::RankPair& p : plan->pairs)
+        labels << toQ(p.label());
+    const int n = static_cast<int>(labels.size());
+    QString listedPairs = labels.mid(0, 4).join(QStringLiteral(", "));
+    if (n > 4)
+        listedPairs += QCoreApplication::translate("DumpPreview", " and %1 more").arg(n - 4);
+    preview.ok = true;
+    preview.text = n == 1 ? QCoreApplication::translate("DumpPreview", "Will compare 1 pair: %1").arg(listedPairs)
+                          : QCoreApplication::translate("DumpPreview", "Will compare %1 pairs: %2").arg(n).arg(listedPairs);
+    for (const Diagnostic& d : plan->diagnostics)
+        preview.notes << toQ(d.format());
+    return preview;
+}
+
+} // namespace probescope::ui
