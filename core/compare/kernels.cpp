@@ -2,6 +2,7 @@
 #include "core/compare/kernels.h"
 
 #include <atomic>
+#include <cpuid.h>
 #include <cerrno>
 #include <cmath>
 #include <memory>
@@ -29,9 +30,17 @@ constexpr double kFloatEps = 2.220446049250313e-16;
 
 std::atomic<bool> g_forceGeneric { false };
 
+/// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c", and the fuzz preset
+/// builds core/compare with it.
+bool haveF16c()
+{
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 bool haveAvx2()
 {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    static const bool avx2 = __builtin_cpu_supports("avx2") && haveF16c();
     return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
 }
 
