@@ -25,8 +25,8 @@ export QT_QPA_PLATFORM=offscreen
 # A column whose program is not built is skipped, not failed: the GUI in dev-asan, run-ut without its plugin.
 [ -n "$gui" ] && [ ! -x "$gui" ] && gui=""
 if [ "$runut" = ON ]; then
-    "$cli" run-ut -api_info "$work/no-such-dump.json" -o "$work/probe" >/dev/null 2>"$work/probe.err"
-    grep -q "no-such-dump.json" "$work/probe.err" || runut=OFF
+    "$cli" run-ut -api_info "$work/no-such-dump.json" -o "$work/probe-$want" >/dev/null 2>"$work/probe-$want.err"
+    grep -q "no-such-dump.json" "$work/probe-$want.err" || runut=OFF
 fi
 # The sentinel: a float32 .npy outside every dump, holding 4242.25 (an escaping name must never reach it).
 SENTINEL=4242.25
