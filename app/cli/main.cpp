@@ -164,6 +164,10 @@ usage:
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
 or a ptdbg_ascend .pkl dump.
 
+Each command takes only its own options: one it does not take (info --xlsx, compare --exec-order,
+-da --xlsx) is a usage error that says why, never ignored.
+tree indents at most 32 levels; a deeper node is printed there with "(depth N) " before its name.
+
 exit status: 0 success, 1 the input has errors (reported with file and position), 2 usage error
 )USAGE";
 
@@ -209,7 +213,62 @@ struct Args
     bool diffAnalyze = false; ///< -da (msprobe 26's first-divergence analysis)
     cli::JobCliArgs job;      ///< --step/--rank lists, --resume, --pair-threads (jobcli.h)
     bool salvage = false; ///< --salvage: compare what a damaged dump holds (issue 20)
+    std::vector<cli::GivenOption> given; ///< every option typed, checked against the command's OptionScope
 };
+
+// ---- Which options each command, compare profile and branch takes (issue 25). All of them are parsed by one
+// table (msprobe lets options stand before the command word); each command then refuses what it does not take,
+// with the reason, instead of ignoring it. A branch that learns an option moves it from `reasons` to `accepts`.
+
+const cli::OptionScope kInfoScope { "info", { "--verify" }, {
+    { "-o", "info prints to the terminal and writes no files" },
+    { "--xlsx", "info writes no files" },
+    { "--step", "info lists every step and rank of DIR (name a step or rank folder to narrow it)" },
+    { "--rank", "info lists every step and rank of DIR (name a step or rank folder to narrow it)" },
+    { "--salvage", "info reads what it can and lists every diagnostic" },
+} };
+
+const cli::OptionScope kTreeScope { "tree", { "--step", "--rank", "--exec-order", "--no-marks" }, {
+    { "-o", "tree prints to the terminal and writes no files" },
+    { "--xlsx", "tree writes no files" },
+} };
+
+/// compare with --profile msprobe-1.2 (the default) or msprobe-26; `-da` without msprobe-26 keeps its own message.
+const cli::OptionScope kCompareScope { "compare",
+    { "-i", "-o", "--npu", "--bench", "-s", "-f", "-c", "-j", "--profile", "--xlsx", "--salvage", "-dm", "-cm", "-am",
+      "-lm", "-da", "--step", "--rank", "--resume", "--pair-threads" },
+    {} };
+
+
+constexpr std::string_view kDaOwnCompare = "-da runs msprobe 26's own compare of the two step folders, which takes "
+                                           "only -i or --npu/--bench, -o and --profile";
+constexpr std::string_view kDaNoJob = "-da analyses the two step folders it is given (no whole-job selection or resume)";
+
+/// -da on two step folders (docs/msprobe26-da.md); on two dump.json files -da changes nothing and kCompareScope applies.
+const cli::OptionScope kDiffAnalyzeScope { "compare -da", { "-i", "-o", "--npu", "--bench", "--profile", "-da" }, {
+    { "-s", kDaOwnCompare },  { "-f", kDaOwnCompare },  { "-c", kDaOwnCompare },   { "-j", kDaOwnCompare },
+    { "--xlsx", kDaOwnCompare }, { "-dm", kDaOwnCompare }, { "-cm", kDaOwnCompare }, { "-am", kDaOwnCompare },
+    { "-lm", kDaOwnCompare }, { "--salvage", "-da has no salvage mode" }, { "--step", kDaNoJob },
+    { "--rank", kDaNoJob },   { "--resume", kDaNoJob }, { "--pair-threads", kDaNoJob },
+} };
+
+/// The scopes "X applies to A, not B" names as A.
+const std::vector<const cli::OptionScope*>& commandScopes()
+{
+    static const std::vector<const cli::OptionScope*> all { &kInfoScope, &kTreeScope, &kCompareScope };
+    return all;
+}
+
+std::optional<std::string> refuseForeign(const Args& args, const cli::OptionScope& scope)
+{
+    return cli::refuseForeignOptions(args.given, scope, commandScopes());
+}
+
+bool given(const Args& args, std::string_view canonical)
+{
+    return std::any_of(args.given.begin(), args.given.end(),
+                       [&](const cli::GivenOption& g) { return g.canonical == canonical; });
+}
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
 {
@@ -287,7 +346,7 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
         return word == "compare" && std::find(positional.begin(), positional.end(), "compare") == positional.end();
     };
     std::vector<std::string_view> positional;
-    if (auto error = cli::parseOptions(argc, argv, 1, options, rules, positional))
+    if (auto error = cli::parseOptions(argc, argv, 1, options, rules, positional, &args.given))
         return error;
     if (!positional.empty() && positional[0] == "compare") {
         args.command = "compare";
@@ -301,14 +360,21 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
             return std::string("compare needs -o OUT (the output folder)");
         return std::nullopt;
     }
-    if (!args.job.steps.empty() && !args.step)
-        return std::string("--step needs a step number");
-    if (!args.job.ranks.empty() && !args.rank)
-        return std::string("--rank needs a rank number");
     if (positional.size() != 2)
         return std::string(positional.empty() ? "missing command" : "expected a command and one DIR");
     args.command = positional[0];
     args.dir = positional[1];
+    if (args.command == "info") {
+        if (auto error = refuseForeign(args, kInfoScope))
+            return error;
+    } else if (args.command == "tree") {
+        if (auto error = refuseForeign(args, kTreeScope))
+            return error;
+    }
+    if (!args.job.steps.empty() && !args.step)
+        return std::string("--step needs a step number");
+    if (!args.job.ranks.empty() && !args.rank)
+        return std::string("--rank needs a rank number");
     return std::nullopt;
 }
 
@@ -396,6 +462,8 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
 
 int runCompare(const Args& args)
 {
+    if (auto error = refuseForeign(args, kCompareScope))
+        return usageError(*error);
     compare::CompareInput input;
     if (!args.input.empty()) {
         auto parsed = compare::readCompareJson(args.input);
@@ -411,6 +479,12 @@ int runCompare(const Args& args)
     if (args.diffAnalyze) {
         if (args.profile != Profile::Msprobe26)
             return usageError("-da is msprobe 26's analysis: add --profile msprobe-26");
+        // Where -da applies (step folders, as runDiffAnalyze decides), it takes its own options.
+        std::error_code ec;
+        if (std::filesystem::is_directory(input.npuPath, ec) || std::filesystem::is_directory(input.benchPath, ec)) {
+            if (auto error = refuseForeign(args, kDiffAnalyzeScope))
+                return usageError(*error);
+        }
         if (const auto status = runDiffAnalyze(args, input))
             return *status;
     }
@@ -432,6 +506,9 @@ int runCompare(const Args& args)
     options.salvage = args.salvage;
     if (cli::isWholeJob(input, options, args.job))
         return cli::runJobCompare(input, args.out, options, args.job);
+    if (given(args, "--pair-threads"))
+        return usageError("--pair-threads applies to a whole-job compare (two dump roots, or --step/--rank/--resume), "
+                          "not to a compare of one pair");
     auto results = compare::runCompareJob(input, args.out, options);
     if (!results) {
         std::cerr << results.error().format() << "\n";

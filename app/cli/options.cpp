@@ -16,7 +16,8 @@ std::optional<std::int64_t> intIn(std::string_view text, std::int64_t lo, std::i
 }
 
 std::optional<std::string> parseOptions(int argc, char** argv, int first, const std::vector<Option>& options,
-                                        const ParseRules& rules, std::vector<std::string_view>& positional)
+                                        const ParseRules& rules, std::vector<std::string_view>& positional,
+                                        std::vector<GivenOption>* given)
 {
     for (int i = first; i < argc; ++i) {
         const std::string_view word = argv[i];
@@ -30,6 +31,8 @@ std::optional<std::string> parseOptions(int argc, char** argv, int first, const 
             }
             return "unknown " + std::string(rules.unknownLabel) + " " + std::string(word);
         }
+        if (given)
+            given->push_back({ option->names.front(), word });
         std::optional<std::string_view> value;
         switch (option->takes) {
         case Option::Takes::Nothing:
@@ -46,6 +49,41 @@ std::optional<std::string> parseOptions(int argc, char** argv, int first, const 
         }
         if (auto error = option->apply(word, value))
             return error;
+    }
+    return std::nullopt;
+}
+
+bool OptionScope::takes(std::string_view canonical) const
+{
+    return std::find(accepts.begin(), accepts.end(), canonical) != accepts.end();
+}
+
+std::optional<std::string> refuseForeignOptions(const std::vector<GivenOption>& given, const OptionScope& scope,
+                                                const std::vector<const OptionScope*>& others)
+{
+    for (const GivenOption& g : given) {
+        if (scope.takes(g.canonical))
+            continue;
+        const std::string typed(g.typed);
+        const auto reason = std::find_if(scope.reasons.begin(), scope.reasons.end(),
+                                         [&](const auto& r) { return r.first == g.canonical; });
+        if (reason != scope.reasons.end())
+            return typed + " does not apply to " + std::string(scope.name) + ": " + std::string(reason->second);
+        std::vector<std::string_view> homes;
+        for (const OptionScope* other : others) {
+            if (other != &scope && other->takes(g.canonical)
+                && std::find(homes.begin(), homes.end(), other->name) == homes.end())
+                homes.push_back(other->name);
+        }
+        if (homes.empty())
+            return typed + " does not apply to " + std::string(scope.name);
+        std::string where;
+        for (std::size_t i = 0; i < homes.size(); ++i) {
+            if (i > 0)
+                where += i + 1 == homes.size() ? " and " : ", ";
+            where += homes[i];
+        }
+        return typed + " applies to " + where + ", not " + std::string(scope.name);
     }
     return std::nullopt;
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace {
@@ -163,11 +164,17 @@ int run(Args& args)
             // summary_mode lives in the statistics section of config.json: a small one, read at once.
             md5Config = std::filesystem::temp_directory_path()
                 / ("probescope-example-train-" + std::to_string(::getpid()) + ".json");
-            std::FILE* f = std::fopen(md5Config.c_str(), "w");
-            if (!f)
+            // A fresh file (O_EXCL: a name planted in the shared temp folder, even a symlink, is refused, never
+            // followed), written whole or reported.
+            const int fd = ::open(md5Config.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            static constexpr std::string_view kMd5Config =
+                "{\"task\": \"statistics\", \"statistics\": {\"summary_mode\": \"md5\"}}\n";
+            const bool written = fd >= 0 && ::write(fd, kMd5Config.data(), kMd5Config.size())
+                                                == static_cast<ssize_t>(kMd5Config.size());
+            if (fd >= 0 && (::close(fd) != 0 || !written))
+                std::filesystem::remove(md5Config);
+            if (fd < 0 || !written || !std::filesystem::exists(md5Config))
                 return usage("cannot write " + md5Config.string());
-            std::fprintf(f, "{\"task\": \"statistics\", \"statistics\": {\"summary_mode\": \"md5\"}}\n");
-            std::fclose(f);
             args.options.configPath = md5Config.string();
         }
         debugger = std::make_unique<collect::PrecisionDebugger>(args.options);

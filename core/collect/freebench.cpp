@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "freebench.h"
 #include "core/util/csv.h"
-#include "core/util/fileio.h"
+#include "core/util/outputfile.h"
 
 #include "core/dump/dumpwriter.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <system_error>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -113,13 +108,6 @@ Diagnostic ioError(const fs::path& path, const std::string& what)
     return makeError("collect.io", SourceLocation { path.string(), std::nullopt, 0, 0 }, what);
 }
 
-/// All of `text`, retried on short writes.
-bool writeAll(int fd, std::string_view text)
-{
-    int err = 0;
-    return writeAllToFd(fd, text, err);
-}
-
 } // namespace
 
 CsvFile::CsvFile(fs::path path)
@@ -130,7 +118,7 @@ CsvFile::CsvFile(fs::path path)
 std::optional<Diagnostic> CsvFile::clearStale()
 {
     std::error_code ec;
-    fs::remove(m_path, ec);
+    fs::remove(m_path, ec); // a symlink at the name is removed itself, never followed
     if (ec)
         return ioError(m_path, "cannot remove the free_benchmark.csv of an earlier run: " + ec.message());
     m_created = false;
@@ -144,29 +132,19 @@ std::optional<Diagnostic> CsvFile::append(const CsvRow& row)
         fs::create_directories(m_path.parent_path(), ec);
         if (ec)
             return ioError(m_path.parent_path(), "cannot create the folder: " + ec.message());
-        if (!fs::exists(m_path)) {
-            // The header and the file appear together: a reader never sees a file without its header.
-            const fs::path tmp = m_path.string() + ".tmp";
-            const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            if (fd < 0)
-                return ioError(tmp, std::string("cannot create: ") + std::strerror(errno));
-            std::string head = "\xEF\xBB\xBF"; // utf-8-sig
-            head += kCsvHeader;
-            head += "\r\n";
-            const bool ok = writeAll(fd, head);
-            ::close(fd);
-            if (!ok || ::rename(tmp.c_str(), m_path.c_str()) != 0)
-                return ioError(m_path, std::string("cannot write the header: ") + std::strerror(errno));
-        }
+        // The header and the file appear together (the one output writer, util/outputfile.h): a reader never
+        // sees a file without its header, a full disk leaves no file, and a name already taken (this run's
+        // file, or a symlink planted there) is not replaced.
+        std::string head = "\xEF\xBB\xBF"; // utf-8-sig
+        head += kCsvHeader;
+        head += "\r\n";
+        if (const auto failure = writeFileAtomically(m_path, head, ReplaceMode::Never); failure && !failure->nameTaken)
+            return ioError(m_path, "cannot write the header: " + failure->message);
         m_created = true;
     }
-    const int fd = ::open(m_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0)
-        return ioError(m_path, std::string("cannot open for appending: ") + std::strerror(errno));
-    const bool ok = writeAll(fd, csvLine(row));
-    ::close(fd);
-    if (!ok)
-        return ioError(m_path, std::string("cannot append a row: ") + std::strerror(errno));
+    // One append of whole rows: never half a row under the name (appendToOutput cuts a failed append back).
+    if (auto failure = appendToOutput(m_path, csvLine(row)))
+        return ioError(m_path, "cannot append a row: " + *failure);
     return std::nullopt;
 }
 

@@ -3,6 +3,8 @@
 // the whole archive in a std::vector first, which costs a copy of every tensor and its memory.
 #include "ptwriter.h"
 
+#include "core/util/outputfile.h"
+
 #include <zlib.h>
 
 #include <array>
@@ -245,6 +247,8 @@ std::optional<Diagnostic> writeAllv(int fd, std::array<iovec, 3> parts, const fs
             ++first;
             continue;
         }
+        if (injectFullDisk(OutputStep::Write)) // the full-disk test seam (docs/reliability.md)
+            return ioError(path, "cannot write", ENOSPC);
         const ssize_t n = ::writev(fd, parts.data() + first, static_cast<int>(parts.size() - first));
         if (n < 0) {
             if (errno == EINTR)
@@ -287,7 +291,10 @@ std::optional<Diagnostic> writePt(const fs::path& path, const PtTensorBytes& t, 
     tail += kVersion;
     centralDirectory(tail, tailBase, records);
 
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // The collector owns its rank folder and rewrites its own files (as msprobe's dumper does), but never through a
+    // symlink planted at the name; and a file it could not finish (a full disk) is removed, not left cut short
+    // under its name for a compare to read.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return ioError(path, "cannot create", errno);
     std::array<iovec, 3> parts { iovec { head.data(), head.size() },
@@ -296,6 +303,10 @@ std::optional<Diagnostic> writePt(const fs::path& path, const PtTensorBytes& t, 
     auto problem = writeAllv(fd, parts, path);
     if (::close(fd) != 0 && !problem)
         problem = ioError(path, "cannot close", errno);
+    if (!problem && injectFullDisk(OutputStep::Close))
+        problem = ioError(path, "cannot close", ENOSPC);
+    if (problem)
+        ::unlink(path.c_str());
     return problem;
 }
 

@@ -687,8 +687,11 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     auto prepared = prepare(npu, bench, options);
     if (!prepared)
         return prepared.error();
-    auto& [preparedTable, npuSide, benchSide] = *prepared;
-    auto& table = preparedTable; // a plain reference: clang 14 (the fuzz preset) cannot capture a structured binding
+    // Named references, not a structured binding: lambdas below capture them, which clang before 16 refuses for
+    // structured bindings (the fuzz and TSAN presets build with clang 14).
+    std::shared_ptr<CompareTable>& table = prepared->table;
+    FlatSide& npuSide = prepared->npu;
+    FlatSide& benchSide = prepared->bench;
     const std::vector<Op>& npuOps = npuSide.ops;
     const std::vector<Op>& benchOps = benchSide.ops;
 
@@ -802,7 +805,11 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
     auto prepared = prepare(npu, bench, options);
     if (!prepared)
         return prepared.error();
-    auto& [table, npuSide, benchSide] = *prepared;
+    // Named references, not a structured binding: lambdas below capture them, which clang before 16 refuses for
+    // structured bindings (the fuzz and TSAN presets build with clang 14).
+    std::shared_ptr<CompareTable>& table = prepared->table;
+    FlatSide& npuSide = prepared->npu;
+    FlatSide& benchSide = prepared->bench;
     // Row name -> (op, row); a later duplicate name wins, as in msprobe's dict.
     std::unordered_map<std::string, std::pair<const Op*, const FlatRow*>> npuRows;
     std::unordered_map<std::string, const FlatRow*> benchRows;

@@ -22,6 +22,13 @@ Result<nlohmann::json> readJsonObjectFile(const std::filesystem::path& path, std
         if (const auto colon = message.rfind(": "); colon != std::string::npos)
             message = message.substr(colon + 2);
         return makeError("compare.input", locate(*text, offset, path.string()), "not valid JSON: " + message);
+    } catch (const nlohmann::json::exception& e) {
+        // Not a syntax error but still no document: a number past double's range (1e400) is out_of_range 406,
+        // which escaped as an abort (found by fuzz_comparejson, issue 25).
+        std::string message = e.what();
+        if (const auto bracket = message.find("] "); bracket != std::string::npos)
+            message = message.substr(bracket + 2);
+        return makeError("compare.input", file, "not valid JSON: " + message);
     }
     if (!j.is_object())
         return makeError("compare.input", file, "compare.json must hold an object" + std::string(what));

@@ -47,9 +47,14 @@ std::size_t utf8Prefix(const std::string& s, std::size_t maxChars)
 
 bool syncFile(const std::filesystem::path& path)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
+    if (injectFullDisk(OutputStep::Fsync)) {
+        ::close(fd);
+        errno = ENOSPC;
+        return false;
+    }
     const bool ok = ::fsync(fd) == 0;
     ::close(fd);
     return ok;
@@ -212,9 +217,9 @@ Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::pat
 
     const lxw_error closed = workbook.close();
     if (closed != LXW_NO_ERROR)
-        return xlsxError(path, "cannot write " + temp.path().string() + ": " + lxw_strerror(closed));
+        return xlsxError(path, "cannot write " + path.string() + ": " + lxw_strerror(closed));
     if (!syncFile(temp.path()))
-        return xlsxError(path, errnoText("cannot flush", temp.path(), errno));
+        return xlsxError(path, errnoText("cannot write", path, errno));
     if (const auto failure = renameNoReplace(temp.path(), path))
         return xlsxError(path, failure->message);
     temp.release();

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace probescope::runut {
@@ -23,7 +24,15 @@ struct ApiCallList
     std::vector<ApiCall> calls;
     std::size_t filteredOut = 0; ///< calls dropped by -f as duplicates of an earlier call
     Diagnostics diagnostics;     ///< the reader's (e.g. a salvaged truncated file), and ours
+    /// Calls that are not replayed, by fullName, with the SKIP message their row gets: tensors larger than
+    /// maxReplayBytes() (each also an error `runut.too-large` in `diagnostics`, at the entry's line).
+    std::unordered_map<std::string, std::string> refused;
 };
+
+/// The most bytes the tensors of one API call (its forward and backward entries' tensor leaves, in their
+/// dumped dtypes) may hold for run_ut to build them: 1 GiB, or PROBESCOPE_RUNUT_MAX_BYTES (issue 25: a shape
+/// the statistics name is built as given, so a damaged or hostile one must not exhaust memory).
+std::uint64_t maxReplayBytes();
 
 /**
  * @brief Splits a parsed dump into forward calls with their backward entries (§2.1) and parses the

@@ -5,11 +5,6 @@
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
-
 namespace probescope::runut {
 
 namespace {
@@ -22,18 +17,6 @@ void appendCell(std::string& out, std::string_view cell)
 Diagnostic malformed(const std::string& file, std::uint32_t line, std::uint32_t column, std::string message)
 {
     return makeError("csv.malformed", SourceLocation { file, std::nullopt, line, column }, std::move(message));
-}
-
-std::optional<Diagnostic> writeToFd(int fd, const std::filesystem::path& path, std::string_view text)
-{
-    int err = 0;
-    const bool ok = writeAllToFd(fd, text, err);
-    if (::close(fd) != 0 && ok)
-        err = errno;
-    if (!ok || err != 0)
-        return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                         errnoText("cannot write", path, err));
-    return std::nullopt;
 }
 
 } // namespace
@@ -172,29 +155,24 @@ Result<CsvTable> readCsv(const std::filesystem::path& path)
 
 std::optional<Diagnostic> createCsv(const std::filesystem::path& path, const std::vector<std::string>& header)
 {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        const int err = errno;
-        if (err == EEXIST)
-            return makeError("csv.exists", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                             path.string() + " already exists; refusing to overwrite it");
-        return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                         errnoText("cannot create", path, err));
-    }
+    // The file appears with its whole header or not at all, and never in place of anything (util/outputfile.h).
     std::string text(kUtf8Bom);
     text += csvLine(header);
-    return writeToFd(fd, path, text);
+    const auto failure = writeFileAtomically(path, text, ReplaceMode::Never);
+    if (!failure)
+        return std::nullopt;
+    if (failure->nameTaken)
+        return makeError("csv.exists", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         path.string() + " already exists; refusing to overwrite it");
+    return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, failure->message);
 }
 
 std::optional<Diagnostic> appendCsv(const std::filesystem::path& path, std::string_view lines)
 {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                         errnoText("cannot open for appending", path, err));
-    }
-    return writeToFd(fd, path, lines);
+    // Whole rows or nothing: a full disk cuts the file back to its last complete row, which -csv_path resumes.
+    if (auto failure = appendToOutput(path, lines))
+        return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, *failure);
+    return std::nullopt;
 }
 
 } // namespace probescope::runut

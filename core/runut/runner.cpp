@@ -282,6 +282,7 @@ struct Judge
     const std::vector<std::string>& whiteList;
     const std::vector<std::string>& blackList;
     bool judgeDumped;
+    const std::unordered_map<std::string, std::string>& refused; ///< ApiCallList::refused
 
     ApiOutcome run(const ApiCall& call, Replayer& replayer) const
     {
@@ -324,6 +325,8 @@ struct Judge
             return skip("Bench output is None, skip this test.");
         if (!replayer.supports(call.prefix, call.apiName))
             return skip("API " + full + " has no LibTorch replay in ProbeScope. SKIP.");
+        if (const auto it = refused.find(full); it != refused.end())
+            return skip(it->second); // tensors past maxReplayBytes(): never built
 
         const ReplayResult r = replayer.replay(call);
         if (!r.skipMessage.empty())
@@ -736,7 +739,7 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     if (progress)
         progress->setRange(work.size());
 
-    const Judge judge { options, whiteList, blackList, dumpedData };
+    const Judge judge { options, whiteList, blackList, dumpedData, list.refused };
     std::mutex mutex;
     std::vector<std::optional<ApiOutcome>> slots(work.size());
     std::size_t nextWrite = 0;

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tree/constructtree.h"
 
+#include <algorithm>
+
 namespace probescope::tree {
+
+namespace {
+/// Levels of indentation printed at most; a node deeper than this is printed at this indentation with
+/// "(depth N) " before its name.
+constexpr std::uint32_t kMaxIndentLevels = 32;
+} // namespace
 
 std::string printTree(const ConstructTree& tree, const PrintOptions& options)
 {
@@ -14,8 +22,12 @@ std::string printTree(const ConstructTree& tree, const PrintOptions& options)
         const auto [id, depth] = stack.back();
         stack.pop_back();
         const TreeNode& node = tree.node(id);
-        for (std::uint32_t i = 0; i < depth; ++i)
+        // Bounded cost (issue 25, docs/reliability.md "Bounds"): indentation stops at kMaxIndentLevels, so
+        // the output is linear in the node count however deep the model nests; deeper lines say their depth.
+        for (std::uint32_t i = 0; i < std::min(depth, kMaxIndentLevels); ++i)
             out += options.indent;
+        if (depth > kMaxIndentLevels)
+            out += "(depth " + std::to_string(depth) + ") ";
         if (options.showExecutionIndex)
             out += "[" + std::to_string(node.executionIndex) + "] ";
         out += node.key;

@@ -5,10 +5,14 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
 
@@ -20,6 +24,48 @@ namespace {
 
 // Beyond this many taken names something is wrong (a loop of runs, a hostile folder): stop with an error.
 constexpr int kMaxFreeNameAttempts = 10000;
+
+// ---- The full-disk test seam (PROBESCOPE_TEST_ENOSPC). `g_faultStep` is -1 when off: a real run pays one
+// relaxed atomic load per write.
+std::atomic<int> g_faultStep { -1 };      ///< OutputStep to fail, or -1
+std::atomic<long long> g_faultAt { 0 };   ///< the N-th such step fails; 0 = every one
+std::atomic<long long> g_faultCount { 0 };
+
+void applyFaultSpec(std::string_view spec)
+{
+    g_faultCount = 0;
+    g_faultStep = -1;
+    if (spec.empty())
+        return;
+    OutputStep step = OutputStep::Write;
+    if (const auto colon = spec.find(':'); colon != std::string_view::npos) {
+        const std::string_view name = spec.substr(0, colon);
+        if (name == "fsync")
+            step = OutputStep::Fsync;
+        else if (name == "close")
+            step = OutputStep::Close;
+        else if (name != "write")
+            return;
+        spec.remove_prefix(colon + 1);
+    }
+    long long n = 0;
+    if (spec != "all") {
+        const auto [ptr, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), n);
+        if (ec != std::errc() || ptr != spec.data() + spec.size() || n < 0)
+            return;
+    }
+    g_faultAt = n;
+    g_faultStep = static_cast<int>(step);
+}
+
+void readFaultEnvironment()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (const char* spec = std::getenv("PROBESCOPE_TEST_ENOSPC"))
+            applyFaultSpec(spec);
+    });
+}
 
 void syncFolder(const fs::path& folder)
 {
@@ -52,7 +98,8 @@ int openTempBeside(const fs::path& path, std::string_view suffix, fs::path& temp
         temp = folderOf(path)
             / ("." + base + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)) + "-"
                 + std::to_string(ticks % 1000000007ull) + std::string(suffix));
-        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        // O_EXCL never follows a symlink at the name; O_NOFOLLOW says so once more.
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd >= 0)
             return fd;
         if (errno != EEXIST) {
@@ -65,6 +112,68 @@ int openTempBeside(const fs::path& path, std::string_view suffix, fs::path& temp
 }
 
 } // namespace
+
+bool injectFullDisk(OutputStep step)
+{
+    readFaultEnvironment();
+    if (g_faultStep.load(std::memory_order_relaxed) != static_cast<int>(step))
+        return false;
+    const long long n = ++g_faultCount;
+    const long long at = g_faultAt.load();
+    return at == 0 || n == at;
+}
+
+void setTestFullDisk(std::string_view spec)
+{
+    readFaultEnvironment(); // so that a later first use does not override the test's setting
+    applyFaultSpec(spec);
+}
+
+bool writeOutputFd(int fd, std::string_view text, int& err)
+{
+    if (injectFullDisk(OutputStep::Write)) {
+        // A full disk takes what fits, then refuses: leave half behind, as it would.
+        int ignored = 0;
+        writeAllToFd(fd, text.substr(0, text.size() / 2), ignored);
+        err = ENOSPC;
+        return false;
+    }
+    return writeAllToFd(fd, text, err);
+}
+
+std::optional<std::string> appendToOutput(const fs::path& path, std::string_view text)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        return errnoText(err == ELOOP ? "refusing to follow the symlink" : "cannot open for appending", path, err);
+    }
+    struct stat before {};
+    if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) {
+        ::close(fd);
+        return path.string() + " is not a regular file; refusing to append to it";
+    }
+    int err = 0;
+    bool ok = writeOutputFd(fd, text, err);
+    if (ok && injectFullDisk(OutputStep::Close)) {
+        ok = false;
+        err = ENOSPC;
+    }
+    if (!ok) {
+        // Never leave half a row: the file goes back to what it held.
+        if (::ftruncate(fd, before.st_size) != 0) {
+            const int cutErr = errno;
+            ::close(fd);
+            return errnoText("cannot write", path, err) + "; cutting the partial row off failed too ("
+                + std::strerror(cutErr) + ")";
+        }
+        ::close(fd);
+        return errnoText("cannot write", path, err);
+    }
+    if (::close(fd) != 0)
+        return errnoText("cannot close", path, errno);
+    return std::nullopt;
+}
 
 std::string errnoText(std::string_view what, const fs::path& path, int err)
 {
@@ -110,11 +219,12 @@ std::optional<PendingFile> PendingFile::create(const fs::path& path, std::string
     const int fd = openTempBeside(path, "", temp, error);
     if (fd < 0)
         return std::nullopt;
-    return PendingFile(fd, std::move(temp));
+    return PendingFile(fd, std::move(temp), path);
 }
 
 PendingFile::PendingFile(PendingFile&& other) noexcept
-    : m_fd(std::exchange(other.m_fd, -1)), m_temp(std::move(other.m_temp)), m_error(std::move(other.m_error))
+    : m_fd(std::exchange(other.m_fd, -1)), m_temp(std::move(other.m_temp)), m_target(std::move(other.m_target))
+    , m_error(std::move(other.m_error))
 {
     other.m_temp.clear();
 }
@@ -132,19 +242,25 @@ bool PendingFile::write(std::string_view text)
     if (!m_error.empty() || m_fd < 0)
         return false;
     int err = 0;
-    if (writeAllToFd(m_fd, text, err))
+    if (writeOutputFd(m_fd, text, err))
         return true;
-    m_error = errnoText("cannot write", m_temp, err);
+    m_error = errnoText("cannot write", m_target, err);
     return false;
 }
 
 std::optional<WriteFailure> PendingFile::finish()
 {
     if (m_fd >= 0) {
-        if (m_error.empty() && ::fsync(m_fd) != 0)
-            m_error = errnoText("cannot flush", m_temp, errno);
-        if (::close(m_fd) != 0 && m_error.empty())
-            m_error = errnoText("cannot close", m_temp, errno);
+        if (m_error.empty() && injectFullDisk(OutputStep::Fsync))
+            m_error = errnoText("cannot write", m_target, ENOSPC);
+        else if (m_error.empty() && ::fsync(m_fd) != 0)
+            m_error = errnoText("cannot write", m_target, errno);
+        const bool closed = ::close(m_fd) == 0;
+        const int closeErr = errno;
+        if (m_error.empty() && !closed)
+            m_error = errnoText("cannot write", m_target, closeErr);
+        else if (m_error.empty() && injectFullDisk(OutputStep::Close))
+            m_error = errnoText("cannot write", m_target, ENOSPC);
         m_fd = -1;
     }
     if (!m_error.empty())
@@ -154,15 +270,25 @@ std::optional<WriteFailure> PendingFile::finish()
 
 std::optional<WriteFailure> PendingFile::claim(const fs::path& path, ReplaceMode mode)
 {
-    if (auto failure = finish())
+    if (m_fd >= 0)
+        m_target = path; // finish()'s messages name the file being placed
+    std::optional<WriteFailure> failure = finish();
+    if (!failure && m_temp.empty())
+        failure = WriteFailure { "cannot write " + path.string() + ": the file was already placed", false };
+    if (!failure) {
+        if (mode == ReplaceMode::Never)
+            failure = renameNoReplace(m_temp, path);
+        else if (::rename(m_temp.c_str(), path.c_str()) != 0)
+            failure = WriteFailure { errnoText("cannot rename " + m_temp.string() + " to", path, errno), false };
+    }
+    if (failure) {
+        // Complete or absent: only a taken name keeps the finished file, for a claim under another name.
+        if (!failure->nameTaken && !m_temp.empty()) {
+            ::unlink(m_temp.c_str());
+            m_temp.clear();
+        }
         return failure;
-    std::optional<WriteFailure> failure;
-    if (mode == ReplaceMode::Never)
-        failure = renameNoReplace(m_temp, path);
-    else if (::rename(m_temp.c_str(), path.c_str()) != 0)
-        failure = WriteFailure { errnoText("cannot rename " + m_temp.string() + " to", path, errno), false };
-    if (failure)
-        return failure;
+    }
     m_temp.clear();
     syncFolder(folderOf(path));
     return std::nullopt;

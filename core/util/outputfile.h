@@ -52,7 +52,7 @@ public:
     PendingFile& operator=(PendingFile&&) = delete;
     ~PendingFile();
 
-    /// Appends text; false once a write failed (finish() says why).
+    /// Appends text; false once a write failed (finish() says why, naming the output, not the temporary file).
     bool write(std::string_view text);
     /// Flushes and closes the file; the first failure of write() or of this.
     std::optional<WriteFailure> finish();
@@ -60,11 +60,41 @@ public:
     std::optional<WriteFailure> claim(const std::filesystem::path& path, ReplaceMode mode = ReplaceMode::Never);
 
 private:
-    PendingFile(int fd, std::filesystem::path temp) : m_fd(fd), m_temp(std::move(temp)) {}
+    PendingFile(int fd, std::filesystem::path temp, std::filesystem::path target)
+        : m_fd(fd), m_temp(std::move(temp)), m_target(std::move(target)) {}
     int m_fd = -1;
-    std::filesystem::path m_temp; ///< empty once claimed
+    std::filesystem::path m_temp;   ///< empty once claimed or given up
+    std::filesystem::path m_target; ///< the output's name, which messages give (never the temporary name)
     std::string m_error;
 };
+
+/**
+ * @brief Appends `text` to an output file this run created (a CSV growing row by row), all of it or none.
+ *
+ * Opened O_APPEND | O_NOFOLLOW (a symlink planted at the name is refused, never followed); a failed write or
+ * close (a full disk) cuts the file back to its size before, so it never ends in half a row. Returns the
+ * failure ("cannot write PATH: No space left on device"), or nothing.
+ */
+std::optional<std::string> appendToOutput(const std::filesystem::path& path, std::string_view text);
+
+/// The steps of writing an output that the full-disk test seam can fail.
+enum class OutputStep : std::uint8_t { Write, Fsync, Close };
+
+/**
+ * @brief The test seam for a full disk (docs/reliability.md, "Full disk"): true when this step is to fail with
+ * ENOSPC.
+ *
+ * PROBESCOPE_TEST_ENOSPC=write:N (a bare N is the same), fsync:N or close:N makes the N-th write, fsync or
+ * close of an output file in this process (counted from 1 over every output writer) fail with ENOSPC; N = 0
+ * or "write:all" fails every one. Unset (every real run): always false, at the cost of one relaxed load.
+ * setTestFullDisk() sets the same from a test; an empty spec turns it off.
+ */
+bool injectFullDisk(OutputStep step);
+void setTestFullDisk(std::string_view spec);
+
+/// write(2) of all of `text` to an output's descriptor, retried on short writes and EINTR; false with `err`
+/// (errno) on failure, including the full-disk seam (which writes half of `text` first, as a full disk does).
+bool writeOutputFd(int fd, std::string_view text, int& err);
 
 /// Moves `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE, link-then-unlink fallback).
 std::optional<WriteFailure> renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to);

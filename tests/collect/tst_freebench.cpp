@@ -10,6 +10,8 @@
 #include "freebenchlayers.h"
 #include "model.h"
 
+#include "core/util/outputfile.h"
+
 #include <probescope/collect/precisiondebugger.h>
 
 #include <torch/torch.h>
@@ -408,6 +410,49 @@ TEST(FreeBenchCsv, FileHasBomHeaderAndAppendsReplacingAnEarlierRun)
     ASSERT_FALSE(csv.append(row));
     EXPECT_EQ(readAll(file), kHead + "0,no_change,forward,0,Aten.a.0.forward,0.5,,,\r\n"
                                      "0,no_change,forward,0,Aten.b.0.forward,0.5,,,\r\n");
+}
+
+// Issue 25: the free benchmark's CSV goes through the one output writer (util/outputfile.h).
+TEST(FreeBenchCsv, AFullDiskLeavesNoFileAndNoHalfRow)
+{
+    TempDir temp;
+    const fs::path file = temp.path() / "step0" / "rank" / "free_benchmark.csv";
+    fb::CsvFile csv(file);
+    ASSERT_FALSE(csv.clearStale());
+    fb::CsvRow row;
+    row.pertMode = "no_change";
+    row.apiName = "Aten.a.0.forward";
+    row.maxRel = "0.5";
+    setTestFullDisk("write:1"); // the header's write
+    auto problem = csv.append(row);
+    setTestFullDisk("");
+    ASSERT_TRUE(problem);
+    EXPECT_NE(problem->message.find(std::strerror(ENOSPC)), std::string::npos) << problem->message;
+    EXPECT_TRUE(fs::is_empty(file.parent_path())); // no file, no free_benchmark.csv.tmp
+    ASSERT_FALSE(csv.append(row));
+    setTestFullDisk("write:1"); // the second row's write
+    row.apiName = "Aten.b.0.forward";
+    problem = csv.append(row);
+    setTestFullDisk("");
+    ASSERT_TRUE(problem);
+    EXPECT_EQ(readAll(file), kHead + "0,no_change,forward,0,Aten.a.0.forward,0.5,,,\r\n");
+}
+
+TEST(FreeBenchCsv, NeverFollowsASymlinkPlantedAtTheName)
+{
+    TempDir temp;
+    const fs::path victim = temp.path() / "victim.txt";
+    writeFile(victim, "not yours\n");
+    const fs::path file = temp.path() / "rank" / "free_benchmark.csv";
+    fs::create_directories(file.parent_path());
+    fs::create_symlink(victim, file);
+    fb::CsvFile csv(file);
+    fb::CsvRow row;
+    row.apiName = "Aten.a.0.forward";
+    EXPECT_TRUE(csv.append(row)); // refused: neither the header nor the row goes through the link
+    EXPECT_EQ(readAll(victim), "not yours\n");
+    // The old fixed temporary name is not used either.
+    EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 #include "../../core/collect/ptwriter.h"
 #include "core/tensor/tensor.h"
+#include "core/util/outputfile.h"
 #include "core/tensortorch/torchpt.h"
 
 #include <cstring>
@@ -141,4 +142,27 @@ TEST(PtWriter, ErrorNamesTheFile)
     ASSERT_TRUE(problem);
     EXPECT_EQ(problem->id, "collect.io");
     EXPECT_NE(problem->format().find("/nonexistent-folder/x.pt"), std::string::npos);
+}
+
+// Issue 25: a .pt the writer could not finish (a full disk) is removed, never left cut short under its name, and a
+// symlink planted at the name is not followed.
+TEST(PtWriter, AFullDiskLeavesNoCutFileAndASymlinkIsNotFollowed)
+{
+    TempDir temp;
+    const float values[3] = { 1.0f, -2.5f, 3.25f };
+    collect::PtTensorBytes t { "FloatStorage", { 3 }, values, sizeof values, 4 };
+    const fs::path file = temp.path() / "Aten.relu.0.forward.output.0.pt";
+    for (const char* spec : { "write:1", "close:1" }) {
+        setTestFullDisk(spec);
+        const auto problem = collect::writePt(file, t);
+        setTestFullDisk("");
+        ASSERT_TRUE(problem) << spec;
+        EXPECT_NE(problem->message.find(std::strerror(ENOSPC)), std::string::npos) << problem->message;
+        EXPECT_FALSE(fs::exists(file)) << spec;
+    }
+    const fs::path victim = temp.path() / "victim.txt";
+    writeFile(victim, "not yours\n");
+    fs::create_symlink(victim, file);
+    EXPECT_TRUE(collect::writePt(file, t));
+    EXPECT_EQ(readAll(victim), "not yours\n");
 }

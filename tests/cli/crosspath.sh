@@ -1,0 +1,324 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Issue 25's cross-path table: each damaged or hostile input (a row) through every path (a column), each cell
+# with its one expected outcome (docs/reliability.md, "The cross-path table").
+#
+# usage: crosspath.sh CLI FIXTURES WORKDIR ROW|all [GUI] [RUNUT]
+#   GUI    the probescope binary (scripted mode, offscreen), or "" when the UI is not built: that column is skipped
+#   RUNUT  ON when run-ut has its LibTorch plugin, else that column is skipped
+# Prints one line per row: "ROW  info:ok tree:ok c12:FAIL(...) ...", and exits 1 when a cell fails.
+#
+# Expected outcomes: 0 / 1 / 2 = that exit status; * = 0 or 1 (the path does not look at what is damaged, or
+# only the bound matters: a ptdbg .npy holds the real shape, a 100 KB row name names no .npy file);
+# same = the exit status and result CSVs of the row's twin input (bare NaN vs "nan"); - = not applicable.
+# Every cell that runs is also checked for: exit < 128 and no hang (20 s), the damaged file named on exit 1,
+# the usage error explained on exit 2, the value planted outside the dump (4242.25) never shown or written,
+# every file already in the output folder kept byte for byte, and no temporary file left there.
+set -u
+cli=$1 fixtures=$2 work=$3 want=$4 gui=${5:-} runut=${6:-OFF}
+S=$fixtures/modelA_statistics_mix
+T=$fixtures/modelA_tensor_mix
+P=$fixtures/legacy_ptdbg/all_mode
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+export QT_QPA_PLATFORM=offscreen
+# A column whose program is not built is skipped, not failed: the GUI in dev-asan, run-ut without its plugin.
+[ -n "$gui" ] && [ ! -x "$gui" ] && gui=""
+if [ "$runut" = ON ]; then
+    "$cli" run-ut -api_info "$work/no-such-dump.json" -o "$work/probe-$want" >/dev/null 2>"$work/probe-$want.err"
+    grep -q "no-such-dump.json" "$work/probe-$want.err" || runut=OFF
+fi
+# The sentinel: a float32 .npy outside every dump, holding 4242.25 (an escaping name must never reach it).
+SENTINEL=4242.25
+
+columns=(info tree c12 c26 ptdbg da job resume runut gui)
+
+# ---- inputs ------------------------------------------------------------------------------------------------
+
+# template KIND DEST: a fresh writable NPU/bench pair in DEST/{npu,bench}/step0/rank (KIND stat or tensor) and
+# a ptdbg pair in DEST/pkl/{npu,bench}/rank0/{dump.pkl,dump/}.
+template() {
+    local kind=$1 dest=$2 from
+    [ "$kind" = tensor ] && from=$T || from=$S
+    rm -rf "$dest" && mkdir -p "$dest"
+    for side in npu bench; do
+        mkdir -p "$dest/$side/step0"
+        cp -r "$from/$side/step0/rank" "$dest/$side/step0/"
+        mkdir -p "$dest/pkl/$side"
+        cp -r "$P/$side/ptdbg_dump_v6.0/step0/rank0" "$dest/pkl/$side/"
+    done
+    chmod -R u+w "$dest"
+    mkdir -p "$dest/outside"
+    # .npy v1.0: magic, header length 118 (10 + 118 = 128), the header padded to it, then two float32 4242.25.
+    {
+        printf '\x93NUMPY\x01\x00\x76\x00'
+        printf "%-117s\n" "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"
+        printf '\x80\x91\x84\x45\x80\x91\x84\x45'
+    } >"$dest/outside/evil.npy"
+}
+
+# edit FILE PERL-SUBSTITUTION: the first match only; fails the row when nothing changed.
+edit() {
+    local file=$1 expr=$2
+    cp "$file" "$file.orig"
+    EXPR=$expr perl -0777 -pe 'BEGIN { $e = $ENV{EXPR} } eval $e; die $@ if $@' "$file.orig" >"$file"
+    if cmp -s "$file" "$file.orig"; then echo "edit changed nothing: $expr in $file" >&2; rm -f "$file.orig"; return 1; fi
+    rm -f "$file.orig"
+}
+
+# deep N: N '[' then N ']'.
+deep() { perl -e 'print "[" x $ARGV[0], "]" x $ARGV[0]' "$1"; }
+
+# damage ROW DEST: applies the row's damage to a pair made by template. Sets NAME (what a message on exit 1 must
+# contain), SIDE (npu or bench: the side info, tree and run-ut read) and PNAME (NAME for the ptdbg column).
+damage() {
+    local row=$1 d=$2
+    local bj=$d/bench/step0/rank/dump.json nj=$d/npu/step0/rank/dump.json
+    local bp=$d/pkl/bench/rank0/dump.pkl np=$d/pkl/npu/rank0/dump.pkl
+    SIDE=bench NAME=bench/step0/rank/dump.json PNAME=bench/rank0/dump.pkl
+    case $row in
+    clean | options) ;;
+    fulldisk) NAME='No space left on device' PNAME=$NAME ;;
+    cut)
+        local size; size=$(stat -c %s "$bj")
+        head -c $((size / 2)) "$bj" >"$bj.x" && mv "$bj.x" "$bj"
+        size=$(stat -c %s "$bp"); head -c $((size / 2)) "$bp" >"$bp.x" && mv "$bp.x" "$bp" ;;
+    mistyped)
+        edit "$bj" 's/"Max": [-0-9.eE]+/"Max": "abc"/' || return 1
+        edit "$bp" 's/\[([-0-9.eE]+), ([-0-9.eE]+), ([-0-9.eE]+), ([-0-9.eE]+)\]\]/["abc", $2, $3, $4]]/' || return 1 ;;
+    entry_x)
+        edit "$bj" 's/("data": \{\s*)"/$1"Functional.gelu.99.forward": "x", "/' || return 1
+        edit "$bp" 's/\n/\n"x"\n/' || return 1 ;;
+    syntax)
+        edit "$bj" 's/"Max": /"Max" /' || return 1
+        edit "$bp" 's/\], \[/] [/' || return 1 ;;
+    empty)
+        echo '{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {}}' >"$bj"
+        : >"$bp" ;;
+    long_name)
+        # A 100 KB API name on both sides (a regex over it overflowed the stack in the ptdbg profile).
+        for f in "$bj" "$nj"; do
+            edit "$f" 's/"Functional\.conv2d\.0\.forward"/"\"Functional.conv2d" . ("a" x 100000) . ".0.forward\""/e' || return 1
+        done
+        for f in "$bp" "$np"; do
+            edit "$f" 's/"Functional\.conv2d\.0\.forward\.input\.0"/"\"Functional.conv2d" . ("a" x 100000) . ".0.forward.input.0\""/e' || return 1
+        done ;;
+    utf8)
+        edit "$bj" 's/"Functional\./"Functional\xff./' || return 1
+        edit "$bp" 's/"Functional\./"Functional\xff./' || return 1 ;;
+    nan)
+        # The twin (T/) holds "nan" where this one holds the bare token NaN: both must be judged alike.
+        edit "$bj" 's/"Max": [-0-9.eE]+/"Max": NaN/' || return 1 ;;
+    escape)
+        # A tensor dump whose first data_name leaves the dump folder (on both sides, so the rows match).
+        edit "$bj" 's/"data_name": "[^"]*"/"data_name": "..\/..\/..\/..\/outside\/evil.npy"/' || return 1
+        edit "$nj" 's/"data_name": "[^"]*"/"data_name": "..\/..\/..\/..\/outside\/evil.npy"/' || return 1
+        edit "$bp" 's/"Functional\.conv2d\.0\.forward\.input\.0"/"..\/..\/..\/..\/outside\/evil"/' || return 1
+        edit "$np" 's/"Functional\.conv2d\.0\.forward\.input\.0"/"..\/..\/..\/..\/outside\/evil"/' || return 1
+        NAME='outside/evil|data_name|escapes|outside' PNAME=$NAME ;;
+    symlink_dir)
+        # The NPU's tensor folder is a symlink to the bench's: the NPU would be compared with the bench's own data.
+        rm -rf "$d/npu/step0/rank/dump_tensor_data" "$d/pkl/npu/rank0/dump"
+        ln -s "$d/bench/step0/rank/dump_tensor_data" "$d/npu/step0/rank/dump_tensor_data"
+        ln -s "$d/pkl/bench/rank0/dump" "$d/pkl/npu/rank0/dump"
+        SIDE=npu NAME='dump_tensor_data' PNAME='dump' ;;
+    duplicate)
+        # A folder holding two dumps of the same (step, rank), the issue's "npu/ and bench/ given as the NPU".
+        mkdir -p "$d/both"
+        cp -r "$d/npu" "$d/bench" "$d/both/"
+        NAME='both/(npu|bench)/step0/rank' PNAME=- ;;
+    huge)
+        # The same impossible shape on both sides: only a path that builds tensors from it may object.
+        edit "$bj" 's/"shape": \[[0-9, ]*\]/"shape": [100000, 100000, 100000]/' || return 1
+        edit "$nj" 's/"shape": \[[0-9, ]*\]/"shape": [100000, 100000, 100000]/' || return 1
+        edit "$bp" 's/\[2, 1, 4, 4\]/[100000, 100000, 100000]/' || return 1
+        edit "$np" 's/\[2, 1, 4, 4\]/[100000, 100000, 100000]/' || return 1
+        NAME='runut.too-large|bench/step0/rank/dump.json' ;;
+    deep_json)
+        local nest; nest=$(deep 50000) # 100,000 bytes: an environment string holds at most 128 KiB
+        NEST=$nest edit "$bj" 's/"input_args": \[/"input_args": $ENV{NEST}, "x": [/' || return 1
+        NEST=$nest edit "$bp" 's/, \[\], /, $ENV{NEST}, /' || return 1 ;;
+    deep_model)
+        # 3,000 modules nested in one chain on both sides (dump.json and construct.json): linear cost, no crash.
+        for f in "$bj" "$nj"; do
+            perl -e 'my $n = $ARGV[0]; my @e; for my $i (0 .. $n - 1) { push @e, "\"Module.m$i.Block.forward.0\": {\"input_args\": [], \"input_kwargs\": {}, \"output\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2], \"Max\": 1.0, \"Min\": 0.0, \"Mean\": 0.5, \"Norm\": 1.0, \"requires_grad\": false}]}" }
+                     print "{\"task\": \"statistics\", \"level\": \"mix\", \"framework\": \"pytorch\", \"dump_data_dir\": null, \"data\": {", join(", ", @e), "}}\n"' 3000 >"$f"
+            perl -e 'my $n = $ARGV[0]; my @e; for my $i (0 .. $n - 1) { push @e, "\"Module.m$i.Block.forward.0\": " . ($i ? "\"Module.m" . ($i - 1) . ".Block.forward.0\"" : "null") }
+                     print "{", join(", ", @e), "}\n"' 3000 >"$(dirname "$f")/construct.json"
+            echo '{}' >"$(dirname "$f")/stack.json"
+        done ;;
+    oddpath) ;; # the whole pair is moved under a folder whose name is not UTF-8 (see cell_inputs)
+    *) echo "unknown row $row" >&2; return 1 ;;
+    esac
+}
+
+# The expected outcome of each row, in the order of `columns`.
+declare -A expect=(
+    [clean]="0 0 0 0 0 0 0 0 0 0"
+    [cut]="1 1 1 1 1 1 1 1 1 1"
+    [mistyped]="1 1 1 1 1 1 1 1 1 1"
+    [entry_x]="1 1 1 1 1 1 1 1 1 1"
+    [utf8]="1 1 1 1 1 1 1 1 1 1"
+    [syntax]="1 1 1 1 1 1 1 1 1 1"
+    [empty]="0 0 1 1 1 1 1 1 * 1"
+    [long_name]="0 0 0 0 * 0 0 0 0 0"
+    [nan]="0 0 same same - same same same - 0"
+    [escape]="1 0 1 1 1 1 1 1 1 1"
+    [symlink_dir]="* 0 1 1 1 1 1 1 * 1"
+    [duplicate]="1 1 1 1 - 1 1 1 - 1"
+    [huge]="0 0 0 0 * 0 0 0 1 0"
+    [deep_json]="1 1 1 1 1 1 1 1 1 1"
+    [deep_model]="0 0 0 0 - 0 0 0 0 0"
+    [oddpath]="0 0 0 0 0 0 0 0 0 0"
+    [fulldisk]="0 0 1 1 1 1 1 1 1 0"
+    [options]="2 2 2 2 2 2 2 2 2 -"
+)
+rows=(clean cut mistyped entry_x utf8 syntax empty long_name nan escape symlink_dir duplicate huge deep_json deep_model oddpath fulldisk options)
+
+# ---- one cell ------------------------------------------------------------------------------------------------
+
+# command COLUMN DIR OUT [resume]: sets CMD (an array) for the column on the pair in DIR.
+command() {
+    local col=$1 d=$2 out=$3 npu=$2/npu bench=$2/bench side=$2/$SIDE/step0/rank
+    [ "$ROW" = duplicate ] && npu=$d/both
+    local bad=()
+    case $col in
+    info) [ "$ROW" = options ] && bad=(--xlsx); [ "$ROW" = duplicate ] && side=$d/both
+        CMD=("$cli" info "$side" "${bad[@]}") ;;
+    tree) [ "$ROW" = options ] && bad=(-o "$out"); [ "$ROW" = duplicate ] && side=$d/both
+        CMD=("$cli" tree "$side" "${bad[@]}") ;;
+    c12 | c26)
+        [ "$ROW" = options ] && bad=(--exec-order)
+        [ "$col" = c26 ] && bad+=(--profile msprobe-26)
+        local n=$npu/step0 b=$bench/step0
+        [ "$ROW" = duplicate ] && n=$npu b=$bench
+        CMD=("$cli" compare --npu "$n" --bench "$b" -o "$out" -j 1 "${bad[@]}") ;;
+    ptdbg) [ "$ROW" = options ] && bad=(--exec-order)
+        CMD=("$cli" compare --profile ptdbg --npu "$d/pkl/npu/rank0" --bench "$d/pkl/bench/rank0" -o "$out" "${bad[@]}") ;;
+    da) [ "$ROW" = options ] && bad=(--xlsx)
+        local n=$npu/step0
+        [ "$ROW" = duplicate ] && n=$npu
+        CMD=("$cli" compare --profile msprobe-26 -da --npu "$n" --bench "$bench/step0" -o "$out" "${bad[@]}") ;;
+    job | resume)
+        [ "$ROW" = options ] && bad=(--verify)
+        [ "$col" = resume ] && bad+=(--resume)
+        CMD=("$cli" compare --npu "$npu" --bench "$bench" -o "$out" -j 1 "${bad[@]}") ;;
+    runut) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" run-ut -api_info "$side/dump.json" -o "$out" "${bad[@]}") ;;
+    gui) CMD=("$gui" --screenshot "$out/shot.png" "$npu" "$bench") ;;
+    esac
+}
+
+# Files in a folder with their checksums, to prove that none was replaced.
+inventory() { (cd "$1" 2>/dev/null && find . -type f -print0 | xargs -0r md5sum | sort) ; }
+
+# result CSVs of a folder, names left out (they carry timestamps).
+results() { find "$1" -name 'compare_result*.csv' -print0 2>/dev/null | sort -z | xargs -0r cat | md5sum; }
+
+CELL=""
+# run_cell COLUMN EXPECTED: runs one cell of row $ROW and sets CELL to ok, FAIL(...), - or skip.
+run_cell() {
+    local col=$1 want=$2
+    if [ "$want" = - ]; then CELL=-; return; fi
+    if [ "$col" = gui ] && [ -z "$gui" ]; then CELL=skip; return; fi
+    if [ "$col" = runut ] && [ "$runut" != ON ]; then CELL=skip; return; fi
+    local kind=stat
+    case $ROW in escape | symlink_dir) kind=tensor ;; esac
+    local base=$work/$ROW/$col
+    local d=$base/in out=$base/out
+    rm -rf "$base" && mkdir -p "$base"
+    template $kind "$d" || { CELL="FAIL(template)"; return; }
+    mkdir -p "$out"
+    # Output files that were there before: a run may add files, never change or remove these.
+    echo "PLANTED by crosspath.sh" >"$out/job_summary.csv"
+    echo '{"planted": true}' >"$out/job_summary.json"
+    echo "PLANTED" >"$out/compare_result_20260101000000.csv"
+    local env=()
+    if [ "$col" = resume ]; then
+        # The resume column: a whole job on the clean pair first, then the damage, then --resume, which must
+        # redo what changed and answer as a fresh run does.
+        local first=("$cli" compare --npu "$d/npu" --bench "$d/bench" -o "$out" -j 1)
+        timeout 20 "${first[@]}" >"$base/first.out" 2>&1
+    fi
+    damage "$ROW" "$d" || { CELL="FAIL(damage)"; return; }
+    if [ "$ROW" = oddpath ]; then
+        local odd=$base/$'odd\xff dir'
+        mv "$d" "$odd" && d=$odd
+    fi
+    [ "$ROW" = fulldisk ] && env=(PROBESCOPE_TEST_ENOSPC=write:all)
+    [ "$col" = ptdbg ] && NAME=$PNAME
+    command "$col" "$d" "$out"
+    local before; before=$(inventory "$out")
+    local start=$SECONDS
+    env "${env[@]}" timeout 20 "${CMD[@]}" >"$base/stdout" 2>"$base/stderr"
+    local rc=$?
+    local took=$((SECONDS - start))
+    local problems=()
+    if [ $rc = 124 ]; then problems+=("hang>20s")
+    elif [ $rc -ge 128 ]; then problems+=("crash rc=$rc")
+    else
+        case $want in
+        same)
+            # The twin: the same pair with "nan" for NaN.
+            local twin=$base/twin
+            template stat "$twin/in"
+            mkdir -p "$twin/out"
+            edit "$twin/in/bench/step0/rank/dump.json" 's/"Max": [-0-9.eE]+/"Max": "nan"/'
+            local saveOut=$out
+            command "$col" "$twin/in" "$twin/out"
+            timeout 20 "${CMD[@]}" >"$twin/stdout" 2>"$twin/stderr"
+            local trc=$?
+            [ $rc = $trc ] || problems+=("exit $rc, \"nan\" twin $trc")
+            [ "$(results "$saveOut")" = "$(results "$twin/out")" ] || problems+=("results differ from the \"nan\" twin")
+            ;;
+        '*') [ $rc = 0 ] || [ $rc = 1 ] || problems+=("exit $rc, expected 0 or 1") ;;
+        *) [ $rc = "$want" ] || problems+=("exit $rc, expected $want") ;;
+        esac
+        if [ $rc = 1 ] && [ "$want" = 1 ] && [ "$NAME" != - ]; then
+            grep -qaE -- "$NAME" "$base/stdout" "$base/stderr" || problems+=("no message names /$NAME/")
+        fi
+        if [ $rc = 2 ] && [ "$want" = 2 ]; then
+            grep -qaE -- "does not apply|applies to|unknown" "$base/stderr" || problems+=("usage error without a reason")
+        fi
+    fi
+    if grep -rqa -- "$SENTINEL" "$base/stdout" "$base/stderr" "$out" 2>/dev/null; then
+        problems+=("read outside the dump ($SENTINEL shown)")
+    fi
+    local after; after=$(inventory "$out")
+    local missing; missing=$(comm -23 <(echo "$before") <(echo "$after"))
+    [ -z "$missing" ] || problems+=("replaced or removed: $(echo "$missing" | awk '{print $2}' | tr '\n' ' ')")
+    if find "$out" -name '.*.tmp*' -o -name '*.tmp' 2>/dev/null | grep -q .; then problems+=("temporary file left"); fi
+    if [ ${#problems[@]} = 0 ]; then
+        CELL="ok"
+        rm -rf "$base" # keep only what failed
+    else
+        local IFS=';'
+        CELL="FAIL(${problems[*]}; ${took}s)"
+        echo "  $ROW/$col: ${CMD[*]}" >"$base/command.txt"
+    fi
+}
+
+run_row() {
+    ROW=$1
+    local wants
+    read -r -a wants <<<"${expect[$ROW]}" # no glob: "*" is an outcome here
+    local line="$ROW" failed=0 i
+    for i in "${!columns[@]}"; do
+        run_cell "${columns[$i]}" "${wants[$i]}"
+        line+="  ${columns[$i]}:$CELL"
+        case $CELL in FAIL*) failed=1 ;; esac
+    done
+    echo "$line"
+    return $failed
+}
+
+status=0
+if [ "$want" = all ]; then
+    for r in "${rows[@]}"; do run_row "$r" || status=1; done
+elif [ -n "${expect[$want]:-}" ]; then
+    run_row "$want" || status=1
+else
+    echo "unknown row $want (rows: ${rows[*]})" >&2
+    exit 2
+fi
+exit $status
