@@ -79,7 +79,10 @@ usage:
       rank pair and, when some node diverges, diff_analyze_NANOSECONDS.json naming the first
       diverging node(s) of the job, following communication between ranks; every
       compare_result_rank*.json already in OUT is analysed too, as msprobe does. On two
-      dump.json files -da changes nothing (as in msprobe 26). See docs/msprobe26-da.md.
+      dump.json files -da changes nothing (as in msprobe 26). A damaged rank dump or rank
+      table stops the run with exit 1 and nothing written; --salvage analyses what can be
+      read (exit status still 1). Only -i/--npu/--bench, -o, --profile and --salvage go
+      with -da: any other option is a usage error. See docs/msprobe26-da.md.
       -cm [MAP] cell_mapping: Cell.* names become Module.*, MAP renames cell paths
       ("fc2.Dense: fc2.Linear"); with msprobe-26 also for PyTorch dumps.
       -am [MAP] api_mapping: Mint.* -> Torch.*, MintFunctional.* -> Functional.*; MAP is a
@@ -208,6 +211,7 @@ struct Args
     bool diffAnalyze = false; ///< -da (msprobe 26's first-divergence analysis)
     cli::JobCliArgs job;      ///< --step/--rank lists, --resume, --pair-threads (jobcli.h)
     bool salvage = false; ///< --salvage: compare what a damaged dump holds (issue 20)
+    std::vector<std::string> typed; ///< every option as typed, in order (-da refuses those it does not implement)
 };
 
 std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
@@ -285,8 +289,15 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
     rules.reserved = [](std::string_view word, const std::vector<std::string_view>& positional) {
         return word == "compare" && std::find(positional.begin(), positional.end(), "compare") == positional.end();
     };
+    // Which options were typed, for a command that implements only some of them (-da).
+    std::vector<Option> recording = options;
+    for (Option& o : recording)
+        o.apply = [apply = o.apply, &args](std::string_view name, Value v) {
+            args.typed.emplace_back(name);
+            return apply(name, v);
+        };
     std::vector<std::string_view> positional;
-    if (auto error = cli::parseOptions(argc, argv, 1, options, rules, positional))
+    if (auto error = cli::parseOptions(argc, argv, 1, recording, rules, positional))
         return error;
     if (!positional.empty() && positional[0] == "compare") {
         args.command = "compare";
@@ -374,6 +385,38 @@ int runTree(const Args& args)
     return errors ? kExitInputError : kExitOk;
 }
 
+/// Why an option typed with -da does not apply to it (docs/msprobe26-da.md), or nothing for -da's own options.
+std::optional<std::string> notForDiffAnalyze(std::string_view option)
+{
+    static const std::vector<std::pair<std::vector<std::string_view>, std::string_view>> reasons = {
+        { { "-i", "--input", "-o", "--output", "--npu", "--bench", "--profile", "-da", "--diff-analyze",
+            "--diff_analyze", "--salvage" },
+          {} },
+        { { "--step", "--rank" }, "-da takes two step folders (for example npu/step0): the step is the folder, and it "
+                                  "pairs every rank folder in them" },
+        { { "--resume", "--pair-threads" }, "-da is not a whole-job compare: it always compares every rank pair and "
+                                            "writes new rank tables" },
+        { { "-s", "--stack_mode" }, "-da adds the stack column whenever stack.json lies beside the NPU dump (msprobe 26 "
+                                    "refuses -s with -da)" },
+        { { "-j", "--jobs" }, "-da compares statistics only and reads no tensor file" },
+        { { "-c", "--compare_only" }, "-da writes no advisor file" },
+        { { "--verify", "--exec-order", "--no-marks" }, "it is an option of info and tree" },
+    };
+    for (const auto& [names, reason] : reasons) {
+        if (std::find(names.begin(), names.end(), option) != names.end()) {
+            if (reason.empty())
+                return std::nullopt;
+            return std::string(option) + " does not apply to -da (msprobe 26's first-divergence analysis): "
+                + std::string(reason);
+        }
+    }
+    // -f, -dm, -cm, -am, -lm, --xlsx: msprobe 26 accepts them with -da and ignores them; ignoring one silently would
+    // give a result the user did not ask for.
+    return std::string(option) + " does not apply to -da (msprobe 26's first-divergence analysis): -da compares "
+        + "every rank pair with msprobe 26's fixed settings (msprobe accepts " + std::string(option)
+        + " there and ignores it)";
+}
+
 /// -da on two step folders (docs/msprobe26-da.md); nullopt when -da does not apply (two dump.json files:
 /// msprobe 26 then runs its ordinary compare).
 std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput& input)
@@ -381,16 +424,35 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
     std::error_code ec;
     if (!std::filesystem::is_directory(input.npuPath, ec) && !std::filesystem::is_directory(input.benchPath, ec))
         return std::nullopt;
-    auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out);
+    for (const std::string& option : args.typed) {
+        if (const auto why = notForDiffAnalyze(option))
+            return usageError(*why);
+    }
+    compare::msprobe26::DiffAnalyzeOptions options;
+    options.salvage = args.salvage;
+    auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out, options);
     if (!result) {
         std::cerr << result.error().format() << "\n";
         return kExitInputError;
     }
+    // The load step's findings, as compare prints them: a damaged rank dump refuses the run, or is salvaged with
+    // its losses said; either way the exit status is 1.
+    for (const auto& d : result->inputDiagnostics)
+        std::cerr << d.format() << "\n";
     for (const auto& d : result->diagnostics)
         std::cerr << d.format() << "\n";
+    if (result->refused) {
+        std::cout << "not analysed: rank dumps have errors (listed on stderr); nothing was written. --salvage "
+                     "analyses what can be read\n";
+        return kExitInputError;
+    }
+    for (const std::string& loss : result->salvaged)
+        std::cout << "SALVAGED, the result is partial: " << loss << "\n";
+    const bool partial = hasErrors(result->inputDiagnostics);
     for (const auto& line : result->log)
-        std::cout << "[INFO] " << line << "\n";
-    return kExitOk;
+        std::cout << "[INFO] " << (partial && line.starts_with("The analyze result") ? "(partial input) " : "") << line
+                  << "\n";
+    return partial ? kExitInputError : kExitOk;
 }
 
 int runCompare(const Args& args)
