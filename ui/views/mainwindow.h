@@ -217,6 +217,8 @@ private:
     RankOverviewPanel* m_rankPanel = nullptr;
     QTableView* m_diagnosticsView = nullptr;
     LoadProblemBanner* m_banner = nullptr;
+    /// What the trend plot's last load found in the dumps of every step and rank (shown with the pair's own).
+    Diagnostics m_trendProblems;
     FreeBenchmarkPanel* m_freeBench = nullptr;
     NodeBadgeDelegate* m_badges = nullptr;
     QString m_pendingSelection; ///< a node to select once the pair being loaded is compared
