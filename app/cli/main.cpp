@@ -428,6 +428,9 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
         if (const auto why = notForDiffAnalyze(option))
             return usageError(*why);
     }
+    if (input.stackPath)
+        return usageError("compare.json's stack_path does not apply to -da (msprobe 26's first-divergence analysis): "
+                          "-da reads the stack.json beside each NPU rank's dump.json");
     compare::msprobe26::DiffAnalyzeOptions options;
     options.salvage = args.salvage;
     auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out, options);

@@ -111,6 +111,9 @@ options)
     done
     da 2 --resume
     has err.txt "--resume does not apply to -da \(msprobe 26's first-divergence analysis\): -da is not a whole-job compare"
+    printf '{"npu_path": "npu/step0", "bench_path": "bench/step0", "stack_path": "npu/step0/rank/stack.json"}' >c.json
+    run 2 "$cli" compare --profile msprobe-26 -da -i c.json -o OUT
+    has err.txt "stack_path does not apply to -da"
     da 0 --salvage # -da's own options still work
     ;;
 nan_tokens)
