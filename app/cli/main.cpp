@@ -553,16 +553,9 @@ int runCompare(const Args& args)
         for (const Diagnostic& d : table.diagnostics)
             std::cout << "  " << d.format() << "\n";
         // The load step's findings (issue 20): a damaged dump is refused, or salvaged with its losses said.
-        for (const Diagnostic& d : r.inputDiagnostics)
-            std::cerr << d.format() << "\n";
         inputErrors = inputErrors || r.refused || hasErrors(r.inputDiagnostics);
-        if (r.refused) {
-            std::cout << "  not compared: the dumps have errors (listed on stderr); --salvage compares what can be"
-                         " read\n";
+        if (cli::printLoadFindings(r, "the dumps have errors (listed on stderr); --salvage compares what can be read"))
             continue;
-        }
-        for (const std::string& loss : r.salvaged)
-            std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
         if (table.rows.empty()) {
             std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
             continue;

@@ -128,16 +128,9 @@ int runPtdbgCompare(const PtdbgCompareArgs& args)
                 std::cout << "  " << d.format() << "\n";
         }
         // The load step's findings and unreadable .npy files (issue 25): on stderr, and the run exits 1.
-        for (const Diagnostic& d : r.inputDiagnostics)
-            std::cerr << d.format() << "\n";
         inputErrors = inputErrors || r.refused || hasErrors(r.inputDiagnostics);
-        if (r.refused) {
-            std::cout << "  not compared: the input has errors (listed on stderr); --salvage compares what a damaged "
-                         ".pkl holds\n";
+        if (printLoadFindings(r, "the input has errors (listed on stderr); --salvage compares what a damaged .pkl holds"))
             continue;
-        }
-        for (const std::string& loss : r.salvaged)
-            std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
         if (table.rows.empty()) {
             std::cout << "  no API could be matched; nothing written\n";
             continue;

@@ -5,7 +5,9 @@
 #include "core/compare/comparetable.h"
 
 #include <cstddef>
+#include <iostream>
 #include <string>
+#include <string_view>
 
 namespace probescope::cli {
 
@@ -22,6 +24,26 @@ inline std::string rowSummary(const compare::CompareTable& table)
     }
     return "rows: " + std::to_string(table.rows.size()) + " (" + std::to_string(unmatched)
         + " without bench data), highlighted: " + std::to_string(red) + " red, " + std::to_string(yellow) + " yellow";
+}
+
+/**
+ * @brief The load step's findings of one compared pair, the same for every profile (issue 20, 25): the diagnostics
+ * on stderr; "not compared: …" when the pair was refused (then returns true: nothing more to print), else one
+ * "SALVAGED, the result is partial: …" line per loss. `refusedText` says what was damaged and how to go on.
+ * `Pair` is a pipeline or ptdbg pair result (inputDiagnostics, refused, salvaged).
+ */
+template<typename Pair>
+bool printLoadFindings(const Pair& pair, std::string_view refusedText)
+{
+    for (const Diagnostic& d : pair.inputDiagnostics)
+        std::cerr << d.format() << "\n";
+    if (pair.refused) {
+        std::cout << "  not compared: " << refusedText << "\n";
+        return true;
+    }
+    for (const std::string& loss : pair.salvaged)
+        std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
+    return false;
 }
 
 } // namespace probescope::cli

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/jsondocument.h"
+#include "core/util/utf8text.h"
 
 #include "core/dump/jsonscan.h"
 #include "core/util/textposition.h"
@@ -441,35 +442,10 @@ void appendUtf8(std::string& out, std::uint32_t cp)
 } // namespace
 
 namespace {
-/// Length of the valid UTF-8 sequence at p[0..n) (RFC 3629: no overlongs, surrogates or > U+10FFFF), 0 if invalid.
+/// Length of the valid UTF-8 sequence at p[0..n), 0 if invalid: the one RFC 3629 rule of core/util/utf8text.h.
 std::size_t utf8SequenceLength(const unsigned char* p, std::size_t n)
 {
-    const unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    std::size_t len = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        lo = c == 0xe0 ? 0xa0 : 0x80;
-        hi = c == 0xed ? 0x9f : 0xbf;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        lo = c == 0xf0 ? 0x90 : 0x80;
-        hi = c == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    if (len > n || p[1] < lo || p[1] > hi)
-        return 0;
-    for (std::size_t k = 2; k < len; ++k) {
-        if (p[k] < 0x80 || p[k] > 0xbf)
-            return 0;
-    }
-    return len;
+    return probescope::utf8SequenceLength(std::string_view(reinterpret_cast<const char*>(p), n), 0);
 }
 
 // One file with a broken encoding would otherwise give a diagnostic per string.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tensor/resolver.h"
+#include "core/tensor/pathutil.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,28 +14,6 @@
 namespace probescope::tensor {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-bool isInside(const fs::path& child, const fs::path& parent)
-{
-    auto c = child.begin();
-    for (auto p = parent.begin(); p != parent.end(); ++p, ++c) {
-        if (c == child.end() || *c != *p)
-            return false;
-    }
-    return true;
-}
-
-std::string lowerExtension(const fs::path& path)
-{
-    std::string ext = path.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; });
-    return ext;
-}
-
-} // namespace
 
 TensorResolver::TensorResolver(const fs::path& dumpDir, fs::path tensorDir)
     : m_tensorDir(std::move(tensorDir))

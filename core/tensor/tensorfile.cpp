@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tensor/tensor.h"
+#include "core/tensor/pathutil.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -29,16 +30,6 @@ std::string quoted(std::string_view text)
     if (text.size() > kMaxQuoted)
         return '"' + std::string(text.substr(0, kMaxQuoted)) + "\"... (" + std::to_string(text.size()) + " bytes)";
     return '"' + std::string(text) + '"';
-}
-
-bool isInside(const fs::path& child, const fs::path& parent)
-{
-    auto c = child.begin();
-    for (auto p = parent.begin(); p != parent.end(); ++p, ++c) {
-        if (c == child.end() || *c != *p)
-            return false;
-    }
-    return true;
 }
 
 /**
@@ -77,14 +68,6 @@ std::optional<fs::path> resolveLinks(const fs::path& base, const fs::path& relat
         pending.insert(pending.begin(), rest.begin(), rest.end());
     }
     return current;
-}
-
-std::string lowerExtension(const fs::path& path)
-{
-    std::string ext = path.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; });
-    return ext;
 }
 
 std::string shapeText(const std::vector<std::int64_t>& shape)

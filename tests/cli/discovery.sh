@@ -5,22 +5,7 @@
 # (cli.discovery.CASE). usage: discovery.sh CLI DEMO WORKDIR CASE
 set -u
 cli=$1 demo=$2 work=$3 case=$4
-w=$work/$case
-rm -rf "$w" && mkdir -p "$w"
-cd "$w" || exit 2
-
-fail() { echo "FAIL [$case]: $*" >&2; exit 1; }
-# run EXPECTED_RC CMD...: a 60 s limit (a hang is exit 124), output in out.txt / err.txt; a crash is never expected.
-run() {
-    local want=$1; shift
-    timeout 60 "$@" >out.txt 2>err.txt
-    local rc=$?
-    [ "$rc" = 124 ] && fail "hangs: $*"
-    [ "$rc" -ge 128 ] && { cat out.txt err.txt >&2; fail "crashed (exit $rc): $*"; }
-    [ "$rc" = "$want" ] || { cat out.txt err.txt >&2; fail "exit $rc, expected $want: $*"; }
-}
-has() { grep -qE -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks /$2/"; }; }
-lacks() { ! grep -qE -- "$2" "$1" || { cat "$1" >&2; fail "$1 has /$2/"; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/caselib.sh"
 # roots DEST: a copy of the demo's npu and bench roots (copied, not linked: a tensor folder must be inside its dump).
 roots() {
     for side in npu bench; do

@@ -6,21 +6,7 @@ set -u
 cli=$1 fixtures=$2 work=$3 case=$4
 F=$fixtures/modelA_tensor_mix
 S=$fixtures/modelA_statistics_mix
-w=$work/$case
-rm -rf "$w" && mkdir -p "$w"
-cd "$w" || exit 2
-
-fail() { echo "FAIL [$case]: $*" >&2; exit 1; }
-# run EXPECTED_RC CMD...: runs with a 60 s limit (a hang is exit 124), output in out.txt / err.txt.
-run() {
-    local want=$1; shift
-    timeout 60 "$@" >out.txt 2>err.txt
-    local rc=$?
-    [ "$rc" = 124 ] && fail "hangs: $*"
-    [ "$rc" = "$want" ] || { cat out.txt err.txt >&2; fail "exit $rc, expected $want: $*"; }
-}
-has() { grep -qE -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks /$2/"; }; }
-lacks() { ! grep -qE -- "$2" "$1" || { cat "$1" >&2; fail "$1 has /$2/"; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/caselib.sh"
 # copyside SIDE DEST [copy]: a rank folder of the tensor pair, its tensors copied (2 MB): a dump_tensor_data that is
 # a link leaving the dump folder is refused since issue 25 (docs/reliability.md, "One tensor resolver").
 copyside() {
