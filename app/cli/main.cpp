@@ -491,8 +491,12 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
 
 int runCompare(const Args& args)
 {
-    if (auto error = refuseForeign(args, kCompareScope))
-        return usageError(*error);
+    // Usage before input: an option compare does not take is said before any file is read. With -da, which options
+    // apply depends on whether the inputs are folders (-da's own table) or files (compare's), known once read.
+    if (!args.diffAnalyze) {
+        if (auto error = refuseForeign(args, kCompareScope))
+            return usageError(*error);
+    }
     compare::CompareInput input;
     if (!args.input.empty()) {
         auto parsed = compare::readCompareJson(args.input);
@@ -516,6 +520,8 @@ int runCompare(const Args& args)
         }
         if (const auto status = runDiffAnalyze(args, input))
             return *status;
+        if (auto error = refuseForeign(args, kCompareScope))
+            return usageError(*error);
     }
     compare::JobOptions options;
     options.stackFlag = args.stack;

@@ -366,16 +366,44 @@ Result<std::pair<fs::path, fs::path>> writeSummary(const fs::path& outDir, const
                          + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
 }
 
-/// --resume on a pair that is not complete: the outputs an interrupted run left for it (its names with any
-/// timestamp) go, so the rerun leaves one set of files per pair. Only names this pair's compare writes match.
-void removeIncompleteOutputs(const fs::path& dir, const compare::PlannedPair& pair)
+/// The outputs an earlier run wrote for this pair (its names with any timestamp); only names this pair's compare
+/// writes match.
+std::vector<fs::path> earlierOutputs(const fs::path& dir, const compare::PlannedPair& pair)
 {
     const std::string suffix = std::regex_replace(pair.suffix, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
     const std::regex ours("(compare_result|advisor)" + suffix + R"(_[0-9]{14}(_[0-9]+)?\.(csv|xlsx|txt))");
+    std::vector<fs::path> found;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (e.is_regular_file(ec) && std::regex_match(e.path().filename().string(), ours))
-            fs::remove(e.path(), ec);
+        if (e.is_regular_file(ec) && !e.is_symlink(ec) && std::regex_match(e.path().filename().string(), ours))
+            found.push_back(e.path());
+    }
+    return found;
+}
+
+/**
+ * --resume redid a pair (its inputs changed, or an earlier run was cut before its marker): once the new outputs
+ * are complete, the earlier run's outputs of the pair move to `.probescope/superseded/` beside the marker, so the
+ * folder reads as a fresh run's and nothing a user had is deleted or replaced (a taken name there gets _1, ...).
+ * When the redo fails (the dump is now damaged, say), they stay where they are.
+ */
+void supersede(const std::vector<fs::path>& earlier, const fs::path& dir)
+{
+    if (earlier.empty())
+        return;
+    const fs::path aside = dir / ".probescope" / "superseded";
+    std::error_code ec;
+    fs::create_directories(aside, ec);
+    for (const fs::path& f : earlier) {
+        const std::string stem = f.stem().string();
+        const std::string ext = f.extension().string();
+        for (int n = 0; n < 1000; ++n) {
+            const fs::path to = aside / (n == 0 ? f.filename().string() : stem + "_" + std::to_string(n) + ext);
+            if (!renameNoReplace(f, to))
+                break;
+            if (fs::symlink_status(f, ec).type() == fs::file_type::not_found)
+                break; // the source vanished meanwhile: nothing to keep
+        }
     }
 }
 
@@ -537,9 +565,12 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
                 j["resumed"] = true;
                 return dumpJson(j);
             }
-            removeIncompleteOutputs(pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir, pair);
         }
+        const fs::path pairDir = pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir;
+        const std::vector<fs::path> earlier = jobOptions.resume ? earlierOutputs(pairDir, pair) : std::vector<fs::path> {};
         PairSummary s = comparePlanned(pair, *mappings, options, outDir, stamp);
+        if (s.compared)
+            supersede(earlier, pairDir);
         if (s.compared) {
             // Written last: its presence means every output of the pair is complete (see --resume).
             if (auto ok = writeMarker(marker, markerText(s, outDir, inputs)); !ok) {

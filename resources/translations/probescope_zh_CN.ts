@@ -3378,12 +3378,10 @@
 <context>
     <name>DumpPreview</name>
     <message>
-        <source>the top level</source>
-        <translation>顶层</translation>
-    </message>
-    <message>
-        <source>%1 holds two dumps at %2: %3 and %4. Give one of them.</source>
-        <translation>%1 在 %2 处有两份 dump：%3 和 %4。请选择其中一份。</translation>
+        <source>%1 holds two dumps at one step and rank. Give one of them.
+%2</source>
+        <translation>%1 在同一 step 和 rank 处有两份 dump。请选择其中一份。
+%2</translation>
     </message>
     <message>
         <source>no step folder</source>

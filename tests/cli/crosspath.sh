@@ -210,10 +210,15 @@ command() {
 }
 
 # Files in a folder with their checksums, to prove that none was replaced.
-inventory() { (cd "$1" 2>/dev/null && find . -type f -print0 | xargs -0r md5sum | sort) ; }
+# A user's files of a folder. Resume markers (.probescope/pair_*) are ProbeScope's own state, rewritten by design;
+# outputs that a pair redone by --resume superseded are kept in .probescope/superseded/ and count as where they were.
+inventory() {
+    (cd "$1" 2>/dev/null && find . -type f ! -path '*/.probescope/pair_*' -print0 | xargs -0r md5sum \
+        | sed 's#/\.probescope/superseded/#/#' | sort)
+}
 
 # result CSVs of a folder, names left out (they carry timestamps).
-results() { find "$1" -name 'compare_result*.csv' -print0 2>/dev/null | sort -z | xargs -0r cat | md5sum; }
+results() { find "$1" -name .probescope -prune -o -name 'compare_result*.csv' -print0 2>/dev/null | sort -z | xargs -0r cat | md5sum; }
 
 CELL=""
 # run_cell COLUMN EXPECTED: runs one cell of row $ROW and sets CELL to ok, FAIL(...), - or skip.

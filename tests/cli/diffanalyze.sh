@@ -63,7 +63,7 @@ salvage)
     da 1 --salvage
     has out.txt "SALVAGED, the result is partial: [^ ]*bench/step0/rank/dump.json: cut after [0-9]+ bytes"
     has err.txt "error \[dump\.truncated\]"
-    has out.txt "Saving json file to disk: [^\n]*compare_result_rank_[0-9]+\.json"
+    has out.txt "Saving json file to disk: .*compare_result_rank_[0-9]+\.json"
     ls OUT/compare_result_rank_*.json >/dev/null 2>&1 || fail "--salvage wrote no rank table"
     ;;
 empty_ranks)

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <map>
 #include <set>
 #include <tuple>
 
@@ -70,16 +69,6 @@ QString formatName(dump::DumpFormat format)
     return {};
 }
 
-QString placeOf(const dump::RankLocation& r)
-{
-    QStringList parts;
-    if (!r.stepLabel.empty())
-        parts << toQ(r.stepLabel);
-    if (!r.rankLabel.empty())
-        parts << toQ(r.rankLabel);
-    return parts.isEmpty() ? QCoreApplication::translate("DumpPreview", "the top level") : parts.join(QStringLiteral(" · "));
-}
-
 } // namespace
 
 DumpPreview previewDump(const QString& path)
@@ -89,7 +78,14 @@ DumpPreview previewDump(const QString& path)
         return preview;
     auto layout = dump::discoverDump(path.toStdString());
     if (!layout) {
+        // The one discovery refuses two dumps at one (step, rank) place (a folder holding both npu/ and bench/, say):
+        // which of them would be compared is a guess. Its message names both files; the lead says it in the user's
+        // language.
         preview.problem = toQ(layout.error().format());
+        if (layout.error().id == "dump.duplicate-place")
+            preview.problem = QCoreApplication::translate("DumpPreview", "%1 holds two dumps at one step and rank. Give "
+                                                                         "one of them.\n%2")
+                                  .arg(path, preview.problem);
         return preview;
     }
     for (const Diagnostic& d : layout->diagnostics) {
@@ -97,19 +93,6 @@ DumpPreview previewDump(const QString& path)
             preview.problem = toQ(d.format());
         else if (d.severity != Severity::Error)
             preview.notes << toQ(d.format());
-    }
-    // Two dumps at one place (a folder holding both npu/ and bench/, say): which of them would be compared is a
-    // guess, so the folder is refused and the two are named.
-    std::map<std::tuple<std::int64_t, std::int64_t, std::string>, const dump::RankLocation*> seen;
-    for (const dump::RankLocation& r : layout->ranks) {
-        const auto [it, fresh] = seen.emplace(std::tuple(r.step.value_or(-1), r.rank.value_or(-1), r.rankLabel), &r);
-        if (!fresh && preview.problem.isEmpty()) {
-            const QDir base(path);
-            preview.problem = QCoreApplication::translate("DumpPreview",
-                                                          "%1 holds two dumps at %2: %3 and %4. Give one of them.")
-                                  .arg(path, placeOf(r), base.relativeFilePath(toQ(it->second->dir.string())),
-                                       base.relativeFilePath(toQ(r.dir.string())));
-        }
     }
     if (!preview.problem.isEmpty())
         return preview;
