@@ -76,9 +76,16 @@ ResolvedMatches resolveMatches(const VisConfig& config, const std::function<bool
     for (std::size_t i = 0; i < config.entries.size(); ++i) {
         if (used[i])
             continue;
-        out.notes.push_back("\"" + config.entries[i].key + "\": \"" + config.entries[i].value + "\" dropped: "
-                            + (conflict[i].empty() ? std::string("no NPU node and bench node of these names")
-                                                   : conflict[i]));
+        const MatchEntry& e = config.entries[i];
+        // A stale name (the model changed since the file was saved) says which side lacks it.
+        std::string reason = conflict[i];
+        if (reason.empty() && !isNpu(e.key) && !isBench(e.key))
+            reason = "neither side has a node " + e.key;
+        else if (reason.empty() && !isNpu(e.value) && !isBench(e.value))
+            reason = "neither side has a node " + e.value;
+        else if (reason.empty())
+            reason = "no NPU node and bench node of these names";
+        out.notes.push_back("\"" + e.key + "\": \"" + e.value + "\" dropped: " + reason);
     }
     return out;
 }
