@@ -87,7 +87,10 @@ usage:
       rank pair and, when some node diverges, diff_analyze_NANOSECONDS.json naming the first
       diverging node(s) of the job, following communication between ranks; every
       compare_result_rank*.json already in OUT is analysed too, as msprobe does. On two
-      dump.json files -da changes nothing (as in msprobe 26). See docs/msprobe26-da.md.
+      dump.json files -da changes nothing (as in msprobe 26). A damaged rank dump or rank
+      table stops the run with exit 1 and nothing written; --salvage analyses what can be
+      read (exit status still 1). Only -i/--npu/--bench, -o, --profile and --salvage go
+      with -da: any other option is a usage error. See docs/msprobe26-da.md.
       -cm [MAP] cell_mapping: Cell.* names become Module.*, MAP renames cell paths
       ("fc2.Dense: fc2.Linear"); with msprobe-26 also for PyTorch dumps.
       -am [MAP] api_mapping: Mint.* -> Torch.*, MintFunctional.* -> Functional.*; MAP is a
@@ -248,16 +251,24 @@ const cli::OptionScope kCompareScope { "compare",
     {} };
 
 
-constexpr std::string_view kDaOwnCompare = "-da runs msprobe 26's own compare of the two step folders, which takes "
-                                           "only -i or --npu/--bench, -o and --profile";
-constexpr std::string_view kDaNoJob = "-da analyses the two step folders it is given (no whole-job selection or resume)";
+constexpr std::string_view kDaFixed = "-da compares every rank pair with msprobe 26's fixed settings (msprobe accepts "
+                                      "it there and ignores it; ignoring it silently would give a result not asked for)";
+constexpr std::string_view kDaSteps = "-da takes two step folders (for example npu/step0): the step is the folder, and it "
+                                      "pairs every rank folder in them";
+constexpr std::string_view kDaNoJob = "-da is not a whole-job compare: it always compares every rank pair and writes new "
+                                      "rank tables";
+constexpr std::string_view kDaInfoTree = "it is an option of info and tree";
 
 /// -da on two step folders (docs/msprobe26-da.md); on two dump.json files -da changes nothing and kCompareScope applies.
-const cli::OptionScope kDiffAnalyzeScope { "compare -da", { "-i", "-o", "--npu", "--bench", "--profile", "-da" }, {
-    { "-s", kDaOwnCompare },  { "-f", kDaOwnCompare },  { "-c", kDaOwnCompare },   { "-j", kDaOwnCompare },
-    { "--xlsx", kDaOwnCompare }, { "-dm", kDaOwnCompare }, { "-cm", kDaOwnCompare }, { "-am", kDaOwnCompare },
-    { "-lm", kDaOwnCompare }, { "--salvage", "-da has no salvage mode" }, { "--step", kDaNoJob },
-    { "--rank", kDaNoJob },   { "--resume", kDaNoJob }, { "--pair-threads", kDaNoJob },
+const cli::OptionScope kDiffAnalyzeScope { "-da (msprobe 26's first-divergence analysis)",
+    { "-i", "-o", "--npu", "--bench", "--profile", "-da", "--salvage" }, {
+    { "--step", kDaSteps }, { "--rank", kDaSteps }, { "--resume", kDaNoJob }, { "--pair-threads", kDaNoJob },
+    { "-s", "-da adds the stack column whenever stack.json lies beside the NPU dump (msprobe 26 refuses -s with -da)" },
+    { "-j", "-da compares statistics only and reads no tensor file" },
+    { "-c", "-da writes no advisor file" },
+    { "-f", kDaFixed }, { "--xlsx", kDaFixed }, { "-dm", kDaFixed }, { "-cm", kDaFixed }, { "-am", kDaFixed },
+    { "-lm", kDaFixed },
+    { "--verify", kDaInfoTree }, { "--exec-order", kDaInfoTree }, { "--no-marks", kDaInfoTree },
     { "--match-file", "-da finds the first diverging node by msprobe 26's own matching of every rank; manual "
                       "matches apply to a compare of one pair (drop -da)" },
 } };
@@ -459,16 +470,34 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
     std::error_code ec;
     if (!std::filesystem::is_directory(input.npuPath, ec) && !std::filesystem::is_directory(input.benchPath, ec))
         return std::nullopt;
-    auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out);
+    if (input.stackPath)
+        return usageError("compare.json's stack_path does not apply to -da (msprobe 26's first-divergence analysis): "
+                          "-da reads the stack.json beside each NPU rank's dump.json");
+    compare::msprobe26::DiffAnalyzeOptions options;
+    options.salvage = args.salvage;
+    auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out, options);
     if (!result) {
         std::cerr << result.error().format() << "\n";
         return kExitInputError;
     }
+    // The load step's findings, as compare prints them: a damaged rank dump refuses the run, or is salvaged with
+    // its losses said; either way the exit status is 1.
+    for (const auto& d : result->inputDiagnostics)
+        std::cerr << d.format() << "\n";
     for (const auto& d : result->diagnostics)
         std::cerr << d.format() << "\n";
+    if (result->refused) {
+        std::cout << "not analysed: rank dumps have errors (listed on stderr); nothing was written. --salvage "
+                     "analyses what can be read\n";
+        return kExitInputError;
+    }
+    for (const std::string& loss : result->salvaged)
+        std::cout << "SALVAGED, the result is partial: " << loss << "\n";
+    const bool partial = hasErrors(result->inputDiagnostics);
     for (const auto& line : result->log)
-        std::cout << "[INFO] " << line << "\n";
-    return kExitOk;
+        std::cout << "[INFO] " << (partial && line.starts_with("The analyze result") ? "(partial input) " : "") << line
+                  << "\n";
+    return partial ? kExitInputError : kExitOk;
 }
 
 int runCompare(const Args& args)

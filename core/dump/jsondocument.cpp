@@ -302,6 +302,38 @@ constexpr double kExactPow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7
 // ---------------------------------------------------------------------------------------------
 // JsonParser: a non-recursive tokenizer feeding JsonBuilder.
 
+namespace {
+/// The statistics msprobe writes per tensor (the only keys whose text values nonFiniteText reads).
+bool isStatisticKey(std::string_view key)
+{
+    return key == "Max" || key == "Min" || key == "Mean" || key == "Norm";
+}
+
+/// The float a text names when it is a non-finite spelling, ASCII case ignored: nan, inf, infinity, with an
+/// optional sign (what str(float) and numpy print, and the tokens' own spelling); nothing for any other text.
+std::optional<double> nonFiniteText(std::string_view text)
+{
+    if (text.size() < 3 || text.size() > 9)
+        return std::nullopt;
+    bool negative = false;
+    if (text.front() == '-' || text.front() == '+') {
+        negative = text.front() == '-';
+        text.remove_prefix(1);
+    }
+    char lower[9] = {};
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    const std::string_view t(lower, text.size());
+    if (t == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    if (t == "inf" || t == "infinity")
+        return negative ? -HUGE_VAL : HUGE_VAL;
+    return std::nullopt;
+}
+} // namespace
+
 class JsonParser
 {
 public:
@@ -336,6 +368,7 @@ private:
     std::string m_buffer;          // unescaped string
     Diagnostics m_utf8Problems;    // invalid UTF-8 inside strings: reported, parsing goes on
     std::size_t m_utf8Count = 0;
+    bool m_statisticKey = false;   // the key just read is Max, Min, Mean or Norm
 
     void checkUtf8(std::size_t begin, std::size_t end);
     void appendUtf8Problems(JsonDocument::ParseOutcome& outcome)
@@ -756,6 +789,7 @@ JsonDocument::ParseOutcome JsonParser::run()
                 break;
             }
             m_builder.key(key);
+            m_statisticKey = isStatisticKey(key);
             expect = Expect::ColonThenValue;
             // The usual ':' right away, without a trip round the loop (anything else takes that trip).
             skipSpace();
@@ -827,8 +861,18 @@ JsonDocument::ParseOutcome JsonParser::run()
                 f = parseString(s);
                 if (!f && atEnd() && !m_stack.empty())
                     f = endFailure("after a string");
-                if (!f)
-                    m_builder.string(s, start);
+                if (!f) {
+                    // A statistic as text that names a non-finite float ("nan", "inf", "-inf") is that float,
+                    // exactly as the bare tokens NaN, Infinity and -Infinity Python's json.dump writes: every reader
+                    // of statistics (compare profiles, -da, run-ut, the viewers) then judges the two spellings alike.
+                    const auto nonFinite = m_statisticKey && !m_stack.empty() && m_stack.back() == JsonType::Object
+                        ? nonFiniteText(s)
+                        : std::nullopt;
+                    if (nonFinite)
+                        m_builder.number(*nonFinite, start);
+                    else
+                        m_builder.string(s, start);
+                }
             } else if (c == '-' || (c >= '0' && c <= '9')) {
                 f = parseNumber(start);
             } else {

@@ -4,14 +4,18 @@
 // rules around them (stale tables, file names, rank order, errors).
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/msprobe26/diffanalyze.h"
+#include "core/compare/comparejob.h"
 #include "core/dump/jsondocument.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -350,4 +354,354 @@ TEST(DiffAnalyze, PandasFloatParserKeepsSeventeenDigits)
     EXPECT_EQ(msprobe26::pandasToFloat("1e-05"), 1e-05);
     EXPECT_EQ(msprobe26::pandasToFloat("-4"), -4.0);
     EXPECT_TRUE(std::isnan(msprobe26::pandasToFloat("abc")));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Issue 25: -da goes through the load step, writes through the one output writer, reads rank tables strictly.
+
+namespace {
+
+/// A copy of modelA_statistics_mix's step0 pair (one rank folder "rank" per side) to damage.
+struct DaPair
+{
+    TempDir tmp;
+    fs::path npu = tmp.path() / "npu/step0";
+    fs::path bench = tmp.path() / "bench/step0";
+    fs::path out = tmp.path() / "OUT";
+
+    bool make()
+    {
+        const fs::path pair = fixturesDir() / "modelA_statistics_mix";
+        if (!fs::exists(pair))
+            return false;
+        fs::create_directories(npu.parent_path());
+        fs::create_directories(bench.parent_path());
+        fs::copy(pair / "npu/step0", npu, fs::copy_options::recursive);
+        fs::copy(pair / "bench/step0", bench, fs::copy_options::recursive);
+        return true;
+    }
+    fs::path benchDump() const { return bench / "rank/dump.json"; }
+};
+
+void put(const fs::path& p, const std::string& text)
+{
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::string replaceFirst(std::string text, const std::string& from, const std::string& to)
+{
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos)
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+bool hasError(const Diagnostics& list, const std::string& id, const fs::path& file)
+{
+    return std::any_of(list.begin(), list.end(), [&](const Diagnostic& d) {
+        return d.severity == Severity::Error && d.id == id && d.location.file.find(file.string()) != std::string::npos;
+    });
+}
+
+std::string formatAll(const Diagnostics& list)
+{
+    std::string s;
+    for (const auto& d : list)
+        s += d.format() + "\n";
+    return s;
+}
+
+std::size_t filesIn(const fs::path& dir)
+{
+    std::error_code ec;
+    if (!fs::exists(dir, ec))
+        return 0;
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+} // namespace
+
+// Each damage of one rank's dump.json exited 0 before and named a wrong (or no) rank in diff_analyze.
+TEST(DiffAnalyzeLoadStep, DamagedRankDumpIsRefusedAndNothingIsWritten)
+{
+    struct Case
+    {
+        const char* name;
+        std::function<std::string(const std::string&)> damage;
+        const char* id;
+    };
+    const std::vector<Case> cases = {
+        { "cut in half", [](const std::string& t) { return t.substr(0, t.size() / 2); }, "dump.truncated" },
+        { "Max is text", [](const std::string& t) { return replaceFirst(t, "\"Max\": 3.029174327850342", "\"Max\": \"abc\""); },
+          "dump.leaf-type" },
+        { "entry is a string",
+          [](const std::string& t) { return replaceFirst(t, "\"data\": {", "\"data\": {\n  \"Functional.relu.9.forward\": \"x\","); },
+          "dump.entry-type" },
+        { "invalid UTF-8", [](const std::string& t) { return replaceFirst(t, "\"dtype\": \"torch.float32\"", "\"dtype\": \"torch.\xff\xfe\""); },
+          "json.utf8" },
+        { "no entries", [](const std::string&) { return std::string(R"({"task": "statistics", "level": "mix", "data": {}})"); },
+          "compare.empty-dump" },
+        { "syntax", [](const std::string& t) { return replaceFirst(t, "\"level\": \"mix\",", "\"level\" \"mix\","); },
+          "json.syntax" },
+        { "empty file", [](const std::string&) { return std::string(); }, "" },
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        DaPair pair;
+        if (!pair.make())
+            GTEST_SKIP() << "fixture missing";
+        put(pair.benchDump(), c.damage(slurp(pair.benchDump())));
+        auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+        ASSERT_TRUE(result.ok()) << result.error().format();
+        EXPECT_TRUE(result->refused);
+        EXPECT_TRUE(hasErrors(result->inputDiagnostics));
+        if (*c.id)
+            EXPECT_TRUE(hasError(result->inputDiagnostics, c.id, pair.benchDump())) << formatAll(result->inputDiagnostics);
+        else
+            EXPECT_TRUE(std::any_of(result->inputDiagnostics.begin(), result->inputDiagnostics.end(), [&](const Diagnostic& d) {
+                return d.location.file.find(pair.benchDump().string()) != std::string::npos;
+            })) << formatAll(result->inputDiagnostics);
+        EXPECT_TRUE(result->rankTables.empty());
+        EXPECT_FALSE(result->analyzeFile);
+        EXPECT_EQ(filesIn(pair.out), 0u) << "a refused -da writes nothing";
+    }
+}
+
+TEST(DiffAnalyzeLoadStep, SalvageAnalysesWhatCanBeReadAndSaysWhatWasLost)
+{
+    DaPair pair;
+    if (!pair.make())
+        GTEST_SKIP() << "fixture missing";
+    const std::string text = slurp(pair.benchDump());
+    put(pair.benchDump(), text.substr(0, text.size() * 3 / 4));
+    DiffAnalyzeOptions options;
+    options.salvage = true;
+    auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out, options);
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    EXPECT_FALSE(result->refused);
+    EXPECT_TRUE(hasError(result->inputDiagnostics, "dump.truncated", pair.benchDump())) << "the exit status stays 1";
+    ASSERT_FALSE(result->salvaged.empty());
+    EXPECT_NE(result->salvaged.front().find(pair.benchDump().string()), std::string::npos) << result->salvaged.front();
+    EXPECT_NE(result->salvaged.front().find("cut after"), std::string::npos) << result->salvaged.front();
+    EXPECT_EQ(result->rankTables.size(), 1u);
+}
+
+// Empty rank folders by the thousand: a clear error in seconds, a few named, the rest counted. (2,000 per side here:
+// removing 20,000 folders takes the loaded test machine's disk a minute; cli.da.empty_ranks runs 10,000 per side.)
+TEST(DiffAnalyzeLoadStep, ThousandsOfEmptyRankFoldersEndInSecondsWithAClearError)
+{
+    TempDir tmp;
+    for (const char* side : { "npu", "bench" }) {
+        fs::create_directories(tmp.path() / side / "step0");
+        for (int r = 0; r < 2000; ++r)
+            fs::create_directory(tmp.path() / side / "step0" / ("rank" + std::to_string(r)));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto result = runDiffAnalyze(tmp.path() / "npu/step0", tmp.path() / "bench/step0", tmp.path() / "OUT");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    EXPECT_LT(seconds, 20.0);
+    EXPECT_TRUE(result->refused);
+    EXPECT_TRUE(hasError(result->inputDiagnostics, "compare.da-no-dump", tmp.path() / "npu/step0/rank0"));
+    EXPECT_LE(result->inputDiagnostics.size(), 30u) << "a readable report, not 20,000 lines";
+    EXPECT_NE(formatAll(result->inputDiagnostics).find("4000 in all"), std::string::npos) << formatAll(result->inputDiagnostics);
+    EXPECT_FALSE(fs::exists(tmp.path() / "OUT"));
+}
+
+// A rank folder without dump.json on each side at different places: pairing by the folders found would pair
+// npu rank1 with bench rank2. The folders are named instead; with --salvage only the complete pair is compared.
+TEST(DiffAnalyzeLoadStep, ARankFolderWithoutDumpIsNamedNotSkipped)
+{
+    DaPair pair;
+    if (!pair.make())
+        GTEST_SKIP() << "fixture missing";
+    for (const fs::path* side : { &pair.npu, &pair.bench }) {
+        fs::rename(*side / "rank", *side / "rank0");
+        fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
+        fs::create_directories(*side / "rank2");
+    }
+    fs::remove(pair.npu / "rank1/dump.json");
+    fs::copy(pair.npu / "rank0", pair.npu / "rank2", fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::remove(pair.bench / "rank2/dump.json");
+    auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    EXPECT_TRUE(result->refused);
+    EXPECT_TRUE(hasError(result->inputDiagnostics, "compare.da-no-dump", pair.npu / "rank1"));
+    EXPECT_TRUE(hasError(result->inputDiagnostics, "compare.da-no-dump", pair.bench / "rank2"));
+    EXPECT_EQ(filesIn(pair.out), 0u);
+
+    DiffAnalyzeOptions options;
+    options.salvage = true;
+    options.timestamp = "20260101000000";
+    auto salvaged = runDiffAnalyze(pair.npu, pair.bench, pair.out, options);
+    ASSERT_TRUE(salvaged.ok()) << salvaged.error().format();
+    ASSERT_EQ(salvaged->rankTables.size(), 1u) << "only rank0 has both dumps";
+    EXPECT_EQ(salvaged->rankTables[0].filename(), "compare_result_rank0_20260101000000.json");
+}
+
+// A compare_result_rank*.json in OUT that is not a rank table is an error naming the file and position; nothing of
+// this run is written then.
+TEST(DiffAnalyzeLoadStep, DamagedRankTableInOutIsAnErrorNamingFileAndPosition)
+{
+    const fs::path stale = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
+    const std::string table = slurp(stale);
+    if (table.empty())
+        GTEST_SKIP() << "fixture missing";
+    struct Case
+    {
+        const char* name;
+        std::string text;
+        const char* id;
+    };
+    const std::vector<Case> cases = {
+        { "cut", table.substr(0, table.size() / 2), "json.truncated" },
+        { "no is_same", replaceFirst(table, "\"is_same\": true", "\"is_sane\": true"), "compare.da-table" },
+        { "row is text", replaceFirst(table, "\"op_items\": [", "\"op_items\": [\"x\","), "compare.da-table" },
+        { "a list", "[1, 2]", "compare.da-table" },
+        { "invalid UTF-8", replaceFirst(table, "\"NPU Name\": \"", "\"NPU Name\": \"\xc3\x28"), "json.utf8" },
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        DaPair pair;
+        if (!pair.make())
+            GTEST_SKIP() << "fixture missing";
+        const fs::path bad = pair.out / "compare_result_rank7_19990101000000.json";
+        put(bad, c.text);
+        auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+        ASSERT_FALSE(result.ok());
+        EXPECT_EQ(result.error().id, c.id) << result.error().format();
+        EXPECT_EQ(result.error().location.file, bad.string());
+        EXPECT_GT(result.error().location.line, 0u) << result.error().format();
+        EXPECT_EQ(filesIn(pair.out), 1u) << "no rank table of this run was written";
+    }
+}
+
+// The rank table's name is claimed, never followed: a (dangling) symlink there is left alone and its target is
+// not created; the table gets the next free name.
+TEST(DiffAnalyzeOutputs, ATakenNameIsNeverFollowedOrReplaced)
+{
+    DaPair pair;
+    if (!pair.make())
+        GTEST_SKIP() << "fixture missing";
+    fs::create_directories(pair.out);
+    const fs::path target = pair.tmp.path() / "outside.json";
+    fs::create_symlink(target, pair.out / "compare_result_rank_20260101000000.json");
+    DiffAnalyzeOptions options;
+    options.timestamp = "20260101000000";
+    auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out, options);
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    ASSERT_EQ(result->rankTables.size(), 1u);
+    EXPECT_EQ(result->rankTables[0].filename(), "compare_result_rank_20260101000000_1.json");
+    EXPECT_FALSE(fs::exists(target)) << "the symlink was followed";
+    EXPECT_TRUE(fs::is_symlink(pair.out / "compare_result_rank_20260101000000.json"));
+    ASSERT_TRUE(result->analyzeFile);
+    for (const auto& e : fs::directory_iterator(pair.out))
+        EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "a temporary file was left: " << e.path();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bare NaN / Infinity / -Infinity tokens are the statistics "nan" / "inf" / "-inf" (issue 25).
+
+namespace {
+
+/// The dump with some statistics made non-finite, written as json.dump's tokens or as text.
+std::string nonFiniteDump(const std::string& text, bool tokens, int shift)
+{
+    static const std::regex stat(R"re("(Max|Min|Mean|Norm)": (-?[0-9][0-9.eE+-]*))re");
+    std::string out;
+    std::size_t last = 0;
+    int k = 0;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), stat); it != std::sregex_iterator(); ++it, ++k) {
+        const auto& m = *it;
+        const char* value = nullptr;
+        if ((k + shift) % 7 == 0)
+            value = tokens ? "NaN" : "\"nan\"";
+        else if ((k + shift) % 11 == 3)
+            value = tokens ? "-Infinity" : "\"-inf\"";
+        else if ((k + 2 * shift) % 13 == 5)
+            value = tokens ? "Infinity" : "\"inf\"";
+        if (!value)
+            continue;
+        out.append(text, last, static_cast<std::size_t>(m.position(2)) - last);
+        out += value;
+        last = static_cast<std::size_t>(m.position(2) + m.length(2));
+    }
+    out.append(text, last);
+    return out;
+}
+
+} // namespace
+
+TEST(NonFiniteStatistics, TokensAndTextGiveIdenticalComparesAndDiffAnalyze)
+{
+    const fs::path pair = fixturesDir() / "modelA_statistics_mix";
+    if (!fs::exists(pair))
+        GTEST_SKIP() << "fixture missing";
+    TempDir tmp;
+    const std::string npu = slurp(pair / "npu/step0/rank/dump.json");
+    const std::string bench = slurp(pair / "bench/step0/rank/dump.json");
+    for (const bool tokens : { true, false }) {
+        const fs::path side = tmp.path() / (tokens ? "tokens" : "text");
+        put(side / "npu/step0/rank/dump.json", nonFiniteDump(npu, tokens, 0));
+        put(side / "bench/step0/rank/dump.json", nonFiniteDump(bench, tokens, 3));
+        fs::copy_file(pair / "npu/step0/rank/stack.json", side / "npu/step0/rank/stack.json");
+    }
+    ASSERT_NE(slurp(tmp.path() / "tokens/npu/step0/rank/dump.json").find("-Infinity"), std::string::npos);
+    ASSERT_NE(slurp(tmp.path() / "text/bench/step0/rank/dump.json").find("\"nan\""), std::string::npos);
+
+    for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
+        SCOPED_TRACE(profile == Profile::Msprobe12 ? "msprobe-1.2" : "msprobe-26");
+        std::string csv[2];
+        for (int t = 0; t < 2; ++t) {
+            const fs::path side = tmp.path() / (t == 0 ? "tokens" : "text");
+            JobOptions options;
+            options.profile = profile;
+            options.advisor = false;
+            options.timestamp = "20260101000000";
+            auto results = runCompareJob({ side / "npu/step0/rank/dump.json", side / "bench/step0/rank/dump.json", {} },
+                                         side / ("out" + std::to_string(static_cast<int>(profile))), options);
+            ASSERT_TRUE(results.ok()) << results.error().format();
+            ASSERT_EQ(results->size(), 1u);
+            ASSERT_FALSE((*results)[0].refused) << formatAll((*results)[0].inputDiagnostics);
+            csv[t] = slurp((*results)[0].csvFile);
+        }
+        EXPECT_FALSE(csv[0].empty());
+        EXPECT_NE(csv[0].find("inf"), std::string::npos) << "the non-finite statistics reach the table";
+        EXPECT_EQ(csv[0], csv[1]) << "a statistic written as NaN/Infinity is judged like \"nan\"/\"inf\"";
+    }
+
+    std::string tables[2];
+    std::string analyses[2];
+    for (int t = 0; t < 2; ++t) {
+        const fs::path side = tmp.path() / (t == 0 ? "tokens" : "text");
+        DiffAnalyzeOptions options;
+        options.timestamp = "20260101000000";
+        auto result = runDiffAnalyze(side / "npu/step0", side / "bench/step0", side / "da", options);
+        ASSERT_TRUE(result.ok()) << result.error().format();
+        ASSERT_FALSE(result->refused) << formatAll(result->inputDiagnostics);
+        ASSERT_EQ(result->rankTables.size(), 1u);
+        tables[t] = slurp(result->rankTables[0]);
+        ASSERT_TRUE(result->analyzeFile);
+        analyses[t] = slurp(*result->analyzeFile);
+    }
+    EXPECT_NE(tables[0].find("Infinity"), std::string::npos);
+    EXPECT_EQ(tables[0], tables[1]);
+    EXPECT_EQ(analyses[0], analyses[1]);
+}
+
+TEST(NonFiniteStatistics, TheDocumentReadsTextStatisticsAsTheFloat)
+{
+    auto parsed = dump::JsonDocument::parse(
+        R"({"Max": "nan", "Min": "-inf", "Mean": "Infinity", "Norm": "1.5", "value": "nan", "x": ["inf"], "Max2": "inf"})", "t");
+    ASSERT_TRUE(parsed.document);
+    const auto root = parsed.document->root();
+    EXPECT_TRUE(std::isnan(root.find("Max")->asDouble()));
+    EXPECT_EQ(root.find("Min")->asDouble(), -HUGE_VAL);
+    EXPECT_EQ(root.find("Mean")->asDouble(), HUGE_VAL);
+    EXPECT_TRUE(root.find("Norm")->isString()) << "only the non-finite spellings: \"1.5\" stays as msprobe wrote it";
+    EXPECT_TRUE(root.find("value")->isString()) << "a str argument \"nan\" is text";
+    EXPECT_TRUE(root.find("x")->at(0).isString());
+    EXPECT_TRUE(root.find("Max2")->isString());
 }

@@ -24,6 +24,15 @@ done
 printf '["Torch.add.0.forward.input.0", 0, [], "torch.float32", [3], [3, 1, 2, 2]]\n["Torch.add.0.forward.output", 0, [], "torch.float32", [3], [3, 1, 2, 2]]\n' >"$out/ptdbg/hand-1.pkl"
 while IFS= read -r f; do seed comparejson "$f"; done < <(find "$fixtures" "$src/tests/data" -name 'compare*.json' | head -40)
 while IFS= read -r f; do seed runutcsv "$f"; done < <(find "$fixtures" "$src/tests/data" -path '*run*' -name '*.csv' | head -60)
+# -da: NPU dump.json NUL bench dump.json NUL a rank table (fuzz_diffanalyze.cpp), from the -da inputs and goldens.
+mkdir -p "$out/diffanalyze"
+table=$(find "$fixtures/msprobe26_da" -name 'compare_result_rank*.json' -size -64k 2>/dev/null | head -1)
+while IFS= read -r npu; do
+    bench=${npu/\/npu\//\/bench\/}
+    [ -f "$bench" ] && [ "$(stat -c %s "$npu")" -le 131072 ] || continue
+    n=$((n + 1))
+    { cat "$npu"; printf '\0'; cat "$bench"; [ -z "$table" ] || { printf '\0'; cat "$table"; }; } >"$out/diffanalyze/$n-da"
+done < <(find "$fixtures/msprobe26_da" "$src/tests/data/msprobe26_da" -path '*/npu/step0/rank*/dump.json' 2>/dev/null | head -20)
 # Hand-written seeds where the fixtures have few or none.
 printf '{"npu_path": "npu/dump.json", "bench_path": "bench/dump.json", "stack_path": "stack.json"}' >"$out/comparejson/hand-1.json"
 printf '{"npu_path": "a", "bench_path": "b", "is_print_compare_log": true}' >"$out/comparejson/hand-2.json"

@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -382,6 +383,42 @@ TEST(NodeTrendPlot, ANewNodeOvertakesTheRunningLoad)
         gone.setNode(QString::fromLatin1(kGelu));
     }
     QThreadPool::globalInstance()->waitForDone();
+}
+
+// Issue 25: the trend reads every dump through the load step; a damaged one is reported, not plotted as whole.
+TEST(NodeTrendPlot, ADamagedDumpIsReportedThroughTheLoadStep)
+{
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    for (const char* side : { "npu", "bench" })
+        fs::copy(fixtureSide("modelA_statistics_mix", side), root / side, fs::copy_options::recursive);
+    // step1's bench dump cut short: gelu (early in the file) is still read, later entries are lost.
+    const fs::path cut = root / "bench/step1/rank/dump.json";
+    std::string text;
+    {
+        std::ifstream in(cut, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::ofstream(cut, std::ios::binary | std::ios::trunc) << text.substr(0, text.size() / 2);
+    auto plan = session::planSession(root / "npu", root / "bench");
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    NodeTrendPlot trend;
+    int reported = 0;
+    QObject::connect(&trend, &NodeTrendPlot::loadProblems, &trend, [&](const Diagnostics& problems) {
+        reported += static_cast<int>(problems.size());
+    });
+    QSignalSpy finished(&trend, &NodeTrendPlot::loadingFinished);
+    trend.setPlan(std::make_shared<const session::SessionPlan>(*plan));
+    trend.setNode(QString::fromLatin1(kGelu));
+    ASSERT_TRUE(waitFor(finished, 1));
+    const Diagnostics& problems = trend.problems();
+    ASSERT_TRUE(std::any_of(problems.begin(), problems.end(), [&](const Diagnostic& d) {
+        return d.severity == Severity::Error && d.id == "dump.truncated" && d.location.file == cut.string();
+    })) << (problems.empty() ? std::string("no problems") : problems.front().format());
+    EXPECT_GT(reported, 0) << "the main window's banner and Diagnostics tab get them";
+    // The clean dumps are plotted as before.
+    ASSERT_EQ(trend.series().size(), 2u);
+    EXPECT_DOUBLE_EQ(trend.series()[0].values[0], 2.118187427520752);
 }
 
 // ---------------------------------------------------------------------------------------------------

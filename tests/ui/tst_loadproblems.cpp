@@ -2,6 +2,7 @@
 // Load problems are shown, not swallowed (issue 19, item 2): a dump.json cut short opens with its salvaged
 // entries, a banner above the tree says so, and the Diagnostics tab lists file:line:col, id and message.
 #include "ui/models/diagnosticsmodel.h"
+#include "ui/inspect/nodetrendplot.h"
 #include "ui/panels/loadproblembanner.h"
 #include "ui/views/mainwindow.h"
 
@@ -141,4 +142,24 @@ TEST(LoadProblems, ModelShowsEachFindingOnceWithItsPosition)
     EXPECT_EQ(model.problemCount(), 2);
     model.clear();
     EXPECT_EQ(model.rowCount(), 0);
+}
+
+// Issue 25: what the trend plot's load step finds in other steps' and ranks' dumps joins the banner and the
+// Diagnostics tab, and a later clean load takes it away again.
+TEST(LoadProblems, TrendPlotFindingsJoinTheBannerAndDiagnostics)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    auto* trend = window.findChild<probescope::ui::NodeTrendPlot*>();
+    ASSERT_NE(trend, nullptr);
+    const Diagnostic cut = makeError("dump.truncated", SourceLocation { "/x/bench/step1/rank/dump.json", 30000, 12, 3 },
+                                     "the file was cut short after 30000 bytes");
+    emit trend->loadProblems(Diagnostics { cut });
+    const DiagnosticsModel* model = window.diagnosticsModel();
+    ASSERT_EQ(model->rowCount(), 1);
+    EXPECT_EQ(model->index(0, DiagnosticsModel::IdColumn).data().toString(), QStringLiteral("dump.truncated"));
+    EXPECT_TRUE(window.loadProblemBanner()->isVisibleTo(&window));
+    EXPECT_TRUE(window.loadProblemBanner()->text().contains(QStringLiteral("cut short"))) << window.loadProblemBanner()->text().toStdString();
+    emit trend->loadProblems(Diagnostics {});
+    EXPECT_EQ(model->rowCount(), 0);
 }

@@ -6,6 +6,8 @@
 
 #include "core/compare/flatten.h"
 #include "core/dump/dumpfile.h"
+#include "core/dump/loadreport.h"
+#include "core/dump/rankdump.h"
 
 #include <QComboBox>
 #include <QFutureWatcher>
@@ -43,7 +45,13 @@ class DumpCache
 public:
     static constexpr std::uint64_t kLimitBytes = std::uint64_t { 1 } << 30;
 
-    Result<std::shared_ptr<const dump::DumpFile>> get(const dump::RankLocation& location)
+    struct Loaded
+    {
+        std::shared_ptr<const dump::DumpFile> dump;
+        Diagnostics problems; ///< the load step's errors and warnings (empty for a clean dump)
+    };
+
+    Result<Loaded> get(const dump::RankLocation& location)
     {
         const std::filesystem::path& path = location.dumpFile;
         {
@@ -51,34 +59,43 @@ public:
             for (auto it = m_entries.begin(); it != m_entries.end(); ++it) {
                 if (it->path == path) {
                     m_entries.splice(m_entries.begin(), m_entries, it);
-                    return m_entries.front().dump;
+                    return m_entries.front().loaded;
                 }
             }
         }
         // Read outside the lock: two workers reading different files must not wait for each other.
+        // The load step every viewer shares (dump::loadRank + dump::loadReport, docs/reliability.md §1): a dump cut
+        // short, mistyped or with invalid UTF-8 is read as far as it goes and its problems are reported, never
+        // plotted as if it were whole. Only the dump file is needed here, not construct.json or stack.json.
         dump::ReadOptions options;
-        options.validateLeaves = false; // only statistics are needed; validation is the tree view's job
-        auto loaded = location.format == dump::DumpFormat::LegacyPkl ? dump::readLegacyPkl(path, options)
-                                                                       : dump::readDumpJson(path, options);
-        if (!loaded)
-            return loaded.error();
+        options.constructJson = false;
+        options.stackJson = false;
+        auto rank = dump::loadRank(location, options);
+        if (!rank)
+            return rank.error();
+        const dump::LoadReport report = dump::loadReport(**rank);
+        Loaded loaded { (*rank)->dump, {} };
+        for (const Diagnostic& d : report.diagnostics) {
+            if (d.severity != Severity::Info)
+                loaded.problems.push_back(d);
+        }
         std::error_code ec;
         const std::uint64_t bytes = std::filesystem::file_size(path, ec);
         std::lock_guard lock(m_mutex);
-        m_entries.push_front({ path, *loaded, ec ? 0 : bytes });
+        m_entries.push_front({ path, loaded, ec ? 0 : bytes });
         m_bytes += m_entries.front().bytes;
         while (m_bytes > kLimitBytes && m_entries.size() > 1) {
             m_bytes -= m_entries.back().bytes;
             m_entries.pop_back();
         }
-        return *loaded;
+        return loaded;
     }
 
 private:
     struct Item
     {
         std::filesystem::path path;
-        std::shared_ptr<const dump::DumpFile> dump;
+        Loaded loaded;
         std::uint64_t bytes = 0;
     };
     std::mutex m_mutex;
@@ -101,12 +118,14 @@ Sample sampleOf(const dump::RankLocation& location, std::int64_t step, bool benc
     s.bench = bench;
     s.rankOrder = location.rank.value_or(-1);
     s.rankLabel = QString::fromStdString(location.rankLabel.empty() ? std::string("rank") : location.rankLabel);
-    auto dumpFile = cache.get(location);
-    if (!dumpFile) {
-        s.error = QString::fromStdString(dumpFile.error().format());
+    auto loaded = cache.get(location);
+    if (!loaded) {
+        s.error = QString::fromStdString(loaded.error().format());
+        s.problems.push_back(loaded.error());
         return s;
     }
-    const dump::DumpFile& d = **dumpFile;
+    s.problems = loaded->problems;
+    const dump::DumpFile& d = *loaded->dump;
     const dump::Entry* entry = d.find(key);
     if (!entry)
         return s;
@@ -325,6 +344,7 @@ void NodeTrendPlot::startLoad()
         m_watcher = nullptr;
     }
     m_data = {};
+    m_problems.clear();
     m_state.reset();
     if (!m_plan || m_key.isEmpty()) {
         m_progressTimer->stop();
@@ -369,12 +389,28 @@ void NodeTrendPlot::onLoaded(const trend::Data& result)
     m_cancel->setVisible(false);
     m_data = result;
     int errors = 0;
-    for (const trend::Sample& s : m_data.samples)
+    int damaged = 0;
+    m_problems.clear();
+    for (const trend::Sample& s : m_data.samples) {
         errors += s.error.isEmpty() ? 0 : 1;
+        damaged += s.error.isEmpty() && hasErrors(s.problems) ? 1 : 0;
+        // A dump read for several samples reports its findings once.
+        for (const Diagnostic& d : s.problems) {
+            const bool seen = std::any_of(m_problems.begin(), m_problems.end(), [&](const Diagnostic& p) {
+                return p.id == d.id && p.location.file == d.location.file && p.location.offset == d.location.offset
+                    && p.message == d.message;
+            });
+            if (!seen)
+                m_problems.push_back(d);
+        }
+    }
     if (m_data.cancelled)
         m_status->setText(tr("Cancelled."));
     else if (errors > 0)
-        m_status->setText(tr("%1 dump files could not be read.").arg(errors));
+        m_status->setText(tr("%1 dump files could not be read (see Diagnostics).").arg(errors));
+    else if (damaged > 0)
+        m_status->setText(tr("%1 dump files have errors; plotted as far as they could be read (see Diagnostics).")
+                              .arg(damaged));
     else
         m_status->clear();
 
@@ -389,6 +425,8 @@ void NodeTrendPlot::onLoaded(const trend::Data& result)
         }
     }
     rebuild();
+    if (!m_data.cancelled)
+        emit loadProblems(m_problems); // empty too: the findings of an earlier load are gone
     emit loadingFinished();
 }
 

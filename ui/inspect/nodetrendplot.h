@@ -37,6 +37,7 @@ struct Sample
     bool bench = false;
     bool present = false;       ///< the node exists in this dump
     QString error;              ///< the dump could not be read
+    Diagnostics problems;       ///< the load step's findings on a dump read in part (a cut file, wrong types, ...)
     std::vector<std::pair<std::string, std::array<double, 4>>> leaves; ///< "output.0" -> Max, Min, Mean, Norm
 };
 
@@ -94,6 +95,9 @@ public:
     bool isLoading() const;
     const std::vector<Series>& series() const { return m_series; }
     QString message() const { return m_message; }
+    /// What the load step found in the dumps of the last load (errors of damaged dumps, each once); their
+    /// statistics are plotted only as far as they could be read. Also given by loadProblems().
+    const Diagnostics& problems() const { return m_problems; }
     QCustomPlot* plot() const { return m_plot; }
     bool savePng(const QString& path, int width = 0, int height = 0);
 
@@ -106,6 +110,8 @@ public slots:
 signals:
     /// A load ended (finished, failed or cancelled); series() is up to date.
     void loadingFinished();
+    /// A load found damaged dumps (the main window shows them in its load banner and Diagnostics tab).
+    void loadProblems(const probescope::Diagnostics& problems);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -128,6 +134,7 @@ private:
     Statistic m_statistic = Statistic::Max;
     std::vector<Series> m_series;
     QString m_message;
+    Diagnostics m_problems;
 
     QLabel* m_leafLabel = nullptr;
     QLabel* m_statLabel = nullptr;

@@ -72,6 +72,15 @@ namespace probescope::ui {
 
 namespace {
 
+/// The same finding (one dump may be reported by the shown pair and by the trend plot).
+bool containsDiagnostic(const Diagnostics& list, const Diagnostic& d)
+{
+    return std::any_of(list.begin(), list.end(), [&](const Diagnostic& e) {
+        return e.id == d.id && e.location.file == d.location.file && e.location.offset == d.location.offset
+            && e.location.line == d.location.line && e.message == d.message;
+    });
+}
+
 constexpr int kMaxRecent = 8;
 
 QString formatSeconds(double s)
@@ -306,6 +315,23 @@ void MainWindow::buildCentral()
     m_diagnosticsView->installEventFilter(this); // its resizes refit the columns
     m_tabs->addTab(m_diagnosticsView, QString());
     connect(m_banner, &LoadProblemBanner::detailsRequested, this, &MainWindow::showDiagnostics);
+    // The trend plot reads every step's and rank's dump through the load step: what it finds goes to the same
+    // banner and Diagnostics tab as the shown pair's own problems.
+    connect(m_trend, &NodeTrendPlot::loadProblems, this, [this](const Diagnostics& found) {
+        Diagnostics shown;
+        for (const Diagnostic& d : m_diagnostics->diagnostics()) {
+            if (!containsDiagnostic(m_trendProblems, d))
+                shown.push_back(d);
+        }
+        m_trendProblems = found;
+        for (const Diagnostic& d : found) {
+            if (!containsDiagnostic(shown, d))
+                shown.push_back(d);
+        }
+        m_diagnostics->setDiagnostics(shown);
+        m_banner->setDiagnostics(shown);
+        retranslate();
+    });
     // Free benchmark results: a tab shown only when the opened NPU dump holds free_benchmark.csv files,
     // and badges on the flagged API nodes painted by a delegate the tree model knows nothing of.
     // The tab exists only while there are results (a hidden tab would still be counted and cycled through).
@@ -819,6 +845,10 @@ void MainWindow::showLoadProblems(const session::PairSkeleton& skeleton)
             problems.insert(problems.end(), side->diagnostics.begin(), side->diagnostics.end());
     }
     problems.insert(problems.end(), skeleton.diagnostics.begin(), skeleton.diagnostics.end());
+    for (const Diagnostic& d : m_trendProblems) {
+        if (!containsDiagnostic(problems, d))
+            problems.push_back(d);
+    }
     m_diagnostics->setDiagnostics(problems);
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::SeverityColumn);
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::IdColumn);

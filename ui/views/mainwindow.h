@@ -249,6 +249,8 @@ private:
     RankOverviewPanel* m_rankPanel = nullptr;
     QTableView* m_diagnosticsView = nullptr;
     LoadProblemBanner* m_banner = nullptr;
+    /// What the trend plot's last load found in the dumps of every step and rank (shown with the pair's own).
+    Diagnostics m_trendProblems;
     FreeBenchmarkPanel* m_freeBench = nullptr;
     NodeBadgeDelegate* m_badges = nullptr;
     std::optional<quint32> m_inspectorNode; ///< the node whose tensor the Tensors tab shows

@@ -6,8 +6,12 @@
 
 #include "core/compare/pytext.h"
 #include "core/dump/dumpfile.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/loadreport.h"
 #include "core/dump/rankdump.h"
 #include "core/util/fileio.h"
+#include "core/util/outputfile.h"
+#include "core/util/textposition.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <limits>
 #include <regex>
 #include <set>
@@ -1074,18 +1077,97 @@ std::string localTimestamp()
     return buf;
 }
 
-/// Writes a new file; never replaces one (a taken name gets "_1", "_2", ... before the extension).
-Result<fs::path> writeNewFile(const fs::path& dir, const std::string& stem, const std::string& text)
+// Of 10,000 damaged or empty rank folders a few are named, then how many more: a report that can be read.
+constexpr std::size_t kMaxReportedRanks = 20;
+
+SourceLocation at(const fs::path& path)
 {
-    fs::path path = dir / (stem + ".json");
-    for (int n = 1; fs::exists(path); ++n)
-        path = dir / (stem + "_" + std::to_string(n) + ".json");
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out)
-        return makeError("compare.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, "cannot write the file");
-    return path;
+    return SourceLocation { path.string(), std::nullopt, 0, 0 };
+}
+
+/// A step folder's rank folders paired with what the one discovery of dumps (dump::discoverDump) found in them.
+struct RankSlot
+{
+    fs::path dir;
+    std::optional<dump::RankLocation> location; ///< none: the folder holds no dump.json
+};
+
+/**
+ * The rank folders msprobe 26 pairs (its pattern, its order), each with its dump as dump::discoverDump finds it.
+ * Pairing stays by position over every rank folder, so a folder without a dump cannot shift the pairs (npu rank1
+ * with bench rank2); such a folder is an input error for the caller. Errors of the discovery itself (a duplicate
+ * (step, rank), a folder that cannot be read) are returned.
+ */
+Result<std::vector<RankSlot>> rankSlots(const fs::path& step, const std::vector<std::pair<long long, fs::path>>& dirs,
+                                        Diagnostics& problems)
+{
+    std::vector<RankSlot> slots;
+    for (const auto& [n, dir] : dirs)
+        slots.push_back(RankSlot { dir, std::nullopt });
+    auto layout = dump::discoverDump(step);
+    if (!layout) {
+        if (layout.error().id == "layout.empty")
+            return slots; // no dump below the step folder: every rank folder is reported as such by the caller
+        return layout.error();
+    }
+    for (const Diagnostic& d : layout->diagnostics) {
+        if (d.severity == Severity::Error)
+            problems.push_back(d);
+    }
+    for (RankSlot& slot : slots) {
+        for (const dump::RankLocation& loc : layout->ranks) {
+            if (loc.dir == slot.dir && loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json") {
+                slot.location = loc;
+                break;
+            }
+        }
+    }
+    return slots;
+}
+
+/// A rank table as phase B may use it: strict JSON (a cut file or invalid UTF-8 is an error), an object of ops,
+/// each an object with is_same (true/false) and an op_items list of row objects. Anything else is named with its
+/// file:line:col and never analysed (msprobe would crash on it or read it wrongly).
+Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path& path, std::string_view text)
+{
+    auto parsed = dump::JsonDocument::parse(text, path.string());
+    for (const Diagnostic& d : parsed.diagnostics) {
+        if (d.severity == Severity::Error)
+            return d;
+    }
+    if (!parsed.document)
+        return makeError("compare.da-table", at(path), "not a JSON rank table");
+    const auto where = [&](JsonValue v) { return locate(text, v.offset(), path.string()); };
+    const JsonValue root = parsed.document->root();
+    if (!root.isObject())
+        return makeError("compare.da-table", where(root),
+                         "a rank table is a JSON object of ops (as -da writes compare_result_rank*.json); this is not one");
+    for (std::uint32_t i = 0; i < root.size(); ++i) {
+        const JsonValue op = root.at(i);
+        const std::string name(root.keyAt(i));
+        if (!op.isObject())
+            return makeError("compare.da-table", where(op), "op \"" + name + "\" of the rank table is not an object");
+        const auto same = op.find("is_same");
+        if (!same || !same->isBool())
+            return makeError("compare.da-table", where(same ? *same : op),
+                             "op \"" + name + "\" of the rank table has no \"is_same\": true or false");
+        const auto items = op.find("op_items");
+        if (!items || !items->isArray())
+            return makeError("compare.da-table", where(items ? *items : op),
+                             "op \"" + name + "\" of the rank table has no op_items list");
+        for (std::uint32_t r = 0; r < items->size(); ++r) {
+            if (!items->at(r).isObject())
+                return makeError("compare.da-table", where(items->at(r)),
+                                 "row " + std::to_string(r) + " of op \"" + name + "\" in the rank table is not an object");
+        }
+    }
+    return parsed.document;
+}
+
+/// The rank number a table written under this stem gets when phase B reads its file name back.
+std::optional<int> rankOfStem(const std::string& stem)
+{
+    return rankOfTableFileName(stem + ".json");
 }
 
 } // namespace
@@ -1263,52 +1345,113 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     for (const fs::path& p : { npuStep, benchStep }) {
         std::error_code ec;
         if (!fs::is_directory(p, ec))
-            return makeError("compare.da-input", SourceLocation { p.string(), std::nullopt, 0, 0 },
+            return makeError("compare.da-input", at(p),
                              "-da needs two step folders (holding rank folders); this is not a folder");
     }
     const auto npuRanks = rankDirs(npuStep);
     const auto benchRanks = rankDirs(benchStep);
     if (npuRanks.size() != benchRanks.size())
-        return makeError("compare.da-rank-count", SourceLocation { npuStep.string(), std::nullopt, 0, 0 },
+        return makeError("compare.da-rank-count", at(npuStep),
                          "The number of ranks in the two runs are different: " + std::to_string(npuRanks.size())
                              + " rank folders here, " + std::to_string(benchRanks.size()) + " in " + benchStep.string());
     if (npuRanks.empty())
-        return makeError("compare.da-no-ranks", SourceLocation { npuStep.string(), std::nullopt, 0, 0 },
+        return makeError("compare.da-no-ranks", at(npuStep),
                          "no rank folder (rank, rank0, rank1, ...) in this folder or in " + benchStep.string()
                              + "; -da needs the step folders (for example npu/step0), not the dump root");
-    std::error_code ec;
-    fs::create_directories(outDir, ec);
-    if (ec)
-        return makeError("compare.write", SourceLocation { outDir.string(), std::nullopt, 0, 0 },
-                         "cannot create the output folder: " + ec.message());
-    const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
 
-    std::map<int, fs::path> written;
+    // The load step (docs/reliability.md §1), as the compare pipeline runs it: every rank dump is found by the one
+    // discovery, loaded by dump::loadRank and judged by dump::loadReport before anything is written. A damaged
+    // dump refuses the whole run (a rank table missing or partial would move the first divergence to another
+    // rank), unless salvage is asked for; then its losses are said and the exit status stays 1.
+    Diagnostics& input = result.inputDiagnostics;
+    auto npuSlots = rankSlots(npuStep, npuRanks, input);
+    if (!npuSlots)
+        return npuSlots.error();
+    auto benchSlots = rankSlots(benchStep, benchRanks, input);
+    if (!benchSlots)
+        return benchSlots.error();
+    std::size_t noDump = 0;
+    for (const auto* slots : { &*npuSlots, &*benchSlots }) {
+        for (const RankSlot& slot : *slots) {
+            if (slot.location)
+                continue;
+            if (++noDump <= kMaxReportedRanks)
+                input.push_back(makeError("compare.da-no-dump", at(slot.dir),
+                                          "rank folder without dump.json: -da has nothing to compare for this rank "
+                                          "(msprobe 26 leaves it out without a word)"));
+        }
+    }
+    if (noDump > kMaxReportedRanks)
+        input.push_back(makeError("compare.da-no-dump", at(npuStep),
+                                  "and " + std::to_string(noDump - kMaxReportedRanks) + " more rank folders without "
+                                      "dump.json here or in " + benchStep.string() + " (" + std::to_string(noDump)
+                                      + " in all)"));
+    if (noDump > 0)
+        result.salvaged.push_back(std::to_string(noDump) + " rank folder(s) without dump.json: those ranks are left out");
+
+    // The rank tables of this run are made in memory and written only once every rank has passed the load step.
+    struct Pending
+    {
+        std::string stem;
+        std::string text;
+    };
+    std::vector<Pending> pending;
+    const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    std::size_t damaged = 0;
+    std::size_t reportedClean = 0;
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
-        const fs::path& npuDir = npuRanks[i].second;
-        const fs::path& benchDir = benchRanks[i].second;
-        const std::string rankName = npuDir.filename().string();
-        auto npu = dump::readDumpJson(npuDir / "dump.json");
-        auto bench = npu ? dump::readDumpJson(benchDir / "dump.json") : npu;
-        if (!npu || !bench) {
-            result.diagnostics.push_back(npu ? bench.error() : npu.error());
-            result.diagnostics.back().severity = Severity::Warning;
+        const RankSlot& npuSlot = (*npuSlots)[i];
+        const RankSlot& benchSlot = (*benchSlots)[i];
+        const std::string rankName = npuSlot.dir.filename().string();
+        if (!npuSlot.location || !benchSlot.location)
             continue;
-        }
-        CompareOptions compareOptions;
-        std::optional<dump::StackMap> stack;
-        if (fs::exists(npuDir / "stack.json")) {
-            auto s = dump::readStackJson(npuDir / "stack.json");
-            if (s) {
-                stack = std::move(*s);
-                compareOptions.stackMode = true;
-                compareOptions.stack = &*stack;
-            } else {
-                result.diagnostics.push_back(s.error());
-                result.diagnostics.back().severity = Severity::Warning;
+        bool clean = true;
+        std::shared_ptr<const dump::RankDump> sides[2];
+        const RankSlot* slotOf[2] = { &npuSlot, &benchSlot };
+        for (int s = 0; s < 2; ++s) {
+            // msprobe's -da reads dump.json and the NPU stack.json (a broken one is a load error: a table without
+            // its stack column would look complete); construct.json is not its input.
+            dump::ReadOptions readOptions;
+            readOptions.constructJson = false;
+            readOptions.stackJson = s == 0;
+            auto loaded = dump::loadRank(*slotOf[s]->location, readOptions);
+            if (!loaded) {
+                // Not JSON at all, no "data" object, unreadable: nothing of this dump can be salvaged.
+                clean = false;
+                if (++damaged <= kMaxReportedRanks)
+                    input.push_back(loaded.error());
+                result.salvaged.push_back(slotOf[s]->location->dumpFile.string() + ": not readable, rank "
+                                          + rankName + " is left out");
+                continue;
             }
+            const dump::LoadReport report = dump::loadReport(**loaded);
+            if (!report.clean() || report.entriesRead == 0)
+                clean = false;
+            // Warnings too (an unknown key), as compare prints them; the dumps of 10,000 ranks are not all listed.
+            const bool listed = report.clean() ? reportedClean++ < kMaxReportedRanks : ++damaged <= kMaxReportedRanks;
+            if (listed)
+                input.insert(input.end(), report.diagnostics.begin(), report.diagnostics.end());
+            if (!report.clean())
+                result.salvaged.push_back(report.salvageText());
+            if (report.entriesRead == 0) {
+                // Nothing to compare against is not "no diff node".
+                input.push_back(makeError("compare.empty-dump", at(report.file),
+                                          std::string(s == 0 ? "the NPU" : "the bench")
+                                              + " dump has no entries: there is nothing to compare"));
+                result.salvaged.push_back(report.file.string() + ": no entries, rank " + rankName + " is left out");
+            }
+            sides[s] = *loaded;
         }
-        auto table = msprobe26::compareDumpsForDiffAnalyze(**npu, **bench, compareOptions);
+        if (!clean && !options.salvage)
+            continue; // keep loading: every damaged rank is named, not only the first
+        if (!sides[0] || !sides[1] || sides[0]->dump->entries.empty() || sides[1]->dump->entries.empty())
+            continue;
+        CompareOptions compareOptions;
+        if (sides[0]->stack.present) {
+            compareOptions.stackMode = true;
+            compareOptions.stack = &sides[0]->stack;
+        }
+        auto table = msprobe26::compareDumpsForDiffAnalyze(*sides[0]->dump, *sides[1]->dump, compareOptions);
         if (!table) {
             // msprobe's compare_entry swallows a rank's CompareException: that rank has no table.
             Diagnostic d = table.error();
@@ -1317,59 +1460,108 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             result.diagnostics.push_back(std::move(d));
             continue;
         }
-        auto path = writeNewFile(outDir, "compare_result_" + rankName + "_" + timestamp, rankTableJson(*table));
-        if (!path)
-            return path.error();
-        result.rankTables.push_back(*path);
-        result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
-        if (const auto r = rankOfTableFileName(path->filename().string()))
-            written[*r] = *path;
+        pending.push_back(Pending { "compare_result_" + rankName + "_" + timestamp, rankTableJson(*table) });
+    }
+    if (damaged > kMaxReportedRanks)
+        input.push_back(makeError("compare.da-damaged", at(npuStep),
+                                  "and " + std::to_string(damaged - kMaxReportedRanks) + " more damaged rank dumps ("
+                                      + std::to_string(damaged) + " in all)"));
+    if (hasErrors(input) && !options.salvage) {
+        result.refused = true;
+        result.salvaged.clear();
+        return result;
     }
 
-    // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses
-    // this run's file.
+    // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses this run's
+    // table. The stale ones are read and checked before anything is written: a damaged one stops the run here.
+    std::set<int> writtenRanks;
+    for (const Pending& p : pending) {
+        if (const auto r = rankOfStem(p.stem))
+            writtenRanks.insert(*r);
+    }
+    // A rank of this run that has no table now (left out: damaged and salvaged, or its compare failed) is not
+    // answered by an old table of the same rank: that would name an origin from another run. (msprobe 26 would
+    // take the old file.)
+    std::set<int> runRanks;
+    for (const auto& [n, dir] : npuRanks) {
+        if (const auto r = rankOfStem("compare_result_" + dir.filename().string() + "_" + timestamp))
+            runRanks.insert(*r);
+    }
     std::map<int, RankTableFile> tables;
-    for (fs::directory_iterator it(outDir, ec), end; !ec && it != end; it.increment(ec)) {
-        const auto rank = rankOfTableFileName(it->path().filename().string());
-        if (rank)
-            tables[*rank].path = it->path();
-    }
-    for (const auto& [rank, path] : written)
-        tables[rank].path = path;
-    for (auto& [rank, table] : tables) {
-        table.rank = rank;
-        if (!written.count(rank))
-            result.diagnostics.push_back(makeWarning("compare.da-stale-table", SourceLocation { table.path.string(), std::nullopt, 0, 0 },
-                                                     "this rank table was not written by this run but lies in the output "
-                                                     "folder, so it is analysed as rank "
+    std::error_code ec;
+    if (fs::is_directory(outDir, ec)) {
+        std::map<int, fs::path> stale;
+        for (fs::directory_iterator it(outDir, ec), end; !ec && it != end; it.increment(ec)) {
+            const auto rank = rankOfTableFileName(it->path().filename().string());
+            if (!rank || writtenRanks.count(*rank))
+                continue;
+            if (runRanks.count(*rank)) {
+                result.diagnostics.push_back(makeWarning("compare.da-stale-table", at(it->path()),
+                                                         "not analysed: rank " + std::to_string(*rank)
+                                                             + " of this run has no rank table now, and an old one "
+                                                               "would answer for it"));
+                continue;
+            }
+            stale[*rank] = it->path();
+        }
+        if (ec)
+            return makeError("compare.da-table", at(outDir), "cannot list the output folder: " + ec.message());
+        for (const auto& [rank, path] : stale) {
+            auto text = readTextFile(path);
+            if (!text)
+                return text.error();
+            auto document = parseRankTable(path, *text);
+            if (!document)
+                return document.error();
+            result.diagnostics.push_back(makeWarning("compare.da-stale-table", at(path),
+                                                     "this rank table was not written by this run but lies in the "
+                                                     "output folder, so it is analysed as rank "
                                                          + std::to_string(rank) + " (msprobe 26 does the same)"));
-        auto text = readTextFile(table.path);
-        if (!text)
-            return text.error();
-        auto parsed = dump::JsonDocument::parse(*text, table.path.string());
-        if (!parsed.document)
-            return parsed.diagnostics.empty() ? makeError("compare.da-table", SourceLocation { table.path.string(), std::nullopt, 0, 0 },
-                                                          "not a JSON rank table")
-                                              : parsed.diagnostics.front();
-        table.document = parsed.document;
+            tables[rank] = RankTableFile { rank, path, *document };
+        }
     }
+    fs::create_directories(outDir, ec);
+    if (ec)
+        return makeError("compare.write", at(outDir), "cannot create the output folder: " + ec.message());
+
+    // Phase A's files, through the one output writer: claimed atomically, never replacing a file, complete or
+    // absent (a full disk leaves no cut table under its final name). A taken name gets _1, _2, ...
+    for (Pending& p : pending) {
+        std::string error;
+        const auto path = writeToFreeName(outDir, p.stem, ".json", p.text, error);
+        if (!path)
+            return makeError("compare.write", at(outDir / (p.stem + ".json")), "cannot write the rank table: " + error);
+        result.rankTables.push_back(*path);
+        result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
+        if (const auto r = rankOfTableFileName(path->filename().string())) {
+            auto document = parseRankTable(*path, p.text);
+            if (!document)
+                return document.error();
+            tables[*r] = RankTableFile { *r, *path, *document };
+        }
+        std::string().swap(p.text); // the document holds what phase B needs; at 8 x 61 MB the texts would double the peak
+    }
+    pending.clear();
+
     result.log.push_back("Pre Process completed.");
     auto analysed = analyzeRankTables(tables, &result.log);
     if (!analysed)
         return analysed.error();
     if (*analysed) {
         auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-        fs::path path;
-        do {
-            path = outDir / ("diff_analyze_" + std::to_string(ns++) + ".json");
-        } while (fs::exists(path));
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out << **analysed;
-        out.close();
-        if (!out)
-            return makeError("compare.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, "cannot write the file");
-        result.analyzeFile = path;
-        result.log.push_back("The analyze result is saved in: " + path.string());
+        std::optional<fs::path> written;
+        for (int attempt = 0; attempt < 1000 && !written; ++attempt) {
+            const fs::path path = outDir / ("diff_analyze_" + std::to_string(ns++) + ".json");
+            const auto failure = writeFileAtomically(path, **analysed, ReplaceMode::Never);
+            if (!failure)
+                written = path;
+            else if (!failure->nameTaken)
+                return makeError("compare.write", at(path), "cannot write the analysis: " + failure->message);
+        }
+        if (!written)
+            return makeError("compare.write", at(outDir), "no free diff_analyze_<ns>.json name after 1000 tries");
+        result.analyzeFile = *written;
+        result.log.push_back("The analyze result is saved in: " + written->string());
     }
     return result;
 }

@@ -50,6 +50,9 @@ std::optional<int> rankOfTableFileName(const std::string& name);
 struct DiffAnalyzeOptions
 {
     std::string timestamp; ///< YYYYmmddHHMMSS of the rank tables; local time now when empty
+    /// --salvage: analyse what the damaged rank dumps hold (a rank without a readable dump is left out) instead
+    /// of refusing the run; DiffAnalyzeResult::salvaged says what was lost.
+    bool salvage = false;
 };
 
 struct DiffAnalyzeResult
@@ -58,13 +61,25 @@ struct DiffAnalyzeResult
     std::optional<std::filesystem::path> analyzeFile; ///< diff_analyze_<ns>.json, if a node diverges
     Diagnostics diagnostics; ///< ranks skipped as msprobe skips them (no table), stale tables analysed
     std::vector<std::string> log; ///< what msprobe logs, in its order
+    /// The load step's findings on the rank dumps (dump::loadReport, compare.empty-dump, compare.da-no-dump): the
+    /// same refusal as the compare pipeline's. Any error here makes a CLI run exit 1, salvaged or not.
+    Diagnostics inputDiagnostics;
+    /// A rank dump has errors and salvage is off: nothing was written (no rank table, no diff_analyze file).
+    bool refused = false;
+    /// With salvage: for each damaged dump what was read and what was lost (dump::LoadReport::salvageText).
+    std::vector<std::string> salvaged;
 };
 
 /**
- * @brief The whole `-da` run: rank dirs of two step folders paired, rank tables written into outDir
- * (created if missing), then phase B over every rank table in outDir.
+ * @brief The whole `-da` run: rank dirs of two step folders paired, every rank dump loaded through the load
+ * step (dump::loadRank + dump::loadReport, as the compare pipeline does), rank tables written into outDir
+ * (created if missing) through the one output writer, then phase B over every rank table in outDir.
  *
- * Errors (exit 1 in the CLI): no rank folders, different rank counts, and msprobe's crashes in phase B.
+ * A damaged rank dump (cut, mistyped, invalid UTF-8, empty, not JSON) or a rank folder without dump.json
+ * refuses the run (`refused`, nothing written) unless options.salvage; a rank table in outDir that is not a
+ * rank table is an error naming the file and position, before anything is written.
+ * Errors (exit 1 in the CLI): no rank folders, different rank counts, damaged rank tables, and msprobe's crashes
+ * in phase B.
  */
 Result<DiffAnalyzeResult> runDiffAnalyze(const std::filesystem::path& npuStep, const std::filesystem::path& benchStep,
                                          const std::filesystem::path& outDir, const DiffAnalyzeOptions& options = {});
