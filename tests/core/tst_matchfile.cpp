@@ -230,3 +230,61 @@ TEST(MatchFile, Msprobe12RefusesItBesideADataMapping)
     ASSERT_FALSE(results.ok());
     EXPECT_EQ(results.error().id, "compare.option");
 }
+
+namespace {
+
+std::string entry(double max)
+{
+    const std::string leaf = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": )"
+        + std::to_string(max) + R"(, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false})";
+    return R"({"input_args": [)" + leaf + R"(], "input_kwargs": {}, "output": [)" + leaf + "]}";
+}
+
+std::string dumpOf(const std::vector<std::pair<std::string, double>>& entries)
+{
+    std::string text = R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)";
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        text += (i ? ", \"" : "\"") + entries[i].first + "\": " + entry(entries[i].second);
+    return text + "}}";
+}
+
+} // namespace
+
+TEST(MatchFile, PairTheWalkNeverReachesIsStillCompared)
+{
+    // msprobe 1.2's walk: relu matches the bench relu past the bench sigmoid, which is dropped; the bench queue is
+    // then empty and the NPU exp grows alone, so the walk stops (exp is kept unmatched) and tanh is lost. Paired with
+    // the sigmoid by hand, tanh is compared at its NPU place. msprobe 26 -fm walks the same way, row by row: it stops
+    // at exp's input, so exp's output stays lost as msprobe loses it.
+    TempDir dir;
+    const fs::path npu = dir.write("npu/dump.json", dumpOf({ { "Functional.relu.0.forward", 1.0 },
+                                                             { "Functional.gelu.0.forward", 1.0 },
+                                                             { "Functional.exp.0.forward", 1.0 },
+                                                             { "Functional.tanh.0.forward", 2.0 } }));
+    const fs::path bench = dir.write("bench/dump.json", dumpOf({ { "Functional.sigmoid.0.forward", 4.0 },
+                                                                 { "Functional.relu.0.forward", 1.0 } }));
+    const fs::path config = dir.write("m.vis.config", R"({"Functional.tanh.0.forward": "Functional.sigmoid.0.forward"})");
+    for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
+        SCOPED_TRACE(traceName(profile));
+        JobOptions options;
+        options.profile = profile;
+        options.fuzzy = profile == Profile::Msprobe26;
+        const MatchRun plain = compareOne(npu, bench, options, dir.path() / (std::string("plain-") + traceName(profile)));
+        ASSERT_TRUE(plain.table);
+        EXPECT_EQ(benchOf(*plain.table, "Functional.tanh.0.forward.input.0").second, "(no row)");
+        EXPECT_EQ(plain.table->npuOpsLost, profile == Profile::Msprobe26 ? 3u : 1u);
+        options.matchFile = config;
+        const MatchRun run = compareOne(npu, bench, options, dir.path() / traceName(profile));
+        ASSERT_TRUE(run.table);
+        EXPECT_EQ(benchOf(*run.table, "Functional.tanh.0.forward.input.0"),
+                  std::pair(true, std::string("Functional.sigmoid.0.forward.input.0")));
+        EXPECT_EQ(benchOf(*run.table, "Functional.tanh.0.forward.output.0"),
+                  std::pair(true, std::string("Functional.sigmoid.0.forward.output.0")));
+        EXPECT_EQ(benchOf(*run.table, "Functional.relu.0.forward.output.0"),
+                  std::pair(true, std::string("Functional.relu.0.forward.output.0")));
+        EXPECT_FALSE(benchOf(*run.table, "Functional.gelu.0.forward.output.0").first);
+        EXPECT_EQ(run.table->npuOpsLost, profile == Profile::Msprobe26 ? 1u : 0u);
+        // The row order is the NPU order.
+        EXPECT_EQ(run.table->rows[run.table->rows.size() - 1][0].asString(), "Functional.tanh.0.forward.output.0");
+    }
+}
