@@ -70,8 +70,11 @@ ResolvedMatches resolveMatches(const VisConfig& config, const std::function<bool
     for (std::size_t i = 0; i < config.entries.size(); ++i)
         if (isNpu(config.entries[i].key) && isBench(config.entries[i].value))
             take(i, config.entries[i].key, config.entries[i].value);
+    // An entry gives one match at most: the Bench-row reading is for entries the NPU reading did not use. (Else the
+    // one entry "relu.1": "relu.0" between two dumps that both have relu.0 and relu.1 would also pair NPU relu.0 with
+    // bench relu.1, a match nobody made.)
     for (std::size_t i = 0; i < config.entries.size(); ++i)
-        if (isBench(config.entries[i].key) && isNpu(config.entries[i].value))
+        if (!used[i] && isBench(config.entries[i].key) && isNpu(config.entries[i].value))
             take(i, config.entries[i].value, config.entries[i].key);
     for (std::size_t i = 0; i < config.entries.size(); ++i) {
         if (used[i])

@@ -288,3 +288,25 @@ TEST(MatchFile, PairTheWalkNeverReachesIsStillCompared)
         EXPECT_EQ(run.table->rows[run.table->rows.size() - 1][0].asString(), "Functional.tanh.0.forward.output.0");
     }
 }
+
+TEST(MatchFile, CrossNamedMatchTakesTheBenchNodeFromItsNamesake)
+{
+    // NPU relu.1 with bench relu.0 on the real pair, where both sides have relu.0 and relu.1: the manual pair wins,
+    // NPU relu.0 (whose namesake the file took) is left without bench data, and no second pair is invented.
+    for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
+        SCOPED_TRACE(traceName(profile));
+        TempDir dir;
+        const fs::path config = dir.write("m.vis.config", R"({"Functional.relu.1.forward": "Functional.relu.0.forward"})");
+        JobOptions options;
+        options.profile = profile;
+        options.matchFile = config;
+        const MatchRun run = compareOne(fixtureRank("statistics", "npu") / "dump.json",
+                                        fixtureRank("statistics", "bench") / "dump.json", options, dir.path() / "out");
+        ASSERT_TRUE(run.table);
+        EXPECT_EQ(benchOf(*run.table, "Functional.relu.1.forward.output.0"),
+                  std::pair(true, std::string("Functional.relu.0.forward.output.0")));
+        EXPECT_EQ(benchOf(*run.table, "Functional.relu.0.forward.output.0"), std::pair(false, std::string("N/A")));
+        EXPECT_EQ(benchOf(*run.table, "Functional.relu.2.forward.output.0"),
+                  std::pair(true, std::string("Functional.relu.2.forward.output.0")));
+    }
+}
