@@ -54,7 +54,7 @@ usage:
       prefixes each node with its position in execution order; --no-marks hides the
       "(parent inferred)" notes.
   probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-da]
-                        [-dm MAP] [-cm [MAP]] [-am [MAP]] [-lm [MAP]]
+                        [-dm MAP] [-cm [MAP]] [-am [MAP]] [-lm [MAP]] [--match-file FILE]
   probescope-cli compare --npu PATH --bench PATH -o OUT [options as above]
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
@@ -74,6 +74,13 @@ usage:
       -dm MAP.yaml compares exactly the rows the mapping names (NPU row name: bench row
       name, or N/A), in its order, as msprobe 1.2's data-mapping mode does; with msprobe-26
       the mapped name is the NPU row's compare key (no dtype test).
+      --match-file FILE.vis.config (tb_graph_ascend's manual matches, NPU node: bench node):
+      the entries it pairs are compared as it says (their rows by their name below the node:
+      .input.0 with .input.0), in every mode; a node's children keep their own matching
+      unless the file names them too; every other entry keeps msprobe's matching. An entry
+      naming a node neither dump has, or a node already paired by an earlier entry, is a
+      warning naming the file and the entry. One pair only (not a whole job, not with -da;
+      with msprobe-1.2 not with -dm/-lm). See docs/graph.md.
       MindSpore NPU dumps (framework "mindspore" in dump.json) against PyTorch or MindSpore:
       -da, --diff-analyze (with --profile msprobe-26 and two step folders, e.g. npu/step0):
       msprobe 26's first-divergence analysis. Writes compare_result_rankN_TIMESTAMP.json per
@@ -216,6 +223,7 @@ struct Args
     bool diffAnalyze = false; ///< -da (msprobe 26's first-divergence analysis)
     cli::JobCliArgs job;      ///< --step/--rank lists, --resume, --pair-threads (jobcli.h)
     bool salvage = false; ///< --salvage: compare what a damaged dump holds (issue 20)
+    std::string matchFile; ///< --match-file: a tb_graph_ascend .vis.config (issue 27)
     std::vector<cli::GivenOption> given; ///< every option typed, checked against the command's OptionScope
 };
 
@@ -239,7 +247,7 @@ const cli::OptionScope kTreeScope { "tree", { "--step", "--rank", "--exec-order"
 /// compare with --profile msprobe-1.2 (the default) or msprobe-26; `-da` without msprobe-26 keeps its own message.
 const cli::OptionScope kCompareScope { "compare",
     { "-i", "-o", "--npu", "--bench", "-s", "-f", "-c", "-j", "--profile", "--xlsx", "--salvage", "-dm", "-cm", "-am",
-      "-lm", "-da", "--step", "--rank", "--resume", "--pair-threads" },
+      "-lm", "-da", "--step", "--rank", "--resume", "--pair-threads", "--match-file" },
     {} };
 
 
@@ -261,6 +269,8 @@ const cli::OptionScope kDiffAnalyzeScope { "-da (msprobe 26's first-divergence a
     { "-f", kDaFixed }, { "--xlsx", kDaFixed }, { "-dm", kDaFixed }, { "-cm", kDaFixed }, { "-am", kDaFixed },
     { "-lm", kDaFixed },
     { "--verify", kDaInfoTree }, { "--exec-order", kDaInfoTree }, { "--no-marks", kDaInfoTree },
+    { "--match-file", "-da finds the first diverging node by msprobe 26's own matching of every rank; manual "
+                      "matches apply to a compare of one pair (drop -da)" },
 } };
 
 /// The scopes "X applies to A, not B" names as A.
@@ -339,6 +349,7 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
         { { "-lm", "--layer_mapping" }, Takes::OptionalValue, {}, mapping(args.layerMapping) },
         { { "--xlsx" }, Takes::Nothing, {}, flag(args.xlsx) },
         { { "--salvage" }, Takes::Nothing, {}, flag(args.salvage) },
+        { { "--match-file" }, Takes::Value, "a .vis.config file", text(args.matchFile) },
         { { "-da", "--diff-analyze", "--diff_analyze" }, Takes::Nothing, {}, flag(args.diffAnalyze) },
         { { "--profile" }, Takes::Value, profileChoices(),
           [&](std::string_view, Value v) -> Error {
@@ -539,8 +550,15 @@ int runCompare(const Args& args)
         options.layerMapping = *args.layerMapping;
     options.profile = args.profile;
     options.salvage = args.salvage;
-    if (cli::isWholeJob(input, options, args.job))
+    if (!args.matchFile.empty())
+        options.matchFile = args.matchFile;
+    if (cli::isWholeJob(input, options, args.job)) {
+        if (options.matchFile)
+            return usageError("--match-file names the nodes of one (step, rank), as tb_graph_ascend saves it "
+                              "({tag}_{step}_{rank}.vis.config): compare that one pair (two dump.json files or "
+                              "rank folders) with it, not a whole job");
         return cli::runJobCompare(input, args.out, options, args.job);
+    }
     if (given(args, "--pair-threads"))
         return usageError("--pair-threads applies to a whole-job compare (two dump roots, or --step/--rank/--resume), "
                           "not to a compare of one pair");

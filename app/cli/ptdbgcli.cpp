@@ -218,6 +218,9 @@ int runPtdbgCompare(int argc, char** argv)
           refused("-da is msprobe 26's analysis of msprobe dumps (--profile msprobe-26)") },
         { { "-dm", "--data_mapping", "-cm", "--cell_mapping", "-am", "--api_mapping", "-lm", "--layer_mapping" },
           Takes::Nothing, {}, refused("ptdbg had no mapping options (-dm, -cm, -am, -lm)") },
+        { { "--match-file" }, Takes::Value, "a .vis.config file",
+          refused("--match-file pairs msprobe graph nodes (tb_graph_ascend's .vis.config); ptdbg's .pkl dumps have no "
+                  "such nodes (use --profile msprobe-1.2 or msprobe-26 on msprobe dumps)") },
         { { "--verify", "--exec-order", "--no-marks" }, Takes::Nothing, {},
           refused("it is an option of info or tree, not of compare") },
     };

@@ -10,8 +10,10 @@
 #include "core/util/parallel.h"
 #include "core/util/workgroup.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -612,6 +614,71 @@ private:
 
 namespace {
 
+/// The row tail below an entry key (".input.0"): what pairs the rows of a manually matched pair of entries.
+std::string_view rowTail(const FlatRow& row, std::string_view key, std::string& buffer)
+{
+    buffer.clear();
+    row.appendName(buffer);
+    std::string_view name = buffer;
+    return name.substr(0, key.size()) == key ? name.substr(key.size()) : name;
+}
+
+/// --match-file in the msprobe 1.2 profile: NPU op index -> (bench op index, the bench row of each NPU row). The rows
+/// of the two entries pair by their tail below the key (".input.0" with ".input.0"), not by position, so a pair with
+/// a different number of rows loses none of the NPU rows (a row without a partner is shown without bench data).
+struct ManualPairs
+{
+    std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::vector<std::optional<std::size_t>>>> byNpu;
+    std::vector<bool> npuTaken;
+    std::vector<bool> benchTaken;
+};
+
+ManualPairs manualPairs(const NameMappings* mappings, const std::vector<Op>& npuOps, const std::vector<Op>& benchOps)
+{
+    ManualPairs out;
+    if (!mappings || !mappings->manual || mappings->manual->pairs.empty())
+        return out;
+    // The first entry of a key, as dump::DumpFile::find answers (the pipeline resolved the names with it).
+    std::unordered_map<std::string_view, std::uint32_t> npuIndex;
+    std::unordered_map<std::string_view, std::uint32_t> benchIndex;
+    for (std::uint32_t i = 0; i < npuOps.size(); ++i)
+        npuIndex.emplace(npuOps[i].key, i);
+    for (std::uint32_t i = 0; i < benchOps.size(); ++i)
+        benchIndex.emplace(benchOps[i].key, i);
+    out.npuTaken.assign(npuOps.size(), false);
+    out.benchTaken.assign(benchOps.size(), false);
+    std::string a;
+    std::string b;
+    for (const auto& [npuName, benchName] : mappings->manual->pairs) {
+        const auto n = npuIndex.find(npuName);
+        const auto m = benchIndex.find(benchName);
+        if (n == npuIndex.end() || m == benchIndex.end() || out.npuTaken[n->second] || out.benchTaken[m->second])
+            continue;
+        const Op& npuOp = npuOps[n->second];
+        const Op& benchOp = benchOps[m->second];
+        std::vector<std::optional<std::size_t>> partner(npuOp.rows.size());
+        std::vector<bool> used(benchOp.rows.size(), false);
+        for (std::size_t r = 0; r < npuOp.rows.size(); ++r) {
+            const std::string_view tail = rowTail(npuOp.rows[r], npuOp.key, a);
+            for (std::size_t k = 0; k < benchOp.rows.size(); ++k) {
+                if (!used[k] && rowTail(benchOp.rows[k], benchOp.key, b) == tail) {
+                    partner[r] = k;
+                    used[k] = true;
+                    break;
+                }
+            }
+        }
+        out.npuTaken[n->second] = true;
+        out.benchTaken[m->second] = true;
+        out.byNpu.emplace(n->second, std::pair { m->second, std::move(partner) });
+    }
+    return out;
+}
+
+} // namespace
+
+namespace {
+
 std::shared_ptr<CompareTable> newTable(CompareMode mode, const CompareOptions& options)
 {
     auto table = std::make_shared<CompareTable>();
@@ -706,13 +773,63 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
         npuViews = mappedNpuOps(npuOps, benchOps, *mappings, table->mode, crossFramework);
         benchViews = mappedBenchOps(benchOps, npuOps, *mappings, table->mode);
     }
+    // --match-file: in msprobe's walk a manually matched op matches its partner only; a pair the walk never brought
+    // together (too far apart, or past the point where msprobe's loop stopped) is paired afterwards at its NPU place.
+    const ManualPairs manual = manualPairs(options.mappings, npuOps, benchOps);
     std::vector<const Op*> n;
     std::vector<const Op*> b;
     for (std::size_t i = 0; i < npuOps.size(); ++i)
         n.push_back(mappings ? &npuViews[i].op : &npuOps[i]);
     for (std::size_t i = 0; i < benchOps.size(); ++i)
         b.push_back(mappings ? &benchViews[i].op : &benchOps[i]);
-    const MatchOutcome match = matchOps(n, b, options.fuzzy, table->mode == CompareMode::Md5);
+    ManualPairing pairing;
+    if (!manual.byNpu.empty()) {
+        pairing.benchOf.assign(npuOps.size(), -1);
+        pairing.npuOf.assign(benchOps.size(), -1);
+        for (const auto& [npuIndex, pair] : manual.byNpu) {
+            pairing.benchOf[npuIndex] = pair.first;
+            pairing.npuOf[pair.first] = npuIndex;
+        }
+    }
+    MatchOutcome match = matchOps(n, b, options.fuzzy, table->mode == CompareMode::Md5,
+                                  manual.byNpu.empty() ? nullptr : &pairing);
+    if (!manual.byNpu.empty()) {
+        // The partner bench op matches no other op, so it is free whatever the walk did.
+        std::vector<std::uint32_t> missing;
+        std::vector<bool> seen(npuOps.size(), false);
+        for (MatchStep& step : match.steps) {
+            seen[step.npu] = true;
+            if (pairing.benchOf[step.npu] >= 0)
+                step.bench = pairing.benchOf[step.npu];
+        }
+        for (const auto& [npuIndex, pair] : manual.byNpu) {
+            if (!seen[npuIndex])
+                missing.push_back(npuIndex);
+        }
+        if (!missing.empty()) {
+            std::sort(missing.begin(), missing.end());
+            std::vector<MatchStep> merged;
+            merged.reserve(match.steps.size() + missing.size());
+            auto next = missing.begin();
+            for (const MatchStep& step : match.steps) {
+                for (; next != missing.end() && *next < step.npu; ++next)
+                    merged.push_back({ *next, pairing.benchOf[*next] });
+                merged.push_back(step);
+            }
+            for (; next != missing.end(); ++next)
+                merged.push_back({ *next, pairing.benchOf[*next] });
+            match.steps = std::move(merged);
+            if (match.stoppedEarly)
+                match.npuOpsLost -= static_cast<std::uint32_t>(
+                    std::count_if(missing.begin(), missing.end(), [&](std::uint32_t i) { return !npuOps[i].rows.empty(); }));
+        }
+    }
+    const auto manualOf = [&](const MatchStep& step) -> const std::vector<std::optional<std::size_t>>* {
+        if (manual.byNpu.empty() || step.bench < 0)
+            return nullptr;
+        const auto it = manual.byNpu.find(step.npu);
+        return it == manual.byNpu.end() ? nullptr : &it->second.second;
+    };
     table->npuOpsLost = match.npuOpsLost;
     if (match.stoppedEarly)
         table->diagnostics.push_back(makeWarning(
@@ -726,7 +843,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     const std::size_t chunks = threads > 1 && match.steps.size() >= 4096 ? std::size_t { threads } * 4 : 1;
     const auto stepRows = [&](const MatchStep& step) {
         return TableBuilder::rowsOf(npuOps[step.npu], step.bench < 0 ? nullptr : &benchOps[static_cast<std::size_t>(step.bench)],
-                                    mappings != nullptr);
+                                    mappings != nullptr || manualOf(step) != nullptr);
     };
     std::vector<std::size_t> chunkRow(chunks + 1, 0);
     for (std::size_t c = 0; c < chunks; ++c) {
@@ -750,7 +867,8 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
         const void* benchFrom = nullptr;
         const void* benchTo = nullptr;
         const auto release = [&] {
-            if (mappings)
+            // Manual pairs take bench ops out of order: no page behind the walk may be given back then.
+            if (mappings || !manual.byNpu.empty())
                 return;
             npuFrom = releasePages(npuFrom, npuTo);
             benchFrom = releasePages(benchFrom, benchTo);
@@ -769,6 +887,8 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
             }
             if (step.bench < 0)
                 builder.unmatched(npuOps[step.npu]);
+            else if (const auto* partner = manualOf(step))
+                builder.matchedMapped(npuOps[step.npu], benchOps[benchIndex], *partner);
             else if (mappings)
                 builder.matchedMapped(npuOps[step.npu], benchOps[benchIndex],
                                       partnerRows(npuViews[step.npu], npuOps[step.npu].rows.size(),

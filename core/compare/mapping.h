@@ -71,12 +71,22 @@ Result<CellMapping> readCellMapping(const std::filesystem::path& path);
 Result<ApiMapping> readApiMapping(const std::filesystem::path& path, Diagnostics* warnings = nullptr);
 Result<LayerMapping> readLayerMapping(const std::filesystem::path& path);
 
+/// --match-file: tb_graph_ascend's manual matches, resolved against the two dumps' entries (docs/graph.md,
+/// "compare --match-file"): one-to-one, each an NPU entry key with a bench entry key, both present.
+struct ManualMatches
+{
+    std::filesystem::path path;
+    std::vector<std::pair<std::string, std::string>> pairs; ///< NPU entry -> bench entry, file order
+};
+
 /// The mappings in force for one compare. Precedence (§3.6, msprobe 26): api > cell > data > plain name.
+/// `manual` comes after all of them: a manually matched entry keeps its partner whatever the names say.
 struct NameMappings
 {
     std::optional<CellMapping> cell;
     std::optional<ApiMapping> api;
     std::optional<DataMapping> data; ///< -dm, or what -lm generated
+    std::optional<ManualMatches> manual; ///< --match-file (not part of any(): it pairs entries, not row names)
     bool any() const { return cell || api || data; }
 };
 

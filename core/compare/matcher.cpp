@@ -159,8 +159,14 @@ bool opsMatch(const Op& npu, const Op& bench, bool fuzzy, bool md5)
     return namesMatch(npu, bench, fuzzy) && structsMatch(npu, bench, md5);
 }
 
-MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy, bool md5)
+MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy, bool md5,
+                      const ManualPairing* manual)
 {
+    const auto matches = [&](std::uint32_t n, std::uint32_t b) {
+        if (manual && (manual->benchOf[n] >= 0 || manual->npuOf[b] >= 0))
+            return manual->benchOf[n] == static_cast<std::int64_t>(b);
+        return opsMatch(*npu[n], *bench[b], fuzzy, md5);
+    };
     MatchOutcome outcome;
     std::deque<std::uint32_t> n;
     std::deque<std::uint32_t> b;
@@ -188,13 +194,13 @@ MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const
         const std::size_t lastN = n.size() - 1;
         const std::size_t lastB = b.size() - 1;
         for (std::size_t j = 0; j < lastB && !point; ++j) {
-            if (opsMatch(*npu[n[lastN]], *bench[b[j]], fuzzy, md5))
+            if (matches(n[lastN], b[j]))
                 point = { lastN, j };
         }
-        if (!point && opsMatch(*npu[n[lastN]], *bench[b[lastB]], fuzzy, md5))
+        if (!point && matches(n[lastN], b[lastB]))
             point = { lastN, lastB };
         for (std::size_t k = 0; k < lastN && !point; ++k) {
-            if (opsMatch(*npu[n[k]], *bench[b[lastB]], fuzzy, md5))
+            if (matches(n[k], b[lastB]))
                 point = { k, lastB };
         }
         if (!point)

@@ -30,11 +30,21 @@ bool fuzzyEqual(std::string_view a, std::string_view b);
 /// Whether two ops match (A.4: names exact or fuzzy, and structs; `md5`: md5 mode, where the md5 is part of them).
 bool opsMatch(const Op& npu, const Op& bench, bool fuzzy, bool md5);
 
+/// --match-file's pairs for the walk (indices into the op lists, -1 = none): a manually matched op matches its
+/// partner and nothing else, whatever names and structs say.
+struct ManualPairing
+{
+    std::vector<std::int64_t> benchOf; ///< per NPU op
+    std::vector<std::int64_t> npuOf;   ///< per bench op
+};
+
 /**
  * @brief Pairs NPU and bench ops as msprobe 1.2.2 does: both lists walked by position into two queues,
  * match points searched newest-first (compare-spec Appendix A.4). `npu`/`bench` hold one op per entry in
- * file order; entries without rows are given as std::nullopt so the walk stays in lock-step.
+ * file order; entries without rows are given as std::nullopt so the walk stays in lock-step. `manual` changes which
+ * ops match, never how the walk goes, so the ops around a manual pair are matched as msprobe matches them.
  */
-MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy, bool md5);
+MatchOutcome matchOps(const std::vector<const Op*>& npu, const std::vector<const Op*>& bench, bool fuzzy, bool md5,
+                      const ManualPairing* manual = nullptr);
 
 } // namespace probescope::compare

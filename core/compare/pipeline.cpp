@@ -66,6 +66,25 @@ std::optional<Diagnostic> readOption(const std::optional<fs::path>& option, std:
     return std::nullopt;
 }
 
+/// The .vis.config's entries as matches between this pair's entries (graph::resolveMatches: its collision rule, one
+/// to one, the first claim of a node wins); every entry left out is a warning naming the file and the entry.
+ManualMatches manualMatches(const graph::VisConfig& config, const dump::RankDump& npu, const dump::RankDump& bench,
+                            Diagnostics& notes)
+{
+    const auto inNpu = [&](std::string_view name) { return npu.dump->find(name) != nullptr; };
+    const auto inBench = [&](std::string_view name) { return bench.dump->find(name) != nullptr; };
+    const graph::ResolvedMatches resolved = graph::resolveMatches(config, inNpu, inBench);
+    ManualMatches out;
+    out.path = config.path;
+    for (const graph::NodeMatch& m : resolved.matches)
+        out.pairs.emplace_back(m.npu, m.bench);
+    for (const std::string& note : resolved.notes)
+        notes.push_back(makeWarning("compare.match-skipped", at(config.path),
+                                    note + " (the NPU dump " + npu.dump->path.string() + ", the bench dump "
+                                        + bench.dump->path.string() + ")"));
+    return out;
+}
+
 /// The mappings in force for one pair, after the framework checks msprobe makes (compare-spec §10.3).
 Result<NameMappings> pairMappings(const MappingFiles& files, const ProfileRules& rules, const dump::RankDump& npu,
                                   const dump::RankDump& bench, Diagnostics& notes, bool& generated)
@@ -81,6 +100,13 @@ Result<NameMappings> pairMappings(const MappingFiles& files, const ProfileRules&
     mappings.cell = files.cell;
     mappings.api = files.api;
     mappings.data = files.data;
+    if (files.matches) {
+        if (!profile26 && (files.data || (files.layer && mindspore)))
+            return makeError("compare.option", at(files.matches->path),
+                             "--match-file pairs nodes within msprobe 1.2's matching, which -dm and -lm replace "
+                             "altogether (their rows are the mapping's, in its order): give one or the other");
+        mappings.manual = manualMatches(*files.matches, npu, bench, notes);
+    }
     if (!files.layer)
         return mappings;
     if (!mindspore) {
@@ -170,6 +196,13 @@ Result<MappingFiles> readMappingFiles(const JobOptions& options)
                            [&](const fs::path& p) { return readApiMapping(p, &files.warnings); });
     if (!error)
         error = readOption(options.layerMapping, files.layer, readLayerMapping);
+    if (!error && options.matchFile) {
+        auto config = graph::readVisConfig(*options.matchFile);
+        if (config)
+            files.matches = std::move(*config);
+        else
+            error = config.error();
+    }
     if (error)
         return *error;
     return files;

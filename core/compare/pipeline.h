@@ -6,6 +6,7 @@
 #include "core/compare/mapping.h"
 #include "core/compare/plan.h"
 #include "core/dump/rankdump.h"
+#include "core/graph/visconfig.h"
 #include "core/tree/constructtree.h"
 #include "core/util/diagnostic.h"
 #include "core/util/profile.h"
@@ -37,6 +38,9 @@ struct JobOptions
     /// --salvage: compare what a truncated or invalid dump holds (PairResult::salvaged says what was lost)
     /// instead of refusing the pair.
     bool salvage = false;
+    /// --match-file: a tb_graph_ascend `.vis.config` (NPU node -> bench node). The entries of the nodes it names are
+    /// paired as it says and compared, in every mode; the others keep the profile's matching (docs/graph.md).
+    std::optional<std::filesystem::path> matchFile;
 };
 
 /// The mapping files of a job, read once for all its pairs.
@@ -46,6 +50,7 @@ struct MappingFiles
     std::optional<CellMapping> cell;
     std::optional<ApiMapping> api;
     std::optional<LayerMapping> layer;
+    std::optional<graph::VisConfig> matches; ///< --match-file, resolved per pair against its dumps
     Diagnostics warnings; ///< api_mapping items that are ignored
 };
 

@@ -70,15 +70,25 @@ ResolvedMatches resolveMatches(const VisConfig& config, const std::function<bool
     for (std::size_t i = 0; i < config.entries.size(); ++i)
         if (isNpu(config.entries[i].key) && isBench(config.entries[i].value))
             take(i, config.entries[i].key, config.entries[i].value);
+    // An entry gives one match at most: the Bench-row reading is for entries the NPU reading did not use. (Else the
+    // one entry "relu.1": "relu.0" between two dumps that both have relu.0 and relu.1 would also pair NPU relu.0 with
+    // bench relu.1, a match nobody made.)
     for (std::size_t i = 0; i < config.entries.size(); ++i)
-        if (isBench(config.entries[i].key) && isNpu(config.entries[i].value))
+        if (!used[i] && isBench(config.entries[i].key) && isNpu(config.entries[i].value))
             take(i, config.entries[i].value, config.entries[i].key);
     for (std::size_t i = 0; i < config.entries.size(); ++i) {
         if (used[i])
             continue;
-        out.notes.push_back("\"" + config.entries[i].key + "\": \"" + config.entries[i].value + "\" dropped: "
-                            + (conflict[i].empty() ? std::string("no NPU node and bench node of these names")
-                                                   : conflict[i]));
+        const MatchEntry& e = config.entries[i];
+        // A stale name (the model changed since the file was saved) says which side lacks it.
+        std::string reason = conflict[i];
+        if (reason.empty() && !isNpu(e.key) && !isBench(e.key))
+            reason = "neither side has a node " + e.key;
+        else if (reason.empty() && !isNpu(e.value) && !isBench(e.value))
+            reason = "neither side has a node " + e.value;
+        else if (reason.empty())
+            reason = "no NPU node and bench node of these names";
+        out.notes.push_back("\"" + e.key + "\": \"" + e.value + "\" dropped: " + reason);
     }
     return out;
 }

@@ -46,3 +46,33 @@ probescope_cli_test(graph_usage_format RC 2 ARGS graph -tp ${pairMd5}/npu -o x -
 probescope_cli_test(graph_usage_match_without_bench RC 2 ARGS graph -tp ${pairMd5}/npu -o x --match-file y
     ERR "--match-file pairs NPU and bench nodes: it needs -gp BENCH")
 probescope_cli_test(graph_help RC 0 ARGS graph --help OUT "probescope-cli graph -tp NPU \\[-gp BENCH\\] -o OUT")
+
+# compare --match-file (docs/graph.md "compare --match-file"): a shifted gelu call made from the real pairs, in both
+# msprobe profiles, statistics and tensor mode (matchfile.cmake checks the CSVs); and the option's errors.
+foreach(mode statistics tensor)
+    foreach(profile msprobe-1.2 msprobe-26)
+        add_test(NAME cli.compare_match_file_${mode}_${profile}
+                 COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:probescope-cli> -DPAIR=${PROBESCOPE_FIXTURES_DIR}/modelA_${mode}_mix
+                         -DPROFILE=${profile} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/match-file-${mode}-${profile}
+                         -P ${CMAKE_CURRENT_SOURCE_DIR}/matchfile.cmake)
+    endforeach()
+endforeach()
+set(pairStats ${PROBESCOPE_FIXTURES_DIR}/modelA_statistics_mix)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/broken.vis.config "{\n    \"Functional.gelu.0.forward\": \"Functional.gelu.1.forward\"\n    \"x\": \"y\"\n}")
+probescope_cli_test(compare_match_file_damaged RC 1 ARGS compare --npu ${pairStats}/npu/step0/rank/dump.json
+    --bench ${pairStats}/bench/step0/rank/dump.json -o ${graphOut}/match-bad --match-file ${CMAKE_CURRENT_BINARY_DIR}/broken.vis.config
+    ERR "broken.vis.config:3:7: error \\[graph.match-file\\]: not valid JSON")
+probescope_cli_test(compare_match_file_whole_job RC 2 ARGS compare --npu ${pairStats}/npu --bench ${pairStats}/bench
+    -o ${graphOut}/match-job --match-file ${CMAKE_CURRENT_BINARY_DIR}/broken.vis.config
+    ERR "--match-file names the nodes of one \\(step, rank\\)")
+probescope_cli_test(compare_match_file_with_dm RC 2 ARGS compare --npu ${pairStats}/npu/step0/rank/dump.json
+    --bench ${pairStats}/bench/step0/rank/dump.json -o ${graphOut}/match-dm -dm ${data}/mapping/ms_pt/data_mapping.yaml
+    --match-file ${graphFixtures}/vis_config/plugin26_modelA_statistics/compare_step0_rank_0_0.vis.config
+    ERR "error \\[compare.option\\]: --match-file pairs nodes within msprobe 1.2's matching")
+probescope_cli_test(compare_match_file_da RC 2 ARGS compare --npu ${pairStats}/npu/step0 --bench ${pairStats}/bench/step0
+    -o ${graphOut}/match-da --profile msprobe-26 -da --match-file ${CMAKE_CURRENT_BINARY_DIR}/broken.vis.config
+    ERR "--match-file.*-da finds the first diverging node")
+probescope_cli_test(compare_match_file_ptdbg RC 2 ARGS compare --profile ptdbg --npu ${PROBESCOPE_FIXTURES_DIR}/legacy_ptdbg
+    --bench ${PROBESCOPE_FIXTURES_DIR}/legacy_ptdbg -o ${graphOut}/match-ptdbg --match-file x.vis.config
+    ERR "--match-file does not apply to the ptdbg profile")
+probescope_cli_test(compare_match_file_help RC 0 ARGS --help OUT "--match-file FILE.vis.config")

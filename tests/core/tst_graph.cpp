@@ -412,6 +412,15 @@ TEST(GraphMatchFile, PluginCollisionIsRecovered)
     EXPECT_EQ(visConfigText(r.matches), "{\n    \"Tensor.reshape.2.forward\": \"Tensor.reshape.1.forward\",\n"
                                         "    \"Tensor.reshape.1.forward\": \"Tensor.reshape.0.forward\"\n}");
     EXPECT_EQ(visConfigText({}), "{}");
+    // One entry gives one match, also where both sides have both names (the Bench-row reading is not added to it).
+    const fs::path one = dir.write("one.vis.config", R"({"Tensor.reshape.1.forward": "Tensor.reshape.0.forward"})");
+    auto oneConfig = readVisConfig(one);
+    ASSERT_TRUE(oneConfig);
+    const ResolvedMatches single = resolveMatches(
+        *oneConfig, [&](std::string_view s) { return npu.count(std::string(s)) != 0; },
+        [&](std::string_view s) { return npu.count(std::string(s)) != 0; });
+    ASSERT_EQ(single.matches.size(), 1u);
+    EXPECT_EQ(single.matches[0], (NodeMatch { "Tensor.reshape.1.forward", "Tensor.reshape.0.forward" }));
     // Unknown names and non-string values.
     const fs::path odd = dir.write("odd.vis.config", R"({"A": "B"})");
     auto oddConfig = readVisConfig(odd);

@@ -558,6 +558,71 @@ std::vector<Pair> matchFuzzy(const std::vector<Row26>& npu, const std::vector<Ro
     return out;
 }
 
+/// --match-file (docs/graph.md): the rows of each manually matched NPU entry pair with the bench entry's row of the
+/// same tail below the key (".input.0"), whatever msprobe's matching decided and with no dtype test (the user chose
+/// the pair); a bench row of a manually matched entry is taken from any other NPU row msprobe had paired it with.
+/// The other rows keep their pairs and the table keeps msprobe's order.
+void applyManualMatches(const ManualMatches& manual, const std::vector<Row26>& npu, const std::vector<Row26>& bench,
+                        std::vector<Pair>& pairs, std::uint32_t* lost)
+{
+    std::unordered_map<std::string_view, std::string_view> benchOf; // NPU entry -> bench entry
+    std::unordered_map<std::string_view, bool> benchTaken;
+    for (const auto& [n, b] : manual.pairs) {
+        if (benchOf.emplace(n, b).second)
+            benchTaken.emplace(b, true);
+    }
+    // (bench entry, tail) -> the first bench row of it.
+    std::unordered_map<std::string, std::size_t> benchRow;
+    for (std::size_t i = 0; i < bench.size(); ++i) {
+        if (benchTaken.count(bench[i].apiOrigin))
+            benchRow.emplace(bench[i].apiOrigin + '\n' + bench[i].suffix, i);
+    }
+    std::vector<Pair> out;
+    out.reserve(pairs.size());
+    std::vector<bool> emitted(npu.size(), false);
+    for (const Pair& p : pairs) {
+        const Row26& n = npu[p.npu];
+        const auto manualEntry = benchOf.find(n.apiOrigin);
+        if (manualEntry == benchOf.end()) {
+            Pair kept = p;
+            if (kept.bench && benchTaken.count(bench[*kept.bench].apiOrigin))
+                kept.bench.reset();
+            out.push_back(kept);
+            continue;
+        }
+        if (emitted[p.npu])
+            continue; // matchExact gave this row several bench rows: the manual pair replaces all of them
+        emitted[p.npu] = true;
+        const auto b = benchRow.find(std::string(manualEntry->second) + '\n' + n.suffix);
+        out.push_back({ p.npu, b == benchRow.end() ? std::nullopt : std::optional<std::size_t>(b->second) });
+    }
+    // -fm's walk can stop before the end of the NPU rows (msprobe drops the rest): a manually matched row it never
+    // reached is still compared, at its NPU place.
+    std::vector<Pair> late;
+    for (std::size_t i = 0; i < npu.size(); ++i) {
+        const auto manualEntry = benchOf.find(npu[i].apiOrigin);
+        if (manualEntry == benchOf.end() || emitted[i]) // emitted: the row is in `out` already
+            continue;
+        const auto b = benchRow.find(std::string(manualEntry->second) + '\n' + npu[i].suffix);
+        late.push_back({ i, b == benchRow.end() ? std::nullopt : std::optional<std::size_t>(b->second) });
+    }
+    if (lost)
+        *lost -= static_cast<std::uint32_t>(std::min<std::size_t>(*lost, late.size()));
+    if (!late.empty()) {
+        std::vector<Pair> merged;
+        merged.reserve(out.size() + late.size());
+        auto next = late.begin();
+        for (const Pair& p : out) {
+            for (; next != late.end() && next->npu < p.npu; ++next)
+                merged.push_back(*next);
+            merged.push_back(p);
+        }
+        merged.insert(merged.end(), next, late.end());
+        out = std::move(merged);
+    }
+    pairs = std::move(out);
+}
+
 ApiPart partOfState(const std::string& state, bool* known)
 {
     *known = true;
@@ -965,6 +1030,8 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
             && !dtypeCompatible((*npuRows)[p.npu].dtype, (*benchRows)[*p.bench].dtype, crossFramework))
             p.bench.reset();
     }
+    if (options.mappings && options.mappings->manual && !options.mappings->manual->pairs.empty())
+        applyManualMatches(*options.mappings->manual, *npuRows, *benchRows, pairs, &table->npuOpsLost);
     if (pairs.empty())
         return makeError("compare.empty", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
                          "Can`t match any op.");
