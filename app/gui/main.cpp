@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope: the desktop application. Argument parsing and wiring only; everything else lives in ui/.
+#include "core/util/utf8text.h"
 #include "ui/views/mainwindow.h"
 #include "ui/views/scriptedrun.h"
 
@@ -65,6 +66,19 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "probescope: at most two folders (NPU and bench), got %lld\n",
                      static_cast<long long>(args.size()));
         return 2;
+    }
+    // Qt holds paths as text: a folder name with bytes that are not UTF-8 would reach the window as another name
+    // (U+FFFD in place of the byte) and be "not found". Said plainly instead, naming the argument; probescope-cli
+    // takes such paths as they are (issue 25).
+    for (int i = 1; i < argc; ++i) {
+        if (!probescope::isValidUtf8(argv[i])) {
+            std::fprintf(stderr,
+                         "probescope: %s: the path is not valid UTF-8 (the byte is shown escaped); the window opens "
+                         "UTF-8 paths only: rename the folder, or compare it with probescope-cli, which takes any "
+                         "path\n",
+                         probescope::backslashReplace(argv[i]).c_str());
+            return 1;
+        }
     }
     probescope::ui::MainWindow window;
     window.show();

@@ -242,6 +242,19 @@ std::uint64_t slotCost(const Slot& root, const std::vector<std::string_view>& pa
     return cost;
 }
 
+/// ptdbg's text in a summary slot: "Nan" (not computed) and the spellings of non-finite values.
+bool isSummaryPlaceholder(std::string_view text)
+{
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+    for (const char* ok : { "nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity", "none", "null" }) {
+        if (lower == ok)
+            return true;
+    }
+    return false;
+}
+
 Scalar copyScalar(JsonValue v, std::string* text = nullptr)
 {
     Scalar s;
@@ -613,6 +626,14 @@ void PklReader::addTensorRow(JsonValue row, std::string_view name)
                 rowError("pkl.row", m_lineStart + s.offset(), "summary values must be numbers; the line is skipped");
                 return;
             }
+            // Text is only ptdbg's placeholders for a value it could not compute or a non-finite one; any other text
+            // ("abc") is a damaged row, never a statistic read as missing (issue 25).
+            if (s.isString() && !isSummaryPlaceholder(s.asString())) {
+                rowError("pkl.row", m_lineStart + s.offset(),
+                         "summary values must be numbers (or \"Nan\", \"inf\", \"-inf\"); \""
+                             + std::string(s.asString().substr(0, 40)) + "\" is neither; the line is skipped");
+                return;
+            }
             // [] (empty or bool tensor) and the "Nan" placeholder mean "not computed", like msprobe's null.
             r.stats[r.statCount++] = copyScalar(s);
         }
@@ -804,6 +825,20 @@ Result<std::shared_ptr<const DumpFile>> PklReader::run()
         if (line.find_first_not_of(" \t") == std::string_view::npos)
             continue;
         readLine(line, lastLine);
+    }
+    // ptdbg_ascend ends every row with a line break (every .pkl it wrote does). A last row that is complete JSON but
+    // has none was cut right after its closing bracket: the rows after it are lost, which nothing else would show
+    // (issue 25: such a file compared clean with exit 0). Same rule as run_ut's CSVs (docs/reliability.md §5).
+    if (!m_truncated) {
+        const std::size_t lastBreak = m_text.rfind('\n');
+        const std::string_view tail = m_text.substr(lastBreak == std::string_view::npos ? 0 : lastBreak + 1);
+        if (tail.find_first_not_of(" \t\r") != std::string_view::npos) {
+            m_truncated = true;
+            m_diagnostics.push_back(makeError("pkl.truncated", at(m_text.size()),
+                "the file ends at line " + std::to_string(m_lineNumber)
+                    + " without the line break ptdbg_ascend writes after every row: it was probably cut right after "
+                      "that row, and whatever followed is lost; every row before the end is kept"));
+        }
     }
 
     if (m_truncated && !m_options.salvageTruncated) {

@@ -481,12 +481,21 @@ struct Tally
 {
     std::size_t passed = 0, warnings = 0, errors = 0, skipped = 0;
     std::string forwardError, anyError, forwardWarning, anyWarning;
+    /// APIs skipped because a tensor file of the dump was refused (a data name leaving the dump, a damaged file):
+    /// a damaged input, never a quiet SKIP row (issue 25). One diagnostic each, at most kMaxInputErrors.
+    Diagnostics inputErrors;
+    static constexpr std::size_t kMaxInputErrors = 20;
 
     void add(const ApiVerdict& v, const std::string& name)
     {
         const std::string o = v.overall();
         if (o == "SKIP") {
             ++skipped;
+            // The resolver's errors carry their ids in the message ("error [tensor.path-escape]: ..."): the
+            // one format every tensor refusal takes (tensor/resolver.h).
+            if (v.message.find("error [tensor.") != std::string::npos && inputErrors.size() < kMaxInputErrors)
+                inputErrors.push_back(makeError("runut.tensor-input", SourceLocation {}, name + " was not replayed: "
+                                                + v.message));
             return;
         }
         if (o == "error")
@@ -830,6 +839,10 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     summary.warnings = replayTally.warnings;
     summary.errors = replayTally.errors;
     summary.skipped = replayTally.skipped;
+    for (Diagnostic d : replayTally.inputErrors) {
+        d.location.file = options.apiInfo.string(); // the dump whose tensor was refused
+        summary.diagnostics.push_back(std::move(d));
+    }
     summary.firstFailing = replayTally.firstFailing();
     summary.dumpedPassed = dumpedTally.passed;
     summary.dumpedWarnings = dumpedTally.warnings;

@@ -330,6 +330,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     analysis->status = std::make_shared<const NodeStatusTable>(computeNodeStatus(*outcome->table, tree));
     analysis->firstFailure = outcome->firstFailure;
     analysis->notes = std::move(outcome->notes);
+    analysis->inputDiagnostics = std::move(outcome->inputDiagnostics);
     analysis->reopened = quiet;
     analysis->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress)

@@ -83,6 +83,10 @@ struct PairAnalysis
     std::shared_ptr<const dump::StackMap> benchStack;
     Diagnostics stackDiagnostics; ///< a stack.json that could not be read
     Diagnostics notes;            ///< about the mapping options for this pair (an ignored -lm, a skipped item)
+    /// The pipeline's own findings on the inputs (compare::PairOutcome::inputDiagnostics): beyond each dump's load
+    /// diagnostics, an empty dump, a tensor folder leaving its dump, unreadable tensor files. A viewer shows them
+    /// with the load problems; errors among them make the scripted mode exit 1, as the CLI does.
+    Diagnostics inputDiagnostics;
     double seconds = 0; ///< wall time from start to finish
     bool reopened = false; ///< the reopen cache showed this result before the analysis ran (paircache.h)
 };

@@ -458,11 +458,15 @@ TEST(LegacyPkl, CutLastRowDropsOnlyItsApi)
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().id, "pkl.truncated");
 
-    // A last row without its newline is complete, not cut.
+    // A last row without its newline is complete JSON, but ptdbg ends every row with one: the file was cut right
+    // after that row (issue 25: the rows after it would be lost without a word). Salvaged, every row is kept.
     const auto whole = readOk(dir.write("whole.pkl", text.substr(0, text.size() - 1)));
     ASSERT_TRUE(whole);
-    EXPECT_FALSE(whole->truncated);
+    EXPECT_TRUE(whole->truncated);
     EXPECT_EQ(whole->entries.size(), 4u);
+    ASSERT_FALSE(whole->diagnostics.empty());
+    EXPECT_EQ(whole->diagnostics.back().id, "pkl.truncated");
+    EXPECT_NE(whole->diagnostics.back().message.find("without the line break"), std::string::npos);
 }
 
 TEST(LegacyPkl, TruncatedAtEveryOffsetKeepsEveryCompleteApi)
@@ -505,7 +509,9 @@ TEST(LegacyPkl, TruncatedAtEveryOffsetKeepsEveryCompleteApi)
             }
             ASSERT_TRUE(result.ok()) << result.error().format();
             const DumpFile& part = **result;
-            const bool atLineEnd = text[cut - 1] == '\n' || cut == text.size() || text[cut] == '\n';
+            // A cut just before a line break leaves a complete last row without its break: ptdbg ends every row
+            // with one, so that is a cut too (issue 25), only a cut right after a break is not.
+            const bool atLineEnd = text[cut - 1] == '\n' || cut == text.size();
             const std::size_t previousNewline = text.rfind('\n', cut - 1);
             const std::size_t lineStart = previousNewline == std::string::npos ? 0 : previousNewline + 1;
             const bool blankSoFar = text.substr(lineStart, cut - lineStart).find_first_not_of(" ") == std::string::npos;

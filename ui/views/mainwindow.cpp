@@ -907,6 +907,22 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     // A pair shown from the reopen cache or from its keys had no dumps yet: what loading them found is known now.
     if (analysis->skeleton && (analysis->skeleton->fromCache || analysis->skeleton->early))
         showLoadProblems(*analysis->skeleton);
+    // What the compare itself found on the inputs (an empty dump, a tensor folder leaving its dump, unreadable
+    // tensors) joins the load problems: the banner and the Diagnostics tab say it, never a clean-looking tree.
+    Diagnostics problems = m_diagnostics->diagnostics();
+    bool added = false;
+    for (const Diagnostic& d : analysis->inputDiagnostics) {
+        if (!containsDiagnostic(problems, d)) {
+            problems.push_back(d);
+            added = true;
+        }
+    }
+    if (added) {
+        m_diagnostics->setDiagnostics(problems);
+        fitDiagnosticsColumns();
+        m_banner->setDiagnostics(m_diagnostics->diagnostics());
+        retranslate();
+    }
     m_model->setStatus(analysis->status);
     m_filter->setCounts(analysis->status->counts);
     m_plot->setAnalysis(analysis);

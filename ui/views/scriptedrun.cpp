@@ -3,6 +3,7 @@
 
 #include "ui/panels/settings.h"
 #include "ui/views/mainwindow.h"
+#include "ui/models/diagnosticsmodel.h"
 
 #include <QApplication>
 #include <QIcon>
@@ -134,7 +135,17 @@ void ScriptedRun::finish(bool ok, const QString& error)
         }
         std::printf("%s\n", qPrintable(m_window->selectedNodeKey()));
         std::fflush(stdout);
-        exitLater(0);
+        // A pair with load errors was salvaged for the window (its banner says so); a script must not take that
+        // for a clean result: the errors go to stderr as file:line:col, and the exit status is 1, as the CLI's
+        // --salvage gives (docs/reliability.md).
+        bool errors = false;
+        for (const Diagnostic& d : m_window->diagnosticsModel()->diagnostics()) {
+            if (d.severity == Severity::Error) {
+                std::fprintf(stderr, "%s\n", d.format().c_str());
+                errors = true;
+            }
+        }
+        exitLater(errors ? 1 : 0);
     });
 }
 

@@ -1348,6 +1348,13 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             return makeError("compare.da-input", at(p),
                              "-da needs two step folders (holding rank folders); this is not a folder");
     }
+    // The one discovery first: a folder it refuses (two dumps at one (step, rank) place, as a folder holding both
+    // npu/ and bench/ has) is that error, naming both dumps, not a rank count that hides why (issue 25).
+    for (const fs::path& p : { npuStep, benchStep }) {
+        auto layout = dump::discoverDump(p);
+        if (!layout && layout.error().id != "layout.empty")
+            return layout.error();
+    }
     const auto npuRanks = rankDirs(npuStep);
     const auto benchRanks = rankDirs(benchStep);
     if (npuRanks.size() != benchRanks.size())
