@@ -382,15 +382,16 @@ std::vector<fs::path> earlierOutputs(const fs::path& dir, const compare::Planned
 }
 
 /**
- * --resume redid a pair (its inputs changed, or an earlier run was cut before its marker): once the new outputs
- * are complete, the earlier run's outputs of the pair move to `.probescope/superseded/` beside the marker, so the
- * folder reads as a fresh run's and nothing a user had is deleted or replaced (a taken name there gets _1, ...).
- * When the redo fails (the dump is now damaged, say), they stay where they are.
+ * --resume redoes a pair (its inputs changed, or an earlier run was cut before its marker): the earlier run's outputs
+ * of the pair move to `.probescope/superseded/` beside the marker first, so the new ones take the names a fresh run
+ * gives and the folder reads as a fresh run's; nothing a user had is deleted or replaced (a taken name there gets
+ * _1, ...). Returns where each went, so that a redo that fails (the dump is now damaged, say) puts them back.
  */
-void supersede(const std::vector<fs::path>& earlier, const fs::path& dir)
+std::vector<std::pair<fs::path, fs::path>> supersede(const std::vector<fs::path>& earlier, const fs::path& dir)
 {
+    std::vector<std::pair<fs::path, fs::path>> moved;
     if (earlier.empty())
-        return;
+        return moved;
     const fs::path aside = dir / ".probescope" / "superseded";
     std::error_code ec;
     fs::create_directories(aside, ec);
@@ -399,12 +400,22 @@ void supersede(const std::vector<fs::path>& earlier, const fs::path& dir)
         const std::string ext = f.extension().string();
         for (int n = 0; n < 1000; ++n) {
             const fs::path to = aside / (n == 0 ? f.filename().string() : stem + "_" + std::to_string(n) + ext);
-            if (!renameNoReplace(f, to))
+            if (!renameNoReplace(f, to)) {
+                moved.emplace_back(f, to);
                 break;
+            }
             if (fs::symlink_status(f, ec).type() == fs::file_type::not_found)
                 break; // the source vanished meanwhile: nothing to keep
         }
     }
+    return moved;
+}
+
+/// A redo that failed: the earlier outputs go back where they were (a name taken meanwhile keeps it aside).
+void restore(const std::vector<std::pair<fs::path, fs::path>>& moved)
+{
+    for (const auto& [from, to] : moved)
+        (void)renameNoReplace(to, from);
 }
 
 PairSummary plannedSummary(const compare::PlannedPair& pair)
@@ -567,10 +578,11 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             }
         }
         const fs::path pairDir = pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir;
-        const std::vector<fs::path> earlier = jobOptions.resume ? earlierOutputs(pairDir, pair) : std::vector<fs::path> {};
+        const auto moved = jobOptions.resume ? supersede(earlierOutputs(pairDir, pair), pairDir)
+                                             : std::vector<std::pair<fs::path, fs::path>> {};
         PairSummary s = comparePlanned(pair, *mappings, options, outDir, stamp);
-        if (s.compared)
-            supersede(earlier, pairDir);
+        if (!s.compared)
+            restore(moved);
         if (s.compared) {
             // Written last: its presence means every output of the pair is complete (see --resume).
             if (auto ok = writeMarker(marker, markerText(s, outDir, inputs)); !ok) {
