@@ -4,6 +4,8 @@
 // Python value types are kept as far as they change a stored text (int vs float, bool, None, str).
 #include "core/graph/msgraph.h"
 
+#include "core/compare/flatten.h"
+#include "core/compare/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "core/util/pytext.h"
 
@@ -135,62 +137,6 @@ struct PyVal
     }
 };
 
-void appendPyRepr(std::string& out, const JsonValue& v);
-
-void appendPyStrRepr(std::string& out, std::string_view s)
-{
-    // repr(str): single quotes unless the text has a ' and no ".
-    const bool useDouble = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char q = useDouble ? '"' : '\'';
-    out += q;
-    for (const char c : s) {
-        if (c == '\\')
-            out += "\\\\";
-        else if (c == q)
-            out += std::string("\\") + q;
-        else if (c == '\n')
-            out += "\\n";
-        else if (c == '\t')
-            out += "\\t";
-        else if (c == '\r')
-            out += "\\r";
-        else
-            out += c;
-    }
-    out += q;
-}
-
-void appendPyRepr(std::string& out, const JsonValue& v)
-{
-    switch (v.type()) {
-    case JsonType::Null: out += "None"; return;
-    case JsonType::Bool: out += v.asBool() ? "True" : "False"; return;
-    case JsonType::Int: out += std::to_string(v.asInt()); return;
-    case JsonType::Double: appendPyFloatRepr(out, v.asDouble()); return;
-    case JsonType::String: appendPyStrRepr(out, v.asString()); return;
-    case JsonType::Array:
-        out += '[';
-        for (std::uint32_t k = 0; k < v.size(); ++k) {
-            if (k)
-                out += ", ";
-            appendPyRepr(out, v.at(k));
-        }
-        out += ']';
-        return;
-    case JsonType::Object:
-        out += '{';
-        for (std::uint32_t k = 0; k < v.size(); ++k) {
-            if (k)
-                out += ", ";
-            appendPyStrRepr(out, v.keyAt(k));
-            out += ": ";
-            appendPyRepr(out, v.at(k));
-        }
-        out += '}';
-        return;
-    }
-}
-
 PyVal fromJson(const std::optional<JsonValue>& v)
 {
     PyVal p;
@@ -217,47 +163,15 @@ std::string pyStr(const PyVal& v)
     case PyVal::Int: return std::to_string(v.i);
     case PyVal::Float: return pyFloatRepr(v.d);
     case PyVal::Str: return v.s;
-    case PyVal::Json: {
-        std::string out;
-        appendPyRepr(out, v.j);
-        return out;
-    }
+    case PyVal::Json: return compare::pyRepr(v.j); // Python's repr of a list or dict (compare/pytext)
     }
     return {};
 }
 
+/// type(value) as msprobe's graph prints it ("<class 'float'>"): compare/pytext's type name.
 std::string pyTypeName(const std::optional<JsonValue>& v)
 {
-    if (!v || !v->valid())
-        return "<class 'NoneType'>";
-    switch (v->type()) {
-    case JsonType::Null: return "<class 'NoneType'>";
-    case JsonType::Bool: return "<class 'bool'>";
-    case JsonType::Int: return "<class 'int'>";
-    case JsonType::Double: return "<class 'float'>";
-    case JsonType::String: return "<class 'str'>";
-    case JsonType::Array: return "<class 'list'>";
-    case JsonType::Object: return "<class 'dict'>";
-    }
-    return "<class 'NoneType'>";
-}
-
-std::uint32_t crc32(std::string_view text)
-{
-    static const auto table = [] {
-        std::array<std::uint32_t, 256> t {};
-        for (std::uint32_t n = 0; n < 256; ++n) {
-            std::uint32_t c = n;
-            for (int k = 0; k < 8; ++k)
-                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[n] = c;
-        }
-        return t;
-    }();
-    std::uint32_t c = 0xFFFFFFFFu;
-    for (const unsigned char ch : text)
-        c = table[(c ^ ch) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return std::string("<class '") + compare::pyTypeName(v && v->valid() ? v : std::nullopt) + "'>";
 }
 
 /// A parsed item: msprobe's dict, in insertion order (assigning an existing key keeps its place).
@@ -369,9 +283,7 @@ Item genOpItem(const JsonValue& data, const std::string& opName, const std::stri
     if (!md5 || !md5->truthy()) {
         const auto value = member(data, "value");
         const std::string text = value ? pyStr(fromJson(value)) : std::string();
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "%08x", crc32(text));
-        item.set("md5", PyVal::str(buf));
+        item.set("md5", PyVal::str(compare::crc32Hex(text))); // msprobe's zlib.crc32 of str(value), as the compare
     }
     return item;
 }
