@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/compare/kernels.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cpuid.h>
 #include <cerrno>
 #include <cmath>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <unistd.h>
 
 namespace probescope::compare::kernels {
@@ -14,12 +17,12 @@ using tensor::DType;
 
 namespace generic {
 PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
-                     const RelErrRule& rule, bool wantDiffSq);
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry);
 void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
 } // namespace generic
 namespace avx2 {
 PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
-                     const RelErrRule& rule, bool wantDiffSq);
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry);
 void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
 } // namespace avx2
 
@@ -27,6 +30,8 @@ namespace {
 
 // np.finfo(float).eps: msprobe 1.2.2 adds this float64 constant whatever the array's dtype.
 constexpr double kFloatEps = 2.220446049250313e-16;
+// np.finfo(np.float32).eps: msprobe 26 adds it in float32 arrays.
+constexpr float kFloat32Eps = 1.1920929e-07f;
 
 std::atomic<bool> g_forceGeneric { false };
 
@@ -96,6 +101,20 @@ void addTo(Sum& total, double& comp, const Sum& part)
     comp += part.compensation;
 }
 
+/// Everything of a chunk but the sums, folded into `out` (max, NaN flags, counts, masks, I/O).
+void mergeOthers(PairStats& out, const PairStats& c)
+{
+    out.maxAbs = c.maxAbs > out.maxAbs ? c.maxAbs : out.maxAbs;
+    out.maxRel = c.maxRel > out.maxRel ? c.maxRel : out.maxRel;
+    out.absNan = out.absNan || c.absNan;
+    out.relNan = out.relNan || c.relNan;
+    out.belowOne += c.belowOne;
+    out.belowFive += c.belowFive;
+    out.anyInvalid = out.anyInvalid || c.anyInvalid;
+    out.masksDiffer = out.masksDiffer || c.masksDiffer;
+    out.ioFailed = out.ioFailed || c.ioFailed;
+}
+
 } // namespace
 
 void forceGenericKernels(bool generic)
@@ -143,6 +162,27 @@ RelErrRule ruleMsprobe12(DType npu, DType bench)
     return rule;
 }
 
+RelErrRule ruleMsprobe26(DType npu, DType bench)
+{
+    auto numpyFloat = [](DType t) { return t == DType::Float16 || t == DType::Float32 || t == DType::Float64; };
+    const DType nt = npu == DType::BFloat16 ? DType::Float32 : npu;
+    const DType bt = bench == DType::BFloat16 ? DType::Float32 : bench;
+    const bool wide = !numpyFloat(nt) || !numpyFloat(bt) || nt == DType::Float64 || bt == DType::Float64;
+    RelErrRule rule;
+    if (wide) {
+        rule.compute = rule.npuEpsType = DType::Float64;
+        rule.npuEps = rule.benchAtZero = kFloatEps;
+        rule.one = 0.001;
+        rule.five = 0.005;
+    } else {
+        rule.compute = rule.npuEpsType = DType::Float32;
+        rule.npuEps = rule.benchAtZero = kFloat32Eps; // 0 + eps in float32 is eps
+        rule.one = static_cast<float>(0.001);
+        rule.five = static_cast<float>(0.005);
+    }
+    return rule;
+}
+
 void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out)
 {
     if (haveAvx2())
@@ -154,12 +194,20 @@ void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* 
 PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
                      const RelErrRule& rule, bool wantDiffSq)
 {
+    return chunkStats(npu, bench, count, chunk, rule, wantDiffSq, SumOrder::Compensated, nullptr);
+}
+
+PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats* carry)
+{
+    static const PairStats zero;
+    const PairStats& from = carry && order == SumOrder::LeftToRight ? *carry : zero;
     // One buffer per side and thread, a chunk at most: kept for the thread's next chunk.
     thread_local ChunkBuffer npuBuffer;
     thread_local ChunkBuffer benchBuffer;
     const std::uint64_t first = chunk * kChunkElements;
     if (first >= count)
-        return {};
+        return from;
     const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
     const std::byte* n = fetch(npu, first, m, npuBuffer);
     const std::byte* b = n ? fetch(bench, first, m, benchBuffer) : nullptr;
@@ -168,8 +216,8 @@ PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t cou
         failed.ioFailed = true;
         return failed;
     }
-    return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq)
-                      : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq);
+    return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from)
+                      : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from);
 }
 
 PairStats combine(const std::vector<PairStats>& chunks)
@@ -184,20 +232,35 @@ PairStats combine(const std::vector<PairStats>& chunks)
         addTo(out.npuSq, npuComp, c.npuSq);
         addTo(out.benchSq, benchComp, c.benchSq);
         addTo(out.diffSq, diffComp, c.diffSq);
-        out.maxAbs = c.maxAbs > out.maxAbs ? c.maxAbs : out.maxAbs;
-        out.maxRel = c.maxRel > out.maxRel ? c.maxRel : out.maxRel;
-        out.absNan = out.absNan || c.absNan;
-        out.relNan = out.relNan || c.relNan;
-        out.belowOne += c.belowOne;
-        out.belowFive += c.belowFive;
-        out.anyInvalid = out.anyInvalid || c.anyInvalid;
-        out.masksDiffer = out.masksDiffer || c.masksDiffer;
-        out.ioFailed = out.ioFailed || c.ioFailed;
+        mergeOthers(out, c);
     }
     out.dot.compensation = dotComp;
     out.npuSq.compensation = npuComp;
     out.benchSq.compensation = benchComp;
     out.diffSq.compensation = diffComp;
+    return out;
+}
+
+PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
+                    bool wantDiffSq, Splitter& splitter, SumOrder order)
+{
+    if (order == SumOrder::Compensated)
+        return pairStats(npu, bench, count, rule, wantDiffSq, splitter);
+    // Left to right: one chain through every chunk, in order; the other figures merge as they come.
+    const std::uint64_t chunks = (count + kChunkElements - 1) / kChunkElements;
+    PairStats out;
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+        const PairStats c = chunkStats(npu, bench, count, k, rule, wantDiffSq, order, &out);
+        if (c.ioFailed) {
+            out.ioFailed = true;
+            return out;
+        }
+        out.dot = c.dot;
+        out.npuSq = c.npuSq;
+        out.benchSq = c.benchSq;
+        out.diffSq = c.diffSq;
+        mergeOthers(out, c);
+    }
     return out;
 }
 
@@ -240,6 +303,210 @@ void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, do
             diffSq += (x - y) * (x - y);
         }
     }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Plain sums in a reference tool's order (kernels.h: pairwiseSum, leftToRightSum)
+
+namespace {
+
+/// numpy's pairwise_sum (umath loops_utils.h.src) on `n` values already in the accumulation type T.
+template<typename T>
+T pairwiseInMemory(const T* a, std::size_t n)
+{
+    constexpr std::size_t kBlock = 128; // numpy's PW_BLOCKSIZE
+    if (n < 8) {
+        T res = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            res += a[i];
+        return res;
+    }
+    if (n <= kBlock) {
+        T r[8];
+        for (int j = 0; j < 8; ++j)
+            r[j] = a[j];
+        std::size_t i = 8;
+        for (; i < n - (n % 8); i += 8) {
+            for (int j = 0; j < 8; ++j)
+                r[j] += a[i + static_cast<std::size_t>(j)];
+        }
+        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i)
+            res += a[i];
+        return res;
+    }
+    std::size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwiseInMemory(a, n2) + pairwiseInMemory(a + n2, n - n2);
+}
+
+/// numpy's split of a pairwise range of n > 128 elements.
+std::uint64_t pairwiseSplit(std::uint64_t n)
+{
+    std::uint64_t n2 = n / 2;
+    return n2 - n2 % 8;
+}
+
+/// Elements [first, first + n) of `values` converted to float64 and to float (thread-local buffers).
+struct Converted
+{
+    const double* f64 = nullptr;
+    const float* f32 = nullptr;
+};
+
+Converted convertRange(const Operand& values, std::uint64_t first, std::size_t n, Accumulate acc)
+{
+    thread_local ChunkBuffer raw;
+    thread_local std::vector<double> f64;
+    thread_local std::vector<float> f32;
+    const std::byte* p = fetch(values, first, n, raw);
+    if (!p)
+        return {};
+    if (f64.size() < n)
+        f64.resize(n);
+    toFloat64(values.dtype, p, n, f64.data());
+    Converted out;
+    out.f64 = f64.data();
+    if (acc == Accumulate::Float32) {
+        if (f32.size() < n)
+            f32.resize(n);
+        for (std::size_t i = 0; i < n; ++i)
+            f32[i] = static_cast<float>(f64[i]); // exact from float16/bfloat16/float32; float64 rounds as astype
+        out.f32 = f32.data();
+    }
+    return out;
+}
+
+/// The ranges of numpy's recursion over [first, first + n) that are at most kChunkElements long, in order.
+void pairwiseLeaves(std::uint64_t first, std::uint64_t n, std::vector<std::pair<std::uint64_t, std::uint64_t>>& out)
+{
+    if (n <= kChunkElements) {
+        out.emplace_back(first, n);
+        return;
+    }
+    const std::uint64_t n2 = pairwiseSplit(n);
+    pairwiseLeaves(first, n2, out);
+    pairwiseLeaves(first + n2, n - n2, out);
+}
+
+/// The leaves' sums folded back up the same tree (next: the leaf to take).
+template<typename T>
+T pairwiseFold(std::uint64_t n, const std::vector<T>& leaves, std::size_t& next)
+{
+    if (n <= kChunkElements)
+        return leaves[next++];
+    const std::uint64_t n2 = pairwiseSplit(n);
+    const T left = pairwiseFold(n2, leaves, next);
+    const T right = pairwiseFold(n - n2, leaves, next);
+    return left + right;
+}
+
+template<typename T>
+T pairwiseOf(const Operand& values, std::uint64_t first, std::uint64_t n, Accumulate acc, Splitter& splitter,
+             bool& failed)
+{
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    pairwiseLeaves(first, n, ranges);
+    std::vector<T> leaves(ranges.size());
+    std::vector<char> bad(ranges.size(), 0);
+    auto leaf = [&](std::size_t k) {
+        const auto m = static_cast<std::size_t>(ranges[k].second);
+        const Converted c = convertRange(values, ranges[k].first, m, acc);
+        if (!c.f64) {
+            bad[k] = 1;
+            return;
+        }
+        if constexpr (std::is_same_v<T, float>)
+            leaves[k] = pairwiseInMemory(c.f32, m);
+        else
+            leaves[k] = pairwiseInMemory(c.f64, m);
+    };
+    if (ranges.size() == 1 || splitter.threads() == 1) {
+        for (std::size_t k = 0; k < ranges.size(); ++k)
+            leaf(k);
+    } else {
+        splitter.run(ranges.size(), leaf);
+    }
+    for (const char b : bad)
+        failed = failed || b != 0;
+    std::size_t next = 0;
+    return pairwiseFold(n, leaves, next);
+}
+
+template<typename T>
+double pairwiseTotal(const Operand& values, std::uint64_t count, Accumulate acc, Splitter& splitter,
+                     std::uint64_t block, bool& failed)
+{
+    if (block == 0 || block >= count)
+        return static_cast<double>(T(0) + pairwiseOf<T>(values, 0, count, acc, splitter, failed));
+    // Buffered: the blocks are independent sums (computed on any thread), added in block order.
+    const std::uint64_t blocks = (count + block - 1) / block;
+    std::vector<T> parts(static_cast<std::size_t>(blocks));
+    std::vector<char> bad(parts.size(), 0);
+    // Enough blocks per part that a part is worth handing over.
+    const std::uint64_t perPart = std::max<std::uint64_t>(1, kChunkElements / block);
+    const std::uint64_t partCount = (blocks + perPart - 1) / perPart;
+    SerialSplitter serial;
+    auto part = [&](std::size_t p) {
+        bool partFailed = false;
+        for (std::uint64_t k = p * perPart; k < std::min(blocks, (p + 1) * perPart); ++k) {
+            const std::uint64_t first = k * block;
+            parts[static_cast<std::size_t>(k)] =
+                pairwiseOf<T>(values, first, std::min(block, count - first), acc, serial, partFailed);
+        }
+        bad[p] = partFailed ? 1 : 0;
+    };
+    if (partCount == 1 || splitter.threads() == 1) {
+        for (std::size_t p = 0; p < partCount; ++p)
+            part(p);
+    } else {
+        splitter.run(static_cast<std::size_t>(partCount), part);
+    }
+    for (const char b : bad)
+        failed = failed || b != 0;
+    T total = 0;
+    for (const T v : parts)
+        total += v;
+    return static_cast<double>(total);
+}
+
+} // namespace
+
+double pairwiseSum(const Operand& values, std::uint64_t count, Accumulate acc, Splitter& splitter,
+                   std::uint64_t block, bool* ioFailed)
+{
+    bool failed = false;
+    const double sum = acc == Accumulate::Float32 ? pairwiseTotal<float>(values, count, acc, splitter, block, failed)
+                                                  : pairwiseTotal<double>(values, count, acc, splitter, block, failed);
+    if (ioFailed)
+        *ioFailed = failed;
+    return sum;
+}
+
+double leftToRightSum(const Operand& values, std::uint64_t count, Accumulate acc, bool* ioFailed)
+{
+    double sum64 = 0;
+    float sum32 = 0;
+    bool failed = false;
+    for (std::uint64_t first = 0; first < count && !failed; first += kChunkElements) {
+        const auto m = static_cast<std::size_t>(std::min(kChunkElements, count - first));
+        const Converted c = convertRange(values, first, m, acc);
+        if (!c.f64) {
+            failed = true;
+            break;
+        }
+        if (acc == Accumulate::Float32) {
+            for (std::size_t i = 0; i < m; ++i)
+                sum32 += c.f32[i];
+        } else {
+            for (std::size_t i = 0; i < m; ++i)
+                sum64 += c.f64[i];
+        }
+    }
+    if (ioFailed)
+        *ioFailed = failed;
+    return acc == Accumulate::Float32 ? static_cast<double>(sum32) : sum64;
 }
 
 } // namespace probescope::compare::kernels

@@ -2,7 +2,8 @@
 #pragma once
 // The real-data metric kernels shared by every compare profile: one fused pass over an NPU/bench pair of
 // element arrays gives the dot products of the cosine, EucDist's sum of squares, MaxAbsErr, MaxRelErr, the
-// thousandth ratios and the inf/nan checks. See docs/compare-performance.md for the design and figures.
+// thousandth ratios and the inf/nan checks; plain sums in the order a profile's reference tool uses
+// (SumOrder, pairwiseSum). See docs/compare-performance.md for the design, the order decisions and figures.
 
 #include "core/tensor/dtype.h"
 #include "core/util/workgroup.h"
@@ -47,6 +48,28 @@ struct RelErrRule
 /// msprobe 1.2.2's rule for arrays of the loaded types npu and bench (bfloat16 already counted as float32).
 RelErrRule ruleMsprobe12(tensor::DType npu, tensor::DType bench);
 
+/**
+ * @brief msprobe 26.0.0's rule (compare-spec §5.3): a side that is not float16/32/64 (after bfloat16 became
+ * float32) is cast to float64; T = result_type(npu, bench, float32), so float32 unless a side is float64;
+ * T's own epsilon is added to both sides at bench zeros, and the thresholds are compared in T.
+ */
+RelErrRule ruleMsprobe26(tensor::DType npu, tensor::DType bench);
+
+/**
+ * @brief In which order the sums Σ n·b, Σ n², Σ b², Σ (n - b)² of a pair are formed (docs/compare-performance.md,
+ * "Summation order"). Both give the same result for any thread count.
+ */
+enum class SumOrder
+{
+    /// 4 lanes with Neumaier compensation inside fixed chunks, the chunks combined in chunk order: the most
+    /// accurate, and chunks can run on idle threads (msprobe 1.2 profile).
+    Compensated,
+    /// One float64 running sum per quantity, strictly in element order, no compensation: what the reference
+    /// BLAS ddot under Debian's numpy computes for `x.dot(y)` and `np.linalg.norm(x)` (msprobe 26's Cosine and
+    /// EucDist, exact to the last digit). A pair is one chain: its chunks are read in order on one thread.
+    LeftToRight,
+};
+
 /// A compensated sum: the result is sum + compensation.
 struct Sum
 {
@@ -58,6 +81,7 @@ struct Sum
 /// What one chunk (or a whole pair, once chunks are combined) gives.
 struct PairStats
 {
+    /// The sums; with SumOrder::LeftToRight the running sums up to the chunk's end (compensation 0).
     Sum dot;      ///< Σ n·b, on float64 values
     Sum npuSq;    ///< Σ n²
     Sum benchSq;  ///< Σ b²
@@ -88,6 +112,13 @@ constexpr std::uint64_t kChunkElements = std::uint64_t { 1 } << 16;
 PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
                      const RelErrRule& rule, bool wantDiffSq);
 
+/**
+ * @brief chunkStats in a given order. With SumOrder::LeftToRight the sums continue from `carry`'s sums (the
+ * previous chunk's result; nullptr for chunk 0), so chunks must be computed one after the other.
+ */
+PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats* carry);
+
 /// Combines chunk results in chunk order (the sums with compensation).
 PairStats combine(const std::vector<PairStats>& chunks);
 
@@ -97,6 +128,42 @@ PairStats combine(const std::vector<PairStats>& chunks);
  */
 PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
                     bool wantDiffSq, Splitter& splitter);
+
+/**
+ * @brief pairStats in a given order. SumOrder::LeftToRight reads the chunks in order on the calling thread
+ * (a left-to-right sum is one chain that no split can reproduce); pairs still run side by side on -j threads.
+ */
+PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
+                    bool wantDiffSq, Splitter& splitter, SumOrder order);
+
+/// The type a plain sum accumulates in: numpy sums a float32 (or float16) array in float32, a float64 one in
+/// float64 (`np.sum(x, dtype=np.float64)` asks for float64 on any array).
+enum class Accumulate
+{
+    Float64,
+    Float32,
+};
+
+/**
+ * @brief Σ of `count` elements in numpy's order (np.add.reduce of a contiguous 1-d array, umath
+ * loops_utils.h.src): below 8 elements left to right from 0; up to 128 eight interleaved accumulators
+ * folded as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest left to right; above 128 the two halves
+ * [0, n2) and [n2, n) with n2 = n/2 rounded down to a multiple of 8, summed recursively and added.
+ *
+ * Every element is first converted to `acc` (float16/bfloat16 exactly; float64 to float32 rounds, as numpy's
+ * cast does). `block` > 0 models numpy's buffered reduction, used when the sum needs a cast (e.g.
+ * `np.sum(f32, dtype=np.float64)`: `np.getbufsize()` = 8192 elements at a time): each block is summed
+ * pairwise and added to a running total left to right; 0 = one block (no cast; a float16 array is also one
+ * block, summed in float32: the caller rounds the result to float16 as numpy does). Operands in a file are read in pieces that follow
+ * the recursion, so the result is the one of the array in memory. The two halves of a large range are
+ * handed to `splitter`; the tree is fixed by `count`, so the result does not depend on the thread count.
+ * ioFailed (if given) is set when a file read fails.
+ */
+double pairwiseSum(const Operand& values, std::uint64_t count, Accumulate acc, Splitter& splitter,
+                   std::uint64_t block = 0, bool* ioFailed = nullptr);
+
+/// Σ of `count` elements strictly left to right from 0, accumulated in `acc` (each element converted to it).
+double leftToRightSum(const Operand& values, std::uint64_t count, Accumulate acc, bool* ioFailed = nullptr);
 
 /**
  * @brief Plain sequential Σ n·b, Σ n², Σ b², Σ (n - b)² with inf/NaN positions zeroed: the fallback when a

@@ -152,6 +152,8 @@ struct Lanes
 struct Accumulators
 {
     Lanes dot, nn, bb, dd;
+    /// SumOrder::LeftToRight: Σ n·b, Σ n², Σ b², Σ (n - b)², one running sum each, in element order.
+    double serial[4] = {};
     double maxAbs[kLanes];
     double maxRel[kLanes];
     std::uint64_t absNan[kLanes] = {};
@@ -230,10 +232,15 @@ struct VecSum
 };
 
 /// The 4-lane loop over whole groups of 4 for float32/float64 relative errors; returns where it stopped.
-template<DType R, DType E, bool Diff>
+/// Serial: the sums are SumOrder::LeftToRight's chains (the products of each group added in element order).
+template<DType R, DType E, bool Diff, bool Serial>
 std::size_t accumulateVector(const double* n, const double* b, std::size_t count, const RelErrRule& rule,
                              Accumulators& a)
 {
+    double serialDot = a.serial[0];
+    double serialNn = a.serial[1];
+    double serialBb = a.serial[2];
+    double serialDd = a.serial[3];
     VecSum dot, nn, bb, dd;
     V4d maxAbs, maxRel;
     V4l absNan = {}, relNan = {}, below1 = {}, below5 = {};
@@ -256,12 +263,26 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
     for (; i + kLanes <= count; i += kLanes) {
         const V4d x = load4(n + i);
         const V4d y = load4(b + i);
-        dot.add(x * y);
-        nn.add(x * x);
-        bb.add(y * y);
         const V4d d = x - y;
-        if constexpr (Diff)
-            dd.add(d * d);
+        if constexpr (Serial) {
+            const V4d pd = x * y;
+            const V4d pn = x * x;
+            const V4d pb = y * y;
+            const V4d pdd = d * d;
+            for (int j = 0; j < kLanes; ++j) {
+                serialDot += pd[j];
+                serialNn += pn[j];
+                serialBb += pb[j];
+                if constexpr (Diff)
+                    serialDd += pdd[j];
+            }
+        } else {
+            dot.add(x * y);
+            nn.add(x * x);
+            bb.add(y * y);
+            if constexpr (Diff)
+                dd.add(d * d);
+        }
         const V4d ad = vabs(d);
         absNan |= ad != ad;
         maxAbs = ad > maxAbs ? ad : maxAbs;
@@ -300,6 +321,10 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
     std::memcpy(a.dd.c, &dd.c, sizeof dd.c);
     std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
     std::memcpy(a.maxRel, &maxRel, sizeof maxRel);
+    a.serial[0] = serialDot;
+    a.serial[1] = serialNn;
+    a.serial[2] = serialBb;
+    a.serial[3] = serialDd;
     for (int j = 0; j < kLanes; ++j) {
         a.absNan[j] |= absNan[j] != 0 ? 1u : 0u;
         a.relNan[j] |= relNan[j] != 0 ? 1u : 0u;
@@ -323,7 +348,7 @@ inline bool allFinite(const double* n, const double* b, std::size_t count)
     return all;
 }
 
-template<DType R, DType E, bool Diff>
+template<DType R, DType E, bool Diff, bool Serial>
 void accumulate(const double* n, const double* b, std::size_t count, const RelErrRule& rule, Accumulators& a)
 {
     const double npuEps = rule.npuEps;
@@ -333,12 +358,20 @@ void accumulate(const double* n, const double* b, std::size_t count, const RelEr
     std::size_t i = 0;
     // Element i goes to lane i % 4 whatever the CPU, so the sums do not depend on the build.
     auto step = [&](int j, double x, double y) {
-        a.dot.add(j, x * y);
-        a.nn.add(j, x * x);
-        a.bb.add(j, y * y);
         const double d = x - y;
-        if constexpr (Diff)
-            a.dd.add(j, d * d);
+        if constexpr (Serial) {
+            a.serial[0] += x * y;
+            a.serial[1] += x * x;
+            a.serial[2] += y * y;
+            if constexpr (Diff)
+                a.serial[3] += d * d;
+        } else {
+            a.dot.add(j, x * y);
+            a.nn.add(j, x * x);
+            a.bb.add(j, y * y);
+            if constexpr (Diff)
+                a.dd.add(j, d * d);
+        }
         const double ad = std::fabs(d);
         a.absNan[j] |= ad != ad ? 1u : 0u;
         a.maxAbs[j] = ad > a.maxAbs[j] ? ad : a.maxAbs[j];
@@ -351,7 +384,7 @@ void accumulate(const double* n, const double* b, std::size_t count, const RelEr
         a.below1[j] += r < one ? 1u : 0u;
         a.below5[j] += r < five ? 1u : 0u;
     };
-    i = accumulateVector<R, E, Diff>(n, b, count, rule, a);
+    i = accumulateVector<R, E, Diff, Serial>(n, b, count, rule, a);
     for (; i < count; ++i)
         step(static_cast<int>(i % kLanes), n[i], b[i]);
 }
@@ -388,30 +421,32 @@ WidenFn widenFor(DType t)
 using AccumulateFn = void (*)(const double*, const double*, std::size_t, const RelErrRule&, Accumulators&);
 
 template<DType R, DType E>
-AccumulateFn accumulateFor(bool diff)
+AccumulateFn accumulateFor(bool diff, bool serial)
 {
-    return diff ? accumulate<R, E, true> : accumulate<R, E, false>;
+    if (serial)
+        return diff ? accumulate<R, E, true, true> : accumulate<R, E, false, true>;
+    return diff ? accumulate<R, E, true, false> : accumulate<R, E, false, false>;
 }
 
 template<DType R>
-AccumulateFn accumulateFor(const RelErrRule& rule, bool diff)
+AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, bool serial)
 {
     if (rule.npuEps == 0)
-        return accumulateFor<R, DType::Bool>(diff);
+        return accumulateFor<R, DType::Bool>(diff, serial);
     if (rule.npuEpsType == DType::Float64)
-        return accumulateFor<R, DType::Float64>(diff);
-    return accumulateFor<R, DType::Float32>(diff);
+        return accumulateFor<R, DType::Float64>(diff, serial);
+    return accumulateFor<R, DType::Float32>(diff, serial);
 }
 
-AccumulateFn accumulateFor(const RelErrRule& rule, bool diff)
+AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, bool serial)
 {
     switch (rule.compute) {
     case DType::Float16:
-        return accumulateFor<DType::Float16>(rule, diff);
+        return accumulateFor<DType::Float16>(rule, diff, serial);
     case DType::Float64:
-        return accumulateFor<DType::Float64>(rule, diff);
+        return accumulateFor<DType::Float64>(rule, diff, serial);
     default:
-        return accumulateFor<DType::Float32>(rule, diff);
+        return accumulateFor<DType::Float32>(rule, diff, serial);
     }
 }
 
@@ -422,18 +457,27 @@ void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* 
     widenFor(dtype)(source, count, out);
 }
 
-/// The fused pass over `count` elements of two in-memory arrays.
+/// The fused pass over `count` elements of two in-memory arrays; with SumOrder::LeftToRight the sums go on
+/// from carry's.
 PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench,
-                     std::size_t count, const RelErrRule& rule, bool wantDiffSq)
+                     std::size_t count, const RelErrRule& rule, bool wantDiffSq, SumOrder order,
+                     const PairStats& carry)
 {
+    const bool serial = order == SumOrder::LeftToRight;
     const WidenFn widenNpu = widenFor(npuType);
     const WidenFn widenBench = widenFor(benchType);
-    const AccumulateFn run = accumulateFor(rule, wantDiffSq);
+    const AccumulateFn run = accumulateFor(rule, wantDiffSq, serial);
     const std::size_t npuSize = tensor::dtypeSize(npuType);
     const std::size_t benchSize = tensor::dtypeSize(benchType);
     alignas(64) double n[kBlock];
     alignas(64) double b[kBlock];
     Accumulators acc;
+    if (serial) {
+        acc.serial[0] = carry.dot.sum;
+        acc.serial[1] = carry.npuSq.sum;
+        acc.serial[2] = carry.benchSq.sum;
+        acc.serial[3] = carry.diffSq.sum;
+    }
     PairStats out;
     for (std::size_t first = 0; first < count; first += kBlock) {
         const std::size_t m = count - first < kBlock ? count - first : kBlock;
@@ -444,10 +488,17 @@ PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const
             fixInvalid(n, b, m, out);
         run(n, b, m, rule, acc);
     }
-    out.dot = acc.dot.fold();
-    out.npuSq = acc.nn.fold();
-    out.benchSq = acc.bb.fold();
-    out.diffSq = acc.dd.fold();
+    if (serial) {
+        out.dot.sum = acc.serial[0];
+        out.npuSq.sum = acc.serial[1];
+        out.benchSq.sum = acc.serial[2];
+        out.diffSq.sum = acc.serial[3];
+    } else {
+        out.dot = acc.dot.fold();
+        out.npuSq = acc.nn.fold();
+        out.benchSq = acc.bb.fold();
+        out.diffSq = acc.dd.fold();
+    }
     for (int j = 0; j < kLanes; ++j) {
         out.absNan = out.absNan || acc.absNan[j] != 0;
         out.relNan = out.relNan || acc.relNan[j] != 0;

@@ -13,6 +13,7 @@
 #include "core/compare/realdata.h"
 #include "core/dump/leaf.h"
 #include "core/dump/rankdump.h"
+#include "core/util/workgroup.h"
 
 #include <algorithm>
 #include <array>
@@ -1041,9 +1042,18 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
     // Tensor files only through the sides' resolvers (tensor/resolver.h), handed in by the pipeline.
     const auto npuTensors = options.npuTensors ? options.npuTensors : tensorResolverOf(npuFile);
     const auto benchTensors = options.benchTensors ? options.benchTensors : tensorResolverOf(benchFile);
-    std::vector<std::pair<std::size_t, std::string>> unreadable; ///< rows whose tensor file could not be read
+    /// A real-data row whose two tensor files are compared once every row is laid out.
+    struct TensorJob
+    {
+        std::size_t row = 0;
+        const std::string* npuName = nullptr;
+        const std::string* benchName = nullptr;
+    };
+    std::vector<TensorJob> tensorJobs;
     const std::size_t ncols = table->header.size();
-    if (progress)
+    // Real data: progress counts the tensor pairs, compared below; the other modes count rows here.
+    const bool rowProgress = progress && m != CompareMode::RealData;
+    if (rowProgress)
         progress->setRange(pairs.size());
     std::uint64_t done = 0;
     for (const Pair& p : pairs) {
@@ -1075,27 +1085,11 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
             }
             next = colStats + 8;
             if (m == CompareMode::RealData) {
-                msprobe26::RealDataMetrics metrics;
-                const Cell unsupported = text("unsupported");
-                metrics = msprobe26::RealDataMetrics { unsupported, unsupported, unsupported, unsupported, unsupported, unsupported };
-                if (b && n.dataName != "-1" && b->dataName != "-1") {
-                    auto nt = npuTensors->load(n.dataName);
-                    auto bt = nt ? benchTensors->load(b->dataName) : nt;
-                    if (nt && bt)
-                        metrics = msprobe26::compareTensors(*nt, *bt);
-                    // A file that is there but damaged (a .pt cut short), or a name leaving the dump, must not end
-                    // as "pass": the row says why and the run fails (issue 25). A missing file stays msprobe's.
-                    else if (const Diagnostic& e = nt ? bt.error() : nt.error(); e.id != "tensor.missing")
-                        unreadable.emplace_back(table->rows.size(),
-                                                "Dump file: " + (nt ? b->dataName : n.dataName) + " "
-                                                    + std::string(kUnreadableMark) + " " + e.format());
-                }
-                row[8] = metrics.cosine;
-                row[9] = metrics.eucDist;
-                row[10] = metrics.maxAbsErr;
-                row[11] = metrics.maxRelativeErr;
-                row[12] = metrics.oneThousandthErrRatio;
-                row[13] = metrics.fiveThousandthsErrRatio;
+                // Until the pair is compared (and for rows without a pair): six times unsupported.
+                for (std::size_t c = 8; c <= 13; ++c)
+                    row[c] = text("unsupported");
+                if (b && n.dataName != "-1" && b->dataName != "-1")
+                    tensorJobs.push_back(TensorJob { table->rows.size(), &n.dataName, &b->dataName });
             }
         }
         row[static_cast<std::size_t>(next)] = Cell::boolean(npuReq == benchReq);
@@ -1127,8 +1121,38 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
         table->npuEntry.push_back(n.entry);
         table->matched.push_back(b != nullptr);
         table->colors.push_back(RowColor::None);
-        if (progress)
+        if (rowProgress)
             progress->advance(++done);
+    }
+
+    // The tensor pairs on -j threads (util/workgroup: a large pair's chunks go to idle threads); each job writes
+    // only its own slot and the cells are set in row order afterwards, so nothing depends on the thread count.
+    std::vector<std::pair<std::size_t, std::string>> unreadable; ///< rows whose tensor file could not be read
+    if (!tensorJobs.empty()) {
+        std::vector<msprobe26::TensorFilesOutcome> outcomes(tensorJobs.size());
+        const bool completed = parallelForSplittable(
+            tensorJobs.size(), options.threads,
+            [&](std::size_t i, Splitter& splitter) {
+                const TensorJob& job = tensorJobs[i];
+                outcomes[i] = msprobe26::compareTensorFiles(*npuTensors, *job.npuName, *benchTensors, *job.benchName,
+                                                            splitter);
+            },
+            progress);
+        if (!completed)
+            return makeError("compare.cancelled", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+                             "the compare was cancelled");
+        for (std::size_t i = 0; i < tensorJobs.size(); ++i) {
+            const std::size_t r = tensorJobs[i].row;
+            const msprobe26::RealDataMetrics& metrics = outcomes[i].metrics;
+            table->rows.set(r, 8, metrics.cosine);
+            table->rows.set(r, 9, metrics.eucDist);
+            table->rows.set(r, 10, metrics.maxAbsErr);
+            table->rows.set(r, 11, metrics.maxRelativeErr);
+            table->rows.set(r, 12, metrics.oneThousandthErrRatio);
+            table->rows.set(r, 13, metrics.fiveThousandthsErrRatio);
+            if (!outcomes[i].unreadable.empty())
+                unreadable.emplace_back(r, std::move(outcomes[i].unreadable));
+        }
     }
 
     // pandas' fillna on the unmatched rows re-infers each object column: an NPU stat column holding only

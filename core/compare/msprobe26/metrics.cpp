@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Era C real-data metrics (compare-spec §5.2-5.4): squeeze, the validation chain, the relative error in
-// the common float type with that type's epsilon, and EucDist.
+// the common float type with that type's epsilon, and EucDist. Every figure of a pair comes from the metric
+// kernels (compare/kernels.h) in one streamed pass, the sums left to right as msprobe 26's BLAS adds them;
+// only a 0-d pair (one element) is computed here.
 #include "core/compare/msprobe26/msprobe26.h"
 
+#include "core/compare/kernels.h"
 #include "core/compare/pytext.h"
+#include "core/compare/realdata.h"
 #include "core/tensor/dtype.h"
+#include "core/tensor/resolver.h"
 
 #include <cmath>
 #include <cstring>
@@ -20,57 +25,7 @@ using tensor::DType;
 using tensor::Tensor;
 
 constexpr double kFloat64Eps = 2.220446049250313e-16;
-constexpr float kFloat32Eps = 1.1920929e-07f;
-
-/// The first n elements as float64, the dtype decided once per tensor: typed loops the compiler can
-/// vectorise instead of a dtype switch per element. float16 alone goes through Tensor::valueAt (its exact
-/// conversion lives in the tensor library).
-template<typename T>
-void widen(const Tensor& t, std::vector<double>& out)
-{
-    const std::byte* p = t.data.data();
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        T v;
-        std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-        out[i] = static_cast<double>(v);
-    }
-}
-
-void toFloat64(const Tensor& t, std::vector<double>& out)
-{
-    switch (t.dtype) {
-    case DType::Float32: widen<float>(t, out); return;
-    case DType::Float64: widen<double>(t, out); return;
-    case DType::Int64: widen<std::int64_t>(t, out); return;
-    case DType::Int32: widen<std::int32_t>(t, out); return;
-    case DType::Int16: widen<std::int16_t>(t, out); return;
-    case DType::Int8: widen<std::int8_t>(t, out); return;
-    case DType::UInt8: widen<std::uint8_t>(t, out); return;
-    case DType::Bool: {
-        const std::byte* p = t.data.data();
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = p[i] != std::byte { 0 } ? 1.0 : 0.0;
-        return;
-    }
-    case DType::BFloat16: {
-        // bfloat16 is the upper half of a float32.
-        const std::byte* p = t.data.data();
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            std::uint16_t h;
-            std::memcpy(&h, p + i * 2, 2);
-            const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-            float f;
-            std::memcpy(&f, &bits, 4);
-            out[i] = f;
-        }
-        return;
-    }
-    case DType::Float16:
-        break;
-    }
-    for (std::size_t i = 0; i < out.size(); ++i)
-        out[i] = t.valueAt(static_cast<std::int64_t>(i));
-}
+constexpr const char* kUnsupported = "unsupported";
 
 RealDataMetrics allCells(const Cell& c)
 {
@@ -129,14 +84,6 @@ DType promote0d(DType a, DType b)
     return DType::Float64;
 }
 
-void maxWithNan(double& acc, double x)
-{
-    if (std::isnan(acc))
-        return;
-    if (std::isnan(x) || x > acc)
-        acc = x;
-}
-
 Cell formatted(double v)
 {
     if (std::isnan(v))
@@ -144,168 +91,261 @@ Cell formatted(double v)
     return Cell::number(fmt12(v));
 }
 
-/// x·x the way numpy's linalg.norm gets it: BLAS ddot. Debian's numpy uses the reference BLAS, whose
-/// ddot adds the products strictly left to right (five per loop turn, same order).
-double blasDot(const std::vector<double>& x, const std::vector<double>& y)
+/// The one element of each side of a 0-d pair, as float64 (kernels::toFloat64: float16 exactly).
+double firstElement(DType dtype, const std::byte* data)
 {
-    double sum = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        sum += x[i] * y[i];
-    return sum;
+    double v = 0;
+    kernels::toFloat64(dtype, data, 1, &v);
+    return v;
+}
+
+/// A 0-d pair (§5.2): Cosine, EucDist and the ratios unsupported; MaxAbsErr in numpy's promoted scalar type;
+/// MaxRelativeErr in T with T's epsilon at a bench zero. No inf/nan step (msprobe skips it for 0-d).
+RealDataMetrics zeroDMetrics(DType npuType, double npuValue, DType benchType, double benchValue)
+{
+    const DType nt = loadedType(npuType);
+    const DType bt = loadedType(benchType);
+    const Cell unsupported = Cell::text(kUnsupported);
+    const kernels::RelErrRule rule = kernels::ruleMsprobe26(nt, bt);
+    double r = 0;
+    if (rule.compute == DType::Float64) {
+        double a = npuValue;
+        double b = benchValue;
+        if (b == 0) {
+            a += rule.npuEps;
+            b += rule.benchAtZero;
+        }
+        r = std::fabs((a - b) / b);
+    } else {
+        float a = static_cast<float>(npuValue);
+        float b = static_cast<float>(benchValue);
+        if (b == 0) {
+            a += static_cast<float>(rule.npuEps);
+            b += static_cast<float>(rule.benchAtZero);
+        }
+        const float d = a - b;
+        r = std::fabs(static_cast<double>(d / b));
+    }
+    const DType p = (nt == DType::Bool) ? DType::Float64 : promote0d(nt, bt);
+    double d = 0;
+    switch (p) {
+    case DType::Float16:
+        d = roundToHalf(static_cast<float>(npuValue) - static_cast<float>(benchValue));
+        break;
+    case DType::Float32:
+        d = static_cast<float>(npuValue) - static_cast<float>(benchValue);
+        break;
+    default:
+        d = npuValue - benchValue;
+        break;
+    }
+    msprobe26::RealDataMetrics m;
+    m.cosine = unsupported;
+    m.eucDist = unsupported;
+    m.maxAbsErr = formatted(std::fabs(d));
+    m.maxRelativeErr = formatted(r);
+    m.oneThousandthErrRatio = unsupported;
+    m.fiveThousandthsErrRatio = unsupported;
+    return m;
+}
+
+/// One side as the kernels read it.
+struct Side
+{
+    DType dtype = DType::Float32; ///< as stored (bfloat16 not yet widened)
+    std::vector<std::int64_t> shape; ///< squeezed
+    std::int64_t numel = 0;
+    kernels::Operand operand;
+};
+
+Side sideOf(const Tensor& t)
+{
+    Side side;
+    side.dtype = t.dtype;
+    side.shape = squeezed(t.shape);
+    side.numel = t.numel();
+    side.operand.dtype = t.dtype;
+    side.operand.memory = t.data.data();
+    return side;
+}
+
+Side sideOf(const tensor::PtStream& stream)
+{
+    Side side;
+    side.dtype = stream.dtype();
+    side.shape = squeezed(stream.shape());
+    side.numel = stream.numel();
+    side.operand.dtype = stream.dtype();
+    side.operand.memory = stream.memory();
+    side.operand.fd = stream.fd();
+    side.operand.fileOffset = stream.dataOffset();
+    return side;
+}
+
+/**
+ * The pair after the emptiness and shape steps, not 0-d: the kernels' one pass (sums left to right, as the
+ * reference BLAS ddot behind msprobe 26's x.dot(y) and np.linalg.norm; docs/compare-performance.md), then
+ * the inf/nan step and the six cells. nullopt when a file read failed or came short.
+ */
+std::optional<RealDataMetrics> pairMetrics(const Side& npu, const Side& bench, Splitter& splitter)
+{
+    const auto count = static_cast<std::uint64_t>(npu.numel);
+    const kernels::RelErrRule rule = kernels::ruleMsprobe26(npu.dtype, bench.dtype);
+    const kernels::PairStats stats = kernels::pairStats(npu.operand, bench.operand, count, rule, true, splitter,
+                                                        kernels::SumOrder::LeftToRight);
+    if (stats.ioFailed)
+        return std::nullopt;
+    // Same positions on both sides: the kernels zeroed them (the signs of infinities are not compared).
+    if (stats.anyInvalid && stats.masksDiffer)
+        return allCells(Cell::text("N/A"));
+
+    msprobe26::RealDataMetrics m;
+    if (count == 1) {
+        m.cosine = Cell::text(kUnsupported);
+    } else {
+        const double na = std::sqrt(stats.npuSq.sum);
+        const double nb = std::sqrt(stats.benchSq.sum);
+        if (na <= kFloat64Eps && nb <= kFloat64Eps) {
+            m.cosine = Cell::number(1.0);
+        } else if (na <= kFloat64Eps || nb <= kFloat64Eps) {
+            m.cosine = Cell::text("Nan");
+        } else {
+            const double c = stats.dot.sum / (na * nb);
+            if (std::isnan(c)) {
+                m.cosine = Cell::text("Nan");
+            } else {
+                double v = fmt12(c);
+                if (v > 0.9999)
+                    v = round6(v);
+                m.cosine = Cell::number(v);
+            }
+        }
+    }
+    m.eucDist = Cell::number(std::sqrt(stats.diffSq.sum));
+    m.maxAbsErr = stats.absNan ? Cell::text("Nan") : formatted(stats.maxAbs);
+    m.maxRelativeErr = stats.relNan ? Cell::text("Nan") : formatted(stats.maxRel);
+    const auto size = static_cast<double>(count);
+    m.oneThousandthErrRatio = Cell::number(fmt12(static_cast<double>(stats.belowOne) / size));
+    m.fiveThousandthsErrRatio = Cell::number(fmt12(static_cast<double>(stats.belowFive) / size));
+    return m;
+}
+
+/// The empty and shape steps, then pairMetrics (nullopt: a read failed). 0-d pairs are the caller's.
+std::optional<RealDataMetrics> checkedMetrics(const Side& npu, const Side& bench, Splitter& splitter)
+{
+    if (npu.numel == 0)
+        return allCells(Cell::text(kUnsupported)); // "This is empty data, can not compare."
+    if (npu.shape != bench.shape)
+        return allCells(Cell::text("shape unmatched"));
+    return pairMetrics(npu, bench, splitter);
+}
+
+bool consistent(const Tensor& t)
+{
+    const std::int64_t n = t.numel();
+    return n >= 0 && static_cast<std::uint64_t>(n) * tensor::dtypeSize(t.dtype) == t.data.size();
+}
+
+/// A data name the streamed reader takes (.pt/.pth, any case); others (.npy) are loaded whole.
+bool isPtName(const std::string& name)
+{
+    const auto dot = name.rfind('.');
+    if (dot == std::string::npos)
+        return false;
+    std::string ext = name.substr(dot);
+    for (char& c : ext)
+        c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    return ext == ".pt" || ext == ".pth";
+}
+
+std::string unreadableText(const std::string& name, const Diagnostic& error)
+{
+    return "Dump file: " + name + " " + std::string(kUnreadableMark) + " " + error.format();
 }
 
 } // namespace
 
 RealDataMetrics compareTensors(const Tensor& npuTensor, const Tensor& benchTensor)
 {
-    const Cell unsupported = Cell::text("unsupported");
-    const std::int64_t n = npuTensor.numel();
-    if (n < 0 || static_cast<std::uint64_t>(n) * tensor::dtypeSize(npuTensor.dtype) != npuTensor.data.size()
-        || benchTensor.numel() < 0
-        || static_cast<std::uint64_t>(benchTensor.numel()) * tensor::dtypeSize(benchTensor.dtype)
-            != benchTensor.data.size())
-        return allCells(unsupported); // "Data is unreadable."
-    if (n == 0)
-        return allCells(unsupported); // "This is empty data, can not compare."
-    const auto npuShape = squeezed(npuTensor.shape);
-    const auto benchShape = squeezed(benchTensor.shape);
-    if (npuShape != benchShape)
-        return allCells(Cell::text("shape unmatched"));
-    const bool zeroD = npuShape.empty();
-    const DType nt = loadedType(npuTensor.dtype);
-    const DType bt = loadedType(benchTensor.dtype);
+    SerialSplitter serial;
+    return compareTensors(npuTensor, benchTensor, serial);
+}
 
-    std::vector<double> nv(static_cast<std::size_t>(n));
-    std::vector<double> bv(static_cast<std::size_t>(n));
-    toFloat64(npuTensor, nv);
-    toFloat64(benchTensor, bv);
+RealDataMetrics compareTensors(const Tensor& npuTensor, const Tensor& benchTensor, Splitter& splitter)
+{
+    if (!consistent(npuTensor) || !consistent(benchTensor))
+        return allCells(Cell::text(kUnsupported)); // "Data is unreadable."
+    const Side npu = sideOf(npuTensor);
+    const Side bench = sideOf(benchTensor);
+    if (npu.numel != 0 && npu.shape == bench.shape && npu.shape.empty())
+        return zeroDMetrics(npu.dtype, firstElement(npu.dtype, npuTensor.data.data()), bench.dtype,
+                            firstElement(bench.dtype, benchTensor.data.data()));
+    // Memory operands never fail to read.
+    return *checkedMetrics(npu, bench, splitter);
+}
 
-    if (!zeroD) {
-        bool invalid = false;
-        bool masksDiffer = false;
-        for (std::size_t i = 0; i < nv.size(); ++i) {
-            invalid = invalid || !std::isfinite(nv[i]) || !std::isfinite(bv[i]);
-            masksDiffer = masksDiffer || std::isinf(nv[i]) != std::isinf(bv[i]) || std::isnan(nv[i]) != std::isnan(bv[i]);
+TensorFilesOutcome compareTensorFiles(const tensor::TensorResolver& npuTensors, const std::string& npuName,
+                                      const tensor::TensorResolver& benchTensors, const std::string& benchName,
+                                      Splitter& splitter)
+{
+    TensorFilesOutcome out;
+    out.metrics = allCells(Cell::text(kUnsupported));
+    // A file that is there but damaged (a .pt cut short), or a name leaving the dump, must not end as "pass": the
+    // row says why and the run fails (issue 25). A missing file stays msprobe's "unsupported".
+    auto loadWhole = [&]() {
+        auto nt = npuTensors.load(npuName);
+        if (!nt) {
+            if (nt.error().id != "tensor.missing")
+                out.unreadable = unreadableText(npuName, nt.error());
+            return;
         }
-        if (invalid && masksDiffer)
-            return allCells(Cell::text("N/A"));
-        if (invalid) {
-            // Same positions on both sides: msprobe zeroes them (the signs of infinities are not compared).
-            for (std::size_t i = 0; i < nv.size(); ++i) {
-                if (!std::isfinite(nv[i])) {
-                    nv[i] = 0;
-                    bv[i] = 0;
-                }
-            }
+        auto bt = benchTensors.load(benchName);
+        if (!bt) {
+            if (bt.error().id != "tensor.missing")
+                out.unreadable = unreadableText(benchName, bt.error());
+            return;
         }
+        out.metrics = compareTensors(*nt, *bt, splitter);
+    };
+    if (!isPtName(npuName) || !isPtName(benchName)) {
+        loadWhole();
+        return out;
     }
-
-    // Relative error in T = result_type(npu, bench, float32) with T's epsilon at bench zeros.
-    const DType rn = isNumpyFloat(nt) ? nt : DType::Float64;
-    const DType rb = isNumpyFloat(bt) ? bt : DType::Float64;
-    const bool wide = rn == DType::Float64 || rb == DType::Float64;
-    std::vector<double> re(nv.size());
-    double maxRelative = -std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < nv.size(); ++i) {
-        double r = 0;
-        if (wide) {
-            double a = nv[i];
-            double b = bv[i];
-            if (b == 0) {
-                a += kFloat64Eps;
-                b += kFloat64Eps;
-            }
-            r = std::fabs((a - b) / b);
-        } else {
-            float a = static_cast<float>(nv[i]);
-            float b = static_cast<float>(bv[i]);
-            if (b == 0) {
-                a += kFloat32Eps;
-                b += kFloat32Eps;
-            }
-            const float d = a - b;
-            r = std::fabs(static_cast<double>(d / b));
-        }
-        re[i] = r;
-        maxWithNan(maxRelative, r);
+    // Two read buffers per thread, reused from pair to pair (small files are read whole into them).
+    thread_local tensor::ReadBuffer npuBuffer;
+    thread_local tensor::ReadBuffer benchBuffer;
+    auto npuStream = npuTensors.openPt(npuName, npuBuffer);
+    if (!npuStream) {
+        if (npuStream.error().id != "tensor.missing")
+            out.unreadable = unreadableText(npuName, npuStream.error());
+        return out;
     }
-
-    msprobe26::RealDataMetrics m;
-    // Cosine and EucDist on the flattened float64 arrays.
-    if (zeroD) {
-        m.cosine = unsupported;
-        m.eucDist = unsupported;
+    auto benchStream = benchTensors.openPt(benchName, benchBuffer);
+    if (!benchStream) {
+        if (benchStream.error().id != "tensor.missing")
+            out.unreadable = unreadableText(benchName, benchStream.error());
+        return out;
+    }
+    const Side npu = sideOf(*npuStream);
+    const Side bench = sideOf(*benchStream);
+    if (npu.numel != 0 && npu.shape == bench.shape && npu.shape.empty()) {
+        // 0-d: one element each, in memory when the files are small (always, for one element).
+        if (npu.operand.memory && bench.operand.memory)
+            out.metrics = zeroDMetrics(npu.dtype, firstElement(npu.dtype, npu.operand.memory), bench.dtype,
+                                       firstElement(bench.dtype, bench.operand.memory));
+        else
+            loadWhole();
+        return out;
+    }
+    if (const std::optional<RealDataMetrics> m = checkedMetrics(npu, bench, splitter)) {
+        out.metrics = *m;
     } else {
-        if (nv.size() == 1) {
-            m.cosine = unsupported;
-        } else {
-            const double dot = blasDot(nv, bv);
-            const double na = std::sqrt(blasDot(nv, nv));
-            const double nb = std::sqrt(blasDot(bv, bv));
-            if (na <= kFloat64Eps && nb <= kFloat64Eps) {
-                m.cosine = Cell::number(1.0);
-            } else if (na <= kFloat64Eps || nb <= kFloat64Eps) {
-                m.cosine = Cell::text("Nan");
-            } else {
-                const double c = dot / (na * nb);
-                if (std::isnan(c)) {
-                    m.cosine = Cell::text("Nan");
-                } else {
-                    double v = fmt12(c);
-                    if (v > 0.9999)
-                        v = round6(v);
-                    m.cosine = Cell::number(v);
-                }
-            }
-        }
-        std::vector<double> diff(nv.size());
-        for (std::size_t i = 0; i < nv.size(); ++i)
-            diff[i] = nv[i] - bv[i];
-        m.eucDist = Cell::number(std::sqrt(blasDot(diff, diff)));
+        Diagnostic error = makeError("tensor.truncated", SourceLocation { npuName, std::nullopt, 0, 0 },
+                                     "a read of " + npuName + " or " + benchName
+                                         + " failed or came short (did a file change while it was compared?)");
+        out.unreadable = unreadableText(npuName, error);
     }
-
-    // MaxAbsErr: float64 on flattened arrays; a 0-d pair keeps numpy's promoted scalar type.
-    double maxAbs = -std::numeric_limits<double>::infinity();
-    if (zeroD) {
-        const DType p = (nt == DType::Bool) ? DType::Float64 : promote0d(nt, bt);
-        double d = 0;
-        switch (p) {
-        case DType::Float16:
-            d = roundToHalf(static_cast<float>(nv[0]) - static_cast<float>(bv[0]));
-            break;
-        case DType::Float32:
-            d = static_cast<float>(nv[0]) - static_cast<float>(bv[0]);
-            break;
-        default:
-            d = nv[0] - bv[0];
-            break;
-        }
-        maxAbs = std::fabs(d);
-    } else {
-        for (std::size_t i = 0; i < nv.size(); ++i)
-            maxWithNan(maxAbs, std::fabs(nv[i] - bv[i]));
-    }
-    m.maxAbsErr = formatted(maxAbs);
-    m.maxRelativeErr = formatted(maxRelative);
-
-    if (zeroD) {
-        m.oneThousandthErrRatio = unsupported;
-        m.fiveThousandthsErrRatio = unsupported;
-    } else {
-        // numpy compares a float32 array with a Python float in float32.
-        const double one = wide ? 0.001 : static_cast<double>(static_cast<float>(0.001));
-        const double five = wide ? 0.005 : static_cast<double>(static_cast<float>(0.005));
-        std::size_t belowOne = 0;
-        std::size_t belowFive = 0;
-        for (const double r : re) {
-            belowOne += r < one ? 1 : 0;
-            belowFive += r < five ? 1 : 0;
-        }
-        const auto size = static_cast<double>(re.size());
-        m.oneThousandthErrRatio = re.empty() ? Cell::text("Nan") : Cell::number(fmt12(static_cast<double>(belowOne) / size));
-        m.fiveThousandthsErrRatio = re.empty() ? Cell::text("Nan") : Cell::number(fmt12(static_cast<double>(belowFive) / size));
-    }
-    return m;
+    return out;
 }
 
 } // namespace probescope::compare::msprobe26

@@ -7,6 +7,7 @@
 #include "core/dump/dumpfile.h"
 #include "core/tensor/tensor.h"
 #include "core/util/diagnostic.h"
+#include "core/util/workgroup.h"
 
 #include <memory>
 #include <optional>
@@ -19,6 +20,10 @@
  * The msprobe 26.0.0 ("Era C") output profile: the CSV `msprobe compare -tp … -gp …` writes,
  * cell for cell (compare-spec main text; docs/msprobe26-profile.md lists every decision).
  */
+namespace probescope::tensor {
+class TensorResolver;
+}
+
 namespace probescope::compare::msprobe26 {
 
 /// Column names of an Era C table (compare-spec §4.1).
@@ -81,6 +86,25 @@ struct RealDataMetrics
 
 /// Era C validation chain + metrics (§5.2-5.4) on two loaded tensors (squeezed inside).
 RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench);
+/// compareTensors with the metric kernels' work spread by `splitter` (same result for any thread count).
+RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench, Splitter& splitter);
+
+/// What one row's tensor pair gives: its six cells, and when a file is there but cannot be read, the row's
+/// Err_message ("Dump file: NAME unreadable: REASON"; the run then fails).
+struct TensorFilesOutcome
+{
+    RealDataMetrics metrics;
+    std::string unreadable;
+};
+
+/**
+ * @brief compareTensors on the two files a row names, read through each side's resolver: .pt files are
+ * streamed (small ones read whole into per-thread buffers, large ones a chunk at a time with pread, never
+ * loaded as Tensors); other formats (.npy) are loaded. A missing file leaves the six cells `unsupported`.
+ */
+TensorFilesOutcome compareTensorFiles(const tensor::TensorResolver& npuTensors, const std::string& npuName,
+                                      const tensor::TensorResolver& benchTensors, const std::string& benchName,
+                                      Splitter& splitter);
 
 /// pd.to_numeric of one numeric text, bit for bit: pandas' float parser keeps only the first 17 digits
 /// (leading zeros included) and scales by a power of ten, so it can differ from strtod in the last bits.
