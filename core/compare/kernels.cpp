@@ -412,6 +412,10 @@ T pairwiseOf(const Operand& values, std::uint64_t first, std::uint64_t n, Accumu
     std::vector<char> bad(ranges.size(), 0);
     auto leaf = [&](std::size_t k) {
         const auto m = static_cast<std::size_t>(ranges[k].second);
+        if (m == 0) {
+            leaves[k] = 0; // an empty array: nothing to read
+            return;
+        }
         const Converted c = convertRange(values, ranges[k].first, m, acc);
         if (!c.f64) {
             bad[k] = 1;
