@@ -17,12 +17,14 @@ using tensor::DType;
 
 namespace generic {
 PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
-                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry);
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry,
+                     FusedPart part);
 void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
 } // namespace generic
 namespace avx2 {
 PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
-                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry);
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry,
+                     FusedPart part);
 void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
 } // namespace avx2
 
@@ -200,6 +202,12 @@ PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t cou
 PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
                      const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats* carry)
 {
+    return chunkStats(npu, bench, count, chunk, rule, wantDiffSq, order, carry, FusedPart::All);
+}
+
+PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats* carry, FusedPart part)
+{
     static const PairStats zero;
     const PairStats& from = carry && order == SumOrder::LeftToRight ? *carry : zero;
     // One buffer per side and thread, a chunk at most: kept for the thread's next chunk.
@@ -216,8 +224,8 @@ PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t cou
         failed.ioFailed = true;
         return failed;
     }
-    return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from)
-                      : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from);
+    return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part)
+                      : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part);
 }
 
 PairStats combine(const std::vector<PairStats>& chunks)
@@ -249,17 +257,70 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
     // Left to right: one chain through every chunk, in order; the other figures merge as they come.
     const std::uint64_t chunks = (count + kChunkElements - 1) / kChunkElements;
     PairStats out;
-    for (std::uint64_t k = 0; k < chunks; ++k) {
-        const PairStats c = chunkStats(npu, bench, count, k, rule, wantDiffSq, order, &out);
-        if (c.ioFailed) {
-            out.ioFailed = true;
-            return out;
+    if (chunks < kLeftToRightSplitChunks || splitter.threads() == 1) {
+        for (std::uint64_t k = 0; k < chunks; ++k) {
+            const PairStats c = chunkStats(npu, bench, count, k, rule, wantDiffSq, order, &out);
+            if (c.ioFailed) {
+                out.ioFailed = true;
+                return out;
+            }
+            out.dot = c.dot;
+            out.npuSq = c.npuSq;
+            out.benchSq = c.benchSq;
+            out.diffSq = c.diffSq;
+            mergeOthers(out, c);
         }
-        out.dot = c.dot;
-        out.npuSq = c.npuSq;
-        out.benchSq = c.benchSq;
-        out.diffSq = c.diffSq;
-        mergeOthers(out, c);
+        return out;
+    }
+    // Part 0 is the chain, front to back; the other parts (run only by threads that are idle) take chunks from
+    // the back for everything but the sums, until they meet the chain. Each chunk is claimed once (CAS), so
+    // every figure but the sums is computed exactly once, and the sums always by the chain.
+    enum : std::uint8_t { kFree = 0, kChain = 1, kHelper = 2 };
+    const auto n = static_cast<std::size_t>(chunks);
+    std::unique_ptr<std::atomic<std::uint8_t>[]> state(new std::atomic<std::uint8_t>[n]);
+    for (std::size_t k = 0; k < n; ++k)
+        state[k].store(kFree, std::memory_order_relaxed);
+    std::vector<PairStats> helped(n);
+    std::atomic<std::size_t> fromBack { n };
+    PairStats chain;
+    splitter.run(splitter.threads(), [&](std::size_t part) {
+        if (part == 0) {
+            for (std::size_t k = 0; k < n; ++k) {
+                std::uint8_t expected = kFree;
+                const bool mine = state[k].compare_exchange_strong(expected, kChain, std::memory_order_acq_rel);
+                const PairStats c = chunkStats(npu, bench, count, k, rule, wantDiffSq, order, &chain,
+                                               mine ? FusedPart::All : FusedPart::SumsOnly);
+                if (c.ioFailed) {
+                    chain.ioFailed = true;
+                    return;
+                }
+                chain.dot = c.dot;
+                chain.npuSq = c.npuSq;
+                chain.benchSq = c.benchSq;
+                chain.diffSq = c.diffSq;
+                if (mine)
+                    mergeOthers(chain, c);
+            }
+            return;
+        }
+        for (;;) {
+            std::size_t back = fromBack.load(std::memory_order_relaxed);
+            do {
+                if (back == 0)
+                    return;
+            } while (!fromBack.compare_exchange_weak(back, back - 1, std::memory_order_relaxed));
+            const std::size_t k = back - 1;
+            std::uint8_t expected = kFree;
+            if (!state[k].compare_exchange_strong(expected, kHelper, std::memory_order_acq_rel))
+                return; // the chain is here: everything before is its own
+            helped[k] = chunkStats(npu, bench, count, k, rule, wantDiffSq, order, nullptr, FusedPart::OthersOnly);
+        }
+    });
+    out = chain;
+    // max, counts and flags merge exactly in any order; chunk order keeps it obvious.
+    for (std::size_t k = 0; k < n; ++k) {
+        if (state[k].load(std::memory_order_relaxed) == kHelper)
+            mergeOthers(out, helped[k]);
     }
     return out;
 }

@@ -100,6 +100,10 @@ struct PairStats
 /// Elements per chunk: fixed, so chunk boundaries (and so every sum) do not depend on the thread count.
 constexpr std::uint64_t kChunkElements = std::uint64_t { 1 } << 16;
 
+/// From this many chunks (4 Mi elements, 16 MB of float32) a left-to-right pair lets idle threads help: a
+/// helped chunk is read and widened twice, which pays only when a thread would otherwise wait.
+constexpr std::uint64_t kLeftToRightSplitChunks = 64;
+
 /**
  * @brief Stats of elements [chunk·kChunkElements, …) of a pair of `count` elements each.
  *
@@ -119,6 +123,19 @@ PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t cou
 PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
                      const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats* carry);
 
+/// Which figures one fused pass computes. All but the kernels' own left-to-right split use All: there the
+/// chain takes SumsOnly where an idle thread took OthersOnly (max, counts, masks) of the same chunk.
+enum class FusedPart
+{
+    All,
+    SumsOnly,
+    OthersOnly,
+};
+
+/// chunkStats computing only `part` (SumsOnly: the sums, left to right only; OthersOnly: no sums).
+PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats* carry, FusedPart part);
+
 /// Combines chunk results in chunk order (the sums with compensation).
 PairStats combine(const std::vector<PairStats>& chunks);
 
@@ -130,8 +147,13 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
                     bool wantDiffSq, Splitter& splitter);
 
 /**
- * @brief pairStats in a given order. SumOrder::LeftToRight reads the chunks in order on the calling thread
- * (a left-to-right sum is one chain that no split can reproduce); pairs still run side by side on -j threads.
+ * @brief pairStats in a given order.
+ *
+ * SumOrder::LeftToRight: a left-to-right sum is one chain that no split reproduces, so one thread runs it
+ * through the chunks in order. On a pair of kLeftToRightSplitChunks chunks or more, idle threads take chunks
+ * from the end and compute everything but the sums there (FusedPart::OthersOnly); the chain then adds those
+ * chunks' products only (SumsOnly) and the figures merge exactly (max, counts, flags), so the result is the
+ * same for any thread count. Smaller pairs run on one thread; pairs still run side by side on -j threads.
  */
 PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
                     bool wantDiffSq, Splitter& splitter, SumOrder order);

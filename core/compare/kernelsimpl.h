@@ -231,9 +231,18 @@ struct VecSum
     }
 };
 
+/// How the fused loop forms the sums: compensated lanes, SumOrder::LeftToRight's chains, or not at all
+/// (FusedPart::OthersOnly).
+enum class SumMode
+{
+    Lanes,
+    Serial,
+    None,
+};
+
 /// The 4-lane loop over whole groups of 4 for float32/float64 relative errors; returns where it stopped.
-/// Serial: the sums are SumOrder::LeftToRight's chains (the products of each group added in element order).
-template<DType R, DType E, bool Diff, bool Serial>
+/// SumMode::Serial: the products of each group are added to the chains in element order.
+template<DType R, DType E, bool Diff, SumMode S>
 std::size_t accumulateVector(const double* n, const double* b, std::size_t count, const RelErrRule& rule,
                              Accumulators& a)
 {
@@ -264,7 +273,7 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
         const V4d x = load4(n + i);
         const V4d y = load4(b + i);
         const V4d d = x - y;
-        if constexpr (Serial) {
+        if constexpr (S == SumMode::Serial) {
             const V4d pd = x * y;
             const V4d pn = x * x;
             const V4d pb = y * y;
@@ -276,7 +285,7 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
                 if constexpr (Diff)
                     serialDd += pdd[j];
             }
-        } else {
+        } else if constexpr (S == SumMode::Lanes) {
             dot.add(x * y);
             nn.add(x * x);
             bb.add(y * y);
@@ -348,7 +357,7 @@ inline bool allFinite(const double* n, const double* b, std::size_t count)
     return all;
 }
 
-template<DType R, DType E, bool Diff, bool Serial>
+template<DType R, DType E, bool Diff, SumMode S>
 void accumulate(const double* n, const double* b, std::size_t count, const RelErrRule& rule, Accumulators& a)
 {
     const double npuEps = rule.npuEps;
@@ -359,13 +368,13 @@ void accumulate(const double* n, const double* b, std::size_t count, const RelEr
     // Element i goes to lane i % 4 whatever the CPU, so the sums do not depend on the build.
     auto step = [&](int j, double x, double y) {
         const double d = x - y;
-        if constexpr (Serial) {
+        if constexpr (S == SumMode::Serial) {
             a.serial[0] += x * y;
             a.serial[1] += x * x;
             a.serial[2] += y * y;
             if constexpr (Diff)
                 a.serial[3] += d * d;
-        } else {
+        } else if constexpr (S == SumMode::Lanes) {
             a.dot.add(j, x * y);
             a.nn.add(j, x * x);
             a.bb.add(j, y * y);
@@ -384,7 +393,7 @@ void accumulate(const double* n, const double* b, std::size_t count, const RelEr
         a.below1[j] += r < one ? 1u : 0u;
         a.below5[j] += r < five ? 1u : 0u;
     };
-    i = accumulateVector<R, E, Diff, Serial>(n, b, count, rule, a);
+    i = accumulateVector<R, E, Diff, S>(n, b, count, rule, a);
     for (; i < count; ++i)
         step(static_cast<int>(i % kLanes), n[i], b[i]);
 }
@@ -421,33 +430,64 @@ WidenFn widenFor(DType t)
 using AccumulateFn = void (*)(const double*, const double*, std::size_t, const RelErrRule&, Accumulators&);
 
 template<DType R, DType E>
-AccumulateFn accumulateFor(bool diff, bool serial)
+AccumulateFn accumulateFor(bool diff, SumMode mode)
 {
-    if (serial)
-        return diff ? accumulate<R, E, true, true> : accumulate<R, E, false, true>;
-    return diff ? accumulate<R, E, true, false> : accumulate<R, E, false, false>;
+    switch (mode) {
+    case SumMode::Serial:
+        return diff ? accumulate<R, E, true, SumMode::Serial> : accumulate<R, E, false, SumMode::Serial>;
+    case SumMode::None:
+        return accumulate<R, E, false, SumMode::None>;
+    default:
+        return diff ? accumulate<R, E, true, SumMode::Lanes> : accumulate<R, E, false, SumMode::Lanes>;
+    }
 }
 
 template<DType R>
-AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, bool serial)
+AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, SumMode mode)
 {
     if (rule.npuEps == 0)
-        return accumulateFor<R, DType::Bool>(diff, serial);
+        return accumulateFor<R, DType::Bool>(diff, mode);
     if (rule.npuEpsType == DType::Float64)
-        return accumulateFor<R, DType::Float64>(diff, serial);
-    return accumulateFor<R, DType::Float32>(diff, serial);
+        return accumulateFor<R, DType::Float64>(diff, mode);
+    return accumulateFor<R, DType::Float32>(diff, mode);
 }
 
-AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, bool serial)
+AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, SumMode mode)
 {
     switch (rule.compute) {
     case DType::Float16:
-        return accumulateFor<DType::Float16>(rule, diff, serial);
+        return accumulateFor<DType::Float16>(rule, diff, mode);
     case DType::Float64:
-        return accumulateFor<DType::Float64>(rule, diff, serial);
+        return accumulateFor<DType::Float64>(rule, diff, mode);
     default:
-        return accumulateFor<DType::Float32>(rule, diff, serial);
+        return accumulateFor<DType::Float32>(rule, diff, mode);
     }
+}
+
+/// FusedPart::SumsOnly: the left-to-right chains alone (the same products, added in the same order as the
+/// SumMode::Serial loop, so the bits are the same).
+template<bool Diff>
+void serialSums(const double* n, const double* b, std::size_t count, double* sums)
+{
+    double dot = sums[0];
+    double nn = sums[1];
+    double bb = sums[2];
+    double dd = sums[3];
+    for (std::size_t i = 0; i < count; ++i) {
+        const double x = n[i];
+        const double y = b[i];
+        dot += x * y;
+        nn += x * x;
+        bb += y * y;
+        if constexpr (Diff) {
+            const double d = x - y;
+            dd += d * d;
+        }
+    }
+    sums[0] = dot;
+    sums[1] = nn;
+    sums[2] = bb;
+    sums[3] = dd;
 }
 
 } // namespace
@@ -461,12 +501,16 @@ void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* 
 /// from carry's.
 PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench,
                      std::size_t count, const RelErrRule& rule, bool wantDiffSq, SumOrder order,
-                     const PairStats& carry)
+                     const PairStats& carry, FusedPart part)
 {
-    const bool serial = order == SumOrder::LeftToRight;
+    const bool serial = order == SumOrder::LeftToRight && part != FusedPart::OthersOnly;
     const WidenFn widenNpu = widenFor(npuType);
     const WidenFn widenBench = widenFor(benchType);
-    const AccumulateFn run = accumulateFor(rule, wantDiffSq, serial);
+    const AccumulateFn run = accumulateFor(rule, wantDiffSq,
+                                           part == FusedPart::OthersOnly ? SumMode::None
+                                               : serial                  ? SumMode::Serial
+                                                                         : SumMode::Lanes);
+    const bool sumsOnly = serial && part == FusedPart::SumsOnly;
     const std::size_t npuSize = tensor::dtypeSize(npuType);
     const std::size_t benchSize = tensor::dtypeSize(benchType);
     alignas(64) double n[kBlock];
@@ -486,7 +530,12 @@ PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const
         // inf and NaN fail `|x| <= max`; the test is vectorised, the repair is not (it is rare).
         if (!allFinite(n, b, m))
             fixInvalid(n, b, m, out);
-        run(n, b, m, rule, acc);
+        if (!sumsOnly)
+            run(n, b, m, rule, acc);
+        else if (wantDiffSq)
+            serialSums<true>(n, b, m, acc.serial);
+        else
+            serialSums<false>(n, b, m, acc.serial);
     }
     if (serial) {
         out.dot.sum = acc.serial[0];

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -327,5 +328,64 @@ TEST(SumOrder, Msprobe26CosineAndEucDistAreTheLeftToRightSums)
             cosine = round6(cosine);
         ASSERT_TRUE(m.cosine.isFloat());
         EXPECT_EQ(std::get<double>(m.cosine.value), cosine);
+    }
+}
+
+namespace {
+
+/// Runs the parts one after the other in a chosen order, and says it has `threads` threads: so a test decides
+/// which part of a split runs first (the helpers before the chain: they take every chunk).
+class OrderedSplitter final : public Splitter
+{
+public:
+    OrderedSplitter(unsigned threads, bool lastFirst) : m_threads(threads), m_lastFirst(lastFirst) {}
+    void run(std::size_t count, const std::function<void(std::size_t)>& part) override
+    {
+        for (std::size_t i = 0; i < count; ++i)
+            part(m_lastFirst ? count - 1 - i : i);
+    }
+    unsigned threads() const override { return m_threads; }
+
+private:
+    unsigned m_threads;
+    bool m_lastFirst;
+};
+
+} // namespace
+
+TEST(SumOrder, LeftToRightSplitWithHelpersGivesTheSameBits)
+{
+    // A pair large enough that idle threads may help (kLeftToRightSplitChunks), with an inf pair and a bench zero.
+    const std::size_t n = kernels::kChunkElements * kernels::kLeftToRightSplitChunks + 999;
+    std::vector<double> nv, bv;
+    randomPair(n, 77, nv, bv);
+    nv[n - 10] = bv[n - 10] = kInf;
+    const Tensor a = makeTensor(DType::Float16, nv);
+    const Tensor b = makeTensor(DType::Float16, bv);
+    const auto rule = kernels::ruleMsprobe26(DType::Float16, DType::Float16);
+    SerialSplitter serial;
+    const auto one = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial, kernels::SumOrder::LeftToRight);
+    const Sequential expected = sequentialSums(a, b);
+    EXPECT_TRUE(sameBits(one.dot.sum, expected.dot));
+    EXPECT_TRUE(sameBits(one.diffSq.sum, expected.dd));
+    EXPECT_TRUE(one.anyInvalid);
+    OrderedSplitter helpersFirst(3, true); // the helpers take every chunk, the chain only sums
+    OrderedSplitter chainFirst(2, false);  // the chain takes every chunk, the helper finds none
+    ThreadSplitter three(3);               // whatever the scheduler does
+    for (Splitter* splitter : { static_cast<Splitter*>(&helpersFirst), static_cast<Splitter*>(&chainFirst),
+                                static_cast<Splitter*>(&three) }) {
+        const auto s = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, *splitter,
+                                          kernels::SumOrder::LeftToRight);
+        EXPECT_TRUE(sameBits(s.dot.sum, one.dot.sum));
+        EXPECT_TRUE(sameBits(s.npuSq.sum, one.npuSq.sum));
+        EXPECT_TRUE(sameBits(s.benchSq.sum, one.benchSq.sum));
+        EXPECT_TRUE(sameBits(s.diffSq.sum, one.diffSq.sum));
+        EXPECT_EQ(s.maxAbs, one.maxAbs);
+        EXPECT_EQ(s.maxRel, one.maxRel);
+        EXPECT_EQ(s.belowOne, one.belowOne);
+        EXPECT_EQ(s.belowFive, one.belowFive);
+        EXPECT_EQ(s.anyInvalid, one.anyInvalid);
+        EXPECT_EQ(s.masksDiffer, one.masksDiffer);
+        EXPECT_FALSE(s.ioFailed);
     }
 }
