@@ -1134,8 +1134,16 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
             tensorJobs.size(), options.threads,
             [&](std::size_t i, Splitter& splitter) {
                 const TensorJob& job = tensorJobs[i];
+                // The pair this thread is likely to take next is read ahead while a large one is computed.
+                const std::size_t ahead = i + splitter.threads();
+                const auto readAhead = [&] {
+                    if (ahead < tensorJobs.size()) {
+                        npuTensors->prefetch(*tensorJobs[ahead].npuName);
+                        benchTensors->prefetch(*tensorJobs[ahead].benchName);
+                    }
+                };
                 outcomes[i] = msprobe26::compareTensorFiles(*npuTensors, *job.npuName, *benchTensors, *job.benchName,
-                                                            splitter);
+                                                            splitter, readAhead);
             },
             progress);
         if (!completed)

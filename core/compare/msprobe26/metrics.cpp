@@ -286,7 +286,7 @@ RealDataMetrics compareTensors(const Tensor& npuTensor, const Tensor& benchTenso
 
 TensorFilesOutcome compareTensorFiles(const tensor::TensorResolver& npuTensors, const std::string& npuName,
                                       const tensor::TensorResolver& benchTensors, const std::string& benchName,
-                                      Splitter& splitter)
+                                      Splitter& splitter, const std::function<void()>& readAhead)
 {
     TensorFilesOutcome out;
     out.metrics = allCells(Cell::text(kUnsupported));
@@ -337,6 +337,8 @@ TensorFilesOutcome compareTensorFiles(const tensor::TensorResolver& npuTensors, 
             loadWhole();
         return out;
     }
+    if (readAhead && (!npu.operand.memory || !bench.operand.memory))
+        readAhead();
     if (const std::optional<RealDataMetrics> m = checkedMetrics(npu, bench, splitter)) {
         out.metrics = *m;
     } else {

@@ -9,6 +9,7 @@
 #include "core/util/diagnostic.h"
 #include "core/util/workgroup.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,10 +102,12 @@ struct TensorFilesOutcome
  * @brief compareTensors on the two files a row names, read through each side's resolver: .pt files are
  * streamed (small ones read whole into per-thread buffers, large ones a chunk at a time with pread, never
  * loaded as Tensors); other formats (.npy) are loaded. A missing file leaves the six cells `unsupported`.
+ * `readAhead` (if set) is called before a streamed (large) pair is computed, so that the caller can start
+ * reading the files of the pair it will take next; small pairs skip it (it would cost more calls than it saves).
  */
 TensorFilesOutcome compareTensorFiles(const tensor::TensorResolver& npuTensors, const std::string& npuName,
                                       const tensor::TensorResolver& benchTensors, const std::string& benchName,
-                                      Splitter& splitter);
+                                      Splitter& splitter, const std::function<void()>& readAhead = {});
 
 /// pd.to_numeric of one numeric text, bit for bit: pandas' float parser keeps only the first 17 digits
 /// (leading zeros included) and scales by a power of ten, so it can differ from strtod in the last bits.
