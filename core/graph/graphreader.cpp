@@ -258,7 +258,20 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     Statement& s = **st;
     std::vector<std::vector<std::int64_t>> orders(file->graphs.size()); // node_order of each node as read
     std::vector<std::unordered_map<std::string, std::int32_t>> graphStacks(file->graphs.size());
+    // The row count for the progress: max(rowid) walks one path of the table's b-tree (count(*) would scan it).
+    if (options.progress) {
+        auto count = db.prepare("SELECT max(rowid) FROM tb_nodes");
+        if (count && (*count)->next())
+            options.progress->setRange(static_cast<std::uint64_t>(std::max<std::int64_t>(0, (*count)->integer(0))));
+    }
+    std::uint64_t rowsRead = 0;
     while (s.next()) {
+        if (options.progress && (++rowsRead & 4095) == 0) {
+            options.progress->advance(rowsRead);
+            if (options.progress->isCancelled())
+                return makeError("graph.cancelled", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                                 "opening the graph file was cancelled");
+        }
         const std::string graphId = s.text(1);
         const auto where = graphOf.find(graphId);
         if (where == graphOf.end()) {
