@@ -265,12 +265,17 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
             options.progress->setRange(static_cast<std::uint64_t>(std::max<std::int64_t>(0, (*count)->integer(0))));
     }
     std::uint64_t rowsRead = 0;
+    const auto cancelled = [&] {
+        return makeError("graph.cancelled", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         "opening the graph file was cancelled");
+    };
+    if (options.progress && options.progress->isCancelled())
+        return cancelled();
     while (s.next()) {
         if (options.progress && (++rowsRead & 4095) == 0) {
             options.progress->advance(rowsRead);
             if (options.progress->isCancelled())
-                return makeError("graph.cancelled", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                                 "opening the graph file was cancelled");
+                return cancelled();
         }
         const std::string graphId = s.text(1);
         const auto where = graphOf.find(graphId);

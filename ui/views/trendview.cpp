@@ -155,23 +155,24 @@ void TrendView::fillTargets()
     refresh();
 }
 
-bool TrendView::choose(const QString& module, const QString& target, const QString& metric, Statistic statistic)
+bool TrendView::choose(std::uint32_t target, std::uint32_t metric, Statistic statistic)
 {
-    const int m = m_module->findText(module);
+    if (!m_table || target >= m_table->targets.size() || metric >= m_table->metrics.size())
+        return false;
+    // Several targets share a name (one per micro step and vpp stage): the index tells them apart.
+    const int m = m_module->findText(toQ(graph::trendModuleOf(m_table->targets[target].name)));
     if (m < 0)
         return false;
+    m_filling = true;
     m_module->setCurrentIndex(m);
+    m_filling = false;
     fillTargets();
-    int t = -1;
-    for (int i = 0; i < m_target->count(); ++i)
-        if (toQ(m_table->targets[static_cast<std::size_t>(m_target->itemData(i).toInt())].name) == target)
-            t = i;
-    const int e = m_metric->findText(metric);
-    if (t < 0 || e < 0)
+    const int t = m_target->findData(static_cast<int>(target));
+    if (t < 0)
         return false;
     m_filling = true;
     m_target->setCurrentIndex(t);
-    m_metric->setCurrentIndex(e);
+    m_metric->setCurrentIndex(static_cast<int>(metric));
     m_stat->setCurrentIndex(static_cast<int>(statistic));
     m_filling = false;
     refresh();

@@ -34,8 +34,9 @@ public:
     void setTable(std::shared_ptr<const graph::TrendTable> table);
     const graph::TrendTable* table() const { return m_table.get(); }
 
-    /// Chooses what the table shows; false when the module, target or metric is not in the table.
-    bool choose(const QString& module, const QString& target, const QString& metric, Statistic statistic);
+    /// Chooses what the table shows: a target (TrendTable::targets index; its module is chosen with it), a metric
+    /// (TrendTable::metrics index) and the statistic; false when either index is not in the table.
+    bool choose(std::uint32_t target, std::uint32_t metric, Statistic statistic);
     /// The value of the shown cell (step, rank), or nullopt (no such row in the db, or None).
     std::optional<double> value(std::int64_t step, std::int64_t rank) const;
     QTableWidget* grid() const { return m_grid; }
