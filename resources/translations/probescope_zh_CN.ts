@@ -2368,6 +2368,10 @@
         <source>Free benchmark results only: nothing is compared without a bench dump.</source>
         <translation>仅有无标杆比对结果：没有标杆 dump 时不做比对。</translation>
     </message>
+    <message>
+        <source>An msprobe graph file: it opens on its own (no bench dump).</source>
+        <translation>msprobe 图文件：单独打开（无需标杆 dump）。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::RankOverviewModel</name>

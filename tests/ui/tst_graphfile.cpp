@@ -9,6 +9,7 @@
 #include "ui/jobs/jobprogress.h"
 #include "ui/models/graphfilemodel.h"
 #include "ui/panels/exportdialog.h"
+#include "ui/panels/openpairdialog.h"
 #include "ui/panels/searchbar.h"
 #include "ui/views/graphfilepanel.h"
 #include "ui/views/mainwindow.h"
@@ -20,6 +21,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDialogButtonBox>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -429,4 +433,19 @@ TEST(GraphFileExport, WritesTheOpenPairAsAVisDb)
     const auto summary = graph::summarize(*file, file->graphs.at(0));
     ASSERT_TRUE(summary.firstFailing);
     EXPECT_EQ(file->graphs[0].nodes[*summary.firstFailing].name, "Functional.gelu.0.forward");
+}
+
+TEST(GraphFileOpen, OpenPairDialogTakesAGraphFileAlone)
+{
+    // File → Open pair…: a graph file in the NPU field opens alone, like msprobe's compare.json.
+    const QString db = QString::fromStdString(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db").string());
+    ui::OpenPairDialog dialog(ui::Settings {}, db, QString());
+    QPushButton* open = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Open);
+    ASSERT_NE(open, nullptr);
+    EXPECT_TRUE(open->isEnabled());
+    EXPECT_TRUE(dialog.bench().isEmpty());
+    EXPECT_EQ(dialog.npu(), db);
+    // A graph file name that is no file is still refused, with the reason.
+    ui::OpenPairDialog missing(ui::Settings {}, QStringLiteral("/nonexistent/compare.vis.db"), QString());
+    EXPECT_FALSE(missing.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Open)->isEnabled());
 }
