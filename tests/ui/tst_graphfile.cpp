@@ -324,6 +324,20 @@ TEST(GraphFilePanel, SearchAndMatchedLink)
     panel.searchBar()->flush();
     EXPECT_TRUE(panel.selectedNodeName().contains("gelu")) << panel.selectedNodeName().toStdString();
     EXPECT_TRUE(panel.searchBar()->counterText().startsWith("1 / ")) << panel.searchBar()->counterText().toStdString();
+    const QString plainHits = panel.searchBar()->counterText();
+    // Case folded unless Match case is on; a regex finds the same nodes.
+    panel.searchBar()->setPattern("GELU");
+    panel.searchBar()->flush();
+    EXPECT_EQ(panel.searchBar()->counterText(), plainHits);
+    panel.searchBar()->setCaseSensitive(true);
+    panel.searchBar()->flush();
+    EXPECT_EQ(panel.searchBar()->counterText(), "No hits");
+    panel.searchBar()->setCaseSensitive(false);
+    panel.searchBar()->setRegex(true);
+    panel.searchBar()->setPattern("g.lu");
+    panel.searchBar()->flush();
+    EXPECT_EQ(panel.searchBar()->counterText(), plainHits);
+    panel.searchBar()->setRegex(false);
 
     // The first failing node's details name its matched bench node; following the link shows the bench graph.
     ASSERT_TRUE(panel.selectFirstFailure());

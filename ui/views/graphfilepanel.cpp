@@ -501,10 +501,23 @@ void GraphFilePanel::onSearch(const QString& pattern, bool regex, bool caseSensi
             return;
         }
     }
-    // Hits in execution order (node_order), as the compare tree's search orders them.
+    // Hits in execution order (node_order), as the compare tree's search orders them. A plain pattern is matched on
+    // the UTF-8 names themselves (ASCII case folding, as msprobe's names are ASCII): a million QString conversions
+    // would hold the window for most of a second.
+    const std::string needle = pattern.toStdString();
+    const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
     for (std::uint32_t i = 0; i < g->nodes.size(); ++i) {
-        const QString name = toQ(g->nodes[i].name);
-        if (regex ? re.match(name).hasMatch() : name.contains(pattern, cs))
+        const std::string& name = g->nodes[i].name;
+        bool hit = false;
+        if (regex)
+            hit = re.match(toQ(name)).hasMatch();
+        else if (cs == Qt::CaseSensitive)
+            hit = name.find(needle) != std::string::npos;
+        else
+            hit = std::search(name.begin(), name.end(), needle.begin(), needle.end(),
+                              [&](char a, char b) { return fold(a) == fold(b); })
+                != name.end();
+        if (hit)
             m_hits.push_back(i);
     }
     if (m_hits.empty()) {

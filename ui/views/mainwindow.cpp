@@ -188,7 +188,12 @@ void MainWindow::buildActions()
     m_previous = make(QKeySequence(Qt::SHIFT | Qt::Key_N), &MainWindow::previousFailing);
     m_toOrigin = make(QKeySequence(Qt::Key_O), &MainWindow::jumpToOrigin);
     m_toPeer = make(QKeySequence(Qt::Key_P), &MainWindow::jumpToPeerRank);
-    m_find = make(QKeySequence::Find, [this] { m_search->focusSearch(); });
+    m_find = make(QKeySequence::Find, [this] {
+        if (isGraphFileShown())
+            m_graphPanel->searchBar()->focusSearch(); // a graph file's page has its own search bar
+        else
+            m_search->focusSearch();
+    });
     m_cancelAction = make(QKeySequence(Qt::Key_Escape), &MainWindow::cancelCompare);
     m_runUt = make(QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::runRunUt);
     m_settingsAction = make(QKeySequence::Preferences, &MainWindow::showSettings);
