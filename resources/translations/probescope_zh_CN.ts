@@ -1711,6 +1711,10 @@
         <translation>已取消打开 %1。</translation>
     </message>
     <message>
+        <source>Open a graph file of msprobe: a .vis.db (8.x or 26.x), a .vis (1.2) or a .trend.db (data2db).</source>
+        <translation>打开 msprobe 的图文件：.vis.db（8.x 或 26.x）、.vis（1.2）或 .trend.db（data2db）。</translation>
+    </message>
+    <message>
         <source>Cannot open the graph file</source>
         <translation>无法打开图文件</translation>
     </message>
@@ -3526,7 +3530,7 @@
     </message>
     <message>
         <source>, task %1</source>
-        <translation>，任务 %1</translation>
+        <translation>，task %1</translation>
     </message>
     <message numerus="yes">
         <source>step %1 · rank %2 · %3 (%n node(s))</source>

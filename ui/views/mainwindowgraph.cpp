@@ -61,6 +61,7 @@ void MainWindow::retranslateGraphFile()
     if (!m_openGraph)
         return;
     m_openGraph->setText(tr("Open &graph file (.vis.db, .vis, .trend.db)…"));
+    m_openGraph->setStatusTip(tr("Open a graph file of msprobe: a .vis.db (8.x or 26.x), a .vis (1.2) or a .trend.db (data2db)."));
     if (const int at = m_tabs->indexOf(m_trendView); at >= 0)
         m_tabs->setTabText(at, tr("Trend (.trend.db)"));
 }
