@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 
 namespace probescope::ui {
 
@@ -175,6 +176,9 @@ void GraphFilePanel::clear()
 
 void GraphFilePanel::setFile(std::shared_ptr<const graph::GraphFile> file, std::vector<graph::GraphSummary> summaries)
 {
+    // The file shown before goes away on a thread of its own: freeing a million nodes holds a thread for a
+    // fraction of a second, and the window must not be that thread. The model lets go of it first (below).
+    std::shared_ptr<const graph::GraphFile> previous = std::move(m_file);
     m_file = std::move(file);
     m_summaries = std::move(summaries);
     if (m_file && m_summaries.size() != m_file->graphs.size()) {
@@ -188,6 +192,8 @@ void GraphFilePanel::setFile(std::shared_ptr<const graph::GraphFile> file, std::
     retranslate();
     fillMicroBox();
     showDetails(std::nullopt);
+    if (previous && previous.use_count() == 1 && previous != m_file)
+        std::thread([last = std::move(previous)]() mutable { last.reset(); }).detach();
 }
 
 void GraphFilePanel::fillGraphBox()
