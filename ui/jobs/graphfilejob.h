@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace probescope::ui {
@@ -54,6 +55,9 @@ public:
     BackgroundTask& task() { return m_task; }
     /// The outcome of the last finished open.
     const GraphFileOutcome& outcome() const { return m_outcome; }
+    /// The same, moved out: the window keeps the only reference to a large file, so that it can free it off its
+    /// own thread (GraphFilePanel).
+    GraphFileOutcome takeOutcome() { return std::exchange(m_outcome, GraphFileOutcome {}); }
 
 signals:
     void progressChanged(qint64 done, qint64 total);

@@ -143,7 +143,13 @@ GraphFilePanel::GraphFilePanel(QWidget* parent)
     retranslate();
 }
 
-GraphFilePanel::~GraphFilePanel() = default;
+GraphFilePanel::~GraphFilePanel()
+{
+    // As in setFile: a million nodes are freed on a thread of their own (closing the window does not wait for it).
+    m_model->clear();
+    if (m_file && m_file.use_count() == 1)
+        std::thread([last = std::move(m_file)]() mutable { last.reset(); }).detach();
+}
 
 void GraphFilePanel::changeEvent(QEvent* event)
 {

@@ -114,7 +114,7 @@ QStringList MainWindow::graphFileReport() const
 void MainWindow::onGraphFileLoaded()
 {
     setBusy(isComparing());
-    const GraphFileOutcome& o = m_graphJob->outcome();
+    const GraphFileOutcome o = m_graphJob->takeOutcome();
     const QString path = toQ(o.path.string());
     if (o.cancelled) {
         const QString message = tr("Opening %1 was cancelled.").arg(path);
