@@ -273,7 +273,9 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
             const std::int64_t hi = (*bounds)->integer(1);
             totalRows = static_cast<std::uint64_t>(std::max<std::int64_t>(0, hi - lo + 1));
             const unsigned cores = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-            const std::int64_t parts = totalRows >= 200000 ? cores : 1;
+            const std::int64_t parts = options.scanConnections > 0
+                ? std::min<std::int64_t>(options.scanConnections, std::max<std::int64_t>(1, static_cast<std::int64_t>(totalRows)))
+                : (totalRows >= 200000 ? cores : 1);
             if (parts > 1) {
                 ranges.clear();
                 const std::int64_t step = (hi - lo + parts) / parts;
