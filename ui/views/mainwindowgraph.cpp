@@ -17,6 +17,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QTabWidget>
 
@@ -138,6 +139,11 @@ void MainWindow::onGraphFileLoaded()
         retranslateGraphFile();
         m_tabs->setVisible(true);
         m_tabs->setCurrentWidget(m_trendView);
+        // Nothing else open: the trend table gets most of the width rather than the empty state's hints.
+        if (auto* splitter = qobject_cast<QSplitter*>(centralWidget()); splitter && m_leftStack->currentWidget() == m_emptyState) {
+            const int width = std::max(splitter->width(), 900);
+            splitter->setSizes({ width / 3, width - width / 3 });
+        }
         const auto table = o.trend;
         say([=, this] {
             return tr("%1: %2 steps × %3 ranks × %4 modules")
