@@ -94,25 +94,82 @@ void assignStatuses(GraphFile& file)
     }
 }
 
+namespace {
+
+/// Node names to indices without a heap node per entry: open addressing over the graph's own names (a million names
+/// hashed into one array; std::unordered_map's million allocations were a third of the linking time).
+class NameIndex
+{
+public:
+    explicit NameIndex(const std::vector<Node>& nodes)
+        : m_nodes(nodes)
+    {
+        std::size_t size = 16;
+        while (size < nodes.size() * 2)
+            size *= 2;
+        m_slots.assign(size, kEmpty);
+        m_mask = size - 1;
+    }
+    /// Adds node i; returns the index of an earlier node of the same name instead, if there is one.
+    std::optional<std::uint32_t> insert(std::uint32_t i)
+    {
+        for (std::size_t at = hash(m_nodes[i].name) & m_mask;; at = (at + 1) & m_mask) {
+            if (m_slots[at] == kEmpty) {
+                m_slots[at] = i;
+                return std::nullopt;
+            }
+            if (m_nodes[m_slots[at]].name == m_nodes[i].name)
+                return m_slots[at];
+        }
+    }
+    std::optional<std::uint32_t> find(std::string_view name) const
+    {
+        for (std::size_t at = hash(name) & m_mask;; at = (at + 1) & m_mask) {
+            if (m_slots[at] == kEmpty)
+                return std::nullopt;
+            if (m_nodes[m_slots[at]].name == name)
+                return m_slots[at];
+        }
+    }
+
+private:
+    static std::size_t hash(std::string_view s) { return std::hash<std::string_view> {}(s); }
+    static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+    const std::vector<Node>& m_nodes;
+    std::vector<std::uint32_t> m_slots;
+    std::size_t m_mask = 0;
+};
+
+} // namespace
+
 void linkNodes(GraphFile& file, Graph& graph)
 {
-    std::unordered_map<std::string_view, std::uint32_t> index;
-    index.reserve(graph.nodes.size());
+    NameIndex index(graph.nodes);
     for (std::uint32_t i = 0; i < graph.nodes.size(); ++i)
-        if (!index.emplace(graph.nodes[i].name, i).second)
+        if (index.insert(i))
             file.warnings.push_back(graph.id + ": node " + graph.nodes[i].name + " appears twice");
     graph.roots.clear();
+    // Siblings are neighbours in node_order: the parent found for the previous node is tried first.
+    std::string_view lastUp;
+    std::int32_t lastParent = -1;
     for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
         Node& n = graph.nodes[i];
         n.parent = -1;
         n.children.clear();
         if (!n.upNode.empty()) {
-            const auto it = index.find(n.upNode);
-            if (it == index.end() || it->second == i)
+            std::optional<std::uint32_t> found;
+            if (lastParent >= 0 && n.upNode == lastUp)
+                found = static_cast<std::uint32_t>(lastParent);
+            else
+                found = index.find(n.upNode);
+            if (!found || *found == i) {
                 file.warnings.push_back(graph.id + ": node " + n.name + " names a parent " + n.upNode
                                         + " the graph does not hold");
-            else
-                n.parent = static_cast<std::int32_t>(it->second);
+            } else {
+                n.parent = static_cast<std::int32_t>(*found);
+                lastUp = graph.nodes[*found].name;
+                lastParent = n.parent;
+            }
         }
         if (n.parent < 0)
             graph.roots.push_back(i);
@@ -127,22 +184,22 @@ void linkNodes(GraphFile& file, Graph& graph)
             byParent[static_cast<std::size_t>(graph.nodes[i].parent)].push_back(i);
     for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
         Node& n = graph.nodes[i];
-        const auto& found = byParent[i];
+        auto& found = byParent[i];
         bool same = found.size() == n.subNodes.size();
         for (std::size_t k = 0; same && k < found.size(); ++k)
             same = graph.nodes[found[k]].name == n.subNodes[k];
         if (same) {
-            n.children = found;
+            n.children = std::move(found);
             continue;
         }
         for (const std::string& sub : n.subNodes) {
             const auto it = index.find(sub);
-            if (it == index.end() || graph.nodes[it->second].parent != static_cast<std::int32_t>(i)) {
+            if (!it || graph.nodes[*it].parent != static_cast<std::int32_t>(i)) {
                 file.warnings.push_back(graph.id + ": node " + n.name + " lists a child " + sub
                                         + " that is missing or names another parent");
                 continue;
             }
-            n.children.push_back(it->second);
+            n.children.push_back(*it);
         }
     }
     // A cycle through up_node (a -> b -> a) leaves nodes unreachable from any root: report it, and make the
@@ -181,11 +238,19 @@ void linkNodes(GraphFile& file, Graph& graph)
                 stack.push_back(c);
         }
     }
+    // The distinct micro steps: few values over many nodes, so a small sorted set rather than a sort of them all.
     std::vector<std::int64_t> micro;
-    for (const Node& n : graph.nodes)
-        micro.push_back(n.microStep);
-    std::sort(micro.begin(), micro.end());
-    micro.erase(std::unique(micro.begin(), micro.end()), micro.end());
+    std::int64_t last = 0;
+    bool any = false;
+    for (const Node& n : graph.nodes) {
+        if (any && n.microStep == last)
+            continue;
+        any = true;
+        last = n.microStep;
+        const auto at = std::lower_bound(micro.begin(), micro.end(), last);
+        if (at == micro.end() || *at != last)
+            micro.insert(at, last);
+    }
     graph.microSteps = std::move(micro);
 }
 

@@ -67,7 +67,7 @@ struct Node
     std::string outputData;
     std::string parallelMergeInfo;
     std::string matchedDistributed;
-    std::string dumpDataDir;
+    std::string dumpDataDir;                  ///< empty when read with ReadOptions::nodeData off (Graph::dumpDataDir)
     bool isDistributed = false;
     Status status = Status::NoValue;
     std::int32_t band = -1;                   ///< index into GraphFile::colours when status == Banded

@@ -8,7 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <iterator>
+#include <thread>
 #include <tuple>
 #include <map>
 #include <unordered_map>
@@ -197,13 +200,15 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     // graph in node_order, and a scan reads the pages in sequence where an index walk (ORDER BY node_order) jumps
     // between them (4 s instead of 0.4 s at a million rows). Rows are put in their graph by graph_id (a column before
     // the JSON) and sorted by node_order in memory.
-    std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> graphKeys;
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::string, std::int64_t>> graphKeys;
     {
-        auto keys = db.prepare("SELECT step, rank, data_source FROM tb_nodes GROUP BY step, rank, data_source");
+        // The row count of each graph comes with it (the GROUP BY walks the index anyway): each graph's nodes are
+        // allocated once, never moved while a million of them are read.
+        auto keys = db.prepare("SELECT step, rank, data_source, count(*) FROM tb_nodes GROUP BY step, rank, data_source");
         if (!keys)
             return keys.error();
         while ((*keys)->next())
-            graphKeys.emplace_back((*keys)->integer(0), (*keys)->integer(1), (*keys)->text(2));
+            graphKeys.emplace_back((*keys)->integer(0), (*keys)->integer(1), (*keys)->text(2), (*keys)->integer(3));
         if ((*keys)->error())
             return *(*keys)->error();
     }
@@ -216,7 +221,9 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         return (std::get<2>(a) == "NPU") > (std::get<2>(b) == "NPU");
     });
     std::unordered_map<std::string, std::size_t> graphOf;
-    for (const auto& [step, rank, source] : graphKeys) {
+    std::vector<std::size_t> graphRows;
+    for (const auto& [step, rank, source, rows] : graphKeys) {
+        graphRows.push_back(static_cast<std::size_t>(std::max<std::int64_t>(0, rows)));
         Side side = Side::Npu;
         if (source == "Bench")
             side = Side::Bench;
@@ -252,52 +259,216 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     }
     sql += v26 && options.nodeData ? "is_distributed" : "NULL";
     sql += " FROM tb_nodes";
-    auto st = db.prepare(sql);
-    if (!st)
-        return st.error();
-    Statement& s = **st;
-    std::vector<std::vector<std::int64_t>> orders(file->graphs.size()); // node_order of each node as read
-    std::vector<std::unordered_map<std::string, std::int32_t>> graphStacks(file->graphs.size());
-    while (s.next()) {
-        const std::string graphId = s.text(1);
-        const auto where = graphOf.find(graphId);
-        if (where == graphOf.end()) {
-            file->warnings.push_back("tb_nodes row " + s.text(0) + ": graph_id " + graphId
-                                     + " is not data_source_step_rank of any graph; row left out");
-            continue;
+
+    // The scan is split by rowid into ranges read at once, each on its own connection (msprobe inserts each graph in
+    // node_order, so a range is a run of consecutive rows of one or two graphs): the rows of a million-node db are
+    // most of its open time, and a rowid range is read in page order like the whole table. A table without rowids,
+    // or a small one, is read in one go.
+    std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> ranges { std::nullopt };
+    std::uint64_t totalRows = 0;
+    {
+        auto bounds = db.prepare("SELECT min(rowid), max(rowid) FROM tb_nodes");
+        if (bounds && (*bounds)->next() && !(*bounds)->isNull(0)) {
+            const std::int64_t lo = (*bounds)->integer(0);
+            const std::int64_t hi = (*bounds)->integer(1);
+            totalRows = static_cast<std::uint64_t>(std::max<std::int64_t>(0, hi - lo + 1));
+            const unsigned cores = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+            const std::int64_t parts = options.scanConnections > 0
+                ? std::min<std::int64_t>(options.scanConnections, std::max<std::int64_t>(1, static_cast<std::int64_t>(totalRows)))
+                : (totalRows >= 200000 ? cores : 1);
+            if (parts > 1) {
+                ranges.clear();
+                const std::int64_t step = (hi - lo + parts) / parts;
+                for (std::int64_t from = lo; from <= hi; from += step)
+                    ranges.emplace_back(std::pair(from, std::min(hi, from + step - 1)));
+            }
         }
-        Graph& g = file->graphs[where->second];
-        Node n;
-        const std::int64_t order = s.integer(2);
-        n.name = s.text(3);
-        const std::string typeText = s.text(4);
-        if (const auto t = nodeType(typeText)) {
-            n.type = *t;
-        } else {
-            file->warnings.push_back(g.id + ": node " + n.name + " has node_type \"" + typeText + "\"");
-            n.type = 255;
+    }
+    if (options.progress)
+        options.progress->setRange(totalRows);
+    std::atomic<std::uint64_t> rowsRead { 0 };
+    std::atomic<bool> stop { false };
+    const auto cancelled = [&] {
+        return makeError("graph.cancelled", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         "opening the graph file was cancelled");
+    };
+    if (options.progress && options.progress->isCancelled())
+        return cancelled();
+
+    struct Chunk
+    {
+        std::vector<std::vector<Node>> nodes;          // per graph
+        std::vector<std::vector<std::int64_t>> orders; // node_order of each node as read
+        std::vector<std::string> warnings;
+        std::optional<Diagnostic> error;
+        bool cancelled = false;
+    };
+    std::vector<Chunk> chunks(ranges.size());
+    const std::vector<Graph>& graphs = file->graphs;
+    auto scan = [&](std::size_t which) {
+        Chunk& chunk = chunks[which];
+        chunk.nodes.resize(graphs.size());
+        chunk.orders.resize(graphs.size());
+        std::shared_ptr<ReadOnlyDb> own;
+        const ReadOnlyDb* conn = &db;
+        std::string query = sql;
+        if (ranges[which]) {
+            if (which > 0) {
+                auto opened2 = ReadOnlyDb::open(path, "graph.db");
+                if (!opened2) {
+                    chunk.error = opened2.error();
+                    return;
+                }
+                own = *opened2;
+                conn = own.get();
+            }
+            query += " WHERE rowid BETWEEN " + std::to_string(ranges[which]->first) + " AND "
+                + std::to_string(ranges[which]->second);
         }
-        n.upNode = s.text(5);
-        if (auto subs = stringList(s.text(6)))
-            n.subNodes = std::move(*subs);
-        else
-            file->warnings.push_back(g.id + ": node " + n.name + ": sub_nodes is not a JSON list of names");
-        if (!s.isNull(7)) {
-            n.precision = s.number(7);
-            n.precisionIsInteger = s.isInteger(7);
-            if (!n.precision)
-                file->warnings.push_back(g.id + ": node " + n.name + ": precision_index \"" + s.text(7)
-                                         + "\" is not a number");
+        auto st = conn->prepare(query);
+        if (!st) {
+            chunk.error = st.error();
+            return;
         }
-        n.overflowLevel = s.text(8);
-        n.microStep = s.integer(9);
-        if (auto link = stringList(s.text(10)))
-            n.matchedLink = std::move(*link);
-        else
-            file->warnings.push_back(g.id + ": node " + n.name + ": matched_node_link is not a JSON list of names");
-        n.stackId = s.text(11);
-        if (!n.stackId.empty()) {
-            auto& known = graphStacks[where->second];
+        Statement& s = **st;
+        // Reserved for the whole graph: untouched capacity costs address space only, and the chunks are appended to
+        // the first one's vectors without a reallocation.
+        std::string_view lastGraph;
+        std::size_t lastIndex = 0;
+        std::uint64_t local = 0;
+        while (s.next()) {
+            if ((++local & 4095) == 0) {
+                const std::uint64_t done = rowsRead.fetch_add(4096) + 4096;
+                if (options.progress) {
+                    options.progress->advance(done);
+                    if (options.progress->isCancelled())
+                        stop = true;
+                }
+                if (stop) {
+                    chunk.cancelled = true;
+                    return;
+                }
+            }
+            const std::string_view graphId = s.view(1);
+            std::size_t gi = lastIndex;
+            if (lastGraph.empty() || graphId != lastGraph) {
+                const auto where = graphOf.find(std::string(graphId));
+                if (where == graphOf.end()) {
+                    chunk.warnings.push_back("tb_nodes row " + s.text(0) + ": graph_id " + std::string(graphId)
+                                             + " is not data_source_step_rank of any graph; row left out");
+                    lastGraph = {};
+                    continue;
+                }
+                gi = where->second;
+                // The view dies with the row: the graph's own id is kept instead.
+                lastGraph = graphs[gi].id;
+                lastIndex = gi;
+                if (chunk.nodes[gi].capacity() == 0) {
+                    chunk.nodes[gi].reserve(graphRows[gi]);
+                    chunk.orders[gi].reserve(graphRows[gi]);
+                }
+            }
+            const Graph& g = graphs[gi];
+            Node& n = chunk.nodes[gi].emplace_back();
+            const std::int64_t order = s.integer(2);
+            n.name = s.view(3);
+            const std::string_view typeText = s.view(4);
+            if (const auto t = nodeType(typeText)) {
+                n.type = *t;
+            } else {
+                chunk.warnings.push_back(g.id + ": node " + n.name + " has node_type \"" + std::string(typeText) + "\"");
+                n.type = 255;
+            }
+            n.upNode = s.view(5);
+            if (auto subs = stringList(s.view(6)))
+                n.subNodes = std::move(*subs);
+            else
+                chunk.warnings.push_back(g.id + ": node " + n.name + ": sub_nodes is not a JSON list of names");
+            if (!s.isNull(7)) {
+                n.precision = s.number(7);
+                n.precisionIsInteger = s.isInteger(7);
+                if (!n.precision)
+                    chunk.warnings.push_back(g.id + ": node " + n.name + ": precision_index \"" + s.text(7)
+                                             + "\" is not a number");
+            }
+            n.overflowLevel = s.view(8);
+            n.microStep = s.integer(9);
+            if (auto link = stringList(s.view(10)))
+                n.matchedLink = std::move(*link);
+            else
+                chunk.warnings.push_back(g.id + ": node " + n.name + ": matched_node_link is not a JSON list of names");
+            n.stackId = s.view(11);
+            n.parallelMergeInfo = s.view(12);
+            n.matchedDistributed = s.view(13);
+            n.modified = !s.isNull(14) && s.integer(14) != 0;
+            if (options.nodeData) {
+                n.inputData = s.view(15);
+                n.outputData = s.view(16);
+                n.dumpDataDir = s.view(18);
+                n.isDistributed = !s.isNull(21) && s.integer(21) != 0;
+            } else {
+                // Graph::dumpDataDir holds it once (a per-node copy of the same path was 2M allocations).
+                n.isDistributed = v26 && n.name.rfind("Distributed", 0) == 0;
+            }
+            chunk.orders[gi].push_back(order);
+        }
+        if (s.error())
+            chunk.error = *s.error();
+        else if (local > 0)
+            rowsRead.fetch_add(local & 4095);
+    };
+    {
+        std::vector<std::thread> workers;
+        for (std::size_t c = 1; c < chunks.size(); ++c)
+            workers.emplace_back(scan, c);
+        scan(0);
+        for (std::thread& t : workers)
+            t.join();
+    }
+    for (const Chunk& chunk : chunks) {
+        if (chunk.error)
+            return *chunk.error;
+        if (chunk.cancelled)
+            return cancelled();
+    }
+    if (options.progress)
+        options.progress->advance(rowsRead.load());
+    std::vector<std::vector<std::int64_t>> orders(file->graphs.size());
+    for (std::size_t gi = 0; gi < file->graphs.size(); ++gi) {
+        Graph& g = file->graphs[gi];
+        g.nodes = std::move(chunks[0].nodes[gi]);
+        orders[gi] = std::move(chunks[0].orders[gi]);
+        for (std::size_t c = 1; c < chunks.size(); ++c) {
+            auto& more = chunks[c].nodes[gi];
+            if (more.empty())
+                continue;
+            if (g.nodes.empty()) {
+                g.nodes = std::move(more);
+                orders[gi] = std::move(chunks[c].orders[gi]);
+                continue;
+            }
+            if (g.nodes.capacity() < g.nodes.size() + more.size())
+                g.nodes.reserve(g.nodes.size() + more.size());
+            std::move(more.begin(), more.end(), std::back_inserter(g.nodes));
+            orders[gi].insert(orders[gi].end(), chunks[c].orders[gi].begin(), chunks[c].orders[gi].end());
+            std::vector<Node>().swap(more);
+        }
+    }
+    for (Chunk& chunk : chunks)
+        for (std::string& w : chunk.warnings)
+            file->warnings.push_back(std::move(w));
+    // tb_stack ids to each graph's own list of distinct stacks (consecutive nodes often share one).
+    for (Graph& g : file->graphs) {
+        std::unordered_map<std::string, std::int32_t> known;
+        std::string_view lastId;
+        std::int32_t lastStack = -1;
+        for (Node& n : g.nodes) {
+            if (n.stackId.empty())
+                continue;
+            if (!lastId.empty() && n.stackId == lastId) {
+                n.stack = lastStack;
+                continue;
+            }
             if (const auto it = known.find(n.stackId); it != known.end()) {
                 n.stack = it->second;
             } else if (const auto found = stacks.find(n.stackId); found != stacks.end()) {
@@ -306,25 +477,12 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
                 known.emplace(n.stackId, n.stack);
             } else {
                 file->warnings.push_back(g.id + ": node " + n.name + ": stack_id " + n.stackId + " is not in tb_stack");
+                continue;
             }
+            lastId = n.stackId;
+            lastStack = n.stack;
         }
-        n.parallelMergeInfo = s.text(12);
-        n.matchedDistributed = s.text(13);
-        n.modified = !s.isNull(14) && s.integer(14) != 0;
-        n.inputData = s.text(15);
-        n.outputData = s.text(16);
-        if (options.nodeData) {
-            n.dumpDataDir = s.text(18);
-            n.isDistributed = !s.isNull(21) && s.integer(21) != 0;
-        } else {
-            n.dumpDataDir = g.dumpDataDir;
-            n.isDistributed = v26 && n.name.rfind("Distributed", 0) == 0;
-        }
-        orders[where->second].push_back(order);
-        g.nodes.push_back(std::move(n));
     }
-    if (s.error())
-        return *s.error();
     for (std::size_t gi = 0; gi < file->graphs.size(); ++gi) {
         Graph& g = file->graphs[gi];
         const auto& order = orders[gi];
@@ -356,8 +514,25 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         file->warnings.resize(kMaxWarnings);
         file->warnings.push_back("... and " + std::to_string(more) + " more");
     }
-    for (Graph& g : file->graphs)
-        linkNodes(*file, g);
+    // Each graph is linked on its own (NPU and bench at once); their warnings are gathered in graph order.
+    {
+        std::vector<GraphFile> scratch(file->graphs.size());
+        std::atomic<std::size_t> next { 0 };
+        auto link = [&] {
+            for (std::size_t gi = next++; gi < file->graphs.size(); gi = next++)
+                linkNodes(scratch[gi], file->graphs[gi]);
+        };
+        const unsigned cores = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+        std::vector<std::thread> workers;
+        for (unsigned t = 1; t < std::min<std::size_t>(cores, file->graphs.size()); ++t)
+            workers.emplace_back(link);
+        link();
+        for (std::thread& t : workers)
+            t.join();
+        for (GraphFile& s2 : scratch)
+            for (std::string& w : s2.warnings)
+                file->warnings.push_back(std::move(w));
+    }
     finishColours(*file);
     assignStatuses(*file);
     return std::shared_ptr<const GraphFile>(std::move(file));

@@ -15,6 +15,12 @@ struct ReadOptions
     /// Read input_data / output_data of every node. Off: they are left empty (GraphFile::dataDeferred) and
     /// readNodeData() fetches one node's on demand; a 1M-node db then opens without reading its GBs of JSON.
     bool nodeData = true;
+    /// Rows read so far against the table's row count, checked for cancel every few thousand rows (the GUI's
+    /// background open). Cancelled: the error graph.cancelled, no partial model. Null: no progress.
+    ProgressSink* progress = nullptr;
+    /// Connections scanning tb_nodes at once, each a rowid range (the result is the same as one scan). 0: one per
+    /// core, at most four, for a table of 200,000 rows or more, else one.
+    unsigned scanConnections = 0;
 };
 
 /// A `.vis.db` of msprobe 8.x or 26.x: every graph (step, rank, NPU/Bench) it holds, tb_config and tb_stack.

@@ -166,6 +166,14 @@ std::string Statement::text(int column) const
     return std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
 }
 
+std::string_view Statement::view(int column) const
+{
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
+    if (!p)
+        return {};
+    return std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
+}
+
 std::optional<double> Statement::number(int column) const
 {
     switch (sqlite3_column_type(m_stmt, column)) {

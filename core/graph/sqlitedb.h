@@ -60,6 +60,8 @@ public:
     std::int64_t integer(int column) const;
     double real(int column) const;
     std::string text(int column) const;
+    /// The same text without a copy; valid until the next next() (the scan of a million rows reads most columns so).
+    std::string_view view(int column) const;
     std::optional<double> number(int column) const; ///< integer or real; nullopt for NULL / text that is no number
     void bind(int index, std::string_view text);
     void bind(int index, std::int64_t value);

@@ -9,10 +9,7 @@
 
 namespace probescope::graph {
 
-namespace {
-
-/// "Module.conv.conv1.Conv2d.input.0" -> "Module.conv.conv1.Conv2d": the module (or API) a slot belongs to.
-std::string moduleOf(const std::string& target)
+std::string trendModuleOf(const std::string& target)
 {
     for (const char* word : { ".input.", ".output.", ".parameters.", ".parameters_grad" }) {
         const auto at = target.rfind(word);
@@ -21,8 +18,6 @@ std::string moduleOf(const std::string& target)
     }
     return target;
 }
-
-} // namespace
 
 Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::path& path)
 {
@@ -61,7 +56,7 @@ Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::pat
             t.vppStage = (*st)->integer(2);
             t.microStep = (*st)->integer(3);
             targetIndex.emplace((*st)->integer(0), static_cast<std::uint32_t>(table->targets.size()));
-            std::string module = moduleOf(t.name);
+            std::string module = trendModuleOf(t.name);
             if (modules.insert(module).second)
                 table->modules.push_back(std::move(module));
             table->targets.push_back(std::move(t));

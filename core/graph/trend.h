@@ -43,6 +43,10 @@ struct TrendTable
     std::vector<std::string> modules;     ///< distinct target names without the .input.N / .output.N tail, first-seen order
 };
 
+/// "Module.conv.conv1.Conv2d.input.0" -> "Module.conv.conv1.Conv2d": the module (or API) a target belongs to, as
+/// TrendTable::modules names it.
+std::string trendModuleOf(const std::string& target);
+
 /// Reads a `.trend.db` read-only (errors, id graph.trend, name the file).
 Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::path& path);
 

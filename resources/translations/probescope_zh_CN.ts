@@ -699,6 +699,26 @@
         <source>Export failed: %1</source>
         <translation>导出失败：%1</translation>
     </message>
+    <message>
+        <source>compare_result CSV (msprobe compare)</source>
+        <translation>compare_result CSV（msprobe compare）</translation>
+    </message>
+    <message>
+        <source>Graph .vis.db, msprobe 26 (graph_visualize)</source>
+        <translation>图 .vis.db，msprobe 26（graph_visualize）</translation>
+    </message>
+    <message>
+        <source>Graph .vis.db, msprobe 8.3 (graph)</source>
+        <translation>图 .vis.db，msprobe 8.3（graph）</translation>
+    </message>
+    <message>
+        <source>A .vis.db opens in tb_graph_ascend and in ProbeScope (File → Open graph file).</source>
+        <translation>.vis.db 可在 tb_graph_ascend 和 ProbeScope（文件 → 打开图文件）中打开。</translation>
+    </message>
+    <message>
+        <source>Format:</source>
+        <translation>格式：</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::FilterBar</name>
@@ -1666,6 +1686,50 @@
         <source>Show this tab on the right and move the keyboard focus into it.</source>
         <translation>显示右侧的此标签页，并将键盘焦点移入其中。</translation>
     </message>
+    <message>
+        <source>Open &amp;graph file (.vis.db, .vis, .trend.db)…</source>
+        <translation>打开图文件(&amp;G)（.vis.db、.vis、.trend.db）…</translation>
+    </message>
+    <message>
+        <source>Trend (.trend.db)</source>
+        <translation>趋势（.trend.db）</translation>
+    </message>
+    <message>
+        <source>Open an msprobe graph file</source>
+        <translation>打开 msprobe 图文件</translation>
+    </message>
+    <message>
+        <source>msprobe graph files (*.vis.db *.vis *.trend.db);;All files (*)</source>
+        <translation>msprobe 图文件 (*.vis.db *.vis *.trend.db);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Opening %1…</source>
+        <translation>正在打开 %1…</translation>
+    </message>
+    <message>
+        <source>Opening %1 was cancelled.</source>
+        <translation>已取消打开 %1。</translation>
+    </message>
+    <message>
+        <source>Open a graph file of msprobe: a .vis.db (8.x or 26.x), a .vis (1.2) or a .trend.db (data2db).</source>
+        <translation>打开 msprobe 的图文件：.vis.db（8.x 或 26.x）、.vis（1.2）或 .trend.db（data2db）。</translation>
+    </message>
+    <message>
+        <source>Cannot open the graph file</source>
+        <translation>无法打开图文件</translation>
+    </message>
+    <message>
+        <source>%1: %2 steps × %3 ranks × %4 modules</source>
+        <translation>%1：%2 个 step × %3 个 rank × %4 个模块</translation>
+    </message>
+    <message>
+        <source>ProbeScope — %1</source>
+        <translation>ProbeScope — %1</translation>
+    </message>
+    <message>
+        <source>%1 The file has %2 inconsistencies (probescope-cli info lists them).</source>
+        <translation>%1 该文件有 %2 处不一致（probescope-cli info 会列出）。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::MetricPlot</name>
@@ -2307,6 +2371,10 @@
     <message>
         <source>Free benchmark results only: nothing is compared without a bench dump.</source>
         <translation>仅有无标杆比对结果：没有标杆 dump 时不做比对。</translation>
+    </message>
+    <message>
+        <source>An msprobe graph file: it opens on its own (no bench dump).</source>
+        <translation>msprobe 图文件：单独打开（无需标杆 dump）。</translation>
     </message>
 </context>
 <context>
@@ -3438,6 +3506,253 @@
     <message>
         <source>Will compare %1 pairs: %2</source>
         <translation>将比对 %1 对：%2</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::GraphFilePanel</name>
+    <message>
+        <source>&amp;Graph:</source>
+        <translation>图(&amp;G)：</translation>
+    </message>
+    <message>
+        <source>&amp;Micro step:</source>
+        <translation>微步(&amp;M)：</translation>
+    </message>
+    <message>
+        <source>No graph file is open.</source>
+        <translation>未打开图文件。</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;b&gt;%1&lt;/b&gt; — %2 %3 graph%4, %n graph(s)</source>
+        <translation>
+            <numerusform>&lt;b&gt;%1&lt;/b&gt; — %2 %3 图%4，共 %n 个图</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>, task %1</source>
+        <translation>，task %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>step %1 · rank %2 · %3 (%n node(s))</source>
+        <translation>
+            <numerusform>step %1 · rank %2 · %3（%n 个节点）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>NPU</source>
+        <translation>NPU</translation>
+    </message>
+    <message>
+        <source>bench</source>
+        <translation>标杆</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>%1: a build graph (no verdicts).</source>
+        <translation>%1：构图结果（无判定）。</translation>
+    </message>
+    <message>
+        <source>%1: no failing node.</source>
+        <translation>%1：没有失败节点。</translation>
+    </message>
+    <message>
+        <source>%1: first failing node %2 (node_order %3).</source>
+        <translation>%1：首个失败节点 %2（node_order %3）。</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Select a node to see its data.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;选择一个节点以查看其数据。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>图</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>node_order</source>
+        <translation>node_order</translation>
+    </message>
+    <message>
+        <source>Micro step</source>
+        <translation>微步</translation>
+    </message>
+    <message>
+        <source>precision_index</source>
+        <translation>precision_index</translation>
+    </message>
+    <message>
+        <source>Verdict</source>
+        <translation>判定</translation>
+    </message>
+    <message>
+        <source>no value</source>
+        <translation>无值</translation>
+    </message>
+    <message>
+        <source>Matched node</source>
+        <translation>匹配节点</translation>
+    </message>
+    <message>
+        <source>none (unmatched)</source>
+        <translation>无（未匹配）</translation>
+    </message>
+    <message>
+        <source>Manual match</source>
+        <translation>手动匹配</translation>
+    </message>
+    <message>
+        <source>yes (modified)</source>
+        <translation>是（modified）</translation>
+    </message>
+    <message>
+        <source>Parent</source>
+        <translation>父节点</translation>
+    </message>
+    <message>
+        <source>Children</source>
+        <translation>子节点数</translation>
+    </message>
+    <message>
+        <source>Overflow level</source>
+        <translation>溢出等级</translation>
+    </message>
+    <message>
+        <source>The node's data cannot be read:</source>
+        <translation>无法读取该节点的数据：</translation>
+    </message>
+    <message>
+        <source>input_data</source>
+        <translation>input_data</translation>
+    </message>
+    <message>
+        <source>output_data</source>
+        <translation>output_data</translation>
+    </message>
+    <message>
+        <source>Stack</source>
+        <translation>堆栈</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::GraphFileModel</name>
+    <message>
+        <source>module</source>
+        <translation>模块</translation>
+    </message>
+    <message>
+        <source>API</source>
+        <translation>API</translation>
+    </message>
+    <message>
+        <source>API collection</source>
+        <translation>API 集合</translation>
+    </message>
+    <message>
+        <source>unmatched</source>
+        <translation>未匹配</translation>
+    </message>
+    <message>
+        <source>bench</source>
+        <translation>标杆</translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>precision_index</source>
+        <translation>precision_index</translation>
+    </message>
+    <message>
+        <source>Verdict</source>
+        <translation>判定</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::TrendView</name>
+    <message>
+        <source>M&amp;odule:</source>
+        <translation>模块(&amp;O)：</translation>
+    </message>
+    <message>
+        <source>&amp;Slot:</source>
+        <translation>槽位(&amp;S)：</translation>
+    </message>
+    <message>
+        <source>M&amp;etric:</source>
+        <translation>指标(&amp;E)：</translation>
+    </message>
+    <message>
+        <source>S&amp;tatistic:</source>
+        <translation>统计量(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>norm</source>
+        <translation>norm</translation>
+    </message>
+    <message>
+        <source>max</source>
+        <translation>max</translation>
+    </message>
+    <message>
+        <source>min</source>
+        <translation>min</translation>
+    </message>
+    <message>
+        <source>mean</source>
+        <translation>mean</translation>
+    </message>
+    <message>
+        <source>No .trend.db is open.</source>
+        <translation>未打开 .trend.db。</translation>
+    </message>
+    <message numerus="yes">
+        <source>&lt;b&gt;%1&lt;/b&gt; — msprobe data2db: %n step(s)</source>
+        <translation>
+            <numerusform>&lt;b&gt;%1&lt;/b&gt; — msprobe data2db：%n 个 step</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source> × %n rank(s)</source>
+        <translation>
+            <numerusform> × %n 个 rank</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source> × %n module(s)</source>
+        <translation>
+            <numerusform> × %n 个模块</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> (micro step %1)</source>
+        <translation>（微步 %1）</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>step %1</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>not in the db for this step and rank</source>
+        <translation>数据库中没有该 step 和 rank 的值</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>None</translation>
     </message>
 </context>
 </TS>

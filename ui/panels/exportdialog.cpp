@@ -2,6 +2,7 @@
 #include "ui/panels/exportdialog.h"
 
 #include "ui/panels/taskprogressview.h"
+#include "core/graph/graphwriter.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -45,6 +46,8 @@ ExportRequest exportRequestFor(const session::PairAnalysis& analysis, const Sett
         const session::RankPair& pair = analysis.skeleton->pair;
         r.input.npuPath = pair.npu.dumpFile;
         r.input.benchPath = pair.bench.dumpFile;
+        r.npuRankDir = pair.npu.dir;
+        r.benchRankDir = pair.bench.dir;
         // msprobe 1.2 writes NPU_Stack_Info only with -s and a stack_path; follow what the analysis shows.
         const fs::path stack = pair.npu.dumpFile.parent_path() / "stack.json";
         std::error_code ec;
@@ -59,6 +62,29 @@ ExportRequest exportRequestFor(const session::PairAnalysis& analysis, const Sett
 ExportOutcome runExport(const ExportRequest& request, ProgressSink* progress)
 {
     ExportOutcome out;
+    if (request.format != ExportFormat::Csv) {
+        // The same writer and options as `probescope-cli graph -tp NPU -gp BENCH -o OUT [-fm] [--format]`, on the
+        // pair's rank folders (msprobe reads a rank folder as step 0, rank 0, and so does the writer). The writer
+        // takes no progress sink: Cancel is seen before it starts only.
+        graph::GraphWriteOptions options;
+        options.format = request.format == ExportFormat::VisDb83 ? graph::WriteFormat::V83 : graph::WriteFormat::V26;
+        options.fuzzy = request.options.fuzzy;
+        options.threads = request.options.threads;
+        if (progress && progress->isCancelled()) {
+            out.cancelled = true;
+            return out;
+        }
+        auto written = graph::writeGraphDb(request.npuRankDir, request.benchRankDir, request.outDir, options);
+        if (!written) {
+            out.error = QString::fromStdString(written.error().format());
+            return out;
+        }
+        out.files << pathText(written->written);
+        for (const std::string& note : written->notes)
+            out.notes << QString::fromStdString(note);
+        out.ok = true;
+        return out;
+    }
     auto results = compare::runCompareJob(request.input, request.outDir, request.options, progress);
     if (!results) {
         out.cancelled = results.error().id == "compare.cancelled";
@@ -125,6 +151,13 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     folderRow->addWidget(m_folder, 1);
     folderRow->addWidget(m_browse);
     form->addRow(tr("Output folder:"), folderRow);
+    m_format = new QComboBox(this);
+    m_format->setObjectName("exportFormat");
+    m_format->addItem(tr("compare_result CSV (msprobe compare)"), static_cast<int>(ExportFormat::Csv));
+    m_format->addItem(tr("Graph .vis.db, msprobe 26 (graph_visualize)"), static_cast<int>(ExportFormat::VisDb26));
+    m_format->addItem(tr("Graph .vis.db, msprobe 8.3 (graph)"), static_cast<int>(ExportFormat::VisDb83));
+    m_format->setToolTip(tr("A .vis.db opens in tb_graph_ascend and in ProbeScope (File → Open graph file)."));
+    form->addRow(tr("Format:"), m_format);
     m_profile = new QComboBox(this);
     m_profile->addItem(tr("msprobe 1.2 (default)"), static_cast<int>(compare::Profile::Msprobe12));
     m_profile->addItem(tr("msprobe 26"), static_cast<int>(compare::Profile::Msprobe26));
@@ -167,6 +200,7 @@ ExportDialog::ExportDialog(std::shared_ptr<const session::PairAnalysis> analysis
     connect(m_close, &QPushButton::clicked, this, &ExportDialog::reject);
     connect(m_folder, &QLineEdit::textChanged, this, &ExportDialog::updateState);
     connect(m_profile, &QComboBox::currentIndexChanged, this, &ExportDialog::updateState);
+    connect(m_format, &QComboBox::currentIndexChanged, this, &ExportDialog::updateState);
     connect(&m_job, &ExportJob::finished, this, &ExportDialog::onFinished);
     updateState();
 }
@@ -197,6 +231,16 @@ void ExportDialog::setProfile(compare::Profile profile)
     m_profile->setCurrentIndex(std::max(0, m_profile->findData(static_cast<int>(profile))));
 }
 
+ExportFormat ExportDialog::format() const
+{
+    return static_cast<ExportFormat>(m_format->currentData().toInt());
+}
+
+void ExportDialog::setFormat(ExportFormat format)
+{
+    m_format->setCurrentIndex(std::max(0, m_format->findData(static_cast<int>(format))));
+}
+
 bool ExportDialog::xlsx() const
 {
     return m_xlsx->isChecked();
@@ -215,6 +259,7 @@ ExportRequest ExportDialog::request() const
     s.fuzzy = m_fuzzy->isChecked();
     ExportRequest r = exportRequestFor(*m_analysis, s, toPath(outputFolder()));
     r.options.stackFlag = r.input.stackPath.has_value() && m_stack->isChecked();
+    r.format = format();
     return r;
 }
 
@@ -251,7 +296,7 @@ void ExportDialog::onFinished()
     if (o.ok && o.files.isEmpty())
         m_progress->setText(tr("Nothing was written: no row matched (msprobe writes no file then)."));
     else if (o.ok)
-        m_progress->setTextWithFiles(QStringList { tr("Written:") } + o.files, o.files);
+        m_progress->setTextWithFiles(QStringList { tr("Written:") } + o.files + o.notes, o.files);
     else if (o.cancelled)
         m_progress->setText(tr("Cancelled; no file was written."));
     else
@@ -268,12 +313,16 @@ void ExportDialog::updateState()
     m_cancel->setEnabled(running);
     m_folder->setEnabled(!running);
     m_browse->setEnabled(!running);
-    m_profile->setEnabled(!running);
-    m_xlsx->setEnabled(!running);
+    // The graph formats have their own columns and verdicts (msprobe's graph compare): profile, XLSX and the
+    // stack column are the CSV's options.
+    const bool csv = format() == ExportFormat::Csv;
+    m_format->setEnabled(!running);
+    m_profile->setEnabled(!running && csv);
+    m_xlsx->setEnabled(!running && csv);
     m_fuzzy->setEnabled(!running);
     // msprobe 26 adds the stack column whenever stack.json is there; -s only exists in 1.2.
     const bool stackAvailable = m_analysis && m_analysis->skeleton && exportRequestFor(*m_analysis, m_settings, {}).input.stackPath;
-    m_stack->setEnabled(!running && stackAvailable && profile() == compare::Profile::Msprobe12);
+    m_stack->setEnabled(!running && csv && stackAvailable && profile() == compare::Profile::Msprobe12);
 }
 
 } // namespace probescope::ui

@@ -23,12 +23,20 @@ namespace probescope::ui {
 
 class TaskProgressView;
 
-/// What File → Export comparison CSV… runs: compare::runCompareJob on the pair's two dump.json files.
+/// What the export writes: msprobe's compare_result CSV (and XLSX), or msprobe's graph db of the pair as
+/// `probescope-cli graph` writes it (msprobe 26's or 8.3's tables; docs/graph.md).
+enum class ExportFormat { Csv, VisDb26, VisDb83 };
+
+/// What File → Export comparison… runs: compare::runCompareJob on the pair's two dump.json files, or
+/// graph::writeGraphDb on the pair's two rank folders.
 struct ExportRequest
 {
     compare::CompareInput input;
     std::filesystem::path outDir;
     compare::JobOptions options;
+    ExportFormat format = ExportFormat::Csv;
+    std::filesystem::path npuRankDir; ///< the rank folders the graph is built from (ExportFormat::VisDb*)
+    std::filesystem::path benchRankDir;
 };
 
 /// The export of an analysed pair with the profile, XLSX, fuzzy and thread settings; the NPU stack
@@ -41,6 +49,7 @@ struct ExportOutcome
     bool ok = false;
     bool cancelled = false;
     QStringList files; ///< every file written (CSV, then XLSX and advisor when written)
+    QStringList notes; ///< what a graph export says about the run (where it differs from msprobe's)
     QString error;     ///< the diagnostic, formatted, when !ok
 };
 
@@ -91,6 +100,8 @@ public:
     void setProfile(compare::Profile profile);
     bool xlsx() const;
     void setXlsx(bool on);
+    ExportFormat format() const;
+    void setFormat(ExportFormat format);
     ExportRequest request() const;
     bool isRunning() const { return m_job.isRunning(); }
     ExportJob& job() { return m_job; }
@@ -115,6 +126,7 @@ private:
     ExportJob m_job;
     QLineEdit* m_folder = nullptr;
     QPushButton* m_browse = nullptr;
+    QComboBox* m_format = nullptr;
     QComboBox* m_profile = nullptr;
     QCheckBox* m_xlsx = nullptr;
     QCheckBox* m_stack = nullptr;

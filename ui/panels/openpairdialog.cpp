@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/openpairdialog.h"
 
+#include "ui/jobs/graphfilejob.h"
+
 #include "core/freebench/freebenchcsv.h"
 #include "ui/panels/dumppreview.h"
 
@@ -47,6 +49,13 @@ bool isCompareJson(const QString& path)
     const QFileInfo info(path);
     return info.isFile() && info.suffix() == QLatin1String("json") && info.fileName() != QLatin1String("dump.json")
         && info.fileName() != QLatin1String("debug.json");
+}
+
+// A file that opens with no bench beside it: msprobe's compare.json, or one of msprobe's graph files (.vis.db, .vis,
+// .trend.db; issue 27), which the window shows on their own page.
+bool opensAlone(const QString& path)
+{
+    return isCompareJson(path) || (isGraphFilePath(path) && QFileInfo(path).isFile());
 }
 
 } // namespace
@@ -226,7 +235,7 @@ void OpenPairDialog::accept()
 
 QString OpenPairDialog::npu() const { return m_npu->text().trimmed(); }
 
-QString OpenPairDialog::bench() const { return isCompareJson(npu()) ? QString() : m_bench->text().trimmed(); }
+QString OpenPairDialog::bench() const { return opensAlone(npu()) ? QString() : m_bench->text().trimmed(); }
 
 Settings OpenPairDialog::settings() const
 {
@@ -259,6 +268,8 @@ QString OpenPairDialog::missingReason() const
         return tr("Give the NPU dump.");
     if (!QFileInfo::exists(npu()))
         return tr("The NPU dump %1 does not exist.").arg(npu());
+    if (isGraphFilePath(npu()) && QFileInfo(npu()).isFile())
+        return {}; // read when opened, in the background: its errors name the file then
     if (isCompareJson(npu())) {
         const PairPreview p = previewPair(npu(), QString());
         return p.ok ? QString() : tr("Nothing to compare: %1").arg(p.text);
@@ -291,7 +302,7 @@ void OpenPairDialog::update()
     m_typingPause->stop();
     // What each field holds, as discovery finds it, before anything is read.
     const auto describe = [](QLabel* label, const QString& path, bool enabled) {
-        const DumpPreview found = enabled && QFileInfo::exists(path) && !isCompareJson(path) ? previewDump(path) : DumpPreview {};
+        const DumpPreview found = enabled && QFileInfo::exists(path) && !opensAlone(path) ? previewDump(path) : DumpPreview {};
         QString text = found.ok ? found.summary : found.problem;
         for (const QString& note : found.notes)
             text += QLatin1Char('\n') + note;
@@ -299,10 +310,12 @@ void OpenPairDialog::update()
         label->setVisible(!text.isEmpty());
     };
     describe(m_npuFound, npu(), true);
-    describe(m_benchFound, bench(), !isCompareJson(npu()));
+    describe(m_benchFound, bench(), !opensAlone(npu()));
     m_reasonText = missingReason();
     QString pairs;
-    if (m_reasonText.isEmpty() && QFileInfo::exists(npu()) && (isCompareJson(npu()) || !bench().isEmpty())) {
+    if (m_reasonText.isEmpty() && isGraphFilePath(npu()) && opensAlone(npu())) {
+        pairs = tr("An msprobe graph file: it opens on its own (no bench dump).");
+    } else if (m_reasonText.isEmpty() && QFileInfo::exists(npu()) && (isCompareJson(npu()) || !bench().isEmpty())) {
         const PairPreview p = previewPair(npu(), bench());
         pairs = p.text;
         for (const QString& note : p.notes)
@@ -315,7 +328,7 @@ void OpenPairDialog::update()
     m_reason->setText(m_reasonText);
     m_reason->setVisible(!m_reasonText.isEmpty());
     m_buttons->button(QDialogButtonBox::Open)->setEnabled(m_reasonText.isEmpty());
-    m_bench->setEnabled(!isCompareJson(npu()));
+    m_bench->setEnabled(!opensAlone(npu()));
 }
 
 void OpenPairDialog::dragEnterEvent(QDragEnterEvent* event)

@@ -10,6 +10,8 @@
 #include "ui/inspect/nodetrendplot.h"
 #include "ui/inspect/tensorinspector.h"
 #include "ui/jobs/comparecontroller.h"
+#include "ui/jobs/graphfilejob.h"
+#include "ui/views/graphfilepanel.h"
 #include "ui/jobs/overviewjob.h"
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/diagnosticsmodel.h"
@@ -125,6 +127,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildMenus();
     buildCentral();
     buildStatusBar();
+    buildGraphFileViews(); // issue 27: mainwindowgraph.cpp
     applySettings();
     retranslate();
 
@@ -185,7 +188,12 @@ void MainWindow::buildActions()
     m_previous = make(QKeySequence(Qt::SHIFT | Qt::Key_N), &MainWindow::previousFailing);
     m_toOrigin = make(QKeySequence(Qt::Key_O), &MainWindow::jumpToOrigin);
     m_toPeer = make(QKeySequence(Qt::Key_P), &MainWindow::jumpToPeerRank);
-    m_find = make(QKeySequence::Find, [this] { m_search->focusSearch(); });
+    m_find = make(QKeySequence::Find, [this] {
+        if (isGraphFileShown())
+            m_graphPanel->searchBar()->focusSearch(); // a graph file's page has its own search bar
+        else
+            m_search->focusSearch();
+    });
     m_cancelAction = make(QKeySequence(Qt::Key_Escape), &MainWindow::cancelCompare);
     m_runUt = make(QKeySequence(Qt::CTRL | Qt::Key_R), &MainWindow::runRunUt);
     m_settingsAction = make(QKeySequence::Preferences, &MainWindow::showSettings);
@@ -467,6 +475,7 @@ void MainWindow::retranslate()
     m_emptyOpen->setText(tr("Open pair…"));
     m_emptyDemo->setText(tr("Open demo"));
     m_emptyRecentLabel->setText(tr("&Recent pairs:"));
+    retranslateGraphFile();
     m_tabs->setTabText(0, tr("Details"));
     m_tabs->setTabText(1, tr("Metric plot"));
     m_tabs->setTabText(2, tr("Across steps/ranks"));
@@ -590,6 +599,9 @@ void MainWindow::openDemo()
 
 bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIndex)
 {
+    // msprobe's graph files (.vis, .vis.db, .trend.db) open on their own page (mainwindowgraph.cpp).
+    if (bench.isEmpty() && isGraphFilePath(npu))
+        return openGraphFile(npu);
     // One folder holding free_benchmark.csv (a free benchmark run needs no bench): its results alone.
     if (bench.isEmpty() && openFreeBenchmarkOnly(npu))
         return true;
@@ -717,7 +729,9 @@ void MainWindow::dropEvent(QDropEvent* event)
         openInputs(paths[0], paths[1]);
     } else if (paths.size() == 1) {
         const QFileInfo info(paths[0]);
-        if (info.isFile() && info.suffix() == "json" && info.fileName() != "dump.json")
+        if (isGraphFilePath(paths[0]))
+            openGraphFile(paths[0]);
+        else if (info.isFile() && info.suffix() == "json" && info.fileName() != "dump.json")
             openInputs(paths[0], QString());
         else if (m_npuInput.isEmpty() || (!m_benchInput.isEmpty() && m_plan)) {
             m_npuInput = paths[0];
@@ -804,6 +818,7 @@ void MainWindow::showPair(int pairIndex)
 
 void MainWindow::cancelCompare()
 {
+    cancelGraphFile();
     if (isComparing())
         m_controller->cancel();
 }
@@ -1081,6 +1096,8 @@ void MainWindow::selectNode(tree::NodeId node)
 
 bool MainWindow::selectNodeByKey(const QString& key)
 {
+    if (isGraphFileShown())
+        return m_graphPanel->selectNode(key);
     if (!m_model->tree())
         return false;
     const auto id = m_model->tree()->find(key.toStdString());
@@ -1092,6 +1109,8 @@ bool MainWindow::selectNodeByKey(const QString& key)
 
 bool MainWindow::selectFirstFailure()
 {
+    if (isGraphFileShown())
+        return m_graphPanel->selectFirstFailure();
     if (!m_analysis || m_analysis->firstFailure.key.empty())
         return false;
     selectNode(m_analysis->firstFailure.node);
@@ -1101,6 +1120,8 @@ bool MainWindow::selectFirstFailure()
 
 QString MainWindow::selectedNodeKey() const
 {
+    if (isGraphFileShown())
+        return m_graphPanel->selectedNodeName();
     const tree::NodeId node = m_tree->currentNode();
     if (!node.valid() || !m_model->tree())
         return {};

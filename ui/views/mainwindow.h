@@ -55,6 +55,9 @@ class CompareTreeView;
 class NodeSearch;
 class RunUtBackend;
 class RunUtDialog;
+class GraphFileJob;
+class GraphFilePanel;
+class TrendView;
 
 /**
  * @brief The ProbeScope main window: open an NPU and a bench dump, browse the construct tree coloured
@@ -129,6 +132,18 @@ public:
     void applyRunUtVerdicts(const QString& dumpJson, const QList<RunUtVerdict>& verdicts);
     /// No modal dialogs (scripted runs and tests): problems go to the status line and analysisFinished only.
     void setQuiet(bool quiet) { m_quiet = quiet; }
+
+    // ---- msprobe graph files (issue 27; mainwindowgraph.cpp): .vis, .vis.db, .trend.db ----
+    /// Opens a graph file in the background (progress and Cancel in the status bar); analysisFinished follows.
+    /// openInputs() and a drop come here for those names.
+    bool openGraphFile(const QString& path);
+    /// Whether the graph file page is shown (instead of a dump pair's tree).
+    bool isGraphFileShown() const;
+    bool isGraphFileLoading() const;
+    GraphFilePanel* graphFilePanel() const { return m_graphPanel; }
+    TrendView* trendView() const { return m_trendView; }
+    /// What the scripted mode prints for an opened graph or trend file (one line per graph); empty otherwise.
+    QStringList graphFileReport() const;
 
 public slots:
     void showPair(int pairIndex);
@@ -211,6 +226,12 @@ private:
     void updateFreeBenchmarkBadges();
     void onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank);
     void updateRunUtBadges();
+    // Graph files (mainwindowgraph.cpp).
+    void buildGraphFileViews();
+    void chooseGraphFile();
+    void onGraphFileLoaded();
+    void cancelGraphFile();
+    void retranslateGraphFile();
 
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;
@@ -305,6 +326,11 @@ private:
     QAction* m_about = nullptr;
     QAction* m_focusTree = nullptr;
     QList<QAction*> m_tabActions;
+    // Graph files (mainwindowgraph.cpp).
+    GraphFileJob* m_graphJob = nullptr;
+    GraphFilePanel* m_graphPanel = nullptr;
+    TrendView* m_trendView = nullptr;
+    QAction* m_openGraph = nullptr;
 };
 
 } // namespace probescope::ui

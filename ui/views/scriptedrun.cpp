@@ -133,6 +133,9 @@ void ScriptedRun::finish(bool ok, const QString& error)
             exitLater(1);
             return;
         }
+        // A graph file (.vis, .vis.db, .trend.db) reports its graphs first, one line each, then the selection.
+        for (const QString& line : m_window->graphFileReport())
+            std::printf("%s\n", qPrintable(line));
         std::printf("%s\n", qPrintable(m_window->selectedNodeKey()));
         std::fflush(stdout);
         // A pair with load errors was salvaged for the window (its banner says so); a script must not take that
