@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "backgroundwriter.h"
+
+#include <chrono>
+#include <utility>
+
+namespace probescope::collect {
+
+BackgroundWriter::BackgroundWriter(std::uint64_t boundBytes)
+{
+    m_counts.boundBytes = boundBytes;
+    m_thread = std::thread([this] { run(); });
+}
+
+BackgroundWriter::~BackgroundWriter()
+{
+    {
+        const std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_work.notify_one();
+    m_thread.join(); // run() empties the queue before it returns
+}
+
+void BackgroundWriter::push(std::uint64_t bytes, Job job)
+{
+    std::unique_lock lock(m_mutex);
+    const auto fits = [&] {
+        return m_counts.queuedBytes == 0 || m_counts.queuedBytes + bytes <= m_counts.boundBytes;
+    };
+    if (!fits()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        m_space.wait(lock, fits);
+        m_counts.waitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    m_counts.queuedBytes += bytes;
+    if (m_counts.queuedBytes > m_counts.peakQueuedBytes)
+        m_counts.peakQueuedBytes = m_counts.queuedBytes;
+    m_queue.emplace_back(bytes, std::move(job));
+    lock.unlock();
+    m_work.notify_one();
+}
+
+void BackgroundWriter::drain()
+{
+    std::unique_lock lock(m_mutex);
+    m_space.wait(lock, [&] { return m_queue.empty() && !m_running; });
+}
+
+bool BackgroundWriter::failed() const
+{
+    const std::lock_guard lock(m_mutex);
+    return m_failed;
+}
+
+std::optional<Diagnostic> BackgroundWriter::takeFailure()
+{
+    const std::lock_guard lock(m_mutex);
+    if (!m_failure || m_failureTaken)
+        return std::nullopt;
+    m_failureTaken = true;
+    Diagnostic d = *m_failure;
+    d.message += " (written in the background: this entry and the " + std::to_string(m_droppedSinceFailure)
+        + " queued after it were not written; dump.json ends at the last complete entry before it)";
+    return d;
+}
+
+void BackgroundWriter::clearFailure()
+{
+    const std::lock_guard lock(m_mutex);
+    m_failed = false;
+    m_failureTaken = false;
+    m_failure.reset();
+    m_droppedSinceFailure = 0;
+}
+
+BackgroundWriterCounts BackgroundWriter::counts() const
+{
+    const std::lock_guard lock(m_mutex);
+    return m_counts;
+}
+
+void BackgroundWriter::run()
+{
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        m_work.wait(lock, [&] { return m_stop || !m_queue.empty(); });
+        if (m_queue.empty())
+            return; // m_stop, and nothing left to write
+        auto [bytes, job] = std::move(m_queue.front());
+        m_queue.pop_front();
+        m_running = true;
+        const bool drop = m_failed;
+        lock.unlock();
+        std::optional<Diagnostic> problem;
+        if (!drop)
+            problem = job();
+        job = nullptr; // frees the snapshots before their bytes leave the count
+        lock.lock();
+        m_running = false;
+        m_counts.queuedBytes -= bytes;
+        if (drop) {
+            ++m_counts.jobsDropped;
+            ++m_droppedSinceFailure;
+        } else if (problem) {
+            ++m_counts.jobsDropped; // its entry is not written either
+            m_failed = true;
+            m_failure = std::move(problem);
+        } else {
+            ++m_counts.jobsDone;
+        }
+        m_space.notify_all();
+    }
+}
+
+} // namespace probescope::collect
