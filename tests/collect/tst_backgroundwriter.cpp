@@ -21,6 +21,9 @@
 #include <map>
 #include <sstream>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace probescope;
 using namespace probescope::testing;
 namespace fs = std::filesystem;
@@ -290,4 +293,39 @@ TEST(BackgroundWriter, AFullDiskAtStopIsThrownByStop)
     EXPECT_TRUE((*dump)->entries.empty());
     EXPECT_TRUE(std::any_of((*dump)->diagnostics.begin(), (*dump)->diagnostics.end(),
                             [](const Diagnostic& d) { return d.id == "dump.truncated"; }));
+}
+
+TEST(BackgroundWriter, ProcessEndWritesWhatADebuggerNeverDestroyedQueued)
+{
+    // A training script that ends without stop() or deleting its debugger (a Python process at exit, say):
+    // exit() writes the queue and completes the files.
+    TempDir temp;
+    const fs::path dumpPath = temp.path() / "dump";
+    std::fflush(nullptr); // the child must not print the parent's buffered output again
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        collect::setTestDiskSpeed(20'000'000); // 20 MB/s: the writer is behind when exit() comes
+        collect::Options o;
+        o.dumpPath = dumpPath.string();
+        o.task = collect::Task::Tensor;
+        o.asyncQueueBytes = 64u << 20;
+        auto* debugger = new collect::PrecisionDebugger(o); // never deleted
+        const at::Tensor x = at::ones({ 256, 256 });
+        debugger->start();
+        for (int i = 0; i < 8; ++i)
+            x.relu();
+        std::exit(debugger->writerStats().entriesWritten < 8 ? 0 : 3); // 3: nothing was left to flush
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    DumpReadBack dump(dumpPath / "step0" / "rank" / "dump.json"); // complete: read without salvage
+    ASSERT_EQ(dump.keys().size(), 8u);
+    for (const std::string& key : dump.keys()) {
+        const std::string name(dump.entry(key).find("output")->at(0).find("data_name")->asString());
+        auto saved = tensor::loadTensorFile(dumpPath / "step0" / "rank" / "dump_tensor_data", name);
+        EXPECT_TRUE(saved) << saved.error().format();
+    }
 }
