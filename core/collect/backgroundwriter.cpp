@@ -22,6 +22,16 @@ BackgroundWriter::~BackgroundWriter()
     m_thread.join(); // run() empties the queue before it returns
 }
 
+namespace {
+
+/// How long the thread keeps looking for more jobs before it sleeps until woken.
+constexpr auto kLinger = std::chrono::milliseconds(2);
+/// A queue this long or this large wakes the thread at once.
+constexpr std::size_t kWakeJobs = 32;
+constexpr std::uint64_t kWakeBytes = std::uint64_t(1) << 20;
+
+} // namespace
+
 void BackgroundWriter::push(std::uint64_t bytes, Job job)
 {
     std::unique_lock lock(m_mutex);
@@ -30,6 +40,8 @@ void BackgroundWriter::push(std::uint64_t bytes, Job job)
     };
     if (!fits()) {
         const auto t0 = std::chrono::steady_clock::now();
+        m_wake = true;
+        m_work.notify_one();
         m_space.wait(lock, fits);
         m_counts.waitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -37,13 +49,17 @@ void BackgroundWriter::push(std::uint64_t bytes, Job job)
     if (m_counts.queuedBytes > m_counts.peakQueuedBytes)
         m_counts.peakQueuedBytes = m_counts.queuedBytes;
     m_queue.emplace_back(bytes, std::move(job));
+    const bool wake = m_asleep || m_queue.size() >= kWakeJobs || m_counts.queuedBytes >= kWakeBytes;
     lock.unlock();
-    m_work.notify_one();
+    if (wake)
+        m_work.notify_one();
 }
 
 void BackgroundWriter::drain()
 {
     std::unique_lock lock(m_mutex);
+    m_wake = true;
+    m_work.notify_one();
     m_space.wait(lock, [&] { return m_queue.empty() && !m_running; });
 }
 
@@ -84,9 +100,19 @@ void BackgroundWriter::run()
 {
     std::unique_lock lock(m_mutex);
     for (;;) {
-        m_work.wait(lock, [&] { return m_stop || !m_queue.empty(); });
-        if (m_queue.empty())
-            return; // m_stop, and nothing left to write
+        if (m_queue.empty()) {
+            if (m_stop)
+                return; // nothing left to write
+            // Linger for more jobs (push() does not wake the thread then), then sleep until woken.
+            m_work.wait_for(lock, kLinger, [&] { return m_stop || m_wake || !m_queue.empty(); });
+            if (m_queue.empty() && !m_stop) {
+                m_asleep = true;
+                m_work.wait(lock, [&] { return m_stop || !m_queue.empty(); });
+                m_asleep = false;
+            }
+            m_wake = false;
+            continue;
+        }
         auto [bytes, job] = std::move(m_queue.front());
         m_queue.pop_front();
         m_running = true;

@@ -30,6 +30,10 @@ struct BackgroundWriterCounts
 /**
  * @brief A FIFO of write jobs run by one thread, bounded by the bytes the queued jobs hold.
  *
+ * Waking the thread for every small entry would cost a context switch each (hundreds per step of a
+ * small model): once the queue is empty the thread keeps looking for 2 ms before it sleeps, and
+ * push() wakes a sleeping thread only; a full or large queue, drain() and the destructor always do.
+ *
  * push() blocks while the job's bytes would take the queue past the bound, unless the queue is empty
  * (so one job larger than the bound still goes, alone): memory stays bounded when the disk is slower
  * than the producer. Jobs run in order, one at a time; a job's bytes count until it has run and been
@@ -66,6 +70,8 @@ private:
     std::condition_variable m_space; ///< producers: bytes were freed; drain(): the queue emptied
     std::deque<std::pair<std::uint64_t, Job>> m_queue;
     bool m_running = false; ///< the thread runs a job (its bytes still count)
+    bool m_asleep = false;  ///< the thread waits without a timeout: push() must wake it
+    bool m_wake = false;    ///< drain() or a blocked push() wants the queue written now
     bool m_stop = false;
     bool m_failed = false;
     bool m_failureTaken = false;
