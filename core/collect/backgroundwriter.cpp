@@ -2,11 +2,15 @@
 #include "backgroundwriter.h"
 
 #include <chrono>
+#include <system_error>
 #include <utility>
+
+#include <unistd.h>
 
 namespace probescope::collect {
 
 BackgroundWriter::BackgroundWriter(std::uint64_t boundBytes)
+    : m_pid(::getpid())
 {
     m_counts.boundBytes = boundBytes;
     m_thread = std::thread([this] { run(); });
@@ -14,6 +18,14 @@ BackgroundWriter::BackgroundWriter(std::uint64_t boundBytes)
 
 BackgroundWriter::~BackgroundWriter()
 {
+    if (::getpid() != m_pid) {
+        // A forked child: the thread is the parent's; let go of its handle (joining would wait forever).
+        try {
+            m_thread.detach();
+        } catch (const std::system_error&) {
+        }
+        return;
+    }
     {
         const std::lock_guard lock(m_mutex);
         m_stop = true;
@@ -57,6 +69,8 @@ void BackgroundWriter::push(std::uint64_t bytes, Job job)
 
 void BackgroundWriter::drain()
 {
+    if (::getpid() != m_pid)
+        return; // a forked child: the parent's thread writes this queue
     std::unique_lock lock(m_mutex);
     m_wake = true;
     m_work.notify_one();

@@ -14,6 +14,8 @@
 #include <optional>
 #include <thread>
 
+#include <sys/types.h>
+
 namespace probescope::collect {
 
 /// What the background writer did so far (see PrecisionDebugger::writerStats()).
@@ -39,6 +41,9 @@ struct BackgroundWriterCounts
  * than the producer. Jobs run in order, one at a time; a job's bytes count until it has run and been
  * destroyed. When a job fails, the jobs after it are dropped (counted) until clearFailure(): entries
  * are published in order, and a hole in the middle of a dump would go unnoticed.
+ *
+ * In a child made by fork() the thread does not exist: drain() and the destructor leave the queue to
+ * the parent, whose thread writes it, instead of waiting forever (a child that exit()s, say).
  */
 class BackgroundWriter
 {
@@ -78,6 +83,7 @@ private:
     std::optional<Diagnostic> m_failure;
     std::uint64_t m_droppedSinceFailure = 0;
     BackgroundWriterCounts m_counts;
+    pid_t m_pid; ///< the process whose thread runs the jobs
     std::thread m_thread;
 };
 

@@ -36,6 +36,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <unistd.h>
+
 namespace probescope::collect {
 
 using dump::PyJsonWriter;
@@ -80,6 +82,7 @@ struct PrecisionDebugger::Impl
     std::optional<at::CallbackHandle> callback;
     bool callbackOn = false;
     std::uint64_t generation;
+    pid_t pid = ::getpid(); ///< a child made by fork() shares the files, but they are not its own to complete
     std::optional<Diagnostic> problem; ///< first write error; reported by stop()
     std::unique_ptr<freebench::Engine> freeBenchmark; ///< task free_benchmark (no dump then)
 
@@ -1345,11 +1348,11 @@ void completeAtExit()
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
     PrecisionDebugger::Impl* impl = gActive;
-    if (!impl)
+    if (!impl || impl->pid != ::getpid())
         return;
     impl->pause();
     impl->report(impl->backgroundFailure());
-    impl->report(impl->session.stop());
+    impl->report(impl->session.nextStep()); // completes the files, also level debug's without start()
 }
 
 } // namespace

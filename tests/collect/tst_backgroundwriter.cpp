@@ -21,6 +21,8 @@
 #include <map>
 #include <sstream>
 
+#include <csignal>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,12 +33,6 @@ namespace collect = probescope::collect;
 namespace example = probescope::example;
 
 namespace {
-
-std::string readAll(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 /// Every file below `dir`, by relative path, with its bytes; `dir` itself written as "DIR" (dump.json
 /// names its tensor folder).
@@ -328,4 +324,46 @@ TEST(BackgroundWriter, ProcessEndWritesWhatADebuggerNeverDestroyedQueued)
         auto saved = tensor::loadTensorFile(dumpPath / "step0" / "rank" / "dump_tensor_data", name);
         EXPECT_TRUE(saved) << saved.error().format();
     }
+}
+
+TEST(BackgroundWriter, AForkedChildThatExitsLeavesTheParentsQueueAndFilesAlone)
+{
+    // fork() copies the queue but not the writer's thread: a child that exit()s must neither wait for
+    // the queue forever nor complete the parent's files.
+    SeamReset reset;
+    collect::setTestDiskSpeed(20'000'000); // the writer is behind when the child is made
+    TempDir temp;
+    collect::Options o;
+    o.dumpPath = (temp.path() / "dump").string();
+    o.task = collect::Task::Tensor;
+    o.asyncQueueBytes = 64u << 20;
+    collect::PrecisionDebugger debugger(o);
+    const at::Tensor x = at::ones({ 256, 256 });
+    debugger.start();
+    for (int i = 0; i < 4; ++i)
+        x.relu();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        std::exit(0);
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 1000 && done == 0; ++i) {
+        done = ::waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            ::usleep(10000);
+    }
+    if (done == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        FAIL() << "the forked child did not exit within 10 s";
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < 4; ++i)
+        x.relu();
+    debugger.stop();
+    DumpReadBack dump(debugger.rankDir() / "dump.json");
+    EXPECT_EQ(dump.keys().size(), 8u);
+    EXPECT_TRUE(dump::JsonDocument::parse(readAll(debugger.rankDir() / "stack.json"), "stack.json").document);
 }
