@@ -31,7 +31,7 @@ usage:
                            [--level L0|L1|mix] [--steps N] [--perturb gelu|gelu-inf]
                            [--optimizer sgd|adam] [--summary-mode md5] [--no-debugger]
                            [--batch N] [--image N] [--width N] [--hidden N] [--threads N]
-                           [--unstable-op]
+                           [--unstable-op] [--async-queue-bytes N]
 
   Trains conv + attention + MLP on fixed data for N steps (default 2) and dumps each step with
   PrecisionDebugger to DIR/step{N}/rank/ (rank{R} when RANK is set). --config takes an msprobe
@@ -43,6 +43,8 @@ usage:
   --unstable-op adds an ill-conditioned float32 sum (large terms that cancel) and a bfloat16 layer_norm
   for the free benchmark (task free_benchmark in --config, or --task free_benchmark with its defaults)
   to flag; it prints the free benchmark's log lines to stderr.
+  --async-queue-bytes N bounds the background writer's queue (0: write in the training thread;
+  default: config.json's async_queue_bytes, else 1 GiB or 1/8 of the memory, the smaller).
 )";
 
 struct Args
@@ -130,6 +132,11 @@ std::optional<int> parseArgs(int argc, char** argv, Args& args)
                 : a == "--width"                 ? args.size.width
                                                  : args.size.hidden;
             field = *n;
+        } else if (a == "--async-queue-bytes") {
+            const auto n = parseCount(v);
+            if (!n)
+                return usage("--async-queue-bytes needs a number of bytes >= 0");
+            args.options.asyncQueueBytes = static_cast<std::uint64_t>(*n);
         } else if (a == "--summary-mode") {
             if (v != "md5" && v != "statistics")
                 return usage("--summary-mode is statistics or md5");

@@ -84,7 +84,7 @@ bool Session::forwardOn() const { return backwardOn() && !m_forwardEnded; }
 
 bool Session::backwardOn() const
 {
-    return m_started && m_writer && !m_writer->isFinished() && !m_overflowDone;
+    return m_started && m_writer && !m_writer->isFinished() && !m_overflowDone && !m_writeFailed;
 }
 
 std::optional<Diagnostic> Session::openWriter()
@@ -123,6 +123,8 @@ std::optional<Diagnostic> Session::start(const CallSite& site)
     m_startSite = site;
     if (!stepSelected() || !rankSelected() || m_overflowDone || m_config.task == Task::FreeBenchmark)
         return std::nullopt; // free_benchmark writes free_benchmark.csv only (freebench.h)
+    if (m_writeFailed)
+        return std::nullopt; // this step's dump.json was left cut at its failure; the next step starts afresh
     return openWriter();
 }
 
@@ -132,7 +134,14 @@ std::optional<Diagnostic> Session::stop()
         return std::nullopt;
     m_started = false;
     m_modules.clear();
-    return m_writer ? m_writer->finish() : std::nullopt;
+    return closeWriter();
+}
+
+std::optional<Diagnostic> Session::closeWriter()
+{
+    if (!m_writer)
+        return std::nullopt;
+    return m_writeFailed ? m_writer->abandon() : m_writer->finish();
 }
 
 std::optional<Diagnostic> Session::nextStep()
@@ -140,9 +149,10 @@ std::optional<Diagnostic> Session::nextStep()
     std::optional<Diagnostic> problem;
     if (m_started)
         problem = stop();
-    else if (m_writer)
-        problem = m_writer->finish();
+    else
+        problem = closeWriter();
     m_writer.reset();
+    m_writeFailed = false;
     m_apiCounts.clear();
     m_moduleCounts.clear();
     m_debugCounts.clear();
@@ -334,36 +344,54 @@ std::optional<Diagnostic> Session::openForDebug()
         return std::nullopt;
     if (m_writer && !m_writer->isFinished())
         return std::nullopt;
+    if (m_writeFailed)
+        return std::nullopt;
     return openWriter();
 }
 
 std::optional<Diagnostic> Session::write(const EntryPlan& plan, std::string_view valueText, bool overflow,
                                          bool forward)
 {
-    if (!plan.record)
-        return std::nullopt;
+    Admission admission = admit(plan, overflow);
+    if (!admission.writer)
+        return admission.problem;
+    return publish(*admission.writer, plan, valueText, forward);
+}
+
+Session::Admission Session::admit(const EntryPlan& plan, bool overflow)
+{
+    Admission admission;
+    if (!plan.record || m_writeFailed)
+        return admission;
     if (m_config.task == Task::OverflowCheck) {
         if (!overflow || m_overflowDone)
-            return std::nullopt;
+            return admission;
         ++m_overflows;
         if (m_config.overflowNums > 0 && m_overflows >= m_config.overflowNums)
             m_overflowDone = true; // this one is still written
     }
     if (!m_writer || m_writer->isFinished()) {
         if (m_config.level != Level::Debug)
-            return std::nullopt;
-        if (auto problem = openWriter())
-            return problem;
+            return admission;
+        if ((admission.problem = openWriter()))
+            return admission;
     }
-    if (auto problem = m_writer->addEntry(plan.key, valueText))
+    admission.writer = m_writer.get();
+    return admission;
+}
+
+std::optional<Diagnostic> Session::publish(dump::DumpWriter& writer, const EntryPlan& plan, std::string_view valueText,
+                                           bool forward) const
+{
+    if (auto problem = writer.addEntry(plan.key, valueText))
         return problem;
     const bool hierarchy = m_config.level == Level::L0 || m_config.level == Level::Mix;
     if (hierarchy && plan.construct) {
-        if (auto problem = m_writer->addConstruct(plan.key, plan.parent))
+        if (auto problem = writer.addConstruct(plan.key, plan.parent))
             return problem;
     }
     if (forward && !plan.stack.empty())
-        return m_writer->addStack(plan.key, plan.stack);
+        return writer.addStack(plan.key, plan.stack);
     return std::nullopt;
 }
 

@@ -100,8 +100,27 @@ public:
     std::optional<Diagnostic> openForDebug();
 
     /// Writes the entry (with its construct.json and stack.json members). In overflow_check only entries
-    /// with `overflow` are written, and the limit is counted.
+    /// with `overflow` are written, and the limit is counted. admit() then publish().
     std::optional<Diagnostic> write(const EntryPlan& plan, std::string_view valueText, bool overflow, bool forward);
+
+    /// The bookkeeping half of write(), in the calling thread: whether the entry is written (filters,
+    /// overflow_check's count, level debug opening its folder). `writer` is where to publish it, or null.
+    struct Admission
+    {
+        dump::DumpWriter* writer = nullptr;
+        std::optional<Diagnostic> problem;
+    };
+    Admission admit(const EntryPlan& plan, bool overflow);
+    /// The file half of write(): the dump.json member, then construct.json and stack.json. Any thread,
+    /// one at a time per writer; the writer stays valid until stop(), nextStep() or openForDebug() after
+    /// a stop() (the background writer is drained before those).
+    std::optional<Diagnostic> publish(dump::DumpWriter& writer, const EntryPlan& plan, std::string_view valueText,
+                                      bool forward) const;
+
+    /// A write of this step's folder failed in the background writer: nothing more is recorded until
+    /// the next step, and stop() leaves dump.json cut after its last complete entry (DumpWriter::abandon).
+    void markWriteFailed() { m_writeFailed = true; }
+    bool writeFailed() const { return m_writeFailed; }
 
     /// Name of a tensor file: "{key}.{suffix}.pt" ("{key}.pt" for an empty suffix).
     static std::string dataName(std::string_view key, std::string_view suffix);
@@ -127,6 +146,8 @@ private:
     std::vector<std::string> stackFrames(const std::string& key, const CallSite* own) const;
     void fillForward(EntryPlan& plan, bool inRange);
     std::optional<Diagnostic> openWriter();
+    /// finish(), or abandon() after a failed write.
+    std::optional<Diagnostic> closeWriter();
 
     Config m_config;
     std::optional<std::int64_t> m_rank;
@@ -134,6 +155,7 @@ private:
     bool m_started = false;
     bool m_forwardEnded = false;
     bool m_overflowDone = false;
+    bool m_writeFailed = false;
     std::int64_t m_overflows = 0;
     bool m_inRange = false;
     bool m_rangeDone = false;

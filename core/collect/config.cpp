@@ -12,6 +12,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include <unistd.h>
+
 namespace probescope::collect {
 
 using dump::JsonType;
@@ -192,6 +194,11 @@ public:
                 if (boolean(v, key))
                     fail(v, "\"enable_dataloader\": true needs Python's DataLoader; call start(), stop() and "
                             "step() instead");
+            } else if (key == "async_queue_bytes") {
+                if (!v.isInt() || v.asInt() < 0)
+                    fail(v, "\"async_queue_bytes\" must be an integer >= 0 (bytes of tensor snapshots the background "
+                            "writer may hold; 0 = write in the training thread)");
+                config.asyncQueueBytes = static_cast<std::uint64_t>(v.asInt());
             } else if (key == "acl_config") {
                 string(v, key); // only used by level L2, which is refused above
             } else if (key == "statistics" || key == "tensor" || key == "overflow_check" || key == "free_benchmark"
@@ -202,7 +209,7 @@ public:
             } else {
                 fail(v, "unknown key \"" + std::string(key)
                             + "\" (known: task, dump_path, rank, step, level, seed, is_deterministic, "
-                              "enable_dataloader, acl_config and the task sections)");
+                              "enable_dataloader, acl_config, async_queue_bytes and the task sections)");
             }
         }
         for (const auto& [name, section] : m_sections) {
@@ -414,6 +421,17 @@ private:
 };
 
 } // namespace
+
+std::uint64_t defaultAsyncQueueBytes()
+{
+    constexpr std::uint64_t kGiB = std::uint64_t(1) << 30;
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long pageSize = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || pageSize <= 0)
+        return kGiB;
+    const std::uint64_t eighth = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize) / 8;
+    return std::min(kGiB, eighth);
+}
 
 Config parseConfigText(std::string_view text, const std::string& fileName)
 {

@@ -7,8 +7,14 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <initializer_list>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <cerrno>
 #include <climits>
@@ -239,8 +245,57 @@ Diagnostic ioError(const fs::path& path, const std::string& what, int err)
                      what + ": " + std::generic_category().message(err));
 }
 
+// ---- The slow-disk test seam (PROBESCOPE_TEST_DISK_MBPS); 0 = off.
+std::atomic<std::uint64_t> g_diskBytesPerSecond { 0 };
+
+std::uint64_t testDiskSpeed()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (const char* spec = std::getenv("PROBESCOPE_TEST_DISK_MBPS")) {
+            char* end = nullptr;
+            const double mbps = std::strtod(spec, &end);
+            if (end != spec && *end == '\0' && mbps > 0)
+                g_diskBytesPerSecond = static_cast<std::uint64_t>(mbps * 1e6);
+        }
+    });
+    return g_diskBytesPerSecond.load(std::memory_order_relaxed);
+}
+
+/// writeAllv() as a disk of `rate` bytes per second takes it: pieces of ~10 ms, each followed by a sleep
+/// up to the time the disk would have needed so far.
+std::optional<Diagnostic> writeThrottled(int fd, const std::array<iovec, 3>& parts, const fs::path& path,
+                                         std::uint64_t rate)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t piece = std::max<std::size_t>(4096, static_cast<std::size_t>(rate / 100));
+    std::uint64_t done = 0;
+    for (const iovec& part : parts) {
+        const char* p = static_cast<const char*>(part.iov_base);
+        std::size_t left = part.iov_len;
+        while (left > 0) {
+            if (injectFullDisk(OutputStep::Write))
+                return ioError(path, "cannot write", ENOSPC);
+            const ssize_t n = ::write(fd, p, std::min(left, piece));
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                return ioError(path, "cannot write", errno);
+            }
+            p += n;
+            left -= static_cast<std::size_t>(n);
+            done += static_cast<std::uint64_t>(n);
+            std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                   std::chrono::duration<double>(static_cast<double>(done) / static_cast<double>(rate))));
+        }
+    }
+    return std::nullopt;
+}
+
 std::optional<Diagnostic> writeAllv(int fd, std::array<iovec, 3> parts, const fs::path& path)
 {
+    if (const std::uint64_t rate = testDiskSpeed())
+        return writeThrottled(fd, parts, path, rate);
     std::size_t first = 0;
     while (first < parts.size()) {
         if (parts[first].iov_len == 0) {
@@ -308,6 +363,12 @@ std::optional<Diagnostic> writePt(const fs::path& path, const PtTensorBytes& t, 
     if (problem)
         ::unlink(path.c_str());
     return problem;
+}
+
+void setTestDiskSpeed(std::uint64_t bytesPerSecond)
+{
+    testDiskSpeed(); // so that a later first use does not override the test's setting
+    g_diskBytesPerSecond = bytesPerSecond;
 }
 
 } // namespace probescope::collect

@@ -38,4 +38,14 @@ std::uint32_t crc32Of(const void* data, std::size_t bytes);
 std::optional<Diagnostic> writePt(const std::filesystem::path& path, const PtTensorBytes& t,
                                   std::optional<std::uint32_t> crc = std::nullopt);
 
+/**
+ * @brief The slow-disk test seam: every writePt() takes at least its bytes / `bytesPerSecond`.
+ *
+ * The bytes go out in pieces of about 10 ms each, with sleeps between, as a disk of that speed takes
+ * them (so a process killed meanwhile leaves a partly written file, as on a slow disk). The environment
+ * variable PROBESCOPE_TEST_DISK_MBPS=N (decimal megabytes per second) sets it for a process; 0 = off,
+ * what every real run has (one relaxed load per file).
+ */
+void setTestDiskSpeed(std::uint64_t bytesPerSecond);
+
 } // namespace probescope::collect

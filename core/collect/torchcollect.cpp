@@ -8,6 +8,7 @@
 // would read RecordFunction::inputs() at the wrong offset.
 #include "probescope/collect/precisiondebugger.h"
 
+#include "backgroundwriter.h"
 #include "freebench.h"
 #include "ptwriter.h"
 #include "collectorstate.h"
@@ -24,6 +25,7 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +35,8 @@
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
+
+#include <unistd.h>
 
 namespace probescope::collect {
 
@@ -78,6 +82,7 @@ struct PrecisionDebugger::Impl
     std::optional<at::CallbackHandle> callback;
     bool callbackOn = false;
     std::uint64_t generation;
+    pid_t pid = ::getpid(); ///< a child made by fork() shares the files, but they are not its own to complete
     std::optional<Diagnostic> problem; ///< first write error; reported by stop()
     std::unique_ptr<freebench::Engine> freeBenchmark; ///< task free_benchmark (no dump then)
 
@@ -102,6 +107,12 @@ struct PrecisionDebugger::Impl
     void flushPending();
     void removeParamHooks();
     void refreshModuleNames();
+    /// The background writer's failure, once; marks this step's folder failed (see Session::markWriteFailed).
+    std::optional<Diagnostic> backgroundFailure();
+
+    /// Statistics and files computed and written while the model goes on (tasks statistics and tensor,
+    /// unless async_queue_bytes is 0). Last member: its thread ends before the session goes.
+    std::unique_ptr<BackgroundWriter> background;
 };
 
 namespace {
@@ -305,16 +316,50 @@ struct PendingFile
     std::string dataName;
 };
 
+/// A contiguous CPU copy of `t` that the model cannot change afterwards (undefined when there are no
+/// values to read). What the background writer computes statistics from, writes, and counts.
+at::Tensor snapshot(const at::Tensor& t)
+{
+    if (!t.defined() || t.is_sparse() || t.is_meta() || t.is_quantized() || t.is_mkldnn())
+        return {};
+    const at::Tensor d = t.detach(); // no autograd node for our copy
+    return d.is_cpu() ? d.clone(at::MemoryFormat::Contiguous) : d.cpu().contiguous();
+}
+
+/// One tensor leaf of an entry for the background writer: the copy, and where its statistics go.
+struct LeafSnapshot
+{
+    at::Tensor tensor;
+    std::array<std::size_t, 4> statsAt {}; ///< offsets of the "null" placeholders of Max, Min, Mean, Norm
+    std::size_t md5At = std::string::npos; ///< offset of the "\"\"" placeholder of md5, if any
+    std::string dataName;                  ///< its .pt file; empty = none
+};
+
+/// A statistic as PyJsonWriter writes it (number(), integer(), boolean(), null()).
+void appendStatistic(std::string& out, const Summary& s, int i)
+{
+    const double values[] = { s.max, s.min, s.mean, s.norm };
+    switch (s.kind) {
+    case Summary::Kind::Number: dump::appendPyFloat(out, values[i]); break;
+    case Summary::Kind::Integer: out += std::to_string(s.integer); break;
+    case Summary::Kind::Boolean: out += i >= 2 ? "null" : (i == 0 ? s.any : s.all) ? "true" : "false"; break;
+    case Summary::Kind::None: out += "null"; break;
+    }
+}
+
 /// Writes the JSON of argument values (msprobe's leaves) for one entry; tensors get statistics and,
 /// in tensor mode, their .pt file.
 class LeafWriter
 {
 public:
-    LeafWriter(PrecisionDebugger::Impl& impl, const EntryPlan& plan, PyJsonWriter& json, bool deferFiles)
+    LeafWriter(PrecisionDebugger::Impl& impl, const EntryPlan& plan, std::string& text, PyJsonWriter& json,
+               bool deferFiles)
         : m_impl(impl)
         , m_plan(plan)
+        , m_text(text)
         , m_json(json)
         , m_defer(deferFiles)
+        , m_background(impl.background != nullptr && !deferFiles)
         , m_md5(impl.session.config().task == Task::Statistics
                 && impl.session.config().summaryMode == SummaryMode::Md5)
     {
@@ -322,6 +367,9 @@ public:
 
     bool overflow = false;
     std::vector<PendingFile> pending; ///< files kept until the entry is known to overflow (overflow_check)
+    std::vector<LeafSnapshot> snapshots; ///< background writer: the tensors, copied, with their places in the text
+    std::uint64_t snapshotBytes = 0;
+    bool background() const { return m_background; }
     bool cloneDeferred = false;       ///< in-place ops: keep a copy of inputs, not the tensor itself
 
     void value(const c10::IValue& v, const std::string& path)
@@ -361,6 +409,10 @@ public:
     {
         if (!t.defined()) {
             m_json.null();
+            return;
+        }
+        if (m_background) {
+            backgroundTensor(t, path);
             return;
         }
         const at::Tensor c = readable(t);
@@ -436,10 +488,54 @@ private:
         m_json.endObject();
     }
 
+    /// tensor() for the background writer: a copy the model cannot change is queued, and the statistics
+    /// (and md5) stand as placeholders ("null", "\"\"") that the writer replaces once it has them.
+    void backgroundTensor(const at::Tensor& t, const std::string& path)
+    {
+        LeafSnapshot leaf;
+        leaf.tensor = snapshot(t);
+        m_json.beginObject();
+        m_json.key("type");
+        m_json.string("torch.Tensor");
+        m_json.key("dtype");
+        m_json.string(dtypeName(t.scalar_type()));
+        m_json.key("shape");
+        m_json.beginArray();
+        for (const std::int64_t d : t.sizes())
+            m_json.integer(d);
+        m_json.endArray();
+        static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
+        for (int i = 0; i < 4; ++i) {
+            m_json.key(kStats[i]);
+            leaf.statsAt[static_cast<std::size_t>(i)] = m_text.size();
+            m_json.null(); // stays null where there are no values (undefined or unreadable tensors)
+        }
+        m_json.key("requires_grad");
+        m_json.boolean(t.requires_grad());
+        const at::Tensor& c = leaf.tensor;
+        if (m_plan.saveTensors && c.defined() && *storageName(c.scalar_type()) != '\0') {
+            leaf.dataName = Session::dataName(m_plan.key, path);
+            m_json.key("data_name");
+            m_json.string(leaf.dataName);
+        }
+        if (m_md5 && c.defined()) {
+            m_json.key("md5");
+            leaf.md5At = m_text.size();
+            m_json.string("");
+        }
+        m_json.endObject();
+        if (c.defined()) {
+            snapshotBytes += c.nbytes();
+            snapshots.push_back(std::move(leaf));
+        }
+    }
+
     PrecisionDebugger::Impl& m_impl;
     const EntryPlan& m_plan;
+    std::string& m_text;
     PyJsonWriter& m_json;
     bool m_defer;
+    bool m_background;
     bool m_md5;
 };
 
@@ -455,14 +551,73 @@ bool deferFiles(const PrecisionDebugger::Impl& impl)
     return impl.session.config().task == Task::OverflowCheck;
 }
 
+/// The background writer's job for one entry: statistics and md5 from the snapshots into the
+/// placeholders, the .pt files, then the entry, which so names only complete files.
+std::optional<Diagnostic> writeInBackground(dump::DumpWriter& writer, const Session& session, const EntryPlan& plan,
+                                            const std::string& text, const std::vector<LeafSnapshot>& leaves,
+                                            const std::filesystem::path& tensorDir, bool forward)
+{
+    at::DisableRecordFunctionGuard notUserOps; // our own aten calls (bfloat16 widening) are no user's
+    std::string out;
+    out.reserve(text.size() + 32 * leaves.size());
+    std::size_t from = 0;
+    const auto upTo = [&](std::size_t at, std::size_t placeholder) {
+        out.append(text, from, at - from);
+        from = at + placeholder;
+    };
+    for (const LeafSnapshot& leaf : leaves) {
+        if (!leaf.dataName.empty()) {
+            if (auto problem = savePt(leaf.tensor, tensorDir / leaf.dataName))
+                return problem;
+        }
+        const Summary s = summarize(leaf.tensor);
+        for (std::size_t i = 0; i < 4; ++i) {
+            upTo(leaf.statsAt[i], 4); // "null"
+            appendStatistic(out, s, static_cast<int>(i));
+        }
+        if (leaf.md5At != std::string::npos) {
+            upTo(leaf.md5At, 2); // "\"\""
+            out += '"';
+            out += md5Of(leaf.tensor);
+            out += '"';
+        }
+    }
+    out.append(text, from);
+    return session.publish(writer, plan, out, forward);
+}
+
+/// Hands an entry on: to the background writer when its leaves were copied for it, else written now.
+std::optional<Diagnostic> submit(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const std::string& text,
+                                 LeafWriter& leaves, bool forward)
+{
+    if (!leaves.background())
+        return impl.session.write(plan, text, leaves.overflow, forward);
+    if (impl.background->failed()) {
+        impl.session.markWriteFailed(); // the step's dump ends at the failure: record no more
+        return std::nullopt;
+    }
+    Session::Admission admission = impl.session.admit(plan, false);
+    if (!admission.writer)
+        return admission.problem;
+    const std::uint64_t bytes = leaves.snapshotBytes + text.size();
+    impl.background->push(bytes, [writer = admission.writer, session = &impl.session, plan, text,
+                                  snapshots = std::move(leaves.snapshots), tensorDir = impl.session.tensorDir(),
+                                  forward] {
+        return writeInBackground(*writer, *session, plan, text, snapshots, tensorDir, forward);
+    });
+    leaves.snapshots.clear();
+    leaves.snapshotBytes = 0;
+    return std::nullopt;
+}
+
 /// Commits an entry: overflow_check keeps only overflowing ones (and only then writes their files).
-void commit(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const std::string& text, const LeafWriter& leaves,
+void commit(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const std::string& text, LeafWriter& leaves,
             bool forward)
 {
     const bool keep = impl.session.config().task != Task::OverflowCheck || leaves.overflow;
     if (keep && plan.record && !impl.session.overflowLimitReached())
         writePending(impl, leaves.pending);
-    impl.report(impl.session.write(plan, text, leaves.overflow, forward));
+    impl.report(submit(impl, plan, text, leaves, forward));
 }
 
 /// A backward entry: "input" = gradients of the forward outputs, "output" = gradients of the forward
@@ -472,7 +627,7 @@ void writeBackward(PrecisionDebugger::Impl& impl, const EntryPlan& plan, const v
 {
     std::string text;
     PyJsonWriter json(text, 2);
-    LeafWriter leaves(impl, plan, json, deferFiles(impl));
+    LeafWriter leaves(impl, plan, text, json, deferFiles(impl));
     json.beginObject();
     for (const auto& [part, grads, wanted] : { std::tuple { "input", &gradsOfOutputs, plan.inputs },
                                                std::tuple { "output", &gradsOfInputs, plan.outputs } }) {
@@ -580,7 +735,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn)
         impl->session.apiDone(call->plan);
         return nullptr;
     }
-    call->leaves = std::make_unique<LeafWriter>(*impl, call->plan, call->json, deferFiles(*impl));
+    call->leaves = std::make_unique<LeafWriter>(*impl, call->plan, call->text, call->json, deferFiles(*impl));
     call->leaves->cloneDeferred = op.ends_with('_'); // an in-place op changes its inputs before the end
     call->json.beginObject();
     if (call->plan.record && call->plan.inputs) {
@@ -775,7 +930,7 @@ struct ParamGradState
         written = true;
         std::string text;
         PyJsonWriter json(text, 2);
-        LeafWriter leaves(impl, plan, json, deferFiles(impl));
+        LeafWriter leaves(impl, plan, text, json, deferFiles(impl));
         json.beginObject();
         for (std::size_t i = 0; i < names.size(); ++i) {
             if (!grads[i].defined())
@@ -848,6 +1003,16 @@ void PrecisionDebugger::Impl::pause()
     gModuleCalls = false;
     flushPending();
     removeParamHooks();
+    if (background)
+        background->drain(); // after stop() and step() the files are complete
+}
+
+std::optional<Diagnostic> PrecisionDebugger::Impl::backgroundFailure()
+{
+    if (!background || !background->failed())
+        return std::nullopt;
+    session.markWriteFailed();
+    return background->takeFailure();
 }
 
 void PrecisionDebugger::Impl::removeParamHooks()
@@ -1031,7 +1196,7 @@ c10::IValue detail::ModuleCall::end(c10::IValue output)
     if (plan.record && impl->session.forwardOn()) {
         std::string text;
         PyJsonWriter json(text, 2);
-        LeafWriter leaves(*impl, plan, json, deferFiles(*impl));
+        LeafWriter leaves(*impl, plan, text, json, deferFiles(*impl));
         json.beginObject();
         if (plan.inputs) {
             json.key("input_args");
@@ -1133,6 +1298,8 @@ Config configFor(const Options& options)
         config.steps = *options.step;
     if (options.freeBenchmark)
         config.freeBenchmark = *options.freeBenchmark;
+    if (options.asyncQueueBytes)
+        config.asyncQueueBytes = *options.asyncQueueBytes;
     if (config.task == Task::FreeBenchmark) {
         if (const auto problem = freeBenchmarkProblem(config.freeBenchmark, config.level, config.list.empty(),
                                                       config.scope.empty()))
@@ -1160,6 +1327,11 @@ std::unique_ptr<PrecisionDebugger::Impl> makeImpl(Options options)
     impl->refreshModuleNames();
     if (config.task == Task::FreeBenchmark)
         impl->freeBenchmark = std::make_unique<freebench::Engine>(config, rank, std::move(log));
+    // overflow_check stays in the training thread: whether an entry is written depends on its values,
+    // and reaching overflow_nums stops collection at once.
+    const std::uint64_t bound = config.asyncQueueBytes.value_or(defaultAsyncQueueBytes());
+    if ((config.task == Task::Statistics || config.task == Task::Tensor) && bound > 0)
+        impl->background = std::make_unique<BackgroundWriter>(bound);
     return impl;
 }
 
@@ -1167,6 +1339,20 @@ void throwIf(const std::optional<Diagnostic>& d)
 {
     if (d)
         throw CollectError(d->id, d->format());
+}
+
+/// Process end (exit() with a debugger still alive, e.g. one never deleted): what is queued is written
+/// and the files are completed, as the destructor would.
+void completeAtExit()
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    PrecisionDebugger::Impl* impl = gActive;
+    if (!impl || impl->pid != ::getpid())
+        return;
+    impl->pause();
+    impl->report(impl->backgroundFailure());
+    impl->report(impl->session.nextStep()); // completes the files, also level debug's without start()
 }
 
 } // namespace
@@ -1190,6 +1376,8 @@ PrecisionDebugger::PrecisionDebugger(Options options)
     m_impl = std::move(impl);
     gActive = m_impl.get();
     gInstance = this;
+    static std::once_flag atExit;
+    std::call_once(atExit, [] { std::atexit(completeAtExit); });
 }
 
 PrecisionDebugger::~PrecisionDebugger()
@@ -1197,6 +1385,7 @@ PrecisionDebugger::~PrecisionDebugger()
     at::DisableRecordFunctionGuard notUserOps;
     std::unique_lock lock(gMutex);
     m_impl->pause();
+    m_impl->report(m_impl->backgroundFailure()); // a destructor cannot throw: stderr, and dump.json left cut
     m_impl->freeBenchmark.reset();
     if (m_impl->callback) {
         at::removeCallback(*m_impl->callback);
@@ -1211,6 +1400,7 @@ void PrecisionDebugger::start(std::source_location where)
 {
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
+    throwIf(m_impl->backgroundFailure());
     throwIf(m_impl->session.start(toCallSite(where)));
     if (m_impl->freeBenchmark && m_impl->session.selected())
         m_impl->freeBenchmark->start(m_impl->session.rankDir(), m_impl->session.currentStep());
@@ -1228,7 +1418,9 @@ void PrecisionDebugger::stop()
         m_impl->freeBenchmark->stop();
         m_impl->report(m_impl->freeBenchmark->takeProblem());
     }
+    const std::optional<Diagnostic> failure = m_impl->backgroundFailure(); // before stop(): it leaves dump.json cut
     m_impl->report(m_impl->session.stop());
+    throwIf(failure);
     if (m_impl->problem) {
         const Diagnostic d = *m_impl->problem;
         m_impl->problem.reset();
@@ -1245,7 +1437,36 @@ void PrecisionDebugger::step()
     m_impl->moduleNamesRefreshed = false;
     if (m_impl->freeBenchmark)
         m_impl->freeBenchmark->nextStep();
-    throwIf(m_impl->session.nextStep());
+    const std::optional<Diagnostic> failure = m_impl->backgroundFailure();
+    const std::optional<Diagnostic> problem = m_impl->session.nextStep();
+    if (m_impl->background)
+        m_impl->background->clearFailure(); // a new folder: written again
+    throwIf(failure);
+    throwIf(problem);
+}
+
+void PrecisionDebugger::flush()
+{
+    at::DisableRecordFunctionGuard notUserOps;
+    const std::lock_guard lock(gMutex);
+    if (m_impl->background)
+        m_impl->background->drain();
+    throwIf(m_impl->backgroundFailure());
+}
+
+WriterStats PrecisionDebugger::writerStats() const
+{
+    WriterStats stats;
+    if (!m_impl->background)
+        return stats;
+    const BackgroundWriterCounts c = m_impl->background->counts();
+    stats.boundBytes = c.boundBytes;
+    stats.queuedBytes = c.queuedBytes;
+    stats.peakQueuedBytes = c.peakQueuedBytes;
+    stats.entriesWritten = c.jobsDone;
+    stats.entriesDropped = c.jobsDropped;
+    stats.waitSeconds = c.waitSeconds;
+    return stats;
 }
 
 void PrecisionDebugger::forwardBackwardDumpEnd()
@@ -1261,6 +1482,7 @@ void PrecisionDebugger::save(const c10::IValue& value, const std::string& name, 
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
     Impl& impl = *m_impl;
+    throwIf(impl.backgroundFailure());
     if (impl.session.config().level != Level::Debug)
         throw CollectError("collect.level", "save() writes debug.json and needs level \"debug\" (this debugger runs "
                                                 + std::string(toString(impl.session.config().level)) + ")");
@@ -1268,9 +1490,9 @@ void PrecisionDebugger::save(const c10::IValue& value, const std::string& name, 
     const EntryPlan plan = impl.session.planDebug(name, false);
     std::string text;
     PyJsonWriter json(text, 2);
-    LeafWriter leaves(impl, plan, json, false);
+    LeafWriter leaves(impl, plan, text, json, false);
     leaves.value(value, "");
-    throwIf(impl.session.write(plan, text, false, true));
+    throwIf(submit(impl, plan, text, leaves, true));
     if (!saveBackward || !value.isTensor() || !value.toTensor().requires_grad())
         return;
     // The gradient entry takes its number now, so that it matches this call's number.
@@ -1284,9 +1506,9 @@ void PrecisionDebugger::save(const c10::IValue& value, const std::string& name, 
             return;
         std::string gradText;
         PyJsonWriter gradJson(gradText, 2);
-        LeafWriter gradLeaves(*live, *gradPlan, gradJson, false);
+        LeafWriter gradLeaves(*live, *gradPlan, gradText, gradJson, false);
         gradLeaves.tensor(grad, "");
-        live->report(live->session.write(*gradPlan, gradText, false, true));
+        live->report(submit(*live, *gradPlan, gradText, gradLeaves, true));
     });
 }
 

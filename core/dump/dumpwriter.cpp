@@ -402,6 +402,22 @@ std::optional<Diagnostic> DumpWriter::finish()
     return constructProblem ? constructProblem : stackProblem;
 }
 
+std::optional<Diagnostic> DumpWriter::abandon()
+{
+    if (m_finished)
+        return std::nullopt;
+    m_finished = true;
+    // A failed entry write may have put part of its text behind the last complete entry.
+    std::optional<Diagnostic> problem;
+    if (::ftruncate(m_dumpFd, static_cast<off_t>(m_dumpEnd)) != 0)
+        problem = ioError(m_dumpPath, "cannot cut back", errno);
+    auto constructProblem = finishObjectFile(m_construct);
+    auto stackProblem = finishObjectFile(m_stack);
+    if (problem)
+        return problem;
+    return constructProblem ? constructProblem : stackProblem;
+}
+
 std::optional<Diagnostic> DumpWriter::resume()
 {
     if (!m_finished)

@@ -115,6 +115,11 @@ public:
     std::optional<Diagnostic> finish();
     /// Continues a finish()ed folder: later entries are appended to the same files.
     std::optional<Diagnostic> resume();
+    /// Ends a folder whose later entries were lost (a write failed): dump.json is cut back to its last
+    /// complete entry and left without its closing text, so that every reader reports it as truncated
+    /// there instead of taking it for complete; construct.json and stack.json are completed as by
+    /// finish(). isFinished() afterwards.
+    std::optional<Diagnostic> abandon();
 
     bool isFinished() const { return m_finished; }
     std::uint64_t entryCount() const { return m_entries; }

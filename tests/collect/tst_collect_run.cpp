@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include <fcntl.h>
@@ -260,6 +261,49 @@ TEST_P(CrashSafety, KilledRunLeavesReadableFolders)
 
 INSTANTIATE_TEST_SUITE_P(Moments, CrashSafety, ::testing::ValuesIn(kMoments),
                          [](const ::testing::TestParamInfo<KillMoment>& moment) { return std::string(moment.param.name); });
+
+TEST(CrashSafety, KilledWhileTheBackgroundWriterWritesOnASlowDisk)
+{
+    // A 2 MB/s disk (the PROBESCOPE_TEST_DISK_MBPS seam): the writer is behind the model, with entries
+    // queued and a .pt file half written, when the process is killed.
+    TempDir temp;
+    const fs::path root = temp.path() / "d";
+    const pid_t pid = spawn({ kExample, "--dump-path", root.string(), "--steps", "1000", "--level", "mix", "--task",
+                              "tensor", "--batch", "8", "--image", "16", "--async-queue-bytes", "4000000" },
+                            { "PROBESCOPE_TEST_DISK_MBPS=2" });
+    ASSERT_GT(pid, 0);
+    const fs::path rank = root / "step0" / "rank";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (sizeOf(rank / "dump.json") < 30000 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(waitExit(pid), 128 + SIGKILL);
+    expectReadable(root, true, "killed with the background writer behind");
+
+    // Files were on disk (complete or cut) that no entry names yet: the kill came in the middle of an
+    // entry's files, and the entries published all name complete ones (expectReadable loaded them).
+    auto file = dump::readDumpJson(rank / "dump.json");
+    ASSERT_TRUE(file) << file.error().format();
+    std::set<std::string> named;
+    std::function<void(dump::JsonValue)> walk = [&](dump::JsonValue v) {
+        if (v.isObject()) {
+            if (const auto name = v.find("data_name"); name && name->isString())
+                named.insert(std::string(name->asString()));
+            for (std::uint32_t k = 0; k < v.size(); ++k)
+                walk(v.at(k));
+        } else if (v.isArray()) {
+            for (std::uint32_t k = 0; k < v.size(); ++k)
+                walk(v.at(k));
+        }
+    };
+    for (const auto& e : (*file)->entries)
+        walk(e.value);
+    EXPECT_GT(named.size(), 10u);
+    std::size_t unpublished = 0;
+    for (const auto& e : fs::directory_iterator(rank / "dump_tensor_data"))
+        unpublished += named.count(e.path().filename().string()) == 0 ? 1 : 0;
+    EXPECT_GE(unpublished, 1u);
+}
 
 TEST(PythonOracle, TorchLoadReadsTheTensorFiles)
 {

@@ -103,3 +103,20 @@ TEST(Config, MissingFileIsAnError)
         EXPECT_NE(std::string(e.what()).find("/nonexistent/config.json"), std::string::npos);
     }
 }
+
+TEST(Config, AsyncQueueBytes)
+{
+    EXPECT_FALSE(parseConfigText(R"({"dump_path": "d"})").asyncQueueBytes); // unset: the default applies
+    EXPECT_EQ(parseConfigText(R"({"dump_path": "d", "async_queue_bytes": 268435456})").asyncQueueBytes,
+              std::optional<std::uint64_t>(268435456));
+    EXPECT_EQ(parseConfigText(R"({"dump_path": "d", "async_queue_bytes": 0})").asyncQueueBytes,
+              std::optional<std::uint64_t>(0));
+    EXPECT_NE(errorOf("{\"dump_path\": \"d\",\n \"async_queue_bytes\": -1}")
+                  .find("config.json:2:23: error [collect.config]: \"async_queue_bytes\" must be an integer >= 0"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"async_queue_bytes": "1G"})").find("\"async_queue_bytes\" must be an integer >= 0"),
+              std::string::npos);
+    // 1 GiB, or 1/8 of the memory on a small machine; never nothing.
+    EXPECT_LE(defaultAsyncQueueBytes(), std::uint64_t(1) << 30);
+    EXPECT_GE(defaultAsyncQueueBytes(), std::uint64_t(64) << 20);
+}

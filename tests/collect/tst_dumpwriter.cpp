@@ -376,3 +376,32 @@ TEST(DumpWriter, FinishAndResumeAtAPageBoundary)
     ASSERT_FALSE((*w)->finish());
     EXPECT_EQ(readAll(construct), expected());
 }
+
+TEST(DumpWriter, AbandonLeavesDumpJsonCutAfterItsLastCompleteEntry)
+{
+    TempDir dir;
+    std::uintmax_t afterRelu = 0;
+    {
+        auto w = DumpWriter::create(dir.path(), statisticsHeader());
+        ASSERT_TRUE(w);
+        ASSERT_FALSE((*w)->addEntry("Aten.relu.0.forward", reluEntry()));
+        ASSERT_FALSE((*w)->addConstruct("a", ""));
+        ASSERT_FALSE((*w)->addStack("a", { "File x.cpp, line 1, in f, \n a" }));
+        afterRelu = fs::file_size(dir.path() / "dump.json");
+        // A failed entry write leaves part of its text behind the last complete entry.
+        std::ofstream(dir.path() / "dump.json", std::ios::binary | std::ios::app) << ",\n  \"Aten.sum.0.forward\": {\n   \"inp";
+        ASSERT_FALSE((*w)->abandon());
+        EXPECT_TRUE((*w)->isFinished());
+    } // the destructor does not close it after all
+    EXPECT_EQ(fs::file_size(dir.path() / "dump.json"), afterRelu);
+    for (const char* file : { "construct.json", "stack.json" })
+        EXPECT_TRUE(JsonDocument::parse(readAll(dir.path() / file), file).document) << file;
+
+    // Every reader reports it as cut, with the complete entry read.
+    auto dump = readDumpJson(dir.path() / "dump.json");
+    ASSERT_TRUE(dump) << dump.error().format();
+    ASSERT_EQ((*dump)->entries.size(), 1u);
+    EXPECT_EQ((*dump)->entries.front().key, "Aten.relu.0.forward");
+    ASSERT_FALSE((*dump)->diagnostics.empty());
+    EXPECT_EQ((*dump)->diagnostics.front().id, "dump.truncated");
+}

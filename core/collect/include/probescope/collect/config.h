@@ -73,7 +73,14 @@ struct Config
     std::int64_t overflowNums = 1; ///< overflow_check: stop collecting after this many overflows; -1 = never
     /// free_benchmark: its section. There, `scope` lists full API names (exact matches), not a range.
     FreeBenchmarkConfig freeBenchmark;
+    /// "async_queue_bytes" (ProbeScope's own key): bound of the background writer's queue, in bytes of
+    /// tensor snapshots; 0 = write in the training thread. Unset: defaultAsyncQueueBytes().
+    std::optional<std::uint64_t> asyncQueueBytes;
 };
+
+/// The background writer's default bound: 1 GiB, but at most 1/8 of the machine's physical memory
+/// (docs/collect.md, "Writing while the model computes", says why).
+std::uint64_t defaultAsyncQueueBytes();
 
 /// A configuration or usage error. `id()` is stable (e.g. "collect.config"); what() names the file,
 /// position and key, as in "config.json:4:13: error [collect.config]: unknown key \"levle\" ...".

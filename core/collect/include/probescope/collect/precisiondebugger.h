@@ -45,6 +45,21 @@ struct Options
     std::optional<FreeBenchmarkConfig> freeBenchmark;
     /// Where free_benchmark's log lines go ("[msprobe] Free benchmark: ..."); default: stderr.
     std::function<void(const std::string&)> log;
+    /// Bound of the background writer's queue in bytes of tensor snapshots; 0 = statistics and files are
+    /// computed and written in the training thread. Default: config.json's "async_queue_bytes", else
+    /// defaultAsyncQueueBytes() (1 GiB, at most 1/8 of physical memory).
+    std::optional<std::uint64_t> asyncQueueBytes;
+};
+
+/// What the background writer did so far (PrecisionDebugger::writerStats()); all 0 without one.
+struct WriterStats
+{
+    std::uint64_t boundBytes = 0;      ///< the queue's bound; 0 = no background writer (task, or set so)
+    std::uint64_t queuedBytes = 0;     ///< snapshots queued or being written now
+    std::uint64_t peakQueuedBytes = 0; ///< the most held at once (at most the bound, or one larger entry)
+    std::uint64_t entriesWritten = 0;
+    std::uint64_t entriesDropped = 0;  ///< not written: a write of the same step failed first
+    double waitSeconds = 0;            ///< time the training threads waited for room in the queue
 };
 
 /**
@@ -74,6 +89,11 @@ public:
     void step();
     /// Forward calls after this point are not recorded; backward of the ones before still is, until stop().
     void forwardBackwardDumpEnd();
+    /// Waits until the background writer has written everything queued; throws its error, if any
+    /// (stop(), step() and the destructor flush too). The files stay open until stop().
+    void flush();
+    /// The background writer's figures (bound, queued and peak bytes, waits, entries written and dropped).
+    WriterStats writerStats() const;
     /// Level debug: writes `value` (a tensor or a structure of them) to debug.json as "{name}.{n}.debug";
     /// with saveBackward, a tensor's gradient follows as "{name}_grad.{n}.debug".
     void save(const c10::IValue& value, const std::string& name, bool saveBackward = true);
