@@ -10,6 +10,7 @@
 #include "core/runut/precisioncompare.h"
 #include "core/runut/runner.h"
 #include "core/tree/constructtree.h"
+#include "core/util/pages.h"
 #include "options.h"
 #include "report.h"
 #include "ptdbgcli.h"
@@ -883,6 +884,7 @@ int runApiPrecisionCompare(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    probescope::keepFreedMemory(); // a batch process: freed memory is reused, not faulted in again (util/pages.h)
     if (auto graphStatus = cli::runGraphCommand(argc, argv)) // graph, info FILE.vis.db (docs/graph.md)
         return *graphStatus;
     for (int i = 1; i < argc; ++i) {

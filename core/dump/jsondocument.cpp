@@ -101,7 +101,7 @@ std::uint32_t JsonDocument::internKey(std::string_view key)
     constexpr std::size_t kChunkBytes = 64 * 1024;
     if (m_keyChunks.empty() || key.size() > m_keyChunkFree) {
         const std::size_t bytes = std::max(kChunkBytes, key.size());
-        m_keyChunks.push_back(std::make_unique<char[]>(bytes));
+        m_keyChunks.push_back(std::make_unique_for_overwrite<char[]>(bytes)); // written before read: no zeroing
         m_keyChunkNext = m_keyChunks.back().get();
         m_keyChunkFree = bytes;
     }

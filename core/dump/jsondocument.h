@@ -163,7 +163,7 @@ private:
     std::string m_strings;
     // Interned keys: id -> text. The text lives in fixed chunks, so views stay valid while keys are added.
     // A dump's entry names are a million distinct keys: a node-based map cost ~130 bytes for each; this
-    // costs the text, a 16-byte view and two 4-byte table slots.
+    // costs the text, a 16-byte view and two 8-byte table slots (id and hash).
     std::vector<std::string_view> m_keys;
     std::vector<std::unique_ptr<char[]>> m_keyChunks;
     char* m_keyChunkNext = nullptr;

@@ -6,6 +6,7 @@
 #include "core/util/textposition.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <cctype>
 #include <mutex>
@@ -145,12 +146,34 @@ Result<ConstructMap> readConstructJson(const fs::path& path)
 // ---------------------------------------------------------------------------------------------
 // stack.json index
 
+namespace {
+/// Sources are told apart by a serial number, never by address: a freed Source's address can come back.
+std::atomic<std::uint64_t> g_stackSourceSerial { 0 };
+
+/**
+ * A thread's window on the last stack.json it read. A compare asks for the stacks of its ops in file order, one
+ * short range (~500 bytes) each: a pread each was half a million system calls at a million entries. The window
+ * reads ahead once a thread goes forward through the file, and serves the next ranges from memory. Reads stay
+ * preads of the open file (not a mapping): a file cut short on disk is a failed read, never a SIGBUS.
+ */
+struct StackWindow
+{
+    std::uint64_t source = 0; // serial of the Source read (0: none)
+    std::uint64_t begin = 0;  // file offset of text[0]
+    std::uint64_t lastEnd = 0; // end of the last range asked for
+    std::string text;
+};
+thread_local StackWindow t_stackWindow;
+constexpr std::size_t kStackWindowBytes = std::size_t { 256 } << 10;
+} // namespace
+
 struct StackIndex::Source
 {
     std::string path;
     int fd = -1; // -1: every group was filled when the index was built (legacy .pkl stacks)
     std::mutex mutex;
     std::unordered_map<std::uint32_t, std::vector<std::string>> frames; // by group; nodes never move
+    const std::uint64_t serial = ++g_stackSourceSerial;
 
     Source() = default;
     Source(const Source&) = delete;
@@ -161,18 +184,57 @@ struct StackIndex::Source
             ::close(fd);
     }
 
-    bool readText(const Group& group, std::string& text) const
+    /// Reads [begin, begin + size) of the file into `to`; false if the file ends first or a read fails.
+    bool readAt(char* to, std::size_t size, std::uint64_t begin) const
     {
-        text.resize(group.end - group.begin);
         std::size_t done = 0;
-        while (done < text.size()) {
-            const ssize_t got
-                = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(group.begin + done));
+        while (done < size) {
+            const ssize_t got = ::pread(fd, to + done, size - done, static_cast<off_t>(begin + done));
             if (got <= 0)
                 return false;
             done += static_cast<std::size_t>(got);
         }
         return true;
+    }
+
+    bool readText(const Group& group, std::string& text) const
+    {
+        const std::size_t size = group.end - group.begin;
+        StackWindow& w = t_stackWindow;
+        if (w.source == serial && group.begin >= w.begin && group.end <= w.begin + w.text.size()) {
+            text.assign(w.text, group.begin - w.begin, size);
+            w.lastEnd = group.end;
+            return true;
+        }
+        // Going forward from the last range (the next op of a compare, or a few ops later): read ahead a window.
+        // Anything else (a viewer asking for one node) reads just the range.
+        const bool forward = w.source == serial && group.begin >= w.lastEnd
+            && group.begin - w.lastEnd <= kStackWindowBytes;
+        w.source = serial;
+        w.lastEnd = group.end;
+        if (forward && size < kStackWindowBytes) {
+            w.text.resize(kStackWindowBytes);
+            std::size_t got = 0;
+            while (got < w.text.size()) {
+                const ssize_t n = ::pread(fd, w.text.data() + got, w.text.size() - got,
+                                          static_cast<off_t>(group.begin + got));
+                if (n <= 0)
+                    break; // the end of the file
+                got += static_cast<std::size_t>(n);
+            }
+            w.text.resize(got);
+            w.begin = group.begin;
+            if (got >= size) {
+                text.assign(w.text, 0, size);
+                return true;
+            }
+            w.source = 0;
+            return false;
+        }
+        w.text.clear();
+        w.begin = group.begin;
+        text.resize(size);
+        return readAt(text.data(), size, group.begin);
     }
 
     std::vector<std::string> read(const Group& group) const

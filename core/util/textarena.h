@@ -24,12 +24,12 @@ public:
             return {};
         if (text.size() > m_left) {
             if (text.size() > kBlock / 4) { // a long text gets its own block; the current one stays open
-                m_blocks.push_back(std::make_unique<char[]>(text.size()));
+                m_blocks.push_back(std::make_unique_for_overwrite<char[]>(text.size()));
                 std::memcpy(m_blocks.back().get(), text.data(), text.size());
                 m_bytes += text.size();
                 return { m_blocks.back().get(), text.size() };
             }
-            m_blocks.push_back(std::make_unique<char[]>(kBlock));
+            m_blocks.push_back(std::make_unique_for_overwrite<char[]>(kBlock));
             m_next = m_blocks.back().get();
             m_left = kBlock;
             m_bytes += kBlock;
@@ -72,11 +72,11 @@ private:
     {
         if (size > m_left) {
             if (size > kBlock / 4) {
-                m_blocks.push_back(std::make_unique<char[]>(size));
+                m_blocks.push_back(std::make_unique_for_overwrite<char[]>(size));
                 m_bytes += size;
                 return m_blocks.back().get();
             }
-            m_blocks.push_back(std::make_unique<char[]>(kBlock));
+            m_blocks.push_back(std::make_unique_for_overwrite<char[]>(kBlock));
             m_next = m_blocks.back().get();
             m_left = kBlock;
             m_bytes += kBlock;

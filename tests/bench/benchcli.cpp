@@ -9,6 +9,7 @@
 #include "benchargs.h"
 #include "benchpair.h"
 #include "childrun.h"
+#include "machineinfo.h"
 
 #include <algorithm>
 #include <chrono>
@@ -105,6 +106,8 @@ int runSize(const Options& o, std::uint64_t nodes)
     for (const fs::path& f : inputs)
         inputBytes += fileBytes(f);
     const double readLimit = readSeconds(inputs);
+    // What this machine gives, measured just before the runs (docs/compare-performance.md compares machines by it).
+    probescope::bench::printMachine(probescope::bench::measureMachine());
 
     const fs::path out = o.work / ("cli-out-" + std::to_string(nodes));
     const fs::path log = o.work / ("cli-out-" + std::to_string(nodes) + ".txt");
@@ -119,6 +122,8 @@ int runSize(const Options& o, std::uint64_t nodes)
             { o.cli, "compare", "--npu", npu.string(), "--bench", bench.string(), "-o", out.string() }, log);
         std::printf("  run %d: wall %.2f s, CPU %.2f s, peak RSS %.0f MB, exit %d\n", r + 1, run.wall, run.cpu,
                     run.rssMiB * 1.048576, run.exitCode());
+        std::printf("  run %d: user %.2f s, system %.2f s, %.0f minor page faults (%.2f GB of fresh pages)\n", r + 1,
+                    run.user, run.system, run.minorFaults, run.minorFaults * 4096 / 1e9);
         if (!run.ok()) {
             std::fprintf(stderr, "bench-cli: probescope-cli failed (status %d), see %s\n", run.status, log.c_str());
             return 1;
@@ -147,6 +152,8 @@ int runSize(const Options& o, std::uint64_t nodes)
     const double peakMB = best.rssMiB * 1.048576;
     std::printf("  compare %.2f s (best of %d), CPU %.2f s, peak RSS %.0f MB (%.2f x the inputs)\n", best.wall,
                 o.repeat, best.cpu, peakMB, peakMB * 1e6 / double(std::max<std::uint64_t>(inputBytes, 1)));
+    std::printf("  best run: user %.2f s, system %.2f s, %.0f minor page faults\n", best.user, best.system,
+                best.minorFaults);
     std::printf("  inputs %.0f MB: %.0f MB/s through the whole command; page-cache read limit %.2f s (%.1f GB/s)\n",
                 double(inputBytes) / 1e6, double(inputBytes) / 1e6 / best.wall, readLimit,
                 double(inputBytes) / 1e9 / readLimit);

@@ -21,6 +21,7 @@
 #include "ui/models/treerowsmodel.h"
 #include "ui/views/comparetreeview.h"
 #include "benchpair.h"
+#include "machineinfo.h"
 #include "procstatus.h"
 #include "core/session/paircache.h"
 #include "core/session/session.h"
@@ -29,6 +30,8 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QHeaderView>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -176,6 +179,10 @@ int runSize(const Options& o, std::uint64_t nodes)
     ui::repaintOnAppearanceChange(&model, &view);
     auto paint = [&] { view.viewport()->repaint(); };
 
+    // What this machine gives, measured before the open (docs/compare-performance.md compares machines by it).
+    bench::printMachine(bench::measureMachine());
+    rusage usage0 {};
+    ::getrusage(RUSAGE_SELF, &usage0);
     const double cpu0 = cpuSeconds();
     QElapsedTimer clock;
     clock.start();
@@ -229,6 +236,8 @@ int runSize(const Options& o, std::uint64_t nodes)
         std::fprintf(stderr, "bench-gui: the analysis failed: %s\n", failure.toStdString().c_str());
         return 1;
     }
+    rusage usage1 {};
+    ::getrusage(RUSAGE_SELF, &usage1);
     const std::uint64_t rss = bench::procStatusBytes("VmRSS");
     const std::uint64_t peak = bench::procStatusBytes("VmHWM");
 
@@ -330,6 +339,10 @@ int runSize(const Options& o, std::uint64_t nodes)
     std::printf("  CPU time (all threads): %.2f s to the skeleton painted, %.2f s to the coloured tree, %.2f s to "
                 "the end\n",
                 f.cpuSkeleton, f.cpuColoured, f.cpuFinished);
+    auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    std::printf("  open to the end: user %.2f s, system %.2f s, %ld minor page faults\n",
+                seconds(usage1.ru_utime) - seconds(usage0.ru_utime), seconds(usage1.ru_stime) - seconds(usage0.ru_stime),
+                usage1.ru_minflt - usage0.ru_minflt);
     if (o.reopen && !analysis->reopened) {
         std::fprintf(stderr, "bench-gui: --reopen, but the open did not come from the cache\n");
         rc = 3;

@@ -21,6 +21,9 @@ struct ChildRun
     double wall = 0;   ///< seconds
     double cpu = 0;    ///< user + system seconds of the child
     double rssMiB = 0; ///< the child's peak resident set (ru_maxrss)
+    double user = 0;   ///< user seconds of the child
+    double system = 0; ///< system seconds of the child (page faults, reads and writes)
+    double minorFaults = 0; ///< the child's minor page faults (ru_minflt): about one per fresh 4 KiB page
     int status = 0;    ///< as waitpid reports it
     bool ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
     int exitCode() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
@@ -50,6 +53,9 @@ inline ChildRun runChild(const std::vector<std::string>& argv, const std::filesy
     run.cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
         + static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
     run.rssMiB = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    run.user = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
+    run.system = static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
+    run.minorFaults = static_cast<double>(usage.ru_minflt);
     return run;
 }
 

@@ -165,3 +165,49 @@ TEST(StackIndex, CopiesShareTheFileAndAreSafeAcrossThreads)
     other.join();
     EXPECT_EQ(copy.frames("Functional.op.7.forward"), stack->frames("Functional.op.7.forward"));
 }
+
+// A compare reads the ops' stacks in file order (readJson): the reads come from a read-ahead window of the open file.
+// Every text must be its own range whatever the order, across two files read by turns, and a file cut short on disk
+// after the index was made fails the read (false), never gives another op's text.
+TEST(StackIndex, ReadJsonInFileOrderBackwardsAndFromTwoFiles)
+{
+    auto makeText = [](int count, const std::string& tag) {
+        std::string text = "{";
+        for (int i = 0; i < count; ++i)
+            text += std::string(i ? ",\n" : "") + "\"Functional.op." + std::to_string(i) + ".forward\": [\"File "
+                + tag + ".py, line " + std::to_string(i) + ", in f, \\n " + std::string(std::size_t(i % 97), 'x') + "\"]";
+        return text + "}";
+    };
+    auto expected = [](int i, const std::string& tag) {
+        return "[\"File " + tag + ".py, line " + std::to_string(i) + ", in f, \\n " + std::string(std::size_t(i % 97), 'x')
+            + "\"]";
+    };
+    TempDir dir; // one per test: the two files go to two folders in it
+    const int count = 6000; // about 600 KB: more than one window
+    auto first = readStackJson(dir.write("a/stack.json", makeText(count, "a")));
+    auto second = readStackJson(dir.write("b/stack.json", makeText(count, "b")));
+    ASSERT_TRUE(first.ok() && second.ok());
+    std::string json;
+    for (int i = 0; i < count; i += (i % 5 == 0 ? 3 : 1)) { // forward, with gaps, the two files by turns
+        ASSERT_TRUE(first->framesOf.readJson("Functional.op." + std::to_string(i) + ".forward", json)) << i;
+        EXPECT_EQ(json, expected(i, "a")) << i;
+        ASSERT_TRUE(second->framesOf.readJson("Functional.op." + std::to_string(i) + ".forward", json)) << i;
+        EXPECT_EQ(json, expected(i, "b")) << i;
+    }
+    for (int i = count - 1; i >= 0; i -= 7) { // backwards
+        ASSERT_TRUE(first->framesOf.readJson("Functional.op." + std::to_string(i) + ".forward", json)) << i;
+        EXPECT_EQ(json, expected(i, "a")) << i;
+    }
+    EXPECT_FALSE(first->framesOf.readJson("Functional.op.absent.forward", json));
+
+    // The file cut short on disk: the ops past the cut cannot be read any more.
+    std::filesystem::resize_file(dir.path() / "a" / "stack.json", 1000);
+    bool failed = false;
+    for (int i = 0; i < count; i += 50) {
+        if (!first->framesOf.readJson("Functional.op." + std::to_string(i) + ".forward", json))
+            failed = true;
+        else
+            EXPECT_EQ(json, expected(i, "a")) << i << ": read from a window made before the cut, or before the cut";
+    }
+    EXPECT_TRUE(failed);
+}
