@@ -884,7 +884,6 @@ int runApiPrecisionCompare(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
-    probescope::keepFreedMemory(); // a batch process: freed memory is reused, not faulted in again (util/pages.h)
     if (auto graphStatus = cli::runGraphCommand(argc, argv)) // graph, info FILE.vis.db (docs/graph.md)
         return *graphStatus;
     for (int i = 1; i < argc; ++i) {
