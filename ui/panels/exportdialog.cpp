@@ -41,6 +41,8 @@ ExportRequest exportRequestFor(const session::PairAnalysis& analysis, const Sett
     r.options.xlsx = settings.exportXlsx;
     r.options.fuzzy = settings.fuzzy;
     r.options.threads = settings.threads;
+    // The manual matches the shown verdicts were computed with: the files say what the window shows.
+    r.options.manualMatches = analysis.manualMatches;
     if (analysis.skeleton) {
         const session::RankPair& pair = analysis.skeleton->pair;
         r.input.npuPath = pair.npu.dumpFile;
