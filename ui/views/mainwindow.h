@@ -55,6 +55,7 @@ class CompareTreeView;
 class NodeSearch;
 class RunUtBackend;
 class RunUtDialog;
+class GraphView;
 
 /**
  * @brief The ProbeScope main window: open an NPU and a bench dump, browse the construct tree coloured
@@ -129,6 +130,21 @@ public:
     void applyRunUtVerdicts(const QString& dumpJson, const QList<RunUtVerdict>& verdicts);
     /// No modal dialogs (scripted runs and tests): problems go to the status line and analysisFinished only.
     void setQuiet(bool quiet) { m_quiet = quiet; }
+
+    // The graph view and manual matching (issue 27; mainwindowgraph.cpp).
+    GraphView* graphView() const { return m_graph; }
+    /// View → Graph view: the NPU and bench graphs beside the tree.
+    void setGraphViewShown(bool shown);
+    /// The manual matches of the shown pair (NPU node -> bench node, the order they were made in).
+    std::vector<graph::NodeMatch> manualMatches() const;
+    /// Replaces the shown pair's manual matches and compares it again with them (analysisFinished follows).
+    void setManualMatches(std::vector<graph::NodeMatch> matches);
+    /// Matches -> Save: writes {folder}/compare_{step}_{rank}.vis.config (never replacing a file); the path or
+    /// an empty string with the reason in the status line.
+    QString saveManualMatches(const QString& folder);
+    /// Matches -> Load: reads a .vis.config, resolves it against the shown pair's dumps, compares again; false
+    /// (the reason in the status line) when it cannot be read.
+    bool loadManualMatches(const QString& file);
 
 public slots:
     void showPair(int pairIndex);
@@ -211,6 +227,15 @@ private:
     void updateFreeBenchmarkBadges();
     void onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank);
     void updateRunUtBadges();
+    // The graph view and manual matching (mainwindowgraph.cpp).
+    void buildGraphView();
+    void updateGraphView();
+    void onGraphPairShown(int pairIndex);
+    void onGraphNodePicked(std::uint32_t node);
+    void syncGraphToTree(tree::NodeId node);
+    void matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withChildren);
+    void unmatchInGraph(std::uint32_t npu, bool withChildren);
+    void retranslateGraph();
 
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;
@@ -305,6 +330,18 @@ private:
     QAction* m_about = nullptr;
     QAction* m_focusTree = nullptr;
     QList<QAction*> m_tabActions;
+
+    // The graph view and manual matching (mainwindowgraph.cpp).
+    GraphView* m_graph = nullptr;
+    QMenu* m_matchMenu = nullptr;
+    QAction* m_showGraph = nullptr;
+    QAction* m_saveMatches = nullptr;
+    QAction* m_loadMatches = nullptr;
+    std::map<int, std::vector<graph::NodeMatch>> m_manualMatches; ///< per pair of the plan
+    int m_graphPair = -1;         ///< the pair the graph view shows
+    bool m_rematching = false;    ///< a compare again with changed manual matches is running
+    bool m_graphSyncing = false;  ///< the tree follows the graph (or back): no echo
+    std::shared_ptr<const session::PairAnalysis> m_graphAnalysis; ///< what the graph view's sides were made of
 };
 
 } // namespace probescope::ui
