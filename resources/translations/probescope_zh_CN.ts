@@ -3450,6 +3450,14 @@
         <source>The graph appears when the compare has finished</source>
         <translation>比对完成后显示图</translation>
     </message>
+    <message>
+        <source>matched by hand with %1</source>
+        <translation>已手动与 %1 匹配</translation>
+    </message>
+    <message>
+        <source>matched with %1</source>
+        <translation>与 %1 匹配</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::GraphView</name>

@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QContextMenuEvent>
 #include <QEvent>
+#include <QHelpEvent>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include <QPainterPath>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -30,7 +32,7 @@ using session::Status;
 namespace {
 
 constexpr int kMargin = 6;
-constexpr int kRightInset = 4; ///< a nested box ends this much left of its parent's right edge, per level
+constexpr int kRightInset = 2; ///< a nested box ends this much left of its parent's right edge, per level
 constexpr int kMaxDepthIndent = 40; ///< deeper levels keep the 40th level's indent (the text stays readable)
 
 int indentLevel(std::uint32_t depth) { return static_cast<int>(std::min<std::uint32_t>(depth, kMaxDepthIndent)); }
@@ -293,6 +295,7 @@ void GraphPane::paintEvent(QPaintEvent*)
     const QFontMetrics fm = fontMetrics();
     QFont bold = font();
     bold.setBold(true);
+    const QFontMetrics boldMetrics(bold);
     for (std::size_t r = first; r < last; ++r) {
         const std::uint32_t n = m_rows[r];
         const GraphNode& node = m_data->nodes[n];
@@ -321,7 +324,9 @@ void GraphPane::paintEvent(QPaintEvent*)
             p.drawPolygon(tri);
         }
         x += 12;
-        const QPixmap icon = statuspalette::pixmapOf(s, 12);
+        QPixmap& icon = m_icons[static_cast<std::size_t>(s)];
+        if (icon.isNull())
+            icon = statuspalette::pixmapOf(s, 12);
         p.drawPixmap(x, box.center().y() - 6, icon);
         x += 16;
         QString badge;
@@ -332,9 +337,14 @@ void GraphPane::paintEvent(QPaintEvent*)
         const int badgeWidth = badge.isEmpty() ? 0 : fm.horizontalAdvance(badge) + 8;
         p.setPen(statuspalette::text(s, m_dark));
         p.setFont(node.module ? bold : font());
-        const QString name = QString::fromUtf8(node.name.data(), static_cast<qsizetype>(node.name.size()));
+        // A module without its "Module." prefix (every module has it; the width is for the path and class).
+        std::string_view shownName = node.name;
+        if (node.module && shownName.starts_with("Module."))
+            shownName.remove_prefix(7);
+        const QString name = QString::fromUtf8(shownName.data(), static_cast<qsizetype>(shownName.size()));
         const QRect textRect(x, box.top(), box.right() - x - badgeWidth - 4, box.height());
-        p.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft, QFontMetrics(p.font()).elidedText(name, Qt::ElideMiddle, textRect.width()));
+        p.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
+                   (node.module ? boldMetrics : fm).elidedText(name, Qt::ElideMiddle, textRect.width()));
         p.setFont(font());
         if (!badge.isEmpty())
             p.drawText(QRect(box.right() - badgeWidth, box.top(), badgeWidth - 4, box.height()), Qt::AlignVCenter | Qt::AlignRight,
@@ -369,6 +379,30 @@ void GraphPane::changeEvent(QEvent* event)
         updateScrollRange();
     }
     QAbstractScrollArea::changeEvent(event);
+}
+
+bool GraphPane::viewportEvent(QEvent* event)
+{
+    if (event->type() == QEvent::ToolTip && m_data) {
+        // The whole name (boxes elide it), the verdict and the partner.
+        auto* help = static_cast<QHelpEvent*>(event);
+        const auto node = nodeAt(help->pos());
+        if (!node) {
+            QToolTip::hideText();
+            return true;
+        }
+        const GraphNode& n = m_data->nodes[*node];
+        QString text = QString::fromUtf8(n.name.data(), static_cast<qsizetype>(n.name.size())) + QStringLiteral("\n")
+            + statuspalette::label(n.own);
+        if (n.partner >= 0) {
+            const GraphNode& p = m_sides->side(otherSide(m_side)).nodes[static_cast<std::uint32_t>(n.partner)];
+            text += QStringLiteral(" · ") + (n.manual ? tr("matched by hand with %1") : tr("matched with %1"))
+                                                 .arg(QString::fromUtf8(p.name.data(), static_cast<qsizetype>(p.name.size())));
+        }
+        QToolTip::showText(help->globalPos(), text, viewport());
+        return true;
+    }
+    return QAbstractScrollArea::viewportEvent(event);
 }
 
 void GraphPane::mousePressEvent(QMouseEvent* event)

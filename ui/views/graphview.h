@@ -8,8 +8,10 @@
 
 #include <QAbstractScrollArea>
 #include <QImage>
+#include <QPixmap>
 #include <QWidget>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -80,6 +82,7 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
     void changeEvent(QEvent* event) override;
+    bool viewportEvent(QEvent* event) override;
 
 private:
     void updateScrollRange();
@@ -100,8 +103,9 @@ private:
     std::optional<std::uint32_t> m_echo;
     std::function<bool(std::uint32_t)> m_shown;
     std::vector<std::uint8_t> m_hits;
+    std::array<QPixmap, 6> m_icons; ///< statuspalette::pixmapOf per status, made once (a paint needs dozens)
     int m_rowHeight = 24;
-    int m_indent = 14;
+    int m_indent = 10;
     bool m_dark = false;
 };
 

@@ -124,17 +124,7 @@ void MainWindow::setGraphViewShown(bool shown)
 {
     if (m_showGraph->isChecked() != shown)
         m_showGraph->setChecked(shown); // comes back here through toggled
-    const bool was = m_graph->isVisible();
     m_graph->setVisible(shown);
-    if (auto* splitter = findChild<QSplitter*>("mainSplitter"); splitter && shown && !was) {
-        // The graph takes the larger share: two sides of boxes need the width more than the tree and the tabs.
-        const QList<int> sizes = splitter->sizes();
-        int total = 0;
-        for (const int w : sizes)
-            total += w;
-        if (sizes.size() == 3 && total > 0)
-            splitter->setSizes({ total * 3 / 10, total * 45 / 100, total - total * 3 / 10 - total * 45 / 100 });
-    }
     if (shown)
         updateGraphView();
 }
@@ -155,6 +145,14 @@ void MainWindow::updateGraphView()
 {
     if (!m_graph || !m_graph->isVisible())
         return;
+    auto* splitter = findChild<QSplitter*>("mainSplitter");
+    if (splitter && !m_graph->property("widthGiven").toBool() && splitter->width() > 0) {
+        // Once, when first shown in a laid-out window: the graph takes the larger share (two sides of boxes need
+        // the width more than the tree and the tabs); the user's splitter moves are kept after that.
+        const int total = splitter->width();
+        splitter->setSizes({ total * 3 / 10, total * 45 / 100, total - total * 3 / 10 - total * 45 / 100 });
+        m_graph->setProperty("widthGiven", true);
+    }
     if (m_analysis && m_analysis != m_graphAnalysis) {
         m_graphAnalysis = m_analysis;
         m_graph->setSides(graphSidesFromAnalysis(*m_analysis, benchTreeOf(*m_analysis)));
