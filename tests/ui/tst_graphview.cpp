@@ -162,6 +162,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     ASSERT_TRUE(window.openInputs(QString::fromStdString((fixtureRoot(mode) / "npu").string()),
                                   QString::fromStdString(bench.string())));
     ASSERT_TRUE(waitForCompare(finished).first);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window.isGraphViewReady(); }, 60000));
     GraphView* view = window.graphView();
     ASSERT_TRUE(view->isVisible());
     auto sides = view->sides();
@@ -188,6 +189,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     shoot(view, ("graph-" + mode + "-before-match").c_str());
     view->matchAction()->trigger();
     ASSERT_TRUE(waitForCompare(finished).first);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window.isGraphViewReady(); }, 60000));
 
     // After: the rows are compared, the verdict is the call's own, the forward and backward calls are both matched.
     sides = view->sides();
@@ -242,6 +244,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     ASSERT_TRUE(view->unmatchAction()->isEnabled());
     view->unmatchAction()->trigger();
     ASSERT_TRUE(waitForCompare(finished).first);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window.isGraphViewReady(); }, 60000));
     EXPECT_TRUE(window.manualMatches().empty());
     EXPECT_EQ(view->sides()->npu().nodes[npuGelu].partner, -1);
     EXPECT_EQ(view->sides()->npu().nodes[npuGelu].own, session::Status::Unmatched);
@@ -250,6 +253,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     // Loaded back: the same matches, compared again.
     ASSERT_TRUE(window.loadManualMatches(saved));
     ASSERT_TRUE(waitForCompare(finished).first);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window.isGraphViewReady(); }, 60000));
     EXPECT_EQ(window.manualMatches(),
               (std::vector<graph::NodeMatch> { { "Functional.gelu.0.forward", "Functional.gelu.1.forward" },
                                                { "Functional.gelu.0.backward", "Functional.gelu.1.backward" } }));
@@ -273,6 +277,7 @@ TEST(GraphView, SidesFollowEachOtherAndTheTree)
     ASSERT_TRUE(window.openInputs(QString::fromStdString((fixtureRoot("statistics") / "npu").string()),
                                   QString::fromStdString((fixtureRoot("statistics") / "bench").string())));
     ASSERT_TRUE(waitForCompare(finished).first);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window.isGraphViewReady(); }, 60000));
     GraphView* view = window.graphView();
     const auto sides = view->sides();
     ASSERT_TRUE(sides);

@@ -126,7 +126,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildMenus();
     buildCentral();
     buildStatusBar();
-    buildGraphView(); // issue 27: the graph beside the tree, manual matching (mainwindowgraph.cpp)
+    buildGraphView(); // issue 27: the graph beside the tree, manual matching (mainwindowmatching.cpp)
     applySettings();
     retranslate();
 

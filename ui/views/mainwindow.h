@@ -131,10 +131,12 @@ public:
     /// No modal dialogs (scripted runs and tests): problems go to the status line and analysisFinished only.
     void setQuiet(bool quiet) { m_quiet = quiet; }
 
-    // The graph view and manual matching (issue 27; mainwindowgraph.cpp).
+    // The graph view and manual matching (issue 27; mainwindowmatching.cpp).
     GraphView* graphView() const { return m_graph; }
     /// View → Graph view: the NPU and bench graphs beside the tree.
     void setGraphViewShown(bool shown);
+    /// The graph view shows the finished analysis (its sides are made on a worker after the compare), or is hidden.
+    bool isGraphViewReady() const;
     /// The manual matches of the shown pair (NPU node -> bench node, the order they were made in).
     std::vector<graph::NodeMatch> manualMatches() const;
     /// Replaces the shown pair's manual matches and compares it again with them (analysisFinished follows).
@@ -227,7 +229,7 @@ private:
     void updateFreeBenchmarkBadges();
     void onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank);
     void updateRunUtBadges();
-    // The graph view and manual matching (mainwindowgraph.cpp).
+    // The graph view and manual matching (mainwindowmatching.cpp).
     void buildGraphView();
     void updateGraphView();
     void onGraphPairShown(int pairIndex);
@@ -331,7 +333,7 @@ private:
     QAction* m_focusTree = nullptr;
     QList<QAction*> m_tabActions;
 
-    // The graph view and manual matching (mainwindowgraph.cpp).
+    // The graph view and manual matching (mainwindowmatching.cpp).
     GraphView* m_graph = nullptr;
     QMenu* m_matchMenu = nullptr;
     QAction* m_showGraph = nullptr;
@@ -342,6 +344,7 @@ private:
     bool m_rematching = false;    ///< a compare again with changed manual matches is running
     bool m_graphSyncing = false;  ///< the tree follows the graph (or back): no echo
     std::shared_ptr<const session::PairAnalysis> m_graphAnalysis; ///< what the graph view's sides were made of
+    std::shared_ptr<const session::PairAnalysis> m_graphPending;  ///< sides being made of it on a worker
 };
 
 } // namespace probescope::ui

@@ -17,11 +17,14 @@
 #include <QCoreApplication>
 #include <QApplication>
 #include <QFileDialog>
+#include <QFutureWatcher>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPromise>
 #include <QSettings>
 #include <QSplitter>
+#include <QThreadPool>
 
 #include <set>
 
@@ -43,9 +46,17 @@ void MainWindow::buildGraphView()
 {
     m_graph = new GraphView(this);
     m_graph->setVisible(false);
-    if (auto* splitter = findChild<QSplitter*>("mainSplitter")) {
-        splitter->insertWidget(1, m_graph); // between the tree and the tabs: beside the tree
-        splitter->setStretchFactor(1, 3);
+    if (auto* outer = findChild<QSplitter*>("mainSplitter")) {
+        // Beside the tree: the tree and the graph share the main splitter's first place (the tabs keep the second).
+        auto* inner = new QSplitter(Qt::Horizontal); // no parent yet: a child of a splitter joins it at once
+        inner->setObjectName("treeGraphSplitter");
+        inner->setChildrenCollapsible(false);
+        QWidget* tree = outer->replaceWidget(0, inner);
+        if (tree)
+            inner->addWidget(tree);
+        inner->addWidget(m_graph);
+        inner->setStretchFactor(0, 2);
+        inner->setStretchFactor(1, 3);
     }
     m_showGraph = new QAction(this);
     m_showGraph->setObjectName("showGraphView");
@@ -135,6 +146,7 @@ void MainWindow::onGraphPairShown(int pairIndex)
     if (pairIndex != m_graphPair) {
         m_graph->clear();
         m_graphAnalysis.reset();
+        m_graphPending.reset();
     }
     m_graphPair = pairIndex;
     m_graph->updateActions();
@@ -145,20 +157,41 @@ void MainWindow::updateGraphView()
 {
     if (!m_graph || !m_graph->isVisible())
         return;
-    auto* splitter = findChild<QSplitter*>("mainSplitter");
-    if (splitter && !m_graph->property("widthGiven").toBool() && splitter->width() > 0) {
+    auto* outer = findChild<QSplitter*>("mainSplitter");
+    auto* inner = findChild<QSplitter*>("treeGraphSplitter");
+    if (outer && inner && !m_graph->property("widthGiven").toBool() && outer->width() > 0) {
         // Once, when first shown in a laid-out window: the graph takes the larger share (two sides of boxes need
         // the width more than the tree and the tabs); the user's splitter moves are kept after that.
-        const int total = splitter->width();
-        splitter->setSizes({ total * 3 / 10, total * 45 / 100, total - total * 3 / 10 - total * 45 / 100 });
+        const int total = outer->width();
+        outer->setSizes({ total * 3 / 4, total - total * 3 / 4 });
+        inner->setSizes({ total * 3 / 10, total * 45 / 100 });
         m_graph->setProperty("widthGiven", true);
     }
-    if (m_analysis && m_analysis != m_graphAnalysis) {
-        m_graphAnalysis = m_analysis;
-        m_graph->setSides(graphSidesFromAnalysis(*m_analysis, benchTreeOf(*m_analysis)));
-        const tree::NodeId current = m_tree->currentNode();
-        if (current.valid())
-            syncGraphToTree(current);
+    if (m_analysis && m_analysis != m_graphAnalysis && m_analysis != m_graphPending) {
+        // Made on a worker (the bench's construct.json is read and its tree built, every row's bench entry looked
+        // up: about a second at 200,000 nodes), shown when ready if the analysis is still the shown one. The inputs
+        // are immutable and shared, so nothing is torn down under the worker.
+        m_graphPending = m_analysis;
+        auto promise = std::make_shared<QPromise<std::shared_ptr<const GraphSides>>>();
+        auto* watcher = new QFutureWatcher<std::shared_ptr<const GraphSides>>(this);
+        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, analysis = m_analysis] {
+            watcher->deleteLater();
+            if (analysis != m_analysis || watcher->future().resultCount() == 0)
+                return;
+            m_graphPending.reset();
+            m_graphAnalysis = analysis;
+            m_graph->setSides(watcher->future().result());
+            const tree::NodeId current = m_tree->currentNode();
+            if (current.valid())
+                syncGraphToTree(current);
+            updateGraphView(); // the hits
+        });
+        watcher->setFuture(promise->future());
+        QThreadPool::globalInstance()->start([promise, analysis = m_analysis] {
+            promise->start();
+            promise->addResult(graphSidesFromAnalysis(*analysis, benchTreeOf(*analysis)));
+            promise->finish();
+        });
     }
     std::vector<std::uint32_t> hits;
     hits.reserve(m_hits.size());
@@ -188,6 +221,11 @@ void MainWindow::onGraphNodePicked(std::uint32_t node)
     m_graphSyncing = true;
     selectNode(tree::NodeId { node });
     m_graphSyncing = false;
+}
+
+bool MainWindow::isGraphViewReady() const
+{
+    return !m_graph->isVisible() || !m_analysis || (m_graphAnalysis == m_analysis && m_graph->sides());
 }
 
 std::vector<graph::NodeMatch> MainWindow::manualMatches() const
