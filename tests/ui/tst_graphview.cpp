@@ -155,7 +155,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     const fs::path bench = shiftedBench(mode, dir.path() / "bench", "Functional.gelu.0.", "Functional.gelu.1.");
     MainWindow window;
     window.setQuiet(true);
-    window.resize(1600, 900);
+    window.resize(2400, 1000);
     window.show();
     window.setGraphViewShown(true);
     QSignalSpy finished(&window, &MainWindow::analysisFinished);
@@ -270,7 +270,7 @@ TEST(GraphView, SidesFollowEachOtherAndTheTree)
 {
     MainWindow window;
     window.setQuiet(true);
-    window.resize(1600, 900);
+    window.resize(2400, 1000);
     window.show();
     window.setGraphViewShown(true);
     QSignalSpy finished(&window, &MainWindow::analysisFinished);

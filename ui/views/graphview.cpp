@@ -330,8 +330,14 @@ void GraphPane::paintEvent(QPaintEvent*)
         p.drawPixmap(x, box.center().y() - 6, icon);
         x += 16;
         QString badge;
+        // The first failing node in execution order (and its partner): where the tree's F goes.
+        const bool firstFailing = m_sides->firstFailing
+            && (m_side == GraphSideId::Npu ? *m_sides->firstFailing == n
+                                           : node.partner == static_cast<std::int32_t>(*m_sides->firstFailing));
+        if (firstFailing)
+            badge = QStringLiteral("★");
         if (node.manual)
-            badge = QStringLiteral("⇄");
+            badge += (badge.isEmpty() ? QString() : QStringLiteral(" ")) + QStringLiteral("⇄");
         if (node.childCount > 0 && !m_expanded[n])
             badge += (badge.isEmpty() ? QString() : QStringLiteral(" ")) + QString::number(node.childCount);
         const int badgeWidth = badge.isEmpty() ? 0 : fm.horizontalAdvance(badge) + 8;

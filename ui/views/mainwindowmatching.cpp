@@ -159,7 +159,7 @@ void MainWindow::updateGraphView()
         return;
     auto* outer = findChild<QSplitter*>("mainSplitter");
     auto* inner = findChild<QSplitter*>("treeGraphSplitter");
-    if (outer && inner && !m_graph->property("widthGiven").toBool() && outer->width() > 0) {
+    if (outer && inner && isVisible() && !m_graph->property("widthGiven").toBool() && outer->width() > 0) {
         // Once, when first shown in a laid-out window: the graph takes the larger share (two sides of boxes need
         // the width more than the tree and the tabs); the user's splitter moves are kept after that.
         const int total = outer->width();
