@@ -11,6 +11,8 @@
 #include "testconfig.h"
 #include "ui/models/graphsides.h"
 #include "ui/panels/exportdialog.h"
+#include "ui/panels/filterbar.h"
+#include "ui/panels/searchbar.h"
 #include "ui/views/comparetreeview.h"
 #include "ui/views/graphview.h"
 #include "ui/views/mainwindow.h"
@@ -305,6 +307,7 @@ TEST(GraphView, SidesFollowEachOtherAndTheTree)
     EXPECT_GE(view->pane(GraphSideId::Npu)->rowOf(module), 0);
 
     // Selecting in the tree moves the graph (search lands here too: it selects in the tree).
+    const std::uint32_t npuLinear = nodeOf(sides->npu(), "Functional.linear.0.forward");
     ASSERT_TRUE(window.selectNodeByKey("Functional.linear.0.forward"));
     EXPECT_EQ(view->current(GraphSideId::Npu), nodeOf(sides->npu(), "Functional.linear.0.forward"));
     EXPECT_EQ(view->current(GraphSideId::Bench), nodeOf(sides->bench(), "Functional.linear.0.forward"));
@@ -320,4 +323,30 @@ TEST(GraphView, SidesFollowEachOtherAndTheTree)
     EXPECT_FALSE(view->matchAction()->isEnabled());
     EXPECT_FALSE(view->unmatchAction()->isEnabled());
     shoot(view, "graph-statistics-in-step");
+
+    // The tree's search outlines its hits on both sides and lands on the first (the tree's selection, so the graph's).
+    emit window.searchBar()->searchRequested(QStringLiteral("softmax"), false, false);
+    const std::uint32_t npuSoftmax = nodeOf(sides->npu(), "Functional.softmax.0.forward");
+    const std::uint32_t benchSoftmax = nodeOf(sides->bench(), "Functional.softmax.0.forward");
+    EXPECT_TRUE(view->pane(GraphSideId::Npu)->isHit(npuSoftmax));
+    EXPECT_TRUE(view->pane(GraphSideId::Bench)->isHit(benchSoftmax));
+    EXPECT_FALSE(view->pane(GraphSideId::Npu)->isHit(npuLinear));
+    EXPECT_EQ(view->current(GraphSideId::Npu), npuSoftmax);
+    // The tree's filters fade what they hide, on both sides: errors only hides a passing call.
+    auto* filter = window.findChild<FilterBar*>();
+    ASSERT_NE(filter, nullptr);
+    FilterSpec errors;
+    errors.statuses = { static_cast<int>(session::Status::Error) };
+    filter->setSpec(errors);
+    const std::uint32_t npuRelu = nodeOf(sides->npu(), "Functional.relu.0.forward");
+    ASSERT_EQ(sides->npu().nodes[npuRelu].own, session::Status::Pass);
+    EXPECT_FALSE(view->pane(GraphSideId::Npu)->isShownNode(npuRelu));
+    EXPECT_FALSE(view->pane(GraphSideId::Bench)->isShownNode(benchRelu));
+    std::uint32_t npuError = 0;
+    while (npuError < sides->npu().size() && sides->npu().nodes[npuError].own != session::Status::Error)
+        ++npuError;
+    ASSERT_LT(npuError, sides->npu().size());
+    EXPECT_TRUE(view->pane(GraphSideId::Npu)->isShownNode(npuError));
+    filter->setSpec(FilterSpec {});
+    EXPECT_TRUE(view->pane(GraphSideId::Npu)->isShownNode(npuRelu));
 }

@@ -64,6 +64,9 @@ public:
     /// Nodes drawn with the search outline.
     void setHits(std::vector<std::uint8_t> hits);
     int rowHeight() const { return m_rowHeight; }
+    bool isHit(std::uint32_t node) const { return node < m_hits.size() && m_hits[node]; }
+    /// Drawn in full (not faded by the filters).
+    bool isShownNode(std::uint32_t node) const { return !m_shown || m_shown(node); }
     /// The worst painted status per minimap line (`lines` lines over every row).
     std::vector<session::Status> overview(int lines) const;
 
