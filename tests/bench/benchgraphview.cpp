@@ -8,11 +8,14 @@
 // checked on the CPU time, which other processes on a loaded machine do not inflate.
 //
 //   probescope-benchgraphview [--nodes N] [--repeat R]
+//   probescope-benchgraphview --pair NPU BENCH   (a dump pair, e.g. two probescope-gendump runs: compared as the
+//                                                window compares it, then the dump-pair adapter and the view timed)
 //
 // Shapes: "deep" = DefaultModel > 200 layers > 4 blocks > calls; "flat" = DefaultModel > N calls (the worst case of
 // one box holding everything).
 
 #include "core/graph/graphmodel.h"
+#include "core/session/session.h"
 #include "ui/models/graphsides.h"
 #include "ui/views/graphview.h"
 
@@ -165,6 +168,71 @@ void print(const char* what, const Figures& f, bool& ok)
 
 } // namespace
 
+/// The dump-pair adapter on a real compare: what the window does after each compare (on a worker).
+int benchPair(const std::string& npuPath, const std::string& benchPath, int repeat)
+{
+    auto plan = session::planSession(npuPath, benchPath);
+    if (!plan || plan->pairs.empty()) {
+        std::fprintf(stderr, "cannot plan the pair: %s\n", plan ? "no pair" : plan.error().format().c_str());
+        return 1;
+    }
+    session::AnalysisOptions options;
+    QElapsedTimer t;
+    t.start();
+    auto analysis = session::analysePair(plan->pairs.front(), options);
+    if (!analysis) {
+        std::fprintf(stderr, "%s\n", analysis.error().format().c_str());
+        return 1;
+    }
+    std::printf("dump pair: %zu NPU nodes, %zu rows; compare %.0f ms (not the view's)\n",
+                (*analysis)->skeleton->tree->size(), (*analysis)->table->rows.size(), since(t));
+    restart(t);
+    const auto benchTree = benchTreeOf(**analysis);
+    const double treeWall = since(t);
+    const double treeCpu = cpuMs() - g_cpuStart;
+    restart(t);
+    const auto sides = graphSidesFromAnalysis(**analysis, benchTree);
+    const double sidesWall = since(t);
+    const double sidesCpu = cpuMs() - g_cpuStart;
+    std::size_t paired = 0;
+    for (const GraphNode& n : sides->npu().nodes)
+        paired += n.partner >= 0 ? 1 : 0;
+    std::printf("  %-50s wall %8.2f ms | CPU %8.2f ms (on a worker, once per compare)\n", "bench construct tree (benchTreeOf)",
+                treeWall, treeCpu);
+    std::printf("  %-50s wall %8.2f ms | CPU %8.2f ms (on a worker, once per compare; %zu of %zu NPU nodes paired)\n",
+                "adapter (graphSidesFromAnalysis)", sidesWall, sidesCpu, paired, sides->npu().size());
+    bool ok = true;
+    GraphView view;
+    view.resize(1400, 900);
+    view.show();
+    QApplication::processEvents();
+    Figures show;
+    restart(t);
+    view.setSides(sides);
+    paintAll(view);
+    show.add(since(t));
+    print("show (top level open, painted)", show, ok);
+    Figures select;
+    for (int r = 0; r < repeat; ++r) {
+        const auto node = static_cast<std::uint32_t>((static_cast<std::size_t>(r) * 104729 + 777) % sides->npu().size());
+        restart(t);
+        view.selectNode(GraphSideId::Npu, node, true);
+        paintAll(view);
+        select.add(since(t));
+    }
+    print("select a node (reveal, partner in step, scroll)", select, ok);
+    if (sides->firstFailing) {
+        Figures first;
+        restart(t);
+        view.selectNode(GraphSideId::Npu, *sides->firstFailing, true);
+        paintAll(view);
+        first.add(since(t));
+        print("select the first failing node", first, ok);
+    }
+    std::printf("%s\n", ok ? "every interaction within 100 ms" : "SOME INTERACTIONS OVER 100 ms");
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -176,8 +244,12 @@ int main(int argc, char** argv)
             n = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--repeat" && i + 1 < argc)
             repeat = std::atoi(argv[++i]);
-        else {
-            std::fprintf(stderr, "usage: probescope-benchgraphview [--nodes N] [--repeat R]\n");
+        else if (a == "--pair" && i + 2 < argc) {
+            const std::string npuPath = argv[i + 1];
+            const std::string benchPath = argv[i + 2];
+            return benchPair(npuPath, benchPath, repeat);
+        } else {
+            std::fprintf(stderr, "usage: probescope-benchgraphview [--nodes N] [--repeat R] | [--repeat R] --pair NPU BENCH\n");
             return 2;
         }
     }

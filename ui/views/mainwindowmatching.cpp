@@ -169,7 +169,8 @@ void MainWindow::updateGraphView()
     }
     if (m_analysis && m_analysis != m_graphAnalysis && m_analysis != m_graphPending) {
         // Made on a worker (the bench's construct.json is read and its tree built, every row's bench entry looked
-        // up: about a second at 200,000 nodes), shown when ready if the analysis is still the shown one. The inputs
+        // up: 0.3 s of CPU at 200,000 nodes, probescope-benchgraphview --pair), shown when ready if the analysis is
+        // still the shown one. The inputs
         // are immutable and shared, so nothing is torn down under the worker.
         m_graphPending = m_analysis;
         auto promise = std::make_shared<QPromise<std::shared_ptr<const GraphSides>>>();
