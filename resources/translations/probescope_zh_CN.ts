@@ -3569,6 +3569,10 @@
         <translation>请等比对完成后再匹配。</translation>
     </message>
     <message>
+        <source>Manual matching pairs msprobe dump entries; a ptdbg .pkl pair has none.</source>
+        <translation>手动匹配配对的是 msprobe 的 dump 条目；ptdbg 的 .pkl 数据对没有这类条目。</translation>
+    </message>
+    <message>
         <source>Matched %1 with %2 (%3 manual matches in force); comparing again…</source>
         <translation>已将 %1 与 %2 匹配（共 %3 个手动匹配生效）；正在重新比对…</translation>
     </message>

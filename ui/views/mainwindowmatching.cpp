@@ -259,6 +259,12 @@ void MainWindow::matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withC
         say([] { return GraphMatchingText::tr("Wait for the compare to finish before matching."); });
         return;
     }
+    // ptdbg's .pkl dumps have no graph nodes to name (compare --match-file refuses them too).
+    if (m_plan && m_pairIndex >= 0
+        && m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.format == dump::DumpFormat::LegacyPkl) {
+        say([] { return GraphMatchingText::tr("Manual matching pairs msprobe dump entries; a ptdbg .pkl pair has none."); });
+        return;
+    }
     const std::string npuName(sides->npu().nodes[npu].name);
     const std::string benchName(sides->bench().nodes[bench].name);
     const auto matches = addManualMatch(*sides, manualMatches(), npu, bench, withChildren);
