@@ -805,14 +805,7 @@ void MainWindow::showPair(int pairIndex)
     }
     setBusy(true);
     say([=, this] { return tr("Loading %1…").arg(toQ(pair.label())); });
-    CompareSettings settings = compareSettings();
-    if (const auto manual = m_manualMatches.find(pairIndex); manual != m_manualMatches.end() && !manual->second.empty()) {
-        graph::VisConfig config { "(manual matches)", {} };
-        for (const graph::NodeMatch& m : manual->second)
-            config.entries.push_back({ m.npu, m.bench });
-        settings.manualMatches = std::move(config);
-    }
-    m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), settings);
+    m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), withManualMatches(compareSettings(), pairIndex));
 }
 
 void MainWindow::cancelCompare()
@@ -1153,6 +1146,7 @@ void MainWindow::onSearch(const QString& pattern, bool regex, bool caseSensitive
 {
     m_hits.clear();
     m_hitIndex = -1;
+    updateGraphView(); // the graph outlines the hits too (none until found)
     if (!m_model->tree() || pattern.isEmpty()) {
         m_search->setHits(0, 0);
         return;
@@ -1162,7 +1156,7 @@ void MainWindow::onSearch(const QString& pattern, bool regex, bool caseSensitive
         return;
     const auto result = search->find(pattern, NodeSearch::Options { regex, caseSensitive });
     m_hits = result.nodes;
-    updateGraphView(); // the graph outlines the hits too
+    updateGraphView();
     if (m_hits.empty()) {
         m_search->setHits(0, 0);
         return;

@@ -238,6 +238,8 @@ private:
     void matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withChildren);
     void unmatchInGraph(std::uint32_t npu, bool withChildren);
     void retranslateGraph();
+    /// `settings` with pair `pairIndex`'s manual matches (CompareSettings::manualMatches), if it has any.
+    CompareSettings withManualMatches(CompareSettings settings, int pairIndex) const;
 
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;

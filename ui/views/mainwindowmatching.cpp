@@ -224,6 +224,19 @@ void MainWindow::onGraphNodePicked(std::uint32_t node)
     m_graphSyncing = false;
 }
 
+CompareSettings MainWindow::withManualMatches(CompareSettings settings, int pairIndex) const
+{
+    const auto manual = m_manualMatches.find(pairIndex);
+    if (manual == m_manualMatches.end() || manual->second.empty())
+        return settings;
+    // The entries --match-file would read from a file, NPU name -> bench name, in the order they were made.
+    graph::VisConfig config { "(manual matches)", {} };
+    for (const graph::NodeMatch& m : manual->second)
+        config.entries.push_back({ m.npu, m.bench });
+    settings.manualMatches = std::move(config);
+    return settings;
+}
+
 bool MainWindow::isGraphViewReady() const
 {
     return !m_graph->isVisible() || !m_analysis || (m_graphAnalysis == m_analysis && m_graph->sides());
