@@ -19,6 +19,7 @@
 
 #include <QAction>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -88,6 +89,12 @@ void shoot(QWidget* widget, const char* name)
     widget->grab().save(QString::fromUtf8(dir) + "/" + name + ".png");
 }
 
+/// The window remembers View → Graph view in the settings every ui test shares: shown here, for the test only.
+struct GraphShownForThisTest
+{
+    ~GraphShownForThisTest() { QSettings().remove(QStringLiteral("window/showGraph")); }
+};
+
 std::uint32_t nodeOf(const GraphSide& side, const char* name)
 {
     const auto n = side.find(name);
@@ -155,6 +162,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     const std::string mode = GetParam();
     TempDir dir;
     const fs::path bench = shiftedBench(mode, dir.path() / "bench", "Functional.gelu.0.", "Functional.gelu.1.");
+    GraphShownForThisTest restoreSettings;
     MainWindow window;
     window.setQuiet(true);
     window.resize(2400, 1000);
@@ -271,6 +279,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, GraphMatching, ::testing::Values("statistics", "
 // Expansion and selection kept in step; collapse and search outlines; the tree follows the graph and back.
 TEST(GraphView, SidesFollowEachOtherAndTheTree)
 {
+    GraphShownForThisTest restoreSettings;
     MainWindow window;
     window.setQuiet(true);
     window.resize(2400, 1000);

@@ -103,14 +103,12 @@ GraphSide sideOfTree(const tree::ConstructTree& tree)
     return side;
 }
 
-std::string sideTitle(const char* what, const dump::RankLocation& where)
+std::string placeOf(const dump::RankLocation& where)
 {
-    std::string title = what;
-    if (!where.stepLabel.empty())
-        title += " · " + where.stepLabel;
+    std::string place = where.stepLabel;
     if (!where.rankLabel.empty())
-        title += " · " + where.rankLabel;
-    return title;
+        place += (place.empty() ? "" : " · ") + where.rankLabel;
+    return place;
 }
 
 /// Links partners both ways (the first claim of a bench node wins: a bench node shows one NPU node's verdict).
@@ -178,7 +176,7 @@ std::shared_ptr<const GraphSides> graphSidesFromAnalysis(const session::PairAnal
     GraphSide& npu = sides->side(GraphSideId::Npu);
     npu = sideOfTree(*npuTree);
     npu.owner = npuTree;
-    npu.title = sideTitle("NPU", analysis.skeleton->pair.npu);
+    npu.where = placeOf(analysis.skeleton->pair.npu);
     if (analysis.status && analysis.status->own.size() == npu.size()) {
         for (std::uint32_t n = 0; n < npu.size(); ++n)
             npu.nodes[n].own = analysis.status->own[n];
@@ -191,7 +189,7 @@ std::shared_ptr<const GraphSides> graphSidesFromAnalysis(const session::PairAnal
         bench = sideOfTree(*benchTree);
         bench.owner = benchTree;
     }
-    bench.title = sideTitle("Bench", analysis.skeleton->pair.bench);
+    bench.where = placeOf(analysis.skeleton->pair.bench);
     // Bench names are indexed before partners are linked (the rows name their bench entry).
     bench.buildIndex();
     if (const auto& table = analysis.table; table && benchTree) {
@@ -280,7 +278,7 @@ GraphSide sideOfGraph(const graph::GraphFile& file, const graph::Graph& g, std::
         dst.manual = src.modified;
     }
     side.roots.assign(g.roots.begin(), g.roots.end());
-    side.title = std::string(graph::sideName(g.side)) + " · step" + std::to_string(g.step) + " · rank" + std::to_string(g.rank);
+    side.where = "step" + std::to_string(g.step) + " · rank" + std::to_string(g.rank);
     return side;
 }
 

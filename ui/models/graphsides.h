@@ -46,7 +46,7 @@ struct GraphSide
     std::vector<GraphNode> nodes;
     std::vector<std::uint32_t> children; ///< children of each node back to back, in execution order
     std::vector<std::uint32_t> roots;
-    std::string title;                   ///< "NPU · step0 rank0", shown above the side
+    std::string where;                   ///< "step0 · rank0": shown above the side after its name (NPU / Bench)
     std::shared_ptr<const void> owner;   ///< keeps the names alive
 
     std::size_t size() const { return nodes.size(); }

@@ -692,13 +692,14 @@ void GraphView::retranslate()
     m_unmatch->setStatusTip(tr("Undo the manual match of the selected NPU node (forward and backward)."));
     m_unmatchChildren->setText(tr("Unmatch with children"));
     m_unmatchChildren->setStatusTip(tr("Undo the manual matches of the selected NPU node and of everything inside it."));
-    if (m_sides) {
-        m_npuTitle->setText(QString::fromStdString(m_sides->npu().title));
-        m_benchTitle->setText(QString::fromStdString(m_sides->bench().title));
-    } else {
-        m_npuTitle->setText(tr("NPU"));
-        m_benchTitle->setText(tr("Bench"));
-    }
+    // The side's name in the language in force, then where its dump is (folder names, as the rank selector says).
+    const auto title = [this](GraphSideId side) {
+        const QString name = side == GraphSideId::Npu ? tr("NPU") : tr("Bench");
+        const std::string where = m_sides ? m_sides->side(side).where : std::string();
+        return where.empty() ? name : name + QStringLiteral(" · ") + QString::fromStdString(where);
+    };
+    m_npuTitle->setText(title(GraphSideId::Npu));
+    m_benchTitle->setText(title(GraphSideId::Bench));
 }
 
 void GraphView::changeEvent(QEvent* event)
