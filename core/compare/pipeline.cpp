@@ -202,6 +202,8 @@ Result<MappingFiles> readMappingFiles(const JobOptions& options)
             files.matches = std::move(*config);
         else
             error = config.error();
+    } else if (!error && options.manualMatches) {
+        files.matches = *options.manualMatches;
     }
     if (error)
         return *error;

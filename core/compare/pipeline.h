@@ -41,6 +41,9 @@ struct JobOptions
     /// --match-file: a tb_graph_ascend `.vis.config` (NPU node -> bench node). The entries of the nodes it names are
     /// paired as it says and compared, in every mode; the others keep the profile's matching (docs/graph.md).
     std::optional<std::filesystem::path> matchFile;
+    /// The same matches held in memory (the GUI's manual matching: nothing to read, nothing written); used when
+    /// matchFile is not set, exactly as that file's entries would be.
+    std::optional<graph::VisConfig> manualMatches;
 };
 
 /// The mapping files of a job, read once for all its pairs.

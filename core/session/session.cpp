@@ -148,6 +148,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     job.cellMapping = options.cellMapping;
     job.apiMapping = options.apiMapping;
     job.layerMapping = options.layerMapping;
+    job.manualMatches = options.manualMatches;
     // The viewer shows what a damaged dump still holds and says what was lost (its load diagnostics and banner);
     // refusing is the CLI's default.
     job.salvage = true;
@@ -168,7 +169,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     std::shared_ptr<const PairSkeleton> published;
     // A pair opened before: its tree and statuses are shown at once, from the cache, while the analysis runs.
     std::optional<CachedPair> cached;
-    if (!options.cacheDir.empty() && (options.skeletonReady || options.layoutReady))
+    if (!options.cacheDir.empty() && !options.manualMatches && (options.skeletonReady || options.layoutReady))
         cached = readPairCache(pairCacheFile(options.cacheDir, pair, options), pair, options);
     if (cached) {
         auto skeleton = std::make_shared<PairSkeleton>();
@@ -332,6 +333,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     analysis->notes = std::move(outcome->notes);
     analysis->inputDiagnostics = std::move(outcome->inputDiagnostics);
     analysis->reopened = quiet;
+    analysis->manualMatches = options.manualMatches;
     analysis->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress)
         progress->advance(kTotal);

@@ -87,6 +87,8 @@ struct PairAnalysis
     /// diagnostics, an empty dump, a tensor folder leaving its dump, unreadable tensor files. A viewer shows them
     /// with the load problems; errors among them make the scripted mode exit 1, as the CLI does.
     Diagnostics inputDiagnostics;
+    /// The manual matches the pair was compared with (AnalysisOptions::manualMatches): what an export repeats.
+    std::optional<graph::VisConfig> manualMatches;
     double seconds = 0; ///< wall time from start to finish
     bool reopened = false; ///< the reopen cache showed this result before the analysis ran (paircache.h)
 };
@@ -111,6 +113,9 @@ struct AnalysisOptions
     std::optional<std::filesystem::path> cellMapping;
     std::optional<std::filesystem::path> apiMapping;
     std::optional<std::filesystem::path> layerMapping;
+    /// Manual matches (the graph view's, issue 27): compare::JobOptions::manualMatches. With them the reopen cache
+    /// is neither read nor written (it is keyed on the dumps and the options without matches).
+    std::optional<graph::VisConfig> manualMatches;
     /// Read both stack.json files at the end (PairAnalysis::npuStack/benchStack); the rank overview needs none.
     bool readStacks = true;
     /// The reopen cache's folder (session/paircache.h); empty = none. When it holds this pair with these options

@@ -3755,4 +3755,181 @@
         <translation>None</translation>
     </message>
 </context>
+<context>
+    <name>probescope::ui::GraphPane</name>
+    <message>
+        <source>No nodes on this side</source>
+        <translation>这一侧没有节点</translation>
+    </message>
+    <message>
+        <source>The graph appears when the compare has finished</source>
+        <translation>比对完成后显示图</translation>
+    </message>
+    <message>
+        <source>matched by hand with %1</source>
+        <translation>已手动与 %1 匹配</translation>
+    </message>
+    <message>
+        <source>matched with %1</source>
+        <translation>与 %1 匹配</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::GraphView</name>
+    <message>
+        <source>Scroll together</source>
+        <translation>同步滚动</translation>
+    </message>
+    <message>
+        <source>Scroll both sides by the same amount.</source>
+        <translation>两侧按相同距离一起滚动。</translation>
+    </message>
+    <message>
+        <source>Click a node to select it and its match; Ctrl+click selects on one side only. To match by hand, select an NPU node and a bench node, then Ctrl+M (Ctrl+Shift+M with their children).</source>
+        <translation>单击节点选中它及其匹配节点；Ctrl+单击只选中一侧。手动匹配：选中一个 NPU 节点和一个标杆节点，然后按 Ctrl+M（连同子节点按 Ctrl+Shift+M）。</translation>
+    </message>
+    <message>
+        <source>&amp;Match selected nodes</source>
+        <translation>匹配选中的节点(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Match the NPU node selected in the graph with the bench node selected there, and compare them.</source>
+        <translation>将图中选中的 NPU 节点与选中的标杆节点匹配，并比对它们。</translation>
+    </message>
+    <message>
+        <source>Match selected nodes with their &amp;children</source>
+        <translation>连同子节点匹配选中的节点(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Match the two nodes and their calls, paired in execution order by name, and compare them.</source>
+        <translation>匹配这两个节点及其调用（按执行顺序、按名称配对），并比对它们。</translation>
+    </message>
+    <message>
+        <source>&amp;Unmatch</source>
+        <translation>取消匹配(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Undo the manual match of the selected NPU node (forward and backward).</source>
+        <translation>撤销选中 NPU 节点的手动匹配（前向和反向）。</translation>
+    </message>
+    <message>
+        <source>Unmatch with children</source>
+        <translation>连同子节点取消匹配</translation>
+    </message>
+    <message>
+        <source>Undo the manual matches of the selected NPU node and of everything inside it.</source>
+        <translation>撤销选中 NPU 节点及其内部所有节点的手动匹配。</translation>
+    </message>
+    <message>
+        <source>NPU</source>
+        <translation>NPU</translation>
+    </message>
+    <message>
+        <source>Bench</source>
+        <translation>标杆</translation>
+    </message>
+    <message>
+        <source>Collapse</source>
+        <translation>折叠</translation>
+    </message>
+    <message>
+        <source>Expand</source>
+        <translation>展开</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::GraphMatching</name>
+    <message>
+        <source>Save the manual matches into</source>
+        <translation>将手动匹配保存到</translation>
+    </message>
+    <message>
+        <source>Load manual matches</source>
+        <translation>加载手动匹配</translation>
+    </message>
+    <message>
+        <source>Manual matches (*.vis.config);;All files (*)</source>
+        <translation>手动匹配 (*.vis.config);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>&amp;Graph view</source>
+        <translation>图视图(&amp;G)</translation>
+    </message>
+    <message>
+        <source>Show the NPU and bench graphs side by side beside the tree.</source>
+        <translation>在树旁并排显示 NPU 图和标杆图。</translation>
+    </message>
+    <message>
+        <source>&amp;Manual matching</source>
+        <translation>手动匹配(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Save matches…</source>
+        <translation>保存匹配(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Write the manual matches of the shown pair as a tb_graph_ascend .vis.config.</source>
+        <translation>将当前数据对的手动匹配写成 tb_graph_ascend 的 .vis.config。</translation>
+    </message>
+    <message>
+        <source>&amp;Load matches…</source>
+        <translation>加载匹配(&amp;L)…</translation>
+    </message>
+    <message>
+        <source>Read a .vis.config (tb_graph_ascend&apos;s manual matches) and compare the shown pair with them.</source>
+        <translation>读取 .vis.config（tb_graph_ascend 的手动匹配），并用它重新比对当前数据对。</translation>
+    </message>
+    <message>
+        <source>Wait for the compare to finish before matching.</source>
+        <translation>请等比对完成后再匹配。</translation>
+    </message>
+    <message>
+        <source>Manual matching pairs msprobe dump entries; a ptdbg .pkl pair has none.</source>
+        <translation>手动匹配配对的是 msprobe 的 dump 条目；ptdbg 的 .pkl 数据对没有这类条目。</translation>
+    </message>
+    <message>
+        <source>Matched %1 with %2 (%3 manual matches in force); comparing again…</source>
+        <translation>已将 %1 与 %2 匹配（共 %3 个手动匹配生效）；正在重新比对…</translation>
+    </message>
+    <message>
+        <source>%1 has no manual match to undo.</source>
+        <translation>%1 没有可撤销的手动匹配。</translation>
+    </message>
+    <message>
+        <source>Unmatched %1; comparing again…</source>
+        <translation>已取消 %1 的匹配；正在重新比对…</translation>
+    </message>
+    <message>
+        <source>Matches not saved: %1</source>
+        <translation>匹配未保存：%1</translation>
+    </message>
+    <message>
+        <source>Save matches</source>
+        <translation>保存匹配</translation>
+    </message>
+    <message>
+        <source>Manual matches saved to %1</source>
+        <translation>手动匹配已保存到 %1</translation>
+    </message>
+    <message>
+        <source>Matches not loaded: %1</source>
+        <translation>匹配未加载：%1</translation>
+    </message>
+    <message>
+        <source>Load matches</source>
+        <translation>加载匹配</translation>
+    </message>
+    <message>
+        <source>Wait for the compare to finish before loading matches.</source>
+        <translation>请等比对完成后再加载匹配。</translation>
+    </message>
+    <message>
+        <source>%1 manual match(es) loaded from %2; comparing again…</source>
+        <translation>已从 %2 加载 %1 个手动匹配；正在重新比对…</translation>
+    </message>
+    <message>
+        <source>%1 entr(ies) left out: %2</source>
+        <translation>%1 个条目未采用：%2</translation>
+    </message>
+</context>
 </TS>

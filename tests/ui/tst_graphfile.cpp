@@ -13,6 +13,8 @@
 #include "ui/panels/searchbar.h"
 #include "ui/views/graphfilepanel.h"
 #include "ui/views/mainwindow.h"
+#include "ui/models/graphsides.h"
+#include "ui/views/graphview.h"
 #include "ui/views/trendview.h"
 
 #include "core/tempdir.h"
@@ -25,6 +27,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTest>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTextBrowser>
@@ -414,6 +417,28 @@ TEST(GraphFileWindow, OpensDbVisAndTrendAndRefusesADamagedDb)
     EXPECT_FALSE(ok);
     EXPECT_TRUE(error.contains(QString::fromStdString(cut.string()))) << error.toStdString();
     EXPECT_TRUE(window.statusLine().contains("Cannot open")) << window.statusLine().toStdString();
+}
+
+TEST(GraphFileWindow, TheGraphViewShowsTheOpenedFilesNpuAndBenchGraphs)
+{
+    ui::MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    window.setGraphViewShown(true);
+    QSignalSpy finished(&window, &ui::MainWindow::analysisFinished);
+    ASSERT_TRUE(window.openInputs(QString::fromStdString(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db").string()), {}));
+    auto [ok, error] = waitFor(finished);
+    ASSERT_TRUE(ok) << error.toStdString();
+    // Made on a worker: the file's NPU graph (127 nodes) beside its bench graph (123), as the report counts them.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window.graphView()->sides() != nullptr; }, 60000));
+    auto sides = window.graphView()->sides();
+    EXPECT_EQ(sides->npu().size(), 127u);
+    EXPECT_EQ(sides->bench().size(), 123u);
+    // Choosing the bench graph in the page keeps the same sides (its NPU graph's).
+    window.graphFilePanel()->showGraph(1);
+    QCoreApplication::processEvents();
+    EXPECT_EQ(window.graphView()->sides(), sides);
+    window.setGraphViewShown(false);
 }
 
 TEST(GraphFileExport, WritesTheOpenPairAsAVisDb)

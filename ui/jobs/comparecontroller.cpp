@@ -170,7 +170,7 @@ void CompareController::work(std::shared_ptr<Run> run, session::RankPair pair, S
     wake(generation);
     // The reopen cache is written once the result is on its way to the GUI: off the user's wait. A cache that
     // cannot be written only costs the next open its head start.
-    if (result && !options.cacheDir.empty() && !(*result)->reopened)
+    if (result && !options.cacheDir.empty() && !options.manualMatches && !(*result)->reopened)
         (void)session::writePairCache(session::pairCacheFile(options.cacheDir, pair, options), pair, options, **result);
 }
 

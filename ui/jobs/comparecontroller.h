@@ -37,6 +37,8 @@ struct CompareSettings
     std::optional<std::filesystem::path> cellMapping;
     std::optional<std::filesystem::path> apiMapping;
     std::optional<std::filesystem::path> layerMapping;
+    /// The graph view's manual matches (session::AnalysisOptions::manualMatches); none = the dumps' own matching.
+    std::optional<graph::VisConfig> manualMatches;
     /// The reopen cache's folder (session/paircache.h); empty = none. The controller writes a finished pair's
     /// cache there after delivering it.
     std::filesystem::path cacheDir;
@@ -52,6 +54,7 @@ struct CompareSettings
         options.cellMapping = cellMapping;
         options.apiMapping = apiMapping;
         options.layerMapping = layerMapping;
+        options.manualMatches = manualMatches;
         options.cacheDir = cacheDir;
     }
 };

@@ -42,6 +42,8 @@ ExportRequest exportRequestFor(const session::PairAnalysis& analysis, const Sett
     r.options.xlsx = settings.exportXlsx;
     r.options.fuzzy = settings.fuzzy;
     r.options.threads = settings.threads;
+    // The manual matches the shown verdicts were computed with: the files say what the window shows.
+    r.options.manualMatches = analysis.manualMatches;
     if (analysis.skeleton) {
         const session::RankPair& pair = analysis.skeleton->pair;
         r.input.npuPath = pair.npu.dumpFile;
@@ -70,6 +72,8 @@ ExportOutcome runExport(const ExportRequest& request, ProgressSink* progress)
         options.format = request.format == ExportFormat::VisDb83 ? graph::WriteFormat::V83 : graph::WriteFormat::V26;
         options.fuzzy = request.options.fuzzy;
         options.threads = request.options.threads;
+        // The window's manual matches, as `graph --match-file` takes them: the db shows what the window shows.
+        options.matches = request.options.manualMatches ? &*request.options.manualMatches : nullptr;
         if (progress && progress->isCancelled()) {
             out.cancelled = true;
             return out;

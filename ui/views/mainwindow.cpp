@@ -20,6 +20,7 @@
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/models/treerowsmodel.h"
 #include "ui/views/comparetreeview.h"
+#include "ui/views/graphview.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/panels/dumppreview.h"
 #include "ui/panels/elidedlabel.h"
@@ -128,6 +129,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildCentral();
     buildStatusBar();
     buildGraphFileViews(); // issue 27: mainwindowgraph.cpp
+    buildGraphView(); // issue 27: the graph beside the tree, manual matching (mainwindowmatching.cpp)
     applySettings();
     retranslate();
 
@@ -527,6 +529,8 @@ void MainWindow::retranslate()
     if (!m_say)
         m_say = [this] { return tr("Open an NPU and a bench dump (File menu, drag and drop, or Help → Open demo)."); };
     m_message->setText(m_say());
+    if (m_graph)
+        retranslateGraph();
 }
 
 void MainWindow::retranslateData()
@@ -625,6 +629,7 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     m_npuInput = npu;
     m_benchInput = bench;
     m_plan = std::move(*plan);
+    m_manualMatches.clear(); // they name the nodes of the pairs of the plan they were made on
     m_overviewModel->setPlan(*m_plan);
     m_trend->setPlan(std::make_shared<const session::SessionPlan>(*m_plan));
     m_pendingSelection.clear();
@@ -784,6 +789,7 @@ void MainWindow::showPair(int pairIndex)
     m_rankBox->setCurrentIndex(m_rankBox->findData(pairIndex));
     m_rankBox->setEnabled(m_rankBox->count() > 1);
     m_pairLabel->setText(toQ(pair.npu.dir.string()));
+    onGraphPairShown(pairIndex);
 
     m_analysis.reset();
     m_hits.clear();
@@ -813,7 +819,7 @@ void MainWindow::showPair(int pairIndex)
     }
     setBusy(true);
     say([=, this] { return tr("Loading %1…").arg(toQ(pair.label())); });
-    m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), compareSettings());
+    m_controller->start(*m_plan, static_cast<std::size_t>(pairIndex), withManualMatches(compareSettings(), pairIndex));
 }
 
 void MainWindow::cancelCompare()
@@ -954,7 +960,9 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
         m_autoPair = m_pairIndex;
         m_autoKey = selectedNodeKey();
     }
-    if (!m_replaying)
+    updateGraphView();
+    // A compare again after a manual match changes this pair alone: the other ranks' overview stands.
+    if (!m_replaying && !std::exchange(m_rematching, false))
         startOverview();
     emit analysisFinished(true, QString());
 }
@@ -1072,6 +1080,8 @@ void MainWindow::applyFilter(const FilterSpec& spec)
                        spec.kind == FilterSpec::Module ? TreeRowsModel::KindFilter::Module
                            : spec.kind == FilterSpec::Api ? TreeRowsModel::KindFilter::Api
                                                           : TreeRowsModel::KindFilter::All);
+    if (m_graph)
+        m_graph->refresh(); // nodes the filters hide are drawn faded in the graph
     // The details never describe a node the tree no longer shows.
     if (m_detail->hasNode() && !m_rows->isShown(tree::NodeId { m_detail->nodeId() })) {
         const QString key = toQ(std::string(m_model->tree()->node(tree::NodeId { m_detail->nodeId() }).key));
@@ -1150,12 +1160,14 @@ void MainWindow::onCurrentChanged(const QModelIndex& current)
             showTensorsOfSelection();
     }
     m_trend->setNode(toQ(std::string(m_model->tree()->node(node).key)));
+    syncGraphToTree(node);
 }
 
 void MainWindow::onSearch(const QString& pattern, bool regex, bool caseSensitive)
 {
     m_hits.clear();
     m_hitIndex = -1;
+    updateGraphView(); // the graph outlines the hits too (none until found)
     if (!m_model->tree() || pattern.isEmpty()) {
         m_search->setHits(0, 0);
         return;
@@ -1165,6 +1177,7 @@ void MainWindow::onSearch(const QString& pattern, bool regex, bool caseSensitive
         return;
     const auto result = search->find(pattern, NodeSearch::Options { regex, caseSensitive });
     m_hits = result.nodes;
+    updateGraphView();
     if (m_hits.empty()) {
         m_search->setHits(0, 0);
         return;

@@ -30,6 +30,10 @@ class QPushButton;
 class QTableView;
 class QTabWidget;
 
+namespace probescope::graph {
+struct GraphFile;
+}
+
 namespace probescope::ui {
 
 class ElidedLabel;
@@ -58,6 +62,7 @@ class RunUtDialog;
 class GraphFileJob;
 class GraphFilePanel;
 class TrendView;
+class GraphView;
 
 /**
  * @brief The ProbeScope main window: open an NPU and a bench dump, browse the construct tree coloured
@@ -144,6 +149,22 @@ public:
     TrendView* trendView() const { return m_trendView; }
     /// What the scripted mode prints for an opened graph or trend file (one line per graph); empty otherwise.
     QStringList graphFileReport() const;
+    // The graph view and manual matching (issue 27; mainwindowmatching.cpp).
+    GraphView* graphView() const { return m_graph; }
+    /// View → Graph view: the NPU and bench graphs beside the tree.
+    void setGraphViewShown(bool shown);
+    /// The graph view shows the finished analysis (its sides are made on a worker after the compare), or is hidden.
+    bool isGraphViewReady() const;
+    /// The manual matches of the shown pair (NPU node -> bench node, the order they were made in).
+    std::vector<graph::NodeMatch> manualMatches() const;
+    /// Replaces the shown pair's manual matches and compares it again with them (analysisFinished follows).
+    void setManualMatches(std::vector<graph::NodeMatch> matches);
+    /// Matches -> Save: writes {folder}/compare_{step}_{rank}.vis.config (never replacing a file); the path or
+    /// an empty string with the reason in the status line.
+    QString saveManualMatches(const QString& folder);
+    /// Matches -> Load: reads a .vis.config, resolves it against the shown pair's dumps, compares again; false
+    /// (the reason in the status line) when it cannot be read.
+    bool loadManualMatches(const QString& file);
 
 public slots:
     void showPair(int pairIndex);
@@ -232,6 +253,17 @@ private:
     void onGraphFileLoaded();
     void cancelGraphFile();
     void retranslateGraphFile();
+    // The graph view and manual matching (mainwindowmatching.cpp).
+    void buildGraphView();
+    void updateGraphView();
+    void onGraphPairShown(int pairIndex);
+    void onGraphNodePicked(std::uint32_t node);
+    void syncGraphToTree(tree::NodeId node);
+    void matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withChildren);
+    void unmatchInGraph(std::uint32_t npu, bool withChildren);
+    void retranslateGraph();
+    /// `settings` with pair `pairIndex`'s manual matches (CompareSettings::manualMatches), if it has any.
+    CompareSettings withManualMatches(CompareSettings settings, int pairIndex) const;
 
     Settings m_settings;
     std::optional<session::SessionPlan> m_plan;
@@ -331,6 +363,23 @@ private:
     GraphFilePanel* m_graphPanel = nullptr;
     TrendView* m_trendView = nullptr;
     QAction* m_openGraph = nullptr;
+
+    // The graph view and manual matching (mainwindowmatching.cpp).
+    GraphView* m_graph = nullptr;
+    QMenu* m_matchMenu = nullptr;
+    QAction* m_showGraph = nullptr;
+    QAction* m_saveMatches = nullptr;
+    QAction* m_loadMatches = nullptr;
+    std::map<int, std::vector<graph::NodeMatch>> m_manualMatches; ///< per pair of the plan
+    int m_graphPair = -1;         ///< the pair the graph view shows
+    bool m_rematching = false;    ///< a compare again with changed manual matches is running
+    bool m_graphSyncing = false;  ///< the tree follows the graph (or back): no echo
+    std::shared_ptr<const session::PairAnalysis> m_graphAnalysis; ///< what the graph view's sides were made of
+    std::shared_ptr<const session::PairAnalysis> m_graphPending;  ///< sides being made of it on a worker
+    // An opened graph file in the graph view (mainwindowmatching.cpp): the file and the NPU graph its sides show.
+    std::shared_ptr<const graph::GraphFile> m_graphFileShown;
+    int m_graphFileSides = -1; ///< the NPU graph index whose sides are shown or being made; -1 none
+    void updateGraphViewFromFile();
 };
 
 } // namespace probescope::ui

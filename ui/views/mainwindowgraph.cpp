@@ -12,6 +12,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -49,6 +50,7 @@ void MainWindow::buildGraphFileViews()
             m_progress->setValue(static_cast<int>(1000 * std::min(done, total) / total));
     });
     connect(m_graphJob, &GraphFileJob::finished, this, &MainWindow::onGraphFileLoaded);
+    connect(m_graphPanel->graphBox(), &QComboBox::currentIndexChanged, this, [this] { updateGraphView(); });
 
     m_openGraph = new QAction(this);
     m_openGraph->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
@@ -157,6 +159,10 @@ void MainWindow::onGraphFileLoaded()
     }
     m_graphPanel->setFile(o.graphs, o.summaries);
     m_leftStack->setCurrentWidget(m_graphPanel);
+    // The graph view beside the page shows the file's NPU and bench graphs (mainwindowmatching.cpp).
+    m_graphFileShown = o.graphs;
+    m_graphFileSides = -1;
+    updateGraphView();
     setWindowTitle(tr("ProbeScope — %1").arg(QFileInfo(path).fileName()));
     // As for a pair: the first failing node by execution order is where the window lands.
     m_graphPanel->selectFirstFailure();
