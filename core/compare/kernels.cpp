@@ -242,4 +242,146 @@ void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, do
     }
 }
 
+// =====================================================================================================
+// ptdbg 6.0 (h-kptdbg): see kernels.h. Only chunkStats, combine, fetch and toFloat64 are used from above.
+// =====================================================================================================
+
+namespace {
+
+/// Elements widened at a time to look for bench zeros (and to change them): 2 x 32 KiB of float64.
+constexpr std::size_t kPtdbgBlock = 4096;
+
+bool ptdbgIsFloat(DType t)
+{
+    return t == DType::Float16 || t == DType::Float32 || t == DType::Float64 || t == DType::BFloat16;
+}
+
+/// np.finfo(dtype).eps of a float array (.npy has no bfloat16: ptdbg saved those as float32).
+double ptdbgEps(DType t)
+{
+    return t == DType::Float16 ? 0.0009765625 : t == DType::Float64 ? kFloatEps : 1.1920928955078125e-07;
+}
+
+/// a + b in the float type t, as numpy adds in place (float16 through float32, which rounds correctly).
+double ptdbgAdd(DType t, double a, double b)
+{
+    if (t == DType::Float64)
+        return a + b;
+    const float sum = static_cast<float>(a) + static_cast<float>(b);
+    return t == DType::Float16 ? tensor::halfToFloat(tensor::floatToHalf(sum)) : sum;
+}
+
+RelErrRule relRuleOf(const PtdbgRule& rule)
+{
+    RelErrRule r;
+    r.compute = rule.compute;
+    r.npuEpsType = DType::Float64;
+    if (!rule.benchFloat) {
+        // astype(float) copies, eps added to both at a bench zero, all in float64.
+        r.npuEps = kFloatEps;
+        r.benchAtZero = kFloatEps;
+    }
+    // Otherwise the bench zeros are already changed: a zero left is an inf/NaN position the kernel zeroed,
+    // whose relative error is 0/0 = NaN, as ptdbg's inf - inf or NaN there.
+    switch (rule.compute) {
+    case DType::Float16:
+        r.one = 0.0010004043579101562; // np.float16(0.001): double -> half directly
+        r.five = 0.005001068115234375;
+        break;
+    case DType::Float32:
+        r.one = static_cast<float>(0.001);
+        r.five = static_cast<float>(0.005);
+        break;
+    default:
+        break;
+    }
+    return r;
+}
+
+} // namespace
+
+PtdbgRule rulePtdbg(DType npu, DType bench)
+{
+    PtdbgRule rule;
+    rule.npuType = npu;
+    rule.benchType = bench;
+    rule.benchFloat = ptdbgIsFloat(bench);
+    // ptdbg's promotion of two float arrays (an integer side makes float64).
+    if (!rule.benchFloat || !ptdbgIsFloat(npu) || npu == DType::Float64 || bench == DType::Float64)
+        rule.compute = DType::Float64;
+    else if (npu == DType::Float16 && bench == DType::Float16)
+        rule.compute = DType::Float16;
+    else
+        rule.compute = DType::Float32;
+    return rule;
+}
+
+PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                          const PtdbgRule& rule)
+{
+    thread_local ChunkBuffer npuBuffer;
+    thread_local ChunkBuffer benchBuffer;
+    thread_local std::vector<double> nd(kPtdbgBlock);
+    thread_local std::vector<double> bd(kPtdbgBlock);
+    thread_local std::vector<PairStats> parts;
+    const std::uint64_t first = chunk * kChunkElements;
+    if (first >= count)
+        return {};
+    const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
+    const std::byte* n = fetch(npu, first, m, npuBuffer);
+    const std::byte* b = n ? fetch(bench, first, m, benchBuffer) : nullptr;
+    if (!n || !b) {
+        PairStats failed;
+        failed.ioFailed = true;
+        return failed;
+    }
+    const RelErrRule rel = relRuleOf(rule);
+    if (!rule.benchFloat)
+        return chunkStats(Operand { npu.dtype, n }, Operand { bench.dtype, b }, m, 0, rel, false);
+    const std::size_t npuSize = tensor::dtypeSize(npu.dtype);
+    const std::size_t benchSize = tensor::dtypeSize(bench.dtype);
+    const double eps = ptdbgEps(rule.benchType);
+    const bool npuFloat = ptdbgIsFloat(rule.npuType);
+    parts.clear();
+    for (std::size_t start = 0; start < m; start += kPtdbgBlock) {
+        const std::size_t k = m - start < kPtdbgBlock ? m - start : kPtdbgBlock;
+        const std::byte* nb = n + start * npuSize;
+        const std::byte* bb = b + start * benchSize;
+        toFloat64(bench.dtype, bb, k, bd.data());
+        bool zero = false;
+        for (std::size_t i = 0; i < k; ++i)
+            zero |= bd[i] == 0;
+        if (!zero) {
+            parts.push_back(chunkStats(Operand { npu.dtype, nb }, Operand { bench.dtype, bb }, k, 0, rel, false));
+            continue;
+        }
+        // The rare block with a bench zero: changed in float64 copies, then the same pass on those.
+        toFloat64(npu.dtype, nb, k, nd.data());
+        for (std::size_t i = 0; i < k; ++i) {
+            if (bd[i] != 0)
+                continue;
+            bd[i] = eps;
+            nd[i] = npuFloat ? ptdbgAdd(rule.npuType, nd[i], eps) : nd[i] + eps;
+        }
+        parts.push_back(chunkStats(Operand { DType::Float64, reinterpret_cast<const std::byte*>(nd.data()) },
+                                   Operand { DType::Float64, reinterpret_cast<const std::byte*>(bd.data()) }, k, 0,
+                                   rel, false));
+    }
+    return combine(parts);
+}
+
+PairStats ptdbgPairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const PtdbgRule& rule,
+                         Splitter& splitter)
+{
+    const std::uint64_t chunks = (count + kChunkElements - 1) / kChunkElements;
+    std::vector<PairStats> parts(static_cast<std::size_t>(chunks));
+    if (chunks == 1 || splitter.threads() == 1) {
+        for (std::size_t k = 0; k < parts.size(); ++k)
+            parts[k] = ptdbgChunkStats(npu, bench, count, k, rule);
+    } else {
+        splitter.run(parts.size(), [&](std::size_t k) { parts[k] = ptdbgChunkStats(npu, bench, count, k, rule); });
+    }
+    return combine(parts);
+}
+
 } // namespace probescope::compare::kernels
