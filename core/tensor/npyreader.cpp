@@ -621,6 +621,9 @@ Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& b
         stream.m_memory = bytes + layout->dataStart;
     } else {
         stream.m_dataOffset = layout->dataStart;
+        // The kernel's read-ahead starts now for the whole element range, as openPtStream does.
+        ::posix_fadvise(stream.m_fd, static_cast<off_t>(layout->dataStart), static_cast<off_t>(layout->bytes),
+                        POSIX_FADV_WILLNEED);
         return stream; // the elements are read where they lie (fd() at dataOffset())
     }
     ::close(std::exchange(stream.m_fd, -1));
