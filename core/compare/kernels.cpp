@@ -284,7 +284,7 @@ bool anyZeroBits(const std::byte* p, std::size_t k)
     for (; i + kLanes <= k; i += kLanes) {
         V v;
         std::memcpy(&v, p + i * sizeof(Bits), sizeof v);
-        acc |= (v << 1) == 0;
+        acc |= __builtin_convertvector((v << 1) == V {}, V);
     }
     bool zero = false;
     for (std::size_t j = 0; j < kLanes; ++j)
@@ -308,7 +308,7 @@ void patchFloat32(const std::byte* npu, const std::byte* bench, std::size_t k, f
         V4f y;
         std::memcpy(&x, npu + i * 4, sizeof x);
         std::memcpy(&y, bench + i * 4, sizeof y);
-        const auto z = y == 0;
+        const auto z = y == V4f {};
         x = z ? x + e : x;
         y = z ? e : y;
         std::memcpy(n + i, &x, sizeof x);
@@ -391,6 +391,8 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
     thread_local std::vector<double> bd(kPtdbgBlock);
     thread_local std::vector<float> nf(kPtdbgBlock);
     thread_local std::vector<float> bf(kPtdbgBlock);
+    thread_local std::vector<std::uint16_t> nh(kPtdbgBlock);
+    thread_local std::vector<std::uint16_t> bh(kPtdbgBlock);
     thread_local std::vector<PairStats> parts;
     const std::uint64_t first = chunk * kChunkElements;
     if (first >= count)
@@ -411,6 +413,7 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
     const double eps = ptdbgEps(rule.benchType);
     const bool npuFloat = ptdbgIsFloat(rule.npuType);
     const bool float32Pair = npu.dtype == DType::Float32 && bench.dtype == DType::Float32;
+    const bool float16Pair = npu.dtype == DType::Float16 && bench.dtype == DType::Float16;
     parts.clear();
     for (std::size_t start = 0; start < m; start += kPtdbgBlock) {
         const std::size_t k = m - start < kPtdbgBlock ? m - start : kPtdbgBlock;
@@ -426,6 +429,23 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
             patchFloat32(nb, bb, k, static_cast<float>(eps), nf.data(), bf.data());
             parts.push_back(chunkStats(Operand { DType::Float32, reinterpret_cast<const std::byte*>(nf.data()) },
                                        Operand { DType::Float32, reinterpret_cast<const std::byte*>(bf.data()) }, k, 0,
+                                       rel, false));
+            continue;
+        }
+        if (float16Pair) {
+            // float16 pairs: changed in float16 copies (n + eps rounded as numpy's float16 loop: in float32, then to
+            // half), so the pass widens them with F16C as any float16 block.
+            std::memcpy(nh.data(), nb, k * 2);
+            std::memcpy(bh.data(), bb, k * 2);
+            const auto e = static_cast<float>(eps);
+            for (std::size_t i = 0; i < k; ++i) {
+                if (static_cast<std::uint16_t>(bh[i] << 1) != 0)
+                    continue;
+                bh[i] = tensor::floatToHalf(e);
+                nh[i] = tensor::floatToHalf(tensor::halfToFloat(nh[i]) + e);
+            }
+            parts.push_back(chunkStats(Operand { DType::Float16, reinterpret_cast<const std::byte*>(nh.data()) },
+                                       Operand { DType::Float16, reinterpret_cast<const std::byte*>(bh.data()) }, k, 0,
                                        rel, false));
             continue;
         }
