@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cpuid.h>
+#include <immintrin.h>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -337,6 +338,42 @@ bool ptdbgAnyZero(DType t, const std::byte* p, std::size_t k)
     }
 }
 
+/// ptdbg's change of a float16 block into float16 copies: where b is ±0, b = eps and n = half(float(n) + eps) (numpy's
+/// float16 loop: in float32, rounded to nearest even). Scalar, with the software conversions.
+void patchFloat16(const std::byte* npu, const std::byte* bench, std::size_t k, float eps, std::uint16_t* n,
+                  std::uint16_t* b)
+{
+    std::memcpy(n, npu, k * 2);
+    std::memcpy(b, bench, k * 2);
+    for (std::size_t i = 0; i < k; ++i) {
+        if (static_cast<std::uint16_t>(b[i] << 1) != 0)
+            continue;
+        b[i] = tensor::floatToHalf(eps);
+        n[i] = tensor::floatToHalf(tensor::halfToFloat(n[i]) + eps);
+    }
+}
+
+/// patchFloat16 with F16C, 8 elements at a time (vcvtph2ps / vcvtps2ph round to nearest even as floatToHalf does;
+/// a NaN stays a NaN). Only called where the CPU has F16C and AVX.
+__attribute__((target("avx,f16c"))) void patchFloat16F16c(const std::byte* npu, const std::byte* bench, std::size_t k,
+                                                           float eps, std::uint16_t* n, std::uint16_t* b)
+{
+    const __m256 e = _mm256_set1_ps(eps);
+    const __m128i eBits = _mm_set1_epi16(static_cast<short>(tensor::floatToHalf(eps)));
+    const __m128i magnitude = _mm_set1_epi16(0x7FFF);
+    std::size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(npu + i * 2));
+        const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bench + i * 2));
+        const __m128i zero = _mm_cmpeq_epi16(_mm_and_si128(y, magnitude), _mm_setzero_si128());
+        const __m128i sum = _mm256_cvtps_ph(_mm256_add_ps(_mm256_cvtph_ps(x), e), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(n + i), _mm_blendv_epi8(x, sum, zero));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i), _mm_blendv_epi8(y, eBits, zero));
+    }
+    if (i < k)
+        patchFloat16(npu + i * 2, bench + i * 2, k - i, eps, n + i, b + i);
+}
+
 RelErrRule relRuleOf(const PtdbgRule& rule)
 {
     RelErrRule r;
@@ -435,15 +472,10 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
         if (float16Pair) {
             // float16 pairs: changed in float16 copies (n + eps rounded as numpy's float16 loop: in float32, then to
             // half), so the pass widens them with F16C as any float16 block.
-            std::memcpy(nh.data(), nb, k * 2);
-            std::memcpy(bh.data(), bb, k * 2);
-            const auto e = static_cast<float>(eps);
-            for (std::size_t i = 0; i < k; ++i) {
-                if (static_cast<std::uint16_t>(bh[i] << 1) != 0)
-                    continue;
-                bh[i] = tensor::floatToHalf(e);
-                nh[i] = tensor::floatToHalf(tensor::halfToFloat(nh[i]) + e);
-            }
+            if (haveAvx2())
+                patchFloat16F16c(nb, bb, k, static_cast<float>(eps), nh.data(), bh.data());
+            else
+                patchFloat16(nb, bb, k, static_cast<float>(eps), nh.data(), bh.data());
             parts.push_back(chunkStats(Operand { DType::Float16, reinterpret_cast<const std::byte*>(nh.data()) },
                                        Operand { DType::Float16, reinterpret_cast<const std::byte*>(bh.data()) }, k, 0,
                                        rel, false));
