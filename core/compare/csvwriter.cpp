@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <limits>
 #include <mutex>
-#include <thread>
 
 
 namespace probescope::compare {
@@ -130,28 +129,34 @@ bool streamCsvBlocks(const std::vector<std::string>& header, std::size_t rows, c
             changed.notify_all();
         }
     };
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back(worker);
 
     bool ok = true;
-    for (std::size_t b = 0; b < blocks && ok; ++b) {
-        Slot& slot = slots[b % slots.size()];
-        {
-            std::unique_lock lock(mutex);
-            changed.wait(lock, [&] { return slot.ready; });
+    auto writer = [&] {
+        for (std::size_t b = 0; b < blocks && ok; ++b) {
+            Slot& slot = slots[b % slots.size()];
+            {
+                std::unique_lock lock(mutex);
+                changed.wait(lock, [&] { return slot.ready; });
+            }
+            ok = sink(slot.text); // the workers never touch a ready slot
+            std::lock_guard lock(mutex);
+            slot.text.clear();
+            slot.ready = false;
+            ++written;
+            stop = !ok;
+            changed.notify_all();
         }
-        ok = sink(slot.text); // the workers never touch a ready slot
-        std::lock_guard lock(mutex);
-        slot.text.clear();
-        slot.ready = false;
-        ++written;
-        stop = !ok;
-        changed.notify_all();
-    }
-    for (std::thread& t : pool)
-        t.join();
+    };
+    // The threads come from util/parallel (the one pool): job 0 is the writer, the others format. parallelFor hands
+    // out indices in order and every thread takes its first index before it runs anything, so with as many jobs as
+    // threads the writer always runs beside the formatters (none waits for a writer that has not started).
+    const unsigned roles = threads + 1;
+    parallelFor(roles, roles, [&](std::size_t role) {
+        if (role == 0)
+            writer();
+        else
+            worker();
+    });
     return ok;
 }
 

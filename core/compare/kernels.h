@@ -202,4 +202,35 @@ bool usingAvx2Kernels();
 /// Widens `count` elements of `dtype` to float64 (bool as 0/1, float16/bfloat16 exactly), in bulk.
 void toFloat64(tensor::DType dtype, const std::byte* source, std::size_t count, double* out);
 
+// =====================================================================================================
+// ptdbg 6.0 (h-kptdbg): the ptdbg profile's pass on top of the kernels above. Kept apart on purpose (the
+// kernels above are shared with the summation-order work); it only calls chunkStats and combine.
+// =====================================================================================================
+
+/**
+ * @brief ptdbg 6.0's compare_by_op changes its arrays before any metric: where the bench is 0, the bench
+ * becomes its type's eps and the NPU n + that eps (in the NPU's own type, in place); Cosine, MaxAbsErr and the
+ * inf/NaN check then see the changed arrays and the relative error is taken in the arrays' common type with
+ * inf/NaN positions still in it (so NaN). An integer bench is not changed (numpy copies it to float64 first).
+ */
+struct PtdbgRule
+{
+    bool benchFloat = true;                     ///< false: integer or bool bench, msprobe-like float64 rule
+    tensor::DType benchType = tensor::DType::Float32; ///< Float16, Float32 or Float64 when benchFloat
+    tensor::DType npuType = tensor::DType::Float32;   ///< the NPU array's type (an integer NPU adds in float64)
+    tensor::DType compute = tensor::DType::Float32;   ///< the relative error's type (Float16, Float32, Float64)
+};
+
+/// ptdbg's rule for two .npy arrays of these types.
+PtdbgRule rulePtdbg(tensor::DType npu, tensor::DType bench);
+
+/// PairStats of chunk `chunk` (kChunkElements elements) under ptdbg's rule: dot/sums/maxAbs on the changed
+/// arrays, maxRel NaN (relNan) where an inf/NaN sits. Fixed sub-blocks: the same bits for any thread count.
+PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                          const PtdbgRule& rule);
+
+/// ptdbgChunkStats over the whole pair, chunks on `splitter`'s idle threads, combined in chunk order.
+PairStats ptdbgPairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const PtdbgRule& rule,
+                         Splitter& splitter);
+
 } // namespace probescope::compare::kernels

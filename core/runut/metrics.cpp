@@ -7,6 +7,7 @@
 // so float32 means can differ from msprobe's in the last printed digit (docs/run-ut-standards.md).
 #include "core/runut/metrics.h"
 
+#include "core/compare/kernels.h"
 #include "core/tensor/dtype.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace probescope::runut::detail {
 
@@ -47,6 +49,13 @@ std::vector<W> load(const Tensor& t)
 {
     const std::size_t n = elementCount(t);
     const std::size_t size = tensor::dtypeSize(t.dtype);
+    if constexpr (std::is_same_v<W, double>) {
+        // The compare kernels' bulk widening (vectorised; the same exact values as the loop below). The metrics
+        // themselves are not the kernels' (docs/compare-performance.md, "run_ut"): they stay element-wise here.
+        std::vector<double> out(n);
+        compare::kernels::toFloat64(t.dtype, t.data.data(), n, out.data());
+        return out;
+    }
     std::vector<W> out(n);
     const std::byte* p = t.data.data();
     for (std::size_t i = 0; i < n; ++i, p += size) {

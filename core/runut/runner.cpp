@@ -8,6 +8,7 @@
 #include "core/runut/runutconfig.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +17,6 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 
 namespace probescope::runut {
@@ -821,14 +821,12 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
         }
     };
 
-    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.workers),
-                                                               std::max<std::size_t>(work.size(), 1)));
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t)
-        pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool)
-        t.join();
+    // The threads come from util/parallel (the one pool). Each takes one worker loop, not one API: a worker owns
+    // its replayer (created once per thread) and takes APIs in order from `next`; progress and cancellation are the
+    // loop's own (rows are counted as they are written, in dump order).
+    const auto threads = static_cast<unsigned>(std::max<std::size_t>(
+        1, std::min<std::size_t>(static_cast<std::size_t>(std::max(options.workers, 1)), std::max<std::size_t>(work.size(), 1))));
+    parallelFor(threads, threads, [&](std::size_t) { worker(); });
     {
         std::lock_guard lock(mutex);
         flushReady();

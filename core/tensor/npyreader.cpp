@@ -2,8 +2,15 @@
 // NumPy's .npy format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
 // The header is a Python dict literal; it is parsed by hand here (no Python, no eval) and every
 // number in it is checked before anything is allocated, so a hostile header cannot exhaust memory.
+#include "core/tensor/npystream.h"
 #include "core/tensor/tensor.h"
 #include "core/util/fileio.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
 
 #include <algorithm>
 #include <cstdio>
@@ -270,6 +277,18 @@ private:
     std::size_t m_errorPos = 0;
 };
 
+/// A checked .npy file: where its elements are and how they are stored.
+struct NpyLayout
+{
+    DType dtype = DType::Float32;
+    std::vector<std::int64_t> shape;
+    bool fortran = false; ///< column-major with more than one axis (the elements need reordering)
+    bool swap = false;    ///< big-endian elements
+    std::uint64_t dataStart = 0;
+    std::uint64_t bytes = 0;
+    std::int64_t itemCount = 0;
+};
+
 struct NpyType
 {
     DType dtype;
@@ -317,7 +336,8 @@ void byteSwap(std::vector<std::byte>& data, std::size_t itemSize)
 }
 
 /// Copies column-major (Fortran) elements into row-major order.
-void fortranToC(const std::byte* source, std::vector<std::byte>& target, const std::vector<std::int64_t>& shape,
+/// Out of line: GCC 12 inlined into tensorOf() warns about the index vectors (-Wfree-nonheap-object, a false alarm).
+[[gnu::noinline]] void fortranToC(const std::byte* source, std::vector<std::byte>& target, const std::vector<std::int64_t>& shape,
                 std::size_t itemSize)
 {
     const std::size_t rank = shape.size();
@@ -345,19 +365,10 @@ void fortranToC(const std::byte* source, std::vector<std::byte>& target, const s
     }
 }
 
-} // namespace
-
-Result<Tensor> loadNpy(const std::filesystem::path& path)
+/// Everything loadNpy checks before it copies the elements: the same errors for the loader and the stream.
+/// `bytes` is the file's start: all of it, or at least its first min(fileSize, data start) bytes.
+Result<NpyLayout> parseLayout(const std::filesystem::path& path, std::string_view bytes, std::uint64_t fileSize)
 {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        return npyError(path, "tensor.missing", 0, "file does not exist");
-    auto mapped = MappedFile::open(path);
-    if (!mapped)
-        return mapped.error();
-    const std::string_view bytes = (*mapped)->text();
-    const std::uint64_t fileSize = bytes.size();
-
     if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
         return npyError(path, "tensor.npy-format", 0,
                         fileSize == 0 ? "the file is empty" : "not a NumPy .npy file (the \\x93NUMPY magic is missing)");
@@ -445,19 +456,178 @@ Result<Tensor> loadNpy(const std::filesystem::path& path)
                             + " (extra bytes after the array)");
     }
 
+    NpyLayout layout;
+    layout.dtype = type->dtype;
+    layout.shape = shape;
+    layout.fortran = fortran && shape.size() > 1 && numel > 0;
+    layout.swap = type->swap;
+    layout.dataStart = dataStart;
+    layout.bytes = needed;
+    layout.itemCount = static_cast<std::int64_t>(numel);
+    return layout;
+}
+
+/// The elements of a checked .npy as a C-order little-endian Tensor.
+Tensor tensorOf(const NpyLayout& layout, std::string_view bytes)
+{
+    const std::size_t itemSize = dtypeSize(layout.dtype);
     Tensor tensor;
-    tensor.dtype = type->dtype;
-    tensor.shape = shape;
-    const auto* source = reinterpret_cast<const std::byte*>(bytes.data() + dataStart);
-    if (fortran && shape.size() > 1 && numel > 0) {
-        tensor.data.resize(needed);
-        fortranToC(source, tensor.data, shape, itemSize);
+    tensor.dtype = layout.dtype;
+    tensor.shape = layout.shape;
+    const auto* source = reinterpret_cast<const std::byte*>(bytes.data() + layout.dataStart);
+    if (layout.fortran) {
+        tensor.data.resize(layout.bytes);
+        fortranToC(source, tensor.data, layout.shape, itemSize);
     } else {
-        tensor.data.assign(source, source + needed);
+        tensor.data.assign(source, source + layout.bytes);
     }
-    if (type->swap)
+    if (layout.swap)
         byteSwap(tensor.data, itemSize);
     return tensor;
+}
+
+} // namespace
+
+Result<Tensor> loadNpy(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return npyError(path, "tensor.missing", 0, "file does not exist");
+    auto mapped = MappedFile::open(path);
+    if (!mapped)
+        return mapped.error();
+    const std::string_view bytes = (*mapped)->text();
+    auto layout = parseLayout(path, bytes, bytes.size());
+    if (!layout)
+        return layout.error();
+    return tensorOf(*layout, bytes);
+}
+
+NpyStream::NpyStream(NpyStream&& other) noexcept
+{
+    *this = std::move(other);
+}
+
+NpyStream& NpyStream::operator=(NpyStream&& other) noexcept
+{
+    if (this != &other) {
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_dtype = other.m_dtype;
+        m_shape = std::move(other.m_shape);
+        m_numel = other.m_numel;
+        const bool converted = other.m_memory && other.m_memory == other.m_converted.data();
+        m_converted = std::move(other.m_converted);
+        m_memory = converted ? m_converted.data() : other.m_memory;
+        m_fd = std::exchange(other.m_fd, -1);
+        m_dataOffset = other.m_dataOffset;
+        other.m_memory = nullptr;
+    }
+    return *this;
+}
+
+NpyStream::~NpyStream()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+namespace {
+
+/// Reads [offset, offset + length) or less at the end of the file; returns how much was read, or -1.
+std::int64_t readSome(int fd, std::uint64_t offset, std::size_t length, std::byte* out)
+{
+    std::size_t got = 0;
+    while (got < length) {
+        const ssize_t n = ::pread(fd, out + got, length - got, static_cast<off_t>(offset + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        got += static_cast<std::size_t>(n);
+    }
+    return static_cast<std::int64_t>(got);
+}
+
+} // namespace
+
+Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& buffer, std::uint64_t wholeFileLimit)
+{
+    // The same checks and errors as loadNpy (exists, then fileio's regular-file open).
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return npyError(path, "tensor.missing", 0, "file does not exist");
+    auto opened = openRegularFile(path);
+    if (!opened)
+        return opened.error();
+    NpyStream stream;
+    stream.m_fd = *opened;
+    struct stat st {};
+    if (::fstat(stream.m_fd, &st) != 0)
+        return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         std::string("cannot stat file: ") + std::strerror(errno));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const auto readFailed = [&] {
+        return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
+                         std::string("read failed: ") + std::strerror(errno));
+    };
+    // The start of the file: all of it when small (one read into a buffer reused from file to file), else the
+    // header, read again whole when it is longer than the first 4 KiB.
+    const bool whole = size <= wholeFileLimit;
+    std::size_t want = static_cast<std::size_t>(whole ? size : std::min<std::uint64_t>(size, 4096));
+    std::byte* bytes = buffer.reserve(want);
+    std::int64_t got = readSome(stream.m_fd, 0, want, bytes);
+    if (got < 0)
+        return readFailed();
+    std::string_view head(reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(got));
+    if (!whole && head.size() >= 12 && head.substr(0, kMagic.size()) == kMagic) {
+        const auto major = static_cast<unsigned char>(head[6]);
+        std::uint64_t headerLength = 0;
+        const std::size_t lengthBytes = major == 1 ? 2 : 4;
+        for (std::size_t i = 0; i < lengthBytes; ++i)
+            headerLength |= static_cast<std::uint64_t>(static_cast<unsigned char>(head[8 + i])) << (8 * i);
+        const std::uint64_t dataStart = 8 + lengthBytes + headerLength;
+        if (dataStart > head.size() && dataStart <= size) {
+            want = static_cast<std::size_t>(dataStart);
+            bytes = buffer.reserve(want);
+            got = readSome(stream.m_fd, 0, want, bytes);
+            if (got < 0)
+                return readFailed();
+            head = std::string_view(reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(got));
+        }
+    }
+    // A file that shrank while it was read is judged by what was read, as a truncated file.
+    auto layout = parseLayout(path, head, whole ? head.size() : size);
+    if (!layout)
+        return layout.error();
+    stream.m_dtype = layout->dtype;
+    stream.m_shape = layout->shape;
+    // parseLayout refused a shape whose byte count overflows, unless a zero dimension makes it empty.
+    stream.m_numel = layout->itemCount;
+    if (layout->fortran || layout->swap) {
+        // Rare layouts are reordered in memory, as loadNpy does.
+        if (!whole) {
+            auto loaded = loadNpy(path);
+            if (!loaded)
+                return loaded.error();
+            stream.m_converted = std::move(loaded->data);
+        } else {
+            stream.m_converted = tensorOf(*layout, head).data;
+        }
+        stream.m_memory = stream.m_converted.data();
+    } else if (whole) {
+        stream.m_memory = bytes + layout->dataStart;
+    } else {
+        stream.m_dataOffset = layout->dataStart;
+        // The kernel's read-ahead starts now for the whole element range, as openPtStream does.
+        ::posix_fadvise(stream.m_fd, static_cast<off_t>(layout->dataStart), static_cast<off_t>(layout->bytes),
+                        POSIX_FADV_WILLNEED);
+        return stream; // the elements are read where they lie (fd() at dataOffset())
+    }
+    ::close(std::exchange(stream.m_fd, -1));
+    return stream;
 }
 
 } // namespace probescope::tensor

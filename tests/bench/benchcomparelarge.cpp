@@ -6,17 +6,31 @@
 // of .pt data read (both sides), CPU time and peak RSS (the child's ru_maxrss), beside the machine's
 // physical limits measured here: page-cache read speed (read() of every .pt into one reused buffer) and
 // memory read bandwidth (a summing loop over 512 MiB).
+//
+// Every profile side by side (issue 26): msprobe-1.2 (the default, whose lines keep their old spelling),
+// msprobe-26 on the same pair, and ptdbg on PAIR/ptdbg (the same tensors as .pkl/.npy, made by
+// probescope-gencomparelarge --ptdbg), the runs of the profiles interleaved so that a change of load hits them
+// alike. Cold runs evict the inputs with posix_fadvise(POSIX_FADV_DONTNEED) on every input file (after
+// fdatasync: only clean pages can go), which needs no root; the share of input pages still resident
+// afterwards (mincore) is printed. A ratio is printed only against msprobe-1.2's run of the same cache and
+// thread count in this invocation, never against a figure measured elsewhere.
 
 #include "benchargs.h"
 #include "childrun.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,13 +48,70 @@ std::vector<fs::path> ptFiles(const fs::path& pair)
     return files;
 }
 
-bool dropCaches()
+/// The ptdbg pair's inputs: both .pkl and every .npy.
+std::vector<fs::path> npyFiles(const fs::path& ptdbgPair)
 {
-    ::sync();
-    std::ofstream drop("/proc/sys/vm/drop_caches");
-    drop << "3\n";
-    drop.flush();
-    return static_cast<bool>(drop);
+    std::vector<fs::path> files;
+    for (const char* side : { "npu", "bench" })
+        for (const auto& e : fs::directory_iterator(ptdbgPair / side / "dump"))
+            files.push_back(e.path());
+    return files;
+}
+
+/// Evicts the files from the page cache without root: their dirty pages are written first (only clean pages can
+/// be dropped), then POSIX_FADV_DONTNEED. False when a file could not be opened.
+bool evict(const std::vector<fs::path>& files)
+{
+    bool ok = true;
+    for (const auto& f : files) {
+        const int fd = ::open(f.c_str(), O_RDONLY);
+        if (fd < 0) {
+            ok = false;
+            continue;
+        }
+        ::fdatasync(fd);
+        ok = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 && ok;
+        ::close(fd);
+    }
+    return ok;
+}
+
+/// The share of the files' pages that are in the page cache (mincore on a mapping), 0..1.
+double resident(const std::vector<fs::path>& files)
+{
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::uint64_t pages = 0;
+    std::uint64_t in = 0;
+    std::vector<unsigned char> vec;
+    for (const auto& f : files) {
+        const int fd = ::open(f.c_str(), O_RDONLY);
+        if (fd < 0)
+            continue;
+        const auto size = static_cast<std::size_t>(fs::file_size(f));
+        if (size > 0) {
+            void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED) {
+                const std::size_t n = (size + static_cast<std::size_t>(page) - 1) / static_cast<std::size_t>(page);
+                vec.resize(n);
+                if (::mincore(p, size, vec.data()) == 0) {
+                    pages += n;
+                    for (const unsigned char v : vec)
+                        in += v & 1u;
+                }
+                ::munmap(p, size);
+            }
+        }
+        ::close(fd);
+    }
+    return pages ? static_cast<double>(in) / static_cast<double>(pages) : 0.0;
+}
+
+std::uint64_t totalBytes(const std::vector<fs::path>& files)
+{
+    std::uint64_t n = 0;
+    for (const auto& f : files)
+        n += fs::file_size(f);
+    return n;
 }
 
 double pageCacheGBs(const std::vector<fs::path>& files, std::uint64_t& bytes)
@@ -93,6 +164,25 @@ Run runCli(const std::string& cli, const fs::path& pair, unsigned threads, const
                                          "-j", std::to_string(threads) });
 }
 
+/// `compare --profile PROFILE -i INPUT/compare.json`: INPUT is the pair, or its ptdbg/ folder for ptdbg.
+Run runProfile(const std::string& cli, const std::string& profile, const fs::path& input, unsigned threads,
+               const fs::path& out)
+{
+    fs::remove_all(out);
+    fs::create_directories(out);
+    return probescope::bench::runChild({ cli, "compare", "--profile", profile, "-i", (input / "compare.json").string(),
+                                         "-o", out.string(), "-j", std::to_string(threads) });
+}
+
+/// One profile's runs of one cache state and thread count: the best wall of the repeats and its CPU.
+struct Measured
+{
+    Run best;
+    double rss = 0;
+    int runs = 0;
+    int failed = 0;
+};
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -101,6 +191,7 @@ int main(int argc, char** argv)
     fs::path pair;
     int repeat = 3;
     bool cold = true;
+    std::string profileList = "msprobe-1.2,msprobe-26,ptdbg";
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--cli")
@@ -111,8 +202,10 @@ int main(int argc, char** argv)
             probescope::bench::parseNumber(probescope::bench::optionValue(argv[0], argc, argv, i), repeat);
         else if (a == "--no-cold")
             cold = false;
+        else if (a == "--profiles")
+            profileList = probescope::bench::optionValue(argv[0], argc, argv, i);
         else {
-            std::fprintf(stderr, "usage: %s --cli PROBESCOPE_CLI --pair DIR [--repeat K] [--no-cold]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s --cli PROBESCOPE_CLI --pair DIR [--repeat K] [--no-cold] [--profiles msprobe-1.2,msprobe-26,ptdbg]\n", argv[0]);
             return 2;
         }
     }
@@ -135,35 +228,115 @@ int main(int argc, char** argv)
     std::printf("load average at start: %s\n", loadavg.c_str());
     const fs::path out = fs::temp_directory_path() / ("benchcomparelarge-out-" + std::to_string(::getpid()));
     int failures = 0;
+
+    // The profiles side by side: msprobe-1.2 (the default) and msprobe-26 on the pair, ptdbg on PAIR/ptdbg.
+    struct ProfileRun
+    {
+        std::string name;
+        fs::path input;
+        std::vector<fs::path> files; ///< its inputs (evicted for cold runs)
+        std::uint64_t dataBytes = 0; ///< the tensor files' bytes (GB/s counts these)
+    };
+    std::vector<fs::path> msprobeInputs = files;
+    for (const char* side : { "npu", "bench" })
+        msprobeInputs.push_back(pair / side / "step0/rank/dump.json");
+    std::vector<ProfileRun> profiles;
+    std::stringstream wanted(profileList);
+    for (std::string name; std::getline(wanted, name, ',');) {
+        if (name == "msprobe-1.2" || name == "msprobe-26") {
+            profiles.push_back({ name, pair, msprobeInputs, bytes });
+        } else if (name == "ptdbg") {
+            const fs::path ptdbgPair = pair / "ptdbg";
+            if (!fs::exists(ptdbgPair / "compare.json")) {
+                std::printf("no ptdbg pair at %s (made by probescope-gencomparelarge --ptdbg): ptdbg not timed\n",
+                            ptdbgPair.string().c_str());
+                continue;
+            }
+            std::vector<fs::path> inputs = npyFiles(ptdbgPair);
+            const std::uint64_t npyBytes = totalBytes(inputs);
+            std::uint64_t readBytes = 0;
+            pageCacheGBs(inputs, readBytes);
+            const double npySpeed = pageCacheGBs(inputs, readBytes);
+            std::printf("ptdbg pair %s: %zu .npy files, %.3f GB of .npy (both sides); page-cache read() %.2f GB/s (1 thread)\n",
+                        ptdbgPair.string().c_str(), inputs.size(), static_cast<double>(npyBytes) / 1e9, npySpeed);
+            for (const char* side : { "npu", "bench" })
+                inputs.push_back(ptdbgPair / side / "dump.pkl");
+            profiles.push_back({ name, ptdbgPair, inputs, npyBytes });
+        } else {
+            std::fprintf(stderr, "%s: unknown profile '%s' in --profiles (msprobe-1.2, msprobe-26, ptdbg)\n", argv[0],
+                         name.c_str());
+            return 2;
+        }
+    }
+    std::printf("physical floor: reading the .pt data once at the page-cache speed above takes %.3f s, at the memory "
+                "read speed %.3f s\n",
+                static_cast<double>(bytes) / 1e9 / cacheSpeed, static_cast<double>(bytes) / 1e9 / memSpeed);
+    if (cold)
+        std::printf("cold runs: every input file evicted with posix_fadvise(POSIX_FADV_DONTNEED) before each run (no "
+                    "root needed)\n");
+
+    std::map<std::tuple<bool, unsigned, std::string>, Measured> results;
     for (const bool coldCache : { false, true }) {
         if (coldCache && !cold)
             continue;
         for (const unsigned threads : { 1u, 2u }) {
-            Run best;
-            best.wall = 1e30;
-            double rss = 0;
+            // Interleaved: repeat r of every profile before repeat r + 1 of any.
             for (int r = 0; r < repeat; ++r) {
-                if (coldCache && !dropCaches()) {
-                    std::printf("cannot drop caches (needs root); cold runs skipped\n");
-                    break;
+                for (const ProfileRun& p : profiles) {
+                    Measured& m = results[{ coldCache, threads, p.name }];
+                    if (coldCache) {
+                        evict(p.files);
+                        if (r == 0)
+                            std::printf("%s inputs resident after eviction: %.1f%%\n", p.name.c_str(), 100 * resident(p.files));
+                    }
+                    const Run run = p.name == "msprobe-1.2" ? runCli(cli, pair, threads, out)
+                                                             : runProfile(cli, p.name, p.input, threads, out);
+                    if (!run.ok()) {
+                        std::printf("probescope-cli failed (status %d)%s%s\n", run.status,
+                                    p.name == "msprobe-1.2" ? "" : ": profile ", p.name == "msprobe-1.2" ? "" : p.name.c_str());
+                        ++failures;
+                        ++m.failed;
+                    }
+                    m.rss = std::max(m.rss, run.rssMiB);
+                    if (m.runs++ == 0 || run.wall < m.best.wall)
+                        m.best = run;
                 }
-                const Run run = runCli(cli, pair, threads, out);
-                if (!run.ok()) {
-                    std::printf("probescope-cli failed (status %d)\n", run.status);
-                    ++failures;
-                }
-                rss = std::max(rss, run.rssMiB);
-                if (run.wall < best.wall)
-                    best = run;
             }
-            if (best.wall > 1e29)
-                continue;
-            const double gb = static_cast<double>(bytes) / 1e9;
-            std::printf("%s cache, %u thread%s: best of %d wall %.3f s, %.2f GB/s of .pt, CPU %.3f s (%.2f GB per CPU second), "
-                        "peak RSS %.1f MiB\n",
-                        coldCache ? "cold" : "warm", threads, threads > 1 ? "s" : " ", repeat, best.wall, gb / best.wall,
-                        best.cpu, gb / best.cpu, rss);
+            for (const ProfileRun& p : profiles) {
+                const Measured& m = results[{ coldCache, threads, p.name }];
+                const double gb = static_cast<double>(p.dataBytes) / 1e9;
+                if (p.name == "msprobe-1.2") {
+                    // The default profile's line, spelled as before issue 26.
+                    std::printf("%s cache, %u thread%s: best of %d wall %.3f s, %.2f GB/s of .pt, CPU %.3f s (%.2f GB per CPU second), "
+                                "peak RSS %.1f MiB\n",
+                                coldCache ? "cold" : "warm", threads, threads > 1 ? "s" : " ", repeat, m.best.wall,
+                                gb / m.best.wall, m.best.cpu, gb / m.best.cpu, m.rss);
+                } else {
+                    std::printf("profile %s, %s cache, %u thread%s: best of %d wall %.3f s, %.2f GB/s of .%s, CPU %.3f s "
+                                "(%.2f GB per CPU second), peak RSS %.1f MiB\n",
+                                p.name.c_str(), coldCache ? "cold" : "warm", threads, threads > 1 ? "s" : " ", repeat,
+                                m.best.wall, gb / m.best.wall, p.name == "ptdbg" ? "npy" : "pt", m.best.cpu,
+                                gb / m.best.cpu, m.rss);
+                }
+            }
         }
+    }
+
+    // The table: every profile beside msprobe-1.2's run of the same cache and threads, all from this invocation.
+    std::printf("\nside by side (best wall of %d; ratio = wall / msprobe-1.2's wall in this invocation, same cache and threads):\n",
+                repeat);
+    std::printf("%-12s %-5s %-7s %9s %9s %8s %12s %7s\n", "profile", "cache", "threads", "wall s", "CPU s", "GB/s",
+                "peak RSS MiB", "ratio");
+    for (const auto& [key, m] : results) {
+        const auto& [coldCache, threads, name] = key;
+        const auto p = std::find_if(profiles.begin(), profiles.end(), [&](const ProfileRun& x) { return x.name == name; });
+        const double gb = static_cast<double>(p->dataBytes) / 1e9;
+        const auto ref = results.find({ coldCache, threads, "msprobe-1.2" });
+        char ratio[32] = "-";
+        if (ref != results.end() && ref->second.failed == 0 && m.failed == 0)
+            std::snprintf(ratio, sizeof ratio, "%.2fx", m.best.wall / ref->second.best.wall);
+        std::printf("%-12s %-5s %-7u %9.3f %9.3f %8.2f %12.1f %7s%s\n", name.c_str(), coldCache ? "cold" : "warm", threads,
+                    m.best.wall, m.best.cpu, gb / m.best.wall, m.rss, ratio, m.failed ? "  (failed)" : "");
     }
     fs::remove_all(out);
     return failures ? 1 : 0;

@@ -11,6 +11,10 @@
 // storage aligned to 64 bytes as PyTorchStreamWriter does), written without LibTorch so that a GB of
 // data takes seconds. The bench side equals the NPU side except for a relative noise of 1e-6..1e-3 on
 // every third tensor and a large error injected into one tensor in the middle.
+//
+// With --ptdbg the same tensors are also written as a ptdbg_ascend 6.0 pair, OUT/ptdbg/{npu,bench}/dump.pkl and
+// dump/{name}.npy (float32 and float16 as they are; bfloat16 widened to float32, as ptdbg saved it: numpy has no
+// bfloat16), with OUT/ptdbg/compare.json (ptdbg's input_param), for `compare --profile ptdbg`.
 
 #include "benchargs.h"
 
@@ -215,8 +219,29 @@ struct Stats
     double max = -1e300, min = 1e300, sum = 0, sq = 0;
 };
 
+/// A .npy file (format 1.0, C order) of `descr` elements with `shape`.
+void writeNpy(const fs::path& path, const char* descr, const std::vector<std::int64_t>& shape, const std::string& data)
+{
+    std::string dims;
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "") + (i + 1 < shape.size() ? " " : "");
+    std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    while ((10 + header.size() + 1) % 64 != 0)
+        header += ' ';
+    header += '\n';
+    std::string head = "\x93NUMPY";
+    head += '\x01';
+    head += '\x00';
+    le(head, header.size(), 2);
+    head += header;
+    std::ofstream out(path, std::ios::binary);
+    out.write(head.data(), static_cast<std::streamsize>(head.size()));
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
 /// One side's file: values v (NPU) or v with noise/error (bench), stored as `kind`; returns its statistics.
-Stats writeTensor(const fs::path& dir, const Spec& spec, std::uint64_t seed, int perturb)
+/// With `npyDir` the same values are also written as ptdbg's {name}.npy there.
+Stats writeTensor(const fs::path& dir, const Spec& spec, std::uint64_t seed, int perturb, const fs::path* npyDir = nullptr)
 {
     const std::uint64_t n = numel(spec.shape);
     std::string data(n * itemSize(spec.kind), '\0');
@@ -259,7 +284,37 @@ Stats writeTensor(const fs::path& dir, const Spec& spec, std::uint64_t seed, int
     const char* storage = spec.kind == Kind::Float32 ? "FloatStorage" : spec.kind == Kind::BFloat16 ? "BFloat16Storage" : "HalfStorage";
     const std::string file = spec.name + ".pt";
     writeZip(dir / file, spec.name, { { "data.pkl", tensorPickle(storage, spec.shape) }, { "data/0", data }, { "version", "3\n" } });
+    if (npyDir) {
+        const fs::path npy = *npyDir / (spec.name + ".npy");
+        if (spec.kind == Kind::Float32) {
+            writeNpy(npy, "<f4", spec.shape, data);
+        } else if (spec.kind == Kind::Float16) {
+            writeNpy(npy, "<f2", spec.shape, data);
+        } else {
+            std::string widened(n * 4, '\0');
+            for (std::uint64_t i = 0; i < n; ++i) {
+                std::uint16_t h;
+                std::memcpy(&h, data.data() + i * 2, 2);
+                const std::uint32_t w = static_cast<std::uint32_t>(h) << 16;
+                std::memcpy(widened.data() + i * 4, &w, 4);
+            }
+            writeNpy(npy, "<f4", spec.shape, widened);
+        }
+    }
     return st;
+}
+
+/// One row of ptdbg's .pkl: [name, dump_step, md5, dtype, shape, [max, min, mean, norm]].
+std::string pklRow(const Spec& spec, const Stats& st)
+{
+    const char* dtype = spec.kind == Kind::Float32 ? "torch.float32" : spec.kind == Kind::BFloat16 ? "torch.bfloat16" : "torch.float16";
+    std::string shape;
+    for (std::size_t i = 0; i < spec.shape.size(); ++i)
+        shape += (i ? ", " : "") + std::to_string(spec.shape[i]);
+    char numbers[256];
+    std::snprintf(numbers, sizeof numbers, "%.17g, %.17g, %.17g, %.17g", st.max, st.min,
+                  st.sum / static_cast<double>(numel(spec.shape)), std::sqrt(st.sq));
+    return "[\"" + spec.name + "\", 0, [], \"" + dtype + "\", [" + shape + "], [" + numbers + "]]\n";
 }
 
 std::string leafJson(const Spec& spec, const Stats& st)
@@ -282,9 +337,12 @@ int main(int argc, char** argv)
     std::string kind = "real";
     fs::path out = "comparelarge";
     double scale = 1.0;
+    bool ptdbg = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        if (a == "--kind")
+        if (a == "--ptdbg")
+            ptdbg = true;
+        else if (a == "--kind")
             kind = probescope::bench::optionValue(argv[0], argc, argv, i);
         else if (a == "--out")
             out = std::string(probescope::bench::optionValue(argv[0], argc, argv, i));
@@ -294,7 +352,7 @@ int main(int argc, char** argv)
                 return 2;
             }
         } else {
-            std::fprintf(stderr, "usage: %s [--kind real|large] [--scale F] [--out DIR]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--kind real|large] [--scale F] [--out DIR] [--ptdbg]\n", argv[0]);
             return 2;
         }
     }
@@ -330,11 +388,16 @@ int main(int argc, char** argv)
     }
 
     std::uint64_t bytes = 0;
+    std::uint64_t npyBytes = 0;
     std::size_t files = 0;
     for (const char* side : { "npu", "bench" }) {
         const fs::path rank = out / side / "step0" / "rank";
         const fs::path data = rank / "dump_tensor_data";
         fs::create_directories(data);
+        const fs::path npyDir = out / "ptdbg" / side / "dump";
+        std::string pkl;
+        if (ptdbg)
+            fs::create_directories(npyDir);
         std::string json = "{\n \"task\": \"tensor\",\n \"level\": \"mix\",\n \"framework\": \"pytorch\",\n \"dump_data_dir\": \""
             + data.string() + "\",\n \"data\": {";
         for (std::size_t e = 0; e < apis.size(); ++e) {
@@ -343,8 +406,12 @@ int main(int argc, char** argv)
             for (std::size_t k = 0; k < leaves.size(); ++k) {
                 const bool bench = std::string_view(side) == "bench";
                 const int perturb = !bench ? 0 : (e == apis.size() / 2 && k == 1) ? 2 : (e % 3 == 0 ? 1 : 0);
-                const Stats st = writeTensor(data, leaves[k], e * 2 + k + 1, perturb);
+                const Stats st = writeTensor(data, leaves[k], e * 2 + k + 1, perturb, ptdbg ? &npyDir : nullptr);
                 bytes += fs::file_size(data / (leaves[k].name + ".pt"));
+                if (ptdbg) {
+                    npyBytes += fs::file_size(npyDir / (leaves[k].name + ".npy"));
+                    pkl += pklRow(leaves[k], st);
+                }
                 ++files;
                 json += std::string(k ? ", " : "") + (k ? "\"output\": [" : "\"input_args\": [") + leafJson(leaves[k], st) + "]";
             }
@@ -352,6 +419,18 @@ int main(int argc, char** argv)
         }
         json += "\n }\n}";
         std::ofstream(rank / "dump.json") << json;
+        if (ptdbg)
+            std::ofstream(out / "ptdbg" / side / "dump.pkl", std::ios::binary) << pkl;
+    }
+    if (ptdbg) {
+        const fs::path root = fs::absolute(out / "ptdbg");
+        std::ofstream(root / "compare.json") << "{\"npu_pkl_path\": \"" << (root / "npu/dump.pkl").string()
+                                             << "\", \"bench_pkl_path\": \"" << (root / "bench/dump.pkl").string()
+                                             << "\", \"npu_dump_data_dir\": \"" << (root / "npu/dump").string()
+                                             << "\", \"bench_dump_data_dir\": \"" << (root / "bench/dump").string()
+                                             << "\", \"is_print_compare_log\": true}\n";
+        std::printf("%s ptdbg pair: %zu .npy files, %.3f GB of .npy in all (both sides) in %s\n", kind.c_str(), files,
+                    static_cast<double>(npyBytes) / 1e9, root.string().c_str());
     }
     const fs::path npu = fs::absolute(out / "npu/step0/rank/dump.json");
     const fs::path bench = fs::absolute(out / "bench/step0/rank/dump.json");

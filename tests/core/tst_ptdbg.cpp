@@ -5,18 +5,24 @@
 #include "core/compare/comparejob.h"
 #include "core/compare/csvwriter.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgmetrics.h"
 #include "core/compare/ptdbg/ptdbgrules.h"
 #include "core/compare/pytext.h"
 #include "core/session/session.h"
+#include "core/tensor/npystream.h"
+#include "core/util/workgroup.h"
 #include "tempdir.h"
 #include "testconfig.h"
 #include "xlsxread.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <unistd.h>
 #include <map>
 #include <regex>
 #include <set>
@@ -823,5 +829,424 @@ TEST(PtdbgHostile, ADamagedPklIsRefusedUnlessSalvaged)
         EXPECT_FALSE(partial->front().salvaged.empty());
         EXPECT_TRUE(hasErrors(partial->front().inputDiagnostics)); // the CLI still exits 1
         EXPECT_FALSE(partial->front().csvFile.empty());
+    }
+}
+
+// ---- issue 26: the ptdbg profile on the shared kernels, .npy files streamed, one thread pool ----
+
+namespace {
+
+using tensor::DType;
+
+/// The element-by-element compare_by_op the kernels replaced (kept here as the reference): float64 copies,
+/// the in-place eps, long double sums, numpy's max.
+namespace reference {
+
+constexpr double kFloatEpsilon = 2.220446049250313e-16;
+
+bool isFloat(DType t)
+{
+    return t == DType::Float16 || t == DType::Float32 || t == DType::Float64 || t == DType::BFloat16;
+}
+
+DType promote(DType a, DType b)
+{
+    if (a == DType::Float64 || b == DType::Float64 || !isFloat(a) || !isFloat(b))
+        return DType::Float64;
+    if (a == DType::Float32 || b == DType::Float32 || a == DType::BFloat16 || b == DType::BFloat16)
+        return DType::Float32;
+    return DType::Float16;
+}
+
+double roundTo(DType t, double x)
+{
+    if (t == DType::Float16)
+        return tensor::halfToFloat(tensor::floatToHalf(static_cast<float>(x)));
+    if (t == DType::Float32 || t == DType::BFloat16)
+        return static_cast<float>(x);
+    return x;
+}
+
+double subIn(DType t, double a, double b)
+{
+    return t == DType::Float64 ? a - b : roundTo(t, static_cast<float>(a) - static_cast<float>(b));
+}
+
+double divIn(DType t, double a, double b)
+{
+    return t == DType::Float64 ? a / b : roundTo(t, static_cast<float>(a) / static_cast<float>(b));
+}
+
+double addIn(DType t, double a, double b)
+{
+    return t == DType::Float64 ? a + b : roundTo(t, static_cast<float>(a) + static_cast<float>(b));
+}
+
+double epsOf(DType t)
+{
+    return t == DType::Float16 ? 0.0009765625 : t == DType::Float64 ? kFloatEpsilon : 1.1920928955078125e-07;
+}
+
+/// compareArrays as it was, for 1-d arrays of two elements or more.
+ptdbg::PtdbgMetrics compare(const tensor::Tensor& npuTensor, const tensor::Tensor& benchTensor)
+{
+    ptdbg::PtdbgMetrics m;
+    const std::size_t count = static_cast<std::size_t>(npuTensor.numel());
+    std::vector<double> n(count), b(count), rel(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        n[i] = npuTensor.valueAt(static_cast<std::int64_t>(i));
+        b[i] = benchTensor.valueAt(static_cast<std::int64_t>(i));
+    }
+    const DType nType = npuTensor.dtype;
+    const DType bType = benchTensor.dtype;
+    DType relType = DType::Float64;
+    if (isFloat(bType)) {
+        const double eps = epsOf(bType);
+        for (std::size_t i = 0; i < count; ++i) {
+            if (b[i] == 0) {
+                b[i] = addIn(bType, b[i], eps);
+                n[i] = isFloat(nType) ? addIn(nType, n[i], roundTo(bType, eps)) : n[i] + eps;
+            }
+        }
+        relType = promote(nType, bType);
+        for (std::size_t i = 0; i < count; ++i)
+            rel[i] = std::abs(divIn(relType, subIn(relType, n[i], b[i]), b[i]));
+    } else {
+        for (std::size_t i = 0; i < count; ++i) {
+            double nv = n[i];
+            double bv = b[i];
+            if (bv == 0) {
+                bv += kFloatEpsilon;
+                nv += kFloatEpsilon;
+            }
+            rel[i] = std::abs((nv - bv) / bv);
+        }
+    }
+    bool anySpecial = false;
+    bool same = true;
+    for (std::size_t i = 0; i < count; ++i) {
+        anySpecial = anySpecial || !std::isfinite(n[i]) || !std::isfinite(b[i]);
+        same = same && std::isinf(n[i]) == std::isinf(b[i]) && std::isnan(n[i]) == std::isnan(b[i]);
+    }
+    if (anySpecial) {
+        if (!same) {
+            m.cosine = m.maxAbsErr = m.maxRelativeErr = m.oneThousandthErrRatio = m.fiveThousandthsErrRatio =
+                Cell::text("N/A");
+            m.message = "The position of inf or nan in NPU and bench Tensor do not match.";
+            return m;
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+            if (!std::isfinite(n[i]))
+                n[i] = 0;
+            if (!std::isfinite(b[i]))
+                b[i] = 0;
+        }
+    }
+    long double dot = 0, nn = 0, bb = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        dot += static_cast<long double>(n[i]) * b[i];
+        nn += static_cast<long double>(n[i]) * n[i];
+        bb += static_cast<long double>(b[i]) * b[i];
+    }
+    const double aNorm = std::sqrt(static_cast<double>(nn));
+    const double bNorm = std::sqrt(static_cast<double>(bb));
+    if (aNorm <= kFloatEpsilon && bNorm <= kFloatEpsilon)
+        m.cosine = Cell::number(1.0);
+    else if (aNorm <= kFloatEpsilon || bNorm <= kFloatEpsilon)
+        m.cosine = Cell::text("Nan");
+    else {
+        const double v = fmt12(static_cast<double>(dot) / (aNorm * bNorm));
+        m.cosine = std::isnan(v) ? Cell::text("Nan") : Cell::number(v > 0.99999 ? 1.0 : v);
+    }
+    double maxAbs = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        maxAbs = std::max(maxAbs, std::abs(n[i] - b[i]));
+    m.maxAbsErr = Cell::number(fmt12(maxAbs));
+    double maxRel = -std::numeric_limits<double>::infinity();
+    for (const double r : rel)
+        maxRel = std::isnan(maxRel) || std::isnan(r) ? std::numeric_limits<double>::quiet_NaN() : std::max(maxRel, r);
+    if (std::isnan(maxRel)) {
+        m.maxRelativeErr = Cell::text("Nan");
+        m.message = "Cannot compare by MaxRelativeError, the data contains nan in dump data.";
+    } else {
+        m.maxRelativeErr = Cell::number(fmt12(maxRel));
+    }
+    const double t1 = relType == DType::Float16 ? 0.0010004043579101562 : roundTo(relType, 0.001);
+    const double t5 = relType == DType::Float16 ? 0.005001068115234375 : roundTo(relType, 0.005);
+    std::size_t below1 = 0, below5 = 0;
+    for (const double r : rel) {
+        below1 += r < t1;
+        below5 += r < t5;
+    }
+    m.oneThousandthErrRatio = Cell::number(fmt12(static_cast<double>(below1) / static_cast<double>(count)));
+    m.fiveThousandthsErrRatio = Cell::number(fmt12(static_cast<double>(below5) / static_cast<double>(count)));
+    return m;
+}
+
+} // namespace reference
+
+/// A 1-d tensor of `dtype` holding `values` (rounded to the type).
+tensor::Tensor typed(DType dtype, const std::vector<double>& values)
+{
+    tensor::Tensor t;
+    t.dtype = dtype;
+    t.shape = { static_cast<std::int64_t>(values.size()) };
+    const std::size_t size = tensor::dtypeSize(dtype);
+    t.data.resize(values.size() * size);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        std::byte* p = t.data.data() + i * size;
+        const double v = values[i];
+        if (dtype == DType::Float64) {
+            std::memcpy(p, &v, 8);
+        } else if (dtype == DType::Float32) {
+            const float f = static_cast<float>(v);
+            std::memcpy(p, &f, 4);
+        } else if (dtype == DType::Float16) {
+            const std::uint16_t h = tensor::floatToHalf(static_cast<float>(v));
+            std::memcpy(p, &h, 2);
+        } else if (dtype == DType::Int32) {
+            const auto x = static_cast<std::int32_t>(v);
+            std::memcpy(p, &x, 4);
+        } else {
+            const auto x = static_cast<std::int64_t>(v);
+            std::memcpy(p, &x, 8);
+        }
+    }
+    return t;
+}
+
+void expectSameMetrics(const ptdbg::PtdbgMetrics& a, const ptdbg::PtdbgMetrics& b)
+{
+    EXPECT_EQ(a.cosine, b.cosine);
+    EXPECT_EQ(a.maxAbsErr, b.maxAbsErr);
+    EXPECT_EQ(a.maxRelativeErr, b.maxRelativeErr);
+    EXPECT_EQ(a.oneThousandthErrRatio, b.oneThousandthErrRatio);
+    EXPECT_EQ(a.fiveThousandthsErrRatio, b.fiveThousandthsErrRatio);
+    EXPECT_EQ(a.message, b.message);
+}
+
+/// A float32 .npy of `values` (1-d), written as numpy writes it.
+void writeNpy32(const fs::path& p, const std::vector<float>& values)
+{
+    writeNpy(p, values);
+}
+
+/// npu/dump.pkl + npu/dump/*.npy and the same for bench: one API whose input and output hold `count` float32 each.
+ptdbg::PtdbgInput largePair(const fs::path& root, std::size_t count)
+{
+    const std::string shape = "[" + std::to_string(count) + "]";
+    const std::string pkl = row("Torch.mul.0.forward.input.0", shape, 1) + row("Torch.mul.0.forward.output", shape, 1);
+    writeFile(root / "npu/dump.pkl", pkl);
+    writeFile(root / "bench/dump.pkl", pkl);
+    std::vector<float> n(count), b(count);
+    std::uint64_t state = 12345;
+    auto next = [&] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        b[i] = static_cast<float>(next() * 4 - 2);
+        n[i] = static_cast<float>(b[i] * (1 + (next() - 0.5) * 1e-3));
+        if (i % 997 == 0)
+            b[i] = 0; // ptdbg's eps at bench zeros, in many blocks
+    }
+    writeNpy32(root / "npu/dump/Torch.mul.0.forward.input.0.npy", n);
+    writeNpy32(root / "bench/dump/Torch.mul.0.forward.input.0.npy", b);
+    n[count / 2] = b[count / 2] = std::numeric_limits<float>::infinity(); // inf at the same place: MaxRel Nan
+    writeNpy32(root / "npu/dump/Torch.mul.0.forward.output.npy", n);
+    writeNpy32(root / "bench/dump/Torch.mul.0.forward.output.npy", b);
+    return ptdbg::PtdbgInput { root / "npu/dump.pkl", root / "bench/dump.pkl", root / "npu/dump", root / "bench/dump" };
+}
+
+class CancelAfter final : public ProgressSink
+{
+public:
+    explicit CancelAfter(std::uint64_t rows)
+        : m_rows(rows)
+    {
+    }
+    void setRange(std::uint64_t) override { }
+    void advance(std::uint64_t done) override { m_done = done; }
+    bool isCancelled() const override { return m_done.load() >= m_rows; }
+
+private:
+    std::uint64_t m_rows;
+    std::atomic<std::uint64_t> m_done { 0 };
+};
+
+} // namespace
+
+// The kernels give the cells the element-by-element rules gave, for every dtype pair ptdbg meets, across chunk
+// (65536) and block (4096) boundaries, with bench zeros, inf/NaN in place, and for any thread count.
+TEST(PtdbgKernels, SameCellsAsTheElementwiseRulesOnEveryDtypePair)
+{
+    const std::size_t count = 70001;
+    std::uint64_t state = 7;
+    auto next = [&] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    std::vector<double> base(count), noisy(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        base[i] = std::round((next() * 8 - 4) * 64) / 64; // representable in float16 and the integers when scaled
+        noisy[i] = base[i] * (1 + (next() - 0.5) * 2e-3);
+        if (i % 101 == 0)
+            base[i] = 0;
+        if (i % 211 == 0)
+            noisy[i] = 0;
+    }
+    const std::pair<DType, DType> pairs[] = {
+        { DType::Float32, DType::Float32 }, { DType::Float16, DType::Float32 }, { DType::Float32, DType::Float16 },
+        { DType::Float16, DType::Float16 }, { DType::Float64, DType::Float32 }, { DType::Float32, DType::Float64 },
+        { DType::Int32, DType::Float32 },   { DType::Float32, DType::Int64 },   { DType::Int64, DType::Int32 },
+    };
+    ThreadSplitter two(2);
+    for (const auto& [nt, bt] : pairs) {
+        for (const int variant : { 0, 1, 2 }) {
+            SCOPED_TRACE(std::string(tensor::torchName(nt)) + " vs " + tensor::torchName(bt) + " variant "
+                         + std::to_string(variant));
+            std::vector<double> n = noisy;
+            std::vector<double> b = base;
+            const bool floats = reference::isFloat(nt) && reference::isFloat(bt);
+            if (variant == 1 && floats) {
+                n[5000] = b[5000] = std::numeric_limits<double>::quiet_NaN();
+                n[66000] = b[66000] = -std::numeric_limits<double>::infinity();
+            } else if (variant == 2) {
+                n.assign(count, 0.0); // an all-zero NPU side
+            }
+            const tensor::Tensor npu = typed(nt, n);
+            const tensor::Tensor bench = typed(bt, b);
+            const ptdbg::PtdbgMetrics expected = reference::compare(npu, bench);
+            expectSameMetrics(ptdbg::compareArrays(npu, bench, false), expected);
+            // The baseline build of the kernels (no AVX2/F16C) gives the same cells.
+            compare::kernels::forceGenericKernels(true);
+            expectSameMetrics(ptdbg::compareArrays(npu, bench, false), expected);
+            compare::kernels::forceGenericKernels(false);
+            ptdbg::PtdbgSide ns { npu.dtype, &npu.shape, npu.numel(), {} };
+            ns.operand.dtype = npu.dtype;
+            ns.operand.memory = npu.data.data();
+            ptdbg::PtdbgSide bs { bench.dtype, &bench.shape, bench.numel(), {} };
+            bs.operand.dtype = bench.dtype;
+            bs.operand.memory = bench.data.data();
+            const auto split = ptdbg::compareSides(ns, bs, false, two);
+            ASSERT_TRUE(split);
+            expectSameMetrics(*split, expected);
+        }
+    }
+}
+
+// .npy files above 1 MiB are read a chunk at a time from the file: the same cells as the arrays loaded whole, and
+// the same table (and the job's CSV byte for byte) with -j1 and -j2.
+TEST(PtdbgStream, LargeNpyPairsAreStreamedAndTheThreadCountChangesNothing)
+{
+    TempDir dir;
+    const ptdbg::PtdbgInput input = largePair(dir.path(), 300000); // 1.2 MB a file
+    ptdbg::PtdbgOptions options;
+    options.threads = 1;
+    auto one = ptdbg::comparePkl(input, options);
+    options.threads = 2;
+    auto two = ptdbg::comparePkl(input, options);
+    ASSERT_TRUE(one && two) << (one ? two.error().format() : one.error().format());
+    ASSERT_EQ((*one)->rows.size(), 2u);
+    EXPECT_EQ((*one)->rows, (*two)->rows);
+    for (std::size_t r = 0; r < 2; ++r) {
+        const std::string name = r == 0 ? "Torch.mul.0.forward.input.0.npy" : "Torch.mul.0.forward.output.npy";
+        auto n = tensor::loadNpy(input.npuDataDir / name);
+        auto b = tensor::loadNpy(input.benchDataDir / name);
+        ASSERT_TRUE(n && b);
+        const ptdbg::PtdbgMetrics expected = reference::compare(*n, *b);
+        const auto& cells = (*one)->rows[r];
+        EXPECT_EQ(cells[6], expected.cosine) << name;
+        EXPECT_EQ(cells[7], expected.maxAbsErr) << name;
+        EXPECT_EQ(cells[8], expected.maxRelativeErr) << name;
+        EXPECT_EQ(cells[9], expected.oneThousandthErrRatio) << name;
+        EXPECT_EQ(cells[10], expected.fiveThousandthsErrRatio) << name;
+        EXPECT_EQ(excelText(cells[20]), expected.message) << name;
+    }
+    EXPECT_EQ(excelText((*one)->rows[1][8]), "Nan"); // the inf in place
+
+    std::vector<ptdbg::RankPair> pairs { { "", input } };
+    ptdbg::PtdbgJobOptions job;
+    job.timestamp = "20261127000000";
+    job.compare.threads = 1;
+    auto j1 = ptdbg::runPtdbgJob(pairs, dir.path() / "j1", job);
+    job.compare.threads = 2;
+    auto j2 = ptdbg::runPtdbgJob(pairs, dir.path() / "j2", job);
+    ASSERT_TRUE(j1 && j2);
+    ASSERT_EQ(j1->size(), 1u);
+    ASSERT_EQ(j2->size(), 1u);
+    EXPECT_EQ(readAll((*j1)[0].csvFile), readAll((*j2)[0].csvFile));
+    EXPECT_FALSE(readAll((*j1)[0].csvFile).empty());
+}
+
+TEST(PtdbgStream, CancellingStopsTheCompare)
+{
+    TempDir dir;
+    const ptdbg::PtdbgInput input = largePair(dir.path(), 1000);
+    for (const unsigned threads : { 1u, 2u }) {
+        ptdbg::PtdbgOptions options;
+        options.threads = threads;
+        CancelAfter cancel(1); // cancelled once the first row is done
+        auto table = ptdbg::comparePkl(input, options, &cancel);
+        ASSERT_FALSE(table);
+        EXPECT_EQ(table.error().id, "compare.cancelled");
+        CancelAfter never(100);
+        EXPECT_TRUE(ptdbg::comparePkl(input, options, &never));
+    }
+}
+
+// openNpyStream checks a file as loadNpy does (the same errors), and gives the same elements wherever they are.
+TEST(PtdbgStream, NpyStreamAgreesWithLoadNpy)
+{
+    TempDir dir;
+    auto npy = [&](const std::string& name, const std::string& descr, const std::string& shape, bool fortran,
+                   const std::string& data) {
+        std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False")
+            + ", 'shape': " + shape + ", }";
+        while ((10 + header.size() + 1) % 64 != 0)
+            header += ' ';
+        header += '\n';
+        std::string bytes = "\x93NUMPY";
+        bytes += '\x01';
+        bytes += '\x00';
+        bytes += static_cast<char>(header.size() & 0xff);
+        bytes += static_cast<char>(header.size() >> 8);
+        writeFile(dir.path() / name, bytes + header + data);
+        return dir.path() / name;
+    };
+    const std::string six("\x01\x00\x02\x00\x03\x00\x04\x00\x05\x00\x06\x00", 12);
+    const std::vector<fs::path> files {
+        npy("plain.npy", "<i2", "(2, 3)", false, six),
+        npy("fortran.npy", "<i2", "(2, 3)", true, six),
+        npy("big.npy", ">i2", "(6,)", false, six),
+        npy("short.npy", "<i2", "(7,)", false, six),
+        npy("long.npy", "<i2", "(5,)", false, six),
+        npy("empty.npy", "<f4", "(0, 3)", false, ""),
+        dir.path() / "missing.npy",
+    };
+    for (const fs::path& file : files) {
+        for (const std::uint64_t limit : { std::uint64_t { 0 }, std::uint64_t { 1 } << 20 }) {
+            SCOPED_TRACE(file.filename().string() + " limit " + std::to_string(limit));
+            tensor::ReadBuffer buffer;
+            auto stream = tensor::openNpyStream(file, buffer, limit);
+            auto loaded = tensor::loadNpy(file);
+            ASSERT_EQ(stream.ok(), loaded.ok());
+            if (!loaded) {
+                EXPECT_EQ(stream.error().format(), loaded.error().format());
+                continue;
+            }
+            EXPECT_EQ(stream->dtype(), loaded->dtype);
+            EXPECT_EQ(stream->shape(), loaded->shape);
+            EXPECT_EQ(stream->numel(), loaded->numel());
+            std::vector<std::byte> bytes(loaded->data.size());
+            if (stream->memory()) {
+                if (!bytes.empty())
+                    std::memcpy(bytes.data(), stream->memory(), bytes.size());
+            } else {
+                ASSERT_EQ(::pread(stream->fd(), bytes.data(), bytes.size(), static_cast<off_t>(stream->dataOffset())),
+                          static_cast<ssize_t>(bytes.size()));
+            }
+            EXPECT_EQ(bytes, loaded->data);
+        }
     }
 }

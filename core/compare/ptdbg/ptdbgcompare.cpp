@@ -3,18 +3,21 @@
 // get_un_match_accuracy, then compare_by_op per row in real-data mode. The rules are ptdbg's, read from
 // its source (acc_compare.py); docs/ptdbg-compare.md lists them and where ProbeScope departs from a crash.
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgmetrics.h"
 #include "core/compare/ptdbg/ptdbgrules.h"
 
 #include "core/compare/pytext.h"
 #include "core/compare/realdata.h"
 #include "core/dump/jsondocument.h"
+#include "core/tensor/npystream.h"
+#include "core/tensor/pathutil.h"
 #include "core/util/fileio.h"
+#include "core/util/workgroup.h"
 
-#include <atomic>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 
 namespace probescope::compare::ptdbg {
@@ -579,7 +582,7 @@ struct RowTensors
 /// compare_by_op for one row: loads {name}.npy of both sides. `problem` gets the error of a file that is there but
 /// cannot be read, or of a name leaving its folder (the row then says "unreadable", never "not found").
 PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, const std::string& benchName,
-                        std::optional<Diagnostic>& problem)
+                        std::optional<Diagnostic>& problem, Splitter& splitter, const std::function<void()>& next)
 {
     auto nanAll = [](std::string message) {
         PtdbgMetrics m;
@@ -607,13 +610,45 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
         if (!resolved)
             return unreadable(*side, *file, resolved.error());
     }
-    auto n = tensors.npu.load(nFile);
+    // Both files streamed (small ones read whole into per-thread buffers reused from row to row, large ones a
+    // chunk at a time), never loaded whole; a large pair's chunks go to idle threads.
+    thread_local tensor::ReadBuffer npuBuffer;
+    thread_local tensor::ReadBuffer benchBuffer;
+    auto open = [&](const tensor::TensorResolver& side, const std::string& file,
+                    tensor::ReadBuffer& buffer) -> Result<tensor::NpyStream> {
+        auto resolved = side.resolve(file);
+        if (!resolved)
+            return resolved.error();
+        if (tensor::lowerExtension(resolved->path) != ".npy")
+            return makeError("tensor.format-unknown", SourceLocation { resolved->path.string(), std::nullopt, 0, 0 },
+                             "cannot tell the tensor format of this file (expected a .pt or .npy file)");
+        return tensor::openNpyStream(resolved->path, buffer);
+    };
+    auto n = open(tensors.npu, nFile, npuBuffer);
     if (!n)
         return unreadable(tensors.npu, nFile, n.error());
-    auto b = tensors.bench.load(bFile);
+    auto b = open(tensors.bench, bFile, benchBuffer);
     if (!b)
         return unreadable(tensors.bench, bFile, b.error());
-    return compareArrays(*n, *b, npuName != benchName);
+    if (next && (!n->memory() || !b->memory()))
+        next();
+    const auto sideOf = [](const tensor::NpyStream& stream) {
+        PtdbgSide side;
+        side.dtype = stream.dtype();
+        side.shape = &stream.shape();
+        side.numel = stream.numel();
+        side.operand.dtype = stream.dtype();
+        side.operand.memory = stream.memory();
+        side.operand.fd = stream.fd();
+        side.operand.fileOffset = stream.dataOffset();
+        return side;
+    };
+    auto metrics = compareSides(sideOf(*n), sideOf(*b), npuName != benchName, splitter);
+    if (!metrics)
+        return unreadable(tensors.npu, nFile,
+                          makeError("io.read", SourceLocation { (tensors.npu.folder() / nFile).string(), std::nullopt, 0, 0 },
+                                    "a read of the pair's elements failed or came short (the file changed while it was read?)"));
+    return std::move(*metrics);
 }
 
 bool isApiNameChar(char c)
@@ -809,38 +844,33 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
         std::unordered_map<std::string, std::string> mapping;
         for (std::size_t i = 0; i < t.rows.size(); ++i)
             mapping[t.rows[i][0].asString()] = t.benchNames[i];
-        if (progress)
-            progress->setRange(t.rows.size());
         std::vector<PtdbgMetrics> metrics(t.rows.size());
         std::vector<std::optional<Diagnostic>> problems(t.rows.size());
-        std::atomic<std::size_t> next { 0 };
-        std::atomic<std::size_t> done { 0 };
         const RowTensors tensors { *npuTensors, *benchTensors };
-        auto worker = [&] {
-            for (std::size_t i = next++; i < t.rows.size(); i = next++) {
-                if (progress && progress->isCancelled())
-                    return;
-                const std::string& name = t.rows[i][0].asString();
-                const auto bench = mapping.find(name);
-                metrics[i] = compareRow(tensors, name, bench == mapping.end() ? std::string(kNan) : bench->second,
-                                        problems[i]);
-                ++done;
-            }
+        const auto benchOf = [&](std::size_t i) {
+            const auto bench = mapping.find(t.rows[i][0].asString());
+            return bench == mapping.end() ? std::string(kNan) : bench->second;
         };
-        const unsigned threads = static_cast<unsigned>(std::max<std::size_t>(
-            1, std::min<std::size_t>(options.threads ? options.threads : std::thread::hardware_concurrency(), t.rows.size())));
-        std::vector<std::thread> pool;
-        for (unsigned k = 1; k < threads; ++k)
-            pool.emplace_back(worker);
-        worker();
-        for (auto& th : pool)
-            th.join();
-        if (progress) {
-            if (progress->isCancelled())
-                return makeError("compare.cancelled", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
-                                 "the compare was cancelled");
-            progress->advance(done);
-        }
+        // The one thread pool (util/workgroup): rows side by side, and a large row's chunks on idle threads.
+        const bool finished = parallelForSplittable(
+            t.rows.size(), options.threads,
+            [&](std::size_t i, Splitter& splitter) {
+                // While a large pair is computed, the next row's files are read ahead.
+                const auto next = [&] {
+                    if (i + 1 >= t.rows.size())
+                        return;
+                    const std::string nextBench = benchOf(i + 1);
+                    if (nextBench == kNan)
+                        return;
+                    tensors.npu.prefetch(t.rows[i + 1][0].asString() + ".npy");
+                    tensors.bench.prefetch(nextBench + ".npy");
+                };
+                metrics[i] = compareRow(tensors, t.rows[i][0].asString(), benchOf(i), problems[i], splitter, next);
+            },
+            progress);
+        if (!finished || (progress && progress->isCancelled()))
+            return makeError("compare.cancelled", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+                             "the compare was cancelled");
         for (std::size_t i = 0; i < t.rows.size(); ++i) {
             auto& row = t.rows[i];
             const PtdbgMetrics& m = metrics[i];

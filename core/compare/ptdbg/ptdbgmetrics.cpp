@@ -2,14 +2,14 @@
 // ptdbg 6.0's compare_by_op on two .npy arrays. Unlike msprobe, ptdbg computes the relative error in the
 // bench array's own float type (float32 for float32 dumps), after adding that type's epsilon to the zero
 // elements of both arrays *in place*; Cosine and MaxAbsErr then see those changed arrays in float64.
-#include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/ptdbg/ptdbgmetrics.h"
 
 #include "core/compare/pytext.h"
 #include "core/tensor/dtype.h"
 
 #include <cmath>
-#include <limits>
 #include <string>
+#include <unistd.h>
 
 namespace probescope::compare::ptdbg {
 
@@ -88,18 +88,6 @@ Cell text(const char* s)
     return Cell::text(s);
 }
 
-/// max of an array the numpy way: a NaN anywhere gives NaN.
-double npMax(const std::vector<double>& v)
-{
-    double m = -std::numeric_limits<double>::infinity();
-    for (const double x : v) {
-        if (std::isnan(x))
-            return x;
-        m = std::max(m, x);
-    }
-    return m;
-}
-
 Cell formatted(double x)
 {
     return Cell::number(fmt12(x));
@@ -128,7 +116,96 @@ std::string checkAccuracy(const Cell& cosine, const Cell& maxAbsErr)
     return "Yes";
 }
 
-PtdbgMetrics compareArrays(const tensor::Tensor& npuTensor, const tensor::Tensor& benchTensor, bool fuzzyNames)
+namespace {
+
+/// Element i of one side as float64 (read with pread when the side is a file).
+std::optional<double> valueOf(const PtdbgSide& side, std::int64_t i)
+{
+    const std::size_t size = tensor::dtypeSize(side.dtype);
+    std::byte raw[8] = {};
+    const std::byte* p = nullptr;
+    if (side.operand.memory) {
+        p = side.operand.memory + static_cast<std::size_t>(i) * size;
+    } else {
+        const auto offset = static_cast<off_t>(side.operand.fileOffset + static_cast<std::uint64_t>(i) * size);
+        if (::pread(side.operand.fd, raw, size, offset) != static_cast<ssize_t>(size))
+            return std::nullopt;
+        p = raw;
+    }
+    double v = 0;
+    kernels::toFloat64(side.dtype, p, 1, &v);
+    return v;
+}
+
+/// A 0-d pair (a Python scalar or a 0-d tensor): only MaxAbsErr and MaxRelativeErr, element by element.
+std::optional<PtdbgMetrics> scalarMetrics(const PtdbgSide& npu, const PtdbgSide& bench)
+{
+    const std::optional<double> nv = valueOf(npu, 0);
+    const std::optional<double> bv = valueOf(bench, 0);
+    if (!nv || !bv)
+        return std::nullopt;
+    double n = *nv;
+    double b = *bv;
+    const DType nType = npu.dtype;
+    const DType bType = bench.dtype;
+    // get_relative_err
+    double rel = 0;
+    if (isFloat(bType)) {
+        const double eps = epsOf(bType);
+        if (b == 0) {
+            b = addIn(bType, b, eps);
+            n = isFloat(nType) ? addIn(nType, n, roundTo(bType, eps)) : n + eps;
+        }
+        const DType relType = promote(nType, bType);
+        rel = std::abs(divIn(relType, subIn(relType, n, b), b));
+    } else {
+        // astype(float) copies: the zero elements change only in the copies.
+        double nc = n;
+        double bc = b;
+        if (bc == 0) {
+            bc += kFloatEpsilon;
+            nc += kFloatEpsilon;
+        }
+        rel = std::abs((nc - bc) / bc);
+    }
+    PtdbgMetrics m;
+    const bool boolean = nType == DType::Bool;
+    const DType absType = boolean ? DType::Float64 : promote(nType, bType);
+    double diff = 0;
+    if (!boolean && !isFloat(nType) && !isFloat(bType))
+        diff = n - b; // integer arithmetic, exact for the values a scalar holds
+    else
+        diff = subIn(absType, n, b);
+    m.cosine = text("unsupported");
+    m.maxAbsErr = formatted(std::abs(diff));
+    m.maxRelativeErr = std::isnan(rel) ? text("Nan") : formatted(rel);
+    m.oneThousandthErrRatio = m.fiveThousandthsErrRatio = text("Nan");
+    m.message = "This is type of scalar data, can not compare.";
+    return m;
+}
+
+/// A sum of the kernels, or (overflowed: compensation turns inf into NaN) the plain sum's inf.
+double sumValue(const kernels::Sum& s)
+{
+    const double v = s.value();
+    return std::isnan(v) && std::isinf(s.sum) ? s.sum : v;
+}
+
+PtdbgSide sideOf(const tensor::Tensor& t)
+{
+    PtdbgSide side;
+    side.dtype = t.dtype;
+    side.shape = &t.shape;
+    side.numel = t.numel();
+    side.operand.dtype = t.dtype;
+    side.operand.memory = t.data.data();
+    return side;
+}
+
+} // namespace
+
+std::optional<PtdbgMetrics> compareSides(const PtdbgSide& npu, const PtdbgSide& bench, bool fuzzyNames,
+                                         Splitter& splitter)
 {
     PtdbgMetrics m;
     auto fill = [&m](const Cell& c) {
@@ -136,64 +213,14 @@ PtdbgMetrics compareArrays(const tensor::Tensor& npuTensor, const tensor::Tensor
     };
     // ptdbg computes the relative error before it checks the shapes and crashes on a mismatch (numpy
     // cannot index one array with the other's mask); ProbeScope reports the shape mismatch instead.
-    if (npuTensor.shape != benchTensor.shape) {
+    if (*npu.shape != *bench.shape) {
         fill(text("shape unmatched"));
         m.message = "Shape of NPU and bench Tensor do not match. Skipped.";
         return m;
     }
-    const std::int64_t count = npuTensor.numel();
-    std::vector<double> n(static_cast<std::size_t>(count));
-    std::vector<double> b(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i) {
-        n[static_cast<std::size_t>(i)] = npuTensor.valueAt(i);
-        b[static_cast<std::size_t>(i)] = benchTensor.valueAt(i);
-    }
-    const DType nType = npuTensor.dtype;
-    const DType bType = benchTensor.dtype;
-
-    // get_relative_err
-    std::vector<double> rel(n.size());
-    DType relType = DType::Float64;
-    if (isFloat(bType)) {
-        const double eps = epsOf(bType);
-        for (std::size_t i = 0; i < n.size(); ++i) {
-            if (b[i] == 0) {
-                b[i] = addIn(bType, b[i], eps);
-                n[i] = isFloat(nType) ? addIn(nType, n[i], roundTo(bType, eps)) : n[i] + eps;
-            }
-        }
-        relType = promote(nType, bType);
-        for (std::size_t i = 0; i < n.size(); ++i)
-            rel[i] = std::abs(divIn(relType, subIn(relType, n[i], b[i]), b[i]));
-    } else {
-        // astype(float) copies: the zero elements change only in the copies.
-        for (std::size_t i = 0; i < n.size(); ++i) {
-            double nv = n[i];
-            double bv = b[i];
-            if (bv == 0) {
-                bv += kFloatEpsilon;
-                nv += kFloatEpsilon;
-            }
-            rel[i] = std::abs((nv - bv) / bv);
-        }
-    }
-
-    if (npuTensor.shape.empty()) {
-        // A 0-d array: a Python scalar or a 0-d tensor.
-        const bool boolean = nType == DType::Bool;
-        const DType absType = boolean ? DType::Float64 : promote(nType, bType);
-        double diff = 0;
-        if (!boolean && !isFloat(nType) && !isFloat(bType))
-            diff = n[0] - b[0]; // integer arithmetic, exact for the values a scalar holds
-        else
-            diff = subIn(absType, n[0], b[0]);
-        m.cosine = text("unsupported");
-        m.maxAbsErr = formatted(std::abs(diff));
-        m.maxRelativeErr = std::isnan(rel[0]) ? text("Nan") : formatted(rel[0]);
-        m.oneThousandthErrRatio = m.fiveThousandthsErrRatio = text("Nan");
-        m.message = "This is type of scalar data, can not compare.";
-        return m;
-    }
+    if (npu.shape->empty())
+        return scalarMetrics(npu, bench);
+    const std::int64_t count = npu.numel;
     if (count == 0) {
         m.cosine = text("unsupported");
         m.maxAbsErr = m.maxRelativeErr = Cell::integer(0);
@@ -202,52 +229,32 @@ PtdbgMetrics compareArrays(const tensor::Tensor& npuTensor, const tensor::Tensor
         return m;
     }
 
-    // handle_inf_nan on the arrays changed above.
-    bool anySpecial = false;
-    bool samePositions = true;
-    for (std::size_t i = 0; i < n.size(); ++i) {
-        const bool nInf = std::isinf(n[i]);
-        const bool bInf = std::isinf(b[i]);
-        const bool nNan = std::isnan(n[i]);
-        const bool bNan = std::isnan(b[i]);
-        anySpecial = anySpecial || nInf || bInf || nNan || bNan;
-        samePositions = samePositions && nInf == bInf && nNan == bNan;
-    }
-    if (anySpecial) {
-        if (!samePositions) {
-            fill(text("N/A"));
-            m.message = "The position of inf or nan in NPU and bench Tensor do not match.";
-            return m;
-        }
-        for (std::size_t i = 0; i < n.size(); ++i) {
-            if (std::isinf(n[i]) || std::isnan(n[i]))
-                n[i] = 0;
-            if (std::isinf(b[i]) || std::isnan(b[i]))
-                b[i] = 0;
-        }
+    // One fused pass (kernels.h, ptdbg's section): get_relative_err's in-place eps at bench zeros,
+    // handle_inf_nan, the cosine's sums, MaxAbsErr, MaxRelativeErr and both ratios.
+    const kernels::PtdbgRule rule = kernels::rulePtdbg(npu.dtype, bench.dtype);
+    const kernels::PairStats stats =
+        kernels::ptdbgPairStats(npu.operand, bench.operand, static_cast<std::uint64_t>(count), rule, splitter);
+    if (stats.ioFailed)
+        return std::nullopt;
+    if (stats.anyInvalid && stats.masksDiffer) {
+        fill(text("N/A"));
+        m.message = "The position of inf or nan in NPU and bench Tensor do not match.";
+        return m;
     }
 
     // cosine_similarity on float64 copies.
     std::string message;
-    if (n.size() == 1) {
+    if (count == 1) {
         m.cosine = text("unsupported");
     } else {
-        long double dot = 0;
-        long double nn = 0;
-        long double bb = 0;
-        for (std::size_t i = 0; i < n.size(); ++i) {
-            dot += static_cast<long double>(n[i]) * b[i];
-            nn += static_cast<long double>(n[i]) * n[i];
-            bb += static_cast<long double>(b[i]) * b[i];
-        }
-        const double aNorm = std::sqrt(static_cast<double>(nn));
-        const double bNorm = std::sqrt(static_cast<double>(bb));
+        const double aNorm = std::sqrt(sumValue(stats.npuSq));
+        const double bNorm = std::sqrt(sumValue(stats.benchSq));
         if (aNorm <= kFloatEpsilon && bNorm <= kFloatEpsilon) {
             m.cosine = Cell::number(1.0);
         } else if (aNorm <= kFloatEpsilon || bNorm <= kFloatEpsilon) {
             m.cosine = text("Nan");
         } else {
-            const double cos = static_cast<double>(dot) / (aNorm * bNorm);
+            const double cos = sumValue(stats.dot) / (aNorm * bNorm);
             if (std::isnan(cos))
                 m.cosine = text("Nan");
             else {
@@ -256,34 +263,29 @@ PtdbgMetrics compareArrays(const tensor::Tensor& npuTensor, const tensor::Tensor
             }
         }
     }
-    double maxAbs = 0;
-    for (std::size_t i = 0; i < n.size(); ++i)
-        maxAbs = std::max(maxAbs, std::abs(n[i] - b[i]));
-    m.maxAbsErr = formatted(maxAbs);
-    const double maxRel = npMax(rel);
-    if (std::isnan(maxRel)) {
+    m.maxAbsErr = formatted(stats.maxAbs);
+    if (stats.relNan) {
         m.maxRelativeErr = text("Nan");
         message = "Cannot compare by MaxRelativeError, the data contains nan in dump data.";
     } else {
-        m.maxRelativeErr = formatted(maxRel);
+        m.maxRelativeErr = formatted(stats.maxRel);
     }
-    // rel_err_ratio: the threshold is compared in the relative error's own type.
-    // np.float16(0.001) rounds the double straight to half (no float step), hence the constants.
-    const double t1 = relType == DType::Float16 ? 0.0010004043579101562 : roundTo(relType, 0.001);
-    const double t5 = relType == DType::Float16 ? 0.005001068115234375 : roundTo(relType, 0.005);
-    std::size_t below1 = 0;
-    std::size_t below5 = 0;
-    for (const double r : rel) {
-        below1 += r < t1;
-        below5 += r < t5;
-    }
-    m.oneThousandthErrRatio = formatted(static_cast<double>(below1) / static_cast<double>(rel.size()));
-    m.fiveThousandthsErrRatio = formatted(static_cast<double>(below5) / static_cast<double>(rel.size()));
+    // rel_err_ratio: the threshold is compared in the relative error's own type (kernels' rule).
+    const auto size = static_cast<double>(count);
+    m.oneThousandthErrRatio = formatted(static_cast<double>(stats.belowOne) / size);
+    m.fiveThousandthsErrRatio = formatted(static_cast<double>(stats.belowFive) / size);
     // Only MaxRelativeErr's message survives: ptdbg overwrites the Cosine one and resets the dtype one.
     m.message = message;
     if (fuzzyNames)
         m.message += " Fuzzy matching data, the comparison accuracy may be affected.";
     return m;
+}
+
+PtdbgMetrics compareArrays(const tensor::Tensor& npuTensor, const tensor::Tensor& benchTensor, bool fuzzyNames)
+{
+    SerialSplitter serial;
+    // Memory operands never fail to read.
+    return *compareSides(sideOf(npuTensor), sideOf(benchTensor), fuzzyNames, serial);
 }
 
 } // namespace probescope::compare::ptdbg

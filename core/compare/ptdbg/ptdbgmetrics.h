@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// compare_by_op on two arrays wherever they are (in memory, or .npy files streamed a chunk at a time): the
+// ptdbg profile's metrics from the shared kernels (core/compare/kernels.h, its ptdbg section).
+
+#include "core/compare/kernels.h"
+#include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/util/workgroup.h"
+
+#include <optional>
+#include <vector>
+
+namespace probescope::compare::ptdbg {
+
+/// One side of a pair: its type and shape, and where its elements are.
+struct PtdbgSide
+{
+    tensor::DType dtype = tensor::DType::Float32;
+    const std::vector<std::int64_t>* shape = nullptr;
+    std::int64_t numel = 0;
+    kernels::Operand operand;
+};
+
+/**
+ * @brief compareArrays on two sides, the pair's chunks handed to `splitter` (idle threads help; the cells are the
+ * same for any thread count). nullopt when a file side could not be read to its end.
+ */
+std::optional<PtdbgMetrics> compareSides(const PtdbgSide& npu, const PtdbgSide& bench, bool fuzzyNames,
+                                         Splitter& splitter);
+
+} // namespace probescope::compare::ptdbg
