@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope._C: the C++ half of the Python module `probescope` (docs/collect.md, "The Python module").
+// Python's hooks name the entries and keep msprobe's bookkeeping; this file turns the values a hook sees
+// into msprobe's JSON leaves in one call per part (input_args, output, ...): statistics in one pass, md5
+// and the .pt files through the collection library's own code (leafstats.h), with no Python-level torch
+// call per tensor (msprobe runs four reductions and an .item() each, and torch.save per tensor).
+//
+// Built with NDEBUG like torchcollect.cpp: LibTorch's headers must see the layout LibTorch was built with.
+#include "core/collect/leafstats.h"
+#include "core/collect/torchtypes.h"
+
+#include <ATen/ATen.h>
+#include <pybind11/pybind11.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace py = pybind11;
+namespace leaf = probescope::collect::leaf;
+
+namespace {
+
+/// One part of one entry: where its tensors go and how they are summarised.
+struct Part
+{
+    std::string prefix;    ///< data_name stem: "Functional.linear.0.forward.input"
+    std::string tensorDir; ///< "" = no .pt files (statistics task)
+    bool md5 = false;
+};
+
+std::string join(const std::string& path, const std::string& item)
+{
+    return path.empty() ? item : path + "." + item;
+}
+
+/// msprobe's Max_except_inf_nan / Min_except_inf_nan: the extremum of the finite values, else of the
+/// non-NaN ones; NaN when every value is NaN.
+double extremumExceptInfNan(const at::Tensor& c, bool max)
+{
+    const at::Tensor t = c.is_floating_point() ? c : c.to(at::kFloat);
+    const at::Tensor notNan = t.isnan().logical_not();
+    if (!notNan.any().item<bool>())
+        return std::nan("");
+    const at::Tensor finite = t.isfinite();
+    const at::Tensor pool = finite.any().item<bool>() ? t.masked_select(finite) : t.masked_select(notNan);
+    return (max ? pool.max() : pool.min()).to(at::kDouble).item<double>();
+}
+
+py::object describeTensor(const at::Tensor& t, const Part& part, const std::string& path)
+{
+    py::dict out;
+    out["type"] = "torch.Tensor";
+    out["dtype"] = probescope::collect::torchDtypeName(t.scalar_type());
+    py::list shape;
+    for (const std::int64_t d : t.sizes())
+        shape.append(d);
+    out["shape"] = shape;
+    const at::Tensor c = t.is_meta() ? at::Tensor() : leaf::readable(t.detach());
+    const leaf::Stats s = c.defined() ? leaf::stats(c) : leaf::Stats {};
+    py::object values[4] = { py::none(), py::none(), py::none(), py::none() };
+    switch (s.kind) {
+    case leaf::Stats::Kind::Number:
+        if (c.dim() == 0) { // msprobe: item() for all four, so a negative scalar has a negative "Norm"
+            const double v = s.max;
+            for (auto& x : values)
+                x = py::float_(v);
+        } else {
+            values[0] = py::float_(s.max);
+            values[1] = py::float_(s.min);
+            values[2] = py::float_(s.mean);
+            values[3] = py::float_(s.norm);
+        }
+        break;
+    case leaf::Stats::Kind::Integer:
+        for (auto& x : values)
+            x = py::int_(s.integer);
+        break;
+    case leaf::Stats::Kind::Boolean:
+        values[0] = py::bool_(s.any);
+        values[1] = py::bool_(s.all);
+        break;
+    case leaf::Stats::Kind::None: break;
+    }
+    out["Max"] = values[0];
+    out["Min"] = values[1];
+    out["Mean"] = values[2];
+    out["Norm"] = values[3];
+    out["requires_grad"] = py::bool_(t.requires_grad());
+    if (s.kind == leaf::Stats::Kind::Number && s.overflow) {
+        if (!std::isfinite(s.max))
+            out["Max_except_inf_nan"] = py::float_(extremumExceptInfNan(c, true));
+        if (!std::isfinite(s.min))
+            out["Min_except_inf_nan"] = py::float_(extremumExceptInfNan(c, false));
+    }
+    if (part.md5 && c.defined())
+        out["md5"] = leaf::md5(c);
+    if (!part.tensorDir.empty()) {
+        const std::string name = (path.empty() ? part.prefix : part.prefix + "." + path) + ".pt";
+        out["data_name"] = name;
+        if (c.defined() && leaf::savable(c)) {
+            // The place for a background writer (a bounded queue of (tensor, path)): the tensor `c` is
+            // a contiguous CPU copy or the caller's own storage, which autograd may still modify in place.
+            if (auto problem = leaf::savePt(c, std::filesystem::path(part.tensorDir) / name))
+                throw std::runtime_error(problem->format());
+        }
+    }
+    return out;
+}
+
+py::object describeBuiltin(py::handle v)
+{
+    py::dict out;
+    if (PySlice_Check(v.ptr())) {
+        out["type"] = "slice";
+        py::list values;
+        for (const char* attr : { "start", "stop", "step" }) {
+            py::object x = v.attr(attr);
+            values.append(x.is_none() ? x : py::object(py::int_(x)));
+        }
+        out["value"] = values;
+    } else if (v.ptr() == Py_Ellipsis) {
+        out["type"] = "ellipsis";
+        out["value"] = "...";
+    } else {
+        out["type"] = py::str(Py_TYPE(v.ptr())->tp_name);
+        out["value"] = v;
+    }
+    return out;
+}
+
+struct Walker
+{
+    const Part& part;
+    py::handle torchSize, memoryFormat, torchDevice, torchDtype, numpyGeneric;
+    int depth = 0;
+
+    py::object value(py::handle v, const std::string& path, const std::string& lastKey)
+    {
+        if (v.is_none())
+            return py::none();
+        if (THPVariable_Check(v.ptr()))
+            return describeTensor(THPVariable_Unpack(v.ptr()), part, path);
+        if (lastKey == "device") {
+            py::dict out;
+            out["type"] = "torch.device";
+            if (py::isinstance<py::str>(v))
+                out["value"] = v;
+            else if (py::hasattr(v, "index")) {
+                py::object index = v.attr("index");
+                out["value"] = py::str(v.attr("type")) + py::str(":") + py::str(index);
+            } else
+                out["value"] = v.attr("type");
+            return out;
+        }
+        if (lastKey == "dtype") {
+            py::dict out;
+            out["type"] = "torch.dtype";
+            out["value"] = py::str(v);
+            return out;
+        }
+        if (py::isinstance(v, torchSize)) {
+            py::dict out;
+            out["type"] = "torch.Size";
+            out["value"] = py::list(py::reinterpret_borrow<py::object>(v));
+            return out;
+        }
+        if (PyBool_Check(v.ptr()) || PyLong_CheckExact(v.ptr()) || PyFloat_CheckExact(v.ptr())
+            || PyUnicode_CheckExact(v.ptr()) || PySlice_Check(v.ptr()) || v.ptr() == Py_Ellipsis)
+            return describeBuiltin(v);
+        if (numpyGeneric && py::isinstance(v, numpyGeneric)) {
+            py::dict out;
+            out["type"] = py::str(Py_TYPE(v.ptr())->tp_name).attr("split")(".")[py::int_(-1)];
+            out["value"] = v.attr("item")();
+            return out;
+        }
+        if (PyTuple_Check(v.ptr()) && py::hasattr(v, "_fields")) {
+            py::dict out;
+            ++depth;
+            for (py::handle field : v.attr("_fields")) {
+                const std::string k = py::str(field);
+                out[field] = value(v.attr(field), join(path, k), k);
+            }
+            --depth;
+            return out;
+        }
+        if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+            py::list out;
+            ++depth;
+            std::size_t i = 0;
+            for (py::handle item : v) {
+                const std::string k = std::to_string(i++);
+                out.append(value(item, join(path, k), k));
+            }
+            --depth;
+            return out;
+        }
+        if (PyDict_Check(v.ptr())) {
+            py::dict out;
+            ++depth;
+            for (auto item : py::reinterpret_borrow<py::dict>(v)) {
+                const std::string k = py::str(item.first);
+                out[item.first] = value(item.second, join(path, k), k);
+            }
+            --depth;
+            return out;
+        }
+        if (py::isinstance(v, memoryFormat)) {
+            py::dict out;
+            out["type"] = "torch.memory_format";
+            const std::string s = py::str(v);
+            out["format"] = s.starts_with("torch.") ? s.substr(6) : s;
+            return out;
+        }
+        if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) || PyUnicode_Check(v.ptr()))
+            return describeBuiltin(v); // subclasses (IntEnum, ...): msprobe's isinstance tests take them too
+        if (py::isinstance(v, torchDevice) || py::isinstance(v, torchDtype))
+            return py::dict(); // msprobe: a torch type it knows but has no leaf for
+        return py::none();
+    }
+};
+
+} // namespace
+
+PYBIND11_MODULE(_C, m)
+{
+    m.doc() = "ProbeScope's collector: msprobe's JSON leaves, statistics, md5 and .pt files in C++";
+    py::module_ torch = py::module_::import("torch");
+    py::object numpyGeneric = py::none();
+    try {
+        numpyGeneric = py::module_::import("numpy").attr("generic");
+    } catch (const py::error_already_set&) {
+    }
+    m.attr("_numpy_generic") = numpyGeneric;
+    m.def(
+        "describe",
+        [](py::handle value, const std::string& prefix, const std::string& tensorDir, bool md5) {
+            Part part { prefix, tensorDir, md5 };
+            py::module_ torchModule = py::module_::import("torch");
+            py::object np = py::module_::import("probescope._C").attr("_numpy_generic");
+            Walker walker { part, torchModule.attr("Size"), torchModule.attr("memory_format"),
+                            torchModule.attr("device"), torchModule.attr("dtype"), np.is_none() ? py::handle() : np };
+            return walker.value(value, "", "");
+        },
+        py::arg("value"), py::arg("prefix"), py::arg("tensor_dir") = "", py::arg("md5") = false,
+        "msprobe's leaves of `value` (a tensor or a structure); tensors named prefix.<path>.pt are written to "
+        "tensor_dir when it is given.");
+}
