@@ -565,7 +565,8 @@ def _make_wrapper(stem, original):
     return wrapper
 
 
-def _wrap_namespace(namespace, prefix, names):
+def _originals(namespace, names):
+    found = []
     for name in sorted(names):
         holder, attr = namespace, name
         if "." in name:
@@ -574,22 +575,32 @@ def _wrap_namespace(namespace, prefix, names):
             if holder is None:
                 continue
         original = getattr(holder, attr, None)
-        if original is None or not callable(original):
-            continue
-        try:
-            setattr(holder, attr, _make_wrapper(f"{prefix}.{name}.", original))
-        except (AttributeError, TypeError):
-            pass
+        if original is not None and callable(original):
+            found.append((holder, attr, name, original))
+    return found
+
+
+# The functions the wrappers call are taken when probescope is imported, as msprobe 1.2.2 takes them when
+# msprobe.pytorch is imported: a later replacement (seed_all's dropout with p = 0) is overwritten by the
+# wrapper of an L1/mix debugger made after it and never called, in both tools alike.
+_ORIGINALS = (
+    [("Tensor",) + o for o in _originals(torch.Tensor, [n for n in _apis.TENSOR if n in dir(torch.Tensor)])]
+    + [("Torch",) + o for o in _originals(torch, _apis.TORCH)]
+    + [("Functional",) + o for o in _originals(torch.nn.functional,
+                                                [n for n in _apis.FUNCTIONAL if n in dir(torch.nn.functional)])]
+    + [("VF",) + o for o in _originals(torch._VF, _apis.VF)]
+)
 
 
 def _install_api_wrappers():
     global _wrapped
     if _wrapped:
         return
-    _wrap_namespace(torch.Tensor, "Tensor", [n for n in _apis.TENSOR if n in dir(torch.Tensor)])
-    _wrap_namespace(torch, "Torch", _apis.TORCH)
-    _wrap_namespace(torch.nn.functional, "Functional", [n for n in _apis.FUNCTIONAL if n in dir(torch.nn.functional)])
-    _wrap_namespace(torch._VF, "VF", _apis.VF)
+    for prefix, holder, attr, name, original in _ORIGINALS:
+        try:
+            setattr(holder, attr, _make_wrapper(f"{prefix}.{name}.", original))
+        except (AttributeError, TypeError):
+            pass
     _wrapped = True
 
 
@@ -695,8 +706,8 @@ def _dropout_p0(feature, dims):
 
 
 def seed_all(seed=1234, mode=False, rm_dropout=True):
-    """msprobe's seed_all: Python, numpy and torch seeds, deterministic algorithms, and (rm_dropout) the
-    dropout functions of torch.nn.functional replaced by ones with p = 0, so that both runs drop nothing."""
+    """msprobe's seed_all: Python, numpy and torch seeds, deterministic algorithms, and (rm_dropout, with
+    msprobe's version test) the dropout functions of torch.nn.functional replaced by ones with p = 0."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
         raise ProbeScopeError("seed_all: seed must be an integer in [0, 2**32 - 1]")
     if not isinstance(mode, bool) or not isinstance(rm_dropout, bool):
@@ -716,7 +727,9 @@ def seed_all(seed=1234, mode=False, rm_dropout=True):
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.enabled = False
     torch.backends.cudnn.benchmark = False
-    if rm_dropout:
+    # msprobe 1.2.2 tests `torch.__version__ > "1.8"` as strings, so with torch 1.10-1.19 ("1.13.0" < "1.8") it
+    # leaves dropout alone; the same test here keeps both tools' runs identical.
+    if rm_dropout and torch.__version__ > "1.8":
         F = torch.nn.functional
         F.dropout = _dropout_p0(False, 1)
         F.dropout2d = _dropout_p0(True, 2)
