@@ -2,7 +2,7 @@
 """A small training script dumped by msprobe 1.2.2 or by ProbeScope: only the import differs.
 
     python3 train.py --tool probescope|msprobe|none --dump-path DIR [--task statistics|tensor]
-                     [--level L0|L1|mix] [--steps N] [--perturb] [--summary-mode md5] [--size small|large]
+                     [--level L0|L1|mix] [--steps N] [--perturb] [--summary-mode md5] [--size small|medium|large]
 
 Model: conv + attention + MLP (LayerNorm, GELU, softmax, residuals), SGD with momentum, fixed data.
 --perturb adds noise to the output of the GELU of block.ffn (an injected culprit for compare).
@@ -22,7 +22,7 @@ parser.add_argument("--level", default="mix")
 parser.add_argument("--steps", type=int, default=2)
 parser.add_argument("--summary-mode", default="statistics")
 parser.add_argument("--perturb", action="store_true")
-parser.add_argument("--size", choices=["small", "large"], default="small")
+parser.add_argument("--size", choices=["small", "medium", "large"], default="small")
 parser.add_argument("--grads-json", default="", help="write each step's parameter gradients' norms here")
 args = parser.parse_args()
 
@@ -124,6 +124,8 @@ class Net(nn.Module):
 
 if args.size == "small":
     batch, image, channels, dim, heads, hidden = 4, 8, 8, 16, 2, 32
+elif args.size == "medium":
+    batch, image, channels, dim, heads, hidden = 16, 16, 16, 64, 4, 256
 else:
     batch, image, channels, dim, heads, hidden = 32, 32, 32, 128, 4, 512
 model = Net(channels, dim, heads, hidden, 10, args.perturb)
