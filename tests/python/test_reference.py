@@ -24,6 +24,8 @@ CONFIGS = [
     ("statistics", "mix", ["--summary-mode", "md5"]),
     ("tensor", "L1", []),
     ("tensor", "mix", []),
+    ("statistics", "mix", ["--model", "zoo"]),
+    ("tensor", "L1", ["--model", "zoo"]),
 ]
 
 

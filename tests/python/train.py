@@ -23,6 +23,9 @@ parser.add_argument("--steps", type=int, default=2)
 parser.add_argument("--summary-mode", default="statistics")
 parser.add_argument("--perturb", action="store_true")
 parser.add_argument("--size", choices=["small", "medium", "large"], default="small")
+parser.add_argument("--model", choices=["net", "zoo"], default="net",
+                    help="net: conv + attention + MLP; zoo: embedding, LSTM, BatchNorm, in-place ReLU, a shared "
+                         "module called twice, tuple outputs, keyword arguments, Adam")
 parser.add_argument("--grads-json", default="", help="write each step's parameter gradients' norms here")
 args = parser.parse_args()
 
@@ -122,16 +125,44 @@ class Net(nn.Module):
         return self.head(x)
 
 
-if args.size == "small":
+class Zoo(nn.Module):
+    def __init__(self, vocab=50, dim=16, classes=10):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, dim, batch_first=True)
+        self.norm = nn.BatchNorm1d(dim)
+        self.shared = nn.Linear(dim, dim)
+        self.act = nn.ReLU(inplace=True)
+        self.heads = nn.ModuleList([nn.Linear(dim, classes), nn.Linear(dim, classes)])
+        self.scale = nn.Parameter(torch.ones(1))
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        x, (h, c) = self.lstm(x)
+        x = self.norm(x.permute(0, 2, 1)).permute(0, 2, 1)
+        x = self.act(self.shared(x))
+        x = self.shared(x) * self.scale
+        pooled = torch.cat([x.max(dim=1).values, h[-1]], dim=-1).view(x.shape[0], 2, -1).sum(dim=1)
+        logits = [head(pooled) for head in self.heads]
+        return torch.stack(logits, dim=0).mean(dim=0)
+
+
+if args.model == "zoo":
+    model = Zoo()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    data = torch.randint(0, 50, (4, 6), generator=torch.Generator().manual_seed(1))
+    label = torch.randint(0, 10, (4,), generator=torch.Generator().manual_seed(2))
+elif args.size == "small":
     batch, image, channels, dim, heads, hidden = 4, 8, 8, 16, 2, 32
 elif args.size == "medium":
     batch, image, channels, dim, heads, hidden = 16, 16, 16, 64, 4, 256
 else:
     batch, image, channels, dim, heads, hidden = 32, 32, 32, 128, 4, 512
-model = Net(channels, dim, heads, hidden, 10, args.perturb)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-data = torch.randn(batch, 3, image, image, generator=torch.Generator().manual_seed(1))
-label = torch.randint(0, 10, (batch,), generator=torch.Generator().manual_seed(2))
+if args.model == "net":
+    model = Net(channels, dim, heads, hidden, 10, args.perturb)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    data = torch.randn(batch, 3, image, image, generator=torch.Generator().manual_seed(1))
+    label = torch.randint(0, 10, (batch,), generator=torch.Generator().manual_seed(2))
 
 debugger = None
 if PrecisionDebugger is not None:

@@ -605,6 +605,43 @@ def _install_api_wrappers():
 
 
 # ----------------------------------------------------------------------------------------------------
+# Full backward hooks hand a module views made by a custom autograd Function (BackwardHookFunction): an
+# in-place op on them (ReLU(inplace=True) on a hooked module's input) is refused by autograd. msprobe 1.2.2
+# therefore clones what BackwardHook's setup_input_hook and setup_output_hook return; so does ProbeScope, so
+# that the same models run, with the same graph (Tensor.clone is no recorded API).
+
+_backward_hook_patched = False
+
+
+def _clone_tensors(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if type(value) is tuple:
+        return tuple(_clone_tensors(v) for v in value)
+    if type(value) is list:
+        return [_clone_tensors(v) for v in value]
+    if type(value) is dict:
+        return {k: _clone_tensors(v) for k, v in value.items()}
+    return value
+
+
+def _patch_backward_hook():
+    global _backward_hook_patched
+    if _backward_hook_patched:
+        return
+    from torch.utils.hooks import BackwardHook
+    for attr in ("setup_input_hook", "setup_output_hook"):
+        original = getattr(BackwardHook, attr)
+
+        def cloned(*args, _original=original, **kwargs):
+            return _clone_tensors(_original(*args, **kwargs))
+        cloned.__name__ = attr
+        cloned.__wrapped__ = original
+        setattr(BackwardHook, attr, cloned)
+    _backward_hook_patched = True
+
+
+# ----------------------------------------------------------------------------------------------------
 # The public API: msprobe.pytorch's names and arguments
 
 class PrecisionDebugger:
@@ -629,6 +666,7 @@ class PrecisionDebugger:
         self.service = _Service(self.config)
         self.service.model = model
         _service = self.service
+        _patch_backward_hook()
         if self.config.seed is not None:
             seed_all(self.config.seed, self.config.is_deterministic)
         if self.config.level in ("L1", "mix"):
