@@ -14,13 +14,110 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace py = pybind11;
 namespace leaf = probescope::collect::leaf;
 
 namespace {
+
+/// Tensor mode's .pt files, written by a background thread while the model computes: the Python thread
+/// hands over a private copy (the model may change the tensor in place later, as the optimizer does to
+/// parameters) and goes on; at most `limit` bytes wait, beyond that the producer waits for the disk, so
+/// memory stays bounded when the disk is slower than the model. flush() (called by stop() and step()
+/// before the JSON files are written) waits until every queued file is on disk, so a dump.json never
+/// names a file that is not there. Without a thread (PROBESCOPE_WRITE_QUEUE_MB=0) files are written at once.
+///
+/// This is the place of the collection library's own background writer (core/collect, being built beside
+/// this module): once it is there, the queue below gives way to it.
+class PtQueue
+{
+public:
+    static PtQueue& instance()
+    {
+        static PtQueue* queue = new PtQueue(); // never destroyed: its thread may outlive static destructors
+        return *queue;
+    }
+
+    std::size_t limit() const { return m_limit; }
+
+    void push(at::Tensor tensor, std::string path)
+    {
+        const std::size_t bytes = tensor.nbytes();
+        std::unique_lock lock(m_mutex);
+        if (!m_thread) {
+            m_thread.emplace([this] { run(); });
+            m_thread->detach();
+        }
+        // An item larger than the limit still goes, alone: the bound is on what waits, not on one tensor.
+        m_space.wait(lock, [&] { return m_queued == 0 || m_queued + bytes <= m_limit; });
+        m_queued += bytes;
+        m_jobs.push_back({ std::move(tensor), std::move(path), bytes });
+        m_work.notify_one();
+    }
+
+    /// Waits for every queued file; returns the first error met since the last flush.
+    std::optional<std::string> flush()
+    {
+        std::unique_lock lock(m_mutex);
+        m_idle.wait(lock, [&] { return m_jobs.empty() && !m_busy; });
+        std::optional<std::string> error = std::move(m_error);
+        m_error.reset();
+        return error;
+    }
+
+private:
+    struct Job
+    {
+        at::Tensor tensor;
+        std::string path;
+        std::size_t bytes = 0;
+    };
+
+    PtQueue()
+    {
+        const char* mb = std::getenv("PROBESCOPE_WRITE_QUEUE_MB");
+        m_limit = (mb && *mb ? std::strtoull(mb, nullptr, 10) : 256) << 20;
+    }
+
+    void run()
+    {
+        std::unique_lock lock(m_mutex);
+        for (;;) {
+            m_work.wait(lock, [&] { return !m_jobs.empty(); });
+            Job job = std::move(m_jobs.front());
+            m_jobs.pop_front();
+            m_busy = true;
+            lock.unlock();
+            auto problem = leaf::savePt(job.tensor, job.path);
+            job.tensor = at::Tensor(); // freed before the producer may add more
+            lock.lock();
+            m_busy = false;
+            m_queued -= job.bytes;
+            if (problem && !m_error)
+                m_error = problem->format();
+            m_space.notify_all();
+            if (m_jobs.empty())
+                m_idle.notify_all();
+        }
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_work, m_space, m_idle;
+    std::deque<Job> m_jobs;
+    std::size_t m_queued = 0;
+    std::size_t m_limit = 0;
+    bool m_busy = false;
+    std::optional<std::string> m_error;
+    std::optional<std::thread> m_thread;
+};
 
 /// One part of one entry: where its tensors go and how they are summarised.
 struct Part
@@ -100,10 +197,14 @@ py::object describeTensor(const at::Tensor& t, const Part& part, const std::stri
         const std::string name = (path.empty() ? part.prefix : part.prefix + "." + path) + ".pt";
         out["data_name"] = name;
         if (c.defined() && leaf::savable(c)) {
-            // The place for a background writer (a bounded queue of (tensor, path)): the tensor `c` is
-            // a contiguous CPU copy or the caller's own storage, which autograd may still modify in place.
-            if (auto problem = leaf::savePt(c, std::filesystem::path(part.tensorDir) / name))
+            const std::string file = (std::filesystem::path(part.tensorDir) / name).string();
+            PtQueue& queue = PtQueue::instance();
+            if (queue.limit() > 0) {
+                // `c` may share the caller's storage: the queue gets its own copy (msprobe clones too).
+                queue.push(c.is_alias_of(t) ? c.clone() : c, file);
+            } else if (auto problem = leaf::savePt(c, file)) {
                 throw std::runtime_error(problem->format());
+            }
         }
     }
     return out;
@@ -244,6 +345,20 @@ PYBIND11_MODULE(_C, m)
             return walker.value(value, "", "");
         },
         py::arg("value"), py::arg("prefix"), py::arg("tensor_dir") = "", py::arg("md5") = false,
-        "msprobe's leaves of `value` (a tensor or a structure); tensors named prefix.<path>.pt are written to "
-        "tensor_dir when it is given.");
+        "msprobe's leaves of `value` (a tensor or a structure); tensors named prefix.<path>.pt go to tensor_dir "
+        "when it is given (through the background queue: see flush()).");
+    m.def(
+        "flush",
+        [] {
+            std::optional<std::string> error;
+            {
+                py::gil_scoped_release unlocked; // the writer thread never takes the GIL, but the wait is long
+                error = PtQueue::instance().flush();
+            }
+            if (error)
+                throw std::runtime_error(*error);
+        },
+        "Waits until every queued .pt file is written; raises the first write error since the last flush.");
+    m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
+          "Bytes of tensors that may wait for the disk (PROBESCOPE_WRITE_QUEUE_MB, default 256 MiB; 0 = no thread).");
 }

@@ -6,6 +6,7 @@ hooks for L1, the same call counters, construct.json parents and file names); th
 part (statistics, md5, .pt files) come from ProbeScope's C++ collector (probescope._C.describe). See
 docs/collect.md, "The Python module".
 """
+import atexit
 import json
 import os
 import random
@@ -234,6 +235,8 @@ class _Service:
     def write_json(self):
         if not self.files_open:
             return
+        if self.tensor_dir:
+            _C.flush()  # the .pt files an entry names are on disk before the entry is
         head = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
                 "dump_data_dir": self.tensor_dir or None, "data": self.data}
         for name, content in (("dump.json", head), ("stack.json", self.stack), ("construct.json", self.construct)):
@@ -539,6 +542,8 @@ class _Service:
         self._write_debug()
 
     def _write_debug(self):
+        if self.tensor_dir:
+            _C.flush()
         head = {"task": self.config.task, "level": "debug", "framework": "pytorch",
                 "dump_data_dir": self.tensor_dir or None, "data": self.data}
         path = os.path.join(self.rank_dir, "debug.json")
@@ -666,6 +671,7 @@ class PrecisionDebugger:
         self.service = _Service(self.config)
         self.service.model = model
         _service = self.service
+        atexit.register(self.service.write_json)  # msprobe writes its files at exit too (a run without stop())
         _patch_backward_hook()
         if self.config.seed is not None:
             seed_all(self.config.seed, self.config.is_deterministic)
