@@ -24,6 +24,10 @@ CONFIGS = [
     ("statistics", "mix", ["--summary-mode", "md5"]),
     ("tensor", "L1", []),
     ("tensor", "mix", []),
+    ("statistics", "mix", ["--list", "ffn"]),
+    ("statistics", "L1", ["--scope", "Functional.linear.1.forward,Functional.gelu.0.forward"]),
+    ("statistics", "mix", ["--scope", "Module.block.attn.Attention.forward.0,Module.block.ffn.FFN.forward.0"]),
+    ("statistics", "L1", ["--data-mode", "backward,input"]),
     ("statistics", "mix", ["--model", "zoo"]),
     ("tensor", "L1", ["--model", "zoo"]),
 ]
@@ -56,11 +60,11 @@ def main():
             print("msprobe 1.2.2 reference not found (MSPROBE_REFERENCE): skipped")
             return 77
         failures = 0
-        for task, level, extra in CONFIGS:
-            name = "-".join([task, level] + [e.lstrip("-") for e in extra])
+        for index, (task, level, extra) in enumerate(CONFIGS):
+            name = " ".join([task, level] + extra)
             runs = {}
             for tool, pythonpath in (("msprobe", reference), ("probescope", os.environ.get("PYTHONPATH", ""))):
-                dump = os.path.join(scratch, name, tool)
+                dump = os.path.join(scratch, f"config{index}", tool)  # msprobe refuses paths with "+", ","
                 args = [sys.executable, os.path.join(HERE, "train.py"), "--tool", tool, "--dump-path", dump,
                         "--task", task, "--level", level, "--steps", "2"] + extra
                 done = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=pythonpath))

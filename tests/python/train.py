@@ -22,6 +22,9 @@ parser.add_argument("--level", default="mix")
 parser.add_argument("--steps", type=int, default=2)
 parser.add_argument("--summary-mode", default="statistics")
 parser.add_argument("--perturb", action="store_true")
+parser.add_argument("--list", default="", help="config.json's list, comma-separated")
+parser.add_argument("--scope", default="", help="config.json's scope: two names, comma-separated")
+parser.add_argument("--data-mode", default="all", help="config.json's data_mode, comma-separated")
 parser.add_argument("--size", choices=["small", "medium", "large"], default="small")
 parser.add_argument("--model", choices=["net", "zoo"], default="net",
                     help="net: conv + attention + MLP; zoo: embedding, LSTM, BatchNorm, in-place ReLU, a shared "
@@ -167,7 +170,8 @@ if args.model == "net":
 debugger = None
 if PrecisionDebugger is not None:
     config = {"task": args.task, "dump_path": args.dump_path, "rank": [], "step": [], "level": args.level,
-              "enable_dataloader": False, args.task: {"scope": [], "list": [], "data_mode": ["all"]}}
+              "enable_dataloader": False, args.task: {"scope": [x for x in args.scope.split(",") if x], "list": [x for x in args.list.split(",") if x],
+                           "data_mode": args.data_mode.split(",")}}
     if args.task == "statistics":
         config["statistics"]["summary_mode"] = args.summary_mode
     os.makedirs(args.dump_path, exist_ok=True)

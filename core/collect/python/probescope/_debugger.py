@@ -10,6 +10,7 @@ import atexit
 import json
 import os
 import random
+import re
 import sys
 import threading
 
@@ -56,6 +57,7 @@ def _int_list(where, key, value):
 class _Config:
     def __init__(self, config_path, task, dump_path, level, step):
         where = config_path or "PrecisionDebugger()"
+        self.where = where
         data = {}
         if config_path is not None:
             if not isinstance(config_path, str):
@@ -98,8 +100,10 @@ class _Config:
             _fail(where, f'"{self.task}" must be an object')
         self.scope = section.get("scope") or []
         self.list = section.get("list") or []
-        if self.scope and self.list:
-            _fail(where, f'"{self.task}": "scope" and "list" exclude each other')
+        if isinstance(self.scope, str):
+            self.scope = [self.scope]
+        if not isinstance(self.list, list) or any(not isinstance(x, str) for x in self.list):
+            _fail(where, f'"{self.task}.list" must be a list of strings')
         if self.scope and (not isinstance(self.scope, list) or len(self.scope) != 2):
             _fail(where, f'"{self.task}.scope" must be a list of two names')
         data_mode = section.get("data_mode") or ["all"]
@@ -161,6 +165,74 @@ def _dist_rank():
     return None
 
 
+class _Scope:
+    """msprobe 1.2.2's scope and list filters (its ScopeFactory): which entries are written.
+
+    Without scope and list: everything. Level mix: a range of API or module names, and the list, which also
+    opens for everything inside a module whose name holds an item (a module's backward opens it for the rest
+    of the run: msprobe never closes it). Otherwise a range of API names or of module names, and the list.
+    """
+
+    def __init__(self, where, level, scope, items):
+        self.level = level
+        self.scope = list(scope)
+        self.items = list(items)
+        self.in_scope = False
+        self.in_list = False
+        self.open_modules = set()
+        self.kind = "mix" if level == "mix" else "api"
+        api = re.compile(r"^(Tensor|Torch|Functional|NPU|VF|Distributed|Aten)\..*\.\d+\.(forward|backward)$")
+        module = re.compile(r"^(Cell|Module)\..*\.(forward|backward)\.\d+$")
+        for name in self.scope:
+            if not isinstance(name, str):
+                _fail(where, '"scope" items must be strings')
+            ok = {"L1": api.match(name), "L0": module.match(name), "mix": api.match(name) or module.match(name)}
+            if not ok.get(level, True):
+                _fail(where, f'"scope": "{name}" is no full {"API" if level == "L1" else "module"} name of level {level}')
+        if self.scope and level != "mix":
+            starts = [n.split(".")[0] in ("Module", "Cell") for n in self.scope]
+            if all(starts):
+                self.kind = "module"
+            elif any(starts):
+                _fail(where, '"scope": both names must be APIs or both modules')
+
+    def listed(self, name):
+        return not self.items or any(item in name for item in self.items)
+
+    def check(self, name):
+        if self.kind == "module":
+            return self.in_scope and self.listed(name) if self.scope else self.listed(name)
+        if self.scope and name == self.scope[0]:
+            self.in_scope = True
+        result = False
+        if not self.scope or self.in_scope:
+            result = True if self.kind == "mix" and self.in_list else self.listed(name)
+        if self.scope and name == self.scope[1]:
+            self.in_scope = False
+        return result
+
+    def begin_module(self, name):
+        if self.kind == "api":
+            return
+        if self.scope and name == self.scope[0]:
+            self.in_scope = True
+        if self.kind == "mix":
+            for item in self.items:
+                if item in name:
+                    self.in_list = True
+                    self.open_modules.add(name)
+
+    def end_module(self, name):
+        if self.kind == "api":
+            return
+        if self.scope and name == self.scope[1]:
+            self.in_scope = False
+        if self.kind == "mix":
+            self.open_modules.discard(name)
+            if not self.open_modules:
+                self.in_list = False
+
+
 class _Service:
     def __init__(self, config):
         self.config = config
@@ -178,8 +250,11 @@ class _Service:
         self.records_apis = config.level in ("L1", "mix")
         self.records_modules = config.level in ("L0", "mix")
         self.construct_on = config.level in ("L0", "mix")
-        self.scope_open = not config.scope
-        self.scope_done = False
+        self.filter = (_Scope(config.where, config.level, config.scope, config.list)
+                       if config.scope or config.list else None)
+
+    def _check(self, name):
+        return self.filter is None or self.filter.check(name)
 
     def _reset(self):
         self.data = {}
@@ -193,30 +268,6 @@ class _Service:
         self.params_grad_done = set()
         self.backward_modules = set()
         self.files_open = False
-
-    # -- filters ---------------------------------------------------------------------------------------
-
-    def _listed(self, name):
-        items = self.config.list
-        return not items or any(item in name for item in items)
-
-    def _in_scope(self, name):
-        """scope [first, last]: from the call named first to the end of the call named last."""
-        scope = self.config.scope
-        if not scope:
-            return self._listed(name)
-        first, last = scope
-        if not self.scope_open and not self.scope_done and (name == first or name.startswith(first + ".")
-                                                           or name.rsplit(".", 2)[0] == first):
-            self.scope_open = True
-        inside = self.scope_open
-        if inside and (name == last or name.startswith(last + ".") or name.rsplit(".", 2)[0] == last):
-            self.scope_open = False
-            self.scope_done = True
-        return inside
-
-    def _backward_in_scope(self, forward_name):
-        return forward_name in self.data or self._listed(forward_name.replace("forward", "backward"))
 
     # -- folders and files -----------------------------------------------------------------------------
 
@@ -289,8 +340,6 @@ class _Service:
         self.write_json()
         self.current_iter += 1
         self._reset()
-        self.scope_open = not self.config.scope
-        self.scope_done = False
 
     # -- entries -------------------------------------------------------------------------------------
 
@@ -328,36 +377,36 @@ class _Service:
         forward_name = f"{stem}{count}.forward"
         _busy.value = True
         try:
-            record = self._in_scope(forward_name)
+            # msprobe asks its scope twice, before the call (inputs) and after it (output).
             info = {}
-            if record and self.config.wants("forward", "input"):
+            if self._check(forward_name) and self.config.wants("forward", "input"):
                 info["input_args"] = self._describe(args, forward_name + ".input")
                 info["input_kwargs"] = self._describe(kwargs, forward_name + ".kwargs")
-            if record:
                 info["is_recompute"] = False
             output = original(*args, **kwargs)
             self._update_construct(forward_name)
-            if record:
+            if self._check(forward_name):
                 if self.config.wants("forward", "output"):
                     info["output"] = self._describe(_as_tuple(output), forward_name + ".output")
+                    info["is_recompute"] = False
                 self._stack_of(forward_name)
+            if info:
                 self._put(forward_name, info)
             tensor = _first_tensor(output)
             if tensor is not None and tensor.grad_fn is not None:
-                backward_name = f"{stem}{count}.backward"
-                tensor.grad_fn.register_hook(self._api_backward_hook(backward_name, record))
+                tensor.grad_fn.register_hook(self._api_backward_hook(f"{stem}{count}.backward"))
             return output
         finally:
             _busy.value = False
 
-    def _api_backward_hook(self, name, record):
+    def _api_backward_hook(self, name):
         def hook(grad_inputs, grad_outputs):
             if _busy.value or _service is not self:
                 return None
             _busy.value = True
             try:
                 self._update_construct(name)
-                if record or self._listed(name):
+                if self._check(name):
                     self._backward_entry(name, grad_outputs, grad_inputs)
             finally:
                 _busy.value = False
@@ -408,8 +457,8 @@ class _Service:
             self.module_node[name] = self.module_stack[-1] if self.module_stack else None
             self.module_stack.append(name)
             self.api_parent_node = name
-            if self.config.scope and self.switch:
-                self._in_scope(name)
+            if self.filter is not None:
+                self.filter.begin_module(name)
         return hook
 
     def _node_end(self):
@@ -419,7 +468,9 @@ class _Service:
             self.api_parent_node = self.module_stack[-1] if self.module_stack else None
             names = module.__dict__.get("_probescope_names")
             if names:
-                names.pop()
+                current = names.pop()
+                if self.filter is not None:
+                    self.filter.end_module(current)
         return hook
 
     def _node_backward(self, key):
@@ -429,6 +480,8 @@ class _Service:
             forward_name = _replace_last(name, "backward", "forward")
             self.module_node[name] = _replace_last(self.module_node.get(forward_name), "forward", "backward")
             self.api_parent_node = None
+            if self.filter is not None:
+                self.filter.begin_module(name)
         return hook
 
     def _module_forward(self, prefix):
@@ -440,8 +493,7 @@ class _Service:
                 name = module.__dict__["_probescope_names"][-1]
                 self._update_construct(name)
                 params = {k.split(".")[-1]: v for k, v in module.named_parameters(recurse=False)}
-                record = self._listed(name) if not self.config.scope else (self.scope_open or name in self.config.scope)
-                if record:
+                if self._check(name):
                     info = {}
                     if self.config.wants("forward", "input"):
                         info["input_args"] = self._describe(_as_tuple(args), name + ".input")
@@ -486,8 +538,7 @@ class _Service:
             try:
                 name = module.__dict__["_probescope_names"][-1]
                 self._update_construct(name)
-                forward_name = _replace_last(name, "backward", "forward")
-                if forward_name in self.data or self._listed(name) and not self.config.scope:
+                if self._check(name):
                     if self._backward_entry(name, grad_output, grad_input):
                         self.backward_modules.add(name.rsplit(".", 2)[0])
             finally:
@@ -501,7 +552,7 @@ class _Service:
                 return grad
             _busy.value = True
             try:
-                if not self._listed(stem) and stem not in self.backward_modules:
+                if not self._check(stem) and stem not in self.backward_modules:
                     self.data.pop(grad_name, None)
                     return grad
                 self._put(grad_name, {pname: [self._describe(grad, f"{grad_name}.{pname}")]})
