@@ -174,10 +174,33 @@ class ProbeScopeModule(unittest.TestCase):
         self.assertEqual(done.returncode, 3, done.stderr)
         self.assertIn(config, done.stdout)
         self.assertIn('"level"', done.stdout)
-        done = subprocess.run([sys.executable, "-c", code.replace("config_path=sys.argv[1]", "task='statistics'"), "x"],
-                              capture_output=True, text=True)
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1"}, f)
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
         self.assertEqual(done.returncode, 3, done.stderr)
         self.assertIn('"dump_path" is required', done.stdout)
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "dump_path": self.tmp, "step": [0, "2-x"]}, f)
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertIn('"step"', done.stdout)
+
+    def test_steps_and_keyword_arguments(self):
+        # No config file: msprobe's defaults, the keyword arguments and step=["1-2"] (a range) decide.
+        dump = os.path.join(self.tmp, "kwargs")
+        code = ("import torch, sys\n"
+                "from probescope.pytorch import PrecisionDebugger\n"
+                "model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())\n"
+                "d = PrecisionDebugger(dump_path=sys.argv[1], task='statistics', level='L0', step=['1-2'])\n"
+                "for _ in range(4):\n"
+                "    d.start(model=model); model(torch.ones(1, 3)).sum().backward(); d.stop(); d.step()\n")
+        done = subprocess.run([sys.executable, "-c", code, dump], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(sorted(os.listdir(dump)), ["step1", "step2"])
+        data = load(os.path.join(dump, "step1", "rank", "dump.json"))["data"]
+        self.assertEqual(list(data), ["Module.0.Linear.forward.0", "Module.0.Linear.parameters_grad",
+                                      "Module.1.ReLU.forward.0", "Module.1.ReLU.backward.0",
+                                      "Module.0.Linear.backward.0"])
 
     @unittest.skipUnless(os.environ.get("PROBESCOPE_CLI"), "PROBESCOPE_CLI not set")
     def test_compare_names_the_injected_culprit(self):

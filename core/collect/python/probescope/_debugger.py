@@ -47,11 +47,21 @@ def _fail(where, message):
 
 
 def _int_list(where, key, value):
+    """msprobe's step and rank lists: integers and "first-last" ranges, sorted, without repeats."""
     if value is None:
         return []
-    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value):
-        _fail(where, f'"{key}" must be a list of integers >= 0')
-    return list(value)
+    if not isinstance(value, list):
+        _fail(where, f'"{key}" must be a list of integers >= 0 or "first-last" ranges')
+    out = set()
+    for item in value:
+        if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+            out.add(item)
+            continue
+        parts = item.split("-") if isinstance(item, str) else []
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) > int(parts[1]):
+            _fail(where, f'"{key}": {item!r} is no integer >= 0 nor a "first-last" range')
+        out.update(range(int(parts[0]), int(parts[1]) + 1))
+    return sorted(out)
 
 
 class _Config:
@@ -86,7 +96,8 @@ class _Config:
         self.level = level or data.get("level") or "L1"
         if self.level not in SUPPORTED_LEVELS:
             _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
-        self.dump_path = dump_path or data.get("dump_path")
+        # msprobe's default config (used when there is no config_path) has "./dump_path".
+        self.dump_path = dump_path or data.get("dump_path") or ("./dump_path" if config_path is None else None)
         if not self.dump_path or not isinstance(self.dump_path, str):
             _fail(where, '"dump_path" is required (config.json or the dump_path argument)')
         self.rank = _int_list(where, "rank", data.get("rank"))
