@@ -215,6 +215,15 @@ class ProbeScopeModule(unittest.TestCase):
                                        "-o", os.path.join(pair, "out")], capture_output=True, text=True)
                 self.assertEqual(done.returncode, 0, done.stderr)
                 self.assertIn("first failing node: Module.block.ffn.act.Noisy.forward.0 ", done.stdout)
+                # msprobe.pytorch's compare(), which a script may call at its end, through the same CLI.
+                from probescope.pytorch import compare
+                out = os.path.join(pair, "out-api")
+                compare({"npu_json_path": os.path.join(pair, "npu", "step0", "rank", "dump.json"),
+                         "bench_json_path": os.path.join(pair, "bench", "step0", "rank", "dump.json")}, out)
+                results = [f for f in os.listdir(out) if f.startswith("compare_result") and f.endswith(".csv")]
+                self.assertEqual(len(results), 1, os.listdir(out))
+                with open(os.path.join(out, results[0])) as f:
+                    self.assertIn("Module.block.ffn.act.Noisy.forward.0.output.0", f.read())
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@
 #include <pybind11/pybind11.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -28,12 +31,33 @@ namespace leaf = probescope::collect::leaf;
 
 namespace {
 
-/// Tensor mode's .pt files, written by a background thread while the model computes: the Python thread
-/// hands over a private copy (the model may change the tensor in place later, as the optimizer does to
-/// parameters) and goes on; at most `limit` bytes wait, beyond that the producer waits for the disk, so
-/// memory stays bounded when the disk is slower than the model. flush() (called by stop() and step()
-/// before the JSON files are written) waits until every queued file is on disk, so a dump.json never
-/// names a file that is not there. Without a thread (PROBESCOPE_WRITE_QUEUE_MB=0) files are written at once.
+/// Writes `text` to `path` whole: to a temporary file renamed over it, so a reader (or a crash) sees the
+/// previous complete version or the new one, never a cut file.
+std::optional<std::string> writeText(const std::string& path, const std::string& text)
+{
+    const std::string tmp = path + ".probescope-tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f)
+        return path + ": error [collect.io]: cannot create: " + std::strerror(errno);
+    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool closed = std::fclose(f) == 0;
+    if (!written || !closed) {
+        std::remove(tmp.c_str());
+        return path + ": error [collect.io]: cannot write (disk full?)";
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        return path + ": error [collect.io]: cannot rename the temporary file: " + std::strerror(errno);
+    return std::nullopt;
+}
+
+/// The dump's files, written by a background thread while the model computes, in the order they were
+/// queued: tensor mode's .pt files (the Python thread hands over a private copy, since the model may change
+/// a tensor in place later, as the optimizer does to parameters) and the JSON files stop() and step()
+/// snapshot. Because one thread writes them in order, a dump.json is written only after every .pt file it
+/// names, and stop() need not wait: the files are written while the next step computes. At most `limit`
+/// bytes wait; beyond that the producer waits for the disk, so memory stays bounded when the disk is slower
+/// than the model. flush() waits for everything (at exit, before compare()). A write error is raised by the
+/// next call that queues or flushes. Without a thread (PROBESCOPE_WRITE_QUEUE_MB=0) files are written at once.
 ///
 /// This is the place of the collection library's own background writer (core/collect, being built beside
 /// this module): once it is there, the queue below gives way to it.
@@ -48,10 +72,15 @@ public:
 
     std::size_t limit() const { return m_limit; }
 
-    void push(at::Tensor tensor, std::string path)
+    void push(at::Tensor tensor, std::string path, std::string text = {})
     {
-        const std::size_t bytes = tensor.nbytes();
+        const std::size_t bytes = tensor.defined() ? tensor.nbytes() : text.size();
         std::unique_lock lock(m_mutex);
+        if (m_error) {
+            std::string error = std::move(*m_error);
+            m_error.reset();
+            throw std::runtime_error(error);
+        }
         if (!m_thread) {
             m_thread.emplace([this] { run(); });
             m_thread->detach();
@@ -59,7 +88,7 @@ public:
         // An item larger than the limit still goes, alone: the bound is on what waits, not on one tensor.
         m_space.wait(lock, [&] { return m_queued == 0 || m_queued + bytes <= m_limit; });
         m_queued += bytes;
-        m_jobs.push_back({ std::move(tensor), std::move(path), bytes });
+        m_jobs.push_back({ std::move(tensor), std::move(path), std::move(text), bytes });
         m_work.notify_one();
     }
 
@@ -76,8 +105,9 @@ public:
 private:
     struct Job
     {
-        at::Tensor tensor;
+        at::Tensor tensor; ///< undefined: a text file
         std::string path;
+        std::string text;
         std::size_t bytes = 0;
     };
 
@@ -96,13 +126,20 @@ private:
             m_jobs.pop_front();
             m_busy = true;
             lock.unlock();
-            auto problem = leaf::savePt(job.tensor, job.path);
+            std::optional<std::string> problem;
+            if (job.tensor.defined()) {
+                if (auto d = leaf::savePt(job.tensor, job.path))
+                    problem = d->format();
+            } else {
+                problem = writeText(job.path, job.text);
+            }
             job.tensor = at::Tensor(); // freed before the producer may add more
+            job.text = std::string();
             lock.lock();
             m_busy = false;
             m_queued -= job.bytes;
             if (problem && !m_error)
-                m_error = problem->format();
+                m_error = std::move(problem);
             m_space.notify_all();
             if (m_jobs.empty())
                 m_idle.notify_all();
@@ -359,6 +396,18 @@ PYBIND11_MODULE(_C, m)
                 throw std::runtime_error(*error);
         },
         "Waits until every queued .pt file is written; raises the first write error since the last flush.");
+    m.def(
+        "write_text",
+        [](const std::string& path, std::string text) {
+            PtQueue& queue = PtQueue::instance();
+            if (queue.limit() > 0) {
+                queue.push(at::Tensor(), path, std::move(text));
+            } else if (auto problem = writeText(path, text)) {
+                throw std::runtime_error(*problem);
+            }
+        },
+        py::arg("path"), py::arg("text"),
+        "Writes a whole file (temporary file, rename) after everything queued before it.");
     m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
           "Bytes of tensors that may wait for the disk (PROBESCOPE_WRITE_QUEUE_MB, default 256 MiB; 0 = no thread).");
 }

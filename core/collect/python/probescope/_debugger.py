@@ -8,6 +8,7 @@ docs/collect.md, "The Python module".
 """
 import atexit
 import json
+import linecache
 import os
 import random
 import re
@@ -247,6 +248,7 @@ class _Scope:
 class _Service:
     def __init__(self, config):
         self.config = config
+        self.pid = os.getpid()
         self.switch = False
         self.first_start = True
         self.stopped_for_good = False
@@ -297,17 +299,17 @@ class _Service:
     def write_json(self):
         if not self.files_open:
             return
-        if self.tensor_dir:
-            _C.flush()  # the .pt files an entry names are on disk before the entry is
         head = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
                 "dump_data_dir": self.tensor_dir or None, "data": self.data}
         for name, content in (("dump.json", head), ("stack.json", self.stack), ("construct.json", self.construct)):
-            path = os.path.join(self.rank_dir, name)
-            tmp = path + ".probescope-tmp"
-            # Written whole and renamed: a crash leaves the previous complete file, never a cut one.
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(content, f, indent=1)
-            os.replace(tmp, path)
+            # Snapshotted now, written whole (temporary file, rename) by the C++ writer after every .pt file
+            # queued before it: stop() does not wait for the disk, and a dump.json never names a missing file.
+            _C.write_text(os.path.join(self.rank_dir, name), json.dumps(content, indent=1))
+
+    def finish(self):
+        """At exit (as msprobe): the files of the current step, and everything queued on disk."""
+        self.write_json()
+        _C.flush()
 
     # -- start / stop / step ---------------------------------------------------------------------------
 
@@ -361,7 +363,6 @@ class _Service:
         # msprobe's stack.json: the Python frames of the call, outermost last, as "File f, line n, in fn, \n code".
         frames = []
         frame = sys._getframe(3)
-        import linecache
         while frame is not None:
             code = frame.f_code
             text = linecache.getline(code.co_filename, frame.f_lineno).strip()
@@ -497,7 +498,7 @@ class _Service:
 
     def _module_forward(self, prefix):
         def hook(module, args, output):
-            if not self.switch or _busy.value:
+            if not self.switch or _busy.value or os.getpid() != self.pid:
                 return None
             _busy.value = True
             try:
@@ -604,14 +605,9 @@ class _Service:
         self._write_debug()
 
     def _write_debug(self):
-        if self.tensor_dir:
-            _C.flush()
         head = {"task": self.config.task, "level": "debug", "framework": "pytorch",
                 "dump_data_dir": self.tensor_dir or None, "data": self.data}
-        path = os.path.join(self.rank_dir, "debug.json")
-        with open(path + ".probescope-tmp", "w", encoding="utf-8") as f:
-            json.dump(head, f, indent=1)
-        os.replace(path + ".probescope-tmp", path)
+        _C.write_text(os.path.join(self.rank_dir, "debug.json"), json.dumps(head, indent=1))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -623,7 +619,9 @@ _wrapped = False
 def _make_wrapper(stem, original):
     def wrapper(*args, **kwargs):
         service = _service
-        if service is None or not service.switch or _busy.value:
+        if service is None or not service.switch or _busy.value or os.getpid() != service.pid:
+            # Calls in DataLoader workers forked from the training process are not its calls (msprobe
+            # checks the pid too), and their queued files would never be written.
             return original(*args, **kwargs)
         return service.call_api(stem, original, args, kwargs)
     wrapper.__name__ = getattr(original, "__name__", stem)
@@ -733,7 +731,7 @@ class PrecisionDebugger:
         self.service = _Service(self.config)
         self.service.model = model
         _service = self.service
-        atexit.register(self.service.write_json)  # msprobe writes its files at exit too (a run without stop())
+        atexit.register(self.service.finish)  # msprobe writes its files at exit too (a run without stop())
         _patch_backward_hook()
         if self.config.seed is not None:
             seed_all(self.config.seed, self.config.is_deterministic)
