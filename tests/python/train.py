@@ -6,7 +6,7 @@
 
 Model: conv + attention + MLP (LayerNorm, GELU, softmax, residuals), SGD with momentum, fixed data.
 --perturb adds noise to the output of the GELU of block.ffn (an injected culprit for compare).
-Prints one line per step: "step N TIME_S".
+Prints one line per step: "step N TIME_S", and the time of steps 1.. until every file is on disk.
 """
 import argparse
 import json
@@ -180,8 +180,11 @@ if PrecisionDebugger is not None:
         json.dump(config, f)
     debugger = PrecisionDebugger(config_path=config_path)
 
+first = None
 for step in range(args.steps):
     t0 = time.perf_counter()
+    if step == 1:
+        first = t0
     if debugger:
         debugger.start(model=model)
     out = model(data)
@@ -197,3 +200,10 @@ for step in range(args.steps):
     if debugger:
         debugger.step()
     print(f"step {step} {time.perf_counter() - t0:.6f}", flush=True)
+# ProbeScope writes files in the background: a fair figure waits until they are all on disk (msprobe's are
+# written by the time its step ends).
+if args.tool == "probescope":
+    from probescope import _C
+    _C.flush()
+if first is not None:
+    print(f"steps 1-{args.steps - 1} with the files on disk {time.perf_counter() - first:.6f}", flush=True)
