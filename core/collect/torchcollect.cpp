@@ -1330,6 +1330,7 @@ Stats stats(const at::Tensor& readableTensor)
 {
     const Summary s = summarize(readableTensor);
     Stats out;
+    static_assert(static_cast<int>(Summary::Kind::Boolean) == static_cast<int>(Stats::Kind::Boolean));
     out.kind = static_cast<Stats::Kind>(s.kind);
     out.max = s.max;
     out.min = s.min;

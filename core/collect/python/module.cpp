@@ -25,6 +25,9 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
+
+#include <unistd.h>
 
 namespace py = pybind11;
 namespace leaf = probescope::collect::leaf;
@@ -50,6 +53,59 @@ std::optional<std::string> writeText(const std::string& path, const std::string&
     return std::nullopt;
 }
 
+/// `path` as a second name of `source` (a .pt file with the same tensor): creating a file costs far more than
+/// a link on a loaded ext4 (about 1 ms against 10 us here), and most tensors of a dump are written under
+/// several names (an API's output is the next API's input and its module's output). Readers take a .pt
+/// file's record folder from the archive, not from the file name (torch.load, ProbeScope). Where links are
+/// refused (another file system, no permission), the file is copied.
+std::optional<std::string> linkFile(const std::string& source, const std::string& path)
+{
+    if (::link(source.c_str(), path.c_str()) == 0)
+        return std::nullopt;
+    std::error_code ec;
+    std::filesystem::copy_file(source, path, std::filesystem::copy_options::none, ec);
+    if (ec)
+        return path + ": error [collect.io]: cannot write a copy of " + source + ": " + ec.message();
+    return std::nullopt;
+}
+
+/// The files written in one tensor folder, by tensor: a tensor seen again unchanged (same TensorImpl, same
+/// version counter: an in-place change bumps it) gets a link to its first file. The weak reference keeps a
+/// freed TensorImpl's memory from being reused by another tensor while the entry lives (one step).
+struct WrittenTensors
+{
+    struct Seen
+    {
+        c10::weak_intrusive_ptr<c10::TensorImpl> impl;
+        std::uint32_t version;
+        std::string file;
+    };
+    std::string folder;
+    std::unordered_map<const c10::TensorImpl*, Seen> files;
+
+    /// The file of `t` written before in `dir`, or "" (and `t` is remembered as written to `file`).
+    std::string previous(const at::Tensor& t, const std::string& dir, const std::string& file)
+    {
+        if (dir != folder) {
+            files.clear();
+            folder = dir;
+        }
+        const std::uint32_t version = t._version();
+        const c10::TensorImpl* key = t.unsafeGetTensorImpl();
+        auto it = files.find(key);
+        if (it != files.end()) {
+            auto alive = it->second.impl.lock();
+            if (alive.get() == key && it->second.version == version)
+                return it->second.file;
+            files.erase(it);
+        }
+        files.emplace(key, Seen { c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()), version, file });
+        return {};
+    }
+};
+
+WrittenTensors gWritten; // used with the GIL held (describe() runs in Python's threads)
+
 /// The dump's files, written by a background thread while the model computes, in the order they were
 /// queued: tensor mode's .pt files (the Python thread hands over a private copy, since the model may change
 /// a tensor in place later, as the optimizer does to parameters) and the JSON files stop() and step()
@@ -72,7 +128,7 @@ public:
 
     std::size_t limit() const { return m_limit; }
 
-    void push(at::Tensor tensor, std::string path, std::string text = {})
+    void push(at::Tensor tensor, std::string path, std::string text = {}, std::string linkTo = {})
     {
         const std::size_t bytes = tensor.defined() ? tensor.nbytes() : text.size();
         std::unique_lock lock(m_mutex);
@@ -88,7 +144,7 @@ public:
         // An item larger than the limit still goes, alone: the bound is on what waits, not on one tensor.
         m_space.wait(lock, [&] { return m_queued == 0 || m_queued + bytes <= m_limit; });
         m_queued += bytes;
-        m_jobs.push_back({ std::move(tensor), std::move(path), std::move(text), bytes });
+        m_jobs.push_back({ std::move(tensor), std::move(path), std::move(text), bytes, std::move(linkTo) });
         m_work.notify_one();
     }
 
@@ -105,10 +161,11 @@ public:
 private:
     struct Job
     {
-        at::Tensor tensor; ///< undefined: a text file
+        at::Tensor tensor; ///< undefined: a text file, or a link when `linkTo` is set
         std::string path;
         std::string text;
         std::size_t bytes = 0;
+        std::string linkTo; ///< a file written before with the same contents
     };
 
     PtQueue()
@@ -130,6 +187,8 @@ private:
             if (job.tensor.defined()) {
                 if (auto d = leaf::savePt(job.tensor, job.path))
                     problem = d->format();
+            } else if (!job.linkTo.empty()) {
+                problem = linkFile(job.linkTo, job.path);
             } else {
                 problem = writeText(job.path, job.text);
             }
@@ -236,7 +295,12 @@ py::object describeTensor(const at::Tensor& t, const Part& part, const std::stri
         if (c.defined() && leaf::savable(c)) {
             const std::string file = (std::filesystem::path(part.tensorDir) / name).string();
             PtQueue& queue = PtQueue::instance();
-            if (queue.limit() > 0) {
+            if (const std::string earlier = gWritten.previous(t, part.tensorDir, file); !earlier.empty()) {
+                if (queue.limit() > 0)
+                    queue.push(at::Tensor(), file, {}, earlier); // after the earlier file: the queue keeps order
+                else if (auto problem = linkFile(earlier, file))
+                    throw std::runtime_error(*problem);
+            } else if (queue.limit() > 0) {
                 // `c` may share the caller's storage: the queue gets its own copy (msprobe clones too).
                 queue.push(c.is_alias_of(t) ? c.clone() : c, file);
             } else if (auto problem = leaf::savePt(c, file)) {
