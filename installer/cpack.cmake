@@ -58,6 +58,12 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # and a CJK font for the Chinese UI. The collection library's users compile against LibTorch's headers.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "probescope-mpi, qt6-translations-l10n, fonts-noto-cjk")
+# The Python module `probescope` (core/collect/python, in /usr/lib/python3/dist-packages/probescope) links
+# libtorch_python, which dpkg-shlibdeps finds; it runs in Debian's python3 with python3-torch's `torch`, which
+# nothing links, so it is named here (only when the tree built the module).
+if(TARGET probescope_python)
+    set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "python3, python3-torch")
+endif()
 set(CPACK_DEBIAN_MAIN_PACKAGE_SUGGESTS "libtorch-dev, cmake")
 # Debian's file permissions (lintian: non-standard-dir-perm, non-standard-file-perm) whatever the umask.
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS

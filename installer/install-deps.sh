@@ -11,6 +11,7 @@ packages=(
     libsqlite3-dev
     openmpi-bin libopenmpi-dev
     libtorch-dev
+    pybind11-dev python3-dev python3-torch
     xvfb xauth fonts-noto-cjk
     lintian
 )
@@ -19,10 +20,8 @@ packages=(
 if [[ "${PROBESCOPE_WITH_FUZZ:-0}" == "1" ]]; then
     packages+=(clang libclang-rt-14-dev)
 fi
-# python3-torch is only needed by tests that cross-check .pt files against Python's torch.load.
-if [[ "${PROBESCOPE_WITH_PYTHON_TORCH:-0}" == "1" ]]; then
-    packages+=(python3-torch)
-fi
+# pybind11-dev and python3-dev build the Python module `probescope` (core/collect/python); python3-torch
+# runs its tests and the .pt cross-checks. PROBESCOPE_WITH_PYTHON_TORCH=1 is still accepted (no-op now).
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 
 #include "backgroundwriter.h"
 #include "freebench.h"
+#include "leafstats.h"
 #include "ptwriter.h"
 #include "collectorstate.h"
 #include "torchtypes.h"
@@ -1539,3 +1540,38 @@ void seedAll(std::int64_t seed, bool deterministic)
 }
 
 } // namespace probescope::collect
+
+// ------------------------------------------------------------------------------------------------
+// The leaves' helpers for the Python module (leafstats.h): the same code, outside the anonymous namespace.
+
+namespace probescope::collect::leaf {
+
+at::Tensor readable(const at::Tensor& t) { return collect::readable(t); }
+
+Stats stats(const at::Tensor& readableTensor)
+{
+    const Summary s = summarize(readableTensor);
+    Stats out;
+    static_assert(static_cast<int>(Summary::Kind::Boolean) == static_cast<int>(Stats::Kind::Boolean));
+    out.kind = static_cast<Stats::Kind>(s.kind);
+    out.max = s.max;
+    out.min = s.min;
+    out.mean = s.mean;
+    out.norm = s.norm;
+    out.integer = s.integer;
+    out.any = s.any;
+    out.all = s.all;
+    out.overflow = s.overflow;
+    return out;
+}
+
+std::string md5(const at::Tensor& readableTensor) { return md5Of(readableTensor); }
+
+bool savable(const at::Tensor& readableTensor) { return *storageName(readableTensor.scalar_type()) != '\0'; }
+
+std::optional<Diagnostic> savePt(const at::Tensor& readableTensor, const std::filesystem::path& path)
+{
+    return collect::savePt(readableTensor, path);
+}
+
+} // namespace probescope::collect::leaf

@@ -68,6 +68,15 @@ for f in bin/probescope bin/probescope-cli bin/probescope-example-train \
     [[ -e $usr/$f ]] || fail "missing /usr/$f in the package"
 done
 dpkg-deb -f "$deb" Depends | grep -q 'libqt6widgets6' || fail "Depends does not name Qt (dpkg-shlibdeps)"
+# The Python module, when the tree built it (pybind11-dev and python3-dev present): in Debian's python3 path,
+# importable from the unpacked root with Debian's python3 and torch.
+if compgen -G "$build/python/probescope/_C*.so" >/dev/null; then
+    pydir=$usr/lib/python3/dist-packages
+    compgen -G "$pydir/probescope/_C*.so" >/dev/null || fail "missing the Python module in /usr/lib/python3/dist-packages"
+    dpkg-deb -f "$deb" Depends | grep -q 'python3-torch' || fail "Depends does not name python3-torch"
+    PYTHONPATH=$pydir /usr/bin/python3 -c "from probescope.pytorch import PrecisionDebugger, seed_all" \
+        || fail "the packaged Python module does not import"
+fi
 
 demo=$usr/share/probescope/demo
 "$usr/bin/probescope-cli" info "$demo/npu/step0/rank" >"$work/info.txt" || fail "probescope-cli info"

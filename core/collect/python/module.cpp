@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope._C: the C++ half of the Python module `probescope` (docs/collect.md, "The Python module").
+// Python's hooks name the entries and keep msprobe's bookkeeping; this file turns the values a hook sees
+// into msprobe's JSON leaves in one call per part (input_args, output, ...): statistics in one pass, md5
+// and the .pt files through the collection library's own code (leafstats.h), with no Python-level torch
+// call per tensor (msprobe runs four reductions and an .item() each, and torch.save per tensor).
+//
+// Built with NDEBUG like torchcollect.cpp: LibTorch's headers must see the layout LibTorch was built with.
+#include "core/collect/leafstats.h"
+#include "core/collect/torchtypes.h"
+
+#include <ATen/ATen.h>
+#include <pybind11/pybind11.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include <unistd.h>
+
+namespace py = pybind11;
+namespace leaf = probescope::collect::leaf;
+
+namespace {
+
+/// Writes `text` to `path` whole: to a temporary file renamed over it, so a reader (or a crash) sees the
+/// previous complete version or the new one, never a cut file.
+std::optional<std::string> writeText(const std::string& path, const std::string& text)
+{
+    const std::string tmp = path + ".probescope-tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f)
+        return path + ": error [collect.io]: cannot create: " + std::strerror(errno);
+    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool closed = std::fclose(f) == 0;
+    if (!written || !closed) {
+        std::remove(tmp.c_str());
+        return path + ": error [collect.io]: cannot write (disk full?)";
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        return path + ": error [collect.io]: cannot rename the temporary file: " + std::strerror(errno);
+    return std::nullopt;
+}
+
+/// `path` as a second name of `source` (a .pt file with the same tensor): creating a file costs far more than
+/// a link on a loaded ext4 (about 1 ms against 10 us here), and most tensors of a dump are written under
+/// several names (an API's output is the next API's input and its module's output). Readers take a .pt
+/// file's record folder from the archive, not from the file name (torch.load, ProbeScope). Where links are
+/// refused (another file system, no permission), the file is copied.
+std::optional<std::string> linkFile(const std::string& source, const std::string& path)
+{
+    if (::link(source.c_str(), path.c_str()) == 0)
+        return std::nullopt;
+    std::error_code ec;
+    std::filesystem::copy_file(source, path, std::filesystem::copy_options::none, ec);
+    if (ec)
+        return path + ": error [collect.io]: cannot write a copy of " + source + ": " + ec.message();
+    return std::nullopt;
+}
+
+/// The files written in one tensor folder, by tensor: a tensor seen again unchanged (same TensorImpl, same
+/// version counter: an in-place change bumps it) gets a link to its first file. The weak reference keeps a
+/// freed TensorImpl's memory from being reused by another tensor while the entry lives (one step).
+struct WrittenTensors
+{
+    struct Seen
+    {
+        c10::weak_intrusive_ptr<c10::TensorImpl> impl;
+        std::uint32_t version;
+        std::string file;
+    };
+    std::string folder;
+    std::unordered_map<const c10::TensorImpl*, Seen> files;
+
+    /// The file of `t` written before in `dir`, or "" (and `t` is remembered as written to `file`).
+    std::string previous(const at::Tensor& t, const std::string& dir, const std::string& file)
+    {
+        if (dir != folder) {
+            files.clear();
+            folder = dir;
+        }
+        const std::uint32_t version = t._version();
+        const c10::TensorImpl* key = t.unsafeGetTensorImpl();
+        auto it = files.find(key);
+        if (it != files.end()) {
+            auto alive = it->second.impl.lock();
+            if (alive.get() == key && it->second.version == version)
+                return it->second.file;
+            files.erase(it);
+        }
+        files.emplace(key, Seen { c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()), version, file });
+        return {};
+    }
+};
+
+WrittenTensors gWritten; // used with the GIL held (describe() runs in Python's threads)
+
+/// The dump's files, written by a background thread while the model computes, in the order they were
+/// queued: tensor mode's .pt files (the Python thread hands over a private copy, since the model may change
+/// a tensor in place later, as the optimizer does to parameters) and the JSON files stop() and step()
+/// snapshot. Because one thread writes them in order, a dump.json is written only after every .pt file it
+/// names, and stop() need not wait: the files are written while the next step computes. At most `limit`
+/// bytes wait; beyond that the producer waits for the disk, so memory stays bounded when the disk is slower
+/// than the model. flush() waits for everything (at exit, before compare()). A write error is raised by the
+/// next call that queues or flushes. Without a thread (PROBESCOPE_WRITE_QUEUE_MB=0) files are written at once.
+///
+/// This is the place of the collection library's own background writer (core/collect, being built beside
+/// this module): once it is there, the queue below gives way to it.
+class PtQueue
+{
+public:
+    static PtQueue& instance()
+    {
+        static PtQueue* queue = new PtQueue(); // never destroyed: its thread may outlive static destructors
+        return *queue;
+    }
+
+    std::size_t limit() const { return m_limit; }
+
+    void push(at::Tensor tensor, std::string path, std::string text = {}, std::string linkTo = {})
+    {
+        const std::size_t bytes = tensor.defined() ? tensor.nbytes() : text.size();
+        std::unique_lock lock(m_mutex);
+        if (m_error) {
+            std::string error = std::move(*m_error);
+            m_error.reset();
+            throw std::runtime_error(error);
+        }
+        if (!m_thread) {
+            m_thread.emplace([this] { run(); });
+            m_thread->detach();
+        }
+        // An item larger than the limit still goes, alone: the bound is on what waits, not on one tensor.
+        m_space.wait(lock, [&] { return m_queued == 0 || m_queued + bytes <= m_limit; });
+        m_queued += bytes;
+        m_jobs.push_back({ std::move(tensor), std::move(path), std::move(text), bytes, std::move(linkTo) });
+        m_work.notify_one();
+    }
+
+    /// Waits for every queued file; returns the first error met since the last flush.
+    std::optional<std::string> flush()
+    {
+        std::unique_lock lock(m_mutex);
+        m_idle.wait(lock, [&] { return m_jobs.empty() && !m_busy; });
+        std::optional<std::string> error = std::move(m_error);
+        m_error.reset();
+        return error;
+    }
+
+private:
+    struct Job
+    {
+        at::Tensor tensor; ///< undefined: a text file, or a link when `linkTo` is set
+        std::string path;
+        std::string text;
+        std::size_t bytes = 0;
+        std::string linkTo; ///< a file written before with the same contents
+    };
+
+    PtQueue()
+    {
+        const char* mb = std::getenv("PROBESCOPE_WRITE_QUEUE_MB");
+        m_limit = (mb && *mb ? std::strtoull(mb, nullptr, 10) : 256) << 20;
+    }
+
+    void run()
+    {
+        std::unique_lock lock(m_mutex);
+        for (;;) {
+            m_work.wait(lock, [&] { return !m_jobs.empty(); });
+            Job job = std::move(m_jobs.front());
+            m_jobs.pop_front();
+            m_busy = true;
+            lock.unlock();
+            std::optional<std::string> problem;
+            if (job.tensor.defined()) {
+                if (auto d = leaf::savePt(job.tensor, job.path))
+                    problem = d->format();
+            } else if (!job.linkTo.empty()) {
+                problem = linkFile(job.linkTo, job.path);
+            } else {
+                problem = writeText(job.path, job.text);
+            }
+            job.tensor = at::Tensor(); // freed before the producer may add more
+            job.text = std::string();
+            lock.lock();
+            m_busy = false;
+            m_queued -= job.bytes;
+            if (problem && !m_error)
+                m_error = std::move(problem);
+            m_space.notify_all();
+            if (m_jobs.empty())
+                m_idle.notify_all();
+        }
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_work, m_space, m_idle;
+    std::deque<Job> m_jobs;
+    std::size_t m_queued = 0;
+    std::size_t m_limit = 0;
+    bool m_busy = false;
+    std::optional<std::string> m_error;
+    std::optional<std::thread> m_thread;
+};
+
+/// One part of one entry: where its tensors go and how they are summarised.
+struct Part
+{
+    std::string prefix;    ///< data_name stem: "Functional.linear.0.forward.input"
+    std::string tensorDir; ///< "" = no .pt files (statistics task)
+    bool md5 = false;
+};
+
+std::string join(const std::string& path, const std::string& item)
+{
+    return path.empty() ? item : path + "." + item;
+}
+
+/// msprobe's Max_except_inf_nan / Min_except_inf_nan: the extremum of the finite values, else of the
+/// non-NaN ones; NaN when every value is NaN.
+double extremumExceptInfNan(const at::Tensor& c, bool max)
+{
+    const at::Tensor t = c.is_floating_point() ? c : c.to(at::kFloat);
+    const at::Tensor notNan = t.isnan().logical_not();
+    if (!notNan.any().item<bool>())
+        return std::nan("");
+    const at::Tensor finite = t.isfinite();
+    const at::Tensor pool = finite.any().item<bool>() ? t.masked_select(finite) : t.masked_select(notNan);
+    return (max ? pool.max() : pool.min()).to(at::kDouble).item<double>();
+}
+
+py::object describeTensor(const at::Tensor& t, const Part& part, const std::string& path)
+{
+    py::dict out;
+    out["type"] = "torch.Tensor";
+    out["dtype"] = probescope::collect::torchDtypeName(t.scalar_type());
+    py::list shape;
+    for (const std::int64_t d : t.sizes())
+        shape.append(d);
+    out["shape"] = shape;
+    const at::Tensor c = t.is_meta() ? at::Tensor() : leaf::readable(t.detach());
+    const leaf::Stats s = c.defined() ? leaf::stats(c) : leaf::Stats {};
+    py::object values[4] = { py::none(), py::none(), py::none(), py::none() };
+    switch (s.kind) {
+    case leaf::Stats::Kind::Number:
+        if (c.dim() == 0) { // msprobe: item() for all four, so a negative scalar has a negative "Norm"
+            const double v = s.max;
+            for (auto& x : values)
+                x = py::float_(v);
+        } else {
+            values[0] = py::float_(s.max);
+            values[1] = py::float_(s.min);
+            values[2] = py::float_(s.mean);
+            values[3] = py::float_(s.norm);
+        }
+        break;
+    case leaf::Stats::Kind::Integer:
+        for (auto& x : values)
+            x = py::int_(s.integer);
+        break;
+    case leaf::Stats::Kind::Boolean:
+        values[0] = py::bool_(s.any);
+        values[1] = py::bool_(s.all);
+        break;
+    case leaf::Stats::Kind::None: break;
+    }
+    out["Max"] = values[0];
+    out["Min"] = values[1];
+    out["Mean"] = values[2];
+    out["Norm"] = values[3];
+    out["requires_grad"] = py::bool_(t.requires_grad());
+    if (s.kind == leaf::Stats::Kind::Number && s.overflow) {
+        if (!std::isfinite(s.max))
+            out["Max_except_inf_nan"] = py::float_(extremumExceptInfNan(c, true));
+        if (!std::isfinite(s.min))
+            out["Min_except_inf_nan"] = py::float_(extremumExceptInfNan(c, false));
+    }
+    if (part.md5 && c.defined())
+        out["md5"] = leaf::md5(c);
+    if (!part.tensorDir.empty()) {
+        const std::string name = (path.empty() ? part.prefix : part.prefix + "." + path) + ".pt";
+        out["data_name"] = name;
+        if (c.defined() && leaf::savable(c)) {
+            const std::string file = (std::filesystem::path(part.tensorDir) / name).string();
+            PtQueue& queue = PtQueue::instance();
+            if (const std::string earlier = gWritten.previous(t, part.tensorDir, file); !earlier.empty()) {
+                if (queue.limit() > 0)
+                    queue.push(at::Tensor(), file, {}, earlier); // after the earlier file: the queue keeps order
+                else if (auto problem = linkFile(earlier, file))
+                    throw std::runtime_error(*problem);
+            } else if (queue.limit() > 0) {
+                // `c` may share the caller's storage: the queue gets its own copy (msprobe clones too).
+                queue.push(c.is_alias_of(t) ? c.clone() : c, file);
+            } else if (auto problem = leaf::savePt(c, file)) {
+                throw std::runtime_error(problem->format());
+            }
+        }
+    }
+    return out;
+}
+
+py::object describeBuiltin(py::handle v)
+{
+    py::dict out;
+    if (PySlice_Check(v.ptr())) {
+        out["type"] = "slice";
+        py::list values;
+        for (const char* attr : { "start", "stop", "step" }) {
+            py::object x = v.attr(attr);
+            values.append(x.is_none() ? x : py::object(py::int_(x)));
+        }
+        out["value"] = values;
+    } else if (v.ptr() == Py_Ellipsis) {
+        out["type"] = "ellipsis";
+        out["value"] = "...";
+    } else {
+        out["type"] = py::str(Py_TYPE(v.ptr())->tp_name);
+        out["value"] = v;
+    }
+    return out;
+}
+
+struct Walker
+{
+    const Part& part;
+    py::handle torchSize, memoryFormat, torchDevice, torchDtype, numpyGeneric;
+    int depth = 0;
+
+    py::object value(py::handle v, const std::string& path, const std::string& lastKey)
+    {
+        if (v.is_none())
+            return py::none();
+        if (THPVariable_Check(v.ptr()))
+            return describeTensor(THPVariable_Unpack(v.ptr()), part, path);
+        if (lastKey == "device") {
+            py::dict out;
+            out["type"] = "torch.device";
+            if (py::isinstance<py::str>(v))
+                out["value"] = v;
+            else if (py::hasattr(v, "index")) {
+                py::object index = v.attr("index");
+                out["value"] = py::str(v.attr("type")) + py::str(":") + py::str(index);
+            } else
+                out["value"] = v.attr("type");
+            return out;
+        }
+        if (lastKey == "dtype") {
+            py::dict out;
+            out["type"] = "torch.dtype";
+            out["value"] = py::str(v);
+            return out;
+        }
+        if (py::isinstance(v, torchSize)) {
+            py::dict out;
+            out["type"] = "torch.Size";
+            out["value"] = py::list(py::reinterpret_borrow<py::object>(v));
+            return out;
+        }
+        if (PyBool_Check(v.ptr()) || PyLong_CheckExact(v.ptr()) || PyFloat_CheckExact(v.ptr())
+            || PyUnicode_CheckExact(v.ptr()) || PySlice_Check(v.ptr()) || v.ptr() == Py_Ellipsis)
+            return describeBuiltin(v);
+        if (numpyGeneric && py::isinstance(v, numpyGeneric)) {
+            py::dict out;
+            out["type"] = py::str(Py_TYPE(v.ptr())->tp_name).attr("split")(".")[py::int_(-1)];
+            out["value"] = v.attr("item")();
+            return out;
+        }
+        if (PyTuple_Check(v.ptr()) && py::hasattr(v, "_fields")) {
+            py::dict out;
+            ++depth;
+            for (py::handle field : v.attr("_fields")) {
+                const std::string k = py::str(field);
+                out[field] = value(v.attr(field), join(path, k), k);
+            }
+            --depth;
+            return out;
+        }
+        if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+            py::list out;
+            ++depth;
+            std::size_t i = 0;
+            for (py::handle item : v) {
+                const std::string k = std::to_string(i++);
+                out.append(value(item, join(path, k), k));
+            }
+            --depth;
+            return out;
+        }
+        if (PyDict_Check(v.ptr())) {
+            py::dict out;
+            ++depth;
+            for (auto item : py::reinterpret_borrow<py::dict>(v)) {
+                const std::string k = py::str(item.first);
+                out[item.first] = value(item.second, join(path, k), k);
+            }
+            --depth;
+            return out;
+        }
+        if (py::isinstance(v, memoryFormat)) {
+            py::dict out;
+            out["type"] = "torch.memory_format";
+            const std::string s = py::str(v);
+            out["format"] = s.starts_with("torch.") ? s.substr(6) : s;
+            return out;
+        }
+        if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) || PyUnicode_Check(v.ptr()))
+            return describeBuiltin(v); // subclasses (IntEnum, ...): msprobe's isinstance tests take them too
+        if (py::isinstance(v, torchDevice) || py::isinstance(v, torchDtype))
+            return py::dict(); // msprobe: a torch type it knows but has no leaf for
+        return py::none();
+    }
+};
+
+} // namespace
+
+PYBIND11_MODULE(_C, m)
+{
+    m.doc() = "ProbeScope's collector: msprobe's JSON leaves, statistics, md5 and .pt files in C++";
+    py::module_ torch = py::module_::import("torch");
+    py::object numpyGeneric = py::none();
+    try {
+        numpyGeneric = py::module_::import("numpy").attr("generic");
+    } catch (const py::error_already_set&) {
+    }
+    m.attr("_numpy_generic") = numpyGeneric;
+    m.def(
+        "describe",
+        [](py::handle value, const std::string& prefix, const std::string& tensorDir, bool md5) {
+            Part part { prefix, tensorDir, md5 };
+            py::module_ torchModule = py::module_::import("torch");
+            py::object np = py::module_::import("probescope._C").attr("_numpy_generic");
+            Walker walker { part, torchModule.attr("Size"), torchModule.attr("memory_format"),
+                            torchModule.attr("device"), torchModule.attr("dtype"), np.is_none() ? py::handle() : np };
+            return walker.value(value, "", "");
+        },
+        py::arg("value"), py::arg("prefix"), py::arg("tensor_dir") = "", py::arg("md5") = false,
+        "msprobe's leaves of `value` (a tensor or a structure); tensors named prefix.<path>.pt go to tensor_dir "
+        "when it is given (through the background queue: see flush()).");
+    m.def(
+        "flush",
+        [] {
+            std::optional<std::string> error;
+            {
+                py::gil_scoped_release unlocked; // the writer thread never takes the GIL, but the wait is long
+                error = PtQueue::instance().flush();
+            }
+            if (error)
+                throw std::runtime_error(*error);
+        },
+        "Waits until every queued .pt file is written; raises the first write error since the last flush.");
+    m.def(
+        "write_text",
+        [](const std::string& path, std::string text) {
+            PtQueue& queue = PtQueue::instance();
+            if (queue.limit() > 0) {
+                queue.push(at::Tensor(), path, std::move(text));
+            } else if (auto problem = writeText(path, text)) {
+                throw std::runtime_error(*problem);
+            }
+        },
+        py::arg("path"), py::arg("text"),
+        "Writes a whole file (temporary file, rename) after everything queued before it.");
+    m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
+          "Bytes of tensors that may wait for the disk (PROBESCOPE_WRITE_QUEUE_MB, default 256 MiB; 0 = no thread).");
+}

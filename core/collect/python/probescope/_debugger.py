@@ -1,0 +1,840 @@
+# SPDX-License-Identifier: Apache-2.0
+"""msprobe 1.2's PrecisionDebugger for Python training scripts, on ProbeScope's collector.
+
+Python names the entries as msprobe 1.2.2 does (its module hooks for L0, wrappers of the torch APIs it
+hooks for L1, the same call counters, construct.json parents and file names); the values of every entry
+part (statistics, md5, .pt files) come from ProbeScope's C++ collector (probescope._C.describe). See
+docs/collect.md, "The Python module".
+"""
+import atexit
+import json
+import linecache
+import os
+import random
+import re
+import sys
+import threading
+
+import torch
+
+from . import _C
+from . import _apis
+
+TASKS = ("statistics", "tensor", "overflow_check", "free_benchmark", "run_ut", "grad_probe", "structure")
+LEVELS = ("L0", "L1", "L2", "mix", "debug")
+SUPPORTED_TASKS = ("statistics", "tensor")
+SUPPORTED_LEVELS = ("L0", "L1", "mix", "debug")
+
+
+class ProbeScopeError(ValueError):
+    """A bad argument or config.json value; the message names the key (and the file)."""
+
+
+class _Busy(threading.local):
+    # True while a recorded API runs or a hook of ours works: calls made then are not user calls (msprobe:
+    # HOOKModule.inner_stop_hook and Service.inner_switch).
+    value = False
+
+
+_busy = _Busy()
+_service = None  # the live _Service: API wrappers look it up per call
+
+
+# ----------------------------------------------------------------------------------------------------
+# config.json
+
+def _fail(where, message):
+    raise ProbeScopeError(f"{where}: error [collect.config]: {message}")
+
+
+def _int_list(where, key, value):
+    """msprobe's step and rank lists: integers and "first-last" ranges, sorted, without repeats."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        _fail(where, f'"{key}" must be a list of integers >= 0 or "first-last" ranges')
+    out = set()
+    for item in value:
+        if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+            out.add(item)
+            continue
+        parts = item.split("-") if isinstance(item, str) else []
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) > int(parts[1]):
+            _fail(where, f'"{key}": {item!r} is no integer >= 0 nor a "first-last" range')
+        out.update(range(int(parts[0]), int(parts[1]) + 1))
+    return sorted(out)
+
+
+class _Config:
+    def __init__(self, config_path, task, dump_path, level, step):
+        where = config_path or "PrecisionDebugger()"
+        self.where = where
+        data = {}
+        if config_path is not None:
+            if not isinstance(config_path, str):
+                _fail(where, "config_path must be a string")
+            try:
+                with open(config_path, encoding="utf-8") as f:
+                    data = json.load(f)
+            except OSError as e:
+                _fail(where, f"cannot read the config file: {e.strerror}")
+            except json.JSONDecodeError as e:
+                _fail(where, f"line {e.lineno} column {e.colno}: not valid JSON: {e.msg}")
+            if not isinstance(data, dict):
+                _fail(where, "the config file must hold a JSON object")
+        if task is not None and task not in TASKS:
+            _fail(where, f"task must be one of {list(TASKS)}")
+        if level is not None and level not in LEVELS:
+            _fail(where, f"level must be one of {list(LEVELS)}")
+        if dump_path is not None and not isinstance(dump_path, str):
+            _fail(where, "dump_path must be a string")
+        self.task = task or data.get("task") or "statistics"
+        if self.task not in TASKS:
+            _fail(where, f'"task" must be one of {list(TASKS)}')
+        if self.task not in SUPPORTED_TASKS:
+            _fail(where, f'task "{self.task}" is not supported by the Python module yet (supported: '
+                         f'{", ".join(SUPPORTED_TASKS)}; the C++ library has overflow_check and free_benchmark)')
+        self.level = level or data.get("level") or "L1"
+        if self.level not in SUPPORTED_LEVELS:
+            _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
+        # msprobe's default config (used when there is no config_path) has "./dump_path".
+        self.dump_path = dump_path or data.get("dump_path") or ("./dump_path" if config_path is None else None)
+        if not self.dump_path or not isinstance(self.dump_path, str):
+            _fail(where, '"dump_path" is required (config.json or the dump_path argument)')
+        self.rank = _int_list(where, "rank", data.get("rank"))
+        self.step = _int_list(where, "step", step if step is not None else data.get("step"))
+        self.seed = data.get("seed")
+        self.is_deterministic = bool(data.get("is_deterministic", False))
+        if data.get("enable_dataloader"):
+            _fail(where, '"enable_dataloader": true is not supported (msprobe deprecates it); call start() and stop()')
+        section = data.get(self.task) or {}
+        if not isinstance(section, dict):
+            _fail(where, f'"{self.task}" must be an object')
+        self.scope = section.get("scope") or []
+        self.list = section.get("list") or []
+        if isinstance(self.scope, str):
+            self.scope = [self.scope]
+        if not isinstance(self.list, list) or any(not isinstance(x, str) for x in self.list):
+            _fail(where, f'"{self.task}.list" must be a list of strings')
+        if self.scope and (not isinstance(self.scope, list) or len(self.scope) != 2):
+            _fail(where, f'"{self.task}.scope" must be a list of two names')
+        data_mode = section.get("data_mode") or ["all"]
+        allowed = {"all", "forward", "backward", "input", "output"}
+        if not isinstance(data_mode, list) or any(m not in allowed for m in data_mode):
+            _fail(where, f'"{self.task}.data_mode" must be a list of {sorted(allowed)}')
+        if "all" in data_mode:
+            self.data_mode = {"forward", "backward", "input", "output"}
+        else:
+            self.data_mode = set(data_mode)
+            if not self.data_mode & {"forward", "backward"}:
+                self.data_mode |= {"forward", "backward"}
+            if not self.data_mode & {"input", "output"}:
+                self.data_mode |= {"input", "output"}
+        self.summary_mode = section.get("summary_mode", "statistics") if self.task == "statistics" else "statistics"
+        if self.summary_mode not in ("statistics", "md5"):
+            _fail(where, f'"{self.task}.summary_mode" must be "statistics" or "md5"')
+
+    def wants(self, direction, part):
+        return direction in self.data_mode and part in self.data_mode
+
+
+# ----------------------------------------------------------------------------------------------------
+# The collector
+
+def _as_tuple(value):
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        return tuple(value)
+    return (value,)
+
+
+def _first_tensor(value):
+    """The tensor whose grad_fn carries an API's backward hook (msprobe: torch 1.13's non-full hooks)."""
+    while not isinstance(value, torch.Tensor):
+        if isinstance(value, dict):
+            value = next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
+            if value is None:
+                return None
+        elif isinstance(value, (list, tuple)) and value:
+            value = value[0]
+        else:
+            return None
+    return value
+
+
+def _replace_last(text, old, new):
+    if text is None:
+        return None
+    i = text.rfind(old)
+    return text if i < 0 else text[:i] + text[i:].replace(old, new, 1)
+
+
+def _dist_rank():
+    dist = getattr(torch, "distributed", None)
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
+    return None
+
+
+class _Scope:
+    """msprobe 1.2.2's scope and list filters (its ScopeFactory): which entries are written.
+
+    Without scope and list: everything. Level mix: a range of API or module names, and the list, which also
+    opens for everything inside a module whose name holds an item (a module's backward opens it for the rest
+    of the run: msprobe never closes it). Otherwise a range of API names or of module names, and the list.
+    """
+
+    def __init__(self, where, level, scope, items):
+        self.level = level
+        self.scope = list(scope)
+        self.items = list(items)
+        self.in_scope = False
+        self.in_list = False
+        self.open_modules = set()
+        self.kind = "mix" if level == "mix" else "api"
+        api = re.compile(r"^(Tensor|Torch|Functional|NPU|VF|Distributed|Aten)\..*\.\d+\.(forward|backward)$")
+        module = re.compile(r"^(Cell|Module)\..*\.(forward|backward)\.\d+$")
+        for name in self.scope:
+            if not isinstance(name, str):
+                _fail(where, '"scope" items must be strings')
+            ok = {"L1": api.match(name), "L0": module.match(name), "mix": api.match(name) or module.match(name)}
+            if not ok.get(level, True):
+                _fail(where, f'"scope": "{name}" is no full {"API" if level == "L1" else "module"} name of level {level}')
+        if self.scope and level != "mix":
+            starts = [n.split(".")[0] in ("Module", "Cell") for n in self.scope]
+            if all(starts):
+                self.kind = "module"
+            elif any(starts):
+                _fail(where, '"scope": both names must be APIs or both modules')
+
+    def listed(self, name):
+        return not self.items or any(item in name for item in self.items)
+
+    def check(self, name):
+        if self.kind == "module":
+            return self.in_scope and self.listed(name) if self.scope else self.listed(name)
+        if self.scope and name == self.scope[0]:
+            self.in_scope = True
+        result = False
+        if not self.scope or self.in_scope:
+            result = True if self.kind == "mix" and self.in_list else self.listed(name)
+        if self.scope and name == self.scope[1]:
+            self.in_scope = False
+        return result
+
+    def begin_module(self, name):
+        if self.kind == "api":
+            return
+        if self.scope and name == self.scope[0]:
+            self.in_scope = True
+        if self.kind == "mix":
+            for item in self.items:
+                if item in name:
+                    self.in_list = True
+                    self.open_modules.add(name)
+
+    def end_module(self, name):
+        if self.kind == "api":
+            return
+        if self.scope and name == self.scope[1]:
+            self.in_scope = False
+        if self.kind == "mix":
+            self.open_modules.discard(name)
+            if not self.open_modules:
+                self.in_list = False
+
+
+class _Service:
+    def __init__(self, config):
+        self.config = config
+        self.pid = os.getpid()
+        self.switch = False
+        self.first_start = True
+        self.stopped_for_good = False
+        self.current_iter = 0
+        self.current_rank = None
+        self.model = None
+        self.rank_dir = None
+        self.tensor_dir = ""
+        self.md5 = config.summary_mode == "md5"
+        self.param_hook_handles = {}
+        self._reset()
+        self.records_apis = config.level in ("L1", "mix")
+        self.records_modules = config.level in ("L0", "mix")
+        self.construct_on = config.level in ("L0", "mix")
+        self.filter = (_Scope(config.where, config.level, config.scope, config.list)
+                       if config.scope or config.list else None)
+
+    def _check(self, name):
+        return self.filter is None or self.filter.check(name)
+
+    def _reset(self):
+        self.data = {}
+        self.stack = {}
+        self.construct = {}
+        self.api_counts = {}
+        self.module_counts = {}
+        self.module_stack = []
+        self.api_parent_node = ""
+        self.module_node = {}
+        self.params_grad_done = set()
+        self.backward_modules = set()
+        self.files_open = False
+
+    # -- folders and files -----------------------------------------------------------------------------
+
+    def _open_files(self):
+        rank = "" if self.current_rank is None else str(self.current_rank)
+        self.rank_dir = os.path.join(self.config.dump_path, f"step{self.current_iter}", f"rank{rank}")
+        os.makedirs(self.rank_dir, exist_ok=True)
+        if self.config.task == "tensor":
+            self.tensor_dir = os.path.join(self.rank_dir, "dump_tensor_data")
+            os.makedirs(self.tensor_dir, exist_ok=True)
+        else:
+            self.tensor_dir = ""
+        self.files_open = True
+        self.write_json()
+
+    def write_json(self):
+        if not self.files_open:
+            return
+        head = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
+                "dump_data_dir": self.tensor_dir or None, "data": self.data}
+        for name, content in (("dump.json", head), ("stack.json", self.stack), ("construct.json", self.construct)):
+            # Snapshotted now, written whole (temporary file, rename) by the C++ writer after every .pt file
+            # queued before it: stop() does not wait for the disk, and a dump.json never names a missing file.
+            _C.write_text(os.path.join(self.rank_dir, name), json.dumps(content, indent=1))
+
+    def finish(self):
+        """At exit (as msprobe): the files of the current step, and everything queued on disk."""
+        self.write_json()
+        _C.flush()
+
+    # -- start / stop / step ---------------------------------------------------------------------------
+
+    def start(self, model):
+        if self.config.level == "debug" or self.stopped_for_good:
+            return
+        if self.config.step and self.current_iter > max(self.config.step):
+            self.switch = False
+            self.stopped_for_good = True
+            return
+        if self.config.step and self.current_iter not in self.config.step:
+            return
+        if model is not None:
+            self.model = model
+        if self.first_start:
+            self.current_rank = _dist_rank()
+            if self.config.rank and self.current_rank not in self.config.rank:
+                return
+            if self.records_modules:
+                if self.model is None:
+                    _fail("PrecisionDebugger", f'level "{self.config.level}" needs the model: '
+                                               "PrecisionDebugger(model=...) or start(model)")
+                self._register_module_hooks(self.model)
+            self.first_start = False
+        self.switch = True
+        self._open_files()
+
+    def stop(self):
+        if self.config.level == "debug" or self.stopped_for_good:
+            return
+        if self.config.step and self.current_iter not in self.config.step:
+            return
+        if self.config.rank and self.current_rank not in self.config.rank:
+            return
+        self.switch = False
+        self.write_json()
+
+    def step(self):
+        if self.config.level == "debug" or self.stopped_for_good:
+            return
+        self.write_json()
+        self.current_iter += 1
+        self._reset()
+
+    # -- entries -------------------------------------------------------------------------------------
+
+    def _describe(self, value, prefix):
+        return _C.describe(value, prefix, self.tensor_dir, self.md5)
+
+    def _stack_of(self, name):
+        # msprobe's stack.json: the Python frames of the call, outermost last, as "File f, line n, in fn, \n code".
+        frames = []
+        frame = sys._getframe(3)
+        while frame is not None:
+            code = frame.f_code
+            text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+            if text:
+                frames.append(f"File {code.co_filename}, line {frame.f_lineno}, in {code.co_name}, \n {text}")
+            frame = frame.f_back
+        self.stack[name] = frames
+
+    def _update_construct(self, name):
+        if self.construct_on:
+            self.construct[name] = self.api_parent_node
+            self.construct.update(self.module_node)
+
+    def _put(self, name, info):
+        if name in self.data:
+            self.data[name].update(info)
+        else:
+            self.data[name] = info
+
+    def call_api(self, stem, original, args, kwargs):
+        """One call of a hooked API, stem "Functional.linear.": its forward entry and backward hook."""
+        count = self.api_counts.get(stem, 0)
+        self.api_counts[stem] = count + 1
+        forward_name = f"{stem}{count}.forward"
+        _busy.value = True
+        try:
+            # msprobe asks its scope twice, before the call (inputs) and after it (output).
+            info = {}
+            if self._check(forward_name) and self.config.wants("forward", "input"):
+                info["input_args"] = self._describe(args, forward_name + ".input")
+                info["input_kwargs"] = self._describe(kwargs, forward_name + ".kwargs")
+                info["is_recompute"] = False
+            output = original(*args, **kwargs)
+            self._update_construct(forward_name)
+            if self._check(forward_name):
+                if self.config.wants("forward", "output"):
+                    info["output"] = self._describe(_as_tuple(output), forward_name + ".output")
+                    info["is_recompute"] = False
+                self._stack_of(forward_name)
+            if info:
+                self._put(forward_name, info)
+            tensor = _first_tensor(output)
+            if tensor is not None and tensor.grad_fn is not None:
+                tensor.grad_fn.register_hook(self._api_backward_hook(f"{stem}{count}.backward"))
+            return output
+        finally:
+            _busy.value = False
+
+    def _api_backward_hook(self, name):
+        def hook(grad_inputs, grad_outputs):
+            if _busy.value or _service is not self:
+                return None
+            _busy.value = True
+            try:
+                self._update_construct(name)
+                if self._check(name):
+                    self._backward_entry(name, grad_outputs, grad_inputs)
+            finally:
+                _busy.value = False
+            return None
+        return hook
+
+    def _backward_entry(self, name, grads_of_outputs, grads_of_inputs):
+        info = {}
+        if self.config.wants("backward", "input"):
+            info["input"] = self._describe(_as_tuple(grads_of_outputs), name + ".input")
+        if self.config.wants("backward", "output"):
+            info["output"] = self._describe(_as_tuple(grads_of_inputs), name + ".output")
+        if info:
+            self._put(name, info)
+        return bool(info)
+
+    # -- L0: module hooks, in msprobe 1.2.2's order for torch < 2 ---------------------------------------
+
+    def _register_module_hooks(self, models):
+        if isinstance(models, (list, tuple)):
+            groups = [(f"{i}.", m) for i, m in enumerate(models)]
+        else:
+            groups = [("", models)]
+        for index, model in groups:
+            for name, module in model.named_modules():
+                if module is model:
+                    continue
+                prefix = f"Module.{index}{name}.{module.__class__.__name__}."
+                legacy = bool(module._backward_hooks) and module._is_full_backward_hook is False
+                if not legacy:
+                    module.register_full_backward_hook(self._node_backward(prefix + "backward"))
+                module.register_forward_hook(self._module_forward(prefix))
+                if not legacy:
+                    module.register_full_backward_hook(self._module_backward())
+                module.register_forward_pre_hook(self._node_begin(prefix + "forward"))
+                module.register_forward_hook(self._node_end())
+
+    def _count(self, key):
+        n = self.module_counts.get(key, -1) + 1
+        self.module_counts[key] = n
+        return n
+
+    def _node_begin(self, key):
+        def hook(module, args):
+            name = f"{key}.{self._count(key)}"
+            names = module.__dict__.setdefault("_probescope_names", [])
+            names.append(name)
+            self.module_node[name] = self.module_stack[-1] if self.module_stack else None
+            self.module_stack.append(name)
+            self.api_parent_node = name
+            if self.filter is not None:
+                self.filter.begin_module(name)
+        return hook
+
+    def _node_end(self):
+        def hook(module, args, output):
+            if self.module_stack:
+                self.module_stack.pop()
+            self.api_parent_node = self.module_stack[-1] if self.module_stack else None
+            names = module.__dict__.get("_probescope_names")
+            if names:
+                current = names.pop()
+                if self.filter is not None:
+                    self.filter.end_module(current)
+        return hook
+
+    def _node_backward(self, key):
+        def hook(module, grad_input, grad_output):
+            name = f"{key}.{self._count(key)}"
+            module.__dict__.setdefault("_probescope_names", []).append(name)
+            forward_name = _replace_last(name, "backward", "forward")
+            self.module_node[name] = _replace_last(self.module_node.get(forward_name), "forward", "backward")
+            self.api_parent_node = None
+            if self.filter is not None:
+                self.filter.begin_module(name)
+        return hook
+
+    def _module_forward(self, prefix):
+        def hook(module, args, output):
+            if not self.switch or _busy.value or os.getpid() != self.pid:
+                return None
+            _busy.value = True
+            try:
+                name = module.__dict__["_probescope_names"][-1]
+                self._update_construct(name)
+                params = {k.split(".")[-1]: v for k, v in module.named_parameters(recurse=False)}
+                if self._check(name):
+                    info = {}
+                    if self.config.wants("forward", "input"):
+                        info["input_args"] = self._describe(_as_tuple(args), name + ".input")
+                        info["input_kwargs"] = {}
+                    if self.config.wants("forward", "output"):
+                        info["output"] = self._describe(_as_tuple(output), name + ".output")
+                    if info:
+                        info["parameters"] = self._describe(params, name + ".parameters")
+                        info["is_recompute"] = False
+                        self._put(name, info)
+                    self._stack_of(name)
+                if params:
+                    stem = name.rsplit(".", 2)[0]
+                    grad_name = stem + ".parameters_grad"
+                    backward_wanted = not ("forward" in self.config.data_mode
+                                           and "backward" not in self.config.data_mode)
+                    if backward_wanted:
+                        for pname, param in params.items():
+                            if not param.requires_grad:
+                                continue
+                            key = stem + "." + pname
+                            old = self.param_hook_handles.get(key)
+                            if old is not None:
+                                old.remove()
+                            self.param_hook_handles[key] = param.register_hook(
+                                self._param_grad_hook(stem, grad_name, pname))
+                        if grad_name not in self.params_grad_done:
+                            placeholder = {k: [None] for k, v in params.items() if v.requires_grad}
+                            if placeholder:
+                                self._put(grad_name, placeholder)
+                            self.params_grad_done.add(grad_name)
+            finally:
+                _busy.value = False
+            return None
+        return hook
+
+    def _module_backward(self):
+        def hook(module, grad_input, grad_output):
+            if not self.switch or _busy.value:
+                return None
+            _busy.value = True
+            try:
+                name = module.__dict__["_probescope_names"][-1]
+                self._update_construct(name)
+                if self._check(name):
+                    if self._backward_entry(name, grad_output, grad_input):
+                        self.backward_modules.add(name.rsplit(".", 2)[0])
+            finally:
+                _busy.value = False
+            return None
+        return hook
+
+    def _param_grad_hook(self, stem, grad_name, pname):
+        def hook(grad):
+            if not self.switch or _busy.value:
+                return grad
+            _busy.value = True
+            try:
+                if not self._check(stem) and stem not in self.backward_modules:
+                    self.data.pop(grad_name, None)
+                    return grad
+                self._put(grad_name, {pname: [self._describe(grad, f"{grad_name}.{pname}")]})
+            finally:
+                _busy.value = False
+            return grad
+        return hook
+
+    # -- level debug: save() -------------------------------------------------------------------------
+
+    def save(self, variable, name, save_backward):
+        if not self.files_open:
+            rank = _dist_rank()
+            self.rank_dir = os.path.join(self.config.dump_path, "rank" + ("" if rank is None else str(rank)))
+            os.makedirs(self.rank_dir, exist_ok=True)
+            if self.config.task == "tensor":
+                self.tensor_dir = os.path.join(self.rank_dir, "dump_tensor_data")
+                os.makedirs(self.tensor_dir, exist_ok=True)
+            self.debug_counts = {}
+            self.files_open = True
+        count = self.debug_counts.get(name, 0)
+        self.debug_counts[name] = count + 1
+        key = f"{name}.{count}"
+        _busy.value = True
+        try:
+            self.data[key + ".debug"] = self._describe(variable, key + ".debug")
+            if save_backward and isinstance(variable, torch.Tensor) and variable.requires_grad:
+                grad_key = f"{name}_grad.{count}.debug"
+                self.data[grad_key] = None
+
+                def hook(grad):
+                    self.data[grad_key] = self._describe(grad, grad_key)
+                    self._write_debug()
+                    return grad
+                variable.register_hook(hook)
+        finally:
+            _busy.value = False
+        self._write_debug()
+
+    def _write_debug(self):
+        head = {"task": self.config.task, "level": "debug", "framework": "pytorch",
+                "dump_data_dir": self.tensor_dir or None, "data": self.data}
+        _C.write_text(os.path.join(self.rank_dir, "debug.json"), json.dumps(head, indent=1))
+
+
+# ----------------------------------------------------------------------------------------------------
+# The API wrappers (levels L1 and mix), installed once per process when the first L1/mix debugger is made
+
+_wrapped = False
+
+
+def _make_wrapper(stem, original):
+    def wrapper(*args, **kwargs):
+        service = _service
+        if service is None or not service.switch or _busy.value or os.getpid() != service.pid:
+            # Calls in DataLoader workers forked from the training process are not its calls (msprobe
+            # checks the pid too), and their queued files would never be written.
+            return original(*args, **kwargs)
+        return service.call_api(stem, original, args, kwargs)
+    wrapper.__name__ = getattr(original, "__name__", stem)
+    wrapper.__doc__ = getattr(original, "__doc__", None)
+    wrapper.__wrapped__ = original
+    return wrapper
+
+
+def _originals(namespace, names):
+    found = []
+    for name in sorted(names):
+        holder, attr = namespace, name
+        if "." in name:
+            sub, attr = name.rsplit(".", 1)
+            holder = getattr(namespace, sub, None)
+            if holder is None:
+                continue
+        original = getattr(holder, attr, None)
+        if original is not None and callable(original):
+            found.append((holder, attr, name, original))
+    return found
+
+
+# The functions the wrappers call are taken when probescope is imported, as msprobe 1.2.2 takes them when
+# msprobe.pytorch is imported: a later replacement (seed_all's dropout with p = 0) is overwritten by the
+# wrapper of an L1/mix debugger made after it and never called, in both tools alike.
+_ORIGINALS = (
+    [("Tensor",) + o for o in _originals(torch.Tensor, [n for n in _apis.TENSOR if n in dir(torch.Tensor)])]
+    + [("Torch",) + o for o in _originals(torch, _apis.TORCH)]
+    + [("Functional",) + o for o in _originals(torch.nn.functional,
+                                                [n for n in _apis.FUNCTIONAL if n in dir(torch.nn.functional)])]
+    + [("VF",) + o for o in _originals(torch._VF, _apis.VF)]
+)
+
+
+def _install_api_wrappers():
+    global _wrapped
+    if _wrapped:
+        return
+    for prefix, holder, attr, name, original in _ORIGINALS:
+        try:
+            setattr(holder, attr, _make_wrapper(f"{prefix}.{name}.", original))
+        except (AttributeError, TypeError):
+            pass
+    _wrapped = True
+
+
+# ----------------------------------------------------------------------------------------------------
+# Full backward hooks hand a module views made by a custom autograd Function (BackwardHookFunction): an
+# in-place op on them (ReLU(inplace=True) on a hooked module's input) is refused by autograd. msprobe 1.2.2
+# therefore clones what BackwardHook's setup_input_hook and setup_output_hook return; so does ProbeScope, so
+# that the same models run, with the same graph (Tensor.clone is no recorded API).
+
+_backward_hook_patched = False
+
+
+def _clone_tensors(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if type(value) is tuple:
+        return tuple(_clone_tensors(v) for v in value)
+    if type(value) is list:
+        return [_clone_tensors(v) for v in value]
+    if type(value) is dict:
+        return {k: _clone_tensors(v) for k, v in value.items()}
+    return value
+
+
+def _patch_backward_hook():
+    global _backward_hook_patched
+    if _backward_hook_patched:
+        return
+    from torch.utils.hooks import BackwardHook
+    for attr in ("setup_input_hook", "setup_output_hook"):
+        original = getattr(BackwardHook, attr)
+
+        def cloned(*args, _original=original, **kwargs):
+            return _clone_tensors(_original(*args, **kwargs))
+        cloned.__name__ = attr
+        cloned.__wrapped__ = original
+        setattr(BackwardHook, attr, cloned)
+    _backward_hook_patched = True
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public API: msprobe.pytorch's names and arguments
+
+class PrecisionDebugger:
+    """msprobe 1.2's PrecisionDebugger: one per process (a second construction returns the first)."""
+    _instance = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+            cls._instance.config = None
+        return cls._instance
+
+    def __init__(self, config_path=None, task=None, dump_path=None, level=None, model=None, step=None):
+        global _service
+        if getattr(self, "initialized", False):
+            return
+        if step is not None and not isinstance(step, list):
+            step = [step] if isinstance(step, int) else step
+        self.config = _Config(config_path, task, dump_path, level, step)
+        self.task = self.config.task
+        self.model = model
+        self.service = _Service(self.config)
+        self.service.model = model
+        _service = self.service
+        atexit.register(self.service.finish)  # msprobe writes its files at exit too (a run without stop())
+        _patch_backward_hook()
+        if self.config.seed is not None:
+            seed_all(self.config.seed, self.config.is_deterministic)
+        if self.config.level in ("L1", "mix"):
+            _install_api_wrappers()
+        self.initialized = True
+
+    @property
+    def instance(self):
+        return self._instance
+
+    @classmethod
+    def _get(cls):
+        if cls._instance is None or not getattr(cls._instance, "initialized", False):
+            raise RuntimeError("PrecisionDebugger has not been created: call PrecisionDebugger(...) first")
+        return cls._instance
+
+    @classmethod
+    def start(cls, model=None):
+        instance = cls._get()
+        instance.service.start(model if model is not None else instance.model)
+
+    @classmethod
+    def stop(cls):
+        cls._get().service.stop()
+
+    @classmethod
+    def step(cls):
+        cls._get().service.step()
+
+    @classmethod
+    def forward_backward_dump_end(cls):
+        # msprobe 1.2.2: the same as stop().
+        cls._get().service.stop()
+
+    @classmethod
+    def monitor(cls, model):
+        cls._get()  # grad_probe's monitor: not collected by ProbeScope (task grad_probe is refused)
+
+    @classmethod
+    def save(cls, variable, name, save_backward=True):
+        instance = cls._get()
+        if instance.config.level != "debug":
+            return
+        if not isinstance(name, str) or not isinstance(save_backward, bool):
+            return
+        instance.service.save(variable, name, save_backward)
+
+
+def module_dump(module, dump_name):
+    if not isinstance(module, torch.nn.Module):
+        raise ProbeScopeError("module_dump: module must be a torch.nn.Module")
+    if not isinstance(dump_name, str):
+        raise ProbeScopeError("module_dump: dump_name must be a str")
+    raise ProbeScopeError("module_dump is not supported by ProbeScope's Python module yet; use level L0 or mix")
+
+
+def module_dump_end():
+    PrecisionDebugger._get()
+
+
+def _dropout_p0(feature, dims):
+    from torch import _VF
+    from torch.overrides import has_torch_function_unary, handle_torch_function
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if has_torch_function_unary(input):
+            return handle_torch_function(dropout, (input,), input, p=0.0, training=training, inplace=inplace)
+        if p < 0.0 or p > 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        if feature:
+            return _VF.feature_dropout_(input, 0.0, training) if inplace else _VF.feature_dropout(input, 0.0, training)
+        return _VF.dropout_(input, 0.0, training) if inplace else _VF.dropout(input, 0.0, training)
+    dropout.__name__ = "dropout" if not feature else f"dropout{dims}d"
+    return dropout
+
+
+def seed_all(seed=1234, mode=False, rm_dropout=True):
+    """msprobe's seed_all: Python, numpy and torch seeds, deterministic algorithms, and (rm_dropout, with
+    msprobe's version test) the dropout functions of torch.nn.functional replaced by ones with p = 0."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
+        raise ProbeScopeError("seed_all: seed must be an integer in [0, 2**32 - 1]")
+    if not isinstance(mode, bool) or not isinstance(rm_dropout, bool):
+        raise ProbeScopeError("seed_all: mode and rm_dropout must be bool")
+    random.seed(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)
+    os.environ["HCCL_DETERMINISTIC"] = str(mode)
+    torch.use_deterministic_algorithms(mode)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.enabled = False
+    torch.backends.cudnn.benchmark = False
+    # msprobe 1.2.2 tests `torch.__version__ > "1.8"` as strings, so with torch 1.10-1.19 ("1.13.0" < "1.8") it
+    # leaves dropout alone; the same test here keeps both tools' runs identical.
+    if rm_dropout and torch.__version__ > "1.8":
+        F = torch.nn.functional
+        F.dropout = _dropout_p0(False, 1)
+        F.dropout2d = _dropout_p0(True, 2)
+        F.dropout3d = _dropout_p0(True, 3)

@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`from probescope.pytorch import PrecisionDebugger, seed_all`: msprobe.pytorch's import path."""
+from .._debugger import PrecisionDebugger, ProbeScopeError, module_dump, module_dump_end, seed_all
+from .._compare import compare, compare_distributed
+
+__all__ = ["PrecisionDebugger", "ProbeScopeError", "compare", "compare_distributed", "module_dump", "module_dump_end",
+           "seed_all"]

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ProbeScope's Python module on its own: train.py (tests/python) dumped by `probescope`, checked against
+values torch computes. Run by ctest (tests/python/CMakeLists.txt) with PYTHONPATH=BUILD/python and
+PROBESCOPE_CLI set; `python3 -m unittest test_probescope` runs it by hand the same way.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zlib
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.join(HERE, "train.py")
+
+
+def train(dump_path, *options, tool="probescope"):
+    args = [sys.executable, TRAIN, "--tool", tool, "--dump-path", dump_path] + list(options)
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def leaves(value, out):
+    """Every tensor leaf of an entry part."""
+    if isinstance(value, dict):
+        if value.get("type") == "torch.Tensor":
+            out.append(value)
+        else:
+            for v in value.values():
+                leaves(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            leaves(v, out)
+    return out
+
+
+def close(a, b, rel=1e-5):
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-7
+
+
+class ProbeScopeModule(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="probescope-py-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_import_paths(self):
+        import probescope
+        from probescope import PrecisionDebugger, seed_all  # noqa: F401
+        from probescope.pytorch import PrecisionDebugger as P2, seed_all as s2  # noqa: F401
+        self.assertIs(P2, probescope.PrecisionDebugger)
+        self.assertIs(s2, probescope.seed_all)
+        from probescope import _C
+        described = _C.describe(torch.tensor([[1.0, -3.0], [2.0, 4.0]]), "x")
+        self.assertEqual(described["Max"], 4.0)
+        self.assertEqual(described["Min"], -3.0)
+        self.assertEqual(described["Mean"], 1.0)
+        self.assertTrue(close(described["Norm"], math.sqrt(30.0)))
+
+    def test_statistics_mix(self):
+        dump = os.path.join(self.tmp, "stat-mix")
+        train(dump, "--task", "statistics", "--level", "mix", "--steps", "2",
+              "--grads-json", os.path.join(self.tmp, "grads"))
+        for step in (0, 1):
+            rank = os.path.join(dump, f"step{step}", "rank")
+            head = load(os.path.join(rank, "dump.json"))
+            self.assertEqual(list(head), ["task", "level", "framework", "dump_data_dir", "data"])
+            self.assertEqual((head["task"], head["level"], head["framework"], head["dump_data_dir"]),
+                             ("statistics", "mix", "pytorch", None))
+            data = head["data"]
+            keys = list(data)
+            # msprobe's names and order: the API inside a module comes first, then the module's entry, then
+            # its parameters_grad placeholder (filled by the backward).
+            for name in ("Functional.conv2d.0.forward", "Module.conv.Conv2d.forward.0",
+                         "Module.conv.Conv2d.parameters_grad", "Functional.gelu.0.forward",
+                         "Module.block.ffn.act.Noisy.forward.0", "Tensor.__add__.0.forward",
+                         "Functional.softmax.0.forward", "Torch.matmul.1.forward",
+                         "Functional.cross_entropy.0.forward", "Functional.cross_entropy.0.backward",
+                         "Functional.gelu.0.backward", "Module.block.ffn.FFN.backward.0"):
+                self.assertIn(name, data)
+            self.assertLess(keys.index("Functional.conv2d.0.forward"), keys.index("Module.conv.Conv2d.forward.0"))
+            self.assertEqual(keys.index("Module.conv.Conv2d.parameters_grad"),
+                             keys.index("Module.conv.Conv2d.forward.0") + 1)
+            entry = data["Module.block.ffn.fc1.Linear.forward.0"]
+            self.assertEqual(list(entry), ["input_args", "input_kwargs", "output", "parameters", "is_recompute"])
+            self.assertEqual(list(entry["parameters"]), ["weight", "bias"])
+            api = data["Functional.linear.0.forward"]
+            self.assertEqual(list(api), ["input_args", "input_kwargs", "is_recompute", "output"])
+            self.assertEqual(list(data["Functional.gelu.0.backward"]), ["input", "output"])
+            # construct.json: modules under their parent module, APIs under the module they ran in.
+            construct = load(os.path.join(rank, "construct.json"))
+            self.assertEqual(construct["Module.block.ffn.fc1.Linear.forward.0"], "Module.block.ffn.FFN.forward.0")
+            self.assertEqual(construct["Module.block.Block.forward.0"], None)
+            self.assertEqual(construct["Functional.gelu.0.forward"], "Module.block.ffn.act.Noisy.forward.0")
+            self.assertEqual(construct["Module.block.ffn.fc1.Linear.backward.0"], "Module.block.ffn.FFN.backward.0")
+            self.assertIn("Functional.gelu.0.forward", load(os.path.join(rank, "stack.json")))
+            # parameters_grad: the gradients torch computed (their norms, written by train.py after backward).
+            grads = load(os.path.join(self.tmp, f"grads.step{step}"))
+            for stem, module in (("Module.conv.Conv2d", "conv"), ("Module.block.ffn.fc2.Linear", "block.ffn.fc2")):
+                for param in ("weight", "bias"):
+                    norm = data[f"{stem}.parameters_grad"][param][0]["Norm"]
+                    self.assertTrue(close(norm, grads[f"{module}.{param}"]), (stem, param, norm))
+        # The model's input, as train.py makes it: the first conv2d's input_args[0].
+        x = torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+        leaf = load(os.path.join(dump, "step0", "rank", "dump.json"))["data"]["Functional.conv2d.0.forward"]["input_args"][0]
+        self.assertEqual((leaf["dtype"], leaf["shape"]), ("torch.float32", [4, 3, 8, 8]))
+        for key, value in (("Max", x.max()), ("Min", x.min()), ("Mean", x.double().mean()), ("Norm", x.double().norm())):
+            self.assertTrue(close(leaf[key], float(value), 1e-6), (key, leaf[key], float(value)))
+
+    def test_tensor_files_match_statistics(self):
+        # Every .pt file holds the tensor its entry describes, also where files are links to a tensor seen
+        # before and where in-place ops (the zoo model's ReLU(inplace=True)) change a tensor between entries.
+        self.check_tensor_files("tensor-l1", "L1", "net", 100)
+        self.check_tensor_files("tensor-zoo-mix", "mix", "zoo", 60)
+
+    def check_tensor_files(self, folder, level, model, at_least):
+        dump = os.path.join(self.tmp, folder)
+        train(dump, "--task", "tensor", "--level", level, "--model", model, "--steps", "1")
+        rank = os.path.join(dump, "step0", "rank")
+        head = load(os.path.join(rank, "dump.json"))
+        self.assertEqual(head["dump_data_dir"], os.path.join(rank, "dump_tensor_data"))
+        if level == "L1":
+            self.assertEqual(load(os.path.join(rank, "construct.json")), {})
+        checked = 0
+        for name, entry in head["data"].items():
+            for leaf in leaves(entry, []):
+                self.assertIn("data_name", leaf, name)
+                self.assertTrue(leaf["data_name"].startswith(name + "."), leaf["data_name"])
+                t = torch.load(os.path.join(rank, "dump_tensor_data", leaf["data_name"]))
+                self.assertEqual(str(t.dtype), leaf["dtype"])
+                self.assertEqual(list(t.shape), leaf["shape"])
+                if t.numel() == 0 or t.dtype == torch.bool:
+                    continue
+                if t.dim() == 0:
+                    self.assertEqual(leaf["Max"], t.item())
+                    continue
+                d = t.double()
+                for key, value in (("Max", d.max()), ("Min", d.min()), ("Mean", d.mean()), ("Norm", d.norm())):
+                    self.assertTrue(close(leaf[key], float(value), 1e-9), (name, key, leaf[key], float(value)))
+                checked += 1
+        self.assertGreater(checked, at_least)
+        self.assertIn("Functional.linear.0.forward.input.0.pt", os.listdir(os.path.join(rank, "dump_tensor_data")))
+        if model == "zoo":
+            relu = head["data"]["Functional.relu.0.forward"]
+            self.assertLess(relu["input_args"][0]["Min"], 0.0)  # before the in-place ReLU
+            self.assertEqual(relu["output"][0]["Min"], 0.0)
+
+    def test_md5_is_crc32_of_the_tensor(self):
+        md5_dump, tensor_dump = os.path.join(self.tmp, "md5"), os.path.join(self.tmp, "tensor-for-md5")
+        train(md5_dump, "--task", "statistics", "--summary-mode", "md5", "--level", "L1", "--steps", "1")
+        train(tensor_dump, "--task", "tensor", "--level", "L1", "--steps", "1")
+        md5 = load(os.path.join(md5_dump, "step0", "rank", "dump.json"))["data"]
+        tensors = load(os.path.join(tensor_dump, "step0", "rank", "dump.json"))["data"]
+        checked = 0
+        for name in ("Functional.linear.0.forward", "Functional.gelu.0.forward", "Functional.gelu.0.backward"):
+            for a, b in zip(leaves(md5[name], []), leaves(tensors[name], [])):
+                t = torch.load(os.path.join(tensor_dump, "step0", "rank", "dump_tensor_data", b["data_name"]))
+                self.assertEqual(a["md5"], f"{zlib.crc32(t.numpy().tobytes()):08x}")
+                checked += 1
+        self.assertGreater(checked, 4)
+
+    def test_config_errors_name_the_key(self):
+        config = os.path.join(self.tmp, "bad.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L7", "dump_path": self.tmp}, f)
+        code = ("import sys; from probescope import PrecisionDebugger, ProbeScopeError\n"
+                "try:\n    PrecisionDebugger(config_path=sys.argv[1])\n"
+                "except ProbeScopeError as e:\n    print(e); sys.exit(3)\n")
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertIn(config, done.stdout)
+        self.assertIn('"level"', done.stdout)
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1"}, f)
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertIn('"dump_path" is required', done.stdout)
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "dump_path": self.tmp, "step": [0, "2-x"]}, f)
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertIn('"step"', done.stdout)
+
+    def test_steps_and_keyword_arguments(self):
+        # No config file: msprobe's defaults, the keyword arguments and step=["1-2"] (a range) decide.
+        dump = os.path.join(self.tmp, "kwargs")
+        code = ("import torch, sys\n"
+                "from probescope.pytorch import PrecisionDebugger\n"
+                "model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())\n"
+                "d = PrecisionDebugger(dump_path=sys.argv[1], task='statistics', level='L0', step=['1-2'])\n"
+                "for _ in range(4):\n"
+                "    d.start(model=model); model(torch.ones(1, 3)).sum().backward(); d.stop(); d.step()\n")
+        done = subprocess.run([sys.executable, "-c", code, dump], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(sorted(os.listdir(dump)), ["step1", "step2"])
+        data = load(os.path.join(dump, "step1", "rank", "dump.json"))["data"]
+        self.assertEqual(list(data), ["Module.0.Linear.forward.0", "Module.0.Linear.parameters_grad",
+                                      "Module.1.ReLU.forward.0", "Module.1.ReLU.backward.0",
+                                      "Module.0.Linear.backward.0"])
+
+    @unittest.skipUnless(os.environ.get("PROBESCOPE_CLI"), "PROBESCOPE_CLI not set")
+    def test_compare_names_the_injected_culprit(self):
+        for task in ("tensor", "statistics"):
+            with self.subTest(task=task):
+                pair = os.path.join(self.tmp, f"pair-{task}")
+                train(os.path.join(pair, "bench"), "--task", task, "--level", "mix", "--steps", "1")
+                train(os.path.join(pair, "npu"), "--task", task, "--level", "mix", "--steps", "1", "--perturb")
+                done = subprocess.run([os.environ["PROBESCOPE_CLI"], "compare",
+                                       "--npu", os.path.join(pair, "npu", "step0"),
+                                       "--bench", os.path.join(pair, "bench", "step0"),
+                                       "-o", os.path.join(pair, "out")], capture_output=True, text=True)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertIn("first failing node: Module.block.ffn.act.Noisy.forward.0 ", done.stdout)
+                # msprobe.pytorch's compare(), which a script may call at its end, through the same CLI.
+                from probescope.pytorch import compare
+                out = os.path.join(pair, "out-api")
+                compare({"npu_json_path": os.path.join(pair, "npu", "step0", "rank", "dump.json"),
+                         "bench_json_path": os.path.join(pair, "bench", "step0", "rank", "dump.json")}, out)
+                results = [f for f in os.listdir(out) if f.startswith("compare_result") and f.endswith(".csv")]
+                self.assertEqual(len(results), 1, os.listdir(out))
+                with open(os.path.join(out, results[0])) as f:
+                    self.assertIn("Module.block.ffn.act.Noisy.forward.0.output.0", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
