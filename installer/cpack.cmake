@@ -33,12 +33,24 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR DEB)
 
 # Components: everything installed without a component and the collection library ("collect") go into the
-# main package; the MPI plugin ("mpi", app/cli/CMakeLists.txt) into its own.
+# main package; the MPI plugin ("mpi", app/cli/CMakeLists.txt) into its own, and the Python module ("python",
+# core/collect/python) into python3-probescope: it needs python3-torch, which a GUI or CLI user should not have
+# to install.
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ONE_PER_GROUP)
 set(CPACK_COMPONENT_UNSPECIFIED_GROUP main)
 set(CPACK_COMPONENT_COLLECT_GROUP main)
 set(CPACK_COMPONENT_MPI_GROUP mpi)
+set(CPACK_COMPONENT_PYTHON_GROUP python)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-probescope)
+set(CPACK_DEBIAN_PYTHON_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+string(CONCAT CPACK_DEBIAN_PYTHON_DESCRIPTION
+    "ProbeScope's collection library for Python training scripts: the module\n"
+    "probescope (probescope.pytorch), which dumps msprobe-format precision data\n"
+    "with msprobe 1.2's PrecisionDebugger API, so a script changes only its\n"
+    "import line. Statistics, md5 and tensor files are written in C++, in the\n"
+    "background while the model computes.")
 set(CPACK_DEBIAN_MAIN_PACKAGE_NAME probescope)
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME probescope-mpi)
 set(CPACK_DEBIAN_MAIN_FILE_NAME DEB-DEFAULT)
@@ -60,11 +72,13 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "probescope-mpi, qt6-translations-l10n, fonts-noto-cjk")
 # The Python module `probescope` (core/collect/python, in /usr/lib/python3/dist-packages/probescope) links
 # libtorch_python, which dpkg-shlibdeps finds; it runs in Debian's python3 with python3-torch's `torch`, which
-# nothing links, so it is named here (only when the tree built the module).
+# nothing links, so it is named here.
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "probescope (= ${PROJECT_VERSION}), python3, python3-torch")
 if(TARGET probescope_python)
-    set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "python3, python3-torch")
+    set(CPACK_DEBIAN_MAIN_PACKAGE_SUGGESTS "python3-probescope, libtorch-dev, cmake")
+else()
+    set(CPACK_DEBIAN_MAIN_PACKAGE_SUGGESTS "libtorch-dev, cmake")
 endif()
-set(CPACK_DEBIAN_MAIN_PACKAGE_SUGGESTS "libtorch-dev, cmake")
 # Debian's file permissions (lintian: non-standard-dir-perm, non-standard-file-perm) whatever the umask.
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)

@@ -23,8 +23,11 @@ deb=${debs[0]}
 mapfile -t mpidebs < <(find "$work/out" -maxdepth 1 -name 'probescope-mpi_*.deb')
 [[ -e $build/lib/probescope/libprobescope-cli-mpi.so ]] && want_mpi=1 || want_mpi=0
 [[ ${#mpidebs[@]} -eq $want_mpi ]] || fail "expected $want_mpi probescope-mpi_*.deb, got ${#mpidebs[@]}"
+mapfile -t pydebs < <(find "$work/out" -maxdepth 1 -name 'python3-probescope_*.deb')
+compgen -G "$build/python/probescope/_C*.so" >/dev/null && want_py=1 || want_py=0
+[[ ${#pydebs[@]} -eq $want_py ]] || fail "expected $want_py python3-probescope_*.deb, got ${#pydebs[@]}"
 others=$(find "$work/out" -maxdepth 1 -name '*.deb' | wc -l)
-[[ $others -eq $((1 + want_mpi)) ]] || fail "unexpected packages: $(ls "$work/out")"
+[[ $others -eq $((1 + want_mpi + want_py)) ]] || fail "unexpected packages: $(ls "$work/out")"
 echo "package: $(basename "$deb")"
 dpkg-deb -f "$deb" Package Version Architecture Maintainer Depends Recommends
 
@@ -68,12 +71,18 @@ for f in bin/probescope bin/probescope-cli bin/probescope-example-train \
     [[ -e $usr/$f ]] || fail "missing /usr/$f in the package"
 done
 dpkg-deb -f "$deb" Depends | grep -q 'libqt6widgets6' || fail "Depends does not name Qt (dpkg-shlibdeps)"
-# The Python module, when the tree built it (pybind11-dev and python3-dev present): in Debian's python3 path,
-# importable from the unpacked root with Debian's python3 and torch.
-if compgen -G "$build/python/probescope/_C*.so" >/dev/null; then
+# The Python module, when the tree built it (pybind11-dev and python3-dev present): its own package,
+# python3-probescope, in Debian's python3 path, importable from the unpacked root with Debian's python3 and
+# torch; the main package neither holds it nor depends on torch.
+dpkg-deb -f "$deb" Depends | grep -q 'python3-torch' && fail "the main package depends on python3-torch"
+grep -q 'dist-packages/probescope' <<<"$(dpkg-deb -c "$deb")" && fail "the main package holds the Python module"
+if [[ $want_py -eq 1 ]]; then
+    pydeb=${pydebs[0]}
+    dpkg-deb -f "$pydeb" Depends | grep -q 'python3-torch' || fail "python3-probescope does not depend on python3-torch"
+    dpkg-deb -f "$pydeb" | grep -q '^ ;' && fail "python3-probescope's Description has ';' lines"
+    dpkg-deb -x "$pydeb" "$root"
     pydir=$usr/lib/python3/dist-packages
     compgen -G "$pydir/probescope/_C*.so" >/dev/null || fail "missing the Python module in /usr/lib/python3/dist-packages"
-    dpkg-deb -f "$deb" Depends | grep -q 'python3-torch' || fail "Depends does not name python3-torch"
     PYTHONPATH=$pydir /usr/bin/python3 -c "from probescope.pytorch import PrecisionDebugger, seed_all" \
         || fail "the packaged Python module does not import"
 fi

@@ -196,6 +196,40 @@ class ProbeScopeModule(unittest.TestCase):
         self.assertEqual(done.returncode, 3, done.stderr)
         self.assertIn('"step"', done.stdout)
 
+    def test_async_queue_bytes_sets_the_library_writers_bound(self):
+        # config.json's async_queue_bytes (the C++ library's key) bounds the bytes waiting for the disk.
+        config = os.path.join(self.tmp, "queue.json")
+        code = ("import sys; from probescope import PrecisionDebugger, ProbeScopeError, _C\n"
+                "try:\n    PrecisionDebugger(config_path=sys.argv[1])\n"
+                "except ProbeScopeError as e:\n    print(e); sys.exit(3)\n"
+                "print(_C.write_queue_limit())\n")
+        with open(config, "w") as f:
+            json.dump({"task": "tensor", "level": "L1", "dump_path": self.tmp, "async_queue_bytes": 12345}, f)
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "12345")
+        for bad in (-1, "1G", True):
+            with open(config, "w") as f:
+                json.dump({"task": "tensor", "dump_path": self.tmp, "async_queue_bytes": bad}, f)
+            done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 3, done.stderr)
+            self.assertIn('"async_queue_bytes"', done.stdout)
+        # A dump written with a bound smaller than one tensor (each goes alone) equals one written at once.
+        small, direct = os.path.join(self.tmp, "queue-small"), os.path.join(self.tmp, "queue-none")
+        env = dict(os.environ)
+        env["PROBESCOPE_WRITE_QUEUE_MB"] = "0"
+        args = ["--task", "tensor", "--level", "L1", "--steps", "1"]
+        subprocess.run([sys.executable, TRAIN, "--tool", "probescope", "--dump-path", direct] + args,
+                       check=True, capture_output=True, env=env)
+        env["PROBESCOPE_WRITE_QUEUE_MB"] = "1"
+        subprocess.run([sys.executable, TRAIN, "--tool", "probescope", "--dump-path", small] + args,
+                       check=True, capture_output=True, env=env)
+        self.assertEqual(load(os.path.join(small, "step0", "rank", "dump.json"))["data"],
+                         load(os.path.join(direct, "step0", "rank", "dump.json"))["data"])
+        a = sorted(os.listdir(os.path.join(small, "step0", "rank", "dump_tensor_data")))
+        self.assertEqual(a, sorted(os.listdir(os.path.join(direct, "step0", "rank", "dump_tensor_data"))))
+        self.assertGreater(len(a), 50)
+
     def test_steps_and_keyword_arguments(self):
         # No config file: msprobe's defaults, the keyword arguments and step=["1-2"] (a range) decide.
         dump = os.path.join(self.tmp, "kwargs")

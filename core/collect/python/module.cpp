@@ -6,7 +6,9 @@
 // call per tensor (msprobe runs four reductions and an .item() each, and torch.save per tensor).
 //
 // Built with NDEBUG like torchcollect.cpp: LibTorch's headers must see the layout LibTorch was built with.
+#include "core/collect/backgroundwriter.h"
 #include "core/collect/leafstats.h"
+#include "probescope/collect/config.h"
 #include "core/collect/torchtypes.h"
 
 #include <ATen/ATen.h>
@@ -21,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -106,17 +109,16 @@ struct WrittenTensors
 
 WrittenTensors gWritten; // used with the GIL held (describe() runs in Python's threads)
 
-/// The dump's files, written by a background thread while the model computes, in the order they were
-/// queued: tensor mode's .pt files (the Python thread hands over a private copy, since the model may change
-/// a tensor in place later, as the optimizer does to parameters) and the JSON files stop() and step()
-/// snapshot. Because one thread writes them in order, a dump.json is written only after every .pt file it
-/// names, and stop() need not wait: the files are written while the next step computes. At most `limit`
-/// bytes wait; beyond that the producer waits for the disk, so memory stays bounded when the disk is slower
-/// than the model. flush() waits for everything (at exit, before compare()). A write error is raised by the
-/// next call that queues or flushes. Without a thread (PROBESCOPE_WRITE_QUEUE_MB=0) files are written at once.
-///
-/// This is the place of the collection library's own background writer (core/collect, being built beside
-/// this module): once it is there, the queue below gives way to it.
+/// The dump's files, written while the model computes by the collection library's background writer
+/// (core/collect/backgroundwriter.h, the one the C++ API uses), in the order they were queued: tensor mode's
+/// .pt files (the Python thread hands over a private copy, since the model may change a tensor in place later,
+/// as the optimizer does to parameters) and the JSON files stop() and step() snapshot. Because one thread
+/// writes them in order, a dump.json is written only after every .pt file it names, and stop() need not wait.
+/// At most `limit` bytes wait; beyond that the producer waits for the disk, so memory stays bounded when the
+/// disk is slower than the model. flush() waits for everything (at exit, before compare()). A write error is
+/// raised by the next call that queues or flushes; the jobs queued after the failed one are not written (no
+/// hole in the middle of a dump). The bound: config.json's "async_queue_bytes" (set_write_queue_bytes), else
+/// PROBESCOPE_WRITE_QUEUE_MB, else the library's defaultAsyncQueueBytes(); 0 writes every file at once.
 class PtQueue
 {
 public:
@@ -126,93 +128,68 @@ public:
         return *queue;
     }
 
-    std::size_t limit() const { return m_limit; }
+    std::uint64_t limit() const { return m_limit; }
+
+    /// A new bound (config.json's async_queue_bytes): what is queued is written first.
+    void setLimit(std::uint64_t bytes)
+    {
+        if (bytes == m_limit)
+            return;
+        if (auto error = flush())
+            throw std::runtime_error(*error);
+        m_writer.reset();
+        m_limit = bytes;
+    }
 
     void push(at::Tensor tensor, std::string path, std::string text = {}, std::string linkTo = {})
     {
-        const std::size_t bytes = tensor.defined() ? tensor.nbytes() : text.size();
-        std::unique_lock lock(m_mutex);
-        if (m_error) {
-            std::string error = std::move(*m_error);
-            m_error.reset();
-            throw std::runtime_error(error);
+        if (!m_writer)
+            m_writer = std::make_unique<probescope::collect::BackgroundWriter>(m_limit);
+        if (m_writer->failed()) {
+            const std::optional<std::string> error = flush();
+            if (error)
+                throw std::runtime_error(*error);
         }
-        if (!m_thread) {
-            m_thread.emplace([this] { run(); });
-            m_thread->detach();
-        }
-        // An item larger than the limit still goes, alone: the bound is on what waits, not on one tensor.
-        m_space.wait(lock, [&] { return m_queued == 0 || m_queued + bytes <= m_limit; });
-        m_queued += bytes;
-        m_jobs.push_back({ std::move(tensor), std::move(path), std::move(text), bytes, std::move(linkTo) });
-        m_work.notify_one();
+        const std::uint64_t bytes = tensor.defined() ? tensor.nbytes() : text.size();
+        m_writer->push(bytes, [tensor = std::move(tensor), path = std::move(path), text = std::move(text),
+                               linkTo = std::move(linkTo)]() mutable -> std::optional<probescope::Diagnostic> {
+            std::optional<std::string> problem;
+            if (tensor.defined()) {
+                if (auto d = leaf::savePt(tensor, path))
+                    problem = d->format();
+            } else if (!linkTo.empty()) {
+                problem = linkFile(linkTo, path);
+            } else {
+                problem = writeText(path, text);
+            }
+            if (!problem)
+                return std::nullopt;
+            return probescope::makeError("collect.io", {}, *problem);
+        });
     }
 
     /// Waits for every queued file; returns the first error met since the last flush.
     std::optional<std::string> flush()
     {
-        std::unique_lock lock(m_mutex);
-        m_idle.wait(lock, [&] { return m_jobs.empty() && !m_busy; });
-        std::optional<std::string> error = std::move(m_error);
-        m_error.reset();
-        return error;
+        if (!m_writer)
+            return std::nullopt;
+        m_writer->drain();
+        std::optional<probescope::Diagnostic> failure = m_writer->takeFailure();
+        m_writer->clearFailure();
+        if (!failure)
+            return std::nullopt;
+        return failure->message; // the job's text already names the file and says [collect.io]
     }
 
 private:
-    struct Job
-    {
-        at::Tensor tensor; ///< undefined: a text file, or a link when `linkTo` is set
-        std::string path;
-        std::string text;
-        std::size_t bytes = 0;
-        std::string linkTo; ///< a file written before with the same contents
-    };
-
     PtQueue()
     {
         const char* mb = std::getenv("PROBESCOPE_WRITE_QUEUE_MB");
-        m_limit = (mb && *mb ? std::strtoull(mb, nullptr, 10) : 256) << 20;
+        m_limit = mb && *mb ? std::strtoull(mb, nullptr, 10) << 20 : probescope::collect::defaultAsyncQueueBytes();
     }
 
-    void run()
-    {
-        std::unique_lock lock(m_mutex);
-        for (;;) {
-            m_work.wait(lock, [&] { return !m_jobs.empty(); });
-            Job job = std::move(m_jobs.front());
-            m_jobs.pop_front();
-            m_busy = true;
-            lock.unlock();
-            std::optional<std::string> problem;
-            if (job.tensor.defined()) {
-                if (auto d = leaf::savePt(job.tensor, job.path))
-                    problem = d->format();
-            } else if (!job.linkTo.empty()) {
-                problem = linkFile(job.linkTo, job.path);
-            } else {
-                problem = writeText(job.path, job.text);
-            }
-            job.tensor = at::Tensor(); // freed before the producer may add more
-            job.text = std::string();
-            lock.lock();
-            m_busy = false;
-            m_queued -= job.bytes;
-            if (problem && !m_error)
-                m_error = std::move(problem);
-            m_space.notify_all();
-            if (m_jobs.empty())
-                m_idle.notify_all();
-        }
-    }
-
-    std::mutex m_mutex;
-    std::condition_variable m_work, m_space, m_idle;
-    std::deque<Job> m_jobs;
-    std::size_t m_queued = 0;
-    std::size_t m_limit = 0;
-    bool m_busy = false;
-    std::optional<std::string> m_error;
-    std::optional<std::thread> m_thread;
+    std::uint64_t m_limit = 0;
+    std::unique_ptr<probescope::collect::BackgroundWriter> m_writer; ///< made at the first file
 };
 
 /// One part of one entry: where its tensors go and how they are summarised.
@@ -473,5 +450,13 @@ PYBIND11_MODULE(_C, m)
         py::arg("path"), py::arg("text"),
         "Writes a whole file (temporary file, rename) after everything queued before it.");
     m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
-          "Bytes of tensors that may wait for the disk (PROBESCOPE_WRITE_QUEUE_MB, default 256 MiB; 0 = no thread).");
+          "Bytes of tensors that may wait for the disk (async_queue_bytes, PROBESCOPE_WRITE_QUEUE_MB, or the "
+          "library's default: 1 GiB, at most 1/8 of physical memory; 0 = no thread).");
+    m.def(
+        "set_write_queue_bytes",
+        [](std::uint64_t bytes) {
+            py::gil_scoped_release unlocked; // what is queued is written first
+            PtQueue::instance().setLimit(bytes);
+        },
+        py::arg("bytes"), "config.json's async_queue_bytes: the bound on bytes waiting for the disk (0 = no thread).");
 }

@@ -105,6 +105,13 @@ class _Config:
         self.step = _int_list(where, "step", step if step is not None else data.get("step"))
         self.seed = data.get("seed")
         self.is_deterministic = bool(data.get("is_deterministic", False))
+        # ProbeScope's own key (as in the C++ library's config.json): bytes of tensors that may wait for the disk.
+        self.async_queue_bytes = data.get("async_queue_bytes")
+        if self.async_queue_bytes is not None and (isinstance(self.async_queue_bytes, bool)
+                                                   or not isinstance(self.async_queue_bytes, int)
+                                                   or self.async_queue_bytes < 0):
+            _fail(where, '"async_queue_bytes" must be an integer >= 0 (bytes of tensors that may wait for the disk; '
+                         '0 writes every file at once)')
         if data.get("enable_dataloader"):
             _fail(where, '"enable_dataloader": true is not supported (msprobe deprecates it); call start() and stop()')
         section = data.get(self.task) or {}
@@ -726,6 +733,8 @@ class PrecisionDebugger:
         if step is not None and not isinstance(step, list):
             step = [step] if isinstance(step, int) else step
         self.config = _Config(config_path, task, dump_path, level, step)
+        if self.config.async_queue_bytes is not None:
+            _C.set_write_queue_bytes(self.config.async_queue_bytes)
         self.task = self.config.task
         self.model = model
         self.service = _Service(self.config)
