@@ -144,6 +144,13 @@ int infoTrendFile(const std::filesystem::path& path)
     for (const std::string& m : t.metrics)
         std::cout << " " << m;
     std::cout << "\n  values: " << t.values.size() << "\n";
+    if (t.warnings.empty()) {
+        std::cout << "  warnings: none\n";
+    } else {
+        std::cout << "  warnings: " << t.warnings.size() << "\n";
+        for (const std::string& w : t.warnings)
+            std::cout << "    " << w << "\n";
+    }
     return kExitOk;
 }
 

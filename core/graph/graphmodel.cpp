@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/graph/graphmodel.h"
 
+#include "core/graph/orderedjson.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -46,6 +49,41 @@ bool GraphFile::isCompare() const
     return std::any_of(graphs.begin(), graphs.end(), [](const Graph& g) { return g.side == Side::Bench; });
 }
 
+void GraphFile::takeWarnings(std::vector<std::string>& other, std::size_t otherMore)
+{
+    for (std::string& w : other)
+        warn([&] { return std::move(w); });
+    moreWarnings += otherMore;
+    std::vector<std::string>().swap(other);
+}
+
+void GraphFile::closeWarnings()
+{
+    if (moreWarnings > 0)
+        warnings.push_back("... and " + std::to_string(moreWarnings) + " more");
+    moreWarnings = 0;
+}
+
+std::optional<std::size_t> jsonTooDeepAt(std::string_view text, std::size_t limit)
+{
+    std::size_t depth = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '"') {
+            // Skip the string (an escaped quote does not end it); an unterminated one is the parser's error.
+            for (++i; i < text.size() && text[i] != '"'; ++i)
+                if (text[i] == '\\')
+                    ++i;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit)
+                return i;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return std::nullopt;
+}
+
 std::optional<std::int32_t> GraphFile::worstBand() const
 {
     for (std::size_t i = colours.size(); i-- > 0;)
@@ -74,6 +112,10 @@ void assignStatuses(GraphFile& file)
 {
     const bool compare = file.isCompare();
     for (Graph& g : file.graphs) {
+        // A precision_index that falls in no colour band leaves its node "no value": said once per graph, so that
+        // bands that cannot be read never pass for a graph without verdicts.
+        std::size_t outside = 0;
+        const Node* firstOutside = nullptr;
         for (Node& n : g.nodes) {
             n.band = -1;
             if (compare && n.matchedLink.empty()) {
@@ -86,11 +128,20 @@ void assignStatuses(GraphFile& file)
                     n.band = *band;
                 } else {
                     n.status = Status::NoValue;
+                    if (compare && outside++ == 0)
+                        firstOutside = &n;
                 }
             } else {
                 n.status = Status::NoValue;
             }
         }
+        if (outside > 0)
+            file.warn([&] {
+                char value[32];
+                std::snprintf(value, sizeof value, "%.17g", *firstOutside->precision);
+                return g.id + ": " + std::to_string(outside) + " node(s) have a precision_index in no colour band of "
+                    + file.path + " (first " + firstOutside->name + ", " + value + "); they are shown without a verdict";
+            });
     }
 }
 
@@ -147,7 +198,7 @@ void linkNodes(GraphFile& file, Graph& graph)
     NameIndex index(graph.nodes);
     for (std::uint32_t i = 0; i < graph.nodes.size(); ++i)
         if (index.insert(i))
-            file.warnings.push_back(graph.id + ": node " + graph.nodes[i].name + " appears twice");
+            file.warn([&] { return graph.id + ": node " + graph.nodes[i].name + " appears twice"; });
     graph.roots.clear();
     // Siblings are neighbours in node_order: the parent found for the previous node is tried first.
     std::string_view lastUp;
@@ -163,8 +214,9 @@ void linkNodes(GraphFile& file, Graph& graph)
             else
                 found = index.find(n.upNode);
             if (!found || *found == i) {
-                file.warnings.push_back(graph.id + ": node " + n.name + " names a parent " + n.upNode
-                                        + " the graph does not hold");
+                file.warn([&] {
+                    return graph.id + ": node " + n.name + " names a parent " + n.upNode + " the graph does not hold";
+                });
             } else {
                 n.parent = static_cast<std::int32_t>(*found);
                 lastUp = graph.nodes[*found].name;
@@ -195,8 +247,10 @@ void linkNodes(GraphFile& file, Graph& graph)
         for (const std::string& sub : n.subNodes) {
             const auto it = index.find(sub);
             if (!it || graph.nodes[*it].parent != static_cast<std::int32_t>(i)) {
-                file.warnings.push_back(graph.id + ": node " + n.name + " lists a child " + sub
-                                        + " that is missing or names another parent");
+                file.warn([&] {
+                    return graph.id + ": node " + n.name + " lists a child " + sub
+                        + " that is missing or names another parent";
+                });
                 continue;
             }
             n.children.push_back(*it);
@@ -215,15 +269,18 @@ void linkNodes(GraphFile& file, Graph& graph)
         for (std::uint32_t c : graph.nodes[i].children)
             stack.push_back(c);
     }
+    std::vector<std::uint8_t> cut(graph.nodes.size(), 0);
+    bool anyCut = false;
     for (std::uint32_t i = 0; i < graph.nodes.size(); ++i) {
         if (reached[i])
             continue;
         // Parents reachable by up_node that never reach a root: a cycle (or children dropped above).
-        file.warnings.push_back(graph.id + ": node " + graph.nodes[i].name + " is not reachable from a root");
-        // Cut it from the parent of its cycle, so that it is shown once, as a root.
-        if (const std::int32_t p = graph.nodes[i].parent; p >= 0) {
-            auto& siblings = graph.nodes[static_cast<std::size_t>(p)].children;
-            siblings.erase(std::remove(siblings.begin(), siblings.end(), i), siblings.end());
+        file.warn([&] { return graph.id + ": node " + graph.nodes[i].name + " is not reachable from a root"; });
+        // Cut it from the parent of its cycle, so that it is shown once, as a root (taken out of the parent's
+        // children below, in one pass: an erase per cut node was quadratic in a parent's children).
+        if (graph.nodes[i].parent >= 0) {
+            cut[i] = 1;
+            anyCut = true;
         }
         graph.nodes[i].parent = -1;
         graph.roots.push_back(i);
@@ -238,19 +295,19 @@ void linkNodes(GraphFile& file, Graph& graph)
                 stack.push_back(c);
         }
     }
-    // The distinct micro steps: few values over many nodes, so a small sorted set rather than a sort of them all.
+    if (anyCut)
+        for (Node& n : graph.nodes)
+            n.children.erase(std::remove_if(n.children.begin(), n.children.end(), [&](std::uint32_t c) { return cut[c] != 0; }),
+                             n.children.end());
+    // The distinct micro steps: usually a few values over many nodes (runs of one value are skipped), but a file may
+    // give every node its own: collected, then sorted once (n log n; a sorted insert per value was quadratic).
     std::vector<std::int64_t> micro;
-    std::int64_t last = 0;
-    bool any = false;
-    for (const Node& n : graph.nodes) {
-        if (any && n.microStep == last)
-            continue;
-        any = true;
-        last = n.microStep;
-        const auto at = std::lower_bound(micro.begin(), micro.end(), last);
-        if (at == micro.end() || *at != last)
-            micro.insert(at, last);
-    }
+    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+        if (i == 0 || graph.nodes[i].microStep != graph.nodes[i - 1].microStep)
+            micro.push_back(graph.nodes[i].microStep);
+    std::sort(micro.begin(), micro.end());
+    micro.erase(std::unique(micro.begin(), micro.end()), micro.end());
+    micro.shrink_to_fit();
     graph.microSteps = std::move(micro);
 }
 
@@ -323,9 +380,10 @@ std::vector<ColourBand> defaultColours(MsprobeVersion version, std::string_view 
 
 std::optional<std::vector<ColourBand>> parseNodeColours(std::string_view json)
 {
-    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(json.begin(), json.end(), nullptr, false);
-    if (j.is_discarded())
+    const auto parsed = detail::parseOrderedJson(json).first;
+    if (!parsed)
         return std::nullopt;
+    const nlohmann::ordered_json& j = *parsed;
     std::vector<ColourBand> out;
     if (j.is_null())
         return out;
@@ -354,9 +412,10 @@ std::optional<std::vector<Param>> parseParams(std::string_view json)
 {
     if (json.empty())
         return std::vector<Param> {};
-    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(json.begin(), json.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    const auto parsed = detail::parseOrderedJson(json).first;
+    if (!parsed || !parsed->is_object())
         return std::nullopt;
+    const nlohmann::ordered_json& j = *parsed;
     std::vector<Param> out;
     for (const auto& [name, values] : j.items()) {
         Param p;

@@ -3,6 +3,7 @@
 // The graph model of msprobe's graph visualization (docs/graph.md): what a `.vis.db` (msprobe 8.x / 26.x) or a
 // `.vis` (msprobe 1.2.x JSON) holds, as plain immutable values. No Qt, no SQLite in this header.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -103,6 +104,11 @@ struct GraphConfig
     std::vector<std::int64_t> stepList;
 };
 
+/// The most warnings a GraphFile keeps (docs/reliability.md, "Graph files: reader bounds"): further ones are only
+/// counted (GraphFile::moreWarnings) and never built, so a hostile file's warnings cost neither memory nor the time
+/// of making their texts.
+inline constexpr std::size_t kMaxGraphWarnings = 200;
+
 /// A whole graph file: every graph it holds, NPU before Bench for each (step, rank).
 struct GraphFile
 {
@@ -112,9 +118,24 @@ struct GraphFile
     std::vector<ColourBand> colours; ///< from node_colors / Colors; empty in build files
     std::vector<Graph> graphs;
     std::vector<std::string> warnings; ///< inconsistencies found (dangling up_node, duplicate order, ...)
+    std::size_t moreWarnings = 0;      ///< warnings past kMaxGraphWarnings, counted only ("... and N more")
     bool dataDeferred = false;         ///< input/output data not read (graphreader.h ReadOptions::nodeData)
 
     bool isCompare() const;
+    /// Adds the warning `make()` returns while there is room for it, else only counts it: the text is made only
+    /// when it is kept.
+    template <typename Make>
+    void warn(Make&& make)
+    {
+        if (warnings.size() < kMaxGraphWarnings)
+            warnings.push_back(make());
+        else
+            ++moreWarnings;
+    }
+    /// Takes `other`'s warnings (and its count of dropped ones) under the same cap.
+    void takeWarnings(std::vector<std::string>& other, std::size_t otherMore = 0);
+    /// Ends the list with "... and N more" once every warning is in (called by the readers last).
+    void closeWarnings();
     /// The index of the most severe band (the last ranged band in msprobe's order: "#FF704D" in every version).
     std::optional<std::int32_t> worstBand() const;
     /// The band a precision_index falls in (tb_graph_ascend's rule), or nullopt.
@@ -148,6 +169,17 @@ void linkNodes(GraphFile& file, Graph& graph);
 /// The built-in colour bands msprobe writes for a compare of `task` (used when a file has none, e.g. a .vis
 /// without "Colors"): 8.x / 1.2 per task, 26.x the same three bands for every task.
 std::vector<ColourBand> defaultColours(MsprobeVersion version, std::string_view task);
+
+/// The offset of the first '[' or '{' in `text` that nests deeper than `limit` arrays/objects, nullopt when none
+/// does (strings skipped; linear). The graph readers refuse deeper text before nlohmann parses it: its dump() and
+/// comparisons recurse per level.
+std::optional<std::size_t> jsonTooDeepAt(std::string_view text, std::size_t limit);
+inline bool jsonDepthWithin(std::string_view text, std::size_t limit)
+{
+    return !jsonTooDeepAt(text, limit);
+}
+/// The nesting graph files are read up to: msprobe's deepest value (input_data) nests four levels.
+inline constexpr std::size_t kMaxGraphJsonDepth = 256;
 
 /// Parses a node_colors JSON object ({"#RRGGBB": {"value": [lo, hi], "description": ..., "accuracy_level": ...}})
 /// keeping its order; nullopt when the text is not such an object ("null" gives an empty list).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/graph/graphreader.h"
 
+#include "core/graph/orderedjson.h"
 #include "core/graph/sqlitedb.h"
 #include "core/util/fileio.h"
 #include "core/util/textposition.h"
@@ -11,10 +12,12 @@
 #include <atomic>
 #include <charconv>
 #include <iterator>
+#include <limits>
 #include <thread>
 #include <tuple>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace probescope::graph {
 
@@ -26,10 +29,7 @@ using Json = nlohmann::ordered_json;
 
 std::optional<Json> parseJson(std::string_view text)
 {
-    Json j = Json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded())
-        return std::nullopt;
-    return j;
+    return detail::parseOrderedJson(text).first;
 }
 
 /// The common case of stringList without a JSON parser: ["a", "b"] with no escapes (a 1M-node db has 2M such
@@ -118,10 +118,35 @@ std::optional<std::uint8_t> nodeType(std::string_view text)
 
 void finishColours(GraphFile& file)
 {
+    const char* what = file.version == MsprobeVersion::V12Vis ? "Colors" : "node_colors";
     if (auto parsed = parseNodeColours(file.config.nodeColorsText)) {
         file.colours = std::move(*parsed);
     } else {
-        file.warnings.push_back("node_colors is not a JSON object of colour bands; msprobe's default bands are used");
+        file.warn([&] {
+            return std::string(what) + " of " + file.path + " is not a JSON object of colour bands; msprobe's default bands are used";
+        });
+        file.colours.clear();
+    }
+    // A band whose value is no [lo, hi] pair of numbers colours nothing: said per band (the unmatched grey of
+    // every version has no value; any other band without one is unreadable). A compare file with no readable band
+    // at all would show every node without a verdict: msprobe's default bands are used instead, with the warning.
+    std::size_t ranged = 0;
+    for (const ColourBand& b : file.colours) {
+        if (b.lo && b.hi) {
+            ++ranged;
+            continue;
+        }
+        const bool unmatchedBand = b.level == "unmatched node" || b.colour == "#C7C7C7";
+        if (!unmatchedBand)
+            file.warn([&] {
+                return std::string(what) + " of " + file.path + ": band " + b.colour
+                    + " has no readable value [lo, hi]; it colours no node";
+            });
+    }
+    if (ranged == 0 && !file.colours.empty() && file.isCompare()) {
+        file.warn([&] {
+            return std::string(what) + " of " + file.path + " has no readable colour band; msprobe's default bands are used";
+        });
         file.colours.clear();
     }
     if (file.colours.empty() && file.isCompare())
@@ -134,11 +159,13 @@ constexpr const char* kNodeColumns[] = {
     "modified", "input_data", "output_data", "data_source", "dump_data_dir", "step", "rank",
 };
 
-constexpr std::size_t kMaxWarnings = 200;
+/// How many rowid ranges the scan of tb_nodes may be split into, and the row count from which it is split.
+constexpr unsigned kMaxScanConnections = 4;
+constexpr std::uint64_t kSplitFromRows = 200000;
 
 Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& path, const ReadOptions& options)
 {
-    auto opened = ReadOnlyDb::open(path, "graph.db");
+    auto opened = ReadOnlyDb::open(path, "graph.db", options.progress);
     if (!opened)
         return opened.error();
     const ReadOnlyDb& db = **opened;
@@ -150,6 +177,8 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
             return db.error(std::string("not a msprobe .vis.db: tb_nodes has no column ") + column);
     auto file = std::make_shared<GraphFile>();
     file->path = path.string();
+    if (auto wal = detail::walWarning(path))
+        file->warn([&] { return std::move(*wal); });
     const bool v26 = db.hasColumn("tb_nodes", "is_distributed");
     file->version = v26 ? MsprobeVersion::V26 : MsprobeVersion::V8;
 
@@ -173,7 +202,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         } else if (s.error()) {
             return *s.error();
         } else {
-            file->warnings.push_back("tb_config has no row");
+            file->warn([] { return std::string("tb_config has no row"); });
         }
     }
 
@@ -187,7 +216,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         while (s.next()) {
             auto frames = stringList(s.text(1));
             if (!frames) {
-                file->warnings.push_back("tb_stack row " + s.text(0) + ": stack_info is not a JSON list of strings");
+                file->warn([&] { return "tb_stack row " + s.text(0) + ": stack_info is not a JSON list of strings"; });
                 frames.emplace();
             }
             stacks.emplace(s.text(0), std::move(*frames));
@@ -200,18 +229,26 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     // graph in node_order, and a scan reads the pages in sequence where an index walk (ORDER BY node_order) jumps
     // between them (4 s instead of 0.4 s at a million rows). Rows are put in their graph by graph_id (a column before
     // the JSON) and sorted by node_order in memory.
-    std::vector<std::tuple<std::int64_t, std::int64_t, std::string, std::int64_t>> graphKeys;
+    // (step, rank, data_source, rows, the graph's first rowid or nullopt in a table without rowids)
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::string, std::int64_t, std::optional<std::int64_t>>> graphKeys;
+    const bool hasRowid = static_cast<bool>(db.prepare("SELECT rowid FROM tb_nodes LIMIT 0"));
     {
         // The row count of each graph comes with it (the GROUP BY walks the index anyway): each graph's nodes are
-        // allocated once, never moved while a million of them are read.
-        auto keys = db.prepare("SELECT step, rank, data_source, count(*) FROM tb_nodes GROUP BY step, rank, data_source");
+        // allocated once, never moved while a million of them are read. Its first rowid finds its dump_data_dir below
+        // by one b-tree lookup (a query by step and rank would scan a table without msprobe's indexes per graph).
+        auto keys = db.prepare(std::string("SELECT step, rank, data_source, count(*), ") + (hasRowid ? "min(rowid)" : "NULL")
+                               + " FROM tb_nodes GROUP BY step, rank, data_source");
         if (!keys)
             return keys.error();
         while ((*keys)->next())
-            graphKeys.emplace_back((*keys)->integer(0), (*keys)->integer(1), (*keys)->text(2), (*keys)->integer(3));
+            graphKeys.emplace_back((*keys)->integer(0), (*keys)->integer(1), (*keys)->text(2), (*keys)->integer(3),
+                                   (*keys)->isNull(4) ? std::nullopt : std::optional((*keys)->integer(4)));
         if ((*keys)->error())
             return *(*keys)->error();
     }
+    // A db without a node holds no graph: an error naming the file (an empty compare is no result to show).
+    if (graphKeys.empty())
+        return db.error("no graph in " + path.string() + ": tb_nodes has no row");
     // NPU before Bench within a (step, rank).
     std::stable_sort(graphKeys.begin(), graphKeys.end(), [](const auto& a, const auto& b) {
         if (std::get<0>(a) != std::get<0>(b))
@@ -222,7 +259,14 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     });
     std::unordered_map<std::string, std::size_t> graphOf;
     std::vector<std::size_t> graphRows;
-    for (const auto& [step, rank, source, rows] : graphKeys) {
+    std::unique_ptr<Statement> dirOfRow;
+    if (!options.nodeData && hasRowid) {
+        auto dir = db.prepare("SELECT dump_data_dir FROM tb_nodes WHERE rowid = ?1");
+        if (!dir)
+            return dir.error();
+        dirOfRow = std::move(*dir);
+    }
+    for (const auto& [step, rank, source, rows, firstRowid] : graphKeys) {
         graphRows.push_back(static_cast<std::size_t>(std::max<std::int64_t>(0, rows)));
         Side side = Side::Npu;
         if (source == "Bench")
@@ -235,15 +279,13 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         g.rank = rank;
         g.id = std::string(sideName(side)) + "_" + std::to_string(step) + "_" + std::to_string(rank);
         graphOf.emplace(g.id, file->graphs.size() - 1);
-        if (!options.nodeData) {
-            auto dir = db.prepare("SELECT dump_data_dir FROM tb_nodes WHERE step = ?1 AND rank = ?2 AND data_source = ?3 LIMIT 1");
-            if (!dir)
-                return dir.error();
-            (*dir)->bind(1, step);
-            (*dir)->bind(2, rank);
-            (*dir)->bind(3, source);
-            if ((*dir)->next())
-                g.dumpDataDir = (*dir)->text(0);
+        if (dirOfRow && firstRowid) {
+            dirOfRow->reset();
+            dirOfRow->bind(1, *firstRowid);
+            if (dirOfRow->next())
+                g.dumpDataDir = dirOfRow->text(0);
+            if (dirOfRow->error())
+                return *dirOfRow->error();
         }
     }
     // Without the node data, no column after input_data/output_data is read from the rows either: SQLite would walk
@@ -264,23 +306,38 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     // node_order, so a range is a run of consecutive rows of one or two graphs): the rows of a million-node db are
     // most of its open time, and a rowid range is read in page order like the whole table. A table without rowids,
     // or a small one, is read in one go.
-    std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> ranges { std::nullopt };
+    // The rows actually present come from the GROUP BY above (never max(rowid) - min(rowid): a rowid of 2^63 - 1
+    // says nothing about the row count). Split points are rowids of the rows themselves (the k-th row by rowid, read
+    // off the table's b-tree), so every range holds its share of rows however sparse the rowids are.
     std::uint64_t totalRows = 0;
+    for (const std::size_t rows : graphRows)
+        totalRows += rows;
+    std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> ranges { std::nullopt };
     {
-        auto bounds = db.prepare("SELECT min(rowid), max(rowid) FROM tb_nodes");
-        if (bounds && (*bounds)->next() && !(*bounds)->isNull(0)) {
-            const std::int64_t lo = (*bounds)->integer(0);
-            const std::int64_t hi = (*bounds)->integer(1);
-            totalRows = static_cast<std::uint64_t>(std::max<std::int64_t>(0, hi - lo + 1));
-            const unsigned cores = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-            const std::int64_t parts = options.scanConnections > 0
-                ? std::min<std::int64_t>(options.scanConnections, std::max<std::int64_t>(1, static_cast<std::int64_t>(totalRows)))
-                : (totalRows >= 200000 ? cores : 1);
-            if (parts > 1) {
-                ranges.clear();
-                const std::int64_t step = (hi - lo + parts) / parts;
-                for (std::int64_t from = lo; from <= hi; from += step)
-                    ranges.emplace_back(std::pair(from, std::min(hi, from + step - 1)));
+        const unsigned cores = std::max(1u, std::min(kMaxScanConnections, std::thread::hardware_concurrency()));
+        const std::uint64_t parts = options.scanConnections > 0
+            ? std::min<std::uint64_t>(std::min(options.scanConnections, kMaxScanConnections), std::max<std::uint64_t>(1, totalRows))
+            : (totalRows >= kSplitFromRows ? cores : 1);
+        std::vector<std::int64_t> starts;
+        if (parts > 1) {
+            auto at = db.prepare("SELECT rowid FROM tb_nodes ORDER BY rowid LIMIT 1 OFFSET ?1");
+            if (at) {
+                for (std::uint64_t k = 0; k < parts; ++k) {
+                    (*at)->reset();
+                    (*at)->bind(1, static_cast<std::int64_t>(totalRows / parts * k));
+                    if (!(*at)->next())
+                        break;
+                    const std::int64_t rowid = (*at)->integer(0);
+                    if (starts.empty() || rowid > starts.back())
+                        starts.push_back(rowid);
+                }
+            }
+        }
+        if (starts.size() > 1) {
+            ranges.clear();
+            for (std::size_t k = 0; k < starts.size(); ++k) {
+                const std::int64_t last = k + 1 < starts.size() ? starts[k + 1] - 1 : std::numeric_limits<std::int64_t>::max();
+                ranges.emplace_back(std::pair(starts[k], last));
             }
         }
     }
@@ -300,6 +357,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         std::vector<std::vector<Node>> nodes;          // per graph
         std::vector<std::vector<std::int64_t>> orders; // node_order of each node as read
         std::vector<std::string> warnings;
+        std::size_t moreWarnings = 0;
         std::optional<Diagnostic> error;
         bool cancelled = false;
     };
@@ -307,6 +365,13 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
     const std::vector<Graph>& graphs = file->graphs;
     auto scan = [&](std::size_t which) {
         Chunk& chunk = chunks[which];
+        // The chunk's warnings under the file's cap: a text is made only while there is room for it.
+        const auto warn = [&chunk](auto&& make) {
+            if (chunk.warnings.size() < kMaxGraphWarnings)
+                chunk.warnings.push_back(make());
+            else
+                ++chunk.moreWarnings;
+        };
         chunk.nodes.resize(graphs.size());
         chunk.orders.resize(graphs.size());
         std::shared_ptr<ReadOnlyDb> own;
@@ -314,7 +379,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         std::string query = sql;
         if (ranges[which]) {
             if (which > 0) {
-                auto opened2 = ReadOnlyDb::open(path, "graph.db");
+                auto opened2 = ReadOnlyDb::open(path, "graph.db", options.progress);
                 if (!opened2) {
                     chunk.error = opened2.error();
                     return;
@@ -354,8 +419,10 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
             if (lastGraph.empty() || graphId != lastGraph) {
                 const auto where = graphOf.find(std::string(graphId));
                 if (where == graphOf.end()) {
-                    chunk.warnings.push_back("tb_nodes row " + s.text(0) + ": graph_id " + std::string(graphId)
-                                             + " is not data_source_step_rank of any graph; row left out");
+                    warn([&] {
+                        return "tb_nodes row " + s.text(0) + ": graph_id " + std::string(graphId)
+                            + " is not data_source_step_rank of any graph; row left out";
+                    });
                     lastGraph = {};
                     continue;
                 }
@@ -376,27 +443,26 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
             if (const auto t = nodeType(typeText)) {
                 n.type = *t;
             } else {
-                chunk.warnings.push_back(g.id + ": node " + n.name + " has node_type \"" + std::string(typeText) + "\"");
+                warn([&] { return g.id + ": node " + n.name + " has node_type \"" + std::string(typeText) + "\""; });
                 n.type = 255;
             }
             n.upNode = s.view(5);
             if (auto subs = stringList(s.view(6)))
                 n.subNodes = std::move(*subs);
             else
-                chunk.warnings.push_back(g.id + ": node " + n.name + ": sub_nodes is not a JSON list of names");
+                warn([&] { return g.id + ": node " + n.name + ": sub_nodes is not a JSON list of names"; });
             if (!s.isNull(7)) {
                 n.precision = s.number(7);
                 n.precisionIsInteger = s.isInteger(7);
                 if (!n.precision)
-                    chunk.warnings.push_back(g.id + ": node " + n.name + ": precision_index \"" + s.text(7)
-                                             + "\" is not a number");
+                    warn([&] { return g.id + ": node " + n.name + ": precision_index \"" + s.text(7) + "\" is not a number"; });
             }
             n.overflowLevel = s.view(8);
             n.microStep = s.integer(9);
             if (auto link = stringList(s.view(10)))
                 n.matchedLink = std::move(*link);
             else
-                chunk.warnings.push_back(g.id + ": node " + n.name + ": matched_node_link is not a JSON list of names");
+                warn([&] { return g.id + ": node " + n.name + ": matched_node_link is not a JSON list of names"; });
             n.stackId = s.view(11);
             n.parallelMergeInfo = s.view(12);
             n.matchedDistributed = s.view(13);
@@ -425,6 +491,9 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         for (std::thread& t : workers)
             t.join();
     }
+    // A cancel interrupts SQLite too (the progress handler): its failed step is the cancel, not a damaged file.
+    if (options.progress && options.progress->isCancelled())
+        return cancelled();
     for (const Chunk& chunk : chunks) {
         if (chunk.error)
             return *chunk.error;
@@ -455,8 +524,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         }
     }
     for (Chunk& chunk : chunks)
-        for (std::string& w : chunk.warnings)
-            file->warnings.push_back(std::move(w));
+        file->takeWarnings(chunk.warnings, chunk.moreWarnings);
     // tb_stack ids to each graph's own list of distinct stacks (consecutive nodes often share one).
     for (Graph& g : file->graphs) {
         std::unordered_map<std::string, std::int32_t> known;
@@ -476,7 +544,7 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
                 g.stacks.push_back(found->second);
                 known.emplace(n.stackId, n.stack);
             } else {
-                file->warnings.push_back(g.id + ": node " + n.name + ": stack_id " + n.stackId + " is not in tb_stack");
+                file->warn([&] { return g.id + ": node " + n.name + ": stack_id " + n.stackId + " is not in tb_stack"; });
                 continue;
             }
             lastId = n.stackId;
@@ -505,15 +573,12 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         }
         for (std::size_t k = 0; k < g.nodes.size(); ++k)
             if (orders[gi][k] != static_cast<std::int64_t>(k))
-                file->warnings.push_back(g.id + ": node_order " + std::to_string(orders[gi][k]) + " of " + g.nodes[k].name
-                                         + " where " + std::to_string(k) + " was expected");
+                file->warn([&] {
+                    return g.id + ": node_order " + std::to_string(orders[gi][k]) + " of " + g.nodes[k].name + " where "
+                        + std::to_string(k) + " was expected";
+                });
     }
     file->dataDeferred = !options.nodeData;
-    if (file->warnings.size() > kMaxWarnings) {
-        const std::size_t more = file->warnings.size() - kMaxWarnings;
-        file->warnings.resize(kMaxWarnings);
-        file->warnings.push_back("... and " + std::to_string(more) + " more");
-    }
     // Each graph is linked on its own (NPU and bench at once); their warnings are gathered in graph order.
     {
         std::vector<GraphFile> scratch(file->graphs.size());
@@ -530,11 +595,12 @@ Result<std::shared_ptr<const GraphFile>> readDb(const std::filesystem::path& pat
         for (std::thread& t : workers)
             t.join();
         for (GraphFile& s2 : scratch)
-            for (std::string& w : s2.warnings)
-                file->warnings.push_back(std::move(w));
+            file->takeWarnings(s2.warnings, s2.moreWarnings);
     }
     finishColours(*file);
     assignStatuses(*file);
+    // The cap is applied to every warning, linking's included: one summary line for the rest.
+    file->closeWarnings();
     return std::shared_ptr<const GraphFile>(std::move(file));
 }
 
@@ -578,40 +644,49 @@ std::optional<std::string> readVisGraph(const Json& g, Side side, std::int64_t s
     if (const auto d = g.find("dump_data_dir"); d != g.end() && d->is_string())
         dataDir = d->get<std::string>();
 
-    // msprobe's node_order: iterative DFS post-order from the root over subnodes (Graph.get_sorted_nodes).
-    std::vector<std::string> order;
-    std::unordered_map<std::string, std::uint8_t> seen;
+    // msprobe's node_order: iterative DFS post-order from the root over subnodes (Graph.get_sorted_nodes). Nodes are
+    // looked up through one hash index of the object's keys: ordered_json finds a key by a linear search, which made
+    // every step of the walk cost the node count.
+    std::unordered_map<std::string_view, const Json*> byName;
+    byName.reserve(nodes.size());
+    for (const auto& [name, value] : nodes.items())
+        byName.emplace(name, &value);
+    const auto nodeJson = [&](std::string_view name) -> const Json* {
+        const auto it = byName.find(name);
+        return it == byName.end() ? nullptr : it->second;
+    };
+    const auto subnodesJson = [&](std::string_view name) -> const Json* {
+        const Json* j = nodeJson(name);
+        if (!j || !j->is_object())
+            return nullptr;
+        const auto s = j->find("subnodes");
+        return s != j->end() && s->is_array() ? &*s : nullptr;
+    };
+    std::vector<std::string_view> order;
+    order.reserve(nodes.size());
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(nodes.size());
     struct Frame
     {
-        std::string name;
+        std::string_view name;
+        const Json* subs = nullptr;
         std::size_t next = 0;
     };
     std::vector<Frame> stack;
-    auto subnodesOf = [&](const std::string& name) {
-        std::vector<std::string> out;
-        const auto it = nodes.find(name);
-        if (it == nodes.end() || !it->is_object())
-            return out;
-        if (const auto s = it->find("subnodes"); s != it->end() && s->is_array())
-            for (const Json& e : *s)
-                if (e.is_string())
-                    out.push_back(e.get<std::string>());
-        return out;
-    };
     const std::string root = rootIt->get<std::string>();
-    if (nodes.contains(root)) {
-        stack.push_back({ root, 0 });
-        seen[root] = 1;
+    if (const auto r = byName.find(root); r != byName.end()) {
+        stack.push_back({ r->first, subnodesJson(root), 0 });
+        seen.insert(r->first);
     }
     while (!stack.empty()) {
         Frame& f = stack.back();
-        const auto subs = subnodesOf(f.name);
-        if (f.next < subs.size()) {
-            const std::string child = subs[f.next++];
-            if (nodes.contains(child) && !seen[child]) {
-                seen[child] = 1;
-                stack.push_back({ child, 0 });
-            }
+        if (f.subs && f.next < f.subs->size()) {
+            const Json& child = (*f.subs)[f.next++];
+            if (!child.is_string())
+                continue;
+            const auto c = byName.find(child.get_ref<const std::string&>());
+            if (c != byName.end() && seen.insert(c->first).second)
+                stack.push_back({ c->first, subnodesJson(c->first), 0 });
             continue;
         }
         order.push_back(f.name);
@@ -619,19 +694,19 @@ std::optional<std::string> readVisGraph(const Json& g, Side side, std::int64_t s
     }
     for (const auto& [name, value] : nodes.items()) {
         (void)value;
-        if (!seen[name]) {
-            file.warnings.push_back(graph.id + ": node " + name + " is not reachable from the root " + root);
-            order.push_back(name);
+        if (!seen.count(name)) {
+            file.warn([&] { return graph.id + ": node " + name + " is not reachable from the root " + root; });
+            order.push_back(byName.find(name)->first);
         }
     }
 
     std::map<std::vector<std::string>, std::int32_t> stackIndex;
-    for (const std::string& name : order) {
-        const Json& j = nodes[name];
+    for (const std::string_view name : order) {
+        const Json& j = *nodeJson(name);
         Node n;
         n.name = name;
         if (!j.is_object()) {
-            file.warnings.push_back(graph.id + ": node " + name + " is not a JSON object");
+            file.warn([&] { return graph.id + ": node " + n.name + " is not a JSON object"; });
             graph.nodes.push_back(std::move(n));
             continue;
         }
@@ -641,7 +716,10 @@ std::optional<std::string> readVisGraph(const Json& g, Side side, std::int64_t s
             n.type = 255;
         if (const auto u = j.find("upnode"); u != j.end() && u->is_string() && u->get<std::string>() != "None")
             n.upNode = u->get<std::string>();
-        n.subNodes = subnodesOf(name);
+        if (const Json* subs = subnodesJson(name))
+            for (const Json& e : *subs)
+                if (e.is_string())
+                    n.subNodes.push_back(e.get<std::string>());
         if (const auto l = j.find("matched_node_link"); l != j.end() && l->is_array())
             for (const Json& e : *l)
                 if (e.is_string())
@@ -681,16 +759,12 @@ Result<std::shared_ptr<const GraphFile>> readVisJson(const std::filesystem::path
     auto text = readTextFile(path);
     if (!text)
         return text.error();
-    Json j;
-    try {
-        j = Json::parse(*text);
-    } catch (const nlohmann::json::parse_error& e) {
-        const std::uint64_t offset = e.byte > 1 ? e.byte - 1 : 0;
-        std::string message = e.what();
-        if (const auto colon = message.rfind(": "); colon != std::string::npos)
-            message = message.substr(colon + 2);
-        return makeError("graph.vis", locate(*text, offset, path.string()), "not valid JSON: " + message);
-    }
+    // Linear in the text (orderedjson.h), nesting bounded; a number beyond a double (1e99999) is a parse failure
+    // with its position like any other, never an exception.
+    auto [parsed, failure] = detail::parseOrderedJson(*text);
+    if (!parsed)
+        return makeError("graph.vis", locate(*text, failure.offset, path.string()), "not valid JSON: " + failure.message);
+    Json j = std::move(*parsed);
     if (!j.is_object())
         return makeError("graph.vis", where, "a .vis file holds a JSON object");
     auto file = std::make_shared<GraphFile>();
@@ -725,8 +799,11 @@ Result<std::shared_ptr<const GraphFile>> readVisJson(const std::filesystem::path
         if (auto error = readVisGraph(j, Side::Npu, step, rank, *file))
             return makeError("graph.vis", where, *error);
     }
+    if (std::all_of(file->graphs.begin(), file->graphs.end(), [](const Graph& g) { return g.nodes.empty(); }))
+        return makeError("graph.vis", where, "no graph in " + path.string() + ": it holds no node");
     finishColours(*file);
     assignStatuses(*file);
+    file->closeWarnings();
     return std::shared_ptr<const GraphFile>(std::move(file));
 }
 

@@ -48,7 +48,83 @@ bool looksLikeSqlite(const std::filesystem::path& path)
     return n == 16 && std::memcmp(header.data(), "SQLite format 3", 16) == 0;
 }
 
-Result<std::shared_ptr<ReadOnlyDb>> ReadOnlyDb::open(const std::filesystem::path& path, std::string errorId)
+namespace {
+
+/// Every few thousand virtual-machine steps: a non-zero answer interrupts the statement (a cancelled open).
+int onProgress(void* sink)
+{
+    return static_cast<const ProgressSink*>(sink)->isCancelled() ? 1 : 0;
+}
+
+/// The connection settings for an untrusted file (https://www.sqlite.org/security.html): no writes through the
+/// schema, no functions or virtual tables run from it, no triggers or views (the readers query tables only), no
+/// extensions, no memory map, and bounded sizes.
+void harden(sqlite3* db)
+{
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxCellBytes);
+    sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+    sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 100);
+    sqlite3_limit(db, SQLITE_LIMIT_COMPOUND_SELECT, 10);
+    sqlite3_limit(db, SQLITE_LIMIT_VDBE_OP, 100000);
+    sqlite3_limit(db, SQLITE_LIMIT_FUNCTION_ARG, 8);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 100);
+    sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, 16);
+    sqlite3_limit(db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+    sqlite3_exec(db, "PRAGMA mmap_size = 0", nullptr, nullptr, nullptr);
+}
+
+std::uint32_t bigEndian32(const unsigned char* p)
+{
+    return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | std::uint32_t(p[3]);
+}
+
+} // namespace
+
+std::optional<std::string> walWarning(const std::filesystem::path& path)
+{
+    // A WAL file (https://www.sqlite.org/fileformat.html#the_write_ahead_log): a 32-byte header (magic, version,
+    // page size, checkpoint sequence, two salts, checksum), then frames of a 24-byte header and a page. A frame of
+    // the current WAL repeats the header's salts; a commit frame has a non-zero "database size after commit". Only
+    // the headers are read (a page-size stride through the file), and nothing is opened but a regular file.
+    std::filesystem::path wal = path;
+    wal += "-wal";
+    auto fd = openRegularFile(wal);
+    if (!fd)
+        return std::nullopt;
+    std::array<unsigned char, 32> header {};
+    const bool whole = ::pread(*fd, header.data(), header.size(), 0) == 32;
+    const std::uint32_t magic = bigEndian32(header.data());
+    const std::uint32_t pageSize = bigEndian32(header.data() + 8);
+    bool commits = false;
+    if (whole && (magic == 0x377f0682u || magic == 0x377f0683u) && pageSize >= 512 && pageSize <= 65536
+        && (pageSize & (pageSize - 1)) == 0) {
+        for (off_t at = 32;; at += 24 + static_cast<off_t>(pageSize)) {
+            std::array<unsigned char, 24> frame {};
+            if (::pread(*fd, frame.data(), frame.size(), at) != 24)
+                break;
+            if (std::memcmp(frame.data() + 8, header.data() + 16, 8) != 0)
+                break; // salts of an earlier WAL: the valid frames end here
+            if (bigEndian32(frame.data() + 4) != 0) {
+                commits = true; // one is enough to warn: the walk stops there
+                break;
+            }
+        }
+    }
+    ::close(*fd);
+    if (!commits)
+        return std::nullopt;
+    return wal.string() + " holds committed changes that may not be in the database yet (a writer still has it open, or was stopped); "
+          "they are not read: close the writer (or open the db once with sqlite3) and read it again";
+}
+
+Result<std::shared_ptr<ReadOnlyDb>> ReadOnlyDb::open(const std::filesystem::path& path, std::string errorId,
+                                                     const ProgressSink* progress)
 {
     const SourceLocation where { path.string(), std::nullopt, 0, 0 };
     // The regular-file check first (a FIFO or a folder is refused, never opened by SQLite).
@@ -68,6 +144,10 @@ Result<std::shared_ptr<ReadOnlyDb>> ReadOnlyDb::open(const std::filesystem::path
         std::string message = db->m_db ? sqlite3_errmsg(db->m_db) : sqlite3_errstr(rc);
         return makeError(db->m_errorId, where, "cannot open the database: " + message);
     }
+    harden(db->m_db);
+    db->m_progress = progress;
+    if (progress)
+        sqlite3_progress_handler(db->m_db, 4096, onProgress, const_cast<ProgressSink*>(progress));
     // A damaged file shows itself on the first read of the schema; check it here so the error is about the file.
     auto probe = db->prepare("SELECT count(*) FROM sqlite_master");
     if (!probe)
@@ -134,6 +214,12 @@ bool Statement::next()
         return true;
     if (rc == SQLITE_DONE)
         return false;
+    if (rc == SQLITE_INTERRUPT) {
+        // The progress handler saw the cancel (ReadOnlyDb::open's `progress`).
+        m_error = makeError("graph.cancelled", SourceLocation { m_db.path().string(), std::nullopt, 0, 0 },
+                            "reading the database was cancelled");
+        return false;
+    }
     m_error = m_db.error(std::string("cannot read the database (damaged?): ") + sqlite3_errmsg(m_db.handle()));
     return false;
 }

@@ -3,6 +3,9 @@
 // A read-only SQLite connection for the graph readers (internal to core/graph): opened only after the path was
 // checked to be a regular file holding an SQLite header, through a `file:` URI with mode=ro&immutable=1 so that
 // no -wal / -shm file is ever created or written beside an input, and every failure named with the file.
+// The file is hostile input (docs/reliability.md, "Graph files: reader bounds"): the connection is defensive (no
+// schema-defined functions, views, triggers or extensions; bounded string, SQL and expression sizes; no memory
+// map), and a progress handler interrupts any statement once the reader is cancelled.
 
 #include "core/util/diagnostic.h"
 
@@ -23,8 +26,10 @@ class Statement;
 class ReadOnlyDb
 {
 public:
-    /// `errorId` is the diagnostic id of every failure ("graph.db", "graph.trend").
-    static Result<std::shared_ptr<ReadOnlyDb>> open(const std::filesystem::path& path, std::string errorId);
+    /// `errorId` is the diagnostic id of every failure ("graph.db", "graph.trend"). `progress` (may be null): its
+    /// isCancelled() interrupts a running statement (the step fails; the caller reports the cancel).
+    static Result<std::shared_ptr<ReadOnlyDb>> open(const std::filesystem::path& path, std::string errorId,
+                                                    const ProgressSink* progress = nullptr);
     ~ReadOnlyDb();
     ReadOnlyDb(const ReadOnlyDb&) = delete;
     ReadOnlyDb& operator=(const ReadOnlyDb&) = delete;
@@ -42,6 +47,7 @@ private:
     sqlite3* m_db = nullptr;
     std::filesystem::path m_path;
     std::string m_errorId;
+    const ProgressSink* m_progress = nullptr;
 };
 
 class Statement
@@ -76,5 +82,17 @@ private:
 
 /// True when the file starts with "SQLite format 3\0" (what tells a .vis.db from JSON). Only regular files.
 bool looksLikeSqlite(const std::filesystem::path& path);
+
+/// The longest text or blob a cell may hold (sqlite3_limit SQLITE_LIMIT_LENGTH): a longer one is an error naming the
+/// file, not a string of that size. msprobe's largest cells (input_data of a node with hundreds of parameters) are
+/// far below it.
+inline constexpr int kMaxCellBytes = 256 << 20;
+
+/**
+ * @brief The warning for a `<db>-wal` beside `path` that holds committed frames (docs/graph.md, "WAL content"):
+ * the reader opens the main file alone (immutable, nothing written beside it), so changes still in the WAL (a
+ * writer killed, TensorBoard's plugin still open) are not shown. nullopt when there is no such WAL.
+ */
+std::optional<std::string> walWarning(const std::filesystem::path& path);
 
 } // namespace probescope::graph::detail

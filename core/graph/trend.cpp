@@ -30,6 +30,8 @@ Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::pat
             return db.error(std::string("not a msprobe .trend.db: it has no table ") + table);
     auto table = std::make_shared<TrendTable>();
     table->path = path.string();
+    if (auto wal = detail::walWarning(path))
+        table->warnings.push_back(std::move(*wal));
 
     std::unordered_map<std::int64_t, std::uint32_t> metricIndex;
     {

@@ -41,6 +41,7 @@ struct TrendTable
     std::vector<std::int64_t> steps;      ///< distinct, ascending
     std::vector<std::int64_t> ranks;      ///< distinct, ascending
     std::vector<std::string> modules;     ///< distinct target names without the .input.N / .output.N tail, first-seen order
+    std::vector<std::string> warnings;    ///< what the reader could not take in (a -wal beside the file, sqlitedb.h)
 };
 
 /// "Module.conv.conv1.Conv2d.input.0" -> "Module.conv.conv1.Conv2d": the module (or API) a target belongs to, as
