@@ -537,3 +537,47 @@ TEST(GraphReader, ScanInRowidRangesGivesTheSameFile)
         }
     }
 }
+
+TEST(GraphFileUi, DeepChainOpensWithinTheShownDepth)
+{
+    // A chain 3,000 deep (a 2,000-deep db held the window 19 s: every expansion of the chain re-measured the columns
+    // and QTreeView updates each ancestor per expansion). The page opens at most kMaxShownDepth levels above the
+    // selected node, under that ancestor; the graph view reveals the whole chain in one pass.
+    probescope::testing::TempDir dir;
+    constexpr int kDepth = 3000;
+    std::string text = R"({"root": "n0", "node": {)";
+    for (int d = 0; d < kDepth; ++d)
+        text += (d ? ", \"n" : "\"n") + std::to_string(d) + "\": {\"node_type\": 0, \"upnode\": \""
+            + (d ? "n" + std::to_string(d - 1) : std::string("None")) + "\", \"subnodes\": ["
+            + (d + 1 < kDepth ? "\"n" + std::to_string(d + 1) + "\"" : std::string()) + "]}";
+    text += "}}";
+    const fs::path path = dir.write("build_step0_rank0.vis", text);
+    const auto file = read(path);
+    ASSERT_TRUE(file);
+    ui::GraphFilePanel panel;
+    panel.setFile(file, {});
+    const QString deepest = QString::fromStdString("n" + std::to_string(kDepth - 1));
+    ASSERT_TRUE(panel.selectNode(deepest));
+    EXPECT_EQ(panel.selectedNodeName(), deepest);
+    const QModelIndex root = panel.tree()->rootIndex();
+    ASSERT_TRUE(root.isValid());
+    int levels = 0;
+    for (QModelIndex p = panel.tree()->currentIndex().parent(); p.isValid() && p != root; p = p.parent())
+        ++levels;
+    EXPECT_EQ(levels, 255); // the root itself is the 256th ancestor
+    EXPECT_TRUE(panel.tree()->isExpanded(panel.tree()->currentIndex().parent()));
+    // A shallow node shows the tree from the top again.
+    ASSERT_TRUE(panel.selectNode("n3"));
+    EXPECT_FALSE(panel.tree()->rootIndex().isValid());
+    EXPECT_EQ(panel.selectedNodeName(), "n3");
+
+    // The graph view: every ancestor opened, the rows made once: the chain's 3,000 rows, the node current.
+    ui::GraphView view;
+    view.setSides(ui::graphSidesFromGraphFile(file, 0));
+    const auto node = view.sides()->npu().find(deepest.toStdString());
+    ASSERT_TRUE(node);
+    view.selectNode(ui::GraphSideId::Npu, *node);
+    EXPECT_EQ(view.pane(ui::GraphSideId::Npu)->rows().size(), static_cast<std::size_t>(kDepth));
+    EXPECT_EQ(view.pane(ui::GraphSideId::Npu)->rowOf(*node), kDepth - 1);
+    EXPECT_EQ(view.current(ui::GraphSideId::Npu), node);
+}

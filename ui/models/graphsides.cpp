@@ -359,24 +359,48 @@ std::string callStem(std::string_view name)
 namespace {
 
 /// Descendant pairs of a matched (npu, bench) pair: children in execution order, each NPU child with the first
-/// later bench child of the same call stem, recursively.
+/// later bench child of the same call stem, then that pair's own children before the next sibling (depth first).
+/// An explicit stack (hierarchies run thousands of levels deep) and each bench child's stem computed once, looked up
+/// by stem (a scan of the bench children per NPU child was quadratic in a wide node).
 void pairChildren(const GraphSides& sides, std::uint32_t a, std::uint32_t b, std::vector<graph::NodeMatch>& out)
 {
     const GraphSide& npu = sides.npu();
     const GraphSide& bench = sides.bench();
-    const auto benchChildren = bench.childrenOf(b);
-    std::size_t next = 0;
-    for (const std::uint32_t ca : npu.childrenOf(a)) {
-        const std::string stem = callStem(npu.nodes[ca].name);
-        for (std::size_t k = next; k < benchChildren.size(); ++k) {
-            const std::uint32_t cb = benchChildren[k];
-            if (callStem(bench.nodes[cb].name) != stem)
-                continue;
-            out.push_back({ std::string(npu.nodes[ca].name), std::string(bench.nodes[cb].name) });
-            pairChildren(sides, ca, cb, out);
-            next = k + 1;
-            break;
+    struct Frame
+    {
+        std::span<const std::uint32_t> npuChildren;
+        std::span<const std::uint32_t> benchChildren;
+        std::unordered_map<std::string, std::vector<std::size_t>> positions; ///< stem -> bench child positions, ascending
+        std::size_t child = 0; ///< the next NPU child
+        std::size_t next = 0;  ///< bench children before this are taken
+    };
+    const auto frameOf = [&](std::uint32_t na, std::uint32_t nb) {
+        Frame f;
+        f.npuChildren = npu.childrenOf(na);
+        f.benchChildren = bench.childrenOf(nb);
+        for (std::size_t k = 0; k < f.benchChildren.size(); ++k)
+            f.positions[callStem(bench.nodes[f.benchChildren[k]].name)].push_back(k);
+        return f;
+    };
+    std::vector<Frame> stack;
+    stack.push_back(frameOf(a, b));
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.child >= f.npuChildren.size()) {
+            stack.pop_back();
+            continue;
         }
+        const std::uint32_t ca = f.npuChildren[f.child++];
+        const auto it = f.positions.find(callStem(npu.nodes[ca].name));
+        if (it == f.positions.end())
+            continue;
+        const auto at = std::lower_bound(it->second.begin(), it->second.end(), f.next);
+        if (at == it->second.end())
+            continue;
+        const std::uint32_t cb = f.benchChildren[*at];
+        f.next = *at + 1;
+        out.push_back({ std::string(npu.nodes[ca].name), std::string(bench.nodes[cb].name) });
+        stack.push_back(frameOf(ca, cb)); // may move f: not used after this
     }
 }
 

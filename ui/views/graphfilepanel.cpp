@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QRegularExpression>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QTextBrowser>
 #include <QTreeView>
 #include <QUrl>
@@ -39,6 +40,14 @@ QString esc(const std::string& s)
 
 // The scheme of the matched-node links in the details: node:<graph index>/<node name>.
 const QString kNodeScheme = QStringLiteral("node");
+
+/// The most levels the tree shows above a selected node: a deeper node is shown under its ancestor this many levels
+/// up (the tree's root index). QTreeView's cost of opening a chain of boxes grows with the square of its length (each
+/// expansion updates every ancestor), so a file 40,000 levels deep would hold the window for seconds.
+constexpr std::size_t kMaxShownDepth = 256;
+
+/// The most micro steps the chooser lists (fillMicroBox).
+constexpr std::size_t kMaxListedMicroSteps = 1000;
 
 /// input_data / output_data as one table: a column per parameter (named by its tail after the node's name), a row
 /// per key in first-seen order (msprobe's compare adds some twenty keys; parameters are few).
@@ -110,6 +119,21 @@ GraphFilePanel::GraphFilePanel(QWidget* parent)
 
     m_search = new SearchBar(this);
     layout->addWidget(m_search);
+
+    m_depthNote = new QLabel(this);
+    m_depthNote->setObjectName("graphDepthNote");
+    m_depthNote->setWordWrap(true);
+    m_depthNote->setVisible(false);
+    connect(m_depthNote, &QLabel::linkActivated, this, [this] {
+        const QString keep = selectedNodeName();
+        m_tree->setRootIndex({});
+        m_depthNote->setVisible(false);
+        if (!keep.isEmpty())
+            selectNode(keep);
+    });
+    layout->addWidget(m_depthNote);
+    // A new graph (or micro step) resets the tree's root: the note goes with it.
+    connect(m_model, &QAbstractItemModel::modelReset, m_depthNote, &QWidget::hide);
 
     m_splitter = new QSplitter(Qt::Horizontal, this);
     m_tree = new QTreeView(m_splitter);
@@ -227,9 +251,21 @@ void GraphFilePanel::fillMicroBox()
     m_filling = true;
     m_microBox->clear();
     m_microBox->addItem(tr("all"));
-    if (const graph::Graph* g = m_model->graph())
-        for (const std::int64_t m : g->microSteps)
-            m_microBox->addItem(QString::number(m), QVariant::fromValue<qlonglong>(m));
+    // msprobe's micro steps are a handful; a file may hold a million. The box lists the first kMaxListedMicroSteps
+    // (and the chosen one): a list of a million entries would take seconds and hundreds of MB to build and measure.
+    if (const graph::Graph* g = m_model->graph()) {
+        const std::size_t listed = std::min(g->microSteps.size(), kMaxListedMicroSteps);
+        for (std::size_t i = 0; i < listed; ++i)
+            m_microBox->addItem(QString::number(g->microSteps[i]), QVariant::fromValue<qlonglong>(g->microSteps[i]));
+        const auto chosen = m_model->microStep();
+        if (chosen && m_microBox->findData(QVariant::fromValue<qlonglong>(*chosen)) < 0)
+            m_microBox->addItem(QString::number(*chosen), QVariant::fromValue<qlonglong>(*chosen));
+        if (g->microSteps.size() > listed) {
+            m_microBox->addItem(tr("(%n more not listed)", nullptr, static_cast<int>(g->microSteps.size() - listed)));
+            if (auto* items = qobject_cast<QStandardItemModel*>(m_microBox->model()))
+                items->item(m_microBox->count() - 1)->setEnabled(false);
+        }
+    }
     const auto chosen = m_model->microStep();
     m_microBox->setCurrentIndex(chosen ? std::max(0, m_microBox->findData(QVariant::fromValue<qlonglong>(*chosen))) : 0);
     m_microBox->setEnabled(m_microBox->count() > 2);
@@ -301,11 +337,41 @@ void GraphFilePanel::selectIndex(std::uint32_t node)
     }
     if (!index.isValid())
         return;
-    std::vector<QModelIndex> chain;
+    std::vector<QModelIndex> chain; // the parent first
     for (QModelIndex p = index.parent(); p.isValid(); p = p.parent())
         chain.push_back(p);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    // A node deeper than kMaxShownDepth is shown under an ancestor that many levels up (kept while it is one of the
+    // node's nearest ancestors, so that moving through a deep part does not re-root the tree at every step).
+    const QModelIndex shownRoot = m_tree->rootIndex();
+    QModelIndex root;
+    if (chain.size() >= kMaxShownDepth) {
+        const auto nearest = chain.begin() + static_cast<std::ptrdiff_t>(kMaxShownDepth);
+        root = shownRoot.isValid() && std::find(chain.begin(), nearest, shownRoot) != nearest ? shownRoot
+                                                                                               : chain[kMaxShownDepth - 1];
+    }
+    if (root != shownRoot)
+        m_tree->setRootIndex(root);
+    m_depthNote->setVisible(root.isValid());
+    if (root.isValid())
+        m_depthNote->setText(tr("This part of the graph is %n level(s) deep: the tree shows it under %1. "
+                                "<a href='top'>Show from the top</a>",
+                                nullptr, static_cast<int>(chain.size()))
+                                 .arg(esc(m_model->graph()->nodes[*m_model->nodeOf(root)].name)));
+    // The columns sized to their contents would measure up to a thousand rows at every expansion: fixed while the
+    // chain opens, measured once after.
+    QHeaderView* header = m_tree->header();
+    std::vector<QHeaderView::ResizeMode> modes;
+    for (int c = 0; c < header->count(); ++c) {
+        modes.push_back(header->sectionResizeMode(c));
+        if (modes.back() == QHeaderView::ResizeToContents)
+            header->setSectionResizeMode(c, QHeaderView::Interactive);
+    }
+    const auto stop = root.isValid() ? std::find(chain.begin(), chain.end(), root) : chain.end();
+    for (auto it = std::make_reverse_iterator(stop); it != chain.rend(); ++it)
         m_tree->expand(*it);
+    for (int c = 0; c < header->count(); ++c)
+        if (modes[static_cast<std::size_t>(c)] == QHeaderView::ResizeToContents)
+            header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_tree->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     m_tree->scrollTo(index, QAbstractItemView::PositionAtCenter);
 }

@@ -98,6 +98,7 @@ private:
     QLabel* m_header = nullptr;
     QLabel* m_graphLabel = nullptr;
     QLabel* m_microLabel = nullptr;
+    QLabel* m_depthNote = nullptr; ///< shown while the tree is rooted at an ancestor of a deep node (selectIndex)
     QComboBox* m_graphBox = nullptr;
     QComboBox* m_microBox = nullptr;
     SearchBar* m_search = nullptr;

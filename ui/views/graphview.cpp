@@ -133,9 +133,24 @@ void GraphPane::reveal(std::uint32_t node)
 {
     if (!m_data || node >= m_data->size())
         return;
-    // Expanding from the root down: each expansion inserts the rows of one box.
-    for (const std::uint32_t a : m_data->ancestorsOf(node))
-        setExpanded(a, true);
+    // The ancestors open from the root down to the first closed one already; that one has a row. All closed ones are
+    // marked open and the rows below the first are made once: linear in the depth and the rows shown (an expansion
+    // per ancestor looked up and shifted the rows each time: quadratic in a hierarchy thousands of levels deep).
+    const std::vector<std::uint32_t> chain = m_data->ancestorsOf(node);
+    const auto firstClosed = std::find_if(chain.begin(), chain.end(), [this](std::uint32_t a) { return !m_expanded[a]; });
+    if (firstClosed == chain.end())
+        return;
+    const int row = rowOf(*firstClosed);
+    for (auto it = firstClosed; it != chain.end(); ++it)
+        m_expanded[*it] = 1;
+    if (row < 0)
+        return; // not shown (cannot happen while the chain above it is open): expanded when it gets a row
+    std::vector<std::uint32_t> below;
+    appendVisibleBelow(*firstClosed, below);
+    m_rows.insert(m_rows.begin() + row + 1, below.begin(), below.end());
+    updateScrollRange();
+    emit rowsChanged();
+    viewport()->update();
 }
 
 void GraphPane::setCurrent(std::optional<std::uint32_t> node)
