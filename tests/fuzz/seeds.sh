@@ -4,7 +4,7 @@
 # usage: seeds.sh FIXTURES SOURCE_DIR OUT
 set -eu
 fixtures=$1 src=$2 out=$3
-rm -rf "$out" && mkdir -p "$out"/{json,dumpentry,constructstack,pt,npy,legacypkl,comparejson,runutcsv,ptdbg}
+rm -rf "$out" && mkdir -p "$out"/{json,dumpentry,constructstack,pt,npy,legacypkl,comparejson,runutcsv,ptdbg,visdb,vis,trenddb}
 n=0
 seed() { # seed TARGET FILE: copies FILE if it is small enough to mutate usefully (<= 256 KB)
     [ -f "$2" ] && [ "$(stat -c %s "$2")" -le 262144 ] || return 0
@@ -33,6 +33,10 @@ while IFS= read -r npu; do
     n=$((n + 1))
     { cat "$npu"; printf '\0'; cat "$bench"; [ -z "$table" ] || { printf '\0'; cat "$table"; }; } >"$out/diffanalyze/$n-da"
 done < <(find "$fixtures/msprobe26_da" "$src/tests/data/msprobe26_da" -path '*/npu/step0/rank*/dump.json' 2>/dev/null | head -20)
+# The graph files: msprobe's own .vis.db / .trend.db (SQLite pages to mutate) and msprobe 1.2's .vis JSON.
+while IFS= read -r f; do seed visdb "$f"; done < <(find "$fixtures/msprobe_graph" -name '*.vis.db' | head -20)
+while IFS= read -r f; do seed trenddb "$f"; done < <(find "$fixtures/msprobe_graph" -name '*.trend.db' | head -10)
+while IFS= read -r f; do seed vis "$f"; done < <(find "$fixtures" -name '*.vis' | head -10)
 # Hand-written seeds where the fixtures have few or none.
 printf '{"npu_path": "npu/dump.json", "bench_path": "bench/dump.json", "stack_path": "stack.json"}' >"$out/comparejson/hand-1.json"
 printf '{"npu_path": "a", "bench_path": "b", "is_print_compare_log": true}' >"$out/comparejson/hand-2.json"

@@ -43,8 +43,9 @@ const QString kNodeScheme = QStringLiteral("node");
 
 /// The most levels the tree shows above a selected node: a deeper node is shown under its ancestor this many levels
 /// up (the tree's root index). QTreeView's cost of opening a chain of boxes grows with the square of its length (each
-/// expansion updates every ancestor), so a file 40,000 levels deep would hold the window for seconds.
-constexpr std::size_t kMaxShownDepth = 256;
+/// expansion updates every ancestor), so a file 40,000 levels deep held the window for minutes; and past a few dozen
+/// levels the indentation pushes the names out of the column anyway.
+constexpr std::size_t kMaxShownDepth = 16;
 
 /// The most micro steps the chooser lists (fillMicroBox).
 constexpr std::size_t kMaxListedMicroSteps = 1000;
