@@ -71,6 +71,17 @@ std::string typeCounts(const graph::GraphSummary& s)
         + " APIs, " + std::to_string(s.collections) + " API collections)";
 }
 
+void printWarnings(const std::vector<std::string>& warnings)
+{
+    if (warnings.empty()) {
+        std::cout << "  warnings: none\n";
+        return;
+    }
+    std::cout << "  warnings: " << warnings.size() << "\n";
+    for (const std::string& w : warnings)
+        std::cout << "    " << w << "\n";
+}
+
 int infoGraphFile(const std::filesystem::path& path)
 {
     graph::ReadOptions options;
@@ -120,13 +131,7 @@ int infoGraphFile(const std::filesystem::path& path)
             std::cout << "    first failing node: none\n";
         }
     }
-    if (file.warnings.empty()) {
-        std::cout << "  warnings: none\n";
-    } else {
-        std::cout << "  warnings: " << file.warnings.size() << "\n";
-        for (const std::string& w : file.warnings)
-            std::cout << "    " << w << "\n";
-    }
+    printWarnings(file.warnings);
     return kExitOk;
 }
 
@@ -144,13 +149,7 @@ int infoTrendFile(const std::filesystem::path& path)
     for (const std::string& m : t.metrics)
         std::cout << " " << m;
     std::cout << "\n  values: " << t.values.size() << "\n";
-    if (t.warnings.empty()) {
-        std::cout << "  warnings: none\n";
-    } else {
-        std::cout << "  warnings: " << t.warnings.size() << "\n";
-        for (const std::string& w : t.warnings)
-            std::cout << "    " << w << "\n";
-    }
+    printWarnings(t.warnings);
     return kExitOk;
 }
 
