@@ -41,6 +41,7 @@ void GraphFileModel::setGraph(std::shared_ptr<const graph::GraphFile> file, int 
     m_row.clear();
     m_hidden.clear();
     m_filteredRootChildren.clear();
+    m_filteredSlot.clear();
     if (m_file && graphIndex >= 0 && static_cast<std::size_t>(graphIndex) < m_file->graphs.size()) {
         m_graph = &m_file->graphs[static_cast<std::size_t>(graphIndex)];
         m_graphIndex = graphIndex;
@@ -53,6 +54,7 @@ void GraphFileModel::setGraph(std::shared_ptr<const graph::GraphFile> file, int 
                 m_row[n.children[r]] = static_cast<std::uint32_t>(r);
         if (m_microStep) {
             m_hidden.assign(nodes.size(), 0);
+            m_filteredSlot.assign(nodes.size(), -1);
             for (const std::uint32_t root : m_graph->roots) {
                 std::vector<std::uint32_t> kept;
                 for (const std::uint32_t c : nodes[root].children) {
@@ -63,6 +65,7 @@ void GraphFileModel::setGraph(std::shared_ptr<const graph::GraphFile> file, int 
                         m_hidden[c] = 1;
                     }
                 }
+                m_filteredSlot[root] = static_cast<std::int32_t>(m_filteredRootChildren.size());
                 m_filteredRootChildren.emplace_back(root, std::move(kept));
             }
         }
@@ -72,10 +75,9 @@ void GraphFileModel::setGraph(std::shared_ptr<const graph::GraphFile> file, int 
 
 const std::vector<std::uint32_t>& GraphFileModel::childrenOf(std::uint32_t node) const
 {
-    if (m_microStep && m_graph->nodes[node].parent < 0)
-        for (const auto& [root, kept] : m_filteredRootChildren)
-            if (root == node)
-                return kept;
+    // One lookup (a file may hold a million roots: a search of them per call was quadratic in the view's layout).
+    if (m_microStep && m_graph->nodes[node].parent < 0 && node < m_filteredSlot.size() && m_filteredSlot[node] >= 0)
+        return m_filteredRootChildren[static_cast<std::size_t>(m_filteredSlot[node])].second;
     return m_graph->nodes[node].children;
 }
 

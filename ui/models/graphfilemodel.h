@@ -81,8 +81,9 @@ private:
     int m_graphIndex = -1;
     std::optional<std::int64_t> m_microStep;
     std::vector<std::uint32_t> m_row; ///< each node's row under its parent (or among the roots)
-    /// With a micro step: each root's children of that micro step (roots are few: one in msprobe's files).
+    /// With a micro step: each root's children of that micro step (one in msprobe's files; a damaged file may have a million).
     std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> m_filteredRootChildren;
+    std::vector<std::int32_t> m_filteredSlot; ///< with a micro step: each root's index in m_filteredRootChildren, else -1
     std::vector<std::uint8_t> m_hidden; ///< with a micro step: 1 for a top-level node of another micro step
 };
 

@@ -153,6 +153,30 @@ void GraphPane::reveal(std::uint32_t node)
     viewport()->update();
 }
 
+void GraphPane::expandMany(const std::vector<std::uint32_t>& nodes)
+{
+    if (!m_data)
+        return;
+    bool changed = false;
+    for (const std::uint32_t n : nodes) {
+        if (n < m_data->size() && m_data->nodes[n].childCount > 0 && !m_expanded[n]) {
+            m_expanded[n] = 1;
+            changed = true;
+        }
+    }
+    if (!changed)
+        return;
+    m_rows.clear();
+    for (const std::uint32_t r : m_data->roots) {
+        m_rows.push_back(r);
+        if (m_expanded[r])
+            appendVisibleBelow(r, m_rows);
+    }
+    updateScrollRange();
+    emit rowsChanged();
+    viewport()->update();
+}
+
 void GraphPane::setCurrent(std::optional<std::uint32_t> node)
 {
     if (node && (!m_data || *node >= m_data->size()))
@@ -757,13 +781,14 @@ void GraphView::setSides(std::shared_ptr<const GraphSides> sides)
         const GraphSide& side = m_sides->side(s);
         if (expanded[i].empty()) {
             // First sight: the top level open, so the structure shows at once.
-            for (const std::uint32_t r : side.roots)
-                p->setExpanded(r, true);
+            p->expandMany(side.roots);
         } else {
+            std::vector<std::uint32_t> open;
             for (const std::string& name : expanded[i]) {
                 if (const auto n = side.find(name))
-                    p->setExpanded(*n, true);
+                    open.push_back(*n);
             }
+            p->expandMany(open);
         }
         if (currentName[i])
             if (const auto n = side.find(*currentName[i]))

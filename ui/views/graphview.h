@@ -45,6 +45,9 @@ public:
     bool setExpanded(std::uint32_t node, bool expanded);
     /// Expands every ancestor of `node` so that it has a row.
     void reveal(std::uint32_t node);
+    /// Expands all of `nodes` (those without children are left alone) and makes the rows once: linear in the rows
+    /// shown, where an expansion each would shift the rows once per node.
+    void expandMany(const std::vector<std::uint32_t>& nodes);
     /// The node's row in display order, -1 when it has none (an ancestor is collapsed).
     int rowOf(std::uint32_t node) const;
     const std::vector<std::uint32_t>& rows() const { return m_rows; }
