@@ -93,7 +93,9 @@ int infoGraphFile(const std::filesystem::path& path)
     }
     const graph::GraphFile& file = **read;
     const graph::GraphConfig& c = file.config;
-    std::cout << path.string() << ": " << graph::versionName(file.version) << ", " << (file.isCompare() ? "compare" : "build")
+    // Once: isCompare() looks at every graph, and a file may hold a hundred thousand.
+    const bool compare = file.isCompare();
+    std::cout << path.string() << ": " << graph::versionName(file.version) << ", " << (compare ? "compare" : "build")
               << (c.task.empty() ? std::string() : ", task " + c.task) << ", micro steps " << c.microSteps
               << ", steps " << intList(c.stepList) << ", ranks " << intList(c.rankList)
               << (c.overflowCheck ? ", overflow check" : "") << "\n";
@@ -111,7 +113,7 @@ int infoGraphFile(const std::filesystem::path& path)
         if (g.microSteps.size() > 1)
             std::cout << ", micro steps " << intList(g.microSteps);
         std::cout << "\n";
-        if (!file.isCompare())
+        if (!compare)
             continue;
         if (g.side == graph::Side::Bench) {
             std::cout << "    matched " << s.bench << ", unmatched " << s.unmatched << "\n";

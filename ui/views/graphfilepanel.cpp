@@ -435,6 +435,7 @@ QStringList GraphFilePanel::report() const
     QStringList lines;
     if (!m_file)
         return lines;
+    const bool compare = m_file->isCompare(); // once: it looks at every graph
     for (std::size_t i = 0; i < m_file->graphs.size(); ++i) {
         const graph::Graph& g = m_file->graphs[i];
         const graph::GraphSummary& s = m_summaries[i];
@@ -444,7 +445,7 @@ QStringList GraphFilePanel::report() const
                            .arg(g.rank)
                            .arg(toQ(std::string(graph::sideName(g.side))))
                            .arg(s.nodes);
-        if (m_file->isCompare() && g.side == graph::Side::Npu) {
+        if (compare && g.side == graph::Side::Npu) {
             for (std::size_t b = 0; b < m_file->colours.size() && b < s.perBand.size(); ++b)
                 if (m_file->colours[b].lo)
                     line += QStringLiteral(", %1 %2").arg(toQ(m_file->colours[b].colour)).arg(s.perBand[b]);
@@ -453,7 +454,7 @@ QStringList GraphFilePanel::report() const
                                          .arg(toQ(g.nodes[*s.firstFailing].name))
                                          .arg(*s.firstFailing)
                                    : QStringLiteral(", first failing none");
-        } else if (m_file->isCompare()) {
+        } else if (compare) {
             line += QStringLiteral(", matched %1, unmatched %2").arg(s.bench).arg(s.unmatched);
         }
         lines << line;
