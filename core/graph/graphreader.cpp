@@ -692,8 +692,9 @@ std::optional<std::string> readVisGraph(const Json& g, Side side, std::int64_t s
         order.push_back(f.name);
         stack.pop_back();
     }
-    for (const auto& [name, value] : nodes.items()) {
-        (void)value;
+    // Not a structured binding: clang 14 (the fuzz preset) cannot capture one in the warning's lambda.
+    for (const auto& item : nodes.items()) {
+        const std::string& name = item.key();
         if (!seen.count(name)) {
             file.warn([&] { return graph.id + ": node " + name + " is not reachable from the root " + root; });
             order.push_back(byName.find(name)->first);

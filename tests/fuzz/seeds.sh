@@ -34,7 +34,7 @@ while IFS= read -r npu; do
     { cat "$npu"; printf '\0'; cat "$bench"; [ -z "$table" ] || { printf '\0'; cat "$table"; }; } >"$out/diffanalyze/$n-da"
 done < <(find "$fixtures/msprobe26_da" "$src/tests/data/msprobe26_da" -path '*/npu/step0/rank*/dump.json' 2>/dev/null | head -20)
 # The graph files: msprobe's own .vis.db / .trend.db (SQLite pages to mutate) and msprobe 1.2's .vis JSON.
-while IFS= read -r f; do seed visdb "$f"; done < <(find "$fixtures/msprobe_graph" -name '*.vis.db' | head -20)
+while IFS= read -r f; do seed visdb "$f"; done < <(find "$fixtures/msprobe_graph" -name '*.vis.db' -size -257k | head -20)
 while IFS= read -r f; do seed trenddb "$f"; done < <(find "$fixtures/msprobe_graph" -name '*.trend.db' | head -10)
 while IFS= read -r f; do seed vis "$f"; done < <(find "$fixtures" -name '*.vis' | head -10)
 # Hand-written seeds where the fixtures have few or none.
