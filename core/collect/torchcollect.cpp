@@ -446,7 +446,8 @@ public:
         for (const std::int64_t d : t.sizes())
             m_json.integer(d);
         m_json.endArray();
-        const Summary s = c.defined() ? summarize(c, t.detach()) : Summary {};
+        // The contiguous copy, as the background writer has it (both writers write the same bytes).
+        const Summary s = c.defined() ? summarize(c) : Summary {};
         overflow = overflow || s.overflow;
         static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
         const double values[] = { s.max, s.min, s.mean, s.norm };

@@ -189,8 +189,10 @@ TEST(CollectL1, TensorStatisticsMatchTheSavedTensors)
             continue;
         EXPECT_EQ(leaf.find("Max")->asDouble(), s.max) << name;
         EXPECT_EQ(leaf.find("Min")->asDouble(), s.min) << name;
-        EXPECT_NEAR(leaf.find("Mean")->asDouble(), s.mean, 1e-12 * std::max(1.0, std::abs(s.norm))) << name;
-        EXPECT_NEAR(leaf.find("Norm")->asDouble(), s.norm, 1e-12 * std::max(1.0, s.norm)) << name;
+        // Mean and Norm are torch's float32 reductions, as msprobe's (CollectLeaves checks them bit for bit);
+        // the file's tensor, summed in double here, agrees within float32 rounding.
+        EXPECT_NEAR(leaf.find("Mean")->asDouble(), s.mean, 1e-6 * std::max(1.0, std::abs(s.norm))) << name;
+        EXPECT_NEAR(leaf.find("Norm")->asDouble(), s.norm, 1e-6 * std::max(1.0, s.norm)) << name;
         ++checked;
     }
     EXPECT_GT(checked, 300u);
