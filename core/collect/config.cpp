@@ -256,8 +256,11 @@ private:
         for (std::uint32_t i = 0; i < v.size(); ++i) {
             const JsonValue e = v.at(i);
             if (e.isInt()) {
-                if (e.asInt() < 0 || e.asInt() > kMaxStepOrRank)
-                    fail(e, "\"" + k + "\": element " + std::to_string(i) + " must be from 0 to " + bound);
+                if (e.asInt() < 0)
+                    fail(e, "\"" + k + "\" must hold integers >= 0 (element " + std::to_string(i) + " does not)");
+                if (e.asInt() > kMaxStepOrRank)
+                    fail(e, "\"" + k + "\" must hold integers from 0 to " + bound + " (element " + std::to_string(i)
+                                + " does not)");
                 values.push_back(e.asInt());
                 continue;
             }

@@ -353,6 +353,7 @@ struct LeafSnapshot
     std::string dataName;                  ///< its .pt file; empty = none
     std::size_t exceptAt = 0;              ///< where *_except_inf_nan members go (after requires_grad)
     std::size_t indent = 0;                ///< spaces before a member of this leaf's object
+    Summary summary;                       ///< computed in the training thread (see backgroundTensor)
 };
 
 /// A statistic as PyJsonWriter writes it (number(), integer(), boolean(), null()).
@@ -446,8 +447,7 @@ public:
         for (const std::int64_t d : t.sizes())
             m_json.integer(d);
         m_json.endArray();
-        // The contiguous copy, as the background writer has it (both writers write the same bytes).
-        const Summary s = c.defined() ? summarize(c) : Summary {};
+        const Summary s = c.defined() ? summarize(c, t.detach()) : Summary {};
         overflow = overflow || s.overflow;
         static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
         const double values[] = { s.max, s.min, s.mean, s.norm };
@@ -523,6 +523,12 @@ private:
     {
         LeafSnapshot leaf;
         leaf.tensor = snapshot(t);
+        // The statistics are torch's reductions (msprobe's, bit for bit): computed here, in the training thread,
+        // over the tensor as the model has it, as the training-thread writer and msprobe compute them. In the
+        // writer thread they would run in ATen's thread pool from a second thread, which hangs in a forked
+        // child whose parent used the pool (libgomp), and their summation order would follow the copy's layout.
+        if (leaf.tensor.defined())
+            leaf.summary = summarize(leaf.tensor, t.detach());
         m_json.beginObject();
         m_json.key("type");
         m_json.string("torch.Tensor");
@@ -604,7 +610,7 @@ std::optional<Diagnostic> writeInBackground(dump::DumpWriter& writer, const Sess
             if (auto problem = savePt(leaf.tensor, tensorDir / leaf.dataName))
                 return problem;
         }
-        const Summary s = summarize(leaf.tensor);
+        const Summary& s = leaf.summary;
         for (std::size_t i = 0; i < 4; ++i) {
             upTo(leaf.statsAt[i], 4); // "null"
             appendStatistic(out, s, static_cast<int>(i));
