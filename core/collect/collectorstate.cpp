@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collectorstate.h"
 
+#include "dumpfolder.h"
+
 #include <algorithm>
 #include <system_error>
 
@@ -66,16 +68,16 @@ fs::path Session::tensorDir() const { return rankDir() / "dump_tensor_data"; }
 
 bool Session::stepSelected() const
 {
-    return m_config.steps.empty()
-        || std::find(m_config.steps.begin(), m_config.steps.end(), m_step) != m_config.steps.end();
+    return (m_config.steps.empty() && m_config.stepRanges.empty())
+        || selects(m_config.steps, m_config.stepRanges, m_step);
 }
 
 bool Session::rankSelected() const
 {
-    if (m_config.ranks.empty())
+    if (m_config.ranks.empty() && m_config.rankRanges.empty())
         return true;
     // As msprobe: a rank filter selects nothing in a run that has no rank.
-    return m_rank && std::find(m_config.ranks.begin(), m_config.ranks.end(), *m_rank) != m_config.ranks.end();
+    return m_rank && selects(m_config.ranks, m_config.rankRanges, *m_rank);
 }
 
 bool Session::selected() const { return m_started && stepSelected() && rankSelected(); }
@@ -94,14 +96,13 @@ std::optional<Diagnostic> Session::openWriter()
     dump::DumpWriterHeader header;
     header.task = toString(m_config.task);
     header.level = toString(m_config.level);
-    if (m_config.task != Task::Statistics) {
+    // A fresh rank folder, reached through no symlink (dumpfolder.h): a rerun never mixes with or rewrites
+    // an earlier run's files, and no planted link sends the dump outside dump_path.
+    if (auto problem = claimRankFolder(m_config.dumpPath, rankDir().parent_path().filename().string(),
+                                       rankDir().filename().string(), m_config.task != Task::Statistics))
+        return problem;
+    if (m_config.task != Task::Statistics)
         header.dumpDataDir = tensorDir().string();
-        std::error_code ec;
-        fs::create_directories(tensorDir(), ec);
-        if (ec)
-            return makeError("collect.io", SourceLocation { tensorDir().string(), std::nullopt, 0, 0 },
-                             "cannot create the folder: " + ec.message());
-    }
     if (m_config.level == Level::Debug) {
         header.dumpFileName = "debug.json";
         header.withConstruct = false;

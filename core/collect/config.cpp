@@ -169,9 +169,9 @@ public:
                 if (config.dumpPath.empty())
                     fail(v, "\"dump_path\" must not be empty");
             } else if (key == "rank") {
-                config.ranks = nonNegativeInts(v, key);
+                indexList(v, key, config.ranks, config.rankRanges);
             } else if (key == "step") {
-                config.steps = nonNegativeInts(v, key);
+                indexList(v, key, config.steps, config.stepRanges);
             } else if (key == "level") {
                 m_levelValue = v;
                 const std::string_view l = string(v, key);
@@ -244,19 +244,51 @@ private:
         return v.asBool();
     }
 
-    std::vector<std::int64_t> nonNegativeInts(const JsonValue& v, std::string_view key) const
+    /// msprobe's step and rank lists: integers and "first-last" ranges, each from 0 to kMaxStepOrRank (its
+    /// STEP_RANK_MAXIMUM_VALUE). Ranges stay ranges: ["0-99999999999"] costs what its text costs.
+    void indexList(const JsonValue& v, std::string_view key, std::vector<std::int64_t>& values,
+                   std::vector<std::pair<std::int64_t, std::int64_t>>& ranges) const
     {
+        const std::string k(key);
         if (!v.isArray())
-            fail(v, "\"" + std::string(key) + "\" must be a list of integers, e.g. [0, 1]");
-        std::vector<std::int64_t> out;
+            fail(v, "\"" + k + "\" must be a list of integers or \"first-last\" ranges, e.g. [0, \"2-4\"]");
+        const std::string bound = std::to_string(kMaxStepOrRank);
         for (std::uint32_t i = 0; i < v.size(); ++i) {
             const JsonValue e = v.at(i);
-            if (!e.isInt() || e.asInt() < 0)
-                fail(e, "\"" + std::string(key) + "\" must hold integers >= 0 (element " + std::to_string(i)
-                            + " does not)");
-            out.push_back(e.asInt());
+            if (e.isInt()) {
+                if (e.asInt() < 0)
+                    fail(e, "\"" + k + "\" must hold integers >= 0 (element " + std::to_string(i) + " does not)");
+                if (e.asInt() > kMaxStepOrRank)
+                    fail(e, "\"" + k + "\" must hold integers from 0 to " + bound + " (element " + std::to_string(i)
+                                + " does not)");
+                values.push_back(e.asInt());
+                continue;
+            }
+            if (!e.isString())
+                fail(e, "\"" + k + "\": element " + std::to_string(i)
+                            + " must be an integer or a \"first-last\" range");
+            const std::string_view text = e.asString();
+            const auto dash = text.find('-');
+            std::int64_t ends[2] = { -1, -1 };
+            if (dash != std::string_view::npos) {
+                const std::string_view parts[2] = { text.substr(0, dash), text.substr(dash + 1) };
+                for (int p = 0; p < 2; ++p) {
+                    std::string_view digits = parts[p];
+                    while (!digits.empty() && digits.front() == ' ')
+                        digits.remove_prefix(1);
+                    while (!digits.empty() && digits.back() == ' ')
+                        digits.remove_suffix(1);
+                    if (digits.empty() || digits.size() > 7
+                        || digits.find_first_not_of("0123456789") != std::string_view::npos)
+                        break;
+                    ends[p] = std::stoll(std::string(digits));
+                }
+            }
+            if (ends[0] < 0 || ends[1] < 0 || ends[0] > ends[1] || ends[1] > kMaxStepOrRank)
+                fail(e, "\"" + k + "\": \"" + std::string(text) + "\" is no \"first-last\" range with 0 <= first <= last <= "
+                            + bound);
+            ranges.emplace_back(ends[0], ends[1]);
         }
-        return out;
     }
 
     std::vector<std::string> strings(const JsonValue& v, std::string_view key) const
@@ -421,6 +453,15 @@ private:
 };
 
 } // namespace
+
+bool selects(const std::vector<std::int64_t>& values, const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges,
+             std::int64_t index)
+{
+    if (std::find(values.begin(), values.end(), index) != values.end())
+        return true;
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const auto& r) { return r.first <= index && index <= r.second; });
+}
 
 std::uint64_t defaultAsyncQueueBytes()
 {

@@ -22,12 +22,16 @@ struct Stats
     std::int64_t integer = 0;     ///< Kind::Integer: a 0-d integer tensor's item()
     bool any = false, all = true; ///< Kind::Boolean
     bool overflow = false;        ///< an inf or nan element
+    /// msprobe's Max_except_inf_nan / Min_except_inf_nan: set when Max / Min is inf or NaN.
+    std::optional<double> maxExceptInfNan, minExceptInfNan;
 };
 
 /// A contiguous CPU tensor with the values of `t`, or undefined when there are none to read.
 at::Tensor readable(const at::Tensor& t);
-/// Max, Min, Mean, Norm of a readable() tensor in one pass (double accumulation), msprobe's rules.
-Stats stats(const at::Tensor& readableTensor);
+/// Max, Min, Mean, Norm of a readable() tensor as msprobe 1.2.2 computes them (torch's own reductions in the
+/// dtype msprobe uses; see torchcollect.cpp, summarize). `values`: the tensor as the model has it (detached),
+/// whose layout decides torch's summation order; undefined = the readable copy.
+Stats stats(const at::Tensor& readableTensor, const at::Tensor& values = {});
 /// msprobe's "md5" (zlib's CRC-32 of the bytes, bfloat16 widened first), 8 hex digits.
 std::string md5(const at::Tensor& readableTensor);
 /// Whether torch.save has a storage class for the tensor's dtype (else no .pt is written).

@@ -23,6 +23,7 @@
 #include <system_error>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -346,12 +347,21 @@ std::optional<Diagnostic> writePt(const fs::path& path, const PtTensorBytes& t, 
     tail += kVersion;
     centralDirectory(tail, tailBase, records);
 
-    // The collector owns its rank folder and rewrites its own files (as msprobe's dumper does), but never through a
-    // symlink planted at the name; and a file it could not finish (a full disk) is removed, not left cut short
-    // under its name for a compare to read.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    // The collector owns its rank folder (claimed fresh, dumpfolder.h) and may write a name twice in a run (a
+    // parameter's gradient under gradient accumulation, as msprobe's dumper does), but always as a new file:
+    // the old file is unlinked, never truncated, so a hard link to it (the Python module links repeated
+    // tensors) keeps its content; anything else at the name (a symlink planted there) is refused, never
+    // followed or removed. A file it could not finish (a full disk) is removed, not left cut short under its
+    // name for a compare to read.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int err = errno;
+    struct stat st {};
+    if (fd < 0 && err == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(path.c_str()) == 0) {
+        fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        err = errno;
+    }
     if (fd < 0)
-        return ioError(path, "cannot create", errno);
+        return ioError(path, "cannot create", err);
     std::array<iovec, 3> parts { iovec { head.data(), head.size() },
                                  iovec { const_cast<void*>(t.data), t.bytes },
                                  iovec { tail.data(), tail.size() } };

@@ -157,6 +157,8 @@ struct Summary
     std::int64_t integer = 0;     ///< 0-d integer tensors: msprobe writes item()
     bool any = false, all = true; ///< bool tensors
     bool overflow = false;        ///< an inf or nan element (overflow_check)
+    /// msprobe's Max_except_inf_nan / Min_except_inf_nan: written when Max / Min is inf or NaN.
+    std::optional<double> maxExceptInfNan, minExceptInfNan;
 };
 
 template<typename T>
@@ -168,100 +170,75 @@ double toDouble(T v)
         return static_cast<double>(v);
 }
 
-/// Max, Min, Mean, Norm of floating data in one pass: four independent lanes keep the loop from
-/// waiting on one accumulator. NaN and inf are rare, so they are found by a second look only when the
-/// sums say one is there; then the values follow torch (a NaN makes all four NaN).
+/// Max and Min of floating data in one pass (exact, whatever the order), and whether an element is inf or NaN.
 template<typename T>
-Summary scanFloating(const T* p, std::int64_t n)
+void scanExtremes(const T* p, std::int64_t n, Summary& s)
 {
     constexpr double inf = std::numeric_limits<double>::infinity();
-    double sum[4] = { 0, 0, 0, 0 }, sq[4] = { 0, 0, 0, 0 };
     double hi[4] = { -inf, -inf, -inf, -inf }, lo[4] = { inf, inf, inf, inf };
+    bool bad[4] = { false, false, false, false };
     std::int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
         for (int k = 0; k < 4; ++k) {
             const double v = toDouble(p[i + k]);
-            sum[k] += v;
-            sq[k] += v * v;
             hi[k] = v > hi[k] ? v : hi[k];
             lo[k] = v < lo[k] ? v : lo[k];
+            bad[k] = bad[k] || !std::isfinite(v);
         }
     }
     for (; i < n; ++i) {
         const double v = toDouble(p[i]);
-        sum[0] += v;
-        sq[0] += v * v;
         hi[0] = v > hi[0] ? v : hi[0];
         lo[0] = v < lo[0] ? v : lo[0];
+        bad[0] = bad[0] || !std::isfinite(v);
     }
-    Summary s;
-    s.kind = Summary::Kind::Number;
-    const double total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
-    const double squares = (sq[0] + sq[1]) + (sq[2] + sq[3]);
     s.max = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
     s.min = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
-    s.mean = total / static_cast<double>(n);
-    s.norm = std::sqrt(squares);
-    if (!std::isfinite(total) || !std::isfinite(squares)) {
-        bool nan = false;
+    s.overflow = bad[0] || bad[1] || bad[2] || bad[3];
+    if (s.overflow) {
         for (std::int64_t j = 0; j < n; ++j) {
-            const double v = toDouble(p[j]);
-            nan = nan || std::isnan(v);
-            s.overflow = s.overflow || !std::isfinite(v);
+            if (std::isnan(toDouble(p[j]))) {
+                s.max = s.min = std::numeric_limits<double>::quiet_NaN(); // torch.max/min propagate NaN
+                break;
+            }
         }
-        if (nan)
-            s.max = s.min = s.mean = s.norm = std::numeric_limits<double>::quiet_NaN();
     }
-    return s;
 }
 
-template<typename T>
-Summary scanIntegral(const T* p, std::int64_t n, bool zeroDim)
+/// msprobe's handle_tensor_extremum_nan_inf: the extremum of the finite values, else of the non-NaN ones
+/// (inf), NaN when every value is NaN. On the tensor as it was (a float64 tensor keeps its precision).
+double extremumExceptInfNan(const at::Tensor& t, bool max)
 {
-    Summary s;
-    if (zeroDim) {
-        s.kind = Summary::Kind::Integer;
-        s.integer = static_cast<std::int64_t>(p[0]);
-        return s;
-    }
-    // msprobe 1.2 converts integer tensors to float for their statistics.
-    s.kind = Summary::Kind::Number;
-    double sum = 0, sq = 0;
-    double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity();
-    for (std::int64_t i = 0; i < n; ++i) {
-        const auto v = static_cast<double>(p[i]);
-        sum += v;
-        sq += v * v;
-        hi = std::max(hi, v);
-        lo = std::min(lo, v);
-    }
-    s.max = hi;
-    s.min = lo;
-    s.mean = sum / static_cast<double>(n);
-    s.norm = std::sqrt(sq);
-    return s;
+    const at::Tensor notNan = t.isnan().logical_not();
+    if (!notNan.any().item<bool>())
+        return std::numeric_limits<double>::quiet_NaN();
+    const at::Tensor finite = t.isfinite();
+    const at::Tensor pool = finite.any().item<bool>() ? t.masked_select(finite) : t.masked_select(notNan);
+    return (max ? pool.max() : pool.min()).item<double>();
 }
 
-/// `c` must be a contiguous CPU tensor.
-Summary summarize(const at::Tensor& c)
+/**
+ * @brief A tensor's statistics exactly as msprobe 1.2.2 computes them (get_stat_info_sync, _analyze_tensor).
+ *
+ * Bool tensors: Max = any, Min = all. 0-d tensors: item() for all four (so a negative scalar has a negative
+ * "Norm", and an integer scalar stays an integer). Otherwise integer and float64 tensors are converted to
+ * float32 and Max, Min, Mean and Norm are torch's own reductions in that dtype (float16 stays float16): Mean
+ * is torch.mean's float32 sum, not a float64 one, which differs near zero. Max and Min are exact in any order,
+ * so one scan gives them (and the overflow flag); Mean and Norm come from at::mean and at::norm, the kernels
+ * torch.mean and torch.norm run. `c` is the contiguous CPU copy; `values`, when defined, the tensor as the
+ * model had it (msprobe reduces that one: the summation order follows its layout).
+ */
+Summary summarize(const at::Tensor& c, const at::Tensor& values = {})
 {
     const std::int64_t n = c.numel();
     if (n == 0)
         return {}; // torch refuses max/min of an empty tensor; msprobe writes null
-    const bool zeroDim = c.dim() == 0;
+    at::DisableRecordFunctionGuard notUserOps; // our reductions are no user's calls
+    const at::Tensor& v = values.defined() ? values : c;
     const void* p = c.data_ptr();
+    Summary s;
     switch (c.scalar_type()) {
-    case at::kFloat: return scanFloating(static_cast<const float*>(p), n);
-    case at::kDouble: return scanFloating(static_cast<const double*>(p), n);
-    case at::kHalf: return scanFloating(static_cast<const c10::Half*>(p), n);
-    case at::kBFloat16: return scanFloating(static_cast<const c10::BFloat16*>(p), n);
-    case at::kLong: return scanIntegral(static_cast<const std::int64_t*>(p), n, zeroDim);
-    case at::kInt: return scanIntegral(static_cast<const std::int32_t*>(p), n, zeroDim);
-    case at::kShort: return scanIntegral(static_cast<const std::int16_t*>(p), n, zeroDim);
-    case at::kChar: return scanIntegral(static_cast<const std::int8_t*>(p), n, zeroDim);
-    case at::kByte: return scanIntegral(static_cast<const std::uint8_t*>(p), n, zeroDim);
     case at::kBool: {
-        Summary s;
         s.kind = Summary::Kind::Boolean;
         const auto* b = static_cast<const bool*>(p);
         for (std::int64_t i = 0; i < n; ++i) {
@@ -270,8 +247,48 @@ Summary summarize(const at::Tensor& c)
         }
         return s;
     }
-    default: return {};
+    case at::kLong:
+    case at::kInt:
+    case at::kShort:
+    case at::kChar:
+    case at::kByte:
+        if (c.dim() == 0) {
+            s.kind = Summary::Kind::Integer;
+            s.integer = c.item<std::int64_t>();
+            return s;
+        }
+        break;
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16: break;
+    default: return {}; // complex and the rest: no statistics
     }
+    s.kind = Summary::Kind::Number;
+    if (c.dim() == 0) {
+        s.max = s.min = s.mean = s.norm = c.item<double>();
+        s.overflow = !std::isfinite(s.max);
+    } else {
+        const bool widen = !c.is_floating_point() || c.scalar_type() == at::kDouble;
+        const at::Tensor f = widen ? v.to(at::kFloat) : v;
+        const at::Tensor fc = widen ? c.to(at::kFloat) : c;
+        switch (fc.scalar_type()) {
+        case at::kFloat: scanExtremes(static_cast<const float*>(fc.data_ptr()), n, s); break;
+        case at::kHalf: scanExtremes(static_cast<const c10::Half*>(fc.data_ptr()), n, s); break;
+        case at::kBFloat16: scanExtremes(static_cast<const c10::BFloat16*>(fc.data_ptr()), n, s); break;
+        default: break;
+        }
+        s.mean = at::mean(f).item<double>();
+        s.norm = at::norm(f).item<double>();
+    }
+    if (s.overflow) {
+        // msprobe tests Max and Min (not the elements), and looks at the tensor before any conversion.
+        if (!std::isfinite(s.max))
+            s.maxExceptInfNan = extremumExceptInfNan(v, true);
+        if (!std::isfinite(s.min))
+            s.minExceptInfNan = extremumExceptInfNan(v, false);
+    }
+    return s;
 }
 
 std::string hex8(std::uint32_t v)
@@ -334,6 +351,9 @@ struct LeafSnapshot
     std::array<std::size_t, 4> statsAt {}; ///< offsets of the "null" placeholders of Max, Min, Mean, Norm
     std::size_t md5At = std::string::npos; ///< offset of the "\"\"" placeholder of md5, if any
     std::string dataName;                  ///< its .pt file; empty = none
+    std::size_t exceptAt = 0;              ///< where *_except_inf_nan members go (after requires_grad)
+    std::size_t indent = 0;                ///< spaces before a member of this leaf's object
+    Summary summary;                       ///< computed in the training thread (see backgroundTensor)
 };
 
 /// A statistic as PyJsonWriter writes it (number(), integer(), boolean(), null()).
@@ -427,7 +447,7 @@ public:
         for (const std::int64_t d : t.sizes())
             m_json.integer(d);
         m_json.endArray();
-        const Summary s = c.defined() ? summarize(c) : Summary {};
+        const Summary s = c.defined() ? summarize(c, t.detach()) : Summary {};
         overflow = overflow || s.overflow;
         static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
         const double values[] = { s.max, s.min, s.mean, s.norm };
@@ -447,6 +467,14 @@ public:
         }
         m_json.key("requires_grad");
         m_json.boolean(t.requires_grad());
+        if (s.maxExceptInfNan) {
+            m_json.key("Max_except_inf_nan");
+            m_json.number(*s.maxExceptInfNan);
+        }
+        if (s.minExceptInfNan) {
+            m_json.key("Min_except_inf_nan");
+            m_json.number(*s.minExceptInfNan);
+        }
         if (m_plan.saveTensors && c.defined() && *storageName(c.scalar_type()) != '\0') {
             const std::string name = Session::dataName(m_plan.key, path);
             m_json.key("data_name");
@@ -495,6 +523,12 @@ private:
     {
         LeafSnapshot leaf;
         leaf.tensor = snapshot(t);
+        // The statistics are torch's reductions (msprobe's, bit for bit): computed here, in the training thread,
+        // over the tensor as the model has it, as the training-thread writer and msprobe compute them. In the
+        // writer thread they would run in ATen's thread pool from a second thread, which hangs in a forked
+        // child whose parent used the pool (libgomp), and their summation order would follow the copy's layout.
+        if (leaf.tensor.defined())
+            leaf.summary = summarize(leaf.tensor, t.detach());
         m_json.beginObject();
         m_json.key("type");
         m_json.string("torch.Tensor");
@@ -513,6 +547,11 @@ private:
         }
         m_json.key("requires_grad");
         m_json.boolean(t.requires_grad());
+        // Max_except_inf_nan / Min_except_inf_nan, when the statistics call for them, go here, indented
+        // as the line of "requires_grad".
+        leaf.exceptAt = m_text.size();
+        const std::size_t lineStart = m_text.rfind('\n', m_text.rfind("\"requires_grad\""));
+        leaf.indent = lineStart == std::string::npos ? 0 : m_text.find_first_not_of(' ', lineStart + 1) - lineStart - 1;
         const at::Tensor& c = leaf.tensor;
         if (m_plan.saveTensors && c.defined() && *storageName(c.scalar_type()) != '\0') {
             leaf.dataName = Session::dataName(m_plan.key, path);
@@ -571,10 +610,22 @@ std::optional<Diagnostic> writeInBackground(dump::DumpWriter& writer, const Sess
             if (auto problem = savePt(leaf.tensor, tensorDir / leaf.dataName))
                 return problem;
         }
-        const Summary s = summarize(leaf.tensor);
+        const Summary& s = leaf.summary;
         for (std::size_t i = 0; i < 4; ++i) {
             upTo(leaf.statsAt[i], 4); // "null"
             appendStatistic(out, s, static_cast<int>(i));
+        }
+        upTo(leaf.exceptAt, 0);
+        for (const auto& [key, value] : { std::pair { "Max_except_inf_nan", s.maxExceptInfNan },
+                                          std::pair { "Min_except_inf_nan", s.minExceptInfNan } }) {
+            if (!value)
+                continue;
+            out += ",\n";
+            out.append(leaf.indent, ' ');
+            out += '"';
+            out += key;
+            out += "\": ";
+            dump::appendPyFloat(out, *value);
         }
         if (leaf.md5At != std::string::npos) {
             upTo(leaf.md5At, 2); // "\"\""
@@ -1295,8 +1346,10 @@ Config configFor(const Options& options)
         config.dumpPath = *options.dumpPath;
     if (options.level)
         config.level = *options.level;
-    if (options.step)
+    if (options.step) {
         config.steps = *options.step;
+        config.stepRanges.clear();
+    }
     if (options.freeBenchmark)
         config.freeBenchmark = *options.freeBenchmark;
     if (options.asyncQueueBytes)
@@ -1548,9 +1601,9 @@ namespace probescope::collect::leaf {
 
 at::Tensor readable(const at::Tensor& t) { return collect::readable(t); }
 
-Stats stats(const at::Tensor& readableTensor)
+Stats stats(const at::Tensor& readableTensor, const at::Tensor& values)
 {
-    const Summary s = summarize(readableTensor);
+    const Summary s = summarize(readableTensor, values);
     Stats out;
     static_assert(static_cast<int>(Summary::Kind::Boolean) == static_cast<int>(Stats::Kind::Boolean));
     out.kind = static_cast<Stats::Kind>(s.kind);
@@ -1562,6 +1615,8 @@ Stats stats(const at::Tensor& readableTensor)
     out.any = s.any;
     out.all = s.all;
     out.overflow = s.overflow;
+    out.maxExceptInfNan = s.maxExceptInfNan;
+    out.minExceptInfNan = s.minExceptInfNan;
     return out;
 }
 

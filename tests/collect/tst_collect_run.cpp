@@ -325,7 +325,9 @@ def walk(v):
             assert list(t.shape) == v['shape'] and str(t.dtype) == v['dtype'], v['data_name']
             if t.dtype == torch.float32 and t.numel():
                 assert t.max().item() == v['Max'] and t.min().item() == v['Min'], v['data_name']
-                assert abs(t.double().norm().item() - v['Norm']) <= 1e-9 * max(1.0, v['Norm']), v['data_name']
+                # torch's float32 norm, as msprobe (and ProbeScope) compute it; over the model's layout, which
+                # may round differently from this contiguous copy's
+                assert abs(t.norm().item() - v['Norm']) <= 1e-6 * max(1.0, v['Norm']), v['data_name']
             count += 1
             return
         for x in v.values(): walk(x)

@@ -40,4 +40,10 @@ while IFS= read -r f; do seed vis "$f"; done < <(find "$fixtures" -name '*.vis' 
 # Hand-written seeds where the fixtures have few or none.
 printf '{"npu_path": "npu/dump.json", "bench_path": "bench/dump.json", "stack_path": "stack.json"}' >"$out/comparejson/hand-1.json"
 printf '{"npu_path": "a", "bench_path": "b", "is_print_compare_log": true}' >"$out/comparejson/hand-2.json"
+# config.json of the collectors: the repository's examples and hand-written ones.
+mkdir -p "$out/collectconfig"
+while IFS= read -r f; do seed collectconfig "$f"; done < <(find "$src/tests/data" "$src/docs" -name 'config*.json' 2>/dev/null | head -20)
+printf '{"task": "tensor", "dump_path": "d", "step": [0, "2-4"], "rank": ["0-999999"], "level": "mix", "tensor": {"scope": [], "list": ["relu"], "data_mode": ["forward"]}}' >"$out/collectconfig/hand-1.json"
+printf '{"task": "free_benchmark", "level": "L1", "free_benchmark": {"pert_mode": "add_noise", "fuzz_stage": "forward", "preheat_step": 3}}' >"$out/collectconfig/hand-2.json"
+printf '{"task": "overflow_check", "seed": 1, "is_deterministic": true, "async_queue_bytes": 0, "overflow_check": {"overflow_nums": -1}}' >"$out/collectconfig/hand-3.json"
 for d in "$out"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

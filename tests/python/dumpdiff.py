@@ -3,7 +3,7 @@
 within float rounding), construct.json exactly, stack.json keys. Exit 0 when they agree, 1 with the
 differences listed otherwise.
 
-    python3 dumpdiff.py REFERENCE_DIR CANDIDATE_DIR [--rel 1e-5]     # e.g. .../step0/rank
+    python3 dumpdiff.py REFERENCE_DIR CANDIDATE_DIR [--rel 1e-5]     # e.g. .../step0/rank; --rel 0: bit for bit
 """
 import json
 import math
@@ -18,8 +18,8 @@ def close(a, b, rel):
         return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    if math.isinf(a) or math.isinf(b):
-        return a == b
+    if math.isinf(a) or math.isinf(b) or rel == 0:
+        return a == b and type(a) is type(b)  # rel 0: bit for bit (an int 3 is not a float 3.0 in the JSON)
     return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-6
 
 

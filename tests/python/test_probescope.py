@@ -136,7 +136,7 @@ class ProbeScopeModule(unittest.TestCase):
         self.assertEqual(head["dump_data_dir"], os.path.join(rank, "dump_tensor_data"))
         if level == "L1":
             self.assertEqual(load(os.path.join(rank, "construct.json")), {})
-        checked = 0
+        checked = exact = 0
         for name, entry in head["data"].items():
             for leaf in leaves(entry, []):
                 self.assertIn("data_name", leaf, name)
@@ -149,11 +149,16 @@ class ProbeScopeModule(unittest.TestCase):
                 if t.dim() == 0:
                     self.assertEqual(leaf["Max"], t.item())
                     continue
-                d = t.double()
-                for key, value in (("Max", d.max()), ("Min", d.min()), ("Mean", d.mean()), ("Norm", d.norm())):
-                    self.assertTrue(close(leaf[key], float(value), 1e-9), (name, key, leaf[key], float(value)))
+                # msprobe 1.2.2's statistics: torch's own reductions, float32 for integer and float64 tensors.
+                # The file holds a contiguous copy; a reduction over the model's layout may round differently.
+                f = t.float() if not t.is_floating_point() or t.dtype == torch.float64 else t
+                for key, value in (("Max", f.max()), ("Min", f.min()), ("Mean", f.mean()), ("Norm", f.norm())):
+                    if leaf[key] == value.item():
+                        exact += 1
+                    self.assertTrue(close(leaf[key], value.item(), 1e-6), (name, key, leaf[key], value.item()))
                 checked += 1
         self.assertGreater(checked, at_least)
+        self.assertGreater(exact, 4 * checked * 0.9)  # bit for bit but where the layout changes the order (93%)
         self.assertIn("Functional.linear.0.forward.input.0.pt", os.listdir(os.path.join(rank, "dump_tensor_data")))
         if model == "zoo":
             relu = head["data"]["Functional.relu.0.forward"]

@@ -26,9 +26,11 @@ parser.add_argument("--list", default="", help="config.json's list, comma-separa
 parser.add_argument("--scope", default="", help="config.json's scope: two names, comma-separated")
 parser.add_argument("--data-mode", default="all", help="config.json's data_mode, comma-separated")
 parser.add_argument("--size", choices=["small", "medium", "large"], default="small")
-parser.add_argument("--model", choices=["net", "zoo"], default="net",
+parser.add_argument("--model", choices=["net", "zoo", "edge"], default="net",
                     help="net: conv + attention + MLP; zoo: embedding, LSTM, BatchNorm, in-place ReLU, a shared "
-                         "module called twice, tuple outputs, keyword arguments, Adam")
+                         "module called twice, tuple outputs, keyword arguments, Adam; edge: statistics where "
+                         "float32 and float64 differ (means near zero, float64 and float16 tensors), negative "
+                         "0-d tensors, integer tensors and infinities (*_except_inf_nan)")
 parser.add_argument("--grads-json", default="", help="write each step's parameter gradients' norms here")
 args = parser.parse_args()
 
@@ -150,7 +152,30 @@ class Zoo(nn.Module):
         return torch.stack(logits, dim=0).mean(dim=0)
 
 
-if args.model == "zoo":
+class Edge(nn.Module):
+    """Tensors whose msprobe statistics a float64 reduction would not reproduce bit for bit."""
+    def __init__(self, dim=64):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        x = self.fc(x)
+        centred = x - x.mean()                                 # a mean of about 1e-9
+        wide = centred.double() * 3.0                          # float64: msprobe reduces it in float32
+        half = torch.tanh(centred.half().float())              # a float16 round trip
+        neg = -(centred * centred).sum()                       # a negative 0-d tensor
+        ints = torch.argmax(centred, dim=-1)                   # an integer tensor
+        edge = torch.log(F.relu(centred) + (ints.sum() > -1))  # log(0 + 1) and log(>1): finite
+        inf = torch.exp(centred * 1e4)                         # overflows to inf in float32
+        return (wide.float() + half + edge).sum() + neg + 0.0 * inf.isinf().sum()
+
+
+if args.model == "edge":
+    model = Edge()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
+    data = torch.randn(8, 64, generator=torch.Generator().manual_seed(1))
+    label = None
+elif args.model == "zoo":
     model = Zoo()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     data = torch.randint(0, 50, (4, 6), generator=torch.Generator().manual_seed(1))
@@ -188,7 +213,7 @@ for step in range(args.steps):
     if debugger:
         debugger.start(model=model)
     out = model(data)
-    loss = F.cross_entropy(out, label)
+    loss = out if label is None else F.cross_entropy(out, label)
     loss.backward()
     if debugger:
         debugger.stop()

@@ -7,12 +7,16 @@
 //
 // Built with NDEBUG like torchcollect.cpp: LibTorch's headers must see the layout LibTorch was built with.
 #include "core/collect/backgroundwriter.h"
+#include "core/collect/dumpfolder.h"
 #include "core/collect/leafstats.h"
 #include "probescope/collect/config.h"
 #include "core/collect/torchtypes.h"
+#include "core/util/fileio.h"
+#include "core/util/outputfile.h"
 
 #include <ATen/ATen.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <cerrno>
@@ -23,6 +27,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +35,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace py = pybind11;
@@ -37,39 +43,62 @@ namespace leaf = probescope::collect::leaf;
 
 namespace {
 
-/// Writes `text` to `path` whole: to a temporary file renamed over it, so a reader (or a crash) sees the
-/// previous complete version or the new one, never a cut file.
+/// Writes `text` to `path` whole, through the one output writer (core/util/outputfile.h): a fresh temporary
+/// file, flushed, then moved in place, so a reader (or a crash) sees the previous complete version or the new
+/// one. ReplaceMode::Allowed: the rank folder was claimed fresh by this run (dumpfolder.h), and dump.json,
+/// stack.json and construct.json are rewritten at every stop() and step(); a symlink at the name is replaced
+/// itself, never followed.
 std::optional<std::string> writeText(const std::string& path, const std::string& text)
 {
-    const std::string tmp = path + ".probescope-tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f)
-        return path + ": error [collect.io]: cannot create: " + std::strerror(errno);
-    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!written || !closed) {
-        std::remove(tmp.c_str());
-        return path + ": error [collect.io]: cannot write (disk full?)";
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        return path + ": error [collect.io]: cannot rename the temporary file: " + std::strerror(errno);
+    if (auto failure = probescope::writeFileAtomically(path, text, probescope::ReplaceMode::Allowed))
+        return path + ": error [collect.io]: " + failure->message;
     return std::nullopt;
 }
 
-/// `path` as a second name of `source` (a .pt file with the same tensor): creating a file costs far more than
-/// a link on a loaded ext4 (about 1 ms against 10 us here), and most tensors of a dump are written under
-/// several names (an API's output is the next API's input and its module's output). Readers take a .pt
-/// file's record folder from the archive, not from the file name (torch.load, ProbeScope). Where links are
-/// refused (another file system, no permission), the file is copied.
-std::optional<std::string> linkFile(const std::string& source, const std::string& path)
+/// Makes `path` a new file with the content of `source` (a file this run wrote): a hard link, else a copy.
+/// A name this run wrote before (a parameter's gradient under gradient accumulation) is unlinked first, never
+/// truncated, so other links to it keep their content; the copy is created O_EXCL, never through a symlink.
+std::optional<std::string> copyOrLink(const std::string& source, const std::string& path)
 {
     if (::link(source.c_str(), path.c_str()) == 0)
         return std::nullopt;
-    std::error_code ec;
-    std::filesystem::copy_file(source, path, std::filesystem::copy_options::none, ec);
-    if (ec)
-        return path + ": error [collect.io]: cannot write a copy of " + source + ": " + ec.message();
-    return std::nullopt;
+    if (errno == EEXIST && ::unlink(path.c_str()) == 0 && ::link(source.c_str(), path.c_str()) == 0)
+        return std::nullopt;
+    auto in = probescope::openRegularFile(source);
+    if (!in)
+        return path + ": error [collect.io]: cannot copy " + source + ": " + in.error().message;
+    const int from = *in;
+    const int to = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (to < 0) {
+        const int err = errno;
+        ::close(from);
+        return path + ": error [collect.io]: " + probescope::errnoText("cannot create", path, err);
+    }
+    std::string buffer(1 << 20, '\0');
+    std::optional<std::string> problem;
+    for (;;) {
+        const ssize_t n = ::read(from, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            problem = probescope::errnoText("cannot read", source, errno);
+            break;
+        }
+        if (n == 0)
+            break;
+        int err = 0;
+        if (!probescope::writeOutputFd(to, std::string_view(buffer.data(), static_cast<std::size_t>(n)), err)) {
+            problem = probescope::errnoText("cannot write", path, err);
+            break;
+        }
+    }
+    ::close(from);
+    if (::close(to) != 0 && !problem)
+        problem = probescope::errnoText("cannot close", path, errno);
+    if (!problem)
+        return std::nullopt;
+    ::unlink(path.c_str()); // no cut copy under the name
+    return path + ": error [collect.io]: " + *problem;
 }
 
 /// The files written in one tensor folder, by tensor: a tensor seen again unchanged (same TensorImpl, same
@@ -128,14 +157,20 @@ public:
         return *queue;
     }
 
-    std::uint64_t limit() const { return m_limit; }
+    std::uint64_t limit() const
+    {
+        const std::lock_guard lock(m_mutex);
+        return m_limit;
+    }
 
-    /// A new bound (config.json's async_queue_bytes): what is queued is written first.
+    /// A new bound (config.json's async_queue_bytes): what is queued is written first. Callable without the
+    /// GIL: m_mutex, not the GIL, guards the writer (a Python thread may queue meanwhile; it waits here).
     void setLimit(std::uint64_t bytes)
     {
+        const std::lock_guard lock(m_mutex);
         if (bytes == m_limit)
             return;
-        if (auto error = flush())
+        if (auto error = flushLocked())
             throw std::runtime_error(*error);
         m_writer.reset();
         m_limit = bytes;
@@ -143,10 +178,11 @@ public:
 
     void push(at::Tensor tensor, std::string path, std::string text = {}, std::string linkTo = {})
     {
+        const std::lock_guard lock(m_mutex);
         if (!m_writer)
             m_writer = std::make_unique<probescope::collect::BackgroundWriter>(m_limit);
         if (m_writer->failed()) {
-            const std::optional<std::string> error = flush();
+            const std::optional<std::string> error = flushLocked();
             if (error)
                 throw std::runtime_error(*error);
         }
@@ -158,7 +194,7 @@ public:
                 if (auto d = leaf::savePt(tensor, path))
                     problem = d->format();
             } else if (!linkTo.empty()) {
-                problem = linkFile(linkTo, path);
+                problem = copyOrLink(linkTo, path);
             } else {
                 problem = writeText(path, text);
             }
@@ -171,6 +207,13 @@ public:
     /// Waits for every queued file; returns the first error met since the last flush.
     std::optional<std::string> flush()
     {
+        const std::lock_guard lock(m_mutex);
+        return flushLocked();
+    }
+
+private:
+    std::optional<std::string> flushLocked()
+    {
         if (!m_writer)
             return std::nullopt;
         m_writer->drain();
@@ -181,16 +224,28 @@ public:
         return failure->message; // the job's text already names the file and says [collect.io]
     }
 
-private:
     PtQueue()
     {
         const char* mb = std::getenv("PROBESCOPE_WRITE_QUEUE_MB");
         m_limit = mb && *mb ? std::strtoull(mb, nullptr, 10) << 20 : probescope::collect::defaultAsyncQueueBytes();
     }
 
+    mutable std::mutex m_mutex; ///< guards the two below: flush() and setLimit() run without the GIL
     std::uint64_t m_limit = 0;
     std::unique_ptr<probescope::collect::BackgroundWriter> m_writer; ///< made at the first file
 };
+
+/// Task overflow_check (docs/collect.md): an entry's .pt files are kept aside until the entry is known to
+/// overflow (an inf or NaN element in any of its tensors), as the C++ API's LeafWriter keeps them; then they are
+/// written, or dropped with the entry. Between begin_entry() and end_entry(); used with the GIL held.
+struct OverflowEntry
+{
+    bool active = false;
+    bool overflow = false;
+    std::vector<std::pair<at::Tensor, std::string>> files; ///< private copies and their paths
+};
+
+OverflowEntry gEntry;
 
 /// One part of one entry: where its tensors go and how they are summarised.
 struct Part
@@ -205,19 +260,6 @@ std::string join(const std::string& path, const std::string& item)
     return path.empty() ? item : path + "." + item;
 }
 
-/// msprobe's Max_except_inf_nan / Min_except_inf_nan: the extremum of the finite values, else of the
-/// non-NaN ones; NaN when every value is NaN.
-double extremumExceptInfNan(const at::Tensor& c, bool max)
-{
-    const at::Tensor t = c.is_floating_point() ? c : c.to(at::kFloat);
-    const at::Tensor notNan = t.isnan().logical_not();
-    if (!notNan.any().item<bool>())
-        return std::nan("");
-    const at::Tensor finite = t.isfinite();
-    const at::Tensor pool = finite.any().item<bool>() ? t.masked_select(finite) : t.masked_select(notNan);
-    return (max ? pool.max() : pool.min()).to(at::kDouble).item<double>();
-}
-
 py::object describeTensor(const at::Tensor& t, const Part& part, const std::string& path)
 {
     py::dict out;
@@ -228,20 +270,15 @@ py::object describeTensor(const at::Tensor& t, const Part& part, const std::stri
         shape.append(d);
     out["shape"] = shape;
     const at::Tensor c = t.is_meta() ? at::Tensor() : leaf::readable(t.detach());
-    const leaf::Stats s = c.defined() ? leaf::stats(c) : leaf::Stats {};
+    // The same statistics as the C++ API's leaves (torchcollect.cpp, summarize): msprobe's own reductions.
+    const leaf::Stats s = c.defined() ? leaf::stats(c, t.detach()) : leaf::Stats {};
     py::object values[4] = { py::none(), py::none(), py::none(), py::none() };
     switch (s.kind) {
     case leaf::Stats::Kind::Number:
-        if (c.dim() == 0) { // msprobe: item() for all four, so a negative scalar has a negative "Norm"
-            const double v = s.max;
-            for (auto& x : values)
-                x = py::float_(v);
-        } else {
-            values[0] = py::float_(s.max);
-            values[1] = py::float_(s.min);
-            values[2] = py::float_(s.mean);
-            values[3] = py::float_(s.norm);
-        }
+        values[0] = py::float_(s.max);
+        values[1] = py::float_(s.min);
+        values[2] = py::float_(s.mean);
+        values[3] = py::float_(s.norm);
         break;
     case leaf::Stats::Kind::Integer:
         for (auto& x : values)
@@ -258,24 +295,27 @@ py::object describeTensor(const at::Tensor& t, const Part& part, const std::stri
     out["Mean"] = values[2];
     out["Norm"] = values[3];
     out["requires_grad"] = py::bool_(t.requires_grad());
-    if (s.kind == leaf::Stats::Kind::Number && s.overflow) {
-        if (!std::isfinite(s.max))
-            out["Max_except_inf_nan"] = py::float_(extremumExceptInfNan(c, true));
-        if (!std::isfinite(s.min))
-            out["Min_except_inf_nan"] = py::float_(extremumExceptInfNan(c, false));
-    }
+    if (s.maxExceptInfNan)
+        out["Max_except_inf_nan"] = py::float_(*s.maxExceptInfNan);
+    if (s.minExceptInfNan)
+        out["Min_except_inf_nan"] = py::float_(*s.minExceptInfNan);
     if (part.md5 && c.defined())
         out["md5"] = leaf::md5(c);
+    gEntry.overflow = gEntry.overflow || s.overflow;
     if (!part.tensorDir.empty()) {
         const std::string name = (path.empty() ? part.prefix : part.prefix + "." + path) + ".pt";
-        out["data_name"] = name;
-        if (c.defined() && leaf::savable(c)) {
+        if (c.defined() && leaf::savable(c) && gEntry.active) {
+            out["data_name"] = name; // written by end_entry() if the entry overflows, else dropped with it
+            gEntry.files.emplace_back(c.is_alias_of(t) ? c.clone() : c,
+                                      (std::filesystem::path(part.tensorDir) / name).string());
+        } else if (c.defined() && leaf::savable(c)) {
+            out["data_name"] = name; // only for a file that is written (as the C++ API's leaves)
             const std::string file = (std::filesystem::path(part.tensorDir) / name).string();
             PtQueue& queue = PtQueue::instance();
             if (const std::string earlier = gWritten.previous(t, part.tensorDir, file); !earlier.empty()) {
                 if (queue.limit() > 0)
                     queue.push(at::Tensor(), file, {}, earlier); // after the earlier file: the queue keeps order
-                else if (auto problem = linkFile(earlier, file))
+                else if (auto problem = copyOrLink(earlier, file))
                     throw std::runtime_error(*problem);
             } else if (queue.limit() > 0) {
                 // `c` may share the caller's storage: the queue gets its own copy (msprobe clones too).
@@ -400,6 +440,66 @@ struct Walker
     }
 };
 
+/// config.json as the C++ API reads it (core/collect/config.cpp: one parser, errors naming file:line:col and
+/// the key; the file opened through core/util/fileio.h, so a FIFO or a folder is refused, never waited on),
+/// handed to Python as a dict. `path` None: the defaults of a config-less PrecisionDebugger.
+py::dict loadConfigDict(const py::object& path)
+{
+    using namespace probescope::collect;
+    Config c;
+    if (!path.is_none()) {
+        if (!py::isinstance<py::str>(path))
+            throw py::value_error("PrecisionDebugger(): error [collect.config]: config_path must be a string");
+        const std::string file = path.cast<std::string>();
+        try {
+            py::gil_scoped_release unlocked; // reading a file on a slow mount need not stop other threads
+            c = loadConfig(file);
+        } catch (const CollectError& e) {
+            throw py::value_error(e.what());
+        }
+    }
+    const auto ranges = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& rs) {
+        py::list out;
+        for (const auto& [first, last] : rs)
+            out.append(py::make_tuple(first, last));
+        return out;
+    };
+    py::dict d;
+    d["task"] = toString(c.task);
+    d["level"] = toString(c.level);
+    d["dump_path"] = c.dumpPath;
+    d["rank"] = py::cast(c.ranks);
+    d["rank_ranges"] = ranges(c.rankRanges);
+    d["step"] = py::cast(c.steps);
+    d["step_ranges"] = ranges(c.stepRanges);
+    d["seed"] = c.seed;
+    d["is_deterministic"] = c.isDeterministic;
+    d["seed_configured"] = c.seedConfigured;
+    d["scope"] = py::cast(c.scope);
+    d["list"] = py::cast(c.list);
+    d["data_mode"] = py::cast(c.dataMode);
+    d["summary_mode"] = c.summaryMode == SummaryMode::Md5 ? "md5" : "statistics";
+    d["overflow_nums"] = c.overflowNums;
+    d["async_queue_bytes"] = c.asyncQueueBytes ? py::object(py::int_(*c.asyncQueueBytes)) : py::object(py::none());
+    py::dict fb;
+    fb["fuzz_device"] = c.freeBenchmark.fuzzDeviceCpu ? "cpu" : "npu";
+    fb["pert_mode"] = toString(c.freeBenchmark.pertMode);
+    fb["handler_type"] = c.freeBenchmark.fix ? "fix" : "check";
+    fb["fuzz_stage"] = c.freeBenchmark.backward ? "backward" : "forward";
+    fb["if_preheat"] = c.freeBenchmark.ifPreheat;
+    fb["preheat_step"] = c.freeBenchmark.preheatStep;
+    fb["max_sample"] = c.freeBenchmark.maxSample;
+    d["free_benchmark"] = fb;
+    return d;
+}
+
+/// Python's half of claimRankFolder (dumpfolder.h): a ValueError naming the folder when it is refused.
+void claimFolder(const std::string& dumpPath, const std::string& step, const std::string& rank, bool tensors)
+{
+    if (auto problem = probescope::collect::claimRankFolder(dumpPath, step, rank, tensors))
+        throw py::value_error(problem->format());
+}
+
 } // namespace
 
 PYBIND11_MODULE(_C, m)
@@ -449,13 +549,48 @@ PYBIND11_MODULE(_C, m)
         },
         py::arg("path"), py::arg("text"),
         "Writes a whole file (temporary file, rename) after everything queued before it.");
+    m.def(
+        "begin_entry", [] { gEntry = OverflowEntry { true, false, {} }; },
+        "overflow_check: the .pt files of the describe() calls that follow wait for end_entry().");
+    m.def(
+        "entry_overflow", [] { return gEntry.overflow; },
+        "Whether a tensor described since begin_entry() has an inf or NaN element.");
+    m.def(
+        "end_entry",
+        [](bool write) {
+            OverflowEntry entry = std::move(gEntry);
+            gEntry = OverflowEntry {};
+            if (!write)
+                return;
+            PtQueue& queue = PtQueue::instance();
+            for (auto& [tensor, file] : entry.files) {
+                if (queue.limit() > 0)
+                    queue.push(std::move(tensor), file);
+                else if (auto problem = leaf::savePt(tensor, file))
+                    throw std::runtime_error(problem->format());
+            }
+        },
+        py::arg("write"), "Writes (write=True) or drops the .pt files kept since begin_entry().");
+    m.def("load_config", &loadConfigDict, py::arg("path"),
+          "config.json read and checked by the C++ API's parser (a dict); raises ValueError naming the file, "
+          "line, column and key.");
+    m.def("claim_rank_folder", &claimFolder, py::arg("dump_path"), py::arg("step"), py::arg("rank"),
+          py::arg("tensors"),
+          "Creates dump_path/step/rank (and dump_tensor_data) for a new run: the rank folder must not exist and "
+          "nothing below dump_path may be a symlink (ValueError naming the folder).");
     m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
           "Bytes of tensors that may wait for the disk (async_queue_bytes, PROBESCOPE_WRITE_QUEUE_MB, or the "
           "library's default: 1 GiB, at most 1/8 of physical memory; 0 = no thread).");
     m.def(
         "set_write_queue_bytes",
-        [](std::uint64_t bytes) {
-            py::gil_scoped_release unlocked; // what is queued is written first
+        [](const py::object& value) {
+            // A clear error for what pybind would refuse with a bare TypeError (1e30, -1, "1G", True).
+            if (PyBool_Check(value.ptr()) || !PyLong_Check(value.ptr()) || value < py::int_(0)
+                || value > py::int_(std::numeric_limits<std::uint64_t>::max()))
+                throw py::value_error("set_write_queue_bytes: error [collect.config]: \"async_queue_bytes\" must be "
+                                      "an integer from 0 to 2**64-1 (bytes of tensors that may wait for the disk)");
+            const auto bytes = value.cast<std::uint64_t>();
+            py::gil_scoped_release unlocked; // what is queued is written first; PtQueue's mutex guards the writer
             PtQueue::instance().setLimit(bytes);
         },
         py::arg("bytes"), "config.json's async_queue_bytes: the bound on bytes waiting for the disk (0 = no thread).");

@@ -22,7 +22,7 @@ from . import _apis
 
 TASKS = ("statistics", "tensor", "overflow_check", "free_benchmark", "run_ut", "grad_probe", "structure")
 LEVELS = ("L0", "L1", "L2", "mix", "debug")
-SUPPORTED_TASKS = ("statistics", "tensor")
+SUPPORTED_TASKS = ("statistics", "tensor", "overflow_check")
 SUPPORTED_LEVELS = ("L0", "L1", "mix", "debug")
 
 
@@ -47,88 +47,87 @@ def _fail(where, message):
     raise ProbeScopeError(f"{where}: error [collect.config]: {message}")
 
 
-def _int_list(where, key, value):
-    """msprobe's step and rank lists: integers and "first-last" ranges, sorted, without repeats."""
-    if value is None:
-        return []
+def _argument_steps(value):
+    """The step= argument of PrecisionDebugger: integers and "first-last" ranges, as config.json's "step" (same
+    bounds), kept as ranges: ["0-99999999999"] is refused, ["0-999999"] costs what one item costs."""
+    where = "PrecisionDebugger(step=...)"
     if not isinstance(value, list):
-        _fail(where, f'"{key}" must be a list of integers >= 0 or "first-last" ranges')
-    out = set()
+        _fail(where, '"step" must be a list of integers or "first-last" ranges')
+    steps, ranges = [], []
     for item in value:
-        if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
-            out.add(item)
+        if isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= _MAX_STEP:
+            steps.append(item)
             continue
         parts = item.split("-") if isinstance(item, str) else []
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) > int(parts[1]):
-            _fail(where, f'"{key}": {item!r} is no integer >= 0 nor a "first-last" range')
-        out.update(range(int(parts[0]), int(parts[1]) + 1))
-    return sorted(out)
+        if (len(parts) != 2 or not all(p.strip().isdigit() and len(p.strip()) <= 7 for p in parts)
+                or not int(parts[0]) <= int(parts[1]) <= _MAX_STEP):
+            _fail(where, f'"step": {item!r} is no integer nor "first-last" range from 0 to {_MAX_STEP}')
+        ranges.append((int(parts[0]), int(parts[1])))
+    return steps, ranges
+
+
+_MAX_STEP = 1000000  # msprobe's STEP_RANK_MAXIMUM_VALUE, the C++ parser's kMaxStepOrRank
+
+
+class _Selection:
+    """A "step" or "rank" selection: integers and (first, last) ranges, never expanded; empty = all."""
+
+    def __init__(self, values, ranges):
+        self.values = frozenset(values)
+        self.ranges = list(ranges)
+
+    def __bool__(self):
+        return bool(self.values or self.ranges)
+
+    def __contains__(self, index):
+        return index in self.values or any(first <= index <= last for first, last in self.ranges)
+
+    def last(self):
+        return max(list(self.values) + [last for _, last in self.ranges])
 
 
 class _Config:
+    """config.json as the C++ API reads it (_C.load_config: core/collect/config.cpp, the one parser; errors name
+    file:line:col and the key), then the keyword arguments of PrecisionDebugger."""
+
     def __init__(self, config_path, task, dump_path, level, step):
-        where = config_path or "PrecisionDebugger()"
+        where = config_path if isinstance(config_path, str) else "PrecisionDebugger()"
         self.where = where
-        data = {}
-        if config_path is not None:
-            if not isinstance(config_path, str):
-                _fail(where, "config_path must be a string")
-            try:
-                with open(config_path, encoding="utf-8") as f:
-                    data = json.load(f)
-            except OSError as e:
-                _fail(where, f"cannot read the config file: {e.strerror}")
-            except json.JSONDecodeError as e:
-                _fail(where, f"line {e.lineno} column {e.colno}: not valid JSON: {e.msg}")
-            if not isinstance(data, dict):
-                _fail(where, "the config file must hold a JSON object")
+        try:
+            data = _C.load_config(config_path)
+        except ValueError as e:
+            raise ProbeScopeError(str(e)) from None
         if task is not None and task not in TASKS:
             _fail(where, f"task must be one of {list(TASKS)}")
         if level is not None and level not in LEVELS:
             _fail(where, f"level must be one of {list(LEVELS)}")
         if dump_path is not None and not isinstance(dump_path, str):
             _fail(where, "dump_path must be a string")
-        self.task = task or data.get("task") or "statistics"
-        if self.task not in TASKS:
-            _fail(where, f'"task" must be one of {list(TASKS)}')
+        self.task = task or data["task"]
         if self.task not in SUPPORTED_TASKS:
             _fail(where, f'task "{self.task}" is not supported by the Python module yet (supported: '
-                         f'{", ".join(SUPPORTED_TASKS)}; the C++ library has overflow_check and free_benchmark)')
-        self.level = level or data.get("level") or "L1"
+                         f'{", ".join(SUPPORTED_TASKS)})')
+        self.level = level or data["level"]
         if self.level not in SUPPORTED_LEVELS:
             _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
         # msprobe's default config (used when there is no config_path) has "./dump_path".
-        self.dump_path = dump_path or data.get("dump_path") or ("./dump_path" if config_path is None else None)
-        if not self.dump_path or not isinstance(self.dump_path, str):
+        self.dump_path = dump_path or data["dump_path"] or ("./dump_path" if config_path is None else None)
+        if not self.dump_path:
             _fail(where, '"dump_path" is required (config.json or the dump_path argument)')
-        self.rank = _int_list(where, "rank", data.get("rank"))
-        self.step = _int_list(where, "step", step if step is not None else data.get("step"))
-        self.seed = data.get("seed")
-        self.is_deterministic = bool(data.get("is_deterministic", False))
+        self.rank = _Selection(data["rank"], data["rank_ranges"])
+        if step is not None:
+            self.step = _Selection(*_argument_steps(step))
+        else:
+            self.step = _Selection(data["step"], data["step_ranges"])
+        self.seed = data["seed"] if data["seed_configured"] else None
+        self.is_deterministic = data["is_deterministic"]
         # ProbeScope's own key (as in the C++ library's config.json): bytes of tensors that may wait for the disk.
-        self.async_queue_bytes = data.get("async_queue_bytes")
-        if self.async_queue_bytes is not None and (isinstance(self.async_queue_bytes, bool)
-                                                   or not isinstance(self.async_queue_bytes, int)
-                                                   or self.async_queue_bytes < 0):
-            _fail(where, '"async_queue_bytes" must be an integer >= 0 (bytes of tensors that may wait for the disk; '
-                         '0 writes every file at once)')
-        if data.get("enable_dataloader"):
-            _fail(where, '"enable_dataloader": true is not supported (msprobe deprecates it); call start() and stop()')
-        section = data.get(self.task) or {}
-        if not isinstance(section, dict):
-            _fail(where, f'"{self.task}" must be an object')
-        self.scope = section.get("scope") or []
-        self.list = section.get("list") or []
-        if isinstance(self.scope, str):
-            self.scope = [self.scope]
-        if not isinstance(self.list, list) or any(not isinstance(x, str) for x in self.list):
-            _fail(where, f'"{self.task}.list" must be a list of strings')
-        if self.scope and (not isinstance(self.scope, list) or len(self.scope) != 2):
-            _fail(where, f'"{self.task}.scope" must be a list of two names')
-        data_mode = section.get("data_mode") or ["all"]
-        allowed = {"all", "forward", "backward", "input", "output"}
-        if not isinstance(data_mode, list) or any(m not in allowed for m in data_mode):
-            _fail(where, f'"{self.task}.data_mode" must be a list of {sorted(allowed)}')
+        self.async_queue_bytes = data["async_queue_bytes"]
+        self.scope = data["scope"]
+        self.list = data["list"]
+        self.overflow_nums = data["overflow_nums"]
+        self.free_benchmark = data["free_benchmark"]
+        data_mode = data["data_mode"]
         if "all" in data_mode:
             self.data_mode = {"forward", "backward", "input", "output"}
         else:
@@ -137,9 +136,7 @@ class _Config:
                 self.data_mode |= {"forward", "backward"}
             if not self.data_mode & {"input", "output"}:
                 self.data_mode |= {"input", "output"}
-        self.summary_mode = section.get("summary_mode", "statistics") if self.task == "statistics" else "statistics"
-        if self.summary_mode not in ("statistics", "md5"):
-            _fail(where, f'"{self.task}.summary_mode" must be "statistics" or "md5"')
+        self.summary_mode = data["summary_mode"]
 
     def wants(self, direction, part):
         return direction in self.data_mode and part in self.data_mode
@@ -266,10 +263,16 @@ class _Service:
         self.tensor_dir = ""
         self.md5 = config.summary_mode == "md5"
         self.param_hook_handles = {}
+        self.claimed = set()
         self._reset()
         self.records_apis = config.level in ("L1", "mix")
         self.records_modules = config.level in ("L0", "mix")
         self.construct_on = config.level in ("L0", "mix")
+        # overflow_check (the C++ API's task): only entries with an inf or NaN tensor are written, with their .pt
+        # files, until overflow_nums of them (-1: no limit).
+        self.overflow_task = config.task == "overflow_check"
+        self.overflow_count = 0
+        self.overflow_done = False
         self.filter = (_Scope(config.where, config.level, config.scope, config.list)
                        if config.scope or config.list else None)
 
@@ -291,15 +294,22 @@ class _Service:
 
     # -- folders and files -----------------------------------------------------------------------------
 
+    def _claim(self, step_folder, rank_folder):
+        """This run's rank folder: created fresh, below dump_path through no symlink (_C.claim_rank_folder, the
+        C++ API's rule); one an earlier run left is refused, nothing of it replaced. Claimed once per run."""
+        rank_dir = os.path.join(self.config.dump_path, step_folder, rank_folder)
+        if rank_dir not in self.claimed:
+            try:
+                _C.claim_rank_folder(self.config.dump_path, step_folder, rank_folder, self.config.task != "statistics")
+            except ValueError as e:
+                raise ProbeScopeError(str(e)) from None
+            self.claimed.add(rank_dir)
+        self.rank_dir = rank_dir
+        self.tensor_dir = os.path.join(rank_dir, "dump_tensor_data") if self.config.task != "statistics" else ""
+
     def _open_files(self):
         rank = "" if self.current_rank is None else str(self.current_rank)
-        self.rank_dir = os.path.join(self.config.dump_path, f"step{self.current_iter}", f"rank{rank}")
-        os.makedirs(self.rank_dir, exist_ok=True)
-        if self.config.task == "tensor":
-            self.tensor_dir = os.path.join(self.rank_dir, "dump_tensor_data")
-            os.makedirs(self.tensor_dir, exist_ok=True)
-        else:
-            self.tensor_dir = ""
+        self._claim(f"step{self.current_iter}", f"rank{rank}")
         self.files_open = True
         self.write_json()
 
@@ -323,7 +333,7 @@ class _Service:
     def start(self, model):
         if self.config.level == "debug" or self.stopped_for_good:
             return
-        if self.config.step and self.current_iter > max(self.config.step):
+        if self.config.step and self.current_iter > self.config.step.last():
             self.switch = False
             self.stopped_for_good = True
             return
@@ -383,6 +393,23 @@ class _Service:
             self.construct[name] = self.api_parent_node
             self.construct.update(self.module_node)
 
+    def _begin(self):
+        if self.overflow_task:
+            _C.begin_entry()
+
+    def _admit(self):
+        """Whether the entry begun by _begin() is written: always, except in overflow_check, where it must
+        overflow (its .pt files are written or dropped with it) and the limit must not have been reached."""
+        if not self.overflow_task:
+            return True
+        keep = _C.entry_overflow() and not self.overflow_done
+        _C.end_entry(keep)
+        if keep:
+            self.overflow_count += 1
+            if 0 < self.config.overflow_nums <= self.overflow_count:
+                self.overflow_done = True  # this one is still written
+        return keep
+
     def _put(self, name, info):
         if name in self.data:
             self.data[name].update(info)
@@ -398,18 +425,24 @@ class _Service:
         try:
             # msprobe asks its scope twice, before the call (inputs) and after it (output).
             info = {}
+            self._begin()
             if self._check(forward_name) and self.config.wants("forward", "input"):
                 info["input_args"] = self._describe(args, forward_name + ".input")
                 info["input_kwargs"] = self._describe(kwargs, forward_name + ".kwargs")
                 info["is_recompute"] = False
             output = original(*args, **kwargs)
             self._update_construct(forward_name)
+            keep = True
             if self._check(forward_name):
                 if self.config.wants("forward", "output"):
                     info["output"] = self._describe(_as_tuple(output), forward_name + ".output")
                     info["is_recompute"] = False
-                self._stack_of(forward_name)
-            if info:
+                keep = self._admit()
+                if keep:
+                    self._stack_of(forward_name)
+            elif self.overflow_task:
+                keep = self._admit()
+            if info and keep:
                 self._put(forward_name, info)
             tensor = _first_tensor(output)
             if tensor is not None and tensor.grad_fn is not None:
@@ -434,10 +467,13 @@ class _Service:
 
     def _backward_entry(self, name, grads_of_outputs, grads_of_inputs):
         info = {}
+        self._begin()
         if self.config.wants("backward", "input"):
             info["input"] = self._describe(_as_tuple(grads_of_outputs), name + ".input")
         if self.config.wants("backward", "output"):
             info["output"] = self._describe(_as_tuple(grads_of_inputs), name + ".output")
+        if not self._admit():
+            return False
         if info:
             self._put(name, info)
         return bool(info)
@@ -514,6 +550,7 @@ class _Service:
                 params = {k.split(".")[-1]: v for k, v in module.named_parameters(recurse=False)}
                 if self._check(name):
                     info = {}
+                    self._begin()
                     if self.config.wants("forward", "input"):
                         info["input_args"] = self._describe(_as_tuple(args), name + ".input")
                         info["input_kwargs"] = {}
@@ -522,8 +559,10 @@ class _Service:
                     if info:
                         info["parameters"] = self._describe(params, name + ".parameters")
                         info["is_recompute"] = False
-                        self._put(name, info)
-                    self._stack_of(name)
+                    if self._admit():
+                        if info:
+                            self._put(name, info)
+                        self._stack_of(name)
                 if params:
                     stem = name.rsplit(".", 2)[0]
                     grad_name = stem + ".parameters_grad"
@@ -539,7 +578,7 @@ class _Service:
                                 old.remove()
                             self.param_hook_handles[key] = param.register_hook(
                                 self._param_grad_hook(stem, grad_name, pname))
-                        if grad_name not in self.params_grad_done:
+                        if grad_name not in self.params_grad_done and not self.overflow_task:
                             placeholder = {k: [None] for k, v in params.items() if v.requires_grad}
                             if placeholder:
                                 self._put(grad_name, placeholder)
@@ -574,7 +613,10 @@ class _Service:
                 if not self._check(stem) and stem not in self.backward_modules:
                     self.data.pop(grad_name, None)
                     return grad
-                self._put(grad_name, {pname: [self._describe(grad, f"{grad_name}.{pname}")]})
+                self._begin()
+                leaf = self._describe(grad, f"{grad_name}.{pname}")
+                if self._admit():
+                    self._put(grad_name, {pname: [leaf]})
             finally:
                 _busy.value = False
             return grad
@@ -585,11 +627,7 @@ class _Service:
     def save(self, variable, name, save_backward):
         if not self.files_open:
             rank = _dist_rank()
-            self.rank_dir = os.path.join(self.config.dump_path, "rank" + ("" if rank is None else str(rank)))
-            os.makedirs(self.rank_dir, exist_ok=True)
-            if self.config.task == "tensor":
-                self.tensor_dir = os.path.join(self.rank_dir, "dump_tensor_data")
-                os.makedirs(self.tensor_dir, exist_ok=True)
+            self._claim("", "rank" + ("" if rank is None else str(rank)))
             self.debug_counts = {}
             self.files_open = True
         count = self.debug_counts.get(name, 0)

@@ -59,8 +59,10 @@ struct Config
 {
     Task task = Task::Statistics;
     std::string dumpPath;
-    std::vector<std::int64_t> ranks; ///< "rank": ranks to dump; empty = all
-    std::vector<std::int64_t> steps; ///< "step": steps to dump; empty = all
+    std::vector<std::int64_t> ranks; ///< "rank": ranks to dump given as integers; with rankRanges empty = all
+    std::vector<std::int64_t> steps; ///< "step": steps to dump given as integers; with stepRanges empty = all
+    /// "rank" and "step" items given as "first-last" strings (msprobe's ranges), kept as ranges, never expanded.
+    std::vector<std::pair<std::int64_t, std::int64_t>> rankRanges, stepRanges;
     Level level = Level::L1;
     std::int64_t seed = 1234;
     bool isDeterministic = false;
@@ -77,6 +79,14 @@ struct Config
     /// tensor snapshots; 0 = write in the training thread. Unset: defaultAsyncQueueBytes().
     std::optional<std::uint64_t> asyncQueueBytes;
 };
+
+/// The largest step or rank config.json may name (msprobe 1.2's STEP_RANK_MAXIMUM_VALUE).
+inline constexpr std::int64_t kMaxStepOrRank = 1000000;
+
+/// Whether `index` is one of `values` or inside one of `ranges` (a "step" or "rank" selection; the caller
+/// treats both empty as "all").
+bool selects(const std::vector<std::int64_t>& values, const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges,
+             std::int64_t index);
 
 /// The background writer's default bound: 1 GiB, but at most 1/8 of the machine's physical memory
 /// (docs/collect.md, "Writing while the model computes", says why).
