@@ -9,6 +9,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <limits>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -139,21 +141,109 @@ bool isIntText(std::string_view t)
     return true;
 }
 
-/// A text pandas' maybe_convert_numeric turns into a number (a decimal or scientific number, inf, nan).
+/// pandas' xstrtod (pandas/_libs/src/parser/tokenizer.c), the parser maybe_convert_numeric uses for a text cell:
+/// at most 17 digits (the leading zero of "0.00201..." counts) are accumulated in a double, the rest dropped, and
+/// the result scaled by powers of ten. It is not correctly rounded: "0.0020135045051574707" reads as
+/// 0.0020135045051574, which is what msprobe's merged workbook shows. Returns nullopt when the whole text is not a
+/// number (trailing blanks allowed); "inf", "infinity" (any case, signed) are floatify's additions.
+std::optional<double> pandasNumber(std::string_view text)
+{
+    const auto isDigitAscii = [](char c) { return c >= '0' && c <= '9'; };
+    const auto isSpaceAscii = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    std::size_t p = 0;
+    const std::size_t n = text.size();
+    auto at = [&](std::size_t i) { return i < n ? text[i] : '\0'; };
+    while (p < n && isSpaceAscii(text[p]))
+        ++p;
+    bool negative = false;
+    if (at(p) == '-') {
+        negative = true;
+        ++p;
+    } else if (at(p) == '+') {
+        ++p;
+    }
+    constexpr int kMaxDigits = 17;
+    double number = 0.0;
+    int exponent = 0;
+    int numDigits = 0;
+    int numDecimals = 0;
+    while (isDigitAscii(at(p)) && numDigits <= kMaxDigits) {
+        number = number * 10. + (at(p) - '0');
+        ++numDigits;
+        ++p;
+    }
+    if (at(p) == '.') {
+        ++p;
+        while (numDigits < kMaxDigits && isDigitAscii(at(p))) {
+            number = number * 10. + (at(p) - '0');
+            ++p;
+            ++numDigits;
+            ++numDecimals;
+        }
+        if (numDigits >= kMaxDigits)
+            while (isDigitAscii(at(p)))
+                ++p;
+        exponent -= numDecimals;
+    }
+    if (numDigits == 0) {
+        // floatify's special words.
+        std::string lower;
+        for (const char c : text)
+            lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        if (lower == "inf" || lower == "+inf" || lower == "infinity" || lower == "+infinity")
+            return std::numeric_limits<double>::infinity();
+        if (lower == "-inf" || lower == "-infinity")
+            return -std::numeric_limits<double>::infinity();
+        return std::nullopt;
+    }
+    if (negative)
+        number = -number;
+    if (at(p) == 'e' || at(p) == 'E') {
+        ++p;
+        bool negExp = false;
+        if (at(p) == '-') {
+            negExp = true;
+            ++p;
+        } else if (at(p) == '+') {
+            ++p;
+        }
+        int digits = 0;
+        int e = 0;
+        while (digits < kMaxDigits && isDigitAscii(at(p))) {
+            e = e * 10 + (at(p) - '0');
+            ++digits;
+            ++p;
+        }
+        exponent += negExp ? -e : e;
+        if (digits == 0)
+            return std::nullopt; // "1e" un-consumes the 'e', which then is trailing garbage
+    }
+    if (exponent < DBL_MIN_EXP || exponent > DBL_MAX_EXP)
+        return std::nullopt;
+    double p10 = 10.;
+    int k = exponent < 0 ? -exponent : exponent;
+    while (k) {
+        if (k & 1) {
+            if (exponent < 0)
+                number /= p10;
+            else
+                number *= p10;
+        }
+        k >>= 1;
+        p10 *= p10;
+    }
+    while (p < n && isSpaceAscii(text[p]))
+        ++p;
+    if (p != n)
+        return std::nullopt;
+    return number;
+}
+
 std::optional<double> numericText(std::string_view t)
 {
-    std::string s(t);
-    if (s.empty() || s.size() > 64)
+    if (t.empty() || t.size() > 4096)
         return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end != s.c_str() + s.size())
-        return std::nullopt;
-    // strtod also takes hex floats ("0x1p3"), which pandas does not.
-    if (s.find_first_of("xXpP") != std::string::npos)
-        return std::nullopt;
-    return v;
+    return pandasNumber(t);
 }
 
 /// One compare workbook as a table: header and rows of PyValues, column types inferred as pandas does.
@@ -244,7 +334,9 @@ Result<Table> readTable(const std::filesystem::path& file)
                 continue;
             }
             if (numeric) {
-                const double d = std::strtod(v->text.c_str(), nullptr);
+                // A number cell keeps openpyxl's exact value; a text cell goes through pandas' xstrtod.
+                const double d = v->kind == XlsxValue::Kind::Text ? numericText(v->text).value_or(0.0)
+                                                                  : std::strtod(v->text.c_str(), nullptr);
                 out.number = d;
                 if (allInt) {
                     out.kind = PyValue::Kind::Int;
@@ -278,8 +370,15 @@ bool valueIsSafe(const PyValue& v)
     if (v.kind != PyValue::Kind::Text)
         return true;
     const std::string& t = v.text;
-    if (numericText(t))
-        return true;
+    // float(value) succeeds: "-1.00" is a number, not a formula.
+    if (!t.empty() && t.find_first_of("xXpP") == std::string::npos) {
+        char* end = nullptr;
+        std::strtod(t.c_str(), &end);
+        while (end && (*end == ' ' || *end == '\t' || *end == '\n'))
+            ++end;
+        if (end && *end == '\0' && end != t.c_str())
+            return true;
+    }
     auto lead = [&](std::size_t at) {
         if (at >= t.size())
             return false;
