@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <map>
 #include <new>
 #include <optional>
 #include <system_error>
@@ -391,10 +392,26 @@ std::string xlsxSheetCsv(const XlsxSheet& sheet)
     appendCsvLine(out, sheet.header);
     out += '\n';
     std::vector<std::string> fields;
+    // pandas' str conversion of a column gives equal values (False == 0 == 0.0, True == 1) the text of the first
+    // of them in the column: a 0 under a False reads "False". The fixtures' CSVs show it, so it is kept.
+    std::vector<std::map<double, std::string>> seen(sheet.header.size());
     for (const auto& row : sheet.rows) {
         fields.clear();
-        for (const auto& cell : row)
-            fields.push_back(xlsxSheetCellText(cell));
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            const auto& cell = row[c];
+            std::string text = xlsxSheetCellText(cell);
+            const bool numeric = cell.kind == XlsxSheetCell::Kind::Bool
+                                 || (cell.kind == XlsxSheetCell::Kind::Number && std::isfinite(cell.number));
+            if (numeric) {
+                if (c >= seen.size())
+                    seen.resize(c + 1);
+                const double key = cell.kind == XlsxSheetCell::Kind::Bool ? (cell.boolean ? 1.0 : 0.0) : cell.number;
+                const auto [it, inserted] = seen[c].emplace(key == 0.0 ? 0.0 : key, text);
+                if (!inserted)
+                    text = it->second;
+            }
+            fields.push_back(std::move(text));
+        }
         // pandas pads a short row with empty cells up to the header's width.
         while (fields.size() < sheet.header.size())
             fields.emplace_back();

@@ -107,11 +107,26 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
 {
     PipListing listing;
     for (const auto& dir : splitOn(pathVariable, ':')) {
-        const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / "python3";
-        if (isRegular(candidate) && ::access(candidate.c_str(), X_OK) == 0) {
-            listing.python = candidate;
-            break;
+        const std::filesystem::path folder(dir.empty() ? "." : dir);
+        std::filesystem::path candidate = folder / "python3";
+        if (!isRegular(candidate) || ::access(candidate.c_str(), X_OK) != 0)
+            continue;
+        // A pyenv shim is a script that picks a version: PYENV_VERSION, else PYENV_ROOT/version; "system" means the
+        // next python3 on PATH.
+        if (folder.filename() == "shims" && isDir(folder.parent_path() / "versions")) {
+            std::string version;
+            if (const char* env = std::getenv("PYENV_VERSION"))
+                version = env;
+            else if (auto file = readTextFile(folder.parent_path() / "version"))
+                version = trim(splitOn(*file, '\n').front());
+            if (version.empty() || version == "system" || version.find('/') != std::string::npos)
+                continue;
+            candidate = folder.parent_path() / "versions" / version / "bin" / "python3";
+            if (!isRegular(candidate))
+                continue;
         }
+        listing.python = candidate;
+        break;
     }
     if (listing.python.empty())
         return listing;
