@@ -89,6 +89,18 @@ for spec in summary_3ranks:merge_selected summary_3ranks:merge_all_indexes all_m
     done
     [ $n -gt 0 ] || fail "merge $cfg: no expected sheets"
 done
+# merge_result also reads ProbeScope's own compare workbooks (--profile msprobe-26 --xlsx): the same merged sheets.
+M=$W/merge_result/summary_3ranks
+"$cli" compare --profile msprobe-26 --npu "$M/inputs/dump/npu/step0" --bench "$M/inputs/dump/bench/step0" -o "$work/own-compare" --xlsx \
+    >"$work/own-compare.log" 2>&1 || fail "own compare: $(cat "$work/own-compare.log")"
+"$cli" merge_result -i "$work/own-compare" -o "$work/own-merge" -config "$M/inputs/merge_all_indexes.yaml" >"$work/own-merge.log" 2>&1 \
+    || fail "merge of our own compare: $(cat "$work/own-merge.log")"
+for f in "$M/expected/merge_all_indexes"/*.csv; do
+    sheet=${f##*/multi_ranks_compare_merge_}
+    sheet=${sheet#*.}
+    cmp -s "$f" "$(ls "$work/own-merge"/multi_ranks_compare_merge_*."$sheet" 2>/dev/null | head -1)" \
+        || fail "merge of our own compare: sheet $sheet differs"
+done
 "$cli" merge_result -i "$W/merge_result/summary_3ranks/inputs/compare_out" -o "$work/m" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "merge_result without -config: not a usage error"
 
