@@ -2,6 +2,7 @@
 #include "core/setupcheck/configcompare.h"
 
 #include "core/setupcheck/pyjson.h"
+#include "core/setupcheck/pytextutil.h"
 #include "core/setupcheck/sequencematcher.h"
 #include "core/setupcheck/tables.h"
 #include "core/util/fileio.h"
@@ -43,18 +44,6 @@ Cell text(std::string_view s)
 Cell number(double v)
 {
     return Cell::ofNumber(v);
-}
-
-bool isFile(const std::filesystem::path& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool isFolder(const std::filesystem::path& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool pathExists(const std::filesystem::path& p)
@@ -177,20 +166,6 @@ Result<XlsxSheet> compareEnv(const std::filesystem::path& benchFile, const std::
 
 // ---- pip -------------------------------------------------------------------------------------------------------
 
-bool isPySpace(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= '\x1c' && c <= '\x1f');
-}
-
-std::string_view pyStrip(std::string_view s)
-{
-    while (!s.empty() && isPySpace(s.front()))
-        s.remove_prefix(1);
-    while (!s.empty() && isPySpace(s.back()))
-        s.remove_suffix(1);
-    return s;
-}
-
 /// load_pip_txt: "name=version" per line (universal newlines); a line that is not exactly two fields maps to "".
 Result<std::map<std::string, std::string, std::less<>>> loadPip(const std::filesystem::path& file)
 {
@@ -204,15 +179,8 @@ Result<std::map<std::string, std::string, std::less<>>> loadPip(const std::files
         std::size_t end = all.find_first_of("\r\n", start);
         if (end == std::string_view::npos)
             end = all.size();
-        const std::string_view line = pyStrip(all.substr(start, end - start));
-        std::vector<std::string_view> parts;
-        std::size_t from = 0;
-        for (std::size_t eq = line.find('='); eq != std::string_view::npos; eq = line.find('=', from)) {
-            parts.push_back(line.substr(from, eq - from));
-            from = eq + 1;
-        }
-        parts.push_back(line.substr(from));
-        out[std::string(parts[0])] = parts.size() == 2 ? std::string(parts[1]) : std::string();
+        const auto parts = pySplit(pyStrip(all.substr(start, end - start)), '=');
+        out[parts[0]] = parts.size() == 2 ? parts[1] : std::string();
         start = end + 1;
         if (end < all.size() && all[end] == '\r' && start < all.size() && all[start] == '\n')
             ++start;
@@ -411,7 +379,7 @@ Result<XlsxSheet> compareHyperparameters(const std::filesystem::path& benchDir, 
     for (const char* fileName : { "hyperparameters_static.json", "hyperparameters_dynamic.json" }) {
         const auto benchFile = benchDir / "hyperparameters" / fileName;
         const auto cmpFile = cmpDir / "hyperparameters" / fileName;
-        if (!isFile(benchFile) || !isFile(cmpFile))
+        if (!isRegularFile(benchFile) || !isRegularFile(cmpFile))
             continue;
         auto bench = loadPyJson(benchFile);
         if (!bench)
@@ -591,7 +559,7 @@ Result<XlsxSheet> compareDataset(const std::filesystem::path& benchDir, const st
         for (const auto& rank : *ranks) {
             const auto benchFile = benchDir / step.name / rank.name / "dataset.json";
             const auto cmpFile = cmpDir / step.name / rank.name / "dataset.json";
-            if (!isFile(benchFile) || !isFile(cmpFile))
+            if (!isRegularFile(benchFile) || !isRegularFile(cmpFile))
                 continue;
             auto d1 = loadPyJson(benchFile);
             if (!d1)

@@ -2,6 +2,7 @@
 #include "core/setupcheck/configpack.h"
 
 #include "core/setupcheck/hyperparams.h"
+#include "core/setupcheck/pytextutil.h"
 #include "core/util/fileio.h"
 #include "core/util/folderlist.h"
 #include "core/util/ziparchive.h"
@@ -15,30 +16,6 @@
 namespace probescope::setupcheck {
 
 namespace {
-
-bool isRegular(const std::filesystem::path& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool isDir(const std::filesystem::path& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::vector<std::string> splitOn(std::string_view s, char sep)
-{
-    std::vector<std::string> out;
-    std::size_t from = 0;
-    for (std::size_t at = s.find(sep); at != std::string_view::npos; at = s.find(sep, from)) {
-        out.emplace_back(s.substr(from, at - from));
-        from = at + 1;
-    }
-    out.emplace_back(s.substr(from));
-    return out;
-}
 
 std::string trim(std::string_view s)
 {
@@ -106,23 +83,23 @@ bool endsWithNoCase(std::string_view s, std::string_view suffix)
 PipListing listPythonPackages(const std::string& pathVariable, const std::string& home)
 {
     PipListing listing;
-    for (const auto& dir : splitOn(pathVariable, ':')) {
+    for (const auto& dir : pySplit(pathVariable, ':')) {
         const std::filesystem::path folder(dir.empty() ? "." : dir);
         std::filesystem::path candidate = folder / "python3";
-        if (!isRegular(candidate) || ::access(candidate.c_str(), X_OK) != 0)
+        if (!isRegularFile(candidate) || ::access(candidate.c_str(), X_OK) != 0)
             continue;
         // A pyenv shim is a script that picks a version: PYENV_VERSION, else PYENV_ROOT/version; "system" means the
         // next python3 on PATH.
-        if (folder.filename() == "shims" && isDir(folder.parent_path() / "versions")) {
+        if (folder.filename() == "shims" && isFolder(folder.parent_path() / "versions")) {
             std::string version;
             if (const char* env = std::getenv("PYENV_VERSION"))
                 version = env;
             else if (auto file = readTextFile(folder.parent_path() / "version"))
-                version = trim(splitOn(*file, '\n').front());
+                version = trim(pySplit(*file, '\n').front());
             if (version.empty() || version == "system" || version.find('/') != std::string::npos)
                 continue;
             candidate = folder.parent_path() / "versions" / version / "bin" / "python3";
-            if (!isRegular(candidate))
+            if (!isRegularFile(candidate))
                 continue;
         }
         listing.python = candidate;
@@ -134,7 +111,7 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
     std::vector<std::filesystem::path> sites;
     // PYTHONPATH comes first in sys.path.
     if (const char* pythonPath = std::getenv("PYTHONPATH")) {
-        for (const auto& dir : splitOn(pythonPath, ':')) {
+        for (const auto& dir : pySplit(pythonPath, ':')) {
             if (!dir.empty())
                 sites.emplace_back(dir);
         }
@@ -152,7 +129,7 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
     std::filesystem::path venv;
     bool includeSystem = true;
     for (const auto& dir : { binDir, binDir.parent_path() }) {
-        if (isRegular(dir / "pyvenv.cfg")) {
+        if (isRegularFile(dir / "pyvenv.cfg")) {
             venv = dir;
             break;
         }
@@ -160,7 +137,7 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
     if (!venv.empty()) {
         includeSystem = false;
         if (auto cfg = readTextFile(venv / "pyvenv.cfg")) {
-            for (const auto& line : splitOn(*cfg, '\n')) {
+            for (const auto& line : pySplit(*cfg, '\n')) {
                 const std::size_t eq = line.find('=');
                 if (eq == std::string::npos)
                     continue;
@@ -169,7 +146,7 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
                 if (key == "include-system-site-packages")
                     includeSystem = value == "true" || value == "True";
                 if (key == "version" && version.empty()) {
-                    const auto parts = splitOn(value, '.');
+                    const auto parts = pySplit(value, '.');
                     if (parts.size() >= 2)
                         version = parts[0] + "." + parts[1];
                 }
@@ -192,7 +169,7 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
     }
 
     for (const auto& site : sites) {
-        if (!isDir(site))
+        if (!isFolder(site))
             continue;
         auto entries = listFolder(site, 200000);
         if (!entries)
@@ -203,7 +180,7 @@ PipListing listPythonPackages(const std::string& pathVariable, const std::string
             if (endsWithNoCase(entry.name, ".dist-info")) {
                 readMetadata(site / entry.name / "METADATA", listing.text);
             } else if (endsWithNoCase(entry.name, ".egg-info")) {
-                if (isDir(site / entry.name))
+                if (isFolder(site / entry.name))
                     readMetadata(site / entry.name / "PKG-INFO", listing.text);
                 else
                     readMetadata(site / entry.name, listing.text);
@@ -232,7 +209,7 @@ Result<PyJson> collectHyperparameters(const std::vector<std::filesystem::path>& 
     // each parse returns all of it.
     PyJson yamlAccumulated = PyJson::object();
     for (const auto& script : scripts) {
-        if (!isRegular(script)) {
+        if (!isRegularFile(script)) {
             notes.push_back("Warning: Script path " + script.string() + " is not a file.");
             continue;
         }

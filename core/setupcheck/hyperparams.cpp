@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/setupcheck/hyperparams.h"
 
+#include "core/setupcheck/pytextutil.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -11,12 +13,6 @@
 namespace probescope::setupcheck {
 
 namespace {
-
-bool isSpace(char c)
-{
-    // Python's \s and str.strip() on ASCII (\x1c-\x1f are whitespace to Python too).
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= '\x1c' && c <= '\x1f');
-}
 
 bool isWord(char c)
 {
@@ -30,20 +26,6 @@ bool isDigit(char c)
     return c >= '0' && c <= '9';
 }
 
-std::string_view rstrip(std::string_view s)
-{
-    while (!s.empty() && isSpace(s.back()))
-        s.remove_suffix(1);
-    return s;
-}
-
-std::string_view lstrip(std::string_view s)
-{
-    while (!s.empty() && isSpace(s.front()))
-        s.remove_prefix(1);
-    return s;
-}
-
 /// The script without comment lines and trailing comments, lines joined with '\n' (universal newlines).
 std::string scriptContent(std::string_view text)
 {
@@ -53,10 +35,10 @@ std::string scriptContent(std::string_view text)
         std::size_t end = text.find_first_of("\r\n", start);
         const std::size_t lineEnd = end == std::string_view::npos ? text.size() : end;
         std::string_view line = text.substr(start, lineEnd - start);
-        if (lstrip(line).empty() || lstrip(line).front() != '#') {
+        if (pyLstrip(line).empty() || pyLstrip(line).front() != '#') {
             const std::size_t hash = line.find('#');
-            const std::string_view kept = rstrip(hash == std::string_view::npos ? line : line.substr(0, hash));
-            if (!lstrip(kept).empty()) {
+            const std::string_view kept = pyRstrip(hash == std::string_view::npos ? line : line.substr(0, hash));
+            if (!pyLstrip(kept).empty()) {
                 out.append(kept);
                 out += '\n';
             }
@@ -74,7 +56,7 @@ std::string scriptContent(std::string_view text)
 std::optional<std::string> findCommandLine(const std::string& s)
 {
     auto rest = [&](std::size_t from, std::size_t ws) -> std::optional<std::string> {
-        if (ws >= s.size() || !isSpace(s[ws]))
+        if (ws >= s.size() || !isPySpace(s[ws]))
             return std::nullopt;
         std::size_t end = s.find('|', ws + 1);
         if (end == std::string::npos)
@@ -164,7 +146,7 @@ std::optional<std::string> lastAssignment(const std::string& s, const std::strin
             break;
         const std::size_t eqEnd = at + key.size();
         std::size_t wsEnd = eqEnd;
-        while (wsEnd < s.size() && isSpace(s[wsEnd]))
+        while (wsEnd < s.size() && isPySpace(s[wsEnd]))
             ++wsEnd;
         // \s* gives back characters until (.+) can take one that is not '\n'.
         std::optional<std::size_t> start;
@@ -320,6 +302,19 @@ std::string withoutUnderscores(std::string_view s)
     return out;
 }
 
+/// YAML 1.1's base-60 numbers ("1:30" = 90): the parts from the right, times 60 each step.
+long double sexagesimal(const std::string& v)
+{
+    long double value = 0;
+    long double base = 1;
+    const auto parts = pySplit(v, ':');
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        value += std::strtold(it->c_str(), nullptr) * base;
+        base *= 60;
+    }
+    return value;
+}
+
 PyJson constructInt(std::string_view text)
 {
     std::string v = withoutUnderscores(text);
@@ -343,18 +338,7 @@ PyJson constructInt(std::string_view text)
         for (std::size_t i = 1; i < v.size(); ++i)
             value = value * 8 + (v[i] - '0');
     } else if (v.find(':') != std::string::npos) {
-        long double base = 1;
-        std::vector<std::string> parts;
-        std::size_t from = 0;
-        for (std::size_t c = v.find(':'); c != std::string::npos; c = v.find(':', from)) {
-            parts.push_back(v.substr(from, c - from));
-            from = c + 1;
-        }
-        parts.push_back(v.substr(from));
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-            value += std::strtold(it->c_str(), nullptr) * base;
-            base *= 60;
-        }
+        value = sexagesimal(v);
     } else {
         for (const char c : v)
             value = value * 10 + (c - '0');
@@ -379,22 +363,8 @@ PyJson constructFloat(std::string_view text)
         return PyJson(sign * std::numeric_limits<double>::infinity());
     if (v == ".nan")
         return PyJson(std::numeric_limits<double>::quiet_NaN());
-    if (v.find(':') != std::string::npos) {
-        double value = 0;
-        double base = 1;
-        std::vector<std::string> parts;
-        std::size_t from = 0;
-        for (std::size_t c = v.find(':'); c != std::string::npos; c = v.find(':', from)) {
-            parts.push_back(v.substr(from, c - from));
-            from = c + 1;
-        }
-        parts.push_back(v.substr(from));
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-            value += std::strtod(it->c_str(), nullptr) * base;
-            base *= 60;
-        }
-        return PyJson(sign * value);
-    }
+    if (v.find(':') != std::string::npos)
+        return PyJson(sign * static_cast<double>(sexagesimal(v)));
     return PyJson(sign * std::strtod(v.c_str(), nullptr));
 }
 
@@ -531,13 +501,13 @@ PyJson parseShellHyperparameters(std::string_view script)
             ++keyEnd;
         const std::string key = line.substr(p + 2, keyEnd - p - 2);
         std::size_t ws = keyEnd;
-        while (ws < line.size() && isSpace(line[ws]))
+        while (ws < line.size() && isPySpace(line[ws]))
             ++ws;
         std::string value;
         std::size_t end = keyEnd;
         if (ws > keyEnd && ws < line.size() && line[ws] != '\\') {
             std::size_t v = ws;
-            while (v < line.size() && !isSpace(line[v]) && line[v] != '\\')
+            while (v < line.size() && !isPySpace(line[v]) && line[v] != '\\')
                 ++v;
             value = line.substr(ws, v - ws);
             end = v;

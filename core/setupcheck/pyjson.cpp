@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/setupcheck/pyjson.h"
 
+#include "core/compare/pytext.h"
 #include "core/util/fileio.h"
 #include "core/util/pytext.h"
 
@@ -138,30 +139,7 @@ void dumpValue(std::string& out, const PyJson& value, int level)
 
 void appendPyStrRepr(std::string& out, std::string_view s)
 {
-    // repr(str): single quotes unless the text has ' and no ".
-    const bool useDouble = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char quote = useDouble ? '"' : '\'';
-    out += quote;
-    for (const char c : s) {
-        if (c == quote || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[(static_cast<unsigned char>(c) >> 4) & 0xF];
-            out += hex[static_cast<unsigned char>(c) & 0xF];
-        } else {
-            out += c;
-        }
-    }
-    out += quote;
+    out += compare::pyStrRepr(s);
 }
 
 void appendPyRepr(std::string& out, const PyJson& value, bool top)

@@ -466,3 +466,57 @@ TEST(MergeResult, BadInputsAreClearErrors)
     ASSERT_FALSE(name.ok());
     EXPECT_NE(name.error().message.find("Wrong compare result name: result.xlsx"), std::string::npos);
 }
+
+TEST(XlsxReader, HostileWorkbooksAreClearErrors)
+{
+    TempDir tmp;
+    const std::string contentTypes = "<?xml version=\"1.0\"?><Types/>";
+    const std::string workbook = "<workbook><sheets><sheet name=\"S\" sheetId=\"1\" r:id=\"rId1\"/></sheets></workbook>";
+    const std::string rels = "<Relationships><Relationship Id=\"rId1\" Target=\"worksheets/sheet1.xml\"/></Relationships>";
+    auto book = [&](const std::string& name, const std::string& sheet, const std::string& shared) {
+        std::vector<std::pair<std::string, std::string>> parts { { "[Content_Types].xml", contentTypes },
+                                                                 { "xl/workbook.xml", workbook },
+                                                                 { "xl/_rels/workbook.xml.rels", rels },
+                                                                 { "xl/worksheets/sheet1.xml", sheet } };
+        if (!shared.empty())
+            parts.emplace_back("xl/sharedStrings.xml", shared);
+        EXPECT_TRUE(writeZip(tmp.path() / name, parts).ok());
+        return tmp.path() / name;
+    };
+    // A well-formed sheet: shared, inline, number, bool, rich text with a phonetic run, entities.
+    auto good = readXlsxSheets(book("good.xlsx",
+                                    "<worksheet><sheetData><row r=\"1\"><c r=\"A1\" t=\"s\"><v>1</v></c>"
+                                    "<c r=\"C1\" t=\"inlineStr\"><is><t>a&amp;b&#x4e2d;</t></is></c></row>"
+                                    "<row r=\"3\"><c r=\"A3\"><v>-0.5E-3</v></c><c r=\"B3\" t=\"b\"><v>1</v></c></row>"
+                                    "</sheetData></worksheet>",
+                                    "<sst><si><t>x</t></si><si><r><t>y</t></r><r><t>z</t></r><rPh><t>P</t></rPh></si></sst>"));
+    ASSERT_TRUE(good.ok()) << good.error().format();
+    ASSERT_EQ(good->size(), 1u);
+    const auto& rows = good->front().rows;
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].at(0)->text, "yz");
+    EXPECT_EQ(rows[0].at(2)->text, "a&b\xe4\xb8\xad");
+    EXPECT_EQ(rows[1].row, 2u);
+    EXPECT_EQ(rows[1].at(0)->kind, XlsxValue::Kind::Number);
+    EXPECT_EQ(rows[1].at(0)->text, "-0.5E-3");
+    EXPECT_EQ(rows[1].at(1)->kind, XlsxValue::Kind::Bool);
+    // Broken parts: each an error naming the file, never a crash.
+    for (const auto& [name, sheet] : std::vector<std::pair<std::string, std::string>> {
+             { "badref.xlsx", "<worksheet><sheetData><row r=\"1\"><c r=\"ZZZZ1\"><v>1</v></c></row></sheetData></worksheet>" },
+             { "badrow.xlsx", "<worksheet><sheetData><row r=\"99999999\"><c><v>1</v></c></row></sheetData></worksheet>" },
+             { "badshared.xlsx", "<worksheet><sheetData><row><c t=\"s\"><v>7</v></c></row></sheetData></worksheet>" },
+             { "orphan.xlsx", "<worksheet><sheetData><c><v>1</v></c></sheetData></worksheet>" },
+             { "cut.xlsx", "<worksheet><sheetData><row><c><v>1" } }) {
+        auto bad = readXlsxSheets(book(name, sheet, ""));
+        ASSERT_FALSE(bad.ok()) << name;
+        EXPECT_EQ(bad.error().id, "xlsx.read") << name;
+        EXPECT_NE(bad.error().message.find(name), std::string::npos) << bad.error().message;
+    }
+    // A missing part.
+    ASSERT_TRUE(writeZip(tmp.path() / "nobook.xlsx", { { "x", "y" } }).ok());
+    EXPECT_EQ(readXlsxSheets(tmp.path() / "nobook.xlsx").error().id, "xlsx.read");
+    // Bounded in cells.
+    XlsxReadLimits few;
+    few.maxCells = 2;
+    EXPECT_EQ(readXlsxSheets(tmp.path() / "good.xlsx", few).error().id, "xlsx.read");
+}
