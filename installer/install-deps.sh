@@ -7,7 +7,7 @@ packages=(
     build-essential cmake ninja-build pkg-config ccache
     qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools qt6-translations-l10n libqcustomplot-dev
     nlohmann-json3-dev libgtest-dev libgmock-dev
-    libxlsxwriter-dev zlib1g-dev libyaml-cpp-dev
+    libxlsxwriter-dev zlib1g-dev libyaml-cpp-dev libzip-dev
     libsqlite3-dev
     openmpi-bin libopenmpi-dev
     libtorch-dev

@@ -16,6 +16,7 @@
 #include "ptdbgcli.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
+#include "configcheckcli.h"
 #include "graphcli.h"
 
 #include <unistd.h>
@@ -170,6 +171,22 @@ usage:
       --precision N (decimals of the details floats, default 14). An NPU row the GPU file
       lacks is dropped with a warning (msprobe drops it silently); a duplicate GPU row stops
       the analysis there, as in msprobe, and exits 1.
+  probescope-cli config_check -d [train.sh] [config.yaml] [-o pack.zip]
+      msprobe 26's static pack: the environment (env), the Python packages of the python3 on
+      PATH (pip, read from its site folders' metadata) and the hyperparameters of launch scripts
+      (.sh) and configurations (.yaml) in one zip, msprobe's layout (default
+      ./config_check_pack.zip; an existing zip is never replaced). See docs/config-check.md.
+  probescope-cli config_check -c bench.zip cmp.zip [-o OUT]
+      Compares two packs (ProbeScope's or msprobe's) as msprobe 26 does: both extracted into
+      OUT/bench and OUT/cmp, OUT/result.xlsx (summary, env, pip, dataset, weights,
+      hyperparameters, random) and a CSV per sheet, result.<sheet>.csv (default OUT
+      ./config_check_result). A zip with a '../' or absolute entry, a symlink entry or a zip
+      bomb is refused (exit 1) before anything is extracted.
+  probescope-cli merge_result -i DIR -o OUT -config merge.yaml
+      msprobe 26's merge of the per-rank compare workbooks compare_result_rank{N}_{ts}.xlsx in
+      DIR: multi_ranks_compare_merge_{ts}.xlsx in OUT, one sheet per compare index (the yaml's
+      compare_index, or all of the dump mode), a row per entry of the yaml's api list, a column
+      per rank; and a CSV per sheet.
   probescope-cli --help | --version
 
 DIR is a dump root (step*/rank*/), a step folder, a rank folder, a dump.json or debug.json,
@@ -886,6 +903,8 @@ int main(int argc, char** argv)
 {
     if (auto graphStatus = cli::runGraphCommand(argc, argv)) // graph, info FILE.vis.db (docs/graph.md)
         return *graphStatus;
+    if (auto setupStatus = cli::runConfigCheckCommand(argc, argv)) // config_check, merge_result (docs/config-check.md)
+        return *setupStatus;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--help" || a == "-h" || a == "help") {

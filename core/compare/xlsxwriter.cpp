@@ -2,7 +2,9 @@
 #include "core/compare/xlsxwriter.h"
 
 #include "core/compare/pytext.h"
+#include "core/util/csv.h"
 #include "core/util/outputfile.h"
+#include "core/util/pytext.h"
 
 #include <xlsxwriter.h>
 
@@ -12,8 +14,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
+#include <map>
 #include <new>
 #include <optional>
 #include <system_error>
@@ -132,19 +137,35 @@ std::string cellName(lxw_row_t row, lxw_col_t col)
     return letters + std::to_string(row + 1);
 }
 
-Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::path& path, Diagnostics* warnings)
+/// Writes text cells, cut to Excel's limit, and remembers what was cut.
+class TextCells
 {
-    std::size_t columns = table.header.size();
-    for (const auto& row : table.rows)
-        columns = std::max(columns, row.size());
-    if (table.rows.size() + 1 > LXW_ROW_MAX)
-        return xlsxError(path, "the table has " + std::to_string(table.rows.size())
-                                   + " rows; an xlsx sheet holds at most " + std::to_string(LXW_ROW_MAX - 1)
-                                   + " under its header");
-    if (columns > LXW_COL_MAX)
-        return xlsxError(path, "the table has " + std::to_string(columns) + " columns; an xlsx sheet holds at most "
-                                   + std::to_string(LXW_COL_MAX));
+public:
+    lxw_error write(lxw_worksheet* sheet, lxw_row_t r, lxw_col_t c, std::string text, lxw_format* format)
+    {
+        const std::size_t keep = utf8Prefix(text, kXlsxMaxCellChars);
+        if (keep < text.size()) {
+            if (m_truncated++ == 0)
+                m_firstTruncated = cellName(r, c);
+            text.resize(keep);
+        }
+        // An empty text writes a blank cell when it has a fill, nothing otherwise (an empty cell).
+        return worksheet_write_string(sheet, r, c, text.c_str(), format);
+    }
+    std::size_t truncated() const { return m_truncated; }
+    const std::string& firstTruncated() const { return m_firstTruncated; }
 
+private:
+    std::size_t m_truncated = 0;
+    std::string m_firstTruncated;
+};
+
+using FillWorkbook = std::function<std::optional<Diagnostic>(lxw_workbook*, TextCells&)>;
+
+/// The one way a workbook is written: built under a temporary name beside `path` (constant memory), synced and
+/// claimed with renameNoReplace; `fill` adds the sheets and cells.
+Result<bool> writeWorkbookFile(const std::filesystem::path& path, Diagnostics* warnings, const FillWorkbook& fill)
+{
     std::error_code ec;
     if (std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
         return xlsxError(path, path.string() + " already exists");
@@ -173,47 +194,10 @@ Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::pat
     WorkbookGuard workbook(workbook_new_opt(temp.path().c_str(), &options));
     if (!workbook.get())
         return xlsxError(path, "cannot start an xlsx workbook for " + path.string());
-    lxw_worksheet* sheet = workbook_add_worksheet(workbook.get(), "Sheet");
-    lxw_format* red = solidFill(workbook.get(), kRed);
-    lxw_format* yellow = solidFill(workbook.get(), kYellow);
-    if (!sheet || !red || !yellow)
-        return xlsxError(path, "cannot set up the xlsx workbook for " + path.string());
 
-    std::size_t truncated = 0;
-    std::string firstTruncated;
-    auto writeText = [&](lxw_row_t r, lxw_col_t c, std::string text, lxw_format* format) {
-        const std::size_t keep = utf8Prefix(text, kXlsxMaxCellChars);
-        if (keep < text.size()) {
-            if (truncated++ == 0)
-                firstTruncated = cellName(r, c);
-            text.resize(keep);
-        }
-        // An empty text writes a blank cell when it has a fill, nothing otherwise (an empty cell).
-        return worksheet_write_string(sheet, r, c, text.c_str(), format);
-    };
-
-    for (std::size_t c = 0; c < table.header.size(); ++c) {
-        const lxw_error err = writeText(0, static_cast<lxw_col_t>(c), table.header[c], nullptr);
-        if (err != LXW_NO_ERROR)
-            return xlsxError(path, "cannot write cell " + cellName(0, static_cast<lxw_col_t>(c)) + ": " + lxw_strerror(err));
-    }
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        const auto xr = static_cast<lxw_row_t>(r + 1);
-        const RowColor color = r < table.colors.size() ? table.colors[r] : RowColor::None;
-        lxw_format* format = color == RowColor::Red ? red : color == RowColor::Yellow ? yellow : nullptr;
-        const auto& row = table.rows[r];
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            const auto xc = static_cast<lxw_col_t>(c);
-            XlsxCell cell = xlsxCell(row[c]);
-            const lxw_error err = cell.numeric ? worksheet_write_number(sheet, xr, xc, cell.number, format)
-                                               : writeText(xr, xc, std::move(cell.text), format);
-            if (err != LXW_NO_ERROR)
-                return xlsxError(path, "cannot write cell " + cellName(xr, xc) + ": " + lxw_strerror(err));
-        }
-        // openpyxl fills every column of a highlighted row, so short rows get filled blanks too.
-        for (std::size_t c = row.size(); format && c < columns; ++c)
-            worksheet_write_blank(sheet, xr, static_cast<lxw_col_t>(c), format);
-    }
+    TextCells texts;
+    if (auto failure = fill(workbook.get(), texts))
+        return std::move(*failure);
 
     const lxw_error closed = workbook.close();
     if (closed != LXW_NO_ERROR)
@@ -231,13 +215,123 @@ Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::pat
         ::close(dirFd);
     }
 
-    if (truncated > 0 && warnings) {
+    if (texts.truncated() > 0 && warnings) {
         warnings->push_back(makeWarning("compare.xlsx-truncated", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                                        std::to_string(truncated) + " cell text(s) longer than "
+                                        std::to_string(texts.truncated()) + " cell text(s) longer than "
                                             + std::to_string(kXlsxMaxCellChars)
-                                            + " characters (Excel's limit) were cut, the first at " + firstTruncated));
+                                            + " characters (Excel's limit) were cut, the first at "
+                                            + texts.firstTruncated()));
     }
     return true;
+}
+
+Result<bool> writeWorkbook(const CompareTable& table, const std::filesystem::path& path, Diagnostics* warnings)
+{
+    std::size_t columns = table.header.size();
+    for (const auto& row : table.rows)
+        columns = std::max(columns, row.size());
+    if (table.rows.size() + 1 > LXW_ROW_MAX)
+        return xlsxError(path, "the table has " + std::to_string(table.rows.size())
+                                   + " rows; an xlsx sheet holds at most " + std::to_string(LXW_ROW_MAX - 1)
+                                   + " under its header");
+    if (columns > LXW_COL_MAX)
+        return xlsxError(path, "the table has " + std::to_string(columns) + " columns; an xlsx sheet holds at most "
+                                   + std::to_string(LXW_COL_MAX));
+
+    return writeWorkbookFile(path, warnings, [&](lxw_workbook* book, TextCells& texts) -> std::optional<Diagnostic> {
+        lxw_worksheet* sheet = workbook_add_worksheet(book, "Sheet");
+        lxw_format* red = solidFill(book, kRed);
+        lxw_format* yellow = solidFill(book, kYellow);
+        if (!sheet || !red || !yellow)
+            return xlsxError(path, "cannot set up the xlsx workbook for " + path.string());
+        for (std::size_t c = 0; c < table.header.size(); ++c) {
+            const lxw_error err = texts.write(sheet, 0, static_cast<lxw_col_t>(c), table.header[c], nullptr);
+            if (err != LXW_NO_ERROR)
+                return xlsxError(path, "cannot write cell " + cellName(0, static_cast<lxw_col_t>(c)) + ": "
+                                           + lxw_strerror(err));
+        }
+        for (std::size_t r = 0; r < table.rows.size(); ++r) {
+            const auto xr = static_cast<lxw_row_t>(r + 1);
+            const RowColor color = r < table.colors.size() ? table.colors[r] : RowColor::None;
+            lxw_format* format = color == RowColor::Red ? red : color == RowColor::Yellow ? yellow : nullptr;
+            const auto& row = table.rows[r];
+            for (std::size_t c = 0; c < row.size(); ++c) {
+                const auto xc = static_cast<lxw_col_t>(c);
+                XlsxCell cell = xlsxCell(row[c]);
+                const lxw_error err = cell.numeric ? worksheet_write_number(sheet, xr, xc, cell.number, format)
+                                                   : texts.write(sheet, xr, xc, std::move(cell.text), format);
+                if (err != LXW_NO_ERROR)
+                    return xlsxError(path, "cannot write cell " + cellName(xr, xc) + ": " + lxw_strerror(err));
+            }
+            // openpyxl fills every column of a highlighted row, so short rows get filled blanks too.
+            for (std::size_t c = row.size(); format && c < columns; ++c)
+                worksheet_write_blank(sheet, xr, static_cast<lxw_col_t>(c), format);
+        }
+        return std::nullopt;
+    });
+}
+
+Result<bool> writeSheets(const std::vector<XlsxSheet>& sheets, const std::filesystem::path& path,
+                         Diagnostics* warnings)
+{
+    for (const auto& sheet : sheets) {
+        if (sheet.rows.size() + 1 > LXW_ROW_MAX)
+            return xlsxError(path, "sheet '" + sheet.name + "' has " + std::to_string(sheet.rows.size())
+                                       + " rows; an xlsx sheet holds at most " + std::to_string(LXW_ROW_MAX - 1));
+        std::size_t columns = sheet.header.size();
+        for (const auto& row : sheet.rows)
+            columns = std::max(columns, row.size());
+        if (columns > LXW_COL_MAX)
+            return xlsxError(path, "sheet '" + sheet.name + "' has " + std::to_string(columns) + " columns");
+    }
+    return writeWorkbookFile(path, warnings, [&](lxw_workbook* book, TextCells& texts) -> std::optional<Diagnostic> {
+        // pandas' to_excel header: bold, thin borders, centred.
+        lxw_format* header = workbook_add_format(book);
+        if (!header)
+            return xlsxError(path, "cannot set up the xlsx workbook for " + path.string());
+        format_set_bold(header);
+        format_set_border(header, LXW_BORDER_THIN);
+        format_set_align(header, LXW_ALIGN_CENTER);
+        format_set_align(header, LXW_ALIGN_VERTICAL_TOP);
+        for (const auto& data : sheets) {
+            lxw_worksheet* sheet = workbook_add_worksheet(book, data.name.c_str());
+            if (!sheet)
+                return xlsxError(path, "cannot add a sheet named '" + data.name + "' to " + path.string());
+            for (std::size_t c = 0; c < data.header.size(); ++c) {
+                const lxw_error err = texts.write(sheet, 0, static_cast<lxw_col_t>(c), data.header[c], header);
+                if (err != LXW_NO_ERROR)
+                    return xlsxError(path, "cannot write cell " + cellName(0, static_cast<lxw_col_t>(c)) + ": "
+                                               + lxw_strerror(err));
+            }
+            for (std::size_t r = 0; r < data.rows.size(); ++r) {
+                const auto xr = static_cast<lxw_row_t>(r + 1);
+                for (std::size_t c = 0; c < data.rows[r].size(); ++c) {
+                    const auto xc = static_cast<lxw_col_t>(c);
+                    const XlsxSheetCell& cell = data.rows[r][c];
+                    lxw_error err = LXW_NO_ERROR;
+                    switch (cell.kind) {
+                    case XlsxSheetCell::Kind::Empty:
+                        break;
+                    case XlsxSheetCell::Kind::Number:
+                        if (std::isfinite(cell.number))
+                            err = worksheet_write_number(sheet, xr, xc, cell.number, nullptr);
+                        break;
+                    case XlsxSheetCell::Kind::Bool:
+                        err = worksheet_write_boolean(sheet, xr, xc, cell.boolean ? 1 : 0, nullptr);
+                        break;
+                    case XlsxSheetCell::Kind::Text:
+                        if (!cell.text.empty())
+                            err = texts.write(sheet, xr, xc, cell.text, nullptr);
+                        break;
+                    }
+                    if (err != LXW_NO_ERROR)
+                        return xlsxError(path, "cannot write cell " + cellName(xr, xc) + " of sheet '" + data.name
+                                                   + "': " + lxw_strerror(err));
+                }
+            }
+        }
+        return std::nullopt;
+    });
 }
 
 } // namespace
@@ -262,6 +356,104 @@ Result<bool> writeXlsx(const CompareTable& table, const std::filesystem::path& p
 {
     try {
         return writeWorkbook(table, path, warnings);
+    } catch (const std::bad_alloc&) {
+        return xlsxError(path, "out of memory while writing " + path.string());
+    }
+}
+
+std::string xlsxSheetCellText(const XlsxSheetCell& cell)
+{
+    switch (cell.kind) {
+    case XlsxSheetCell::Kind::Empty:
+        return {};
+    case XlsxSheetCell::Kind::Bool:
+        return cell.boolean ? "True" : "False";
+    case XlsxSheetCell::Kind::Text:
+        return cell.text;
+    case XlsxSheetCell::Kind::Number:
+        break;
+    }
+    if (!std::isfinite(cell.number))
+        return {};
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.16g", cell.number);
+    const std::string_view text(buffer);
+    if (text.find_first_of(".eE") != std::string_view::npos)
+        return pyFloatRepr(std::strtod(buffer, nullptr));
+    // int(text): "-0" reads back as 0.
+    if (text == "-0")
+        return "0";
+    return std::string(text);
+}
+
+std::string xlsxSheetCsv(const XlsxSheet& sheet)
+{
+    std::string out;
+    appendCsvLine(out, sheet.header);
+    out += '\n';
+    std::vector<std::string> fields;
+    // pandas' str conversion of a column gives equal values (False == 0 == 0.0, True == 1) the text of the first
+    // of them in the column: a 0 under a False reads "False". The fixtures' CSVs show it, so it is kept.
+    std::vector<std::map<double, std::string>> seen(sheet.header.size());
+    for (const auto& row : sheet.rows) {
+        fields.clear();
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            const auto& cell = row[c];
+            std::string text = xlsxSheetCellText(cell);
+            const bool numeric = cell.kind == XlsxSheetCell::Kind::Bool
+                                 || (cell.kind == XlsxSheetCell::Kind::Number && std::isfinite(cell.number));
+            if (numeric) {
+                if (c >= seen.size())
+                    seen.resize(c + 1);
+                const double key = cell.kind == XlsxSheetCell::Kind::Bool ? (cell.boolean ? 1.0 : 0.0) : cell.number;
+                const auto [it, inserted] = seen[c].emplace(key == 0.0 ? 0.0 : key, text);
+                if (!inserted)
+                    text = it->second;
+            }
+            fields.push_back(std::move(text));
+        }
+        // pandas pads a short row with empty cells up to the header's width.
+        while (fields.size() < sheet.header.size())
+            fields.emplace_back();
+        appendCsvLine(out, fields);
+        out += '\n';
+    }
+    return out;
+}
+
+Result<std::vector<std::filesystem::path>> writeXlsxSheetsWithCsv(const std::vector<XlsxSheet>& sheets,
+                                                                  const std::filesystem::path& path,
+                                                                  Diagnostics* warnings)
+{
+    std::string base = path.filename().string();
+    if (base.size() > 5 && base.compare(base.size() - 5, 5, ".xlsx") == 0)
+        base.resize(base.size() - 5);
+    // Claim every CSV name before the workbook, so a taken name stops the run before anything is written.
+    for (const auto& sheet : sheets) {
+        const auto csv = path.parent_path() / (base + "." + sheet.name + ".csv");
+        std::error_code ec;
+        if (std::filesystem::exists(std::filesystem::symlink_status(csv, ec)))
+            return xlsxError(csv, csv.string() + " already exists (nothing is replaced)");
+    }
+    auto written = writeXlsxSheets(sheets, path, warnings);
+    if (!written)
+        return written.error();
+    std::vector<std::filesystem::path> files { path };
+    for (const auto& sheet : sheets) {
+        const auto csv = path.parent_path() / (base + "." + sheet.name + ".csv");
+        if (auto failure = writeFileAtomically(csv, xlsxSheetCsv(sheet)))
+            return xlsxError(csv, failure->nameTaken ? csv.string() + " already exists (nothing is replaced)"
+                                                     : failure->message);
+        files.push_back(csv);
+    }
+    return files;
+}
+
+Result<bool> writeXlsxSheets(const std::vector<XlsxSheet>& sheets, const std::filesystem::path& path,
+                             Diagnostics* warnings)
+{
+    try {
+        return writeSheets(sheets, path, warnings);
     } catch (const std::bad_alloc&) {
         return xlsxError(path, "out of memory while writing " + path.string());
     }

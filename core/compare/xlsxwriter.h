@@ -6,6 +6,8 @@
 #include "core/util/diagnostic.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 #include <filesystem>
 #include <string>
 
@@ -43,5 +45,51 @@ inline constexpr std::size_t kXlsxMaxCellChars = 32767;
  * appended to `*warnings` when given.
  */
 Result<bool> writeXlsx(const CompareTable& table, const std::filesystem::path& path, Diagnostics* warnings = nullptr);
+
+/// One cell of a sheet written by writeXlsxSheets: what a pandas DataFrame cell becomes in openpyxl.
+struct XlsxSheetCell
+{
+    enum class Kind : std::uint8_t { Empty, Number, Text, Bool };
+    Kind kind = Kind::Empty;
+    double number = 0.0; ///< Number (a NaN or infinite number is an empty cell, as pandas writes NaN)
+    std::string text;    ///< Text (an empty text is an empty cell)
+    bool boolean = false;
+
+    static XlsxSheetCell ofNumber(double v) { return { Kind::Number, v, {}, false }; }
+    static XlsxSheetCell ofText(std::string t) { return { Kind::Text, 0.0, std::move(t), false }; }
+    static XlsxSheetCell ofBool(bool b) { return { Kind::Bool, 0.0, {}, b }; }
+};
+
+/// A sheet as pandas' DataFrame.to_excel(index=False) writes it: a header row (bold, bordered, centred), then rows.
+struct XlsxSheet
+{
+    std::string name;
+    std::vector<std::string> header;
+    std::vector<std::vector<XlsxSheetCell>> rows;
+};
+
+/**
+ * @brief Writes `sheets` in order as one workbook at `path`, built and claimed as writeXlsx does (an existing
+ * `path` is never replaced; errors carry the id `compare.xlsx`). msprobe 26's config_check and merge_result
+ * workbooks are written through this.
+ */
+Result<bool> writeXlsxSheets(const std::vector<XlsxSheet>& sheets, const std::filesystem::path& path,
+                             Diagnostics* warnings = nullptr);
+
+/// The text pandas reads back from the cell openpyxl wrote (read_excel(dtype=str, keep_default_na=False)): a number
+/// is written "%.16g" and read as an int (no '.', 'e', 'E') or a float (its repr); a bool is True/False; empty "".
+std::string xlsxSheetCellText(const XlsxSheetCell& cell);
+
+/// One sheet as the fixtures' sheet CSVs spell it: pandas' to_csv(index=False) of that reading (header line, then
+/// one line per row, '\n' line ends, Python's csv quoting).
+std::string xlsxSheetCsv(const XlsxSheet& sheet);
+
+/**
+ * @brief writeXlsxSheets, then one CSV per sheet beside the workbook, `<xlsx base>.<sheet>.csv` (each claimed
+ * without replacing). Returns the files written, the workbook first.
+ */
+Result<std::vector<std::filesystem::path>> writeXlsxSheetsWithCsv(const std::vector<XlsxSheet>& sheets,
+                                                                  const std::filesystem::path& path,
+                                                                  Diagnostics* warnings = nullptr);
 
 } // namespace probescope::compare
