@@ -632,7 +632,7 @@
     <message>
         <location line="+1"/>
         <source>Profile:</source>
-        <translation>格式：</translation>
+        <translation>兼容配置：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -830,7 +830,7 @@
     <message>
         <location line="+7"/>
         <source>Step</source>
-        <translation>Step</translation>
+        <translation>步骤</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1250,7 +1250,7 @@
     <message>
         <location line="+1"/>
         <source>Rank overview</source>
-        <translation>rank 总览</translation>
+        <translation>各卡总览</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1271,22 +1271,22 @@
     <message>
         <location line="-579"/>
         <source>Step</source>
-        <translation>step</translation>
+        <translation>步骤</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>NPU rank ↔ bench rank</source>
-        <translation>NPU rank ↔ 标杆 rank</translation>
+        <translation>NPU 卡 ↔ 标杆卡</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>&amp;Step:</source>
-        <translation>Step(&amp;S)：</translation>
+        <translation>步骤(&amp;S)：</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>&amp;Rank:</source>
-        <translation>Rank(&amp;R)：</translation>
+        <translation>卡号(&amp;R)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1556,7 +1556,7 @@
     </message>
     <message>
         <source>Open the pair where the job began to diverge (the rank overview&apos;s origin) and select its node.</source>
-        <translation>打开作业开始出现偏差的配对（rank 总览中的源头）并选中其节点。</translation>
+        <translation>打开作业开始出现偏差的配对（各卡总览中的源头）并选中其节点。</translation>
     </message>
     <message>
         <source>On a communication node (Distributed.*): open the next rank&apos;s pair of the same step and select the matching node.</source>
@@ -1564,7 +1564,7 @@
     </message>
     <message>
         <source>No job origin yet: the rank overview has found no failing pair so far.</source>
-        <translation>尚无作业偏差源头：rank 总览目前未发现不达标的配对。</translation>
+        <translation>尚无作业偏差源头：各卡总览目前未发现不达标的配对。</translation>
     </message>
     <message>
         <source>Select a communication node (Distributed.*) to jump to another rank&apos;s.</source>
@@ -1592,7 +1592,7 @@
     </message>
     <message>
         <source>This rank — %1 (the job origin is not known yet: the rank overview is still comparing the other ranks)</source>
-        <translation>本 rank — %1（作业偏差源头尚未确定：rank 总览仍在比对其他 rank）</translation>
+        <translation>本 rank — %1（作业偏差源头尚未确定：各卡总览仍在比对其他 rank）</translation>
     </message>
     <message>
         <source>step %1 %2</source>
@@ -2417,7 +2417,7 @@
     <message>
         <location line="+43"/>
         <source>Step</source>
-        <translation>step</translation>
+        <translation>步骤</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -3556,11 +3556,11 @@
     </message>
     <message>
         <source>%1: no failing node.</source>
-        <translation>%1：没有失败节点。</translation>
+        <translation>%1：没有不达标节点。</translation>
     </message>
     <message>
         <source>%1: first failing node %2 (node_order %3).</source>
-        <translation>%1：首个失败节点 %2（node_order %3）。</translation>
+        <translation>%1：首个不达标节点 %2（node_order %3）。</translation>
     </message>
     <message>
         <source>&lt;p&gt;Select a node to see its data.&lt;/p&gt;</source>

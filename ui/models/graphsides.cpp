@@ -232,7 +232,10 @@ std::shared_ptr<const GraphSides> graphSidesFromAnalysis(const session::PairAnal
     return sides;
 }
 
-namespace {
+Status paletteStatusOf(const graph::GraphFile& file, const graph::Node& node)
+{
+    return statusOfGraphNode(file, node, file.worstBand());
+}
 
 Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, std::optional<std::int32_t> worst)
 {
@@ -246,7 +249,7 @@ Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, 
     case graph::Status::Banded:
         break;
     }
-    if (node.band < 0)
+    if (node.band < 0 || static_cast<std::size_t>(node.band) >= file.colours.size())
         return Status::NoData;
     if (worst && node.band == *worst)
         return Status::Error;
@@ -257,6 +260,8 @@ Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, 
         return Status::Error;
     return Status::Warning;
 }
+
+namespace {
 
 GraphSide sideOfGraph(const graph::GraphFile& file, const graph::Graph& g, std::optional<std::int32_t> worst)
 {
@@ -325,6 +330,29 @@ std::shared_ptr<const GraphSides> graphSidesFromGraphFile(std::shared_ptr<const 
     }
     finishBoth(*sides);
     return sides;
+}
+
+std::string_view boxLabel(std::string_view name, std::string_view parentName, bool module)
+{
+    if (!module)
+        return name;
+    const auto withoutPrefix = [](std::string_view s) {
+        if (s.starts_with("Module."))
+            s.remove_prefix(7);
+        return s;
+    };
+    const std::string_view own = withoutPrefix(name);
+    const std::string_view parent = withoutPrefix(parentName);
+    // The whole dotted segments both names begin with.
+    std::size_t common = 0;
+    for (std::size_t i = 0; i < own.size() && i < parent.size() && own[i] == parent[i]; ++i)
+        if (own[i] == '.')
+            common = i + 1;
+    const std::string_view rest = own.substr(common);
+    // At least a name before class.direction.index: a recompute of the parent's own module keeps its path.
+    if (std::count(rest.begin(), rest.end(), '.') < 3)
+        return own;
+    return rest;
 }
 
 std::string callStem(std::string_view name)

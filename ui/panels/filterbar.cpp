@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
+#include <QResizeEvent>
 #include <QImage>
 #include <QLabel>
 #include <QToolButton>
@@ -134,6 +135,8 @@ void FilterBar::setCounts(const std::array<std::uint32_t, 6>& counts)
     m_counts = counts;
     m_haveCounts = true;
     updateButtons();
+    if (isVisible())
+        fitToWidth(width()); // longer counts may not fit any more
 }
 
 QToolButton* FilterBar::statusButton(Status s) const
@@ -158,10 +161,14 @@ void FilterBar::updateButtons()
         const QPixmap chip = statuspalette::chip(s, dark, 16);
         b->setIcon(QIcon(shown ? chip : hiddenChip(chip)));
         const QString name = statuspalette::label(s);
-        const QString text = m_haveCounts ? tr("%1 (%2)").arg(name).arg(m_counts[static_cast<std::size_t>(s)]) : name;
-        b->setText(text);
-        b->setToolTip(shown ? tr("%1 nodes are shown; click to hide them").arg(name)
-                            : tr("%1 nodes are hidden; click to show them").arg(name));
+        const QString count = m_haveCounts ? QString::number(m_counts[static_cast<std::size_t>(s)]) : QString();
+        const QString text = m_haveCounts ? tr("%1 (%2)").arg(name, count) : name;
+        // Compact: the colour and the count; the name is in the tooltip.
+        b->setText(m_compact ? count : text);
+        b->setToolButtonStyle(m_compact && count.isEmpty() ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon);
+        b->setToolTip((m_compact ? text + QStringLiteral(": ") : QString())
+                      + (shown ? tr("%1 nodes are shown; click to hide them").arg(name)
+                               : tr("%1 nodes are hidden; click to show them").arg(name)));
         b->setAccessibleDescription(shown ? tr("shown") : tr("hidden"));
         b->setStyleSheet(shown ? QStringLiteral("QToolButton { border: 1px solid palette(highlight); border-radius: 4px;"
                                                 " background: palette(base); padding: 1px 4px; }")
@@ -184,6 +191,52 @@ QPixmap FilterBar::hiddenChip(const QPixmap& chip)
     return QPixmap::fromImage(grey);
 }
 
+QSize FilterBar::minimumSizeHint() const
+{
+    // The compact form: each chip its icon and a count, the two combo boxes, the margins and spacing.
+    const QFontMetrics fm(font());
+    int width = 4 + 8;
+    for (const QToolButton* b : m_buttons)
+        width += b->iconSize().width() + fm.horizontalAdvance(QStringLiteral("0000")) + 16 + 4;
+    for (const QComboBox* c : { m_direction, m_kind })
+        width += c->minimumSizeHint().width() + 4;
+    return { width, QWidget::minimumSizeHint().height() };
+}
+
+void FilterBar::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitToWidth(event->size().width());
+}
+
+void FilterBar::fitToWidth(int width)
+{
+    const bool compact = width < fullWidth();
+    if (compact == m_compact)
+        return;
+    m_compact = compact;
+    for (QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
+        l->setVisible(!compact);
+    updateButtons();
+}
+
+int FilterBar::fullWidth() const
+{
+    if (!m_compact)
+        return layout()->sizeHint().width();
+    // In the compact form: what the captions and the chips' names would add to it.
+    const QFontMetrics fm(font());
+    int width = layout()->sizeHint().width();
+    for (const QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
+        width += fm.horizontalAdvance(l->text()) + 8;
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        const QString name = statuspalette::label(kStatuses[i]);
+        width += fm.horizontalAdvance(m_haveCounts ? tr("%1 (%2)").arg(name, QStringLiteral("0000")) : name)
+            - fm.horizontalAdvance(m_buttons[i]->text());
+    }
+    return width;
+}
+
 void FilterBar::emitChanged()
 {
     if (!m_silent)
@@ -194,8 +247,10 @@ void FilterBar::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::PaletteChange)
         updateButtons();
-    else if (event->type() == QEvent::LanguageChange)
+    else if (event->type() == QEvent::LanguageChange) {
         retranslate();
+        fitToWidth(width());
+    }
     QWidget::changeEvent(event);
 }
 

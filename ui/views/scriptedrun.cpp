@@ -15,6 +15,7 @@
 #include <QTranslator>
 
 #include <cstdio>
+#include <utility>
 
 namespace probescope::ui {
 
@@ -76,6 +77,20 @@ bool installTranslations(QApplication& app, const QString& override)
     return switchLanguage(app, language);
 }
 
+std::optional<QSize> parseWindowSize(const QString& text)
+{
+    const QStringList parts = text.split(QLatin1Char('x'));
+    if (parts.size() != 2)
+        return std::nullopt;
+    bool okW = false;
+    bool okH = false;
+    const int w = parts[0].toInt(&okW);
+    const int h = parts[1].toInt(&okH);
+    if (!okW || !okH || w < 200 || h < 200 || w > 16384 || h > 16384)
+        return std::nullopt;
+    return QSize(w, h);
+}
+
 QIcon applicationIcon()
 {
     // PNGs rather than the SVG: the SVG icon engine is a separate Qt package the app does not depend on.
@@ -125,6 +140,21 @@ void ScriptedRun::finish(bool ok, const QString& error)
         exitLater(1);
         return;
     }
+    // With the graph view shown, its sides are made on a worker after the compare: the picture waits for them
+    // (the timeout above still bounds the run).
+    if (!m_window->isGraphViewReady()) {
+        connect(m_window, &MainWindow::graphViewUpdated, this, [this] {
+            if (m_window->isGraphViewReady() && !std::exchange(m_captured, true))
+                capture();
+        });
+        return;
+    }
+    m_captured = true;
+    capture();
+}
+
+void ScriptedRun::capture()
+{
     // One turn of the event loop lets the view lay out the selection before the window is grabbed.
     QTimer::singleShot(0, this, [this] {
         const QPixmap shot = m_window->grab();
