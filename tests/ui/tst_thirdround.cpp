@@ -128,17 +128,21 @@ TEST(ThirdRound, Item1GraphViewFitsALaptopScreenAndEverySplitterMoves)
         EXPECT_LE(withGraph.width(), 1366);
         EXPECT_LE(withGraph.height(), 768);
         EXPECT_EQ(window.size(), QSize(1366, 768)) << "showing the graph view widened the window";
-        // Every splitter can move both ways: the sizes asked for are the sizes given (within a few pixels).
+        // Every splitter moves: each pane can be made at least 100 px wider or narrower than the narrowest it goes.
         for (const char* name : { "mainSplitter", "treeGraphSplitter" }) {
             auto* splitter = window.findChild<QSplitter*>(name);
             ASSERT_TRUE(splitter) << name;
             const QList<int> before = splitter->sizes();
             ASSERT_EQ(before.size(), 2);
             const int total = before[0] + before[1];
-            for (const int share : { 35, 65 }) {
-                splitter->setSizes({ total * share / 100, total - total * share / 100 });
-                EXPECT_NEAR(splitter->sizes()[0], total * share / 100, 4) << name << " at " << share << "%";
-            }
+            splitter->setSizes({ 0, total });
+            const int narrowest = splitter->sizes()[0];
+            splitter->setSizes({ total, 0 });
+            const int widest = splitter->sizes()[0];
+            EXPECT_GE(widest - narrowest, 100) << name;
+            EXPECT_GT(narrowest, 0) << name << ": a pane collapsed";
+            EXPECT_LT(widest, total) << name << ": a pane collapsed";
+            splitter->setSizes(before);
         }
         shoot(&window, (std::string("item1-graph-1366x768-") + language).c_str());
         window.setGraphViewShown(false);
@@ -173,13 +177,21 @@ TEST(ThirdRound, Item1ScriptedSizeIsParsed)
 TEST(ThirdRound, Item2BoxLabelsShowTheDistinguishingPart)
 {
     EXPECT_EQ(boxLabel("Module.block.ffn.fc1.Linear.forward.0", "Module.block.ffn.FeedForward.forward.0", true),
-              "fc1.Linear.forward.0");
+              "fc1.Linear.0");
     EXPECT_EQ(boxLabel("Module.block.ffn.FeedForward.forward.0", "Module.block.TransformerBlock.forward.0", true),
-              "ffn.FeedForward.forward.0");
+              "ffn.FeedForward.0");
+    // A root keeps its direction (forward and backward roots stand side by side).
     EXPECT_EQ(boxLabel("Module.conv.ConvNet.forward.0", "", true), "conv.ConvNet.forward.0");
+    EXPECT_EQ(boxLabel("Module.conv.ConvNet.backward.0", "", true), "conv.ConvNet.backward.0");
     // The parent's own module called again: nothing to drop without losing the name.
-    EXPECT_EQ(boxLabel("Module.block.Block.forward.1", "Module.block.Block.forward.0", true), "block.Block.forward.1");
-    EXPECT_EQ(boxLabel("Functional.linear.12.forward", "Module.block.Block.forward.0", false), "Functional.linear.12.forward");
+    EXPECT_EQ(boxLabel("Module.block.Block.forward.1", "Module.block.Block.forward.0", true), "block.Block.1");
+    // Forty calls in an L1 job differ by op and call index: that is what stays.
+    EXPECT_EQ(boxLabel("Functional.linear.12.forward", "Module.block.Block.forward.0", false), "Functional.linear.12");
+    EXPECT_EQ(boxLabel("Functional.linear.13.forward", "Module.block.Block.forward.0", false), "Functional.linear.13");
+    // A backward call under a forward parent (msprobe re-parents some) says so.
+    EXPECT_EQ(boxLabel("Functional.linear.12.backward", "Module.block.Block.forward.0", false),
+              "Functional.linear.12.backward");
+    EXPECT_EQ(boxLabel("Functional.linear.12.forward", "", false), "Functional.linear.12.forward");
 }
 
 // Item 3: on an opened .vis.db the graph view follows the page's tree (first failure, selection, search) and the
@@ -232,7 +244,8 @@ TEST(ThirdRound, Item4OneCurrentInput)
     ASSERT_TRUE(open(window, q(jobFixture() / "npu"), q(jobFixture() / "bench")));
     ASSERT_TRUE(overview.wait(120000) || !overview.isEmpty());
     ASSERT_GT(window.rankOverview()->rowCount(), 1);
-    ASSERT_TRUE(window.detailPanel()->hasNode());
+    // The job goes to its origin once the overview knows it: its node in Details.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !window.isComparing() && window.detailPanel()->hasNode(); }, 60000));
     auto* rankBox = window.findChild<QComboBox*>("rankSelector");
     ASSERT_TRUE(rankBox);
     ASSERT_GT(rankBox->count(), 1);
@@ -347,8 +360,15 @@ TEST(ThirdRound, Item6VerdictIsThePalettesWordAndRange)
     GraphFileModel model;
     model.setGraph(file, 0);
     bool checked = false;
-    for (int r = 0; r < model.rowCount() && !checked; ++r) {
-        const QModelIndex verdict = model.index(r, GraphFileModel::VerdictColumn);
+    std::vector<QModelIndex> todo { QModelIndex() };
+    while (!todo.empty() && !checked) {
+        const QModelIndex parent = todo.back();
+        todo.pop_back();
+        for (int r = 0; r < model.rowCount(parent); ++r)
+            todo.push_back(model.index(r, 0, parent));
+        if (!parent.isValid())
+            continue;
+        const QModelIndex verdict = parent.siblingAtColumn(GraphFileModel::VerdictColumn);
         const auto node = model.nodeOf(verdict);
         if (!node || file->graphs[0].nodes[*node].status != graph::Status::Banded)
             continue;
@@ -452,7 +472,7 @@ TEST(ThirdRound, Item10StatusLineForOnePairAndForAJob)
     ASSERT_TRUE(window.selectNodeByKey("Distributed.all_reduce.0.forward"));
     QSignalSpy finished(&window, &MainWindow::analysisFinished);
     ASSERT_TRUE(window.jumpToPeerRank());
-    QTest::qWaitFor([&] { return !window.isComparing(); }, 60000);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !window.isComparing(); }, 60000));
     EXPECT_TRUE(window.statusLine().startsWith("P: Distributed.all_reduce.0.forward on the next rank"))
         << window.statusLine().toStdString();
 }
@@ -464,7 +484,7 @@ TEST(ThirdRound, Item12SmallerThings)
     SettingsDialog dialog(Settings {});
     bool restart = false;
     for (QLabel* label : dialog.findChildren<QLabel*>())
-        restart = restart || label->text().contains("restart");
+        restart = restart || label->text().contains("after a restart") || label->text().contains("restart.");
     EXPECT_FALSE(restart);
     // The graph hint wraps rather than being cut.
     GraphView view;

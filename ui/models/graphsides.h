@@ -130,12 +130,12 @@ std::vector<graph::NodeMatch> addManualMatch(const GraphSides& sides, const std:
 std::vector<graph::NodeMatch> removeManualMatch(const GraphSides& sides, const std::vector<graph::NodeMatch>& current,
                                                 std::uint32_t npu, bool withChildren);
 
-/// What a graph box shows of a node (issue 36 item 2): a module without "Module." and without the leading path
-/// segments it shares with its parent ("Module.block.ffn.fc1.Linear.forward.0" under
-/// "Module.block.ffn.FeedForward.forward.0" is "fc1.Linear.forward.0"), keeping at least its class, direction and
-/// call index; an API as it is ("Functional.linear.12.forward": the box elides it on the left, so the op name and
-/// the call index stay). A view into `name`.
-std::string_view boxLabel(std::string_view name, std::string_view parentName, bool module);
+/// What a graph box shows of a node (issue 36 item 2): what tells it from its siblings. A module loses "Module." and
+/// the leading path segments it shares with its parent ("Module.block.ffn.fc1.Linear.forward.0" under
+/// "Module.block.ffn.FeedForward.forward.0" is "fc1.Linear.0"), keeping at least its name and class; inside a parent
+/// of the same direction the "forward" / "backward" segment goes too ("Functional.linear.12.forward" is
+/// "Functional.linear.12"). The box elides it on the left, so the op or class and the call index stay.
+std::string boxLabel(std::string_view name, std::string_view parentName, bool module);
 
 /// A name without its call index, for pairing children: "Functional.relu.3.forward" -> "Functional.relu.forward",
 /// "Module.layer.Linear.forward.0" -> "Module.layer.Linear.forward".

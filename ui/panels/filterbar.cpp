@@ -37,6 +37,10 @@ FilterBar::FilterBar(QWidget* parent)
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->setSpacing(4);
+    // The layout does not set the bar's minimum: minimumSizeHint() says the compact form's (issue 36 item 1).
+    layout->setSizeConstraint(QLayout::SetNoConstraint);
+    // Nor the tree pane's: below the compact form the bar is cut at its right end rather than holding the splitter.
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     m_showLabel = new QLabel(this);
     layout->addWidget(m_showLabel);
     for (std::size_t i = 0; i < kStatuses.size(); ++i) {
@@ -88,6 +92,9 @@ void FilterBar::retranslate()
     m_direction->setItemText(1, tr("Forward"));
     m_direction->setItemText(2, tr("Backward"));
     m_kindLabel->setText(tr("Kind:"));
+    // What the combo boxes are, also when the compact form hides their captions.
+    m_direction->setToolTip(m_directionLabel->text());
+    m_kind->setToolTip(m_kindLabel->text());
     m_kind->setItemText(0, tr("All"));
     m_kind->setItemText(1, tr("Modules"));
     m_kind->setItemText(2, tr("APIs"));
@@ -193,14 +200,21 @@ QPixmap FilterBar::hiddenChip(const QPixmap& chip)
 
 QSize FilterBar::minimumSizeHint() const
 {
-    // The compact form: each chip its icon and a count, the two combo boxes, the margins and spacing.
+    // The compact form's width: the layout's minimum now, less what the captions and the chips' names take while
+    // they are shown.
+    QSize size = QWidget::minimumSizeHint();
+    if (m_compact)
+        return size;
     const QFontMetrics fm(font());
-    int width = 4 + 8;
-    for (const QToolButton* b : m_buttons)
-        width += b->iconSize().width() + fm.horizontalAdvance(QStringLiteral("0000")) + 16 + 4;
-    for (const QComboBox* c : { m_direction, m_kind })
-        width += c->minimumSizeHint().width() + 4;
-    return { width, QWidget::minimumSizeHint().height() };
+    int width = size.width();
+    for (const QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
+        width -= l->minimumSizeHint().width() + layout()->spacing();
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        const QString count = m_haveCounts ? QString::number(m_counts[static_cast<std::size_t>(kStatuses[i])]) : QString();
+        width -= fm.horizontalAdvance(m_buttons[i]->text()) - fm.horizontalAdvance(count);
+    }
+    size.setWidth(std::max(width, 100));
+    return size;
 }
 
 void FilterBar::resizeEvent(QResizeEvent* event)
@@ -217,6 +231,11 @@ void FilterBar::fitToWidth(int width)
     m_compact = compact;
     for (QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
         l->setVisible(!compact);
+    // The combo boxes elide their texts too (the captions are gone; the choices are in the tooltips of the lists).
+    for (QComboBox* c : { m_direction, m_kind }) {
+        c->setMinimumContentsLength(compact ? 4 : 0);
+        c->setSizeAdjustPolicy(compact ? QComboBox::AdjustToMinimumContentsLengthWithIcon : QComboBox::AdjustToContentsOnFirstShow);
+    }
     updateButtons();
 }
 

@@ -62,6 +62,7 @@ public slots:
 signals:
     void filterChanged(const probescope::ui::FilterSpec& spec);
 
+public:
     /// As narrow as the compact form (chips with their counts alone, no captions): the bar never sets the window's
     /// width (issue 36 item 1).
     QSize minimumSizeHint() const override;

@@ -14,6 +14,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTreeView>
@@ -72,7 +73,7 @@ QString paramsTable(const QString& title, const std::string& nodeName, const std
                 if (key == k)
                     cell = esc(value);
             // A number is never broken inside (it wrapped mid-digit, issue 36 item 12).
-            html += QStringLiteral("<td nowrap>%1</td>").arg(cell);
+            html += QStringLiteral("<td style='white-space:nowrap'>%1</td>").arg(cell);
         }
         html += QStringLiteral("</tr>");
     }
@@ -319,6 +320,8 @@ void GraphFilePanel::selectIndex(std::uint32_t node)
         m_tree->expand(*it);
     m_tree->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     m_tree->scrollTo(index, QAbstractItemView::PositionAtCenter);
+    // Only up and down: a sideways scroll cut every name's start ("odule.block…").
+    m_tree->horizontalScrollBar()->setValue(0);
 }
 
 bool GraphFilePanel::selectNode(const QString& name)

@@ -347,8 +347,8 @@ void GraphPane::paintEvent(QPaintEvent*)
         // the parent), elided on the left: the op or class, the direction and the call index stay (issue 36 item 2).
         const std::string_view parentName
             = node.parent >= 0 ? m_data->nodes[static_cast<std::uint32_t>(node.parent)].name : std::string_view();
-        const std::string_view shownName = boxLabel(node.name, parentName, node.module);
-        const QString name = QString::fromUtf8(shownName.data(), static_cast<qsizetype>(shownName.size()));
+        const std::string shownName = boxLabel(node.name, parentName, node.module);
+        const QString name = QString::fromStdString(shownName);
         const QRect textRect(x, box.top(), box.right() - x - badgeWidth - 4, box.height());
         p.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
                    (node.module ? boldMetrics : fm).elidedText(name, Qt::ElideLeft, textRect.width()));
@@ -625,7 +625,7 @@ GraphView::GraphView(QWidget* parent)
     header->addWidget(m_hint, 1);
     header->addWidget(m_together);
     layout->addLayout(header);
-    setMinimumWidth(420);
+    setMinimumWidth(280); // two narrow sides still read; the window fits 1366 px with the tree and tabs beside it
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->setChildrenCollapsible(false);

@@ -36,6 +36,7 @@
 #include "ui/panels/settingsdialog.h"
 #include "ui/panels/shortcutsdialog.h"
 #include "ui/views/rankmapview.h"
+#include "ui/views/trendview.h"
 
 #include <QAction>
 #include <QApplication>
@@ -64,6 +65,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTreeView>
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <QHBoxLayout>
@@ -421,6 +423,8 @@ void MainWindow::buildCentral()
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName("mainSplitter");
+    // Resized, never collapsed to nothing by a drag (a lost pane looked like a missing one); as the tree-graph one.
+    splitter->setChildrenCollapsible(false);
     splitter->addWidget(m_leftStack);
     splitter->addWidget(m_tabs);
     splitter->setStretchFactor(0, 3);

@@ -28,6 +28,8 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QThreadPool>
+#include <QLayout>
+#include <QTreeView>
 
 #include <set>
 
