@@ -1006,7 +1006,7 @@ void MainWindow::fitDiagnosticsColumns(int viewWidth)
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::LocationColumn);
     // Half the width for the message; of the other half, what the severity leaves goes 3:2 to location and id.
     const int budget = std::max(80, width / 2 - m_diagnosticsView->columnWidth(DiagnosticsModel::SeverityColumn));
-    const int location = std::min(budget * 3 / 5, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn));
+    const int location = std::min({ budget * 3 / 5, width / 4, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn) });
     m_diagnosticsView->setColumnWidth(DiagnosticsModel::LocationColumn, location);
     m_diagnosticsView->setColumnWidth(DiagnosticsModel::IdColumn,
                                       std::min(budget - location, m_diagnosticsView->columnWidth(DiagnosticsModel::IdColumn)));
