@@ -3,14 +3,8 @@
 # expect.cmake does, then reads the PNG's header and checks its size is exactly EXPECT_SIZE ("1366x768").
 #   cmake -DCMD=... -DPNG=file.png -DEXPECT_SIZE=WxH -DEXPECT_RC=n [-DEXPECT_OUT=regex] -P screenshot_size.cmake
 file(REMOVE "${PNG}")
-separate_arguments(args UNIX_COMMAND "${CMD}")
-execute_process(COMMAND ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc STREQUAL EXPECT_RC)
-    message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
-endif()
-if(DEFINED EXPECT_OUT AND NOT out MATCHES "${EXPECT_OUT}")
-    message(FATAL_ERROR "stdout does not match '${EXPECT_OUT}':\n${out}\nstderr:\n${err}")
-endif()
+# The run and its exit code and stdout, as every scripted-mode test checks them.
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/expect.cmake)
 if(NOT EXISTS "${PNG}")
     message(FATAL_ERROR "no picture written to ${PNG}\nstdout:\n${out}\nstderr:\n${err}")
 endif()

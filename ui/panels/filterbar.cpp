@@ -172,6 +172,7 @@ void FilterBar::updateButtons()
         const QString text = m_haveCounts ? tr("%1 (%2)").arg(name, count) : name;
         // Compact: the colour and the count; the name is in the tooltip.
         b->setText(m_compact ? count : text);
+        b->setIconSize(m_compact ? QSize(16, 16) : QSize(30, 16));
         b->setToolButtonStyle(m_compact && count.isEmpty() ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon);
         b->setToolTip((m_compact ? text + QStringLiteral(": ") : QString())
                       + (shown ? tr("%1 nodes are shown; click to hide them").arg(name)

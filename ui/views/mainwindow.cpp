@@ -643,22 +643,10 @@ void MainWindow::closeShownInput()
     m_followOrigin = false;
     m_autoPair = -1;
     m_autoKey.clear();
-    m_analysis.reset();
-    m_hits.clear();
-    m_hitIndex = -1;
-    m_model->clear();
-    m_badges->clearAll();
-    m_detail->clear();
-    m_plot->setAnalysis(nullptr);
+    clearShownPair();
     m_trend->setPlan(nullptr);
-    m_inspector->clear();
-    m_inspectorNode.reset();
-    m_banner->clear();
-    m_diagnostics->clear();
     m_trendProblems.clear();
-    m_filter->setCounts({});
     m_legend->setVisible(false);
-    m_retry->hide();
     m_overviewModel->setPlan(session::SessionPlan {});
     m_stepBox->clear();
     m_rankBox->clear();
@@ -683,6 +671,23 @@ void MainWindow::closeShownInput()
     m_leftStack->setCurrentWidget(m_emptyState);
     m_tabs->setVisible(true);
     m_tabs->setCurrentWidget(m_detail);
+}
+
+void MainWindow::clearShownPair()
+{
+    m_analysis.reset();
+    m_hits.clear();
+    m_hitIndex = -1;
+    m_model->clear();
+    m_badges->clearAll();
+    m_detail->clear();
+    m_plot->setAnalysis(nullptr);
+    m_inspector->clear();
+    m_inspectorNode.reset();
+    m_banner->clear();
+    m_diagnostics->clear();
+    m_retry->hide();
+    m_filter->setCounts({});
 }
 
 void MainWindow::updateInputActions()
@@ -905,20 +910,8 @@ void MainWindow::showPair(int pairIndex)
     m_pairLabel->setText(toQ(pair.npu.dir.string()));
     onGraphPairShown(pairIndex);
 
-    m_analysis.reset();
-    m_hits.clear();
-    m_hitIndex = -1;
-    m_model->clear();
-    m_badges->clearAll();
-    m_detail->clear();
-    m_plot->setAnalysis(nullptr);
-    m_inspector->clear();
-    m_inspectorNode.reset();
-    m_banner->clear();
-    m_diagnostics->clear();
-    m_retry->hide();
     // Nothing of the previous pair may stay on screen while this one loads (chips counted another step).
-    m_filter->setCounts({});
+    clearShownPair();
     retranslate();
     // Compared before under the same settings: shown again as it was, without recomputing. Only while no
     // run is in flight, whose late signals (status batches) would otherwise land on the replayed tree.

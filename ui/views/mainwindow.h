@@ -191,6 +191,8 @@ protected:
 private:
     /// Takes down whatever input is shown (pair, job, graph or trend file): the next one replaces it (issue 36 item 4).
     void closeShownInput();
+    /// The shown pair's analysis, tree, Details, plots, Tensors, banner and diagnostics (showPair, closeShownInput).
+    void clearShownPair();
     /// Enables the actions that apply to what is shown (a pair's, a job's, a graph file's).
     void updateInputActions();
     void buildActions();
