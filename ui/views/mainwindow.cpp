@@ -603,6 +603,8 @@ QString MainWindow::statusLine() const { return m_message->fullText(); }
 
 bool MainWindow::isComparing() const { return m_controller && m_controller->isRunning(); }
 
+bool MainWindow::isOverviewRunning() const { return m_overview && m_overview->isRunning(); }
+
 // ----- opening ---------------------------------------------------------------------------------
 
 QString MainWindow::demoDir()

@@ -97,6 +97,8 @@ public:
     QString selectedNodeKey() const;
     std::shared_ptr<const session::PairAnalysis> analysis() const { return m_analysis; }
     bool isComparing() const;
+    /// The rank overview is analysing the job's other pairs (it may then open the job's origin).
+    bool isOverviewRunning() const;
     const session::SessionPlan* plan() const { return m_plan ? &*m_plan : nullptr; }
     int currentPair() const { return m_pairIndex; }
 

@@ -140,13 +140,20 @@ void ScriptedRun::finish(bool ok, const QString& error)
         exitLater(1);
         return;
     }
-    // With the graph view shown, its sides are made on a worker after the compare: the picture waits for them
-    // (the timeout above still bounds the run).
-    if (!m_window->isGraphViewReady()) {
-        connect(m_window, &MainWindow::graphViewUpdated, this, [this] {
-            if (m_window->isGraphViewReady() && !std::exchange(m_captured, true))
-                capture();
-        });
+    // The picture waits until the window has settled (the timeout above still bounds the run): the graph view's
+    // sides are made on a worker after the compare, and a job's overview may then open the job's origin (another
+    // compare, whose selection is the one printed).
+    const auto settled = [this] {
+        return !m_window->isComparing() && !m_window->isOverviewRunning() && m_window->isGraphViewReady();
+    };
+    const auto tryCapture = [this, settled] {
+        if (settled() && !std::exchange(m_captured, true))
+            capture();
+    };
+    if (!settled()) {
+        connect(m_window, &MainWindow::graphViewUpdated, this, tryCapture);
+        connect(m_window, &MainWindow::overviewFinished, this, tryCapture, Qt::QueuedConnection);
+        connect(m_window, &MainWindow::analysisFinished, this, tryCapture, Qt::QueuedConnection);
         return;
     }
     m_captured = true;
