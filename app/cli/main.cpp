@@ -58,6 +58,10 @@ usage:
   probescope-cli compare -i compare.json -o OUT [-s] [-f] [-c] [-j N] [--profile P] [--xlsx] [-da]
                         [-dm MAP] [-cm [MAP]] [-am [MAP]] [-lm [MAP]] [--match-file FILE]
   probescope-cli compare --npu PATH --bench PATH -o OUT [options as above]
+      msprobe's spellings work too: -tp/--target_path (= --npu), -gp/--golden_path (= --bench),
+      -o/--output_path, -i/--input_path, -fm/--fuzzy_match (= -f), --cell_mapping,
+      --api_mapping, --data_mapping, --layer_mapping, --diff_analyze, --stack_mode,
+      --compare_only; so msprobe 26's "compare -tp NPU -gp BENCH -o OUT" runs as it is.
       Compares an NPU dump with a bench dump as msprobe 1.2 does and writes
       compare_result[_rankN-rankM]_TIMESTAMP.csv and advisor_*.txt into OUT. compare.json is
       msprobe's input file: npu_path and bench_path (two dump.json files or two step folders),
@@ -354,12 +358,14 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
         { { "--verify" }, Takes::Nothing, {}, flag(args.verify) },
         { { "--exec-order" }, Takes::Nothing, {}, flag(args.execOrder) },
         { { "--no-marks" }, Takes::Nothing, {}, flag(args.noMarks) },
-        { { "-i", "--input" }, Takes::Value, "a path", text(args.input) },
-        { { "-o", "--output" }, Takes::Value, "a path", text(args.out) },
-        { { "--npu" }, Takes::Value, "a path", text(args.npu) },
-        { { "--bench" }, Takes::Value, "a path", text(args.bench) },
+        // msprobe's spellings beside ProbeScope's own (issue 36 item 13): 1.x's -i/--input_path, 26's
+        // -tp/--target_path (the NPU side), -gp/--golden_path (the bench side), -o/--output_path, -fm/--fuzzy_match.
+        { { "-i", "--input", "--input_path" }, Takes::Value, "a path", text(args.input) },
+        { { "-o", "--output", "--output_path" }, Takes::Value, "a path", text(args.out) },
+        { { "--npu", "-tp", "--target_path" }, Takes::Value, "a path", text(args.npu) },
+        { { "--bench", "-gp", "--golden_path" }, Takes::Value, "a path", text(args.bench) },
         { { "-s", "--stack_mode" }, Takes::Nothing, {}, flag(args.stack) },
-        { { "-f", "--fuzzy_match" }, Takes::Nothing, {}, flag(args.fuzzy) },
+        { { "-f", "--fuzzy_match", "-fm" }, Takes::Nothing, {}, flag(args.fuzzy) },
         { { "-c", "--compare_only" }, Takes::Nothing, {}, flag(args.compareOnly) },
         { { "-dm", "--data_mapping" }, Takes::Value, "a mapping.yaml", text(args.dataMapping) },
         { { "-cm", "--cell_mapping" }, Takes::OptionalValue, {}, mapping(args.cellMapping) },
@@ -393,9 +399,10 @@ std::optional<std::string> parseArgs(int argc, char** argv, Args& args)
         if (positional.size() != 1)
             return std::string("compare takes its paths through -i, or --npu and --bench");
         if (args.input.empty() == (args.npu.empty() && args.bench.empty()))
-            return std::string("compare needs either -i compare.json or --npu PATH --bench PATH");
+            return std::string("compare needs either -i compare.json or --npu PATH --bench PATH (msprobe 26: -tp PATH "
+                               "-gp PATH)");
         if (args.input.empty() && (args.npu.empty() || args.bench.empty()))
-            return std::string("compare needs both --npu and --bench");
+            return std::string("compare needs both --npu and --bench (msprobe 26: -tp and -gp)");
         if (args.out.empty())
             return std::string("compare needs -o OUT (the output folder)");
         return std::nullopt;

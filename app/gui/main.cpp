@@ -56,7 +56,15 @@ int main(int argc, char** argv)
     const QCommandLineOption languageOption("lang", QCoreApplication::translate("main", "User-interface language for this "
                                                                                   "run: en or zh_CN."),
                                       "LANG");
-    parser.addOptions({ screenshot, select, pair, demo, languageOption });
+    // The scripted mode reaches every page (issue 36): the graph view on or off, and the window's size.
+    const QCommandLineOption view("view", QCoreApplication::translate("main", "For this run: tree (the tree alone) or "
+                                                                             "graph (the graph view beside it)."),
+                                  "tree|graph");
+    const QCommandLineOption size("size", QCoreApplication::translate("main", "The window's size for this run, "
+                                                                             "WIDTHxHEIGHT (1366x768); a window that "
+                                                                             "cannot shrink so far stays larger."),
+                                  "WxH");
+    parser.addOptions({ screenshot, select, pair, demo, languageOption, view, size });
     parser.addPositionalArgument("NPU_DIR", QCoreApplication::translate("main", "NPU dump (or compare.json)"));
     parser.addPositionalArgument("BENCH_DIR", QCoreApplication::translate("main", "bench dump"));
     parser.process(app);
@@ -80,9 +88,18 @@ int main(int argc, char** argv)
             return 1;
         }
     }
+    const auto windowSize = probescope::ui::parseWindowSize(parser.value(size));
+    if (parser.isSet(size) && !windowSize) {
+        std::fprintf(stderr, "probescope: --size %s: expected WIDTHxHEIGHT, for example 1366x768 (each 200-16384)\n",
+                     qPrintable(parser.value(size)));
+        return 2;
+    }
+    const QString viewName = parser.value(view);
+    if (parser.isSet(view) && viewName != QLatin1String("tree") && viewName != QLatin1String("graph")) {
+        std::fprintf(stderr, "probescope: --view %s: expected tree or graph\n", qPrintable(viewName));
+        return 2;
+    }
     probescope::ui::MainWindow window;
-    window.show();
-
     probescope::ui::ScriptedRun script;
     if (parser.isSet(screenshot)) {
         if (args.isEmpty() && !parser.isSet(demo)) {
@@ -91,6 +108,12 @@ int main(int argc, char** argv)
         }
         script.begin(&window, parser.value(screenshot), parser.value(select));
     }
+    // For this run only: a scripted run leaves the user's saved choice alone (setQuiet above).
+    if (parser.isSet(view))
+        window.setGraphViewShown(viewName == QLatin1String("graph"));
+    if (windowSize)
+        window.resize(*windowSize);
+    window.show();
     bool ok = false;
     const int pairIndex = parser.value(pair).toInt(&ok);
     if (parser.isSet(demo))

@@ -187,6 +187,14 @@
         <source>bench dump</source>
         <translation>标杆 dump 数据</translation>
     </message>
+    <message>
+        <source>For this run: tree (the tree alone) or graph (the graph view beside it).</source>
+        <translation>仅本次运行：tree（只显示树）或 graph（在树旁显示图视图）。</translation>
+    </message>
+    <message>
+        <source>The window&apos;s size for this run, WIDTHxHEIGHT (1366x768); a window that cannot shrink so far stays larger.</source>
+        <translation>本次运行的窗口大小，宽x高（如 1366x768）；窗口无法缩到这么小时保持更大。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::CompareController</name>
@@ -632,7 +640,7 @@
     <message>
         <location line="+1"/>
         <source>Profile:</source>
-        <translation>格式：</translation>
+        <translation>兼容配置：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -830,7 +838,7 @@
     <message>
         <location line="+7"/>
         <source>Step</source>
-        <translation>Step</translation>
+        <translation>步骤</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1250,7 +1258,7 @@
     <message>
         <location line="+1"/>
         <source>Rank overview</source>
-        <translation>rank 总览</translation>
+        <translation>各卡总览</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1271,22 +1279,22 @@
     <message>
         <location line="-579"/>
         <source>Step</source>
-        <translation>step</translation>
+        <translation>步骤</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>NPU rank ↔ bench rank</source>
-        <translation>NPU rank ↔ 标杆 rank</translation>
+        <translation>NPU 卡 ↔ 标杆卡</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>&amp;Step:</source>
-        <translation>Step(&amp;S)：</translation>
+        <translation>步骤(&amp;S)：</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>&amp;Rank:</source>
-        <translation>Rank(&amp;R)：</translation>
+        <translation>卡号(&amp;R)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1556,7 +1564,7 @@
     </message>
     <message>
         <source>Open the pair where the job began to diverge (the rank overview&apos;s origin) and select its node.</source>
-        <translation>打开作业开始出现偏差的配对（rank 总览中的源头）并选中其节点。</translation>
+        <translation>打开作业开始出现偏差的配对（各卡总览中的源头）并选中其节点。</translation>
     </message>
     <message>
         <source>On a communication node (Distributed.*): open the next rank&apos;s pair of the same step and select the matching node.</source>
@@ -1564,7 +1572,7 @@
     </message>
     <message>
         <source>No job origin yet: the rank overview has found no failing pair so far.</source>
-        <translation>尚无作业偏差源头：rank 总览目前未发现不达标的配对。</translation>
+        <translation>尚无作业偏差源头：各卡总览目前未发现不达标的配对。</translation>
     </message>
     <message>
         <source>Select a communication node (Distributed.*) to jump to another rank&apos;s.</source>
@@ -1592,7 +1600,7 @@
     </message>
     <message>
         <source>This rank — %1 (the job origin is not known yet: the rank overview is still comparing the other ranks)</source>
-        <translation>本 rank — %1（作业偏差源头尚未确定：rank 总览仍在比对其他 rank）</translation>
+        <translation>本 rank — %1（作业偏差源头尚未确定：各卡总览仍在比对其他 rank）</translation>
     </message>
     <message>
         <source>step %1 %2</source>
@@ -1729,6 +1737,14 @@
     <message>
         <source>%1 The file has %2 inconsistencies (probescope-cli info lists them).</source>
         <translation>%1 该文件有 %2 处不一致（probescope-cli info 会列出）。</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>P: %1 on the next rank, %2.</source>
+        <translation>P：下一张卡 %2 上的 %1。</translation>
     </message>
 </context>
 <context>
@@ -2417,7 +2433,7 @@
     <message>
         <location line="+43"/>
         <source>Step</source>
-        <translation>step</translation>
+        <translation>步骤</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -3064,6 +3080,10 @@
         <source>Also write the XLSX workbook (red/yellow fills)</source>
         <translation>同时写出 XLSX 工作簿（红/黄底色标记）</translation>
     </message>
+    <message>
+        <source>The language and the theme change for every panel when you press OK; no restart is needed.</source>
+        <translation>按“确定”后所有面板的语言和主题立即切换，无需重启。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::ShortcutsDialog</name>
@@ -3556,11 +3576,11 @@
     </message>
     <message>
         <source>%1: no failing node.</source>
-        <translation>%1：没有失败节点。</translation>
+        <translation>%1：没有不达标节点。</translation>
     </message>
     <message>
         <source>%1: first failing node %2 (node_order %3).</source>
-        <translation>%1：首个失败节点 %2（node_order %3）。</translation>
+        <translation>%1：首个不达标节点 %2（node_order %3）。</translation>
     </message>
     <message>
         <source>&lt;p&gt;Select a node to see its data.&lt;/p&gt;</source>
@@ -3638,6 +3658,14 @@
         <source>Stack</source>
         <translation>堆栈</translation>
     </message>
+    <message>
+        <source>%1: no failing (red) node; the first warning (yellow) is %2 (node_order %3), selected.</source>
+        <translation>%1：没有不达标（红色）节点；已选中首个警告（黄色）节点 %2（node_order %3）。</translation>
+    </message>
+    <message>
+        <source>msprobe&apos;s legend</source>
+        <translation>msprobe 图例</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::GraphFileModel</name>
@@ -3676,6 +3704,10 @@
     <message>
         <source>Verdict</source>
         <translation>判定</translation>
+    </message>
+    <message>
+        <source>msprobe: %1</source>
+        <translation>msprobe：%1</translation>
     </message>
 </context>
 <context>
@@ -3930,6 +3962,34 @@
     <message>
         <source>%1 entr(ies) left out: %2</source>
         <translation>%1 个条目未采用：%2</translation>
+    </message>
+    <message>
+        <source>Matched %1 with %2 (%3 manual matches in force).</source>
+        <translation>已将 %1 与 %2 匹配（当前共 %3 个手动匹配）。</translation>
+    </message>
+    <message>
+        <source>Unmatched %1 (%2 manual matches undone, %3 in force).</source>
+        <translation>已取消 %1 的匹配（撤销 %2 个手动匹配，当前共 %3 个）。</translation>
+    </message>
+    <message>
+        <source>Nothing in %1 names nodes of this pair; the %2 manual matches in force stay.</source>
+        <translation>%1 中没有本配对的节点；当前的 %2 个手动匹配保持不变。</translation>
+    </message>
+    <message>
+        <source>%1 entries left out, the first: %2</source>
+        <translation>%1 个条目被略过，第一个：%2</translation>
+    </message>
+    <message>
+        <source>%1 manual matches loaded from %2</source>
+        <translation>已从 %2 载入 %1 个手动匹配</translation>
+    </message>
+    <message>
+        <source>, replacing the %1 in force.</source>
+        <translation>，替换了当前的 %1 个。</translation>
+    </message>
+    <message>
+        <source>Comparing again…</source>
+        <translation>正在重新比对…</translation>
     </message>
 </context>
 </TS>

@@ -203,7 +203,26 @@ void MetricPlot::setAnalysis(std::shared_ptr<const session::PairAnalysis> analys
 {
     m_analysis = std::move(analysis);
     m_selected.reset();
+    // Open on a metric the compare has (issue 36 item 9): a statistics or md5 pair has no Cosine, and an empty plot
+    // of it said nothing. The metric chosen stays while it has values.
+    if (m_analysis && m_analysis->status && !hasValues(m_metric)) {
+        for (const session::Metric m : kMetrics) {
+            if (hasValues(m)) {
+                setMetric(m); // rebuilds
+                return;
+            }
+        }
+    }
     rebuild();
+}
+
+bool MetricPlot::hasValues(session::Metric metric) const
+{
+    if (!m_analysis || !m_analysis->status)
+        return false;
+    const auto& metrics = m_analysis->status->metrics;
+    return std::any_of(metrics.begin(), metrics.end(),
+                       [metric](const session::NodeMetrics& m) { return std::isfinite(session::metricValue(m, metric)); });
 }
 
 void MetricPlot::setMetric(session::Metric metric)

@@ -56,6 +56,8 @@ public:
     session::Metric metric() const { return m_metric; }
     void setLogScale(bool on);
     bool logScale() const { return m_log; }
+    /// Whether some node of the analysis has a finite value of `metric` (the plot opens on one that has).
+    bool hasValues(session::Metric metric) const;
 
     /// The plotted points, in execution order (on a log scale only values > 0 are plotted).
     const std::vector<Point>& points() const { return m_points; }

@@ -360,7 +360,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     m_heatmap = plotstyle::makePlot(left, QString(), &m_heatmapTitle);
-    m_heatmap->setMinimumSize(260, 220);
+    m_heatmap->setMinimumSize(180, 160); // small enough for the tabs beside the graph view on 1366 px
     m_heatmap->axisRect()->setupFullAxesBox(true);
     // Row 0 at the top, as a matrix is printed.
     m_heatmap->yAxis->setRangeReversed(true);
@@ -393,7 +393,7 @@ TensorInspector::TensorInspector(QWidget* parent)
 
     auto* right = new QSplitter(Qt::Vertical, split);
     m_histogram = plotstyle::makePlot(right, QString(), &m_histogramTitle);
-    m_histogram->setMinimumSize(240, 150);
+    m_histogram->setMinimumSize(160, 120);
 
     m_histogram->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     m_histogramNote = new QCPItemText(m_histogram);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/models/graphfilemodel.h"
 
+#include "ui/models/graphsides.h"
+#include "ui/models/statuspalette.h"
+
 #include <QString>
 
 namespace probescope::ui {
@@ -191,17 +194,29 @@ QString GraphFileModel::verdictOf(const graph::GraphFile& file, const graph::Nod
     case graph::Status::Banded: {
         if (node.band < 0 || static_cast<std::size_t>(node.band) >= file.colours.size())
             return {};
+        // The palette's word in the language in force and the band's range, for every version (issue 36 item 6):
+        // 8.x's legend sentence (Chinese whatever the language) and 26.x's English level go to the tooltip
+        // (bandText()).
         const graph::ColourBand& b = file.colours[static_cast<std::size_t>(node.band)];
         const QString range = QStringLiteral("[%1, %2]").arg(b.lo.value_or(0)).arg(b.hi.value_or(0));
-        if (!b.level.empty())
-            return toQ(b.level) + ' ' + range;
-        return b.description.empty() ? range : toQ(b.description) + ' ' + range;
+        return statuspalette::label(paletteStatusOf(file, node)).toLower() + ' ' + range;
     }
     case graph::Status::Unmatched: return tr("unmatched");
     case graph::Status::Bench: return tr("bench");
     case graph::Status::NoValue: break;
     }
     return {};
+}
+
+QString GraphFileModel::bandText(const graph::GraphFile& file, const graph::Node& node)
+{
+    if (node.status != graph::Status::Banded || node.band < 0 || static_cast<std::size_t>(node.band) >= file.colours.size())
+        return {};
+    const graph::ColourBand& b = file.colours[static_cast<std::size_t>(node.band)];
+    QString text = toQ(b.description);
+    if (!b.level.empty())
+        text = text.isEmpty() ? toQ(b.level) : toQ(b.level) + QStringLiteral(": ") + text;
+    return text;
 }
 
 QVariant GraphFileModel::data(const QModelIndex& index, int role) const
@@ -224,20 +239,24 @@ QVariant GraphFileModel::data(const QModelIndex& index, int role) const
         default: return {};
         }
     case Qt::BackgroundRole:
-        if (index.column() == NameColumn || index.column() == VerdictColumn)
+        // A node without a verdict (a build graph, a module without values) takes the theme's base rather than
+        // white: a dark theme's tree stays dark (issue 36 item 5).
+        if ((index.column() == NameColumn || index.column() == VerdictColumn) && n.status != graph::Status::NoValue)
             return colourOf(*m_file, n);
         return {};
     case Qt::ForegroundRole:
         // The bands are light colours on any theme: dark text keeps the name readable on them.
-        if (index.column() == NameColumn || index.column() == VerdictColumn)
+        if ((index.column() == NameColumn || index.column() == VerdictColumn) && n.status != graph::Status::NoValue)
             return QColor(Qt::black);
         return {};
     case Qt::ToolTipRole:
-        if (index.column() == NameColumn) {
+        if (index.column() == NameColumn || index.column() == VerdictColumn) {
             QString tip = toQ(n.name);
             const QString verdict = verdictOf(*m_file, n);
             if (!verdict.isEmpty())
                 tip += QStringLiteral("\n") + verdict;
+            if (const QString band = bandText(*m_file, n); !band.isEmpty())
+                tip += QStringLiteral("\n") + tr("msprobe: %1").arg(band);
             if (!n.matchedLink.empty())
                 tip += QStringLiteral("\n↔ ") + toQ(n.matchedLink.back());
             return tip;

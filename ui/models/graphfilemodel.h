@@ -57,8 +57,12 @@ public:
 
     /// The colour a node is drawn with (tb_graph_ascend's rule on the file's bands).
     static QColor colourOf(const graph::GraphFile& file, const graph::Node& node);
-    /// The words for a node's verdict: the band's level or description, "unmatched", "bench", or empty.
+    /// The words for a node's verdict: the palette's word and the band's range ("warning [0.3, 0.6]"), "unmatched",
+    /// "bench", or empty.
     static QString verdictOf(const graph::GraphFile& file, const graph::Node& node);
+    /// msprobe's own text of the node's band (8.x's legend sentence, 26.x's accuracy_level and description): the
+    /// tooltip says it beside verdictOf()'s palette word; empty without a band.
+    static QString bandText(const graph::GraphFile& file, const graph::Node& node);
     /// "module", "API", "API collection" or the stored number.
     static QString typeName(std::uint8_t type);
 

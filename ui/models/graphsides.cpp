@@ -232,7 +232,10 @@ std::shared_ptr<const GraphSides> graphSidesFromAnalysis(const session::PairAnal
     return sides;
 }
 
-namespace {
+Status paletteStatusOf(const graph::GraphFile& file, const graph::Node& node)
+{
+    return statusOfGraphNode(file, node, file.worstBand());
+}
 
 Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, std::optional<std::int32_t> worst)
 {
@@ -246,7 +249,7 @@ Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, 
     case graph::Status::Banded:
         break;
     }
-    if (node.band < 0)
+    if (node.band < 0 || static_cast<std::size_t>(node.band) >= file.colours.size())
         return Status::NoData;
     if (worst && node.band == *worst)
         return Status::Error;
@@ -257,6 +260,8 @@ Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, 
         return Status::Error;
     return Status::Warning;
 }
+
+namespace {
 
 GraphSide sideOfGraph(const graph::GraphFile& file, const graph::Graph& g, std::optional<std::int32_t> worst)
 {
@@ -325,6 +330,61 @@ std::shared_ptr<const GraphSides> graphSidesFromGraphFile(std::shared_ptr<const 
     }
     finishBoth(*sides);
     return sides;
+}
+
+namespace {
+
+/// The position of the "forward" / "backward" segment of a dotted name, npos when it has none.
+std::pair<std::size_t, std::size_t> directionSegment(std::string_view name)
+{
+    for (const std::string_view d : { std::string_view("forward"), std::string_view("backward") }) {
+        for (std::size_t at = name.find(d); at != std::string_view::npos; at = name.find(d, at + 1)) {
+            const bool starts = at == 0 || name[at - 1] == '.';
+            const bool ends = at + d.size() == name.size() || name[at + d.size()] == '.';
+            if (starts && ends)
+                return { at, d.size() };
+        }
+    }
+    return { std::string_view::npos, 0 };
+}
+
+std::string_view directionOf(std::string_view name)
+{
+    const auto [at, size] = directionSegment(name);
+    return at == std::string_view::npos ? std::string_view() : name.substr(at, size);
+}
+
+} // namespace
+
+std::string boxLabel(std::string_view name, std::string_view parentName, bool module)
+{
+    const auto withoutPrefix = [](std::string_view s) {
+        if (s.starts_with("Module."))
+            s.remove_prefix(7);
+        return s;
+    };
+    std::string_view own = module ? withoutPrefix(name) : name;
+    if (module) {
+        const std::string_view parent = withoutPrefix(parentName);
+        // The whole dotted segments both names begin with.
+        std::size_t common = 0;
+        for (std::size_t i = 0; i < own.size() && i < parent.size() && own[i] == parent[i]; ++i)
+            if (own[i] == '.')
+                common = i + 1;
+        const std::string_view rest = own.substr(common);
+        // At least a name before class.direction.index: a recompute of the parent's own module keeps its path.
+        if (std::count(rest.begin(), rest.end(), '.') >= 3)
+            own = rest;
+    }
+    // Inside a parent of the same direction the direction says nothing: "fc1.Linear.0", "Functional.linear.12".
+    std::string label(own);
+    const std::string_view direction = directionOf(own);
+    if (!direction.empty() && !parentName.empty() && directionOf(parentName) == direction) {
+        const auto [at, size] = directionSegment(own);
+        const std::size_t from = at > 0 ? at - 1 : at; // with the dot before it (or after it, at the start)
+        label.erase(from, size + 1);
+    }
+    return label;
 }
 
 std::string callStem(std::string_view name)

@@ -111,6 +111,13 @@ std::shared_ptr<const GraphSides> graphSidesFromAnalysis(const session::PairAnal
 std::shared_ptr<const GraphSides> graphSidesFromGraphFile(std::shared_ptr<const graph::GraphFile> file,
                                                           std::size_t npuGraph);
 
+/// The status palette's verdict of a graph file's node (tb_graph_ascend's band mapped as the graph view maps it: the
+/// file's worst band error, its first band or a "pass" level pass, any other band warning; no band no data). A bench
+/// node is Pass (its partner's verdict is what counts).
+session::Status paletteStatusOf(const graph::GraphFile& file, const graph::Node& node);
+/// The same with the file's worst band given (a caller looping over a million nodes asks for it once).
+session::Status statusOfGraphNode(const graph::GraphFile& file, const graph::Node& node, std::optional<std::int32_t> worst);
+
 /// What matching `npu` with `bench` adds to `current`: the pair, then (withChildren) their descendants paired in
 /// execution order by name without the call index (`Functional.relu.3.forward` pairs `Functional.relu.7.forward`),
 /// then the opposite direction of each new pair (forward <-> backward, graph::withOpposites). Pairs that re-pair a
@@ -122,6 +129,13 @@ std::vector<graph::NodeMatch> addManualMatch(const GraphSides& sides, const std:
 /// has none.
 std::vector<graph::NodeMatch> removeManualMatch(const GraphSides& sides, const std::vector<graph::NodeMatch>& current,
                                                 std::uint32_t npu, bool withChildren);
+
+/// What a graph box shows of a node (issue 36 item 2): what tells it from its siblings. A module loses "Module." and
+/// the leading path segments it shares with its parent ("Module.block.ffn.fc1.Linear.forward.0" under
+/// "Module.block.ffn.FeedForward.forward.0" is "fc1.Linear.0"), keeping at least its name and class; inside a parent
+/// of the same direction the "forward" / "backward" segment goes too ("Functional.linear.12.forward" is
+/// "Functional.linear.12"). The box elides it on the left, so the op or class and the call index stay.
+std::string boxLabel(std::string_view name, std::string_view parentName, bool module);
 
 /// A name without its call index, for pairing children: "Functional.relu.3.forward" -> "Functional.relu.forward",
 /// "Module.layer.Linear.forward.0" -> "Module.layer.Linear.forward".

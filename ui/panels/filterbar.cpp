@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
+#include <QResizeEvent>
 #include <QImage>
 #include <QLabel>
 #include <QToolButton>
@@ -36,6 +37,10 @@ FilterBar::FilterBar(QWidget* parent)
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->setSpacing(4);
+    // The layout does not set the bar's minimum: minimumSizeHint() says the compact form's (issue 36 item 1).
+    layout->setSizeConstraint(QLayout::SetNoConstraint);
+    // Nor the tree pane's: below the compact form the bar is cut at its right end rather than holding the splitter.
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     m_showLabel = new QLabel(this);
     layout->addWidget(m_showLabel);
     for (std::size_t i = 0; i < kStatuses.size(); ++i) {
@@ -87,6 +92,9 @@ void FilterBar::retranslate()
     m_direction->setItemText(1, tr("Forward"));
     m_direction->setItemText(2, tr("Backward"));
     m_kindLabel->setText(tr("Kind:"));
+    // What the combo boxes are, also when the compact form hides their captions.
+    m_direction->setToolTip(m_directionLabel->text());
+    m_kind->setToolTip(m_kindLabel->text());
     m_kind->setItemText(0, tr("All"));
     m_kind->setItemText(1, tr("Modules"));
     m_kind->setItemText(2, tr("APIs"));
@@ -134,6 +142,8 @@ void FilterBar::setCounts(const std::array<std::uint32_t, 6>& counts)
     m_counts = counts;
     m_haveCounts = true;
     updateButtons();
+    if (isVisible())
+        fitToWidth(width()); // longer counts may not fit any more
 }
 
 QToolButton* FilterBar::statusButton(Status s) const
@@ -158,10 +168,15 @@ void FilterBar::updateButtons()
         const QPixmap chip = statuspalette::chip(s, dark, 16);
         b->setIcon(QIcon(shown ? chip : hiddenChip(chip)));
         const QString name = statuspalette::label(s);
-        const QString text = m_haveCounts ? tr("%1 (%2)").arg(name).arg(m_counts[static_cast<std::size_t>(s)]) : name;
-        b->setText(text);
-        b->setToolTip(shown ? tr("%1 nodes are shown; click to hide them").arg(name)
-                            : tr("%1 nodes are hidden; click to show them").arg(name));
+        const QString count = m_haveCounts ? QString::number(m_counts[static_cast<std::size_t>(s)]) : QString();
+        const QString text = m_haveCounts ? tr("%1 (%2)").arg(name, count) : name;
+        // Compact: the colour and the count; the name is in the tooltip.
+        b->setText(m_compact ? count : text);
+        b->setIconSize(m_compact ? QSize(16, 16) : QSize(30, 16));
+        b->setToolButtonStyle(m_compact && count.isEmpty() ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon);
+        b->setToolTip((m_compact ? text + QStringLiteral(": ") : QString())
+                      + (shown ? tr("%1 nodes are shown; click to hide them").arg(name)
+                               : tr("%1 nodes are hidden; click to show them").arg(name)));
         b->setAccessibleDescription(shown ? tr("shown") : tr("hidden"));
         b->setStyleSheet(shown ? QStringLiteral("QToolButton { border: 1px solid palette(highlight); border-radius: 4px;"
                                                 " background: palette(base); padding: 1px 4px; }")
@@ -184,6 +199,64 @@ QPixmap FilterBar::hiddenChip(const QPixmap& chip)
     return QPixmap::fromImage(grey);
 }
 
+QSize FilterBar::minimumSizeHint() const
+{
+    // The compact form's width: the layout's minimum now, less what the captions and the chips' names take while
+    // they are shown.
+    QSize size = QWidget::minimumSizeHint();
+    if (m_compact)
+        return size;
+    const QFontMetrics fm(font());
+    int width = size.width();
+    for (const QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
+        width -= l->minimumSizeHint().width() + layout()->spacing();
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        const QString count = m_haveCounts ? QString::number(m_counts[static_cast<std::size_t>(kStatuses[i])]) : QString();
+        width -= fm.horizontalAdvance(m_buttons[i]->text()) - fm.horizontalAdvance(count);
+    }
+    size.setWidth(std::max(width, 100));
+    return size;
+}
+
+void FilterBar::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitToWidth(event->size().width());
+}
+
+void FilterBar::fitToWidth(int width)
+{
+    const bool compact = width < fullWidth();
+    if (compact == m_compact)
+        return;
+    m_compact = compact;
+    for (QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
+        l->setVisible(!compact);
+    // The combo boxes elide their texts too (the captions are gone; the choices are in the tooltips of the lists).
+    for (QComboBox* c : { m_direction, m_kind }) {
+        c->setMinimumContentsLength(compact ? 4 : 0);
+        c->setSizeAdjustPolicy(compact ? QComboBox::AdjustToMinimumContentsLengthWithIcon : QComboBox::AdjustToContentsOnFirstShow);
+    }
+    updateButtons();
+}
+
+int FilterBar::fullWidth() const
+{
+    if (!m_compact)
+        return layout()->sizeHint().width();
+    // In the compact form: what the captions and the chips' names would add to it.
+    const QFontMetrics fm(font());
+    int width = layout()->sizeHint().width();
+    for (const QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
+        width += fm.horizontalAdvance(l->text()) + 8;
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        const QString name = statuspalette::label(kStatuses[i]);
+        width += fm.horizontalAdvance(m_haveCounts ? tr("%1 (%2)").arg(name, QStringLiteral("0000")) : name)
+            - fm.horizontalAdvance(m_buttons[i]->text());
+    }
+    return width;
+}
+
 void FilterBar::emitChanged()
 {
     if (!m_silent)
@@ -194,8 +267,10 @@ void FilterBar::changeEvent(QEvent* event)
 {
     if (event->type() == QEvent::PaletteChange)
         updateButtons();
-    else if (event->type() == QEvent::LanguageChange)
+    else if (event->type() == QEvent::LanguageChange) {
         retranslate();
+        fitToWidth(width());
+    }
     QWidget::changeEvent(event);
 }
 

@@ -62,10 +62,22 @@ public slots:
 signals:
     void filterChanged(const probescope::ui::FilterSpec& spec);
 
+public:
+    /// As narrow as the compact form (chips with their counts alone, no captions): the bar never sets the window's
+    /// width (issue 36 item 1).
+    QSize minimumSizeHint() const override;
+    /// The chips show counts alone and the captions go, the names staying in the tooltips (set by the width).
+    bool isCompact() const { return m_compact; }
+
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
+    /// Compact when narrower than the full form needs.
+    void fitToWidth(int width);
+    /// The width the full form asks for (estimated from the compact form while compact).
+    int fullWidth() const;
     /// A status chip as it looks when its nodes are hidden: grey and faint.
     static QPixmap hiddenChip(const QPixmap& chip);
     void updateButtons();
@@ -77,6 +89,7 @@ private:
     std::array<QToolButton*, 4> m_buttons {};
     std::array<std::uint32_t, 6> m_counts {};
     bool m_haveCounts = false;
+    bool m_compact = false;
     QComboBox* m_direction = nullptr;
     QComboBox* m_kind = nullptr;
     bool m_silent = false;

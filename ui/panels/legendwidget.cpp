@@ -26,6 +26,7 @@ LegendWidget::LegendWidget(QWidget* parent)
         m_chips[i] = new QLabel(this);
         m_labels[i] = new QLabel(this);
         m_labels[i]->setTextFormat(Qt::PlainText);
+        m_labels[i]->setWordWrap(true); // a long band description never sets the tree pane's width
         grid->addWidget(m_chips[i], static_cast<int>(i) + 1, 0);
         grid->addWidget(m_labels[i], static_cast<int>(i) + 1, 1);
     }

@@ -83,8 +83,8 @@ SettingsDialog::SettingsDialog(const Settings& initial, QWidget* parent)
     m_language->addItem(QStringLiteral("English"), static_cast<int>(Language::English));
     m_language->addItem(QStringLiteral("简体中文"), static_cast<int>(Language::SimplifiedChinese));
     lf->addRow(tr("Language:"), m_language);
-    m_restartNote = new QLabel(tr("The language changes when you press OK; some labels of the plots and the tensor inspector follow after a "
-           "restart."), look);
+    // Every panel, plot and badge follows at once (issue 28); the note said a restart was needed (issue 36).
+    m_restartNote = new QLabel(tr("The language and the theme change for every panel when you press OK; no restart is needed."), look);
     m_restartNote->setWordWrap(true);
     lf->addRow(m_restartNote);
     outer->addWidget(look);

@@ -14,13 +14,13 @@ namespace probescope::ui {
 namespace {
 
 // Menu texts carry mnemonics ("&Open") and sometimes a tab-separated accelerator; neither belongs in a table.
-// Translations that do not use the letter in their own words put it in brackets at the end, before any
-// ellipsis ("下一个(&N)", "打开 NPU dump(&N)…"): that group goes entirely, not just its '&'.
+// Translations that do not use the letter in their own words put it in brackets ("下一个(&N)", "打开 NPU
+// dump(&N)…", "打开图文件(&G)（.vis.db…）…"): that group goes entirely, not just its '&', wherever it stands (one left
+// in the middle of a name showed as "(G)", issue 36 item 11).
 QString plainActionText(QString text)
 {
     text = text.section(QLatin1Char('\t'), 0, 0);
-    static const QRegularExpression bracketedMnemonic(
-        QStringLiteral(u"\\s*[(\uff08]&[^&\\s][)\uff09](?=(?:\u2026|\\.\\.\\.)?\\s*$)"));
+    static const QRegularExpression bracketedMnemonic(QStringLiteral(u"\\s*[(\uff08]&[^&\\s][)\uff09]"));
     text.remove(bracketedMnemonic);
     QString out;
     out.reserve(text.size());
@@ -50,7 +50,8 @@ QList<ShortcutEntry> shortcutEntries(const QList<QAction*>& actions)
 {
     QList<ShortcutEntry> entries;
     for (const QAction* a : actions) {
-        if (!a || a->shortcuts().isEmpty())
+        // A hidden action (Alt+7 while there are six tabs) has nothing to go to: F1 does not list it.
+        if (!a || a->shortcuts().isEmpty() || !a->isVisible())
             continue;
         QString description = a->statusTip();
         const QString text = plainActionText(a->text());

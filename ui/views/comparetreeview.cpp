@@ -78,6 +78,8 @@ bool CompareTreeView::showNode(NodeId node, ScrollHint hint)
         return false;
     setCurrentIndex(index);
     scrollTo(index, hint);
+    // Up and down only: a narrow pane scrolled sideways to the name column's end and cut every name's start.
+    horizontalScrollBar()->setValue(0);
     return true;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/graph/graphreader.h"
 #include "ui/models/graphfilemodel.h"
+#include "ui/models/graphsides.h"
 #include "ui/panels/searchbar.h"
 
 #include <QComboBox>
@@ -13,6 +14,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTextBrowser>
@@ -80,7 +82,8 @@ QString paramsTable(const QString& title, const std::string& nodeName, const std
             for (const auto& [key, value] : p.values)
                 if (key == k)
                     cell = esc(value);
-            html += QStringLiteral("<td>%1</td>").arg(cell);
+            // A number is never broken inside (it wrapped mid-digit, issue 36 item 12).
+            html += QStringLiteral("<td style='white-space:nowrap'>%1</td>").arg(cell);
         }
         html += QStringLiteral("</tr>");
     }
@@ -144,17 +147,20 @@ GraphFilePanel::GraphFilePanel(QWidget* parent)
     m_tree->setUniformRowHeights(true);
     m_tree->setAlternatingRowColors(false);
     // The name takes the room; the other columns are short.
-    m_tree->header()->setStretchLastSection(false);
-    m_tree->header()->setSectionResizeMode(GraphFileModel::NameColumn, QHeaderView::Stretch);
-    for (const int c : { GraphFileModel::TypeColumn, GraphFileModel::PrecisionColumn, GraphFileModel::VerdictColumn })
+    // The name keeps a readable width (it shrank to "Mo…" beside the other columns, issue 36 item 12): it is
+    // the user's to resize, the short columns follow it and the tree scrolls sideways when narrow.
+    m_tree->header()->setStretchLastSection(true);
+    m_tree->header()->setSectionResizeMode(GraphFileModel::NameColumn, QHeaderView::Interactive);
+    m_tree->setColumnWidth(GraphFileModel::NameColumn, 320);
+    for (const int c : { GraphFileModel::TypeColumn, GraphFileModel::PrecisionColumn })
         m_tree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_details = new QTextBrowser(m_splitter);
     m_details->setObjectName("graphNodeDetails");
     m_details->setOpenLinks(false);
     m_splitter->addWidget(m_tree);
     m_splitter->addWidget(m_details);
-    m_splitter->setStretchFactor(0, 1);
-    m_splitter->setStretchFactor(1, 1);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
     layout->addWidget(m_splitter, 1);
 
     connect(m_graphBox, &QComboBox::currentIndexChanged, this, &GraphFilePanel::onGraphChosen);
@@ -187,6 +193,8 @@ void GraphFilePanel::retranslate()
 {
     m_graphLabel->setText(tr("&Graph:"));
     m_microLabel->setText(tr("&Micro step:"));
+    if (m_microBox->count() > 0)
+        m_microBox->setItemText(0, tr("all"));
     if (!m_file) {
         m_header->setText(tr("No graph file is open."));
         return;
@@ -198,6 +206,10 @@ void GraphFilePanel::retranslate()
                                c.task.empty() ? QString() : tr(", task %1").arg(toQ(c.task).toHtmlEscaped())));
     m_header->setToolTip(toQ(m_file->path));
     fillGraphBox();
+    // Texts made from data when asked (headers, verdicts) and the details: again in the language in force.
+    emit m_model->headerDataChanged(Qt::Horizontal, 0, GraphFileModel::ColumnCount - 1);
+    m_tree->viewport()->update();
+    showDetails(m_model->nodeOf(m_tree->currentIndex()));
 }
 
 void GraphFilePanel::clear()
@@ -375,6 +387,8 @@ void GraphFilePanel::selectIndex(std::uint32_t node)
             header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_tree->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     m_tree->scrollTo(index, QAbstractItemView::PositionAtCenter);
+    // Only up and down: a sideways scroll cut every name's start ("odule.block…").
+    m_tree->horizontalScrollBar()->setValue(0);
 }
 
 bool GraphFilePanel::selectNode(const QString& name)
@@ -400,13 +414,32 @@ bool GraphFilePanel::selectFirstFailure()
             if (m_file->graphs[i].side == graph::Side::Npu && m_file->graphs[i].step == shown.step
                 && m_file->graphs[i].rank == shown.rank)
                 at = static_cast<int>(i);
-    const auto first = m_summaries[static_cast<std::size_t>(at)].firstFailing;
+    // Nothing red (a statistics compare often has only yellow nodes): the first warning, as a pair of dumps lands
+    // on its first failing node whatever its colour (issue 36 item 7); firstFailureLine() says which it was.
+    auto first = m_summaries[static_cast<std::size_t>(at)].firstFailing;
+    if (!first)
+        first = firstWarning(at);
     if (!first)
         return false;
     showGraph(at);
     selectIndex(*first);
     m_tree->setFocus();
     return true;
+}
+
+std::optional<std::uint32_t> GraphFilePanel::firstWarning(int graphIndex) const
+{
+    if (!m_file || graphIndex < 0 || static_cast<std::size_t>(graphIndex) >= m_file->graphs.size())
+        return std::nullopt;
+    const graph::Graph& g = m_file->graphs[static_cast<std::size_t>(graphIndex)];
+    if (g.side != graph::Side::Npu || !m_file->isCompare())
+        return std::nullopt;
+    const auto worst = m_file->worstBand();
+    // Nodes are in node_order: the first found ran first.
+    for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
+        if (statusOfGraphNode(*m_file, g.nodes[i], worst) == session::Status::Warning)
+            return i;
+    return std::nullopt;
 }
 
 QString GraphFilePanel::selectedNodeName() const
@@ -425,8 +458,15 @@ QString GraphFilePanel::firstFailureLine() const
     const auto first = m_summaries[static_cast<std::size_t>(m_model->graphIndex())].firstFailing;
     if (!m_file->isCompare())
         return tr("%1: a build graph (no verdicts).").arg(toQ(g.id));
-    if (!first)
-        return g.side == graph::Side::Npu ? tr("%1: no failing node.").arg(toQ(g.id)) : QString();
+    if (!first) {
+        if (g.side != graph::Side::Npu)
+            return {};
+        if (const auto warning = firstWarning(m_model->graphIndex()))
+            return tr("%1: no failing (red) node; the first warning (yellow) is %2 (node_order %3), selected.")
+                .arg(toQ(g.id), toQ(g.nodes[*warning].name))
+                .arg(*warning);
+        return tr("%1: no failing node.").arg(toQ(g.id));
+    }
     return tr("%1: first failing node %2 (node_order %3).").arg(toQ(g.id), toQ(g.nodes[*first].name)).arg(*first);
 }
 
@@ -498,6 +538,8 @@ void GraphFilePanel::showDetails(std::optional<std::uint32_t> nodeIndex)
     const QString verdict = GraphFileModel::verdictOf(*m_file, n);
     row(tr("Verdict"), QStringLiteral("<span style='background-color:%1;color:black'>&nbsp;&nbsp;&nbsp;&nbsp;</span> %2")
                            .arg(colour.name(), verdict.isEmpty() ? tr("no value") : verdict.toHtmlEscaped()));
+    if (const QString band = GraphFileModel::bandText(*m_file, n); !band.isEmpty())
+        row(tr("msprobe's legend"), band.toHtmlEscaped());
     if (!n.matchedLink.empty()) {
         // The link names the matched node's ancestors and the node last; it lives in the other side's graph.
         QString target;

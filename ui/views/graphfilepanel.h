@@ -56,8 +56,10 @@ public:
     /// Selects, expands to and scrolls to a node of the shown graph by its name; false if it has none.
     bool selectNode(const QString& name);
     /// The shown graph's first failing node by execution order (node_order), or, on a bench graph, the NPU graph's
-    /// of the same step and rank shown first; false when there is none.
+    /// of the same step and rank shown first; without a failing node its first warning; false when there is neither.
     bool selectFirstFailure();
+    /// The first node (node_order) of graph `graphIndex`, an NPU graph of a compare, whose verdict is a warning.
+    std::optional<std::uint32_t> firstWarning(int graphIndex) const;
     QString selectedNodeName() const;
     /// "first failing node: NAME (node_order N)" for the shown graph's NPU side, or that there is none.
     QString firstFailureLine() const;

@@ -382,14 +382,15 @@ void GraphPane::paintEvent(QPaintEvent*)
         const int badgeWidth = badge.isEmpty() ? 0 : fm.horizontalAdvance(badge) + 8;
         p.setPen(statuspalette::text(s, m_dark));
         p.setFont(node.module ? bold : font());
-        // A module without its "Module." prefix (every module has it; the width is for the path and class).
-        std::string_view shownName = node.name;
-        if (node.module && shownName.starts_with("Module."))
-            shownName.remove_prefix(7);
-        const QString name = QString::fromUtf8(shownName.data(), static_cast<qsizetype>(shownName.size()));
+        // The part of the name that tells the node from its siblings (boxLabel: no "Module.", no path shared with
+        // the parent), elided on the left: the op or class, the direction and the call index stay (issue 36 item 2).
+        const std::string_view parentName
+            = node.parent >= 0 ? m_data->nodes[static_cast<std::uint32_t>(node.parent)].name : std::string_view();
+        const std::string shownName = boxLabel(node.name, parentName, node.module);
+        const QString name = QString::fromStdString(shownName);
         const QRect textRect(x, box.top(), box.right() - x - badgeWidth - 4, box.height());
         p.drawText(textRect, Qt::AlignVCenter | Qt::AlignLeft,
-                   (node.module ? boldMetrics : fm).elidedText(name, Qt::ElideMiddle, textRect.width()));
+                   (node.module ? boldMetrics : fm).elidedText(name, Qt::ElideLeft, textRect.width()));
         p.setFont(font());
         if (!badge.isEmpty())
             p.drawText(QRect(box.right() - badgeWidth, box.top(), badgeWidth - 4, box.height()), Qt::AlignVCenter | Qt::AlignRight,
@@ -580,6 +581,14 @@ void GraphMinimap::invalidate()
 
 void GraphMinimap::resizeEvent(QResizeEvent*) { invalidate(); }
 
+void GraphMinimap::changeEvent(QEvent* event)
+{
+    // The image is drawn in the theme's colours: a theme change draws it again (it stayed white, issue 36 item 5).
+    if (event->type() == QEvent::PaletteChange)
+        invalidate();
+    QWidget::changeEvent(event);
+}
+
 void GraphMinimap::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
@@ -646,6 +655,8 @@ GraphView::GraphView(QWidget* parent)
     // How to use it, one line (whole in the tooltip): the graph's height is for the graph.
     m_hint = new QLabel(this);
     m_hint->setObjectName("graphHint");
+    // Wrapped rather than cut (issue 36 item 12); it never sets the view's width.
+    m_hint->setWordWrap(true);
     m_hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_hint->setForegroundRole(QPalette::PlaceholderText);
     m_together = new QCheckBox(this);
@@ -653,7 +664,7 @@ GraphView::GraphView(QWidget* parent)
     header->addWidget(m_hint, 1);
     header->addWidget(m_together);
     layout->addLayout(header);
-    setMinimumWidth(420);
+    setMinimumWidth(280); // two narrow sides still read; the window fits 1366 px with the tree and tabs beside it
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->setChildrenCollapsible(false);

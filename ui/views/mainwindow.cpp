@@ -36,6 +36,7 @@
 #include "ui/panels/settingsdialog.h"
 #include "ui/panels/shortcutsdialog.h"
 #include "ui/views/rankmapview.h"
+#include "ui/views/trendview.h"
 
 #include <QAction>
 #include <QApplication>
@@ -64,6 +65,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTreeView>
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <QHBoxLayout>
@@ -177,8 +179,19 @@ void MainWindow::buildActions()
     m_openCompareJson = make(QKeySequence(Qt::CTRL | Qt::Key_J), &MainWindow::chooseCompareJson);
     m_export = make(QKeySequence(Qt::CTRL | Qt::Key_E), &MainWindow::exportCsv);
     m_quit = make(QKeySequence::Quit, &QWidget::close);
-    m_expandAll = make(QKeySequence(Qt::CTRL | Qt::Key_Plus), [this] { m_tree->expandAll(); });
-    m_collapseAll = make(QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] { m_tree->collapseAll(); });
+    // On a graph file's page they act on its tree.
+    m_expandAll = make(QKeySequence(Qt::CTRL | Qt::Key_Plus), [this] {
+        if (isGraphFileShown())
+            m_graphPanel->tree()->expandAll();
+        else
+            m_tree->expandAll();
+    });
+    m_collapseAll = make(QKeySequence(Qt::CTRL | Qt::Key_Minus), [this] {
+        if (isGraphFileShown())
+            m_graphPanel->tree()->collapseAll();
+        else
+            m_tree->collapseAll();
+    });
     // The legend takes ~100 px of the tree's height; once the colours are learnt it can go.
     m_showLegend = make(QKeySequence(Qt::CTRL | Qt::Key_L), [this](bool on) {
         m_legend->setVisible(on && m_model->tree());
@@ -246,7 +259,9 @@ void MainWindow::buildCentral()
     auto* toolbar = addToolBar(QString());
     toolbar->setObjectName("selectors");
     toolbar->setMovable(false);
-    m_pairLabel = new QLabel(this);
+    m_pairLabel = new ElidedLabel(this);
+    m_pairLabel->setObjectName("pairPath");
+    m_pairLabel->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     m_stepBox = new QComboBox(this);
     m_stepBox->setObjectName("stepSelector");
     m_rankBox = new QComboBox(this);
@@ -408,6 +423,8 @@ void MainWindow::buildCentral()
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->setObjectName("mainSplitter");
+    // Resized, never collapsed to nothing by a drag (a lost pane looked like a missing one); as the tree-graph one.
+    splitter->setChildrenCollapsible(false);
     splitter->addWidget(m_leftStack);
     splitter->addWidget(m_tabs);
     splitter->setStretchFactor(0, 3);
@@ -441,9 +458,16 @@ void MainWindow::buildStatusBar()
 
 void MainWindow::retranslate()
 {
-    setWindowTitle(m_npuInput.isEmpty() ? tr("ProbeScope")
-                                        : tr("ProbeScope — %1 ↔ %2")
-                                              .arg(QFileInfo(m_npuInput).fileName(), QFileInfo(m_benchInput).fileName()));
+    // The title names what is shown: the graph or trend file, the pair (its two inputs), compare.json alone.
+    if (!m_shownFile.isEmpty())
+        setWindowTitle(tr("ProbeScope — %1").arg(QFileInfo(m_shownFile).fileName()));
+    else if (m_npuInput.isEmpty())
+        setWindowTitle(tr("ProbeScope"));
+    else if (m_benchInput.isEmpty())
+        setWindowTitle(tr("ProbeScope — %1").arg(QFileInfo(m_npuInput).fileName()));
+    else
+        setWindowTitle(tr("ProbeScope — %1 ↔ %2").arg(QFileInfo(m_npuInput).fileName(), QFileInfo(m_benchInput).fileName()));
+    updateInputActions();
     m_fileMenu->setTitle(tr("&File"));
     m_recentMenu->setTitle(tr("Recent pairs"));
     m_viewMenu->setTitle(tr("&View"));
@@ -579,6 +603,8 @@ QString MainWindow::statusLine() const { return m_message->fullText(); }
 
 bool MainWindow::isComparing() const { return m_controller && m_controller->isRunning(); }
 
+bool MainWindow::isOverviewRunning() const { return m_overview && m_overview->isRunning(); }
+
 // ----- opening ---------------------------------------------------------------------------------
 
 QString MainWindow::demoDir()
@@ -599,6 +625,87 @@ void MainWindow::openDemo()
         return;
     }
     openInputs(dir + "/npu", dir + "/bench");
+}
+
+void MainWindow::closeShownInput()
+{
+    // One current input (issue 36 item 4): whatever is opened replaces all that was shown, the pair's or job's
+    // tree, selectors, Details, plots, rank overview and diagnostics, a graph file's page and a trend tab alike.
+    m_controller->cancel();
+    m_overview->cancel();
+    m_finished.clear();
+    m_manualMatches.clear(); // they name the nodes of the pairs of the plan they were made on
+    m_npuInput.clear();
+    m_benchInput.clear();
+    m_shownFile.clear();
+    m_plan.reset();
+    m_pairIndex = -1;
+    m_pendingSelection.clear();
+    m_nextNote = {};
+    m_followOrigin = false;
+    m_autoPair = -1;
+    m_autoKey.clear();
+    clearShownPair();
+    m_trend->setPlan(nullptr);
+    m_trendProblems.clear();
+    m_legend->setVisible(false);
+    m_overviewModel->setPlan(session::SessionPlan {});
+    m_stepBox->clear();
+    m_rankBox->clear();
+    m_stepBox->setEnabled(false);
+    m_rankBox->setEnabled(false);
+    m_pairLabel->setText(QString());
+    if (const int at = m_tabs->indexOf(m_trendView); at >= 0)
+        m_tabs->removeTab(at);
+    m_trendView->hide();
+    if (const int at = m_tabs->indexOf(m_freeBench); at >= 0)
+        m_tabs->removeTab(at);
+    m_freeBench->clear();
+    m_freeBench->hide();
+    // A graph file's page and its sides in the graph view.
+    m_graphPanel->clear();
+    m_graphFileShown.reset();
+    m_graphFileSides = -1;
+    m_graphPair = -1;
+    m_graphAnalysis.reset();
+    m_graphPending.reset();
+    m_graph->clear();
+    m_leftStack->setCurrentWidget(m_emptyState);
+    m_tabs->setVisible(true);
+    m_tabs->setCurrentWidget(m_detail);
+}
+
+void MainWindow::clearShownPair()
+{
+    m_analysis.reset();
+    m_hits.clear();
+    m_hitIndex = -1;
+    m_model->clear();
+    m_badges->clearAll();
+    m_detail->clear();
+    m_plot->setAnalysis(nullptr);
+    m_inspector->clear();
+    m_inspectorNode.reset();
+    m_banner->clear();
+    m_diagnostics->clear();
+    m_retry->hide();
+    m_filter->setCounts({});
+}
+
+void MainWindow::updateInputActions()
+{
+    // What applies to what is shown: a pair's actions are off on a graph file's page and before anything is open.
+    const bool pair = m_plan && m_pairIndex >= 0;
+    const bool job = pair && m_plan->pairs.size() > 1;
+    const bool graphFile = isGraphFileShown();
+    m_export->setEnabled(pair);
+    m_next->setEnabled(pair);
+    m_previous->setEnabled(pair);
+    m_firstFailure->setEnabled(pair || graphFile);
+    m_toOrigin->setEnabled(job);
+    m_toPeer->setEnabled(job && isMultiRank());
+    m_expandAll->setEnabled(pair || graphFile);
+    m_collapseAll->setEnabled(pair || graphFile);
 }
 
 bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIndex)
@@ -623,13 +730,10 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
             QMessageBox::warning(this, tr("Cannot open the dumps"), error);
         return false;
     }
-    m_controller->cancel();
-    m_overview->cancel();
-    m_finished.clear();
+    closeShownInput();
     m_npuInput = npu;
     m_benchInput = bench;
     m_plan = std::move(*plan);
-    m_manualMatches.clear(); // they name the nodes of the pairs of the plan they were made on
     m_overviewModel->setPlan(*m_plan);
     m_trend->setPlan(std::make_shared<const session::SessionPlan>(*m_plan));
     m_pendingSelection.clear();
@@ -673,10 +777,26 @@ void MainWindow::openPairDialog(bool benchFirst)
 
 void MainWindow::chooseCompareJson()
 {
-    const QString file = QFileDialog::getOpenFileName(this, tr("Open msprobe compare.json"), QString(),
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open msprobe compare.json"), lastDialogFolder(),
                                                       tr("JSON files (*.json)"));
+    rememberDialogFolder(file);
     if (!file.isEmpty())
         openInputs(file, QString());
+}
+
+QString MainWindow::lastDialogFolder()
+{
+    // The file dialogs start where the last one ended (they forgot it, issue 36 item 12).
+    const QString folder = QSettings().value(QStringLiteral("dialogs/lastFolder")).toString();
+    return QFileInfo(folder).isDir() ? folder : QString();
+}
+
+void MainWindow::rememberDialogFolder(const QString& chosen)
+{
+    if (chosen.isEmpty())
+        return;
+    const QFileInfo info(chosen);
+    QSettings().setValue(QStringLiteral("dialogs/lastFolder"), info.isDir() ? info.absoluteFilePath() : info.absolutePath());
 }
 
 void MainWindow::rememberPair(const QString& npu, const QString& bench)
@@ -788,23 +908,12 @@ void MainWindow::showPair(int pairIndex)
     }
     m_rankBox->setCurrentIndex(m_rankBox->findData(pairIndex));
     m_rankBox->setEnabled(m_rankBox->count() > 1);
+    // The NPU side's folder, elided in its middle (the toolbar must not set the window's width, issue 36 item 1).
     m_pairLabel->setText(toQ(pair.npu.dir.string()));
     onGraphPairShown(pairIndex);
 
-    m_analysis.reset();
-    m_hits.clear();
-    m_hitIndex = -1;
-    m_model->clear();
-    m_badges->clearAll();
-    m_detail->clear();
-    m_plot->setAnalysis(nullptr);
-    m_inspector->clear();
-    m_inspectorNode.reset();
-    m_banner->clear();
-    m_diagnostics->clear();
-    m_retry->hide();
     // Nothing of the previous pair may stay on screen while this one loads (chips counted another step).
-    m_filter->setCounts({});
+    clearShownPair();
     retranslate();
     // Compared before under the same settings: shown again as it was, without recomputing. Only while no
     // run is in flight, whose late signals (status batches) would otherwise land on the replayed tree.
@@ -892,7 +1001,7 @@ void MainWindow::fitDiagnosticsColumns(int viewWidth)
     m_diagnosticsView->resizeColumnToContents(DiagnosticsModel::LocationColumn);
     // Half the width for the message; of the other half, what the severity leaves goes 3:2 to location and id.
     const int budget = std::max(80, width / 2 - m_diagnosticsView->columnWidth(DiagnosticsModel::SeverityColumn));
-    const int location = std::min(budget * 3 / 5, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn));
+    const int location = std::min({ budget * 3 / 5, width / 4, m_diagnosticsView->columnWidth(DiagnosticsModel::LocationColumn) });
     m_diagnosticsView->setColumnWidth(DiagnosticsModel::LocationColumn, location);
     m_diagnosticsView->setColumnWidth(DiagnosticsModel::IdColumn,
                                       std::min(budget - location, m_diagnosticsView->columnWidth(DiagnosticsModel::IdColumn)));
@@ -950,7 +1059,12 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
     m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
     const compare::FirstFailure& f = analysis->firstFailure;
     const double seconds = analysis->seconds;
-    say([this, seconds] { return tr("%1  [%2 s]").arg(firstFailureLine()).arg(seconds, 0, 'f', 2); });
+    // What led here (P, a manual match, loaded matches) is said before what this pair's compare found.
+    const std::function<QString()> note = std::exchange(m_nextNote, {});
+    say([this, seconds, note] {
+        const QString line = tr("%1  [%2 s]").arg(firstFailureLine()).arg(seconds, 0, 'f', 2);
+        return note ? note() + QLatin1Char(' ') + line : line;
+    });
     if (!m_pendingSelection.isEmpty())
         selectNodeByKey(std::exchange(m_pendingSelection, QString())); // the user asked for it meanwhile
     else if (!f.key.empty())
@@ -985,6 +1099,12 @@ QString MainWindow::firstFailureLine() const
         line = tr("No failing node: every compared row passes.");
     if (!m_plan || m_plan->pairs.size() < 2)
         return line;
+    // One rank over several steps is no job (issue 36 item 10): no origin, no communication calls; the step says
+    // which of them this is.
+    if (!isMultiRank()) {
+        const std::int64_t step = m_plan->pairs[static_cast<std::size_t>(std::max(m_pairIndex, 0))].step;
+        return tr("%1: %2").arg(step < 0 ? tr("(no step)") : tr("step %1").arg(step), line);
+    }
     // A job: its story starts at the origin (the rank overview's, job::findJobOrigin), not at this rank's first
     // failure, which may only have received the bad data (issue 28).
     const int originRow = m_overviewModel->originRow();
@@ -999,6 +1119,16 @@ QString MainWindow::firstFailureLine() const
     if (originRow == m_pairIndex && o.key == f.key)
         return tr("Job origin (O): %1, node %2 (execution #%3) — %4").arg(where, toQ(o.key)).arg(o.executionIndex).arg(m_overviewModel->originReason());
     return tr("This rank — %1 · Job origin (O): %2, node %3").arg(line, where, toQ(o.key));
+}
+
+bool MainWindow::isMultiRank() const
+{
+    if (!m_plan)
+        return false;
+    for (const std::int64_t step : m_plan->steps())
+        if (m_plan->pairsOfStep(step).size() > 1)
+            return true;
+    return false;
 }
 
 void MainWindow::say(std::function<QString()> text)
@@ -1253,20 +1383,8 @@ bool MainWindow::openFreeBenchmarkOnly(const QString& folder)
     // Only folder names are listed here (no file is read), so it is cheap enough for the GUI thread.
     if (probescope::freebench::findFreeBenchmarkCsvs(folder.toStdString()).empty())
         return false;
-    m_controller->cancel();
-    m_overview->cancel();
+    closeShownInput();
     m_npuInput = folder;
-    m_benchInput.clear();
-    m_plan.reset();
-    m_pairIndex = -1;
-    m_pendingSelection.clear();
-    m_analysis.reset();
-    m_model->clear();
-    m_badges->clearAll();
-    m_detail->clear();
-    m_plot->setAnalysis(nullptr);
-    m_inspector->clear();
-    m_inspectorNode.reset();
     m_leftStack->setCurrentWidget(m_leftStack->widget(1));
     setBusy(false);
     loadFreeBenchmark({ folder });
@@ -1376,6 +1494,8 @@ bool MainWindow::jumpToPeerRank()
     }
     const std::size_t peer = std::next(here) == ranks.end() ? ranks.front() : *std::next(here);
     m_rankPanel->map()->setCurrentPair(int(peer));
+    const QString to = toQ(m_plan->pairs[peer].label());
+    m_nextNote = [=, this] { return tr("P: %1 on the next rank, %2.").arg(key, to); };
     showNodeInPair(int(peer), key);
     m_tree->setFocus();
     return true;

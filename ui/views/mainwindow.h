@@ -97,6 +97,8 @@ public:
     QString selectedNodeKey() const;
     std::shared_ptr<const session::PairAnalysis> analysis() const { return m_analysis; }
     bool isComparing() const;
+    /// The rank overview is analysing the job's other pairs (it may then open the job's origin).
+    bool isOverviewRunning() const;
     const session::SessionPlan* plan() const { return m_plan ? &*m_plan : nullptr; }
     int currentPair() const { return m_pairIndex; }
 
@@ -178,6 +180,8 @@ signals:
     void analysisFinished(bool ok, const QString& error);
     /// The rank overview finished analysing every pair of the plan.
     void overviewFinished();
+    /// The graph view's sides were made for what is shown (isGraphViewReady() is true now).
+    void graphViewUpdated();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -187,6 +191,12 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    /// Takes down whatever input is shown (pair, job, graph or trend file): the next one replaces it (issue 36 item 4).
+    void closeShownInput();
+    /// The shown pair's analysis, tree, Details, plots, Tensors, banner and diagnostics (showPair, closeShownInput).
+    void clearShownPair();
+    /// Enables the actions that apply to what is shown (a pair's, a job's, a graph file's).
+    void updateInputActions();
     void buildActions();
     void buildMenus();
     void buildCentral();
@@ -200,6 +210,9 @@ private:
     void openPairDialog(bool benchFirst);
     void chooseCompareJson();
     void rememberPair(const QString& npu, const QString& bench);
+    /// Where the file dialogs start: the folder of the last file or folder chosen in one (empty: Qt's default).
+    static QString lastDialogFolder();
+    static void rememberDialogFolder(const QString& chosen);
     void rebuildRecentMenu();
     void populateSelectors();
     void onStepChosen(int comboIndex);
@@ -224,6 +237,8 @@ private:
     QString firstFailureLine() const;
     /// Sets the status line from a text made in the language in force (made again on a language change).
     void say(std::function<QString()> text);
+    /// Some step of the plan has more than one rank pair: a job (its origin, its communication).
+    bool isMultiRank() const;
     void selectNode(tree::NodeId node);
     /// Shows pair `pairIndex` with the node `key` selected (at once, or when that pair's compare ends).
     void showNodeInPair(int pairIndex, const QString& key);
@@ -259,6 +274,8 @@ private:
     void onGraphPairShown(int pairIndex);
     void onGraphNodePicked(std::uint32_t node);
     void syncGraphToTree(tree::NodeId node);
+    /// The graph view follows a graph file page's selected node (the page's tree, F, search, a link).
+    void syncGraphToGraphFile();
     void matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withChildren);
     void unmatchInGraph(std::uint32_t npu, bool withChildren);
     void retranslateGraph();
@@ -269,6 +286,7 @@ private:
     std::optional<session::SessionPlan> m_plan;
     int m_pairIndex = -1;
     bool m_quiet = false;
+    QString m_shownFile; ///< the graph or trend file shown (the title names it); empty for a pair
     QString m_npuInput;
     QString m_benchInput;
     std::shared_ptr<const session::PairAnalysis> m_analysis;
@@ -312,12 +330,14 @@ private:
     QList<RunUtVerdict> m_runUtVerdicts;
     QComboBox* m_stepBox = nullptr;
     QComboBox* m_rankBox = nullptr;
-    QLabel* m_pairLabel = nullptr;
+    ElidedLabel* m_pairLabel = nullptr;
     QLabel* m_stepLabel = nullptr;
     QLabel* m_rankLabel = nullptr;
 
     ElidedLabel* m_message = nullptr;
     std::function<QString()> m_say; ///< what the status line says, in the language in force
+    /// What led to the compare in flight (P, a manual match, loaded matches): said before its result.
+    std::function<QString()> m_nextNote;
     bool m_followOrigin = false;    ///< a job was opened: go to its origin when the overview finds it
     int m_autoPair = -1;            ///< the pair and node the window chose by itself after opening
     QString m_autoKey;
@@ -379,6 +399,8 @@ private:
     // An opened graph file in the graph view (mainwindowmatching.cpp): the file and the NPU graph its sides show.
     std::shared_ptr<const graph::GraphFile> m_graphFileShown;
     int m_graphFileSides = -1; ///< the NPU graph index whose sides are shown or being made; -1 none
+    QSize m_sizeBeforeGraph; ///< the window's size before the graph view was turned on
+    QSize m_sizeWithGraph;   ///< and right after (a window resized since is not shrunk back)
     void updateGraphViewFromFile();
 };
 

@@ -72,8 +72,9 @@ void MainWindow::retranslateGraphFile()
 void MainWindow::chooseGraphFile()
 {
     const QString file = QFileDialog::getOpenFileName(
-        this, tr("Open an msprobe graph file"), QString(),
+        this, tr("Open an msprobe graph file"), lastDialogFolder(),
         tr("msprobe graph files (*.vis.db *.vis *.trend.db);;All files (*)"));
+    rememberDialogFolder(file);
     if (!file.isEmpty())
         openGraphFile(file);
 }
@@ -134,11 +135,15 @@ void MainWindow::onGraphFileLoaded()
             QMessageBox::warning(this, tr("Cannot open the graph file"), error);
         return;
     }
+    // Read: it replaces whatever was shown (issue 36 item 4), a failed or cancelled open leaves that as it was.
+    closeShownInput();
+    m_shownFile = path;
+    rememberPair(path, QString()); // File → Recent opens it again (graph files were missing there)
     if (o.trend) {
         m_trendView->setTable(o.trend);
         if (m_tabs->indexOf(m_trendView) < 0)
             m_tabs->insertTab(m_tabs->indexOf(m_rankPanel) + 1, m_trendView, QString());
-        retranslateGraphFile();
+        retranslate();
         m_tabs->setVisible(true);
         m_tabs->setCurrentWidget(m_trendView);
         // Nothing else open: the trend table gets most of the width rather than the empty state's hints.
@@ -163,12 +168,13 @@ void MainWindow::onGraphFileLoaded()
     m_graphFileShown = o.graphs;
     m_graphFileSides = -1;
     updateGraphView();
-    setWindowTitle(tr("ProbeScope — %1").arg(QFileInfo(path).fileName()));
+    retranslate(); // the title names the file; the pair's actions are off
     // As for a pair: the first failing node by execution order is where the window lands.
     m_graphPanel->selectFirstFailure();
-    const QString line = m_graphPanel->firstFailureLine();
     const std::size_t warnings = o.graphs->warnings.size();
+    // Made again on a language change (it kept the old language, issue 36 item 5).
     say([=, this] {
+        const QString line = m_graphPanel->firstFailureLine();
         return warnings == 0 ? line : tr("%1 The file has %2 inconsistencies (probescope-cli info lists them).").arg(line).arg(warnings);
     });
     emit analysisFinished(true, {});

@@ -8,6 +8,7 @@
 #include "core/graph/graphmodel.h"
 #include "core/graph/visconfig.h"
 #include "ui/views/graphfilepanel.h"
+#include "ui/models/graphfilemodel.h"
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/graphsides.h"
 #include "ui/models/treerowsmodel.h"
@@ -27,6 +28,8 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QThreadPool>
+#include <QLayout>
+#include <QTreeView>
 
 #include <set>
 
@@ -66,7 +69,8 @@ void MainWindow::buildGraphView()
     m_showGraph->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
     connect(m_showGraph, &QAction::toggled, this, [this](bool on) {
         setGraphViewShown(on);
-        QSettings().setValue("window/showGraph", on);
+        if (!m_quiet) // a scripted run's --view is for that run
+            QSettings().setValue("window/showGraph", on);
     });
     addAction(m_showGraph);
     m_viewMenu->addSeparator();
@@ -77,13 +81,17 @@ void MainWindow::buildGraphView()
     m_loadMatches = new QAction(this);
     m_loadMatches->setObjectName("loadMatches");
     connect(m_saveMatches, &QAction::triggered, this, [this] {
-        const QString folder = QFileDialog::getExistingDirectory(this, GraphMatchingText::tr("Save the manual matches into"), m_settings.exportFolder);
+        const QString start = lastDialogFolder().isEmpty() ? m_settings.exportFolder : lastDialogFolder();
+        const QString folder = QFileDialog::getExistingDirectory(this, GraphMatchingText::tr("Save the manual matches into"), start);
+        rememberDialogFolder(folder);
         if (!folder.isEmpty())
             saveManualMatches(folder);
     });
     connect(m_loadMatches, &QAction::triggered, this, [this] {
-        const QString file = QFileDialog::getOpenFileName(this, GraphMatchingText::tr("Load manual matches"), m_settings.exportFolder,
+        const QString start = lastDialogFolder().isEmpty() ? m_settings.exportFolder : lastDialogFolder();
+        const QString file = QFileDialog::getOpenFileName(this, GraphMatchingText::tr("Load manual matches"), start,
                                                           GraphMatchingText::tr("Manual matches (*.vis.config);;All files (*)"));
+        rememberDialogFolder(file);
         if (!file.isEmpty())
             loadManualMatches(file);
     });
@@ -99,6 +107,7 @@ void MainWindow::buildGraphView()
                  m_graph->unmatchChildrenAction() });
 
     connect(m_graph, &GraphView::npuNodePicked, this, &MainWindow::onGraphNodePicked);
+    connect(m_graphPanel, &GraphFilePanel::nodeSelected, this, [this] { syncGraphToGraphFile(); });
     connect(m_graph, &GraphView::matchRequested, this, &MainWindow::matchInGraph);
     connect(m_graph, &GraphView::unmatchRequested, this, &MainWindow::unmatchInGraph);
     // The tree's filters, drawn as faded nodes: NPU nodes as the tree shows them, bench nodes with their partner
@@ -137,9 +146,25 @@ void MainWindow::setGraphViewShown(bool shown)
 {
     if (m_showGraph->isChecked() != shown)
         m_showGraph->setChecked(shown); // comes back here through toggled
+    // Turning the view off gives back the width it took: a window the view made wider shrinks to its size before
+    // (issue 36 item 1). A window the user resized meanwhile, or maximised, is left alone.
+    if (shown && !m_graph->isVisible() && isVisible())
+        m_sizeBeforeGraph = size();
+    const QSize withGraph = size();
     m_graph->setVisible(shown);
-    if (shown)
+    if (shown) {
+        m_sizeWithGraph = QSize();
+        if (isVisible()) {
+            layout()->activate();
+            m_sizeWithGraph = size();
+        }
         updateGraphView();
+        syncGraphToGraphFile();
+    } else if (m_sizeBeforeGraph.isValid() && withGraph == m_sizeWithGraph && !isMaximized() && !isFullScreen()
+               && withGraph.width() > m_sizeBeforeGraph.width()) {
+        layout()->activate();
+        resize(m_sizeBeforeGraph.expandedTo(minimumSizeHint()));
+    }
 }
 
 void MainWindow::onGraphPairShown(int pairIndex)
@@ -191,6 +216,7 @@ void MainWindow::updateGraphView()
             if (current.valid())
                 syncGraphToTree(current);
             updateGraphView(); // the hits
+            emit graphViewUpdated();
         });
         watcher->setFuture(promise->future());
         QThreadPool::globalInstance()->start([promise, analysis = m_analysis] {
@@ -239,6 +265,8 @@ void MainWindow::updateGraphViewFromFile()
             || watcher->future().resultCount() == 0)
             return;
         m_graph->setSides(watcher->future().result());
+        syncGraphToGraphFile(); // the node the page shows, as a pair's tree does (issue 36 item 3)
+        emit graphViewUpdated();
     });
     watcher->setFuture(promise->future());
     QThreadPool::globalInstance()->start([promise, fileShown = m_graphFileShown, npu] {
@@ -261,8 +289,39 @@ void MainWindow::syncGraphToTree(tree::NodeId node)
     m_graphSyncing = false;
 }
 
+void MainWindow::syncGraphToGraphFile()
+{
+    const auto sides = m_graph->sides();
+    if (m_graphSyncing || !m_graph->isVisible() || !sides || !sides->fromGraphFile || !isGraphFileShown()
+        || !m_graphFileShown)
+        return;
+    const auto node = m_graphPanel->model()->nodeOf(m_graphPanel->tree()->currentIndex());
+    const int shown = m_graphPanel->currentGraph();
+    if (!node || shown < 0 || static_cast<std::size_t>(shown) >= m_graphFileShown->graphs.size())
+        return;
+    // The page shows the NPU graph of the sides, or its bench graph (the same step and rank): the node's side.
+    const GraphSideId side = shown == m_graphFileSides ? GraphSideId::Npu : GraphSideId::Bench;
+    if (*node >= sides->side(side).size() || m_graph->current(side) == *node)
+        return;
+    m_graphSyncing = true;
+    m_graph->selectNode(side, *node);
+    m_graphSyncing = false;
+}
+
 void MainWindow::onGraphNodePicked(std::uint32_t node)
 {
+    if (const auto sides = m_graph->sides(); sides && sides->fromGraphFile) {
+        // A graph file's page follows the graph as a pair's tree does: its tree, its Details.
+        if (m_graphSyncing || !isGraphFileShown() || node >= sides->npu().size() || m_graphFileSides < 0)
+            return;
+        m_graphSyncing = true;
+        if (m_graphPanel->currentGraph() != m_graphFileSides)
+            m_graphPanel->showGraph(m_graphFileSides);
+        m_graphPanel->selectNode(QString::fromUtf8(sides->npu().nodes[node].name.data(),
+                                                   static_cast<qsizetype>(sides->npu().nodes[node].name.size())));
+        m_graphSyncing = false;
+        return;
+    }
     if (m_graphSyncing || !m_graphAnalysis || m_model->tree() != m_graphAnalysis->skeleton->tree.get())
         return;
     m_graphSyncing = true;
@@ -285,7 +344,11 @@ CompareSettings MainWindow::withManualMatches(CompareSettings settings, int pair
 
 bool MainWindow::isGraphViewReady() const
 {
-    return !m_graph->isVisible() || !m_analysis || (m_graphAnalysis == m_analysis && m_graph->sides());
+    if (!m_graph->isVisible())
+        return true;
+    if (isGraphFileShown())
+        return m_graph->sides() && m_graph->sides()->fromGraphFile && m_graphFileSides >= 0;
+    return !m_analysis || (m_graphAnalysis == m_analysis && m_graph->sides());
 }
 
 std::vector<graph::NodeMatch> MainWindow::manualMatches() const
@@ -328,11 +391,16 @@ void MainWindow::matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withC
     const std::string benchName(sides->bench().nodes[bench].name);
     const auto matches = addManualMatch(*sides, manualMatches(), npu, bench, withChildren);
     setManualMatches(matches);
+    const std::size_t count = matches.size();
     say([=, this] {
         return GraphMatchingText::tr("Matched %1 with %2 (%3 manual matches in force); comparing again…")
             .arg(toQ(npuName), toQ(benchName))
-            .arg(matches.size());
+            .arg(count);
     });
+    // The status line keeps saying it once the compare has ended (issue 36 item 8).
+    m_nextNote = [=] {
+        return GraphMatchingText::tr("Matched %1 with %2 (%3 manual matches in force).").arg(toQ(npuName), toQ(benchName)).arg(count);
+    };
 }
 
 void MainWindow::unmatchInGraph(std::uint32_t npu, bool withChildren)
@@ -352,7 +420,12 @@ void MainWindow::unmatchInGraph(std::uint32_t npu, bool withChildren)
         return;
     }
     setManualMatches(after);
+    const std::size_t undone = before.size() - after.size();
+    const std::size_t left = after.size();
     say([=, this] { return GraphMatchingText::tr("Unmatched %1; comparing again…").arg(toQ(name)); });
+    m_nextNote = [=] {
+        return GraphMatchingText::tr("Unmatched %1 (%2 manual matches undone, %3 in force).").arg(toQ(name)).arg(undone).arg(left);
+    };
 }
 
 QString MainWindow::saveManualMatches(const QString& folder)
@@ -398,14 +471,31 @@ bool MainWindow::loadManualMatches(const QString& file)
     const graph::ResolvedMatches resolved = graph::resolveMatches(*config, inNpu, inBench);
     const std::size_t dropped = resolved.notes.size();
     const QString first = dropped ? QString::fromStdString(resolved.notes.front()) : QString();
-    setManualMatches(resolved.matches);
+    const std::size_t before = manualMatches().size();
     const std::size_t count = resolved.matches.size();
-    say([=, this] {
-        QString line = GraphMatchingText::tr("%1 manual match(es) loaded from %2; comparing again…").arg(count).arg(file);
+    if (count == 0) {
+        // A file for another pair (or another model) matches nothing here: the matches in force stay (issue 36
+        // item 8; they were silently dropped).
+        say([=, this] {
+            QString line = GraphMatchingText::tr("Nothing in %1 names nodes of this pair; the %2 manual matches in force stay.")
+                               .arg(file)
+                               .arg(before);
+            if (dropped)
+                line += QLatin1Char(' ') + GraphMatchingText::tr("%1 entries left out, the first: %2").arg(dropped).arg(first);
+            return line;
+        });
+        return true;
+    }
+    setManualMatches(resolved.matches);
+    const auto line = [=] {
+        QString text = GraphMatchingText::tr("%1 manual matches loaded from %2").arg(count).arg(file);
+        text += before ? GraphMatchingText::tr(", replacing the %1 in force.").arg(before) : QStringLiteral(".");
         if (dropped)
-            line += QLatin1Char(' ') + GraphMatchingText::tr("%1 entr(ies) left out: %2").arg(dropped).arg(first);
-        return line;
-    });
+            text += QLatin1Char(' ') + GraphMatchingText::tr("%1 entries left out, the first: %2").arg(dropped).arg(first);
+        return text;
+    };
+    say([=, this] { return line() + QLatin1Char(' ') + GraphMatchingText::tr("Comparing again…"); });
+    m_nextNote = line;
     return true;
 }
 

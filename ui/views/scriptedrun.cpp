@@ -15,6 +15,7 @@
 #include <QTranslator>
 
 #include <cstdio>
+#include <utility>
 
 namespace probescope::ui {
 
@@ -76,6 +77,20 @@ bool installTranslations(QApplication& app, const QString& override)
     return switchLanguage(app, language);
 }
 
+std::optional<QSize> parseWindowSize(const QString& text)
+{
+    const QStringList parts = text.split(QLatin1Char('x'));
+    if (parts.size() != 2)
+        return std::nullopt;
+    bool okW = false;
+    bool okH = false;
+    const int w = parts[0].toInt(&okW);
+    const int h = parts[1].toInt(&okH);
+    if (!okW || !okH || w < 200 || h < 200 || w > 16384 || h > 16384)
+        return std::nullopt;
+    return QSize(w, h);
+}
+
 QIcon applicationIcon()
 {
     // PNGs rather than the SVG: the SVG icon engine is a separate Qt package the app does not depend on.
@@ -125,6 +140,28 @@ void ScriptedRun::finish(bool ok, const QString& error)
         exitLater(1);
         return;
     }
+    // The picture waits until the window has settled (the timeout above still bounds the run): the graph view's
+    // sides are made on a worker after the compare, and a job's overview may then open the job's origin (another
+    // compare, whose selection is the one printed).
+    const auto settled = [this] {
+        return !m_window->isComparing() && !m_window->isOverviewRunning() && m_window->isGraphViewReady();
+    };
+    const auto tryCapture = [this, settled] {
+        if (settled() && !std::exchange(m_captured, true))
+            capture();
+    };
+    if (!settled()) {
+        connect(m_window, &MainWindow::graphViewUpdated, this, tryCapture);
+        connect(m_window, &MainWindow::overviewFinished, this, tryCapture, Qt::QueuedConnection);
+        connect(m_window, &MainWindow::analysisFinished, this, tryCapture, Qt::QueuedConnection);
+        return;
+    }
+    m_captured = true;
+    capture();
+}
+
+void ScriptedRun::capture()
+{
     // One turn of the event loop lets the view lay out the selection before the window is grabbed.
     QTimer::singleShot(0, this, [this] {
         const QPixmap shot = m_window->grab();

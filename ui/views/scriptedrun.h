@@ -4,8 +4,11 @@
 #include "ui/panels/settings.h"
 
 #include <QObject>
+#include <QSize>
 #include <QString>
 #include <QTimer>
+
+#include <optional>
 
 class QApplication;
 class QIcon;
@@ -25,6 +28,9 @@ bool switchLanguage(QApplication& app, const QString& language);
 /// The code switchLanguage() takes for a Settings language.
 QString languageCode(Language language);
 
+/// `--size WIDTHxHEIGHT` ("1366x768", each 200-16384), or nullopt when it is not that.
+std::optional<QSize> parseWindowSize(const QString& text);
+
 /// ProbeScope's icon (resources/desktop) in every size it ships as PNG, for QApplication::setWindowIcon.
 QIcon applicationIcon();
 
@@ -43,6 +49,8 @@ public:
 
 private:
     void finish(bool ok, const QString& error);
+    /// Writes the PNG and prints what the run found, once the graph view (when shown) has its sides.
+    void capture();
     static void exitLater(int code);
 
     MainWindow* m_window = nullptr;
@@ -50,6 +58,7 @@ private:
     QString m_selection;
     QTimer m_timeout;
     bool m_done = false;
+    bool m_captured = false;
 };
 
 } // namespace probescope::ui

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: Apache-2.0
+// The application as a user meets it, third round (issue 36): one current input, and the graph page on par with the
+// pair page. One test (or more) per item of the issue, offscreen, on the real fixtures. Pictures for a look go to
+// $PROBESCOPE_SHOTS_DIR when it is set.
+#include "core/graph/graphreader.h"
+#include "core/tempdir.h"
+#include "testconfig.h"
+#include "ui/inspect/metricplot.h"
+#include "ui/models/graphfilemodel.h"
+#include "ui/models/graphsides.h"
+#include "ui/models/rankoverviewmodel.h"
+#include "ui/panels/detailpanel.h"
+#include "ui/panels/settings.h"
+#include "ui/panels/settingsdialog.h"
+#include "ui/views/comparetreeview.h"
+#include "ui/views/graphfilepanel.h"
+#include "ui/views/graphview.h"
+#include "ui/views/mainwindow.h"
+#include "ui/views/scriptedrun.h"
+#include "ui/views/trendview.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QFile>
+#include <QLabel>
+#include <QMenu>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTest>
+#include <QTextBrowser>
+#include <QTreeView>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace probescope;
+using namespace probescope::ui;
+namespace fs = std::filesystem;
+using probescope::testing::TempDir;
+
+namespace {
+
+QString q(const fs::path& p) { return QString::fromStdString(p.string()); }
+fs::path fixture(const char* name) { return probescope::testing::fixturesDir() / name; }
+fs::path graphFixture(const char* name) { return probescope::testing::fixturesDir() / "msprobe_graph" / name; }
+fs::path jobFixture() { return fixture("msprobe26_da") / "SYNTH_allreduce_group_2r" / "inputs"; }
+
+void shoot(QWidget* widget, const char* name)
+{
+    const QByteArray dir = qgetenv("PROBESCOPE_SHOTS_DIR");
+    if (dir.isEmpty())
+        return;
+    fs::create_directories(dir.toStdString());
+    widget->grab().save(QString::fromUtf8(dir) + "/" + name + ".png");
+}
+
+/// The window remembers View → Graph view and the language in the settings every ui test shares: both are put
+/// back when the test ends.
+struct RestoreSettings
+{
+    ~RestoreSettings()
+    {
+        QSettings().remove(QStringLiteral("window/showGraph"));
+        switchLanguage(*qApp, QStringLiteral("en"));
+    }
+};
+
+::testing::AssertionResult waitFinished(QSignalSpy& spy, int timeoutMs = 120000)
+{
+    if (spy.isEmpty() && !spy.wait(timeoutMs))
+        return ::testing::AssertionFailure() << "timeout";
+    const auto args = spy.takeFirst();
+    if (!args.at(0).toBool())
+        return ::testing::AssertionFailure() << args.at(1).toString().toStdString();
+    return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult open(MainWindow& window, const QString& npu, const QString& bench = {})
+{
+    QSignalSpy finished(&window, &MainWindow::analysisFinished);
+    if (!window.openInputs(npu, bench))
+        return ::testing::AssertionFailure() << "cannot open " << npu.toStdString();
+    return waitFinished(finished);
+}
+
+::testing::AssertionResult graphReady(MainWindow& window)
+{
+    if (!QTest::qWaitFor([&] { return window.isGraphViewReady(); }, 60000))
+        return ::testing::AssertionFailure() << "the graph view's sides were not made";
+    return ::testing::AssertionSuccess();
+}
+
+QString pairNpu() { return q(fixture("modelA_tensor_mix") / "npu"); }
+QString pairBench() { return q(fixture("modelA_tensor_mix") / "bench"); }
+
+bool hasChinese(const QString& text)
+{
+    return std::any_of(text.begin(), text.end(), [](QChar c) { return c.unicode() >= 0x4E00 && c.unicode() <= 0x9FFF; });
+}
+
+} // namespace
+
+// Item 1: with the graph view on, the window fits a 1366 × 768 screen in both languages, every splitter moves, and
+// turning the view off gives the width back. Without the view the minimum is well under 1366.
+TEST(ThirdRound, Item1GraphViewFitsALaptopScreenAndEverySplitterMoves)
+{
+    RestoreSettings restore;
+    for (const char* language : { "en", "zh_CN" }) {
+        SCOPED_TRACE(language);
+        switchLanguage(*qApp, QString::fromLatin1(language));
+        MainWindow window;
+        window.setQuiet(true);
+        window.setGraphViewShown(false);
+        window.resize(1366, 768);
+        window.show();
+        ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+        const QSize treeOnly = window.minimumSizeHint().expandedTo(window.minimumSize());
+        EXPECT_LE(treeOnly.width(), 1200) << "the tree alone must leave room on a laptop";
+        window.setGraphViewShown(true);
+        ASSERT_TRUE(graphReady(window));
+        QApplication::processEvents();
+        const QSize withGraph = window.minimumSizeHint().expandedTo(window.minimumSize());
+        EXPECT_LE(withGraph.width(), 1366);
+        EXPECT_LE(withGraph.height(), 768);
+        EXPECT_EQ(window.size(), QSize(1366, 768)) << "showing the graph view widened the window";
+        // Every splitter moves: each pane can be made at least 100 px wider or narrower than the narrowest it goes.
+        for (const char* name : { "mainSplitter", "treeGraphSplitter" }) {
+            auto* splitter = window.findChild<QSplitter*>(name);
+            ASSERT_TRUE(splitter) << name;
+            const QList<int> before = splitter->sizes();
+            ASSERT_EQ(before.size(), 2);
+            const int total = before[0] + before[1];
+            splitter->setSizes({ 0, total });
+            const int narrowest = splitter->sizes()[0];
+            splitter->setSizes({ total, 0 });
+            const int widest = splitter->sizes()[0];
+            EXPECT_GE(widest - narrowest, 100) << name;
+            EXPECT_GT(narrowest, 0) << name << ": a pane collapsed";
+            EXPECT_LT(widest, total) << name << ": a pane collapsed";
+            splitter->setSizes(before);
+        }
+        shoot(&window, (std::string("item1-graph-1366x768-") + language).c_str());
+        window.setGraphViewShown(false);
+        EXPECT_EQ(window.size(), QSize(1366, 768));
+    }
+    // A window the graph view made wider (it was narrower than the view's minimum) shrinks back when it goes.
+    MainWindow window;
+    window.setQuiet(true);
+    window.setGraphViewShown(false);
+    window.resize(700, 600);
+    window.show();
+    QApplication::processEvents();
+    const QSize small = window.size();
+    window.setGraphViewShown(true);
+    QApplication::processEvents();
+    window.setGraphViewShown(false);
+    QApplication::processEvents();
+    EXPECT_LE(window.width(), std::max(small.width(), window.minimumSizeHint().width()));
+}
+
+TEST(ThirdRound, Item1ScriptedSizeIsParsed)
+{
+    EXPECT_EQ(parseWindowSize(QStringLiteral("1366x768")), QSize(1366, 768));
+    EXPECT_FALSE(parseWindowSize(QStringLiteral("1366")));
+    EXPECT_FALSE(parseWindowSize(QStringLiteral("1366x")));
+    EXPECT_FALSE(parseWindowSize(QStringLiteral("0x768")));
+    EXPECT_FALSE(parseWindowSize(QStringLiteral("99999x768")));
+}
+
+// Item 2: a box shows what tells it from its siblings: no "Module.", no path shared with the parent, the class,
+// direction and call index kept; an API whole (the box elides it on the left).
+TEST(ThirdRound, Item2BoxLabelsShowTheDistinguishingPart)
+{
+    EXPECT_EQ(boxLabel("Module.block.ffn.fc1.Linear.forward.0", "Module.block.ffn.FeedForward.forward.0", true),
+              "fc1.Linear.0");
+    EXPECT_EQ(boxLabel("Module.block.ffn.FeedForward.forward.0", "Module.block.TransformerBlock.forward.0", true),
+              "ffn.FeedForward.0");
+    // A root keeps its direction (forward and backward roots stand side by side).
+    EXPECT_EQ(boxLabel("Module.conv.ConvNet.forward.0", "", true), "conv.ConvNet.forward.0");
+    EXPECT_EQ(boxLabel("Module.conv.ConvNet.backward.0", "", true), "conv.ConvNet.backward.0");
+    // The parent's own module called again: nothing to drop without losing the name.
+    EXPECT_EQ(boxLabel("Module.block.Block.forward.1", "Module.block.Block.forward.0", true), "block.Block.1");
+    // Forty calls in an L1 job differ by op and call index: that is what stays.
+    EXPECT_EQ(boxLabel("Functional.linear.12.forward", "Module.block.Block.forward.0", false), "Functional.linear.12");
+    EXPECT_EQ(boxLabel("Functional.linear.13.forward", "Module.block.Block.forward.0", false), "Functional.linear.13");
+    // A backward call under a forward parent (msprobe re-parents some) says so.
+    EXPECT_EQ(boxLabel("Functional.linear.12.backward", "Module.block.Block.forward.0", false),
+              "Functional.linear.12.backward");
+    EXPECT_EQ(boxLabel("Functional.linear.12.forward", "", false), "Functional.linear.12.forward");
+}
+
+// Item 3: on an opened .vis.db the graph view follows the page's tree (first failure, selection, search) and the
+// page follows a graph click, as for a dump pair.
+TEST(ThirdRound, Item3GraphViewFollowsAGraphFileAndBack)
+{
+    RestoreSettings restore;
+    MainWindow window;
+    window.setQuiet(true);
+    window.resize(1366, 768);
+    window.show();
+    window.setGraphViewShown(true);
+    ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db"))));
+    ASSERT_TRUE(graphReady(window));
+    GraphView* view = window.graphView();
+    auto sides = view->sides();
+    ASSERT_TRUE(sides && sides->fromGraphFile);
+    const auto gelu = sides->npu().find("Functional.gelu.0.forward");
+    ASSERT_TRUE(gelu);
+    EXPECT_EQ(window.selectedNodeKey(), "Functional.gelu.0.forward");
+    EXPECT_EQ(view->current(GraphSideId::Npu), *gelu) << "the graph did not land with the page";
+    EXPECT_TRUE(view->current(GraphSideId::Bench)) << "the partner is current on the bench side";
+    shoot(&window, "item3-vis-db-synced");
+
+    // The page's selection moves the graph (a tree click, F, search: all select in the page's tree).
+    ASSERT_TRUE(window.selectNodeByKey("Module.conv.ConvNet.forward.0"));
+    const auto conv = sides->npu().find("Module.conv.ConvNet.forward.0");
+    ASSERT_TRUE(conv);
+    EXPECT_EQ(view->current(GraphSideId::Npu), *conv);
+    ASSERT_TRUE(window.selectFirstFailure());
+    EXPECT_EQ(view->current(GraphSideId::Npu), *gelu);
+
+    // A click in the graph moves the page and its details.
+    const auto relu = sides->npu().find("Functional.relu.0.forward");
+    ASSERT_TRUE(relu);
+    emit view->pane(GraphSideId::Npu)->currentPicked(*relu, true);
+    EXPECT_EQ(window.selectedNodeKey(), "Functional.relu.0.forward");
+    EXPECT_TRUE(window.graphFilePanel()->detailsText().contains("Functional.relu.0.forward"));
+}
+
+// Item 4: whatever is opened replaces what was shown: the toolbar, Details, rank overview, Trend tab; the pair's
+// actions are off on a graph file; the title names what is shown.
+TEST(ThirdRound, Item4OneCurrentInput)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    // A job first: its selectors, Details and rank overview are full.
+    QSignalSpy overview(&window, &MainWindow::overviewFinished);
+    ASSERT_TRUE(open(window, q(jobFixture() / "npu"), q(jobFixture() / "bench")));
+    ASSERT_TRUE(overview.wait(120000) || !overview.isEmpty());
+    ASSERT_GT(window.rankOverview()->rowCount(), 1);
+    // The job goes to its origin once the overview knows it: its node in Details.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !window.isComparing() && window.detailPanel()->hasNode(); }, 60000));
+    auto* rankBox = window.findChild<QComboBox*>("rankSelector");
+    ASSERT_TRUE(rankBox);
+    ASSERT_GT(rankBox->count(), 1);
+    QAction* exportAction = nullptr;
+    for (QAction* a : window.shortcutActions())
+        if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_E))
+            exportAction = a;
+    ASSERT_TRUE(exportAction);
+    EXPECT_TRUE(exportAction->isEnabled());
+
+    ASSERT_TRUE(open(window, q(graphFixture("v833/modelA_tensor_mix/compare_step0_rank.vis.db"))));
+    EXPECT_TRUE(window.isGraphFileShown());
+    EXPECT_EQ(rankBox->count(), 0);
+    EXPECT_EQ(window.findChild<QComboBox*>("stepSelector")->count(), 0);
+    EXPECT_TRUE(window.findChild<QLabel*>("pairPath")->text().isEmpty());
+    EXPECT_FALSE(window.detailPanel()->hasNode());
+    EXPECT_EQ(window.rankOverview()->rowCount(), 0);
+    EXPECT_EQ(window.plan(), nullptr);
+    EXPECT_FALSE(exportAction->isEnabled()) << "Ctrl+E offered to export the old pair";
+    EXPECT_TRUE(window.windowTitle().contains("compare_step0_rank.vis.db")) << window.windowTitle().toStdString();
+    EXPECT_FALSE(window.windowTitle().contains(QStringLiteral("↔")));
+
+    // A trend file, then a pair: the Trend tab goes with the file.
+    ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_tensor_mix/dump_data_npu_layout_rank0.trend.db"))));
+    EXPECT_GE(window.tabs()->indexOf(window.trendView()), 0);
+    EXPECT_FALSE(window.isGraphFileShown());
+    EXPECT_TRUE(window.windowTitle().contains(".trend.db"));
+    ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+    EXPECT_LT(window.tabs()->indexOf(window.trendView()), 0) << "the Trend tab survived opening a pair";
+    EXPECT_TRUE(window.windowTitle().contains(QStringLiteral("npu ↔ bench"))) << window.windowTitle().toStdString();
+    EXPECT_TRUE(exportAction->isEnabled());
+    // A graph file is in File → Recent as a pair is.
+    EXPECT_TRUE(QSettings().value("recent/pairs").toStringList().join('|').contains(".trend.db"));
+}
+
+// Item 5: the graph-file page follows a language switch both ways; in the dark theme the minimap and the page's tree
+// are not white.
+TEST(ThirdRound, Item5GraphFilePageFollowsLanguageAndTheme)
+{
+    RestoreSettings restore;
+    switchLanguage(*qApp, QStringLiteral("en"));
+    MainWindow window;
+    window.setQuiet(true);
+    window.resize(1366, 768);
+    window.show();
+    window.setGraphViewShown(true);
+    ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db"))));
+    ASSERT_TRUE(graphReady(window));
+    GraphFilePanel* page = window.graphFilePanel();
+    const QString englishStatus = window.statusLine();
+    const QString englishHeader = page->model()->headerData(GraphFileModel::VerdictColumn, Qt::Horizontal).toString();
+    const QString englishDetails = page->detailsText();
+    ASSERT_TRUE(switchLanguage(*qApp, QStringLiteral("zh_CN")));
+    QApplication::processEvents();
+    EXPECT_TRUE(hasChinese(window.statusLine())) << window.statusLine().toStdString();
+    EXPECT_NE(window.statusLine(), englishStatus);
+    EXPECT_TRUE(hasChinese(page->model()->headerData(GraphFileModel::VerdictColumn, Qt::Horizontal).toString()));
+    EXPECT_TRUE(hasChinese(page->detailsText()));
+    shoot(&window, "item5-vis-db-zh_CN");
+    ASSERT_TRUE(switchLanguage(*qApp, QStringLiteral("en")));
+    QApplication::processEvents();
+    EXPECT_EQ(window.statusLine(), englishStatus);
+    EXPECT_EQ(page->model()->headerData(GraphFileModel::VerdictColumn, Qt::Horizontal).toString(), englishHeader);
+    EXPECT_EQ(page->detailsText(), englishDetails);
+
+    // Dark theme: the minimap's empty part and a node without a verdict take the theme's base.
+    QPalette dark = window.palette();
+    dark.setColor(QPalette::Base, QColor(0x20, 0x20, 0x20));
+    dark.setColor(QPalette::Window, QColor(0x30, 0x30, 0x30));
+    dark.setColor(QPalette::Text, Qt::white);
+    const QPalette before = QApplication::palette();
+    QApplication::setPalette(dark);
+    QApplication::processEvents();
+    GraphMinimap* map = window.graphView()->minimap(GraphSideId::Npu);
+    const QImage image = map->grab().toImage();
+    EXPECT_NE(image.pixelColor(image.width() / 2, image.height() - 2), QColor(Qt::white));
+    // A build graph's nodes have no verdict: no white background from the model.
+    ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_tensor_mix/build_step0_rank.vis.db"))));
+    const QModelIndex first = page->model()->index(0, GraphFileModel::NameColumn);
+    EXPECT_FALSE(page->model()->data(first, Qt::BackgroundRole).isValid());
+    shoot(&window, "item5-dark");
+    QApplication::setPalette(before);
+}
+
+// Item 6: 8.3's verdicts are the palette's word and the band's range in the language in force; msprobe's Chinese
+// legend sentence is in the tooltip (and the details), not in every row.
+TEST(ThirdRound, Item6VerdictIsThePalettesWordAndRange)
+{
+    for (const char* file : { "v833/modelA_tensor_mix/compare_step0_rank.vis.db", "v26/modelA_tensor_mix/compare_step0_rank.vis.db" }) {
+        SCOPED_TRACE(file);
+        auto read = graph::readGraphFile(graphFixture(file));
+        ASSERT_TRUE(read) << read.error().format();
+        const graph::GraphFile& g = **read;
+        const auto gelu = g.graphs[0].find("Functional.gelu.0.forward");
+        ASSERT_TRUE(gelu);
+        const graph::Node& n = g.graphs[0].nodes[*gelu];
+        const QString verdict = GraphFileModel::verdictOf(g, n);
+        EXPECT_TRUE(verdict.startsWith("error [")) << verdict.toStdString();
+        EXPECT_FALSE(hasChinese(verdict)) << verdict.toStdString();
+        EXPECT_FALSE(GraphFileModel::bandText(g, n).isEmpty());
+        // A pass node says pass.
+        bool sawPass = false;
+        for (const graph::Node& node : g.graphs[0].nodes)
+            if (paletteStatusOf(g, node) == session::Status::Pass && node.status == graph::Status::Banded)
+                sawPass = sawPass || GraphFileModel::verdictOf(g, node).startsWith("pass [");
+        EXPECT_TRUE(sawPass);
+    }
+    // In the window: the 8.3 sentence is the tooltip's, the cell says the word.
+    auto read = graph::readGraphFile(graphFixture("v833/modelA_tensor_mix/compare_step0_rank.vis.db"));
+    ASSERT_TRUE(read);
+    std::shared_ptr<const graph::GraphFile> file = *read;
+    GraphFileModel model;
+    model.setGraph(file, 0);
+    bool checked = false;
+    std::vector<QModelIndex> todo { QModelIndex() };
+    while (!todo.empty() && !checked) {
+        const QModelIndex parent = todo.back();
+        todo.pop_back();
+        for (int r = 0; r < model.rowCount(parent); ++r)
+            todo.push_back(model.index(r, 0, parent));
+        if (!parent.isValid())
+            continue;
+        const QModelIndex verdict = parent.siblingAtColumn(GraphFileModel::VerdictColumn);
+        const auto node = model.nodeOf(verdict);
+        if (!node || file->graphs[0].nodes[*node].status != graph::Status::Banded)
+            continue;
+        EXPECT_FALSE(hasChinese(model.data(verdict, Qt::DisplayRole).toString()));
+        EXPECT_TRUE(hasChinese(model.data(verdict, Qt::ToolTipRole).toString())) << "8.3's legend sentence";
+        checked = true;
+    }
+    EXPECT_TRUE(checked);
+}
+
+// Item 7: a statistics .vis.db without a red node lands on its first warning and says so.
+TEST(ThirdRound, Item7StatisticsDbLandsOnTheFirstWarning)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_statistics_mix/compare_step0_rank.vis.db"))));
+    const QString selected = window.selectedNodeKey();
+    ASSERT_FALSE(selected.isEmpty()) << "landed nowhere";
+    const graph::GraphFile* file = window.graphFilePanel()->file();
+    ASSERT_TRUE(file);
+    const auto node = file->graphs[0].find(selected.toStdString());
+    ASSERT_TRUE(node);
+    EXPECT_EQ(paletteStatusOf(*file, file->graphs[0].nodes[*node]), session::Status::Warning);
+    // The first in node_order: no warning before it.
+    for (std::uint32_t i = 0; i < *node; ++i)
+        EXPECT_NE(paletteStatusOf(*file, file->graphs[0].nodes[i]), session::Status::Warning) << i;
+    EXPECT_TRUE(window.statusLine().contains("first warning")) << window.statusLine().toStdString();
+    EXPECT_TRUE(window.statusLine().contains(selected));
+}
+
+// Item 8: loading a .vis.config says what was loaded and replaced; one that matches nothing keeps the matches in
+// force and says so.
+TEST(ThirdRound, Item8LoadingMatchesSaysWhatHappened)
+{
+    TempDir dir;
+    const fs::path good = dir.path() / "good.vis.config";
+    const fs::path none = dir.path() / "none.vis.config";
+    std::ofstream(good) << R"({"Functional.relu.0.forward": "Functional.relu.0.forward"})";
+    std::ofstream(none) << R"({"Module.nowhere.Nothing.forward.0": "Module.nowhere.Nothing.forward.0"})";
+    MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+    QSignalSpy finished(&window, &MainWindow::analysisFinished);
+    window.setManualMatches({ { "Functional.gelu.0.forward", "Functional.gelu.0.forward" } });
+    ASSERT_TRUE(waitFinished(finished));
+    ASSERT_EQ(window.manualMatches().size(), 1u);
+
+    ASSERT_TRUE(window.loadManualMatches(q(none)));
+    EXPECT_EQ(window.manualMatches().size(), 1u) << "a file matching nothing dropped the matches in force";
+    EXPECT_TRUE(window.statusLine().contains("Nothing in")) << window.statusLine().toStdString();
+    EXPECT_TRUE(window.statusLine().contains("the 1 manual matches in force stay")) << window.statusLine().toStdString();
+
+    ASSERT_TRUE(window.loadManualMatches(q(good)));
+    ASSERT_TRUE(waitFinished(finished));
+    EXPECT_GE(window.manualMatches().size(), 1u);
+    // Said after the compare again too, before its result.
+    EXPECT_TRUE(window.statusLine().contains("manual matches loaded from")) << window.statusLine().toStdString();
+    EXPECT_TRUE(window.statusLine().contains("replacing the 1 in force")) << window.statusLine().toStdString();
+    EXPECT_TRUE(window.statusLine().contains("First failing node")) << window.statusLine().toStdString();
+}
+
+// Item 9: on a statistics pair the metric plot opens on a metric it has values of.
+TEST(ThirdRound, Item9MetricPlotOpensOnAMetricTheModeHas)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    ASSERT_TRUE(open(window, q(fixture("modelA_statistics_mix") / "npu"), q(fixture("modelA_statistics_mix") / "bench")));
+    auto* plot = window.findChild<MetricPlot*>();
+    ASSERT_TRUE(plot);
+    EXPECT_NE(plot->metric(), session::Metric::Cosine);
+    EXPECT_TRUE(plot->hasValues(plot->metric()));
+    // A tensor pair keeps Cosine (it has it).
+    plot->setMetric(session::Metric::Cosine);
+    ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+    EXPECT_EQ(plot->metric(), session::Metric::Cosine);
+}
+
+// Item 10: one rank over two steps is no job: no origin wording; a job keeps it; P says where it went.
+TEST(ThirdRound, Item10StatusLineForOnePairAndForAJob)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    QSignalSpy overview(&window, &MainWindow::overviewFinished);
+    ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+    ASSERT_TRUE(overview.wait(120000) || !overview.isEmpty());
+    const QString line = window.statusLine();
+    EXPECT_FALSE(line.contains("origin")) << line.toStdString();
+    EXPECT_FALSE(line.contains("communication")) << line.toStdString();
+    EXPECT_TRUE(line.startsWith("step 0: First failing node: Functional.gelu.0.forward")) << line.toStdString();
+
+    overview.clear();
+    ASSERT_TRUE(open(window, q(jobFixture() / "npu"), q(jobFixture() / "bench")));
+    ASSERT_TRUE(overview.wait(120000) || !overview.isEmpty());
+    QTest::qWait(50);
+    EXPECT_TRUE(window.statusLine().contains("Job origin (O)")) << window.statusLine().toStdString();
+    // P on a communication node: the status line says where it went.
+    ASSERT_TRUE(window.selectNodeByKey("Distributed.all_reduce.0.forward"));
+    QSignalSpy finished(&window, &MainWindow::analysisFinished);
+    ASSERT_TRUE(window.jumpToPeerRank());
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !window.isComparing(); }, 60000));
+    EXPECT_TRUE(window.statusLine().startsWith("P: Distributed.all_reduce.0.forward on the next rank"))
+        << window.statusLine().toStdString();
+}
+
+// Item 12: the smaller things a user met.
+TEST(ThirdRound, Item12SmallerThings)
+{
+    // The Settings note no longer asks for a restart.
+    SettingsDialog dialog(Settings {});
+    bool restart = false;
+    for (QLabel* label : dialog.findChildren<QLabel*>())
+        restart = restart || label->text().contains("after a restart") || label->text().contains("restart.");
+    EXPECT_FALSE(restart);
+    // The graph hint wraps rather than being cut.
+    GraphView view;
+    auto* hint = view.findChild<QLabel*>("graphHint");
+    ASSERT_TRUE(hint);
+    EXPECT_TRUE(hint->wordWrap());
+    // The page's name column keeps a readable width.
+    GraphFilePanel page;
+    page.resize(600, 400);
+    page.show();
+    EXPECT_GE(page.tree()->columnWidth(GraphFileModel::NameColumn), 250);
+    // README says the GUI opens .vis.db.
+    QFile readme(q(probescope::testing::sourceDir() / "README.md"));
+    ASSERT_TRUE(readme.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(readme.readAll());
+    EXPECT_FALSE(text.contains("does not open `.vis.db`"));
+    EXPECT_TRUE(text.contains("The GUI\n  opens `.vis.db`"));
+}
