@@ -4,6 +4,7 @@
 #include "core/overflow/overflowcheck.h"
 
 #include "core/compare/msprobe26/commgraph.h"
+#include "core/compare/mappingutil.h"
 #include "core/compare/msprobe26/pyjsonwriter.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"
@@ -30,6 +31,7 @@ using compare::msprobe26::CommGraphRules;
 using compare::msprobe26::CommNode;
 using compare::msprobe26::CommNodeType;
 using compare::msprobe26::PyJsonWriter;
+using compare::msprobe26::rankNodesJson;
 using dump::JsonType;
 using dump::JsonValue;
 
@@ -255,19 +257,6 @@ CommConnection connectionOf(const OpNode& op, const CommNode& node)
     return c;
 }
 
-std::vector<std::string> splitDots(std::string_view s)
-{
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t dot = s.find('.', start);
-        parts.emplace_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-        if (dot == std::string_view::npos)
-            return parts;
-        start = dot + 1;
-    }
-}
-
 class Analyzer
 {
 public:
@@ -377,7 +366,7 @@ private:
         for (; it != ops.end(); ++it) {
             const auto& [name, data] = *it;
             if (isCommunicationOp(name)) {
-                const auto parts = splitDots(name);
+                const auto parts = compare::splitDots(name);
                 if (parts.size() < 4) {
                     const dump::Entry* entry = m_ranks.at(rank)->dump->find(name);
                     return makeError("overflow.op-name",
@@ -475,30 +464,7 @@ private:
         std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: os.listdir order)
         for (const std::size_t f : m_found)
             byRank[m_data[f].rank].push_back(f);
-        PyJsonWriter w(2);
-        std::string& out = w.text();
-        out += '{';
-        bool firstRank = true;
-        for (const auto& [rank, list] : byRank) {
-            if (!firstRank)
-                out += ',';
-            firstRank = false;
-            w.newline(1);
-            w.string("rank_" + std::to_string(rank));
-            out += ": [";
-            for (std::size_t i = 0; i < list.size(); ++i) {
-                if (i)
-                    out += ',';
-                w.newline(2);
-                nodeInfo(w, m_data[list[i]], 2);
-            }
-            w.newline(1);
-            out += ']';
-        }
-        if (!byRank.empty())
-            w.newline(0);
-        out += '}';
-        return out;
+        return rankNodesJson(byRank, [&](PyJsonWriter& w, std::size_t f, int depth) { nodeInfo(w, m_data[f], depth); });
     }
 
     void nodeInfo(PyJsonWriter& w, const OpNode& node, int depth) const
@@ -639,17 +605,10 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
         fs::create_directories(outDir, ec);
         if (ec)
             return makeError("overflow.write", at(outDir), "cannot create the output folder: " + ec.message());
-        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-        for (int attempt = 0; attempt < 1000 && !result.analyzeFile; ++attempt) {
-            const fs::path path = outDir / ("anomaly_analyze_" + std::to_string(ns++) + ".json");
-            const auto failure = writeFileAtomically(path, **analysed, ReplaceMode::Never);
-            if (!failure)
-                result.analyzeFile = path;
-            else if (!failure->nameTaken)
-                return makeError("overflow.write", at(path), "cannot write the analysis: " + failure->message);
-        }
-        if (!result.analyzeFile)
-            return makeError("overflow.write", at(outDir), "no free anomaly_analyze_<ns>.json name after 1000 tries");
+        auto written = compare::msprobe26::writeAnalysisFile(outDir, "anomaly_analyze_", **analysed, "overflow.write");
+        if (!written)
+            return written.error();
+        result.analyzeFile = *written;
         result.log.push_back("The analyze result is saved in: " + result.analyzeFile->string());
         return result;
     }

@@ -2,7 +2,10 @@
 // The communication graph that msprobe 26's `compare -da` and `overflow_check` share (commgraph.h).
 #include "core/compare/msprobe26/commgraph.h"
 
+#include "core/util/outputfile.h"
+
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <tuple>
 #include <unordered_map>
@@ -50,6 +53,23 @@ std::string peerApi(const std::string& api)
     };
     const auto it = mapping.find(api);
     return it == mapping.end() ? api : it->second;
+}
+
+Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& outDir, const std::string& prefix,
+                                                std::string_view text, const std::string& errorId)
+{
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const std::filesystem::path path = outDir / (prefix + std::to_string(ns++) + ".json");
+        const auto failure = writeFileAtomically(path, text, ReplaceMode::Never);
+        if (!failure)
+            return path;
+        if (!failure->nameTaken)
+            return makeError(errorId, SourceLocation { path.string(), std::nullopt, 0, 0 },
+                             "cannot write the analysis: " + failure->message);
+    }
+    return makeError(errorId, SourceLocation { outDir.string(), std::nullopt, 0, 0 },
+                     "no free " + prefix + "<ns>.json name after 1000 tries");
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include "core/util/diagnostic.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -87,6 +88,11 @@ bool hasCommunicationKeyword(std::string_view name);
 bool isDirectedApi(const std::string& api);
 /// The API a peer of `api` has: send <-> recv, isend <-> irecv, send/recv_object_list; others themselves.
 std::string peerApi(const std::string& api);
+
+/// Writes the result of a search as OUT/<prefix><time_ns>.json (msprobe's diff_analyze_ / anomaly_analyze_ names)
+/// through the one output writer: a taken name takes the next nanosecond. Errors (id `errorId`) name the file.
+Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& outDir, const std::string& prefix,
+                                                std::string_view text, const std::string& errorId);
 
 class CommGraph
 {

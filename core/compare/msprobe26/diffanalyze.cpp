@@ -540,30 +540,7 @@ private:
         std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: hash-seed order)
         for (const std::size_t f : m_found)
             byRank[m_data[f].rank].push_back(f);
-        PyJsonWriter w(2);
-        std::string& out = w.text();
-        out += '{';
-        bool firstRank = true;
-        for (const auto& [rank, list] : byRank) {
-            if (!firstRank)
-                out += ',';
-            firstRank = false;
-            w.newline(1);
-            w.string("rank_" + std::to_string(rank));
-            out += ": [";
-            for (std::size_t i = 0; i < list.size(); ++i) {
-                if (i)
-                    out += ',';
-                w.newline(2);
-                nodeInfo(w, m_data[list[i]], 2);
-            }
-            w.newline(1);
-            out += ']';
-        }
-        if (!byRank.empty())
-            w.newline(0);
-        out += '}';
-        return out;
+        return rankNodesJson(byRank, [&](PyJsonWriter& w, std::size_t f, int depth) { nodeInfo(w, m_data[f], depth); });
     }
 
     static void metrics(PyJsonWriter& w, JsonValue row, int depth)
@@ -1159,18 +1136,9 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     if (!analysed)
         return analysed.error();
     if (*analysed) {
-        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-        std::optional<fs::path> written;
-        for (int attempt = 0; attempt < 1000 && !written; ++attempt) {
-            const fs::path path = outDir / ("diff_analyze_" + std::to_string(ns++) + ".json");
-            const auto failure = writeFileAtomically(path, **analysed, ReplaceMode::Never);
-            if (!failure)
-                written = path;
-            else if (!failure->nameTaken)
-                return makeError("compare.write", at(path), "cannot write the analysis: " + failure->message);
-        }
+        auto written = writeAnalysisFile(outDir, "diff_analyze_", **analysed, "compare.write");
         if (!written)
-            return makeError("compare.write", at(outDir), "no free diff_analyze_<ns>.json name after 1000 tries");
+            return written.error();
         result.analyzeFile = *written;
         result.log.push_back("The analyze result is saved in: " + written->string());
     }

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -203,5 +205,36 @@ private:
     int m_indent;
 };
 
+
+/// The result file of msprobe's cross-rank searches (diff_analyze, anomaly_analyze): {"rank_<R>": [node, ...]},
+/// json.dump(indent=2), ranks ascending; `node(w, index, depth)` writes one node.
+inline std::string rankNodesJson(const std::map<int, std::vector<std::size_t>>& byRank,
+                                 const std::function<void(PyJsonWriter&, std::size_t, int)>& node)
+{
+    PyJsonWriter w(2);
+    std::string& out = w.text();
+    out += '{';
+    bool firstRank = true;
+    for (const auto& [rank, list] : byRank) {
+        if (!firstRank)
+            out += ',';
+        firstRank = false;
+        w.newline(1);
+        w.string("rank_" + std::to_string(rank));
+        out += ": [";
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (i)
+                out += ',';
+            w.newline(2);
+            node(w, list[i], 2);
+        }
+        w.newline(1);
+        out += ']';
+    }
+    if (!byRank.empty())
+        w.newline(0);
+    out += '}';
+    return std::move(out);
+}
 
 } // namespace probescope::compare::msprobe26
