@@ -6,8 +6,8 @@
 //   probescope-benchworkflow gen-overflow DIR [--ranks 1024] [--blocks 8] [--ops 20]
 //       DIR/step0/rank<R>/{dump,construct,stack}.json: per rank `blocks` x (`ops` compute ops, then an all_reduce:
 //       over its tensor-parallel group of 8 on even blocks, over its data-parallel group of ranks/8 on odd ones),
-//       msprobe 26's statistics format. One NaN origin: rank ranks/2+5, block 3, op 5 (clean inputs, NaN output);
-//       after it that rank's values are NaN, and its TP group's all_reduce.3 outputs are NaN.
+//       msprobe 26's statistics format. One NaN origin: rank 5, block 2, op 5 (clean inputs, NaN output); it spreads
+//       as the all_reduces carry it (every output NaN when one input of its group is).
 //   probescope-benchworkflow gen-monitor DIR [--steps 1000] [--ranks 8] [--targets 200] [--per-file 10]
 //       msprobe's v1 monitor layout: DIR/Nov28_10-00-00-rank<R>-bench<R>/actv_<a>-<b>.csv, ops
 //       min,max,norm,zeros,nans,mean (+shape,dtype), one micro step.
@@ -40,8 +40,11 @@ struct Args
     Args(int argc, char** argv, int first)
     {
         for (int i = first; i < argc; ++i) {
-            if (std::string_view(argv[i]).starts_with("--"))
-                values.emplace_back(argv[i], std::string(optionValue("probescope-benchworkflow", argc, argv, i)));
+            if (std::string_view(argv[i]).starts_with("--")) {
+                std::string name = argv[i];
+                std::string value(optionValue("probescope-benchworkflow", argc, argv, i));
+                values.emplace_back(std::move(name), std::move(value));
+            }
         }
     }
     std::string get(const std::string& name) const
@@ -93,31 +96,40 @@ void write(const fs::path& p, const std::string& text)
 
 int genOverflow(const fs::path& dir, int ranks, int blocks, int ops)
 {
-    const int origin = ranks / 2 + 5 < ranks ? ranks / 2 + 5 : ranks - 1;
+    // The run is simulated block by block over all ranks, so that every all_reduce output is NaN exactly when one of
+    // its group's inputs is. The origin sits in rank 0's tensor-parallel group and crosses an even (TP) block, so the
+    // search round that rank 0's queue starts meets it (msprobe's inverted round test drops other ranks' nodes).
     const int tp = std::min(8, ranks);
-    for (int r = 0; r < ranks; ++r) {
-        std::string data;
-        std::string construct = "{\n";
-        std::string stackNames;
-        bool nan = false; // this rank's values are NaN from the origin on
-        int counter = 0;
-        auto entry = [&](const std::string& name, const std::string& body) {
-            data += (data.empty() ? "" : ",\n") + ("  \"" + name + "\": " + body);
-            construct += (construct.size() > 2 ? ",\n" : "") + ("  \"" + name + "\": \"Module.layers.0.Block.forward.0\"");
-            stackNames += (stackNames.empty() ? "" : ", ") + ("\"" + name + "\"");
-        };
-        for (int b = 0; b < blocks; ++b) {
-            for (int o = 0; o < ops; ++o) {
+    const int origin = std::min(5, ranks - 1);
+    const int originBlock = std::min(2, blocks - 1);
+    std::vector<std::string> data(static_cast<std::size_t>(ranks));
+    std::vector<std::string> construct(static_cast<std::size_t>(ranks));
+    std::vector<std::string> stackNames(static_cast<std::size_t>(ranks));
+    std::vector<char> nan(static_cast<std::size_t>(ranks), 0);
+    auto entry = [&](int r, const std::string& name, const std::string& body) {
+        const auto i = static_cast<std::size_t>(r);
+        data[i] += (data[i].empty() ? "" : ",\n") + ("  \"" + name + "\": " + body);
+        construct[i] += (construct[i].empty() ? "" : ",\n") + ("  \"" + name + "\": \"Module.layers.0.Block.forward.0\"");
+        stackNames[i] += (stackNames[i].empty() ? "" : ", ") + ("\"" + name + "\"");
+    };
+    int counter = 0;
+    for (int b = 0; b < blocks; ++b) {
+        for (int o = 0; o < ops; ++o, ++counter) {
+            for (int r = 0; r < ranks; ++r) {
                 const double v = 0.5 + 0.001 * ((r * 31 + b * 7 + o) % 97);
-                const bool makesNan = r == origin && b == 3 && o == 5;
-                const std::string name = std::string(o % 2 ? "Torch.add." : "Functional.linear.") + std::to_string(counter++) + ".forward";
-                const std::string in = stat(v, -v, nan);
-                if (makesNan)
-                    nan = true;
-                entry(name, R"({"input_args": [)" + in + R"(], "input_kwargs": {}, "output": [)" + stat(v * 1.5, -v, nan) + "]}");
+                const std::string in = stat(v, -v, nan[static_cast<std::size_t>(r)]);
+                if (r == origin && b == originBlock && o == 5)
+                    nan[static_cast<std::size_t>(r)] = 1; // clean inputs, NaN output
+                const std::string name = std::string(o % 2 ? "Torch.add." : "Functional.linear.") + std::to_string(counter) + ".forward";
+                entry(r, name, R"({"input_args": [)" + in + R"(], "input_kwargs": {}, "output": [)"
+                                   + stat(v * 1.5, -v, nan[static_cast<std::size_t>(r)]) + "]}");
             }
-            // all_reduce.b: TP group on even blocks, DP group on odd ones.
-            std::vector<int> members;
+        }
+        // all_reduce.b: TP groups on even blocks, DP groups on odd ones; the output is NaN when any input is.
+        std::vector<char> after(nan);
+        std::vector<std::vector<int>> groups(static_cast<std::size_t>(ranks));
+        for (int r = 0; r < ranks; ++r) {
+            auto& members = groups[static_cast<std::size_t>(r)];
             if (b % 2 == 0) {
                 for (int m = r / tp * tp; m < std::min(ranks, r / tp * tp + tp); ++m)
                     members.push_back(m);
@@ -125,23 +137,28 @@ int genOverflow(const fs::path& dir, int ranks, int blocks, int ops)
                 for (int m = r % tp; m < ranks; m += tp)
                     members.push_back(m);
             }
-            // A NaN from a TP peer arrives through block 3's all_reduce: clean input, NaN output.
-            const bool peerNan = b >= 3 && !nan && r / tp == origin / tp;
-            const bool outNan = nan || peerNan || (b >= 4 && r % tp == origin % tp && b % 2 == 1);
-            const std::string g = group(members, (b % 2 ? "dp" : "tp") + std::to_string(b % 2 ? r % tp : r / tp));
-            entry("Distributed.all_reduce." + std::to_string(b) + ".forward",
-                  R"({"input_args": [)" + stat(1.0, -1.0, nan) + R"(], "input_kwargs": {"group": )" + g + R"(}, "output": [)"
-                      + stat(2.0, -2.0, outNan) + ", " + g + "]}");
-            if (outNan)
-                nan = true;
+            for (const int m : members)
+                after[static_cast<std::size_t>(r)] |= nan[static_cast<std::size_t>(m)];
         }
+        for (int r = 0; r < ranks; ++r) {
+            const auto i = static_cast<std::size_t>(r);
+            const std::string g = group(groups[i], (b % 2 ? "dp" : "tp") + std::to_string(b % 2 ? r % tp : r / tp));
+            entry(r, "Distributed.all_reduce." + std::to_string(b) + ".forward",
+                  R"({"input_args": [)" + stat(1.0, -1.0, nan[i]) + R"(], "input_kwargs": {"group": )" + g + R"(}, "output": [)"
+                      + stat(2.0, -2.0, after[i]) + ", " + g + "]}");
+        }
+        nan = after;
+    }
+    for (int r = 0; r < ranks; ++r) {
+        const auto i = static_cast<std::size_t>(r);
         const fs::path rankDir = dir / "step0" / ("rank" + std::to_string(r));
         write(rankDir / "dump.json", "{\n \"task\": \"statistics\",\n \"level\": \"mix\",\n \"framework\": \"pytorch\",\n"
-                                     " \"dump_data_dir\": null,\n \"data\": {\n" + data + "\n }\n}");
-        write(rankDir / "construct.json", construct + ",\n  \"Module.layers.0.Block.forward.0\": null\n}");
-        write(rankDir / "stack.json", "{\"0\": [[" + stackNames + "], [\"File /data/user/train/bench.py, line 10, in forward, \\n h = f(x)\"]]}");
+                                     " \"dump_data_dir\": null,\n \"data\": {\n" + data[i] + "\n }\n}");
+        write(rankDir / "construct.json", "{\n" + construct[i] + ",\n  \"Module.layers.0.Block.forward.0\": null\n}");
+        write(rankDir / "stack.json", "{\"0\": [[" + stackNames[i] + "], [\"File /data/user/train/bench.py, line 10, in forward, \\n h = f(x)\"]]}");
     }
-    std::printf("wrote %d ranks x %d ops to %s (origin rank %d, block 3, op 5)\n", ranks, blocks * (ops + 1), dir.c_str(), origin);
+    std::printf("wrote %d ranks x %d ops to %s (origin rank %d, block %d, op 5)\n", ranks, blocks * (ops + 1), dir.c_str(),
+                origin, originBlock);
     return 0;
 }
 
@@ -211,8 +228,16 @@ int run(const Args& args)
     fs::create_directories(work);
     std::printf("issue 34 workflow benchmark (each tool once, a fresh process)\n");
     printMachine(measureMachine());
+    // msprobe takes rank folders in os.listdir order, and overflow_check's result depends on it (docs/overflow-check.md):
+    // it runs with os.listdir sorted by rank (length, then name), the order ProbeScope uses, so the two files can be
+    // compared. Sorting a listing costs nothing next to the run.
     const auto python = [&](std::vector<std::string> rest) {
-        std::vector<std::string> argv { "/usr/bin/env", "PYTHONHASHSEED=0", "PYTHONPATH=" + msprobe, "/usr/bin/python3", "-m" };
+        std::vector<std::string> argv { "/usr/bin/env", "PYTHONHASHSEED=0", "PYTHONPATH=" + msprobe, "/usr/bin/python3", "-c",
+                                        "import os, sys, runpy\n"
+                                        "orig = os.listdir\n"
+                                        "os.listdir = lambda p='.': sorted(orig(p), key=lambda n: (len(n), n))\n"
+                                        "sys.argv = ['msprobe'] + sys.argv[1:]\n"
+                                        "runpy.run_module('msprobe.msprobe', run_name='__main__')\n" };
         argv.insert(argv.end(), rest.begin(), rest.end());
         return argv;
     };
@@ -221,7 +246,7 @@ int run(const Args& args)
         const ChildRun ours = runChild({ cli, "overflow_check", "-i", (overflow / "step0").string(), "-o", (work / "oc-probescope").string() });
         report("probescope-cli overflow_check", ours);
         if (!msprobe.empty()) {
-            const ChildRun theirs = runChild(python({ "msprobe.msprobe", "overflow_check", "-i", (overflow / "step0").string(), "-o",
+            const ChildRun theirs = runChild(python({ "overflow_check", "-i", (overflow / "step0").string(), "-o",
                                                       (work / "oc-msprobe").string() }));
             report("msprobe 26 overflow_check", theirs);
             const fs::path a = onlyFile(work / "oc-probescope", "anomaly_analyze_");
@@ -238,7 +263,7 @@ int run(const Args& args)
         report("probescope-cli data2db", ours);
         const std::size_t ourRows = trendRows(work / "db-probescope" / "monitor_data.trend.db");
         if (!msprobe.empty()) {
-            const ChildRun theirs = runChild(python({ "msprobe.msprobe", "data2db", "--data", monitor.string(), "--db",
+            const ChildRun theirs = runChild(python({ "data2db", "--data", monitor.string(), "--db",
                                                       (work / "db-msprobe").string(), "--format", "monitor", "--micro_step", "false" }));
             report("msprobe 26 data2db", theirs);
             const std::size_t theirRows = trendRows(work / "db-msprobe" / "monitor_data.trend.db");
