@@ -44,10 +44,10 @@ std::vector<fs::path> filesIn(const fs::path& dir, const std::string& prefix)
 
 /// msprobe's [INFO] lines of the analysis (console.normalized.txt without the banner and the fusion-op line), with
 /// the result path as the golden writes it (out/anomaly_analyze_<NS>.json).
-std::vector<std::string> goldenLog(const fs::path& dir)
+std::vector<std::string> goldenLog(const fs::path& dir, const fs::path& console = "expected/console.normalized.txt")
 {
     std::vector<std::string> lines;
-    std::istringstream in(slurp(dir / "expected" / "console.normalized.txt"));
+    std::istringstream in(slurp(dir / console));
     for (std::string line; std::getline(in, line);) {
         if (!line.starts_with("[INFO] ") || line.find("fusion operator") != std::string::npos)
             continue;
@@ -94,6 +94,30 @@ INSTANTIATE_TEST_SUITE_P(Msprobe26, OverflowGolden,
                          ::testing::Values("nan_single_rank", "nan_in_input_later_culprit", "inf_single_rank",
                                            "neginf_min_only", "inf_backward_only", "allreduce_nan_rank1_2r",
                                            "p2p_send_recv_2r", "no_anomaly_2r"));
+
+// ../shared/fixtures/msprobe26_da's OVERFLOW_* runs: msprobe 26 overflow_check on the real modelA dumps (NPU side, a
+// "rank" folder), where it finds no anomaly: no file, no folder, its log.
+class OverflowModelA : public ::testing::TestWithParam<std::string>
+{
+};
+
+TEST_P(OverflowModelA, NoAnomalyAsMsprobe)
+{
+    const fs::path golden = fixturesDir() / "msprobe26_da" / ("OVERFLOW_" + GetParam() + "_npu");
+    const fs::path input = fixturesDir() / GetParam() / "npu" / "step0";
+    if (!fs::exists(golden) || !fs::exists(input))
+        GTEST_SKIP() << "fixtures not available";
+    TempDir tmp;
+    auto result = overflow::runOverflowCheck(input, tmp.path() / "OUT");
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    EXPECT_FALSE(result->refused);
+    EXPECT_FALSE(result->analyzeFile);
+    EXPECT_FALSE(fs::exists(tmp.path() / "OUT"));
+    EXPECT_EQ(result->log, goldenLog(golden.parent_path() / golden.filename(), "console.normalized.txt"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Msprobe26Da, OverflowModelA,
+                         ::testing::Values("modelA_tensor_mix", "modelA_statistics_mix", "modelA_md5_mix"));
 
 void copyTree(const fs::path& from, const fs::path& to)
 {
