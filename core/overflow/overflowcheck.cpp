@@ -257,42 +257,19 @@ CommConnection connectionOf(const OpNode& op, const CommNode& node)
     return c;
 }
 
-class Analyzer
+class Analyzer : public compare::msprobe26::CommSearch
 {
 public:
     Analyzer(const StepRanks& ranks, std::vector<std::string>* log)
-        : m_ranks(ranks)
-        , m_log(log)
+        : CommSearch("anomaly", log)
+        , m_ranks(ranks)
         , m_graph(rules())
     {
         for (const auto& [rank, dump] : m_ranks)
             m_ops[rank] = opsOf(*dump);
     }
 
-    Result<std::optional<std::string>> run()
-    {
-        // analyze(): each pass runs only while no node is found.
-        preAnalyze();
-        if (m_found.empty()) {
-            if (auto r = analyze(); !r)
-                return r.error();
-        }
-        if (m_found.empty())
-            postAnalyze();
-        if (m_found.empty()) {
-            say("Cannot find any anomaly node, no need to generate analyze file.");
-            return std::optional<std::string> {};
-        }
-        return std::optional<std::string>(resultJson());
-    }
-
 private:
-    void say(std::string line)
-    {
-        if (m_log)
-            m_log->push_back(std::move(line));
-    }
-
     CommGraphRules rules()
     {
         CommGraphRules r;
@@ -308,7 +285,7 @@ private:
         return r;
     }
 
-    void preAnalyze()
+    Result<bool> preAnalyze() override
     {
         say("Start searching anomaly node before communication.");
         for (const auto& [rank, ops] : m_ops) {
@@ -329,9 +306,10 @@ private:
                 }
             }
         }
+        return true;
     }
 
-    Result<bool> analyze()
+    Result<bool> analyze() override
     {
         say("Start searching anomaly node during communication.");
         for (const auto& [rank, ops] : m_ops) {
@@ -343,15 +321,6 @@ private:
         m_graph.prune();
         search();
         return true;
-    }
-
-    void postAnalyze()
-    {
-        say("Start searching anomaly node after communication.");
-        for (const auto& [rank, list] : m_afterComm) {
-            if (!list.empty())
-                m_found.push_back(list.front());
-        }
     }
 
     Result<bool> buildCommNodes(int rank, const std::vector<std::pair<std::string_view, JsonValue>>& ops)
@@ -459,7 +428,7 @@ private:
         return chain;
     }
 
-    std::string resultJson()
+    std::string resultJson() override
     {
         std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: os.listdir order)
         for (const std::size_t f : m_found)
@@ -516,12 +485,9 @@ private:
     }
 
     const StepRanks& m_ranks;
-    std::vector<std::string>* m_log;
     std::map<int, std::vector<std::pair<std::string_view, JsonValue>>> m_ops;
     std::deque<OpNode> m_data; // stable: the graph refers to nodes by index
-    std::vector<std::size_t> m_found;
     std::map<int, std::string> m_firstComm;
-    std::map<int, std::vector<std::size_t>> m_afterComm;
     CommGraph m_graph;
 };
 

@@ -55,6 +55,34 @@ std::string peerApi(const std::string& api)
     return it == mapping.end() ? api : it->second;
 }
 
+Result<std::optional<std::string>> CommSearch::run()
+{
+    if (auto r = preAnalyze(); !r)
+        return r.error();
+    if (m_found.empty()) {
+        if (auto r = analyze(); !r)
+            return r.error();
+    }
+    if (m_found.empty()) {
+        say("Start searching " + m_what + " node after communication.");
+        for (const auto& [rank, list] : m_afterComm) {
+            if (!list.empty())
+                m_found.push_back(list.front());
+        }
+    }
+    if (m_found.empty()) {
+        say("Cannot find any " + m_what + " node, no need to generate analyze file.");
+        return std::optional<std::string> {};
+    }
+    return std::optional<std::string>(resultJson());
+}
+
+void CommSearch::say(std::string line)
+{
+    if (m_log)
+        m_log->push_back(std::move(line));
+}
+
 Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& outDir, const std::string& prefix,
                                                 std::string_view text, const std::string& errorId)
 {

@@ -94,6 +94,36 @@ std::string peerApi(const std::string& api);
 Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& outDir, const std::string& prefix,
                                                 std::string_view text, const std::string& errorId);
 
+/**
+ * @brief The three passes of both searches (`_pre_analyze`, `_analyze`, `_post_analyze`): before communication,
+ * through the communication graph, after it; the first pass that finds a node answers. `what` is the word of
+ * msprobe's log lines ("diff" for -da, "anomaly" for overflow_check).
+ */
+class CommSearch
+{
+public:
+    virtual ~CommSearch() = default;
+    /// The result text, or nullopt ("Cannot find any <what> node, no need to generate analyze file.").
+    Result<std::optional<std::string>> run();
+
+protected:
+    CommSearch(std::string what, std::vector<std::string>* log)
+        : m_what(std::move(what))
+        , m_log(log)
+    {
+    }
+    virtual Result<bool> preAnalyze() = 0;
+    virtual Result<bool> analyze() = 0;
+    virtual std::string resultJson() = 0;
+    void say(std::string line);
+
+    std::string m_what;
+    std::vector<std::string>* m_log;
+    std::vector<std::size_t> m_found; ///< the caller's data nodes found
+    /// Per rank its interesting compute ops after its last communication op (pass 3 takes the first of each).
+    std::map<int, std::vector<std::size_t>> m_afterComm;
+};
+
 class CommGraph
 {
 public:

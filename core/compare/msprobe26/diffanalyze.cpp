@@ -242,40 +242,17 @@ bool isIgnoredOp(std::string_view name)
     return contains(name, "Torch.empty") || contains(name, "Torch.fill") || contains(name, "Tensor.__setitem__");
 }
 
-class Analyzer
+class Analyzer : public CommSearch
 {
 public:
     Analyzer(const std::map<int, RankTableFile>& tables, std::vector<std::string>* log)
-        : m_tables(tables)
-        , m_log(log)
+        : CommSearch("diff", log)
+        , m_tables(tables)
         , m_graph(rules())
     {
     }
 
-    Result<std::optional<std::string>> run()
-    {
-        if (auto r = preAnalyze(); !r.ok())
-            return r.error();
-        if (m_found.empty()) {
-            if (auto r = analyze(); !r.ok())
-                return r.error();
-        }
-        if (m_found.empty())
-            postAnalyze();
-        if (m_found.empty()) {
-            say("Cannot find any diff node, no need to generate analyze file.");
-            return std::optional<std::string> {};
-        }
-        return std::optional<std::string>(resultJson());
-    }
-
 private:
-    void say(std::string line)
-    {
-        if (m_log)
-            m_log->push_back(std::move(line));
-    }
-
     static JsonValue root(const RankTableFile& t) { return t.document->root(); }
 
     /// The ops of a rank table in file order, duplicates collapsed as Python's dict does.
@@ -296,7 +273,7 @@ private:
         return out;
     }
 
-    Result<bool> preAnalyze()
+    Result<bool> preAnalyze() override
     {
         say("Start searching diff node before communication.");
         for (const auto& [rank, table] : m_tables) {
@@ -325,7 +302,7 @@ private:
         return true;
     }
 
-    Result<bool> analyze()
+    Result<bool> analyze() override
     {
         say("Start searching diff node during communication.");
         for (const auto& [rank, table] : m_tables) {
@@ -338,15 +315,6 @@ private:
         m_graph.prune();
         search();
         return true;
-    }
-
-    void postAnalyze()
-    {
-        say("Start searching diff node after communication.");
-        for (const auto& [rank, list] : m_afterComm) {
-            if (!list.empty())
-                m_found.push_back(list.front());
-        }
     }
 
     Result<bool> buildCommNodes(int rank, const RankTableFile& table)
@@ -535,7 +503,7 @@ private:
         m_found = std::move(kept);
     }
 
-    std::string resultJson()
+    std::string resultJson() override
     {
         std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: hash-seed order)
         for (const std::size_t f : m_found)
@@ -619,11 +587,8 @@ private:
     }
 
     const std::map<int, RankTableFile>& m_tables;
-    std::vector<std::string>* m_log;
     std::vector<DataNode> m_data;
-    std::vector<std::size_t> m_found;
     std::map<int, std::string> m_firstComm;
-    std::map<int, std::vector<std::size_t>> m_afterComm;
     CommGraph m_graph;
 };
 
