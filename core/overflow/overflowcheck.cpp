@@ -5,6 +5,7 @@
 
 #include "core/compare/msprobe26/commgraph.h"
 #include "core/compare/mappingutil.h"
+#include "core/compare/pytext.h"
 #include "core/compare/msprobe26/pyjsonwriter.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"
@@ -30,6 +31,7 @@ using compare::msprobe26::CommGraph;
 using compare::msprobe26::CommGraphRules;
 using compare::msprobe26::CommNode;
 using compare::msprobe26::CommNodeType;
+using compare::msprobe26::equalsRank;
 using compare::msprobe26::PyJsonWriter;
 using compare::msprobe26::rankNodesJson;
 using dump::JsonType;
@@ -125,34 +127,9 @@ std::vector<std::pair<std::string_view, JsonValue>> opsOf(const dump::RankDump& 
     return out;
 }
 
-/// Python == between a dumped value and an int rank.
-bool equalsRank(std::optional<JsonValue> v, int rank)
-{
-    if (!v)
-        return false;
-    if (v->isInt())
-        return v->asInt() == rank;
-    if (v->type() == JsonType::Double)
-        return v->asDouble() == rank;
-    if (v->isBool())
-        return (v->asBool() ? 1 : 0) == rank;
-    return false;
-}
-
 bool truthy(std::optional<JsonValue> v)
 {
-    if (!v)
-        return false;
-    switch (v->type()) {
-    case JsonType::Null: return false;
-    case JsonType::Bool: return v->asBool();
-    case JsonType::Int: return v->asInt() != 0;
-    case JsonType::Double: return v->asDouble() != 0;
-    case JsonType::String:
-    case JsonType::Array:
-    case JsonType::Object: return v->size() != 0 || (v->isString() && !v->asString().empty());
-    }
-    return false;
+    return v && compare::pyTruthy(*v);
 }
 
 /// Adds a dumped value to a Python set of ranks: ints (and values equal to one) are ranks, anything else

@@ -17,34 +17,15 @@
 using namespace probescope;
 namespace fs = std::filesystem;
 
-namespace {
-
-void put(const fs::path& path, std::string_view text)
-{
-    fs::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
-}
-
-} // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    const std::string_view input(reinterpret_cast<const char*>(data), size);
-    std::string_view parts[4];
-    std::size_t count = 0;
-    std::size_t start = 0;
-    while (count < 4) {
-        const std::size_t nul = input.find('\0', start);
-        parts[count++] = input.substr(start, nul == std::string_view::npos ? std::string_view::npos : nul - start);
-        if (nul == std::string_view::npos)
-            break;
-        start = nul + 1;
-    }
+    const auto parts = fuzz::splitParts(data, size, 4);
+    const std::size_t count = parts.size();
     const fs::path root = fuzz::scratchDir() / "workflow";
     std::error_code ec;
     fs::remove_all(root, ec);
-    put(root / "step0/rank0/dump.json", parts[0]);
-    put(root / "step0/rank1/dump.json", count > 1 ? parts[1] : parts[0]);
+    fuzz::put(root / "step0/rank0/dump.json", parts[0]);
+    fuzz::put(root / "step0/rank1/dump.json", count > 1 ? parts[1] : parts[0]);
     auto checked = overflow::runOverflowCheck(root / "step0", root / "out");
     if (checked) {
         // The promise checked here: a refused run writes nothing.
@@ -54,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)checked.error().format();
     }
     if (count > 2) {
-        put(root / "ad/rank0/anomaly.json", parts[2]);
+        fuzz::put(root / "ad/rank0/anomaly.json", parts[2]);
         monitor::AnomalyAnalyseOptions options;
         options.topK = 3;
         auto top = monitor::analyseAnomalies(root / "ad", options);
@@ -62,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)top.error().format();
     }
     if (count > 3) {
-        put(root / "mon/Nov28_10-00-00-rank0-f/actv_0-1.csv", parts[3]);
+        fuzz::put(root / "mon/Nov28_10-00-00-rank0-f/actv_0-1.csv", parts[3]);
         auto db = monitor::monitorToDb(root / "mon", root / "db", {});
         if (!db)
             (void)db.error().format();

@@ -13,6 +13,19 @@
 
 namespace probescope::compare::msprobe26 {
 
+bool equalsRank(std::optional<dump::JsonValue> v, int rank)
+{
+    if (!v)
+        return false;
+    if (v->isInt())
+        return v->asInt() == rank;
+    if (v->type() == dump::JsonType::Double)
+        return v->asDouble() == rank;
+    if (v->isBool())
+        return (v->asBool() ? 1 : 0) == rank;
+    return false;
+}
+
 bool hasCommunicationKeyword(std::string_view name)
 {
     static const char* const keywords[] = { "send",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/dump/jsondocument.h"
 #include "core/util/diagnostic.h"
 
 #include <cstdint>
@@ -80,6 +81,10 @@ struct CommGraphRules
     /// "Cannot find connected communication node" (msprobe logs it).
     std::function<void(const CommNode&)> unconnected;
 };
+
+/// Python's == between a value of the dump or rank table and an int rank (an int, a float or a bool can equal it; a
+/// text never does, which is why -da's table values never name their own rank).
+bool equalsRank(std::optional<dump::JsonValue> v, int rank);
 
 /// Does an op name hold one of msprobe's communication keywords (send, recv, broadcast, all_reduce, ...)? Both
 /// tools then test their own name prefixes.

@@ -82,20 +82,6 @@ bool metricDiverges(const Cell& cell)
 // ---------------------------------------------------------------------------------------------
 // Phase B model (graph.py): DataNode and CommunicationNode
 
-/// Python's == between a table value and an int rank (the values are strings there, so never equal).
-bool equalsRank(std::optional<JsonValue> v, int rank)
-{
-    if (!v)
-        return false;
-    if (v->isInt())
-        return v->asInt() == rank;
-    if (v->type() == JsonType::Double)
-        return v->asDouble() == rank;
-    if (v->isBool())
-        return (v->asBool() ? 1 : 0) == rank;
-    return false;
-}
-
 bool truthy(std::optional<JsonValue> v)
 {
     return v && pyTruthy(*v);
