@@ -150,6 +150,9 @@ int infoTrendFile(const std::filesystem::path& path)
     std::cout << "  targets: " << t.targets.size() << " in " << t.modules.size() << " modules/APIs; metrics:";
     for (const std::string& m : t.metrics)
         std::cout << " " << m;
+    std::cout << "\n  statistics:";
+    for (const std::string& c : t.statistics)
+        std::cout << " " << c;
     std::cout << "\n  values: " << t.values.size() << "\n";
     printWarnings(t.warnings);
     return kExitOk;

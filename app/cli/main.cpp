@@ -18,6 +18,7 @@
 #include "jobcli.h"
 #include "configcheckcli.h"
 #include "graphcli.h"
+#include "workflowcli.h"
 
 #include <unistd.h>
 
@@ -47,6 +48,16 @@ constexpr int kExitUsage = 2;
 const char* const kUsage = R"USAGE(probescope-cli - inspect msprobe precision dumps
 
 usage:
+  probescope-cli overflow_check -i STEP_DIR [-o OUT]     (also spelled nan_analyze)
+      The first node that produced a NaN/Inf across the ranks of one run, as msprobe 26's overflow_check:
+      OUT/anomaly_analyze_<ns>.json (default OUT ./output), or no file when there is none. STEP_DIR may
+      be a whole dump root: the first step with an anomaly answers. See docs/overflow-check.md.
+  probescope-cli data2db --data DIR --db OUT --format monitor [--micro_step true|false] [--mapping FILE]
+      msprobe 26's monitor CSV folders (v1 <time>-rank<R>-<uid>/, v2 rank_<R>/) into
+      OUT/monitor_data.trend.db, as msprobe's data2db writes it. See docs/monitor.md.
+  probescope-cli anomaly_analyse -d DIR/anomaly_detected [-o OUT] [-k K] [-s "[1, 2]"]
+      The earliest K anomalies of the monitor's alerts, as msprobe's anomaly_processor:
+      OUT/anomaly_analyse.json (default OUT = DIR, K = 8).
   probescope-cli info DIR [--verify]
       Steps, ranks, task/level/framework, entry counts by kind, tensor files present or
       missing, and every diagnostic. --verify loads each tensor file and checks its dtype,
@@ -923,6 +934,8 @@ int main(int argc, char** argv)
             return kExitOk;
         }
     }
+    if (auto workflowStatus = cli::runWorkflowCommand(argc, argv)) // overflow_check, data2db, anomaly_analyse
+        return *workflowStatus;
     if (argc > 1 && std::string_view(argv[1]) == "run-ut")
         return runRunUt(argc, argv);
     if (argc > 1 && std::string_view(argv[1]) == "api-precision-compare")

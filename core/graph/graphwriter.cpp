@@ -7,6 +7,7 @@
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/dump/dumplayout.h"
 #include "core/graph/msprobetexts.h"
+#include "core/graph/sqlitewriter.h"
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
 #include "core/util/pytext.h"
@@ -728,73 +729,8 @@ void judgeCollections(MsGraph& g, bool md5Min)
 
 // ---- the db ----
 
-class Db
-{
-public:
-    explicit Db(const fs::path& path) : m_path(path) {}
-    ~Db()
-    {
-        if (m_db)
-            sqlite3_close_v2(m_db);
-    }
-    Db(const Db&) = delete;
-    Db& operator=(const Db&) = delete;
-
-    std::optional<std::string> open()
-    {
-        if (sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
-            return failure("cannot open");
-        return std::nullopt;
-    }
-    std::optional<std::string> exec(const std::string& sql)
-    {
-        char* message = nullptr;
-        if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-            std::string text = message ? message : "unknown error";
-            sqlite3_free(message);
-            return text;
-        }
-        return std::nullopt;
-    }
-    sqlite3* handle() { return m_db; }
-    std::optional<std::string> close()
-    {
-        if (m_db && sqlite3_close(m_db) != SQLITE_OK)
-            return failure("cannot close");
-        m_db = nullptr;
-        return std::nullopt;
-    }
-
-private:
-    std::string failure(const char* what) { return std::string(what) + ": " + (m_db ? sqlite3_errmsg(m_db) : "out of memory"); }
-    fs::path m_path;
-    sqlite3* m_db = nullptr;
-};
-
-/// A prepared INSERT with positional binds.
-class Insert
-{
-public:
-    Insert(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr); }
-    ~Insert() { sqlite3_finalize(m_stmt); }
-    Insert(const Insert&) = delete;
-    Insert& operator=(const Insert&) = delete;
-    bool valid() const { return m_stmt != nullptr; }
-    void text(int i, const std::string& s) { sqlite3_bind_text(m_stmt, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT); }
-    void integer(int i, std::int64_t v) { sqlite3_bind_int64(m_stmt, i, v); }
-    void real(int i, double v) { sqlite3_bind_double(m_stmt, i, v); }
-    void null(int i) { sqlite3_bind_null(m_stmt, i); }
-    bool run()
-    {
-        const int rc = sqlite3_step(m_stmt);
-        sqlite3_reset(m_stmt);
-        sqlite3_clear_bindings(m_stmt);
-        return rc == SQLITE_DONE;
-    }
-
-private:
-    sqlite3_stmt* m_stmt = nullptr;
-};
+using Db = detail::WritableDb;
+using detail::Insert;
 
 std::string createNodes(WriteFormat format)
 {
@@ -1134,86 +1070,62 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
     const bool compareRun = bench.has_value();
     const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     const std::string stem = std::string(compareRun ? "compare_" : "build_") + stamp;
-    std::string error;
-    const auto temp = createTempBeside(outDir / (stem + ".vis.db"), ".tmp", error);
-    if (!temp)
-        return makeError("graph.output", outWhere, error);
-    auto cleanup = [&] {
-        for (const char* tail : { "", "-journal", "-wal", "-shm" })
-            fs::remove(fs::path(temp->string() + tail), ec);
-    };
-    {
-        Db db(*temp);
-        auto fail = [&](const std::string& what) {
-            db.close();
-            cleanup();
-            return makeError("graph.output", SourceLocation { temp->string(), std::nullopt, 0, 0 }, what);
-        };
-        if (auto e = db.open())
-            return fail(*e);
-        for (const std::string& sql : { createNodes(options.format), std::string(kCreateStack), std::string(kCreateConfig) })
-            if (auto e = db.exec(sql))
-                return fail(*e);
-        if (auto e = db.exec("BEGIN"))
-            return fail(*e);
-        ConfigRow config;
-        config.compare = compareRun;
-        config.rankList = plan->rankList;
-        config.stepList = plan->stepList;
-        config.overflowCheck = options.overflowCheck;
-        config.microSteps = built.empty() ? 1 : built.front().microSteps;
-        if (!built.empty() && built.front().mode) {
-            config.task = modeTask(*built.front().mode);
-            config.toolTip = toolTipOf(*built.front().mode);
-            config.nodeColors = nodeColorsOf(*built.front().mode, options.format);
-        }
-        for (const Built& b : built) {
-            if (auto e = insertGraph(db, b.npu, options.format))
-                return fail(*e);
-            ++result.graphs;
-            if (b.bench) {
-                if (auto e = insertGraph(db, *b.bench, options.format))
-                    return fail(*e);
-                ++result.graphs;
+    auto written = detail::writeNewDb(
+        [&](int n) { return outDir / (stem + (n ? "_" + std::to_string(n) : std::string()) + ".vis.db"); }, 1001,
+        [&](Db& db) -> std::optional<std::string> {
+            for (const std::string& sql : { createNodes(options.format), std::string(kCreateStack), std::string(kCreateConfig) })
+                if (auto e = db.exec(sql))
+                    return e;
+            if (auto e = db.exec("BEGIN"))
+                return e;
+            ConfigRow config;
+            config.compare = compareRun;
+            config.rankList = plan->rankList;
+            config.stepList = plan->stepList;
+            config.overflowCheck = options.overflowCheck;
+            config.microSteps = built.empty() ? 1 : built.front().microSteps;
+            if (!built.empty() && built.front().mode) {
+                config.task = modeTask(*built.front().mode);
+                config.toolTip = toolTipOf(*built.front().mode);
+                config.nodeColors = nodeColorsOf(*built.front().mode, options.format);
             }
-        }
-        if (auto e = insertConfig(db, config))
-            return fail(*e);
-        // msprobe's post_process_db indexes.
-        std::vector<std::pair<std::string, std::string>> indexes {
-            { "index1", "step, rank, data_source, up_node, node_order" },
-            { "index2", "step, rank, data_source, node_name" },
-            { "index3", "step, rank, data_source, node_order" },
-            { "index4", "step, rank, node_order" },
-            { "index5", "step, rank, micro_step_id, node_order" },
-            { "index6", "step, rank, modified, matched_node_link" },
-        };
-        if (options.format == WriteFormat::V26)
-            indexes.emplace_back("index7", "is_distributed");
-        for (const auto& [name, columns] : indexes)
-            if (auto e = db.exec("CREATE INDEX IF NOT EXISTS " + name + " ON tb_nodes (" + columns + ");"))
-                return fail(*e);
-        if (auto e = db.exec("COMMIT"))
-            return fail(*e);
-        // msprobe's files are in WAL mode (header bytes 18/19 = 2); switching here and closing leaves no -wal file.
-        if (auto e = db.exec("PRAGMA journal_mode=WAL"))
-            return fail(*e);
-        if (auto e = db.close())
-            return fail(*e);
-    }
-    for (int n = 0;; ++n) {
-        const fs::path target = outDir / (stem + (n ? "_" + std::to_string(n) : std::string()) + ".vis.db");
-        const auto failure = renameNoReplace(*temp, target);
-        if (!failure) {
-            result.written = target;
-            break;
-        }
-        if (!failure->nameTaken || n > 1000) {
-            cleanup();
-            return makeError("graph.output", SourceLocation { target.string(), std::nullopt, 0, 0 }, failure->message);
-        }
-    }
-    cleanup();
+            for (const Built& b : built) {
+                if (auto e = insertGraph(db, b.npu, options.format))
+                    return e;
+                ++result.graphs;
+                if (b.bench) {
+                    if (auto e = insertGraph(db, *b.bench, options.format))
+                        return e;
+                    ++result.graphs;
+                }
+            }
+            if (auto e = insertConfig(db, config))
+                return e;
+            // msprobe's post_process_db indexes.
+            std::vector<std::pair<std::string, std::string>> indexes {
+                { "index1", "step, rank, data_source, up_node, node_order" },
+                { "index2", "step, rank, data_source, node_name" },
+                { "index3", "step, rank, data_source, node_order" },
+                { "index4", "step, rank, node_order" },
+                { "index5", "step, rank, micro_step_id, node_order" },
+                { "index6", "step, rank, modified, matched_node_link" },
+            };
+            if (options.format == WriteFormat::V26)
+                indexes.emplace_back("index7", "is_distributed");
+            for (const auto& [name, columns] : indexes)
+                if (auto e = db.exec("CREATE INDEX IF NOT EXISTS " + name + " ON tb_nodes (" + columns + ");"))
+                    return e;
+            if (auto e = db.exec("COMMIT"))
+                return e;
+            // msprobe's files are in WAL mode (header bytes 18/19 = 2); switching here and closing leaves no -wal file.
+            if (auto e = db.exec("PRAGMA journal_mode=WAL"))
+                return e;
+            return std::nullopt;
+        },
+        "graph.output");
+    if (!written)
+        return written.error();
+    result.written = *written;
     return result;
 }
 

@@ -19,6 +19,46 @@ std::string trendModuleOf(const std::string& target)
     return target;
 }
 
+std::optional<std::size_t> TrendTable::statisticIndex(std::string_view name) const
+{
+    for (std::size_t i = 0; i < statistics.size(); ++i) {
+        if (statistics[i] == name)
+            return i;
+    }
+    return std::nullopt;
+}
+
+std::optional<double> TrendTable::stat(std::size_t value, std::size_t statistic) const
+{
+    if (statistic >= statistics.size() || value >= values.size())
+        return std::nullopt;
+    return stats[value * statistics.size() + statistic];
+}
+
+std::optional<double> TrendTable::stat(const TrendValue& v, std::string_view name) const
+{
+    const auto s = statisticIndex(name);
+    if (!s || values.empty() || &v < values.data() || &v >= values.data() + values.size())
+        return std::nullopt;
+    return stat(static_cast<std::size_t>(&v - values.data()), *s);
+}
+
+namespace {
+
+/// An SQL identifier quoted for a SELECT (a column name taken from the db itself).
+std::string quoted(const std::string& name)
+{
+    std::string out = "\"";
+    for (const char c : name) {
+        out += c;
+        if (c == '"')
+            out += '"';
+    }
+    return out + "\"";
+}
+
+} // namespace
+
 Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::path& path)
 {
     auto opened = detail::ReadOnlyDb::open(path, "graph.trend");
@@ -66,12 +106,34 @@ Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::pat
         if ((*st)->error())
             return *(*st)->error();
     }
+    // The statistic columns are whatever data2db wrote: every column of trend_data but the key (msprobe 26's monitor
+    // dbs have the monitor's ops, e.g. only norm, or min, max, norm, zeros, nans, mean).
     {
-        auto st = db.prepare("SELECT rank, step, target_id, metric_id, norm, max, min, mean FROM trend_data"
-                             " ORDER BY step, rank, target_id, metric_id");
+        auto st = db.prepare("PRAGMA table_info(trend_data)");
+        if (!st)
+            return st.error();
+        while ((*st)->next()) {
+            std::string column = (*st)->text(1);
+            if (column != "rank" && column != "step" && column != "target_id" && column != "metric_id")
+                table->statistics.push_back(std::move(column));
+        }
+        if ((*st)->error())
+            return *(*st)->error();
+        for (const char* key : { "rank", "step", "target_id", "metric_id" }) {
+            if (!db.hasColumn("trend_data", key))
+                return db.error(std::string("not a msprobe .trend.db: its trend_data has no column ") + key);
+        }
+    }
+    {
+        std::string sql = "SELECT rank, step, target_id, metric_id";
+        for (const std::string& column : table->statistics)
+            sql += ", " + quoted(column);
+        sql += " FROM trend_data ORDER BY step, rank, target_id, metric_id";
+        auto st = db.prepare(sql);
         if (!st)
             return st.error();
         detail::Statement& s = **st;
+        const int statCount = static_cast<int>(table->statistics.size());
         while (s.next()) {
             TrendValue v;
             v.rank = s.integer(0);
@@ -84,10 +146,8 @@ Result<std::shared_ptr<const TrendTable>> readTrendDb(const std::filesystem::pat
                                 + std::to_string(s.integer(3)) + ") names a target or metric the file does not hold");
             v.target = target->second;
             v.metric = metric->second;
-            v.norm = s.number(4);
-            v.max = s.number(5);
-            v.min = s.number(6);
-            v.mean = s.number(7);
+            for (int c = 0; c < statCount; ++c)
+                table->stats.push_back(s.number(4 + c));
             table->values.push_back(v);
         }
         if (s.error())

@@ -3,17 +3,33 @@
 
 #include "core/util/outputfile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <dirent.h>
+#include <sys/stat.h>
 
 namespace probescope {
 
-Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder, std::uint64_t maxEntries)
+namespace {
+
+FolderEntry::Kind kindOf(unsigned char type)
+{
+    return type == DT_REG ? FolderEntry::Kind::File
+           : type == DT_DIR ? FolderEntry::Kind::Folder
+           : type == DT_LNK ? FolderEntry::Kind::Symlink
+                            : FolderEntry::Kind::Other;
+}
+
+} // namespace
+
+Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder, std::uint64_t maxEntries,
+                                            FolderOrder order)
 {
     const SourceLocation where { folder.string(), std::nullopt, 0, 0 };
     DIR* dir = ::opendir(folder.c_str());
     if (!dir)
         return makeError("io.read", where, errnoText("cannot list folder", folder, errno));
+    const int dirFd = ::dirfd(dir);
     std::vector<FolderEntry> out;
     errno = 0;
     while (const dirent* entry = ::readdir(dir)) {
@@ -25,20 +41,20 @@ Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder,
             return makeError("io.too-many", where, folder.string() + " holds more than " + std::to_string(maxEntries)
                                                        + " entries");
         }
-        FolderEntry item { name, FolderEntry::Kind::Other };
-        unsigned char type = entry->d_type;
-        if (type == DT_UNKNOWN) {
-            std::error_code ec;
-            const auto st = std::filesystem::symlink_status(folder / name, ec);
-            type = st.type() == std::filesystem::file_type::directory  ? DT_DIR
-                   : st.type() == std::filesystem::file_type::regular  ? DT_REG
-                   : st.type() == std::filesystem::file_type::symlink ? DT_LNK
-                                                                        : DT_UNKNOWN;
+        FolderEntry item { name, kindOf(entry->d_type) };
+        struct stat st {};
+        if (entry->d_type == DT_UNKNOWN && ::fstatat(dirFd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            item.kind = S_ISREG(st.st_mode)   ? FolderEntry::Kind::File
+                        : S_ISDIR(st.st_mode) ? FolderEntry::Kind::Folder
+                        : S_ISLNK(st.st_mode) ? FolderEntry::Kind::Symlink
+                                              : FolderEntry::Kind::Other;
+        item.isFolder = item.kind == FolderEntry::Kind::Folder;
+        item.isFile = item.kind == FolderEntry::Kind::File;
+        // Only a symlink needs a second look at what it points at (one stat per link, none per plain entry).
+        if (item.kind == FolderEntry::Kind::Symlink && ::fstatat(dirFd, entry->d_name, &st, 0) == 0) {
+            item.isFolder = S_ISDIR(st.st_mode);
+            item.isFile = S_ISREG(st.st_mode);
         }
-        item.kind = type == DT_REG ? FolderEntry::Kind::File
-                    : type == DT_DIR ? FolderEntry::Kind::Folder
-                    : type == DT_LNK ? FolderEntry::Kind::Symlink
-                                     : FolderEntry::Kind::Other;
         out.push_back(std::move(item));
         errno = 0;
     }
@@ -46,6 +62,8 @@ Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder,
     ::closedir(dir);
     if (err != 0)
         return makeError("io.read", where, errnoText("cannot list folder", folder, err));
+    if (order == FolderOrder::ByName)
+        std::sort(out.begin(), out.end(), [](const FolderEntry& a, const FolderEntry& b) { return a.name < b.name; });
     return out;
 }
 

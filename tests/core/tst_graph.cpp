@@ -279,7 +279,9 @@ TEST(GraphRead, TrendDb)
     // The first trend row: conv2d's input in step 0, forward (values as stored).
     const TrendValue& v = (*micro)->values.front();
     EXPECT_EQ((*micro)->targets[v.target].name, "Functional.conv2d.input.0");
-    EXPECT_DOUBLE_EQ(*v.norm, 27.407075881958008);
+    EXPECT_DOUBLE_EQ(*(*micro)->stat(v, "norm"), 27.407075881958008);
+    EXPECT_EQ((*micro)->statistics, (std::vector<std::string> { "norm", "max", "min", "mean" }));
+    EXPECT_FALSE((*micro)->stat(v, "zeros"));
     // A .vis.db is not a trend db.
     auto wrong = readTrendDb(dir / "build_steps.vis.db");
     ASSERT_FALSE(wrong);

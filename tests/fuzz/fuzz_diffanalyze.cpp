@@ -15,36 +15,17 @@
 using namespace probescope;
 namespace fs = std::filesystem;
 
-namespace {
-
-void put(const fs::path& path, std::string_view text)
-{
-    fs::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
-}
-
-} // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    const std::string_view input(reinterpret_cast<const char*>(data), size);
-    std::string_view parts[3];
-    std::size_t count = 0;
-    std::size_t start = 0;
-    while (count < 3) {
-        const std::size_t nul = input.find('\0', start);
-        parts[count++] = input.substr(start, nul == std::string_view::npos ? std::string_view::npos : nul - start);
-        if (nul == std::string_view::npos)
-            break;
-        start = nul + 1;
-    }
+    const auto parts = fuzz::splitParts(data, size, 3);
+    const std::size_t count = parts.size();
     const fs::path root = fuzz::scratchDir() / "da";
     std::error_code ec;
     fs::remove_all(root, ec);
-    put(root / "npu/step0/rank0/dump.json", parts[0]);
-    put(root / "bench/step0/rank0/dump.json", count > 1 ? parts[1] : parts[0]);
+    fuzz::put(root / "npu/step0/rank0/dump.json", parts[0]);
+    fuzz::put(root / "bench/step0/rank0/dump.json", count > 1 ? parts[1] : parts[0]);
     if (count > 2) // rank 1: not written by the run, so phase B reads it back as a stale table
-        put(root / "out/compare_result_rank1_19990101000000.json", parts[2]);
+        fuzz::put(root / "out/compare_result_rank1_19990101000000.json", parts[2]);
 
     compare::msprobe26::DiffAnalyzeOptions options;
     options.timestamp = "20260101000000";

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <vector>
 #include <unistd.h>
 
 namespace probescope::fuzz {
@@ -28,6 +30,29 @@ inline std::filesystem::path writeInput(const std::string& name, const std::uint
     std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
                                                                    static_cast<std::streamsize>(size));
     return path;
+}
+
+/// Writes `text` to `path`, creating its folders (inputs of readers that take a folder).
+inline void put(const std::filesystem::path& path, std::string_view text)
+{
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+/// An input of several files: at most `most` parts separated by NUL bytes (the last part takes the rest).
+inline std::vector<std::string_view> splitParts(const std::uint8_t* data, std::size_t size, std::size_t most)
+{
+    const std::string_view input(reinterpret_cast<const char*>(data), size);
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (parts.size() < most) {
+        const std::size_t nul = input.find('\0', start);
+        parts.push_back(input.substr(start, nul == std::string_view::npos ? std::string_view::npos : nul - start));
+        if (nul == std::string_view::npos)
+            break;
+        start = nul + 1;
+    }
+    return parts;
 }
 
 } // namespace probescope::fuzz

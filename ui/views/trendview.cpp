@@ -23,13 +23,14 @@ QString toQ(const std::string& s)
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
-std::optional<double> pick(const graph::TrendValue& v, TrendView::Statistic s)
+/// The statistic's column of the db (a db without it shows empty cells).
+std::optional<double> pick(const graph::TrendTable& table, const graph::TrendValue& v, TrendView::Statistic s)
 {
     switch (s) {
-    case TrendView::Statistic::Norm: return v.norm;
-    case TrendView::Statistic::Max: return v.max;
-    case TrendView::Statistic::Min: return v.min;
-    case TrendView::Statistic::Mean: return v.mean;
+    case TrendView::Statistic::Norm: return table.stat(v, "norm");
+    case TrendView::Statistic::Max: return table.stat(v, "max");
+    case TrendView::Statistic::Min: return table.stat(v, "min");
+    case TrendView::Statistic::Mean: return table.stat(v, "mean");
     }
     return std::nullopt;
 }
@@ -188,7 +189,7 @@ std::optional<double> TrendView::value(std::int64_t step, std::int64_t rank) con
     const auto stat = static_cast<Statistic>(std::max(0, m_stat->currentIndex()));
     for (const graph::TrendValue& v : m_table->values)
         if (v.step == step && v.rank == rank && v.target == target && v.metric == metric)
-            return pick(v, stat);
+            return pick(*m_table, v, stat);
     return std::nullopt;
 }
 
@@ -228,7 +229,7 @@ void TrendView::refresh()
         const auto s = std::lower_bound(steps.begin(), steps.end(), v.step) - steps.begin();
         const auto r = std::lower_bound(ranks.begin(), ranks.end(), v.rank) - ranks.begin();
         const std::size_t at = static_cast<std::size_t>(s) * ranks.size() + static_cast<std::size_t>(r);
-        cells[at] = pick(v, stat);
+        cells[at] = pick(*m_table, v, stat);
         present[at] = true;
         if (cells[at] && std::isfinite(*cells[at])) {
             lo = std::min(lo, *cells[at]);

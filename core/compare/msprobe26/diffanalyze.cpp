@@ -4,6 +4,9 @@
 // decided where msprobe crashes or depends on the hash seed: docs/msprobe26-da.md.
 #include "core/compare/msprobe26/diffanalyze.h"
 
+#include "core/compare/msprobe26/commgraph.h"
+#include "core/compare/msprobe26/pyjsonwriter.h"
+
 #include "core/compare/pytext.h"
 #include "core/dump/dumpfile.h"
 #include "core/dump/dumplayout.h"
@@ -35,188 +38,6 @@ using dump::JsonValue;
 namespace fs = std::filesystem;
 
 constexpr const char* kNA = "N/A";
-
-// ---------------------------------------------------------------------------------------------
-// Python json.dump text: ensure_ascii, ", "/": " with indentation, repr floats, NaN/Infinity tokens.
-
-class PyJsonWriter
-{
-public:
-    explicit PyJsonWriter(int indent)
-        : m_indent(indent)
-    {
-    }
-    std::string& text() { return m_out; }
-
-    void newline(int depth)
-    {
-        m_out += '\n';
-        m_out.append(static_cast<std::size_t>(depth * m_indent), ' ');
-    }
-
-    void string(std::string_view s)
-    {
-        m_out += '"';
-        for (std::size_t i = 0; i < s.size();) {
-            const auto ch = static_cast<unsigned char>(s[i]);
-            if (ch < 0x80) {
-                switch (ch) {
-                case '"': m_out += "\\\""; break;
-                case '\\': m_out += "\\\\"; break;
-                case '\n': m_out += "\\n"; break;
-                case '\r': m_out += "\\r"; break;
-                case '\t': m_out += "\\t"; break;
-                case '\b': m_out += "\\b"; break;
-                case '\f': m_out += "\\f"; break;
-                default:
-                    if (ch < 0x20)
-                        hex(ch);
-                    else
-                        m_out += static_cast<char>(ch);
-                }
-                ++i;
-                continue;
-            }
-            // ensure_ascii escapes code points (UTF-16 surrogate pairs above the BMP), not bytes.
-            const int len = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
-            std::uint32_t cp = len == 4 ? ch & 0x07u : len == 3 ? ch & 0x0fu : len == 2 ? ch & 0x1fu : 0xfffdu;
-            bool valid = len > 1 && i + static_cast<std::size_t>(len) <= s.size();
-            for (int k = 1; valid && k < len; ++k) {
-                const auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-                valid = (c & 0xc0) == 0x80;
-                cp = (cp << 6) | (c & 0x3fu);
-            }
-            if (!valid) {
-                hex(0xfffd);
-                ++i;
-                continue;
-            }
-            if (cp >= 0x10000) {
-                cp -= 0x10000;
-                hex(0xd800 + (cp >> 10));
-                hex(0xdc00 + (cp & 0x3ff));
-            } else {
-                hex(cp);
-            }
-            i += static_cast<std::size_t>(len);
-        }
-        m_out += '"';
-    }
-
-    void number(double d)
-    {
-        if (std::isnan(d))
-            m_out += "NaN";
-        else if (std::isinf(d))
-            m_out += d > 0 ? "Infinity" : "-Infinity";
-        else
-            m_out += pyFloatRepr(d);
-    }
-
-    void integer(std::int64_t i) { m_out += std::to_string(i); }
-    void boolean(bool b) { m_out += b ? "true" : "false"; }
-    void null() { m_out += "null"; }
-
-    void cell(const Cell& c)
-    {
-        if (c.isNone())
-            null();
-        else if (c.isBool())
-            boolean(std::get<bool>(c.value));
-        else if (c.isInt())
-            integer(std::get<std::int64_t>(c.value));
-        else if (c.isFloat())
-            number(std::get<double>(c.value));
-        else
-            string(pyStr(c));
-    }
-
-    void stringList(const std::vector<std::string>& items, int depth)
-    {
-        if (items.empty()) {
-            m_out += "[]";
-            return;
-        }
-        m_out += '[';
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            if (i)
-                m_out += ',';
-            newline(depth + 1);
-            string(items[i]);
-        }
-        newline(depth);
-        m_out += ']';
-    }
-
-    /// A value read from a rank table, copied unchanged (also key order and duplicates collapsed as
-    /// Python's dict does: last value, first position).
-    void value(std::optional<JsonValue> v, int depth)
-    {
-        if (!v) {
-            null();
-            return;
-        }
-        switch (v->type()) {
-        case JsonType::Null: null(); break;
-        case JsonType::Bool: boolean(v->asBool()); break;
-        case JsonType::Int: integer(v->asInt()); break;
-        case JsonType::Double: number(v->asDouble()); break;
-        case JsonType::String: string(v->asString()); break;
-        case JsonType::Array:
-            if (v->size() == 0) {
-                m_out += "[]";
-                break;
-            }
-            m_out += '[';
-            for (std::uint32_t i = 0; i < v->size(); ++i) {
-                if (i)
-                    m_out += ',';
-                newline(depth + 1);
-                value(v->at(i), depth + 1);
-            }
-            newline(depth);
-            m_out += ']';
-            break;
-        case JsonType::Object: {
-            std::vector<std::pair<std::string_view, JsonValue>> members;
-            for (std::uint32_t i = 0; i < v->size(); ++i) {
-                auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.first == v->keyAt(i); });
-                if (it != members.end())
-                    it->second = v->at(i);
-                else
-                    members.emplace_back(v->keyAt(i), v->at(i));
-            }
-            if (members.empty()) {
-                m_out += "{}";
-                break;
-            }
-            m_out += '{';
-            for (std::size_t i = 0; i < members.size(); ++i) {
-                if (i)
-                    m_out += ',';
-                newline(depth + 1);
-                string(members[i].first);
-                m_out += ": ";
-                value(members[i].second, depth + 1);
-            }
-            newline(depth);
-            m_out += '}';
-            break;
-        }
-        }
-    }
-
-private:
-    void hex(std::uint32_t u)
-    {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", u & 0xffffu);
-        m_out += buf;
-    }
-
-    std::string m_out;
-    int m_indent;
-};
 
 std::vector<std::string> splitDots(std::string_view s)
 {
@@ -260,20 +81,6 @@ bool metricDiverges(const Cell& cell)
 
 // ---------------------------------------------------------------------------------------------
 // Phase B model (graph.py): DataNode and CommunicationNode
-
-/// Python's == between a table value and an int rank (the values are strings there, so never equal).
-bool equalsRank(std::optional<JsonValue> v, int rank)
-{
-    if (!v)
-        return false;
-    if (v->isInt())
-        return v->asInt() == rank;
-    if (v->type() == JsonType::Double)
-        return v->asDouble() == rank;
-    if (v->isBool())
-        return (v->asBool() ? 1 : 0) == rank;
-    return false;
-}
 
 bool truthy(std::optional<JsonValue> v)
 {
@@ -409,58 +216,11 @@ std::optional<JsonValue> rankValue(JsonValue row)
     return std::nullopt;
 }
 
-enum class NodeType { Src, Dst, Link };
-
-struct Connection
-{
-    std::set<long long> ranks; ///< a Python set of small ints iterates in ascending order
-    std::string api;           ///< "Distributed." + the peer API
-    NodeType type = NodeType::Link;
-};
-
-struct CommNode
-{
-    std::string id; ///< "<rank>.<op name>"
-    int rank = 0;
-    std::size_t dataIndex = 0; ///< into Analyzer::m_data
-    bool isDiff = false;
-    int layer = 0;
-    std::string api;
-    NodeType type = NodeType::Link;
-    std::vector<std::size_t> computeOps; ///< divergent compute ops before this node (data indices)
-    std::set<std::string> edges;         ///< link, src and dst neighbours (ids)
-    bool removed = false;
-    std::size_t order = 0; ///< position among its rank's comm nodes (dump order)
-    int seenRound = 0; ///< the searching rank's round that paired it (its "seen" set)
-    std::optional<Result<Connection>> connection; ///< computed on first use, as msprobe calls it
-};
-
 bool isCommunicationOp(std::string_view name)
 {
-    static const char* const keywords[] = { "send",
-                                            "recv",
-                                            "broadcast",
-                                            "all_reduce",
-                                            "reduce",
-                                            "all_gather",
-                                            "gather",
-                                            "isend",
-                                            "irecv",
-                                            "scatter",
-                                            "reduce_scatter",
-                                            "_reduce_scatter_base",
-                                            "_all_gather_base",
-                                            "all_to_all_single",
-                                            "all_to_all",
-                                            "all_gather_into_tensor",
-                                            "reduce_scatter_tensor",
-                                            "send_object_list",
-                                            "recv_object_list" };
     const bool prefix = name.starts_with("Distributed") || name.starts_with("MintDistributed")
         || name.starts_with("communication.comm_func");
-    if (!prefix)
-        return false;
-    return std::any_of(std::begin(keywords), std::end(keywords), [&](const char* k) { return contains(name, k); });
+    return prefix && hasCommunicationKeyword(name);
 }
 
 bool isIgnoredOp(std::string_view name)
@@ -468,56 +228,17 @@ bool isIgnoredOp(std::string_view name)
     return contains(name, "Torch.empty") || contains(name, "Torch.fill") || contains(name, "Tensor.__setitem__");
 }
 
-bool isDirectedApi(const std::string& api)
-{
-    static const std::set<std::string> directed = { "send",      "recv",   "isend",           "irecv",           "broadcast",
-                                                    "scatter",   "gather", "send_object_list", "recv_object_list" };
-    return directed.count(api) != 0;
-}
-
-std::string peerApi(const std::string& api)
-{
-    static const std::unordered_map<std::string, std::string> mapping = {
-        { "send", "recv" },   { "recv", "send" },   { "isend", "irecv" }, { "irecv", "isend" },
-        { "send_object_list", "recv_object_list" }, { "recv_object_list", "send_object_list" },
-    };
-    const auto it = mapping.find(api);
-    return it == mapping.end() ? api : it->second;
-}
-
-class Analyzer
+class Analyzer : public CommSearch
 {
 public:
     Analyzer(const std::map<int, RankTableFile>& tables, std::vector<std::string>* log)
-        : m_tables(tables)
-        , m_log(log)
+        : CommSearch("diff", log)
+        , m_tables(tables)
+        , m_graph(rules())
     {
-    }
-
-    Result<std::optional<std::string>> run()
-    {
-        if (auto r = preAnalyze(); !r.ok())
-            return r.error();
-        if (m_found.empty()) {
-            if (auto r = analyze(); !r.ok())
-                return r.error();
-        }
-        if (m_found.empty())
-            postAnalyze();
-        if (m_found.empty()) {
-            say("Cannot find any diff node, no need to generate analyze file.");
-            return std::optional<std::string> {};
-        }
-        return std::optional<std::string>(resultJson());
     }
 
 private:
-    void say(std::string line)
-    {
-        if (m_log)
-            m_log->push_back(std::move(line));
-    }
-
     static JsonValue root(const RankTableFile& t) { return t.document->root(); }
 
     /// The ops of a rank table in file order, duplicates collapsed as Python's dict does.
@@ -538,7 +259,7 @@ private:
         return out;
     }
 
-    Result<bool> preAnalyze()
+    Result<bool> preAnalyze() override
     {
         say("Start searching diff node before communication.");
         for (const auto& [rank, table] : m_tables) {
@@ -567,7 +288,7 @@ private:
         return true;
     }
 
-    Result<bool> analyze()
+    Result<bool> analyze() override
     {
         say("Start searching diff node during communication.");
         for (const auto& [rank, table] : m_tables) {
@@ -575,25 +296,16 @@ private:
             if (!r)
                 return r.error();
         }
-        if (auto r = connect(); !r)
+        if (auto r = m_graph.connect(); !r)
             return r.error();
-        prune();
+        m_graph.prune();
         search();
         return true;
     }
 
-    void postAnalyze()
-    {
-        say("Start searching diff node after communication.");
-        for (const auto& [rank, list] : m_afterComm) {
-            if (!list.empty())
-                m_found.push_back(list.front());
-        }
-    }
-
     Result<bool> buildCommNodes(int rank, const RankTableFile& table)
     {
-        auto& nodes = m_comm[rank];
+        m_graph.addRank(rank);
         const auto first = m_firstComm.find(rank);
         if (first == m_firstComm.end())
             return true;
@@ -618,14 +330,12 @@ private:
                 node.id = std::to_string(rank) + "." + name;
                 node.rank = rank;
                 node.dataIndex = m_data.size() - 1;
-                node.isDiff = m_data.back().isDiff;
+                node.keep = m_data.back().isDiff;
                 node.api = parts[1];
+                node.callCount = parts[2];
                 node.computeOps = std::move(computeOps);
                 node.type = resolveType(node);
-                // add_next: the next comm node of a rank is one layer further.
-                node.layer = nodes.empty() ? 0 : nodes.back().layer + 1;
-                node.order = nodes.size();
-                nodes.push_back(std::move(node));
+                m_graph.append(std::move(node));
                 computeOps.clear();
                 subLayer = 0;
             } else if (!isIgnoredOp(name)) {
@@ -650,34 +360,25 @@ private:
 
     /// _resolve_type: the first input whose name contains "src" (then "dst") decides; the value is compared
     /// with the int rank, which a table string never equals (spec §4.3b).
-    NodeType resolveType(const CommNode& node) const
+    CommNodeType resolveType(const CommNode& node) const
     {
         const DataNode& data = m_data[node.dataIndex];
-        for (const auto& [prefix, own] : { std::pair { "src", NodeType::Src }, std::pair { "dst", NodeType::Dst } }) {
+        for (const auto& [prefix, own] : { std::pair { "src", CommNodeType::Src }, std::pair { "dst", CommNodeType::Dst } }) {
             for (const auto& [name, row] : data.inputs) {
                 if (contains(name, prefix) || contains(name, std::string(prefix) + "_GROUP")) {
                     const bool mine = equalsRank(rankValue(row), node.rank);
                     if (mine)
                         return own;
-                    return own == NodeType::Src ? NodeType::Dst : NodeType::Src;
+                    return own == CommNodeType::Src ? CommNodeType::Dst : CommNodeType::Src;
                 }
             }
         }
-        return NodeType::Link;
+        return CommNodeType::Link;
     }
 
-    /// find_connected_nodes, with msprobe's crashes as errors.
-    const Result<Connection>& connection(CommNode& node)
+    Result<CommConnection> computeConnection(const CommNode& node) const
     {
-        if (node.connection)
-            return *node.connection;
-        node.connection = computeConnection(node);
-        return *node.connection;
-    }
-
-    Result<Connection> computeConnection(const CommNode& node) const
-    {
-        Connection c;
+        CommConnection c;
         const DataNode& data = m_data[node.dataIndex];
         const fs::path& file = m_tables.at(node.rank).path;
         for (const auto& [name, row] : data.inputs) {
@@ -734,156 +435,33 @@ private:
             }
         }
         c.api = "Distributed." + peerApi(node.api);
-        c.type = node.type == NodeType::Src ? NodeType::Dst : node.type == NodeType::Dst ? NodeType::Src : NodeType::Link;
+        c.type = node.type == CommNodeType::Src ? CommNodeType::Dst : node.type == CommNodeType::Dst ? CommNodeType::Src : CommNodeType::Link;
         return c;
     }
 
-    CommNode* byId(const std::string& id)
+    /// The -da rules of the shared communication graph (commgraph.h).
+    CommGraphRules rules()
     {
-        const auto dot = id.find('.');
-        const int rank = std::atoi(id.substr(0, dot).c_str());
-        auto it = m_comm.find(rank);
-        if (it == m_comm.end())
-            return nullptr;
-        for (auto& n : it->second) {
-            if (n.id == id && !n.removed)
-                return &n;
-        }
-        return nullptr;
+        CommGraphRules r;
+        r.prefixMatch = true;
+        r.layerOverflowFix = true;
+        r.connectionOf = [this](const CommNode& node) { return computeConnection(node); };
+        r.missingPeer = [this](const CommNode& cur, long long target) -> std::optional<Diagnostic> {
+            return makeError("compare.da-peer-rank", SourceLocation { m_tables.at(cur.rank).path.string(), std::nullopt, 0, 0 },
+                             cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(cur.rank)
+                                 + " communicates with rank " + std::to_string(target)
+                                 + ", which has no rank table (was it dumped?); msprobe 26 stops with KeyError here");
+        };
+        return r;
     }
 
-    /// _connect_comm_nodes / _find_connection (spec §4.3d), every rank but the last searching.
-    Result<bool> connect()
-    {
-        std::set<int> searched;
-        std::size_t index = 0;
-        for (auto& [rank, nodes] : m_comm) {
-            if (++index == m_comm.size())
-                break;
-            searched.insert(rank);
-            ++m_searchRound; // "seen" is per searching rank: a node is seen when its stamp is this round
-            // For one searching rank the match test of a candidate depends only on (target rank, api, type):
-            // the searching rank is fixed, and seen nodes stay seen. So a candidate that failed once fails
-            // again, and each (target, api, type) can resume where it stopped (msprobe rescans from the
-            // start: the same picks, in quadratic time).
-            std::map<std::tuple<long long, std::string, NodeType>, std::size_t> cursors;
-            CommNode* last = nullptr;
-            for (auto& cur : nodes) {
-                if (last && last->layer >= cur.layer)
-                    cur.layer = last->layer + 1; // the "overflow fix", on the searching rank's own nodes
-                const auto& conn = connection(cur);
-                if (!conn)
-                    return conn.error();
-                std::vector<long long> ranks(conn->ranks.begin(), conn->ranks.end());
-                if (ranks.empty()) {
-                    for (const auto& [r, unused] : m_comm)
-                        ranks.push_back(r);
-                }
-                last = &cur;
-                for (const long long target : ranks) {
-                    if (target >= std::numeric_limits<int>::min() && target <= std::numeric_limits<int>::max()
-                        && searched.count(static_cast<int>(target)))
-                        continue;
-                    auto targetIt = target >= std::numeric_limits<int>::min() && target <= std::numeric_limits<int>::max()
-                        ? m_comm.find(static_cast<int>(target))
-                        : m_comm.end();
-                    if (targetIt == m_comm.end())
-                        return makeError("compare.da-peer-rank", SourceLocation { m_tables.at(rank).path.string(), std::nullopt, 0, 0 },
-                                         cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(rank)
-                                             + " communicates with rank " + std::to_string(target)
-                                             + ", which has no rank table (was it dumped?); msprobe 26 stops with "
-                                               "KeyError here");
-                    const std::string prefix = std::to_string(target) + "." + conn->api;
-                    auto& nodesOfTarget = targetIt->second;
-                    std::size_t& k = cursors[{ target, conn->api, conn->type }];
-                    for (; k < nodesOfTarget.size(); ++k) {
-                        CommNode& candidate = nodesOfTarget[k];
-                        if (candidate.seenRound == m_searchRound)
-                            continue;
-                        if (!(candidate.id.starts_with(prefix) && candidate.type == conn->type))
-                            continue;
-                        const auto& candConn = connection(candidate);
-                        if (!candConn)
-                            return candConn.error();
-                        if ((candConn->ranks.empty() && !isDirectedApi(candidate.api)) || candConn->ranks.count(cur.rank)) {
-                            candidate.seenRound = m_searchRound;
-                            candidate.layer = cur.layer; // every edge kind puts the peer on C's layer
-                            cur.edges.insert(candidate.id);
-                            candidate.edges.insert(cur.id);
-                            ++k;
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        return true;
-    }
-
-    void prune()
-    {
-        for (auto& [rank, nodes] : m_comm) {
-            for (auto& n : nodes) {
-                if (n.isDiff || !n.computeOps.empty())
-                    continue;
-                n.removed = true;
-                for (const auto& other : n.edges) {
-                    if (CommNode* o = byId(other))
-                        o->edges.erase(n.id);
-                }
-                n.edges.clear();
-            }
-        }
-    }
-
-    /// _search_first_diff (spec §4.3f). Group members are taken in (rank, dump order), where msprobe's
-    /// set order depends on the hash seed.
+    /// _search_first_diff (spec §4.3f) over the shared graph: analyze_diff_in_group takes the compute ops of every
+    /// member first, then the divergent members; the first round with any keeps every node of the minimal
+    /// (layer, sub_layer).
     void search()
     {
-        std::vector<std::vector<CommNode*>> queues;
-        for (auto& [rank, nodes] : m_comm) {
-            std::vector<CommNode*> q;
-            for (auto& n : nodes) {
-                if (!n.removed)
-                    q.push_back(&n);
-            }
-            std::stable_sort(q.begin(), q.end(), [](const CommNode* a, const CommNode* b) { return a->layer < b->layer; });
-            queues.push_back(std::move(q));
-        }
-        std::vector<std::size_t> heads(queues.size(), 0);
-        std::set<std::string> seen;
-        auto anyLeft = [&] {
-            for (std::size_t i = 0; i < queues.size(); ++i) {
-                if (heads[i] < queues[i].size())
-                    return true;
-            }
-            return false;
-        };
-        while (anyLeft()) {
-            std::vector<std::vector<CommNode*>> groups;
-            std::set<std::string> inGroups;
-            for (std::size_t q = 0; q < queues.size(); ++q) {
-                CommNode* node = nullptr;
-                while (heads[q] < queues[q].size()) {
-                    CommNode* next = queues[q][heads[q]++];
-                    if (!seen.count(next->id)) {
-                        node = next;
-                        break;
-                    }
-                }
-                if (!node)
-                    continue;
-                if (groups.empty() || !inGroups.count(node->id)) {
-                    auto group = members(node);
-                    for (const CommNode* m : group)
-                        inGroups.insert(m->id);
-                    groups.push_back(std::move(group));
-                }
-            }
-            for (const auto& group : groups) {
-                for (const CommNode* m : group)
-                    seen.insert(m->id);
-                // analyze_diff_in_group: compute ops of every member first, then divergent members.
+        m_graph.search(
+            [&](const std::vector<const CommNode*>& group) {
                 for (const CommNode* m : group) {
                     for (const std::size_t op : m->computeOps) {
                         m_data[op].layer = m->layer;
@@ -896,69 +474,27 @@ private:
                         m_found.push_back(m->dataIndex);
                     }
                 }
-            }
-            if (!m_found.empty()) {
-                std::pair<int, int> best { std::numeric_limits<int>::max(), std::numeric_limits<int>::max() };
-                for (const std::size_t f : m_found)
-                    best = std::min(best, std::pair { m_data[f].layer, m_data[f].subLayer });
-                std::vector<std::size_t> kept;
-                for (const std::size_t f : m_found) {
-                    if (std::pair { m_data[f].layer, m_data[f].subLayer } == best)
-                        kept.push_back(f);
-                }
-                m_found = std::move(kept);
-                return;
-            }
+            },
+            [&] { return !m_found.empty(); });
+        if (m_found.empty())
+            return;
+        std::pair<int, int> best { std::numeric_limits<int>::max(), std::numeric_limits<int>::max() };
+        for (const std::size_t f : m_found)
+            best = std::min(best, std::pair { m_data[f].layer, m_data[f].subLayer });
+        std::vector<std::size_t> kept;
+        for (const std::size_t f : m_found) {
+            if (std::pair { m_data[f].layer, m_data[f].subLayer } == best)
+                kept.push_back(f);
         }
+        m_found = std::move(kept);
     }
 
-    std::vector<CommNode*> members(CommNode* start)
-    {
-        std::set<std::string> ids { start->id };
-        std::vector<CommNode*> queue { start };
-        for (std::size_t i = 0; i < queue.size(); ++i) {
-            for (const auto& id : queue[i]->edges) {
-                if (ids.insert(id).second) {
-                    if (CommNode* n = byId(id))
-                        queue.push_back(n);
-                }
-            }
-        }
-        std::sort(queue.begin(), queue.end(), [](const CommNode* a, const CommNode* b) {
-            return std::pair { a->rank, a->order } < std::pair { b->rank, b->order };
-        });
-        return queue;
-    }
-
-    std::string resultJson()
+    std::string resultJson() override
     {
         std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: hash-seed order)
         for (const std::size_t f : m_found)
             byRank[m_data[f].rank].push_back(f);
-        PyJsonWriter w(2);
-        std::string& out = w.text();
-        out += '{';
-        bool firstRank = true;
-        for (const auto& [rank, list] : byRank) {
-            if (!firstRank)
-                out += ',';
-            firstRank = false;
-            w.newline(1);
-            w.string("rank_" + std::to_string(rank));
-            out += ": [";
-            for (std::size_t i = 0; i < list.size(); ++i) {
-                if (i)
-                    out += ',';
-                w.newline(2);
-                nodeInfo(w, m_data[list[i]], 2);
-            }
-            w.newline(1);
-            out += ']';
-        }
-        if (!byRank.empty())
-            w.newline(0);
-        out += '}';
-        return out;
+        return rankNodesJson(byRank, [&](PyJsonWriter& w, std::size_t f, int depth) { nodeInfo(w, m_data[f], depth); });
     }
 
     static void metrics(PyJsonWriter& w, JsonValue row, int depth)
@@ -1037,13 +573,9 @@ private:
     }
 
     const std::map<int, RankTableFile>& m_tables;
-    std::vector<std::string>* m_log;
     std::vector<DataNode> m_data;
-    std::vector<std::size_t> m_found;
     std::map<int, std::string> m_firstComm;
-    std::map<int, std::vector<CommNode>> m_comm;
-    std::map<int, std::vector<std::size_t>> m_afterComm;
-    int m_searchRound = 0;
+    CommGraph m_graph;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1555,18 +1087,9 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     if (!analysed)
         return analysed.error();
     if (*analysed) {
-        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-        std::optional<fs::path> written;
-        for (int attempt = 0; attempt < 1000 && !written; ++attempt) {
-            const fs::path path = outDir / ("diff_analyze_" + std::to_string(ns++) + ".json");
-            const auto failure = writeFileAtomically(path, **analysed, ReplaceMode::Never);
-            if (!failure)
-                written = path;
-            else if (!failure->nameTaken)
-                return makeError("compare.write", at(path), "cannot write the analysis: " + failure->message);
-        }
+        auto written = writeAnalysisFile(outDir, "diff_analyze_", **analysed, "compare.write");
         if (!written)
-            return makeError("compare.write", at(outDir), "no free diff_analyze_<ns>.json name after 1000 tries");
+            return written.error();
         result.analyzeFile = *written;
         result.log.push_back("The analyze result is saved in: " + written->string());
     }

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: Apache-2.0
+// msprobe 26 `overflow_check` (overflow_check/analyzer.py, graph.py, utils.py) over dumps read by the load step,
+// on the communication graph `compare -da` uses (core/compare/msprobe26/commgraph.h).
+#include "core/overflow/overflowcheck.h"
+
+#include "core/compare/msprobe26/commgraph.h"
+#include "core/compare/mappingutil.h"
+#include "core/compare/pytext.h"
+#include "core/compare/msprobe26/pyjsonwriter.h"
+#include "core/dump/dumplayout.h"
+#include "core/dump/loadreport.h"
+#include "core/util/outputfile.h"
+#include "core/util/parallel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace probescope::overflow {
+
+namespace {
+
+namespace fs = std::filesystem;
+using compare::msprobe26::CommConnection;
+using compare::msprobe26::CommGraph;
+using compare::msprobe26::CommGraphRules;
+using compare::msprobe26::CommNode;
+using compare::msprobe26::CommNodeType;
+using compare::msprobe26::equalsRank;
+using compare::msprobe26::PyJsonWriter;
+using compare::msprobe26::rankNodesJson;
+using dump::JsonType;
+using dump::JsonValue;
+
+SourceLocation at(const fs::path& path)
+{
+    return SourceLocation { path.string(), std::nullopt, 0, 0 };
+}
+
+/// is_communication_op: a "Distributed." name holding a communication keyword.
+bool isCommunicationOp(std::string_view name)
+{
+    return name.starts_with("Distributed.") && compare::msprobe26::hasCommunicationKeyword(name);
+}
+
+bool isIgnoredOp(std::string_view name)
+{
+    return name.find("Torch.empty") != std::string_view::npos || name.find("Torch.fill") != std::string_view::npos;
+}
+
+/// str(value).lower() in OVERFLOW_LIST ("nan", "inf", "-inf", each also with a tab).
+bool isOverflowValue(std::optional<JsonValue> v)
+{
+    if (!v)
+        return false;
+    if (v->type() == JsonType::Double)
+        return !std::isfinite(v->asDouble());
+    if (!v->isString())
+        return false;
+    std::string s(v->asString());
+    if (s.size() > 5)
+        return false;
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s == "nan" || s == "inf" || s == "-inf" || s == "nan\t" || s == "inf\t" || s == "-inf\t";
+}
+
+/// check_item_anomaly: a top-level dict item of a list (or of a dict's values) with Max or Min NaN/Inf.
+bool itemAnomaly(std::optional<JsonValue> param)
+{
+    if (!param || !(param->isArray() || param->isObject()))
+        return false;
+    for (std::uint32_t i = 0; i < param->size(); ++i) {
+        const JsonValue item = param->at(i);
+        if (item.isObject() && (isOverflowValue(item.find("Max")) || isOverflowValue(item.find("Min"))))
+            return true;
+    }
+    return false;
+}
+
+std::optional<JsonValue> member(JsonValue op, std::string_view key)
+{
+    return op.isObject() ? op.find(key) : std::nullopt;
+}
+
+/// DataNode: one op of one rank's dump.
+struct OpNode
+{
+    std::string name;
+    int rank = 0;
+    JsonValue data;
+    int layer = 0;
+    int subLayer = 0;
+
+    bool inputAnomaly() const
+    {
+        return itemAnomaly(member(data, "input")) || itemAnomaly(member(data, "input_args"))
+            || itemAnomaly(member(data, "input_kwargs"));
+    }
+    bool outputAnomaly() const { return itemAnomaly(member(data, "output")); }
+    /// is_anomaly: not ignored, clean inputs, NaN/Inf output.
+    bool anomaly() const { return !isIgnoredOp(name) && !inputAnomaly() && outputAnomaly(); }
+    /// CommunicationNode.input_has_nan_inf: input_args or input_kwargs (not "input").
+    bool commInputAnomaly() const
+    {
+        return itemAnomaly(member(data, "input_args")) || itemAnomaly(member(data, "input_kwargs"));
+    }
+};
+
+/// The ops of a rank's dump in file order, a repeated key collapsed as Python's dict does (last value, first place).
+std::vector<std::pair<std::string_view, JsonValue>> opsOf(const dump::RankDump& rank)
+{
+    std::vector<std::pair<std::string_view, JsonValue>> out;
+    out.reserve(rank.dump->entries.size());
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (const dump::Entry& e : rank.dump->entries) {
+        const auto [it, fresh] = index.emplace(e.key, out.size());
+        if (fresh)
+            out.emplace_back(e.key, e.value);
+        else
+            out[it->second].second = e.value;
+    }
+    return out;
+}
+
+bool truthy(std::optional<JsonValue> v)
+{
+    return v && compare::pyTruthy(*v);
+}
+
+/// Adds a dumped value to a Python set of ranks: ints (and values equal to one) are ranks, anything else
+/// only makes the set non-empty.
+void addRankValue(CommConnection& c, std::optional<JsonValue> v)
+{
+    if (v && v->isInt()) {
+        c.ranks.insert(v->asInt());
+    } else if (v && v->isBool()) {
+        c.ranks.insert(v->asBool() ? 1 : 0);
+    } else if (v && v->type() == JsonType::Double && std::isfinite(v->asDouble()) && std::trunc(v->asDouble()) == v->asDouble()
+               && std::fabs(v->asDouble()) < 9e18) {
+        c.ranks.insert(static_cast<long long>(v->asDouble()));
+    } else {
+        c.otherValues = true;
+    }
+}
+
+CommNodeType opposite(CommNodeType t)
+{
+    return t == CommNodeType::Src ? CommNodeType::Dst : t == CommNodeType::Dst ? CommNodeType::Src : CommNodeType::Link;
+}
+
+/// DIRECTED_API's own direction of an API.
+std::optional<CommNodeType> directedType(const std::string& api)
+{
+    static const std::unordered_map<std::string, CommNodeType> directed = {
+        { "send", CommNodeType::Dst },      { "recv", CommNodeType::Src },    { "isend", CommNodeType::Dst },
+        { "irecv", CommNodeType::Src },     { "broadcast", CommNodeType::Src }, { "scatter", CommNodeType::Src },
+        { "gather", CommNodeType::Dst },    { "send_object_list", CommNodeType::Dst },
+        { "recv_object_list", CommNodeType::Src },
+    };
+    const auto it = directed.find(api);
+    return it == directed.end() ? std::nullopt : std::optional<CommNodeType>(it->second);
+}
+
+/// _resolve_type: src/src_group kwarg, then dst/dst_group, then a directed API's int positional argument. The
+/// values are compared with the int rank, so the root is typed right (unlike -da's table text).
+CommNodeType resolveType(const OpNode& op, const std::string& api)
+{
+    const auto kwargs = member(op.data, "input_kwargs");
+    const auto kwarg = [&](std::string_view key) { return kwargs && kwargs->isObject() ? kwargs->find(key) : std::nullopt; };
+    for (const char* key : { "src", "src_group" }) {
+        if (const auto v = kwarg(key); truthy(v))
+            return equalsRank(v->isObject() ? v->find("value") : std::nullopt, op.rank) ? CommNodeType::Src : CommNodeType::Dst;
+    }
+    for (const char* key : { "dst", "dst_group" }) {
+        if (const auto v = kwarg(key); truthy(v))
+            return equalsRank(v->isObject() ? v->find("value") : std::nullopt, op.rank) ? CommNodeType::Dst : CommNodeType::Src;
+    }
+    if (const auto own = directedType(api)) {
+        const auto args = member(op.data, "input_args");
+        if (args && args->isArray()) {
+            for (std::uint32_t i = 0; i < args->size(); ++i) {
+                const JsonValue item = args->at(i);
+                // msprobe calls item.get() on every item: a None item (recv's tensor) crashes it; we pass over it.
+                if (!item.isObject())
+                    continue;
+                const auto type = item.find("type");
+                if (type && type->isString() && type->asString() == "int")
+                    return equalsRank(item.find("value"), op.rank) ? *own : opposite(*own);
+            }
+        }
+    }
+    return CommNodeType::Link;
+}
+
+/// find_connected_nodes.
+CommConnection connectionOf(const OpNode& op, const CommNode& node)
+{
+    CommConnection c;
+    const auto kwargs = member(op.data, "input_kwargs");
+    const auto kwarg = [&](std::string_view key) { return kwargs && kwargs->isObject() ? kwargs->find(key) : std::nullopt; };
+    for (const auto& keys : { std::pair { "dst", "dst_group" }, std::pair { "src", "src_group" } }) {
+        for (const char* key : { keys.first, keys.second }) {
+            if (const auto v = kwarg(key)) {
+                if (truthy(v))
+                    addRankValue(c, v->isObject() ? v->find("value") : std::nullopt);
+                break;
+            }
+        }
+    }
+    if (c.empty()) {
+        const auto args = member(op.data, "input_args");
+        if (args && args->isArray()) {
+            for (std::uint32_t i = 0; i < args->size(); ++i) {
+                const JsonValue item = args->at(i);
+                const auto type = item.isObject() ? item.find("type") : std::nullopt;
+                if (type && type->isString() && type->asString() == "int")
+                    addRankValue(c, item.find("value"));
+            }
+        }
+    }
+    if (const auto group = kwarg("group"); truthy(group) && group->isObject()) {
+        if (const auto ranks = group->find("group_ranks"); ranks && ranks->isArray()) {
+            for (std::uint32_t i = 0; i < ranks->size(); ++i)
+                addRankValue(c, ranks->at(i));
+        }
+    }
+    c.api = "Distributed." + compare::msprobe26::peerApi(node.api);
+    c.type = opposite(node.type);
+    return c;
+}
+
+class Analyzer : public compare::msprobe26::CommSearch
+{
+public:
+    Analyzer(const StepRanks& ranks, std::vector<std::string>* log)
+        : CommSearch("anomaly", log)
+        , m_ranks(ranks)
+        , m_graph(rules())
+    {
+        for (const auto& [rank, dump] : m_ranks)
+            m_ops[rank] = opsOf(*dump);
+    }
+
+private:
+    CommGraphRules rules()
+    {
+        CommGraphRules r;
+        r.prefixMatch = false;
+        r.layerOverflowFix = false;
+        r.onlyGroupedNodesStartGroups = true;
+        r.connectionOf = [this](const CommNode& node) -> Result<CommConnection> {
+            return connectionOf(m_data[node.dataIndex], node);
+        };
+        r.unconnected = [this](const CommNode& node) {
+            say("Cannot find connected communication node for \"" + node.id + "\".");
+        };
+        return r;
+    }
+
+    Result<bool> preAnalyze() override
+    {
+        say("Start searching anomaly node before communication.");
+        for (const auto& [rank, ops] : m_ops) {
+            if (ops.empty()) {
+                say("Rank " + std::to_string(rank) + " has no dump data!");
+                continue;
+            }
+            for (const auto& [name, data] : ops) {
+                if (isCommunicationOp(name)) {
+                    m_firstComm[rank] = name;
+                    break;
+                }
+                OpNode node { std::string(name), rank, data };
+                if (node.anomaly()) {
+                    m_data.push_back(std::move(node));
+                    m_found.push_back(m_data.size() - 1);
+                    break;
+                }
+            }
+        }
+        return true;
+    }
+
+    Result<bool> analyze() override
+    {
+        say("Start searching anomaly node during communication.");
+        for (const auto& [rank, ops] : m_ops) {
+            if (auto r = buildCommNodes(rank, ops); !r)
+                return r.error();
+        }
+        if (auto r = m_graph.connect(); !r)
+            return r.error();
+        m_graph.prune();
+        search();
+        return true;
+    }
+
+    Result<bool> buildCommNodes(int rank, const std::vector<std::pair<std::string_view, JsonValue>>& ops)
+    {
+        m_graph.addRank(rank);
+        const auto first = m_firstComm.find(rank);
+        if (first == m_firstComm.end())
+            return true;
+        auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& op) { return op.first == first->second; });
+        std::vector<std::size_t> computeOps;
+        int subLayer = 0;
+        for (; it != ops.end(); ++it) {
+            const auto& [name, data] = *it;
+            if (isCommunicationOp(name)) {
+                const auto parts = compare::splitDots(name);
+                if (parts.size() < 4) {
+                    const dump::Entry* entry = m_ranks.at(rank)->dump->find(name);
+                    return makeError("overflow.op-name",
+                                     SourceLocation { m_ranks.at(rank)->dump->path.string(), entry ? std::optional(entry->offset) : std::nullopt,
+                                                      entry ? entry->line : 0u, 0 },
+                                     "invalid op_name: " + std::string(name)
+                                         + " (msprobe 26 stops with RuntimeError: a communication op needs 4 dot-separated parts)");
+                }
+                m_data.push_back(OpNode { std::string(name), rank, data, 0, subLayer });
+                const OpNode& op = m_data.back();
+                CommNode node;
+                node.id = std::to_string(rank) + "." + op.name;
+                node.rank = rank;
+                node.api = parts[1];
+                node.callCount = parts[2];
+                node.dataIndex = m_data.size() - 1;
+                node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
+                node.computeOps = std::move(computeOps);
+                node.type = resolveType(op, node.api);
+                m_graph.append(std::move(node));
+                computeOps.clear();
+                subLayer = 0;
+            } else if (!isIgnoredOp(name)) {
+                OpNode op { std::string(name), rank, data, 0, subLayer };
+                if (op.anomaly()) {
+                    m_data.push_back(std::move(op));
+                    computeOps.push_back(m_data.size() - 1);
+                }
+                ++subLayer;
+            }
+        }
+        if (!computeOps.empty())
+            m_afterComm[rank] = std::move(computeOps);
+        return true;
+    }
+
+    /// _search_first_anomaly: analyze_anomaly_in_group takes the compute ops of src/link members whose inputs hold
+    /// NaN/Inf, then the members that are anomalous themselves; the first round with any keeps one node, the first
+    /// of the minimal (layer, sub_layer).
+    void search()
+    {
+        m_graph.search(
+            [&](const std::vector<const CommNode*>& group) {
+                for (const CommNode* m : group) {
+                    if ((m->type == CommNodeType::Src || m->type == CommNodeType::Link) && m_data[m->dataIndex].commInputAnomaly()) {
+                        for (const std::size_t op : m->computeOps) {
+                            m_data[op].layer = m->layer;
+                            m_found.push_back(op);
+                        }
+                    }
+                }
+                for (const CommNode* m : group) {
+                    if (m_data[m->dataIndex].anomaly()) {
+                        m_data[m->dataIndex].layer = m->layer;
+                        m_found.push_back(m->dataIndex);
+                    }
+                }
+            },
+            [&] { return !m_found.empty(); });
+        if (m_found.empty())
+            return;
+        std::size_t best = m_found.front();
+        for (const std::size_t f : m_found) {
+            if (std::pair { m_data[f].layer, m_data[f].subLayer } < std::pair { m_data[best].layer, m_data[best].subLayer })
+                best = f;
+        }
+        m_found = { best };
+    }
+
+    /// find_complete_construct: the parent chain, root first. msprobe's `seen` starts as the set of the op name's
+    /// characters, so only a repeated parent ends a cycle; a list value is read as its first item.
+    std::vector<std::string> constructChain(const dump::RankDump& rank, const std::string& op) const
+    {
+        std::vector<std::string> chain { op };
+        if (!rank.construct.present)
+            return chain;
+        std::set<char> chars(op.begin(), op.end());
+        std::unordered_set<std::string> seen;
+        std::string current = op;
+        for (std::size_t guard = 0; guard < 1'000'000; ++guard) {
+            const std::string* parent = rank.construct.parent(current);
+            if (!parent || parent->empty())
+                break;
+            if ((parent->size() == 1 && chars.count((*parent)[0])) || seen.count(*parent))
+                break;
+            chain.insert(chain.begin(), *parent);
+            seen.insert(*parent);
+            current = *parent;
+        }
+        return chain;
+    }
+
+    std::string resultJson() override
+    {
+        std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: os.listdir order)
+        for (const std::size_t f : m_found)
+            byRank[m_data[f].rank].push_back(f);
+        return rankNodesJson(byRank, [&](PyJsonWriter& w, std::size_t f, int depth) { nodeInfo(w, m_data[f], depth); });
+    }
+
+    void nodeInfo(PyJsonWriter& w, const OpNode& node, int depth) const
+    {
+        const dump::RankDump& rank = *m_ranks.at(node.rank);
+        std::string& out = w.text();
+        const auto field = [&](const char* key, const char* empty, bool last) {
+            w.newline(depth + 2);
+            w.string(key);
+            out += ": ";
+            if (const auto v = member(node.data, key))
+                w.value(v, depth + 2);
+            else
+                out += empty;
+            if (!last)
+                out += ',';
+        };
+        out += '{';
+        w.newline(depth + 1);
+        out += "\"op_name\": ";
+        w.string(node.name);
+        out += ',';
+        w.newline(depth + 1);
+        out += "\"data_info\": {";
+        if (node.name.find("forward") != std::string::npos) {
+            field("input_args", "[]", false);
+            field("input_kwargs", "{}", false);
+        } else {
+            field("input", "[]", false);
+        }
+        field("output", "{}", true);
+        w.newline(depth + 1);
+        out += "},";
+        w.newline(depth + 1);
+        out += "\"construct_info\": ";
+        w.stringList(constructChain(rank, node.name), depth + 1);
+        out += ',';
+        w.newline(depth + 1);
+        out += "\"stack_info\": ";
+        // 26 stack.json: the stack of the entry naming the op. msprobe gives {} for the 1.2 form {op: [lines]}
+        // (it substring-tests the first line); we give the op's lines there too (docs/overflow-check.md).
+        const std::vector<std::string>* frames = rank.stack.present ? rank.stack.frames(node.name) : nullptr;
+        if (frames)
+            w.stringList(*frames, depth + 1);
+        else
+            out += "{}";
+        w.newline(depth);
+        out += '}';
+    }
+
+    const StepRanks& m_ranks;
+    std::map<int, std::vector<std::pair<std::string_view, JsonValue>>> m_ops;
+    std::deque<OpNode> m_data; // stable: the graph refers to nodes by index
+    std::map<int, std::string> m_firstComm;
+    CommGraph m_graph;
+};
+
+/// The rank number msprobe gives a rank folder: rank<N> -> N, rank -> 0, a lone proc<pid> -> 0.
+std::optional<int> rankNumber(const dump::RankLocation& loc)
+{
+    if (loc.rank)
+        return static_cast<int>(*loc.rank);
+    return 0;
+}
+
+} // namespace
+
+Result<std::optional<std::string>> analyzeStep(const StepRanks& ranks, std::vector<std::string>* log)
+{
+    Analyzer analyzer(ranks, log);
+    return analyzer.run();
+}
+
+Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::path& outDir)
+{
+    OverflowCheckResult result;
+    auto layout = dump::discoverDump(input);
+    if (!layout)
+        return layout.error();
+    for (const Diagnostic& d : layout->diagnostics) {
+        if (d.severity == Severity::Error)
+            result.inputDiagnostics.push_back(d);
+    }
+    // Steps in ascending order (a folder without a step number first); in each, ranks by number.
+    std::map<std::int64_t, std::vector<const dump::RankLocation*>> steps;
+    for (const dump::RankLocation& loc : layout->ranks)
+        steps[loc.step.value_or(-1)].push_back(&loc);
+    if (steps.empty())
+        return makeError("overflow.no-dump", at(input), "no dump.json below this folder: overflow_check needs a step "
+                                                        "folder (its rank folders), a rank folder or a dump root");
+
+    for (const auto& [stepNumber, locations] : steps) {
+        result.steps.push_back(locations.front()->stepLabel.empty() ? input.string()
+                                                                    : locations.front()->stepLabel);
+        std::map<int, const dump::RankLocation*> byRank;
+        for (const dump::RankLocation* loc : locations) {
+            const int rank = *rankNumber(*loc);
+            if (const auto [it, fresh] = byRank.emplace(rank, loc); !fresh)
+                return makeError("overflow.duplicate-rank", at(loc->dir),
+                                 "this folder and " + it->second->dir.string() + " are both rank " + std::to_string(rank)
+                                     + " of one step: which one is meant?");
+        }
+        // The load step, every rank of the step (in parallel: 1,024 ranks), before any analysis.
+        std::vector<const dump::RankLocation*> order;
+        for (const auto& [rank, loc] : byRank)
+            order.push_back(loc);
+        std::vector<Result<std::shared_ptr<const dump::RankDump>>> loaded(order.size(), makeError("", {}, ""));
+        parallelFor(order.size(), resolveThreadCount(0), [&](std::size_t i) { loaded[i] = dump::loadRank(*order[i]); });
+        StepRanks ranks;
+        std::size_t i = 0;
+        for (const auto& [rank, loc] : byRank) {
+            auto& one = loaded[i++];
+            if (!one) {
+                result.inputDiagnostics.push_back(one.error());
+                continue;
+            }
+            const dump::LoadReport report = dump::loadReport(**one);
+            if (!report.clean())
+                result.inputDiagnostics.insert(result.inputDiagnostics.end(), report.diagnostics.begin(), report.diagnostics.end());
+            ranks[rank] = *one;
+        }
+        if (hasErrors(result.inputDiagnostics)) {
+            result.refused = true;
+            return result;
+        }
+        std::vector<std::string> log;
+        auto analysed = analyzeStep(ranks, &log);
+        if (!analysed)
+            return analysed.error();
+        result.log.insert(result.log.end(), log.begin(), log.end());
+        if (!*analysed)
+            continue;
+        result.step = stepNumber >= 0 ? std::optional<std::int64_t>(stepNumber) : std::nullopt;
+        std::error_code ec;
+        fs::create_directories(outDir, ec);
+        if (ec)
+            return makeError("overflow.write", at(outDir), "cannot create the output folder: " + ec.message());
+        auto written = compare::msprobe26::writeAnalysisFile(outDir, "anomaly_analyze_", **analysed, "overflow.write");
+        if (!written)
+            return written.error();
+        result.analyzeFile = *written;
+        result.log.push_back("The analyze result is saved in: " + result.analyzeFile->string());
+        return result;
+    }
+    return result;
+}
+
+} // namespace probescope::overflow
