@@ -13,6 +13,7 @@
 #include "core/util/pages.h"
 #include "options.h"
 #include "report.h"
+#include "ckptcli.h"
 #include "ptdbgcli.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
@@ -886,6 +887,8 @@ int main(int argc, char** argv)
 {
     if (auto graphStatus = cli::runGraphCommand(argc, argv)) // graph, info FILE.vis.db (docs/graph.md)
         return *graphStatus;
+    if (auto ckptStatus = cli::runCheckpointCommand(argc, argv)) // config_check -c CKPT_A CKPT_B (checkpoint-compare.md)
+        return *ckptStatus;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--help" || a == "-h" || a == "help") {

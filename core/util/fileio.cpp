@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -95,6 +97,53 @@ Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t max
     if (flags >= 0)
         ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     return fd;
+}
+
+Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder, std::size_t maxEntries)
+{
+    const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ioError(folder, std::string("cannot open folder: ") + std::strerror(errno));
+    DIR* dir = ::fdopendir(fd);
+    if (!dir) {
+        const int err = errno;
+        ::close(fd);
+        return ioError(folder, std::string("cannot list folder: ") + std::strerror(err));
+    }
+    std::vector<FolderEntry> entries;
+    while (true) {
+        errno = 0;
+        const dirent* e = ::readdir(dir);
+        if (!e)
+            break;
+        const std::string_view name = e->d_name;
+        if (name == "." || name == "..")
+            continue;
+        if (entries.size() >= maxEntries) {
+            ::closedir(dir);
+            return makeError("io.too-large", SourceLocation { folder.string(), std::nullopt, 0, 0 },
+                             "the folder holds more than " + std::to_string(maxEntries) + " entries");
+        }
+        FolderEntry entry;
+        entry.name = std::string(name);
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) { // file systems without d_type
+            struct stat st {};
+            if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : 0;
+        }
+        entry.kind = type == DT_REG   ? FolderEntry::Kind::File
+                     : type == DT_DIR ? FolderEntry::Kind::Folder
+                     : type == DT_LNK ? FolderEntry::Kind::Symlink
+                                      : FolderEntry::Kind::Other;
+        entries.push_back(std::move(entry));
+    }
+    const int err = errno;
+    ::closedir(dir);
+    if (err != 0)
+        return ioError(folder, std::string("cannot list folder: ") + std::strerror(err));
+    std::sort(entries.begin(), entries.end(), [](const FolderEntry& a, const FolderEntry& b) { return a.name < b.name; });
+    return entries;
 }
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path, std::uint64_t maxBytes)

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace probescope {
 
@@ -60,6 +61,21 @@ void setMaxJsonFileBytes(std::uint64_t bytes);
  * io.read / io.too-large (`maxBytes` 0 = no limit).
  */
 Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes = 0);
+
+/// One entry of listFolder.
+struct FolderEntry
+{
+    enum class Kind : std::uint8_t { File, Folder, Symlink, Other };
+    std::string name;
+    Kind kind = Kind::Other; ///< of the entry itself: a symlink is never followed
+};
+
+/**
+ * @brief The entries of `folder` ("." and ".." left out), sorted by name: the one folder listing outside dump
+ * discovery (the checkpoint compare's iter_* / mp_rank_* folders). More than `maxEntries` is the error io.too-large,
+ * a missing or unreadable folder io.read, both naming the folder.
+ */
+Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder, std::size_t maxEntries = 1u << 20);
 
 /// Writes all of `text` to `fd`, retrying short writes and EINTR; false with `err` = errno on failure.
 bool writeAllToFd(int fd, std::string_view text, int& err);
