@@ -41,7 +41,8 @@ public:
         , m_itemSize(tensor::dtypeSize(m_dtype))
         , m_next(piece.ref().storageOffset + static_cast<std::uint64_t>(piece.ref().offset) * m_itemSize)
         , m_left(static_cast<std::uint64_t>(piece.ref().numel))
-        , m_raw(std::max<std::size_t>(bufferBytes / m_itemSize, 1) * m_itemSize)
+        , m_raw(static_cast<std::size_t>(std::clamp<std::uint64_t>(m_left, 1, std::max<std::size_t>(bufferBytes / m_itemSize, 1)))
+                * m_itemSize)
     {
         ::posix_fadvise(piece.file->fd(), static_cast<off_t>(m_next), static_cast<off_t>(m_left * m_itemSize),
                         POSIX_FADV_SEQUENTIAL);

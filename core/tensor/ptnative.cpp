@@ -988,6 +988,14 @@ private:
         const Value callable = m_values[callableId];
         if (args.kind != Kind::Tuple)
             return failure("REDUCE with arguments that are not a tuple");
+        // Python 3.11's enum members pickle as getattr(EnumClass, "member") (argparse.Namespace args hold enums):
+        // an attribute of a class that is itself harmless stays an inert value.
+        if (isAttributeOfClass(callable, args)) {
+            if (auto refused = refuseDangerous("REDUCE", m_items[args.first]))
+                return refused;
+            m_stack.resize(m_stack.size() - 2);
+            return pushObject(callableId, argsId);
+        }
         if (auto refused = refuseDangerous("REDUCE", callableId))
             return refused;
         m_stack.resize(m_stack.size() - 2);
@@ -1021,6 +1029,15 @@ private:
             return failure("REDUCE calls a " + std::string(callable.kind == Kind::Object ? "Python object" : "value")
                            + " that is not a global (ProbeScope calls nothing)");
         }
+    }
+
+    bool isAttributeOfClass(const Value& callable, const Value& args) const
+    {
+        if (callable.kind != Kind::Global || args.count != 2 || item(args, 0).kind != Kind::Global
+            || item(args, 1).kind != Kind::String)
+            return false;
+        const auto [module, name] = splitGlobal(callable.text);
+        return (module == "builtins" || module == "__builtin__") && name == "getattr";
     }
 
     /// (storage, storage_offset, size, stride[, requires_grad, backward_hooks[, metadata]])

@@ -77,6 +77,9 @@ void expectSameComparison(const std::filesystem::path& first, const std::filesys
     auto want = expectedLog(expectedDir / logName);
     auto got = log.lines;
     EXPECT_EQ(std::vector<std::string>(got.begin(), got.begin() + 6), std::vector<std::string>(want.begin(), want.begin() + 6));
+    // console.normalized.txt lost the warnings printed on tqdm's progress line; log.txt kept them.
+    if (logName == "console.normalized.txt")
+        std::erase(got, "[WARNING] One tensor norm is zero.");
     std::sort(want.begin(), want.end());
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, want);
@@ -205,8 +208,10 @@ TEST(CkptPickle, ReadsArgsNamespaceAndTensorsWithoutRunningAnything)
     EXPECT_EQ(f.text(*args), "argparse.Namespace");
     EXPECT_EQ(f.integer(*f.attribute(*args, "seq_length")), 4096);
     EXPECT_EQ(f.type(*f.attribute(*args, "num_experts")), tensor::PtCheckpoint::Type::None);
-    // an enum member: an inert call of its class
-    EXPECT_EQ(f.text(*f.attribute(*args, "attention_backend")), "__main__.AttnBackend");
+    // an enum member: Python 3.11 pickles getattr(AttnBackend, "flash"), kept as an inert call
+    const auto backend = *f.attribute(*args, "attention_backend");
+    EXPECT_EQ(f.type(backend), tensor::PtCheckpoint::Type::Object);
+    EXPECT_EQ(f.text(backend), "__builtin__.getattr");
     EXPECT_EQ(f.text(*f.attribute(*args, "params_dtype")), "torch.bfloat16");
     const auto model = f.find(f.root(), "model");
     ASSERT_TRUE(model);
