@@ -36,9 +36,11 @@ struct CompareOptions
 {
     tensor::PickleLimits limits;
     std::size_t chunkBytes = 4u << 20; ///< per shard read buffer
+    unsigned threads = 0;              ///< parameters compared at once (0: one per hardware thread)
 };
 
-/// Loads both checkpoints and compares them. `progress` (optional) counts elements and may cancel.
+/// Loads both checkpoints and compares them, a parameter per thread (each one's sums stay sequential, so the
+/// digits do not depend on the thread count). `progress` (optional) counts parameters and may cancel.
 Result<CheckpointComparison> compareCheckpoints(const std::filesystem::path& first, const std::filesystem::path& second,
                                                 const CompareOptions& options, const LogSink& log,
                                                 ProgressSink* progress = nullptr);
