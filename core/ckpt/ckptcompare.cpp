@@ -5,6 +5,7 @@
 // a sequential float32 sum here too, built without fused multiply-add (CMakeLists.txt: -ffp-contract=off).
 #include "core/ckpt/ckptcompare.h"
 
+#include "core/compare/pytext.h"
 #include "core/tensor/dtype.h"
 #include "core/util/parallel.h"
 #include "core/util/pytext.h"
@@ -112,6 +113,14 @@ private:
         return v;
     }
 
+    /// Tensor.float() of one element type: static_cast, as torch converts.
+    template <typename T>
+    static void widen(const std::byte* in, float* out, std::size_t n)
+    {
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = static_cast<float>(load<T>(in + sizeof(T) * i));
+    }
+
     void convert(const std::byte* in, float* out, std::size_t n) const
     {
         switch (m_dtype) {
@@ -129,29 +138,17 @@ private:
                 out[i] = tensor::halfToFloat(load<std::uint16_t>(in + 2 * i));
             return;
         case DType::Float64:
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = static_cast<float>(load<double>(in + 8 * i));
-            return;
+            return widen<double>(in, out, n);
         case DType::Int64:
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = static_cast<float>(load<std::int64_t>(in + 8 * i));
-            return;
+            return widen<std::int64_t>(in, out, n);
         case DType::Int32:
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = static_cast<float>(load<std::int32_t>(in + 4 * i));
-            return;
+            return widen<std::int32_t>(in, out, n);
         case DType::Int16:
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = static_cast<float>(load<std::int16_t>(in + 2 * i));
-            return;
+            return widen<std::int16_t>(in, out, n);
         case DType::Int8:
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = static_cast<float>(load<std::int8_t>(in + i));
-            return;
+            return widen<std::int8_t>(in, out, n);
         default: // UInt8, Bool
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = static_cast<float>(load<std::uint8_t>(in + i));
-            return;
+            return widen<std::uint8_t>(in, out, n);
         }
     }
 
@@ -266,44 +263,6 @@ struct Dots
     }
 };
 
-std::string tupleText(const std::vector<std::int64_t>& shape)
-{
-    std::string out = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(shape[i]);
-    return out + (shape.size() == 1 ? ",)" : ")");
-}
-
-/// Python's repr() of a str.
-std::string pyStrRepr(std::string_view s)
-{
-    const bool dq = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char quote = dq ? '"' : '\'';
-    std::string out(1, quote);
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '\\' || c == quote) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (u < 0x20 || u == 0x7F) {
-            static const char digits[] = "0123456789abcdef";
-            out += "\\x";
-            out += digits[u >> 4];
-            out += digits[u & 15];
-        } else {
-            out += c;
-        }
-    }
-    out += quote;
-    return out;
-}
-
 void appendJsonNumber(std::string& out, double v)
 {
     if (std::isnan(v))
@@ -377,7 +336,7 @@ Result<ParamMetrics> compareParam(const std::string& name, const MergedParam& a,
     m.numel2 = b.numel;
     m.sameShape = a.shape == b.shape;
     if (!m.sameShape) {
-        const std::string warning = "a, b are in different shape. a: " + tupleText(a.shape) + ", b: " + tupleText(b.shape);
+        const std::string warning = "a, b are in different shape. a: " + pyTupleText(a.shape) + ", b: " + pyTupleText(b.shape);
         log(Severity::Warning, warning); // l2_distance
         log(Severity::Warning, warning); // cos_sim
         if (a.numel != b.numel)
@@ -523,7 +482,7 @@ std::string pySetRepr(const std::vector<std::string>& names)
         return "set()";
     std::string out = "{";
     for (std::size_t i = 0; i < names.size(); ++i)
-        out += (i ? ", " : "") + pyStrRepr(names[i]);
+        out += (i ? ", " : "") + compare::pyStrRepr(names[i]); // one Python str repr (core/compare)
     return out + "}";
 }
 

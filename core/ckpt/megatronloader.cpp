@@ -98,14 +98,6 @@ bool containsAny(std::string_view key, const auto& names)
     return false;
 }
 
-std::string shapeText(const std::vector<std::int64_t>& shape)
-{
-    std::string out = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        out += (i ? ", " : "") + std::to_string(shape[i]);
-    return out + (shape.size() == 1 ? ",)" : ")");
-}
-
 /// Python's str.strip() and int() of latest_checkpointed_iteration.txt.
 std::string_view stripped(std::string_view text)
 {
@@ -394,8 +386,8 @@ private:
                 if (!fits || !ref.dtype)
                     return ckptError(pieces[i].file->path(),
                                      "cannot concatenate the tensor parallel shards of " + key + " along dimension "
-                                         + std::to_string(axis) + ": shape " + shapeText(ref.shape) + " here, "
-                                         + shapeText(first.shape) + " in " + pieces.front().file->path().string()
+                                         + std::to_string(axis) + ": shape " + pyTupleText(ref.shape) + " here, "
+                                         + pyTupleText(first.shape) + " in " + pieces.front().file->path().string()
                                          + (ref.dtype ? "" : " (element type " + ref.dtypeName + " is not supported)"),
                                      "ckpt.shard-shape");
                 if (i > 0)
@@ -448,6 +440,14 @@ private:
 };
 
 } // namespace
+
+std::string pyTupleText(const std::vector<std::int64_t>& shape)
+{
+    std::string out = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
 
 std::string mapToMcoreName(std::string name)
 {

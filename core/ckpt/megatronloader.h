@@ -43,6 +43,9 @@ struct MegatronCheckpoint
     std::map<std::string, MergedParam> params; ///< by mcore name with global layer and expert numbers
 };
 
+/// A numpy shape as Python prints the tuple: "(24, 8)", "(8,)", "()".
+std::string pyTupleText(const std::vector<std::int64_t>& shape);
+
 /// msprobe's name_mapping.yaml, in its order: each pair is applied with Python's str.replace.
 std::string mapToMcoreName(std::string name);
 

@@ -756,16 +756,8 @@ private:
         case 'B': { // BINBYTES
             std::size_t length = 0;
             std::string_view b;
-            if (op == 'U' || op == 'C') {
-                std::uint8_t n = 0;
-                if (!readByte(n))
-                    return truncatedFailure();
-                length = n;
-            } else {
-                if (!readBytes(4, b))
-                    return truncatedFailure();
-                length = le32(b.data());
-            }
+            if (!readLength(op == 'U' || op == 'C', length))
+                return truncatedFailure();
             if (!readBytes(length, b))
                 return declaredTooLong(length);
             return push({ op == 'U' || op == 'T' ? Kind::String : Kind::Bytes, 0, b });
@@ -783,16 +775,8 @@ private:
         case 0x8B: { // LONG4
             std::size_t length = 0;
             std::string_view b;
-            if (op == 0x8A) {
-                std::uint8_t n = 0;
-                if (!readByte(n))
-                    return truncatedFailure();
-                length = n;
-            } else {
-                if (!readBytes(4, b))
-                    return truncatedFailure();
-                length = le32(b.data());
-            }
+            if (!readLength(op == 0x8A, length))
+                return truncatedFailure();
             if (!readBytes(length, b))
                 return declaredTooLong(length);
             // Two's complement, little-endian. Longer than 8 bytes: kept as bytes, its value never matters.
@@ -923,6 +907,16 @@ private:
         default:
             return step(op);
         }
+    }
+
+    /// The length prefix of a value: one byte (the SHORT_ / LONG1 forms) or four, little-endian.
+    bool readLength(bool oneByte, std::size_t& length)
+    {
+        std::string_view b;
+        if (!readBytes(oneByte ? 1 : 4, b))
+            return false;
+        length = oneByte ? static_cast<std::uint8_t>(b[0]) : le32(b.data());
+        return true;
     }
 
     static std::string_view joined(std::string_view module, std::string_view name)
