@@ -833,7 +833,7 @@ private:
         case 'i': { // INST: module, name, then the arguments above a MARK
             std::string_view module;
             std::string_view name;
-            if (!readLine(module) || !readLine(name))
+            if (!readGlobalName(module, name))
                 return failure("INST name is not terminated by a newline within " + std::to_string(kMaxGlobalName)
                                + " bytes");
             if (m_marks.empty())
@@ -909,6 +909,9 @@ private:
         }
     }
 
+    /// GLOBAL's and INST's "module\nname\n".
+    bool readGlobalName(std::string_view& module, std::string_view& name) { return readLine(module) && readLine(name); }
+
     /// The length prefix of a value: one byte (the SHORT_ / LONG1 forms) or four, little-endian.
     bool readLength(bool oneByte, std::size_t& length)
     {
@@ -934,7 +937,7 @@ private:
     {
         std::string_view module;
         std::string_view name;
-        if (!readLine(module) || !readLine(name))
+        if (!readGlobalName(module, name))
             return failure("GLOBAL name is not terminated by a newline within " + std::to_string(kMaxGlobalName)
                            + " bytes");
         if (module == "torch._utils" && name == "_rebuild_tensor_v2")
@@ -1079,7 +1082,7 @@ private:
     {
         std::string_view module;
         std::string_view name;
-        if (!readLine(module) || !readLine(name))
+        if (!readGlobalName(module, name))
             return failure("GLOBAL name is not terminated by a newline within " + std::to_string(kMaxGlobalName)
                            + " bytes");
         if (module == "torch._utils" && name == "_rebuild_tensor_v2")
