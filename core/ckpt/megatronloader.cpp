@@ -333,10 +333,19 @@ private:
             return ckptError(f.path(), "call  exceeds the recursion limit (the model's dicts nest deeper than "
                                            + std::to_string(m_limits.maxDepth) + ")",
                              "tensor.pickle-limit");
+        // A Python dict holds a key once, with the value set last: a pickle that sets a key twice must not add
+        // a second shard of it.
+        std::unordered_map<std::string, std::size_t> last;
         for (std::size_t i = 0; i < f.size(dict); ++i) {
             const Node k = f.key(dict, i);
             if (f.type(k) != PtCheckpoint::Type::String)
                 return ckptError(f.path(), "a model dict has a key that is not a string");
+            last[f.text(k)] = i;
+        }
+        for (std::size_t i = 0; i < f.size(dict); ++i) {
+            const Node k = f.key(dict, i);
+            if (last[f.text(k)] != i)
+                continue;
             // '.'.join([prefix, k]).strip('.')
             std::string name = prefix + "." + f.text(k);
             const std::size_t b = name.find_first_not_of('.');
