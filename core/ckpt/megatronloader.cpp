@@ -333,6 +333,13 @@ private:
             return ckptError(f.path(), "call  exceeds the recursion limit (the model's dicts nest deeper than "
                                            + std::to_string(m_limits.maxDepth) + ")",
                              "tensor.pickle-limit");
+        // A dict referenced from many places is walked each time (as Python does): bound the total work, so that a
+        // pickle nesting shared dicts cannot make it exponential.
+        m_walked += f.size(dict);
+        if (m_walked > m_limits.maxObjects)
+            return ckptError(f.path(), "the model's dicts hold more than " + std::to_string(m_limits.maxObjects)
+                                           + " entries in all (shared dicts counted each time they are reached)",
+                             "tensor.pickle-limit");
         // A Python dict holds a key once, with the value set last: a pickle that sets a key twice must not add
         // a second shard of it.
         std::unordered_map<std::string, std::size_t> last;
@@ -446,6 +453,7 @@ private:
     const LogSink& m_log;
     tensor::PickleLimits m_limits;
     std::unordered_map<std::string, std::shared_ptr<const PtCheckpoint>> m_open;
+    std::uint64_t m_walked = 0;
 };
 
 } // namespace
