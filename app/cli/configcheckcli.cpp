@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "configcheckcli.h"
+#include "ckptcli.h"
 
 #include "core/compare/msprobe26/mergeresult.h"
 #include "core/setupcheck/configcompare.h"
@@ -52,11 +53,9 @@ bool endsWith(std::string_view s, std::string_view tail)
 
 /// `config_check -c CKPT_A CKPT_B [-o out.json]`: the checkpoint compare (issue 35, item 3) is built separately.
 /// THE ONE DISPATCH POINT: replace this body with runCheckpointCompare(...) from app/cli/ckptcli.h when it is merged.
-int runCheckpointCompareDispatch(const std::string& /*ckptA*/, const std::string& /*ckptB*/,
-                                 const std::string& /*output*/)
+int runCheckpointCompareDispatch(const std::string& ckptA, const std::string& ckptB, const std::string& output)
 {
-    std::cerr << "probescope-cli: checkpoint compare: not built\n";
-    return kExitUsage;
+    return runCheckpointCompare(CheckpointCompareArgs { ckptA, ckptB, output });
 }
 
 int runPack(const std::vector<std::string>& scripts, std::string output)

@@ -13,6 +13,7 @@
 #include "core/util/pages.h"
 #include "options.h"
 #include "report.h"
+#include "ckptcli.h"
 #include "ptdbgcli.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "jobcli.h"
@@ -921,6 +922,8 @@ int main(int argc, char** argv)
 {
     if (auto graphStatus = cli::runGraphCommand(argc, argv)) // graph, info FILE.vis.db (docs/graph.md)
         return *graphStatus;
+    if (auto ckptStatus = cli::runCheckpointCommand(argc, argv)) // config_check -c CKPT_A CKPT_B (checkpoint-compare.md)
+        return *ckptStatus;
     if (auto setupStatus = cli::runConfigCheckCommand(argc, argv)) // config_check, merge_result (docs/config-check.md)
         return *setupStatus;
     for (int i = 1; i < argc; ++i) {

@@ -5,6 +5,7 @@
 // It deliberately refuses more than LibTorch does: tests/core/tst_tensor.cpp checks that every
 // file it accepts loads identically through LibTorch (loadPtWithTorch).
 #include "core/tensor/ptnative.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -400,6 +402,27 @@ enum class Kind : std::uint8_t {
     StorageType,   ///< number: index into kStorageKinds
     Storage,       ///< a persistent storage reference; items: its 5-tuple
     Tensor,        ///< the result of _rebuild_tensor_v2; items: its argument tuple
+    // Only in checkpoint mode (PtCheckpoint): inert values, never executed.
+    Bytes,   ///< text: the bytes
+    Global,  ///< text: "module\nname", straight from the stream
+    Rebuild, ///< an allowlisted torch rebuild function other than _rebuild_tensor_v2; number: RebuildKind
+    Object,  ///< an instance of a class ProbeScope does not know, or the result of an inert call; first: m_objects
+};
+
+enum RebuildKind : std::int64_t {
+    kRebuildTensorV1 = 1,   ///< torch._utils._rebuild_tensor(storage, offset, size, stride)
+    kRebuildParameter = 2,  ///< torch._utils._rebuild_parameter(data, requires_grad, hooks)
+    kRebuildParameterState = 3, ///< torch._utils._rebuild_parameter_with_state(data, requires_grad, hooks, state)
+    kRebuildFromType = 4,   ///< torch._tensor._rebuild_from_type_v2(func, type, args, state)
+};
+
+/// An inert object: what it was made from (ids into the value table; kNone = absent).
+struct ObjectRecord
+{
+    std::uint32_t callable = 0;
+    std::uint32_t args = 0;
+    std::uint32_t state = 0xFFFFFFFF;
+    std::uint32_t container = 0; ///< items SETITEM(S)/APPEND(S) gave it (a dict or list subclass)
 };
 
 struct Value
@@ -417,13 +440,56 @@ struct PickleResult
     std::vector<std::uint32_t> items;
     std::uint32_t top = 0;
     bool manyStorageKeys = false; ///< LibTorch would read every one of them
+    // Checkpoint mode only: list items / dict keys and values (interleaved), and inert objects.
+    std::vector<std::vector<std::uint32_t>> containers;
+    std::vector<ObjectRecord> objects;
 };
+
+/// How far the checkpoint-mode machine may go (PickleLimits, public).
+struct MachineLimits
+{
+    bool general = false; ///< checkpoint mode: any container, inert objects; else exactly torch.save's tensor subset
+    std::uint64_t maxObjects = 0;
+    std::uint64_t maxMarks = 0;
+    std::uint64_t maxStack = 0;
+};
+
+/// Modules whose callables could act on the machine (run commands, open files, import code, reach any attribute).
+/// The machine never calls anything; a pickle naming one of these in REDUCE/NEWOBJ/BUILD/INST/OBJ is refused
+/// because no checkpoint needs them and such a file is hostile.
+bool isDangerousGlobal(std::string_view module, std::string_view name)
+{
+    static constexpr std::array<std::string_view, 34> kModules {
+        "os", "posix", "nt", "subprocess", "sys", "shutil", "importlib", "pickle", "_pickle", "marshal", "runpy",
+        "code", "codeop", "pty", "socket", "ctypes", "webbrowser", "pathlib", "tempfile", "multiprocessing",
+        "threading", "_thread", "signal", "commands", "platform", "types", "operator", "inspect", "pdb", "timeit",
+        "gc", "asyncio", "zipimport", "posixpath",
+    };
+    const std::string_view top = module.substr(0, module.find('.'));
+    for (std::string_view m : kModules) {
+        if (top == m)
+            return true;
+    }
+    if (top == "builtins" || top == "__builtin__") {
+        static constexpr std::array<std::string_view, 14> kData { "set", "frozenset", "bytearray", "bytes", "complex",
+                                                                  "slice", "range", "object", "list", "dict",
+                                                                  "tuple", "int", "float", "str" };
+        return std::find(kData.begin(), kData.end(), name) == kData.end();
+    }
+    if (top == "io" || top == "_io")
+        return name != "BytesIO" && name != "StringIO";
+    if (top == "torch" && (module.find("hub") != std::string_view::npos || name == "load"))
+        return true;
+    return name == "system" || name == "popen" || name.starts_with("exec") || name == "eval"
+        || name == "__import__" || name == "getattr" || name == "open";
+}
 
 class PickleMachine
 {
 public:
-    explicit PickleMachine(std::string_view stream)
+    explicit PickleMachine(std::string_view stream, MachineLimits limits = {})
         : m_stream(stream)
+        , m_limits(limits)
     {
     }
 
@@ -436,7 +502,7 @@ public:
         std::uint8_t protocol = 0;
         if (!readByte(protocol))
             return truncated();
-        if (protocol != 2)
+        if (protocol != 2 && !(m_limits.general && protocol == 3))
             return fail("pickle protocol " + std::to_string(protocol) + " (torch.save writes protocol 2)");
         while (true) {
             m_opStart = m_pos;
@@ -447,7 +513,23 @@ public:
                     return fail("the pickle stops with an unclosed MARK");
                 if (m_stack.size() != 1)
                     return fail("the pickle stops with " + std::to_string(m_stack.size()) + " values instead of 1");
-                return PickleResult { std::move(m_values), std::move(m_items), m_stack.back(), m_manyKeys };
+                return PickleResult { std::move(m_values), std::move(m_items),      m_stack.back(),
+                                      m_manyKeys,          std::move(m_containers), std::move(m_objects) };
+            }
+            if (m_limits.general) {
+                if (m_values.size() > m_limits.maxObjects)
+                    return PtFailure { "tensor.pickle-limit",
+                                       "the pickle makes more than " + std::to_string(m_limits.maxObjects)
+                                           + " objects (ProbeScope's bound)",
+                                       m_opStart };
+                if (m_stack.size() > m_limits.maxStack || m_marks.size() > m_limits.maxMarks)
+                    return PtFailure { "tensor.pickle-limit",
+                                       "the pickle nests deeper than ProbeScope's bound (" + std::to_string(m_stack.size())
+                                           + " values on the stack, " + std::to_string(m_marks.size()) + " marks)",
+                                       m_opStart };
+                if (auto problem = generalStep(op))
+                    return std::move(*problem);
+                continue;
             }
             if (auto problem = step(op))
                 return std::move(*problem);
@@ -592,11 +674,415 @@ private:
         }
     }
 
+    // ---- Checkpoint mode (PtCheckpoint): the opcodes Python's pickler writes at protocols 2 and 3, building
+    // inert values. Nothing is ever called: an allowlisted torch rebuild becomes a tensor reference, any other
+    // call an Object holding its callable's name and arguments, and a call into a dangerous module is refused.
+
+    std::optional<PtFailure> generalStep(std::uint8_t op)
+    {
+        switch (op) {
+        case ']': // EMPTY_LIST
+        case '}': // EMPTY_DICT
+            return pushContainer(op == ']' ? Kind::List : Kind::Dict, {});
+        case 'l': // LIST
+        case 'd': { // DICT
+            if (m_marks.empty())
+                return failure(std::string(op == 'l' ? "LIST" : "DICT") + " without a MARK");
+            const std::size_t start = m_marks.back();
+            m_marks.pop_back();
+            if (op == 'd' && (m_stack.size() - start) % 2 != 0)
+                return failure("DICT with an odd number of keys and values");
+            std::vector<std::uint32_t> items(m_stack.begin() + static_cast<std::ptrdiff_t>(start), m_stack.end());
+            m_stack.resize(start);
+            return pushContainer(op == 'l' ? Kind::List : Kind::Dict, std::move(items));
+        }
+        case 'a': { // APPEND
+            if (!available(2))
+                return underflow("APPEND");
+            const std::uint32_t target = m_stack[m_stack.size() - 2];
+            if (!hasContainer(target, true))
+                return failure("APPEND to a value that is not a list");
+            m_containers[containerOf(target)].push_back(m_stack.back());
+            m_stack.pop_back();
+            return std::nullopt;
+        }
+        case 's': { // SETITEM
+            if (!available(3))
+                return underflow("SETITEM");
+            const std::uint32_t target = m_stack[m_stack.size() - 3];
+            if (!hasContainer(target, false))
+                return failure("SETITEM on a value that is not a dict");
+            auto& items = m_containers[containerOf(target)];
+            items.push_back(m_stack[m_stack.size() - 2]);
+            items.push_back(m_stack.back());
+            m_stack.resize(m_stack.size() - 2);
+            return std::nullopt;
+        }
+        case 'e': // APPENDS
+        case 'u': { // SETITEMS
+            const char* what = op == 'e' ? "APPENDS" : "SETITEMS";
+            if (m_marks.empty())
+                return failure(std::string(what) + " without a MARK");
+            const std::size_t start = m_marks.back();
+            m_marks.pop_back();
+            if (start == 0 || !hasContainer(m_stack[start - 1], op == 'e'))
+                return failure(std::string(what) + " with no " + (op == 'e' ? "list" : "dict") + " below its MARK");
+            if (op == 'u' && (m_stack.size() - start) % 2 != 0)
+                return failure("SETITEMS with an odd number of keys and values");
+            auto& items = m_containers[containerOf(m_stack[start - 1])];
+            items.insert(items.end(), m_stack.begin() + static_cast<std::ptrdiff_t>(start), m_stack.end());
+            m_stack.resize(start);
+            return std::nullopt;
+        }
+        case '0': // POP
+            if (!available(1))
+                return underflow("POP");
+            m_stack.pop_back();
+            return std::nullopt;
+        case '2': // DUP
+            if (!available(1))
+                return underflow("DUP");
+            m_stack.push_back(m_stack.back());
+            return std::nullopt;
+        case '1': // POP_MARK
+            if (m_marks.empty())
+                return failure("POP_MARK without a MARK");
+            m_stack.resize(m_marks.back());
+            m_marks.pop_back();
+            return std::nullopt;
+        case 'U': // SHORT_BINSTRING
+        case 'C': // SHORT_BINBYTES
+        case 'T': // BINSTRING
+        case 'B': { // BINBYTES
+            std::size_t length = 0;
+            std::string_view b;
+            if (!readLength(op == 'U' || op == 'C', length))
+                return truncatedFailure();
+            if (!readBytes(length, b))
+                return declaredTooLong(length);
+            return push({ op == 'U' || op == 'T' ? Kind::String : Kind::Bytes, 0, b });
+        }
+        case 'X': { // BINUNICODE: as in tensor mode, with the length checked before it is trusted
+            std::string_view b;
+            if (!readBytes(4, b))
+                return truncatedFailure();
+            const std::uint32_t length = le32(b.data());
+            if (!readBytes(length, b))
+                return declaredTooLong(length);
+            return push({ Kind::String, 0, b });
+        }
+        case 0x8A: // LONG1
+        case 0x8B: { // LONG4
+            std::size_t length = 0;
+            std::string_view b;
+            if (!readLength(op == 0x8A, length))
+                return truncatedFailure();
+            if (!readBytes(length, b))
+                return declaredTooLong(length);
+            // Two's complement, little-endian. Longer than 8 bytes: kept as bytes, its value never matters.
+            if (length > 8)
+                return push({ Kind::Int, 0, b });
+            std::uint64_t v = 0;
+            for (std::size_t i = 0; i < length; ++i)
+                v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(b[i])) << (8 * i);
+            if (length > 0 && length < 8 && (static_cast<std::uint8_t>(b[length - 1]) & 0x80))
+                v |= ~std::uint64_t { 0 } << (8 * length);
+            return push(Kind::Int, static_cast<std::int64_t>(v));
+        }
+        case 'G': { // BINFLOAT, big-endian; kept as its bits
+            std::string_view b;
+            if (!readBytes(8, b))
+                return truncatedFailure();
+            std::uint64_t bits = 0;
+            for (int i = 0; i < 8; ++i)
+                bits = (bits << 8) | static_cast<std::uint8_t>(b[static_cast<std::size_t>(i)]);
+            return push(Kind::Float, static_cast<std::int64_t>(bits));
+        }
+        case 'c': // GLOBAL
+            return generalGlobal();
+        case 'R': // REDUCE
+            return generalReduce();
+        case 0x81: { // NEWOBJ: cls.__new__(cls, *args), never called
+            if (!available(2))
+                return underflow("NEWOBJ");
+            const std::uint32_t args = m_stack.back();
+            const std::uint32_t cls = m_stack[m_stack.size() - 2];
+            if (m_values[args].kind != Kind::Tuple)
+                return failure("NEWOBJ with arguments that are not a tuple");
+            m_stack.resize(m_stack.size() - 2);
+            if (m_values[cls].kind == Kind::OrderedDict)
+                return pushContainer(Kind::Dict, {});
+            if (m_values[cls].kind != Kind::Global)
+                return failure("NEWOBJ of a value that is not a class");
+            if (auto refused = refuseDangerous("NEWOBJ", cls))
+                return refused;
+            return pushObject(cls, args);
+        }
+        case 'b': { // BUILD: obj.__setstate__(state), never called; an inert object keeps the state
+            if (!available(2))
+                return underflow("BUILD");
+            const std::uint32_t state = m_stack.back();
+            const std::uint32_t target = m_stack[m_stack.size() - 2];
+            m_stack.pop_back();
+            if (auto refused = refuseDangerous("BUILD", target))
+                return refused;
+            if (m_values[target].kind == Kind::Object)
+                m_objects[static_cast<std::size_t>(m_values[target].first)].state = state;
+            return std::nullopt;
+        }
+        case 'i': { // INST: module, name, then the arguments above a MARK
+            std::string_view module;
+            std::string_view name;
+            if (!readGlobalName(module, name))
+                return failure("INST name is not terminated by a newline within " + std::to_string(kMaxGlobalName)
+                               + " bytes");
+            if (m_marks.empty())
+                return failure("INST without a MARK");
+            if (auto refused = push({ Kind::Global, 0, joined(module, name) }))
+                return refused;
+            const std::uint32_t cls = m_stack.back();
+            m_stack.pop_back();
+            if (auto refused = refuseDangerous("INST", cls))
+                return refused;
+            const std::size_t start = m_marks.back();
+            m_marks.pop_back();
+            if (auto problem = makeTuple(m_stack.size() - start))
+                return problem;
+            const std::uint32_t args = m_stack.back();
+            m_stack.pop_back();
+            return pushObject(cls, args);
+        }
+        case 'o': { // OBJ: MARK cls args...
+            if (m_marks.empty())
+                return failure("OBJ without a MARK");
+            const std::size_t start = m_marks.back();
+            m_marks.pop_back();
+            if (m_stack.size() == start)
+                return failure("OBJ with no class above its MARK");
+            const std::uint32_t cls = m_stack[start];
+            if (m_values[cls].kind != Kind::Global)
+                return failure("OBJ of a value that is not a class");
+            if (auto refused = refuseDangerous("OBJ", cls))
+                return refused;
+            if (auto problem = makeTuple(m_stack.size() - start - 1))
+                return problem;
+            const std::uint32_t args = m_stack.back();
+            m_stack.resize(start);
+            return pushObject(cls, args);
+        }
+        case 'Q': { // BINPERSID: any device name in a checkpoint (npu:0 too); the tensor is only located
+            if (!available(1))
+                return underflow("BINPERSID");
+            const Value& id = m_values[m_stack.back()];
+            if (id.kind != Kind::Tuple || id.count != 5 || item(id, 0).kind != Kind::String || item(id, 0).text != "storage"
+                || item(id, 1).kind != Kind::StorageType || item(id, 2).kind != Kind::String
+                || item(id, 3).kind != Kind::String || item(id, 4).kind != Kind::Int || item(id, 4).number < 0)
+                return failure("a storage reference is not (\"storage\", torch.<type>Storage, key, location, size)");
+            const std::string_view key = item(id, 2).text;
+            if (key.empty() || key.size() > 64 || key.find_first_of(std::string_view("/\0\\.", 4)) != std::string_view::npos)
+                return failure("a storage key is empty or names a path");
+            const Value storage { Kind::Storage, 0, {}, id.first, id.count };
+            m_stack.pop_back();
+            return push(storage);
+        }
+        case 'q':
+        case 'r': { // BINPUT, LONG_BINPUT: Python's pickler numbers memo slots from 0, one per object at most
+            std::uint32_t id = 0;
+            std::string_view b;
+            if (op == 'q') {
+                std::uint8_t n = 0;
+                if (!readByte(n))
+                    return truncatedFailure();
+                id = n;
+            } else {
+                if (!readBytes(4, b))
+                    return truncatedFailure();
+                id = le32(b.data());
+            }
+            if (id > m_values.size())
+                return failure("memo slot " + std::to_string(id) + " is beyond the " + std::to_string(m_values.size())
+                               + " objects made so far");
+            return put(id);
+        }
+        default:
+            return step(op);
+        }
+    }
+
+    /// GLOBAL's and INST's "module\nname\n".
+    bool readGlobalName(std::string_view& module, std::string_view& name) { return readLine(module) && readLine(name); }
+
+    /// The length prefix of a value: one byte (the SHORT_ / LONG1 forms) or four, little-endian.
+    bool readLength(bool oneByte, std::size_t& length)
+    {
+        std::string_view b;
+        if (!readBytes(oneByte ? 1 : 4, b))
+            return false;
+        length = oneByte ? static_cast<std::uint8_t>(b[0]) : le32(b.data());
+        return true;
+    }
+
+    static std::string_view joined(std::string_view module, std::string_view name)
+    {
+        return { module.data(), static_cast<std::size_t>(name.data() + name.size() - module.data()) };
+    }
+
+    static std::pair<std::string_view, std::string_view> splitGlobal(std::string_view text)
+    {
+        const std::size_t nl = text.find('\n');
+        return { text.substr(0, nl), nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1) };
+    }
+
+    std::optional<PtFailure> generalGlobal()
+    {
+        std::string_view module;
+        std::string_view name;
+        if (!readGlobalName(module, name))
+            return failure("GLOBAL name is not terminated by a newline within " + std::to_string(kMaxGlobalName)
+                           + " bytes");
+        if (module == "torch._utils" && name == "_rebuild_tensor_v2")
+            return push(Kind::RebuildTensor);
+        if (module == "torch._utils" && name == "_rebuild_tensor")
+            return push(Kind::Rebuild, kRebuildTensorV1);
+        if (module == "torch._utils" && name == "_rebuild_parameter")
+            return push(Kind::Rebuild, kRebuildParameter);
+        if (module == "torch._utils" && name == "_rebuild_parameter_with_state")
+            return push(Kind::Rebuild, kRebuildParameterState);
+        if (module == "torch._tensor" && name == "_rebuild_from_type_v2")
+            return push(Kind::Rebuild, kRebuildFromType);
+        if (module == "collections" && name == "OrderedDict")
+            return push(Kind::OrderedDict);
+        if (module == "torch") {
+            for (std::size_t i = 0; i < kStorageKinds.size(); ++i) {
+                if (kStorageKinds[i].name == name)
+                    return push(Kind::StorageType, static_cast<std::int64_t>(i));
+            }
+        }
+        return push({ Kind::Global, 0, joined(module, name) });
+    }
+
+    std::optional<PtFailure> refuseDangerous(const char* opcode, std::uint32_t value) const
+    {
+        if (m_values[value].kind != Kind::Global)
+            return std::nullopt;
+        const auto [module, name] = splitGlobal(m_values[value].text);
+        if (!isDangerousGlobal(module, name))
+            return std::nullopt;
+        return PtFailure { "tensor.pickle-unsafe",
+                           std::string(opcode) + " at pickle offset " + std::to_string(m_opStart) + " would call "
+                               + std::string(module) + "." + std::string(name)
+                               + ": ProbeScope never runs code from a pickle, and no checkpoint needs this call",
+                           m_opStart };
+    }
+
+    std::optional<PtFailure> generalReduce()
+    {
+        if (!available(2))
+            return underflow("REDUCE");
+        const std::uint32_t argsId = m_stack.back();
+        const std::uint32_t callableId = m_stack[m_stack.size() - 2];
+        const Value args = m_values[argsId];
+        const Value callable = m_values[callableId];
+        if (args.kind != Kind::Tuple)
+            return failure("REDUCE with arguments that are not a tuple");
+        // Python 3.11's enum members pickle as getattr(EnumClass, "member") (argparse.Namespace args hold enums):
+        // an attribute of a class that is itself harmless stays an inert value.
+        if (isAttributeOfClass(callable, args)) {
+            if (auto refused = refuseDangerous("REDUCE", m_items[args.first]))
+                return refused;
+            m_stack.resize(m_stack.size() - 2);
+            return pushObject(callableId, argsId);
+        }
+        if (auto refused = refuseDangerous("REDUCE", callableId))
+            return refused;
+        m_stack.resize(m_stack.size() - 2);
+        switch (callable.kind) {
+        case Kind::OrderedDict:
+            if (args.count != 0)
+                return failure("OrderedDict called with arguments (torch.save writes OrderedDict())");
+            return pushContainer(Kind::Dict, {});
+        case Kind::RebuildTensor:
+            return rebuildTensor(args, 6);
+        case Kind::Rebuild:
+            switch (callable.number) {
+            case kRebuildTensorV1:
+                return rebuildTensor(args, 4);
+            case kRebuildParameter:
+            case kRebuildParameterState:
+                if (args.count < 3 || item(args, 0).kind != Kind::Tensor)
+                    return failure("_rebuild_parameter is not called with a tensor");
+                return push(item(args, 0));
+            default: { // _rebuild_from_type_v2(func, type, args, state)
+                if (args.count != 4 || item(args, 2).kind != Kind::Tuple
+                    || (item(args, 0).kind != Kind::RebuildTensor
+                        && !(item(args, 0).kind == Kind::Rebuild && item(args, 0).number == kRebuildTensorV1)))
+                    return failure("_rebuild_from_type_v2 is not called with a tensor rebuild function");
+                return rebuildTensor(item(args, 2), item(args, 0).kind == Kind::RebuildTensor ? 6 : 4);
+            }
+            }
+        case Kind::Global:
+            return pushObject(callableId, argsId);
+        default:
+            return failure("REDUCE calls a " + std::string(callable.kind == Kind::Object ? "Python object" : "value")
+                           + " that is not a global (ProbeScope calls nothing)");
+        }
+    }
+
+    bool isAttributeOfClass(const Value& callable, const Value& args) const
+    {
+        if (callable.kind != Kind::Global || args.count != 2 || item(args, 0).kind != Kind::Global
+            || item(args, 1).kind != Kind::String)
+            return false;
+        const auto [module, name] = splitGlobal(callable.text);
+        return (module == "builtins" || module == "__builtin__") && name == "getattr";
+    }
+
+    /// (storage, storage_offset, size, stride[, requires_grad, backward_hooks[, metadata]])
+    std::optional<PtFailure> rebuildTensor(const Value& args, std::uint32_t minCount)
+    {
+        if (args.count < minCount || args.count > 7 || item(args, 0).kind != Kind::Storage
+            || item(args, 1).kind != Kind::Int || !isIntTuple(item(args, 2)) || !isIntTuple(item(args, 3)))
+            return failure("a tensor rebuild is not called with (storage, offset, size, stride, ...)");
+        return push({ Kind::Tensor, 0, {}, args.first, args.count });
+    }
+
+    bool hasContainer(std::uint32_t value, bool list) const
+    {
+        const Kind kind = m_values[value].kind;
+        return kind == Kind::Object || kind == (list ? Kind::List : Kind::Dict);
+    }
+
+    std::size_t containerOf(std::uint32_t value) const
+    {
+        const Value& v = m_values[value];
+        return v.kind == Kind::Object ? m_objects[v.first].container : v.first;
+    }
+
+    std::optional<PtFailure> pushContainer(Kind kind, std::vector<std::uint32_t> items)
+    {
+        const bool empty = items.empty();
+        m_containers.push_back(std::move(items));
+        return push({ kind, empty ? 0 : 1, {}, static_cast<std::uint32_t>(m_containers.size() - 1), 0 });
+    }
+
+    std::optional<PtFailure> pushObject(std::uint32_t callable, std::uint32_t args)
+    {
+        m_containers.emplace_back();
+        m_objects.push_back({ callable, args, kNoValue, static_cast<std::uint32_t>(m_containers.size() - 1) });
+        return push({ Kind::Object, 0, {}, static_cast<std::uint32_t>(m_objects.size() - 1), 0 });
+    }
+
+    PtFailure declaredTooLong(std::size_t length) const
+    {
+        return failure("a value declares " + std::to_string(length) + " bytes but only "
+                       + std::to_string(m_stream.size() - m_pos) + " remain in the pickle");
+    }
+
     std::optional<PtFailure> global()
     {
         std::string_view module;
         std::string_view name;
-        if (!readLine(module) || !readLine(name))
+        if (!readGlobalName(module, name))
             return failure("GLOBAL name is not terminated by a newline within " + std::to_string(kMaxGlobalName)
                            + " bytes");
         if (module == "torch._utils" && name == "_rebuild_tensor_v2")
@@ -796,6 +1282,9 @@ private:
     std::vector<std::uint32_t> m_memo;
     std::string_view m_firstKey;
     bool m_manyKeys = false;
+    MachineLimits m_limits;
+    std::vector<std::vector<std::uint32_t>> m_containers;
+    std::vector<ObjectRecord> m_objects;
 };
 
 std::string describe(Kind kind)
@@ -889,18 +1378,32 @@ struct PtLayout
     std::uint64_t dataStart() const { return storageOffset + static_cast<std::uint64_t>(offset) * dtypeSize(dtype); }
 };
 
-Outcome<PtLayout> readLayout(const Source& source)
+/// A torch.save archive's records and its unpickled data.pkl (the pickle bytes stay alive with it).
+struct ArchiveHead
+{
+    std::vector<ZipRecord> records;
+    std::string prefix;
+    const ZipRecord* version = nullptr;
+    const ZipRecord* pickleRecord = nullptr;
+    std::shared_ptr<std::string> pickleBytes; ///< the values' texts point into it (or into the caller's memory)
+    PickleResult pickle;
+};
+
+Outcome<ArchiveHead> readArchiveHead(const Source& source, const MachineLimits& limits, std::uint64_t maxPickleBytes)
 {
     auto zip = readZip(source);
     if (!zip)
         return std::move(zip.failure());
-    const std::vector<ZipRecord>& records = *zip;
+    ArchiveHead head;
+    head.records = std::move(*zip);
+    const std::vector<ZipRecord>& records = head.records;
 
     // As in LibTorch, the folder of the first record names the archive; all records live in it.
     const std::size_t slash = records.front().name.find('/');
     if (slash == std::string::npos || slash == 0)
         return corrupt("zip record " + records.front().name + " is not inside an archive folder");
-    const std::string prefix = records.front().name.substr(0, slash + 1);
+    head.prefix = records.front().name.substr(0, slash + 1);
+    const std::string& prefix = head.prefix;
     for (const ZipRecord& r : records) {
         if (!r.name.starts_with(prefix))
             return corrupt("zip record " + r.name + " is outside the archive folder " + prefix);
@@ -911,6 +1414,7 @@ Outcome<PtLayout> readLayout(const Source& source)
         version = findRecord(records, prefix + "version");
     if (!version)
         return corrupt("the archive has no version record");
+    head.version = version;
     std::string scratch;
     std::string_view text;
     if (version->size > 32 || !source.view(version->dataOffset, static_cast<std::size_t>(version->size), scratch, text))
@@ -929,12 +1433,18 @@ Outcome<PtLayout> readLayout(const Source& source)
     const ZipRecord* pickleRecord = findRecord(records, prefix + "data.pkl");
     if (!pickleRecord)
         return corrupt("the archive has no data.pkl record");
-    std::string pickleScratch;
+    head.pickleRecord = pickleRecord;
+    if (maxPickleBytes != 0 && pickleRecord->size > maxPickleBytes)
+        return PtFailure { "tensor.pickle-limit",
+                           "the data.pkl record holds " + std::to_string(pickleRecord->size)
+                               + " bytes, more than ProbeScope's bound of " + std::to_string(maxPickleBytes),
+                           pickleRecord->dataOffset };
+    head.pickleBytes = std::make_shared<std::string>();
     std::string_view pickle;
-    if (!source.view(pickleRecord->dataOffset, static_cast<std::size_t>(pickleRecord->size), pickleScratch, pickle))
+    if (!source.view(pickleRecord->dataOffset, static_cast<std::size_t>(pickleRecord->size), *head.pickleBytes, pickle))
         return corrupt("the data.pkl record could not be read", pickleRecord->dataOffset);
 
-    auto parsed = PickleMachine(pickle).run();
+    auto parsed = PickleMachine(pickle, limits).run();
     if (!parsed) {
         PtFailure failure = std::move(parsed.failure());
         if (failure.offset)
@@ -943,17 +1453,17 @@ Outcome<PtLayout> readLayout(const Source& source)
             failure.message = "damaged data.pkl record: " + failure.message;
         return failure;
     }
-    const PickleResult& pr = *parsed;
-    const Value& top = pr.values[pr.top];
-    if (top.kind != Kind::Tensor)
-        return PtFailure { "tensor.pt-not-tensor", "the file holds a " + describe(top.kind) + ", not a single tensor",
-                           std::nullopt };
+    head.pickle = std::move(*parsed);
+    return head;
+}
 
+/// Where a rebuilt tensor's elements lie, checked against its storage record (`storage` null: the record is missing).
+Outcome<PtLayout> tensorLayout(const PickleResult& pr, const Value& top, const ZipRecord* storage,
+                               const std::string& storageName)
+{
     const auto item = [&pr](const Value& tuple, std::uint32_t i) -> const Value& {
         return pr.values[pr.items[tuple.first + i]];
     };
-    if (pr.manyStorageKeys)
-        return corrupt("the pickle refers to more than one storage record");
     const Value& storageRef = item(top, 0);
     const StorageKind& kind = kStorageKinds[static_cast<std::size_t>(item(storageRef, 1).number)];
     if (!kind.dtype) {
@@ -962,28 +1472,8 @@ Outcome<PtLayout> readLayout(const Source& source)
     }
     const DType dtype = *kind.dtype;
     const std::size_t itemSize = dtypeSize(dtype);
-    if (item(top, 4).number != 0 && !isFloating(dtype))
-        return corrupt("an integer tensor is marked as requiring gradients, which torch refuses");
-
-    const std::string storageName = prefix + "data/" + std::string(item(storageRef, 2).text);
-    const ZipRecord* storage = findRecord(records, storageName);
     if (!storage)
         return corrupt("the tensor's storage record " + storageName + " is missing from the archive");
-    // Refusing unused records keeps this reader from accepting what LibTorch would read differently.
-    for (const ZipRecord& r : records) {
-        const std::string_view rest = std::string_view(r.name).substr(prefix.size());
-        if (&r != storage && &r != pickleRecord && &r != version && rest != "version" && rest != ".data/version"
-            && rest != "byteorder" && rest != ".data/serialization_id")
-            return corrupt("zip record " + r.name + " is not part of a single-tensor archive");
-    }
-    if (const ZipRecord* order = findRecord(records, prefix + "byteorder")) {
-        std::string orderScratch;
-        std::string_view order_;
-        if (order->size > 16 || !source.view(order->dataOffset, static_cast<std::size_t>(order->size), orderScratch, order_)
-            || order_ != "little")
-            return corrupt("the archive is not little-endian", order->dataOffset);
-    }
-
     const std::int64_t storageNumel = item(storageRef, 4).number;
     std::uint64_t storageBytes = 0;
     if (__builtin_mul_overflow(static_cast<std::uint64_t>(storageNumel), itemSize, &storageBytes)
@@ -1045,6 +1535,51 @@ Outcome<PtLayout> readLayout(const Source& source)
         expected *= layout.sizes[k];
     }
     return layout;
+}
+
+Outcome<PtLayout> readLayout(const Source& source)
+{
+    auto head = readArchiveHead(source, MachineLimits {}, 0);
+    if (!head)
+        return std::move(head.failure());
+    const std::vector<ZipRecord>& records = head->records;
+    const std::string& prefix = head->prefix;
+    const PickleResult& pr = head->pickle;
+    const Value& top = pr.values[pr.top];
+    if (top.kind != Kind::Tensor)
+        return PtFailure { "tensor.pt-not-tensor", "the file holds a " + describe(top.kind) + ", not a single tensor",
+                           std::nullopt };
+
+    const auto item = [&pr](const Value& tuple, std::uint32_t i) -> const Value& {
+        return pr.values[pr.items[tuple.first + i]];
+    };
+    if (pr.manyStorageKeys)
+        return corrupt("the pickle refers to more than one storage record");
+    const Value& storageRef = item(top, 0);
+    const StorageKind& kind = kStorageKinds[static_cast<std::size_t>(item(storageRef, 1).number)];
+    if (kind.dtype && item(top, 4).number != 0 && !isFloating(*kind.dtype))
+        return corrupt("an integer tensor is marked as requiring gradients, which torch refuses");
+
+    const std::string storageName = prefix + "data/" + std::string(item(storageRef, 2).text);
+    const ZipRecord* storage = findRecord(records, storageName);
+    if (storage) {
+        // Refusing unused records keeps this reader from accepting what LibTorch would read differently.
+        for (const ZipRecord& r : records) {
+            const std::string_view rest = std::string_view(r.name).substr(prefix.size());
+            if (&r != storage && &r != head->pickleRecord && &r != head->version && rest != "version"
+                && rest != ".data/version" && rest != "byteorder" && rest != ".data/serialization_id")
+                return corrupt("zip record " + r.name + " is not part of a single-tensor archive");
+        }
+        if (const ZipRecord* order = findRecord(records, prefix + "byteorder")) {
+            std::string orderScratch;
+            std::string_view order_;
+            if (order->size > 16
+                || !source.view(order->dataOffset, static_cast<std::size_t>(order->size), orderScratch, order_)
+                || order_ != "little")
+                return corrupt("the archive is not little-endian", order->dataOffset);
+        }
+    }
+    return tensorLayout(pr, top, storage, storageName);
 }
 
 Outcome<Tensor> readArchive(const Source& source)
@@ -1311,6 +1846,231 @@ std::optional<PickleProblem> checkTorchPickle(std::string_view stream)
     const PtFailure& failure = parsed.failure();
     return PickleProblem { failure.offset.value_or(0), failure.message,
                            std::string_view(failure.id) == "tensor.pt-not-tensor" };
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints: the same zip reader and pickle machine, in checkpoint mode.
+
+struct PtCheckpoint::Impl
+{
+    std::filesystem::path path;
+    int fd = -1;
+    ArchiveHead head;
+    std::vector<PtTensorRef> tensors; ///< Value::number of a Tensor value indexes it
+    ~Impl()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+namespace {
+const Value& valueOf(const PickleResult& pr, PtCheckpoint::Node node)
+{
+    return pr.values[node];
+}
+} // namespace
+
+PtCheckpoint::Node PtCheckpoint::root() const
+{
+    return m_impl->head.pickle.top;
+}
+
+PtCheckpoint::Type PtCheckpoint::type(Node node) const
+{
+    switch (valueOf(m_impl->head.pickle, node).kind) {
+    case Kind::None:
+        return Type::None;
+    case Kind::Bool:
+        return Type::Bool;
+    case Kind::Int:
+        return Type::Int;
+    case Kind::Float:
+        return Type::Float;
+    case Kind::String:
+        return Type::String;
+    case Kind::Bytes:
+        return Type::Bytes;
+    case Kind::Tuple:
+        return Type::Tuple;
+    case Kind::List:
+        return Type::List;
+    case Kind::Dict:
+        return Type::Dict;
+    case Kind::Object:
+        return Type::Object;
+    case Kind::Global:
+        return Type::Global;
+    case Kind::Tensor:
+        return Type::Tensor;
+    default:
+        return Type::Other;
+    }
+}
+
+std::int64_t PtCheckpoint::integer(Node node) const
+{
+    return valueOf(m_impl->head.pickle, node).number;
+}
+
+std::string PtCheckpoint::text(Node node) const
+{
+    const PickleResult& pr = m_impl->head.pickle;
+    const Value* v = &valueOf(pr, node);
+    if (v->kind == Kind::Object)
+        v = &pr.values[pr.objects[v->first].callable];
+    std::string out(v->text);
+    if (v->kind == Kind::Global)
+        std::replace(out.begin(), out.end(), '\n', '.');
+    return out;
+}
+
+std::size_t PtCheckpoint::size(Node node) const
+{
+    const PickleResult& pr = m_impl->head.pickle;
+    const Value& v = valueOf(pr, node);
+    switch (v.kind) {
+    case Kind::Tuple:
+        return v.count;
+    case Kind::List:
+        return pr.containers[v.first].size();
+    case Kind::Dict:
+        return pr.containers[v.first].size() / 2;
+    default:
+        return 0;
+    }
+}
+
+PtCheckpoint::Node PtCheckpoint::item(Node node, std::size_t i) const
+{
+    const PickleResult& pr = m_impl->head.pickle;
+    const Value& v = valueOf(pr, node);
+    return v.kind == Kind::Tuple ? pr.items[v.first + i] : pr.containers[v.first][i];
+}
+
+PtCheckpoint::Node PtCheckpoint::key(Node dict, std::size_t i) const
+{
+    return m_impl->head.pickle.containers[valueOf(m_impl->head.pickle, dict).first][2 * i];
+}
+
+PtCheckpoint::Node PtCheckpoint::value(Node dict, std::size_t i) const
+{
+    return m_impl->head.pickle.containers[valueOf(m_impl->head.pickle, dict).first][2 * i + 1];
+}
+
+std::optional<PtCheckpoint::Node> PtCheckpoint::find(Node dict, std::string_view name) const
+{
+    if (type(dict) != Type::Dict)
+        return std::nullopt;
+    std::optional<Node> found;
+    for (std::size_t i = 0; i < size(dict); ++i) {
+        const Value& k = valueOf(m_impl->head.pickle, key(dict, i));
+        if (k.kind == Kind::String && k.text == name)
+            found = value(dict, i);
+    }
+    return found;
+}
+
+std::optional<PtCheckpoint::Node> PtCheckpoint::attribute(Node object, std::string_view name) const
+{
+    const PickleResult& pr = m_impl->head.pickle;
+    const Value& v = valueOf(pr, object);
+    if (v.kind != Kind::Object)
+        return std::nullopt;
+    Node state = pr.objects[v.first].state;
+    if (state == 0xFFFFFFFF) // never BUILT
+        return std::nullopt;
+    // (dict_state, slot_state) from objects with __slots__
+    if (type(state) == Type::Tuple && size(state) == 2)
+        state = item(state, 0);
+    return find(state, name);
+}
+
+const PtTensorRef& PtCheckpoint::tensor(Node node) const
+{
+    return m_impl->tensors[static_cast<std::size_t>(valueOf(m_impl->head.pickle, node).number)];
+}
+
+const std::filesystem::path& PtCheckpoint::path() const
+{
+    return m_impl->path;
+}
+
+int PtCheckpoint::fd() const
+{
+    return m_impl->fd;
+}
+
+Result<PtCheckpoint> openPtCheckpoint(const std::filesystem::path& path, const PickleLimits& limits)
+{
+    auto opened = openRegularFile(path);
+    if (!opened)
+        return opened.error();
+    auto impl = std::make_shared<PtCheckpoint::Impl>();
+    impl->path = path;
+    impl->fd = *opened;
+    struct stat st {};
+    if (::fstat(impl->fd, &st) != 0)
+        return ioError(path, "cannot stat file");
+    const FileSource source(impl->fd, static_cast<std::uint64_t>(st.st_size));
+    char headBytes[4] = {};
+    const std::size_t headSize = st.st_size < 4 ? static_cast<std::size_t>(st.st_size) : 4;
+    if (!preadAll(impl->fd, 0, headSize, headBytes))
+        return ioError(path, "read failed");
+    if (headSize < 4 || std::memcmp(headBytes, "PK\x03\x04", 4) != 0)
+        return parseSource(source, path, std::string_view(headBytes, headSize)).error();
+    try {
+        MachineLimits machine;
+        machine.general = true;
+        machine.maxObjects = limits.maxObjects;
+        machine.maxMarks = limits.maxMarks;
+        machine.maxStack = limits.maxStack;
+        auto head = readArchiveHead(source, machine, limits.maxPickleBytes);
+        if (!head)
+            return toDiagnostic(path, std::move(head.failure()));
+        impl->head = std::move(*head);
+        // The records by name: a checkpoint has thousands of storages.
+        std::unordered_map<std::string_view, const ZipRecord*> byName;
+        byName.reserve(impl->head.records.size());
+        for (const ZipRecord& r : impl->head.records)
+            byName.emplace(r.name, &r);
+        PickleResult& pr = impl->head.pickle;
+        std::string storageName;
+        for (Value& v : pr.values) {
+            if (v.kind != Kind::Tensor)
+                continue;
+            const Value& storageRef = pr.values[pr.items[v.first]];
+            storageName = impl->head.prefix + "data/" + std::string(pr.values[pr.items[storageRef.first + 2]].text);
+            const auto it = byName.find(storageName);
+            PtTensorRef ref;
+            const StorageKind& kind = kStorageKinds[static_cast<std::size_t>(pr.values[pr.items[storageRef.first + 1]].number)];
+            ref.dtypeName = std::string(kind.name.substr(0, kind.name.size() - 7));
+            auto layout = tensorLayout(pr, v, it == byName.end() ? nullptr : it->second, storageName);
+            if (!layout) {
+                if (std::string_view(layout.failure().id) != "tensor.dtype-unsupported")
+                    return toDiagnostic(path, std::move(layout.failure()));
+                // Not an error until the tensor is compared: optimizer or RNG state may hold such types.
+                ref.shape.clear();
+            } else {
+                ref.dtype = layout->dtype;
+                ref.shape = layout->sizes;
+                ref.strides = layout->strides;
+                ref.offset = layout->offset;
+                ref.numel = layout->numel;
+                ref.storageOffset = layout->storageOffset;
+                ref.storageBytes = layout->storageBytes;
+                ref.contiguous = layout->contiguous;
+            }
+            v.number = static_cast<std::int64_t>(impl->tensors.size());
+            impl->tensors.push_back(std::move(ref));
+        }
+    } catch (const std::bad_alloc&) {
+        return toDiagnostic(path, corrupt("out of memory while reading the file"));
+    }
+    PtCheckpoint checkpoint;
+    checkpoint.m_impl = std::move(impl);
+    return checkpoint;
 }
 
 } // namespace probescope::tensor

@@ -105,4 +105,72 @@ struct PickleProblem
  */
 std::optional<PickleProblem> checkTorchPickle(std::string_view stream);
 
+/// Bounds of the checkpoint unpickler (docs/checkpoint-compare.md): a file beyond one is refused with
+/// tensor.pickle-limit, never read into memory without bound.
+struct PickleLimits
+{
+    std::uint64_t maxPickleBytes = 1ULL << 30; ///< the data.pkl record
+    std::uint64_t maxObjects = 1ULL << 24;     ///< values the pickle makes
+    std::uint64_t maxMarks = 1024;             ///< open MARKs (nesting of tuples, lists, dicts being built)
+    std::uint64_t maxStack = 1ULL << 22;       ///< values on the stack
+    std::uint64_t maxDepth = 400;              ///< nesting a caller may walk (msprobe's recursion bound)
+};
+
+/// One tensor of a checkpoint: its elements' place in the file, checked against the archive.
+struct PtTensorRef
+{
+    std::optional<DType> dtype;   ///< nullopt: an element type ProbeScope does not read (dtypeName says which)
+    std::string dtypeName;        ///< torch's storage name without "Storage": Float, BFloat16, ...
+    std::vector<std::int64_t> shape;
+    std::vector<std::int64_t> strides;
+    std::int64_t offset = 0;      ///< storage offset, in elements
+    std::int64_t numel = 0;
+    std::uint64_t storageOffset = 0; ///< file offset of the storage record's bytes
+    std::uint64_t storageBytes = 0;
+    bool contiguous = true;
+};
+
+/**
+ * @brief A torch.save checkpoint (model_optim_rng.pt) unpickled into inert values, its storages located, not read.
+ *
+ * One pickle machine with the single-tensor reader (ptnative.cpp), in its checkpoint mode: any dict, list, tuple,
+ * string, number; classes it does not know (argparse.Namespace, enums, ...) become Objects holding their class
+ * name, arguments and state (attribute()); the torch rebuild functions (_rebuild_tensor_v2, _rebuild_tensor,
+ * _rebuild_parameter[_with_state], _rebuild_from_type_v2) and collections.OrderedDict are the only calls it
+ * understands. Nothing is ever executed; a REDUCE/NEWOBJ/BUILD/INST/OBJ naming a dangerous callable (os.system,
+ * subprocess, builtins.eval, ...) is refused with tensor.pickle-unsafe naming the opcode and its offset.
+ */
+class PtCheckpoint
+{
+public:
+    enum class Type : std::uint8_t { None, Bool, Int, Float, String, Bytes, Tuple, List, Dict, Object, Global, Tensor, Other };
+    using Node = std::uint32_t;
+
+    Node root() const;
+    Type type(Node node) const;
+    std::int64_t integer(Node node) const; ///< Int, Bool
+    /// String, Bytes; Global and Object: the (class's) "module.name"
+    std::string text(Node node) const;
+    std::size_t size(Node node) const;          ///< Tuple and List items; Dict entries
+    Node item(Node node, std::size_t i) const;  ///< Tuple, List
+    Node key(Node dict, std::size_t i) const;
+    Node value(Node dict, std::size_t i) const;
+    /// A Dict's value under a string key (the last one, as Python keeps it).
+    std::optional<Node> find(Node dict, std::string_view key) const;
+    /// An Object's attribute: its BUILD state's entry (argparse.Namespace keeps its fields there).
+    std::optional<Node> attribute(Node object, std::string_view name) const;
+    const PtTensorRef& tensor(Node node) const;
+    const std::filesystem::path& path() const;
+    int fd() const; ///< open for reading the storages (pread); closed with the last copy
+
+private:
+    friend Result<PtCheckpoint> openPtCheckpoint(const std::filesystem::path&, const PickleLimits&);
+    struct Impl;
+    std::shared_ptr<const Impl> m_impl;
+};
+
+/// Opens through the gate (openRegularFile), reads the zip directory and data.pkl, locates every tensor.
+/// Errors name the file and the byte offset: tensor.pt-corrupt, tensor.pickle-unsafe, tensor.pickle-limit, io.*.
+Result<PtCheckpoint> openPtCheckpoint(const std::filesystem::path& path, const PickleLimits& limits = {});
+
 } // namespace probescope::tensor
