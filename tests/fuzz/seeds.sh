@@ -36,4 +36,9 @@ done < <(find "$fixtures/msprobe26_da" "$src/tests/data/msprobe26_da" -path '*/n
 # Hand-written seeds where the fixtures have few or none.
 printf '{"npu_path": "npu/dump.json", "bench_path": "bench/dump.json", "stack_path": "stack.json"}' >"$out/comparejson/hand-1.json"
 printf '{"npu_path": "a", "bench_path": "b", "is_print_compare_log": true}' >"$out/comparejson/hand-2.json"
+# .vis.config (graph/compare --match-file) and graph -i's JSON: the plugin's files and hand-made ones.
+mkdir -p "$out/visconfig"
+while IFS= read -r f; do seed visconfig "$f"; done < <(find "$fixtures/msprobe_graph" "$src/tests/data" -name '*.vis.config' 2>/dev/null | head -40)
+printf '{"Functional.gelu.0.forward": "Functional.gelu.1.forward", "a": "b", "a": "c"}' >"$out/visconfig/hand-1.vis.config"
+printf '{"npu_path": "npu/step0/rank", "bench_path": "bench/step0/rank", "is_print_compare_log": true}' >"$out/visconfig/hand-2.json"
 for d in "$out"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done
