@@ -877,8 +877,9 @@ constexpr const char* kCreateConfig
       "    tool_tip TEXT,\n    micro_steps INTEGER,\n    overflow_check INTEGER,\n    node_colors TEXT NOT NULL,\n"
       "    rank_list TEXT NOT NULL,\n    step_list TEXT NOT NULL\n);";
 
-/// `other`: the graph this one was compared with (its nodes are the partners), or null.
-std::optional<std::string> insertGraph(Db& db, const MsGraph& g, const MsGraph* other, WriteFormat format)
+/// `other`: the graph this one was compared with (its nodes are the partners), or null. `fullLinks`: msprobe's
+/// matched_node_link (the partner's ancestors and name), else [parent, name] (see linkBudgetExceeded).
+std::optional<std::string> insertGraph(Db& db, const MsGraph& g, const MsGraph* other, bool fullLinks, WriteFormat format)
 {
     const std::string graphId = std::string(sideName(g.side)) + "_" + std::to_string(g.step) + "_" + std::to_string(g.rank);
     std::string sql = "INSERT INTO tb_nodes (id, graph_id, node_order, node_name, node_type, up_node, sub_nodes, "
@@ -922,7 +923,7 @@ std::optional<std::string> insertGraph(Db& db, const MsGraph& g, const MsGraph* 
         node.null(9);
         node.integer(10, n.microStep.value_or(0));
         node.text(11, other && n.partner >= 0 && static_cast<std::size_t>(n.partner) < other->nodes.size()
-                          ? other->pathJson(static_cast<std::uint32_t>(n.partner))
+                          ? other->pathJson(static_cast<std::uint32_t>(n.partner), !fullLinks)
                           : std::string("[]"));
         node.text(12, it->second);
         node.text(13, std::string());
@@ -1040,6 +1041,29 @@ std::optional<std::string> dataPathOf(const dump::RankDump& rank, WriteFormat fo
     return (rank.location.dir / "dump_tensor_data").string();
 }
 
+/// Names per matched node beyond which matched_node_link is written short. Real models nest a few dozen levels;
+/// msprobe's full chains make the db grow as nodes x depth (3,000 nested modules: a 970 MB db, 20,000: about 24 GB).
+constexpr std::uint64_t kMaxLinkNamesPerNode = 64;
+constexpr std::uint64_t kLinkNamesAlwaysFull = 1'000'000;
+
+/// Whether the full matched_node_link lists of a compared pair would hold more than kMaxLinkNamesPerNode names per node
+/// (and more than kLinkNamesAlwaysFull in all): then every link of the pair is written as [parent, name], the form
+/// tb_graph_ascend 26 writes for a manual match (its readers take the last name), and the run says so. Linear.
+bool linkBudgetExceeded(const MsGraph& n, const MsGraph& b)
+{
+    const auto depthN = n.depths();
+    const auto depthB = b.depths();
+    std::uint64_t names = 0;
+    for (const MsNode& x : n.nodes)
+        if (x.partner >= 0)
+            names += depthB[static_cast<std::size_t>(x.partner)] + 1;
+    for (const MsNode& y : b.nodes)
+        if (y.partner >= 0)
+            names += depthN[static_cast<std::size_t>(y.partner)] + 1;
+    const std::uint64_t nodes = n.nodes.size() + b.nodes.size();
+    return names > std::max(kLinkNamesAlwaysFull, kMaxLinkNamesPerNode * nodes);
+}
+
 /// What the compare pipeline gives one (step, rank) of the graph.
 struct ComparedPair
 {
@@ -1151,6 +1175,7 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
         std::optional<MsGraph> bench;
         std::int64_t microSteps = 1;
         std::optional<CompareMode> mode;
+        bool fullLinks = true;
     };
     std::vector<Built> built;
     for (const Job& job : plan->jobs) {
@@ -1252,6 +1277,13 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
             judgeCollections(b.npu, options.format == WriteFormat::V83 && *mode == CompareMode::Md5);
             b.mode = mode;
             b.microSteps = b.npu.pageByMicroStep(&*b.bench);
+            if (linkBudgetExceeded(b.npu, *b.bench)) {
+                b.fullLinks = false;
+                result.notes.push_back(job.npu.dir.string() + ": the model nests so deep that msprobe's matched_node_link "
+                                       "lists (every ancestor of the partner) would hold more than "
+                                       + std::to_string(kMaxLinkNamesPerNode) + " names per node; written as [parent, "
+                                       "node] instead, the form tb_graph_ascend 26 writes for a manual match");
+            }
         } else {
             b.microSteps = b.npu.pageByMicroStep(nullptr);
         }
@@ -1308,11 +1340,11 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
             config.nodeColors = nodeColorsOf(*built.front().mode, options.format);
         }
         for (const Built& b : built) {
-            if (auto e = insertGraph(db, b.npu, b.bench ? &*b.bench : nullptr, options.format))
+            if (auto e = insertGraph(db, b.npu, b.bench ? &*b.bench : nullptr, b.fullLinks, options.format))
                 return fail(*e);
             ++result.graphs;
             if (b.bench) {
-                if (auto e = insertGraph(db, *b.bench, &b.npu, options.format))
+                if (auto e = insertGraph(db, *b.bench, &b.npu, b.fullLinks, options.format))
                     return fail(*e);
                 ++result.graphs;
             }

@@ -523,11 +523,31 @@ std::vector<std::string> MsGraph::ancestors(std::uint32_t node) const
     return out;
 }
 
-std::string MsGraph::pathJson(std::uint32_t node) const
+std::string MsGraph::pathJson(std::uint32_t node, bool parentOnly) const
 {
-    std::vector<std::string> path = ancestors(node);
+    std::vector<std::string> path;
+    if (!parentOnly)
+        path = ancestors(node);
+    else if (const std::int32_t up = nodes[node].up; up >= 0)
+        path.push_back(nodes[static_cast<std::size_t>(up)].id);
     path.push_back(nodes[node].id);
     return pyJsonList(path);
+}
+
+std::vector<std::uint32_t> MsGraph::depths() const
+{
+    std::vector<std::uint32_t> depth(nodes.size(), 0);
+    std::vector<std::uint8_t> seen(nodes.size(), 0);
+    std::vector<std::uint32_t> queue { root };
+    seen[root] = 1;
+    for (std::size_t q = 0; q < queue.size(); ++q)
+        for (const std::uint32_t s : nodes[queue[q]].subs)
+            if (!seen[s]) {
+                seen[s] = 1;
+                depth[s] = depth[queue[q]] + 1;
+                queue.push_back(s);
+            }
+    return depth;
 }
 
 std::vector<std::uint32_t> MsGraph::sortedNodes() const

@@ -86,8 +86,11 @@ struct MsGraph
         return it == index.end() ? nullptr : &nodes[it->second];
     }
     std::vector<std::string> ancestors(std::uint32_t node) const;
-    /// json.dumps of ancestors(node) + [id]: what a node matched with `node` stores as matched_node_link.
-    std::string pathJson(std::uint32_t node) const;
+    /// json.dumps of ancestors(node) + [id]: what a node matched with `node` stores as matched_node_link. `parentOnly`:
+    /// [parent, id] (or [id] at the top), tb_graph_ascend 26's form of a manual match's link.
+    std::string pathJson(std::uint32_t node, bool parentOnly = false) const;
+    /// Each node's depth (the root 0) along the sub-node lists; a node not reached from the root counts 0.
+    std::vector<std::uint32_t> depths() const;
     /// msprobe's get_sorted_nodes: iterative DFS post-order from the root (node_order).
     std::vector<std::uint32_t> sortedNodes() const;
     /// msprobe's paging_by_micro_step (with the other graph of a compare, or null); returns the micro step count.
