@@ -67,6 +67,14 @@ probescope_cli_test(graph_refuses_cut_pt RC 1 ARGS graph -tp ${cutPair}/npu -gp 
     ERR "Functional.gelu.0.forward.output.0.pt.*graph: not written: the dumps have errors")
 probescope_cli_test(compare_refuses_cut_pt RC 1 ARGS compare --npu ${cutPair}/npu/dump.json --bench ${cutPair}/bench/dump.json
     -o ${graphOut}/cut-compare --profile msprobe-26 ERR "Functional.gelu.0.forward.output.0.pt")
+set(linkedPair ${CMAKE_CURRENT_BINARY_DIR}/graph-linked-tensors)
+file(REMOVE_RECURSE ${linkedPair})
+file(COPY ${PROBESCOPE_FIXTURES_DIR}/modelA_tensor_mix/bench/step0/rank/ DESTINATION ${linkedPair}/bench)
+file(COPY ${PROBESCOPE_FIXTURES_DIR}/modelA_tensor_mix/npu/step0/rank/ DESTINATION ${linkedPair}/npu)
+file(REMOVE_RECURSE ${linkedPair}/npu/dump_tensor_data)
+file(CREATE_LINK ${linkedPair}/bench/dump_tensor_data ${linkedPair}/npu/dump_tensor_data SYMBOLIC)
+probescope_cli_test(graph_refuses_linked_tensor_folder RC 1 ARGS graph -tp ${linkedPair}/npu -gp ${linkedPair}/bench
+    -o ${graphOut}/linked ERR "npu/dump_tensor_data.*graph: not written")
 set(oneSided ${CMAKE_CURRENT_BINARY_DIR}/graph-one-sided)
 file(REMOVE_RECURSE ${oneSided})
 file(COPY ${pairMd5}/npu/step0/rank/ DESTINATION ${oneSided}/npu/rank0)
