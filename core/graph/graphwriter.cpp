@@ -12,6 +12,7 @@
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
 #include "core/util/pytext.h"
+#include "core/util/textposition.h"
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
@@ -1143,8 +1144,18 @@ Result<GraphInput> readGraphInputJson(const fs::path& path)
     auto text = readTextFile(path);
     if (!text)
         return text.error();
-    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+        std::string message = e.what();
+        if (const auto colon = message.rfind(": "); colon != std::string::npos)
+            message = message.substr(colon + 2);
+        return makeError("graph.input", locate(*text, e.byte > 1 ? e.byte - 1 : 0, path.string()), "not valid JSON: " + message);
+    } catch (const nlohmann::json::exception& e) { // a number out of range (1e99999), ...
+        return makeError("graph.input", where, std::string("not valid JSON: ") + e.what());
+    }
+    if (!j.is_object())
         return makeError("graph.input", where, "not a JSON object (msprobe's graph input: {\"npu_path\": ..., \"bench_path\": ...})");
     const auto npu = j.find("npu_path");
     if (npu == j.end() || !npu->is_string())

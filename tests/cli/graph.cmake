@@ -67,6 +67,12 @@ probescope_cli_test(graph_refuses_cut_pt RC 1 ARGS graph -tp ${cutPair}/npu -gp 
     ERR "Functional.gelu.0.forward.output.0.pt.*graph: not written: the dumps have errors")
 probescope_cli_test(compare_refuses_cut_pt RC 1 ARGS compare --npu ${cutPair}/npu/dump.json --bench ${cutPair}/bench/dump.json
     -o ${graphOut}/cut-compare --profile msprobe-26 ERR "Functional.gelu.0.forward.output.0.pt")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/graph-input-huge.json "{\n  \"npu_path\": 1e99999\n}")
+probescope_cli_test(graph_input_overflow RC 1 ARGS graph -i ${CMAKE_CURRENT_BINARY_DIR}/graph-input-huge.json -o ${graphOut}/huge-input
+    ERR "graph-input-huge.json: error \\[graph.input\\]: not valid JSON: .*overflow")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/graph-input-cut.json "{\n  \"npu_path\": \"a\",\n")
+probescope_cli_test(graph_input_syntax RC 1 ARGS graph -i ${CMAKE_CURRENT_BINARY_DIR}/graph-input-cut.json -o ${graphOut}/cut-input
+    ERR "graph-input-cut.json:3:1: error \\[graph.input\\]: not valid JSON")
 set(linkedPair ${CMAKE_CURRENT_BINARY_DIR}/graph-linked-tensors)
 file(REMOVE_RECURSE ${linkedPair})
 file(COPY ${PROBESCOPE_FIXTURES_DIR}/modelA_tensor_mix/bench/step0/rank/ DESTINATION ${linkedPair}/bench)
