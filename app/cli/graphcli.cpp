@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -187,8 +188,12 @@ usage:
       --match-file FILE       a tb_graph_ascend .vis.config: the NPU/bench nodes it names are paired
                               and compared (docs/graph.md, "Manual matches")
       An L1 dump (empty construct.json) gets a flat graph (msprobe writes none) and a note.
+      The pairs are compared by compare's own pipeline: a pair compare refuses (a cut .pt, a
+      data_name leaving the dump, ...) is refused with the same diagnostics and nothing written.
+      Each option takes one value.
 
-exit status: 0 success, 1 the input has errors, 2 usage error
+exit status: 0 success, 1 the input has errors (or a step or rank one side lacks, left out
+with a note), 2 usage error
 )USAGE";
 
 int runGraph(int argc, char** argv)
@@ -206,18 +211,27 @@ int runGraph(int argc, char** argv)
     std::string input;
     std::string matchFile;
     graph::GraphWriteOptions options;
-    auto setPath = [](std::string& target) {
-        return [&target](std::string_view, std::optional<std::string_view> v) -> std::optional<std::string> {
+    // Each option takes one value: a second one is a usage error, never silently the one that wins (-tp A -tp B).
+    std::set<std::string_view> given;
+    auto once = [&given](std::string_view canonical, std::string_view typed) -> std::optional<std::string> {
+        if (!given.insert(canonical).second)
+            return std::string(typed) + " is given twice; graph takes one";
+        return std::nullopt;
+    };
+    auto setPath = [&once](std::string& target, std::string_view canonical) {
+        return [&target, &once, canonical](std::string_view typed, std::optional<std::string_view> v) -> std::optional<std::string> {
+            if (auto twice = once(canonical, typed))
+                return twice;
             target = std::string(*v);
             return std::nullopt;
         };
     };
     const std::vector<Option> table {
-        { { "-tp", "--target_path" }, Option::Takes::Value, "the NPU dump path", setPath(npu) },
-        { { "-gp", "--golden_path" }, Option::Takes::Value, "the bench dump path", setPath(bench) },
-        { { "-o", "--output_path" }, Option::Takes::Value, "an output folder", setPath(out) },
-        { { "-i", "--input_path" }, Option::Takes::Value, "a JSON file with npu_path (and bench_path)", setPath(input) },
-        { { "--match-file" }, Option::Takes::Value, "a .vis.config file", setPath(matchFile) },
+        { { "-tp", "--target_path" }, Option::Takes::Value, "the NPU dump path", setPath(npu, "-tp") },
+        { { "-gp", "--golden_path" }, Option::Takes::Value, "the bench dump path", setPath(bench, "-gp") },
+        { { "-o", "--output_path" }, Option::Takes::Value, "an output folder", setPath(out, "-o") },
+        { { "-i", "--input_path" }, Option::Takes::Value, "a JSON file with npu_path (and bench_path)", setPath(input, "-i") },
+        { { "--match-file" }, Option::Takes::Value, "a .vis.config file", setPath(matchFile, "--match-file") },
         { { "-fm", "--fuzzy_match" }, Option::Takes::Nothing, "",
           [&](std::string_view, std::optional<std::string_view>) -> std::optional<std::string> {
               options.fuzzy = true;
@@ -229,7 +243,9 @@ int runGraph(int argc, char** argv)
               return std::nullopt;
           } },
         { { "--format" }, Option::Takes::Value, "8.3 or 26",
-          [&](std::string_view, std::optional<std::string_view> v) -> std::optional<std::string> {
+          [&](std::string_view typed, std::optional<std::string_view> v) -> std::optional<std::string> {
+              if (auto twice = once("--format", typed))
+                  return twice;
               if (*v == "26" || *v == "26.0" || *v == "26.0.0")
                   options.format = graph::WriteFormat::V26;
               else if (*v == "8.3" || *v == "8.3.3" || *v == "8")
@@ -276,9 +292,18 @@ int runGraph(int argc, char** argv)
         matches = std::move(*read);
         options.matches = &*matches;
     }
+    Diagnostics findings;
+    options.findings = &findings;
     auto written = graph::writeGraphDb(npuPath, benchPath, out, options);
+    // The compare pipeline's findings on the dumps, as compare lists them (the error itself last).
+    const std::string errorText = written ? std::string() : written.error().format();
+    for (const Diagnostic& d : findings)
+        if (d.format() != errorText)
+            std::cerr << d.format() << "\n";
     if (!written) {
-        std::cerr << written.error().format() << "\n";
+        std::cerr << errorText << "\n";
+        if (hasErrors(findings))
+            std::cerr << "graph: not written: the dumps have errors (the compare refuses them too)\n";
         return kExitInputError;
     }
     std::cout << "graph: " << npuPath.string();
@@ -288,6 +313,13 @@ int runGraph(int argc, char** argv)
     for (const std::string& note : written->notes)
         std::cout << "  note: " << note << "\n";
     std::cout << "  graphs: " << written->graphs << "\n  written: " << written->written.string() << "\n";
+    if (written->notCompared > 0) {
+        // As the compare job: the db holds what both sides have, but not the whole input (docs/reliability.md).
+        std::cout << "  " << written->notCompared << " (step, rank) place(s) not compared (on one side only)\n";
+        std::cerr << "graph: " << written->notCompared
+                  << " (step, rank) place(s) on one side only were left out (see the notes); exit status 1\n";
+        return kExitInputError;
+    }
     return kExitOk;
 }
 

@@ -4,6 +4,8 @@
 #include "core/graph/graphwriter.h"
 
 #include "core/compare/comparetable.h"
+#include "core/compare/pipeline.h"
+#include "core/compare/realdata.h"
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/dump/dumplayout.h"
 #include "core/graph/msprobetexts.h"
@@ -11,14 +13,15 @@
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
 #include "core/util/pytext.h"
+#include "core/util/textposition.h"
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <set>
 #include <system_error>
 #include <unordered_map>
@@ -58,6 +61,7 @@ struct Plan
     std::vector<std::int64_t> stepList { 0 };
     std::vector<std::int64_t> rankList { 0 };
     std::vector<std::string> notes;
+    std::size_t notCompared = 0; ///< places of one side only
 };
 
 Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
@@ -96,6 +100,11 @@ Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
     Plan plan;
     auto stepOf = [&](const dump::RankLocation& r) { return stepsN ? r.step.value_or(0) : 0; };
     auto rankOf = [&](const dump::RankLocation& r) { return filesN ? 0 : r.rank.value_or(0); };
+    // The bench place of each (step, rank) label pair, looked up once per NPU place (linear in the places).
+    std::map<std::pair<std::string, std::string>, const dump::RankLocation*> benchPlaces;
+    if (layoutB)
+        for (const dump::RankLocation& b : layoutB->ranks)
+            benchPlaces[{ b.stepLabel, b.rankLabel }] = &b;
     for (const dump::RankLocation& r : layoutN->ranks) {
         Job job;
         job.step = stepOf(r);
@@ -103,17 +112,32 @@ Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
         job.npu = r;
         if (layoutB) {
             const dump::RankLocation* match = nullptr;
-            for (const dump::RankLocation& b : layoutB->ranks)
-                if (filesN || (b.stepLabel == r.stepLabel && b.rankLabel == r.rankLabel))
-                    match = &b;
+            if (filesN) {
+                match = &layoutB->ranks.back();
+            } else if (const auto it = benchPlaces.find({ r.stepLabel, r.rankLabel }); it != benchPlaces.end()) {
+                match = it->second;
+            }
             if (!match) {
                 plan.notes.push_back("NPU " + r.dir.string() + " has no bench counterpart; msprobe compares only the "
                                      "steps and ranks both sides have, so it is left out");
+                ++plan.notCompared;
                 continue;
             }
             job.bench = *match;
         }
         plan.jobs.push_back(std::move(job));
+    }
+    // And the other way: a bench place without an NPU counterpart is left out as well, never silently.
+    if (layoutB && !filesN) {
+        std::set<std::pair<std::string, std::string>> npuPlaces;
+        for (const dump::RankLocation& r : layoutN->ranks)
+            npuPlaces.emplace(r.stepLabel, r.rankLabel);
+        for (const dump::RankLocation& b : layoutB->ranks)
+            if (!npuPlaces.count({ b.stepLabel, b.rankLabel })) {
+                plan.notes.push_back("bench " + b.dir.string() + " has no NPU counterpart; msprobe compares only the "
+                                     "steps and ranks both sides have, so it is left out");
+                ++plan.notCompared;
+            }
     }
     if (plan.jobs.empty())
         return makeError("graph.input", where, "the NPU and bench paths have no step and rank in common");
@@ -133,11 +157,72 @@ Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
 
 // ---- matching (GraphComparator._compare_nodes / _compare_nodes_fuzzy) ----
 
-void link(MsGraph& n, std::uint32_t a, MsGraph& b, std::uint32_t c, std::vector<std::string> linkA,
-          std::vector<std::string> linkB)
+void link(MsGraph& n, std::uint32_t a, MsGraph& b, std::uint32_t c)
 {
-    n.nodes[a].matchedLink = std::move(linkA);
-    b.nodes[c].matchedLink = std::move(linkB);
+    n.nodes[a].partner = static_cast<std::int32_t>(c);
+    b.nodes[c].partner = static_cast<std::int32_t>(a);
+}
+
+/**
+ * @brief For each node of `g` an id of its ancestors() list, shared between graphs through `intern`: equal ids,
+ * equal lists. -1 is the empty list (the root's, or a chain that runs into a cycle, as msprobe's get_ancestors).
+ *
+ * Linear in the nodes and their names: a node's list is its parent's list plus the parent's name, interned once.
+ * (Comparing the lists themselves costs nodes x depth: 20,000 nested modules passed 5.8 GB.)
+ */
+std::vector<std::int64_t> ancestorChains(const MsGraph& g, std::unordered_map<std::string, std::int64_t>& intern)
+{
+    constexpr std::int64_t kUnknown = -2;
+    const std::size_t count = g.nodes.size();
+    std::vector<std::int64_t> chain(count, kUnknown);
+    std::vector<std::uint8_t> tainted(count, 0); // the walk up from this node meets a cycle
+    std::vector<std::uint8_t> onPath(count, 0);
+    std::vector<std::uint32_t> path;
+    auto chainBelow = [&](std::uint32_t parent) {
+        std::string key = std::to_string(chain[parent]);
+        key += '/';
+        key += g.nodes[parent].id;
+        return intern.emplace(std::move(key), static_cast<std::int64_t>(intern.size())).first->second;
+    };
+    for (std::uint32_t start = 0; start < count; ++start) {
+        if (chain[start] != kUnknown)
+            continue;
+        path.clear();
+        std::uint32_t cur = start;
+        enum class End { Top, Known, Cycle } end = End::Top;
+        for (;;) {
+            if (onPath[cur]) {
+                end = End::Cycle;
+                break;
+            }
+            onPath[cur] = 1;
+            path.push_back(cur);
+            const std::int32_t up = g.nodes[cur].up;
+            if (up < 0 || static_cast<std::size_t>(up) >= count) {
+                end = End::Top;
+                break;
+            }
+            cur = static_cast<std::uint32_t>(up);
+            if (chain[cur] != kUnknown) {
+                end = End::Known;
+                break;
+            }
+        }
+        const bool cycle = end == End::Cycle || (end == End::Known && tainted[cur]);
+        for (auto it = path.rbegin(); it != path.rend(); ++it) {
+            const std::uint32_t x = *it;
+            onPath[x] = 0;
+            if (cycle) {
+                tainted[x] = 1;
+                chain[x] = -1;
+            } else if (it == path.rbegin() && end == End::Top) {
+                chain[x] = -1;
+            } else {
+                chain[x] = chainBelow(static_cast<std::uint32_t>(g.nodes[x].up));
+            }
+        }
+    }
+    return chain;
 }
 
 /// 8.x's BaseNode.__eq__ (compare_data): as many inputs and outputs, pairwise the same type and shape.
@@ -165,30 +250,22 @@ bool sameShapes83(const MsNode& a, const MsNode& b)
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> matchExact(MsGraph& n, MsGraph& b, WriteFormat format)
 {
+    std::unordered_map<std::string, std::int64_t> intern;
+    const auto chainsN = ancestorChains(n, intern);
+    const auto chainsB = ancestorChains(b, intern);
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
     std::vector<std::uint32_t> queue { n.root };
     for (std::size_t q = 0; q < queue.size(); ++q) {
         const std::uint32_t i = queue[q];
         if (const auto it = b.index.find(n.nodes[i].id);
-            it != b.index.end() && (format != WriteFormat::V83 || sameStructure83(n.nodes[i], b.nodes[it->second]))) {
-            auto ancestors = n.ancestors(i);
-            if (ancestors == b.ancestors(it->second)) {
-                ancestors.push_back(b.nodes[it->second].id);
-                link(n, i, b, it->second, ancestors, ancestors);
-                pairs.emplace_back(i, it->second);
-            }
+            it != b.index.end() && (format != WriteFormat::V83 || sameStructure83(n.nodes[i], b.nodes[it->second]))
+            && chainsN[i] == chainsB[it->second]) {
+            link(n, i, b, it->second);
+            pairs.emplace_back(i, it->second);
         }
         queue.insert(queue.end(), n.nodes[i].subs.begin(), n.nodes[i].subs.end());
     }
     return pairs;
-}
-
-std::string countRemoved(const std::string& id)
-{
-    static const std::regex index(R"(\.\d+\.)");
-    static const std::regex rank(R"(_rank\d+)");
-    std::string s = std::regex_replace(id, index, ".");
-    return std::regex_replace(s, rank, "");
 }
 
 std::map<std::string, std::uint32_t> recount(const MsGraph& g, std::uint32_t node)
@@ -198,7 +275,7 @@ std::map<std::string, std::uint32_t> recount(const MsGraph& g, std::uint32_t nod
     for (const std::uint32_t s : g.nodes[node].subs) {
         if (g.nodes[s].op != kApi)
             continue;
-        const std::string removed = countRemoved(g.nodes[s].id);
+        const std::string removed = countRemovedId(g.nodes[s].id);
         out[removed + std::to_string(++count[removed])] = s;
     }
     return out;
@@ -210,11 +287,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> matchFuzzy(MsGraph& n, MsGr
     auto process = [&](std::uint32_t i, std::uint32_t j) {
         if (format == WriteFormat::V83 && !sameShapes83(n.nodes[i], b.nodes[j]))
             return false;
-        auto ancestorsN = n.ancestors(i);
-        auto ancestorsB = b.ancestors(j);
-        ancestorsN.push_back(n.nodes[i].id);
-        ancestorsB.push_back(b.nodes[j].id);
-        link(n, i, b, j, ancestorsB, ancestorsN);
+        link(n, i, b, j);
         pairs.emplace_back(i, j);
         return true;
     };
@@ -249,18 +322,13 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> matchByFile(MsGraph& n, MsG
     for (const NodeMatch& m : resolved.matches) {
         const std::uint32_t i = n.index.at(m.npu);
         const std::uint32_t j = b.index.at(m.bench);
-        // A node matched already (by name) is re-paired: the file is the user's word.
-        for (auto& node : b.nodes)
-            if (!node.matchedLink.empty() && node.matchedLink.back() == m.npu)
-                node.matchedLink.clear();
-        for (auto& node : n.nodes)
-            if (!node.matchedLink.empty() && node.matchedLink.back() == m.bench)
-                node.matchedLink.clear();
-        auto ancestorsN = n.ancestors(i);
-        auto ancestorsB = b.ancestors(j);
-        ancestorsN.push_back(m.npu);
-        ancestorsB.push_back(m.bench);
-        link(n, i, b, j, ancestorsB, ancestorsN);
+        // A node matched already (by name) is re-paired: the file is the user's word. Its former partner loses its
+        // link (a match is one to one, so only the partner can point back).
+        if (const std::int32_t old = n.nodes[i].partner; old >= 0 && b.nodes[static_cast<std::size_t>(old)].partner == static_cast<std::int32_t>(i))
+            b.nodes[static_cast<std::size_t>(old)].partner = -1;
+        if (const std::int32_t old = b.nodes[j].partner; old >= 0 && n.nodes[static_cast<std::size_t>(old)].partner == static_cast<std::int32_t>(j))
+            n.nodes[static_cast<std::size_t>(old)].partner = -1;
+        link(n, i, b, j);
         n.nodes[i].modified = true;
         b.nodes[j].modified = true;
         pairs.emplace_back(i, j);
@@ -318,29 +386,12 @@ std::string formatValue(const CellView& v, WriteFormat format)
             s.erase(at, 1);
         for (std::size_t at = 0; (at = s.find("None", at)) != std::string::npos; at += 4)
             s.replace(at, 4, "null");
-        static const std::regex decimal(R"(^(\d{1,20}\.\d{1,20})(%?)$)");
-        std::smatch m;
-        if (std::regex_match(s, m, decimal) && m[1].str().size() - m[1].str().find('.') - 1 > 6) {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "%.6f", std::strtod(m[1].str().c_str(), nullptr));
-            s = std::string(buf) + m[2].str();
-        }
-        return s;
+        return formatDecimalString(s);
     }
     if (v.kind == CellKind::None)
         return "null";
-    if (v.kind == CellKind::Float && format == WriteFormat::V83) {
-        const std::string repr = pyFloatRepr(v.number);
-        char buf[64];
-        if (std::isfinite(v.number) && repr.find('e') != std::string::npos) {
-            std::snprintf(buf, sizeof buf, "%.6e", v.number);
-            return buf;
-        }
-        if (!std::isfinite(v.number))
-            return repr;
-        std::snprintf(buf, sizeof buf, "%.6f", v.number);
-        return pyFloatRepr(std::strtod(buf, nullptr));
-    }
+    if (v.kind == CellKind::Float && format == WriteFormat::V83)
+        return formatFloat83(v.number);
     return cellStr(v);
 }
 
@@ -354,10 +405,14 @@ struct Verdicts
     int npuMd5 = -1;
     int benchMd5 = -1;
     int oneThousandth = -1;
-    /// 8.3 real data: msprobe 8.x computes MaxRelativeErr as msprobe 1.2 does (the 1.2 profile's table).
+    /// 8.3 real data: msprobe 8.x computes the relative error as msprobe 1.2 does (in the tensors' own float type,
+    /// np.finfo(float).eps added where the bench is 0; msprobe 26 adds the eps of the compute type), so
+    /// MaxRelativeErr and the thousandth ratios come from the 1.2 profile's table. A gradient with exact zeros on
+    /// the bench side and tiny values on the NPU side differs there (one element of a parameter gradient).
     std::shared_ptr<const compare::CompareTable> table12;
     std::unordered_map<std::string, std::size_t> rowOf12;
-    int maxRelative12 = -1;
+    std::vector<int> columns12; ///< per name: its column in table12, or -1 (taken from `table`)
+    int oneThousandth12 = -1;
 };
 
 bool ignoredApi(const std::string& id)
@@ -562,9 +617,9 @@ void judgeNode83(MsNode& node, const MsNode& bench, const Verdicts& v, CompareMo
                         value = diffs[c];
                     } else if (mode == CompareMode::Md5 && v.names[c] == "Result") {
                         value = md5Results.count(p.key) ? md5Results.at(p.key) : "Different";
-                    } else if (mode == CompareMode::RealData && v.names[c] == "MaxRelativeErr" && v.table12
-                               && v.rowOf12.count(p.key) && v.maxRelative12 >= 0) {
-                        value = formatValue(v.table12->rows.view(v.rowOf12.at(p.key), static_cast<std::size_t>(v.maxRelative12)),
+                    } else if (mode == CompareMode::RealData && v.table12 && c < v.columns12.size() && v.columns12[c] >= 0
+                               && v.rowOf12.count(p.key)) {
+                        value = formatValue(v.table12->rows.view(v.rowOf12.at(p.key), static_cast<std::size_t>(v.columns12[c])),
                                             WriteFormat::V83);
                     } else if (v.columns[c] >= 0) {
                         value = formatValue(v.table->rows.view(r, static_cast<std::size_t>(v.columns[c])), WriteFormat::V83);
@@ -592,9 +647,15 @@ void judgeNode83(MsNode& node, const MsNode& bench, const Verdicts& v, CompareMo
                             side.maxRelative = std::max(side.maxRelative, rel);
                     }
                 }
-                if (mode == CompareMode::RealData && p.shapeTruthy && v.oneThousandth >= 0)
+                if (mode == CompareMode::RealData && p.shapeTruthy && v.table12 && v.oneThousandth12 >= 0
+                    && v.rowOf12.count(p.key)) {
+                    const CellView cell = v.table12->rows.view(v.rowOf12.at(p.key), static_cast<std::size_t>(v.oneThousandth12));
+                    if (const auto t = pyFloat(cell))
+                        side.numbers.push_back(*t);
+                } else if (mode == CompareMode::RealData && p.shapeTruthy && v.oneThousandth >= 0) {
                     if (const auto t = pyFloat(v.table->rows.view(r, static_cast<std::size_t>(v.oneThousandth))))
                         side.numbers.push_back(*t);
+                }
             }
             if (p.maxMinInvalid) {
                 side.na = true;
@@ -753,7 +814,9 @@ constexpr const char* kCreateConfig
       "    tool_tip TEXT,\n    micro_steps INTEGER,\n    overflow_check INTEGER,\n    node_colors TEXT NOT NULL,\n"
       "    rank_list TEXT NOT NULL,\n    step_list TEXT NOT NULL\n);";
 
-std::optional<std::string> insertGraph(Db& db, const MsGraph& g, WriteFormat format)
+/// `other`: the graph this one was compared with (its nodes are the partners), or null. `fullLinks`: msprobe's
+/// matched_node_link (the partner's ancestors and name), else [parent, name] (see linkBudgetExceeded).
+std::optional<std::string> insertGraph(Db& db, const MsGraph& g, const MsGraph* other, bool fullLinks, WriteFormat format)
 {
     const std::string graphId = std::string(sideName(g.side)) + "_" + std::to_string(g.step) + "_" + std::to_string(g.rank);
     std::string sql = "INSERT INTO tb_nodes (id, graph_id, node_order, node_name, node_type, up_node, sub_nodes, "
@@ -796,7 +859,9 @@ std::optional<std::string> insertGraph(Db& db, const MsGraph& g, WriteFormat for
             node.real(8, *n.precision);
         node.null(9);
         node.integer(10, n.microStep.value_or(0));
-        node.text(11, pyJsonList(n.matchedLink));
+        node.text(11, other && n.partner >= 0 && static_cast<std::size_t>(n.partner) < other->nodes.size()
+                          ? other->pathJson(static_cast<std::uint32_t>(n.partner), !fullLinks)
+                          : std::string("[]"));
         node.text(12, it->second);
         node.text(13, std::string());
         node.text(14, "{}");
@@ -913,6 +978,100 @@ std::optional<std::string> dataPathOf(const dump::RankDump& rank, WriteFormat fo
     return (rank.location.dir / "dump_tensor_data").string();
 }
 
+/// Names per matched node beyond which matched_node_link is written short. Real models nest a few dozen levels;
+/// msprobe's full chains make the db grow as nodes x depth (3,000 nested modules: a 970 MB db, 20,000: about 24 GB).
+constexpr std::uint64_t kMaxLinkNamesPerNode = 64;
+constexpr std::uint64_t kLinkNamesAlwaysFull = 1'000'000;
+
+/// Whether the full matched_node_link lists of a compared pair would hold more than kMaxLinkNamesPerNode names per node
+/// (and more than kLinkNamesAlwaysFull in all): then every link of the pair is written as [parent, name], the form
+/// tb_graph_ascend 26 writes for a manual match (its readers take the last name), and the run says so. Linear.
+bool linkBudgetExceeded(const MsGraph& n, const MsGraph& b)
+{
+    const auto depthN = n.depths();
+    const auto depthB = b.depths();
+    std::uint64_t names = 0;
+    for (const MsNode& x : n.nodes)
+        if (x.partner >= 0)
+            names += depthB[static_cast<std::size_t>(x.partner)] + 1;
+    for (const MsNode& y : b.nodes)
+        if (y.partner >= 0)
+            names += depthN[static_cast<std::size_t>(y.partner)] + 1;
+    const std::uint64_t nodes = n.nodes.size() + b.nodes.size();
+    return names > std::max(kLinkNamesAlwaysFull, kMaxLinkNamesPerNode * nodes);
+}
+
+/// What the compare pipeline gives one (step, rank) of the graph.
+struct ComparedPair
+{
+    std::shared_ptr<const compare::CompareTable> table;
+    std::shared_ptr<const compare::CompareTable> table12; ///< 8.3 real data: msprobe 1.2's table (MaxRelativeErr)
+};
+
+/**
+ * @brief The compare of one pair through the one pipeline (compare::comparePair: the load step, the tensor
+ * resolver and their refusals), never a compare of the graph's own.
+ *
+ * The nodes the graph linked under other names (a fuzzy match of a shifted call, a match file) are given to it as
+ * manual matches, so each row compares what msprobe's graph compares: a node with the node it is linked to. A pair
+ * the compare refuses (a cut .pt, a data_name leaving the dump, a tensor folder linked elsewhere) refuses the graph:
+ * its first error is the error, every finding goes to options.findings.
+ */
+Result<ComparedPair> comparePairOf(const Job& job, const MsGraph& n, const MsGraph& b,
+                                   const std::map<std::uint32_t, std::uint32_t>& pairs, const GraphWriteOptions& options)
+{
+    compare::PlannedPair planned;
+    planned.npu = job.npu;
+    planned.bench = *job.bench;
+    compare::MappingFiles files;
+    VisConfig linked;
+    linked.path = "the graph's node matching";
+    for (const auto& [i, j] : pairs)
+        if (n.nodes[i].id != b.nodes[j].id)
+            linked.entries.push_back({ n.nodes[i].id, b.nodes[j].id });
+    if (!linked.entries.empty())
+        files.matches = linked;
+    compare::JobOptions jobOptions;
+    jobOptions.profile = Profile::Msprobe26;
+    jobOptions.threads = options.threads;
+    auto outcome = compare::comparePair(planned, files, jobOptions);
+    if (!outcome)
+        return outcome.error();
+    if (options.findings)
+        options.findings->insert(options.findings->end(), outcome->inputDiagnostics.begin(),
+                                 outcome->inputDiagnostics.end());
+    for (const Diagnostic& d : outcome->inputDiagnostics)
+        if (d.severity == Severity::Error)
+            return d;
+    if (outcome->refused || !outcome->table)
+        return makeError("graph.input", SourceLocation { job.npu.dumpFile.string(), std::nullopt, 0, 0 },
+                         "the compare refuses this pair");
+    ComparedPair out;
+    out.table = outcome->table;
+    if (options.format == WriteFormat::V83 && out.table->mode == CompareMode::RealData) {
+        const dump::DumpFile& npuDump = *outcome->loaded->npu->dump;
+        const dump::DumpFile& benchDump = *outcome->loaded->bench->dump;
+        compare::NameMappings mappings;
+        compare::ManualMatches manual;
+        manual.path = linked.path;
+        for (const MatchEntry& e : linked.entries)
+            if (npuDump.find(e.key) && benchDump.find(e.value))
+                manual.pairs.emplace_back(e.key, e.value);
+        if (!manual.pairs.empty())
+            mappings.manual = std::move(manual);
+        compare::CompareOptions co;
+        co.threads = options.threads;
+        co.mappings = &mappings;
+        co.npuTensors = compare::tensorResolverOf(npuDump);
+        co.benchTensors = compare::tensorResolverOf(benchDump);
+        auto table12 = compare::compareDumps(npuDump, benchDump, co);
+        if (!table12)
+            return table12.error();
+        out.table12 = *table12;
+    }
+    return out;
+}
+
 } // namespace
 
 Result<GraphInput> readGraphInputJson(const fs::path& path)
@@ -921,8 +1080,18 @@ Result<GraphInput> readGraphInputJson(const fs::path& path)
     auto text = readTextFile(path);
     if (!text)
         return text.error();
-    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+        std::string message = e.what();
+        if (const auto colon = message.rfind(": "); colon != std::string::npos)
+            message = message.substr(colon + 2);
+        return makeError("graph.input", locate(*text, e.byte > 1 ? e.byte - 1 : 0, path.string()), "not valid JSON: " + message);
+    } catch (const nlohmann::json::exception& e) { // a number out of range (1e99999), ...
+        return makeError("graph.input", where, std::string("not valid JSON: ") + e.what());
+    }
+    if (!j.is_object())
         return makeError("graph.input", where, "not a JSON object (msprobe's graph input: {\"npu_path\": ..., \"bench_path\": ...})");
     const auto npu = j.find("npu_path");
     if (npu == j.end() || !npu->is_string())
@@ -945,11 +1114,7 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
         return plan.error();
     GraphWriteResult result;
     result.notes = plan->notes;
-    const SourceLocation outWhere { outDir.string(), std::nullopt, 0, 0 };
-    std::error_code ec;
-    fs::create_directories(outDir, ec);
-    if (!fs::is_directory(outDir))
-        return makeError("graph.output", outWhere, "cannot create the output folder");
+    result.notCompared = plan->notCompared;
 
     struct Built
     {
@@ -957,6 +1122,7 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
         std::optional<MsGraph> bench;
         std::int64_t microSteps = 1;
         std::optional<CompareMode> mode;
+        bool fullLinks = true;
     };
     std::vector<Built> built;
     for (const Job& job : plan->jobs) {
@@ -968,7 +1134,6 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
                 return d;
         std::shared_ptr<const dump::RankDump> rankB;
         std::optional<CompareMode> mode;
-        std::shared_ptr<const compare::CompareTable> table;
         if (job.bench) {
             auto loaded = dump::loadRank(*job.bench);
             if (!loaded)
@@ -981,12 +1146,6 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
             if (!detected)
                 return detected.error();
             mode = *detected;
-            compare::CompareOptions co;
-            co.threads = options.threads;
-            auto compared = compare::msprobe26::compareDumps(*(*rankN)->dump, *rankB->dump, co);
-            if (!compared)
-                return compared.error();
-            table = *compared;
         }
         BuildOptions bo;
         bo.format = options.format;
@@ -1017,12 +1176,25 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
             if (b.bench->flat)
                 result.notes.push_back(job.bench->dir.string() + ": construct.json is empty (a level L1 dump); built "
                                        "flat as on the NPU side");
+            // The graphs hold what they need of the dumps: the compare pipeline reads the dumps itself.
+            rankN->reset();
+            rankB.reset();
             auto pairs = options.fuzzy ? matchFuzzy(b.npu, *b.bench, options.format)
                                        : matchExact(b.npu, *b.bench, options.format);
             if (options.matches) {
                 auto more = matchByFile(b.npu, *b.bench, *options.matches, result.notes);
                 pairs.insert(pairs.end(), more.begin(), more.end());
             }
+            // Each NPU node is judged once, with the bench node it is linked to in the end (a match file may have
+            // re-paired a node matched by name).
+            std::map<std::uint32_t, std::uint32_t> finalPairs;
+            for (const auto& [i, j] : pairs)
+                if (b.npu.nodes[i].partner == static_cast<std::int32_t>(j))
+                    finalPairs[i] = j;
+            auto compared = comparePairOf(job, b.npu, *b.bench, finalPairs, options);
+            if (!compared)
+                return compared.error();
+            const std::shared_ptr<const compare::CompareTable> table = compared->table;
             Verdicts v;
             v.table = table;
             for (std::size_t r = 0; r < table->rows.size(); ++r) {
@@ -1037,41 +1209,47 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
             v.benchMd5 = table->column("BENCH MD5");
             v.oneThousandth = table->column("One Thousandth Err Ratio");
             if (options.format == WriteFormat::V83 && *mode == CompareMode::RealData) {
-                compare::CompareOptions co;
-                co.threads = options.threads;
-                auto compared = compare::compareDumps(*(*rankN)->dump, *rankB->dump, co);
-                if (!compared)
-                    return compared.error();
-                v.table12 = *compared;
+                v.table12 = compared->table12;
                 for (std::size_t r = 0; r < v.table12->rows.size(); ++r)
                     v.rowOf12.emplace(std::string(v.table12->rows.view(r, 0).text), r);
-                v.maxRelative12 = v.table12->column("MaxRelativeErr");
+                for (const std::string& c : v.names)
+                    v.columns12.push_back(c == "MaxRelativeErr" || c == "One Thousandth Err Ratio"
+                                                  || c == "Five Thousandths Err Ratio"
+                                              ? v.table12->column(c)
+                                              : -1);
+                v.oneThousandth12 = v.table12->column("One Thousandth Err Ratio");
             }
-            // Each NPU node is judged once, with the bench node it is linked to in the end (a match file may have
-            // re-paired a node matched by name).
-            std::map<std::uint32_t, std::uint32_t> finalPairs;
-            for (const auto& [i, j] : pairs)
-                finalPairs[i] = j;
-            for (const auto& [i, j] : finalPairs) {
-                const MsNode& node = b.npu.nodes[i];
-                if (!node.matchedLink.empty() && node.matchedLink.back() == b.bench->nodes[j].id)
-                    judgeNode(b.npu.nodes[i], b.bench->nodes[j], v, *mode, options.format);
-            }
+            for (const auto& [i, j] : finalPairs)
+                judgeNode(b.npu.nodes[i], b.bench->nodes[j], v, *mode, options.format);
             judgeCollections(b.npu, options.format == WriteFormat::V83 && *mode == CompareMode::Md5);
             b.mode = mode;
             b.microSteps = b.npu.pageByMicroStep(&*b.bench);
+            if (linkBudgetExceeded(b.npu, *b.bench)) {
+                b.fullLinks = false;
+                result.notes.push_back(job.npu.dir.string() + ": the model nests so deep that msprobe's matched_node_link "
+                                       "lists (every ancestor of the partner) would hold more than "
+                                       + std::to_string(kMaxLinkNamesPerNode) + " names per node; written as [parent, "
+                                       "node] instead, the form tb_graph_ascend 26 writes for a manual match");
+            }
         } else {
             b.microSteps = b.npu.pageByMicroStep(nullptr);
         }
         built.push_back(std::move(b));
     }
 
-    // The db: a fresh temporary file in OUT, claimed under build_/compare_{ts}.vis.db with the no-replace rename.
+    // The db: a fresh temporary file in OUT (util/outputfile's createTempBeside), claimed under build_/compare_{ts}.vis.db
+    // (then _1, _2 ...) by util/outputfile's claimFreeName: never replacing a file, a symlink at the name is taken.
+    // Every message names the db's final name, never the temporary one.
     const bool compareRun = bench.has_value();
     const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     const std::string stem = std::string(compareRun ? "compare_" : "build_") + stamp;
+    // OUT is made only now: a refused run leaves nothing behind, not even the folder.
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (!fs::is_directory(outDir))
+        return makeError("graph.output", SourceLocation { outDir.string(), std::nullopt, 0, 0 }, "cannot create the output folder");
     auto written = detail::writeNewDb(
-        [&](int n) { return outDir / (stem + (n ? "_" + std::to_string(n) : std::string()) + ".vis.db"); }, 1001,
+        outDir, stem, ".vis.db", detail::DbName::FreeName,
         [&](Db& db) -> std::optional<std::string> {
             for (const std::string& sql : { createNodes(options.format), std::string(kCreateStack), std::string(kCreateConfig) })
                 if (auto e = db.exec(sql))
@@ -1090,11 +1268,11 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
                 config.nodeColors = nodeColorsOf(*built.front().mode, options.format);
             }
             for (const Built& b : built) {
-                if (auto e = insertGraph(db, b.npu, options.format))
+                if (auto e = insertGraph(db, b.npu, b.bench ? &*b.bench : nullptr, b.fullLinks, options.format))
                     return e;
                 ++result.graphs;
                 if (b.bench) {
-                    if (auto e = insertGraph(db, *b.bench, options.format))
+                    if (auto e = insertGraph(db, *b.bench, &b.npu, b.fullLinks, options.format))
                         return e;
                     ++result.graphs;
                 }

@@ -21,6 +21,9 @@ struct GraphWriteOptions
     std::string timestamp;      ///< the {ts} of the file name; empty = now (local time, msprobe's format)
     unsigned threads = 0;       ///< tensor pairs compared at once (never changes the result)
     const VisConfig* matches = nullptr; ///< --match-file: NPU/bench nodes paired by hand (docs/graph.md)
+    /// Where the compare pipeline's findings on the dumps go (compare::PairOutcome::inputDiagnostics of every pair,
+    /// warnings too), for a front end to list as compare does; may be null.
+    Diagnostics* findings = nullptr;
 };
 
 struct GraphWriteResult
@@ -28,6 +31,9 @@ struct GraphWriteResult
     std::filesystem::path written; ///< OUT/build_{ts}.vis.db or OUT/compare_{ts}.vis.db (or _1, _2 ... when taken)
     std::size_t graphs = 0;        ///< graphs written (NPU and bench counted apart)
     std::vector<std::string> notes; ///< what differs from msprobe's run (L1 dumps, skipped ranks, ...)
+    /// (step, rank) places one side has and the other lacks, left out of a compare (each has a note). The CLI then
+    /// exits 1, as the compare job does for one-sided places (docs/reliability.md section 6).
+    std::size_t notCompared = 0;
 };
 
 /// msprobe 8.x's `graph -i graph.json`: {"npu_path": ..., "bench_path": ...} (bench_path optional; relative paths

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -53,7 +54,10 @@ struct MsNode
     std::uint8_t op = 0;     ///< NodeType value
     std::int32_t up = -1;    ///< parent index
     std::vector<std::uint32_t> subs;
-    std::vector<std::string> matchedLink;
+    /// The node of the other graph this one is matched with (-1: none). msprobe's matched_node_link is that node's
+    /// ancestors and name (MsGraph::pathJson): made when the row is written, never stored per node (a 20,000-deep
+    /// model would hold 200 million names).
+    std::int32_t partner = -1;
     bool modified = false; ///< paired by a match file: tb_graph_ascend's "modified" (a manual match)
     std::optional<double> precision;
     bool precisionIsInteger = false;
@@ -82,6 +86,11 @@ struct MsGraph
         return it == index.end() ? nullptr : &nodes[it->second];
     }
     std::vector<std::string> ancestors(std::uint32_t node) const;
+    /// json.dumps of ancestors(node) + [id]: what a node matched with `node` stores as matched_node_link. `parentOnly`:
+    /// [parent, id] (or [id] at the top), tb_graph_ascend 26's form of a manual match's link.
+    std::string pathJson(std::uint32_t node, bool parentOnly = false) const;
+    /// Each node's depth (the root 0) along the sub-node lists; a node not reached from the root counts 0.
+    std::vector<std::uint32_t> depths() const;
     /// msprobe's get_sorted_nodes: iterative DFS post-order from the root (node_order).
     std::vector<std::uint32_t> sortedNodes() const;
     /// msprobe's paging_by_micro_step (with the other graph of a compare, or null); returns the micro step count.
@@ -99,6 +108,16 @@ struct BuildOptions
 
 /// Builds the graph of one rank as msprobe's GraphBuilder.build does.
 Result<MsGraph> buildMsGraph(const dump::RankDump& rank, const BuildOptions& options);
+
+/// _format_decimal_string: a whole-string decimal (msprobe's ^\d{1,20}\.\d{1,20}%?$) with more than 6 decimals
+/// becomes "%.6f" (percent kept). Parsed by hand, no regex.
+std::string formatDecimalString(const std::string& s);
+/// 8.3.3's float formatting: "{:.6e}" when repr is in scientific notation, else round(value, 6).
+std::string formatFloat83(double v);
+/// Where msprobe's \.parameters_grad(?:\.\d+)?$ starts in `key`, if it ends so.
+std::optional<std::size_t> parametersGradSuffix(std::string_view key);
+/// The fuzzy match's id without call counts: re.sub(r'\.\d+\.', '.', id), then _rank\d+ removed.
+std::string countRemovedId(std::string_view id);
 
 /// Python's json.dumps of a list of strings ('["a", "b"]', ensure_ascii), the spelling of sub_nodes,
 /// matched_node_link and stack_info.

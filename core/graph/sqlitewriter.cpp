@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <system_error>
 
 namespace probescope::graph::detail {
@@ -109,47 +110,62 @@ void Insert::reset()
     sqlite3_clear_bindings(m_stmt);
 }
 
-Result<fs::path> writeNewDb(const std::function<fs::path(int)>& nameFor, int attempts,
+Result<fs::path> writeNewDb(const fs::path& folder, const std::string& stem, const std::string& extension, DbName name,
                             const std::function<std::optional<std::string>(WritableDb&)>& fill, const std::string& errorId)
 {
+    const fs::path finalName = folder / (stem + extension);
+    const SourceLocation at { finalName.string(), std::nullopt, 0, 0 };
     std::string error;
-    const fs::path first = nameFor(0);
-    const auto temp = createTempBeside(first, ".tmp", error);
+    const auto temp = createTempBeside(finalName, ".tmp", error);
     if (!temp)
-        return makeError(errorId, SourceLocation { first.string(), std::nullopt, 0, 0 }, error);
+        return makeError(errorId, at, error);
     std::error_code ec;
-    auto cleanup = [&] {
-        for (const char* tail : { "", "-journal", "-wal", "-shm" })
+    auto removeSidecars = [&] {
+        for (const char* tail : { "-journal", "-wal", "-shm" })
             fs::remove(fs::path(temp->string() + tail), ec);
+    };
+    auto cleanup = [&] {
+        fs::remove(*temp, ec);
+        removeSidecars();
     };
     {
         WritableDb db(*temp);
         auto fail = [&](const std::string& what) {
+            // SQLite's own writes: a full disk (SQLITE_FULL) reads as any other output's full disk.
+            const bool full = db.handle()
+                && (sqlite3_errcode(db.handle()) == SQLITE_FULL
+                    || sqlite3_extended_errcode(db.handle()) == SQLITE_IOERR_WRITE);
             db.close();
             cleanup();
-            return makeError(errorId, SourceLocation { temp->string(), std::nullopt, 0, 0 }, what);
+            return makeError(errorId, at, full ? errnoText("cannot write", finalName, ENOSPC) : "cannot write the db: " + what);
         };
         if (auto e = db.open())
             return fail(*e);
         if (auto e = fill(db))
             return fail(*e);
+        // The full-disk test seam (docs/reliability.md "Full disk"): SQLite writes on its own, so the finished db is
+        // this output's one write step.
+        if (injectFullDisk(OutputStep::Write)) {
+            db.close();
+            cleanup();
+            return makeError(errorId, at, errnoText("cannot write", finalName, ENOSPC));
+        }
         if (auto e = db.close())
             return fail(*e);
     }
-    for (int n = 0;; ++n) {
-        const fs::path target = nameFor(n);
-        const auto failure = renameNoReplace(*temp, target);
-        if (!failure) {
-            cleanup();
-            return target;
-        }
-        if (!failure->nameTaken || n + 1 >= attempts) {
-            cleanup();
-            return makeError(errorId, SourceLocation { target.string(), std::nullopt, 0, 0 },
-                             failure->nameTaken ? "this name is taken: an existing file is never replaced"
-                                                : failure->message);
-        }
+    removeSidecars();
+    if (name == DbName::FreeName) {
+        if (auto written = claimFreeName(*temp, folder, stem, extension, error))
+            return *written;
+        cleanup();
+        return makeError(errorId, at, error);
     }
+    if (const auto failure = renameNoReplace(*temp, finalName)) {
+        cleanup();
+        return makeError(errorId, at,
+                         failure->nameTaken ? "this name is taken: an existing file is never replaced" : failure->message);
+    }
+    return finalName;
 }
 
 } // namespace probescope::graph::detail

@@ -63,12 +63,21 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
 };
 
+/// Under which name writeNewDb claims its db.
+enum class DbName : std::uint8_t {
+    Exact,   ///< folder/stem+extension or nothing: a taken name is an error
+    FreeName ///< the first free name of stem+extension, stem_1+extension, ... (util/outputfile's claimFreeName)
+};
+
 /**
- * @brief Builds a new db with `fill` in a temporary file beside `nameFor(0)` and claims it under the first free
- * name nameFor(0), nameFor(1), ... (at most `attempts` names). Nothing is left behind on failure (no temporary file,
- * -journal, -wal or -shm). Errors (id `errorId`) name the temporary file (a failure of `fill`) or the output.
+ * @brief Builds a new db with `fill` in a fresh temporary file beside `folder/stem+extension` and claims it as `name`
+ * says, never replacing a file (a symlink at a name is taken). Nothing is left behind on failure (no temporary file,
+ * -journal, -wal or -shm). Every error (id `errorId`) names the db's final name, never the temporary one; SQLite's
+ * own full-disk failures and the full-disk test seam (util/outputfile injectFullDisk, at the db's one write step)
+ * read "cannot write NAME: No space left on device", as any other output's.
  */
-Result<std::filesystem::path> writeNewDb(const std::function<std::filesystem::path(int)>& nameFor, int attempts,
+Result<std::filesystem::path> writeNewDb(const std::filesystem::path& folder, const std::string& stem,
+                                         const std::string& extension, DbName name,
                                          const std::function<std::optional<std::string>(WritableDb&)>& fill,
                                          const std::string& errorId);
 

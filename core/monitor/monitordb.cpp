@@ -489,7 +489,7 @@ Result<Data2DbResult> monitorToDb(const fs::path& dataDir, const fs::path& outDi
                          "exists already: ProbeScope never replaces a file (msprobe deletes it); remove it or choose another --db");
 
     auto written = graph::detail::writeNewDb(
-        [&](int) { return dbPath; }, 1,
+        outDir, "monitor_data", ".trend.db", graph::detail::DbName::Exact,
         [&](WritableDb& db) -> std::optional<std::string> {
             // TrendSql's texts, so that sqlite_master holds msprobe's CREATE statements.
             const char* tables[] = {

@@ -304,8 +304,12 @@ std::optional<WriteFailure> writeFileAtomically(const fs::path& path, std::strin
     return file->claim(path, mode); // the temporary file is removed when it was not claimed
 }
 
-std::optional<fs::path> writeToFreeName(const fs::path& folder, std::string_view stem, std::string_view extension,
-                                        std::string_view text, std::string& error)
+namespace {
+
+/// The free-name series of writeToFreeName and claimFreeName: `claim(path)` tries one name (nullopt: done).
+template<typename Claim>
+std::optional<fs::path> firstFreeName(const fs::path& folder, std::string_view stem, std::string_view extension,
+                                      std::string& error, Claim claim)
 {
     for (int n = 0; n < kMaxFreeNameAttempts; ++n) {
         std::string name(stem);
@@ -313,7 +317,7 @@ std::optional<fs::path> writeToFreeName(const fs::path& folder, std::string_view
             name += "_" + std::to_string(n);
         name += extension;
         const fs::path path = folder / name;
-        const auto failure = writeFileAtomically(path, text, ReplaceMode::Never);
+        const std::optional<WriteFailure> failure = claim(path);
         if (!failure)
             return path;
         if (!failure->nameTaken) {
@@ -324,6 +328,32 @@ std::optional<fs::path> writeToFreeName(const fs::path& folder, std::string_view
     error = "no free name for " + (folder / (std::string(stem) + std::string(extension))).string() + " after "
         + std::to_string(kMaxFreeNameAttempts) + " tries";
     return std::nullopt;
+}
+
+} // namespace
+
+std::optional<fs::path> writeToFreeName(const fs::path& folder, std::string_view stem, std::string_view extension,
+                                        std::string_view text, std::string& error)
+{
+    return firstFreeName(folder, stem, extension, error,
+                         [&](const fs::path& path) { return writeFileAtomically(path, text, ReplaceMode::Never); });
+}
+
+std::optional<fs::path> claimFreeName(const fs::path& temp, const fs::path& folder, std::string_view stem,
+                                      std::string_view extension, std::string& error)
+{
+    return firstFreeName(folder, stem, extension, error, [&](const fs::path& path) {
+        if (auto failure = renameNoReplace(temp, path)) {
+            // Name the output, not the temporary file.
+            if (!failure->nameTaken) {
+                const auto reason = failure->message.rfind(": ");
+                failure->message = "cannot write " + path.string()
+                    + (reason == std::string::npos ? std::string() : failure->message.substr(reason));
+            }
+            return std::optional<WriteFailure>(std::move(failure));
+        }
+        return std::optional<WriteFailure>();
+    });
 }
 
 } // namespace probescope

@@ -113,4 +113,13 @@ std::optional<std::filesystem::path> writeToFreeName(const std::filesystem::path
                                                      std::string_view extension, std::string_view text,
                                                      std::string& error);
 
+/**
+ * @brief writeToFreeName for a file a writer made itself (a SQLite db in createTempBeside's file): moves the
+ * finished `temp` to the first free name of the same series (`stem + extension`, `stem_1 + extension`, ...) with
+ * renameNoReplace. Never replaces (a symlink at a name is taken); on failure `temp` is left for the caller.
+ */
+std::optional<std::filesystem::path> claimFreeName(const std::filesystem::path& temp, const std::filesystem::path& folder,
+                                                   std::string_view stem, std::string_view extension,
+                                                   std::string& error);
+
 } // namespace probescope

@@ -25,6 +25,7 @@ probescope_cli_test(graph_info_options RC 2 ARGS info ${graphFixtures}/v26/model
     ERR "takes no options")
 
 set(pairMd5 ${PROBESCOPE_FIXTURES_DIR}/modelA_md5_mix)
+set(pairStatsGraph ${PROBESCOPE_FIXTURES_DIR}/modelA_statistics_mix)
 probescope_cli_test(graph_write_compare RC 0 ARGS graph -tp ${pairMd5}/npu -gp ${pairMd5}/bench -o ${graphOut}/compare
     OUT "graphs: 4\n  written: [^\n]*graph-out/compare/compare_[0-9]+(_[0-9]+)?\\.vis\\.db")
 probescope_cli_test(graph_write_build83 RC 0 ARGS graph -tp ${pairMd5}/npu/step0/rank -o ${graphOut}/build --format 8.3
@@ -46,6 +47,54 @@ probescope_cli_test(graph_usage_format RC 2 ARGS graph -tp ${pairMd5}/npu -o x -
 probescope_cli_test(graph_usage_match_without_bench RC 2 ARGS graph -tp ${pairMd5}/npu -o x --match-file y
     ERR "--match-file pairs NPU and bench nodes: it needs -gp BENCH")
 probescope_cli_test(graph_help RC 0 ARGS graph --help OUT "probescope-cli graph -tp NPU \\[-gp BENCH\\] -o OUT")
+
+# Issue 33: graph refuses what compare refuses (the one pipeline), one value per option, a one-sided rank said.
+probescope_cli_test(graph_usage_tp_twice RC 2 ARGS graph -tp ${pairMd5}/npu -tp ${pairMd5}/bench -o ${graphOut}/twice
+    ERR "-tp is given twice; graph takes one")
+probescope_cli_test(graph_usage_format_twice RC 2 ARGS graph -tp ${pairMd5}/npu -o ${graphOut}/twice --format 26 --format 8.3
+    ERR "--format is given twice")
+probescope_cli_test(graph_usage_out_twice RC 2 ARGS graph -tp ${pairMd5}/npu -o ${graphOut}/a --output_path ${graphOut}/b
+    ERR "--output_path is given twice")
+set(cutPair ${CMAKE_CURRENT_BINARY_DIR}/graph-cut-pt)
+file(REMOVE_RECURSE ${cutPair})
+foreach(side npu bench)
+    file(COPY ${PROBESCOPE_FIXTURES_DIR}/modelA_tensor_mix/${side}/step0/rank/ DESTINATION ${cutPair}/${side})
+endforeach()
+set(cutPt ${cutPair}/npu/dump_tensor_data/Functional.gelu.0.forward.output.0.pt)
+# A zip cut short after 300 bytes, as an interrupted copy leaves it.
+execute_process(COMMAND truncate -s 300 ${cutPt})
+probescope_cli_test(graph_refuses_cut_pt RC 1 ARGS graph -tp ${cutPair}/npu -gp ${cutPair}/bench -o ${graphOut}/cut
+    ERR "Functional.gelu.0.forward.output.0.pt.*graph: not written: the dumps have errors")
+probescope_cli_test(compare_refuses_cut_pt RC 1 ARGS compare --npu ${cutPair}/npu/dump.json --bench ${cutPair}/bench/dump.json
+    -o ${graphOut}/cut-compare --profile msprobe-26 ERR "Functional.gelu.0.forward.output.0.pt")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/graph-input-huge.json "{\n  \"npu_path\": 1e99999\n}")
+probescope_cli_test(graph_input_overflow RC 1 ARGS graph -i ${CMAKE_CURRENT_BINARY_DIR}/graph-input-huge.json -o ${graphOut}/huge-input
+    ERR "graph-input-huge.json: error \\[graph.input\\]: not valid JSON: .*overflow")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/graph-input-cut.json "{\n  \"npu_path\": \"a\",\n")
+probescope_cli_test(graph_input_syntax RC 1 ARGS graph -i ${CMAKE_CURRENT_BINARY_DIR}/graph-input-cut.json -o ${graphOut}/cut-input
+    ERR "graph-input-cut.json:3:1: error \\[graph.input\\]: not valid JSON")
+set(linkedPair ${CMAKE_CURRENT_BINARY_DIR}/graph-linked-tensors)
+file(REMOVE_RECURSE ${linkedPair})
+file(COPY ${PROBESCOPE_FIXTURES_DIR}/modelA_tensor_mix/bench/step0/rank/ DESTINATION ${linkedPair}/bench)
+file(COPY ${PROBESCOPE_FIXTURES_DIR}/modelA_tensor_mix/npu/step0/rank/ DESTINATION ${linkedPair}/npu)
+file(REMOVE_RECURSE ${linkedPair}/npu/dump_tensor_data)
+file(CREATE_LINK ${linkedPair}/bench/dump_tensor_data ${linkedPair}/npu/dump_tensor_data SYMBOLIC)
+probescope_cli_test(graph_refuses_linked_tensor_folder RC 1 ARGS graph -tp ${linkedPair}/npu -gp ${linkedPair}/bench
+    -o ${graphOut}/linked ERR "npu/dump_tensor_data.*graph: not written")
+set(oneSided ${CMAKE_CURRENT_BINARY_DIR}/graph-one-sided)
+file(REMOVE_RECURSE ${oneSided})
+file(COPY ${pairMd5}/npu/step0/rank/ DESTINATION ${oneSided}/npu/rank0)
+file(COPY ${pairMd5}/bench/step0/rank/ DESTINATION ${oneSided}/bench/rank0)
+file(COPY ${pairMd5}/bench/step0/rank/ DESTINATION ${oneSided}/bench/rank1)
+probescope_cli_test(graph_bench_only_rank RC 1 ARGS graph -tp ${oneSided}/npu -gp ${oneSided}/bench -o ${graphOut}/one-sided
+    OUT "note: bench [^\n]*rank1 has no NPU counterpart.*graphs: 2.*1 \\(step, rank\\) place\\(s\\) not compared")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/huge.vis.config "{\n    \"Functional.gelu.0.forward\": \"Functional.gelu.1.forward\",\n    \"x\": 1e99999\n}")
+probescope_cli_test(graph_match_file_overflow RC 1 ARGS graph -tp ${pairStatsGraph}/npu/step0/rank -gp ${pairStatsGraph}/bench/step0/rank
+    -o ${graphOut}/huge --match-file ${CMAKE_CURRENT_BINARY_DIR}/huge.vis.config
+    ERR "huge.vis.config:3:[0-9]+: error \\[graph.match-file\\]: not valid JSON: .*overflow")
+probescope_cli_test(compare_match_file_overflow RC 1 ARGS compare --npu ${pairStatsGraph}/npu/step0/rank/dump.json
+    --bench ${pairStatsGraph}/bench/step0/rank/dump.json -o ${graphOut}/huge-compare --match-file ${CMAKE_CURRENT_BINARY_DIR}/huge.vis.config
+    ERR "huge.vis.config:3:[0-9]+: error \\[graph.match-file\\]: not valid JSON")
 
 # compare --match-file (docs/graph.md "compare --match-file"): a shifted gelu call made from the real pairs, in both
 # msprobe profiles, statistics and tensor mode (matchfile.cmake checks the CSVs); and the option's errors.

@@ -46,4 +46,9 @@ while IFS= read -r f; do seed collectconfig "$f"; done < <(find "$src/tests/data
 printf '{"task": "tensor", "dump_path": "d", "step": [0, "2-4"], "rank": ["0-999999"], "level": "mix", "tensor": {"scope": [], "list": ["relu"], "data_mode": ["forward"]}}' >"$out/collectconfig/hand-1.json"
 printf '{"task": "free_benchmark", "level": "L1", "free_benchmark": {"pert_mode": "add_noise", "fuzz_stage": "forward", "preheat_step": 3}}' >"$out/collectconfig/hand-2.json"
 printf '{"task": "overflow_check", "seed": 1, "is_deterministic": true, "async_queue_bytes": 0, "overflow_check": {"overflow_nums": -1}}' >"$out/collectconfig/hand-3.json"
+# .vis.config (graph/compare --match-file) and graph -i's JSON: the plugin's files and hand-made ones.
+mkdir -p "$out/visconfig"
+while IFS= read -r f; do seed visconfig "$f"; done < <(find "$fixtures/msprobe_graph" "$src/tests/data" -name '*.vis.config' 2>/dev/null | head -40)
+printf '{"Functional.gelu.0.forward": "Functional.gelu.1.forward", "a": "b", "a": "c"}' >"$out/visconfig/hand-1.vis.config"
+printf '{"npu_path": "npu/step0/rank", "bench_path": "bench/step0/rank", "is_print_compare_log": true}' >"$out/visconfig/hand-2.json"
 for d in "$out"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

@@ -78,11 +78,16 @@ ExportOutcome runExport(const ExportRequest& request, ProgressSink* progress)
             out.cancelled = true;
             return out;
         }
+        // The writer compares through the compare pipeline: a pair the compare refuses is refused here too.
+        Diagnostics findings;
+        options.findings = &findings;
         auto written = graph::writeGraphDb(request.npuRankDir, request.benchRankDir, request.outDir, options);
         if (!written) {
             out.error = QString::fromStdString(written.error().format());
             return out;
         }
+        for (const Diagnostic& d : findings)
+            out.notes << QString::fromStdString(d.format());
         out.files << pathText(written->written);
         for (const std::string& note : written->notes)
             out.notes << QString::fromStdString(note);
