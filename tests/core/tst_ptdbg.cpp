@@ -12,6 +12,7 @@
 #include "core/tensor/npystream.h"
 #include "core/util/workgroup.h"
 #include "tempdir.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 #include "xlsxread.h"
 
@@ -205,7 +206,7 @@ TEST(PtdbgFixtures, EveryVariantCellForCell)
 {
     const auto all = variants();
     if (all.empty())
-        GTEST_SKIP() << "no fixtures at " << legacyDir();
+        PROBESCOPE_FIXTURE_MISSING(legacyDir());
     for (const fs::path& variant : all) {
         SCOPED_TRACE(variant.string());
         const fs::path pairDir = variant.parent_path().parent_path();
@@ -261,8 +262,7 @@ TEST(PtdbgFixtures, EveryVariantCellForCell)
 TEST(PtdbgFixtures, Md5WithoutDataFoldersComparesInsteadOfCrashing)
 {
     const fs::path pair = legacyDir() / "md5_mode";
-    if (!fs::exists(pair / "expected_errors/pkl_only/cmd.txt"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "expected_errors/pkl_only/cmd.txt");
     const auto call = readCmd(pair / "expected_errors/pkl_only", pair);
     ASSERT_TRUE(call);
     EXPECT_TRUE(call->input.npuDataDir.empty());
@@ -278,8 +278,7 @@ TEST(PtdbgFixtures, Md5WithoutDataFoldersComparesInsteadOfCrashing)
 TEST(PtdbgFixtures, JobWritesCsvAdvisorAndXlsxWithoutReplacingFiles)
 {
     const fs::path pair = legacyDir() / "all_mode";
-    if (!fs::exists(pair / "expected/plain/cmd.txt"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "expected/plain/cmd.txt");
     const auto call = readCmd(pair / "expected/plain", pair);
     ASSERT_TRUE(call);
     TempDir out;
@@ -310,8 +309,7 @@ TEST(PtdbgFixtures, JobWritesCsvAdvisorAndXlsxWithoutReplacingFiles)
 TEST(PtdbgFixtures, ParsePrintsOneApiAsPtdbg)
 {
     const fs::path pkl = legacyDir() / "all_mode/npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
-    if (!fs::exists(pkl))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pkl);
     auto text = ptdbg::parsePkl(pkl, "Functional.gelu.0.forward");
     ASSERT_TRUE(text) << text.error().format();
     EXPECT_EQ(*text,
@@ -531,10 +529,19 @@ TEST(PtdbgInputs, CompareJsonAndRankPairs)
     ASSERT_EQ(pairs->size(), 2u);
     EXPECT_EQ((*pairs)[0].suffix, "_rank10-rank10"); // sorted as text, as Python sorts the names
     EXPECT_EQ((*pairs)[1].input.npuDataDir, dir.path() / "npu/rank2/dump");
+    // The step folder is read by the one discovery of dumps (issue 33): a file beside the rank folders is ignored
+    // there as in every profile, a folder that is no rank folder is refused, naming it, as ptdbg refuses it.
     writeFile(dir.path() / "npu/notes.txt", "x");
+    EXPECT_TRUE(ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench"));
+    fs::create_directories(dir.path() / "npu/notes");
     auto refused = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().message.find("notes.txt"), std::string::npos);
+    EXPECT_NE(refused.error().message.find("notes"), std::string::npos) << refused.error().message;
+    fs::remove(dir.path() / "npu/notes");
+    fs::create_directories(dir.path() / "bench/rank3");
+    refused = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
+    ASSERT_FALSE(refused) << "a rank folder without a .pkl is refused";
+    EXPECT_NE(refused.error().message.find("rank3"), std::string::npos) << refused.error().message;
 }
 
 // ---- legacy dumps in the msprobe profiles and the GUI's core path ----
@@ -542,8 +549,7 @@ TEST(PtdbgInputs, CompareJsonAndRankPairs)
 TEST(PtdbgLegacy, SessionComparesA60DumpWithMsprobeRulesAndFindsTheGelu)
 {
     const fs::path pair = legacyDir() / "all_mode";
-    if (!fs::exists(pair / "npu"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "npu");
     auto plan = session::planSession(pair / "npu", pair / "bench");
     ASSERT_TRUE(plan) << plan.error().format();
     ASSERT_EQ(plan->pairs.size(), 1u);
@@ -593,8 +599,7 @@ TEST(PtdbgLegacy, UnderscoreNamedDumpsCompareWithMsprobeRules)
 TEST(PtdbgFixtures, ThreadCountNeverChangesTheTable)
 {
     const fs::path pair = legacyDir() / "all_mode";
-    if (!fs::exists(pair / "expected/plain/cmd.txt"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "expected/plain/cmd.txt");
     auto call = readCmd(pair / "expected/plain", pair);
     ASSERT_TRUE(call);
     call->options.threads = 1;

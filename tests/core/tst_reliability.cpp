@@ -9,6 +9,7 @@
 #include "tempdir.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
@@ -150,8 +151,7 @@ TEST(OutputFile, ErrnoTextNamesFileAndReason)
 
 TEST(CompareJob, TwoConcurrentRunsIntoOneFolderBothSucceed)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     compare::CompareInput input { tensorPair() / "npu" / "step0" / "rank" / "dump.json",
                                   tensorPair() / "bench" / "step0" / "rank" / "dump.json", std::nullopt };
@@ -178,8 +178,7 @@ TEST(CompareJob, TwoConcurrentRunsIntoOneFolderBothSucceed)
 
 TEST(CompareJob, RefusesATruncatedBenchDumpWithItsPosition)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
     cutFile(bench, 30000); // the issue's reproduction: head -c 30000
@@ -201,8 +200,7 @@ TEST(CompareJob, RefusesATruncatedBenchDumpWithItsPosition)
 
 TEST(CompareJob, SalvageSaysWhatWasComparedAndLost)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
     cutFile(bench, 30000);
@@ -222,8 +220,7 @@ TEST(CompareJob, SalvageSaysWhatWasComparedAndLost)
 
 TEST(CompareJob, AnEmptyBenchDumpIsNotACleanResult)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = dir.write("bench/dump.json", R"({"task": "tensor", "level": "mix", "data": {}})");
     compare::CompareInput input { tensorPair() / "npu" / "step0" / "rank" / "dump.json", bench, std::nullopt };
@@ -237,8 +234,7 @@ TEST(CompareJob, AnEmptyBenchDumpIsNotACleanResult)
 
 TEST(CompareJob, TypeErrorsThatInfoRejectsAreRefused)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     const std::string original = slurp(tensorPair() / "bench" / "step0" / "rank" / "dump.json");
     struct Case
     {
@@ -338,8 +334,7 @@ TEST(DumpValidation, OverlongAndSurrogateEncodingsAreInvalid)
 
 TEST(LoadReport, SaysWhereTheFileWasCutAndHowManyEntriesWereRead)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
     cutFile(bench, 30000);
@@ -465,8 +460,7 @@ fs::path firstFixturePt()
 
 TEST(PtZip, SixtyFiveThousandRecordsAreReadInLinearTime)
 {
-    if (!fs::exists(firstFixturePt()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(firstFixturePt());
     TempDir dir;
     const std::string pt = slurp(firstFixturePt());
     const fs::path many = dir.write("many.pt", withExtraRecords(pt, 65000, [](std::uint32_t i) {
@@ -485,8 +479,7 @@ TEST(PtZip, SixtyFiveThousandRecordsAreReadInLinearTime)
 
 TEST(PtZip, CaseInsensitiveTwinsAreStillRefused)
 {
-    if (!fs::exists(firstFixturePt()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(firstFixturePt());
     TempDir dir;
     const std::string pt = slurp(firstFixturePt());
     const fs::path twins = dir.write("twins.pt", withExtraRecords(pt, 2, [](std::uint32_t i) {
@@ -549,8 +542,7 @@ TEST(LegacyPklValidation, InvalidUtf8AndNegativeShapesAreReported)
 // reports compare.tensor-unreadable naming the file, and the row says why.
 TEST(TensorGate, APtCutTo3000BytesIsAnErrorInBothMsprobeProfiles)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
         SCOPED_TRACE(std::string(profileName(profile)));
         TempDir dir;
@@ -592,8 +584,7 @@ TEST(TensorGate, APtCutTo3000BytesIsAnErrorInBothMsprobeProfiles)
 // failing node"): the tensor folder must lie inside its dump folder, so the pair is refused with tensor.path-escape.
 TEST(TensorGate, ATensorFolderLinkedToTheOtherSidesIsRefused)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path npu = copyRank(tensorPair() / "npu", dir.path() / "npu");
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
