@@ -83,8 +83,13 @@ bool NonFiniteStatistics::diverges(const CompareTable& table, std::size_t row) c
 
 bool rowFails(const CompareTable& table, std::size_t row)
 {
+    return rowFails(table, row, NonFiniteStatistics(table));
+}
+
+bool rowFails(const CompareTable& table, std::size_t row, const NonFiniteStatistics& nonFinite)
+{
     // ProbeScope's verdict beside msprobe's (issue 33): a NaN or Inf statistic against a finite one diverges.
-    if (NonFiniteStatistics(table).diverges(table, row))
+    if (nonFinite.diverges(table, row))
         return true;
     auto text = [&](const char* column) -> std::string {
         const int c = table.column(column);
@@ -150,11 +155,12 @@ std::string describe(const CompareTable& table, long row)
 FirstFailure findFirstFailure(const CompareTable& table, const tree::ConstructTree& tree)
 {
     std::vector<NodeRows> nodes(tree.size());
+    const NonFiniteStatistics nonFinite(table);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         if (!table.matched[r])
             continue; // nothing to judge without bench data
         const std::uint32_t entry = table.npuEntry[r];
-        if (entry >= nodes.size() || !rowFails(table, r))
+        if (entry >= nodes.size() || !rowFails(table, r, nonFinite))
             continue;
         NodeRows& n = nodes[entry];
         if (n.firstFailing < 0)

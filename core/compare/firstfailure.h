@@ -55,6 +55,8 @@ private:
 /// (statistics); Result "Different" (md5); in every mode an NPU statistic that is NaN or ±Inf where the bench's is
 /// finite (NonFiniteStatistics).
 bool rowFails(const CompareTable& table, std::size_t row);
+/// rowFails with the statistic columns found once (a loop over every row of a large table).
+bool rowFails(const CompareTable& table, std::size_t row, const NonFiniteStatistics& nonFinite);
 
 /// Index of the failure that ran earliest: a real culprit beats "inputs already differ", then the earlier
 /// execution position wins, ties keep list order; null entries and ones without a key are skipped. -1 if none.

@@ -489,8 +489,9 @@ PairSummary comparePlanned(const compare::PlannedPair& pair, const compare::Mapp
     const compare::CompareTable& table = *outcome->table;
     s.compared = true;
     s.rows = table.rows.size();
+    const compare::NonFiniteStatistics nonFinite(table);
     for (std::size_t r = 0; r < table.rows.size(); ++r)
-        s.failingRows += compare::rowFails(table, r);
+        s.failingRows += compare::rowFails(table, r, nonFinite);
     const compare::FirstFailure& ff = outcome->firstFailure;
     RankFailure& f = s.failure;
     f.failed = s.failingRows > 0 && !ff.key.empty();

@@ -3,6 +3,7 @@
 // reproduced from the call recorded in its cmd.txt (cells, fills, advisor), plus ptdbg's rules on
 // hand-made inputs where the fixtures leave them open.
 #include "core/compare/comparejob.h"
+#include "core/dump/dumpfile.h"
 #include "core/compare/csvwriter.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/compare/ptdbg/ptdbgmetrics.h"
@@ -502,6 +503,50 @@ TEST(PtdbgInputs, BadRowsNameFileAndLine)
     EXPECT_EQ(table.error().id, "ptdbg.row");
     EXPECT_EQ(table.error().location.line, 2u);
     EXPECT_NE(table.error().message.find("4 elements"), std::string::npos) << table.error().message;
+}
+
+// Issue 33: one grammar of a .pkl's lines. The ptdbg profile's compare and `parse` refuse exactly the lines the load
+// step (dump::readLegacyPkl) refuses, at the same line: they read with the same dump::forEachPklLine.
+TEST(PtdbgInputs, TheCompareAndParseReadLinesWithTheLoadStepsGrammar)
+{
+    std::string deep = "[\"Torch.add.0.forward.output.0\", 0, [], \"torch.float32\", [3], ";
+    for (int i = 0; i < 70; ++i)
+        deep += "[";
+    for (int i = 0; i < 70; ++i)
+        deep += "]";
+    deep += "]\n";
+    const std::string good = row("Torch.add.0.forward.input.0", "[3]", 1) + row("Torch.add.0.forward.output.0", "[3]", 1);
+    struct Case
+    {
+        const char* what;
+        std::string line;
+    };
+    const std::vector<Case> cases {
+        { "an empty name", "[\"\", 0, [], \"torch.float32\", [3], [1, 1, 1, 1]]\n" },
+        { "a row nested deeper than 64 levels", deep },
+        { "a number", "42\n" },
+        { "an object", "{\"a\": 1}\n" },
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        TempDir dir;
+        writeFile(dir.path() / "npu.pkl", good);
+        writeFile(dir.path() / "bench.pkl", good + c.line + row("Torch.add.1.forward.input.0", "[3]", 1));
+        auto loaded = dump::readLegacyPkl(dir.path() / "bench.pkl");
+        ASSERT_TRUE(loaded) << loaded.error().format();
+        bool refusedLine3 = false;
+        for (const Diagnostic& d : (*loaded)->diagnostics)
+            refusedLine3 = refusedLine3 || (d.severity == Severity::Error && d.location.line == 3u);
+        EXPECT_TRUE(refusedLine3) << "the load step refuses line 3";
+        ptdbg::PtdbgInput input { dir.path() / "npu.pkl", dir.path() / "bench.pkl", {}, {} };
+        auto table = ptdbg::comparePkl(input, {});
+        ASSERT_FALSE(table) << "the ptdbg compare took a line the load step refuses";
+        EXPECT_EQ(table.error().id, "ptdbg.row");
+        EXPECT_EQ(table.error().location.line, 3u) << table.error().format();
+        auto parsed = ptdbg::parsePkl(dir.path() / "bench.pkl", "Torch.add.1");
+        ASSERT_FALSE(parsed) << "ptdbg's parse took a line the load step refuses";
+        EXPECT_EQ(parsed.error().location.line, 3u) << parsed.error().format();
+    }
 }
 
 TEST(PtdbgInputs, CompareJsonAndRankPairs)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 20: never silently wrong, never stuck, never overwriting. Each numbered case of the issue is
 // reproduced here (the CLI reproductions are in tests/cli/reliability.sh).
+#include "core/dumpinfo/dumpinfo.h"
 #include "core/compare/comparejob.h"
 #include "core/dump/dumpfile.h"
+#include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"
 #include "core/dump/rankdump.h"
 #include "core/runut/resumecheck.h"
@@ -602,6 +604,30 @@ TEST(TensorGate, ATensorFolderLinkedToTheOtherSidesIsRefused)
         ASSERT_NE(escape, nullptr);
         EXPECT_NE(escape->location.file.find("npu/dump_tensor_data"), std::string::npos) << escape->format();
     }
+    // info --verify reads through the same resolver (issue 33): the bench's tensors are not verified as the NPU's.
+    auto location = dump::discoverDump(npu);
+    ASSERT_TRUE(location) << location.error().format();
+    auto rank = dump::loadRank(location->ranks.at(0));
+    ASSERT_TRUE(rank) << rank.error().format();
+    dumpinfo::InfoOptions verify;
+    verify.verifyTensors = true;
+    const dumpinfo::RankInfo info = dumpinfo::inspectRank(**rank, verify);
+    const Diagnostic* escape = findId(info.diagnostics, "tensor.path-escape");
+    ASSERT_NE(escape, nullptr) << "info --verify read the tensors of a folder linked out of the dump";
+    EXPECT_EQ(info.filesVerified, 0u);
+    std::size_t escapes = 0;
+    for (const Diagnostic& d : info.diagnostics)
+        escapes += d.id == "tensor.path-escape";
+    EXPECT_EQ(escapes, 1u) << "said once, not once per tensor";
+    // The same dump with its own folder verifies.
+    fs::remove(dir.path() / "npu" / "dump_tensor_data");
+    fs::copy(tensorPair() / "npu" / "step0" / "rank" / "dump_tensor_data", dir.path() / "npu" / "dump_tensor_data",
+             fs::copy_options::recursive);
+    auto clean = dump::loadRank(location->ranks.at(0));
+    ASSERT_TRUE(clean);
+    const dumpinfo::RankInfo ok = dumpinfo::inspectRank(**clean, verify);
+    EXPECT_EQ(findId(ok.diagnostics, "tensor.path-escape"), nullptr);
+    EXPECT_GT(ok.filesVerified, 0u);
 }
 
 // The resolver: names and folders stay inside the dump folder; the folder itself may be a link that stays inside.
