@@ -36,10 +36,10 @@ inline bool missingFixturesAllowed()
                             "PROBESCOPE_ALLOW_MISSING_FIXTURES=1 to skip such tests instead)";                          \
     } while (0)
 
-/// The one "fixture or fail" check: `path` (a file or folder) must exist.
-#define PROBESCOPE_REQUIRE_FIXTURE(path)                                                                               \
+/// The one "fixture or fail" check: `fixturePath` (a file or folder) must exist.
+#define PROBESCOPE_REQUIRE_FIXTURE(fixturePath)                                                                        \
     do {                                                                                                               \
-        const std::filesystem::path probescopeFixture_ = (path);                                                       \
+        const std::filesystem::path probescopeFixture_ = (fixturePath);                                                \
         std::error_code probescopeFixtureError_;                                                                       \
         if (!std::filesystem::exists(probescopeFixture_, probescopeFixtureError_))                                     \
             PROBESCOPE_FIXTURE_MISSING(probescopeFixture_);                                                            \
