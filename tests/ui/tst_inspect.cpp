@@ -46,6 +46,16 @@ fs::path fixtureSide(const std::string& fixture, const char* side)
     return probescope::testing::fixturesDir() / fixture / side;
 }
 
+/// A writable copy of modelA_tensor_mix's step 0 (both sides) under `root`.
+void copyTensorStep0(const fs::path& root)
+{
+    for (const char* side : { "npu", "bench" }) {
+        fs::create_directories(root / side / "step0");
+        fs::copy(fixtureSide("modelA_tensor_mix", side) / "step0" / "rank", root / side / "step0" / "rank",
+                 fs::copy_options::recursive);
+    }
+}
+
 std::shared_ptr<const session::PairAnalysis> analyseAt(const fs::path& npu, const fs::path& bench, std::int64_t step)
 {
     auto plan = session::planSession(npu, bench);
@@ -591,11 +601,7 @@ TEST(TensorInspector, MissingAndCorruptFilesAreNamed)
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
     const fs::path root = dir.path().toStdString();
-    for (const char* side : { "npu", "bench" }) {
-        fs::create_directories(root / side / "step0");
-        fs::copy(fixtureSide("modelA_tensor_mix", side) / "step0" / "rank", root / side / "step0" / "rank",
-                 fs::copy_options::recursive);
-    }
+    copyTensorStep0(root);
     fs::remove(root / "npu/step0/rank/dump_tensor_data" / (std::string(kGeluOut) + ".pt"));
     std::ofstream(root / "bench/step0/rank/dump_tensor_data/Functional.gelu.0.forward.input.0.pt", std::ios::trunc)
         << "this is not a zip archive";
@@ -647,11 +653,7 @@ TEST(TensorInspector, ATensorFolderLinkedOutOfTheDumpIsRefusedAsTheCompareRefuse
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
     const fs::path root = dir.path().toStdString();
-    for (const char* side : { "npu", "bench" }) {
-        fs::create_directories(root / side / "step0");
-        fs::copy(fixtureSide("modelA_tensor_mix", side) / "step0" / "rank", root / side / "step0" / "rank",
-                 fs::copy_options::recursive);
-    }
+    copyTensorStep0(root);
     auto a = analyseAt(root / "npu", root / "bench", 0);
     ASSERT_TRUE(a);
     const fs::path npuTensors = root / "npu/step0/rank/dump_tensor_data";
