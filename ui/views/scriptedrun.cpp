@@ -162,8 +162,7 @@ void ScriptedRun::finish(bool ok, const QString& error)
         // complete (a full disk leaves nothing), never replacing a file and never following a symlink at FILE.
         QByteArray png;
         QBuffer buffer(&png);
-        buffer.open(QIODevice::WriteOnly);
-        if (!shot.save(&buffer, "PNG")) {
+        if (!buffer.open(QIODevice::WriteOnly) || !shot.save(&buffer, "PNG")) {
             std::fprintf(stderr, "probescope: cannot encode the PNG for %s\n", qPrintable(m_png));
             exitLater(1);
             return;
