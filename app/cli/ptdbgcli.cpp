@@ -7,8 +7,10 @@
 
 #include "core/compare/comparejob.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/dump/dumplayout.h"
 #include "core/util/profile.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string_view>
@@ -25,35 +27,41 @@ constexpr int kExitOk = 0;
 constexpr int kExitInputError = 1;
 constexpr int kExitUsage = 2;
 
+/// Whether `dir` is a step folder: the one discovery of dumps (dump::discoverDump) finds its dumps in folders below
+/// it. A folder it cannot read or refuses is not one; sideOf() then says why.
 bool holdsRankFolders(const fs::path& dir)
 {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-        const std::string name = e.path().filename().string();
-        if (e.is_directory(ec) && name.rfind("rank", 0) == 0)
-            return true;
-    }
-    return false;
+    if (!fs::is_directory(dir, ec))
+        return false;
+    const auto layout = dump::discoverDump(dir);
+    if (!layout)
+        return false;
+    const fs::path base = dir.has_filename() ? dir : dir.parent_path();
+    return std::any_of(layout->ranks.begin(), layout->ranks.end(),
+                       [&](const dump::RankLocation& loc) { return loc.dir != base && !loc.rankLabel.empty(); });
 }
 
-/// A .pkl, or a rank folder holding one: the pkl with its data folder (named like it) when there is one.
+/// A .pkl, or a rank folder holding one (found by dump::discoverDump): the pkl with its data folder (named like
+/// it) when there is one.
 Result<ptdbg::PtdbgInput> sideOf(const fs::path& path, bool npu, ptdbg::PtdbgInput input)
 {
     std::error_code ec;
     fs::path pkl = path;
     if (fs::is_directory(path, ec)) {
-        pkl.clear();
-        for (const auto& e : fs::directory_iterator(path, ec)) {
-            if (e.path().extension() == ".pkl") {
-                if (!pkl.empty())
-                    return makeError("compare.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                                     "more than one .pkl in this folder; name the file");
-                pkl = e.path();
-            }
-        }
-        if (pkl.empty())
-            return makeError("compare.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+        auto layout = dump::discoverDump(path);
+        if (!layout)
+            return layout.error().id == "layout.empty"
+                ? makeError("compare.input", where,
+                            "no .pkl in this folder (expected a ptdbg rank folder, step folder or .pkl)")
+                : layout.error();
+        if (layout->ranks.size() > 1)
+            return makeError("compare.input", where, "more than one .pkl in this folder; name the file");
+        if (layout->ranks.front().format != dump::DumpFormat::LegacyPkl)
+            return makeError("compare.input", where,
                              "no .pkl in this folder (expected a ptdbg rank folder, step folder or .pkl)");
+        pkl = layout->ranks.front().dumpFile;
     }
     const fs::path data = pkl.parent_path() / pkl.stem();
     (npu ? input.npuPkl : input.benchPkl) = pkl;

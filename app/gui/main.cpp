@@ -106,6 +106,10 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "probescope: --screenshot needs NPU_DIR BENCH_DIR (or --demo)\n");
             return 2;
         }
+        if (const auto problem = probescope::ui::ScriptedRun::outputProblem(parser.value(screenshot))) {
+            std::fprintf(stderr, "probescope: %s\n", qPrintable(*problem));
+            return 1;
+        }
         script.begin(&window, parser.value(screenshot), parser.value(select));
     }
     // For this run only: a scripted run leaves the user's saved choice alone (setQuiet above).

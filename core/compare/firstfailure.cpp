@@ -4,10 +4,93 @@
 #include "core/compare/flatten.h"
 #include "core/compare/pytext.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+
 namespace probescope::compare {
+
+namespace {
+
+/// A statistic cell: its value, or none when it holds no number ("N/A", None, other text).
+std::optional<double> statisticOf(const Cell& cell)
+{
+    if (cell.isNumber())
+        return cell.asDouble();
+    if (!cell.isString())
+        return std::nullopt;
+    std::string text = cell.asString();
+    for (char& c : text)
+        c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    std::string_view t = text;
+    const bool negative = !t.empty() && t.front() == '-';
+    if (!t.empty() && (t.front() == '-' || t.front() == '+'))
+        t.remove_prefix(1);
+    if (t == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    if (t == "inf" || t == "infinity")
+        return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size())
+        return std::nullopt;
+    return v;
+}
+
+bool diverging(const Cell& npu, const Cell& bench)
+{
+    const auto n = statisticOf(npu);
+    const auto b = statisticOf(bench);
+    return n && b && !std::isfinite(*n) && std::isfinite(*b);
+}
+
+} // namespace
+
+NonFiniteStatistics::NonFiniteStatistics(const CompareTable& table)
+    : m_npu { table.column("NPU max"), table.column("NPU min"), table.column("NPU mean"), table.column("NPU l2norm") }
+    , m_bench { table.column("Bench max"), table.column("Bench min"), table.column("Bench mean"),
+                table.column("Bench l2norm") }
+{
+}
+
+bool NonFiniteStatistics::diverges(const std::vector<Cell>& cells) const
+{
+    for (int k = 0; k < 4; ++k) {
+        if (m_npu[k] < 0 || m_bench[k] < 0)
+            continue;
+        const auto n = static_cast<std::size_t>(m_npu[k]);
+        const auto b = static_cast<std::size_t>(m_bench[k]);
+        if (n < cells.size() && b < cells.size() && diverging(cells[n], cells[b]))
+            return true;
+    }
+    return false;
+}
+
+bool NonFiniteStatistics::diverges(const CompareTable& table, std::size_t row) const
+{
+    if (row >= table.rows.size() || (row < table.matched.size() && !table.matched[row]))
+        return false;
+    for (int k = 0; k < 4; ++k) {
+        if (m_npu[k] < 0 || m_bench[k] < 0)
+            continue;
+        if (diverging(table.rows[row][static_cast<std::size_t>(m_npu[k])],
+                      table.rows[row][static_cast<std::size_t>(m_bench[k])]))
+            return true;
+    }
+    return false;
+}
 
 bool rowFails(const CompareTable& table, std::size_t row)
 {
+    return rowFails(table, row, NonFiniteStatistics(table));
+}
+
+bool rowFails(const CompareTable& table, std::size_t row, const NonFiniteStatistics& nonFinite)
+{
+    // ProbeScope's verdict beside msprobe's (issue 33): a NaN or Inf statistic against a finite one diverges.
+    if (nonFinite.diverges(table, row))
+        return true;
     auto text = [&](const char* column) -> std::string {
         const int c = table.column(column);
         if (c < 0)
@@ -72,11 +155,12 @@ std::string describe(const CompareTable& table, long row)
 FirstFailure findFirstFailure(const CompareTable& table, const tree::ConstructTree& tree)
 {
     std::vector<NodeRows> nodes(tree.size());
+    const NonFiniteStatistics nonFinite(table);
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         if (!table.matched[r])
             continue; // nothing to judge without bench data
         const std::uint32_t entry = table.npuEntry[r];
-        if (entry >= nodes.size() || !rowFails(table, r))
+        if (entry >= nodes.size() || !rowFails(table, r, nonFinite))
             continue;
         NodeRows& n = nodes[entry];
         if (n.firstFailing < 0)

@@ -50,21 +50,6 @@ std::size_t utf8Prefix(const std::string& s, std::size_t maxChars)
     return s.size();
 }
 
-bool syncFile(const std::filesystem::path& path)
-{
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    if (injectFullDisk(OutputStep::Fsync)) {
-        ::close(fd);
-        errno = ENOSPC;
-        return false;
-    }
-    const bool ok = ::fsync(fd) == 0;
-    ::close(fd);
-    return ok;
-}
-
 /// Owns the temporary file until it is renamed into place; removes it on every other way out.
 class TempFileGuard
 {
@@ -202,18 +187,14 @@ Result<bool> writeWorkbookFile(const std::filesystem::path& path, Diagnostics* w
     const lxw_error closed = workbook.close();
     if (closed != LXW_NO_ERROR)
         return xlsxError(path, "cannot write " + path.string() + ": " + lxw_strerror(closed));
-    if (!syncFile(temp.path()))
+    if (!syncOutputFile(temp.path()))
         return xlsxError(path, errnoText("cannot write", path, errno));
     if (const auto failure = renameNoReplace(temp.path(), path))
         return xlsxError(path, failure->message);
     temp.release();
 
     // Persist the rename itself; failing here does not make the written file wrong.
-    const int dirFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirFd >= 0) {
-        ::fsync(dirFd);
-        ::close(dirFd);
-    }
+    syncOutputFolder(folder);
 
     if (texts.truncated() > 0 && warnings) {
         warnings->push_back(makeWarning("compare.xlsx-truncated", SourceLocation { path.string(), std::nullopt, 0, 0 },

@@ -357,7 +357,7 @@ const RankLocation* DumpLayout::find(std::optional<std::int64_t> step, std::opti
     return nullptr;
 }
 
-Result<DumpLayout> discoverDump(const fs::path& input)
+Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& options)
 {
     DumpLayout layout;
     layout.input = input;
@@ -395,9 +395,15 @@ Result<DumpLayout> discoverDump(const fs::path& input)
     // Three levels cover root/step/rank; two more allow ptdbg_dump_{version}/ or graph|pynative/ above them.
     Walk walk { input, layout, {}, {}, {}, {}, {} };
     collect(input, 4, walk);
-    if (layout.ranks.empty()) {
+    for (const auto* list : { &walk.noDump, &walk.otherNames, &walk.seenBefore })
+        layout.skippedFolders.insert(layout.skippedFolders.end(), list->begin(), list->end());
+    for (const auto& [p, why] : walk.unreadable)
+        layout.skippedFolders.push_back(p);
+    std::sort(layout.skippedFolders.begin(), layout.skippedFolders.end());
+    const bool inputUnreadable = walk.unreadable.size() == 1 && walk.unreadable.front().first == input;
+    if (layout.ranks.empty() && (!options.allowEmpty || inputUnreadable)) {
         // The input itself could not be listed: say so, rather than "no dump" for a folder that may hold one.
-        if (walk.unreadable.size() == 1 && walk.unreadable.front().first == input)
+        if (inputUnreadable)
             return makeError("layout.unreadable", SourceLocation { input.string(), std::nullopt, 0, 0 },
                              "cannot read the folder: " + walk.unreadable.front().second);
         std::string message = "no dump found under " + backslashReplace(input.string())

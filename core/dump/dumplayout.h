@@ -43,12 +43,23 @@ struct DumpLayout
     std::filesystem::path input;
     std::vector<RankLocation> ranks;
     Diagnostics diagnostics; ///< warnings: the folders skipped, one summary per reason
+    /// Every folder the walk left out, whatever the reason (the paths the summaries above name a few of), sorted.
+    /// A consumer that pairs folders by position (msprobe 26's -da) sees a rank folder without a dump here.
+    std::vector<std::filesystem::path> skippedFolders;
 
     std::vector<std::int64_t> steps() const; ///< distinct step numbers (-1 for none)
     const RankLocation* find(std::optional<std::int64_t> step, std::optional<std::int64_t> rank) const;
 };
 
-Result<DumpLayout> discoverDump(const std::filesystem::path& input);
+/// How discoverDump treats a folder holding no dump at all.
+struct DiscoverOptions
+{
+    /// false: the error `layout.empty`. true: the layout with no ranks (its summaries and skippedFolders say what
+    /// was seen), for a consumer that reports each empty rank folder itself.
+    bool allowEmpty = false;
+};
+
+Result<DumpLayout> discoverDump(const std::filesystem::path& input, const DiscoverOptions& options = {});
 
 /**
  * @brief A file that a run writes once per folder of its step/rank layout (free_benchmark.csv, say), found at

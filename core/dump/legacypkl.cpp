@@ -3,6 +3,7 @@
 // arrays, one row per line, plus a folder of .npy files. The rows are converted into a document shaped
 // like msprobe's dump.json so everything downstream sees one format. See docs/legacy-pkl.md.
 #include "core/dump/dumpfile.h"
+#include "core/dump/pklrows.h"
 #include "core/util/fileio.h"
 #include "core/util/textposition.h"
 
@@ -27,7 +28,6 @@ constexpr std::uint32_t kMaxListIndex = 1u << 16;
 // slots and gigabytes (issue 25). One list of kMaxListIndex elements still fits.
 constexpr std::uint64_t kSlotSlack = kMaxListIndex;
 constexpr std::size_t kMaxPathDepth = 32;
-constexpr std::uint32_t kMaxRowDepth = 64;
 
 constexpr std::string_view kStackSuffix = "_stack_info";
 // ptdbg 6.0 names rows with dots, as msprobe does ("Functional.conv2d.0.forward.stack_info").
@@ -427,7 +427,8 @@ private:
         problem(makeError(id, at(offset), message));
     }
 
-    void readLine(std::string_view line, bool lastLine);
+    void readRow(JsonValue row, const PklLine& line);
+    void readProblem(const PklLineProblem& found, const PklLine& line);
     void readTruncated(std::string_view line);
     void addStackRow(JsonValue row, std::string_view name);
     void addTensorRow(JsonValue row, std::string_view name);
@@ -445,50 +446,29 @@ void PklReader::problem(Diagnostic d)
         m_diagnostics.push_back(std::move(d));
 }
 
-void PklReader::readLine(std::string_view line, bool lastLine)
+void PklReader::readRow(JsonValue row, const PklLine& line)
 {
-    // Rows are arrays; a line starting like a number is rejected before parsing because JsonDocument::parse
-    // recurses without end on a document whose root is a bare number (reported to the JSON parser's owner).
-    const std::size_t first = line.find_first_not_of(" \t");
-    if (line[first] == '-' || (line[first] >= '0' && line[first] <= '9')) {
-        rowError("pkl.row", m_lineStart + first, "expected a JSON array (one row of the dump); the line is skipped");
-        return;
-    }
-    JsonParseOptions jsonOptions;
-    jsonOptions.maxDepth = kMaxRowDepth;
-    auto parsed = JsonDocument::parse(line, m_file, jsonOptions);
-    if (!parsed.document) {
-        const Diagnostic& d = parsed.diagnostics.front();
-        // A cut only happens at the end of the file; inside the file the same failure is a broken row.
-        if (parsed.truncated && lastLine) {
-            readTruncated(line);
-            return;
-        }
-        const std::uint64_t offset = m_lineStart + d.location.offset.value_or(0);
-        const std::string message = parsed.truncated ? "the row ends before its closing ']'" : d.message;
-        rowError("pkl.syntax", offset, "not a JSON row: " + message + "; the line is skipped");
-        return;
-    }
-    for (const Diagnostic& d : parsed.diagnostics) {
-        if (d.id == "json.utf8") // the row is kept; its broken text is named
-            rowError("pkl.utf8", m_lineStart + d.location.offset.value_or(0), d.message);
-    }
-    const JsonValue row = parsed.document->root();
-    const std::uint64_t rowOffset = m_lineStart + row.offset();
-    if (!row.isArray()) {
-        rowError("pkl.row", rowOffset, "expected a JSON array (one row of the dump); the line is skipped");
-        return;
-    }
-    if (row.size() == 0 || !row.at(0).isString() || row.at(0).asString().empty()) {
-        rowError("pkl.row", row.size() == 0 ? rowOffset : m_lineStart + row.at(0).offset(),
-            "a row must start with the tensor or API name; the line is skipped");
-        return;
-    }
+    m_lineNumber = line.number;
+    m_lineStart = line.start;
     const std::string_view name = row.at(0).asString();
     if (endsWith(name, kStackSuffix) || endsWith(name, kDotStackSuffix))
         addStackRow(row, name);
     else
         addTensorRow(row, name);
+}
+
+void PklReader::readProblem(const PklLineProblem& found, const PklLine& line)
+{
+    m_lineNumber = line.number;
+    m_lineStart = line.start;
+    if (found.cut) {
+        readTruncated(line.text);
+        return;
+    }
+    Diagnostic d = found.diagnostic;
+    if (!found.rowKept)
+        d.message += "; the line is skipped";
+    problem(std::move(d));
 }
 
 void PklReader::readTruncated(std::string_view line)
@@ -497,7 +477,7 @@ void PklReader::readTruncated(std::string_view line)
     // The complete elements of the cut row tell which API lost its data.
     JsonParseOptions salvage;
     salvage.salvageTruncated = true;
-    salvage.maxDepth = kMaxRowDepth;
+    salvage.maxDepth = kMaxPklRowDepth;
     const auto partial = JsonDocument::parse(line, m_file, salvage);
     std::string lost = "its name was cut too";
     if (partial.document && partial.document->root().isArray() && partial.document->root().size() > 0
@@ -812,20 +792,17 @@ Result<std::shared_ptr<const DumpFile>> PklReader::run()
     m_rows.reserve(lineCount);
     m_entryIndex.reserve(lineCount / 2);
 
-    std::size_t pos = 0;
-    while (pos < m_text.size()) {
-        ++m_lineNumber;
-        m_lineStart = pos;
-        const std::size_t newline = m_text.find('\n', pos);
-        const bool lastLine = newline == std::string_view::npos;
-        std::string_view line = m_text.substr(pos, lastLine ? std::string_view::npos : newline - pos);
-        pos = lastLine ? m_text.size() : newline + 1;
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        if (line.find_first_not_of(" \t") == std::string_view::npos)
-            continue;
-        readLine(line, lastLine);
-    }
+    // The one grammar of the lines (pklrows.h), which the ptdbg profile reads with too.
+    forEachPklLine(
+        m_text, m_file,
+        [this](JsonValue row, const PklLine& line) {
+            readRow(row, line);
+            return PklVisit::Continue;
+        },
+        [this](const PklLineProblem& found, const PklLine& line) {
+            readProblem(found, line);
+            return PklVisit::Continue;
+        });
     // ptdbg_ascend ends every row with a line break (every .pkl it wrote does). A last row that is complete JSON but
     // has none was cut right after its closing bracket: the rows after it are lost, which nothing else would show
     // (issue 25: such a file compared clean with exit 0). Same rule as run_ut's CSVs (docs/reliability.md §5).

@@ -2,6 +2,7 @@
 #include "core/dumpinfo/dumpinfo.h"
 
 #include "core/dump/leaf.h"
+#include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 
 #include <cmath>
@@ -99,6 +100,11 @@ RankInfo inspectRank(const dump::RankDump& rank, const InfoOptions& options, Pro
     if (progress)
         progress->setRange(dump.entries.size());
 
+    // The tensor files are reached only through the resolver (issue 33): the tensor folder bound to the dump folder,
+    // so a `dump_tensor_data` linked to another dump's folder is refused here as the compare refuses it. Said once,
+    // at the first leaf that names a file (a statistics dump never reads its tensor folder).
+    const auto tensors = tensor::makeTensorResolver(dump.path.parent_path(), dump.tensorDir);
+    bool folderReported = false;
     std::uint64_t done = 0;
     for (const dump::Entry& entry : dump.entries) {
         if (progress && progress->isCancelled())
@@ -118,7 +124,13 @@ RankInfo inspectRank(const dump::RankDump& rank, const InfoOptions& options, Pro
             if (!leaf || leaf->dataName.empty())
                 return true; // wrong types were reported by the reader
             ++info.tensorsWithFile;
-            auto path = tensor::resolveDataFile(dump.tensorDir, leaf->dataName);
+            if (tensors->folderProblem()) {
+                if (!folderReported)
+                    diags.add(*tensors->folderProblem());
+                folderReported = true;
+                return true;
+            }
+            auto path = tensors->resolve(leaf->dataName);
             if (!path) {
                 if (path.error().id == "tensor.missing")
                     ++info.filesMissing;
@@ -129,13 +141,13 @@ RankInfo inspectRank(const dump::RankDump& rank, const InfoOptions& options, Pro
             }
             ++info.filesPresent;
             if (options.verifyTensors) {
-                auto t = tensor::loadTensorFile(dump.tensorDir, leaf->dataName);
+                auto t = tensors->load(leaf->dataName);
                 if (!t) {
                     diags.add(t.error());
                     return true;
                 }
                 ++info.filesVerified;
-                verifyTensor(*leaf, *t, path->string(), options, diags);
+                verifyTensor(*leaf, *t, path->path.string(), options, diags);
             }
             return true;
         });

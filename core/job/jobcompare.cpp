@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -366,16 +365,49 @@ Result<std::pair<fs::path, fs::path>> writeSummary(const fs::path& outDir, const
                          + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
 }
 
+/// Whether `name` is one of this pair's outputs: (compare_result|advisor){suffix}_{14 digits}[_{digits}].(csv|xlsx|txt).
+/// Read in one pass, never as a regular expression built from the pair's text (issue 33).
+bool isOutputOfPair(std::string_view name, std::string_view suffix)
+{
+    const auto digits = [&](std::size_t& at, std::size_t min, std::size_t max) {
+        std::size_t n = 0;
+        while (at + n < name.size() && n < max && name[at + n] >= '0' && name[at + n] <= '9')
+            ++n;
+        at += n;
+        return n >= min;
+    };
+    std::size_t at = 0;
+    if (name.substr(0, 14) == "compare_result")
+        at = 14;
+    else if (name.substr(0, 7) == "advisor")
+        at = 7;
+    else
+        return false;
+    if (name.substr(at, suffix.size()) != suffix)
+        return false;
+    at += suffix.size();
+    if (name.substr(at, 1) != "_")
+        return false;
+    ++at;
+    if (!digits(at, 14, 14))
+        return false;
+    if (name.substr(at, 1) == "_") {
+        ++at;
+        if (!digits(at, 1, name.size()))
+            return false;
+    }
+    const std::string_view extension = name.substr(at);
+    return extension == ".csv" || extension == ".xlsx" || extension == ".txt";
+}
+
 /// The outputs an earlier run wrote for this pair (its names with any timestamp); only names this pair's compare
-/// writes match.
+/// writes match. The folder is OUT's own step folder, where this job writes.
 std::vector<fs::path> earlierOutputs(const fs::path& dir, const compare::PlannedPair& pair)
 {
-    const std::string suffix = std::regex_replace(pair.suffix, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
-    const std::regex ours("(compare_result|advisor)" + suffix + R"(_[0-9]{14}(_[0-9]+)?\.(csv|xlsx|txt))");
     std::vector<fs::path> found;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (e.is_regular_file(ec) && !e.is_symlink(ec) && std::regex_match(e.path().filename().string(), ours))
+        if (e.is_regular_file(ec) && !e.is_symlink(ec) && isOutputOfPair(e.path().filename().string(), pair.suffix))
             found.push_back(e.path());
     }
     return found;
@@ -457,8 +489,9 @@ PairSummary comparePlanned(const compare::PlannedPair& pair, const compare::Mapp
     const compare::CompareTable& table = *outcome->table;
     s.compared = true;
     s.rows = table.rows.size();
+    const compare::NonFiniteStatistics nonFinite(table);
     for (std::size_t r = 0; r < table.rows.size(); ++r)
-        s.failingRows += compare::rowFails(table, r);
+        s.failingRows += compare::rowFails(table, r, nonFinite);
     const compare::FirstFailure& ff = outcome->firstFailure;
     RankFailure& f = s.failure;
     f.failed = s.failingRows > 0 && !ff.key.empty();

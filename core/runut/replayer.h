@@ -47,6 +47,9 @@ struct Value
 struct ReplayResult
 {
     std::string skipMessage;
+    /// Set with skipMessage when the skip is a tensor file of the dump the resolver refused (a data name leaving
+    /// the dump, a damaged file): a damaged input, which the run reports as such (issue 33: by this, not by text).
+    std::optional<Diagnostic> inputError;
     Value benchForward;  ///< CPU bench output, after upcasting (§4.3)
     Value deviceForward; ///< output on the device in the dtype the API ran in
     /// Positional-argument gradients (§4.4 step 5), in order; Kind::None where an argument has none.

@@ -120,6 +120,7 @@ struct DumpedValue
 {
     Value value;
     std::string problem; ///< why the value cannot be judged ("" = fine)
+    std::optional<Diagnostic> inputError; ///< set with `problem` when the resolver refused the tensor file
 };
 
 Value scalarValue(JsonValue leaf)
@@ -187,6 +188,7 @@ void readDumped(JsonValue v, const dump::DumpFile& file, DumpedValue& out, Value
         auto t = tensor::makeTensorResolver(file.path.parent_path(), file.tensorDir)->load(leaf->dataName);
         if (!t) {
             out.problem = t.error().format();
+            out.inputError = t.error();
             return;
         }
         const Diagnostics check = tensor::checkAgainstMetadata(*t, leaf->dtype, leaf->shape, std::string(leaf->dataName));
@@ -210,7 +212,8 @@ void readDumped(JsonValue v, const dump::DumpFile& file, DumpedValue& out, Value
 }
 
 /// The recorded `output` list of an entry, one Value per element (Kind::None for a null element).
-std::optional<std::vector<Value>> dumpedOutputs(const dump::Entry* entry, const dump::DumpFile& file, std::string& problem)
+std::optional<std::vector<Value>> dumpedOutputs(const dump::Entry* entry, const dump::DumpFile& file, std::string& problem,
+                                                std::optional<Diagnostic>* inputError = nullptr)
 {
     if (!entry)
         return std::nullopt;
@@ -225,6 +228,8 @@ std::optional<std::vector<Value>> dumpedOutputs(const dump::Entry* entry, const 
         readDumped(output->at(i), file, d, values[i]);
         if (!d.problem.empty()) {
             problem = d.problem;
+            if (inputError)
+                *inputError = d.inputError;
             return std::nullopt;
         }
     }
@@ -329,8 +334,13 @@ struct Judge
             return skip(it->second); // tensors past maxReplayBytes(): never built
 
         const ReplayResult r = replayer.replay(call);
-        if (!r.skipMessage.empty())
-            return skip(r.skipMessage);
+        if (!r.skipMessage.empty()) {
+            skip(r.skipMessage);
+            out.replay.inputError = r.inputError;
+            if (judgeDumped)
+                out.dumped = out.replay;
+            return;
+        }
         ctx.inputWasFp8 = r.inputWasFp8;
 
         // Forward, then backward (§5.1).
@@ -373,9 +383,11 @@ struct Judge
         const dump::DumpFile& file = *call.dump;
         ApiVerdict v;
         std::string problem;
-        const auto forward = dumpedOutputs(call.forward, file, problem);
+        std::optional<Diagnostic> inputError;
+        const auto forward = dumpedOutputs(call.forward, file, problem, &inputError);
         if (!forward) {
             v = skipVerdict(full, "The dumped output cannot be judged: " + problem);
+            v.inputError = inputError;
             return v;
         }
         Value device;
@@ -491,9 +503,8 @@ struct Tally
         const std::string o = v.overall();
         if (o == "SKIP") {
             ++skipped;
-            // The resolver's errors carry their ids in the message ("error [tensor.path-escape]: ..."): the
-            // one format every tensor refusal takes (tensor/resolver.h).
-            if (v.message.find("error [tensor.") != std::string::npos && inputErrors.size() < kMaxInputErrors)
+            // A tensor file the resolver refused is a damaged input: told by the verdict's diagnostic (issue 33).
+            if (v.inputError && inputErrors.size() < kMaxInputErrors)
                 inputErrors.push_back(makeError("runut.tensor-input", SourceLocation {}, name + " was not replayed: "
                                                 + v.message));
             return;

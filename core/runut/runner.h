@@ -43,6 +43,9 @@ struct ApiVerdict
     std::string forwardStatus;  ///< pass, warning, error, SKIP
     std::string backwardStatus; ///< pass, warning, error, SKIP, or "" (no backward: a SPACE cell)
     std::string message;        ///< the result row's Message cell (only when a status is SKIP)
+    /// A SKIP because the resolver refused a tensor file of the dump (tensor.path-escape, tensor.truncated, ...):
+    /// the run counts it as a damaged input by this diagnostic (issue 33), never by the message's text.
+    std::optional<Diagnostic> inputError;
     std::vector<DetailRow> rows;
 
     /// SKIP when forward is SKIP, else the worse of forward and backward (a backward SKIP is ignored).

@@ -295,7 +295,7 @@ at::Tensor realTensor(JsonValue desc, InputContext& ctx, const std::string& wher
     // Through the dump's one resolver (tensor/resolver.h): the name and the tensor folder stay inside the dump.
     auto loaded = tensor::makeTensorResolver(ctx.dump->path.parent_path(), ctx.dump->tensorDir)->load(name);
     if (!loaded)
-        throw ReplayError(where + ": " + loaded.error().format());
+        throw TensorInputError(where + ": " + loaded.error().format(), loaded.error());
     return toTorch(*loaded);
 }
 

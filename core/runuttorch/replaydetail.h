@@ -30,6 +30,22 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A ReplayError whose cause is a tensor file of the dump that the resolver refused: carries its diagnostic, so
+/// the run tells a damaged input from any other SKIP by the id, never by the text.
+class TensorInputError : public ReplayError
+{
+public:
+    TensorInputError(const std::string& what, Diagnostic diagnostic)
+        : ReplayError(what)
+        , m_diagnostic(std::move(diagnostic))
+    {
+    }
+    const Diagnostic& diagnostic() const { return m_diagnostic; }
+
+private:
+    Diagnostic m_diagnostic;
+};
+
 /// Refused above this: a random tensor of 2^31 elements is 8 GiB in fp32 already (and twice that on
 /// the fp64 bench), so a larger shape is a damaged descriptor, not a workload.
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 31;

@@ -196,6 +196,10 @@ public:
         runut::ReplayResult result;
         try {
             replayInto(call, result);
+        } catch (const detail::TensorInputError& e) {
+            result = {};
+            result.skipMessage = e.what();
+            result.inputError = e.diagnostic();
         } catch (const c10::Error& e) {
             result = {};
             result.skipMessage = e.what_without_backtrace();

@@ -70,6 +70,7 @@ struct Columns
     int accuracy, result, errMessage, cosine, maxAbs, maxRel, oneThousandth;
     int statDiff[4], statRel[4];
     int npuMax, npuMin;
+    compare::NonFiniteStatistics nonFinite;
 
     explicit Columns(const CompareTable& t)
         : accuracy(t.column("Accuracy Reached or Not"))
@@ -84,6 +85,7 @@ struct Columns
             t.column("NormRelativeErr") }
         , npuMax(t.column("NPU max"))
         , npuMin(t.column("NPU min"))
+        , nonFinite(t)
     { }
 };
 
@@ -95,6 +97,9 @@ Status rowStatusWith(const CompareTable& table, const Columns& c, std::size_t ro
         return Status::Pending;
     const RowColor color = row < table.colors.size() ? table.colors[row] : RowColor::None;
     if (color == RowColor::Red)
+        return Status::Error;
+    // ProbeScope's verdict beside msprobe's cells (issue 33): a NaN or Inf NPU statistic against a finite bench one.
+    if (c.nonFinite.diverges(table, row))
         return Status::Error;
     const std::string_view result = textOf(table, row, c.result);
     if (c.accuracy < 0 && c.errMessage >= 0 && table.mode != CompareMode::Md5) {

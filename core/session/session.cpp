@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/session/session.h"
 
+#include "core/compare/firstfailure.h"
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/dump/loadreport.h"
@@ -243,6 +244,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
     std::set<std::uint32_t> changed;
     auto lastFlush = std::chrono::steady_clock::now();
     int accuracyColumn = -1;
+    std::optional<compare::NonFiniteStatistics> nonFinite;
 
     auto nodeStatusFromRows = [&](std::uint32_t node) {
         return foldRowStatuses(std::span<const std::uint32_t>(nodeRowIndex.data() + nodeRowOffsets[node],
@@ -268,6 +270,7 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
         if (quiet)
             return; // the cached statuses are final already
         accuracyColumn = layout.column("Accuracy Reached or Not");
+        nonFinite.emplace(layout);
         std::vector<bool> filled(layout.rows.size(), true);
         if (layout.mode == compare::CompareMode::RealData && accuracyColumn >= 0) {
             for (std::size_t r = 0; r < layout.rows.size(); ++r)
@@ -292,7 +295,9 @@ Result<std::shared_ptr<const PairAnalysis>> analysePair(const RankPair& pair, co
                 return;
             // Highlights come only when every row is known; until then a row's Accuracy decides.
             const compare::Cell& accuracy = cells[static_cast<std::size_t>(accuracyColumn)];
-            const Status st = accuracy.isString() && accuracy.asString() == "No" ? Status::Error : Status::Pass;
+            const bool diverges = (accuracy.isString() && accuracy.asString() == "No")
+                || (nonFinite && nonFinite->diverges(cells));
+            const Status st = diverges ? Status::Error : Status::Pass;
             std::lock_guard lock(mutex);
             if (row >= rowState.size() || rowState[row] == Status::Unmatched)
                 return;

@@ -203,6 +203,28 @@ std::optional<WriteFailure> renameNoReplace(const fs::path& from, const fs::path
     return WriteFailure { errnoText("cannot rename " + from.string() + " to", to, err), false };
 }
 
+bool syncOutputFile(const fs::path& path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    if (injectFullDisk(OutputStep::Fsync)) {
+        ::close(fd);
+        errno = ENOSPC;
+        return false;
+    }
+    const bool ok = ::fsync(fd) == 0;
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return ok;
+}
+
+void syncOutputFolder(const fs::path& folder)
+{
+    syncFolder(folder);
+}
+
 std::optional<fs::path> createTempBeside(const fs::path& path, std::string_view suffix, std::string& error)
 {
     fs::path temp;

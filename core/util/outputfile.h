@@ -99,6 +99,13 @@ bool writeOutputFd(int fd, std::string_view text, int& err);
 /// Moves `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE, link-then-unlink fallback).
 std::optional<WriteFailure> renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to);
 
+/// fsync(2) of a file a library wrote by its path (libxlsxwriter's workbook, in a createTempBeside file), opened
+/// O_NOFOLLOW; the full-disk seam's fsync step applies. false with errno set.
+bool syncOutputFile(const std::filesystem::path& path);
+
+/// fsync(2) of a folder after a file was moved into it (renameNoReplace): persists the rename. Best effort.
+void syncOutputFolder(const std::filesystem::path& folder);
+
 /// Creates a fresh, empty temporary file beside `path` (O_EXCL) for writers that need a path, not text;
 /// its name ends in `suffix`. The caller removes it or moves it with renameNoReplace.
 std::optional<std::filesystem::path> createTempBeside(const std::filesystem::path& path, std::string_view suffix,

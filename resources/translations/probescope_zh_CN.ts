@@ -35,8 +35,13 @@
     </message>
     <message>
         <location line="+12"/>
-        <source>Cannot copy %1 to %2.</source>
-        <translation>无法将 %1 复制到 %2。</translation>
+        <source>Cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cannot copy %1 into %2: %3</source>
+        <translation>无法将 %1 复制到 %2：%3</translation>
     </message>
     <message>
         <location line="+11"/>

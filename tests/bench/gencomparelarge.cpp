@@ -5,7 +5,9 @@
 //
 //   --kind real   shaped like the 4-block transformer dump of issue 14 (width 384, FFN 1536, batch 8,
 //                 sequence 128): 704 float32 tensors of 0.4-6 MB, about 1.1 GB per side;
-//   --kind large  54 tensors of 1-64 MB in float32, bfloat16 and float16, about 1.1 GB per side.
+//   --kind large  54 tensors of 1-64 MB in float32, bfloat16 and float16, about 1.1 GB per side;
+//   --kind split  two API calls whose float32 outputs have 5,000,192 elements (77 chunks of 65,536, past the 64 from
+//                 which a pair's chunks are shared with idle threads): 40 MB per side, for tests of that path.
 //
 // The .pt files are the zip layout torch.save writes (STORED records data.pkl, data/0, version, the
 // storage aligned to 64 bytes as PyTorchStreamWriter does), written without LibTorch so that a GB of
@@ -352,7 +354,7 @@ int main(int argc, char** argv)
                 return 2;
             }
         } else {
-            std::fprintf(stderr, "usage: %s [--kind real|large] [--scale F] [--out DIR] [--ptdbg]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--kind real|large|split] [--scale F] [--out DIR] [--ptdbg]\n", argv[0]);
             return 2;
         }
     }
@@ -382,8 +384,15 @@ int main(int argc, char** argv)
             }
             apis.push_back({ api, leaves });
         }
+    } else if (kind == "split") {
+        // Past kLeftToRightSplitChunks (64) chunks of kChunkElements (65,536): the parallel path of every profile.
+        for (int e = 0; e < 2; ++e) {
+            const std::string api = "Functional.split" + std::to_string(e) + "." + std::to_string(e) + ".forward";
+            apis.push_back({ api, { { api + ".input.0", { 1024 }, Kind::Float32 },
+                                    { api + ".output.0", { 4883, 1024 }, Kind::Float32 } } });
+        }
     } else {
-        std::fprintf(stderr, "%s: --kind is real or large\n", argv[0]);
+        std::fprintf(stderr, "%s: --kind is real, large or split\n", argv[0]);
         return 2;
     }
 

@@ -1,12 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Issue 25's cross-path table: each damaged or hostile input (a row) through every path (a column), each cell
-# with its one expected outcome (docs/reliability.md, "The cross-path table").
+# with its one expected outcome (docs/reliability.md, "The cross-path table"). Issue 33 added the columns graph
+# (probescope-cli graph on the pair), ginfo (probescope-cli info on a graph file: the .vis.db that graph writes,
+# damaged the row's way), gshot (the GUI's scripted mode on that graph file) and py (the Python module's compare()).
 #
-# usage: crosspath.sh CLI FIXTURES WORKDIR ROW|all [GUI] [RUNUT]
-#   GUI    the probescope binary (scripted mode, offscreen), or "" when the UI is not built: that column is skipped
+# usage: crosspath.sh CLI FIXTURES WORKDIR ROW|all [GUI] [RUNUT] [PYTHON]
+#   GUI    the probescope binary (scripted mode, offscreen), or "" when the UI is not built: those columns are skipped
 #   RUNUT  ON when run-ut has its LibTorch plugin, else that column is skipped
+#   PYTHON the interpreter that imports the probescope module (PYTHONPATH set by the caller), or "": py is skipped
 # Prints one line per row: "ROW  info:ok tree:ok c12:FAIL(...) ...", and exits 1 when a cell fails.
+#
+# crosspath-xfail.txt lists cells that fail on this tree only because another part of issue 33 is not merged yet
+# (ROW COLUMN OWNER REASON): such a cell shows XFAIL(...) and does not fail the row; one that passes shows XPASS and
+# fails the row, so the list is emptied as the parts arrive.
 #
 # Expected outcomes: 0 / 1 / 2 = that exit status; * = 0 or 1 (the path does not look at what is damaged, or
 # only the bound matters: a ptdbg .npy holds the real shape, a 100 KB row name names no .npy file);
@@ -15,7 +22,8 @@
 # the usage error explained on exit 2, the value planted outside the dump (4242.25) never shown or written,
 # every file already in the output folder kept byte for byte, and no temporary file left there.
 set -u
-cli=$1 fixtures=$2 work=$3 want=$4 gui=${5:-} runut=${6:-OFF}
+cli=$1 fixtures=$2 work=$3 want=$4 gui=${5:-} runut=${6:-OFF} python=${7:-}
+xfails=$(dirname "$0")/crosspath-xfail.txt
 S=$fixtures/modelA_statistics_mix
 T=$fixtures/modelA_tensor_mix
 P=$fixtures/legacy_ptdbg/all_mode
@@ -31,7 +39,9 @@ fi
 # The sentinel: a float32 .npy outside every dump, holding 4242.25 (an escaping name must never reach it).
 SENTINEL=4242.25
 
-columns=(info tree c12 c26 ptdbg da job resume runut gui)
+if [ -n "$python" ] && ! "$python" -c 'import probescope' >/dev/null 2>&1; then python=""; fi
+
+columns=(info tree c12 c26 ptdbg da job resume runut gui graph ginfo gshot py)
 
 # ---- inputs ------------------------------------------------------------------------------------------------
 
@@ -158,25 +168,36 @@ damage() {
 # and reads no tensor file, so an escaping data name or a linked tensor folder changes nothing there (exit 0, and
 # nothing outside is read); the window holds paths as Qt text and refuses a path that is not UTF-8 with a message
 # (exit 1), where the CLI takes any bytes.
+#
+# Issue 33's columns: graph answers as the compare pipeline it runs on (it refuses what compare refuses). ginfo and
+# gshot read a graph file: `graph` writes it from the clean pair (or, for clean, long_name, nan, deep_model,
+# oddpath, fulldisk and options, from the row's pair), then the row damages the file the row's way: cut = cut in
+# half, syntax = not a SQLite header, empty = no nodes (a graph file without nodes is no clean answer), mistyped =
+# a text micro_step_id, entry_x = a node whose sub_nodes are not a list, utf8 = a node name with a 0xFF byte,
+# deep_json = a node's input_data nested 100,000 levels, huge = a node with rowid 2^63-1; these must end within 20 s
+# with exit 0 or 1 where no rule says which (*). The GUI writes its PNG through the output writer, so a full disk
+# is exit 1 there. py is the Python module's compare() on the two dump.json files (an exception is exit 1; there
+# are no options to misuse, and a path that is not UTF-8 reaches the CLI through Python's text, *).
+#                 info tree c12 c26 ptdbg da job resume runut gui graph ginfo gshot py
 declare -A expect=(
-    [clean]="0 0 0 0 0 0 0 0 0 0"
-    [cut]="1 1 1 1 1 1 1 1 1 1"
-    [mistyped]="1 1 1 1 1 1 1 1 1 1"
-    [entry_x]="1 1 1 1 1 1 1 1 1 1"
-    [utf8]="1 1 1 1 1 1 1 1 1 1"
-    [syntax]="1 1 1 1 1 1 1 1 1 1"
-    [empty]="0 0 1 1 1 1 1 1 * 1"
-    [long_name]="0 0 0 0 * 0 0 0 0 0"
-    [nan]="0 0 same same - same same same - 0"
-    [escape]="1 0 1 1 1 0 1 1 1 1"
-    [symlink_dir]="* 0 1 1 1 0 1 1 * 1"
-    [duplicate]="1 1 1 1 - 1 1 1 - 1"
-    [huge]="0 0 0 0 * 0 0 0 1 0"
-    [deep_json]="1 1 1 1 1 1 1 1 1 1"
-    [deep_model]="0 0 0 0 - 0 0 0 0 0"
-    [oddpath]="0 0 0 0 0 0 0 0 0 1"
-    [fulldisk]="0 0 1 1 1 1 1 1 1 0"
-    [options]="2 2 2 2 2 2 2 2 2 -"
+    [clean]="0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    [cut]="1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+    [mistyped]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
+    [entry_x]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
+    [utf8]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
+    [syntax]="1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+    [empty]="0 0 1 1 1 1 1 1 * 1 1 1 1 1"
+    [long_name]="0 0 0 0 * 0 0 0 0 0 0 0 0 0"
+    [nan]="0 0 same same - same same same - 0 0 0 0 same"
+    [escape]="1 0 1 1 1 0 1 1 1 1 1 - - 1"
+    [symlink_dir]="* 0 1 1 1 0 1 1 * 1 1 - - 1"
+    [duplicate]="1 1 1 1 - 1 1 1 - 1 1 - - -"
+    [huge]="0 0 0 0 * 0 0 0 1 0 0 * * 0"
+    [deep_json]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
+    [deep_model]="0 0 0 0 - 0 0 0 0 0 0 0 0 0"
+    [oddpath]="0 0 0 0 0 0 0 0 0 1 0 0 1 *"
+    [fulldisk]="0 0 1 1 1 1 1 1 1 1 1 0 1 1"
+    [options]="2 2 2 2 2 2 2 2 2 - 2 2 - -"
 )
 rows=(clean cut mistyped entry_x utf8 syntax empty long_name nan escape symlink_dir duplicate huge deep_json deep_model oddpath fulldisk options)
 
@@ -211,7 +232,45 @@ command() {
     runut) [ "$ROW" = options ] && bad=(--xlsx)
         CMD=("$cli" run-ut -api_info "$side/dump.json" -o "$out" "${bad[@]}") ;;
     gui) CMD=("$gui" --screenshot "$out/shot.png" "$npu" "$bench") ;;
+    graph) [ "$ROW" = options ] && bad=(--xlsx)
+        local n=$npu/step0 b=$bench/step0
+        [ "$ROW" = duplicate ] && n=$npu b=$bench
+        CMD=("$cli" graph -tp "$n" -gp "$b" -o "$out" "${bad[@]}") ;;
+    ginfo) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" info "$GRAPHDB" "${bad[@]}") ;;
+    gshot) CMD=("$gui" --screenshot "$out/shot.png" "$GRAPHDB") ;;
+    py) CMD=("$python" -c 'import sys
+from probescope import compare
+compare({"npu_json_path": sys.argv[1], "bench_json_path": sys.argv[2]}, sys.argv[3])' \
+            "$npu/step0/rank/dump.json" "$bench/step0/rank/dump.json" "$out") ;;
     esac
+}
+
+# graphfile DIR: writes the graph file of the pair in DIR with `graph` (into DIR/graphfile) and sets GRAPHDB.
+graphfile() {
+    local d=$1
+    rm -rf "$d/graphfile" && mkdir -p "$d/graphfile"
+    "$cli" graph -tp "$d/npu/step0" -gp "$d/bench/step0" -o "$d/graphfile" >"$d/graphfile.log" 2>&1 || return 1
+    GRAPHDB=$(find "$d/graphfile" -name '*.vis.db' | head -n 1)
+    [ -n "$GRAPHDB" ]
+}
+
+# gdamage ROW DB: damages a graph file the row's way (python3's sqlite3 for the edits inside the db).
+gdamage() {
+    local row=$1 db=$2 sql=""
+    case $row in
+    cut) local size; size=$(stat -c %s "$db"); head -c $((size / 2)) "$db" >"$db.x" && mv "$db.x" "$db"; return ;;
+    syntax) printf 'not a database!!' | dd of="$db" bs=1 conv=notrunc status=none; return ;;
+    empty) sql="DELETE FROM tb_nodes" ;;
+    mistyped) sql="UPDATE tb_nodes SET micro_step_id = 'abc' WHERE rowid = (SELECT min(rowid) FROM tb_nodes)" ;;
+    entry_x) sql="UPDATE tb_nodes SET sub_nodes = '\"x\"' WHERE rowid = (SELECT min(rowid) FROM tb_nodes)" ;;
+    utf8) sql="UPDATE tb_nodes SET node_name = CAST(X'46756e6374696f6e616cff2e78' AS TEXT) WHERE rowid = (SELECT max(rowid) FROM tb_nodes)" ;;
+    huge) sql="UPDATE tb_nodes SET rowid = 9223372036854775807 WHERE rowid = (SELECT max(rowid) FROM tb_nodes)" ;;
+    deep_json) sql="UPDATE tb_nodes SET input_data = '$(deep 50000)' WHERE rowid = (SELECT max(rowid) FROM tb_nodes)" ;;
+    *) return 0 ;;
+    esac
+    SQL=$sql python3 -c 'import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute(os.environ["SQL"]); c.commit(); c.close()' "$db"
 }
 
 # Files in a folder with their checksums, to prove that none was replaced.
@@ -234,7 +293,8 @@ CELL=""
 run_cell() {
     local col=$1 want=$2
     if [ "$want" = - ]; then CELL=-; return; fi
-    if [ "$col" = gui ] && [ -z "$gui" ]; then CELL=skip; return; fi
+    if { [ "$col" = gui ] || [ "$col" = gshot ]; } && [ -z "$gui" ]; then CELL=skip; return; fi
+    if [ "$col" = py ] && [ -z "$python" ]; then CELL=skip; return; fi
     if [ "$col" = runut ] && [ "$runut" != ON ]; then CELL=skip; return; fi
     local kind=stat
     case $ROW in escape | symlink_dir) kind=tensor ;; esac
@@ -254,10 +314,25 @@ run_cell() {
         local first=("$cli" compare --npu "$d/npu" --bench "$d/bench" -o "$out" -j 1)
         timeout 20 "${first[@]}" >"$base/first.out" 2>&1
     fi
+    local gfromrow=0
+    case $ROW in clean | long_name | nan | deep_model | oddpath | fulldisk | options) gfromrow=1 ;; esac
+    if { [ "$col" = ginfo ] || [ "$col" = gshot ]; } && [ $gfromrow = 0 ]; then
+        graphfile "$d" || { CELL="FAIL(graph of the clean pair: $(tail -n 2 "$d/graphfile.log" | tr '\n' ' '))"; return; }
+    fi
     damage "$ROW" "$d" || { CELL="FAIL(damage)"; return; }
     if [ "$ROW" = oddpath ]; then
         local odd=$base/$'odd\xff dir'
         mv "$d" "$odd" && d=$odd
+    fi
+    if [ "$col" = ginfo ] || [ "$col" = gshot ]; then
+        if [ $gfromrow = 1 ]; then
+            graphfile "$d" || { CELL="FAIL(graph of the row's pair: $(tail -n 2 "$d/graphfile.log" | tr '\n' ' '))"; return; }
+        else
+            gdamage "$ROW" "$GRAPHDB" || { CELL="FAIL(graph file damage)"; return; }
+        fi
+        NAME='\.vis\.db'
+        [ "$ROW" = fulldisk ] && NAME='No space left on device'
+        [ "$ROW" = oddpath ] && NAME='not valid UTF-8'
     fi
     [ "$ROW" = fulldisk ] && env=(PROBESCOPE_TEST_ENOSPC=write:all)
     [ "$col" = ptdbg ] && NAME=$PNAME
@@ -292,7 +367,7 @@ run_cell() {
             grep -qaE -- "$NAME" "$base/stdout" "$base/stderr" || problems+=("no message names /$NAME/")
         fi
         if [ $rc = 2 ] && [ "$want" = 2 ]; then
-            grep -qaE -- "does not apply|applies to|unknown" "$base/stderr" || problems+=("usage error without a reason")
+            grep -qaE -- "does not apply|applies to|unknown|takes no options" "$base/stderr" || problems+=("usage error without a reason")
         fi
     fi
     if grep -rqa -- "$SENTINEL" "$base/stdout" "$base/stderr" "$out" 2>/dev/null; then
@@ -302,12 +377,16 @@ run_cell() {
     local missing; missing=$(comm -23 <(echo "$before") <(echo "$after"))
     [ -z "$missing" ] || problems+=("replaced or removed: $(echo "$missing" | awk '{print $2}' | tr '\n' ' ')")
     if find "$out" -name '.*.tmp*' -o -name '*.tmp' 2>/dev/null | grep -q .; then problems+=("temporary file left"); fi
+    local xfail=""
+    [ -f "$xfails" ] && xfail=$(awk -v r="$ROW" -v c="$col" '$1 == r && $2 == c { $1 = ""; $2 = ""; print; exit }' "$xfails")
     if [ ${#problems[@]} = 0 ]; then
         CELL="ok"
+        [ -n "$xfail" ] && CELL="XPASS(listed in crosspath-xfail.txt as failing:$xfail; remove the line)"
         rm -rf "$base" # keep only what failed
     else
         local IFS=';'
         CELL="FAIL(${problems[*]}; ${took}s)"
+        [ -n "$xfail" ] && CELL="XFAIL(${problems[*]}; ${took}s; expected until merged:$xfail)"
         echo "  $ROW/$col: ${CMD[*]}" >"$base/command.txt"
     fi
 }
@@ -318,9 +397,11 @@ run_row() {
     read -r -a wants <<<"${expect[$ROW]}" # no glob: "*" is an outcome here
     local line="$ROW" failed=0 i
     for i in "${!columns[@]}"; do
+        # CROSSPATH_COLUMNS="graph py" runs only those columns (by hand; ctest runs them all).
+        if [ -n "${CROSSPATH_COLUMNS:-}" ] && [[ " $CROSSPATH_COLUMNS " != *" ${columns[$i]} "* ]]; then continue; fi
         run_cell "${columns[$i]}" "${wants[$i]}"
         line+="  ${columns[$i]}:$CELL"
-        case $CELL in FAIL*) failed=1 ;; esac
+        case $CELL in FAIL* | XPASS*) failed=1 ;; esac
     done
     echo "$line"
     return $failed

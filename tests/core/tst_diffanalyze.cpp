@@ -7,6 +7,7 @@
 #include "core/compare/comparejob.h"
 #include "core/dump/jsondocument.h"
 #include "tempdir.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -275,8 +276,7 @@ TEST(DiffAnalyze, RanksComeInAscendingOrder)
 {
     // msprobe's order of the rank_* keys depends on the hash seed in the communication pass.
     const fs::path golden = fixturesDir() / "msprobe26_da/SYNTH_p2p_group_2r/as_written";
-    if (!fs::exists(golden))
-        GTEST_SKIP() << "fixture missing";
+    PROBESCOPE_REQUIRE_FIXTURE(golden);
     auto result = analyzeRankTables(readTables(golden));
     ASSERT_TRUE(result.ok() && *result);
     const std::string& text = **result;
@@ -302,8 +302,8 @@ TEST(DiffAnalyze, StaleRankTablesInOutAreAnalysedToo)
 {
     const fs::path pair = fixturesDir() / "modelA_statistics_mix";
     const fs::path stale = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
-    if (!fs::exists(pair) || !fs::exists(stale))
-        GTEST_SKIP() << "fixtures missing";
+    PROBESCOPE_REQUIRE_FIXTURE(pair);
+    PROBESCOPE_REQUIRE_FIXTURE(stale);
     TempDir tmp;
     const fs::path out = tmp.path() / "OUT";
     fs::create_directories(out);
@@ -451,7 +451,7 @@ TEST(DiffAnalyzeLoadStep, DamagedRankDumpIsRefusedAndNothingIsWritten)
         SCOPED_TRACE(c.name);
         DaPair pair;
         if (!pair.make())
-            GTEST_SKIP() << "fixture missing";
+            PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
         put(pair.benchDump(), c.damage(slurp(pair.benchDump())));
         auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
         ASSERT_TRUE(result.ok()) << result.error().format();
@@ -473,7 +473,7 @@ TEST(DiffAnalyzeLoadStep, SalvageAnalysesWhatCanBeReadAndSaysWhatWasLost)
 {
     DaPair pair;
     if (!pair.make())
-        GTEST_SKIP() << "fixture missing";
+        PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
     const std::string text = slurp(pair.benchDump());
     put(pair.benchDump(), text.substr(0, text.size() * 3 / 4));
     DiffAnalyzeOptions options;
@@ -516,7 +516,7 @@ TEST(DiffAnalyzeLoadStep, ARankFolderWithoutDumpIsNamedNotSkipped)
 {
     DaPair pair;
     if (!pair.make())
-        GTEST_SKIP() << "fixture missing";
+        PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
     for (const fs::path* side : { &pair.npu, &pair.bench }) {
         fs::rename(*side / "rank", *side / "rank0");
         fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
@@ -548,7 +548,7 @@ TEST(DiffAnalyzeLoadStep, DamagedRankTableInOutIsAnErrorNamingFileAndPosition)
     const fs::path stale = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
     const std::string table = slurp(stale);
     if (table.empty())
-        GTEST_SKIP() << "fixture missing";
+        PROBESCOPE_FIXTURE_MISSING(stale);
     struct Case
     {
         const char* name;
@@ -566,7 +566,7 @@ TEST(DiffAnalyzeLoadStep, DamagedRankTableInOutIsAnErrorNamingFileAndPosition)
         SCOPED_TRACE(c.name);
         DaPair pair;
         if (!pair.make())
-            GTEST_SKIP() << "fixture missing";
+            PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
         const fs::path bad = pair.out / "compare_result_rank7_19990101000000.json";
         put(bad, c.text);
         auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
@@ -584,7 +584,7 @@ TEST(DiffAnalyzeOutputs, ATakenNameIsNeverFollowedOrReplaced)
 {
     DaPair pair;
     if (!pair.make())
-        GTEST_SKIP() << "fixture missing";
+        PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
     fs::create_directories(pair.out);
     const fs::path target = pair.tmp.path() / "outside.json";
     fs::create_symlink(target, pair.out / "compare_result_rank_20260101000000.json");
@@ -637,8 +637,7 @@ std::string nonFiniteDump(const std::string& text, bool tokens, int shift)
 TEST(NonFiniteStatistics, TokensAndTextGiveIdenticalComparesAndDiffAnalyze)
 {
     const fs::path pair = fixturesDir() / "modelA_statistics_mix";
-    if (!fs::exists(pair))
-        GTEST_SKIP() << "fixture missing";
+    PROBESCOPE_REQUIRE_FIXTURE(pair);
     TempDir tmp;
     const std::string npu = slurp(pair / "npu/step0/rank/dump.json");
     const std::string bench = slurp(pair / "bench/step0/rank/dump.json");

@@ -7,6 +7,7 @@
 #include "core/tensor/ptnative.h"
 #include "core/tensor/tensor.h"
 #include "tempdir.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -313,8 +314,7 @@ TEST(MetricKernels, FileOperandsStreamLikeMemory)
 TEST(MetricKernels, StreamedPtOpenGivesLoadPtsElements)
 {
     const auto dir = probescope::testing::fixturesDir() / "modelA_tensor_mix/npu/step0/rank/dump_tensor_data";
-    if (!std::filesystem::exists(dir))
-        GTEST_SKIP() << "fixtures not found at " << dir;
+    PROBESCOPE_REQUIRE_FIXTURE(dir);
     int checked = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         if (++checked > 40)

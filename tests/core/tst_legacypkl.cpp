@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/dump/dumpfile.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -587,8 +588,7 @@ TEST(LegacyPkl, Ptdbg60DotNamesBecomeMsprobeKeys)
 {
     const auto pair = probescope::testing::fixturesDir() / "legacy_ptdbg";
     const auto pkl = pair / "all_mode/npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
-    if (!std::filesystem::exists(pkl))
-        GTEST_SKIP() << "no fixture " << pkl;
+    PROBESCOPE_REQUIRE_FIXTURE(pkl);
     const auto dump = readOk(pkl);
     ASSERT_TRUE(dump);
     EXPECT_TRUE(dump->diagnostics.empty()) << dump->diagnostics.front().format();

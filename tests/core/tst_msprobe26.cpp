@@ -6,6 +6,7 @@
 #include "core/compare/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "core/dump/rankdump.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -168,8 +169,7 @@ TEST(Msprobe26Golden, ModelACsvsAreStringExact)
 TEST(Msprobe26Golden, StatisticsCsvIsByteIdentical)
 {
     const auto csv = fixturesDir() / "msprobe26_da/ERRCASE_file_mode_da/stripped/compare_result.csv";
-    if (!std::filesystem::exists(csv))
-        GTEST_SKIP() << "fixture missing";
+    PROBESCOPE_REQUIRE_FIXTURE(csv);
     auto table = modelATable26("modelA_statistics_mix");
     ASSERT_TRUE(table);
     EXPECT_EQ(stringMismatches(*table, csv), 0);
@@ -181,8 +181,7 @@ TEST(Msprobe26Golden, StatisticsCsvIsByteIdentical)
 TEST(Msprobe26Golden, Md5CsvCellsAgreeWithMsprobe26sTable)
 {
     const auto golden = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
-    if (!std::filesystem::exists(golden))
-        GTEST_SKIP() << "fixture missing";
+    PROBESCOPE_REQUIRE_FIXTURE(golden);
     auto table = modelATable26("modelA_md5_mix");
     ASSERT_TRUE(table);
     const auto rows = parseCsv(msprobe26::tableCsv(*table));

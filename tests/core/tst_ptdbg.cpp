@@ -3,6 +3,7 @@
 // reproduced from the call recorded in its cmd.txt (cells, fills, advisor), plus ptdbg's rules on
 // hand-made inputs where the fixtures leave them open.
 #include "core/compare/comparejob.h"
+#include "core/dump/dumpfile.h"
 #include "core/compare/csvwriter.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/compare/ptdbg/ptdbgmetrics.h"
@@ -12,6 +13,7 @@
 #include "core/tensor/npystream.h"
 #include "core/util/workgroup.h"
 #include "tempdir.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 #include "xlsxread.h"
 
@@ -205,7 +207,7 @@ TEST(PtdbgFixtures, EveryVariantCellForCell)
 {
     const auto all = variants();
     if (all.empty())
-        GTEST_SKIP() << "no fixtures at " << legacyDir();
+        PROBESCOPE_FIXTURE_MISSING(legacyDir());
     for (const fs::path& variant : all) {
         SCOPED_TRACE(variant.string());
         const fs::path pairDir = variant.parent_path().parent_path();
@@ -261,8 +263,7 @@ TEST(PtdbgFixtures, EveryVariantCellForCell)
 TEST(PtdbgFixtures, Md5WithoutDataFoldersComparesInsteadOfCrashing)
 {
     const fs::path pair = legacyDir() / "md5_mode";
-    if (!fs::exists(pair / "expected_errors/pkl_only/cmd.txt"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "expected_errors/pkl_only/cmd.txt");
     const auto call = readCmd(pair / "expected_errors/pkl_only", pair);
     ASSERT_TRUE(call);
     EXPECT_TRUE(call->input.npuDataDir.empty());
@@ -278,8 +279,7 @@ TEST(PtdbgFixtures, Md5WithoutDataFoldersComparesInsteadOfCrashing)
 TEST(PtdbgFixtures, JobWritesCsvAdvisorAndXlsxWithoutReplacingFiles)
 {
     const fs::path pair = legacyDir() / "all_mode";
-    if (!fs::exists(pair / "expected/plain/cmd.txt"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "expected/plain/cmd.txt");
     const auto call = readCmd(pair / "expected/plain", pair);
     ASSERT_TRUE(call);
     TempDir out;
@@ -310,8 +310,7 @@ TEST(PtdbgFixtures, JobWritesCsvAdvisorAndXlsxWithoutReplacingFiles)
 TEST(PtdbgFixtures, ParsePrintsOneApiAsPtdbg)
 {
     const fs::path pkl = legacyDir() / "all_mode/npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
-    if (!fs::exists(pkl))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pkl);
     auto text = ptdbg::parsePkl(pkl, "Functional.gelu.0.forward");
     ASSERT_TRUE(text) << text.error().format();
     EXPECT_EQ(*text,
@@ -506,6 +505,50 @@ TEST(PtdbgInputs, BadRowsNameFileAndLine)
     EXPECT_NE(table.error().message.find("4 elements"), std::string::npos) << table.error().message;
 }
 
+// Issue 33: one grammar of a .pkl's lines. The ptdbg profile's compare and `parse` refuse exactly the lines the load
+// step (dump::readLegacyPkl) refuses, at the same line: they read with the same dump::forEachPklLine.
+TEST(PtdbgInputs, TheCompareAndParseReadLinesWithTheLoadStepsGrammar)
+{
+    std::string deep = "[\"Torch.add.0.forward.output.0\", 0, [], \"torch.float32\", [3], ";
+    for (int i = 0; i < 70; ++i)
+        deep += "[";
+    for (int i = 0; i < 70; ++i)
+        deep += "]";
+    deep += "]\n";
+    const std::string good = row("Torch.add.0.forward.input.0", "[3]", 1) + row("Torch.add.0.forward.output.0", "[3]", 1);
+    struct Case
+    {
+        const char* what;
+        std::string line;
+    };
+    const std::vector<Case> cases {
+        { "an empty name", "[\"\", 0, [], \"torch.float32\", [3], [1, 1, 1, 1]]\n" },
+        { "a row nested deeper than 64 levels", deep },
+        { "a number", "42\n" },
+        { "an object", "{\"a\": 1}\n" },
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        TempDir dir;
+        writeFile(dir.path() / "npu.pkl", good);
+        writeFile(dir.path() / "bench.pkl", good + c.line + row("Torch.add.1.forward.input.0", "[3]", 1));
+        auto loaded = dump::readLegacyPkl(dir.path() / "bench.pkl");
+        ASSERT_TRUE(loaded) << loaded.error().format();
+        bool refusedLine3 = false;
+        for (const Diagnostic& d : (*loaded)->diagnostics)
+            refusedLine3 = refusedLine3 || (d.severity == Severity::Error && d.location.line == 3u);
+        EXPECT_TRUE(refusedLine3) << "the load step refuses line 3";
+        ptdbg::PtdbgInput input { dir.path() / "npu.pkl", dir.path() / "bench.pkl", {}, {} };
+        auto table = ptdbg::comparePkl(input, {});
+        ASSERT_FALSE(table) << "the ptdbg compare took a line the load step refuses";
+        EXPECT_EQ(table.error().id, "ptdbg.row");
+        EXPECT_EQ(table.error().location.line, 3u) << table.error().format();
+        auto parsed = ptdbg::parsePkl(dir.path() / "bench.pkl", "Torch.add.1");
+        ASSERT_FALSE(parsed) << "ptdbg's parse took a line the load step refuses";
+        EXPECT_EQ(parsed.error().location.line, 3u) << parsed.error().format();
+    }
+}
+
 TEST(PtdbgInputs, CompareJsonAndRankPairs)
 {
     TempDir dir;
@@ -531,10 +574,19 @@ TEST(PtdbgInputs, CompareJsonAndRankPairs)
     ASSERT_EQ(pairs->size(), 2u);
     EXPECT_EQ((*pairs)[0].suffix, "_rank10-rank10"); // sorted as text, as Python sorts the names
     EXPECT_EQ((*pairs)[1].input.npuDataDir, dir.path() / "npu/rank2/dump");
+    // The step folder is read by the one discovery of dumps (issue 33): a file beside the rank folders is ignored
+    // there as in every profile, a folder that is no rank folder is refused, naming it, as ptdbg refuses it.
     writeFile(dir.path() / "npu/notes.txt", "x");
+    EXPECT_TRUE(ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench"));
+    fs::create_directories(dir.path() / "npu/notes");
     auto refused = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().message.find("notes.txt"), std::string::npos);
+    EXPECT_NE(refused.error().message.find("notes"), std::string::npos) << refused.error().message;
+    fs::remove(dir.path() / "npu/notes");
+    fs::create_directories(dir.path() / "bench/rank3");
+    refused = ptdbg::distributedPairs(dir.path() / "npu", dir.path() / "bench");
+    ASSERT_FALSE(refused) << "a rank folder without a .pkl is refused";
+    EXPECT_NE(refused.error().message.find("rank3"), std::string::npos) << refused.error().message;
 }
 
 // ---- legacy dumps in the msprobe profiles and the GUI's core path ----
@@ -542,8 +594,7 @@ TEST(PtdbgInputs, CompareJsonAndRankPairs)
 TEST(PtdbgLegacy, SessionComparesA60DumpWithMsprobeRulesAndFindsTheGelu)
 {
     const fs::path pair = legacyDir() / "all_mode";
-    if (!fs::exists(pair / "npu"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "npu");
     auto plan = session::planSession(pair / "npu", pair / "bench");
     ASSERT_TRUE(plan) << plan.error().format();
     ASSERT_EQ(plan->pairs.size(), 1u);
@@ -593,8 +644,7 @@ TEST(PtdbgLegacy, UnderscoreNamedDumpsCompareWithMsprobeRules)
 TEST(PtdbgFixtures, ThreadCountNeverChangesTheTable)
 {
     const fs::path pair = legacyDir() / "all_mode";
-    if (!fs::exists(pair / "expected/plain/cmd.txt"))
-        GTEST_SKIP();
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "expected/plain/cmd.txt");
     auto call = readCmd(pair / "expected/plain", pair);
     ASSERT_TRUE(call);
     call->options.threads = 1;

@@ -3,6 +3,7 @@
 #include "core/compare/csvwriter.h"
 #include "core/compare/pytext.h"
 #include "core/dump/jsondocument.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 #include "core/util/outputfile.h"
 
@@ -642,8 +643,7 @@ TEST(Cell, AsDouble)
 TEST(ExcelText, GoldenNumberCellsAreFixedPoints)
 {
     const auto root = probescope::testing::fixturesDir();
-    if (!std::filesystem::is_directory(root))
-        GTEST_SKIP() << "no fixtures at " << root;
+    PROBESCOPE_REQUIRE_FIXTURE(root);
     std::size_t files = 0;
     std::size_t checked = 0;
     for (const auto& model : std::filesystem::directory_iterator(root)) {
@@ -730,8 +730,7 @@ TEST(Csv, ParsesEdgeCases)
 TEST(Csv, ParsesGoldenCompareResult)
 {
     const auto file = probescope::testing::fixturesDir() / "modelA_tensor_mix/expected/stack/step0/compare_result.csv";
-    if (!std::filesystem::is_regular_file(file))
-        GTEST_SKIP() << "no fixture " << file;
+    PROBESCOPE_REQUIRE_FIXTURE(file);
     const std::string text = readFile(file);
     const auto table = parseCsv(text);
     ASSERT_EQ(table.size(), 371u); // header + 370 rows

@@ -17,6 +17,7 @@
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "tempdir.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -674,8 +675,7 @@ int checkGoldenStep(const std::string& step)
 
 TEST(RealDataGolden, ModelATensorMixNostack)
 {
-    if (!fs::exists(fixtureDir()))
-        GTEST_SKIP() << "fixtures not found at " << fixtureDir();
+    PROBESCOPE_REQUIRE_FIXTURE(fixtureDir());
     const int step0 = checkGoldenStep("step0");
     const int step1 = checkGoldenStep("step1");
     EXPECT_EQ(step0, 370);

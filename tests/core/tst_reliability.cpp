@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 20: never silently wrong, never stuck, never overwriting. Each numbered case of the issue is
 // reproduced here (the CLI reproductions are in tests/cli/reliability.sh).
+#include "core/dumpinfo/dumpinfo.h"
 #include "core/compare/comparejob.h"
 #include "core/dump/dumpfile.h"
+#include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"
 #include "core/dump/rankdump.h"
 #include "core/runut/resumecheck.h"
 #include "tempdir.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
@@ -150,8 +153,7 @@ TEST(OutputFile, ErrnoTextNamesFileAndReason)
 
 TEST(CompareJob, TwoConcurrentRunsIntoOneFolderBothSucceed)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     compare::CompareInput input { tensorPair() / "npu" / "step0" / "rank" / "dump.json",
                                   tensorPair() / "bench" / "step0" / "rank" / "dump.json", std::nullopt };
@@ -178,8 +180,7 @@ TEST(CompareJob, TwoConcurrentRunsIntoOneFolderBothSucceed)
 
 TEST(CompareJob, RefusesATruncatedBenchDumpWithItsPosition)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
     cutFile(bench, 30000); // the issue's reproduction: head -c 30000
@@ -201,8 +202,7 @@ TEST(CompareJob, RefusesATruncatedBenchDumpWithItsPosition)
 
 TEST(CompareJob, SalvageSaysWhatWasComparedAndLost)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
     cutFile(bench, 30000);
@@ -222,8 +222,7 @@ TEST(CompareJob, SalvageSaysWhatWasComparedAndLost)
 
 TEST(CompareJob, AnEmptyBenchDumpIsNotACleanResult)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = dir.write("bench/dump.json", R"({"task": "tensor", "level": "mix", "data": {}})");
     compare::CompareInput input { tensorPair() / "npu" / "step0" / "rank" / "dump.json", bench, std::nullopt };
@@ -237,8 +236,7 @@ TEST(CompareJob, AnEmptyBenchDumpIsNotACleanResult)
 
 TEST(CompareJob, TypeErrorsThatInfoRejectsAreRefused)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     const std::string original = slurp(tensorPair() / "bench" / "step0" / "rank" / "dump.json");
     struct Case
     {
@@ -338,8 +336,7 @@ TEST(DumpValidation, OverlongAndSurrogateEncodingsAreInvalid)
 
 TEST(LoadReport, SaysWhereTheFileWasCutAndHowManyEntriesWereRead)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
     cutFile(bench, 30000);
@@ -465,8 +462,7 @@ fs::path firstFixturePt()
 
 TEST(PtZip, SixtyFiveThousandRecordsAreReadInLinearTime)
 {
-    if (!fs::exists(firstFixturePt()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(firstFixturePt());
     TempDir dir;
     const std::string pt = slurp(firstFixturePt());
     const fs::path many = dir.write("many.pt", withExtraRecords(pt, 65000, [](std::uint32_t i) {
@@ -485,8 +481,7 @@ TEST(PtZip, SixtyFiveThousandRecordsAreReadInLinearTime)
 
 TEST(PtZip, CaseInsensitiveTwinsAreStillRefused)
 {
-    if (!fs::exists(firstFixturePt()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(firstFixturePt());
     TempDir dir;
     const std::string pt = slurp(firstFixturePt());
     const fs::path twins = dir.write("twins.pt", withExtraRecords(pt, 2, [](std::uint32_t i) {
@@ -549,8 +544,7 @@ TEST(LegacyPklValidation, InvalidUtf8AndNegativeShapesAreReported)
 // reports compare.tensor-unreadable naming the file, and the row says why.
 TEST(TensorGate, APtCutTo3000BytesIsAnErrorInBothMsprobeProfiles)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
         SCOPED_TRACE(std::string(profileName(profile)));
         TempDir dir;
@@ -592,8 +586,7 @@ TEST(TensorGate, APtCutTo3000BytesIsAnErrorInBothMsprobeProfiles)
 // failing node"): the tensor folder must lie inside its dump folder, so the pair is refused with tensor.path-escape.
 TEST(TensorGate, ATensorFolderLinkedToTheOtherSidesIsRefused)
 {
-    if (!fs::exists(tensorPair()))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
     TempDir dir;
     const fs::path npu = copyRank(tensorPair() / "npu", dir.path() / "npu");
     const fs::path bench = copyRank(tensorPair() / "bench", dir.path() / "bench");
@@ -611,6 +604,30 @@ TEST(TensorGate, ATensorFolderLinkedToTheOtherSidesIsRefused)
         ASSERT_NE(escape, nullptr);
         EXPECT_NE(escape->location.file.find("npu/dump_tensor_data"), std::string::npos) << escape->format();
     }
+    // info --verify reads through the same resolver (issue 33): the bench's tensors are not verified as the NPU's.
+    auto location = dump::discoverDump(npu);
+    ASSERT_TRUE(location) << location.error().format();
+    auto rank = dump::loadRank(location->ranks.at(0));
+    ASSERT_TRUE(rank) << rank.error().format();
+    dumpinfo::InfoOptions verify;
+    verify.verifyTensors = true;
+    const dumpinfo::RankInfo info = dumpinfo::inspectRank(**rank, verify);
+    const Diagnostic* escape = findId(info.diagnostics, "tensor.path-escape");
+    ASSERT_NE(escape, nullptr) << "info --verify read the tensors of a folder linked out of the dump";
+    EXPECT_EQ(info.filesVerified, 0u);
+    std::size_t escapes = 0;
+    for (const Diagnostic& d : info.diagnostics)
+        escapes += d.id == "tensor.path-escape";
+    EXPECT_EQ(escapes, 1u) << "said once, not once per tensor";
+    // The same dump with its own folder verifies.
+    fs::remove(dir.path() / "npu" / "dump_tensor_data");
+    fs::copy(tensorPair() / "npu" / "step0" / "rank" / "dump_tensor_data", dir.path() / "npu" / "dump_tensor_data",
+             fs::copy_options::recursive);
+    auto clean = dump::loadRank(location->ranks.at(0));
+    ASSERT_TRUE(clean);
+    const dumpinfo::RankInfo ok = dumpinfo::inspectRank(**clean, verify);
+    EXPECT_EQ(findId(ok.diagnostics, "tensor.path-escape"), nullptr);
+    EXPECT_GT(ok.filesVerified, 0u);
 }
 
 // The resolver: names and folders stay inside the dump folder; the folder itself may be a link that stays inside.

@@ -9,6 +9,7 @@
 #include "core/runuttorch/torchreplayer.h"
 #include "tempdir.h"
 #include "core/tensor/tensor.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -989,8 +990,7 @@ TEST(RunutReplayFixture, AtenCallsOfTheDemoDumpAreReproduced)
 TEST(RunutReplayFixture, BenchForwardOutputsOfModelAAreReproduced)
 {
     const auto dumpPath = probescope::testing::fixturesDir() / "modelA_tensor_mix/bench/step0/rank/dump.json";
-    if (!std::filesystem::exists(dumpPath))
-        GTEST_SKIP() << "fixtures not found: " << dumpPath;
+    PROBESCOPE_REQUIRE_FIXTURE(dumpPath);
     auto list = runut::loadApiCalls(dumpPath, false);
     ASSERT_TRUE(list.ok()) << list.error().format();
     auto replayer = runuttorch::makeTorchReplayer({});
@@ -1055,8 +1055,7 @@ TEST(RunutReplayFixture, BenchForwardOutputsOfModelAAreReproduced)
 TEST(RunutReplayFixture, BackwardGradsMatchTheDumpedOnes)
 {
     const auto dumpPath = probescope::testing::fixturesDir() / "modelA_tensor_mix/bench/step0/rank/dump.json";
-    if (!std::filesystem::exists(dumpPath))
-        GTEST_SKIP() << "fixtures not found: " << dumpPath;
+    PROBESCOPE_REQUIRE_FIXTURE(dumpPath);
     auto list = runut::loadApiCalls(dumpPath, false);
     ASSERT_TRUE(list.ok()) << list.error().format();
     auto replayer = runuttorch::makeTorchReplayer({});
@@ -1096,8 +1095,7 @@ TEST(RunutReplayFixture, StatisticsDumpReplaysWithRandomInputsOnEveryWorker)
     // modelA in statistics mode: every forward call is rebuilt from Max/Min/dtype/shape and replayed;
     // two workers that take the calls in opposite orders get identical outputs (seeded per call).
     const auto dumpPath = probescope::testing::fixturesDir() / "modelA_statistics_mix/bench/step0/rank/dump.json";
-    if (!std::filesystem::exists(dumpPath))
-        GTEST_SKIP() << "fixtures not found: " << dumpPath;
+    PROBESCOPE_REQUIRE_FIXTURE(dumpPath);
     auto list = runut::loadApiCalls(dumpPath, false);
     ASSERT_TRUE(list.ok()) << list.error().format();
     const auto& calls = list->calls;

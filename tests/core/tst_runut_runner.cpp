@@ -139,6 +139,18 @@ public:
             r.skipMessage = "boom: expected scalar type Long";
             return r;
         }
+        // A tensor file the resolver refused (the real replayer's TensorInputError), and an exception whose text only
+        // looks like one: the run tells them apart by the diagnostic, not by the words (issue 33).
+        if (call.apiName == "refused_op") {
+            r.skipMessage = call.fullName + ": x.pt: the tensor folder leaves the dump";
+            r.inputError = makeError("tensor.path-escape", SourceLocation { "x.pt", std::nullopt, 0, 0 },
+                                     "the tensor folder leaves the dump");
+            return r;
+        }
+        if (call.apiName == "texty_op") {
+            r.skipMessage = "a.py:1:1: error [tensor.lookalike]: raised by the API itself";
+            return r;
+        }
         const auto bench = benchValues(call.fullName);
         if (call.apiName == "multi") {
             r.benchForward.kind = r.deviceForward.kind = Value::Kind::List;
@@ -819,6 +831,26 @@ TEST(RunutRunner, FirstFailingApiIsTheFirstForwardFailure)
     EXPECT_EQ(s2->firstFailing, "Functional.badgrad.0");
 }
 
+TEST(RunutRunner, ARefusedTensorIsADamagedInputByItsDiagnosticNotItsText)
+{
+    TempDir dir;
+    const auto dump = dir.write("dump.json", dumpText("statistics", {
+        { "Functional.relu.0.forward", fwd() },
+        { "Functional.texty_op.0.forward", fwd() },
+        { "Functional.refused_op.0.forward", fwd() },
+    }));
+    auto s = runUt(optionsFor(dump, dir.path() / "out"), fakeFactory());
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->skipped, 2u);
+    std::vector<std::string> named;
+    for (const Diagnostic& d : s->diagnostics) {
+        if (d.id == "runut.tensor-input")
+            named.push_back(d.message);
+    }
+    ASSERT_EQ(named.size(), 1u) << "only the API whose tensor was refused is a damaged input";
+    EXPECT_NE(named.front().find("Functional.refused_op.0"), std::string::npos) << named.front();
+}
+
 TEST(RunutResultCells, MessageOnlyWhenSomethingIsSkipped)
 {
     ApiVerdict v;
@@ -958,6 +990,7 @@ TEST(RunutRunner, JudgesTheDumpedOutputsOfATensorDump)
 
 #ifdef PROBESCOPE_HAVE_RUNUTTORCH
 #include "core/runuttorch/torchreplayer.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 namespace {
@@ -977,8 +1010,7 @@ fs::path fixtureDump(const std::string& fixture, const std::string& side)
 TEST(RunutFixtures, DumpedOutputsNameTheFaultyGeluOnTheNpuSideOnly)
 {
     const fs::path npu = fixtureDump("modelA_tensor_mix", "npu");
-    if (!fs::exists(npu))
-        GTEST_SKIP() << "fixtures not found: " << npu;
+    PROBESCOPE_REQUIRE_FIXTURE(npu);
     TempDir dir;
     for (const std::string side : { "npu", "bench" }) {
         auto s = runUt(optionsFor(fixtureDump("modelA_tensor_mix", side), dir.path() / side), torchFactory());
@@ -1043,8 +1075,8 @@ TEST(RunutFixtures, ReplayWritesMsprobesFilesAndWorkersDoNotMatter)
     const fs::path npu = fixtureDump("modelA_tensor_mix", "npu");
     const fs::path golden = probescope::testing::fixturesDir() / "modelA_tensor_mix" / "expected" / "run_ut"
         / "accuracy_checking_result.csv";
-    if (!fs::exists(npu) || !fs::exists(golden))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(npu);
+    PROBESCOPE_REQUIRE_FIXTURE(golden);
     TempDir dir;
     auto one = runUt(optionsFor(npu, dir.path() / "j1"), torchFactory());
     auto twoOptions = optionsFor(npu, dir.path() / "j2");
@@ -1069,8 +1101,7 @@ TEST(RunutFixtures, ReplayWritesMsprobesFilesAndWorkersDoNotMatter)
 TEST(RunutFixtures, StatisticsDumpHasNoDumpedOutputsToJudge)
 {
     const fs::path npu = fixtureDump("modelA_statistics_mix", "npu");
-    if (!fs::exists(npu))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(npu);
     TempDir dir;
     auto s = runUt(optionsFor(npu, dir.path() / "out"), torchFactory());
     ASSERT_TRUE(s.ok()) << s.error().format();

@@ -5,15 +5,18 @@
 #include "core/dump/keyscan.h"
 #include "core/tree/constructtree.h"
 
+#include "core/compare/comparejob.h"
 #include "core/compare/firstfailure.h"
 #include "core/compare/profile.h"
 #include "core/compare/pytext.h"
+#include "fixtureguard.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -755,4 +758,139 @@ TEST(PairCache, PlantedLinksAreNeverFollowedAndOnlyCacheFilesArePruned)
     ASSERT_TRUE(reopened);
     EXPECT_FALSE(reopened->reopened);
     EXPECT_FALSE(fromCache);
+}
+
+// ---- issue 33: a NaN or Inf NPU statistic against a finite bench one is a divergence in ProbeScope's verdict ----
+
+namespace {
+
+/// `text` with the Max of the first output tensor of `key` written as `spelling` (a JSON token or text).
+std::string withOutputMax(std::string text, std::string_view key, std::string_view spelling)
+{
+    const std::size_t entry = text.find("\"" + std::string(key) + "\"");
+    EXPECT_NE(entry, std::string::npos) << key;
+    const std::size_t output = text.find("\"output\"", entry);
+    const std::size_t max = text.find("\"Max\": ", output);
+    EXPECT_NE(max, std::string::npos);
+    const std::size_t value = max + 7;
+    const std::size_t end = text.find_first_of(",}", value);
+    return text.replace(value, end - value, spelling);
+}
+
+/// The first output row of `key` in a ptdbg .pkl with its max written as `spelling`.
+std::string withPklOutputMax(std::string text, std::string_view key, std::string_view spelling)
+{
+    const std::size_t row = text.find("[\"" + std::string(key) + ".output");
+    EXPECT_NE(row, std::string::npos) << key;
+    const std::size_t eol = text.find('\n', row);
+    const std::size_t summary = text.rfind(", [", eol); // the summary list [max, min, mean, norm] ends the row
+    const std::size_t value = summary + 3;
+    const std::size_t end = text.find(',', value);
+    return text.replace(value, end - value, spelling);
+}
+
+std::string slurpFile(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+} // namespace
+
+TEST(NonFiniteVerdict, ANanStatisticAgainstAFiniteOneNamesThatNodeFirstInEveryProfile)
+{
+    // modelA's culprit is the gelu (docs); the conv2d that runs first is clean on both sides. Its NPU output's Max
+    // made NaN (as a token, as text) or Infinity, against the bench's finite Max: that node diverges first.
+    const fs::path pair = probescope::testing::fixturesDir() / "modelA_statistics_mix";
+    PROBESCOPE_REQUIRE_FIXTURE(pair / "npu/step0/rank/dump.json");
+    const std::string key = "Functional.conv2d.0.forward";
+    const std::string npuText = slurpFile(pair / "npu/step0/rank/dump.json");
+    probescope::testing::TempDir tmp;
+    for (const std::string_view spelling : { std::string_view("NaN"), std::string_view("\"nan\""),
+                                             std::string_view("Infinity") }) {
+        SCOPED_TRACE(std::string(spelling));
+        const fs::path npu = tmp.path() / "npu/step0/rank";
+        fs::remove_all(tmp.path() / "npu");
+        fs::create_directories(npu);
+        std::ofstream(npu / "dump.json", std::ios::binary) << withOutputMax(npuText, key, spelling);
+        for (const char* f : { "construct.json", "stack.json" })
+            fs::copy_file(pair / "npu/step0/rank" / f, npu / f);
+        const fs::path bench = pair / "bench/step0/rank";
+        for (const compare::Profile profile : { compare::Profile::Msprobe12, compare::Profile::Msprobe26 }) {
+            SCOPED_TRACE(std::string(profileName(profile)));
+            // The CLI's path: the job's first failing node.
+            compare::JobOptions job;
+            job.profile = profile;
+            job.advisor = false;
+            job.timestamp = "20260101000000";
+            const fs::path out = tmp.path() / ("out-" + std::string(profileName(profile)));
+            fs::remove_all(out);
+            auto results = compare::runCompareJob({ npu / "dump.json", bench / "dump.json", {} }, out, job);
+            ASSERT_TRUE(results.ok()) << results.error().format();
+            ASSERT_EQ(results->size(), 1u);
+            EXPECT_EQ((*results)[0].firstFailure.key, key) << (*results)[0].firstFailure.summary;
+            EXPECT_TRUE((*results)[0].firstFailure.found) << (*results)[0].firstFailure.summary;
+            // The viewer's path: the first failing node and the node's own status.
+            auto plan = planSession(npu / "dump.json", bench / "dump.json");
+            ASSERT_TRUE(plan.ok()) << plan.error().format();
+            AnalysisOptions options;
+            options.profile = profile;
+            auto a = analyse(plan->pairs.at(0), options);
+            ASSERT_TRUE(a);
+            EXPECT_EQ(a->firstFailure.key, key) << a->firstFailure.summary;
+            EXPECT_EQ(a->status->own[nodeOf(*a, key).value], Status::Error);
+        }
+    }
+
+    // ptdbg's .pkl: the same for the conv2d of the legacy statistics dump (NaN as ptdbg's json.dump writes it).
+    const fs::path legacy = probescope::testing::fixturesDir() / "legacy_ptdbg/summary_mode";
+    const fs::path pkl = legacy / "npu/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
+    PROBESCOPE_REQUIRE_FIXTURE(pkl);
+    const fs::path npuPkl = tmp.path() / "pkl/npu/rank0/dump.pkl";
+    fs::create_directories(npuPkl.parent_path());
+    std::ofstream(npuPkl, std::ios::binary) << withPklOutputMax(slurpFile(pkl), key, "NaN");
+    const fs::path benchPkl = legacy / "bench/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
+    compare::JobOptions job;
+    job.profile = compare::Profile::Ptdbg;
+    job.timestamp = "20260101000000";
+    auto results = compare::runCompareJob({ npuPkl, benchPkl, {} }, tmp.path() / "out-ptdbg", job);
+    ASSERT_TRUE(results.ok()) << results.error().format();
+    ASSERT_EQ(results->size(), 1u);
+    ASSERT_FALSE((*results)[0].refused) << (*results)[0].inputDiagnostics.size();
+    EXPECT_EQ((*results)[0].firstFailure.key, key) << (*results)[0].firstFailure.summary;
+    auto plan = planSession(npuPkl, benchPkl);
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    AnalysisOptions options;
+    options.profile = compare::Profile::Ptdbg;
+    auto a = analyse(plan->pairs.at(0), options);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->firstFailure.key, key) << a->firstFailure.summary;
+    EXPECT_EQ(a->status->own[nodeOf(*a, key).value], Status::Error);
+}
+
+TEST(NonFiniteVerdict, OnlyANonFiniteNpuStatisticAgainstAFiniteBenchOneCounts)
+{
+    compare::CompareTable table;
+    table.header = { "NPU Name", "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean",
+                     "Bench l2norm" };
+    const auto row = [](compare::Cell npu, compare::Cell bench) {
+        return std::vector<compare::Cell> { compare::Cell::text("x"), npu, compare::Cell::number(1), compare::Cell::number(1),
+                                            compare::Cell::number(1), bench, compare::Cell::number(1),
+                                            compare::Cell::number(1), compare::Cell::number(1) };
+    };
+    const compare::NonFiniteStatistics check(table);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    using compare::Cell;
+    EXPECT_TRUE(check.diverges(row(Cell::number(nan), Cell::number(2))));
+    EXPECT_TRUE(check.diverges(row(Cell::number(-inf), Cell::number(2))));
+    EXPECT_TRUE(check.diverges(row(Cell::text("nan"), Cell::number(2))));
+    EXPECT_TRUE(check.diverges(row(Cell::text("Nan"), Cell::text("2.5"))));
+    EXPECT_TRUE(check.diverges(row(Cell::text("-Infinity"), Cell::integer(3))));
+    EXPECT_FALSE(check.diverges(row(Cell::number(nan), Cell::number(nan)))) << "both sides NaN: no divergence here";
+    EXPECT_FALSE(check.diverges(row(Cell::number(inf), Cell::text("inf"))));
+    EXPECT_FALSE(check.diverges(row(Cell::number(2), Cell::number(nan)))) << "only the NPU side's non-finite value";
+    EXPECT_FALSE(check.diverges(row(Cell::text("N/A"), Cell::number(2)))) << "no statistic is no verdict";
+    EXPECT_FALSE(check.diverges(row(Cell::none(), Cell::number(2))));
+    EXPECT_FALSE(check.diverges(row(Cell::number(2), Cell::number(3))));
 }

@@ -6,6 +6,7 @@
 #include "core/tensortorch/torchpt.h"
 #include "core/tensor/ptnative.h"
 #include "core/tensor/tensor.h"
+#include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
@@ -571,8 +572,7 @@ std::optional<RecordedStats> recordedStats(const std::string& json, const std::s
 TEST(TensorStats, Conv2dInputMatchesMsprobe)
 {
     const fs::path dir = fixtureTensorDir();
-    if (!fs::exists(dir / "dump.json"))
-        GTEST_SKIP() << "fixtures not found at " << dir;
+    PROBESCOPE_REQUIRE_FIXTURE(dir / "dump.json");
     const auto t = loadTensorFile(dir / "dump_tensor_data", "Functional.conv2d.0.forward.input.0.pt");
     ASSERT_TRUE(t.ok()) << t.error().format();
     EXPECT_EQ(t->dtype, DType::Float32);
@@ -589,8 +589,7 @@ TEST(TensorStats, Conv2dInputMatchesMsprobe)
 TEST(TensorStats, EveryFixtureTensorMatchesItsDumpJsonEntry)
 {
     const fs::path dir = fixtureTensorDir();
-    if (!fs::exists(dir / "dump.json"))
-        GTEST_SKIP() << "fixtures not found at " << dir;
+    PROBESCOPE_REQUIRE_FIXTURE(dir / "dump.json");
     const std::string json = readBytes(dir / "dump.json");
     int checked = 0;
     for (const auto& entry : fs::directory_iterator(dir / "dump_tensor_data")) {
@@ -753,8 +752,7 @@ TEST(PtMalformed, TruncatedAtEveryOffset)
 TEST(PtMalformed, TruncatedFixtureFile)
 {
     const fs::path source = fixtureTensorDir() / "dump_tensor_data/Functional.conv2d.0.forward.input.0.pt";
-    if (!fs::exists(source))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(source);
     TempDir dir;
     const fs::path path = dir.path() / "t.pt";
     const std::string good = readBytes(source);
@@ -1096,8 +1094,7 @@ TEST(NativePt, AgreesWithLibTorchOnEveryCheckedInFile)
 TEST(NativePt, AgreesWithLibTorchOnEveryFixtureFile)
 {
     const fs::path dir = fixtureTensorDir() / "dump_tensor_data";
-    if (!fs::exists(dir))
-        GTEST_SKIP() << "fixtures not found";
+    PROBESCOPE_REQUIRE_FIXTURE(dir);
     CrossCheck check;
     for (const auto& entry : fs::directory_iterator(dir)) {
         if (entry.path().extension() == ".pt")

@@ -3,6 +3,7 @@
 // metrics and first failure, msprobe's compare CSV (expected/nostack/step*/compare_result.csv) for
 // statistics and MaxAbsErr, core's elementdiff on tensors read independently, and QImage for PNGs.
 // Each widget is also saved as a screenshot next to the test program (screenshots/), to be looked at.
+#include "fixtureguard.h"
 #include "ui/inspect/metricplot.h"
 #include "ui/inspect/nodetrendplot.h"
 #include "ui/inspect/tensorinspector.h"
@@ -43,6 +44,16 @@ constexpr const char* kGeluOut = "Functional.gelu.0.forward.output.0";
 fs::path fixtureSide(const std::string& fixture, const char* side)
 {
     return probescope::testing::fixturesDir() / fixture / side;
+}
+
+/// A writable copy of modelA_tensor_mix's step 0 (both sides) under `root`.
+void copyTensorStep0(const fs::path& root)
+{
+    for (const char* side : { "npu", "bench" }) {
+        fs::create_directories(root / side / "step0");
+        fs::copy(fixtureSide("modelA_tensor_mix", side) / "step0" / "rank", root / side / "step0" / "rank",
+                 fs::copy_options::recursive);
+    }
 }
 
 std::shared_ptr<const session::PairAnalysis> analyseAt(const fs::path& npu, const fs::path& bench, std::int64_t step)
@@ -590,11 +601,7 @@ TEST(TensorInspector, MissingAndCorruptFilesAreNamed)
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
     const fs::path root = dir.path().toStdString();
-    for (const char* side : { "npu", "bench" }) {
-        fs::create_directories(root / side / "step0");
-        fs::copy(fixtureSide("modelA_tensor_mix", side) / "step0" / "rank", root / side / "step0" / "rank",
-                 fs::copy_options::recursive);
-    }
+    copyTensorStep0(root);
     fs::remove(root / "npu/step0/rank/dump_tensor_data" / (std::string(kGeluOut) + ".pt"));
     std::ofstream(root / "bench/step0/rank/dump_tensor_data/Functional.gelu.0.forward.input.0.pt", std::ios::trunc)
         << "this is not a zip archive";
@@ -636,6 +643,31 @@ TEST(TensorInspector, MissingAndCorruptFilesAreNamed)
     EXPECT_TRUE(inspector.messageText().contains(QStringLiteral("missing.pt")));
     EXPECT_TRUE(inspector.messageText().contains(QStringLiteral("../escape.pt")));
     saveScreenshot(inspector, QStringLiteral("tensorinspector-error.png"));
+}
+
+// Issue 33: the inspector reads through the dump's tensor resolver, as the compare does. A NPU tensor folder that is a
+// link to the bench's (which the compare refuses) is not shown as the NPU's tensors.
+TEST(TensorInspector, ATensorFolderLinkedOutOfTheDumpIsRefusedAsTheCompareRefusesIt)
+{
+    PROBESCOPE_REQUIRE_FIXTURE(fixtureSide("modelA_tensor_mix", "npu"));
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    const fs::path root = dir.path().toStdString();
+    copyTensorStep0(root);
+    auto a = analyseAt(root / "npu", root / "bench", 0);
+    ASSERT_TRUE(a);
+    const fs::path npuTensors = root / "npu/step0/rank/dump_tensor_data";
+    fs::rename(npuTensors, root / "npu/step0/rank/aside"); // same folder: no write to the moved folder itself
+    fs::create_directory_symlink(root / "bench/step0/rank/dump_tensor_data", npuTensors);
+
+    TensorInspector inspector;
+    inspector.resize(1000, 700);
+    QSignalSpy loaded(&inspector, &TensorInspector::loaded);
+    inspector.showRow(a, rowOf(*a->table, kGeluOut));
+    ASSERT_TRUE(waitFor(loaded, 1));
+    EXPECT_TRUE(inspector.messageText().contains(QStringLiteral("tensor.path-escape")))
+        << inspector.messageText().toStdString();
+    EXPECT_EQ(inspector.view(), tensor::ElementKind::Bench) << "only the bench's own tensor is shown";
 }
 
 TEST(TensorInspector, ANewRowOvertakesTheRunningLoad)

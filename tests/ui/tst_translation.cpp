@@ -3,6 +3,7 @@
 // menus and tabs come out in Chinese (at construction and after a LanguageChange), and every message
 // of the .ts in the source tree has a translation in the .qm that keeps its placeholders, accelerator
 // and HTML tags.
+#include "fixtureguard.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/models/noderowsmodel.h"
@@ -342,7 +343,7 @@ TEST(Translation, DialogsAndMenusFitWithChineseTexts)
 TEST(Translation, DemoCompareInChinese)
 {
     if (MainWindow::demoDir().isEmpty())
-        GTEST_SKIP() << "no demo pair";
+        PROBESCOPE_FIXTURE_MISSING("the demo pair (resources/demo)");
     ChineseTranslation zh(true);
     ASSERT_TRUE(zh.installed());
     MainWindow window;

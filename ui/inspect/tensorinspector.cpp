@@ -94,10 +94,14 @@ namespace {
 
 constexpr std::size_t kHistogramBins = 64;
 
-void readSide(const std::filesystem::path& dir, const std::string& dataName, Side& side)
+void readSide(std::shared_ptr<const tensor::TensorResolver> tensors, const std::filesystem::path& dir,
+              const std::string& dataName, Side& side)
 {
     side.file = QString::fromStdString(dataName);
-    auto t = tensor::loadTensorFile(dir, dataName);
+    // Through the resolver only (issue 33): a tensor folder that leaves its dump folder is refused, as in the compare.
+    if (!tensors)
+        tensors = tensor::makeTensorResolver(dir.parent_path(), dir);
+    auto t = tensors->load(dataName);
     if (!t) {
         side.error = QObject::tr("Cannot read %1: %2 [%3]")
                          .arg(side.file, QString::fromStdString(t.error().message), QString::fromStdString(t.error().id));
@@ -115,9 +119,9 @@ std::shared_ptr<const Loaded> loadPair(const TensorRowFiles& files)
 {
     auto loaded = std::make_shared<Loaded>();
     loaded->files = files;
-    readSide(files.npuDir, files.npuDataName, loaded->npu);
+    readSide(files.npuTensors, files.npuDir, files.npuDataName, loaded->npu);
     if (!files.benchDataName.empty())
-        readSide(files.benchDir, files.benchDataName, loaded->bench);
+        readSide(files.benchTensors, files.benchDir, files.benchDataName, loaded->bench);
 
     // NPU and bench share one histogram range and one colour scale, so equal values look equal.
     std::optional<tensor::ValueRange> range;

@@ -2,6 +2,7 @@
 #include "ui/inspect/tensorrow.h"
 
 #include "core/compare/flatten.h"
+#include "core/compare/realdata.h"
 
 namespace probescope::ui {
 
@@ -76,6 +77,7 @@ TensorRowFiles resolveTensorRow(const session::PairAnalysis& analysis, std::size
     const dump::DumpFile& npu = *analysis.skeleton->npu->dump;
     const dump::DumpFile& bench = *analysis.skeleton->bench->dump;
     files.npuDir = npu.tensorDir;
+    files.npuTensors = compare::tensorResolverOf(npu);
     files.npuDataName = dataNameOf(npu, files.npuName, table.mode);
     if (files.npuDataName.empty()) {
         files.kind = TensorRowFiles::Kind::NoTensor;
@@ -85,6 +87,7 @@ TensorRowFiles resolveTensorRow(const session::PairAnalysis& analysis, std::size
     }
     files.kind = TensorRowFiles::Kind::Tensors;
     files.benchDir = bench.tensorDir;
+    files.benchTensors = compare::tensorResolverOf(bench);
     const bool matched = row < table.matched.size() ? table.matched[row] : true;
     if (!matched || files.benchName.empty() || files.benchName == "N/A") {
         files.benchNote = "No bench counterpart: only the NPU tensor is shown.";

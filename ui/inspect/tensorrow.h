@@ -2,10 +2,12 @@
 #pragma once
 
 #include "core/session/session.h"
+#include "core/tensor/resolver.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -37,6 +39,11 @@ struct TensorRowFiles
     std::filesystem::path benchDir;
     std::string benchDataName; ///< empty when there is no bench tensor
     std::string benchNote;     ///< why there is no bench tensor
+    /// Each side's tensor folder bound to its dump folder (compare::tensorResolverOf), the one way to its files: a
+    /// `dump_tensor_data` linked out of the dump folder is refused here as the compare refuses it. When null, the
+    /// inspector binds npuDir/benchDir to the folder holding them (issue 33).
+    std::shared_ptr<const tensor::TensorResolver> npuTensors;
+    std::shared_ptr<const tensor::TensorResolver> benchTensors;
 
     /// The row's own metrics as the compare computed them (for cross-checking what the inspector shows).
     std::optional<double> tableCosine;

@@ -10,11 +10,11 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QRegularExpression>
 
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -34,6 +34,30 @@ QString listed(const QStringList& names)
     return QStringLiteral("%1 … %2").arg(names.front(), names.back());
 }
 
+/// `"key": "value"` in the first bytes of a dump.json, value 1 to 40 characters without a quote; read in one pass (the
+/// text is input: no regular expression over it, issue 33).
+std::optional<QString> headerValue(const QString& head, QLatin1String key)
+{
+    const QString quoted = QLatin1Char('"') + key + QLatin1Char('"');
+    for (qsizetype at = head.indexOf(quoted); at >= 0; at = head.indexOf(quoted, at + 1)) {
+        qsizetype i = at + quoted.size();
+        while (i < head.size() && head[i].isSpace())
+            ++i;
+        if (i >= head.size() || head[i] != QLatin1Char(':'))
+            continue;
+        ++i;
+        while (i < head.size() && head[i].isSpace())
+            ++i;
+        if (i >= head.size() || head[i] != QLatin1Char('"'))
+            continue;
+        const qsizetype start = i + 1;
+        const qsizetype end = head.indexOf(QLatin1Char('"'), start);
+        if (end > start && end - start <= 40)
+            return head.mid(start, end - start);
+    }
+    return std::nullopt;
+}
+
 /// The first bytes of a dump.json: msprobe writes "task", "level" and "framework" before "data".
 QString headerFacts(const fs::path& file)
 {
@@ -48,10 +72,8 @@ QString headerFacts(const fs::path& file)
     const QString head = QString::fromUtf8(buffer, static_cast<qsizetype>(n));
     QStringList facts;
     for (const char* key : { "task", "level", "framework" }) {
-        const QRegularExpression re(QStringLiteral("\"%1\"\\s*:\\s*\"([^\"]{1,40})\"").arg(QLatin1String(key)));
-        const auto match = re.match(head);
-        if (match.hasMatch())
-            facts << QStringLiteral("%1 %2").arg(QLatin1String(key), match.captured(1));
+        if (const auto value = headerValue(head, QLatin1String(key)))
+            facts << QStringLiteral("%1 %2").arg(QLatin1String(key), *value);
     }
     return facts.join(QStringLiteral(", "));
 }

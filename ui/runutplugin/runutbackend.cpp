@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/runutplugin/runutbackend.h"
 
+#include "core/util/fileio.h"
+#include "core/util/outputfile.h"
+
 #include <QCoreApplication>
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QLibrary>
-#include <QRegularExpression>
+
+#include <filesystem>
+#include <string>
 
 namespace probescope::ui {
 
@@ -80,8 +84,21 @@ std::unique_ptr<RunUtBackend> loadRunUtBackend()
 
 QStringList splitApiList(const QString& text)
 {
-    static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
-    return text.split(separators, Qt::SkipEmptyParts);
+    // Commas, semicolons and white space separate the names (one pass; no regular expression, issue 33).
+    QStringList names;
+    QString name;
+    for (const QChar c : text) {
+        if (c == QLatin1Char(',') || c == QLatin1Char(';') || c.isSpace()) {
+            if (!name.isEmpty())
+                names << name;
+            name.clear();
+        } else {
+            name += c;
+        }
+    }
+    if (!name.isEmpty())
+        names << name;
+    return names;
 }
 
 QStringList exportRunUtFiles(const QStringList& files, const QString& folder, QString* error)
@@ -96,16 +113,26 @@ QStringList exportRunUtFiles(const QStringList& files, const QString& folder, QS
     for (const QString& file : files) {
         if (file.isEmpty())
             continue;
+        // Read through the gate (a regular file, never a FIFO) and written by the one output writer: each copy is
+        // claimed under the first free name (NAME.csv, NAME_1.csv, ...), never replacing a file or following a
+        // symlink, complete or absent on a full disk (issue 33).
         const QFileInfo source(file);
-        QString target = dir.filePath(source.fileName());
-        for (int n = 1; QFileInfo::exists(target); ++n)
-            target = dir.filePath(QStringLiteral("%1_%2.%3").arg(source.completeBaseName()).arg(n).arg(source.suffix()));
-        if (!QFile::copy(file, target)) {
+        auto text = readTextFile(std::filesystem::path(file.toStdString()));
+        if (!text) {
             if (error)
-                *error = RunUtText::tr("Cannot copy %1 to %2.").arg(file, target);
+                *error = RunUtText::tr("Cannot read %1: %2").arg(file, QString::fromStdString(text.error().message));
             return written;
         }
-        written << target;
+        std::string why;
+        const auto target = writeToFreeName(std::filesystem::path(dir.absolutePath().toStdString()),
+                                            source.completeBaseName().toStdString(),
+                                            "." + source.suffix().toStdString(), *text, why);
+        if (!target) {
+            if (error)
+                *error = RunUtText::tr("Cannot copy %1 into %2: %3").arg(file, folder, QString::fromStdString(why));
+            return written;
+        }
+        written << QString::fromStdString(target->string());
     }
     return written;
 }

@@ -5,7 +5,10 @@
 #include "ui/views/mainwindow.h"
 #include "ui/models/diagnosticsmodel.h"
 
+#include "core/util/outputfile.h"
+
 #include <QApplication>
+#include <QBuffer>
 #include <QIcon>
 #include <QLibraryInfo>
 #include <QLocale>
@@ -16,6 +19,7 @@
 
 #include <cstdio>
 #include <utility>
+#include <filesystem>
 
 namespace probescope::ui {
 
@@ -107,6 +111,32 @@ void ScriptedRun::exitLater(int code)
     QTimer::singleShot(0, qApp, [code] { QCoreApplication::exit(code); });
 }
 
+namespace {
+
+std::filesystem::path screenshotPath(const QString& png)
+{
+    return std::filesystem::path(png.toStdString()); // main() takes UTF-8 paths only
+}
+
+QString takenMessage(const QString& png)
+{
+    return QStringLiteral("%1 already exists; --screenshot never replaces a file (nor writes through a link): remove "
+                          "it or name another file")
+        .arg(png);
+}
+
+} // namespace
+
+std::optional<QString> ScriptedRun::outputProblem(const QString& pngPath)
+{
+    // Said before the pair is opened, so a script learns it at once; the write itself claims the name atomically.
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(screenshotPath(pngPath), ec);
+    if (!ec && status.type() != std::filesystem::file_type::not_found)
+        return takenMessage(pngPath);
+    return std::nullopt;
+}
+
 void ScriptedRun::begin(MainWindow* window, const QString& pngPath, const QString& selection)
 {
     m_window = window;
@@ -165,8 +195,22 @@ void ScriptedRun::capture()
     // One turn of the event loop lets the view lay out the selection before the window is grabbed.
     QTimer::singleShot(0, this, [this] {
         const QPixmap shot = m_window->grab();
-        if (!shot.save(m_png, "PNG")) {
-            std::fprintf(stderr, "probescope: cannot write %s\n", qPrintable(m_png));
+        // Encoded in memory, then written by the one output writer (issue 33): claimed under FILE only when
+        // complete (a full disk leaves nothing), never replacing a file and never following a symlink at FILE.
+        QByteArray png;
+        QBuffer buffer(&png);
+        if (!buffer.open(QIODevice::WriteOnly) || !shot.save(&buffer, "PNG")) {
+            std::fprintf(stderr, "probescope: cannot encode the PNG for %s\n", qPrintable(m_png));
+            exitLater(1);
+            return;
+        }
+        if (const auto failure = writeFileAtomically(screenshotPath(m_png), std::string_view(png.constData(),
+                                                                                             static_cast<std::size_t>(png.size())),
+                                                     ReplaceMode::Never)) {
+            if (failure->nameTaken)
+                std::fprintf(stderr, "probescope: %s\n", qPrintable(takenMessage(m_png)));
+            else
+                std::fprintf(stderr, "probescope: %s\n", failure->message.c_str());
             exitLater(1);
             return;
         }

@@ -37,6 +37,8 @@ QIcon applicationIcon();
 /**
  * @brief `probescope --screenshot FILE [--select first-failure|NODE]`: waits for the compare, applies
  * the selection, writes a PNG of the main window, prints the selected node's full name, exits 0.
+ * FILE is written through core/util/outputfile.h: a name already taken (a file, a symlink) is an error (exit 1),
+ * and a failed write (a full disk) leaves nothing under FILE.
  *
  * Driven by the window's signals, never by polling or processEvents. A failed open or compare exits 1
  * with the error on stderr; a run that takes more than ten minutes exits 3.
@@ -46,6 +48,9 @@ class ScriptedRun : public QObject
     Q_OBJECT
 public:
     void begin(MainWindow* window, const QString& pngPath, const QString& selection);
+    /// Why FILE cannot be the screenshot: something (a file, a folder, a symlink even dangling) already holds the
+    /// name. ProbeScope never replaces an output (docs/gui.md, "Scripted mode"); the run exits 1.
+    static std::optional<QString> outputProblem(const QString& pngPath);
 
 private:
     void finish(bool ok, const QString& error);

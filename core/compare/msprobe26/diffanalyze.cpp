@@ -23,7 +23,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <limits>
-#include <regex>
 #include <set>
 #include <tuple>
 #include <system_error>
@@ -581,21 +580,49 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Phase A helpers
 
-/// Rank dirs of a step folder as msprobe 26 finds them (^rank(?:0|[1-9][0-9]*)?$), sorted by their
-/// number with a bare "rank" first (-1).
-std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step)
+/// msprobe 26's rank folder pattern, ^rank(?:0|[1-9][0-9]*)?$, without a regular expression: the number it
+/// gives (-1 for a bare "rank"), or none.
+std::optional<long long> msprobeRankNumber(std::string_view name)
 {
-    static const std::regex pattern("^rank(?:0|[1-9][0-9]*)?$");
-    std::vector<std::pair<long long, fs::path>> out;
-    std::error_code ec;
-    for (fs::directory_iterator it(step, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (!it->is_directory(ec) || !std::regex_match(name, pattern))
-            continue;
-        const std::string digits = name.substr(4);
-        out.emplace_back(digits.empty() ? -1 : std::atoll(digits.c_str()), it->path());
+    if (name.substr(0, 4) != "rank")
+        return std::nullopt;
+    const std::string_view digits = name.substr(4);
+    if (digits.empty())
+        return -1;
+    if (digits.size() > 18 || (digits.size() > 1 && digits.front() == '0'))
+        return std::nullopt;
+    long long n = 0;
+    for (const char c : digits) {
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        n = n * 10 + (c - '0');
     }
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return n;
+}
+
+/// Rank dirs of a step folder as msprobe 26 pairs them (its pattern, sorted by number with a bare "rank" first),
+/// taken from the one discovery of the step folder (dump::discoverDump, issue 33): the folders holding a dump and
+/// the folders it left out (a rank folder without dump.json must keep its place in the pairing).
+std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step, const dump::DumpLayout& layout)
+{
+    std::set<fs::path> seen;
+    std::vector<std::pair<long long, fs::path>> out;
+    const fs::path base = step.has_filename() ? step : step.parent_path(); // "npu/step0/" as "npu/step0"
+    const auto take = [&](const fs::path& found) {
+        // The folder directly below the step folder on the way to what discovery found.
+        const fs::path rel = found.lexically_relative(base);
+        if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".")
+            return;
+        const fs::path dir = base / *rel.begin();
+        const auto number = msprobeRankNumber(rel.begin()->string());
+        if (number && seen.insert(dir).second)
+            out.emplace_back(*number, dir);
+    };
+    for (const dump::RankLocation& loc : layout.ranks)
+        take(loc.dir);
+    for (const fs::path& skipped : layout.skippedFolders)
+        take(skipped);
+    std::sort(out.begin(), out.end());
     return out;
 }
 
@@ -630,24 +657,18 @@ struct RankSlot
  * with bench rank2); such a folder is an input error for the caller. Errors of the discovery itself (a duplicate
  * (step, rank), a folder that cannot be read) are returned.
  */
-Result<std::vector<RankSlot>> rankSlots(const fs::path& step, const std::vector<std::pair<long long, fs::path>>& dirs,
-                                        Diagnostics& problems)
+std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>>& dirs, const dump::DumpLayout& layout,
+                                Diagnostics& problems)
 {
     std::vector<RankSlot> slots;
     for (const auto& [n, dir] : dirs)
         slots.push_back(RankSlot { dir, std::nullopt });
-    auto layout = dump::discoverDump(step);
-    if (!layout) {
-        if (layout.error().id == "layout.empty")
-            return slots; // no dump below the step folder: every rank folder is reported as such by the caller
-        return layout.error();
-    }
-    for (const Diagnostic& d : layout->diagnostics) {
+    for (const Diagnostic& d : layout.diagnostics) {
         if (d.severity == Severity::Error)
             problems.push_back(d);
     }
     for (RankSlot& slot : slots) {
-        for (const dump::RankLocation& loc : layout->ranks) {
+        for (const dump::RankLocation& loc : layout.ranks) {
             if (loc.dir == slot.dir && loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json") {
                 slot.location = loc;
                 break;
@@ -882,13 +903,15 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     }
     // The one discovery first: a folder it refuses (two dumps at one (step, rank) place, as a folder holding both
     // npu/ and bench/ has) is that error, naming both dumps, not a rank count that hides why (issue 25).
-    for (const fs::path& p : { npuStep, benchStep }) {
-        auto layout = dump::discoverDump(p);
-        if (!layout && layout.error().id != "layout.empty")
-            return layout.error();
-    }
-    const auto npuRanks = rankDirs(npuStep);
-    const auto benchRanks = rankDirs(benchStep);
+    // An empty layout is no error here: each rank folder without a dump is reported below, in msprobe's pairing.
+    auto npuLayout = dump::discoverDump(npuStep, dump::DiscoverOptions { true });
+    if (!npuLayout)
+        return npuLayout.error();
+    auto benchLayout = dump::discoverDump(benchStep, dump::DiscoverOptions { true });
+    if (!benchLayout)
+        return benchLayout.error();
+    const auto npuRanks = rankDirs(npuStep, *npuLayout);
+    const auto benchRanks = rankDirs(benchStep, *benchLayout);
     if (npuRanks.size() != benchRanks.size())
         return makeError("compare.da-rank-count", at(npuStep),
                          "The number of ranks in the two runs are different: " + std::to_string(npuRanks.size())
@@ -903,14 +926,10 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // dump refuses the whole run (a rank table missing or partial would move the first divergence to another
     // rank), unless salvage is asked for; then its losses are said and the exit status stays 1.
     Diagnostics& input = result.inputDiagnostics;
-    auto npuSlots = rankSlots(npuStep, npuRanks, input);
-    if (!npuSlots)
-        return npuSlots.error();
-    auto benchSlots = rankSlots(benchStep, benchRanks, input);
-    if (!benchSlots)
-        return benchSlots.error();
+    const auto npuSlots = rankSlots(npuRanks, *npuLayout, input);
+    const auto benchSlots = rankSlots(benchRanks, *benchLayout, input);
     std::size_t noDump = 0;
-    for (const auto* slots : { &*npuSlots, &*benchSlots }) {
+    for (const auto* slots : { &npuSlots, &benchSlots }) {
         for (const RankSlot& slot : *slots) {
             if (slot.location)
                 continue;
@@ -939,8 +958,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
-        const RankSlot& npuSlot = (*npuSlots)[i];
-        const RankSlot& benchSlot = (*benchSlots)[i];
+        const RankSlot& npuSlot = npuSlots[i];
+        const RankSlot& benchSlot = benchSlots[i];
         const std::string rankName = npuSlot.dir.filename().string();
         if (!npuSlot.location || !benchSlot.location)
             continue;

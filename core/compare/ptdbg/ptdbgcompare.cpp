@@ -9,6 +9,7 @@
 #include "core/compare/pytext.h"
 #include "core/compare/realdata.h"
 #include "core/dump/jsondocument.h"
+#include "core/dump/pklrows.h"
 #include "core/tensor/npystream.h"
 #include "core/tensor/pathutil.h"
 #include "core/util/fileio.h"
@@ -78,100 +79,109 @@ SourceLocation lineAt(const fs::path& file, std::uint32_t line, std::uint32_t co
     return SourceLocation { file.string(), std::nullopt, line, column };
 }
 
-/// All rows of a pkl (blank lines skipped, as ptdbg's readline loop did). With `skipped` (--salvage) a line that
-/// is not a row is left out and said there (file:line:col) instead of refusing the file.
-Result<std::vector<PklRow>> readRows(const fs::path& path, Diagnostics* skipped = nullptr)
+/// The rows of one .pkl, and whether ptdbg's check_stack_mode finds it written in stack mode.
+struct PklRows
 {
-    auto file = MappedFile::open(path);
+    std::vector<PklRow> rows;
+    bool stackMode = false;
+};
+
+std::optional<std::string_view> apiPrefixOf(std::string_view line);
+
+/// All rows of a pkl, read with the load step's own grammar (dump::forEachPklLine: one reading of a line for every
+/// path, issue 33). With `skipped` (--salvage) a line that is not a row is left out and said there (file:line:col)
+/// instead of refusing the file. Stack mode is found in the same pass, on the rows' raw lines as ptdbg tests them.
+Result<PklRows> readRows(const fs::path& path, Diagnostics* skipped = nullptr)
+{
+    auto file = MappedFile::open(path, maxJsonFileBytes());
     if (!file)
         return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
                          "cannot read the .pkl: " + file.error().message);
     const std::string_view text = (*file)->text();
-    std::vector<PklRow> rows;
+    PklRows result;
+    std::vector<PklRow>& rows = result.rows;
     std::size_t skippedLines = 0; ///< with --salvage; the first 200 are listed, the rest counted
-    std::uint32_t lineNumber = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        ++lineNumber;
-        const std::size_t nl = text.find('\n', pos);
-        std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? text.size() : nl + 1;
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        if (line.find_first_not_of(" \t") == std::string_view::npos)
-            continue;
-        const std::size_t first = line.find_first_not_of(" \t");
-        // A bad line refuses the file, or with --salvage is left out (and said): never silently.
-        const auto refuse = [&](SourceLocation where, std::string message) -> std::optional<Diagnostic> {
-            Diagnostic d = makeError("ptdbg.row", std::move(where), std::move(message));
-            if (!skipped)
-                return d;
-            if (++skippedLines <= 200) {
-                d.severity = Severity::Warning;
-                d.id = "ptdbg.row-skipped";
-                d.message += " (--salvage: the line is left out)";
-                skipped->push_back(std::move(d));
+    std::optional<Diagnostic> failure;
+    // check_stack_mode: whether the first API of the file (the first row named like one) is followed by its own
+    // ".stack_info" row; the prefix is `["API`, matched on the raw lines that follow it.
+    std::string stackPrefix;
+    bool stackDecided = false;
+    const auto refuse = [&](Diagnostic d) {
+        d.id = "ptdbg.row";
+        if (!skipped) {
+            failure = std::move(d);
+            return dump::PklVisit::Stop;
+        }
+        if (++skippedLines <= 200) {
+            d.severity = Severity::Warning;
+            d.id = "ptdbg.row-skipped";
+            d.message += " (--salvage: the line is left out)";
+            skipped->push_back(std::move(d));
+        }
+        return dump::PklVisit::Continue;
+    };
+    dump::forEachPklLine(
+        text, path.string(),
+        [&](dump::JsonValue row, const dump::PklLine& line) {
+            if (!stackDecided) {
+                if (stackPrefix.empty()) {
+                    if (const auto api = apiPrefixOf(line.text))
+                        stackPrefix = "[\"" + std::string(*api);
+                } else if (line.text.substr(0, stackPrefix.size()) == stackPrefix) {
+                    if (line.text.substr(0, stackPrefix.size() + 11) == stackPrefix + ".stack_info") {
+                        result.stackMode = true;
+                        stackDecided = true;
+                    }
+                } else {
+                    stackDecided = true;
+                }
             }
-            return std::nullopt;
-        };
-        if (line[first] != '[') {
-            if (auto e = refuse(lineAt(path, lineNumber, static_cast<std::uint32_t>(first + 1)),
-                                "this data is not a list (ptdbg reads one JSON array per line)"))
-                return *e;
-            continue;
-        }
-        auto parsed = dump::JsonDocument::parse(line, path.string());
-        if (!parsed.document) {
-            const Diagnostic& d = parsed.diagnostics.front();
-            if (auto e = refuse(lineAt(path, lineNumber, static_cast<std::uint32_t>(d.location.offset.value_or(0) + 1)),
-                                "not a JSON row: " + d.message))
-                return *e;
-            continue;
-        }
-        const dump::JsonValue row = parsed.document->root();
-        if (!row.isArray() || row.size() == 0 || !row.at(0).isString()) {
-            if (auto e = refuse(lineAt(path, lineNumber), "a row must be a list starting with the tensor or API name"))
-                return *e;
-            continue;
-        }
-        PklRow r;
-        r.name = std::string(row.at(0).asString());
-        r.line = lineNumber;
-        r.size = row.size();
-        r.stack = contains(r.name, "stack_info");
-        if (r.stack) {
-            if (r.size == 2)
-                r.stackCell = Cell::pyText(pyStr(row.at(1)));
-        } else if (r.size == 6) {
-            if (!row.at(1).isNumber()) {
-                if (auto e = refuse(lineAt(path, lineNumber), "dump_step (the second element) must be a number"))
-                    return *e;
-                continue;
+            const std::uint32_t lineNumber = line.number;
+            PklRow r;
+            r.name = std::string(row.at(0).asString());
+            r.line = lineNumber;
+            r.size = row.size();
+            r.stack = contains(r.name, "stack_info");
+            if (r.stack) {
+                if (r.size == 2)
+                    r.stackCell = Cell::pyText(pyStr(row.at(1)));
+            } else if (r.size == 6) {
+                if (!row.at(1).isNumber())
+                    return refuse(makeError("ptdbg.row", lineAt(path, lineNumber),
+                                            "dump_step (the second element) must be a number"));
+                r.summaryKept = row.at(1).asDouble() <= kDumpRatioMax;
+                r.md5 = toCell(row.at(2));
+                r.md5Repr = pyRepr(row.at(2));
+                r.md5Truthy = pyTruthy(row.at(2));
+                r.dtype = toCell(row.at(3));
+                r.dtypeRepr = pyRepr(row.at(3));
+                r.shape = toCell(row.at(4));
+                r.shapeRepr = pyRepr(row.at(4));
+                const dump::JsonValue summary = row.at(5);
+                if (summary.isArray()) {
+                    for (std::uint32_t i = 0; i < summary.size(); ++i)
+                        r.summary.push_back(toCell(summary.at(i)));
+                } else {
+                    r.summary.push_back(toCell(summary));
+                }
+            } else if (r.size >= 3) {
+                r.md5Truthy = pyTruthy(row.at(2));
             }
-            r.summaryKept = row.at(1).asDouble() <= kDumpRatioMax;
-            r.md5 = toCell(row.at(2));
-            r.md5Repr = pyRepr(row.at(2));
-            r.md5Truthy = pyTruthy(row.at(2));
-            r.dtype = toCell(row.at(3));
-            r.dtypeRepr = pyRepr(row.at(3));
-            r.shape = toCell(row.at(4));
-            r.shapeRepr = pyRepr(row.at(4));
-            const dump::JsonValue summary = row.at(5);
-            if (summary.isArray()) {
-                for (std::uint32_t i = 0; i < summary.size(); ++i)
-                    r.summary.push_back(toCell(summary.at(i)));
-            } else {
-                r.summary.push_back(toCell(summary));
-            }
-        } else if (r.size >= 3) {
-            r.md5Truthy = pyTruthy(row.at(2));
-        }
-        rows.push_back(std::move(r));
-    }
+            rows.push_back(std::move(r));
+            return dump::PklVisit::Continue;
+        },
+        [&](const dump::PklLineProblem& found, const dump::PklLine&) {
+            // Invalid UTF-8 inside a row is the load step's finding (pkl.utf8); the row itself is read.
+            if (found.rowKept)
+                return dump::PklVisit::Continue;
+            return refuse(found.diagnostic);
+        });
+    if (failure)
+        return *failure;
     if (skippedLines > 200)
         skipped->push_back(makeWarning("ptdbg.row-skipped", SourceLocation { path.string(), std::nullopt, 0, 0 },
                                        std::to_string(skippedLines - 200) + " more lines that are not rows were left out"));
-    return rows;
+    return result;
 }
 
 /// merge_tensor's dictionary of one API (or of the run of rows read_op took as one).
@@ -689,33 +699,6 @@ std::optional<std::string_view> apiPrefixOf(std::string_view line)
     return std::nullopt;
 }
 
-/// check_stack_mode: whether the first API of the file (the first row named like one) is followed by its own
-/// ".stack_info" row, the test ptdbg makes on the raw lines.
-Result<bool> pklStackMode(const fs::path& path)
-{
-    auto file = MappedFile::open(path);
-    if (!file)
-        return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                         "cannot read the .pkl: " + file.error().message);
-    const std::string_view text = (*file)->text();
-    std::string prefix;
-    for (std::size_t pos = 0; pos < text.size();) {
-        const std::size_t nl = text.find('\n', pos);
-        const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? text.size() : nl + 1;
-        if (prefix.empty()) {
-            if (const auto api = apiPrefixOf(line))
-                prefix = "[\"" + std::string(*api);
-        } else if (line.substr(0, prefix.size()) == prefix) {
-            if (line.substr(0, prefix.size() + 11) == prefix + ".stack_info")
-                return true;
-        } else {
-            break;
-        }
-    }
-    return false;
-}
-
 /// A ptdbg data folder's dump folder: the .pkl's own when the data folder lies beside it (the layout ptdbg writes,
 /// so a data folder that is a link to another dump's is refused); else the data folder itself, named on purpose.
 fs::path dumpFolderOf(const fs::path& pkl, const fs::path& dataDir)
@@ -762,14 +745,14 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
                 return *(*side)->folderProblem();
         }
     }
-    if (npuRows->empty() || benchRows->empty())
-        return makeError("ptdbg.row", lineAt(npuRows->empty() ? input.npuPkl : input.benchPkl, 1),
+    if (npuRows->rows.empty() || benchRows->rows.empty())
+        return makeError("ptdbg.row", lineAt(npuRows->rows.empty() ? input.npuPkl : input.benchPkl, 1),
                          "the dump file has no row (ptdbg: \"dump file have empty line\")");
 
     Builder t;
     t.notes = std::move(skipped);
     // is_md5_compare looks at the NPU pkl's first row only.
-    const bool md5 = npuRows->front().md5Truthy;
+    const bool md5 = npuRows->rows.front().md5Truthy;
     t.mode = md5 ? CompareMode::Md5 : summaryCompare ? CompareMode::Summary : CompareMode::RealData;
     if (md5 && summaryCompare)
         t.notes.push_back(makeWarning(
@@ -778,26 +761,22 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
             "compares the md5 values as ptdbg does with data folders"));
 
     // check_pkl_file: ptdbg refuses -s on dumps without stack rows, no -s on api_stack dumps, and a mix.
-    auto npuStack = pklStackMode(input.npuPkl);
-    if (!npuStack)
-        return npuStack.error();
-    auto benchStack = pklStackMode(input.benchPkl);
-    if (!benchStack)
-        return benchStack.error();
+    const bool npuStack = npuRows->stackMode;
+    const bool benchStack = benchRows->stackMode;
     const SourceLocation npuAt { input.npuPkl.string(), std::nullopt, 0, 0 };
-    if (*npuStack != *benchStack)
+    if (npuStack != benchStack)
         return makeError("compare.option", npuAt,
                          "The dump mode of the two files is not same, please check the dump files (one holds "
                          "stack_info rows, the other not)");
-    if (*npuStack && !options.stackMode)
+    if (npuStack && !options.stackMode)
         return makeError("compare.option", npuAt,
                          "The current file contains stack information, please turn on the stack_mode (-s)");
-    if (!*npuStack && options.stackMode)
+    if (!npuStack && options.stackMode)
         return makeError("compare.option", npuAt,
                          "The current file does not contain stack information, please turn off the stack_mode (-s)");
 
-    OpReader npuReader(*npuRows, input.npuPkl, options.stackMode);
-    OpReader benchReader(*benchRows, input.benchPkl, options.stackMode);
+    OpReader npuReader(npuRows->rows, input.npuPkl, options.stackMode);
+    OpReader benchReader(benchRows->rows, input.benchPkl, options.stackMode);
     std::deque<Op> npuQueue;
     std::deque<Op> benchQueue;
     bool graphMode = false;

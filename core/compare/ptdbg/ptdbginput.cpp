@@ -4,6 +4,7 @@
 #include "core/compare/ptdbg/ptdbgcompare.h"
 
 #include "core/compare/jsoninput.h"
+#include "core/dump/dumplayout.h"
 
 #include "core/util/fileio.h"
 #include "core/util/textposition.h"
@@ -108,25 +109,37 @@ Result<PtdbgInput> readPtdbgCompareJson(const fs::path& path)
 
 Result<std::vector<RankPair>> distributedPairs(const fs::path& npuStepDir, const fs::path& benchStepDir)
 {
-    auto ranks = [](const fs::path& dir) -> Result<std::vector<std::string>> {
+    // The rank folders of a step folder as the one discovery of dumps finds them (dump::discoverDump, issue 33),
+    // held to compare_distributed's rules: only rank{N} folders, each holding one .pkl.
+    auto ranks = [](const fs::path& dir) -> Result<std::vector<dump::RankLocation>> {
         std::error_code ec;
         if (!fs::is_directory(dir, ec))
             return makeError("compare.input", at(dir), "no such folder (compare_distributed takes a step folder)");
-        std::vector<std::string> names;
-        for (const auto& e : fs::directory_iterator(dir, ec)) {
-            const std::string name = e.path().filename().string();
-            const bool rank = name.size() > 4 && name.compare(0, 4, "rank") == 0
+        auto layout = dump::discoverDump(dir);
+        if (!layout)
+            return layout.error();
+        // A folder discovery left out (not named rank{N}, holding no .pkl, unreadable) is ptdbg's refusal too.
+        for (const Diagnostic& d : layout->diagnostics)
+            return makeError("compare.input", d.location,
+                             d.message + "; ptdbg refuses a step folder holding anything but rank{N} folders with a "
+                                         ".pkl: remove it or compare the ranks one by one with -i");
+        const fs::path base = dir.has_filename() ? dir : dir.parent_path();
+        std::vector<dump::RankLocation> found;
+        for (const dump::RankLocation& loc : layout->ranks) {
+            const std::string name = loc.dir.filename().string();
+            const bool rank = loc.dir.parent_path() == base && name.size() > 4 && name.compare(0, 4, "rank") == 0
                 && std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-            if (!rank)
-                return makeError("compare.input", at(e.path()),
-                                 "the step folder holds \"" + name
-                                     + "\", which is not a rank folder (rank{N}); ptdbg refuses it too: remove it or "
-                                       "compare the ranks one by one with -i");
-            names.push_back(name);
+            if (!rank || loc.format != dump::DumpFormat::LegacyPkl)
+                return makeError("compare.input", at(loc.dumpFile),
+                                 "the step folder holds this dump, which is not a ptdbg rank folder (rank{N} with a "
+                                 ".pkl); ptdbg refuses it too: compare the ranks one by one with -i");
+            found.push_back(loc);
         }
         // Python's sorted(): by name, so rank10 comes before rank2.
-        std::sort(names.begin(), names.end());
-        return names;
+        std::sort(found.begin(), found.end(), [](const dump::RankLocation& a, const dump::RankLocation& b) {
+            return a.dir.filename().string() < b.dir.filename().string();
+        });
+        return found;
     };
     auto npuRanks = ranks(npuStepDir);
     if (!npuRanks)
@@ -139,41 +152,20 @@ Result<std::vector<RankPair>> distributedPairs(const fs::path& npuStepDir, const
                          "the two runs have different numbers of ranks (" + std::to_string(npuRanks->size()) + " and "
                              + std::to_string(benchRanks->size())
                              + "); compare the ranks one by one with -i");
-    // extract_pkl_and_data_dir: the .pkl of the rank folder and the folder named like it.
-    auto extract = [](const fs::path& dir, fs::path& pkl, fs::path& data) -> std::optional<Diagnostic> {
+    // extract_pkl_and_data_dir: the .pkl of the rank folder and the folder named like it (the folder the load
+    // step reads the .npy files from).
+    auto extract = [](const dump::RankLocation& loc, fs::path& pkl, fs::path& data) {
+        pkl = loc.dumpFile;
         std::error_code ec;
-        std::vector<fs::path> pkls;
-        std::vector<fs::path> dirs;
-        for (const auto& e : fs::directory_iterator(dir, ec)) {
-            if (e.is_directory(ec))
-                dirs.push_back(e.path());
-            else if (e.path().extension() == ".pkl")
-                pkls.push_back(e.path());
-        }
-        if (pkls.empty())
-            return makeError("compare.input", at(dir), "no .pkl file in this rank folder");
-        if (pkls.size() > 1)
-            return makeError("compare.input", at(dir),
-                             "more than one .pkl file in this rank folder; ptdbg would take any one of them");
-        pkl = pkls.front();
-        if (dirs.size() > 1)
-            return makeError("compare.input", at(dir), "more than one folder in this rank folder");
-        if (!dirs.empty()) {
-            if (dirs.front().filename() != pkl.stem())
-                return makeError("compare.input", at(dirs.front()),
-                                 "the names of the .pkl and the data folder do not match (ptdbg refuses this too)");
-            data = dirs.front();
-        }
-        return std::nullopt;
+        if (fs::is_directory(pkl.parent_path() / pkl.stem(), ec))
+            data = pkl.parent_path() / pkl.stem();
     };
     std::vector<RankPair> pairs;
     for (std::size_t i = 0; i < npuRanks->size(); ++i) {
         RankPair pair;
-        pair.suffix = "_" + (*npuRanks)[i] + "-" + (*benchRanks)[i];
-        if (auto e = extract(npuStepDir / (*npuRanks)[i], pair.input.npuPkl, pair.input.npuDataDir))
-            return *e;
-        if (auto e = extract(benchStepDir / (*benchRanks)[i], pair.input.benchPkl, pair.input.benchDataDir))
-            return *e;
+        pair.suffix = "_" + (*npuRanks)[i].dir.filename().string() + "-" + (*benchRanks)[i].dir.filename().string();
+        extract((*npuRanks)[i], pair.input.npuPkl, pair.input.npuDataDir);
+        extract((*benchRanks)[i], pair.input.benchPkl, pair.input.benchDataDir);
         pairs.push_back(std::move(pair));
     }
     return pairs;

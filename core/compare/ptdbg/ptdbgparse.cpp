@@ -4,6 +4,7 @@
 
 #include "core/compare/pytext.h"
 #include "core/dump/jsondocument.h"
+#include "core/dump/pklrows.h"
 #include "core/util/fileio.h"
 
 namespace probescope::compare::ptdbg {
@@ -25,80 +26,69 @@ std::string str(std::optional<dump::JsonValue> v)
 
 Result<std::string> parsePkl(const std::filesystem::path& pkl, std::string_view prefix)
 {
-    auto file = MappedFile::open(pkl);
+    auto file = MappedFile::open(pkl, maxJsonFileBytes());
     if (!file)
         return makeError("ptdbg.input", SourceLocation { pkl.string(), std::nullopt, 0, 0 },
                          "cannot read the .pkl: " + file.error().message);
-    const std::string_view text = (*file)->text();
     std::string out;
     bool titlePrinted = false;
-    std::uint32_t lineNumber = 0;
-    for (std::size_t pos = 0; pos < text.size();) {
-        ++lineNumber;
-        const std::size_t nl = text.find('\n', pos);
-        std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? text.size() : nl + 1;
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        if (line.find_first_not_of(" \t") == std::string_view::npos)
-            continue;
-        // Most rows belong to other APIs: look at the name before parsing the row.
-        const std::size_t quote = line.find('"');
-        if (quote == std::string_view::npos || line.substr(quote + 1, prefix.size()) != prefix) {
-            if (line.find_first_not_of(" \t") != std::string_view::npos && line[line.find_first_not_of(" \t")] != '[')
-                return makeError("ptdbg.row", lineAt(pkl, lineNumber), "this data is not a list");
-            continue;
-        }
-        auto parsed = dump::JsonDocument::parse(line, pkl.string());
-        if (!parsed.document) {
-            const Diagnostic& d = parsed.diagnostics.front();
-            return makeError("ptdbg.row",
-                             lineAt(pkl, lineNumber, static_cast<std::uint32_t>(d.location.offset.value_or(0) + 1)),
-                             "not a JSON row: " + d.message);
-        }
-        const dump::JsonValue row = parsed.document->root();
-        if (!row.isArray() || row.size() == 0 || !row.at(0).isString())
-            return makeError("ptdbg.row", lineAt(pkl, lineNumber), "a row must be a list starting with its name");
-        const std::string_view name = row.at(0).asString();
-        if (name.substr(0, prefix.size()) != prefix)
-            continue;
-        if (name.find("stack_info") != std::string_view::npos) {
-            out += "\nTrace back(" + std::string(name) + "):\n";
-            if (row.size() < 2 || !row.at(1).isArray())
-                return makeError("ptdbg.row", lineAt(pkl, lineNumber), "a stack row must be [name, [frames]]");
-            const dump::JsonValue frames = row.at(1);
-            for (std::uint32_t i = frames.size(); i-- > 0;) {
-                const dump::JsonValue f = frames.at(i);
-                auto part = [&](std::uint32_t k) -> std::optional<dump::JsonValue> {
-                    if (f.isArray() && k < f.size())
-                        return f.at(k);
+    std::optional<Diagnostic> failure;
+    const auto fail = [&](Diagnostic d) {
+        d.id = "ptdbg.row";
+        failure = std::move(d);
+        return dump::PklVisit::Stop;
+    };
+    // The load step's grammar of the lines (dump::forEachPklLine), as the ptdbg compare reads them (issue 33).
+    dump::forEachPklLine(
+        (*file)->text(), pkl.string(),
+        [&](dump::JsonValue row, const dump::PklLine& line) {
+            const std::uint32_t lineNumber = line.number;
+            const std::string_view name = row.at(0).asString();
+            if (name.substr(0, prefix.size()) != prefix)
+                return dump::PklVisit::Continue;
+            if (name.find("stack_info") != std::string_view::npos) {
+                out += "\nTrace back(" + std::string(name) + "):\n";
+                if (row.size() < 2 || !row.at(1).isArray())
+                    return fail(makeError("ptdbg.row", lineAt(pkl, lineNumber), "a stack row must be [name, [frames]]"));
+                const dump::JsonValue frames = row.at(1);
+                for (std::uint32_t i = frames.size(); i-- > 0;) {
+                    const dump::JsonValue f = frames.at(i);
+                    auto part = [&](std::uint32_t k) -> std::optional<dump::JsonValue> {
+                        if (f.isArray() && k < f.size())
+                            return f.at(k);
+                        return std::nullopt;
+                    };
+                    out += "  File \"" + str(part(0)) + "\", line " + str(part(1)) + ", in " + str(part(2)) + "\n";
+                    out += "    " + str(part(3)) + "\n";
+                }
+                return dump::PklVisit::Continue;
+            }
+            if (row.size() > 5) {
+                const dump::JsonValue s = row.at(5);
+                auto stat = [&](std::uint32_t k) -> std::optional<dump::JsonValue> {
+                    if (s.isArray() && k < s.size())
+                        return s.at(k);
                     return std::nullopt;
                 };
-                out += "  File \"" + str(part(0)) + "\", line " + str(part(1)) + ", in " + str(part(2)) + "\n";
-                out += "    " + str(part(3)) + "\n";
+                std::string info = "  [" + std::string(name) + "][dtype: " + pyStr(row.at(3)) + "][shape: " + pyStr(row.at(4))
+                    + "]";
+                if (!stat(0) && row.at(2).isString() && !row.at(2).asString().empty())
+                    info += "[md5: " + std::string(row.at(2).asString()) + "]";
+                else
+                    info += "[max: " + str(stat(0)) + "][min: " + str(stat(1)) + "][mean: " + str(stat(2)) + "]";
+                if (!titlePrinted) {
+                    out += "\nStatistic Info:\n";
+                    titlePrinted = true;
+                }
+                out += info + "\n";
             }
-            continue;
-        }
-        if (row.size() > 5) {
-            const dump::JsonValue s = row.at(5);
-            auto stat = [&](std::uint32_t k) -> std::optional<dump::JsonValue> {
-                if (s.isArray() && k < s.size())
-                    return s.at(k);
-                return std::nullopt;
-            };
-            std::string info = "  [" + std::string(name) + "][dtype: " + pyStr(row.at(3)) + "][shape: " + pyStr(row.at(4))
-                + "]";
-            if (!stat(0) && row.at(2).isString() && !row.at(2).asString().empty())
-                info += "[md5: " + std::string(row.at(2).asString()) + "]";
-            else
-                info += "[max: " + str(stat(0)) + "][min: " + str(stat(1)) + "][mean: " + str(stat(2)) + "]";
-            if (!titlePrinted) {
-                out += "\nStatistic Info:\n";
-                titlePrinted = true;
-            }
-            out += info + "\n";
-        }
-    }
+            return dump::PklVisit::Continue;
+        },
+        [&](const dump::PklLineProblem& found, const dump::PklLine&) {
+            return found.rowKept ? dump::PklVisit::Continue : fail(found.diagnostic);
+        });
+    if (failure)
+        return *failure;
     return out;
 }
 
