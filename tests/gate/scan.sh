@@ -14,7 +14,7 @@ allow=${2:-$src/tests/gate/allowlist.txt}
 cd "$src" || exit 1
 
 # The gate itself: the files that are the one way to do each thing.
-gate_files='^(core/util/fileio\.(h|cpp)|core/util/outputfile\.(h|cpp)|core/dump/dumplayout\.(h|cpp)|core/tensor/(resolver|tensorfile|npyreader|ptnative)\.(h|cpp))$'
+gate_files='^(core/util/(fileio|outputfile|folderlist|ziparchive)\.(h|cpp)|core/graph/(sqlitedb|sqlitewriter)\.(h|cpp)|core/dump/dumplayout\.(h|cpp)|core/tensor/(resolver|tensorfile|npyreader|ptnative)\.(h|cpp))$'
 
 # kind<TAB>extended regex. Member calls (x.open(), MappedFile::open) are not raw opens; a bare or global open is.
 patterns=$(cat <<'PAT'
@@ -27,7 +27,7 @@ open	(^|[^A-Za-z0-9_])sqlite3_open
 open	(^|[^A-Za-z0-9_])QImageWriter([^A-Za-z0-9_]|$)
 open	\.save\([ ]*[^&)][^,)]*,[ ]*"
 walk	directory_iterator
-walk	(^|[^A-Za-z0-9_:.>])(opendir|fdopendir|scandir|nftw|ftw|glob)[ ]*\(
+walk	(^|[^A-Za-z0-9_:.>]|[^A-Za-z0-9_:]::)(opendir|fdopendir|scandir|nftw|ftw|glob)[ ]*\(
 walk	(^|[^A-Za-z0-9_])QDirIterator([^A-Za-z0-9_]|$)
 walk	entry(Info)?List[ ]*\(
 regex	std::(basic_|w)?regex([^A-Za-z0-9_]|$)
