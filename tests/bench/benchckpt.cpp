@@ -9,6 +9,7 @@
 //       prints GB/s of both, the compare's share of the floor and the peak RSS.
 #include "core/ckpt/ckptcompare.h"
 #include "core/util/fileio.h"
+#include "core/util/folderlist.h"
 #include "core/util/outputfile.h"
 #include "machineinfo.h"
 #include "procstatus.h"
@@ -329,13 +330,13 @@ int generate(const std::filesystem::path& out, double gb, int tp, bool bf16, std
 std::vector<std::filesystem::path> rankFiles(const std::filesystem::path& root)
 {
     std::vector<std::filesystem::path> files;
-    auto iters = listFolder(root);
+    auto iters = listFolder(root, 1u << 20, FolderOrder::ByName);
     if (!iters)
         return files;
     for (const FolderEntry& it : *iters) {
         if (it.kind != FolderEntry::Kind::Folder)
             continue;
-        if (auto ranks = listFolder(root / it.name)) {
+        if (auto ranks = listFolder(root / it.name, 1u << 20, FolderOrder::ByName)) {
             for (const FolderEntry& r : *ranks)
                 files.push_back(root / it.name / r.name / "model_optim_rng.pt");
         }
