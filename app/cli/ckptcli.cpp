@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ckptcli.h"
+#include "exitstatus.h"
 
 #include "core/ckpt/ckptcompare.h"
 #include "core/util/fileio.h"
@@ -12,10 +13,6 @@
 namespace probescope::cli {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
 
 const char* const kUsage = "usage: probescope-cli config_check -c CKPT_A CKPT_B [-o OUT.json]\n";
 

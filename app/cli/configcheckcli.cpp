@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "configcheckcli.h"
+#include "exitstatus.h"
 #include "ckptcli.h"
 
 #include "core/compare/msprobe26/mergeresult.h"
@@ -18,16 +19,6 @@ extern char** environ;
 namespace probescope::cli {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
-
-int usageError(const std::string& message)
-{
-    std::cerr << "probescope-cli: " << message << "\n(run probescope-cli --help for usage)\n";
-    return kExitUsage;
-}
 
 int inputError(const Diagnostic& error)
 {

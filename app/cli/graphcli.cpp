@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "graphcli.h"
+#include "exitstatus.h"
 
 #include "core/graph/graphreader.h"
 #include "core/graph/graphwriter.h"
@@ -17,16 +18,6 @@
 namespace probescope::cli {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
-
-int usageError(const std::string& message)
-{
-    std::cerr << "probescope-cli: " << message << "\n(run probescope-cli --help for usage)\n";
-    return kExitUsage;
-}
 
 bool endsWith(std::string_view s, std::string_view tail)
 {

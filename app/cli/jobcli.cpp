@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobcli.h"
+#include "exitstatus.h"
 
 #include "core/job/jobcompare.h"
 #include "core/util/fileio.h"
@@ -8,12 +9,6 @@
 #include <iostream>
 
 namespace probescope::cli {
-
-namespace {
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
-} // namespace
 
 std::optional<std::vector<std::int64_t>> parseNumberList(std::string_view text)
 {

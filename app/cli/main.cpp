@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
 #include "runutplugin.h" // run-ut's LibTorch replay, loaded on demand
+#include "exitstatus.h"
 #include "core/compare/comparejob.h"
 #include "core/compare/highlight.h"
 #include "core/compare/msprobe26/diffanalyze.h"
@@ -41,10 +42,10 @@
 namespace {
 
 using namespace probescope;
-
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
+using cli::kExitInputError;
+using cli::kExitOk;
+using cli::kExitUsage;
+using cli::usageError;
 
 const char* const kUsage = R"USAGE(probescope-cli - inspect msprobe precision dumps
 
@@ -222,12 +223,6 @@ std::optional<std::int64_t> parseInt(std::string_view s)
     if (ec != std::errc() || ptr != s.data() + s.size())
         return std::nullopt;
     return v;
-}
-
-int usageError(const std::string& message)
-{
-    std::cerr << "probescope-cli: " << message << "\n(run probescope-cli --help for usage)\n";
-    return kExitUsage;
 }
 
 struct Args

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wiring of the ptdbg_ascend commands; the work is in core/compare/ptdbg.
 #include "ptdbgcli.h"
+#include "exitstatus.h"
 
 #include "options.h"
 #include "report.h"
@@ -22,10 +23,6 @@ namespace fs = std::filesystem;
 namespace ptdbg = compare::ptdbg;
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
 
 /// Whether `dir` is a step folder: the one discovery of dumps (dump::discoverDump) finds its dumps in folders below
 /// it. A folder it cannot read or refuses is not one; sideOf() then says why.

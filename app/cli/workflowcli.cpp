@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope-cli overflow_check / nan_analyze (and the monitor commands): argument parsing and wiring only.
 #include "workflowcli.h"
+#include "exitstatus.h"
 
 #include "core/monitor/anomalyanalyse.h"
 #include "core/monitor/monitordb.h"
@@ -17,16 +18,6 @@
 namespace probescope::cli {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitInputError = 1;
-constexpr int kExitUsage = 2;
-
-int usageError(const std::string& message)
-{
-    std::cerr << "probescope-cli: " << message << "\n(run probescope-cli --help for usage)\n";
-    return kExitUsage;
-}
 
 using Value = std::optional<std::string_view>;
 using Error = std::optional<std::string>;
