@@ -55,6 +55,9 @@ PrecisionDebugger::Impl* gActive = nullptr;
 PrecisionDebugger* gInstance = nullptr;
 std::atomic<bool> gModuleCalls { false };
 std::atomic<std::uint64_t> gGeneration { 0 };
+/// The process that made the debugger. A child made by fork() checks it before taking any lock: a lock
+/// (ours, or ATen's RecordFunction registry) held by another parent thread at the fork stays held forever.
+std::atomic<pid_t> gOwnerPid { 0 };
 thread_local int tDepth = 0; // RecordFunction nesting on this thread: only depth 0 is a user's call
 
 CallSite toCallSite(const std::source_location& where)
@@ -1399,6 +1402,8 @@ void throwIf(const std::optional<Diagnostic>& d)
 /// and the files are completed, as the destructor would.
 void completeAtExit()
 {
+    if (gOwnerPid.load() != ::getpid())
+        return; // a forked child: the parent's files, and maybe the parent's locks
     at::DisableRecordFunctionGuard notUserOps;
     const std::lock_guard lock(gMutex);
     PrecisionDebugger::Impl* impl = gActive;
@@ -1430,12 +1435,19 @@ PrecisionDebugger::PrecisionDebugger(Options options)
     m_impl = std::move(impl);
     gActive = m_impl.get();
     gInstance = this;
+    gOwnerPid = ::getpid();
     static std::once_flag atExit;
     std::call_once(atExit, [] { std::atexit(completeAtExit); });
 }
 
 PrecisionDebugger::~PrecisionDebugger()
 {
+    if (m_impl->pid != ::getpid()) {
+        // A forked child: the files and the writer are the parent's, and a lock another parent thread held
+        // at the fork would never be released; the copy is left as it is.
+        static_cast<void>(m_impl.release());
+        return;
+    }
     at::DisableRecordFunctionGuard notUserOps;
     std::unique_lock lock(gMutex);
     m_impl->pause();

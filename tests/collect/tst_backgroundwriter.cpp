@@ -367,3 +367,47 @@ TEST(BackgroundWriter, AForkedChildThatExitsLeavesTheParentsQueueAndFilesAlone)
     EXPECT_EQ(dump.keys().size(), 8u);
     EXPECT_TRUE(dump::JsonDocument::parse(readAll(debugger.rankDir() / "stack.json"), "stack.json").document);
 }
+
+TEST(BackgroundWriter, AForkedChildThatDeletesTheDebuggerLeavesTheParentsFilesAlone)
+{
+    // A child that tears the copied debugger down (a Python child's garbage collector, say) neither takes
+    // the locks a parent thread may have held at the fork nor completes the parent's dump.json.
+    SeamReset reset;
+    collect::setTestDiskSpeed(20'000'000);
+    TempDir temp;
+    collect::Options o;
+    o.dumpPath = (temp.path() / "dump").string();
+    o.task = collect::Task::Tensor;
+    o.asyncQueueBytes = 64u << 20;
+    auto debugger = std::make_unique<collect::PrecisionDebugger>(o);
+    const at::Tensor x = at::ones({ 256, 256 });
+    debugger->start();
+    for (int i = 0; i < 4; ++i)
+        x.relu();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        debugger.reset();
+        ::_exit(0);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 1000 && done == 0; ++i) {
+        done = ::waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            ::usleep(10000);
+    }
+    if (done == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        FAIL() << "the forked child did not exit within 10 s";
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < 4; ++i)
+        x.relu();
+    const fs::path rankDir = debugger->rankDir();
+    debugger.reset();
+    DumpReadBack dump(rankDir / "dump.json");
+    EXPECT_EQ(dump.keys().size(), 8u);
+}
