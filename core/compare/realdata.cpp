@@ -693,9 +693,10 @@ std::optional<Tensor> loadChecked(const tensor::TensorResolver* tensors, const s
 std::optional<tensor::PtStream> openChecked(const tensor::TensorResolver* tensors, const std::string& name,
                                             tensor::ReadBuffer& buffer, std::string* unreadable = nullptr)
 {
-    if (!resolveChecked(tensors, name, unreadable))
+    const std::optional<tensor::DataFile> file = resolveChecked(tensors, name, unreadable);
+    if (!file)
         return std::nullopt;
-    auto opened = tensors->openPt(name, buffer);
+    auto opened = tensors->openPt(*file, buffer);
     if (!opened) {
         if (unreadable && !isMissing(opened.error()))
             *unreadable = opened.error().format();

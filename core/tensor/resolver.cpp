@@ -70,6 +70,11 @@ Result<PtStream> TensorResolver::openPt(std::string_view dataName, ReadBuffer& b
     return openPtStream(file->path, buffer);
 }
 
+Result<PtStream> TensorResolver::openPt(const DataFile& resolved, ReadBuffer& buffer) const
+{
+    return openPtStream(resolved.path, buffer);
+}
+
 void TensorResolver::prefetch(std::string_view dataName) const
 {
     const auto file = resolve(dataName);
