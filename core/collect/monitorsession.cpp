@@ -9,8 +9,10 @@
 #include "core/util/pytext.h"
 #include "probescope/collect/config.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <stdexcept>
 #include <cmath>
 #include <ctime>
@@ -193,9 +195,9 @@ Bucket& Session::bucket(const std::string& name)
 
 void Session::writeStep(std::int64_t step)
 {
-    for (auto& [name, b] : m_actv) {
-        writeMetrics(b, "actv", step, true);
-        b.clear();
+    for (auto& entry : m_actv) {
+        writeMetrics(entry.second, "actv", step, true);
+        entry.second.clear();
     }
     writeMetrics(bucket("actv_grad"), "actv_grad", step, true);
     writeMetrics(bucket("grad_unreduced"), "grad_unreduced", step, m_config.monitorMbsGrad);

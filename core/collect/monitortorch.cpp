@@ -252,8 +252,8 @@ void TrainerMon::setMonitor(std::vector<std::shared_ptr<torch::nn::Module>> chun
             if (!target)
                 continue;
             std::string name = squashed;
-            for (const auto& [known, _] : d.params) {
-                if (known == name)
+            for (const auto& known : d.params) {
+                if (known.first == name)
                     name = prefix + key;
             }
             d.params.emplace_back(name, p);
@@ -324,27 +324,27 @@ at::Tensor TrainerMon::forward(const torch::nn::Module& module, const std::vecto
         return output;
     // actv_grad through tensor hooks: the output's gradient, then each input's that requires grad.
     Session* session = d.session.get();
-    const MonitorConfig* config = &d.config;
+    const MonitorConfig* cfg = &d.config;
     const std::string outKey = d.tag(keyOf("output", 0, 1), "actv_grad");
     std::vector<std::string> inKeys;
     for (std::size_t i = 0; i < inputs.size(); ++i)
         inKeys.push_back(d.tag(keyOf("input", i, inputs.size()), "actv_grad"));
     at::Tensor hooked = output;
-    hooked.register_hook([session, config, outKey, inKeys, inputs](const at::Tensor& grad) {
+    hooked.register_hook([session, cfg, outKey, inKeys, inputs](const at::Tensor& grad) {
         for (std::size_t i = 0; i < inKeys.size(); ++i) {
             session->registerCallId(inKeys[i]);
             if (!inputs[i].requires_grad())
-                session->bucket("actv_grad").put(inKeys[i], monitor::missingRow(config->ops.size()));
+                session->bucket("actv_grad").put(inKeys[i], monitor::missingRow(cfg->ops.size()));
         }
         session->registerCallId(outKey);
-        session->bucket("actv_grad").put(outKey, monitor::stats(grad, config->ops, config->eps));
+        session->bucket("actv_grad").put(outKey, monitor::stats(grad, cfg->ops, cfg->eps));
     });
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         if (!inputs[i].requires_grad())
             continue;
         at::Tensor in = inputs[i];
-        in.register_hook([session, config, key = inKeys[i]](const at::Tensor& grad) {
-            session->bucket("actv_grad").put(key, monitor::stats(grad, config->ops, config->eps));
+        in.register_hook([session, cfg, key = inKeys[i]](const at::Tensor& grad) {
+            session->bucket("actv_grad").put(key, monitor::stats(grad, cfg->ops, cfg->eps));
         });
     }
     return hooked;

@@ -126,6 +126,7 @@ def main():
             if os.path.isdir(anomalies):
                 theirs = os.path.join(scratch, name, "msprobe_top")
                 ours = os.path.join(scratch, name, "probescope_top")
+                os.makedirs(theirs)  # msprobe's anomaly_processor wants the output folder to exist
                 run([sys.executable, "-m", "msprobe.core.monitor.anomaly_processor", "-d", anomalies, "-o", theirs,
                      "-k", "8"], env=ref_env)
                 run([cli, "anomaly_analyse", "-d", anomalies, "-o", ours, "-k", "8"])
