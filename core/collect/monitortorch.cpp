@@ -200,6 +200,16 @@ struct TrainerMon::Impl
     {
         return monitor::tagName(name, info.rank, kind);
     }
+    /// generate_param_metrics: the parameters themselves (param_origin before the step, param_updated after).
+    void putParams(const char* kind)
+    {
+        if (!config.paramDistribution)
+            return;
+        for (const auto& [name, p] : params) {
+            if (p.numel() != 0)
+                put(kind, tag(name, kind), p);
+        }
+    }
     void put(const std::string& bucket, const std::string& tagName, const at::Tensor& t)
     {
         session->bucket(bucket).put(tagName, t.defined() ? monitor::stats(t, config.ops, config.eps)
@@ -360,21 +370,16 @@ void TrainerMon::step()
         Session& s = *d.session;
         if (d.config.wgDistribution) {
             // LibTorch has no gradient bucket sync: the accumulated gradient is both grad_unreduced and grad_reduced.
-            for (const auto& [name, p] : d.params) {
-                const at::Tensor grad = p.grad();
-                if (!grad.defined())
-                    continue;
-                const std::string pre = d.tag(name, "acc_grad");
-                s.registerCallId(pre);
-                d.put("grad_unreduced", pre, grad);
-            }
-            for (const auto& [name, p] : d.params) {
-                const at::Tensor grad = p.grad();
-                if (!grad.defined())
-                    continue;
-                const std::string post = d.tag(name, "post_grad");
-                s.registerCallId(post);
-                d.put("grad_reduced", post, grad);
+            for (const auto& [bucket, kind] : { std::pair { "grad_unreduced", "acc_grad" },
+                                                std::pair { "grad_reduced", "post_grad" } }) {
+                for (const auto& [name, p] : d.params) {
+                    const at::Tensor grad = p.grad();
+                    if (!grad.defined())
+                        continue;
+                    const std::string key = d.tag(name, kind);
+                    s.registerCallId(key);
+                    d.put(bucket, key, grad);
+                }
             }
         }
         if (d.config.mvDistribution) {
@@ -399,21 +404,11 @@ void TrainerMon::step()
                 }
             }
         }
-        if (d.config.paramDistribution) {
-            for (const auto& [name, p] : d.params) {
-                if (p.numel() != 0)
-                    d.put("param_origin", d.tag(name, "param_origin"), p);
-            }
-        }
+        d.putParams("param_origin");
     }
     d.optimizer->step();
     if (collect) {
-        if (d.config.paramDistribution) {
-            for (const auto& [name, p] : d.params) {
-                if (p.numel() != 0)
-                    d.put("param_updated", d.tag(name, "param_updated"), p);
-            }
-        }
+        d.putParams("param_updated");
         d.session->writeStep(d.step);
         if (++d.collected >= d.config.collectTimes)
             d.monitoring = false;

@@ -11,8 +11,8 @@ its rows are left out. "probescope-sync" is tensor mode with PROBESCOPE_WRITE_QU
 
     ... bench.py --tasks monitor [--size medium] [--steps 6] [--rounds 3]
 
-times monitortrain.py (TrainerMon: activations and their gradients, weight gradients, Adam's moments, parameters,
-all ops, the alert rules) without a monitor, with ProbeScope's TrainerMon and with msprobe 26's own statistics and
+times monitortrain.py --config all (TrainerMon on every module and parameter: activations and their gradients,
+weight gradients, Adam's moments, parameters, all ops, the alert rules) without a monitor, with ProbeScope's TrainerMon and with msprobe 26's own statistics and
 writers behind the same hooks (msprobecore.py; msprobe's TrainerMon needs torch >= 2), msprobe found at
 MSPROBE26_REFERENCE as test_monitor_reference.py finds it. Goal: ProbeScope's overhead <= msprobe's.
 """
@@ -71,7 +71,7 @@ def monitor_bench(args):
                 if reference:
                     env["MSPROBE26_PYTHON"] = reference.split(os.pathsep)[-1]
                 cmd = [sys.executable, os.path.join(HERE, "monitortrain.py"), "--tool", tool, "--out", out,
-                       "--size", args.size, "--steps", str(args.steps), "--micro", "2"]
+                       "--size", args.size, "--steps", str(args.steps), "--micro", "2", "--config", "all"]
                 done = subprocess.run(cmd, capture_output=True, text=True, env=env)
                 if done.returncode != 0:
                     sys.exit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
@@ -79,8 +79,8 @@ def monitor_bench(args):
                 times[tool].append(total[0] / (args.steps - 1))
                 shutil.rmtree(out, ignore_errors=True)
         base = statistics.median(times["none"])
-        print(f"monitortrain.py --size {args.size}: {args.rounds} rounds x {args.steps - 1} steps (2 micro steps each) "
-              f"per configuration")
+        print(f"monitortrain.py --size {args.size} --config all (every module and parameter, all ops, alerts): "
+              f"{args.rounds} rounds x {args.steps - 1} steps (2 micro steps each) per configuration")
         print()
         print("| monitor | step (median of runs) | overhead |")
         print("|---|---|---|")

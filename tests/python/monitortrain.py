@@ -19,7 +19,7 @@ import time
 
 import torch
 
-SIZES = {"tiny": (16, 8, 16, 2, 4, 2), "medium": (512, 256, 1024, 4, 64, 8)}  # vocab, hidden, ffn, layers, seq, batch
+SIZES = {"tiny": (16, 8, 16, 2, 4, 2), "small": (64, 64, 256, 4, 32, 4), "medium": (512, 256, 1024, 4, 64, 8)}  # vocab, hidden, ffn, layers, seq, batch
 
 
 class Attention(torch.nn.Module):
@@ -116,11 +116,15 @@ DEFAULT_CONFIG = {
 }
 
 
+# Everything (bench.py --tasks monitor): every module's activations and gradients, every parameter.
+ALL_CONFIG = dict(DEFAULT_CONFIG, targets={})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", default="probescope", choices=["probescope", "msprobe-core", "none"])
     parser.add_argument("--out", required=True)
-    parser.add_argument("--config", default=None, help="default: DEFAULT_CONFIG written to OUT/../config")
+    parser.add_argument("--config", default=None, help="a file, or 'all' (ALL_CONFIG); default: DEFAULT_CONFIG")
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--micro", type=int, default=2)
     parser.add_argument("--nan-at", type=int, default=-1)
@@ -133,11 +137,12 @@ def main():
     os.environ["MONITOR_OUTPUT_DIR"] = args.out
     if args.tool != "none":
         config = args.config
-        if config is None:
+        if config is None or config == "all":
+            content = ALL_CONFIG if config == "all" else DEFAULT_CONFIG
             config = args.out.rstrip("/") + ".config.json"
             os.makedirs(os.path.dirname(os.path.abspath(config)), exist_ok=True)
             with open(config, "w", encoding="utf-8") as f:
-                json.dump(DEFAULT_CONFIG, f)
+                json.dump(content, f)
         if args.tool == "msprobe-core":
             reference = os.environ["MSPROBE26_PYTHON"]
             sys.path.insert(0, reference)
