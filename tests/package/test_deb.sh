@@ -83,7 +83,7 @@ if [[ $want_py -eq 1 ]]; then
     dpkg-deb -x "$pydeb" "$root"
     pydir=$usr/lib/python3/dist-packages
     compgen -G "$pydir/probescope/_C*.so" >/dev/null || fail "missing the Python module in /usr/lib/python3/dist-packages"
-    PYTHONPATH=$pydir /usr/bin/python3 -c "from probescope.pytorch import PrecisionDebugger, seed_all" \
+    PYTHONPATH=$pydir /usr/bin/python3 -c "from probescope.pytorch import PrecisionDebugger, TrainerMon, seed_all" \
         || fail "the packaged Python module does not import"
 fi
 
