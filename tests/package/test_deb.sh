@@ -62,7 +62,7 @@ usr=$root/usr
 for f in bin/probescope bin/probescope-cli bin/probescope-example-train \
          lib/probescope/libprobescope-runut.so lib/probescope/libprobescope-cli-runut.so \
          lib/libprobescope_collect.a lib/cmake/ProbeScopeCollect/ProbeScopeCollectConfig.cmake \
-         include/probescope/collect/precisiondebugger.h \
+         include/probescope/collect/precisiondebugger.h include/probescope/collect/trainermon.h \
          share/probescope/demo/npu/step0/rank/dump.json share/probescope/demo/bench/step0/rank/dump.json \
          share/applications/probescope.desktop share/metainfo/probescope.metainfo.xml \
          share/icons/hicolor/scalable/apps/probescope.svg share/icons/hicolor/48x48/apps/probescope.png \
