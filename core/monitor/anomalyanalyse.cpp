@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <unordered_map>
 
 namespace probescope::monitor {
 
@@ -298,13 +299,15 @@ Result<AnomalyAnalyseResult> analyseAnomalies(const fs::path& dir, const Anomaly
             return makeError("monitor.anomaly-json", locate(*text, root.offset(), file.string()),
                              "anomaly.json holds an object of anomalies (AnomalyDataWriter's layout); this is not one");
         // json.load collapses a repeated key: the last value in the first place.
+        // (An index, not a search of the list per key: a file of many keys stays linear.)
         std::vector<std::pair<std::string_view, JsonValue>> records;
+        std::unordered_map<std::string_view, std::size_t> recordIndex;
         for (std::uint32_t i = 0; i < root.size(); ++i) {
-            auto it = std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.first == root.keyAt(i); });
-            if (it != records.end())
-                it->second = root.at(i);
-            else
+            const auto [it, fresh] = recordIndex.try_emplace(root.keyAt(i), records.size());
+            if (fresh)
                 records.emplace_back(root.keyAt(i), root.at(i));
+            else
+                records[it->second].second = root.at(i);
         }
         for (const auto& [key, record] : records) {
             const SourceLocation where = locate(*text, record.offset(), file.string());
@@ -317,7 +320,9 @@ Result<AnomalyAnalyseResult> analyseAnomalies(const fs::path& dir, const Anomaly
             auto a = std::make_unique<Anomaly>();
             bool skip = false;
             for (std::uint32_t i = 0; i < record.size() && !skip; ++i) {
-                const auto f = std::find_if(kFields.begin(), kFields.end(), [&](const char* n) { return record.keyAt(i) == n; });
+                // (The field name outside the lambda: clang 14 cannot capture a structured binding.)
+                const std::string_view field = record.keyAt(i);
+                const auto f = std::find_if(kFields.begin(), kFields.end(), [&](const char* n) { return field == n; });
                 if (f == kFields.end()) {
                     result.warnings.push_back(makeWarning("monitor.anomaly-skipped", where,
                                                           "\"" + std::string(key) + "\" has the unknown field \""

@@ -45,6 +45,24 @@ mkdir -p "$out/collectconfig"
 while IFS= read -r f; do seed collectconfig "$f"; done < <(find "$src/tests/data" "$src/docs" -name 'config*.json' 2>/dev/null | head -20)
 printf '{"task": "tensor", "dump_path": "d", "step": [0, "2-4"], "rank": ["0-999999"], "level": "mix", "tensor": {"scope": [], "list": ["relu"], "data_mode": ["forward"]}}' >"$out/collectconfig/hand-1.json"
 printf '{"task": "free_benchmark", "level": "L1", "free_benchmark": {"pert_mode": "add_noise", "fuzz_stage": "forward", "preheat_step": 3}}' >"$out/collectconfig/hand-2.json"
+# fuzz_workflow: rank 0's dump.json, NUL, rank 1's, NUL, an anomaly.json, NUL, a v1 monitor CSV (fuzz_workflow.cpp).
+mkdir -p "$out/workflow"
+wf=$fixtures/msprobe26_workflow
+k=0
+for d in "$wf"/overflow_check/*/inputs/step0; do
+    dumps=$(find "$d" -name dump.json | sort | head -2)
+    a=$(echo "$dumps" | head -1) b=$(echo "$dumps" | tail -1)
+    anomaly=$(find "$wf/monitor" -name anomaly.json | sort | sed -n "$((k % 6 + 1))p")
+    csv=$(find "$wf/monitor" -name '*.csv' | sort | sed -n "$((k * 7 % 50 + 1))p")
+    [ -n "$a" ] && [ -n "$anomaly" ] && [ -n "$csv" ] || continue
+    k=$((k + 1))
+    { cat "$a"; printf '\0'; cat "$b"; printf '\0'; cat "$anomaly"; printf '\0'; cat "$csv"; } >"$out/workflow/$k.bin"
+    # The monitor readers alone: empty dumps (refused at once), the anomaly.json and the CSV.
+    { printf '{}\0{}\0'; cat "$anomaly"; printf '\0'; cat "$csv"; } >"$out/workflow/monitor-$k.bin"
+done
+mkdir -p "$out/monitorconfig"
+printf '{"targets": {"module.decoder.layers.0.mlp": {}, "1:layers.1": {}}, "xy_distribution": true, "wg_distribution": true, "mv_distribution": true, "param_distribution": true, "ops": ["min", "max", "norm", "zeros", "nans", "mean", "id"], "eps": 1e-8, "ndigits": 6, "squash_name": true, "step_count_per_record": 2, "start_step": 1, "step_interval": 2, "collect_times": 5, "module_ranks": [0, 1], "alert": {"rules": [{"rule_name": "AnomalyTurbulence", "args": {"threshold": 3.0}}, {"rule_name": "AnomalyNan", "args": {"threshold": 1e10}}], "dump": true}}' >"$out/monitorconfig/hand-1.json"
+printf '{"ops": ["bogus"], "forward_only": true, "cc_distribution": {"enable": true}, "append_output": ["Nov28_10-00-00", "Nov28_11-00-00"], "format": "tensorboard", "monitor_mbs_grad": 1}' >"$out/monitorconfig/hand-2.json"
 printf '{"task": "overflow_check", "seed": 1, "is_deterministic": true, "async_queue_bytes": 0, "overflow_check": {"overflow_nums": -1}}' >"$out/collectconfig/hand-3.json"
 # .vis.config (graph/compare --match-file) and graph -i's JSON: the plugin's files and hand-made ones.
 mkdir -p "$out/visconfig"

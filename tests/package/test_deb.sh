@@ -62,7 +62,7 @@ usr=$root/usr
 for f in bin/probescope bin/probescope-cli bin/probescope-example-train \
          lib/probescope/libprobescope-runut.so lib/probescope/libprobescope-cli-runut.so \
          lib/libprobescope_collect.a lib/cmake/ProbeScopeCollect/ProbeScopeCollectConfig.cmake \
-         include/probescope/collect/precisiondebugger.h \
+         include/probescope/collect/precisiondebugger.h include/probescope/collect/trainermon.h \
          share/probescope/demo/npu/step0/rank/dump.json share/probescope/demo/bench/step0/rank/dump.json \
          share/applications/probescope.desktop share/metainfo/probescope.metainfo.xml \
          share/icons/hicolor/scalable/apps/probescope.svg share/icons/hicolor/48x48/apps/probescope.png \
@@ -83,7 +83,7 @@ if [[ $want_py -eq 1 ]]; then
     dpkg-deb -x "$pydeb" "$root"
     pydir=$usr/lib/python3/dist-packages
     compgen -G "$pydir/probescope/_C*.so" >/dev/null || fail "missing the Python module in /usr/lib/python3/dist-packages"
-    PYTHONPATH=$pydir /usr/bin/python3 -c "from probescope.pytorch import PrecisionDebugger, seed_all" \
+    PYTHONPATH=$pydir /usr/bin/python3 -c "from probescope.pytorch import PrecisionDebugger, TrainerMon, seed_all" \
         || fail "the packaged Python module does not import"
 fi
 

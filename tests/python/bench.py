@@ -8,6 +8,13 @@ The configurations take turns (round robin, --rounds times) so that the load of 
 all of them; a configuration's figure is the median of its steps after the first (the first step of a process
 pays imports and allocations). msprobe is found as test_reference.py finds it (MSPROBE_REFERENCE); without it
 its rows are left out. "probescope-sync" is tensor mode with PROBESCOPE_WRITE_QUEUE_MB=0 (no background writer). Prints a Markdown table and the goals' verdicts.
+
+    ... bench.py --tasks monitor [--size medium] [--steps 6] [--rounds 3]
+
+times monitortrain.py --config all (TrainerMon on every module and parameter: activations and their gradients,
+weight gradients, Adam's moments, parameters, all ops, the alert rules) without a monitor, with ProbeScope's TrainerMon and with msprobe 26's own statistics and
+writers behind the same hooks (msprobecore.py; msprobe's TrainerMon needs torch >= 2), msprobe found at
+MSPROBE26_REFERENCE as test_monitor_reference.py finds it. Goal: ProbeScope's overhead <= msprobe's.
 """
 import argparse
 import os
@@ -49,6 +56,52 @@ def folder_bytes(folder):
     return total
 
 
+def monitor_bench(args):
+    """--tasks monitor: the step time of monitortrain.py without a monitor, with ProbeScope's and msprobe's."""
+    from test_monitor_reference import msprobe26_pythonpath  # noqa: E402
+    scratch = tempfile.mkdtemp(prefix="probescope-bench-monitor-", dir=args.scratch)
+    try:
+        reference = msprobe26_pythonpath()
+        tools = ["none", "probescope"] + (["msprobe-core"] if reference else [])
+        times = {tool: [] for tool in tools}
+        for round_ in range(args.rounds):
+            for tool in tools:
+                out = os.path.join(scratch, f"{tool}-{round_}")
+                env = dict(os.environ)
+                if reference:
+                    env["MSPROBE26_PYTHON"] = reference.split(os.pathsep)[-1]
+                cmd = [sys.executable, os.path.join(HERE, "monitortrain.py"), "--tool", tool, "--out", out,
+                       "--size", args.size, "--steps", str(args.steps), "--micro", "2", "--config", "all"]
+                done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if done.returncode != 0:
+                    sys.exit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+                total = [float(line.split()[-1]) for line in done.stdout.splitlines() if line.startswith("steps 1-")]
+                times[tool].append(total[0] / (args.steps - 1))
+                shutil.rmtree(out, ignore_errors=True)
+        base = statistics.median(times["none"])
+        print(f"monitortrain.py --size {args.size} --config all (every module and parameter, all ops, alerts): "
+              f"{args.rounds} rounds x {args.steps - 1} steps (2 micro steps each) per configuration")
+        print()
+        print("| monitor | step (median of runs) | overhead |")
+        print("|---|---|---|")
+        print(f"| none | {base * 1e3:.1f} ms | |")
+        overhead = {}
+        for tool in tools[1:]:
+            t = statistics.median(times[tool])
+            overhead[tool] = t - base
+            print(f"| {tool} | {t * 1e3:.1f} ms | {(t - base) * 1e3:+.1f} ms ({t / base:.2f}x) |")
+        if "msprobe-core" not in overhead:
+            return 0
+        ours, theirs = overhead["probescope"], overhead["msprobe-core"]
+        passed = ours <= theirs
+        print()
+        print(f"monitor: ProbeScope's overhead is {ours / theirs if theirs > 0 else float('inf'):.2f} of msprobe's "
+              f"(goal <= 1.0): {'met' if passed else 'NOT met'}")
+        return 0 if passed else 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scratch", default=None, help="where the dumps go (default: a new folder in TMPDIR)")
@@ -59,6 +112,8 @@ def main():
     parser.add_argument("--tasks", default="statistics,tensor")
     parser.add_argument("--levels", default="L1,mix")
     args = parser.parse_args()
+    if args.tasks == "monitor":
+        return monitor_bench(args)
     scratch = tempfile.mkdtemp(prefix="probescope-bench-", dir=args.scratch)
     try:
         reference = msprobe_pythonpath(scratch)
