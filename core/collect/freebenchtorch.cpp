@@ -822,9 +822,9 @@ void Engine::start(const std::filesystem::path& rankDir, std::int64_t step)
     s.step = step;
     if (s.csvStep != step) {
         s.csvStep = step;
-        s.csv.emplace(rankDir / "free_benchmark.csv");
-        if (auto d = s.csv->clearStale(); d && !s.problem)
-            s.problem = std::move(d);
+        // rankDir is dump_path/step{N}/rank{R} (Session::rankDir): the CSV claims it as the dump folders are.
+        s.csv.emplace(rankDir.parent_path().parent_path(), rankDir.parent_path().filename().string(),
+                      rankDir.filename().string());
     }
     s.on = true;
     c10::impl::tls_set_dispatch_key_included(kKey, true);

@@ -9,6 +9,7 @@
 #include "core/collect/backgroundwriter.h"
 #include "core/collect/dumpfolder.h"
 #include "core/collect/leafstats.h"
+#include "core/collect/python/freebenchpy.h"
 #include "probescope/collect/config.h"
 #include "core/collect/torchtypes.h"
 #include "core/util/fileio.h"
@@ -581,6 +582,7 @@ PYBIND11_MODULE(_C, m)
     m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
           "Bytes of tensors that may wait for the disk (async_queue_bytes, PROBESCOPE_WRITE_QUEUE_MB, or the "
           "library's default: 1 GiB, at most 1/8 of physical memory; 0 = no thread).");
+    defineFreeBenchmark(m); // task free_benchmark: the C++ library's engine (freebenchpy.cpp)
     m.def(
         "set_write_queue_bytes",
         [](const py::object& value) {

@@ -22,7 +22,7 @@ from . import _apis
 
 TASKS = ("statistics", "tensor", "overflow_check", "free_benchmark", "run_ut", "grad_probe", "structure")
 LEVELS = ("L0", "L1", "L2", "mix", "debug")
-SUPPORTED_TASKS = ("statistics", "tensor", "overflow_check")
+SUPPORTED_TASKS = ("statistics", "tensor", "overflow_check", "free_benchmark")
 SUPPORTED_LEVELS = ("L0", "L1", "mix", "debug")
 
 
@@ -93,6 +93,7 @@ class _Config:
     def __init__(self, config_path, task, dump_path, level, step):
         where = config_path if isinstance(config_path, str) else "PrecisionDebugger()"
         self.where = where
+        self.config_path = config_path
         try:
             data = _C.load_config(config_path)
         except ValueError as e:
@@ -137,6 +138,13 @@ class _Config:
             if not self.data_mode & {"input", "output"}:
                 self.data_mode |= {"input", "output"}
         self.summary_mode = data["summary_mode"]
+        if self.task == "free_benchmark":
+            # The C++ library's engine runs it (_C.free_benchmark_*): its own rules for the section, level, list
+            # and scope, checked now as the C++ API checks them.
+            try:
+                _C.free_benchmark_check(config_path, self.dump_path, self.level)
+            except ValueError as e:
+                raise ProbeScopeError(str(e)) from None
 
     def wants(self, direction, part):
         return direction in self.data_mode and part in self.data_mode
@@ -273,6 +281,9 @@ class _Service:
         self.overflow_task = config.task == "overflow_check"
         self.overflow_count = 0
         self.overflow_done = False
+        # free_benchmark (the C++ library's engine, _C.free_benchmark_*): no dump, only free_benchmark.csv.
+        self.free_benchmark = config.task == "free_benchmark"
+        self.free_benchmark_on = False
         self.filter = (_Scope(config.where, config.level, config.scope, config.list)
                        if config.scope or config.list else None)
 
@@ -341,6 +352,9 @@ class _Service:
             return
         if model is not None:
             self.model = model
+        if self.free_benchmark:
+            self._start_free_benchmark()
+            return
         if self.first_start:
             self.current_rank = _dist_rank()
             if self.config.rank and self.current_rank not in self.config.rank:
@@ -354,8 +368,33 @@ class _Service:
         self.switch = True
         self._open_files()
 
+    def _start_free_benchmark(self):
+        """Task free_benchmark: the C++ engine intercepts this thread's aten ops until stop(), as in the C++ API
+        (entries Aten.<op>.<n>.forward, docs/free-benchmark.md "From Python")."""
+        if self.first_start:
+            self.current_rank = _dist_rank()
+            if self.config.rank and self.current_rank not in self.config.rank:
+                return
+            _C.free_benchmark_open(self.config.config_path, self.config.dump_path, self.config.level,
+                                   self.current_rank)
+            self.first_start = False
+        if self.free_benchmark_on:
+            return
+        rank = "" if self.current_rank is None else str(self.current_rank)
+        _C.free_benchmark_start(os.path.join(self.config.dump_path, f"step{self.current_iter}", f"rank{rank}"),
+                                self.current_iter)
+        self.free_benchmark_on = True
+
     def stop(self):
         if self.config.level == "debug" or self.stopped_for_good:
+            return
+        if self.free_benchmark:
+            if self.free_benchmark_on:
+                self.free_benchmark_on = False
+                try:
+                    _C.free_benchmark_stop()
+                except ValueError as e:
+                    raise ProbeScopeError(str(e)) from None
             return
         if self.config.step and self.current_iter not in self.config.step:
             return
@@ -367,6 +406,9 @@ class _Service:
     def step(self):
         if self.config.level == "debug" or self.stopped_for_good:
             return
+        if self.free_benchmark:
+            self.stop()
+            _C.free_benchmark_next_step()
         self.write_json()
         self.current_iter += 1
         self._reset()
@@ -782,7 +824,7 @@ class PrecisionDebugger:
         _patch_backward_hook()
         if self.config.seed is not None:
             seed_all(self.config.seed, self.config.is_deterministic)
-        if self.config.level in ("L1", "mix"):
+        if self.config.level in ("L1", "mix") and self.config.task != "free_benchmark":
             _install_api_wrappers()
         self.initialized = True
 
