@@ -5,6 +5,8 @@
 #include <probescope/collect/config.h>
 
 using namespace probescope::collect;
+using probescope::testing::TempDir;
+using probescope::testing::writeFile;
 
 namespace {
 
@@ -119,4 +121,58 @@ TEST(Config, AsyncQueueBytes)
     // 1 GiB, or 1/8 of the memory on a small machine; never nothing.
     EXPECT_LE(defaultAsyncQueueBytes(), std::uint64_t(1) << 30);
     EXPECT_GE(defaultAsyncQueueBytes(), std::uint64_t(64) << 20);
+}
+
+// Issue 33: PrecisionDebugger's arguments (the C++ Options and the Python module's keywords alike) go through the one
+// parser, before the task's section is chosen: the section read is the one of the task they name, as in msprobe.
+TEST(Config, ArgumentsWinBeforeTheTaskSectionIsChosen)
+{
+    TempDir temp;
+    const std::filesystem::path file = temp.path() / "config.json";
+    writeFile(file, R"({"task": "statistics", "dump_path": "d", "statistics": {"list": ["gelu"]},
+                        "tensor": {"list": ["relu"], "data_mode": ["forward"]}})");
+    EXPECT_EQ(loadConfig(file.string()).list, std::vector<std::string> { "gelu" });
+    ConfigOverrides o;
+    o.task = Task::Tensor;
+    o.level = Level::Mix;
+    o.dumpPath = "elsewhere";
+    o.step = std::vector<std::variant<std::int64_t, std::string>> { std::int64_t(3), std::string("5-1000000") };
+    const Config c = loadConfig(file.string(), o);
+    EXPECT_EQ(c.task, Task::Tensor);
+    EXPECT_EQ(c.level, Level::Mix);
+    EXPECT_EQ(c.dumpPath, "elsewhere");
+    EXPECT_EQ(c.list, std::vector<std::string> { "relu" }); // the tensor section's, not the statistics one's
+    EXPECT_EQ(c.dataMode, std::vector<std::string> { "forward" });
+    EXPECT_EQ(c.steps, std::vector<std::int64_t> { 3 });
+    ASSERT_EQ(c.stepRanges.size(), 1u);
+    EXPECT_EQ(c.stepRanges[0], (std::pair<std::int64_t, std::int64_t> { 5, 1000000 }));
+
+    // No file: msprobe's defaults, then the arguments; a task's rules apply to them (free_benchmark runs at L1).
+    ConfigOverrides fb;
+    fb.task = Task::FreeBenchmark;
+    fb.level = Level::L0;
+    fb.where = "PrecisionDebugger()";
+    try {
+        loadConfig("", fb);
+        FAIL() << "free_benchmark at L0 was accepted";
+    } catch (const CollectError& e) {
+        EXPECT_EQ(e.id(), "collect.config");
+        EXPECT_NE(std::string(e.what()).find("PrecisionDebugger()"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("L1"), std::string::npos) << e.what();
+    }
+
+    // The step items follow config.json's rules: bounded, ranges never expanded.
+    for (const auto& bad : { std::variant<std::int64_t, std::string>(std::string("0-99999999999")),
+                             std::variant<std::int64_t, std::string>(std::int64_t(1000001)),
+                             std::variant<std::int64_t, std::string>(std::string("4-2")) }) {
+        ConfigOverrides s;
+        s.step = std::vector { bad };
+        try {
+            loadConfig(file.string(), s);
+            ADD_FAILURE() << "accepted a bad step item";
+        } catch (const CollectError& e) {
+            EXPECT_NE(std::string(e.what()).find("PrecisionDebugger(): error [collect.config]: \"step\""),
+                      std::string::npos) << e.what();
+        }
+    }
 }

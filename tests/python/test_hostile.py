@@ -216,6 +216,49 @@ class OverflowCheck(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class Arguments(unittest.TestCase):
+    """PrecisionDebugger's keyword arguments go through the C++ parser with config.json (one grammar for "step";
+    the section read is the one of the task the arguments name, as msprobe 1.2.2's DebuggerConfig reads it)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="probescope-arguments-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_the_task_argument_reads_its_own_section(self):
+        config = os.path.join(self.tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1", "dump_path": os.path.join(self.tmp, "dump"),
+                       "statistics": {"list": ["gelu"]}, "tensor": {"list": ["relu"]}}, f)
+        code = ("import sys, torch\nfrom probescope import PrecisionDebugger\n"
+                "d = PrecisionDebugger(config_path=sys.argv[1], task='tensor')\n"
+                "d.start(); torch.relu(torch.ones(2)); torch.nn.functional.gelu(torch.ones(2)); d.stop()\n")
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        rank = os.path.join(self.tmp, "dump", "step0", "rank")
+        with open(os.path.join(rank, "dump.json")) as f:
+            head = json.load(f)
+        self.assertEqual(head["task"], "tensor")
+        self.assertEqual(list(head["data"]), ["Torch.relu.0.forward"])
+        self.assertEqual(sorted(os.listdir(os.path.join(rank, "dump_tensor_data"))),
+                         ["Torch.relu.0.forward.input.0.pt", "Torch.relu.0.forward.output.0.pt"])
+
+    def test_step_items_follow_the_config_files_rules(self):
+        code = ("import sys\nfrom probescope import PrecisionDebugger, ProbeScopeError\n"
+                "try:\n    PrecisionDebugger(dump_path=sys.argv[1], step=eval(sys.argv[2]))\n"
+                "except ProbeScopeError as e:\n    print(e); sys.exit(3)\n")
+        for step in ('["0-99999999999"]', "[1000001]", "[2**70]", "[True]", '["4-2"]', "[1.5]", "(1, 2)"):
+            with self.subTest(step=step):
+                done = subprocess.run([sys.executable, "-c", code, os.path.join(self.tmp, "dump"), step],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
+                self.assertIn("PrecisionDebugger", done.stdout)
+                self.assertIn("error [collect.config]", done.stdout)
+                self.assertIn('"step"', done.stdout)
+                self.assertFalse(os.path.exists(os.path.join(self.tmp, "dump")))
+
+
 class FreeBenchmark(unittest.TestCase):
     """Task free_benchmark from Python: the C++ library's engine (the C++ API's golden of
     tests/collect/tst_freebench.cpp FreeBenchRun.ChangeValueRowsGolden, from a Python script), its config rules, and

@@ -22,33 +22,24 @@ namespace collect = probescope::collect;
 
 namespace {
 
-/// config.json through the library's parser, with PrecisionDebugger's arguments over it, checked by the rules
-/// the C++ API applies (freeBenchmarkProblem). ValueError naming the file and key otherwise.
+/// config.json through the library's parser with PrecisionDebugger's arguments over it (loadConfig with
+/// overrides: the free_benchmark section is read even when the file names another task, as msprobe reads it),
+/// checked by the rules the C++ API applies (freeBenchmarkProblem). ValueError naming the file and key otherwise.
 collect::Config freeBenchmarkConfig(const py::object& configPath, const std::string& dumpPath, const std::string& level)
 {
-    collect::Config config;
+    collect::ConfigOverrides overrides;
+    overrides.task = collect::Task::FreeBenchmark;
+    overrides.dumpPath = dumpPath;
+    overrides.level = collect::parseLevel(level);
+    if (!overrides.level)
+        throw py::value_error("PrecisionDebugger(): error [collect.config]: unknown level \"" + level + "\"");
+    const std::string file = configPath.is_none() ? std::string() : configPath.cast<std::string>();
     try {
-        if (!configPath.is_none()) {
-            const std::string file = configPath.cast<std::string>();
-            py::gil_scoped_release unlocked;
-            config = collect::loadConfig(file);
-        }
+        py::gil_scoped_release unlocked;
+        return collect::loadConfig(file, overrides);
     } catch (const collect::CollectError& e) {
         throw py::value_error(e.what());
     }
-    config.task = collect::Task::FreeBenchmark;
-    config.dumpPath = dumpPath;
-    const std::optional<collect::Level> parsed = collect::parseLevel(level);
-    if (!parsed)
-        throw py::value_error("PrecisionDebugger: error [collect.config]: unknown level \"" + level + "\"");
-    config.level = *parsed;
-    if (const auto problem = collect::freeBenchmarkProblem(config.freeBenchmark, config.level, config.list.empty(),
-                                                           config.scope.empty())) {
-        const std::string where = configPath.is_none() ? std::string("PrecisionDebugger()") : configPath.cast<std::string>();
-        throw py::value_error(where + ": error [collect.config]: free_benchmark option \"" + problem->first
-                              + "\": " + problem->second);
-    }
-    return config;
 }
 
 /// The process's one engine (one PrecisionDebugger per process). Never destroyed: its torch::Library
@@ -78,14 +69,6 @@ void raiseProblem(collect::freebench::Engine& engine)
 
 void defineFreeBenchmark(py::module_& m)
 {
-    m.def(
-        "free_benchmark_check",
-        [](const py::object& configPath, const std::string& dumpPath, const std::string& level) {
-            freeBenchmarkConfig(configPath, dumpPath, level);
-        },
-        py::arg("config_path"), py::arg("dump_path"), py::arg("level"),
-        "Checks the free_benchmark settings (config.json through the C++ parser, the arguments over it) as the C++ "
-        "API does; ValueError naming the file and key.");
     m.def(
         "free_benchmark_open",
         [](const py::object& configPath, const std::string& dumpPath, const std::string& level,

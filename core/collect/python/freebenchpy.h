@@ -4,5 +4,5 @@
 
 #include <pybind11/pybind11.h>
 
-/// Adds free_benchmark_check/open/start/stop/next_step to the module.
+/// Adds free_benchmark_open/start/stop/next_step to the module.
 void defineFreeBenchmark(pybind11::module_& m);

@@ -47,28 +47,6 @@ def _fail(where, message):
     raise ProbeScopeError(f"{where}: error [collect.config]: {message}")
 
 
-def _argument_steps(value):
-    """The step= argument of PrecisionDebugger: integers and "first-last" ranges, as config.json's "step" (same
-    bounds), kept as ranges: ["0-99999999999"] is refused, ["0-999999"] costs what one item costs."""
-    where = "PrecisionDebugger(step=...)"
-    if not isinstance(value, list):
-        _fail(where, '"step" must be a list of integers or "first-last" ranges')
-    steps, ranges = [], []
-    for item in value:
-        if isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= _MAX_STEP:
-            steps.append(item)
-            continue
-        parts = item.split("-") if isinstance(item, str) else []
-        if (len(parts) != 2 or not all(p.strip().isdigit() and len(p.strip()) <= 7 for p in parts)
-                or not int(parts[0]) <= int(parts[1]) <= _MAX_STEP):
-            _fail(where, f'"step": {item!r} is no integer nor "first-last" range from 0 to {_MAX_STEP}')
-        ranges.append((int(parts[0]), int(parts[1])))
-    return steps, ranges
-
-
-_MAX_STEP = 1000000  # msprobe's STEP_RANK_MAXIMUM_VALUE, the C++ parser's kMaxStepOrRank
-
-
 class _Selection:
     """A "step" or "rank" selection: integers and (first, last) ranges, never expanded; empty = all."""
 
@@ -94,32 +72,34 @@ class _Config:
         where = config_path if isinstance(config_path, str) else "PrecisionDebugger()"
         self.where = where
         self.config_path = config_path
-        try:
-            data = _C.load_config(config_path)
-        except ValueError as e:
-            raise ProbeScopeError(str(e)) from None
+        # The names only the Python module knows of, and its own limits, are told first; everything else (the
+        # file, the arguments over it, the step items and ranges, the task's section) is the C++ parser's.
         if task is not None and task not in TASKS:
             _fail(where, f"task must be one of {list(TASKS)}")
+        if task is not None and task not in SUPPORTED_TASKS:
+            _fail(where, f'task "{task}" is not supported by the Python module yet (supported: '
+                         f'{", ".join(SUPPORTED_TASKS)})')
         if level is not None and level not in LEVELS:
             _fail(where, f"level must be one of {list(LEVELS)}")
+        if level is not None and level not in SUPPORTED_LEVELS:
+            _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
         if dump_path is not None and not isinstance(dump_path, str):
             _fail(where, "dump_path must be a string")
-        self.task = task or data["task"]
+        try:
+            data = _C.load_config(config_path, task, dump_path or None, level, step)
+        except ValueError as e:
+            raise ProbeScopeError(str(e)) from None
+        self.task = data["task"]
         if self.task not in SUPPORTED_TASKS:
             _fail(where, f'task "{self.task}" is not supported by the Python module yet (supported: '
                          f'{", ".join(SUPPORTED_TASKS)})')
-        self.level = level or data["level"]
-        if self.level not in SUPPORTED_LEVELS:
-            _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
+        self.level = data["level"]
         # msprobe's default config (used when there is no config_path) has "./dump_path".
-        self.dump_path = dump_path or data["dump_path"] or ("./dump_path" if config_path is None else None)
+        self.dump_path = data["dump_path"] or ("./dump_path" if config_path is None else None)
         if not self.dump_path:
             _fail(where, '"dump_path" is required (config.json or the dump_path argument)')
         self.rank = _Selection(data["rank"], data["rank_ranges"])
-        if step is not None:
-            self.step = _Selection(*_argument_steps(step))
-        else:
-            self.step = _Selection(data["step"], data["step_ranges"])
+        self.step = _Selection(data["step"], data["step_ranges"])
         self.seed = data["seed"] if data["seed_configured"] else None
         self.is_deterministic = data["is_deterministic"]
         # ProbeScope's own key (as in the C++ library's config.json): bytes of tensors that may wait for the disk.
@@ -138,13 +118,6 @@ class _Config:
             if not self.data_mode & {"input", "output"}:
                 self.data_mode |= {"input", "output"}
         self.summary_mode = data["summary_mode"]
-        if self.task == "free_benchmark":
-            # The C++ library's engine runs it (_C.free_benchmark_*): its own rules for the section, level, list
-            # and scope, checked now as the C++ API checks them.
-            try:
-                _C.free_benchmark_check(config_path, self.dump_path, self.level)
-            except ValueError as e:
-                raise ProbeScopeError(str(e)) from None
 
     def wants(self, direction, part):
         return direction in self.data_mode and part in self.data_mode
