@@ -9,6 +9,7 @@
 #include "core/collect/backgroundwriter.h"
 #include "core/collect/dumpfolder.h"
 #include "core/collect/leafstats.h"
+#include "core/collect/msprobescope.h"
 #include "core/collect/python/freebenchpy.h"
 #include "probescope/collect/config.h"
 #include "core/collect/torchtypes.h"
@@ -637,6 +638,24 @@ PYBIND11_MODULE(_C, m)
           "Bytes of tensors that may wait for the disk (async_queue_bytes, PROBESCOPE_WRITE_QUEUE_MB, or the "
           "library's default: 1 GiB, at most 1/8 of physical memory; 0 = no thread).");
     defineFreeBenchmark(m); // task free_benchmark: the C++ library's engine (freebenchpy.cpp)
+    // msprobe's scope and list filters (core/collect/msprobescope.h): the module's bookkeeping in C++.
+    using probescope::collect::MsprobeScope;
+    py::class_<MsprobeScope>(m, "Scope")
+        .def(py::init([](const std::string& where, const std::string& level, std::vector<std::string> scope,
+                         std::vector<std::string> list) {
+                 const auto parsed = probescope::collect::parseLevel(level);
+                 if (!parsed)
+                     throw py::value_error(where + ": error [collect.config]: unknown level \"" + level + "\"");
+                 try {
+                     return std::make_unique<MsprobeScope>(where, *parsed, std::move(scope), std::move(list));
+                 } catch (const probescope::collect::CollectError& e) {
+                     throw py::value_error(e.what());
+                 }
+             }),
+             py::arg("where"), py::arg("level"), py::arg("scope"), py::arg("list"))
+        .def("check", &MsprobeScope::check, py::arg("name"), "Whether the entry `name` is written.")
+        .def("begin_module", &MsprobeScope::beginModule, py::arg("name"))
+        .def("end_module", &MsprobeScope::endModule, py::arg("name"));
     m.def(
         "set_write_queue_bytes",
         [](const py::object& value) {

@@ -11,7 +11,6 @@ import json
 import linecache
 import os
 import random
-import re
 import sys
 import threading
 
@@ -162,74 +161,6 @@ def _dist_rank():
     return None
 
 
-class _Scope:
-    """msprobe 1.2.2's scope and list filters (its ScopeFactory): which entries are written.
-
-    Without scope and list: everything. Level mix: a range of API or module names, and the list, which also
-    opens for everything inside a module whose name holds an item (a module's backward opens it for the rest
-    of the run: msprobe never closes it). Otherwise a range of API names or of module names, and the list.
-    """
-
-    def __init__(self, where, level, scope, items):
-        self.level = level
-        self.scope = list(scope)
-        self.items = list(items)
-        self.in_scope = False
-        self.in_list = False
-        self.open_modules = set()
-        self.kind = "mix" if level == "mix" else "api"
-        api = re.compile(r"^(Tensor|Torch|Functional|NPU|VF|Distributed|Aten)\..*\.\d+\.(forward|backward)$")
-        module = re.compile(r"^(Cell|Module)\..*\.(forward|backward)\.\d+$")
-        for name in self.scope:
-            if not isinstance(name, str):
-                _fail(where, '"scope" items must be strings')
-            ok = {"L1": api.match(name), "L0": module.match(name), "mix": api.match(name) or module.match(name)}
-            if not ok.get(level, True):
-                _fail(where, f'"scope": "{name}" is no full {"API" if level == "L1" else "module"} name of level {level}')
-        if self.scope and level != "mix":
-            starts = [n.split(".")[0] in ("Module", "Cell") for n in self.scope]
-            if all(starts):
-                self.kind = "module"
-            elif any(starts):
-                _fail(where, '"scope": both names must be APIs or both modules')
-
-    def listed(self, name):
-        return not self.items or any(item in name for item in self.items)
-
-    def check(self, name):
-        if self.kind == "module":
-            return self.in_scope and self.listed(name) if self.scope else self.listed(name)
-        if self.scope and name == self.scope[0]:
-            self.in_scope = True
-        result = False
-        if not self.scope or self.in_scope:
-            result = True if self.kind == "mix" and self.in_list else self.listed(name)
-        if self.scope and name == self.scope[1]:
-            self.in_scope = False
-        return result
-
-    def begin_module(self, name):
-        if self.kind == "api":
-            return
-        if self.scope and name == self.scope[0]:
-            self.in_scope = True
-        if self.kind == "mix":
-            for item in self.items:
-                if item in name:
-                    self.in_list = True
-                    self.open_modules.add(name)
-
-    def end_module(self, name):
-        if self.kind == "api":
-            return
-        if self.scope and name == self.scope[1]:
-            self.in_scope = False
-        if self.kind == "mix":
-            self.open_modules.discard(name)
-            if not self.open_modules:
-                self.in_list = False
-
-
 class _Service:
     def __init__(self, config):
         self.config = config
@@ -257,8 +188,13 @@ class _Service:
         # free_benchmark (the C++ library's engine, _C.free_benchmark_*): no dump, only free_benchmark.csv.
         self.free_benchmark = config.task == "free_benchmark"
         self.free_benchmark_on = False
-        self.filter = (_Scope(config.where, config.level, config.scope, config.list)
-                       if config.scope or config.list else None)
+        # msprobe's scope and list (its ScopeFactory), in C++: core/collect/msprobescope.h.
+        self.filter = None
+        if config.scope or config.list:
+            try:
+                self.filter = _C.Scope(config.where, config.level, config.scope, config.list)
+            except ValueError as e:
+                raise ProbeScopeError(str(e)) from None
 
     def _check(self, name):
         return self.filter is None or self.filter.check(name)
