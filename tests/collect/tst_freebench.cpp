@@ -20,6 +20,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace probescope;
 using namespace probescope::testing;
 namespace fs = std::filesystem;
@@ -515,6 +518,31 @@ TEST(FreeBenchRun, ARerunIntoAUsedDumpPathIsRefusedByStop)
 
 // ------------------------------------------------------------------------------------------------
 // The debugger on real ops
+
+// A child forked while the engine intercepts (a Python DataLoader worker) inherits the thread's dispatch key: its
+// ops are not the training's, and none of them may be perturbed or written to the parent's CSV.
+TEST(FreeBenchRun, AForkedChildIsNotBenchmarked)
+{
+    TempDir temp;
+    std::vector<std::string> log;
+    {
+        collect::PrecisionDebugger debugger(
+            freeBenchOptions(temp.path(), R"({"pert_mode": "change_value", "list": ["cumsum"]})", log));
+        const at::Tensor x = at::tensor(std::vector<float> { 1, 2, 4 });
+        debugger.start();
+        const pid_t child = ::fork();
+        if (child == 0) {
+            const at::Tensor c = at::cumsum(x, 0); // would be a row (ratio 4) if the child were benchmarked
+            ::_exit(c.equal(at::tensor(std::vector<float> { 1, 3, 7 })) ? 0 : 1);
+        }
+        ASSERT_GT(child, 0);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        debugger.stop();
+    }
+    EXPECT_FALSE(fs::exists(csvOf(temp.path()).parent_path())); // no row, so no folder: nothing from the child
+}
 
 TEST(FreeBenchRun, ChangeValueRowsGolden)
 {
