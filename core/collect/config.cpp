@@ -123,13 +123,44 @@ std::optional<std::pair<std::string, std::string>> freeBenchmarkProblem(const Fr
 
 namespace {
 
+/// A "first-last" step or rank range (msprobe's): 0 <= first <= last <= kMaxStepOrRank, each at most 7 digits
+/// (spaces around them allowed), so a range costs what its text costs and is never expanded.
+std::optional<std::pair<std::int64_t, std::int64_t>> indexRange(std::string_view text)
+{
+    const auto dash = text.find('-');
+    if (dash == std::string_view::npos)
+        return std::nullopt;
+    std::int64_t ends[2] = { -1, -1 };
+    const std::string_view parts[2] = { text.substr(0, dash), text.substr(dash + 1) };
+    for (int p = 0; p < 2; ++p) {
+        std::string_view digits = parts[p];
+        while (!digits.empty() && digits.front() == ' ')
+            digits.remove_prefix(1);
+        while (!digits.empty() && digits.back() == ' ')
+            digits.remove_suffix(1);
+        if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+            return std::nullopt;
+        ends[p] = std::stoll(std::string(digits));
+    }
+    if (ends[0] > ends[1] || ends[1] > kMaxStepOrRank)
+        return std::nullopt;
+    return std::pair { ends[0], ends[1] };
+}
+
+std::string rangeProblem(const std::string& key, std::string_view text)
+{
+    return "\"" + key + "\": \"" + std::string(text) + "\" is no \"first-last\" range with 0 <= first <= last <= "
+           + std::to_string(kMaxStepOrRank);
+}
+
 /// Reads one config document, throwing CollectError("collect.config") at the first problem.
 class ConfigReader
 {
 public:
-    ConfigReader(std::string_view text, std::string fileName)
+    ConfigReader(std::string_view text, std::string fileName, const ConfigOverrides* overrides = nullptr)
         : m_text(text)
         , m_file(std::move(fileName))
+        , m_overrides(overrides)
     {
     }
 
@@ -212,6 +243,8 @@ public:
                               "enable_dataloader, acl_config, async_queue_bytes and the task sections)");
             }
         }
+        if (m_overrides)
+            applyOverrides(config, *m_overrides);
         for (const auto& [name, section] : m_sections) {
             if (name == toString(config.task))
                 taskSection = section;
@@ -224,6 +257,42 @@ public:
     }
 
 private:
+    /// PrecisionDebugger's arguments win over the file's keys (msprobe's DebuggerConfig), before the task's
+    /// section is chosen: the section read is the one of the task the arguments name, as msprobe reads it.
+    void applyOverrides(Config& config, const ConfigOverrides& o) const
+    {
+        const auto failArgument = [&](const std::string& message) {
+            throw CollectError("collect.config", o.where + ": error [collect.config]: " + message);
+        };
+        if (o.task)
+            config.task = *o.task;
+        if (o.level)
+            config.level = *o.level;
+        if (o.dumpPath) {
+            if (o.dumpPath->empty())
+                failArgument("\"dump_path\" must not be empty");
+            config.dumpPath = *o.dumpPath;
+        }
+        if (o.step) {
+            config.steps.clear();
+            config.stepRanges.clear();
+            for (const auto& item : *o.step) {
+                if (const auto* n = std::get_if<std::int64_t>(&item)) {
+                    if (*n < 0 || *n > kMaxStepOrRank)
+                        failArgument("\"step\" must hold integers from 0 to " + std::to_string(kMaxStepOrRank)
+                                     + " (got " + std::to_string(*n) + ")");
+                    config.steps.push_back(*n);
+                } else {
+                    const std::string& text = std::get<std::string>(item);
+                    const auto range = indexRange(text);
+                    if (!range)
+                        failArgument(rangeProblem("step", text));
+                    config.stepRanges.push_back(*range);
+                }
+            }
+        }
+    }
+
     [[noreturn]] void fail(const JsonValue& at, const std::string& message) const
     {
         const Diagnostic d = makeError("collect.config", locate(m_text, at.offset(), m_file), message);
@@ -268,26 +337,10 @@ private:
                 fail(e, "\"" + k + "\": element " + std::to_string(i)
                             + " must be an integer or a \"first-last\" range");
             const std::string_view text = e.asString();
-            const auto dash = text.find('-');
-            std::int64_t ends[2] = { -1, -1 };
-            if (dash != std::string_view::npos) {
-                const std::string_view parts[2] = { text.substr(0, dash), text.substr(dash + 1) };
-                for (int p = 0; p < 2; ++p) {
-                    std::string_view digits = parts[p];
-                    while (!digits.empty() && digits.front() == ' ')
-                        digits.remove_prefix(1);
-                    while (!digits.empty() && digits.back() == ' ')
-                        digits.remove_suffix(1);
-                    if (digits.empty() || digits.size() > 7
-                        || digits.find_first_not_of("0123456789") != std::string_view::npos)
-                        break;
-                    ends[p] = std::stoll(std::string(digits));
-                }
-            }
-            if (ends[0] < 0 || ends[1] < 0 || ends[0] > ends[1] || ends[1] > kMaxStepOrRank)
-                fail(e, "\"" + k + "\": \"" + std::string(text) + "\" is no \"first-last\" range with 0 <= first <= last <= "
-                            + bound);
-            ranges.emplace_back(ends[0], ends[1]);
+            const auto range = indexRange(text);
+            if (!range)
+                fail(e, rangeProblem(k, text));
+            ranges.push_back(*range);
         }
     }
 
@@ -447,6 +500,7 @@ private:
 
     std::string_view m_text;
     std::string m_file;
+    const ConfigOverrides* m_overrides = nullptr;
     std::optional<JsonValue> m_taskValue;
     std::optional<JsonValue> m_levelValue;
     std::vector<std::pair<std::string_view, JsonValue>> m_sections;
@@ -485,6 +539,16 @@ Config loadConfig(const std::string& path)
     if (!text)
         throw CollectError("collect.config", text.error().format());
     return parseConfigText(*text, path);
+}
+
+Config loadConfig(const std::string& path, const ConfigOverrides& overrides)
+{
+    if (path.empty()) // no file: msprobe's defaults, then the arguments (and their task's rules, e.g. free_benchmark's)
+        return ConfigReader("{}", overrides.where, &overrides).read();
+    auto text = readTextFile(path);
+    if (!text)
+        throw CollectError("collect.config", text.error().format());
+    return ConfigReader(*text, path, &overrides).read();
 }
 
 } // namespace probescope::collect

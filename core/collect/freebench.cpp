@@ -2,12 +2,12 @@
 #include "freebench.h"
 #include "core/util/csv.h"
 #include "core/util/outputfile.h"
+#include "dumpfolder.h"
 
 #include "core/dump/dumpwriter.h"
 
 #include <algorithm>
 #include <cmath>
-#include <system_error>
 
 namespace fs = std::filesystem;
 
@@ -110,36 +110,44 @@ Diagnostic ioError(const fs::path& path, const std::string& what)
 
 } // namespace
 
-CsvFile::CsvFile(fs::path path)
-    : m_path(std::move(path))
+CsvFile::CsvFile(fs::path dumpPath, std::string stepFolder, std::string rankFolder)
+    : m_dumpPath(std::move(dumpPath))
+    , m_stepFolder(std::move(stepFolder))
+    , m_rankFolder(std::move(rankFolder))
+    , m_path(m_dumpPath / m_stepFolder / m_rankFolder / "free_benchmark.csv")
 {
-}
-
-std::optional<Diagnostic> CsvFile::clearStale()
-{
-    std::error_code ec;
-    fs::remove(m_path, ec); // a symlink at the name is removed itself, never followed
-    if (ec)
-        return ioError(m_path, "cannot remove the free_benchmark.csv of an earlier run: " + ec.message());
-    m_created = false;
-    return std::nullopt;
 }
 
 std::optional<Diagnostic> CsvFile::append(const CsvRow& row)
 {
+    if (m_refused)
+        return m_refused;
     if (!m_created) {
-        std::error_code ec;
-        fs::create_directories(m_path.parent_path(), ec);
-        if (ec)
-            return ioError(m_path.parent_path(), "cannot create the folder: " + ec.message());
+        // The collectors' folder rule (dumpfolder.h): a fresh rank folder below dump_path, through no symlink.
+        // Before, the folder was made with create_directories (following a planted step link) and an earlier
+        // run's file was removed: a rerun replaced what an earlier run found.
+        if (!m_claimed) {
+            if (auto problem = claimRankFolder(m_dumpPath, m_stepFolder, m_rankFolder, false)) {
+                m_refused = problem;
+                return problem;
+            }
+            m_claimed = true;
+        }
         // The header and the file appear together (the one output writer, util/outputfile.h): a reader never
-        // sees a file without its header, a full disk leaves no file, and a name already taken (this run's
-        // file, or a symlink planted there) is not replaced.
+        // sees a file without its header, a full disk leaves no file, and a name already taken (a file or a
+        // symlink planted in the folder since it was claimed) is refused, never replaced nor appended to.
         std::string head = "\xEF\xBB\xBF"; // utf-8-sig
         head += kCsvHeader;
         head += "\r\n";
-        if (const auto failure = writeFileAtomically(m_path, head, ReplaceMode::Never); failure && !failure->nameTaken)
+        if (const auto failure = writeFileAtomically(m_path, head, ReplaceMode::Never)) {
+            if (failure->nameTaken) {
+                m_refused = ioError(m_path, "already exists: free_benchmark.csv is written by this run only and "
+                                            "never replaces a file (" + failure->message + ")");
+                return m_refused;
+            }
+            // A full disk: the folder is this run's, so the next row tries the header again.
             return ioError(m_path, "cannot write the header: " + failure->message);
+        }
         m_created = true;
     }
     // One append of whole rows: never half a row under the name (appendToOutput cuts a failed append back).

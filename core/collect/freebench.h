@@ -60,23 +60,30 @@ std::string csvLine(const CsvRow& row);
 /**
  * @brief free_benchmark.csv of one step and rank folder, written as msprobe writes it.
  *
- * UTF-8 with BOM, header first. The file appears with its header (temporary file + rename), then each
- * row is one append write(): a killed run leaves every complete row. The first use in a run replaces a
- * file an earlier run left in the folder (the collector's rule for dump.json); a step with no finding
- * has no file.
+ * UTF-8 with BOM, header first. The rank folder `dump_path/step{N}/rank{R}` is claimed as every collector
+ * folder is (dumpfolder.h: created fresh by this run, nothing below dump_path reached through a symlink; an
+ * earlier run's folder is refused, never reused), when the first row is written: a step with no finding has
+ * neither folder nor file. The file appears with its header through the one output writer
+ * (util/outputfile.h, ReplaceMode::Never: a name already taken, a symlink included, is refused, never
+ * replaced or followed), then each row is one append write(): a killed run leaves every complete row.
  */
 class CsvFile
 {
 public:
-    explicit CsvFile(std::filesystem::path path);
+    CsvFile(std::filesystem::path dumpPath, std::string stepFolder, std::string rankFolder);
+    /// dump_path/stepFolder/rankFolder/free_benchmark.csv
     const std::filesystem::path& path() const { return m_path; }
-    /// Removes an earlier run's file (call once when this run first uses the folder).
-    std::optional<Diagnostic> clearStale();
+    /// Appends a row (the first one claims the folder and creates the file). After a refused claim or header
+    /// every later call returns the same error: nothing is retried into a folder that is not this run's.
     std::optional<Diagnostic> append(const CsvRow& row);
 
 private:
+    std::filesystem::path m_dumpPath;
+    std::string m_stepFolder, m_rankFolder;
     std::filesystem::path m_path;
-    bool m_created = false;
+    bool m_claimed = false; ///< the rank folder is this run's
+    bool m_created = false; ///< the file with its header is there
+    std::optional<Diagnostic> m_refused;
 };
 
 /**
@@ -141,7 +148,8 @@ public:
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
-    /// Intercepts the calling thread's ops from now on; `rankDir` is the folder of free_benchmark.csv.
+    /// Intercepts the calling thread's ops from now on; `rankDir` (dump_path/step{N}/rank{R}) is the folder of
+    /// free_benchmark.csv, claimed at its first row (CsvFile).
     void start(const std::filesystem::path& rankDir, std::int64_t step);
     void stop();
     /// The step ended: call counters restart.

@@ -25,10 +25,13 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <set>
+
+#include <unistd.h>
 
 namespace probescope::collect::freebench {
 
@@ -43,6 +46,10 @@ constexpr c10::DispatchKey kKey = c10::DispatchKey::DeferredInit;
 
 std::mutex gMutex;                  // guards gState
 Engine::State* gState = nullptr;    // the engine whose fallback is registered
+/// The process that made the engine. A child forked while it intercepts (a Python DataLoader worker) inherits
+/// the thread's dispatch key: its ops are not the training's, and a lock a parent thread held at the fork
+/// would never be released, so the child's fallback only calls the op, before taking any lock.
+std::atomic<pid_t> gOwnerPid { 0 };
 
 FloatType floatTypeOf(at::ScalarType t)
 {
@@ -340,6 +347,10 @@ namespace {
 void fallback(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack)
 {
     const c10::impl::ExcludeDispatchKeyGuard notAgain(kKey);
+    if (gOwnerPid.load(std::memory_order_relaxed) != ::getpid()) {
+        op.callBoxed(stack);
+        return;
+    }
     Engine::State* state = nullptr;
     {
         const std::lock_guard lock(gMutex);
@@ -805,6 +816,7 @@ Engine::Engine(const Config& config, std::optional<std::int64_t> rank, LogSink l
                                                     + std::string(e.what()).substr(0, 300));
     }
     gState = m_state.get();
+    gOwnerPid = ::getpid();
 }
 
 Engine::~Engine()
@@ -822,9 +834,9 @@ void Engine::start(const std::filesystem::path& rankDir, std::int64_t step)
     s.step = step;
     if (s.csvStep != step) {
         s.csvStep = step;
-        s.csv.emplace(rankDir / "free_benchmark.csv");
-        if (auto d = s.csv->clearStale(); d && !s.problem)
-            s.problem = std::move(d);
+        // rankDir is dump_path/step{N}/rank{R} (Session::rankDir): the CSV claims it as the dump folders are.
+        s.csv.emplace(rankDir.parent_path().parent_path(), rankDir.parent_path().filename().string(),
+                      rankDir.filename().string());
     }
     s.on = true;
     c10::impl::tls_set_dispatch_key_included(kKey, true);

@@ -1342,13 +1342,17 @@ std::optional<std::int64_t> rankFromEnvironment()
 
 Config configFor(const Options& options)
 {
-    Config config = options.configPath.empty() ? Config {} : loadConfig(options.configPath);
-    if (options.task)
-        config.task = *options.task;
+    // The Options win over config.json's keys before the task's section is chosen (loadConfig with overrides,
+    // the Python module's path too): the section read is the one of the task the Options name.
+    ConfigOverrides overrides;
+    overrides.where = "PrecisionDebugger(Options)";
+    overrides.task = options.task;
+    overrides.level = options.level;
+    Config config = options.configPath.empty() && !options.task && !options.level
+        ? Config {}
+        : loadConfig(options.configPath, overrides);
     if (options.dumpPath)
         config.dumpPath = *options.dumpPath;
-    if (options.level)
-        config.level = *options.level;
     if (options.step) {
         config.steps = *options.step;
         config.stepRanges.clear();

@@ -4,7 +4,11 @@
 
 #include <probescope/collect/config.h>
 
+#include "core/collect/msprobescope.h"
+
 using namespace probescope::collect;
+using probescope::testing::TempDir;
+using probescope::testing::writeFile;
 
 namespace {
 
@@ -119,4 +123,119 @@ TEST(Config, AsyncQueueBytes)
     // 1 GiB, or 1/8 of the memory on a small machine; never nothing.
     EXPECT_LE(defaultAsyncQueueBytes(), std::uint64_t(1) << 30);
     EXPECT_GE(defaultAsyncQueueBytes(), std::uint64_t(64) << 20);
+}
+
+// Issue 33: PrecisionDebugger's arguments (the C++ Options and the Python module's keywords alike) go through the one
+// parser, before the task's section is chosen: the section read is the one of the task they name, as in msprobe.
+TEST(Config, ArgumentsWinBeforeTheTaskSectionIsChosen)
+{
+    TempDir temp;
+    const std::filesystem::path file = temp.path() / "config.json";
+    writeFile(file, R"({"task": "statistics", "dump_path": "d", "statistics": {"list": ["gelu"]},
+                        "tensor": {"list": ["relu"], "data_mode": ["forward"]}})");
+    EXPECT_EQ(loadConfig(file.string()).list, std::vector<std::string> { "gelu" });
+    ConfigOverrides o;
+    o.task = Task::Tensor;
+    o.level = Level::Mix;
+    o.dumpPath = "elsewhere";
+    o.step = std::vector<std::variant<std::int64_t, std::string>> { std::int64_t(3), std::string("5-1000000") };
+    const Config c = loadConfig(file.string(), o);
+    EXPECT_EQ(c.task, Task::Tensor);
+    EXPECT_EQ(c.level, Level::Mix);
+    EXPECT_EQ(c.dumpPath, "elsewhere");
+    EXPECT_EQ(c.list, std::vector<std::string> { "relu" }); // the tensor section's, not the statistics one's
+    EXPECT_EQ(c.dataMode, std::vector<std::string> { "forward" });
+    EXPECT_EQ(c.steps, std::vector<std::int64_t> { 3 });
+    ASSERT_EQ(c.stepRanges.size(), 1u);
+    EXPECT_EQ(c.stepRanges[0], (std::pair<std::int64_t, std::int64_t> { 5, 1000000 }));
+
+    // No file: msprobe's defaults, then the arguments; a task's rules apply to them (free_benchmark runs at L1).
+    ConfigOverrides fb;
+    fb.task = Task::FreeBenchmark;
+    fb.level = Level::L0;
+    fb.where = "PrecisionDebugger()";
+    try {
+        loadConfig("", fb);
+        FAIL() << "free_benchmark at L0 was accepted";
+    } catch (const CollectError& e) {
+        EXPECT_EQ(e.id(), "collect.config");
+        EXPECT_NE(std::string(e.what()).find("PrecisionDebugger()"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("L1"), std::string::npos) << e.what();
+    }
+
+    // The step items follow config.json's rules: bounded, ranges never expanded.
+    for (const auto& bad : { std::variant<std::int64_t, std::string>(std::string("0-99999999999")),
+                             std::variant<std::int64_t, std::string>(std::int64_t(1000001)),
+                             std::variant<std::int64_t, std::string>(std::string("4-2")) }) {
+        ConfigOverrides s;
+        s.step = std::vector { bad };
+        try {
+            loadConfig(file.string(), s);
+            ADD_FAILURE() << "accepted a bad step item";
+        } catch (const CollectError& e) {
+            EXPECT_NE(std::string(e.what()).find("PrecisionDebugger(): error [collect.config]: \"step\""),
+                      std::string::npos) << e.what();
+        }
+    }
+}
+
+// Issue 33: msprobe's scope and list as the Python module applies them, in C++ (core/collect/msprobescope.h).
+TEST(MsprobeScope, NamesRangesAndMixsListAsMsprobeAppliesThem)
+{
+    EXPECT_TRUE(MsprobeScope::isApiName("Torch.relu.0.forward"));
+    EXPECT_TRUE(MsprobeScope::isApiName("Functional.linear.12.backward"));
+    EXPECT_TRUE(MsprobeScope::isApiName("Torch..0.forward")); // msprobe's ".*" may be empty
+    EXPECT_FALSE(MsprobeScope::isApiName("Torch.0.forward"));
+    EXPECT_FALSE(MsprobeScope::isApiName("Torch.relu.forward"));
+    EXPECT_FALSE(MsprobeScope::isApiName("Module.fc1.Linear.forward.0"));
+    EXPECT_FALSE(MsprobeScope::isApiName("Torchx.relu.0.forward"));
+    EXPECT_TRUE(MsprobeScope::isModuleName("Module.fc1.Linear.forward.0"));
+    EXPECT_TRUE(MsprobeScope::isModuleName("Cell.a.B.backward.3"));
+    EXPECT_FALSE(MsprobeScope::isModuleName("Module.fc1.Linear.forward"));
+    EXPECT_FALSE(MsprobeScope::isModuleName("Torch.relu.0.forward"));
+
+    // An API range (L1): from the first name to the last, both included.
+    MsprobeScope range("config.json", Level::L1, { "Torch.a.0.forward", "Torch.c.0.forward" }, {});
+    EXPECT_FALSE(range.check("Torch.z.0.forward"));
+    EXPECT_TRUE(range.check("Torch.a.0.forward"));
+    EXPECT_TRUE(range.check("Torch.b.0.forward"));
+    EXPECT_TRUE(range.check("Torch.c.0.forward"));
+    EXPECT_FALSE(range.check("Torch.d.0.forward"));
+
+    // A module range (L0): open from the first module's call to the end of the last one's.
+    MsprobeScope modules("config.json", Level::L0, { "Module.a.A.forward.0", "Module.b.B.forward.0" }, {});
+    EXPECT_FALSE(modules.check("Module.z.Z.forward.0"));
+    modules.beginModule("Module.a.A.forward.0");
+    EXPECT_TRUE(modules.check("Module.a.A.forward.0"));
+    modules.beginModule("Module.b.B.forward.0");
+    modules.endModule("Module.b.B.forward.0");
+    EXPECT_FALSE(modules.check("Module.c.C.forward.0"));
+
+    // mix's list opens for everything inside a listed module; a module's backward is never ended by msprobe.
+    MsprobeScope mix("config.json", Level::Mix, {}, { "ffn" });
+    EXPECT_FALSE(mix.check("Torch.relu.0.forward"));
+    mix.beginModule("Module.ffn.FFN.forward.0");
+    EXPECT_TRUE(mix.check("Torch.relu.1.forward"));
+    mix.endModule("Module.ffn.FFN.forward.0");
+    EXPECT_FALSE(mix.check("Torch.relu.2.forward"));
+    mix.beginModule("Module.ffn.FFN.backward.0");
+    EXPECT_TRUE(mix.check("Torch.add.0.backward"));
+    EXPECT_TRUE(mix.check("Torch.mul.5.backward"));
+
+    const auto errorOf = [](Level level, std::vector<std::string> scope) -> std::string {
+        try {
+            MsprobeScope s("config.json", level, std::move(scope), {});
+        } catch (const CollectError& e) {
+            EXPECT_EQ(e.id(), "collect.config");
+            return e.what();
+        }
+        return {};
+    };
+    EXPECT_EQ(errorOf(Level::L1, { "Module.a.A.forward.0", "Torch.b.0.forward" }),
+              "config.json: error [collect.config]: \"scope\": \"Module.a.A.forward.0\" is no full API name of level L1");
+    EXPECT_EQ(errorOf(Level::L0, { "Torch.b.0.forward", "Module.a.A.forward.0" }),
+              "config.json: error [collect.config]: \"scope\": \"Torch.b.0.forward\" is no full module name of level L0");
+    EXPECT_EQ(errorOf(Level::Debug, { "Torch.b.0.forward", "Module.a.A.forward.0" }),
+              "config.json: error [collect.config]: \"scope\": both names must be APIs or both modules");
+    EXPECT_EQ(errorOf(Level::Mix, { "Torch.b.0.forward", "Module.a.A.forward.0" }), "");
 }

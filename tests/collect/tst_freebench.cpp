@@ -20,6 +20,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace probescope;
 using namespace probescope::testing;
 namespace fs = std::filesystem;
@@ -393,14 +396,13 @@ TEST(FreeBenchCsv, CellsAsPythonsCsvWritesThem)
     EXPECT_EQ(fb::defaultThreshold(fb::FloatType::Half) - 1, 0.0020000000000000018); // the docs' 0.002
 }
 
-TEST(FreeBenchCsv, FileHasBomHeaderAndAppendsReplacingAnEarlierRun)
+TEST(FreeBenchCsv, FileHasBomHeaderAndAppendsInAFolderItClaims)
 {
     TempDir temp;
-    const fs::path file = temp.path() / "step0" / "rank" / "free_benchmark.csv";
-    writeFile(file, "stale\r\n");
-    fb::CsvFile csv(file);
-    ASSERT_FALSE(csv.clearStale());
-    EXPECT_FALSE(fs::exists(file));
+    fb::CsvFile csv(temp.path() / "dump", "step0", "rank");
+    const fs::path file = temp.path() / "dump" / "step0" / "rank" / "free_benchmark.csv";
+    EXPECT_EQ(csv.path(), file);
+    EXPECT_FALSE(fs::exists(file.parent_path())); // no row, no folder
     fb::CsvRow row;
     row.pertMode = "no_change";
     row.apiName = "Aten.a.0.forward";
@@ -416,9 +418,8 @@ TEST(FreeBenchCsv, FileHasBomHeaderAndAppendsReplacingAnEarlierRun)
 TEST(FreeBenchCsv, AFullDiskLeavesNoFileAndNoHalfRow)
 {
     TempDir temp;
-    const fs::path file = temp.path() / "step0" / "rank" / "free_benchmark.csv";
-    fb::CsvFile csv(file);
-    ASSERT_FALSE(csv.clearStale());
+    fb::CsvFile csv(temp.path(), "step0", "rank");
+    const fs::path file = csv.path();
     fb::CsvRow row;
     row.pertMode = "no_change";
     row.apiName = "Aten.a.0.forward";
@@ -429,7 +430,7 @@ TEST(FreeBenchCsv, AFullDiskLeavesNoFileAndNoHalfRow)
     ASSERT_TRUE(problem);
     EXPECT_NE(problem->message.find(std::strerror(ENOSPC)), std::string::npos) << problem->message;
     EXPECT_TRUE(fs::is_empty(file.parent_path())); // no file, no free_benchmark.csv.tmp
-    ASSERT_FALSE(csv.append(row));
+    ASSERT_FALSE(csv.append(row));                 // the folder is this run's: the header is tried again
     setTestFullDisk("write:1"); // the second row's write
     row.apiName = "Aten.b.0.forward";
     problem = csv.append(row);
@@ -438,25 +439,110 @@ TEST(FreeBenchCsv, AFullDiskLeavesNoFileAndNoHalfRow)
     EXPECT_EQ(readAll(file), kHead + "0,no_change,forward,0,Aten.a.0.forward,0.5,,,\r\n");
 }
 
-TEST(FreeBenchCsv, NeverFollowsASymlinkPlantedAtTheName)
+// Issue 33: the CSV's folder follows the collectors' folder rule (dumpfolder.h) and the file is never replaced.
+TEST(FreeBenchCsv, AnEarlierRunsFileIsRefusedNeverReplaced)
+{
+    TempDir temp;
+    const fs::path file = temp.path() / "step0" / "rank" / "free_benchmark.csv";
+    writeFile(file, "an earlier run's finding\r\n");
+    fb::CsvFile csv(temp.path(), "step0", "rank");
+    fb::CsvRow row;
+    row.apiName = "Aten.a.0.forward";
+    const auto problem = csv.append(row);
+    ASSERT_TRUE(problem);
+    EXPECT_EQ(problem->id, "collect.dump-path");
+    EXPECT_NE(problem->format().find("already exists"), std::string::npos) << problem->format();
+    EXPECT_NE(problem->format().find((temp.path() / "step0" / "rank").string()), std::string::npos);
+    EXPECT_TRUE(csv.append(row)); // and stays refused
+    EXPECT_EQ(readAll(file), "an earlier run's finding\r\n");
+    EXPECT_EQ(std::distance(fs::directory_iterator(file.parent_path()), fs::directory_iterator()), 1);
+}
+
+TEST(FreeBenchCsv, NeverFollowsASymlinkPlantedBelowDumpPath)
 {
     TempDir temp;
     const fs::path victim = temp.path() / "victim.txt";
     writeFile(victim, "not yours\n");
-    const fs::path file = temp.path() / "rank" / "free_benchmark.csv";
-    fs::create_directories(file.parent_path());
-    fs::create_symlink(victim, file);
-    fb::CsvFile csv(file);
+    const fs::path elsewhere = temp.path() / "elsewhere";
+    fs::create_directories(elsewhere);
     fb::CsvRow row;
     row.apiName = "Aten.a.0.forward";
-    EXPECT_TRUE(csv.append(row)); // refused: neither the header nor the row goes through the link
-    EXPECT_EQ(readAll(victim), "not yours\n");
-    // The old fixed temporary name is not used either.
-    EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+    {
+        // A symlink at the step folder would send the CSV outside dump_path.
+        fs::create_directories(temp.path() / "dump1");
+        fs::create_directory_symlink(elsewhere, temp.path() / "dump1" / "step0");
+        fb::CsvFile csv(temp.path() / "dump1", "step0", "rank");
+        const auto problem = csv.append(row);
+        ASSERT_TRUE(problem);
+        EXPECT_NE(problem->format().find("symlink"), std::string::npos) << problem->format();
+        EXPECT_TRUE(fs::is_empty(elsewhere));
+    }
+    {
+        // A symlink at the file's name in a folder that exists: refused with the folder, not followed.
+        const fs::path file = temp.path() / "dump2" / "rank" / "free_benchmark.csv";
+        fs::create_directories(file.parent_path());
+        fs::create_symlink(victim, file);
+        fb::CsvFile csv(temp.path() / "dump2", "", "rank");
+        EXPECT_TRUE(csv.append(row));
+        EXPECT_EQ(readAll(victim), "not yours\n");
+        EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+    }
+}
+
+// The debugger: a rerun into the dump_path of an earlier free benchmark is reported by stop(), and the earlier
+// CSV is left as it was.
+TEST(FreeBenchRun, ARerunIntoAUsedDumpPathIsRefusedByStop)
+{
+    TempDir temp;
+    std::vector<std::string> log;
+    const auto run = [&] {
+        collect::PrecisionDebugger debugger(
+            freeBenchOptions(temp.path(), R"({"pert_mode": "change_value", "list": ["cumsum"]})", log));
+        const at::Tensor x = at::tensor(std::vector<float> { 1, 2, 4 });
+        debugger.start();
+        at::cumsum(x, 0);
+        debugger.stop();
+    };
+    ASSERT_NO_THROW(run());
+    const std::string first = readAll(csvOf(temp.path()));
+    ASSERT_NE(first.find("Aten.cumsum.0.forward"), std::string::npos);
+    try {
+        run();
+        ADD_FAILURE() << "the rerun was not refused";
+    } catch (const collect::CollectError& e) {
+        EXPECT_EQ(std::string(e.id()), "collect.dump-path");
+        EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(readAll(csvOf(temp.path())), first);
 }
 
 // ------------------------------------------------------------------------------------------------
 // The debugger on real ops
+
+// A child forked while the engine intercepts (a Python DataLoader worker) inherits the thread's dispatch key: its
+// ops are not the training's, and none of them may be perturbed or written to the parent's CSV.
+TEST(FreeBenchRun, AForkedChildIsNotBenchmarked)
+{
+    TempDir temp;
+    std::vector<std::string> log;
+    {
+        collect::PrecisionDebugger debugger(
+            freeBenchOptions(temp.path(), R"({"pert_mode": "change_value", "list": ["cumsum"]})", log));
+        const at::Tensor x = at::tensor(std::vector<float> { 1, 2, 4 });
+        debugger.start();
+        const pid_t child = ::fork();
+        if (child == 0) {
+            const at::Tensor c = at::cumsum(x, 0); // would be a row (ratio 4) if the child were benchmarked
+            ::_exit(c.equal(at::tensor(std::vector<float> { 1, 3, 7 })) ? 0 : 1);
+        }
+        ASSERT_GT(child, 0);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        debugger.stop();
+    }
+    EXPECT_FALSE(fs::exists(csvOf(temp.path()).parent_path())); // no row, so no folder: nothing from the child
+}
 
 TEST(FreeBenchRun, ChangeValueRowsGolden)
 {

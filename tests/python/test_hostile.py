@@ -216,6 +216,140 @@ class OverflowCheck(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class Arguments(unittest.TestCase):
+    """PrecisionDebugger's keyword arguments go through the C++ parser with config.json (one grammar for "step";
+    the section read is the one of the task the arguments name, as msprobe 1.2.2's DebuggerConfig reads it)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="probescope-arguments-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_the_task_argument_reads_its_own_section(self):
+        config = os.path.join(self.tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1", "dump_path": os.path.join(self.tmp, "dump"),
+                       "statistics": {"list": ["gelu"]}, "tensor": {"list": ["relu"]}}, f)
+        code = ("import sys, torch\nfrom probescope import PrecisionDebugger\n"
+                "d = PrecisionDebugger(config_path=sys.argv[1], task='tensor')\n"
+                "d.start(); torch.relu(torch.ones(2)); torch.nn.functional.gelu(torch.ones(2)); d.stop()\n")
+        done = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        rank = os.path.join(self.tmp, "dump", "step0", "rank")
+        with open(os.path.join(rank, "dump.json")) as f:
+            head = json.load(f)
+        self.assertEqual(head["task"], "tensor")
+        self.assertEqual(list(head["data"]), ["Torch.relu.0.forward"])
+        self.assertEqual(sorted(os.listdir(os.path.join(rank, "dump_tensor_data"))),
+                         ["Torch.relu.0.forward.input.0.pt", "Torch.relu.0.forward.output.0.pt"])
+
+    def test_step_items_follow_the_config_files_rules(self):
+        code = ("import sys\nfrom probescope import PrecisionDebugger, ProbeScopeError\n"
+                "try:\n    PrecisionDebugger(dump_path=sys.argv[1], step=eval(sys.argv[2]))\n"
+                "except ProbeScopeError as e:\n    print(e); sys.exit(3)\n")
+        for step in ('["0-99999999999"]', "[1000001]", "[2**70]", "[True]", '["4-2"]', "[1.5]", "(1, 2)"):
+            with self.subTest(step=step):
+                done = subprocess.run([sys.executable, "-c", code, os.path.join(self.tmp, "dump"), step],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
+                self.assertIn("PrecisionDebugger", done.stdout)
+                self.assertIn("error [collect.config]", done.stdout)
+                self.assertIn('"step"', done.stdout)
+                self.assertFalse(os.path.exists(os.path.join(self.tmp, "dump")))
+
+
+class FreeBenchmark(unittest.TestCase):
+    """Task free_benchmark from Python: the C++ library's engine (the C++ API's golden of
+    tests/collect/tst_freebench.cpp FreeBenchRun.ChangeValueRowsGolden, from a Python script), its config rules, and
+    free_benchmark.csv under the collectors' folder rule: a rerun into a used dump_path and a planted symlink are
+    refused by stop(), nothing of them replaced or followed."""
+
+    CODE = ("import sys, torch\nfrom probescope import PrecisionDebugger, ProbeScopeError\n"
+            "x = torch.tensor([1.0, 2.0, 4.0]); six = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])\n"
+            "try:\n"
+            "    d = PrecisionDebugger(config_path=sys.argv[1])\n"
+            "    d.start()\n"
+            "    c = torch.cumsum(x, 0)\n"          # [1, 3, 7] vs [4, 6, 7]: ratio 4
+            "    s = torch.sum(x)\n"                # 7 either way: no row
+            "    parts = six.chunk(2)\n"            # ratio 6 for both parts
+            "    r = torch.relu(torch.tensor(2.0))\n"  # 0-d: change_value is cancelled
+            "    d.stop()\n"
+            "    d.step()\n"
+            "except ProbeScopeError as e:\n"
+            "    print(e)\n"
+            "    sys.exit(3)\n"
+            "assert c.tolist() == [1.0, 3.0, 7.0] and s.item() == 7.0 and parts[0].tolist() == [1.0, 2.0, 3.0]\n"
+            "assert r.item() == 2.0\n")
+    HEAD = "\ufeffrank,pert_mode,stage,step,api_name,max_rel,dtype,shape,output_index\n"
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="probescope-freebench-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def config(self, section, dump="dump", **top):
+        path = os.path.join(self.tmp, "config.json")
+        data = {"task": "free_benchmark", "level": "L1", "dump_path": os.path.join(self.tmp, dump),
+                "free_benchmark": section}
+        data.update(top)
+        with open(path, "w") as f:
+            json.dump(data, f)
+        return path
+
+    def run_code(self, config):
+        return subprocess.run([sys.executable, "-c", self.CODE, config], capture_output=True, text=True, timeout=120)
+
+    def test_change_value_rows_are_the_cpp_apis(self):
+        config = self.config({"pert_mode": "change_value", "list": ["cumsum", "chunk", "sum", "relu"]})
+        done = self.run_code(config)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        rank = os.path.join(self.tmp, "dump", "step0", "rank")
+        self.assertEqual(os.listdir(rank), ["free_benchmark.csv"])  # no dump files
+        with open(os.path.join(rank, "free_benchmark.csv"), encoding="utf-8", newline="") as f:
+            text = f.read()
+        self.assertEqual(text, (self.HEAD.replace("\n", "\r\n")
+                                + "0,change_value,forward,0,Aten.cumsum.0.forward,3.0,torch.float32,torch.Size([3]),\r\n"
+                                "0,change_value,forward,0,Aten.chunk.0.forward,5.0,torch.float32,torch.Size([3]),0\r\n"
+                                "0,change_value,forward,0,Aten.chunk.0.forward,5.0,torch.float32,torch.Size([3]),1\r\n"))
+        self.assertIn("[msprobe] Free benchmark: Perturbation is change_value of Aten.cumsum.0.forward.", done.stderr)
+        self.assertIn("For Aten.relu.0.forward, ", done.stderr)
+
+    def test_a_rerun_into_a_used_dump_path_is_refused_by_stop(self):
+        config = self.config({"pert_mode": "change_value", "list": ["cumsum"]})
+        self.assertEqual(self.run_code(config).returncode, 0)
+        before = snapshot(os.path.join(self.tmp, "dump"))
+        done = self.run_code(config)
+        self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
+        self.assertIn("already exists", done.stdout)
+        self.assertIn(os.path.join(self.tmp, "dump", "step0", "rank"), done.stdout)
+        self.assertEqual(snapshot(os.path.join(self.tmp, "dump")), before)
+
+    def test_a_symlink_below_dump_path_is_not_followed(self):
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(elsewhere)
+        os.makedirs(os.path.join(self.tmp, "dump"))
+        os.symlink(elsewhere, os.path.join(self.tmp, "dump", "step0"))
+        done = self.run_code(self.config({"pert_mode": "change_value", "list": ["cumsum"]}))
+        self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
+        self.assertIn("symlink", done.stdout)
+        self.assertEqual(os.listdir(elsewhere), [])
+
+    def test_config_rules_are_the_cpp_apis(self):
+        cases = (({"pert_mode": "to_cpu"}, {}, "fuzz_device"),
+                 ({"pert_mode": "change_value", "handler_type": "fix"}, {}, "handler_type"),
+                 ({}, {"level": "mix"}, "level"))
+        for section, top, key in cases:
+            with self.subTest(key=key):
+                done = self.run_code(self.config(section, **top))
+                self.assertEqual(done.returncode, 3, done.stdout + done.stderr)
+                self.assertIn("config.json", done.stdout)
+                self.assertIn("[collect.config]", done.stdout)
+                self.assertIn(key, done.stdout)
+                self.assertFalse(os.path.exists(os.path.join(self.tmp, "dump")))
+
+
 class Leaves(unittest.TestCase):
     """msprobe 1.2.2's statistics (pytorch_processor.get_stat_info_sync and _analyze_tensor), bit for bit."""
 

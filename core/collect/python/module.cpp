@@ -9,6 +9,8 @@
 #include "core/collect/backgroundwriter.h"
 #include "core/collect/dumpfolder.h"
 #include "core/collect/leafstats.h"
+#include "core/collect/msprobescope.h"
+#include "core/collect/python/freebenchpy.h"
 #include "probescope/collect/config.h"
 #include "core/collect/torchtypes.h"
 #include "core/util/fileio.h"
@@ -34,6 +36,8 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <variant>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -440,23 +444,74 @@ struct Walker
     }
 };
 
+/// PrecisionDebugger's step= argument as the C++ parser takes it: integers and "first-last" texts (checked
+/// there, by config.json's rules); anything else is refused here, naming the argument.
+std::vector<std::variant<std::int64_t, std::string>> stepItems(const py::handle& step)
+{
+    const auto refuse = [] {
+        return py::value_error("PrecisionDebugger(step=...): error [collect.config]: \"step\" must be a list of "
+                               "integers or \"first-last\" ranges, e.g. [0, \"2-4\"]");
+    };
+    if (!PyList_Check(step.ptr()))
+        throw refuse();
+    std::vector<std::variant<std::int64_t, std::string>> items;
+    for (py::handle item : step) {
+        if (PyBool_Check(item.ptr()))
+            throw refuse();
+        if (PyLong_Check(item.ptr())) {
+            int overflow = 0;
+            const long long n = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+            // Past int64: a number the parser refuses as out of range, as it refuses 10**7.
+            items.emplace_back(overflow != 0 ? std::int64_t(-1) : static_cast<std::int64_t>(n));
+        } else if (PyUnicode_Check(item.ptr())) {
+            items.emplace_back(item.cast<std::string>());
+        } else {
+            throw refuse();
+        }
+    }
+    return items;
+}
+
 /// config.json as the C++ API reads it (core/collect/config.cpp: one parser, errors naming file:line:col and
-/// the key; the file opened through core/util/fileio.h, so a FIFO or a folder is refused, never waited on),
-/// handed to Python as a dict. `path` None: the defaults of a config-less PrecisionDebugger.
-py::dict loadConfigDict(const py::object& path)
+/// the key; the file opened through core/util/fileio.h, so a FIFO or a folder is refused, never waited on), with
+/// PrecisionDebugger's arguments applied by the same code before the task's section is chosen (msprobe reads the
+/// section of the task the arguments name), handed to Python as a dict. `path` None: msprobe's defaults.
+/// `task` and `level` are names the library knows (Python refuses the others with its own message first).
+py::dict loadConfigDict(const py::object& path, const py::object& task, const py::object& dumpPath,
+                        const py::object& level, const py::object& step)
 {
     using namespace probescope::collect;
     Config c;
+    ConfigOverrides overrides;
+    if (!task.is_none()) {
+        overrides.task = parseTask(task.cast<std::string>());
+        if (!overrides.task)
+            throw py::value_error("PrecisionDebugger(): error [collect.config]: unknown task \""
+                                  + task.cast<std::string>() + "\"");
+    }
+    if (!level.is_none()) {
+        overrides.level = parseLevel(level.cast<std::string>());
+        if (!overrides.level)
+            throw py::value_error("PrecisionDebugger(): error [collect.config]: unknown level \""
+                                  + level.cast<std::string>() + "\"");
+    }
+    if (!dumpPath.is_none())
+        overrides.dumpPath = dumpPath.cast<std::string>();
+    if (!step.is_none())
+        overrides.step = stepItems(step);
+    std::string file;
     if (!path.is_none()) {
         if (!py::isinstance<py::str>(path))
             throw py::value_error("PrecisionDebugger(): error [collect.config]: config_path must be a string");
-        const std::string file = path.cast<std::string>();
-        try {
-            py::gil_scoped_release unlocked; // reading a file on a slow mount need not stop other threads
-            c = loadConfig(file);
-        } catch (const CollectError& e) {
-            throw py::value_error(e.what());
-        }
+        file = path.cast<std::string>();
+        if (file.empty())
+            throw py::value_error("PrecisionDebugger(): error [collect.config]: config_path must not be empty");
+    }
+    try {
+        py::gil_scoped_release unlocked; // reading a file on a slow mount need not stop other threads
+        c = loadConfig(file, overrides);
+    } catch (const CollectError& e) {
+        throw py::value_error(e.what());
     }
     const auto ranges = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& rs) {
         py::list out;
@@ -571,9 +626,10 @@ PYBIND11_MODULE(_C, m)
             }
         },
         py::arg("write"), "Writes (write=True) or drops the .pt files kept since begin_entry().");
-    m.def("load_config", &loadConfigDict, py::arg("path"),
-          "config.json read and checked by the C++ API's parser (a dict); raises ValueError naming the file, "
-          "line, column and key.");
+    m.def("load_config", &loadConfigDict, py::arg("path"), py::arg("task") = py::none(),
+          py::arg("dump_path") = py::none(), py::arg("level") = py::none(), py::arg("step") = py::none(),
+          "config.json read and checked by the C++ API's parser, with PrecisionDebugger's arguments over it (a "
+          "dict); raises ValueError naming the file, line, column and key.");
     m.def("claim_rank_folder", &claimFolder, py::arg("dump_path"), py::arg("step"), py::arg("rank"),
           py::arg("tensors"),
           "Creates dump_path/step/rank (and dump_tensor_data) for a new run: the rank folder must not exist and "
@@ -581,6 +637,25 @@ PYBIND11_MODULE(_C, m)
     m.def("write_queue_limit", [] { return PtQueue::instance().limit(); },
           "Bytes of tensors that may wait for the disk (async_queue_bytes, PROBESCOPE_WRITE_QUEUE_MB, or the "
           "library's default: 1 GiB, at most 1/8 of physical memory; 0 = no thread).");
+    defineFreeBenchmark(m); // task free_benchmark: the C++ library's engine (freebenchpy.cpp)
+    // msprobe's scope and list filters (core/collect/msprobescope.h): the module's bookkeeping in C++.
+    using probescope::collect::MsprobeScope;
+    py::class_<MsprobeScope>(m, "Scope")
+        .def(py::init([](const std::string& where, const std::string& level, std::vector<std::string> scope,
+                         std::vector<std::string> list) {
+                 const auto parsed = probescope::collect::parseLevel(level);
+                 if (!parsed)
+                     throw py::value_error(where + ": error [collect.config]: unknown level \"" + level + "\"");
+                 try {
+                     return std::make_unique<MsprobeScope>(where, *parsed, std::move(scope), std::move(list));
+                 } catch (const probescope::collect::CollectError& e) {
+                     throw py::value_error(e.what());
+                 }
+             }),
+             py::arg("where"), py::arg("level"), py::arg("scope"), py::arg("list"))
+        .def("check", &MsprobeScope::check, py::arg("name"), "Whether the entry `name` is written.")
+        .def("begin_module", &MsprobeScope::beginModule, py::arg("name"))
+        .def("end_module", &MsprobeScope::endModule, py::arg("name"));
     m.def(
         "set_write_queue_bytes",
         [](const py::object& value) {

@@ -11,7 +11,6 @@ import json
 import linecache
 import os
 import random
-import re
 import sys
 import threading
 
@@ -22,7 +21,7 @@ from . import _apis
 
 TASKS = ("statistics", "tensor", "overflow_check", "free_benchmark", "run_ut", "grad_probe", "structure")
 LEVELS = ("L0", "L1", "L2", "mix", "debug")
-SUPPORTED_TASKS = ("statistics", "tensor", "overflow_check")
+SUPPORTED_TASKS = ("statistics", "tensor", "overflow_check", "free_benchmark")
 SUPPORTED_LEVELS = ("L0", "L1", "mix", "debug")
 
 
@@ -45,28 +44,6 @@ _service = None  # the live _Service: API wrappers look it up per call
 
 def _fail(where, message):
     raise ProbeScopeError(f"{where}: error [collect.config]: {message}")
-
-
-def _argument_steps(value):
-    """The step= argument of PrecisionDebugger: integers and "first-last" ranges, as config.json's "step" (same
-    bounds), kept as ranges: ["0-99999999999"] is refused, ["0-999999"] costs what one item costs."""
-    where = "PrecisionDebugger(step=...)"
-    if not isinstance(value, list):
-        _fail(where, '"step" must be a list of integers or "first-last" ranges')
-    steps, ranges = [], []
-    for item in value:
-        if isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= _MAX_STEP:
-            steps.append(item)
-            continue
-        parts = item.split("-") if isinstance(item, str) else []
-        if (len(parts) != 2 or not all(p.strip().isdigit() and len(p.strip()) <= 7 for p in parts)
-                or not int(parts[0]) <= int(parts[1]) <= _MAX_STEP):
-            _fail(where, f'"step": {item!r} is no integer nor "first-last" range from 0 to {_MAX_STEP}')
-        ranges.append((int(parts[0]), int(parts[1])))
-    return steps, ranges
-
-
-_MAX_STEP = 1000000  # msprobe's STEP_RANK_MAXIMUM_VALUE, the C++ parser's kMaxStepOrRank
 
 
 class _Selection:
@@ -93,32 +70,35 @@ class _Config:
     def __init__(self, config_path, task, dump_path, level, step):
         where = config_path if isinstance(config_path, str) else "PrecisionDebugger()"
         self.where = where
-        try:
-            data = _C.load_config(config_path)
-        except ValueError as e:
-            raise ProbeScopeError(str(e)) from None
+        self.config_path = config_path
+        # The names only the Python module knows of, and its own limits, are told first; everything else (the
+        # file, the arguments over it, the step items and ranges, the task's section) is the C++ parser's.
         if task is not None and task not in TASKS:
             _fail(where, f"task must be one of {list(TASKS)}")
+        if task is not None and task not in SUPPORTED_TASKS:
+            _fail(where, f'task "{task}" is not supported by the Python module yet (supported: '
+                         f'{", ".join(SUPPORTED_TASKS)})')
         if level is not None and level not in LEVELS:
             _fail(where, f"level must be one of {list(LEVELS)}")
+        if level is not None and level not in SUPPORTED_LEVELS:
+            _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
         if dump_path is not None and not isinstance(dump_path, str):
             _fail(where, "dump_path must be a string")
-        self.task = task or data["task"]
+        try:
+            data = _C.load_config(config_path, task, dump_path or None, level, step)
+        except ValueError as e:
+            raise ProbeScopeError(str(e)) from None
+        self.task = data["task"]
         if self.task not in SUPPORTED_TASKS:
             _fail(where, f'task "{self.task}" is not supported by the Python module yet (supported: '
                          f'{", ".join(SUPPORTED_TASKS)})')
-        self.level = level or data["level"]
-        if self.level not in SUPPORTED_LEVELS:
-            _fail(where, f'"level" must be one of {list(SUPPORTED_LEVELS)} (L2 needs Ascend\'s kernel dump)')
+        self.level = data["level"]
         # msprobe's default config (used when there is no config_path) has "./dump_path".
-        self.dump_path = dump_path or data["dump_path"] or ("./dump_path" if config_path is None else None)
+        self.dump_path = data["dump_path"] or ("./dump_path" if config_path is None else None)
         if not self.dump_path:
             _fail(where, '"dump_path" is required (config.json or the dump_path argument)')
         self.rank = _Selection(data["rank"], data["rank_ranges"])
-        if step is not None:
-            self.step = _Selection(*_argument_steps(step))
-        else:
-            self.step = _Selection(data["step"], data["step_ranges"])
+        self.step = _Selection(data["step"], data["step_ranges"])
         self.seed = data["seed"] if data["seed_configured"] else None
         self.is_deterministic = data["is_deterministic"]
         # ProbeScope's own key (as in the C++ library's config.json): bytes of tensors that may wait for the disk.
@@ -181,74 +161,6 @@ def _dist_rank():
     return None
 
 
-class _Scope:
-    """msprobe 1.2.2's scope and list filters (its ScopeFactory): which entries are written.
-
-    Without scope and list: everything. Level mix: a range of API or module names, and the list, which also
-    opens for everything inside a module whose name holds an item (a module's backward opens it for the rest
-    of the run: msprobe never closes it). Otherwise a range of API names or of module names, and the list.
-    """
-
-    def __init__(self, where, level, scope, items):
-        self.level = level
-        self.scope = list(scope)
-        self.items = list(items)
-        self.in_scope = False
-        self.in_list = False
-        self.open_modules = set()
-        self.kind = "mix" if level == "mix" else "api"
-        api = re.compile(r"^(Tensor|Torch|Functional|NPU|VF|Distributed|Aten)\..*\.\d+\.(forward|backward)$")
-        module = re.compile(r"^(Cell|Module)\..*\.(forward|backward)\.\d+$")
-        for name in self.scope:
-            if not isinstance(name, str):
-                _fail(where, '"scope" items must be strings')
-            ok = {"L1": api.match(name), "L0": module.match(name), "mix": api.match(name) or module.match(name)}
-            if not ok.get(level, True):
-                _fail(where, f'"scope": "{name}" is no full {"API" if level == "L1" else "module"} name of level {level}')
-        if self.scope and level != "mix":
-            starts = [n.split(".")[0] in ("Module", "Cell") for n in self.scope]
-            if all(starts):
-                self.kind = "module"
-            elif any(starts):
-                _fail(where, '"scope": both names must be APIs or both modules')
-
-    def listed(self, name):
-        return not self.items or any(item in name for item in self.items)
-
-    def check(self, name):
-        if self.kind == "module":
-            return self.in_scope and self.listed(name) if self.scope else self.listed(name)
-        if self.scope and name == self.scope[0]:
-            self.in_scope = True
-        result = False
-        if not self.scope or self.in_scope:
-            result = True if self.kind == "mix" and self.in_list else self.listed(name)
-        if self.scope and name == self.scope[1]:
-            self.in_scope = False
-        return result
-
-    def begin_module(self, name):
-        if self.kind == "api":
-            return
-        if self.scope and name == self.scope[0]:
-            self.in_scope = True
-        if self.kind == "mix":
-            for item in self.items:
-                if item in name:
-                    self.in_list = True
-                    self.open_modules.add(name)
-
-    def end_module(self, name):
-        if self.kind == "api":
-            return
-        if self.scope and name == self.scope[1]:
-            self.in_scope = False
-        if self.kind == "mix":
-            self.open_modules.discard(name)
-            if not self.open_modules:
-                self.in_list = False
-
-
 class _Service:
     def __init__(self, config):
         self.config = config
@@ -273,8 +185,16 @@ class _Service:
         self.overflow_task = config.task == "overflow_check"
         self.overflow_count = 0
         self.overflow_done = False
-        self.filter = (_Scope(config.where, config.level, config.scope, config.list)
-                       if config.scope or config.list else None)
+        # free_benchmark (the C++ library's engine, _C.free_benchmark_*): no dump, only free_benchmark.csv.
+        self.free_benchmark = config.task == "free_benchmark"
+        self.free_benchmark_on = False
+        # msprobe's scope and list (its ScopeFactory), in C++: core/collect/msprobescope.h.
+        self.filter = None
+        if config.scope or config.list:
+            try:
+                self.filter = _C.Scope(config.where, config.level, config.scope, config.list)
+            except ValueError as e:
+                raise ProbeScopeError(str(e)) from None
 
     def _check(self, name):
         return self.filter is None or self.filter.check(name)
@@ -341,6 +261,9 @@ class _Service:
             return
         if model is not None:
             self.model = model
+        if self.free_benchmark:
+            self._start_free_benchmark()
+            return
         if self.first_start:
             self.current_rank = _dist_rank()
             if self.config.rank and self.current_rank not in self.config.rank:
@@ -354,8 +277,33 @@ class _Service:
         self.switch = True
         self._open_files()
 
+    def _start_free_benchmark(self):
+        """Task free_benchmark: the C++ engine intercepts this thread's aten ops until stop(), as in the C++ API
+        (entries Aten.<op>.<n>.forward, docs/free-benchmark.md "From Python")."""
+        if self.first_start:
+            self.current_rank = _dist_rank()
+            if self.config.rank and self.current_rank not in self.config.rank:
+                return
+            _C.free_benchmark_open(self.config.config_path, self.config.dump_path, self.config.level,
+                                   self.current_rank)
+            self.first_start = False
+        if self.free_benchmark_on:
+            return
+        rank = "" if self.current_rank is None else str(self.current_rank)
+        _C.free_benchmark_start(os.path.join(self.config.dump_path, f"step{self.current_iter}", f"rank{rank}"),
+                                self.current_iter)
+        self.free_benchmark_on = True
+
     def stop(self):
         if self.config.level == "debug" or self.stopped_for_good:
+            return
+        if self.free_benchmark:
+            if self.free_benchmark_on:
+                self.free_benchmark_on = False
+                try:
+                    _C.free_benchmark_stop()
+                except ValueError as e:
+                    raise ProbeScopeError(str(e)) from None
             return
         if self.config.step and self.current_iter not in self.config.step:
             return
@@ -367,6 +315,9 @@ class _Service:
     def step(self):
         if self.config.level == "debug" or self.stopped_for_good:
             return
+        if self.free_benchmark:
+            self.stop()
+            _C.free_benchmark_next_step()
         self.write_json()
         self.current_iter += 1
         self._reset()
@@ -782,7 +733,7 @@ class PrecisionDebugger:
         _patch_backward_hook()
         if self.config.seed is not None:
             seed_all(self.config.seed, self.config.is_deterministic)
-        if self.config.level in ("L1", "mix"):
+        if self.config.level in ("L1", "mix") and self.config.task != "free_benchmark":
             _install_api_wrappers()
         self.initialized = True
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace probescope::collect {
@@ -109,5 +110,20 @@ private:
 Config loadConfig(const std::string& path);
 /// Same, from text; `fileName` names it in messages.
 Config parseConfigText(std::string_view text, const std::string& fileName = "config.json");
+
+/// PrecisionDebugger's arguments, which win over config.json's keys (msprobe 1.2's DebuggerConfig).
+struct ConfigOverrides
+{
+    std::optional<Task> task;
+    std::optional<std::string> dumpPath;
+    std::optional<Level> level;
+    /// "step" as given: integers and "first-last" ranges, checked by config.json's rules.
+    std::optional<std::vector<std::variant<std::int64_t, std::string>>> step;
+    std::string where = "PrecisionDebugger()"; ///< names the arguments in messages about them
+};
+
+/// config.json (`path`; empty = no file, msprobe's defaults) with `overrides` applied before the task's section
+/// is chosen and checked: the section read is the one of the task the arguments name, as msprobe reads it.
+Config loadConfig(const std::string& path, const ConfigOverrides& overrides);
 
 } // namespace probescope::collect
