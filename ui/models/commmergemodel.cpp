@@ -117,10 +117,14 @@ QVariant CommMergeModel::data(const QModelIndex& index, int role) const
         return index.column() == 0 ? setupCellText(cell) : QVariant();
     case Qt::TextAlignmentRole:
         return index.column() == 0 ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    case SortRole:
+    case SortRole: {
         if (cell.kind == compare::XlsxSheetCell::Kind::Number)
             return cell.number;
-        return setupCellText(cell);
+        // msprobe 26 keeps some statistics diffs as texts of their repr digits: sorted as the numbers they are.
+        bool ok = false;
+        const double value = setupCellText(cell).toDouble(&ok);
+        return ok ? QVariant(value) : QVariant(setupCellText(cell));
+    }
     default:
         return {};
     }

@@ -374,6 +374,18 @@ QVariant CheckpointModel::data(const QModelIndex& index, int role) const
     const auto r = static_cast<std::size_t>(index.row());
     const auto& params = m_comparison->params;
     const session::Status status = statusOf(index.row());
+    switch (role) {
+    case SetupStatusRole:
+        return static_cast<int>(status);
+    case Qt::DecorationRole:
+        return index.column() == NameColumn ? statusDecoration(m_icons, status) : QVariant();
+    case Qt::BackgroundRole:
+        return statusBackground(status);
+    case Qt::ForegroundRole:
+        return statusForeground(status);
+    default:
+        break;
+    }
     if (r >= params.size()) {
         // A parameter one checkpoint lacks: the name and which side has it.
         const bool first = r - params.size() < m_comparison->onlyInFirst.size();
@@ -389,15 +401,9 @@ QVariant CheckpointModel::data(const QModelIndex& index, int role) const
         case SetupSortRole:
             if (index.column() == NameColumn || index.column() == ShapeColumn)
                 return data(index, Qt::DisplayRole);
-            return -std::numeric_limits<double>::infinity();
-        case SetupStatusRole:
-            return static_cast<int>(status);
-        case Qt::DecorationRole:
-            return index.column() == NameColumn ? statusDecoration(m_icons, status) : QVariant();
-        case Qt::BackgroundRole:
-            return statusBackground(status);
-        case Qt::ForegroundRole:
-            return statusForeground(status);
+            // The worst value of each column: below every cos, above every l2.
+            return index.column() == L2Column ? std::numeric_limits<double>::infinity()
+                                              : -std::numeric_limits<double>::infinity();
         default:
             return {};
         }
@@ -439,14 +445,6 @@ QVariant CheckpointModel::data(const QModelIndex& index, int role) const
         default:
             return data(index, Qt::DisplayRole);
         }
-    case SetupStatusRole:
-        return static_cast<int>(status);
-    case Qt::DecorationRole:
-        return index.column() == NameColumn ? statusDecoration(m_icons, status) : QVariant();
-    case Qt::BackgroundRole:
-        return statusBackground(status);
-    case Qt::ForegroundRole:
-        return statusForeground(status);
     default:
         return {};
     }

@@ -95,8 +95,8 @@ private:
 
 /**
  * @brief A checkpoint compare: one row per parameter both hold (name, cos, l2, numel, shape), then the ones only one
- * holds. SetupSortRole gives cos and l2 as numbers; a parameter without a value (shapes differ, one side only) sorts
- * before every number ascending, so the likely cause is on top whichever way the user sorts by cos.
+ * holds. SetupSortRole gives cos and l2 as numbers; a parameter without a value (shapes differ, one side only) counts
+ * as the worst, below every cos and above every l2, so it is on top sorting by cos ascending or by l2 descending.
  * Status: error when the shapes differ or one side lacks it, warning when l2 > 0 (the values differ), else pass (a
  * cos of 0.9999999 with l2 0 is float32 rounding of equal tensors).
  */

@@ -11,11 +11,6 @@ namespace probescope::compare::msprobe26 {
 
 namespace {
 
-const std::vector<std::string> kTensorIndexes { "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-                                                "One Thousandth Err Ratio", "Five Thousandths Err Ratio" };
-const std::vector<std::string> kStatisticsIndexes { "Max diff",        "Min diff",        "Mean diff",
-                                                    "L2norm diff",     "MaxRelativeErr",  "MinRelativeErr",
-                                                    "MeanRelativeErr", "NormRelativeErr" };
 constexpr std::string_view kRequiresGrad = "Requires_grad Consistent";
 constexpr std::string_view kDistributed = "Distributed.";
 
@@ -63,7 +58,7 @@ std::shared_ptr<const RankCommRows> extractCommRows(const CompareTable& table)
         out->unsupported = "an md5 compare does not support merging";
         return out;
     }
-    const auto& wanted = table.mode == CompareMode::RealData ? kTensorIndexes : kStatisticsIndexes;
+    const auto& wanted = table.mode == CompareMode::RealData ? tensorMergeIndexes() : statisticsMergeIndexes();
     std::vector<int> columns;
     for (const auto& index : wanted) {
         if (const int c = table.column(index); c >= 0) {
