@@ -20,7 +20,14 @@
 #include "testconfig.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QComboBox>
+#include <QDropEvent>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QTabWidget>
+#include <QUrl>
 #include <QHeaderView>
 #include <QProgressBar>
 #include <QPushButton>
@@ -468,4 +475,58 @@ TEST(CommMerge, ModelFollowsTheOverviewWithoutAnyFile)
     EXPECT_EQ(panel.metricBox()->count(), 9);
     EXPECT_EQ(panel.table()->model()->rowCount(), model.rowCount() == 0 ? 0 : panel.model()->rowCount());
     EXPECT_GT(panel.table()->model()->rowCount(), 0);
+}
+
+// The whole-job view: a job opened in the window fills its Communication ops tab from the overview, and a drop of
+// two packs on the window opens the Check setup page (File menu has it too).
+TEST(CommMerge, TheWindowsJobViewAndEntryPoints)
+{
+    MainWindow window;
+    window.resize(1366, 768);
+    window.show();
+    QSignalSpy overview(&window, &MainWindow::overviewFinished);
+    ASSERT_TRUE(window.openInputs(q(workflow() / kMerge / "inputs/dump/npu"), q(workflow() / kMerge / "inputs/dump/bench")));
+    ASSERT_TRUE(overview.wait(kTimeoutMs));
+    CommMergePanel* panel = window.commMergePanel();
+    ASSERT_NE(panel, nullptr);
+    QTabWidget* tabs = window.tabs();
+    const int tab = tabs->indexOf(panel);
+    ASSERT_GE(tab, 0);
+    EXPECT_EQ(tabs->tabText(tab), "Communication ops");
+    tabs->setCurrentIndex(tab);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return panel->model()->ranksDone() == 3; }, kTimeoutMs));
+    EXPECT_EQ(panel->model()->ranksTotal(), 3);
+    // The window compares with its profile (msprobe 1.2 by default), whose statistics table has no
+    // Requires_grad Consistent: the eight statistics indexes.
+    EXPECT_EQ(panel->metricBox()->count(), 8);
+    EXPECT_EQ(panel->model()->rowCount(), 16); // msprobe's merged sheets have 16 rows (all_reduce, broadcast, all_gather)
+    QApplication::processEvents();
+    EXPECT_TRUE(window.grab().save(QString::fromStdString(
+        (std::filesystem::path(PROBESCOPE_TEST_OUTPUT_DIR) / "setupgui-comm.png").string())));
+
+    // File → Check setup… is there.
+    bool inMenu = false;
+    for (QAction* menu : window.menuBar()->actions()) {
+        for (QAction* a : menu->menu() ? menu->menu()->actions() : QList<QAction*> {})
+            inMenu = inMenu || a->text().contains("Check &setup");
+    }
+    EXPECT_TRUE(inMenu);
+    // A drop of two packs: the page, checking them.
+    QMimeData mime;
+    mime.setUrls({ QUrl::fromLocalFile(q(workflow() / kDynamic / "inputs/bench.zip")),
+                   QUrl::fromLocalFile(q(workflow() / kDynamic / "inputs/cmp.zip")) });
+    const QPoint at = window.rect().center();
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    EXPECT_TRUE(enter.isAccepted());
+    QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    EXPECT_TRUE(drop.isAccepted());
+    auto* page = window.findChild<SetupCheckPage*>();
+    ASSERT_NE(page, nullptr);
+    EXPECT_TRUE(page->isWindow());
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !page->isRunning(); }, kTimeoutMs));
+    EXPECT_EQ(page->summaryModel()->rowCount(), 6);
+    // The window itself did not start a dump compare of the zips.
+    EXPECT_EQ(panel->model()->ranksDone(), 3);
 }

@@ -384,9 +384,13 @@ QStringList SetupCheckPage::reportLines() const
                      .arg(c.onlyInSecond.size());
         if (m_checkpointProxy->rowCount() > 0) {
             const auto at = [this](int column) { return m_checkpointProxy->index(0, column).data().toString(); };
-            lines << QStringLiteral("first row: %1 cos %2 l2 %3")
-                         .arg(at(CheckpointModel::NameColumn), at(CheckpointModel::CosColumn),
-                              at(CheckpointModel::L2Column));
+            // A parameter one side lacks has no cos or l2: its shape column says which side has it.
+            lines << (at(CheckpointModel::CosColumn).isEmpty()
+                          ? QStringLiteral("first row: %1 %2").arg(at(CheckpointModel::NameColumn),
+                                                                    at(CheckpointModel::ShapeColumn))
+                          : QStringLiteral("first row: %1 cos %2 l2 %3")
+                                .arg(at(CheckpointModel::NameColumn), at(CheckpointModel::CosColumn),
+                                     at(CheckpointModel::L2Column)));
         }
     }
     return lines;
