@@ -110,21 +110,23 @@ QVariant CommMergeModel::data(const QModelIndex& index, int role) const
     const auto c = static_cast<std::size_t>(index.column());
     static const compare::XlsxSheetCell kEmpty;
     const compare::XlsxSheetCell& cell = c < row.size() ? row[c] : kEmpty;
+    // msprobe 26 keeps some statistics diffs as texts of their repr digits: shown and sorted as the numbers they are
+    // (10 significant digits, as every table of the window; the tooltip has the text whole).
+    bool numericText = false;
+    const double textValue = cell.kind == compare::XlsxSheetCell::Kind::Text
+        ? QString::fromStdString(cell.text).toDouble(&numericText)
+        : 0.0;
     switch (role) {
     case Qt::DisplayRole:
-        return setupCellText(cell);
+        return numericText ? QString::number(textValue, 'g', 10) : setupCellText(cell);
     case Qt::ToolTipRole:
-        return index.column() == 0 ? setupCellText(cell) : QVariant();
+        return setupCellText(cell);
     case Qt::TextAlignmentRole:
         return index.column() == 0 ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    case SortRole: {
+    case SortRole:
         if (cell.kind == compare::XlsxSheetCell::Kind::Number)
             return cell.number;
-        // msprobe 26 keeps some statistics diffs as texts of their repr digits: sorted as the numbers they are.
-        bool ok = false;
-        const double value = setupCellText(cell).toDouble(&ok);
-        return ok ? QVariant(value) : QVariant(setupCellText(cell));
-    }
+        return numericText ? QVariant(textValue) : QVariant(setupCellText(cell));
     default:
         return {};
     }

@@ -92,7 +92,7 @@ void CommMergePanel::refresh()
     for (const auto& note : m_model->notes())
         lines << QString::fromStdString(note);
     m_status->setText(lines.join(QLatin1Char('\n')));
-    m_table->resizeColumnToContents(0);
+    m_table->resizeColumnsToContents();
 }
 
 void CommMergePanel::retranslate()
