@@ -51,6 +51,35 @@ std::string apiOf(const std::string& name)
 
 } // namespace
 
+XlsxSheetCell RankCommRows::value(std::size_t row, std::size_t index) const
+{
+    const std::size_t at = row * indexes.size() + index;
+    if (at >= m_kinds.size())
+        return {};
+    switch (m_kinds[at]) {
+    case XlsxSheetCell::Kind::Number:
+        return XlsxSheetCell::ofNumber(m_numbers[at]);
+    case XlsxSheetCell::Kind::Bool:
+        return XlsxSheetCell::ofBool(m_numbers[at] != 0.0);
+    case XlsxSheetCell::Kind::Text: {
+        const auto it = std::lower_bound(m_texts.begin(), m_texts.end(), at,
+                                         [](const auto& entry, std::size_t pos) { return entry.first < pos; });
+        return it != m_texts.end() && it->first == at ? XlsxSheetCell::ofText(it->second) : XlsxSheetCell {};
+    }
+    case XlsxSheetCell::Kind::Empty:
+        break;
+    }
+    return {};
+}
+
+void RankCommRows::append(const XlsxSheetCell& cell)
+{
+    if (cell.kind == XlsxSheetCell::Kind::Text)
+        m_texts.emplace_back(m_kinds.size(), cell.text);
+    m_kinds.push_back(cell.kind);
+    m_numbers.push_back(cell.kind == XlsxSheetCell::Kind::Bool ? (cell.boolean ? 1.0 : 0.0) : cell.number);
+}
+
 std::shared_ptr<const RankCommRows> extractCommRows(const CompareTable& table)
 {
     auto out = std::make_shared<RankCommRows>();
@@ -83,21 +112,19 @@ std::shared_ptr<const RankCommRows> extractCommRows(const CompareTable& table)
         // The first row of a name gives its values (merge_result reads result_df.index[...][0]).
         if (!seen.emplace(nameCell.asString(), true).second)
             continue;
-        std::vector<XlsxSheetCell> values;
         for (const int c : columns) {
             const Cell v = table.rows.cell(r, static_cast<std::size_t>(c));
             // replace_compare_index_dict: N/A, unsupported and Nan become the two maxima.
             if (v.isString() && (v.asString() == "N/A" || v.asString() == "unsupported" || v.asString() == "Nan")
                 && npuMax >= 0 && benchMax >= 0) {
-                values.push_back(XlsxSheetCell::ofText(
+                out->append(XlsxSheetCell::ofText(
                     "NPU:" + pyStrOf(table.rows.cell(r, static_cast<std::size_t>(npuMax)))
                     + "  Bench:" + pyStrOf(table.rows.cell(r, static_cast<std::size_t>(benchMax)))));
             } else {
-                values.push_back(sheetCell(v));
+                out->append(sheetCell(v));
             }
         }
         out->names.push_back(nameCell.asString());
-        out->values.push_back(std::move(values));
     }
     return out;
 }
@@ -184,7 +211,7 @@ std::vector<XlsxSheet> mergeCommRows(const std::vector<RankCommInput>& ranks, co
             if (at < 0)
                 continue;
             for (const std::size_t r : columns[c].order)
-                sheet.rows[rowOf[columns[c].rows->names[r]]][c + 1] = columns[c].rows->values[r][static_cast<std::size_t>(at)];
+                sheet.rows[rowOf[columns[c].rows->names[r]]][c + 1] = columns[c].rows->value(r, static_cast<std::size_t>(at));
         }
         sheets.push_back(std::move(sheet));
     }

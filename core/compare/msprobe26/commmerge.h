@@ -17,13 +17,23 @@ namespace probescope::compare::msprobe26 {
 
 struct MergeConfig;
 
-/// One rank's communication rows, reduced from its compare table. Immutable once made.
+/// One rank's communication rows, reduced from its compare table. Immutable once made. Kept compact (9 bytes a
+/// cell, texts apart), since the overview holds one per pair of a job.
 struct RankCommRows
 {
-    std::vector<std::string> indexes;                 ///< merge_result's indexes the table has, in msprobe's order
-    std::vector<std::string> names;                   ///< NPU Name of each `Distributed.*` row (first row of a name)
-    std::vector<std::vector<XlsxSheetCell>> values;   ///< [row][index], N/A cells as "NPU:<max>  Bench:<max>"
-    std::string unsupported;                          ///< why this rank cannot be merged (md5 mode), else empty
+    std::vector<std::string> indexes; ///< merge_result's indexes the table has, in msprobe's order
+    std::vector<std::string> names;   ///< NPU Name of each `Distributed.*` row (first row of a name)
+    std::string unsupported;          ///< why this rank cannot be merged (md5 mode), else empty
+
+    /// The value at a row and an index (N/A cells as "NPU:<max>  Bench:<max>").
+    XlsxSheetCell value(std::size_t row, std::size_t index) const;
+    /// Appends the next value, row by row, index by index.
+    void append(const XlsxSheetCell& cell);
+
+private:
+    std::vector<double> m_numbers;                           ///< Number; Bool as 0/1
+    std::vector<XlsxSheetCell::Kind> m_kinds;
+    std::vector<std::pair<std::size_t, std::string>> m_texts; ///< (flat position, text) of the Text cells, in order
 };
 
 /// The communication rows of `table` (NPU Name starting with "Distributed."), with merge_result's indexes of the
