@@ -89,6 +89,14 @@ Diagnostic inputError(const std::filesystem::path& path, std::string message)
 
 } // namespace
 
+bool isCheckpointFolder(const std::filesystem::path& path)
+{
+    if (!isFolder(path))
+        return false;
+    auto entries = listFolder(path, 100000, FolderOrder::ByName);
+    return entries && isCheckpointListing(*entries);
+}
+
 SetupInput classifySetupInput(const std::filesystem::path& path)
 {
     SetupInput out;

@@ -34,6 +34,9 @@ struct SetupInput
  */
 SetupInput classifySetupInput(const std::filesystem::path& path);
 
+/// A folder holding `latest_checkpointed_iteration.txt`, an `iter_*` or an `mp_rank_*` folder (one listing, no more).
+bool isCheckpointFolder(const std::filesystem::path& path);
+
 /// Both inputs of a pair, which must be of the same kind (errors, id `setup.input`, name the path).
 Result<std::pair<SetupInput, SetupInput>> classifySetupPair(const std::filesystem::path& first,
                                                             const std::filesystem::path& second);

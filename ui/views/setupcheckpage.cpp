@@ -54,11 +54,11 @@ QTableView* makeTable(QWidget* parent, const char* name)
 
 bool isSetupCheckPair(const QString& first, const QString& second)
 {
-    const auto a = setupcheck::classifySetupInput(toPath(first));
-    const auto b = setupcheck::classifySetupInput(toPath(second));
+    // Decided from the names and one listing of each folder: no pack is searched for here (two dump folders, the
+    // common case, stay a dump compare at once).
     const auto isZip = [](const QString& p) { return p.endsWith(QLatin1String(".zip")) && QFileInfo(p).isFile(); };
-    return (a.kind == setupcheck::SetupInput::Kind::Checkpoint && b.kind == setupcheck::SetupInput::Kind::Checkpoint)
-        || (isZip(first) && isZip(second));
+    return (isZip(first) && isZip(second))
+        || (setupcheck::isCheckpointFolder(toPath(first)) && setupcheck::isCheckpointFolder(toPath(second)));
 }
 
 SetupCheckPage::SetupCheckPage(QWidget* parent)
