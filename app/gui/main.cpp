@@ -3,6 +3,7 @@
 #include "core/util/utf8text.h"
 #include "ui/views/mainwindow.h"
 #include "ui/views/scriptedrun.h"
+#include "ui/views/setupcheckpage.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -101,6 +102,26 @@ int main(int argc, char** argv)
     }
     probescope::ui::MainWindow window;
     probescope::ui::ScriptedRun script;
+    // Two config_check packs or two checkpoints open the "Check setup" page instead of a compare (issue 35).
+    const bool setupCheck = args.size() == 2 && probescope::ui::isSetupCheckPair(args[0], args[1]);
+    if (setupCheck && parser.isSet(screenshot)) {
+        if (const auto problem = probescope::ui::ScriptedRun::outputProblem(parser.value(screenshot))) {
+            std::fprintf(stderr, "probescope: %s\n", qPrintable(*problem));
+            return 1;
+        }
+        window.setQuiet(true);
+        auto* page = window.openSetupCheck();
+        if (windowSize)
+            page->resize(*windowSize);
+        script.beginSetupCheck(page, parser.value(screenshot));
+        page->open(args[0], args[1]);
+        return app.exec();
+    }
+    if (setupCheck) {
+        window.show();
+        window.openSetupCheck(args[0], args[1]);
+        return app.exec();
+    }
     if (parser.isSet(screenshot)) {
         if (args.isEmpty() && !parser.isSet(demo)) {
             std::fprintf(stderr, "probescope: --screenshot needs NPU_DIR BENCH_DIR (or --demo)\n");

@@ -363,6 +363,8 @@ PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex)
         if (!lost.empty())
             s.salvaged += (s.salvaged.empty() ? "" : "\n") + lost;
     }
+    if (analysis.table)
+        s.comm = compare::msprobe26::extractCommRows(*analysis.table);
     return s;
 }
 

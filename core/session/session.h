@@ -5,6 +5,7 @@
 #include "core/compare/pipeline.h"
 #include "core/compare/comparetable.h"
 #include "core/compare/firstfailure.h"
+#include "core/compare/msprobe26/commmerge.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/rankdump.h"
 #include "core/job/origin.h"
@@ -153,6 +154,10 @@ struct PairSummary
     /// What was lost when a side's dump was cut or damaged and read partially (dump::LoadReport::salvageText,
     /// one line per side), empty for clean dumps.
     std::string salvaged;
+    /// The pair's communication rows (Distributed.*) with merge_result's metrics: what the whole-job view's
+    /// communication table merges over the ranks of a step without reading any workbook (issue 35). Null when the
+    /// pair had no compare table.
+    std::shared_ptr<const compare::msprobe26::RankCommRows> comm;
 };
 
 PairSummary summarize(const PairAnalysis& analysis, std::size_t pairIndex);

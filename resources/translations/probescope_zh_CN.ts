@@ -3997,4 +3997,242 @@
         <translation>正在重新比对…</translation>
     </message>
 </context>
+<context>
+    <name>probescope::ui::MainWindow</name>
+    <message>
+        <source>Check &amp;setup (packs or checkpoints)…</source>
+        <translation>检查配置(&amp;S)（配置包或检查点）…</translation>
+    </message>
+    <message>
+        <source>Communication ops</source>
+        <translation>通信算子</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::CheckpointModel</name>
+    <message>
+        <source>only in the first checkpoint</source>
+        <translation>仅在第一个检查点中</translation>
+    </message>
+    <message>
+        <source>only in the second checkpoint</source>
+        <translation>仅在第二个检查点中</translation>
+    </message>
+    <message>
+        <source>Parameter</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>cos</source>
+        <translation>cos</translation>
+    </message>
+    <message>
+        <source>l2</source>
+        <translation>l2</translation>
+    </message>
+    <message>
+        <source>numel</source>
+        <translation>numel</translation>
+    </message>
+    <message>
+        <source>shape</source>
+        <translation>shape</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::CommMergeModel</name>
+    <message>
+        <source>Communication op</source>
+        <translation>通信算子</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::CommMergePanel</name>
+    <message>
+        <source>(no step)</source>
+        <translation>（无 step）</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>step %1</translation>
+    </message>
+    <message>
+        <source>Open a job (several ranks) to see its communication ops side by side.</source>
+        <translation>打开一个作业（多个 rank）即可并排查看其通信算子。</translation>
+    </message>
+    <message>
+        <source>%1 of %2 ranks of this step compared so far.</source>
+        <translation>本 step 已比对 %2 个 rank 中的 %1 个。</translation>
+    </message>
+    <message>
+        <source>No communication op (Distributed.*) in this step&apos;s compare results.</source>
+        <translation>本 step 的比对结果中没有通信算子（Distributed.*）。</translation>
+    </message>
+    <message>
+        <source>merge_result&apos;s table for this step: %1 communication rows over %2 ranks.</source>
+        <translation>本 step 的 merge_result 表：%1 行通信数据，共 %2 个 rank。</translation>
+    </message>
+    <message>
+        <source>S&amp;tep:</source>
+        <translation>Step(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>&amp;Metric:</source>
+        <translation>指标(&amp;M)：</translation>
+    </message>
+    <message>
+        <source>The same table as probescope-cli merge_result, made from this job&apos;s compare results</source>
+        <translation>与 probescope-cli merge_result 相同的表，由本作业的比对结果生成</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::SetupCheckPage</name>
+    <message>
+        <source>Check setup — ProbeScope</source>
+        <translation>检查配置 — ProbeScope</translation>
+    </message>
+    <message>
+        <source>Before comparing precision, check that the two runs are set up alike: open two config_check packs (.zip), two checkpoints (folders with iter_* or mp_rank_*), or two runs&apos; folders with their pack beside the dumps.</source>
+        <translation>比对精度之前，先检查两次训练的配置是否一致：打开两个 config_check 配置包（.zip）、两个检查点（含 iter_* 或 mp_rank_* 的文件夹），或两次训练的文件夹（配置包位于 dump 旁边）。</translation>
+    </message>
+    <message>
+        <source>&amp;Bench:</source>
+        <translation>标杆(&amp;B)：</translation>
+    </message>
+    <message>
+        <source>C&amp;ompared:</source>
+        <translation>待比对(&amp;O)：</translation>
+    </message>
+    <message>
+        <source>pack .zip, checkpoint folder or run folder</source>
+        <translation>配置包 .zip、检查点文件夹或训练文件夹</translation>
+    </message>
+    <message>
+        <source>Zip…</source>
+        <translation>Zip…</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>&amp;Check</source>
+        <translation>检查(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Summary — the likely cause first; select a check to see its rows:</source>
+        <translation>汇总 — 最可能的原因排在最前；选择一项检查以查看其明细：</translation>
+    </message>
+    <message>
+        <source>Rows of %1 — errors first, then warnings:</source>
+        <translation>%1 的明细 — 先错误，后警告：</translation>
+    </message>
+    <message>
+        <source>%1 parameters in both, %2 only in the first, %3 only in the second. Sorted by cos, lowest first; click a column to sort by l2.</source>
+        <translation>两者共有 %1 个参数，仅第一个有 %2 个，仅第二个有 %3 个。按 cos 从低到高排序；点击列标题可按 l2 排序。</translation>
+    </message>
+    <message>
+        <source>Checkpoint or run folder</source>
+        <translation>检查点或训练文件夹</translation>
+    </message>
+    <message>
+        <source>config_check pack</source>
+        <translation>config_check 配置包</translation>
+    </message>
+    <message>
+        <source>config_check packs (*.zip)</source>
+        <translation>config_check 配置包 (*.zip)</translation>
+    </message>
+    <message>
+        <source>Give both inputs first.</source>
+        <translation>请先给出两个输入。</translation>
+    </message>
+    <message>
+        <source>Checking…</source>
+        <translation>正在检查…</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Cancelled; the previous result, if any, is still shown.</source>
+        <translation>已取消；如有上一次的结果，仍然显示。</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Cannot check: %1</source>
+        <translation>无法检查：%1</translation>
+    </message>
+    <message>
+        <source>Packs: %1 ↔ %2</source>
+        <translation>配置包：%1 ↔ %2</translation>
+    </message>
+    <message>
+        <source>Checkpoints: %1 ↔ %2</source>
+        <translation>检查点：%1 ↔ %2</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::SetupSummaryModel</name>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation>%2 行中 %1 行</translation>
+    </message>
+    <message>
+        <source>environment variables (NPU names matched with their GPU counterparts)</source>
+        <translation>环境变量（NPU 变量与对应的 GPU 变量匹配）</translation>
+    </message>
+    <message>
+        <source>versions of the packages training depends on</source>
+        <translation>训练依赖的软件包版本</translation>
+    </message>
+    <message>
+        <source>launch-script and YAML arguments (aliases and similar names matched)</source>
+        <translation>启动脚本与 YAML 中的参数（按别名和相近名称匹配）</translation>
+    </message>
+    <message>
+        <source>each step&apos;s and rank&apos;s input batches (statistics)</source>
+        <translation>每个 step、每个 rank 的输入数据（统计量）</translation>
+    </message>
+    <message>
+        <source>each step&apos;s and rank&apos;s weights (statistics)</source>
+        <translation>每个 step、每个 rank 的权重（统计量）</translation>
+    </message>
+    <message>
+        <source>random calls: where they are made and how often</source>
+        <translation>随机调用：调用位置与次数</translation>
+    </message>
+    <message>
+        <source>Open to see the %1 rows</source>
+        <translation>打开以查看 %1 的明细</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>检查项</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Rows flagged</source>
+        <translation>标记行数</translation>
+    </message>
+    <message>
+        <source>Compares</source>
+        <translation>比对内容</translation>
+    </message>
+</context>
 </TS>

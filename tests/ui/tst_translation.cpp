@@ -249,8 +249,9 @@ TEST(Translation, MainWindowMenusAndTabsAreChinese)
     const QTabWidget* tabs = sideTabs(window);
     ASSERT_NE(tabs, nullptr);
     const QStringList texts = tabTexts(tabs);
-    ASSERT_EQ(texts.size(), 6);
-    const char* english[] = { "Details", "Metric plot", "Across steps/ranks", "Tensors", "Rank overview", "Diagnostics" };
+    ASSERT_EQ(texts.size(), 7);
+    const char* english[] = { "Details",       "Metric plot", "Across steps/ranks", "Tensors",
+                              "Rank overview", "Diagnostics", "Communication ops" };
     for (int i = 0; i < texts.size(); ++i) {
         EXPECT_TRUE(hasCjk(texts[i])) << texts[i].toStdString();
         EXPECT_EQ(texts[i], zh.translator().translate("probescope::ui::MainWindow", english[i]));

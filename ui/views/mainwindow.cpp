@@ -35,7 +35,9 @@
 #include "ui/panels/searchbar.h"
 #include "ui/panels/settingsdialog.h"
 #include "ui/panels/shortcutsdialog.h"
+#include "ui/views/commmergepanel.h"
 #include "ui/views/rankmapview.h"
+#include "ui/views/setupcheckpage.h"
 #include "ui/views/trendview.h"
 
 #include <QAction>
@@ -177,6 +179,7 @@ void MainWindow::buildActions()
     m_openNpu = make(QKeySequence::Open, [this] { openPairDialog(false); });
     m_openBench = make(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] { openPairDialog(true); });
     m_openCompareJson = make(QKeySequence(Qt::CTRL | Qt::Key_J), &MainWindow::chooseCompareJson);
+    m_checkSetup = make(QKeySequence(), [this] { openSetupCheck(); });
     m_export = make(QKeySequence(Qt::CTRL | Qt::Key_E), &MainWindow::exportCsv);
     m_quit = make(QKeySequence::Quit, &QWidget::close);
     // On a graph file's page they act on its tree.
@@ -232,7 +235,7 @@ void MainWindow::buildActions()
 void MainWindow::buildMenus()
 {
     m_fileMenu = menuBar()->addMenu(QString());
-    m_fileMenu->addActions({ m_openNpu, m_openBench, m_openCompareJson });
+    m_fileMenu->addActions({ m_openNpu, m_openBench, m_openCompareJson, m_checkSetup });
     m_recentMenu = m_fileMenu->addMenu(QString());
     m_fileMenu->addSeparator();
     m_fileMenu->addAction(m_export);
@@ -339,6 +342,8 @@ void MainWindow::buildCentral()
     m_diagnosticsView->setTextElideMode(Qt::ElideMiddle);
     m_diagnosticsView->installEventFilter(this); // its resizes refit the columns
     m_tabs->addTab(m_diagnosticsView, QString());
+    m_commPanel = new CommMergePanel(m_overviewModel, m_tabs);
+    m_tabs->addTab(m_commPanel, QString());
     connect(m_banner, &LoadProblemBanner::detailsRequested, this, &MainWindow::showDiagnostics);
     // The trend plot reads every step's and rank's dump through the load step: what it finds goes to the same
     // banner and Diagnostics tab as the shown pair's own problems.
@@ -477,6 +482,7 @@ void MainWindow::retranslate()
     m_openNpu->setText(tr("Open &pair…"));
     m_openBench->setText(tr("Open &bench dump…"));
     m_openCompareJson->setText(tr("Open compare.&json…"));
+    m_checkSetup->setText(tr("Check &setup (packs or checkpoints)…"));
     m_export->setText(tr("&Export comparison CSV…"));
     m_quit->setText(tr("&Quit"));
     m_expandAll->setText(tr("&Expand all"));
@@ -507,6 +513,7 @@ void MainWindow::retranslate()
     m_tabs->setTabText(2, tr("Across steps/ranks"));
     m_tabs->setTabText(3, tr("Tensors"));
     m_tabs->setTabText(4, tr("Rank overview"));
+    m_tabs->setTabText(m_tabs->indexOf(m_commPanel), tr("Communication ops"));
     m_rankPanel->retranslate();
     m_tabs->setTabText(m_tabs->indexOf(m_diagnosticsView),
                        m_diagnostics->rowCount() ? tr("Diagnostics (%1)").arg(m_diagnostics->rowCount()) : tr("Diagnostics"));
@@ -837,6 +844,20 @@ void MainWindow::rebuildRecentMenu()
     }
 }
 
+SetupCheckPage* MainWindow::openSetupCheck(const QString& first, const QString& second)
+{
+    if (!m_setupPage) {
+        m_setupPage = new SetupCheckPage(this);
+        m_setupPage->setWindowFlag(Qt::Window);
+    }
+    m_setupPage->show();
+    m_setupPage->raise();
+    m_setupPage->activateWindow();
+    if (!first.isEmpty() && !second.isEmpty())
+        m_setupPage->open(first, second);
+    return m_setupPage;
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 {
     if (event->mimeData()->hasUrls())
@@ -850,7 +871,9 @@ void MainWindow::dropEvent(QDropEvent* event)
         if (url.isLocalFile())
             paths << url.toLocalFile();
     }
-    if (paths.size() >= 2) {
+    if (paths.size() >= 2 && isSetupCheckPair(paths[0], paths[1])) {
+        openSetupCheck(paths[0], paths[1]);
+    } else if (paths.size() >= 2) {
         openInputs(paths[0], paths[1]);
     } else if (paths.size() == 1) {
         const QFileInfo info(paths[0]);

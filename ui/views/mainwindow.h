@@ -52,6 +52,8 @@ class NodeTrendPlot;
 class OverviewJob;
 class RankOverviewModel;
 class RankOverviewPanel;
+class CommMergePanel;
+class SetupCheckPage;
 class SearchBar;
 class TensorInspector;
 class TreeRowsModel;
@@ -83,6 +85,8 @@ public:
     /// Shows pair `pairIndex` of the plan first. Errors go to a message in the status bar and a dialog.
     bool openInputs(const QString& npu, const QString& bench, int pairIndex = 0);
     void openDemo();
+    /// The "Check setup" page (its own window), with two inputs to check at once when given (issue 35).
+    SetupCheckPage* openSetupCheck(const QString& first = {}, const QString& second = {});
     /// The bundled demo pair: resources/demo in the source tree, or share/probescope/demo when installed.
     static QString demoDir();
 
@@ -112,6 +116,7 @@ public:
     SearchBar* searchBar() const { return m_search; }
     RankOverviewModel* rankOverview() const { return m_overviewModel; }
     RankOverviewPanel* rankOverviewPanel() const { return m_rankPanel; }
+    CommMergePanel* commMergePanel() const { return m_commPanel; }
     FreeBenchmarkPanel* freeBenchmarkPanel() const { return m_freeBench; }
     NodeBadgeDelegate* nodeBadges() const { return m_badges; }
     /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
@@ -318,6 +323,8 @@ private:
     NodeTrendPlot* m_trend = nullptr;
     TensorInspector* m_inspector = nullptr;
     RankOverviewPanel* m_rankPanel = nullptr;
+    CommMergePanel* m_commPanel = nullptr;  ///< the job's communication ops × ranks (merge_result's table)
+    SetupCheckPage* m_setupPage = nullptr;  ///< made on first use
     QTableView* m_diagnosticsView = nullptr;
     LoadProblemBanner* m_banner = nullptr;
     /// What the trend plot's last load found in the dumps of every step and rank (shown with the pair's own).
@@ -359,6 +366,7 @@ private:
     QAction* m_openNpu = nullptr;
     QAction* m_openBench = nullptr;
     QAction* m_openCompareJson = nullptr;
+    QAction* m_checkSetup = nullptr;
     QAction* m_export = nullptr;
     QAction* m_quit = nullptr;
     QAction* m_expandAll = nullptr;

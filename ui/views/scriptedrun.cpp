@@ -3,6 +3,7 @@
 
 #include "ui/panels/settings.h"
 #include "ui/views/mainwindow.h"
+#include "ui/views/setupcheckpage.h"
 #include "ui/models/diagnosticsmodel.h"
 
 #include "core/util/outputfile.h"
@@ -137,6 +138,61 @@ std::optional<QString> ScriptedRun::outputProblem(const QString& pngPath)
     return std::nullopt;
 }
 
+bool ScriptedRun::writeScreenshot(QWidget* widget, const QString& pngPath)
+{
+    const QPixmap shot = widget->grab();
+    // Encoded in memory, then written by the one output writer (issue 33): claimed under FILE only when
+    // complete (a full disk leaves nothing), never replacing a file and never following a symlink at FILE.
+    QByteArray png;
+    QBuffer buffer(&png);
+    if (!buffer.open(QIODevice::WriteOnly) || !shot.save(&buffer, "PNG")) {
+        std::fprintf(stderr, "probescope: cannot encode the PNG for %s\n", qPrintable(pngPath));
+        return false;
+    }
+    if (const auto failure = writeFileAtomically(screenshotPath(pngPath), std::string_view(png.constData(),
+                                                                                         static_cast<std::size_t>(png.size())),
+                                                 ReplaceMode::Never)) {
+        if (failure->nameTaken)
+            std::fprintf(stderr, "probescope: %s\n", qPrintable(takenMessage(pngPath)));
+        else
+            std::fprintf(stderr, "probescope: %s\n", failure->message.c_str());
+        return false;
+    }
+    return true;
+}
+
+void ScriptedRun::beginSetupCheck(SetupCheckPage* page, const QString& pngPath)
+{
+    m_png = pngPath;
+    connect(page, &SetupCheckPage::finished, this, [this, page](bool ok, const QString& error) {
+        if (std::exchange(m_done, true))
+            return;
+        m_timeout.stop();
+        if (!ok) {
+            std::fprintf(stderr, "probescope: %s\n", qPrintable(error));
+            exitLater(1);
+            return;
+        }
+        // One turn of the event loop lets the tables lay out before the page is grabbed.
+        QTimer::singleShot(0, this, [this, page] {
+            if (!writeScreenshot(page, m_png)) {
+                exitLater(1);
+                return;
+            }
+            for (const QString& line : page->reportLines())
+                std::printf("%s\n", qPrintable(line));
+            std::fflush(stdout);
+            exitLater(0);
+        });
+    });
+    m_timeout.setSingleShot(true);
+    connect(&m_timeout, &QTimer::timeout, this, [] {
+        std::fprintf(stderr, "probescope: the setup check did not finish within ten minutes\n");
+        QCoreApplication::exit(3);
+    });
+    m_timeout.start(10 * 60 * 1000);
+}
+
 void ScriptedRun::begin(MainWindow* window, const QString& pngPath, const QString& selection)
 {
     m_window = window;
@@ -194,23 +250,7 @@ void ScriptedRun::capture()
 {
     // One turn of the event loop lets the view lay out the selection before the window is grabbed.
     QTimer::singleShot(0, this, [this] {
-        const QPixmap shot = m_window->grab();
-        // Encoded in memory, then written by the one output writer (issue 33): claimed under FILE only when
-        // complete (a full disk leaves nothing), never replacing a file and never following a symlink at FILE.
-        QByteArray png;
-        QBuffer buffer(&png);
-        if (!buffer.open(QIODevice::WriteOnly) || !shot.save(&buffer, "PNG")) {
-            std::fprintf(stderr, "probescope: cannot encode the PNG for %s\n", qPrintable(m_png));
-            exitLater(1);
-            return;
-        }
-        if (const auto failure = writeFileAtomically(screenshotPath(m_png), std::string_view(png.constData(),
-                                                                                             static_cast<std::size_t>(png.size())),
-                                                     ReplaceMode::Never)) {
-            if (failure->nameTaken)
-                std::fprintf(stderr, "probescope: %s\n", qPrintable(takenMessage(m_png)));
-            else
-                std::fprintf(stderr, "probescope: %s\n", failure->message.c_str());
+        if (!writeScreenshot(m_window, m_png)) {
             exitLater(1);
             return;
         }

@@ -12,10 +12,12 @@
 
 class QApplication;
 class QIcon;
+class QWidget;
 
 namespace probescope::ui {
 
 class MainWindow;
+class SetupCheckPage;
 
 /// Applies the theme and loads the compiled translation for `language` ("en", "zh_CN"), else the user's
 /// language setting, else the system locale. False when a Chinese translation was wanted but not found.
@@ -48,6 +50,12 @@ class ScriptedRun : public QObject
     Q_OBJECT
 public:
     void begin(MainWindow* window, const QString& pngPath, const QString& selection);
+    /// `--screenshot FILE A B` with two config_check packs or two checkpoints (issue 35): waits for the "Check
+    /// setup" page's check, writes its PNG and prints its report lines (SetupCheckPage::reportLines); a failed check
+    /// exits 1 with the error.
+    void beginSetupCheck(SetupCheckPage* page, const QString& pngPath);
+    /// Grabs `widget` and writes it as a PNG through the one output writer; false (said on stderr) when not written.
+    static bool writeScreenshot(QWidget* widget, const QString& pngPath);
     /// Why FILE cannot be the screenshot: something (a file, a folder, a symlink even dangling) already holds the
     /// name. ProbeScope never replaces an output (docs/gui.md, "Scripted mode"); the run exits 1.
     static std::optional<QString> outputProblem(const QString& pngPath);

@@ -439,6 +439,16 @@ std::optional<long long> rankOfName(std::string_view name, bool& singleRank)
 
 } // namespace
 
+const std::vector<std::string>& tensorMergeIndexes()
+{
+    return kAllIndexes;
+}
+
+const std::vector<std::string>& statisticsMergeIndexes()
+{
+    return kSummaryIndexes;
+}
+
 Result<MergeConfig> loadMergeConfig(const std::filesystem::path& path)
 {
     auto text = readTextFile(path);

@@ -20,6 +20,11 @@ struct MergeConfig
     std::vector<std::string> indexes;      ///< `compare_index`: empty = every index of the dump mode
 };
 
+/// merge_result's compare indexes of a real-data ("all") compare and of a statistics ("summary") compare, in msprobe's
+/// order (without Requires_grad Consistent, which both add).
+const std::vector<std::string>& tensorMergeIndexes();
+const std::vector<std::string>& statisticsMergeIndexes();
+
 /// Reads and checks merge.yaml as check_config does (id `merge.config`).
 Result<MergeConfig> loadMergeConfig(const std::filesystem::path& path);
 
