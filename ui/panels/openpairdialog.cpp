@@ -300,18 +300,21 @@ QString OpenPairDialog::pairPreview() const { return m_pairFound->text(); }
 void OpenPairDialog::update()
 {
     m_typingPause->stop();
-    // What each field holds, as discovery finds it, before anything is read.
-    const auto describe = [](QLabel* label, const QString& path, bool enabled) {
+    m_reasonText = missingReason();
+    // What each field holds, as discovery finds it, before anything is read. A problem the reason line below already
+    // gives is not said twice (the parent folder's refusal read twice, issue 36 item 12).
+    const auto describe = [this](QLabel* label, const QString& path, bool enabled) {
         const DumpPreview found = enabled && QFileInfo::exists(path) && !opensAlone(path) ? previewDump(path) : DumpPreview {};
         QString text = found.ok ? found.summary : found.problem;
+        if (!found.ok && !found.problem.isEmpty() && m_reasonText.contains(found.problem))
+            text.clear();
         for (const QString& note : found.notes)
-            text += QLatin1Char('\n') + note;
+            text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + note;
         label->setText(text);
         label->setVisible(!text.isEmpty());
     };
     describe(m_npuFound, npu(), true);
     describe(m_benchFound, bench(), !opensAlone(npu()));
-    m_reasonText = missingReason();
     QString pairs;
     if (m_reasonText.isEmpty() && isGraphFilePath(npu()) && opensAlone(npu())) {
         pairs = tr("An msprobe graph file: it opens on its own (no bench dump).");
