@@ -777,6 +777,13 @@ void GraphView::retranslate()
     };
     m_npuTitle->setText(title(GraphSideId::Npu));
     m_benchTitle->setText(title(GraphSideId::Bench));
+    // One height for both titles, so the panes below them start at one height and aligned rows meet: "标杆" is a few
+    // pixels taller than "NPU" in most fonts, which put every bench row below its NPU partner.
+    m_npuTitle->setMinimumHeight(0);
+    m_benchTitle->setMinimumHeight(0);
+    const int height = std::max(m_npuTitle->sizeHint().height(), m_benchTitle->sizeHint().height());
+    m_npuTitle->setMinimumHeight(height);
+    m_benchTitle->setMinimumHeight(height);
 }
 
 void GraphView::changeEvent(QEvent* event)
