@@ -26,7 +26,10 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
+#include <QFileDialog>
+#include <QPushButton>
 #include <QLabel>
 #include <QMenu>
 #include <QRegularExpression>
@@ -37,6 +40,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTest>
+#include <QTimer>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextTable>
@@ -762,4 +766,32 @@ TEST(ThirdRound, Item12GraphDetailsNeverBreakANumberOrAKey)
     }
     EXPECT_GT(numbers, 5);
     EXPECT_GT(keys, 2);
+}
+
+// Item 12: Open pair's Browse starts where the last file dialog ended, and remembers where a dump was chosen.
+TEST(ThirdRound, Item12OpenPairBrowseStartsInTheLastFolder)
+{
+    TempDir dir;
+    fs::create_directories(dir.path() / "runs" / "npu");
+    const QString runs = q(fs::canonical(dir.path() / "runs"));
+    QSettings().setValue(QStringLiteral("dialogs/lastFolder"), runs);
+    OpenPairDialog dialog(Settings {}, QString(), QString());
+    dialog.show();
+    auto* browse = dialog.findChild<QPushButton*>("npuFieldBrowse");
+    ASSERT_TRUE(browse);
+    QString seen;
+    QString chosen = runs + "/npu";
+    QTimer::singleShot(300, [&] {
+        if (auto* fd = qobject_cast<QFileDialog*>(QApplication::activeModalWidget())) {
+            seen = fd->directory().absolutePath();
+            fd->setDirectory(chosen); // a folder dialog accepts the folder it shows
+            static_cast<QDialog*>(fd)->accept(); // QFileDialog::accept, protected there
+        }
+    });
+    browse->click();
+    EXPECT_EQ(seen.toStdString(), runs.toStdString()) << "Browse did not start in the last folder";
+    EXPECT_EQ(QDir(dialog.npu()).absolutePath().toStdString(), chosen.toStdString());
+    // The chosen dump's parent is remembered (its bench is a sibling).
+    EXPECT_EQ(QSettings().value(QStringLiteral("dialogs/lastFolder")).toString().toStdString(), runs.toStdString());
+    QSettings().remove(QStringLiteral("dialogs/lastFolder"));
 }

@@ -107,10 +107,17 @@ OpenPairDialog::OpenPairDialog(const Settings& settings, const QString& npu, con
         row += 2;
         connect(edit, &QLineEdit::textChanged, this, &OpenPairDialog::fieldChanged);
         connect(browse, &QPushButton::clicked, this, [this, edit, npuSide] {
+            // An empty field starts where the last file dialog ended (MainWindow::lastDialogFolder's setting): the
+            // dialogs forgot it (issue 36 item 12). A chosen dump's parent is remembered: its bench is a sibling.
+            QSettings store;
+            const QString last = store.value(QStringLiteral("dialogs/lastFolder")).toString();
+            const QString start = !edit->text().trimmed().isEmpty() || !QFileInfo(last).isDir() ? edit->text() : last;
             const QString dir = QFileDialog::getExistingDirectory(this, npuSide ? tr("Open NPU dump") : tr("Open bench dump"),
-                                                                  edit->text());
-            if (!dir.isEmpty())
+                                                                  start);
+            if (!dir.isEmpty()) {
                 edit->setText(dir);
+                store.setValue(QStringLiteral("dialogs/lastFolder"), QFileInfo(dir).absolutePath());
+            }
         });
     };
     addField(m_npu, m_npuBrowse, m_npuLabel, m_npuFound, QStringLiteral("npuField"), npu, true);
