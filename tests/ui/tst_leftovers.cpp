@@ -298,6 +298,15 @@ struct Chinese
     return ::testing::AssertionSuccess();
 }
 
+/// The window as a laptop shows it (1366 × 768), with or without the graph view.
+void showOnALaptop(MainWindow& window, bool graphView)
+{
+    window.setQuiet(true);
+    window.resize(1366, 768);
+    window.show();
+    window.setGraphViewShown(graphView);
+}
+
 /// Every tab of the right-hand side shown once (some fill when first shown), then back to Details.
 void visitTabs(MainWindow& window)
 {
@@ -332,10 +341,7 @@ TEST(Leftovers, PairInChinese)
 {
     Chinese zh;
     MainWindow window;
-    window.setQuiet(true);
-    window.resize(1366, 768);
-    window.show();
-    window.setGraphViewShown(true);
+    showOnALaptop(window, true);
     ASSERT_TRUE(openAndWait(window, q(fixture("modelA_tensor_mix") / "npu"), q(fixture("modelA_tensor_mix") / "bench")));
     visitTabs(window);
     EXPECT_TRUE(noLeftovers(&window, "pair"));
@@ -358,10 +364,7 @@ TEST(Leftovers, JobInChinese)
 {
     Chinese zh;
     MainWindow window;
-    window.setQuiet(true);
-    window.resize(1366, 768);
-    window.show();
-    window.setGraphViewShown(true);
+    showOnALaptop(window, true);
     const fs::path job = fixture("msprobe26_da") / "SYNTH_allreduce_group_2r" / "inputs";
     QSignalSpy overview(&window, &MainWindow::overviewFinished);
     ASSERT_TRUE(openAndWait(window, q(job / "npu"), q(job / "bench")));
@@ -379,10 +382,7 @@ TEST(Leftovers, GraphFilesInChinese)
                               "v26/modelA_statistics_mix/compare_step0_rank.vis.db" }) {
         SCOPED_TRACE(file);
         MainWindow window;
-        window.setQuiet(true);
-        window.resize(1366, 768);
-        window.show();
-        window.setGraphViewShown(true);
+        showOnALaptop(window, true);
         ASSERT_TRUE(openAndWait(window, q(fixture("msprobe_graph") / file)));
         EXPECT_TRUE(noLeftovers(&window, file));
     }
@@ -436,9 +436,7 @@ TEST(Leftovers, RunUtResultInChinese)
 {
     Chinese zh;
     MainWindow window;
-    window.setQuiet(true);
-    window.resize(1366, 768);
-    window.show();
+    showOnALaptop(window, false);
     ASSERT_TRUE(openAndWait(window, q(fixture("modelA_statistics_mix") / "npu"), q(fixture("modelA_statistics_mix") / "bench")));
     auto dialog = window.createRunUtDialog(std::make_unique<FakeRunUt>());
     probescope::testing::TempDir tmp;
