@@ -71,17 +71,17 @@
     <message>
         <location filename="../../ui/runutplugin/runutengine.cpp" line="+88"/>
         <source>%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
-        <translation>%1 个 API：%2 个 pass，%3 个 warning，%4 个 error，%5 个 SKIP，用时 %6 秒</translation>
+        <translation>%1 个 API：%2 个通过，%3 个警告，%4 个错误，%5 个跳过，用时 %6 秒</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>First failing API: %1</source>
-        <translation>第一个未通过的 API：%1</translation>
+        <translation>首个不达标的 API：%1</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>First API whose dumped outputs fail against the bench: %1</source>
-        <translation>第一个 dump 输出与标杆比对未通过的 API：%1</translation>
+        <translation>首个 dump 输出与标杆比对不达标的 API：%1</translation>
     </message>
 </context>
 <context>
@@ -1355,7 +1355,7 @@
     <message>
         <location line="+1"/>
         <source>Select the first node, in execution order, whose output fails while its inputs pass.</source>
-        <translation>选中按执行顺序第一个输入达标而输出不达标的节点。</translation>
+        <translation>选中按执行顺序首个输入达标而输出不达标的节点。</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1750,6 +1750,14 @@
     <message>
         <source>P: %1 on the next rank, %2.</source>
         <translation>P：下一张卡 %2 上的 %1。</translation>
+    </message>
+    <message>
+        <source>Problems met while reading an input are listed here.</source>
+        <translation>读取输入时遇到的问题会列在这里。</translation>
+    </message>
+    <message>
+        <source>No problems: every file of the shown input was read without an error or a warning.</source>
+        <translation>没有问题：当前输入的每个文件都已读取，没有错误或警告。</translation>
     </message>
 </context>
 <context>
@@ -2148,6 +2156,34 @@
         <source>Row %1 of the compare table</source>
         <translation>比对表第 %1 行</translation>
     </message>
+    <message>
+        <source>Yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>No</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>Warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>msprobe: %1</source>
+        <translation>msprobe：%1</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::NodeTrendPlot</name>
@@ -2522,7 +2558,7 @@
     </message>
     <message>
         <source>▶ The job&apos;s origin: %1</source>
-        <translation>▶ 作业偏差源头：%1</translation>
+        <translation>▶ 该作业的偏差源头：%1</translation>
     </message>
     <message>
         <source>Salvaged: a dump was cut or damaged and read partially — %1</source>
@@ -2730,7 +2766,7 @@
     <message>
         <location line="+11"/>
         <source>%1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
-        <translation>%1 个 API：%2 个 pass，%3 个 warning，%4 个 error，%5 个 SKIP，用时 %6 秒</translation>
+        <translation>%1 个 API：%2 个通过，%3 个警告，%4 个错误，%5 个跳过，用时 %6 秒</translation>
     </message>
     <message>
         <location line="+13"/>
@@ -2759,11 +2795,11 @@
     </message>
     <message>
         <source>Verdict (the worse of the two lines below): %1 APIs: %2 pass, %3 warning, %4 error, %5 SKIP in %6 s</source>
-        <translation>判定（下面两行中较差者）：%1 个 API：%2 通过，%3 警告，%4 错误，%5 SKIP，用时 %6 秒</translation>
+        <translation>判定（下面两行中较差者）：%1 个 API：%2 通过，%3 警告，%4 错误，%5 跳过，用时 %6 秒</translation>
     </message>
     <message>
         <source>Replay on the device against the CPU (Forward/Backward): %1 pass, %2 warning, %3 error, %4 SKIP</source>
-        <translation>设备上回放对比 CPU（前向/反向）：%1 通过，%2 警告，%3 错误，%4 SKIP</translation>
+        <translation>设备上回放对比 CPU（前向/反向）：%1 通过，%2 警告，%3 错误，%4 跳过</translation>
     </message>
     <message>
         <source>Dumped outputs against the CPU: %1 pass, %2 warning, %3 error, %4 not judged</source>
@@ -2775,7 +2811,7 @@
     <message>
         <location filename="../../ui/models/runutresultmodel.cpp" line="+117"/>
         <source>API name</source>
-        <translation>API name</translation>
+        <translation>API 名称</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2785,12 +2821,12 @@
     <message>
         <location line="+1"/>
         <source>Forward Test Success</source>
-        <translation>Forward Test Success</translation>
+        <translation>前向测试结果</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Backward Test Success</source>
-        <translation>Backward Test Success</translation>
+        <translation>反向测试结果</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2813,6 +2849,26 @@
     <message>
         <source>Dumped outputs vs CPU</source>
         <translation>dump 输出 vs CPU</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>SKIP</source>
+        <translation>跳过</translation>
+    </message>
+    <message>
+        <source>msprobe&apos;s column: %1</source>
+        <translation>msprobe 的列：%1</translation>
     </message>
 </context>
 <context>
@@ -3205,7 +3261,7 @@
     <message>
         <location line="-764"/>
         <source>|NPU − bench|</source>
-        <translation>|NPU − bench|</translation>
+        <translation>|NPU − 标杆|</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -3215,7 +3271,7 @@
     <message>
         <location line="+133"/>
         <source>relative</source>
-        <translation>相对误差</translation>
+        <translation>相对差</translation>
     </message>
     <message>
         <location line="+66"/>
@@ -3405,6 +3461,18 @@
         <source>Select a node in the tree: its first failing tensor is shown here. Or double-click a column in Details to open that tensor.</source>
         <translation>在树中选择一个节点：这里显示它首个不达标的张量。也可以在详情中双击一列以打开该张量。</translation>
     </message>
+    <message>
+        <source>md5-mode dump: no tensors. These dumps were written with task &quot;statistics&quot; and summary_mode md5, so only checksums and statistics were saved; dump with task &quot;tensor&quot; to inspect values.</source>
+        <translation>md5 模式的 dump：没有 tensor。这些 dump 以 task &quot;statistics&quot;、summary_mode md5 写出，只保存了校验和与统计量；要查看数值，请以 task &quot;tensor&quot; 进行 dump。</translation>
+    </message>
+    <message>
+        <source>Statistics-mode dump: no tensors. These dumps were written with task &quot;statistics&quot;, so only the four statistics of each tensor were saved; dump with task &quot;tensor&quot; to inspect values.</source>
+        <translation>统计量模式的 dump：没有 tensor。这些 dump 以 task &quot;statistics&quot; 写出，每个 tensor 只保存了四个统计量；要查看数值，请以 task &quot;tensor&quot; 进行 dump。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is not a tensor (a scalar, a None argument or a leaf without data_name): there is no file to inspect.</source>
+        <translation>“%1”不是 tensor（标量、None 参数或没有 data_name 的叶子）：没有可查看的文件。</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::plotstyle</name>
@@ -3467,13 +3535,21 @@
         <source>Colour: worst verdict of the pair. Number: execution index of its first failure (✓ none). ▶ heavy frame: the job&apos;s origin. · pending, … running, × failed to compare, corner notch and dashed frame: salvaged from a damaged dump.</source>
         <translation>颜色：配对的最差结论。数字：其首个不达标节点的执行序号（✓ 表示没有）。▶ 粗框：作业偏差源头。· 等待，… 正在分析，× 比对失败，角标和虚线框：从损坏的 dump 中抢救。</translation>
     </message>
+    <message>
+        <source>sent</source>
+        <translation>发出</translation>
+    </message>
+    <message>
+        <source>received</source>
+        <translation>接收</translation>
+    </message>
 </context>
 <context>
     <name>DumpPreview</name>
     <message>
-        <source>%1 holds two dumps at one step and rank. Give one of them.
+        <source>%1 holds two dumps at one step and rank:
 %2</source>
-        <translation>%1 在同一 step 和 rank 处有两份 dump。请选择其中一份。
+        <translation>%1 在同一 step 和 rank 处有两份 dump：
 %2</translation>
     </message>
     <message>

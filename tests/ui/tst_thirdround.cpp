@@ -10,6 +10,10 @@
 #include "ui/models/graphsides.h"
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/panels/detailpanel.h"
+#include "ui/panels/filterbar.h"
+#include "ui/panels/openpairdialog.h"
+#include "ui/panels/placeholdertable.h"
+#include "ui/panels/searchbar.h"
 #include "ui/panels/settings.h"
 #include "ui/panels/settingsdialog.h"
 #include "ui/views/comparetreeview.h"
@@ -22,21 +26,33 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
+#include <QFileDialog>
+#include <QPushButton>
 #include <QLabel>
 #include <QMenu>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QStatusBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTest>
+#include <QTimer>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextTable>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTreeView>
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 using namespace probescope;
 using namespace probescope::ui;
@@ -502,4 +518,280 @@ TEST(ThirdRound, Item12SmallerThings)
     const QString text = QString::fromUtf8(readme.readAll());
     EXPECT_FALSE(text.contains("does not open `.vis.db`"));
     EXPECT_TRUE(text.contains("The GUI\n  opens `.vis.db`"));
+}
+
+// Item 12: the two graph sides stay aligned row for row: a matched pair shares a row, a node the other side lacks faces
+// a blank placeholder, whatever is opened on either side.
+TEST(ThirdRound, Item12GraphSidesStayAlignedRowForRow)
+{
+    RestoreSettings restore;
+    for (const bool graphFile : { true, false }) {
+        SCOPED_TRACE(graphFile ? "vis.db" : "dump pair, in Chinese");
+        // In Chinese the bench side's title ("标杆") is taller than the NPU's: the panes must still start level.
+        switchLanguage(*qApp, graphFile ? QStringLiteral("en") : QStringLiteral("zh_CN"));
+        MainWindow window;
+        window.setQuiet(true);
+        window.resize(1366, 768);
+        window.show();
+        window.setGraphViewShown(true);
+        if (graphFile)
+            ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db"))));
+        else
+            ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+        ASSERT_TRUE(graphReady(window));
+        GraphView* view = window.graphView();
+        auto sides = view->sides();
+        ASSERT_TRUE(sides);
+        GraphPane* npu = view->pane(GraphSideId::Npu);
+        GraphPane* bench = view->pane(GraphSideId::Bench);
+        // Every box open on both sides: the extra nodes (11 NPU and 7 bench ones unmatched in the file) all show.
+        for (const GraphSideId s : { GraphSideId::Npu, GraphSideId::Bench }) {
+            std::vector<std::uint32_t> all(sides->side(s).size());
+            std::iota(all.begin(), all.end(), 0u);
+            view->pane(s)->expandMany(all);
+        }
+        const auto checkAligned = [&](const char* when) {
+            SCOPED_TRACE(when);
+            EXPECT_EQ(npu->displayRowCount(), bench->displayRowCount()) << "the sides end at different rows";
+            int pairs = 0;
+            int lonely = 0;
+            QStringList apart;
+            for (const std::uint32_t n : npu->rows()) {
+                const std::int32_t p = sides->partnerOf(GraphSideId::Npu, n);
+                const int y = *npu->viewportYOf(n);
+                if (p >= 0 && bench->rowOf(static_cast<std::uint32_t>(p)) >= 0) {
+                    ++pairs;
+                    if (y != bench->viewportYOf(static_cast<std::uint32_t>(p)).value_or(-1))
+                        apart << QString::fromUtf8(sides->npu().nodes[n].name.data(),
+                                                   static_cast<qsizetype>(sides->npu().nodes[n].name.size()));
+                } else if (y >= 0 && y + npu->rowHeight() < bench->viewport()->height()) {
+                    // A node without a partner shown faces a placeholder: nothing on the other side at its height.
+                    ++lonely;
+                    EXPECT_FALSE(bench->nodeAt(QPoint(40, y + npu->rowHeight() / 2)))
+                        << std::string(sides->npu().nodes[n].name) << " faces another node";
+                }
+            }
+            EXPECT_GT(pairs, 50);
+            // Pairs in the same order on both sides share their row; only pairs that cross others (msprobe groups the
+            // calls between modules differently on the two sides: two such groups here) cannot.
+            EXPECT_LE(apart.size() * 40, pairs) << apart.join(", ").toStdString();
+            for (const QString& name : apart)
+                EXPECT_TRUE(name.startsWith("Apis_Between_Modules")) << name.toStdString();
+            return lonely;
+        };
+        QApplication::processEvents();
+        EXPECT_EQ(npu->viewport()->mapTo(&window, QPoint(0, 0)).y(), bench->viewport()->mapTo(&window, QPoint(0, 0)).y())
+            << "the two panes start at different heights";
+        checkAligned("everything open");
+        EXPECT_GT(npu->displayRowCount(), std::min(npu->rows().size(), bench->rows().size()))
+            << "no placeholder although the sides differ";
+        // Scrolled together, deep down: still aligned.
+        npu->verticalScrollBar()->setValue(npu->verticalScrollBar()->maximum() / 2);
+        QApplication::processEvents();
+        EXPECT_EQ(npu->verticalScrollBar()->value(), bench->verticalScrollBar()->value());
+        checkAligned("scrolled");
+        // One box closed on one side only (its partner stays open): the other side's rows inside it face blanks.
+        const auto block = sides->npu().find("Module.block.TransformerBlock.forward.0");
+        if (block && npu->isExpanded(*block)) {
+            npu->setExpanded(*block, false);
+            QApplication::processEvents();
+            checkAligned("one side's box closed");
+        }
+        shoot(&window, graphFile ? "item12-aligned-vis-db" : "item12-aligned-pair");
+    }
+}
+
+// Item 12: the rows' placement is a merge: pairs in order share rows, the rest stand alone, nothing is lost.
+TEST(ThirdRound, Item12AlignSidesPlacesEveryRowOnce)
+{
+    auto read = graph::readGraphFile(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db"));
+    ASSERT_TRUE(read) << read.error().format();
+    auto sides = graphSidesFromGraphFile(*read, 0);
+    ASSERT_TRUE(sides);
+    std::vector<std::uint32_t> a(sides->npu().size());
+    std::vector<std::uint32_t> b(sides->bench().size());
+    std::iota(a.begin(), a.end(), 0u);
+    std::iota(b.begin(), b.end(), 0u);
+    const RowAlignment placed = alignSides(*sides, a, b);
+    ASSERT_EQ(placed.npu.size(), a.size());
+    ASSERT_EQ(placed.bench.size(), b.size());
+    // Strictly increasing on each side, every drawn row used by at least one side.
+    std::vector<int> used(placed.count, 0);
+    for (const auto* side : { &placed.npu, &placed.bench }) {
+        for (std::size_t i = 0; i < side->size(); ++i) {
+            ASSERT_LT((*side)[i], placed.count);
+            if (i > 0) {
+                EXPECT_LT((*side)[i - 1], (*side)[i]);
+            }
+            ++used[(*side)[i]];
+        }
+    }
+    EXPECT_EQ(std::count(used.begin(), used.end(), 0), 0);
+    EXPECT_EQ(placed.count, a.size() + b.size() - static_cast<std::size_t>(std::count(used.begin(), used.end(), 2)));
+    // A side without rows: the other's rows one after another.
+    const RowAlignment alone = alignSides(*sides, a, {});
+    EXPECT_EQ(alone.count, a.size());
+}
+
+// Item 12: an empty Diagnostics tab says there is nothing, before and after opening a clean pair.
+TEST(ThirdRound, Item12EmptyDiagnosticsSaysSo)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    window.show();
+    auto* table = window.findChild<PlaceholderTableView*>("diagnostics");
+    ASSERT_TRUE(table);
+    EXPECT_TRUE(table->showsPlaceholder());
+    EXPECT_TRUE(table->placeholderText().contains("listed here")) << table->placeholderText().toStdString();
+    ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+    if (table->model()->rowCount() == 0) {
+        EXPECT_TRUE(table->showsPlaceholder());
+        EXPECT_TRUE(table->placeholderText().startsWith("No problems")) << table->placeholderText().toStdString();
+        // Painted: the middle of the empty table is not a bare background.
+        window.tabs()->setCurrentWidget(table);
+        table->resize(400, 300);
+        const QImage image = table->viewport()->grab().toImage();
+        const QColor base = image.pixelColor(2, 2);
+        bool text = false;
+        for (int y = image.height() / 4; y < image.height() * 3 / 4 && !text; ++y)
+            for (int x = 0; x < image.width() && !text; ++x)
+                text = image.pixelColor(x, y) != base;
+        EXPECT_TRUE(text) << "no placeholder painted";
+    }
+    ASSERT_TRUE(switchLanguage(*qApp, QStringLiteral("zh_CN")));
+    QApplication::processEvents();
+    EXPECT_TRUE(hasChinese(table->placeholderText()));
+    switchLanguage(*qApp, QStringLiteral("en"));
+}
+
+// Item 12: Tab goes through the window as it reads: the selectors, the search and filter bars and the tree, the graph
+// view beside the tree, the tabs on the right, the status bar (the graph view came after the status bar).
+TEST(ThirdRound, Item12TabOrderFollowsTheWindow)
+{
+    RestoreSettings restore;
+    MainWindow window;
+    window.setQuiet(true);
+    window.resize(1366, 768);
+    window.show();
+    window.setGraphViewShown(true);
+    ASSERT_TRUE(open(window, pairNpu(), pairBench()));
+    ASSERT_TRUE(graphReady(window));
+    QWidget* start = window.findChild<QComboBox*>("stepSelector");
+    ASSERT_TRUE(start && start->isEnabled());
+    // The region of the window a widget is in, in reading order.
+    const auto regionOf = [&](QWidget* w) {
+        for (QWidget* p = w; p; p = p->parentWidget()) {
+            if (p == window.findChild<QComboBox*>("stepSelector") || p == window.findChild<QComboBox*>("rankSelector"))
+                return 0;
+            if (p == window.treeView() || p->objectName() == "searchBar" || qobject_cast<FilterBar*>(p)
+                || qobject_cast<SearchBar*>(p))
+                return 1;
+            if (p == window.graphView())
+                return 2;
+            if (p == window.tabs())
+                return 3;
+            if (p == window.statusBar())
+                return 4;
+        }
+        return -1;
+    };
+    std::vector<int> regions;
+    QStringList names;
+    QWidget* w = start;
+    for (int i = 0; i < 2000; ++i) {
+        w = w->nextInFocusChain();
+        if (w == start)
+            break;
+        // What Tab stops at: shown, enabled, taking focus by Tab.
+        if (!w->isVisible() || !w->isEnabled() || !(w->focusPolicy() & Qt::TabFocus) || w->focusProxy())
+            continue;
+        const int region = regionOf(w);
+        if (region < 0)
+            continue;
+        regions.push_back(region);
+        names << QString::fromLatin1(w->metaObject()->className()) + "#" + w->objectName() + "@" + QString::number(region);
+    }
+    ASSERT_FALSE(regions.empty());
+    EXPECT_TRUE(std::is_sorted(regions.begin(), regions.end())) << names.join(" → ").toStdString();
+    for (const int region : { 1, 2, 3 })
+        EXPECT_NE(std::find(regions.begin(), regions.end(), region), regions.end()) << "Tab never reaches region " << region;
+    // The tree's next stop is in the graph view.
+    const auto tree = std::find(names.begin(), names.end(), names.filter("CompareTreeView").value(0));
+    ASSERT_NE(tree, names.end());
+    ASSERT_NE(tree + 1, names.end());
+    EXPECT_TRUE((tree + 1)->endsWith("@2")) << (tree + 1)->toStdString();
+}
+
+// Item 12: the parent folder's refusal is said once in the Open pair dialog (under the field and in the reason line
+// it was said twice, and its lead asked to give one dump as the detail does).
+TEST(ThirdRound, Item12ParentFolderRefusalSaidOnce)
+{
+    const QString demo = q(probescope::testing::sourceDir() / "resources" / "demo");
+    OpenPairDialog dialog(Settings {}, demo, demo + "/bench");
+    dialog.show();
+    QApplication::processEvents();
+    EXPECT_FALSE(dialog.missingReason().isEmpty());
+    QString shown;
+    for (QLabel* label : dialog.findChildren<QLabel*>())
+        if (label->isVisible())
+            shown += label->text() + "\n";
+    EXPECT_EQ(shown.count("holds two dumps at one step and rank"), 1) << shown.toStdString();
+    EXPECT_EQ(shown.count(QRegularExpression("give (one|the folder of one)", QRegularExpression::CaseInsensitiveOption)), 1)
+        << shown.toStdString();
+}
+
+// Item 12: in a graph file's Details neither a number nor a key is broken inside, however narrow the pane (numbers
+// wrapped mid-digit, keys one letter a line: "d/t/y/p/e").
+TEST(ThirdRound, Item12GraphDetailsNeverBreakANumberOrAKey)
+{
+    MainWindow window;
+    window.setQuiet(true);
+    window.resize(1366, 768);
+    window.show();
+    ASSERT_TRUE(open(window, q(graphFixture("v26/modelA_tensor_mix/compare_step0_rank.vis.db"))));
+    auto* details = window.graphFilePanel()->findChild<QTextBrowser*>("graphNodeDetails");
+    ASSERT_TRUE(details);
+    static const QRegularExpression number(QStringLiteral("^-?\\d+(\\.\\d+)?([eE][-+]?\\d+)?$"));
+    static const QRegularExpression key(QStringLiteral("^[A-Za-z]+_[A-Za-z_]+$"));
+    int numbers = 0;
+    int keys = 0;
+    for (QTextBlock b = details->document()->begin(); b.isValid(); b = b.next()) {
+        const QString text = b.text().trimmed();
+        const bool isNumber = number.match(text).hasMatch() && text.size() > 3;
+        const bool isKey = key.match(text).hasMatch();
+        if ((!isNumber && !isKey) || !QTextCursor(b).currentTable())
+            continue; // the cells of the tables only (a section's heading is a paragraph of its own)
+        (isNumber ? numbers : keys) += 1;
+        EXPECT_TRUE(b.blockFormat().nonBreakableLines()) << text.toStdString() << " may break inside";
+    }
+    EXPECT_GT(numbers, 5);
+    EXPECT_GT(keys, 2);
+}
+
+// Item 12: Open pair's Browse starts where the last file dialog ended, and remembers where a dump was chosen.
+TEST(ThirdRound, Item12OpenPairBrowseStartsInTheLastFolder)
+{
+    TempDir dir;
+    fs::create_directories(dir.path() / "runs" / "npu");
+    const QString runs = q(fs::canonical(dir.path() / "runs"));
+    QSettings().setValue(QStringLiteral("dialogs/lastFolder"), runs);
+    OpenPairDialog dialog(Settings {}, QString(), QString());
+    dialog.show();
+    auto* browse = dialog.findChild<QPushButton*>("npuFieldBrowse");
+    ASSERT_TRUE(browse);
+    QString seen;
+    QString chosen = runs + "/npu";
+    QTimer::singleShot(300, [&] {
+        if (auto* fd = qobject_cast<QFileDialog*>(QApplication::activeModalWidget())) {
+            seen = fd->directory().absolutePath();
+            fd->setDirectory(chosen); // a folder dialog accepts the folder it shows
+            static_cast<QDialog*>(fd)->accept(); // QFileDialog::accept, protected there
+        }
+    });
+    browse->click();
+    EXPECT_EQ(seen.toStdString(), runs.toStdString()) << "Browse did not start in the last folder";
+    EXPECT_EQ(QDir(dialog.npu()).absolutePath().toStdString(), chosen.toStdString());
+    // The chosen dump's parent is remembered (its bench is a sibling).
+    EXPECT_EQ(QSettings().value(QStringLiteral("dialogs/lastFolder")).toString().toStdString(), runs.toStdString());
+    QSettings().remove(QStringLiteral("dialogs/lastFolder"));
 }

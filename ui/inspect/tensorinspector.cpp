@@ -604,7 +604,20 @@ void TensorInspector::showRow(std::shared_ptr<const session::PairAnalysis> analy
     clear();
     m_files = std::move(files);
     m_header->setText(m_files.npuName.empty() ? QString() : QString::fromStdString(m_files.npuName));
-    setState(State::Message, QString::fromStdString(m_files.message), false);
+    // core's reason in English; the two a user meets on every statistics or md5 pair in the language in force.
+    QString message = QString::fromStdString(m_files.message);
+    if (m_files.kind == TensorRowFiles::Kind::NotTensorMode)
+        message = m_files.message.rfind("md5", 0) == 0
+            ? tr("md5-mode dump: no tensors. These dumps were written with task \"statistics\" and summary_mode md5, so "
+                 "only checksums and statistics were saved; dump with task \"tensor\" to inspect values.")
+            : tr("Statistics-mode dump: no tensors. These dumps were written with task \"statistics\", so only the four "
+                 "statistics of each tensor were saved; dump with task \"tensor\" to inspect values.");
+    else if (m_files.kind == TensorRowFiles::Kind::NoTensor && m_files.benchNote.empty()
+             && m_files.message.find("is not a tensor") != std::string::npos)
+        message = tr("\"%1\" is not a tensor (a scalar, a None argument or a leaf without data_name): there is no file "
+                     "to inspect.")
+                      .arg(QString::fromStdString(m_files.npuName));
+    setState(State::Message, message, false);
 }
 
 void TensorInspector::showFiles(const TensorRowFiles& files)

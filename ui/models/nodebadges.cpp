@@ -3,6 +3,7 @@
 
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/freebenchmodel.h"
+#include "ui/models/runutresultmodel.h"
 
 #include <QAbstractItemView>
 #include <QHelpEvent>
@@ -240,9 +241,12 @@ QHash<quint32, NodeBadge> runUtBadges(const tree::ConstructTree& tree, const QLi
                                                              : QStringLiteral("–");
         badge.text = NodeBadgeDelegate::tr("UT", "run_ut badge on a tree node") + mark;
         badge.color = runUtStatusColor(status);
-        badge.toolTip = NodeBadgeDelegate::tr("run_ut %1: replay %2").arg(v.fullName, replay.trimmed().isEmpty() ? QStringLiteral("–") : replay.trimmed());
+        // msprobe's verdict words in the language in force (the run_ut table says them so too).
+        badge.toolTip = NodeBadgeDelegate::tr("run_ut %1: replay %2")
+                            .arg(v.fullName, replay.trimmed().isEmpty() ? QStringLiteral("–")
+                                                                        : RunUtResultModel::verdictWord(replay.trimmed()));
         if (!dumped.trimmed().isEmpty())
-            badge.toolTip += QLatin1Char('\n') + NodeBadgeDelegate::tr("dumped outputs against the bench: %1").arg(dumped.trimmed());
+            badge.toolTip += QLatin1Char('\n') + NodeBadgeDelegate::tr("dumped outputs against the bench: %1").arg(RunUtResultModel::verdictWord(dumped.trimmed()));
         if (!v.message.trimmed().isEmpty())
             badge.toolTip += QLatin1Char('\n') + v.message.trimmed();
         out.insert(id->value, std::move(badge));

@@ -318,6 +318,27 @@ int NodeRowsModel::columnCount(const QModelIndex& parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_columns.size());
 }
 
+QString NodeRowsModel::msprobeWord(const QString& cell)
+{
+    // The words msprobe writes into "Accuracy Reached or Not" and "Result" (issue 36 item 11: they stayed English in
+    // Chinese); anything else is data and shown as it is (empty: not one of them).
+    // Matched as msprobe spells them, so an English window shows exactly msprobe's text.
+    const QString w = cell.trimmed();
+    if (w == QLatin1String("Yes"))
+        return tr("Yes");
+    if (w == QLatin1String("No"))
+        return tr("No");
+    if (w == QLatin1String("pass"))
+        return tr("pass");
+    if (w == QLatin1String("Warning"))
+        return tr("Warning");
+    if (w == QLatin1String("warning"))
+        return tr("warning");
+    if (w == QLatin1String("error"))
+        return tr("error");
+    return {};
+}
+
 QVariant NodeRowsModel::data(const QModelIndex& index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
@@ -325,9 +346,21 @@ QVariant NodeRowsModel::data(const QModelIndex& index, int role) const
     const Row& r = m_rows[static_cast<std::size_t>(index.row())];
     const Column& c = m_columns[static_cast<std::size_t>(index.column())];
     switch (role) {
-    case Qt::DisplayRole:
-        return cellText(index.row(), index.column());
+    case Qt::DisplayRole: {
+        const QString text = cellText(index.row(), index.column());
+        if (c.kind == ColumnKind::TableCell) {
+            if (const QString word = msprobeWord(text); !word.isEmpty())
+                return word;
+        }
+        return text;
+    }
     case Qt::ToolTipRole:
+        if (c.kind == ColumnKind::TableCell) {
+            // A translated yes/no or verdict word: msprobe's own word in the tooltip.
+            const QString text = cellText(index.row(), index.column());
+            if (const QString word = msprobeWord(text); !word.isEmpty() && word != text)
+                return tr("msprobe: %1").arg(text);
+        }
         switch (c.kind) {
         case ColumnKind::NpuDataFile:
             return npuDataPath(index.row());

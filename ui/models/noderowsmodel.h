@@ -63,6 +63,9 @@ public:
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    /// msprobe's yes/no or verdict word of a cell ("Yes", "No", "pass", "Warning", "error") in the language in force;
+    /// empty for any other text.
+    static QString msprobeWord(const QString& cell);
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:

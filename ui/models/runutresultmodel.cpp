@@ -73,10 +73,10 @@ QVariant RunUtResultModel::data(const QModelIndex& index, int role) const
         switch (c) {
         case IndexColumn: return QString::number(r.index);
         case ApiColumn: return r.fullName;
-        case VerdictColumn: return verdictOf(r);
-        case ForwardColumn: return r.forward;
-        case BackwardColumn: return r.backward.trimmed().isEmpty() ? QStringLiteral("–") : r.backward;
-        case DumpedColumn: return r.dumpedOverall.isEmpty() ? QStringLiteral("–") : r.dumpedOverall;
+        case VerdictColumn: return verdictWord(verdictOf(r));
+        case ForwardColumn: return verdictWord(r.forward);
+        case BackwardColumn: return r.backward.trimmed().isEmpty() ? QStringLiteral("–") : verdictWord(r.backward);
+        case DumpedColumn: return r.dumpedOverall.isEmpty() ? QStringLiteral("–") : verdictWord(r.dumpedOverall);
         case MessageColumn: return r.message.simplified();
         }
         return {};
@@ -87,10 +87,10 @@ QVariant RunUtResultModel::data(const QModelIndex& index, int role) const
         if (c == MessageColumn)
             return r.message;
         if (c == VerdictColumn)
-            return r.dumpedOverall.isEmpty() ? tr("The replay on the device against the CPU: %1").arg(r.overall)
+            return r.dumpedOverall.isEmpty() ? tr("The replay on the device against the CPU: %1").arg(verdictWord(r.overall))
                                              : tr("The worse of the replay on the device against the CPU (%1) and of the "
                                                   "dumped outputs against the CPU (%2)")
-                                                   .arg(r.overall, r.dumpedOverall);
+                                                   .arg(verdictWord(r.overall), verdictWord(r.dumpedOverall));
         return {};
     case SortRole:
         switch (c) {
@@ -116,8 +116,31 @@ QVariant RunUtResultModel::data(const QModelIndex& index, int role) const
     }
 }
 
+QString RunUtResultModel::verdictWord(const QString& status)
+{
+    // msprobe's words (its CSV keeps them; StatusRole and the filter use them) shown in the language in force.
+    if (status == QLatin1String("pass"))
+        return tr("pass");
+    if (status == QLatin1String("warning"))
+        return tr("warning");
+    if (status == QLatin1String("error"))
+        return tr("error");
+    if (status == QLatin1String("SKIP"))
+        return tr("SKIP");
+    return status;
+}
+
 QVariant RunUtResultModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    // The tooltip names msprobe's column of accuracy_checking_result.csv where the header translates it.
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        switch (section) {
+        case ApiColumn: return tr("msprobe's column: %1").arg(QStringLiteral("API name"));
+        case ForwardColumn: return tr("msprobe's column: %1").arg(QStringLiteral("Forward Test Success"));
+        case BackwardColumn: return tr("msprobe's column: %1").arg(QStringLiteral("Backward Test Success"));
+        default: return {};
+        }
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {

@@ -39,6 +39,8 @@ public:
     QList<RunUtVerdict> verdicts() const;
     /// The worse of run_ut's overall and the dumped outputs' verdicts.
     static QString verdictOf(const RunUtApiRow& row);
+    /// msprobe's verdict word ("pass", "warning", "error", "SKIP") as shown, in the language in force.
+    static QString verdictWord(const QString& status);
     /// error 4, warning 3, pass 2, SKIP 1, none 0.
     static int severity(const QString& status);
 

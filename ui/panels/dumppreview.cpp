@@ -105,8 +105,7 @@ DumpPreview previewDump(const QString& path)
         // language.
         preview.problem = toQ(layout.error().format());
         if (layout.error().id == "dump.duplicate-place")
-            preview.problem = QCoreApplication::translate("DumpPreview", "%1 holds two dumps at one step and rank. Give "
-                                                                         "one of them.\n%2")
+            preview.problem = QCoreApplication::translate("DumpPreview", "%1 holds two dumps at one step and rank:\n%2")
                                   .arg(path, preview.problem);
         return preview;
     }

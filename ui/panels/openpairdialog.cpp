@@ -107,10 +107,17 @@ OpenPairDialog::OpenPairDialog(const Settings& settings, const QString& npu, con
         row += 2;
         connect(edit, &QLineEdit::textChanged, this, &OpenPairDialog::fieldChanged);
         connect(browse, &QPushButton::clicked, this, [this, edit, npuSide] {
+            // An empty field starts where the last file dialog ended (MainWindow::lastDialogFolder's setting): the
+            // dialogs forgot it (issue 36 item 12). A chosen dump's parent is remembered: its bench is a sibling.
+            QSettings store;
+            const QString last = store.value(QStringLiteral("dialogs/lastFolder")).toString();
+            const QString start = !edit->text().trimmed().isEmpty() || !QFileInfo(last).isDir() ? edit->text() : last;
             const QString dir = QFileDialog::getExistingDirectory(this, npuSide ? tr("Open NPU dump") : tr("Open bench dump"),
-                                                                  edit->text());
-            if (!dir.isEmpty())
+                                                                  start);
+            if (!dir.isEmpty()) {
                 edit->setText(dir);
+                store.setValue(QStringLiteral("dialogs/lastFolder"), QFileInfo(dir).absolutePath());
+            }
         });
     };
     addField(m_npu, m_npuBrowse, m_npuLabel, m_npuFound, QStringLiteral("npuField"), npu, true);
@@ -300,18 +307,21 @@ QString OpenPairDialog::pairPreview() const { return m_pairFound->text(); }
 void OpenPairDialog::update()
 {
     m_typingPause->stop();
-    // What each field holds, as discovery finds it, before anything is read.
-    const auto describe = [](QLabel* label, const QString& path, bool enabled) {
+    m_reasonText = missingReason();
+    // What each field holds, as discovery finds it, before anything is read. A problem the reason line below already
+    // gives is not said twice (the parent folder's refusal read twice, issue 36 item 12).
+    const auto describe = [this](QLabel* label, const QString& path, bool enabled) {
         const DumpPreview found = enabled && QFileInfo::exists(path) && !opensAlone(path) ? previewDump(path) : DumpPreview {};
         QString text = found.ok ? found.summary : found.problem;
+        if (!found.ok && !found.problem.isEmpty() && m_reasonText.contains(found.problem))
+            text.clear();
         for (const QString& note : found.notes)
-            text += QLatin1Char('\n') + note;
+            text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + note;
         label->setText(text);
         label->setVisible(!text.isEmpty());
     };
     describe(m_npuFound, npu(), true);
     describe(m_benchFound, bench(), !opensAlone(npu()));
-    m_reasonText = missingReason();
     QString pairs;
     if (m_reasonText.isEmpty() && isGraphFilePath(npu()) && opensAlone(npu())) {
         pairs = tr("An msprobe graph file: it opens on its own (no bench dump).");

@@ -99,7 +99,7 @@ RunUtDialog::RunUtDialog(std::unique_ptr<RunUtBackend> backend, QWidget* parent)
     filterRow->addWidget(new QLabel(tr("Show:"), this));
     for (const QString& status : { QStringLiteral("error"), QStringLiteral("warning"), QStringLiteral("pass"),
                                    QStringLiteral("SKIP") }) {
-        auto* toggle = new QCheckBox(status, this);
+        auto* toggle = new QCheckBox(RunUtResultModel::verdictWord(status), this);
         toggle->setChecked(true);
         toggle->setProperty("status", status);
         connect(toggle, &QCheckBox::toggled, this, &RunUtDialog::applyStatusToggles);

@@ -76,7 +76,8 @@ QString paramsTable(const QString& title, const std::string& nodeName, const std
     }
     html += QStringLiteral("</tr>");
     for (const std::string& k : keys) {
-        html += QStringLiteral("<tr><td><b>%1</b></td>").arg(esc(k));
+        // Keys are names: never broken inside either ("d/t/y/p/e" down a narrow pane).
+        html += QStringLiteral("<tr><td style='white-space:nowrap'><b>%1</b></td>").arg(esc(k));
         for (const graph::Param& p : *params) {
             QString cell;
             for (const auto& [key, value] : p.values)
@@ -526,7 +527,8 @@ void GraphFilePanel::showDetails(std::optional<std::uint32_t> nodeIndex)
     const QColor colour = GraphFileModel::colourOf(*m_file, n);
     QString html = QStringLiteral("<h3>%1</h3><table>").arg(esc(n.name));
     const auto row = [&html](const QString& key, const QString& valueHtml) {
-        html += QStringLiteral("<tr><td><b>%1</b>&nbsp;</td><td>%2</td></tr>").arg(key.toHtmlEscaped(), valueHtml);
+        html += QStringLiteral("<tr><td style='white-space:nowrap'><b>%1</b>&nbsp;</td><td>%2</td></tr>")
+                    .arg(key.toHtmlEscaped(), valueHtml);
     };
     row(tr("Graph"), esc(g->id));
     row(tr("Type"), GraphFileModel::typeName(n.type).toHtmlEscaped());

@@ -64,10 +64,36 @@ void GraphPane::setSides(std::shared_ptr<const GraphSides> sides)
     m_hits.clear();
     if (m_data)
         m_rows.assign(m_data->roots.begin(), m_data->roots.end());
+    m_display.clear();
     updateScrollRange();
     verticalScrollBar()->setValue(0);
     emit rowsChanged();
     viewport()->update();
+}
+
+void GraphPane::rowsWereChanged()
+{
+    m_display.clear();
+    updateScrollRange();
+    emit rowsChanged();
+    viewport()->update();
+}
+
+void GraphPane::setDisplayRows(std::vector<std::uint32_t> display, std::size_t count)
+{
+    if (display.size() != m_rows.size())
+        display.clear(); // a placement for other rows: ignored
+    m_display = std::move(display);
+    m_displayCount = m_display.empty() ? m_rows.size() : std::max(count, m_rows.size());
+    updateScrollRange();
+    viewport()->update();
+}
+
+std::size_t GraphPane::rowAtOrAfter(std::size_t d) const
+{
+    if (m_display.empty())
+        return std::min(d, m_rows.size());
+    return static_cast<std::size_t>(std::lower_bound(m_display.begin(), m_display.end(), d) - m_display.begin());
 }
 
 void GraphPane::appendVisibleBelow(std::uint32_t node, std::vector<std::uint32_t>& out) const
@@ -122,9 +148,7 @@ bool GraphPane::setExpanded(std::uint32_t node, bool expanded)
             if (m_current && rowOf(*m_current) < 0)
                 m_current = node; // the current node went into the collapsed box: the box is current now
         }
-        updateScrollRange();
-        emit rowsChanged();
-        viewport()->update();
+        rowsWereChanged();
     }
     return true;
 }
@@ -148,9 +172,7 @@ void GraphPane::reveal(std::uint32_t node)
     std::vector<std::uint32_t> below;
     appendVisibleBelow(*firstClosed, below);
     m_rows.insert(m_rows.begin() + row + 1, below.begin(), below.end());
-    updateScrollRange();
-    emit rowsChanged();
-    viewport()->update();
+    rowsWereChanged();
 }
 
 void GraphPane::expandMany(const std::vector<std::uint32_t>& nodes)
@@ -172,9 +194,7 @@ void GraphPane::expandMany(const std::vector<std::uint32_t>& nodes)
         if (m_expanded[r])
             appendVisibleBelow(r, m_rows);
     }
-    updateScrollRange();
-    emit rowsChanged();
-    viewport()->update();
+    rowsWereChanged();
 }
 
 void GraphPane::setCurrent(std::optional<std::uint32_t> node)
@@ -212,7 +232,7 @@ std::optional<int> GraphPane::viewportYOf(std::uint32_t node) const
     const int row = rowOf(node);
     if (row < 0)
         return std::nullopt;
-    return row * m_rowHeight - verticalScrollBar()->value();
+    return rowTop(static_cast<std::size_t>(row)) - verticalScrollBar()->value();
 }
 
 void GraphPane::scrollToNode(std::uint32_t node, int y)
@@ -222,22 +242,25 @@ void GraphPane::scrollToNode(std::uint32_t node, int y)
         return;
     if (y < 0)
         y = (viewport()->height() - m_rowHeight) / 2;
-    verticalScrollBar()->setValue(row * m_rowHeight - y);
+    verticalScrollBar()->setValue(rowTop(static_cast<std::size_t>(row)) - y);
 }
 
 std::optional<std::uint32_t> GraphPane::nodeAt(QPoint pos) const
 {
     if (!m_data)
         return std::nullopt;
-    const int row = (pos.y() + verticalScrollBar()->value()) / m_rowHeight;
-    if (pos.y() < 0 || row < 0 || row >= static_cast<int>(m_rows.size()))
+    const int d = (pos.y() + verticalScrollBar()->value()) / m_rowHeight;
+    if (pos.y() < 0 || d < 0)
         return std::nullopt;
-    return m_rows[static_cast<std::size_t>(row)];
+    const std::size_t row = rowAtOrAfter(static_cast<std::size_t>(d));
+    if (row >= m_rows.size() || displayRowOf(row) != static_cast<std::size_t>(d))
+        return std::nullopt; // past the last row, or a placeholder facing the other side's extra node
+    return m_rows[row];
 }
 
 void GraphPane::updateScrollRange()
 {
-    const int total = static_cast<int>(std::min<std::size_t>(m_rows.size(), 50'000'000)) * m_rowHeight;
+    const int total = static_cast<int>(std::min<std::size_t>(displayRowCount(), 50'000'000)) * m_rowHeight;
     verticalScrollBar()->setRange(0, std::max(0, total - viewport()->height() + m_rowHeight));
     verticalScrollBar()->setPageStep(viewport()->height());
     verticalScrollBar()->setSingleStep(m_rowHeight);
@@ -264,15 +287,19 @@ std::vector<Status> GraphPane::overview(int lines) const
     std::vector<Status> out(static_cast<std::size_t>(std::max(lines, 0)), Status::NoData);
     if (!m_data || m_rows.empty() || lines <= 0)
         return out;
-    const std::size_t n = m_rows.size();
-    for (std::size_t r = 0; r < n; ++r) {
-        const std::size_t line = r * static_cast<std::size_t>(lines) / n;
+    // Over the drawn rows: a placeholder facing the other side's extra node is a line without data.
+    const std::size_t n = displayRowCount();
+    for (std::size_t r = 0; r < m_rows.size(); ++r) {
+        const std::size_t line = displayRowOf(r) * static_cast<std::size_t>(lines) / n;
         out[line] = session::worse(out[line], paintedStatus(m_rows[r]));
     }
     // A line over fewer rows than one pixel each: fill the gaps so short graphs read as bars, not dots.
     if (n < static_cast<std::size_t>(lines)) {
-        for (std::size_t line = 0; line < out.size(); ++line)
-            out[line] = paintedStatus(m_rows[line * n / out.size()]);
+        for (std::size_t line = 0; line < out.size(); ++line) {
+            const std::size_t d = line * n / out.size();
+            const std::size_t r = rowAtOrAfter(d);
+            out[line] = r < m_rows.size() && displayRowOf(r) == d ? paintedStatus(m_rows[r]) : Status::NoData;
+        }
     }
     return out;
 }
@@ -290,8 +317,8 @@ void GraphPane::paintEvent(QPaintEvent*)
     }
     const int top = verticalScrollBar()->value();
     const int height = viewport()->height();
-    const std::size_t first = static_cast<std::size_t>(std::max(0, top / m_rowHeight));
-    const std::size_t last = std::min(m_rows.size(), static_cast<std::size_t>((top + height) / m_rowHeight + 1));
+    const std::size_t first = rowAtOrAfter(static_cast<std::size_t>(std::max(0, top / m_rowHeight)));
+    const std::size_t last = rowAtOrAfter(static_cast<std::size_t>(std::max(0, (top + height) / m_rowHeight + 1)));
     if (first >= last)
         return;
 
@@ -302,22 +329,22 @@ void GraphPane::paintEvent(QPaintEvent*)
     {
         std::uint32_t node;
         int y;
+        std::size_t next; ///< the first row that may end the frame
     };
     std::vector<Frame> frames;
     for (const std::uint32_t a : m_data->ancestorsOf(m_rows[first]))
-        frames.push_back({ a, -m_rowHeight }); // starts above the viewport
+        frames.push_back({ a, -m_rowHeight, first }); // starts above the viewport
     for (std::size_t r = first; r < last; ++r) {
         const std::uint32_t n = m_rows[r];
         if (m_expanded[n])
-            frames.push_back({ n, static_cast<int>(r) * m_rowHeight - top });
+            frames.push_back({ n, rowTop(r) - top, r + 1 });
     }
     for (const Frame& f : frames) {
         const std::uint32_t depth = m_data->nodes[f.node].depth;
         int bottom = height + m_rowHeight;
-        const int startRow = f.y < 0 ? static_cast<int>(first) : (f.y + top) / m_rowHeight + 1;
-        for (std::size_t r = static_cast<std::size_t>(std::max(startRow, 0)); r < last; ++r) {
+        for (std::size_t r = f.next; r < last; ++r) {
             if (m_data->nodes[m_rows[r]].depth <= depth) {
-                bottom = static_cast<int>(r) * m_rowHeight - top;
+                bottom = rowTop(r) - top;
                 break;
             }
         }
@@ -338,7 +365,7 @@ void GraphPane::paintEvent(QPaintEvent*)
     for (std::size_t r = first; r < last; ++r) {
         const std::uint32_t n = m_rows[r];
         const GraphNode& node = m_data->nodes[n];
-        const int y = static_cast<int>(r) * m_rowHeight - top;
+        const int y = rowTop(r) - top;
         const QRect box = boxRect(n, y);
         const Status s = paintedStatus(n);
         const bool faded = m_shown && !m_shown(n);
@@ -456,8 +483,7 @@ void GraphPane::mousePressEvent(QMouseEvent* event)
     const auto node = nodeAt(event->position().toPoint());
     if (!node)
         return;
-    const int y = static_cast<int>(event->position().y());
-    const QRect box = boxRect(*node, (y + verticalScrollBar()->value()) / m_rowHeight * m_rowHeight - verticalScrollBar()->value());
+    const QRect box = boxRect(*node, viewportYOf(*node).value_or(0));
     // The expander toggles; anywhere else picks.
     if (event->button() == Qt::LeftButton && m_data->nodes[*node].childCount > 0 && event->position().x() < box.left() + 16) {
         emit expansionToggled(*node, !m_expanded[*node]);
@@ -598,7 +624,7 @@ void GraphMinimap::paintEvent(QPaintEvent*)
         m_image = QImage(size(), QImage::Format_RGB32);
         m_image.fill(palette().color(QPalette::Base));
         const std::vector<Status> lines = m_pane->overview(height());
-        const std::size_t rows = m_pane->rows().size();
+        const std::size_t rows = m_pane->displayRowCount();
         const int used = rows == 0 ? 0 : static_cast<int>(std::min<std::size_t>(lines.size(), rows * 4));
         for (int y = 0; y < used; ++y) {
             const std::size_t line = static_cast<std::size_t>(y) * lines.size() / static_cast<std::size_t>(std::max(used, 1));
@@ -611,7 +637,7 @@ void GraphMinimap::paintEvent(QPaintEvent*)
     }
     p.drawImage(0, 0, m_image);
     // The viewport's share of the rows, as a frame.
-    const std::size_t rows = m_pane->rows().size();
+    const std::size_t rows = m_pane->displayRowCount();
     if (rows == 0)
         return;
     const int used = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(height()), rows * 4));
@@ -625,7 +651,7 @@ void GraphMinimap::paintEvent(QPaintEvent*)
 
 void GraphMinimap::scrollTo(int y)
 {
-    const std::size_t rows = m_pane->rows().size();
+    const std::size_t rows = m_pane->displayRowCount();
     if (rows == 0)
         return;
     const int used = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(height()), rows * 4));
@@ -692,6 +718,7 @@ GraphView::GraphView(QWidget* parent)
         connect(pane, &GraphPane::currentPicked, this, [this, side](std::uint32_t n, bool sync) { onPicked(side, n, sync); });
         connect(pane, &GraphPane::expansionToggled, this, [this, side](std::uint32_t n, bool on) { onToggled(side, n, on); });
         connect(pane->verticalScrollBar(), &QScrollBar::valueChanged, this, [this, side](int value) { onScrolled(side, value); });
+        connect(pane, &GraphPane::rowsChanged, this, &GraphView::alignRows);
         connect(pane, &GraphPane::contextMenuAt, this,
                 [this, side](std::uint32_t n, QPoint at) { showContextMenu(side, n, at); });
     }
@@ -750,6 +777,13 @@ void GraphView::retranslate()
     };
     m_npuTitle->setText(title(GraphSideId::Npu));
     m_benchTitle->setText(title(GraphSideId::Bench));
+    // One height for both titles, so the panes below them start at one height and aligned rows meet: "标杆" is a few
+    // pixels taller than "NPU" in most fonts, which put every bench row below its NPU partner.
+    m_npuTitle->setMinimumHeight(0);
+    m_benchTitle->setMinimumHeight(0);
+    const int height = std::max(m_npuTitle->sizeHint().height(), m_benchTitle->sizeHint().height());
+    m_npuTitle->setMinimumHeight(height);
+    m_benchTitle->setMinimumHeight(height);
 }
 
 void GraphView::changeEvent(QEvent* event)
@@ -782,6 +816,7 @@ void GraphView::setSides(std::shared_ptr<const GraphSides> sides)
         }
     }
     m_syncing = true;
+    m_aligning = true; // the panes change one after the other: aligned once both show the new sides
     m_sides = std::move(sides);
     for (const GraphSideId s : { GraphSideId::Npu, GraphSideId::Bench }) {
         const auto i = static_cast<std::size_t>(s);
@@ -804,8 +839,13 @@ void GraphView::setSides(std::shared_ptr<const GraphSides> sides)
         if (currentName[i])
             if (const auto n = side.find(*currentName[i]))
                 p->setCurrent(*n);
-        p->verticalScrollBar()->setValue(scroll[i]);
-        m_lastScroll[i] = p->verticalScrollBar()->value();
+    }
+    m_aligning = false;
+    alignRows();
+    for (const GraphSideId s : { GraphSideId::Npu, GraphSideId::Bench }) {
+        const auto i = static_cast<std::size_t>(s);
+        pane(s)->verticalScrollBar()->setValue(scroll[i]);
+        m_lastScroll[i] = pane(s)->verticalScrollBar()->value();
     }
     m_syncing = false;
     retranslate();
@@ -889,6 +929,84 @@ void GraphView::onScrolled(GraphSideId side, int value)
     other->verticalScrollBar()->setValue(other->verticalScrollBar()->value() + delta);
     m_lastScroll[static_cast<std::size_t>(otherSide(side))] = other->verticalScrollBar()->value();
     m_syncing = false;
+}
+
+RowAlignment alignSides(const GraphSides& sides, const std::vector<std::uint32_t>& npu, const std::vector<std::uint32_t>& bench)
+{
+    RowAlignment out;
+    out.npu.resize(npu.size());
+    out.bench.resize(bench.size());
+    // Each node's row on its side (-1: not shown), so a partner's place is one lookup.
+    std::vector<std::int32_t> npuRow(sides.npu().size(), -1);
+    std::vector<std::int32_t> benchRow(sides.bench().size(), -1);
+    for (std::size_t i = 0; i < npu.size(); ++i)
+        if (npu[i] < npuRow.size())
+            npuRow[npu[i]] = static_cast<std::int32_t>(i);
+    for (std::size_t j = 0; j < bench.size(); ++j)
+        if (bench[j] < benchRow.size())
+            benchRow[bench[j]] = static_cast<std::int32_t>(j);
+    const auto rowOfPartner = [&](GraphSideId s, std::uint32_t node) -> std::int64_t {
+        const std::int32_t p = sides.partnerOf(s, node);
+        if (p < 0)
+            return -1;
+        const auto& rows = s == GraphSideId::Npu ? benchRow : npuRow;
+        return static_cast<std::size_t>(p) < rows.size() ? rows[static_cast<std::size_t>(p)] : -1;
+    };
+    // A merge of the two row lists (each step places at least one row): a pair shares a row; a row whose partner is
+    // not shown or already placed stands alone; when both partners lie ahead (crossing pairs), the side whose partner
+    // is nearer waits, so the other's rows up to it are placed alone first.
+    std::size_t i = 0;
+    std::size_t j = 0;
+    std::size_t d = 0;
+    while (i < npu.size() || j < bench.size()) {
+        if (i == npu.size()) {
+            out.bench[j++] = static_cast<std::uint32_t>(d++);
+            continue;
+        }
+        if (j == bench.size()) {
+            out.npu[i++] = static_cast<std::uint32_t>(d++);
+            continue;
+        }
+        const std::int64_t pa = rowOfPartner(GraphSideId::Npu, npu[i]);
+        const std::int64_t pb = rowOfPartner(GraphSideId::Bench, bench[j]);
+        const auto ii = static_cast<std::int64_t>(i);
+        const auto jj = static_cast<std::int64_t>(j);
+        if (pa == jj) {
+            out.npu[i++] = static_cast<std::uint32_t>(d);
+            out.bench[j++] = static_cast<std::uint32_t>(d++);
+        } else if (pa < jj) {
+            out.npu[i++] = static_cast<std::uint32_t>(d++);
+        } else if (pb < ii) {
+            out.bench[j++] = static_cast<std::uint32_t>(d++);
+        } else if (pa - jj <= pb - ii) {
+            out.bench[j++] = static_cast<std::uint32_t>(d++);
+        } else {
+            out.npu[i++] = static_cast<std::uint32_t>(d++);
+        }
+    }
+    out.count = d;
+    return out;
+}
+
+void GraphView::alignRows()
+{
+    if (m_aligning)
+        return;
+    const bool wasSyncing = m_syncing;
+    m_syncing = true; // a scroll range clamped by the new placement is no user scroll
+    if (m_sides) {
+        RowAlignment a = alignSides(*m_sides, m_npu->rows(), m_bench->rows());
+        m_npu->setDisplayRows(std::move(a.npu), a.count);
+        m_bench->setDisplayRows(std::move(a.bench), a.count);
+    } else {
+        m_npu->setDisplayRows({}, 0);
+        m_bench->setDisplayRows({}, 0);
+    }
+    for (const GraphSideId s : { GraphSideId::Npu, GraphSideId::Bench }) {
+        m_lastScroll[static_cast<std::size_t>(s)] = pane(s)->verticalScrollBar()->value();
+        minimap(s)->invalidate();
+    }
+    m_syncing = wasSyncing;
 }
 
 void GraphView::updateEchoes()

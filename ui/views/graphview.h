@@ -51,6 +51,14 @@ public:
     /// The node's row in display order, -1 when it has none (an ancestor is collapsed).
     int rowOf(std::uint32_t node) const;
     const std::vector<std::uint32_t>& rows() const { return m_rows; }
+    /// Where each row is drawn, in rows from the top: the row's index unless the view aligned the two sides, then
+    /// the other side's extra rows are blank placeholders between this side's rows (issue 36 item 12).
+    std::size_t displayRowOf(std::size_t row) const { return m_display.empty() ? row : m_display[row]; }
+    /// The drawn rows, placeholders included.
+    std::size_t displayRowCount() const { return m_display.empty() ? m_rows.size() : m_displayCount; }
+    /// Places the rows at `display` (one increasing entry per row) among `count` drawn rows; empty: one after another.
+    /// Reset whenever the rows change (the view aligns again on rowsChanged).
+    void setDisplayRows(std::vector<std::uint32_t> display, std::size_t count);
 
     std::optional<std::uint32_t> current() const { return m_current; }
     void setCurrent(std::optional<std::uint32_t> node);
@@ -97,6 +105,11 @@ private:
     /// The number of rows after `row` that are below its node (deeper).
     std::size_t rowsBelow(std::size_t row) const;
     QRect boxRect(std::uint32_t node, int y) const;
+    /// The index into m_rows of the first row drawn at or below display row `d` (m_rows.size() when none).
+    std::size_t rowAtOrAfter(std::size_t d) const;
+    int rowTop(std::size_t row) const { return static_cast<int>(displayRowOf(row)) * m_rowHeight; }
+    /// Drops the alignment (the rows changed) and tells the view.
+    void rowsWereChanged();
     session::Status paintedStatus(std::uint32_t node) const;
     void moveCurrent(int rowDelta);
 
@@ -105,6 +118,8 @@ private:
     const GraphSide* m_data = nullptr;
     std::vector<std::uint8_t> m_expanded;
     std::vector<std::uint32_t> m_rows;
+    std::vector<std::uint32_t> m_display; ///< displayRowOf per row; empty: the identity
+    std::size_t m_displayCount = 0;
     std::optional<std::uint32_t> m_current;
     std::optional<std::uint32_t> m_echo;
     std::function<bool(std::uint32_t)> m_shown;
@@ -190,6 +205,9 @@ private:
     void onScrolled(GraphSideId side, int value);
     void showContextMenu(GraphSideId side, std::uint32_t node, QPoint globalPos);
     void updateEchoes();
+    /// Places both sides' rows so that matched nodes share a row and a node without a partner shown faces a blank
+    /// placeholder: linear in the rows shown.
+    void alignRows();
 
     std::shared_ptr<const GraphSides> m_sides;
     GraphPane* m_npu = nullptr;
@@ -206,6 +224,18 @@ private:
     QAction* m_unmatchChildren = nullptr;
     int m_lastScroll[2] = { 0, 0 };
     bool m_syncing = false;
+    bool m_aligning = false;
 };
+
+/// Where the rows `npu` and `bench` (node indices of `sides`, in display order) are drawn so that a node and its
+/// partner share a row where the order allows; a row whose partner is not shown, or whose pair crosses another, faces a
+/// blank placeholder. Linear in the rows and the sides' sizes.
+struct RowAlignment
+{
+    std::vector<std::uint32_t> npu;
+    std::vector<std::uint32_t> bench;
+    std::size_t count = 0; ///< drawn rows, placeholders included
+};
+RowAlignment alignSides(const GraphSides& sides, const std::vector<std::uint32_t>& npu, const std::vector<std::uint32_t>& bench);
 
 } // namespace probescope::ui

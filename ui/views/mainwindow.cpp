@@ -29,6 +29,7 @@
 #include "ui/panels/legendwidget.h"
 #include "ui/panels/loadproblembanner.h"
 #include "ui/panels/openpairdialog.h"
+#include "ui/panels/placeholdertable.h"
 #include "ui/panels/runutdialog.h"
 #ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
 #endif
@@ -134,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildStatusBar();
     buildGraphFileViews(); // issue 27: mainwindowgraph.cpp
     buildGraphView(); // issue 27: the graph beside the tree, manual matching (mainwindowmatching.cpp)
+    setFocusChain();
     applySettings();
     retranslate();
 
@@ -155,6 +157,23 @@ MainWindow::MainWindow(QWidget* parent)
     restoreState(store.value("window/state").toByteArray());
     if (!store.contains("window/geometry"))
         resize(1400, 860);
+}
+
+void MainWindow::setFocusChain()
+{
+    // Widgets join the focus chain in the order they are made: the graph view, made after the status bar, came after
+    // it, so Tab jumped from the tree to the tabs, the status bar and only then the graph beside the tree (issue 36).
+    QList<QWidget*> order { m_stepBox, m_rankBox };
+    for (QWidget* region : std::initializer_list<QWidget*> { m_leftStack, m_graph, m_tabs, statusBar() }) {
+        if (!region)
+            continue;
+        for (QWidget* w : region->findChildren<QWidget*>()) {
+            if ((w->focusPolicy() & Qt::TabFocus) && !w->focusProxy() && w->window() == this) // a combo's popup is a window
+                order << w;
+        }
+    }
+    for (qsizetype i = 1; i < order.size(); ++i)
+        QWidget::setTabOrder(order[i - 1], order[i]);
 }
 
 MainWindow::~MainWindow()
@@ -329,7 +348,7 @@ void MainWindow::buildCentral()
     m_tabs->addTab(m_trend, QString());
     m_tabs->addTab(m_inspector, QString());
     m_tabs->addTab(m_rankPanel, QString());
-    m_diagnosticsView = new QTableView(m_tabs);
+    m_diagnosticsView = new PlaceholderTableView(m_tabs);
     m_diagnosticsView->setObjectName("diagnostics");
     m_diagnosticsView->setModel(m_diagnostics);
     m_diagnosticsView->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -517,6 +536,11 @@ void MainWindow::retranslate()
     m_rankPanel->retranslate();
     m_tabs->setTabText(m_tabs->indexOf(m_diagnosticsView),
                        m_diagnostics->rowCount() ? tr("Diagnostics (%1)").arg(m_diagnostics->rowCount()) : tr("Diagnostics"));
+    // An empty tab says so, and whether anything was read at all.
+    m_diagnosticsView->setPlaceholderText(m_npuInput.isEmpty() && m_shownFile.isEmpty()
+                                              ? tr("Problems met while reading an input are listed here.")
+                                              : tr("No problems: every file of the shown input was read without an error or "
+                                                   "a warning."));
     if (const int freeBenchTab = m_tabs->indexOf(m_freeBench); freeBenchTab >= 0)
         m_tabs->setTabText(freeBenchTab, tr("Free benchmark"));
     m_stepBox->setToolTip(tr("Step"));

@@ -42,6 +42,7 @@ class CompareController;
 class CompareTreeModel;
 class DiagnosticsModel;
 class LoadProblemBanner;
+class PlaceholderTableView;
 class DetailPanel;
 class FreeBenchmarkPanel;
 class NodeBadgeDelegate;
@@ -275,6 +276,8 @@ private:
     void retranslateGraphFile();
     // The graph view and manual matching (mainwindowmatching.cpp).
     void buildGraphView();
+    /// Tab goes as the window reads: the selectors, the left page, the graph view, the tabs, the status bar.
+    void setFocusChain();
     void updateGraphView();
     void onGraphPairShown(int pairIndex);
     void onGraphNodePicked(std::uint32_t node);
@@ -325,7 +328,7 @@ private:
     RankOverviewPanel* m_rankPanel = nullptr;
     CommMergePanel* m_commPanel = nullptr;  ///< the job's communication ops × ranks (merge_result's table)
     SetupCheckPage* m_setupPage = nullptr;  ///< made on first use
-    QTableView* m_diagnosticsView = nullptr;
+    PlaceholderTableView* m_diagnosticsView = nullptr;
     LoadProblemBanner* m_banner = nullptr;
     /// What the trend plot's last load found in the dumps of every step and rank (shown with the pair's own).
     Diagnostics m_trendProblems;

@@ -452,7 +452,8 @@ void RankOverviewPanel::updateOrigin()
                      .arg(QString::fromStdString(link.rankLabel.empty() ? std::string("rank") : link.rankLabel),
                           QString::fromStdString(link.key))
                      .arg(link.executionIndex)
-                     .arg(QString::fromStdString(link.role));
+                     .arg(link.role == "sent" ? tr("sent") : link.role == "received" ? tr("received")
+                                                                                     : QString::fromStdString(link.role));
     if (!chain.isEmpty())
         chain.prepend(tr("Carried on by communication:"));
     m_origin->setToolTip(chain.isEmpty() ? QString() : wrappingToolTip(chain));
