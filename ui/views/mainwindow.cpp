@@ -737,7 +737,7 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     // monitor folder opens as its trends (mainwindowgraph.cpp).
     if (bench.isEmpty() && isMonitorFolder(npu))
         return openGraphFile(npu);
-    if (bench.isEmpty() && isRunInput(npu))
+    if (bench.isEmpty() && isRunInput(npu) && pairProblem(npu, npu).isEmpty())
         return openRun(npu);
     // Discovery first, as the Open pair dialog shows it: a side it refuses or finds ambiguous (two dumps at one
     // step and rank) is refused here with its reason, whichever way it came (dialog, drop, recent pair,
