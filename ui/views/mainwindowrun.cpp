@@ -238,7 +238,7 @@ QString MainWindow::runLine() const
     const QString where = m_runAnomaly->step ? tr("step %1 rank %2").arg(*m_runAnomaly->step).arg(o.rank)
                                              : tr("rank %1").arg(o.rank);
     const int reached = static_cast<int>(m_runAnomaly->chain.size()) - 1;
-    return tr("First NaN/Inf (O): %1, %2 — its inputs are finite, its output is not", nullptr, reached)
+    return tr("First NaN/Inf (O): %1, %2 — its inputs are finite, its output is not")
                .arg(where, toQ(o.op))
         + (reached > 0 ? tr("; it reached %n other rank(s) (P follows the chain)", nullptr, reached) : QString());
 }
