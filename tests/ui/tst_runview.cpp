@@ -214,6 +214,8 @@ TEST(RunWindow, OneFolderLandsOnTheFirstNaNAndOPFollowTheChain)
     const auto reachedNode = window.treeModel()->tree()->find(reached);
     ASSERT_TRUE(reachedNode);
     EXPECT_EQ(here.value(reachedNode->value).text, "NaN here");
+    window.tabs()->setCurrentWidget(window.anomalyChainView());
+    EXPECT_TRUE(window.grab().save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/runview-chain.png")));
     // O: back to the origin.
     ASSERT_TRUE(window.jumpToOrigin());
     std::tie(ok, error) = waitFor(finished);
@@ -370,6 +372,13 @@ TEST(TrendWindow, AMonitorFolderOpensDirectlyAndAStepOpensItsDump)
     EXPECT_TRUE(bench.takeFirst().at(0).toBool());
     ASSERT_NE(window.trendView()->benchTable(), nullptr);
     EXPECT_GE(window.trendView()->plot()->graphCount(), 3); // NPU, bench, anomaly marks
+    ASSERT_TRUE(window.trendView()->showAnomaly(0));
+    // The bench run's series is drawn (msprobe's db of the same folder: as many points as the NPU's).
+    ASSERT_GE(window.trendView()->plot()->graphCount(), 3);
+    EXPECT_GT(window.trendView()->plot()->graph(1)->dataCount(), 0);
+    EXPECT_EQ(window.trendView()->plot()->graph(1)->dataCount(), window.trendView()->plot()->graph(0)->dataCount());
+    QCoreApplication::processEvents(); // the plot's queued replot
+    EXPECT_TRUE(window.grab().save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/runview-trend-bench.png")));
 
     // From step 0 of rank 1 to that step's dump: the run opens there, the trends stay beside it.
     window.trendView()->setDumpFolder(q(overflowCase("allreduce_nan_rank1_2r") / "inputs"));

@@ -110,6 +110,13 @@ TrendView::TrendView(QWidget* parent)
     m_plot = plotstyle::makePlot(split, tr("step"), &m_plotTitle);
     m_plot->setObjectName("trendPlot");
     m_plot->setMinimumHeight(140);
+    {
+        // Steps are whole numbers: ticks on multiples of 1 (10, 100... on long runs), never at 0.5.
+        QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+        ticker->setTickStep(1.0);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        m_plot->xAxis->setTicker(ticker);
+    }
     auto* anomalyBox = new QWidget(split);
     auto* anomalyLayout = new QVBoxLayout(anomalyBox);
     anomalyLayout->setContentsMargins(0, 0, 0, 0);
@@ -123,8 +130,9 @@ TrendView::TrendView(QWidget* parent)
     anomalyLayout->addWidget(m_anomalyLabel);
     anomalyLayout->addWidget(m_anomalyList);
     split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    split->setStretchFactor(2, 1);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 2);
+    split->setSizes({ 300, 260, 180 });
     layout->addWidget(split, 1);
 
     connect(m_module, &QComboBox::currentIndexChanged, this, [this] {
