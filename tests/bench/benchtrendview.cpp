@@ -37,13 +37,6 @@ using namespace probescope::ui;
 
 namespace {
 
-double cpuMs()
-{
-    timespec ts {};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
 struct Figure
 {
     std::string name;
@@ -139,12 +132,12 @@ int main(int argc, char** argv)
         for (int i = 0; i < times; ++i) {
             QElapsedTimer w;
             w.start();
-            const double c0 = cpuMs();
+            const double c0 = bench::threadCpuMs();
             step(i);
             QApplication::processEvents(); // queued replots and layouts
             view.repaint();
             f.wall.push_back(static_cast<double>(w.nsecsElapsed()) / 1e6);
-            f.cpu.push_back(cpuMs() - c0);
+            f.cpu.push_back(bench::threadCpuMs() - c0);
         }
         figures.push_back(std::move(f));
     };
