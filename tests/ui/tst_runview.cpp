@@ -10,6 +10,7 @@
 #include "ui/models/runanomalymodel.h"
 #include "ui/models/trendgridmodel.h"
 #include "ui/views/mainwindow.h"
+#include "ui/views/scriptedrun.h"
 #include "ui/views/trendview.h"
 
 #include "core/tempdir.h"
@@ -18,6 +19,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
@@ -229,6 +232,37 @@ TEST(RunWindow, OneFolderLandsOnTheFirstNaNAndOPFollowTheChain)
     std::tie(ok, error) = waitFor(finished);
     EXPECT_FALSE(window.isRunShown());
     EXPECT_LT(window.tabs()->indexOf(window.anomalyChainView()), 0);
+}
+
+TEST(RunWindow, InChineseAndRememberedAsOneRun)
+{
+    ASSERT_TRUE(ui::switchLanguage(*qApp, QStringLiteral("zh_CN")));
+    {
+        ui::MainWindow window;
+        window.setQuiet(true);
+        QSignalSpy finished(&window, &ui::MainWindow::analysisFinished);
+        const QString run = q(overflowCase("nan_single_rank") / "inputs");
+        ASSERT_TRUE(window.openInputs(run, {}));
+        auto [ok, error] = waitFor(finished);
+        ASSERT_TRUE(ok) << error.toStdString();
+        EXPECT_EQ(window.tabs()->tabText(window.tabs()->indexOf(window.anomalyChainView())), QStringLiteral("首个 NaN/Inf"));
+        EXPECT_TRUE(window.statusLine().startsWith(QStringLiteral("首个 NaN/Inf（O）"))) << window.statusLine().toStdString();
+        EXPECT_EQ(window.anomalyChain()->headerData(ui::AnomalyChainModel::NodeColumn, Qt::Horizontal).toString(),
+                  QStringLiteral("节点"));
+        const auto origin = window.treeModel()->tree()->find(window.selectedNodeKey().toStdString());
+        ASSERT_TRUE(origin);
+        EXPECT_EQ(window.nodeBadges()->badges(ui::NodeBadgeDelegate::NanInf).value(origin->value).text,
+                  QStringLiteral("首个 NaN"));
+        // File → Recent holds the folder alone (it opens as one run again), not the folder against itself.
+        const QStringList recent = QSettings().value("recent/pairs").toStringList();
+        ASSERT_FALSE(recent.isEmpty());
+        EXPECT_EQ(recent.front(), run + QLatin1Char('\n'));
+        EXPECT_FALSE(recent.contains(run + QLatin1Char('\n') + run));
+    }
+    ui::TrendView view;
+    EXPECT_EQ(view.statisticBox()->count(), 0);
+    EXPECT_TRUE(view.findChildren<QPushButton*>().front()->text().contains(QStringLiteral("标杆")));
+    ASSERT_TRUE(ui::switchLanguage(*qApp, QStringLiteral("en")));
 }
 
 TEST(RunWindow, ARunWithoutAnAnomalySaysSo)

@@ -21,6 +21,7 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QMessageBox>
+#include <QSettings>
 #include <QTabWidget>
 #include <QTableView>
 
@@ -152,6 +153,14 @@ void MainWindow::onRunSearched()
     if (!opened)
         return;
     m_followOrigin = false; // the run's origin is the NaN/Inf search's, not the compare's (everything passes)
+    {
+        // File → Recent opens it again as one run (the folder alone), not as the folder against itself.
+        QSettings store;
+        QStringList recent = store.value(QStringLiteral("recent/pairs")).toStringList();
+        recent.removeAll(path + QLatin1Char('\n') + path);
+        store.setValue(QStringLiteral("recent/pairs"), recent);
+        rememberPair(path, QString());
+    }
     m_runMode = true;
     m_runPath = path;
     m_runAnomaly = anomaly;
