@@ -356,6 +356,18 @@ Result<std::vector<std::pair<std::string, std::string>>> readNameMapping(const f
     return out;
 }
 
+bool isMonitorOutput(const fs::path& dir)
+{
+    auto listing = listFolder(dir, 100000, FolderOrder::ByName);
+    if (!listing)
+        return false;
+    for (const FolderEntry& e : *listing) {
+        if (e.isFolder && (monitorFolderRank(e.name) || (e.name.starts_with("rank_") && e.name.size() > 5 && allDigits(std::string_view(e.name).substr(5)))))
+            return true;
+    }
+    return false;
+}
+
 Result<Data2DbResult> monitorToDb(const fs::path& dataDir, const fs::path& outDir, const Data2DbOptions& options)
 {
     Data2DbResult result;

@@ -51,6 +51,10 @@ Result<std::vector<std::pair<std::string, std::string>>> readNameMapping(const s
 Result<Data2DbResult> monitorToDb(const std::filesystem::path& dataDir, const std::filesystem::path& outDir,
                                   const Data2DbOptions& options);
 
+/// Whether `dir` is a monitor output folder: it holds a rank folder monitorToDb reads (v1 `<time>-rank<R>-<uid>` or
+/// v2 `rank_<R>`). A viewer asks before opening a folder as a dump.
+bool isMonitorOutput(const std::filesystem::path& dir);
+
 /// The rank of a v1 monitor folder name as msprobe's OUTPUT_DIR_PATTERN `([\w-]{0,20})-rank(\d{1,5})-` reads it
 /// (matched at the start); nullopt for a name it skips.
 std::optional<std::string> monitorFolderRank(const std::string& name);

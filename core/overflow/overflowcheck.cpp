@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -244,6 +245,15 @@ public:
     {
         for (const auto& [rank, dump] : m_ranks)
             m_ops[rank] = opsOf(*dump);
+    }
+
+    /// The nodes found by run(), as (rank, op name).
+    std::vector<std::pair<int, std::string>> foundNodes() const
+    {
+        std::vector<std::pair<int, std::string>> out;
+        for (const std::size_t f : m_found)
+            out.emplace_back(m_data[f].rank, m_data[f].name);
+        return out;
     }
 
 private:
@@ -484,15 +494,26 @@ Result<std::optional<std::string>> analyzeStep(const StepRanks& ranks, std::vect
     return analyzer.run();
 }
 
-Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::path& outDir)
+namespace {
+
+struct StepScan
 {
-    OverflowCheckResult result;
+    std::vector<std::string> steps; ///< the step folders searched, in order
+    Diagnostics inputDiagnostics;
+    bool refused = false;
+};
+
+/// Every step of `input` in ascending order (a folder without a step number first), its ranks loaded by the load
+/// step; `visit(step, ranks)` answers true to stop there. A damaged dump stops the scan (`refused`).
+Result<bool> scanSteps(const fs::path& input, StepScan& scan,
+                       const std::function<Result<bool>(std::int64_t, const StepRanks&)>& visit)
+{
     auto layout = dump::discoverDump(input);
     if (!layout)
         return layout.error();
     for (const Diagnostic& d : layout->diagnostics) {
         if (d.severity == Severity::Error)
-            result.inputDiagnostics.push_back(d);
+            scan.inputDiagnostics.push_back(d);
     }
     // Steps in ascending order (a folder without a step number first); in each, ranks by number.
     std::map<std::int64_t, std::vector<const dump::RankLocation*>> steps;
@@ -503,8 +524,7 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
                                                         "folder (its rank folders), a rank folder or a dump root");
 
     for (const auto& [stepNumber, locations] : steps) {
-        result.steps.push_back(locations.front()->stepLabel.empty() ? input.string()
-                                                                    : locations.front()->stepLabel);
+        scan.steps.push_back(locations.front()->stepLabel.empty() ? input.string() : locations.front()->stepLabel);
         std::map<int, const dump::RankLocation*> byRank;
         for (const dump::RankLocation* loc : locations) {
             const int rank = *rankNumber(*loc);
@@ -524,25 +544,41 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
         for (const auto& [rank, loc] : byRank) {
             auto& one = loaded[i++];
             if (!one) {
-                result.inputDiagnostics.push_back(one.error());
+                scan.inputDiagnostics.push_back(one.error());
                 continue;
             }
             const dump::LoadReport report = dump::loadReport(**one);
             if (!report.clean())
-                result.inputDiagnostics.insert(result.inputDiagnostics.end(), report.diagnostics.begin(), report.diagnostics.end());
+                scan.inputDiagnostics.insert(scan.inputDiagnostics.end(), report.diagnostics.begin(), report.diagnostics.end());
             ranks[rank] = *one;
         }
-        if (hasErrors(result.inputDiagnostics)) {
-            result.refused = true;
-            return result;
+        if (hasErrors(scan.inputDiagnostics)) {
+            scan.refused = true;
+            return true;
         }
+        auto stop = visit(stepNumber, ranks);
+        if (!stop)
+            return stop.error();
+        if (*stop)
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::path& outDir)
+{
+    OverflowCheckResult result;
+    StepScan scan;
+    auto scanned = scanSteps(input, scan, [&](std::int64_t stepNumber, const StepRanks& ranks) -> Result<bool> {
         std::vector<std::string> log;
         auto analysed = analyzeStep(ranks, &log);
         if (!analysed)
             return analysed.error();
         result.log.insert(result.log.end(), log.begin(), log.end());
         if (!*analysed)
-            continue;
+            return false;
         result.step = stepNumber >= 0 ? std::optional<std::int64_t>(stepNumber) : std::nullopt;
         std::error_code ec;
         fs::create_directories(outDir, ec);
@@ -553,8 +589,60 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
             return written.error();
         result.analyzeFile = *written;
         result.log.push_back("The analyze result is saved in: " + result.analyzeFile->string());
-        return result;
+        return true;
+    });
+    result.steps = std::move(scan.steps);
+    result.inputDiagnostics = std::move(scan.inputDiagnostics);
+    result.refused = scan.refused;
+    if (!scanned)
+        return scanned.error();
+    return result;
+}
+
+NanInfFlags nanInfOf(const dump::Entry& entry)
+{
+    const OpNode op { std::string(), 0, entry.value };
+    return NanInfFlags { op.inputAnomaly(), op.outputAnomaly() };
+}
+
+std::vector<AnomalyNode> anomalyChain(const StepRanks& ranks, int originRank, const std::string& originOp)
+{
+    std::vector<AnomalyNode> chain { AnomalyNode { originRank, originOp, true } };
+    for (const auto& [rank, dump] : ranks) {
+        if (rank == originRank)
+            continue;
+        for (const auto& [name, data] : opsOf(*dump)) {
+            if (!isIgnoredOp(name) && OpNode { std::string(name), rank, data }.outputAnomaly()) {
+                chain.push_back(AnomalyNode { rank, std::string(name), false });
+                break;
+            }
+        }
     }
+    return chain;
+}
+
+Result<FirstAnomalyResult> findFirstAnomaly(const fs::path& input)
+{
+    FirstAnomalyResult result;
+    StepScan scan;
+    auto scanned = scanSteps(input, scan, [&](std::int64_t stepNumber, const StepRanks& ranks) -> Result<bool> {
+        Analyzer analyzer(ranks, nullptr);
+        auto analysed = analyzer.run();
+        if (!analysed)
+            return analysed.error();
+        const auto found = analyzer.foundNodes();
+        if (!*analysed || found.empty())
+            return false;
+        FirstAnomaly anomaly;
+        anomaly.step = stepNumber >= 0 ? std::optional<std::int64_t>(stepNumber) : std::nullopt;
+        anomaly.chain = anomalyChain(ranks, found.front().first, found.front().second);
+        result.anomaly = std::move(anomaly);
+        return true;
+    });
+    result.inputDiagnostics = std::move(scan.inputDiagnostics);
+    result.refused = scan.refused;
+    if (!scanned)
+        return scanned.error();
     return result;
 }
 

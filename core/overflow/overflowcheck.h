@@ -58,4 +58,50 @@ struct OverflowCheckResult
  */
 Result<OverflowCheckResult> runOverflowCheck(const std::filesystem::path& input, const std::filesystem::path& outDir);
 
+/// Whether an op's dumped inputs and outputs hold a NaN/Inf (`Max`/`Min` of the top-level items, as overflow_check
+/// reads them): what a viewer marks on a run's tree.
+struct NanInfFlags
+{
+    bool input = false;
+    bool output = false;
+};
+NanInfFlags nanInfOf(const dump::Entry& entry);
+
+/// One node of the first anomaly's chain across ranks (FirstAnomaly::chain).
+struct AnomalyNode
+{
+    int rank = 0;
+    std::string op;      ///< the dump.json key ("Torch.sqrt.0.forward")
+    bool origin = false; ///< the node overflow_check reports; the others are where the NaN/Inf reached each rank
+};
+
+/**
+ * @brief Where a run first went wrong, for a viewer (the GUI's one-run mode): the node overflow_check reports for the
+ * first step with an anomaly, and its chain across ranks.
+ *
+ * The chain is the origin, then for every other rank of that step the first op (in dump order) whose output holds a
+ * NaN/Inf: where the anomaly arrived there (through a communication op, usually). Ranks the NaN/Inf never reached
+ * are not in it. Steps are searched as runOverflowCheck searches them; nothing is written.
+ */
+struct FirstAnomaly
+{
+    std::optional<std::int64_t> step; ///< none: a step folder without a number
+    std::vector<AnomalyNode> chain;   ///< origin first, then the other ranks in ascending order
+    const AnomalyNode& origin() const { return chain.front(); }
+};
+
+/// The chain of `ranks` (one step) given the origin analyzeStep found; the origin first.
+std::vector<AnomalyNode> anomalyChain(const StepRanks& ranks, int originRank, const std::string& originOp);
+
+/// findFirstAnomaly's answer: the anomaly (none when the run has none) and the load step's findings.
+struct FirstAnomalyResult
+{
+    std::optional<FirstAnomaly> anomaly;
+    Diagnostics inputDiagnostics; ///< errors among them: the run was refused (`refused`)
+    bool refused = false;
+};
+
+/// The first anomaly of INPUT (step folder, rank folder or dump root), as runOverflowCheck finds it.
+Result<FirstAnomalyResult> findFirstAnomaly(const std::filesystem::path& input);
+
 } // namespace probescope::overflow

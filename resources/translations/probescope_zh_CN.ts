@@ -4311,4 +4311,276 @@
         <translation>比对内容</translation>
     </message>
 </context>
+<context>
+    <name>probescope::ui::AnomalyChainModel</name>
+    <message>
+        <source>origin: inputs finite, output NaN/Inf</source>
+        <translation>源头：输入有限，输出为 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>first NaN/Inf output on this rank</source>
+        <translation>本 rank 第一个输出 NaN/Inf 的节点</translation>
+    </message>
+    <message>
+        <source>Double-click (or O / P) to show %1 in rank %2's tree</source>
+        <translation>双击（或按 O / P）在 rank %2 的树中显示 %1</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>In the chain</source>
+        <translation>在链中的位置</translation>
+    </message>
+    <message>
+        <source>1st NaN</source>
+        <translation>首个 NaN</translation>
+    </message>
+    <message>
+        <source>The first NaN/Inf of the run (overflow_check): its inputs are finite, its output is not.</source>
+        <translation>本次运行的第一个 NaN/Inf（overflow_check）：输入有限，输出不是。</translation>
+    </message>
+    <message>
+        <source>NaN here</source>
+        <translation>NaN 到达</translation>
+    </message>
+    <message>
+        <source>Where the run's first NaN/Inf reached this rank: the first output with a NaN/Inf here.</source>
+        <translation>本次运行的第一个 NaN/Inf 到达本 rank 之处：本 rank 第一个含 NaN/Inf 的输出。</translation>
+    </message>
+    <message>
+        <source>NaN/Inf</source>
+        <translation>NaN/Inf</translation>
+    </message>
+    <message>
+        <source>Inputs and outputs hold NaN/Inf (Max/Min).</source>
+        <translation>输入和输出都含 NaN/Inf（Max/Min）。</translation>
+    </message>
+    <message>
+        <source>An output holds NaN/Inf (Max/Min); the inputs are finite.</source>
+        <translation>有输出含 NaN/Inf（Max/Min）；输入有限。</translation>
+    </message>
+    <message>
+        <source>in NaN/Inf</source>
+        <translation>输入 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>An input holds NaN/Inf (Max/Min); the outputs are finite.</source>
+        <translation>有输入含 NaN/Inf（Max/Min）；输出有限。</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::MainWindow</name>
+    <message>
+        <source>First NaN/Inf</source>
+        <translation>首个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>Where the run first produced a NaN/Inf (overflow_check) and where it reached each other rank; O goes to the origin, P along the chain</source>
+        <translation>本次运行首次产生 NaN/Inf 之处（overflow_check）及其到达其他各 rank 之处；O 跳到源头，P 沿链前进</translation>
+    </message>
+    <message>
+        <source>ProbeScope — %1 (one run)</source>
+        <translation>ProbeScope — %1（单次运行）</translation>
+    </message>
+    <message>
+        <source>Still looking for the first NaN/Inf of %1.</source>
+        <translation>仍在查找 %1 的第一个 NaN/Inf。</translation>
+    </message>
+    <message>
+        <source>Looking for the first NaN/Inf in %1…</source>
+        <translation>正在查找 %1 中的第一个 NaN/Inf…</translation>
+    </message>
+    <message>
+        <source>Cannot open the run</source>
+        <translation>无法打开该运行</translation>
+    </message>
+    <message>
+        <source>The opened run has no rank %1 in that step.</source>
+        <translation>打开的运行在该 step 中没有 rank %1。</translation>
+    </message>
+    <message>
+        <source>The NaN/Inf reached no other rank: the chain is the origin alone.</source>
+        <translation>NaN/Inf 未到达其他 rank：链中只有源头。</translation>
+    </message>
+    <message>
+        <source>P: along the NaN/Inf chain to rank %1, %2.</source>
+        <translation>P：沿 NaN/Inf 链到 rank %1，%2。</translation>
+    </message>
+    <message>
+        <source>One run: a dump is damaged, so the NaN/Inf search refused it (the Diagnostics tab says where).</source>
+        <translation>单次运行：有 dump 已损坏，NaN/Inf 查找拒绝了它（位置见“诊断”页）。</translation>
+    </message>
+    <message>
+        <source>One run: no NaN/Inf origin — no node has finite inputs and a NaN/Inf output (overflow_check finds no anomaly).</source>
+        <translation>单次运行：没有 NaN/Inf 源头——没有节点输入有限而输出为 NaN/Inf（overflow_check 未发现异常）。</translation>
+    </message>
+    <message>
+        <source>step %1 rank %2</source>
+        <translation>step %1 rank %2</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>First NaN/Inf (O): %1, %2 — its inputs are finite, its output is not</source>
+        <translation>首个 NaN/Inf（O）：%1，%2——输入有限，输出不是</translation>
+    </message>
+    <message>
+        <source>Choose the run's dump first (Dump of this run…) to open step %1's dump.</source>
+        <translation>请先选择该运行的 dump（“本运行的 dump…”），才能打开 step %1 的 dump。</translation>
+    </message>
+    <message>
+        <source>The run's dump has no step %1, rank %2.</source>
+        <translation>该运行的 dump 中没有 step %1、rank %2。</translation>
+    </message>
+    <message>
+        <source>The bench run's monitor folder</source>
+        <translation>标杆运行的 monitor 文件夹</translation>
+    </message>
+    <message>
+        <source>%1 holds no trends</source>
+        <translation>%1 中没有趋势数据</translation>
+    </message>
+    <message>
+        <source>Cannot open the bench run: %1</source>
+        <translation>无法打开标杆运行：%1</translation>
+    </message>
+    <message>
+        <source>Bench run %1 overlaid on the trends.</source>
+        <translation>标杆运行 %1 已叠加到趋势上。</translation>
+    </message>
+    <message numerus="yes">
+        <source>; it reached %n other rank(s) (P follows the chain)</source>
+        <translation>
+            <numerusform>；它到达了其他 %n 个 rank（P 沿链前进）</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::TrendGridModel</name>
+    <message>
+        <source>None</source>
+        <translation>None</translation>
+    </message>
+    <message>
+        <source>not in the db for this step and rank</source>
+        <translation>db 中没有该 step 和 rank 的数据</translation>
+    </message>
+    <message>
+        <source>step %1, rank %2: %3</source>
+        <translation>step %1，rank %2：%3</translation>
+    </message>
+    <message>
+        <source>bench run: %1</source>
+        <translation>标杆运行：%1</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>relative difference: %1</source>
+        <translation>相对差异：%1</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>step %1</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+</context>
+<context>
+    <name>probescope::ui::TrendView</name>
+    <message>
+        <source>step</source>
+        <translation>step</translation>
+    </message>
+    <message>
+        <source>The dump of this run</source>
+        <translation>本运行的 dump</translation>
+    </message>
+    <message>
+        <source>Compare with a &amp;bench run…</source>
+        <translation>与标杆运行比较(&amp;B)…</translation>
+    </message>
+    <message>
+        <source>Overlay another run's monitor folder or .trend.db (NPU run against bench run)</source>
+        <translation>叠加另一次运行的 monitor 文件夹或 .trend.db（NPU 运行对标杆运行）</translation>
+    </message>
+    <message>
+        <source>&amp;Dump of this run…</source>
+        <translation>本运行的 dump(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;Dump: %1</source>
+        <translation>dump(&amp;D)：%1</translation>
+    </message>
+    <message>
+        <source>Choose the run's dump root, to go from a step to its dump</source>
+        <translation>选择该运行的 dump 根目录，以便从某个 step 跳到它的 dump</translation>
+    </message>
+    <message>
+        <source>Open the step's d&amp;ump</source>
+        <translation>打开该 step 的 dump(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Opens the selected cell's step and rank in the run's dump (also: double-click)</source>
+        <translation>在该运行的 dump 中打开所选单元格的 step 和 rank（也可双击）</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>Step</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <source>Metric</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source> — against the bench run &lt;b&gt;%1&lt;/b&gt;</source>
+        <translation> — 对比标杆运行 &lt;b&gt;%1&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source> (VPP stage %1)</source>
+        <translation> （VPP stage %1）</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>bench run, %1</source>
+        <translation>标杆运行，%1</translation>
+    </message>
+    <message>
+        <source>anomalies</source>
+        <translation>异常</translation>
+    </message>
+    <message numerus="yes">
+        <source>&amp;Anomalies (%n):</source>
+        <translation>
+            <numerusform>异常(&amp;A)（%n）：</numerusform>
+        </translation>
+    </message>
+</context>
 </TS>

@@ -19,6 +19,8 @@
 #include "ui/models/graphsides.h"
 #include "ui/views/graphview.h"
 
+#include "machineinfo.h"
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QScrollBar>
@@ -36,13 +38,7 @@ using namespace probescope::ui;
 
 namespace {
 
-/// This thread's CPU time in ms: on the shared 2-core machine wall time also holds other processes' turns.
-double cpuMs()
-{
-    timespec ts {};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
+using bench::threadCpuMs;
 
 double g_cpuStart = 0;
 
@@ -50,7 +46,7 @@ double g_cpuStart = 0;
 void restart(QElapsedTimer& t)
 {
     t.restart();
-    g_cpuStart = cpuMs();
+    g_cpuStart = threadCpuMs();
 }
 
 struct Figures
@@ -60,7 +56,7 @@ struct Figures
     void add(double v)
     {
         ms.push_back(v);
-        cpu.push_back(cpuMs() - g_cpuStart);
+        cpu.push_back(threadCpuMs() - g_cpuStart);
     }
     double cpuMedian() const
     {
@@ -189,11 +185,11 @@ int benchPair(const std::string& npuPath, const std::string& benchPath, int repe
     restart(t);
     const auto benchTree = benchTreeOf(**analysis);
     const double treeWall = since(t);
-    const double treeCpu = cpuMs() - g_cpuStart;
+    const double treeCpu = threadCpuMs() - g_cpuStart;
     restart(t);
     const auto sides = graphSidesFromAnalysis(**analysis, benchTree);
     const double sidesWall = since(t);
-    const double sidesCpu = cpuMs() - g_cpuStart;
+    const double sidesCpu = threadCpuMs() - g_cpuStart;
     std::size_t paired = 0;
     for (const GraphNode& n : sides->npu().nodes)
         paired += n.partner >= 0 ? 1 : 0;

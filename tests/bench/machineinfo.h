@@ -11,6 +11,7 @@
 
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,15 @@
 #include <vector>
 
 namespace probescope::bench {
+
+/// This thread's CPU time in ms: on the shared 2-core machine wall time also holds other processes' turns, so the
+/// GUI benchmarks check their 100 ms goals on it.
+inline double threadCpuMs()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 struct MachineInfo
 {

@@ -303,8 +303,8 @@ TEST(GraphFileJob, TrendDb)
     ui::TrendView view;
     view.setTable(o.trend);
     // info: steps 0..9, ranks [0], 31 modules, 130 targets.
-    EXPECT_EQ(view.grid()->rowCount(), 10);
-    EXPECT_EQ(view.grid()->columnCount(), 1);
+    EXPECT_EQ(view.grid()->model()->rowCount(), 10);
+    EXPECT_EQ(view.grid()->model()->columnCount(), 1);
     EXPECT_EQ(view.moduleBox()->count(), 31);
     // Each shown cell is the table's value for that (step, rank, target, metric).
     const graph::TrendTable& t = *o.trend;
@@ -318,9 +318,8 @@ TEST(GraphFileJob, TrendDb)
         EXPECT_DOUBLE_EQ(*shown, *norm);
     }
     const auto row = static_cast<int>(std::find(t.steps.begin(), t.steps.end(), v.step) - t.steps.begin());
-    ASSERT_NE(view.grid()->item(row, 0), nullptr);
     if (norm) {
-        EXPECT_EQ(view.grid()->item(row, 0)->text(), QString::number(*norm, 'g', 6));
+        EXPECT_EQ(view.grid()->model()->index(row, 0).data().toString(), QString::number(*norm, 'g', 6));
     }
 }
 

@@ -17,6 +17,19 @@
 
 namespace probescope::ui {
 
+/// One of a monitor run's anomalies (its anomaly_detected/ folder, in anomaly_processor's order), placed in the
+/// trend table: the target and metric it names.
+struct TrendAnomaly
+{
+    std::int64_t rank = 0;
+    std::int64_t step = 0;
+    std::int64_t microStep = 0;
+    std::int64_t vppStage = 0;
+    std::string target; ///< "layers.0.self_attention.input" (its tag_name without vpp, call and rank)
+    std::string metric; ///< "actv"
+    std::string message;
+};
+
 /// What opening a graph file gave: a graph file (with each graph's summary), a trend table, or the error.
 struct GraphFileOutcome
 {
@@ -24,12 +37,29 @@ struct GraphFileOutcome
     std::shared_ptr<const graph::GraphFile> graphs;
     std::vector<graph::GraphSummary> summaries; ///< one per graphs->graphs entry
     std::shared_ptr<const graph::TrendTable> trend;
+    /// A monitor folder opened directly: its anomalies (empty without anomaly_detected/) and what converting it
+    /// warned about.
+    std::vector<TrendAnomaly> anomalies;
+    Diagnostics warnings;
     std::optional<Diagnostic> error; ///< set when neither could be read (or the open was cancelled)
     bool cancelled = false;
 };
 
 /// True for the names the window opens as graph files (.vis.db, .vis, .trend.db).
 bool isGraphFilePath(const QString& path);
+/// True for a monitor output folder (monitor::isMonitorOutput): the window opens it as its trends.
+bool isMonitorFolder(const QString& path);
+
+/**
+ * @brief A monitor output folder as a trend table, with no conversion step for the user: msprobe's data2db
+ * (monitor::monitorToDb, steps as trained, --micro_step false, so a step is the dump's step) into a private
+ * temporary folder that is removed at once, read back by graph::readTrendDb; its anomaly_detected/ files in
+ * anomaly_processor's order (monitor::analyseAnomalies). The table's path names the folder.
+ */
+GraphFileOutcome openMonitorFolder(const std::filesystem::path& dir);
+
+/// anomaly_analyse.json's text (monitor::analyseAnomalies) as TrendAnomaly rows, in its order.
+std::vector<TrendAnomaly> trendAnomaliesOf(const std::string& analyseJson);
 bool isTrendDbPath(const QString& path);
 
 /// Reads the file to the end (blocking; GraphFileJob calls it on a worker thread). A .vis.db is read without its

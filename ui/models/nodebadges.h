@@ -32,7 +32,7 @@ class NodeBadgeDelegate : public TreeBranchDelegate
 {
     Q_OBJECT
 public:
-    enum Source : int { FreeBenchmark, RunUt, SourceCount }; ///< also the left-to-right order
+    enum Source : int { FreeBenchmark, RunUt, NanInf, SourceCount }; ///< also the left-to-right order
 
     explicit NodeBadgeDelegate(QObject* parent = nullptr);
 

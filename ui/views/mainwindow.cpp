@@ -18,6 +18,7 @@
 #include "ui/models/nodebadges.h"
 #include "ui/models/nodesearch.h"
 #include "ui/models/rankoverviewmodel.h"
+#include "ui/models/runanomalymodel.h"
 #include "ui/models/treerowsmodel.h"
 #include "ui/views/comparetreeview.h"
 #include "ui/views/graphview.h"
@@ -134,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildCentral();
     buildStatusBar();
     buildGraphFileViews(); // issue 27: mainwindowgraph.cpp
+    buildRunViews();       // issue 34: mainwindowrun.cpp
     buildGraphView(); // issue 27: the graph beside the tree, manual matching (mainwindowmatching.cpp)
     setFocusChain();
     applySettings();
@@ -527,6 +529,7 @@ void MainWindow::retranslate()
     m_emptyDemo->setText(tr("Open demo"));
     m_emptyRecentLabel->setText(tr("&Recent pairs:"));
     retranslateGraphFile();
+    retranslateRun();
     m_tabs->setTabText(0, tr("Details"));
     m_tabs->setTabText(1, tr("Metric plot"));
     m_tabs->setTabText(2, tr("Across steps/ranks"));
@@ -686,9 +689,12 @@ void MainWindow::closeShownInput()
     m_stepBox->setEnabled(false);
     m_rankBox->setEnabled(false);
     m_pairLabel->setText(QString());
-    if (const int at = m_tabs->indexOf(m_trendView); at >= 0)
-        m_tabs->removeTab(at);
-    m_trendView->hide();
+    // A run's dump opened from its trends keeps the trends beside it (mainwindowrun.cpp).
+    if (!m_keepTrend) {
+        if (const int at = m_tabs->indexOf(m_trendView); at >= 0)
+            m_tabs->removeTab(at);
+        m_trendView->hide();
+    }
     if (const int at = m_tabs->indexOf(m_freeBench); at >= 0)
         m_tabs->removeTab(at);
     m_freeBench->clear();
@@ -701,6 +707,13 @@ void MainWindow::closeShownInput()
     m_graphAnalysis.reset();
     m_graphPending.reset();
     m_graph->clear();
+    // One run's state (mainwindowrun.cpp): openRun sets it again after opening.
+    m_runMode = false;
+    m_runAnomaly.reset();
+    m_chainModel->setAnomaly(nullptr);
+    if (const int at = m_tabs->indexOf(m_chainView); at >= 0)
+        m_tabs->removeTab(at);
+    m_chainView->hide();
     m_leftStack->setCurrentWidget(m_emptyState);
     m_tabs->setVisible(true);
     m_tabs->setCurrentWidget(m_detail);
@@ -735,6 +748,10 @@ void MainWindow::updateInputActions()
     m_firstFailure->setEnabled(pair || graphFile);
     m_toOrigin->setEnabled(job);
     m_toPeer->setEnabled(job && isMultiRank());
+    if (m_runMode) {
+        m_toOrigin->setEnabled(pair);
+        m_toPeer->setEnabled(pair);
+    }
     m_expandAll->setEnabled(pair || graphFile);
     m_collapseAll->setEnabled(pair || graphFile);
 }
@@ -747,6 +764,12 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     // One folder holding free_benchmark.csv (a free benchmark run needs no bench): its results alone.
     if (bench.isEmpty() && openFreeBenchmarkOnly(npu))
         return true;
+    // One dump folder alone (issue 34): the run on its own, landing on its first NaN/Inf (mainwindowrun.cpp); a
+    // monitor folder opens as its trends (mainwindowgraph.cpp).
+    if (bench.isEmpty() && isMonitorFolder(npu))
+        return openGraphFile(npu);
+    if (bench.isEmpty() && isRunInput(npu) && pairProblem(npu, npu).isEmpty())
+        return openRun(npu);
     // Discovery first, as the Open pair dialog shows it: a side it refuses or finds ambiguous (two dumps at one
     // step and rank) is refused here with its reason, whichever way it came (dialog, drop, recent pair,
     // command line), and never reaches the planner.
@@ -1132,6 +1155,8 @@ QString MainWindow::firstFailureLine() const
 {
     if (!m_analysis)
         return {};
+    if (m_runMode)
+        return runLine();
     const compare::FirstFailure& f = m_analysis->firstFailure;
     QString line;
     if (f.found)
@@ -1298,6 +1323,8 @@ bool MainWindow::selectFirstFailure()
 {
     if (isGraphFileShown())
         return m_graphPanel->selectFirstFailure();
+    if (m_runMode) // one run: its first NaN/Inf, when this pair shows it
+        return m_runAnomaly && jumpToRunOrigin();
     if (!m_analysis || m_analysis->firstFailure.key.empty())
         return false;
     selectNode(m_analysis->firstFailure.node);
@@ -1513,6 +1540,8 @@ void MainWindow::showNodeInPair(int pairIndex, const QString& key)
 
 bool MainWindow::jumpToOrigin()
 {
+    if (m_runMode)
+        return jumpToRunOrigin();
     const int row = m_overviewModel->originRow();
     if (!m_plan || row < 0) {
         say([=, this] { return tr("No job origin yet: the rank overview has found no failing pair so far."); });
@@ -1526,6 +1555,8 @@ bool MainWindow::jumpToOrigin()
 
 bool MainWindow::jumpToPeerRank()
 {
+    if (m_runMode && jumpToRunPeer())
+        return true;
     const QString key = selectedNodeKey();
     if (!m_plan || m_pairIndex < 0 || !job::isCommunicationKey(key.toStdString())) {
         say([=, this] { return tr("Select a communication node (Distributed.*) to jump to another rank's."); });

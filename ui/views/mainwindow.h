@@ -33,6 +33,9 @@ class QTabWidget;
 namespace probescope::graph {
 struct GraphFile;
 }
+namespace probescope::overflow {
+struct FirstAnomaly;
+}
 
 namespace probescope::ui {
 
@@ -66,6 +69,8 @@ class GraphFileJob;
 class GraphFilePanel;
 class TrendView;
 class GraphView;
+class AnomalyChainModel;
+class BackgroundTask;
 
 /**
  * @brief The ProbeScope main window: open an NPU and a bench dump, browse the construct tree coloured
@@ -157,6 +162,22 @@ public:
     TrendView* trendView() const { return m_trendView; }
     /// What the scripted mode prints for an opened graph or trend file (one line per graph); empty otherwise.
     QStringList graphFileReport() const;
+    // ---- One run on its own (issue 34; mainwindowrun.cpp) ----
+    /// Opens one run without a bench (a dump root, step, rank folder or dump.json, any version): its tree with each
+    /// node's statistics (the run against itself, so every view of a pair works), NaN/Inf nodes badged, the
+    /// step x rank map, landing on the run's first NaN/Inf (core/overflow: the first step with one) with its chain
+    /// across ranks (O: the origin, P: the chain's next rank). openInputs() comes here for one dump folder.
+    bool openRun(const QString& path);
+    bool isRunShown() const { return m_runMode; }
+    /// The run's first NaN/Inf and its chain; nullptr while searching or when the run has none.
+    const overflow::FirstAnomaly* runAnomaly() const { return m_runAnomaly.get(); }
+    AnomalyChainModel* anomalyChain() const { return m_chainModel; }
+    QTableView* anomalyChainView() const { return m_chainView; }
+    bool isRunSearching() const;
+    /// The trend view's bench run (NPU run against bench run): a monitor folder or a .trend.db, read in the
+    /// background; trendBenchLoaded follows.
+    void openTrendBench(const QString& path);
+
     // The graph view and manual matching (issue 27; mainwindowmatching.cpp).
     GraphView* graphView() const { return m_graph; }
     /// View → Graph view: the NPU and bench graphs beside the tree.
@@ -188,6 +209,8 @@ signals:
     void overviewFinished();
     /// The graph view's sides were made for what is shown (isGraphViewReady() is true now).
     void graphViewUpdated();
+    /// openTrendBench() ended: the bench run is overlaid (ok) or could not be read (the status line says why).
+    void trendBenchLoaded(bool ok);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -287,6 +310,17 @@ private:
     void matchInGraph(std::uint32_t npu, std::uint32_t bench, bool withChildren);
     void unmatchInGraph(std::uint32_t npu, bool withChildren);
     void retranslateGraph();
+    // One run (mainwindowrun.cpp).
+    void buildRunViews();
+    void retranslateRun();
+    void onRunSearched();
+    void updateRunBadges();
+    /// Shows the chain's row `row` (its rank's pair, its node); false when there is none.
+    bool showChainRow(int row);
+    bool jumpToRunOrigin();
+    /// P on a node of the chain: the chain's next rank (cyclically); false when the selection is not on it.
+    bool jumpToRunPeer();
+    QString runLine() const;
     /// `settings` with pair `pairIndex`'s manual matches (CompareSettings::manualMatches), if it has any.
     CompareSettings withManualMatches(CompareSettings settings, int pairIndex) const;
 
@@ -413,6 +447,21 @@ private:
     QSize m_sizeBeforeGraph; ///< the window's size before the graph view was turned on
     QSize m_sizeWithGraph;   ///< and right after (a window resized since is not shrunk back)
     void updateGraphViewFromFile();
+
+    // One run (mainwindowrun.cpp).
+    bool m_runMode = false;
+    QString m_runPath;
+    QString m_runSearchError;
+    std::shared_ptr<const overflow::FirstAnomaly> m_runAnomaly;
+    std::shared_ptr<const overflow::FirstAnomaly> m_runFound; ///< the search's answer, taken by onRunSearched
+    bool m_runRefused = false;
+    AnomalyChainModel* m_chainModel = nullptr;
+    QTableView* m_chainView = nullptr;
+    BackgroundTask* m_runTask = nullptr;
+    bool m_keepTrend = false; ///< closeShownInput leaves the Trend tab (a step's dump opened from it)
+    std::optional<std::pair<std::int64_t, std::int64_t>> m_runPendingCell; ///< (step, rank) to show once open
+    void showTrendStepDump(qint64 step, qint64 rank);
+    void chooseTrendBench();
 };
 
 } // namespace probescope::ui

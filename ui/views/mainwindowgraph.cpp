@@ -141,6 +141,7 @@ void MainWindow::onGraphFileLoaded()
     rememberPair(path, QString()); // File → Recent opens it again (graph files were missing there)
     if (o.trend) {
         m_trendView->setTable(o.trend);
+        m_trendView->setAnomalies(o.anomalies); // a monitor folder's anomaly_detected/ (issue 34)
         if (m_tabs->indexOf(m_trendView) < 0)
             m_tabs->insertTab(m_tabs->indexOf(m_rankPanel) + 1, m_trendView, QString());
         retranslate();

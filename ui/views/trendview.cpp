@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/views/trendview.h"
 
+#include "ui/inspect/plotstyle.h"
+#include "ui/models/trendgridmodel.h"
+
 #include <QComboBox>
 #include <QEvent>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
-#include <QTableWidget>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTreeWidget>
 #include <QVBoxLayout>
+
+#include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,16 +34,15 @@ QString toQ(const std::string& s)
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
-/// The statistic's column of the db (a db without it shows empty cells).
-std::optional<double> pick(const graph::TrendTable& table, const graph::TrendValue& v, TrendView::Statistic s)
+const char* statisticName(TrendView::Statistic s)
 {
     switch (s) {
-    case TrendView::Statistic::Norm: return table.stat(v, "norm");
-    case TrendView::Statistic::Max: return table.stat(v, "max");
-    case TrendView::Statistic::Min: return table.stat(v, "min");
-    case TrendView::Statistic::Mean: return table.stat(v, "mean");
+    case TrendView::Statistic::Norm: return "norm";
+    case TrendView::Statistic::Max: return "max";
+    case TrendView::Statistic::Min: return "min";
+    case TrendView::Statistic::Mean: return "mean";
     }
-    return std::nullopt;
+    return "norm";
 }
 
 } // namespace
@@ -41,6 +51,7 @@ TrendView::TrendView(QWidget* parent)
     : QWidget(parent)
 {
     setObjectName("trendView");
+    m_model = new TrendGridModel(this);
     auto* layout = new QVBoxLayout(this);
     m_header = new QLabel(this);
     m_header->setWordWrap(true);
@@ -55,7 +66,11 @@ TrendView::TrendView(QWidget* parent)
     m_target = new QComboBox(this);
     m_target->setObjectName("trendTarget");
     m_metric = new QComboBox(this);
+    m_metric->setObjectName("trendMetric");
     m_stat = new QComboBox(this);
+    m_stat->setObjectName("trendStatistic");
+    for (QComboBox* box : { m_module, m_target })
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_moduleLabel->setBuddy(m_module);
     m_targetLabel->setBuddy(m_target);
     m_metricLabel->setBuddy(m_metric);
@@ -71,10 +86,55 @@ TrendView::TrendView(QWidget* parent)
     form->setColumnStretch(1, 1);
     form->setColumnStretch(3, 1);
     layout->addLayout(form);
-    m_grid = new QTableWidget(this);
+    auto* buttons = new QHBoxLayout;
+    m_benchButton = new QPushButton(this);
+    m_dumpButton = new QPushButton(this);
+    m_stepButton = new QPushButton(this);
+    buttons->addWidget(m_benchButton);
+    buttons->addWidget(m_dumpButton);
+    buttons->addWidget(m_stepButton);
+    buttons->addStretch(1);
+    layout->addLayout(buttons);
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    m_grid = new QTableView(split);
     m_grid->setObjectName("trendGrid");
+    m_grid->setModel(m_model);
     m_grid->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    layout->addWidget(m_grid, 1);
+    m_grid->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_grid->verticalHeader()->setDefaultSectionSize(m_grid->fontMetrics().height() + 6);
+    // Uniform rows and fixed column widths: a 1,000-step grid lays out without measuring each cell.
+    m_grid->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_grid->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_grid->horizontalHeader()->setDefaultSectionSize(96);
+    m_plot = plotstyle::makePlot(split, tr("step"), &m_plotTitle);
+    m_plot->setObjectName("trendPlot");
+    m_plot->setMinimumHeight(140);
+    {
+        // Steps are whole numbers: ticks on multiples of 1 (10, 100... on long runs), never at 0.5.
+        QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+        ticker->setTickStep(1.0);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        m_plot->xAxis->setTicker(ticker);
+    }
+    auto* anomalyBox = new QWidget(split);
+    auto* anomalyLayout = new QVBoxLayout(anomalyBox);
+    anomalyLayout->setContentsMargins(0, 0, 0, 0);
+    m_anomalyLabel = new QLabel(anomalyBox);
+    m_anomalyList = new QTreeWidget(anomalyBox);
+    m_anomalyList->setObjectName("trendAnomalies");
+    m_anomalyList->setRootIsDecorated(false);
+    m_anomalyList->setUniformRowHeights(true);
+    m_anomalyList->setColumnCount(5);
+    m_anomalyLabel->setBuddy(m_anomalyList);
+    anomalyLayout->addWidget(m_anomalyLabel);
+    anomalyLayout->addWidget(m_anomalyList);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 2);
+    split->setSizes({ 300, 260, 180 });
+    layout->addWidget(split, 1);
+
     connect(m_module, &QComboBox::currentIndexChanged, this, [this] {
         if (!m_filling)
             fillTargets();
@@ -84,7 +144,48 @@ TrendView::TrendView(QWidget* parent)
             if (!m_filling)
                 refresh();
         });
+    connect(m_grid->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
+        if (current.isValid() && current.column() != m_plotColumn) {
+            m_plotColumn = current.column();
+            replot();
+        }
+    });
+    connect(m_grid, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        if (m_table && index.isValid())
+            emit stepDumpRequested(m_table->steps[std::size_t(index.row())], m_table->ranks[std::size_t(index.column())]);
+    });
+    connect(m_stepButton, &QPushButton::clicked, this, [this] {
+        if (const auto cell = selectedCell())
+            emit stepDumpRequested(cell->first, cell->second);
+    });
+    connect(m_benchButton, &QPushButton::clicked, this, &TrendView::benchRequested);
+    connect(m_dumpButton, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("The dump of this run"), m_dumpFolder);
+        if (!dir.isEmpty())
+            setDumpFolder(dir);
+    });
+    connect(m_anomalyList, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+        if (item)
+            showAnomaly(m_anomalyList->indexOfTopLevelItem(item));
+    });
+    connect(m_anomalyList, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+        const int i = m_anomalyList->indexOfTopLevelItem(item);
+        if (i >= 0 && showAnomaly(i))
+            emit stepDumpRequested(m_anomalies[std::size_t(i)].step, m_anomalies[std::size_t(i)].rank);
+    });
     retranslate();
+}
+
+TrendView::~TrendView() = default;
+
+const graph::TrendTable* TrendView::table() const
+{
+    return m_table.get();
+}
+
+const graph::TrendTable* TrendView::benchTable() const
+{
+    return m_bench.get();
 }
 
 void TrendView::changeEvent(QEvent* event)
@@ -100,39 +201,112 @@ void TrendView::retranslate()
     m_targetLabel->setText(tr("&Slot:"));
     m_metricLabel->setText(tr("M&etric:"));
     m_statLabel->setText(tr("S&tatistic:"));
-    m_filling = true;
-    const int stat = std::max(0, m_stat->currentIndex());
-    m_stat->clear();
-    m_stat->addItems({ tr("norm"), tr("max"), tr("min"), tr("mean") });
-    m_stat->setCurrentIndex(stat);
-    m_filling = false;
+    m_benchButton->setText(tr("Compare with a &bench run…"));
+    m_benchButton->setToolTip(tr("Overlay another run's monitor folder or .trend.db (NPU run against bench run)"));
+    m_dumpButton->setText(m_dumpFolder.isEmpty() ? tr("&Dump of this run…")
+                                                 : tr("&Dump: %1").arg(QFileInfo(m_dumpFolder).fileName()));
+    m_dumpButton->setToolTip(m_dumpFolder.isEmpty() ? tr("Choose the run's dump root, to go from a step to its dump")
+                                                    : m_dumpFolder);
+    m_stepButton->setText(tr("Open the step's d&ump"));
+    m_stepButton->setToolTip(tr("Opens the selected cell's step and rank in the run's dump (also: double-click)"));
+    m_anomalyLabel->setText(tr("&Anomalies (%n):", nullptr, static_cast<int>(m_anomalies.size())));
+    m_anomalyList->setHeaderLabels({ tr("Step"), tr("Rank"), tr("Metric"), tr("Target"), tr("Message") });
+    m_model->retranslate();
     if (!m_table) {
         m_header->setText(tr("No .trend.db is open."));
         return;
     }
-    m_header->setText(tr("<b>%1</b> — msprobe data2db: %n step(s)", nullptr, static_cast<int>(m_table->steps.size()))
-                          .arg(QFileInfo(toQ(m_table->path)).fileName().toHtmlEscaped())
-                      + tr(" × %n rank(s)", nullptr, static_cast<int>(m_table->ranks.size()))
-                      + tr(" × %n module(s)", nullptr, static_cast<int>(m_table->modules.size())));
+    QString header = tr("<b>%1</b> — msprobe data2db: %n step(s)", nullptr, static_cast<int>(m_table->steps.size()))
+                         .arg(QFileInfo(toQ(m_table->path)).fileName().toHtmlEscaped())
+        + tr(" × %n rank(s)", nullptr, static_cast<int>(m_table->ranks.size()))
+        + tr(" × %n module(s)", nullptr, static_cast<int>(m_table->modules.size()));
+    if (m_bench)
+        header += tr(" — against the bench run <b>%1</b>").arg(QFileInfo(toQ(m_bench->path)).fileName().toHtmlEscaped());
+    m_header->setText(header);
     m_header->setToolTip(toQ(m_table->path));
-    refresh();
+    replot();
 }
 
 void TrendView::setTable(std::shared_ptr<const graph::TrendTable> table)
 {
     m_table = std::move(table);
+    m_bench.reset();
+    m_anomalies.clear();
+    m_anomalyList->clear();
+    m_model->setTables(m_table);
+    m_plotColumn = 0;
     m_filling = true;
     m_module->clear();
     m_metric->clear();
+    m_stat->clear();
     if (m_table) {
+        QStringList modules;
         for (const std::string& m : m_table->modules)
-            m_module->addItem(toQ(m));
+            modules << toQ(m);
+        m_module->addItems(modules);
         for (const std::string& m : m_table->metrics)
             m_metric->addItem(toQ(m));
+        // Whatever statistic columns the table has (msprobe's monitor dbs: min, max, norm, zeros, nans, mean...).
+        for (const std::string& s : m_table->statistics)
+            m_stat->addItem(toQ(s));
+        if (const auto norm = m_table->statisticIndex("norm"))
+            m_stat->setCurrentIndex(static_cast<int>(*norm));
     }
     m_filling = false;
     fillTargets();
     retranslate();
+}
+
+void TrendView::setBenchTable(std::shared_ptr<const graph::TrendTable> bench)
+{
+    m_bench = std::move(bench);
+    m_model->setBench(m_bench);
+    retranslate();
+}
+
+void TrendView::setAnomalies(std::vector<TrendAnomaly> anomalies)
+{
+    m_anomalies = std::move(anomalies);
+    m_anomalyList->clear();
+    QList<QTreeWidgetItem*> items;
+    for (const TrendAnomaly& a : m_anomalies) {
+        auto* item = new QTreeWidgetItem(QStringList { QString::number(a.step), QString::number(a.rank), toQ(a.metric),
+                                                       toQ(a.target), toQ(a.message) });
+        item->setToolTip(4, toQ(a.message));
+        items << item;
+    }
+    m_anomalyList->addTopLevelItems(items);
+    retranslate();
+}
+
+void TrendView::setDumpFolder(const QString& folder)
+{
+    m_dumpFolder = folder;
+    retranslate();
+}
+
+bool TrendView::showAnomaly(int i)
+{
+    if (!m_table || i < 0 || std::size_t(i) >= m_anomalies.size())
+        return false;
+    const TrendAnomaly& a = m_anomalies[std::size_t(i)];
+    const auto metric = std::find(m_table->metrics.begin(), m_table->metrics.end(), a.metric);
+    if (metric == m_table->metrics.end())
+        return false;
+    for (std::size_t t = 0; t < m_table->targets.size(); ++t) {
+        const graph::TrendTarget& target = m_table->targets[t];
+        if (target.name != a.target || target.vppStage != a.vppStage || target.microStep != a.microStep)
+            continue;
+        const QString statistic = m_stat->currentText();
+        if (!choose(static_cast<std::uint32_t>(t), static_cast<std::uint32_t>(metric - m_table->metrics.begin()), statistic))
+            return false;
+        if (m_anomalyList->currentItem() != m_anomalyList->topLevelItem(i)) {
+            const QSignalBlocker quiet(m_anomalyList);
+            m_anomalyList->setCurrentItem(m_anomalyList->topLevelItem(i));
+        }
+        return selectCell(a.step, a.rank);
+    }
+    return false;
 }
 
 void TrendView::fillTargets()
@@ -148,6 +322,8 @@ void TrendView::fillTargets()
             QString label = toQ(t.name.substr(std::min(t.name.size(), module.size() + 1)));
             if (label.isEmpty())
                 label = toQ(t.name);
+            if (t.vppStage != 0)
+                label += tr(" (VPP stage %1)").arg(t.vppStage);
             label += tr(" (micro step %1)").arg(t.microStep);
             m_target->addItem(label, static_cast<int>(i));
         }
@@ -158,109 +334,144 @@ void TrendView::fillTargets()
 
 bool TrendView::choose(std::uint32_t target, std::uint32_t metric, Statistic statistic)
 {
+    return choose(target, metric, QString::fromLatin1(statisticName(statistic)));
+}
+
+bool TrendView::choose(std::uint32_t target, std::uint32_t metric, const QString& statistic)
+{
     if (!m_table || target >= m_table->targets.size() || metric >= m_table->metrics.size())
+        return false;
+    const auto stat = m_table->statisticIndex(statistic.toStdString());
+    if (!stat)
         return false;
     // Several targets share a name (one per micro step and vpp stage): the index tells them apart.
     const int m = m_module->findText(toQ(graph::trendModuleOf(m_table->targets[target].name)));
     if (m < 0)
         return false;
-    m_filling = true;
-    m_module->setCurrentIndex(m);
-    m_filling = false;
-    fillTargets();
+    if (m != m_module->currentIndex()) {
+        m_filling = true;
+        m_module->setCurrentIndex(m);
+        m_filling = false;
+        fillTargets();
+    }
     const int t = m_target->findData(static_cast<int>(target));
     if (t < 0)
         return false;
     m_filling = true;
     m_target->setCurrentIndex(t);
     m_metric->setCurrentIndex(static_cast<int>(metric));
-    m_stat->setCurrentIndex(static_cast<int>(statistic));
+    m_stat->setCurrentIndex(static_cast<int>(*stat));
     m_filling = false;
     refresh();
     return true;
 }
 
+std::uint32_t TrendView::currentTarget() const
+{
+    return static_cast<std::uint32_t>(m_target->currentData().toInt());
+}
+
+std::uint32_t TrendView::currentMetric() const
+{
+    return static_cast<std::uint32_t>(std::max(0, m_metric->currentIndex()));
+}
+
+std::size_t TrendView::currentStatistic() const
+{
+    return static_cast<std::size_t>(std::max(0, m_stat->currentIndex()));
+}
+
+bool TrendView::selectCell(std::int64_t step, std::int64_t rank)
+{
+    const int row = m_model->rowOfStep(step);
+    const int column = m_model->columnOfRank(rank);
+    if (row < 0 || column < 0)
+        return false;
+    const QModelIndex index = m_model->index(row, column);
+    m_grid->setCurrentIndex(index);
+    m_grid->scrollTo(index, QAbstractItemView::PositionAtCenter);
+    if (m_plotColumn != column) {
+        m_plotColumn = column;
+        replot();
+    }
+    return true;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> TrendView::selectedCell() const
+{
+    const QModelIndex index = m_grid->currentIndex();
+    if (!m_table || !index.isValid())
+        return std::nullopt;
+    return std::pair { m_table->steps[std::size_t(index.row())], m_table->ranks[std::size_t(index.column())] };
+}
+
 std::optional<double> TrendView::value(std::int64_t step, std::int64_t rank) const
 {
-    if (!m_table || m_target->currentIndex() < 0 || m_metric->currentIndex() < 0)
-        return std::nullopt;
-    const auto target = static_cast<std::uint32_t>(m_target->currentData().toInt());
-    const auto metric = static_cast<std::uint32_t>(m_metric->currentIndex());
-    const auto stat = static_cast<Statistic>(std::max(0, m_stat->currentIndex()));
-    for (const graph::TrendValue& v : m_table->values)
-        if (v.step == step && v.rank == rank && v.target == target && v.metric == metric)
-            return pick(*m_table, v, stat);
-    return std::nullopt;
+    return m_model->value(m_model->rowOfStep(step), m_model->columnOfRank(rank));
 }
 
 void TrendView::refresh()
 {
-    m_grid->clear();
-    if (!m_table) {
-        m_grid->setRowCount(0);
-        m_grid->setColumnCount(0);
+    if (!m_table || m_target->currentIndex() < 0 || m_metric->currentIndex() < 0 || m_stat->currentIndex() < 0) {
+        m_model->setSlice(0, 0, std::numeric_limits<std::size_t>::max());
+        replot();
         return;
     }
-    const auto& steps = m_table->steps;
-    const auto& ranks = m_table->ranks;
-    m_grid->setRowCount(static_cast<int>(steps.size()));
-    m_grid->setColumnCount(static_cast<int>(ranks.size()));
-    QStringList rowNames;
-    for (const std::int64_t s : steps)
-        rowNames << tr("step %1").arg(s);
-    QStringList columnNames;
-    for (const std::int64_t r : ranks)
-        columnNames << tr("rank %1").arg(r);
-    m_grid->setVerticalHeaderLabels(rowNames);
-    m_grid->setHorizontalHeaderLabels(columnNames);
-    if (m_target->currentIndex() < 0 || m_metric->currentIndex() < 0)
+    m_model->setSlice(currentTarget(), currentMetric(), currentStatistic());
+    replot();
+}
+
+void TrendView::replot()
+{
+    m_plot->clearGraphs();
+    m_plot->clearItems();
+    if (!m_table || m_model->columnCount() == 0 || m_target->currentIndex() < 0) {
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
-    const auto target = static_cast<std::uint32_t>(m_target->currentData().toInt());
-    const auto metric = static_cast<std::uint32_t>(m_metric->currentIndex());
-    const auto stat = static_cast<Statistic>(std::max(0, m_stat->currentIndex()));
-    // One pass over the table (sorted by step, rank, target, metric): the cells of this slot and metric.
-    std::vector<std::optional<double>> cells(steps.size() * ranks.size());
-    std::vector<bool> present(cells.size(), false);
-    double lo = std::numeric_limits<double>::infinity();
-    double hi = -lo;
-    for (const graph::TrendValue& v : m_table->values) {
-        if (v.target != target || v.metric != metric)
-            continue;
-        const auto s = std::lower_bound(steps.begin(), steps.end(), v.step) - steps.begin();
-        const auto r = std::lower_bound(ranks.begin(), ranks.end(), v.rank) - ranks.begin();
-        const std::size_t at = static_cast<std::size_t>(s) * ranks.size() + static_cast<std::size_t>(r);
-        cells[at] = pick(*m_table, v, stat);
-        present[at] = true;
-        if (cells[at] && std::isfinite(*cells[at])) {
-            lo = std::min(lo, *cells[at]);
-            hi = std::max(hi, *cells[at]);
-        }
     }
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-        for (std::size_t r = 0; r < ranks.size(); ++r) {
-            const std::size_t at = s * ranks.size() + r;
-            auto* item = new QTableWidgetItem;
-            if (!present[at]) {
-                item->setText(QString());
-                item->setToolTip(tr("not in the db for this step and rank"));
-            } else if (!cells[at]) {
-                item->setText(tr("None"));
-            } else {
-                const double x = *cells[at];
-                item->setText(QString::number(x, 'g', 6));
-                QColor shade(0xFF, 0x70, 0x4D); // msprobe's error colour for a non-finite value
-                if (std::isfinite(x)) {
-                    const double f = hi > lo ? (x - lo) / (hi - lo) : 0.0;
-                    // White to msprobe's warning orange: the largest value of the column of steps stands out.
-                    shade = QColor::fromRgbF(1.0f, static_cast<float>(1.0 - 0.25 * f), static_cast<float>(1.0 - 0.6 * f));
-                }
-                item->setBackground(shade);
-                item->setForeground(QColor(Qt::black));
+    const int column = std::clamp(m_plotColumn, 0, m_model->columnCount() - 1);
+    const auto series = [&](bool bench, const QColor& color, Qt::PenStyle style, const QString& name) {
+        const auto values = m_model->column(column, bench);
+        QVector<double> xs;
+        QVector<double> ys;
+        xs.reserve(static_cast<qsizetype>(values.size()));
+        ys.reserve(static_cast<qsizetype>(values.size()));
+        for (std::size_t r = 0; r < values.size(); ++r) {
+            if (values[r] && std::isfinite(*values[r])) {
+                xs << static_cast<double>(m_table->steps[r]);
+                ys << *values[r];
             }
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_grid->setItem(static_cast<int>(s), static_cast<int>(r), item);
+        }
+        QCPGraph* g = m_plot->addGraph();
+        g->setName(name);
+        g->setPen(QPen(color, 1.6, style));
+        g->setData(xs, ys, true);
+        return !xs.isEmpty();
+    };
+    const QString what = m_stat->currentText() + QStringLiteral(" · ") + m_metric->currentText();
+    const QString rank = tr("rank %1").arg(m_table->ranks[std::size_t(column)]);
+    series(false, plotstyle::seriesColor(0), Qt::SolidLine, tr("%1, %2").arg(what, rank));
+    if (m_bench)
+        series(true, plotstyle::seriesColor(1), Qt::DashLine, tr("bench run, %1").arg(rank));
+    // The listed anomalies of this slot and rank, as red marks on the line.
+    QCPGraph* marks = m_plot->addGraph();
+    marks->setName(tr("anomalies"));
+    marks->setLineStyle(QCPGraph::lsNone);
+    marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(0xD9, 0x36, 0x1E), 8));
+    if (m_target->currentIndex() >= 0) {
+        const graph::TrendTarget& t = m_table->targets[currentTarget()];
+        const std::string& metric = m_table->metrics[currentMetric()];
+        for (const TrendAnomaly& a : m_anomalies) {
+            if (a.rank != m_table->ranks[std::size_t(column)] || a.metric != metric || a.target != t.name
+                || a.microStep != t.microStep || a.vppStage != t.vppStage)
+                continue;
+            if (const auto v = m_model->value(m_model->rowOfStep(a.step), column); v && std::isfinite(*v))
+                marks->addData(static_cast<double>(a.step), *v);
         }
     }
+    m_plot->legend->setVisible(true);
+    m_plot->rescaleAxes();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QStringList TrendView::report() const
@@ -269,8 +480,12 @@ QStringList TrendView::report() const
     if (!m_table)
         return lines;
     QStringList steps;
-    for (const std::int64_t s : m_table->steps)
-        steps << QString::number(s);
+    if (m_table->steps.size() <= 32) {
+        for (const std::int64_t s : m_table->steps)
+            steps << QString::number(s);
+    } else {
+        steps << QString::number(m_table->steps.front()) << QStringLiteral("…") << QString::number(m_table->steps.back());
+    }
     QStringList ranks;
     for (const std::int64_t r : m_table->ranks)
         ranks << QString::number(r);
@@ -283,6 +498,14 @@ QStringList TrendView::report() const
                  .arg(m_table->targets.size())
                  .arg(metrics.join(' '))
                  .arg(m_table->values.size());
+    if (!m_anomalies.empty())
+        lines << QStringLiteral("anomalies: %1, first at step %2 rank %3: %4 %5")
+                     .arg(m_anomalies.size())
+                     .arg(m_anomalies.front().step)
+                     .arg(m_anomalies.front().rank)
+                     .arg(toQ(m_anomalies.front().metric), toQ(m_anomalies.front().target));
+    if (m_bench)
+        lines << QStringLiteral("bench: %1").arg(toQ(m_bench->path));
     return lines;
 }
 

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// One run on its own (issue 34): where it first went wrong, as core/overflow finds it, for the window's tree badges
+// and the chain list (docs/gui.md, "One run").
+
+#include "core/overflow/overflowcheck.h"
+#include "core/tree/constructtree.h"
+#include "ui/models/nodebadges.h"
+
+#include <QAbstractTableModel>
+#include <QHash>
+
+#include <memory>
+#include <optional>
+
+namespace probescope::ui {
+
+/**
+ * @brief The first NaN/Inf of a run and its chain across ranks (overflow::FirstAnomaly), one row per rank: the rank,
+ * the node, and whether it is the origin or where the NaN/Inf reached that rank. Row 0 is the origin.
+ */
+class AnomalyChainModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column { RankColumn, NodeColumn, RoleColumn, ColumnCount };
+
+    explicit AnomalyChainModel(QObject* parent = nullptr);
+
+    /// nullptr: the run has no anomaly (or none is known yet).
+    void setAnomaly(std::shared_ptr<const overflow::FirstAnomaly> anomaly);
+    const overflow::FirstAnomaly* anomaly() const { return m_anomaly.get(); }
+    const overflow::AnomalyNode* nodeAt(int row) const;
+    /// The row of `rank`'s node, or -1.
+    int rowOfRank(int rank) const;
+    /// Headers and the role texts in the language in force.
+    void retranslate();
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::shared_ptr<const overflow::FirstAnomaly> m_anomaly;
+};
+
+/// A path the window opens as one run when it comes alone: a folder, or a dump file (dump.json, debug.json, a .pkl).
+/// msprobe's compare.json alone stays a pair (it names both sides).
+bool isRunInput(const QString& path);
+
+/// The badge colour of a NaN/Inf (msprobe's error red, as the trend view shades a non-finite value).
+QColor nanInfBadgeColor();
+
+/**
+ * @brief Badges for the nodes of `tree` (one rank's) whose dumped outputs hold a NaN/Inf ("NaN/Inf"; an input-only
+ * NaN/Inf is "in NaN/Inf", for a node that only received it), and "1st NaN" on the chain's node of `rank` in `step`
+ * when `anomaly` is of that step. The tooltip names the leaves (Max/Min) that hold them.
+ */
+QHash<quint32, NodeBadge> nanInfBadges(const tree::ConstructTree& tree, const dump::RankDump& dump,
+                                       const overflow::FirstAnomaly* anomaly, std::optional<std::int64_t> step,
+                                       int rank);
+
+} // namespace probescope::ui
