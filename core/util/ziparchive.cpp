@@ -275,9 +275,12 @@ Result<std::vector<std::string>> extractZip(const ZipReader& zip, const std::fil
         if (!pending)
             return zipError("zip.extract", path, path.string() + ": entry " + quotedName(name) + ": " + error);
         auto failure = zip.stream(entry, [&](std::string_view piece) -> std::optional<Diagnostic> {
-            if (!pending->write(piece))
-                return zipError("zip.extract", path, path.string() + ": entry " + quotedName(name) + ": cannot write "
-                                                         + target.string());
+            if (!pending->write(piece)) {
+                // finish() says why (a full disk), naming the output.
+                auto bad = pending->finish();
+                return zipError("zip.extract", path, path.string() + ": entry " + quotedName(name) + ": "
+                                                         + (bad ? bad->message : "cannot write " + target.string()));
+            }
             return std::nullopt;
         });
         if (failure)
@@ -341,6 +344,12 @@ Result<bool> writeZip(const std::filesystem::path& path, const std::vector<std::
         zip_file_set_mtime(archive, static_cast<zip_uint64_t>(index), when, 0);
         zip_file_set_external_attributes(archive, static_cast<zip_uint64_t>(index), 0, ZIP_OPSYS_UNIX,
                                          static_cast<zip_uint32_t>(S_IFREG | 0600) << 16);
+    }
+    // libzip writes the file itself: the full-disk seam of the output writers (outputfile.h) is asked here, as a
+    // real ENOSPC would make zip_close fail.
+    if (injectFullDisk(OutputStep::Write)) {
+        zip_discard(archive);
+        return zipError("zip.write", path, errnoText("cannot write", path, ENOSPC));
     }
     if (zip_close(archive) != 0) {
         const std::string why = zip_strerror(archive);
