@@ -35,17 +35,6 @@ void appendIndent(std::string& out, int level)
     out.append(static_cast<std::size_t>(level) * 4, ' ');
 }
 
-/// A float as json.dumps writes it: repr, and NaN / Infinity / -Infinity.
-void appendJsonFloat(std::string& out, double v)
-{
-    if (std::isnan(v))
-        out += "NaN";
-    else if (std::isinf(v))
-        out += v > 0 ? "Infinity" : "-Infinity";
-    else
-        appendPyFloatRepr(out, v);
-}
-
 /// msprobe's get_tensor_features through FmkAdp.process_tensor: float(x.max()) etc., non-float and float64
 /// tensors in float32 first.
 void appendFeatures(std::string& out, at::Tensor tensor, int level)
@@ -68,7 +57,7 @@ void appendFeatures(std::string& out, at::Tensor tensor, int level)
         out += '"';
         out += name;
         out += "\": ";
-        appendJsonFloat(out, value.item<double>());
+        appendPyJsonFloat(out, value.item<double>());
     }
     appendIndent(out, level);
     out += '}';
@@ -86,7 +75,7 @@ std::string keyText(const c10::IValue& key)
         return key.toBool() ? "true" : "false";
     if (key.isDouble()) {
         std::string text;
-        appendJsonFloat(text, key.toDouble());
+        appendPyJsonFloat(text, key.toDouble());
         return text;
     }
     if (key.isNone())
