@@ -263,16 +263,6 @@ struct Dots
     }
 };
 
-void appendJsonNumber(std::string& out, double v)
-{
-    if (std::isnan(v))
-        out += "NaN";
-    else if (std::isinf(v))
-        out += v > 0 ? "Infinity" : "-Infinity";
-    else
-        appendPyFloatRepr(out, v);
-}
-
 void appendIntList(std::string& out, const std::vector<std::int64_t>& values, const std::string& indent)
 {
     if (values.empty()) {
@@ -447,12 +437,12 @@ std::string toJson(const CheckpointComparison& comparison)
         appendPyJsonString(out, m.name);
         out += ": {\n        \"l2\": ";
         if (m.l2)
-            appendJsonNumber(out, *m.l2);
+            appendPyJsonFloat(out, *m.l2);
         else
             out += "null";
         out += ",\n        \"cos\": ";
         if (m.cos)
-            appendJsonNumber(out, *m.cos);
+            appendPyJsonFloat(out, *m.cos);
         else
             out += "null";
         out += ",\n        \"numel\": ";

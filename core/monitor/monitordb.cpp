@@ -195,6 +195,12 @@ Result<ParsedCsv> parseCsv(const fs::path& path)
     out.records = splitCsvRecords(*text, false);
     if (out.records.empty())
         return out; // pandas: EmptyDataError; msprobe's batch fails. Nothing to read here.
+    // A quoted field that runs to the end of the file (a file cut short): pandas refuses the whole file ("EOF inside
+    // string") and msprobe loses its rank's batch with one log line, exit 0. ProbeScope says which file, exit 1,
+    // rather than a db silently without that rank's rows (docs/monitor.md).
+    if (out.records.back().unclosedQuote)
+        return makeError("monitor.csv-cut", SourceLocation { path.string(), std::nullopt, out.records.back().line, 0 },
+                         "a quoted field runs from this line to the end of the file (cut short?); nothing is written");
     const auto& header = out.records.front().fields;
     for (std::size_t c = 0; c < header.size(); ++c) {
         const std::string& h = header[c];

@@ -122,13 +122,7 @@ void dumpValue(std::string& out, const PyJson& value, int level)
         out += std::to_string(value.get<std::uint64_t>());
         return;
     case PyJson::value_t::number_float: {
-        const double v = value.get<double>();
-        if (std::isnan(v))
-            out += "NaN";
-        else if (std::isinf(v))
-            out += v > 0 ? "Infinity" : "-Infinity";
-        else
-            appendPyFloatRepr(out, v);
+        appendPyJsonFloat(out, value.get<double>());
         return;
     }
     default:

@@ -125,6 +125,16 @@ std::string pyFloatRepr(double v)
     return out;
 }
 
+void appendPyJsonFloat(std::string& out, double v)
+{
+    if (std::isnan(v))
+        out += "NaN";
+    else if (std::isinf(v))
+        out += v > 0 ? "Infinity" : "-Infinity";
+    else
+        appendPyFloatRepr(out, v);
+}
+
 namespace {
 
 void appendUnicodeEscape(std::string& out, std::uint32_t unit)

@@ -35,6 +35,9 @@ void appendPyFloatRepr(std::string& out, double v);
 /// pyFloatRepr as a string.
 std::string pyFloatRepr(double v);
 
+/// A float as Python's json.dumps writes it: repr, or the tokens NaN, Infinity, -Infinity.
+void appendPyJsonFloat(std::string& out, double v);
+
 /// Appends `s` (UTF-8) as Python's json.dumps(ensure_ascii=True) spells a str: quoted, `\"` `\\` `\n` `\r` `\t`
 /// `\b` `\f`, everything else outside ' '..'~' as \uXXXX of its code point (UTF-16 surrogate pairs above U+FFFF;
 /// invalid UTF-8 bytes as U+FFFD, which is what Python sees after decoding with errors="replace").

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -274,9 +275,12 @@ Result<std::vector<std::string>> extractZip(const ZipReader& zip, const std::fil
         if (!pending)
             return zipError("zip.extract", path, path.string() + ": entry " + quotedName(name) + ": " + error);
         auto failure = zip.stream(entry, [&](std::string_view piece) -> std::optional<Diagnostic> {
-            if (!pending->write(piece))
-                return zipError("zip.extract", path, path.string() + ": entry " + quotedName(name) + ": cannot write "
-                                                         + target.string());
+            if (!pending->write(piece)) {
+                // finish() says why (a full disk), naming the output.
+                auto bad = pending->finish();
+                return zipError("zip.extract", path, path.string() + ": entry " + quotedName(name) + ": "
+                                                         + (bad ? bad->message : "cannot write " + target.string()));
+            }
             return std::nullopt;
         });
         if (failure)
@@ -292,10 +296,11 @@ Result<std::vector<std::string>> extractZip(const ZipReader& zip, const std::fil
     return written;
 }
 
-Result<bool> writeZip(const std::filesystem::path& path, const std::vector<std::pair<std::string, std::string>>& entries)
+Result<bool> writeZip(const std::filesystem::path& path, const std::vector<std::pair<std::string, std::string>>& entries,
+                      ReplaceMode mode)
 {
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0)
+    if (mode == ReplaceMode::Never && ::lstat(path.c_str(), &st) == 0)
         return zipError("zip.write", path, path.string() + " already exists (nothing is replaced)");
     std::string error;
     auto temp = createTempBeside(path, ".zip", error);
@@ -340,6 +345,12 @@ Result<bool> writeZip(const std::filesystem::path& path, const std::vector<std::
         zip_file_set_external_attributes(archive, static_cast<zip_uint64_t>(index), 0, ZIP_OPSYS_UNIX,
                                          static_cast<zip_uint32_t>(S_IFREG | 0600) << 16);
     }
+    // libzip writes the file itself: the full-disk seam of the output writers (outputfile.h) is asked here, as a
+    // real ENOSPC would make zip_close fail.
+    if (injectFullDisk(OutputStep::Write)) {
+        zip_discard(archive);
+        return zipError("zip.write", path, errnoText("cannot write", path, ENOSPC));
+    }
     if (zip_close(archive) != 0) {
         const std::string why = zip_strerror(archive);
         zip_discard(archive);
@@ -349,11 +360,64 @@ Result<bool> writeZip(const std::filesystem::path& path, const std::vector<std::
         ::fsync(fd);
         ::close(fd);
     }
-    if (auto failure = renameNoReplace(*temp, path))
+    if (mode == ReplaceMode::Allowed) {
+        // The caller's own pack, rewritten with more entries (ConfigChecker's steps): the move replaces it at once.
+        if (::rename(temp->c_str(), path.c_str()) != 0)
+            return zipError("zip.write", path, errnoText("cannot write", path, errno));
+    } else if (auto failure = renameNoReplace(*temp, path)) {
         return zipError("zip.write", path, failure->nameTaken ? path.string() + " already exists (nothing is replaced)"
                                                               : failure->message);
+    }
     cleanup.file.clear();
     return true;
+}
+
+Result<bool> appendToZip(const std::filesystem::path& path,
+                         const std::vector<std::pair<std::string, std::string>>& entries, const ZipLimits& limits)
+{
+    // Every process of a job (a rank) adds its entries to the one pack, as msprobe's create_file_in_zip does under
+    // flock. The lock is on the folder: the zip itself is replaced by each rewrite, so a lock on it would not
+    // exclude a process that opened the new file.
+    const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    const int lockFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lockFd < 0)
+        return zipError("zip.write", path, errnoText("cannot open the folder of", path, errno));
+    struct Unlock
+    {
+        int fd;
+        ~Unlock()
+        {
+            ::flock(fd, LOCK_UN);
+            ::close(fd);
+        }
+    } unlock { lockFd };
+    while (::flock(lockFd, LOCK_EX) != 0) {
+        if (errno != EINTR)
+            return zipError("zip.write", path, errnoText("cannot lock the folder of", path, errno));
+    }
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0)
+        return writeZip(path, entries, ReplaceMode::Never);
+    if (!S_ISREG(st.st_mode))
+        return zipError("zip.write", path, path.string() + " is not a regular file (nothing is replaced)");
+    auto existing = ZipReader::open(path, limits);
+    if (!existing)
+        return existing.error();
+    std::vector<std::pair<std::string, std::string>> all;
+    all.reserve((*existing)->entries().size() + entries.size());
+    for (const auto& entry : (*existing)->entries()) {
+        for (const auto& [name, content] : entries) {
+            if (name == entry.name)
+                return zipError("zip.write", path, path.string() + " already holds the entry " + quotedName(name)
+                                                       + " (a pack of another run?); nothing is replaced");
+        }
+        auto content = (*existing)->read(entry);
+        if (!content)
+            return content.error();
+        all.emplace_back(entry.name, std::move(*content));
+    }
+    all.insert(all.end(), entries.begin(), entries.end());
+    return writeZip(path, all, ReplaceMode::Allowed);
 }
 
 } // namespace probescope

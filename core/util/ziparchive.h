@@ -7,6 +7,7 @@
 // the entry, before anything is written.
 
 #include "core/util/diagnostic.h"
+#include "core/util/outputfile.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -87,9 +88,20 @@ Result<std::vector<std::string>> extractZip(const ZipReader& zip, const std::fil
 /**
  * @brief Writes a new zip at `path` holding `entries` (name, content), deflated, dated 1980-01-01 as Python's
  * zipfile.writestr dates them. Built beside `path` and claimed with renameNoReplace: an existing `path` is the
- * error zip.write and is never replaced.
+ * error zip.write and is never replaced. ReplaceMode::Allowed is only for a zip the caller itself wrote and now
+ * rewrites with more entries (ConfigChecker's dynamic pack, core/collect/configcheckpack.h).
  */
 Result<bool> writeZip(const std::filesystem::path& path,
-                      const std::vector<std::pair<std::string, std::string>>& entries);
+                      const std::vector<std::pair<std::string, std::string>>& entries,
+                      ReplaceMode mode = ReplaceMode::Never);
+
+/**
+ * @brief Adds `entries` to the zip at `path` (created when missing), as msprobe's create_file_in_zip appends one
+ * entry under flock: under an exclusive flock of the zip's folder, the zip's entries are read (checked as ZipReader
+ * checks any zip) and the zip is rewritten with them and then `entries`. An entry name the zip already holds is the
+ * error zip.write and nothing changes: a pack left by another run is never mixed with this one silently.
+ */
+Result<bool> appendToZip(const std::filesystem::path& path,
+                         const std::vector<std::pair<std::string, std::string>>& entries, const ZipLimits& limits = {});
 
 } // namespace probescope

@@ -9,6 +9,11 @@
 #   GUI    the probescope binary (scripted mode, offscreen), or "" when the UI is not built: those columns are skipped
 #   RUNUT  ON when run-ut has its LibTorch plugin, else that column is skipped
 #   PYTHON the interpreter that imports the probescope module (PYTHONPATH set by the caller), or "": py is skipped
+# Issue 35 added the columns ccd (config_check -d), ccc (config_check -c of two packs), ckpt (config_check -c of two
+# checkpoints), merge (merge_result), ovf (overflow_check, also spelled nan_analyze), d2db (data2db --format monitor)
+# and anom (anomaly_analyse). ovf reads the row's dump pair (the bench step); the others read their own inputs (the
+# msprobe26_workflow fixtures), damaged the row's way where the row means something for them (wdamage), else "-".
+#
 # Prints one line per row: "ROW  info:ok tree:ok c12:FAIL(...) ...", and exits 1 when a cell fails.
 #
 # crosspath-xfail.txt lists cells that fail on this tree only because another part of issue 33 is not merged yet
@@ -24,6 +29,7 @@
 set -u
 cli=$1 fixtures=$2 work=$3 want=$4 gui=${5:-} runut=${6:-OFF} python=${7:-}
 xfails=$(dirname "$0")/crosspath-xfail.txt
+src_data=$(cd "$(dirname "$0")/../data" && pwd)
 S=$fixtures/modelA_statistics_mix
 T=$fixtures/modelA_tensor_mix
 P=$fixtures/legacy_ptdbg/all_mode
@@ -41,7 +47,8 @@ SENTINEL=4242.25
 
 if [ -n "$python" ] && ! "$python" -c 'import probescope' >/dev/null 2>&1; then python=""; fi
 
-columns=(info tree c12 c26 ptdbg da job resume runut gui graph ginfo gshot py)
+columns=(info tree c12 c26 ptdbg da job resume runut gui graph ginfo gshot py ccd ccc ckpt merge ovf d2db anom)
+W=$fixtures/msprobe26_workflow
 
 # ---- inputs ------------------------------------------------------------------------------------------------
 
@@ -164,6 +171,98 @@ damage() {
     esac
 }
 
+# winputs DEST: the inputs of issue 35's columns in DEST/w (writable copies of the msprobe26_workflow fixtures).
+winputs() {
+    local w=$1/w
+    rm -rf "$w" && mkdir -p "$w"
+    cp "$W/config_check/static_gpu_vs_npu/inputs/bench/"* "$w/" 2>/dev/null
+    cp "$W/config_check/dynamic_weights_dataset_random/inputs/bench.zip" "$W/config_check/dynamic_weights_dataset_random/inputs/cmp.zip" "$w/"
+    cp -r "$W/ckpt_compare/tp2/inputs/ckptA" "$W/ckpt_compare/tp2/inputs/ckptB" "$w/"
+    cp -r "$W/merge_result/summary_3ranks/inputs/compare_out" "$w/"
+    cp "$W/merge_result/summary_3ranks/inputs/merge_selected.yaml" "$w/merge.yaml"
+    cp -r "$W/monitor/v1_norm_only_2r/inputs/monitor_output" "$w/"
+    cp -r "$W/monitor/anomaly_processor_handmade/inputs/anomaly_detected" "$w/"
+    chmod -R u+w "$w"
+}
+
+# zedit ZIP ENTRY PYTHON-EXPR: replaces ENTRY of ZIP with the expression's bytes (`b` = its bytes now).
+zedit() {
+    python3 -c 'import sys, zipfile
+z, name, expr = sys.argv[1:4]
+src = zipfile.ZipFile(z)
+items = [(i, src.read(i)) for i in src.infolist()]
+src.close()
+with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as out:
+    for info, data in items:
+        if info.filename == name:
+            b = data
+            data = eval(expr)
+        out.writestr(info, data)' "$1" "$2" "$3"
+}
+
+# wdamage ROW COLUMN DEST: the row's damage to the column's main input (the pack, a checkpoint shard, a compare
+# workbook, a monitor CSV, an anomaly.json; the launch script and YAML of ccd). Sets NAME.
+wdamage() {
+    local row=$1 col=$2 w=$3/w f
+    SIDE=bench PNAME=-
+    case $col in
+    ccd) f=$w/train.sh ;;
+    ccc) f=$w/bench.zip ;;
+    ckpt) f=$w/ckptA/iter_0000100/mp_rank_00/model_optim_rng.pt ;;
+    merge) f=$(ls "$w"/compare_out/compare_result_rank1_*.xlsx) ;;
+    d2db) f=$(ls -d "$w"/monitor_output/*rank0*)/actv_0-0.csv ;;
+    anom) f=$w/anomaly_detected/rank1/anomaly.json ;;
+    esac
+    NAME=${f#"$w"/}
+    case $row in
+    clean | options | oddpath) ;;
+    fulldisk) NAME='No space left on device' ;;
+    cut) local size; size=$(stat -c %s "$f"); head -c $((size / 2)) "$f" >"$f.x" && mv "$f.x" "$f" ;;
+    empty) : >"$f" ;;
+    syntax)
+        case $col in
+        ccc) zedit "$f" weights/step0/rank0/weight.json 'b.replace(b": ", b" ", 1)'; NAME='weight.json' ;;
+        merge) printf 'compare_index: [Max diff\n' >"$w/merge.yaml"; NAME='merge.yaml' ;;
+        anom) edit "$f" 's/": /" /' || return 1 ;;
+        d2db) edit "$f" 's/\n/\n"unclosed,/' || return 1 ;;
+        ckpt) printf 'PK\x03\x04garbage' | dd of="$f" bs=1 conv=notrunc status=none ;;
+        esac ;;
+    mistyped)
+        case $col in
+        ccc) zedit "$f" weights/step0/rank0/weight.json 'b.replace(b"\"max\": ", b"\"max\": \"abc\", \"x\": ", 1)'; NAME='weight.json' ;;
+        anom) edit "$f" 's/"step": [0-9]+/"step": "abc"/' || return 1 ;;
+        d2db) edit "$f" 's/\n([^,\n]*),([^,\n]*),/\n$1,abc,/' || return 1 ;;
+        esac ;;
+    utf8)
+        case $col in
+        ccc) zedit "$f" weights/step0/rank0/weight.json 'b.replace(b"\"embedding", b"\"\xffembedding", 1)'; NAME='weight.json' ;;
+        anom | d2db) edit "$f" 's/([A-Za-z])/$1\xff/' || return 1 ;;
+        ccd) edit "$f" 's/--lr/--l\xffr/' || return 1 ;;
+        esac ;;
+    deep_json)
+        local nest; nest=$(deep 50000)
+        case $col in
+        ccc) NEST=$nest zedit "$f" dataset/step0/rank0/dataset.json 'b.replace(b"\"kwargs\": {}", b"\"kwargs\": " + __import__("os").environ["NEST"].replace("[", "{\"a\": ").replace("]", "}").encode(), 1)'
+            NAME='dataset.json' ;;
+        anom) NEST=$nest edit "$f" 's/"rank": 1,/"rank": 1, "x": $ENV{NEST},/' || return 1 ;;
+        esac ;;
+    escape) # a path out of OUT or code execution
+        case $col in
+        ccc) cp "$src_data/configcheck/evil_dotdot.zip" "$f"; NAME='bench.zip' ;;
+        ckpt) rm -rf "$w/ckptA"; cp -r "$src_data/ckpt/hostile/reduce_os_system" "$w/ckptA"; NAME='ckptA/.*model_optim_rng.pt' ;;
+        esac ;;
+    huge) # a zip bomb, an absurd storage
+        case $col in
+        ccc) cp "$src_data/configcheck/bomb.zip" "$f"; NAME='bench.zip' ;;
+        ckpt) rm -rf "$w/ckptA"; cp -r "$src_data/ckpt/hostile/absurd_storage" "$w/ckptA"; NAME='ckptA/.*model_optim_rng.pt' ;;
+        esac ;;
+    symlink_dir)
+        case $col in
+        ccc) cp "$src_data/configcheck/evil_symlink.zip" "$f"; NAME='bench.zip' ;;
+        esac ;;
+    esac
+}
+
 # The expected outcome of each row, in the order of `columns`. Decisions: -da analyses the statistics of dump.json
 # and reads no tensor file, so an escaping data name or a linked tensor folder changes nothing there (exit 0, and
 # nothing outside is read); the window holds paths as Qt text and refuses a path that is not UTF-8 with a message
@@ -178,26 +277,32 @@ damage() {
 # with exit 0 or 1 where no rule says which (*). The GUI writes its PNG through the output writer, so a full disk
 # is exit 1 there. py is the Python module's compare() on the two dump.json files (an exception is exit 1; there
 # are no options to misuse, and a path that is not UTF-8 reaches the CLI through Python's text, *).
-#                 info tree c12 c26 ptdbg da job resume runut gui graph ginfo gshot py
+#
+# Issue 35's columns (after py): ccd ccc ckpt merge ovf d2db anom. ccd reads launch scripts as msprobe does, which
+# skips what it cannot parse: a damaged script gives a pack with fewer hyperparameters (*). ovf answers on the bench
+# step of the row's pair as info does on what it reads (statistics only: escape and symlink_dir read no tensor).
+# d2db skips a monitor CSV row that msprobe skips (a step that is no number, a missing column) with a warning naming
+# the file and line, exit 0, as msprobe does; a file cut inside a quoted field, which pandas refuses whole, is exit 1.
+#                 info tree c12 c26 ptdbg da job resume runut gui graph ginfo gshot py ccd ccc ckpt merge ovf d2db anom
 declare -A expect=(
-    [clean]="0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-    [cut]="1 1 1 1 1 1 1 1 1 1 1 1 1 1"
-    [mistyped]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
-    [entry_x]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
-    [utf8]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
-    [syntax]="1 1 1 1 1 1 1 1 1 1 1 1 1 1"
-    [empty]="0 0 1 1 1 1 1 1 * 1 1 1 1 1"
-    [long_name]="0 0 0 0 * 0 0 0 0 0 0 0 0 0"
-    [nan]="0 0 same same - same same same - 0 0 0 0 same"
-    [escape]="1 0 1 1 1 0 1 1 1 1 1 - - 1"
-    [symlink_dir]="* 0 1 1 1 0 1 1 * 1 1 - - 1"
-    [duplicate]="1 1 1 1 - 1 1 1 - 1 1 - - -"
-    [huge]="0 0 0 0 * 0 0 0 1 0 0 * * 0"
-    [deep_json]="1 1 1 1 1 1 1 1 1 1 1 * * 1"
-    [deep_model]="0 0 0 0 - 0 0 0 0 0 0 0 0 0"
-    [oddpath]="0 0 0 0 0 0 0 0 0 1 0 0 1 *"
-    [fulldisk]="0 0 1 1 1 1 1 1 1 1 1 0 1 1"
-    [options]="2 2 2 2 2 2 2 2 2 - 2 2 - -"
+    [clean]="0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    [cut]="1 1 1 1 1 1 1 1 1 1 1 1 1 1 * 1 1 1 1 1 1"
+    [mistyped]="1 1 1 1 1 1 1 1 1 1 1 * * 1 - 1 - - 1 0 1"
+    [entry_x]="1 1 1 1 1 1 1 1 1 1 1 * * 1 - - - - 1 - -"
+    [utf8]="1 1 1 1 1 1 1 1 1 1 1 * * 1 * 1 - - 1 0 1"
+    [syntax]="1 1 1 1 1 1 1 1 1 1 1 1 1 1 - 1 1 1 1 0 1"
+    [empty]="0 0 1 1 1 1 1 1 * 1 1 1 1 1 * 1 1 1 * * *"
+    [long_name]="0 0 0 0 * 0 0 0 0 0 0 0 0 0 - - - - 0 - -"
+    [nan]="0 0 same same - same same same - 0 0 0 0 same - - - - 0 - -"
+    [escape]="1 0 1 1 1 0 1 1 1 1 1 - - 1 - 1 1 - 0 - -"
+    [symlink_dir]="* 0 1 1 1 0 1 1 * 1 1 - - 1 - 1 - - 0 - -"
+    [duplicate]="1 1 1 1 - 1 1 1 - 1 1 - - - - - - - 1 - -"
+    [huge]="0 0 0 0 * 0 0 0 1 0 0 * * 0 - 1 1 - 0 - -"
+    [deep_json]="1 1 1 1 1 1 1 1 1 1 1 * * 1 - 1 - - 1 - 1"
+    [deep_model]="0 0 0 0 - 0 0 0 0 0 0 0 0 0 - - - - 0 - -"
+    [oddpath]="0 0 0 0 0 0 0 0 0 1 0 0 1 * 0 0 0 0 0 0 0"
+    [fulldisk]="0 0 1 1 1 1 1 1 1 1 1 0 1 1 1 1 1 1 * 1 1"
+    [options]="2 2 2 2 2 2 2 2 2 - 2 2 - - 2 2 2 2 2 2 2"
 )
 rows=(clean cut mistyped entry_x utf8 syntax empty long_name nan escape symlink_dir duplicate huge deep_json deep_model oddpath fulldisk options)
 
@@ -239,6 +344,22 @@ command() {
     ginfo) [ "$ROW" = options ] && bad=(--xlsx)
         CMD=("$cli" info "$GRAPHDB" "${bad[@]}") ;;
     gshot) CMD=("$gui" --screenshot "$out/shot.png" "$GRAPHDB") ;;
+    ccd) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" config_check -d "$d/w/train.sh" -o "$out/pack.zip" "${bad[@]}") ;;
+    ccc) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" config_check -c "$d/w/bench.zip" "$d/w/cmp.zip" -o "$out/cc" "${bad[@]}") ;;
+    ckpt) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" config_check -c "$d/w/ckptA" "$d/w/ckptB" -o "$out/ckpt.json" "${bad[@]}") ;;
+    merge) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" merge_result -i "$d/w/compare_out" -o "$out/merge" -config "$d/w/merge.yaml" "${bad[@]}") ;;
+    ovf) [ "$ROW" = options ] && bad=(--xlsx)
+        local b=$bench/step0
+        [ "$ROW" = duplicate ] && b=$d/both
+        CMD=("$cli" overflow_check -i "$b" -o "$out/ovf" "${bad[@]}") ;;
+    d2db) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" data2db --data "$d/w/monitor_output" --db "$out/db" --format monitor "${bad[@]}") ;;
+    anom) [ "$ROW" = options ] && bad=(--xlsx)
+        CMD=("$cli" anomaly_analyse -d "$d/w/anomaly_detected" -o "$out/anom" -k 5 "${bad[@]}") ;;
     py) CMD=("$python" -c 'import sys
 from probescope import compare
 compare({"npu_json_path": sys.argv[1], "bench_json_path": sys.argv[2]}, sys.argv[3])' \
@@ -319,7 +440,15 @@ run_cell() {
     if { [ "$col" = ginfo ] || [ "$col" = gshot ]; } && [ $gfromrow = 0 ]; then
         graphfile "$d" || { CELL="FAIL(graph of the clean pair: $(tail -n 2 "$d/graphfile.log" | tr '\n' ' '))"; return; }
     fi
-    damage "$ROW" "$d" || { CELL="FAIL(damage)"; return; }
+    local wcol=0
+    case $col in ccd | ccc | ckpt | merge | d2db | anom) wcol=1 ;; esac
+    if [ $wcol = 1 ]; then
+        winputs "$d" || { CELL="FAIL(inputs)"; return; }
+        wdamage "$ROW" "$col" "$d" || { CELL="FAIL(damage)"; return; }
+        [ "$ROW" = oddpath ] && NAME='not valid UTF-8'
+    else
+        damage "$ROW" "$d" || { CELL="FAIL(damage)"; return; }
+    fi
     if [ "$ROW" = oddpath ]; then
         local odd=$base/$'odd\xff dir'
         mv "$d" "$odd" && d=$odd

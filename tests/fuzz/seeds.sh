@@ -69,4 +69,15 @@ mkdir -p "$out/visconfig"
 while IFS= read -r f; do seed visconfig "$f"; done < <(find "$fixtures/msprobe_graph" "$src/tests/data" -name '*.vis.config' 2>/dev/null | head -40)
 printf '{"Functional.gelu.0.forward": "Functional.gelu.1.forward", "a": "b", "a": "c"}' >"$out/visconfig/hand-1.vis.config"
 printf '{"npu_path": "npu/step0/rank", "bench_path": "bench/step0/rank", "is_print_compare_log": true}' >"$out/visconfig/hand-2.json"
+# Issue 35: config_check packs and hostile zips, workbooks, and the checkpoints' data.pkl (the target's first byte:
+# 0 = wrap the pickle in a stored torch.save zip, 1 = write it as it is).
+mkdir -p "$out/zip" "$out/xlsx" "$out/ckptpickle"
+while IFS= read -r f; do seed zip "$f"; done < <(find "$fixtures/msprobe26_workflow/config_check" "$src/tests/data/configcheck" -name '*.zip' 2>/dev/null | head -20)
+while IFS= read -r f; do seed xlsx "$f"; seed zip "$f"; done < <(find "$fixtures/msprobe26_workflow" -name '*.xlsx' -size -64k 2>/dev/null | head -20)
+while IFS= read -r f; do
+    n=$((n + 1))
+    { printf '\0'; unzip -p "$f" '*/data.pkl' 2>/dev/null | head -c 262144; } >"$out/ckptpickle/$n-data.pkl"
+done < <(find "$fixtures/msprobe26_workflow/ckpt_compare" "$src/tests/data/ckpt" -name '*.pt' -size -4M 2>/dev/null | head -20)
+# A REDUCE of os.system, the pickle the checkpoint reader must refuse (protocol 2: GLOBAL, args tuple, REDUCE).
+printf '\0\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03.' >"$out/ckptpickle/hand-reduce-os-system.pkl"
 for d in "$out"/*; do echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"; done

@@ -8,6 +8,7 @@
 // Built with NDEBUG like torchcollect.cpp: LibTorch's headers must see the layout LibTorch was built with.
 #include "core/collect/backgroundwriter.h"
 #include "core/collect/dumpfolder.h"
+#include "core/collect/python/configcheckbind.h"
 #include "core/collect/leafstats.h"
 #include "core/collect/msprobescope.h"
 #include "core/collect/python/freebenchpy.h"
@@ -560,6 +561,7 @@ void claimFolder(const std::string& dumpPath, const std::string& step, const std
 PYBIND11_MODULE(_C, m)
 {
     m.doc() = "ProbeScope's collector: msprobe's JSON leaves, statistics, md5 and .pt files in C++";
+    probescope::collect::registerConfigCheck(m); // probescope.ConfigChecker (configcheckbind.cpp)
     py::module_ torch = py::module_::import("torch");
     py::object numpyGeneric = py::none();
     try {

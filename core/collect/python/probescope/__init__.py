@@ -7,6 +7,7 @@ The dumps are msprobe's (dump.json, construct.json, stack.json, dump_tensor_data
 """
 from ._debugger import PrecisionDebugger, ProbeScopeError, module_dump, module_dump_end, seed_all
 from ._compare import compare, compare_distributed
+from ._configcheck import ConfigChecker
 
-__all__ = ["PrecisionDebugger", "ProbeScopeError", "compare", "compare_distributed", "module_dump", "module_dump_end",
-           "seed_all"]
+__all__ = ["ConfigChecker", "PrecisionDebugger", "ProbeScopeError", "compare", "compare_distributed", "module_dump",
+           "module_dump_end", "seed_all"]
