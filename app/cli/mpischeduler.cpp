@@ -44,6 +44,29 @@ public:
 
     bool isCoordinator() const override { return m_rank == 0; }
 
+    std::vector<std::string> gatherAtEnd(std::string report) override
+    {
+        int size = static_cast<int>(report.size());
+        std::vector<int> sizes(m_rank == 0 ? static_cast<std::size_t>(m_size) : 0);
+        MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+        std::vector<int> offsets(sizes.size());
+        std::string all;
+        if (m_rank == 0) {
+            int total = 0;
+            for (std::size_t i = 0; i < sizes.size(); ++i) {
+                offsets[i] = total;
+                total += sizes[i];
+            }
+            all.resize(static_cast<std::size_t>(total));
+        }
+        MPI_Gatherv(report.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
+                    MPI_COMM_WORLD);
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(sizes[i])));
+        return out;
+    }
+
     std::string shareFromCoordinator(std::string value) override
     {
         std::uint64_t size = value.size();
@@ -57,8 +80,11 @@ public:
     {
         if (m_size == 1) {
             std::vector<std::string> out;
-            for (std::size_t i = 0; i < count; ++i)
+            for (std::size_t i = 0; i < count; ++i) {
                 out.push_back(runPair(i));
+                if (onPairDone)
+                    onPairDone();
+            }
             return out;
         }
         return m_rank == 0 ? coordinate(count) : work(runPair);
@@ -87,8 +113,11 @@ private:
             MPI_Recv(buffer.data(), bytes, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             std::int64_t index = -1;
             std::memcpy(&index, buffer.data(), sizeof index);
-            if (index >= 0 && static_cast<std::size_t>(index) < count)
+            if (index >= 0 && static_cast<std::size_t>(index) < count) {
                 out[static_cast<std::size_t>(index)].assign(buffer.data() + sizeof index, buffer.size() - sizeof index);
+                if (onPairDone)
+                    onPairDone();
+            }
             std::int64_t work = next < count ? static_cast<std::int64_t>(next++) : -1;
             active -= work < 0;
             MPI_Send(&work, 1, MPI_INT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
@@ -122,7 +151,7 @@ extern "C" {
 
 __attribute__((visibility("default"))) int probescope_cli_mpi_abi()
 {
-    return 1;
+    return 2; // 2: PairScheduler::gatherAtEnd and onPairDone (issue 37)
 }
 
 __attribute__((visibility("default"))) probescope::job::PairScheduler* probescope_cli_mpi_make_scheduler()
