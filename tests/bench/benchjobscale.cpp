@@ -123,6 +123,7 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "probescope-benchjobscale: --ranks needs positive even numbers (1000,10000)\n");
         return 2;
     }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // each figure as it is measured, also into a file
     const std::string cli = PROBESCOPE_CLI;
     const std::string gendump = PROBESCOPE_GENDUMP;
     std::printf("whole job at scale (issue 37): %s\n", cli.c_str());

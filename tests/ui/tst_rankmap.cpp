@@ -208,6 +208,57 @@ TEST(RankMap, ThousandRanksTwoStepsFromSyntheticSummaries)
     EXPECT_TRUE(view.grab().save(shotPath("rankmap-1024-dark.png")));
 }
 
+// Issue 37: the map filtered to a group of ranks (a rank list as the panel's field takes it): only those rows are
+// laid out, painted and reachable by keys; a jump to a rank the filter hides shows every rank again.
+TEST(RankMap, FilterByGroupShowsOnlyThoseRanks)
+{
+    const session::SessionPlan plan = syntheticPlan(64, 2);
+    RankOverviewModel model;
+    model.setPlan(plan);
+    RankMapView view;
+    view.setModel(&model);
+    view.resize(400, 300);
+    view.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+    EXPECT_FALSE(view.isFiltered());
+    EXPECT_EQ(view.shownRows(), 64);
+    ASSERT_TRUE(view.setRankFilter(" 8-11, 40 "));
+    EXPECT_TRUE(view.isFiltered());
+    EXPECT_EQ(view.shownRows(), 5);
+    // The fifth row shown is rank 40; rank 12 has no place on screen.
+    const QRect fifth = view.cellRect(40, 0);
+    EXPECT_EQ(fifth.top(), view.cellRect(8, 0).top() + 4 * view.cellSize().height());
+    EXPECT_EQ(view.cellAt(fifth.center()), QPoint(0, 40));
+    EXPECT_FALSE(view.cellRect(12, 0).intersects(view.viewport()->rect()));
+    view.viewport()->repaint();
+    EXPECT_EQ(view.lastPaintedCells(), 5 * 2);
+    // Keys move over the rows shown: Down from rank 11 goes to rank 40.
+    view.setCurrentCell(11, 0);
+    EXPECT_TRUE(view.isFiltered());
+    QTest::keyClick(&view, Qt::Key_Down);
+    EXPECT_EQ(view.currentCell(), QPoint(0, 40));
+    QTest::keyClick(&view, Qt::Key_End);
+    EXPECT_EQ(view.currentCell(), QPoint(0, 40));
+    // Not a rank list, or no such rank: refused, the filter stays.
+    EXPECT_FALSE(view.setRankFilter("8-"));
+    EXPECT_FALSE(view.setRankFilter("9-3"));
+    EXPECT_FALSE(view.setRankFilter("500"));
+    EXPECT_EQ(view.shownRows(), 5);
+    // A jump (the origin key, a peer) to a hidden rank lands: every rank is shown again.
+    view.setCurrentPair(64 + 20);
+    EXPECT_FALSE(view.isFiltered());
+    EXPECT_EQ(view.currentCell(), QPoint(1, 20));
+    EXPECT_TRUE(view.cellRect(20, 1).intersects(view.viewport()->rect()));
+    ASSERT_TRUE(view.setRankFilter("3"));
+    EXPECT_TRUE(view.setRankFilter(""));
+    EXPECT_EQ(view.shownRows(), 64);
+    // A new plan drops the filter.
+    ASSERT_TRUE(view.setRankFilter("1-2"));
+    model.setPlan(syntheticPlan(8, 1));
+    EXPECT_FALSE(view.isFiltered());
+    EXPECT_EQ(view.shownRows(), 8);
+}
+
 TEST(RankMap, TooltipsAreShortAndWrap)
 {
     const QString key = QStringLiteral("Module.model.layers.12.self_attention.core_attention.flash_attention."
