@@ -15,6 +15,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
+#include <QSet>
 #include <QSplitter>
 #include <QTableView>
 #include <QToolButton>
@@ -92,7 +93,7 @@ void RankMapView::setRowFilter(std::vector<int> gridRows)
     if (!m_shown.empty() && m_current.y() >= 0 && shownOfGridRow(m_current.y()) < 0)
         m_current.setY(m_shown.front());
     verticalScrollBar()->setValue(0);
-    relayout();
+    updateScrollRanges(); // the names and fonts are as they were: only the rows shown changed
     if (m_current.y() >= 0)
         ensureVisible(m_current.y(), m_current.x());
 }
@@ -149,12 +150,32 @@ void RankMapView::relayout()
     m_columnHeaderHeight = fm.height() + 6;
     int names = fm.horizontalAdvance(tr("rank \\ step"));
     if (m_model) {
-        for (const QString& name : m_model->rankNames())
-            names = std::max(names, fm.horizontalAdvance(name));
+        // Measured by shape, not name by name: "rank1234" and "rank5678" are one shape with every digit as the
+        // widest digit, so 10,000 ranks cost a handful of measurements (each name measured took 80 ms, issue 37).
+        QChar widest = QLatin1Char('0');
+        for (char d = '1'; d <= '9'; ++d) {
+            if (fm.horizontalAdvance(QLatin1Char(d)) > fm.horizontalAdvance(widest))
+                widest = QLatin1Char(d);
+        }
+        QSet<QString> shapes;
+        for (QString name : m_model->rankNames()) {
+            for (QChar& c : name) {
+                if (c.isDigit())
+                    c = widest;
+            }
+            shapes.insert(name);
+        }
+        for (const QString& shape : shapes)
+            names = std::max(names, fm.horizontalAdvance(shape));
         for (const std::int64_t step : m_model->steps())
             m_cellWidth = std::max(m_cellWidth, fm.horizontalAdvance(tr("step %1").arg(step)) + 10);
     }
     m_rowHeaderWidth = names + 12;
+    updateScrollRanges();
+}
+
+void RankMapView::updateScrollRanges()
+{
     const int rows = shownRows();
     const int columns = m_model ? m_model->gridColumns() : 0;
     const QSize area = viewport()->size() - QSize(m_rowHeaderWidth, m_columnHeaderHeight);
@@ -400,7 +421,7 @@ void RankMapView::paintEvent(QPaintEvent* event)
 void RankMapView::resizeEvent(QResizeEvent* event)
 {
     QAbstractScrollArea::resizeEvent(event);
-    relayout();
+    updateScrollRanges();
 }
 
 bool RankMapView::viewportEvent(QEvent* event)

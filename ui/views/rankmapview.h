@@ -80,6 +80,7 @@ protected:
 
 private:
     void relayout();
+    void updateScrollRanges();
     void onDataChanged(int firstRow, int lastRow);
     void ensureVisible(int gridRow, int gridColumn);
     int gridRowOfShown(int shown) const { return m_shown.empty() ? shown : m_shown[std::size_t(shown)]; }
