@@ -22,6 +22,7 @@
 #include "core/session/session.h"
 #include "ui/models/rankoverviewmodel.h"
 #include "ui/views/rankmapview.h"
+#include "syntheticplan.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,23 +41,6 @@ std::string load()
     std::string first;
     in >> first;
     return first;
-}
-
-session::SessionPlan planOf(int ranks, int steps)
-{
-    session::SessionPlan plan;
-    plan.pairs.reserve(std::size_t(ranks) * std::size_t(steps));
-    for (int step = 0; step < steps; ++step) {
-        for (int rank = 0; rank < ranks; ++rank) {
-            session::RankPair p;
-            p.step = step;
-            p.npu.rank = rank;
-            p.npu.rankLabel = "rank" + std::to_string(rank);
-            p.bench = p.npu;
-            plan.pairs.push_back(std::move(p));
-        }
-    }
-    return plan;
 }
 
 /// Ranks [group, group + 16) fail in step 0 (the first one before any collective: the origin); the rest pass.
@@ -149,7 +133,7 @@ int main(int argc, char** argv)
         std::printf("planning %s (the window's discovery of %zu pairs): %.0f ms | load %s\n", jobDir.c_str(),
                     plan.pairs.size(), ms, loadBefore.c_str());
     } else {
-        plan = planOf(ranks, steps);
+        plan = testing::syntheticPlan(ranks, steps);
     }
     const int group = (ranks / 8) / 16 * 16; // the failing group and its first rank, the origin
     std::vector<session::PairSummary> all;

@@ -11,6 +11,7 @@
 
 #include "core/tempdir.h"
 #include "modeltestfailures.h"
+#include "syntheticplan.h"
 #include "testconfig.h"
 
 #include <QAbstractItemModelTester>
@@ -33,6 +34,7 @@
 
 using namespace probescope;
 using probescope::testing::ModelTestFailures;
+using probescope::testing::syntheticPlan;
 using probescope::ui::MainWindow;
 using probescope::ui::RankMapView;
 using probescope::ui::RankOverviewModel;
@@ -47,22 +49,6 @@ fs::path outputDir() { return fs::path(PROBESCOPE_TEST_OUTPUT_DIR); }
 QString shotPath(const char* name) { return QString::fromStdString((outputDir() / name).string()); }
 
 fs::path daFixture(const char* name) { return probescope::testing::fixturesDir() / "msprobe26_da" / name / "inputs"; }
-
-session::SessionPlan syntheticPlan(int ranks, int steps)
-{
-    session::SessionPlan plan;
-    for (int step = 0; step < steps; ++step) {
-        for (int rank = 0; rank < ranks; ++rank) {
-            session::RankPair p;
-            p.step = step;
-            p.npu.rank = rank;
-            p.npu.rankLabel = "rank" + std::to_string(rank);
-            p.bench = p.npu;
-            plan.pairs.push_back(p);
-        }
-    }
-    return plan;
-}
 
 /// Pair i of the synthetic job: every 7th rank fails with an error (position and communication count vary),
 /// every 5th has warnings only, rank 700 of step 1 is salvaged; the rest pass. No compare runs.
