@@ -83,7 +83,7 @@ public:
               " \"dump_data_dir\": null,\n \"data\": {";
     }
 
-    /// kwargs: already formatted JSON members (e.g. "\"dst\": 9"), or "".
+    /// kwargs: already formatted JSON members (e.g. "\"dst\": {...}"), or "".
     void entry(const std::string& key, const std::vector<bool>& inputsBad, const std::string& kwargs,
                const std::vector<bool>& outputsBad)
     {
@@ -165,6 +165,14 @@ private:
     std::string m_text;
     std::vector<std::pair<std::string, std::vector<float>>> m_files;
 };
+
+/// A rank argument as msprobe dumps an int: {"type": "int", "value": N}. (A bare number, as this generator wrote
+/// before issue 37, is no rank to msprobe 26's -da: each send then matched against every later rank, quadratic.)
+std::string rankKwarg(const char* name, std::int64_t rank)
+{
+    return "\n    \"" + std::string(name) + "\": {\n     \"type\": \"int\",\n     \"value\": " + std::to_string(rank)
+        + "\n    }";
+}
 
 std::string groupKwargs(const std::vector<std::int64_t>& ranks)
 {
@@ -273,11 +281,10 @@ rankDump(const JobSpec& spec, const Taint& t, std::int64_t step, std::int64_t ra
     const std::vector<std::int64_t> all = ranksOf(spec, rank, true);
     const std::vector<std::int64_t>& bcastGroup = spec.groupSize == 0 ? all : group;
     w.entry("Distributed.broadcast.0.forward", { false },
-            "\n    \"src\": " + std::to_string(bcastGroup.front()) + "," + groupKwargs(bcastGroup), { false });
+            rankKwarg("src", bcastGroup.front()) + "," + groupKwargs(bcastGroup), { false });
     bool bad = stage0 ? false : t.afterRecv[rank];
     if (!stage0)
-        w.entry("Distributed.recv.0.forward", { false }, "\n    \"src\": " + std::to_string(rank - half) + "\n   ",
-                { bad });
+        w.entry("Distributed.recv.0.forward", { false }, rankKwarg("src", rank - half) + "\n   ", { bad });
     const std::int64_t first = stage0 ? 0 : spec.layers;
     std::int64_t linearCall = 0;
     for (std::int64_t l = first; l < first + spec.layers; ++l) {
@@ -291,7 +298,7 @@ rankDump(const JobSpec& spec, const Taint& t, std::int64_t step, std::int64_t ra
         bad = out;
     }
     if (stage0)
-        w.entry("Distributed.send.0.forward", { bad }, "\n    \"dst\": " + std::to_string(rank + half) + "\n   ", {});
+        w.entry("Distributed.send.0.forward", { bad }, rankKwarg("dst", rank + half) + "\n   ", {});
     w.entry("Distributed.all_reduce.0.forward", { bad }, groupKwargs(group), { t.afterAr0[rank] });
     w.entry("Distributed.all_reduce.1.forward", { t.afterAr0[rank] }, groupKwargs(all), { t.afterAr1[rank] });
     std::string text = w.finish();
