@@ -5,10 +5,55 @@
 #include "core/job/jobcompare.h"
 #include "core/util/fileio.h"
 
+#include <chrono>
 #include <charconv>
+#include <cstdio>
 #include <iostream>
+#include <unistd.h>
 
 namespace probescope::cli {
+
+namespace {
+
+/// The whole job's progress line on stderr (issue 37: a job of thousands of ranks printed nothing until its
+/// end): on a terminal one line rewritten at most 5 times a second; otherwise (a log file) a line every 10 s,
+/// so a short job's stderr stays as it was. Counted on the coordinator as pair summaries arrive.
+class JobProgress final : public ProgressSink
+{
+public:
+    JobProgress()
+        : m_tty(::isatty(2) != 0)
+    {
+    }
+    void setRange(std::uint64_t total) override { m_total = total; }
+    void advance(std::uint64_t done) override
+    {
+        const auto now = std::chrono::steady_clock::now();
+        const auto every = m_tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
+        if (now - m_last < every && !(m_tty && m_printed && done == m_total))
+            return;
+        m_last = now;
+        const double seconds = std::chrono::duration<double>(now - m_start).count();
+        const double left = done ? seconds * double(m_total - done) / double(done) : 0.0;
+        std::fprintf(stderr, "%scompared %llu/%llu pairs (%.0f%%) in %.0f s, about %.0f s left%s",
+                     m_tty ? "\r" : "", static_cast<unsigned long long>(done),
+                     static_cast<unsigned long long>(m_total), m_total ? 100.0 * double(done) / double(m_total) : 100.0,
+                     seconds, left, m_tty ? "\x1b[K" : "\n");
+        m_printed = true;
+        if (m_tty && done == m_total)
+            std::fputc('\n', stderr);
+    }
+    bool isCancelled() const override { return false; }
+
+private:
+    bool m_tty;
+    bool m_printed = false;
+    std::uint64_t m_total = 0;
+    const std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point m_last = m_start;
+};
+
+} // namespace
 
 std::optional<std::vector<std::int64_t>> parseNumberList(std::string_view text)
 {
@@ -79,6 +124,8 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
     compare::JobOptions pairOptions = options;
     if (pairOptions.timestamp.empty())
         pairOptions.timestamp = localTimestamp(); // one stamp for every pair of the job
+    JobProgress progress;
+    jobOptions.progress = &progress;
     auto result = job::runWholeJob(input, out, pairOptions, jobOptions);
     if (!result) {
         std::cerr << result.error().format() << "\n";

@@ -17,7 +17,7 @@ namespace probescope::cli {
 namespace {
 
 constexpr const char* kPluginFile = "libprobescope-cli-mpi.so";
-constexpr int kPluginAbi = 1;
+constexpr int kPluginAbi = 2; // the plugin's probescope_cli_mpi_abi()
 
 long envNumber(const char* name)
 {

@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
 #include <cmath>
 #include <cstdlib>
 
@@ -336,6 +339,9 @@ Result<bool> writeMarker(const fs::path& marker, const std::string& content)
     return true;
 }
 
+// How often a running job makes its outputs durable (one syncfs) and writes the markers of the pairs done since.
+constexpr std::chrono::seconds kBarrierInterval { 5 };
+
 // Reruns into one OUT each get a summary of their own; beyond this many the folder wants clearing.
 constexpr int kSummaryNames = 1000;
 
@@ -400,18 +406,46 @@ bool isOutputOfPair(std::string_view name, std::string_view suffix)
     return extension == ".csv" || extension == ".xlsx" || extension == ".txt";
 }
 
-/// The outputs an earlier run wrote for this pair (its names with any timestamp); only names this pair's compare
-/// writes match. The folder is OUT's own step folder, where this job writes.
-std::vector<fs::path> earlierOutputs(const fs::path& dir, const compare::PlannedPair& pair)
+/// The regular files of OUT's step folders as --resume found them, listed once per folder and sorted: a job of
+/// 10,000 ranks has 10,000 tables in one folder, and listing it again for every pair was quadratic (issue 37).
+class EarlierOutputs
 {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (e.is_regular_file(ec) && !e.is_symlink(ec) && isOutputOfPair(e.path().filename().string(), pair.suffix))
-            found.push_back(e.path());
+public:
+    /// The outputs an earlier run wrote for this pair (its names with any timestamp); only names this pair's
+    /// compare writes match. The folder is OUT's own step folder, where this job writes.
+    std::vector<fs::path> of(const fs::path& dir, const compare::PlannedPair& pair)
+    {
+        const std::vector<std::string>& names = listing(dir);
+        std::vector<fs::path> found;
+        for (const std::string& prefix : { "advisor" + pair.suffix + "_", "compare_result" + pair.suffix + "_" }) {
+            for (auto it = std::lower_bound(names.begin(), names.end(), prefix);
+                 it != names.end() && it->compare(0, prefix.size(), prefix) == 0; ++it) {
+                if (isOutputOfPair(*it, pair.suffix))
+                    found.push_back(dir / *it);
+            }
+        }
+        return found;
     }
-    return found;
-}
+
+private:
+    const std::vector<std::string>& listing(const fs::path& dir)
+    {
+        const std::lock_guard lock(m_mutex);
+        auto [it, fresh] = m_folders.try_emplace(dir.string());
+        if (fresh) {
+            std::error_code ec;
+            for (const auto& e : fs::directory_iterator(dir, ec)) {
+                if (e.is_regular_file(ec) && !e.is_symlink(ec))
+                    it->second.push_back(e.path().filename().string());
+            }
+            std::sort(it->second.begin(), it->second.end());
+        }
+        return it->second; // std::map: a reference stays valid while other folders are added
+    }
+
+    std::mutex m_mutex;
+    std::map<std::string, std::vector<std::string>> m_folders;
+};
 
 /**
  * --resume redoes a pair (its inputs changed, or an earlier run was cut before its marker): the earlier run's outputs
@@ -599,6 +633,45 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     const std::string stamp
         = scheduler.shareFromCoordinator(options.timestamp.empty() ? localTimestamp() : options.timestamp);
 
+    // Durability (docs/scale-out.md, "Durability"): outputs are renamed into place without an fsync each; one
+    // syncfs of OUT's file system per batch makes them durable, and only then are the batch's markers written
+    // (a marker vouches for its pair's outputs). The last barrier runs before the summary, which vouches for all.
+    struct PendingMarker
+    {
+        std::size_t index;
+        fs::path path;
+        std::string text;
+    };
+    std::optional<DeferredSync> durable(std::in_place, outDir);
+    EarlierOutputs earlier;
+    std::mutex pendingMutex;                  // guards pending, markerFailures, lastBarrier
+    std::mutex flushMutex;                    // one barrier at a time
+    std::vector<PendingMarker> pending;
+    json markerFailures = json::object();     // pair index -> the marker's write error
+    auto lastBarrier = std::chrono::steady_clock::now();
+    auto flush = [&] { // called with flushMutex held
+        std::vector<PendingMarker> batch;
+        {
+            const std::lock_guard lock(pendingMutex);
+            batch.swap(pending);
+            lastBarrier = std::chrono::steady_clock::now();
+        }
+        if (batch.empty())
+            return;
+        const std::optional<std::string> notDurable = durable->barrier();
+        for (const PendingMarker& m : batch) {
+            std::optional<Diagnostic> d;
+            if (notDurable)
+                d = makeError("job.output", at(outDir), *notDurable);
+            else if (auto ok = writeMarker(m.path, m.text); !ok)
+                d = ok.error();
+            if (d) {
+                const std::lock_guard lock(pendingMutex);
+                markerFailures[std::to_string(m.index)] = json { { "id", d->id }, { "error", d->format() } };
+            }
+        }
+    };
+
     auto runPair = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
         const fs::path marker = pairMarkerPath(outDir, pair);
@@ -611,29 +684,65 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             }
         }
         const fs::path pairDir = pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir;
-        const auto moved = jobOptions.resume ? supersede(earlierOutputs(pairDir, pair), pairDir)
+        const auto moved = jobOptions.resume ? supersede(earlier.of(pairDir, pair), pairDir)
                                              : std::vector<std::pair<fs::path, fs::path>> {};
         PairSummary s = comparePlanned(pair, *mappings, options, outDir, stamp);
         if (!s.compared)
             restore(moved);
         if (s.compared) {
-            // Written last: its presence means every output of the pair is complete (see --resume).
-            if (auto ok = writeMarker(marker, markerText(s, outDir, inputs)); !ok) {
-                Diagnostic d = ok.error();
-                s = plannedSummary(pair);
-                s.errorId = d.id;
-                s.error = d.format();
+            // Written after the next barrier: its presence means every output of the pair is complete and durable.
+            bool due = false;
+            {
+                const std::lock_guard lock(pendingMutex);
+                pending.push_back({ i, marker, markerText(s, outDir, inputs) });
+                due = std::chrono::steady_clock::now() - lastBarrier >= kBarrierInterval;
             }
+            if (std::unique_lock flushing(flushMutex, std::try_to_lock); due && flushing.owns_lock())
+                flush();
         }
         return dumpJson(toJson(s));
     };
+    std::size_t done = 0;
+    if (jobOptions.progress) {
+        jobOptions.progress->setRange(pairs.size());
+        scheduler.onPairDone = [&] { jobOptions.progress->advance(++done); };
+    }
     const std::vector<std::string> summaries = scheduler.run(pairs.size(), runPair);
+    scheduler.onPairDone = nullptr;
+    std::string notDurable;
+    {
+        const std::lock_guard flushing(flushMutex);
+        flush();
+        if (auto failure = durable->barrier()) // the markers just written
+            notDurable = *failure;
+        durable.reset();
+    }
+    const std::vector<std::string> reports
+        = scheduler.gatherAtEnd(json { { "markers", markerFailures }, { "durable", notDurable } }.dump());
 
     JobResult result;
     result.diagnostics = plan->diagnostics;
     result.coordinator = scheduler.isCoordinator();
     if (!result.coordinator)
         return result;
+    std::map<std::size_t, std::pair<std::string, std::string>> markerFailed;
+    std::string durableError;
+    for (const std::string& report : reports) {
+        const json r = json::parse(report, nullptr, false);
+        if (r.is_discarded() || !r.is_object())
+            continue;
+        if (const auto it = r.find("durable"); it != r.end() && it->is_string() && !it->get<std::string>().empty()
+            && durableError.empty())
+            durableError = it->get<std::string>();
+        if (const auto it = r.find("markers"); it != r.end() && it->is_object()) {
+            for (const auto& [index, failure] : it->items()) {
+                const std::size_t at = std::strtoull(index.c_str(), nullptr, 10);
+                if (at < pairs.size() && failure.is_object())
+                    markerFailed[at] = { failure.value("id", std::string("job.output")),
+                                         failure.value("error", std::string()) };
+            }
+        }
+    }
     std::vector<RankFailure> failures;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
         const json j = json::parse(summaries[i], nullptr, false);
@@ -648,6 +757,11 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         if (!parsed) {
             s.errorId = "job.lost";
             s.error = "the worker that compared this pair returned no summary";
+        } else if (const auto failed = markerFailed.find(i); failed != markerFailed.end()) {
+            // Its marker could not be written: not complete for --resume, so not reported as compared.
+            s = plannedSummary(pairs[i]);
+            s.errorId = failed->second.first;
+            s.error = failed->second.second;
         }
         // The paths as planned (a marker holds them escaped): a resumed pair reads as a fresh one.
         s.npuDump = pairs[i].npu.dumpFile.string();
@@ -664,6 +778,11 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     std::stable_sort(result.pairs.begin(), result.pairs.end(),
                      [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
     result.origin = findJobOrigin(failures);
+    if (!durableError.empty()) {
+        // The summary vouches for every output: not written when they could not be made durable.
+        result.summaryError = makeError("job.output", at(outDir), durableError);
+        return result;
+    }
     auto written = writeSummary(outDir, jobSummaryCsv(result), jobSummaryJson(result));
     if (written) {
         result.summaryCsv = written->first;

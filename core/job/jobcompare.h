@@ -22,6 +22,7 @@ struct WholeJobOptions
     std::vector<std::int64_t> ranks; ///< --rank 1,3: only these NPU ranks (empty = every rank)
     bool resume = false;             ///< --resume: keep pairs whose outputs are complete (see pairMarkerPath)
     PairScheduler* scheduler = nullptr; ///< null = one local thread
+    ProgressSink* progress = nullptr;   ///< pairs done, on the coordinator (from the scheduler's threads)
 };
 
 /// One pair of the job as the summary lists it. Everything here is deterministic: no timings, no worker id.
@@ -72,8 +73,9 @@ struct JobResult
  *
  * A pair that cannot be compared (a corrupt dump.json in one rank) is recorded with its diagnostic and the others
  * still run; a step on one side only is listed as not compared (PairSummary::onlyIn). Completeness for --resume:
- * after a pair's files are written, its summary is written last (util/outputfile) as the marker pairMarkerPath(),
- * with the size and times of every input it read; a pair counts as done when its marker is of this version, its
+ * after a pair's files are written and made durable (one util/outputfile DeferredSync barrier for a batch of pairs,
+ * not an fsync per file), its summary is written as the marker pairMarkerPath(), with the size and times of every
+ * input it read; a pair counts as done when its marker is of this version, its
  * inputs are unchanged and every file it lists exists with the size recorded. Pairs that failed to compare get no
  * marker, so a rerun tries them again. The summary files are claimed under a free name (never replaced); when they
  * cannot be written, summaryError says why and the pairs are still returned. Fatal only: no pair planned, mapping

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 namespace probescope::job {
@@ -17,9 +18,15 @@ std::vector<std::string> LocalThreadScheduler::run(std::size_t count,
 {
     std::vector<std::string> out(count);
     std::atomic<std::size_t> next { 0 };
+    std::mutex doneMutex;
     auto worker = [&] {
-        for (std::size_t i = next++; i < count; i = next++)
+        for (std::size_t i = next++; i < count; i = next++) {
             out[i] = runPair(i); // each slot is written by one thread only
+            if (onPairDone) {
+                const std::lock_guard lock(doneMutex);
+                onPairDone();
+            }
+        }
     };
     const unsigned extra = static_cast<unsigned>(std::min<std::size_t>(m_threads, count)) - (count > 0 ? 1 : 0);
     std::vector<std::jthread> threads;

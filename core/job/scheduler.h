@@ -27,6 +27,14 @@ public:
     virtual bool isCoordinator() const { return true; }
     /// The coordinator's `value` on every worker (the timestamp all pairs of one job share).
     virtual std::string shareFromCoordinator(std::string value) { return value; }
+    /// Returns when every process got here, with each process's `report` on the coordinator (its own first),
+    /// {} elsewhere: each process made its outputs durable before the coordinator writes the job summary that
+    /// vouches for them, and reports what it could not (docs/scale-out.md, "Durability").
+    virtual std::vector<std::string> gatherAtEnd(std::string report) { return { std::move(report) }; }
+
+    /// Called on the coordinator each time a pair's summary arrives (any thread, one call at a time per
+    /// scheduler): the job's progress line. Set by the whole-job compare before run().
+    std::function<void()> onPairDone;
 };
 
 /// Pairs on `threads` local threads, taken dynamically (a big pair does not hold up the others' queue).

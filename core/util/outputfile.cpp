@@ -31,6 +31,9 @@ std::atomic<int> g_faultStep { -1 };      ///< OutputStep to fail, or -1
 std::atomic<long long> g_faultAt { 0 };   ///< the N-th such step fails; 0 = every one
 std::atomic<long long> g_faultCount { 0 };
 
+// Open DeferredSync barriers; per-file fsyncs are skipped while above 0.
+std::atomic<int> g_deferredSyncs { 0 };
+
 void applyFaultSpec(std::string_view spec)
 {
     g_faultCount = 0;
@@ -69,6 +72,8 @@ void readFaultEnvironment()
 
 void syncFolder(const fs::path& folder)
 {
+    if (g_deferredSyncs.load(std::memory_order_relaxed) > 0)
+        return; // the open DeferredSync's barrier persists the rename
     // Persists the rename itself; failing here does not make the written file wrong.
     const int dirFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirFd >= 0) {
@@ -205,6 +210,8 @@ std::optional<WriteFailure> renameNoReplace(const fs::path& from, const fs::path
 
 bool syncOutputFile(const fs::path& path)
 {
+    if (syncDeferred())
+        return true; // the open DeferredSync's barrier flushes it
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -223,6 +230,37 @@ bool syncOutputFile(const fs::path& path)
 void syncOutputFolder(const fs::path& folder)
 {
     syncFolder(folder);
+}
+
+bool syncDeferred()
+{
+    return g_deferredSyncs.load(std::memory_order_relaxed) > 0;
+}
+
+DeferredSync::DeferredSync(const fs::path& folder)
+    : m_fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+    , m_folder(folder)
+    , m_openError(m_fd < 0 ? errno : 0)
+{
+    ++g_deferredSyncs;
+}
+
+DeferredSync::~DeferredSync()
+{
+    --g_deferredSyncs;
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+std::optional<std::string> DeferredSync::barrier()
+{
+    if (m_fd < 0)
+        return errnoText("cannot make the outputs durable in", m_folder, m_openError);
+    if (injectFullDisk(OutputStep::Fsync))
+        return errnoText("cannot make the outputs durable in", m_folder, ENOSPC);
+    if (::syncfs(m_fd) != 0)
+        return errnoText("cannot make the outputs durable in", m_folder, errno);
+    return std::nullopt;
 }
 
 std::optional<fs::path> createTempBeside(const fs::path& path, std::string_view suffix, std::string& error)
@@ -273,7 +311,9 @@ bool PendingFile::write(std::string_view text)
 std::optional<WriteFailure> PendingFile::finish()
 {
     if (m_fd >= 0) {
-        if (m_error.empty() && injectFullDisk(OutputStep::Fsync))
+        if (syncDeferred()) {
+            // Flushed by the DeferredSync's barrier, once for the whole job.
+        } else if (m_error.empty() && injectFullDisk(OutputStep::Fsync))
             m_error = errnoText("cannot write", m_target, ENOSPC);
         else if (m_error.empty() && ::fsync(m_fd) != 0)
             m_error = errnoText("cannot write", m_target, errno);

@@ -96,6 +96,35 @@ void setTestFullDisk(std::string_view spec);
 /// (errno) on failure, including the full-disk seam (which writes half of `text` first, as a full disk does).
 bool writeOutputFd(int fd, std::string_view text, int& err);
 
+/**
+ * @brief One durability barrier for many outputs (a whole-job compare writes thousands of small files): while a
+ * DeferredSync is open anywhere in the process, outputs are still written to a temporary file and renamed into
+ * place under a free name, so every reader, and a process killed at any moment, sees each file complete or
+ * absent; but the per-file fsync and the folder fsync are skipped. barrier() makes everything written so far
+ * durable at once with one syncfs(2) of the output's file system (docs/scale-out.md, "Durability"): the caller
+ * writes whatever vouches for those files (a marker, a summary) only after it.
+ */
+class DeferredSync
+{
+public:
+    /// Opens `folder` (an output folder that exists) for the barrier; defers per-file syncs until destroyed.
+    explicit DeferredSync(const std::filesystem::path& folder);
+    ~DeferredSync();
+    DeferredSync(const DeferredSync&) = delete;
+    DeferredSync& operator=(const DeferredSync&) = delete;
+    /// syncfs(2) of the folder's file system; the failure ("cannot make ... durable: ...") or nothing. The
+    /// full-disk seam's fsync step applies.
+    std::optional<std::string> barrier();
+
+private:
+    int m_fd = -1;
+    std::filesystem::path m_folder;
+    int m_openError = 0;
+};
+
+/// Whether a DeferredSync is open (per-file fsyncs are left to its barrier).
+bool syncDeferred();
+
 /// Moves `from` to `to` unless `to` exists (renameat2 RENAME_NOREPLACE, link-then-unlink fallback).
 std::optional<WriteFailure> renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to);
 

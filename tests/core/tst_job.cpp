@@ -2,6 +2,7 @@
 #include "core/job/jobcompare.h"
 #include "core/job/origin.h"
 #include "core/job/scheduler.h"
+#include "core/util/outputfile.h"
 #include "core/util/utf8text.h"
 #include "tempdir.h"
 #include "testconfig.h"
@@ -361,6 +362,67 @@ TEST(WholeJob, ASummaryThatCannotBeWrittenKeepsThePairsAndNamesTheFinalFile)
     EXPECT_EQ(result->pairs[0].errorId, "json.syntax");
     EXPECT_TRUE(result->pairs[1].compared);
     EXPECT_FALSE(std::filesystem::exists(out / "job_summary.json")); // never a csv without its json
+}
+
+// Issue 37: one durability barrier per batch instead of an fsync per file. When the barrier fails (the full-disk
+// seam's fsync step; a real syncfs reports EIO or ENOSPC), nothing vouches for the outputs: no marker, so --resume
+// compares the pairs again, and no summary; the error names OUT.
+TEST(WholeJob, OutputsThatCannotBeMadeDurableGetNoMarkerAndNoSummary)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    probescope::setTestFullDisk("fsync:all");
+    auto result = runWholeJob(job.input, out, job.options, {});
+    probescope::setTestFullDisk("");
+    ASSERT_TRUE(result) << result.error().format();
+    ASSERT_TRUE(result->summaryError);
+    EXPECT_EQ(result->summaryError->id, "job.output");
+    EXPECT_NE(result->summaryError->format().find("cannot make the outputs durable in " + out.string()),
+              std::string::npos)
+        << result->summaryError->format();
+    EXPECT_FALSE(std::filesystem::exists(out / "job_summary.csv"));
+    EXPECT_FALSE(std::filesystem::exists(out / "job_summary.json"));
+    ASSERT_EQ(result->pairs.size(), 2u);
+    for (const PairSummary& s : result->pairs) {
+        EXPECT_FALSE(s.compared);
+        EXPECT_EQ(s.errorId, "job.output");
+    }
+    EXPECT_FALSE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank0-rank0.json"));
+    // The tables themselves were written whole (renamed into place); a rerun with --resume redoes the pairs and
+    // ends as a fresh run does.
+    EXPECT_TRUE(std::filesystem::exists(out / "step0" / "compare_result_rank1-rank1_20260101000000.csv"));
+    WholeJobOptions resume;
+    resume.resume = true;
+    auto again = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(again) << again.error().format();
+    EXPECT_FALSE(again->summaryError);
+    EXPECT_FALSE(again->pairs[1].resumed);
+    EXPECT_TRUE(again->pairs[1].compared);
+    EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank1-rank1.json"));
+    EXPECT_EQ(again->origin.rankLabel, "rank1");
+}
+
+// The progress of a job: the range is the number of pairs and every pair advances it once, on any thread.
+TEST(WholeJob, ReportsProgressPerPair)
+{
+    struct Counting : probescope::ProgressSink
+    {
+        std::uint64_t total = 0;
+        std::vector<std::uint64_t> seen;
+        void setRange(std::uint64_t t) override { total = t; }
+        void advance(std::uint64_t done) override { seen.push_back(done); }
+        bool isCancelled() const override { return false; }
+    } progress;
+    TinyJob job;
+    LocalThreadScheduler two(2);
+    WholeJobOptions options;
+    options.scheduler = &two;
+    options.progress = &progress;
+    auto result = runWholeJob(job.input, job.dir.path() / "out", job.options, options);
+    ASSERT_TRUE(result) << result.error().format();
+    EXPECT_EQ(progress.total, 2u);
+    EXPECT_EQ(progress.seen, (std::vector<std::uint64_t> { 1, 2 }));
+    EXPECT_FALSE(two.onPairDone); // the job's callback is not left behind in the caller's scheduler
 }
 
 TEST(WholeJob, OddBytesInADumpPathAreEscapedInTheSummary)

@@ -192,3 +192,31 @@ TEST(OutputFullDisk, ARealSmallTmpfs)
     EXPECT_EQ(readAll(mnt / "small.csv"), "header\r\n");
     EXPECT_EQ(namesIn(mnt), std::vector<std::string> { "small.csv" });
 }
+
+// Issue 37: under a DeferredSync the per-file fsyncs wait for one barrier; the files are still placed whole under
+// their names, and the barrier reports a failure (the seam's fsync step) naming the folder.
+TEST(DeferredSync, FilesArePlacedWholeAndTheBarrierReportsFailure)
+{
+    TempDir dir;
+    EXPECT_FALSE(syncDeferred());
+    {
+        DeferredSync durable(dir.path());
+        EXPECT_TRUE(syncDeferred());
+        {
+            FullDisk full("fsync:all"); // would fail every per-file fsync: there is none now
+            EXPECT_FALSE(writeFileAtomically(dir.path() / "a.csv", kBig, ReplaceMode::Never));
+            const auto failure = durable.barrier();
+            ASSERT_TRUE(failure);
+            EXPECT_NE(failure->find(dir.path().string()), std::string::npos) << *failure;
+            EXPECT_NE(failure->find(std::strerror(ENOSPC)), std::string::npos) << *failure;
+        }
+        EXPECT_FALSE(durable.barrier());
+        EXPECT_EQ(readAll(dir.path() / "a.csv"), kBig);
+        EXPECT_EQ(namesIn(dir.path()), std::vector<std::string> { "a.csv" }); // no temporary file left
+    }
+    EXPECT_FALSE(syncDeferred());
+    DeferredSync missing(dir.path() / "no-such-folder");
+    const auto failure = missing.barrier();
+    ASSERT_TRUE(failure);
+    EXPECT_NE(failure->find("no-such-folder"), std::string::npos) << *failure;
+}

@@ -11,6 +11,7 @@
 
 #include "core/tempdir.h"
 #include "modeltestfailures.h"
+#include "syntheticplan.h"
 #include "testconfig.h"
 
 #include <QAbstractItemModelTester>
@@ -33,6 +34,7 @@
 
 using namespace probescope;
 using probescope::testing::ModelTestFailures;
+using probescope::testing::syntheticPlan;
 using probescope::ui::MainWindow;
 using probescope::ui::RankMapView;
 using probescope::ui::RankOverviewModel;
@@ -47,22 +49,6 @@ fs::path outputDir() { return fs::path(PROBESCOPE_TEST_OUTPUT_DIR); }
 QString shotPath(const char* name) { return QString::fromStdString((outputDir() / name).string()); }
 
 fs::path daFixture(const char* name) { return probescope::testing::fixturesDir() / "msprobe26_da" / name / "inputs"; }
-
-session::SessionPlan syntheticPlan(int ranks, int steps)
-{
-    session::SessionPlan plan;
-    for (int step = 0; step < steps; ++step) {
-        for (int rank = 0; rank < ranks; ++rank) {
-            session::RankPair p;
-            p.step = step;
-            p.npu.rank = rank;
-            p.npu.rankLabel = "rank" + std::to_string(rank);
-            p.bench = p.npu;
-            plan.pairs.push_back(p);
-        }
-    }
-    return plan;
-}
 
 /// Pair i of the synthetic job: every 7th rank fails with an error (position and communication count vary),
 /// every 5th has warnings only, rank 700 of step 1 is salvaged; the rest pass. No compare runs.
@@ -206,6 +192,57 @@ TEST(RankMap, ThousandRanksTwoStepsFromSyntheticSummaries)
     EXPECT_EQ(image.pixelColor(origin.center() + QPoint(origin.width() / 2 - 6, 0)).rgb(),
               ui::statuspalette::fill(Status::Error, true).rgb());
     EXPECT_TRUE(view.grab().save(shotPath("rankmap-1024-dark.png")));
+}
+
+// Issue 37: the map filtered to a group of ranks (a rank list as the panel's field takes it): only those rows are
+// laid out, painted and reachable by keys; a jump to a rank the filter hides shows every rank again.
+TEST(RankMap, FilterByGroupShowsOnlyThoseRanks)
+{
+    const session::SessionPlan plan = syntheticPlan(64, 2);
+    RankOverviewModel model;
+    model.setPlan(plan);
+    RankMapView view;
+    view.setModel(&model);
+    view.resize(400, 300);
+    view.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+    EXPECT_FALSE(view.isFiltered());
+    EXPECT_EQ(view.shownRows(), 64);
+    ASSERT_TRUE(view.setRankFilter(" 8-11, 40 "));
+    EXPECT_TRUE(view.isFiltered());
+    EXPECT_EQ(view.shownRows(), 5);
+    // The fifth row shown is rank 40; rank 12 has no place on screen.
+    const QRect fifth = view.cellRect(40, 0);
+    EXPECT_EQ(fifth.top(), view.cellRect(8, 0).top() + 4 * view.cellSize().height());
+    EXPECT_EQ(view.cellAt(fifth.center()), QPoint(0, 40));
+    EXPECT_FALSE(view.cellRect(12, 0).intersects(view.viewport()->rect()));
+    view.viewport()->repaint();
+    EXPECT_EQ(view.lastPaintedCells(), 5 * 2);
+    // Keys move over the rows shown: Down from rank 11 goes to rank 40.
+    view.setCurrentCell(11, 0);
+    EXPECT_TRUE(view.isFiltered());
+    QTest::keyClick(&view, Qt::Key_Down);
+    EXPECT_EQ(view.currentCell(), QPoint(0, 40));
+    QTest::keyClick(&view, Qt::Key_End);
+    EXPECT_EQ(view.currentCell(), QPoint(0, 40));
+    // Not a rank list, or no such rank: refused, the filter stays.
+    EXPECT_FALSE(view.setRankFilter("8-"));
+    EXPECT_FALSE(view.setRankFilter("9-3"));
+    EXPECT_FALSE(view.setRankFilter("500"));
+    EXPECT_EQ(view.shownRows(), 5);
+    // A jump (the origin key, a peer) to a hidden rank lands: every rank is shown again.
+    view.setCurrentPair(64 + 20);
+    EXPECT_FALSE(view.isFiltered());
+    EXPECT_EQ(view.currentCell(), QPoint(1, 20));
+    EXPECT_TRUE(view.cellRect(20, 1).intersects(view.viewport()->rect()));
+    ASSERT_TRUE(view.setRankFilter("3"));
+    EXPECT_TRUE(view.setRankFilter(""));
+    EXPECT_EQ(view.shownRows(), 64);
+    // A new plan drops the filter.
+    ASSERT_TRUE(view.setRankFilter("1-2"));
+    model.setPlan(syntheticPlan(8, 1));
+    EXPECT_FALSE(view.isFiltered());
+    EXPECT_EQ(view.shownRows(), 8);
 }
 
 TEST(RankMap, TooltipsAreShortAndWrap)

@@ -10,10 +10,12 @@
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
+#include <QSet>
 #include <QSplitter>
 #include <QTableView>
 #include <QToolButton>
@@ -53,12 +55,90 @@ void RankMapView::setModel(RankOverviewModel* model)
         connect(m_model, &QAbstractItemModel::dataChanged, this,
                 [this](const QModelIndex& from, const QModelIndex& to) { onDataChanged(from.row(), to.row()); });
         connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+            m_shown.clear();
+            m_shownOf.clear();
             m_current = m_model->gridRows() && m_model->gridColumns() ? QPoint(0, 0) : QPoint(-1, -1);
             relayout();
         });
     }
+    m_shown.clear();
+    m_shownOf.clear();
     m_current = m_model && m_model->gridRows() && m_model->gridColumns() ? QPoint(0, 0) : QPoint(-1, -1);
     relayout();
+}
+
+int RankMapView::shownRows() const
+{
+    return m_shown.empty() ? (m_model ? m_model->gridRows() : 0) : static_cast<int>(m_shown.size());
+}
+
+int RankMapView::shownOfGridRow(int gridRow) const
+{
+    if (m_shown.empty())
+        return gridRow;
+    return gridRow >= 0 && std::size_t(gridRow) < m_shownOf.size() ? m_shownOf[std::size_t(gridRow)] : -1;
+}
+
+void RankMapView::setRowFilter(std::vector<int> gridRows)
+{
+    const int rows = m_model ? m_model->gridRows() : 0;
+    std::sort(gridRows.begin(), gridRows.end());
+    gridRows.erase(std::unique(gridRows.begin(), gridRows.end()), gridRows.end());
+    gridRows.erase(std::remove_if(gridRows.begin(), gridRows.end(), [rows](int r) { return r < 0 || r >= rows; }),
+                   gridRows.end());
+    m_shown = std::move(gridRows);
+    m_shownOf.assign(m_shown.empty() ? 0 : std::size_t(rows), -1);
+    for (std::size_t i = 0; i < m_shown.size(); ++i)
+        m_shownOf[std::size_t(m_shown[i])] = static_cast<int>(i);
+    if (!m_shown.empty() && m_current.y() >= 0 && shownOfGridRow(m_current.y()) < 0)
+        m_current.setY(m_shown.front());
+    verticalScrollBar()->setValue(0);
+    updateScrollRanges(); // the names and fonts are as they were: only the rows shown changed
+    if (m_current.y() >= 0)
+        ensureVisible(m_current.y(), m_current.x());
+}
+
+bool RankMapView::setRankFilter(const QString& ranks)
+{
+    if (!m_model)
+        return false;
+    const QString text = ranks.trimmed();
+    if (text.isEmpty()) {
+        setRowFilter({});
+        return true;
+    }
+    // Rank number -> grid row, from the rank folder names ("rank12" -> 12); one pass over the ranks.
+    std::vector<std::pair<long long, int>> byNumber;
+    const QStringList& names = m_model->rankNames();
+    for (int row = 0; row < names.size(); ++row) {
+        const QString& name = names[row];
+        int digits = int(name.size());
+        while (digits > 0 && name[digits - 1].isDigit())
+            --digits;
+        bool ok = false;
+        const long long number = name.mid(digits).toLongLong(&ok);
+        if (ok)
+            byNumber.emplace_back(number, row);
+    }
+    std::sort(byNumber.begin(), byNumber.end());
+    std::vector<int> rows;
+    for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QStringList ends = part.trimmed().split(QLatin1Char('-'));
+        bool okFirst = false, okLast = false;
+        if (ends.size() > 2)
+            return false;
+        const long long first = ends.front().trimmed().toLongLong(&okFirst);
+        const long long last = ends.size() == 2 ? ends.back().trimmed().toLongLong(&okLast) : first;
+        if (!okFirst || (ends.size() == 2 && !okLast) || first < 0 || last < first)
+            return false;
+        auto it = std::lower_bound(byNumber.begin(), byNumber.end(), std::pair<long long, int>(first, -1));
+        for (; it != byNumber.end() && it->first <= last; ++it)
+            rows.push_back(it->second);
+    }
+    if (rows.empty())
+        return false; // no such rank: keep what is shown rather than an empty map
+    setRowFilter(std::move(rows));
+    return true;
 }
 
 void RankMapView::relayout()
@@ -70,13 +150,33 @@ void RankMapView::relayout()
     m_columnHeaderHeight = fm.height() + 6;
     int names = fm.horizontalAdvance(tr("rank \\ step"));
     if (m_model) {
-        for (const QString& name : m_model->rankNames())
-            names = std::max(names, fm.horizontalAdvance(name));
+        // Measured by shape, not name by name: "rank1234" and "rank5678" are one shape with every digit as the
+        // widest digit, so 10,000 ranks cost a handful of measurements (each name measured took 80 ms, issue 37).
+        QChar widest = QLatin1Char('0');
+        for (char d = '1'; d <= '9'; ++d) {
+            if (fm.horizontalAdvance(QLatin1Char(d)) > fm.horizontalAdvance(widest))
+                widest = QLatin1Char(d);
+        }
+        QSet<QString> shapes;
+        for (QString name : m_model->rankNames()) {
+            for (QChar& c : name) {
+                if (c.isDigit())
+                    c = widest;
+            }
+            shapes.insert(name);
+        }
+        for (const QString& shape : shapes)
+            names = std::max(names, fm.horizontalAdvance(shape));
         for (const std::int64_t step : m_model->steps())
             m_cellWidth = std::max(m_cellWidth, fm.horizontalAdvance(tr("step %1").arg(step)) + 10);
     }
     m_rowHeaderWidth = names + 12;
-    const int rows = m_model ? m_model->gridRows() : 0;
+    updateScrollRanges();
+}
+
+void RankMapView::updateScrollRanges()
+{
+    const int rows = shownRows();
     const int columns = m_model ? m_model->gridColumns() : 0;
     const QSize area = viewport()->size() - QSize(m_rowHeaderWidth, m_columnHeaderHeight);
     verticalScrollBar()->setSingleStep(m_cellHeight);
@@ -90,8 +190,11 @@ void RankMapView::relayout()
 
 QRect RankMapView::cellRect(int gridRow, int gridColumn) const
 {
+    const int shown = shownOfGridRow(gridRow);
+    if (shown < 0)
+        return { -m_cellWidth - 100000, -m_cellHeight - 100000, m_cellWidth, m_cellHeight }; // filtered out
     return { m_rowHeaderWidth + gridColumn * m_cellWidth - horizontalScrollBar()->value(),
-             m_columnHeaderHeight + gridRow * m_cellHeight - verticalScrollBar()->value(), m_cellWidth, m_cellHeight };
+             m_columnHeaderHeight + shown * m_cellHeight - verticalScrollBar()->value(), m_cellWidth, m_cellHeight };
 }
 
 QPoint RankMapView::cellAt(const QPoint& pos) const
@@ -100,9 +203,9 @@ QPoint RankMapView::cellAt(const QPoint& pos) const
         return { -1, -1 };
     const int column = (pos.x() - m_rowHeaderWidth + horizontalScrollBar()->value()) / m_cellWidth;
     const int row = (pos.y() - m_columnHeaderHeight + verticalScrollBar()->value()) / m_cellHeight;
-    if (row >= m_model->gridRows() || column >= m_model->gridColumns())
+    if (row >= shownRows() || column >= m_model->gridColumns())
         return { -1, -1 };
-    return { column, row };
+    return { column, gridRowOfShown(row) };
 }
 
 void RankMapView::setCurrentCell(int gridRow, int gridColumn)
@@ -110,6 +213,8 @@ void RankMapView::setCurrentCell(int gridRow, int gridColumn)
     if (!m_model || gridRow < 0 || gridColumn < 0 || gridRow >= m_model->gridRows()
         || gridColumn >= m_model->gridColumns())
         return;
+    if (shownOfGridRow(gridRow) < 0)
+        setRowFilter({}); // a jump to a rank the filter hides shows every rank again
     const QPoint before = m_current;
     m_current = QPoint(gridColumn, gridRow);
     if (before.x() >= 0)
@@ -127,7 +232,10 @@ void RankMapView::setCurrentPair(int pairIndex)
 
 void RankMapView::ensureVisible(int gridRow, int gridColumn)
 {
-    const int top = gridRow * m_cellHeight;
+    const int shown = shownOfGridRow(gridRow);
+    if (shown < 0)
+        return;
+    const int top = shown * m_cellHeight;
     const int height = viewport()->height() - m_columnHeaderHeight;
     QScrollBar* v = verticalScrollBar();
     if (top < v->value())
@@ -197,12 +305,13 @@ void RankMapView::paintEvent(QPaintEvent* event)
     const int c0 = std::max(0, (cells.left() - m_rowHeaderWidth + dx) / m_cellWidth);
     const int c1 = std::min(m_model->gridColumns() - 1, (cells.right() - m_rowHeaderWidth + dx) / m_cellWidth);
     const int r0 = std::max(0, (cells.top() - m_columnHeaderHeight + dy) / m_cellHeight);
-    const int r1 = std::min(m_model->gridRows() - 1, (cells.bottom() - m_columnHeaderHeight + dy) / m_cellHeight);
+    const int r1 = std::min(shownRows() - 1, (cells.bottom() - m_columnHeaderHeight + dy) / m_cellHeight);
     const QColor frame = pal.color(QPalette::Mid);
     const QColor ink = pal.color(QPalette::Text);
     const int origin = m_model->originRow();
     p.setClipRect(cells);
-    for (int r = r0; r <= r1 && !cells.isEmpty(); ++r) {
+    for (int shown = r0; shown <= r1 && !cells.isEmpty(); ++shown) {
+        const int r = gridRowOfShown(shown);
         for (int c = c0; c <= c1; ++c) {
             const QRect rect = cellRect(r, c).adjusted(1, 1, -1, -1);
             const int pair = m_model->pairAt(r, c);
@@ -296,7 +405,8 @@ void RankMapView::paintEvent(QPaintEvent* event)
                    tr("step %1").arg(m_model->steps()[std::size_t(c)]));
     }
     p.setClipRect(QRect(0, m_columnHeaderHeight, m_rowHeaderWidth, viewport()->height()));
-    for (int r = std::max(0, dy / m_cellHeight); r < m_model->gridRows(); ++r) {
+    for (int shown = std::max(0, dy / m_cellHeight); shown < shownRows(); ++shown) {
+        const int r = gridRowOfShown(shown);
         const QRect cell = cellRect(r, 0);
         if (cell.top() > viewport()->height())
             break;
@@ -311,7 +421,7 @@ void RankMapView::paintEvent(QPaintEvent* event)
 void RankMapView::resizeEvent(QResizeEvent* event)
 {
     QAbstractScrollArea::resizeEvent(event);
-    relayout();
+    updateScrollRanges();
 }
 
 bool RankMapView::viewportEvent(QEvent* event)
@@ -360,7 +470,7 @@ void RankMapView::keyPressEvent(QKeyEvent* event)
         return;
     }
     const int page = std::max(1, (viewport()->height() - m_columnHeaderHeight) / m_cellHeight - 1);
-    int row = m_current.y();
+    int row = std::max(0, shownOfGridRow(m_current.y())); // moves go over the rows shown
     int column = m_current.x();
     switch (event->key()) {
     case Qt::Key_Up: --row; break;
@@ -370,15 +480,17 @@ void RankMapView::keyPressEvent(QKeyEvent* event)
     case Qt::Key_PageUp: row -= page; break;
     case Qt::Key_PageDown: row += page; break;
     case Qt::Key_Home: row = 0; break;
-    case Qt::Key_End: row = m_model->gridRows() - 1; break;
+    case Qt::Key_End: row = shownRows() - 1; break;
     case Qt::Key_Return:
     case Qt::Key_Enter:
-        if (const int pair = m_model->pairAt(row, column); pair >= 0)
+        if (const int pair = m_model->pairAt(gridRowOfShown(row), column); pair >= 0)
             emit pairActivated(pair);
         return;
     default: QAbstractScrollArea::keyPressEvent(event); return;
     }
-    setCurrentCell(std::clamp(row, 0, m_model->gridRows() - 1), std::clamp(column, 0, m_model->gridColumns() - 1));
+    if (shownRows() > 0)
+        setCurrentCell(gridRowOfShown(std::clamp(row, 0, shownRows() - 1)),
+                       std::clamp(column, 0, m_model->gridColumns() - 1));
 }
 
 void RankMapView::changeEvent(QEvent* event)
@@ -408,6 +520,10 @@ RankOverviewPanel::RankOverviewPanel(RankOverviewModel* model, QWidget* parent)
     header->addWidget(m_toOrigin, 0, Qt::AlignTop);
     m_legend = new QLabel(this);
     m_legend->setWordWrap(true);
+    // Filter by group (issue 37): a rank list, e.g. one communication group of a 10,000-rank job.
+    m_filter = new QLineEdit(this);
+    m_filter->setObjectName("rankFilter");
+    m_filter->setClearButtonEnabled(true);
     m_map = new RankMapView(this);
     m_map->setModel(model);
     m_table = new QTableView(this);
@@ -431,12 +547,18 @@ RankOverviewPanel::RankOverviewPanel(RankOverviewModel* model, QWidget* parent)
     splitter->setStretchFactor(1, 2);
     layout->addLayout(header);
     layout->addWidget(m_legend);
+    layout->addWidget(m_filter);
     layout->addWidget(splitter, 1);
     connect(m_map, &RankMapView::pairActivated, this, &RankOverviewPanel::pairActivated);
     connect(m_table, &QTableView::activated, this, [this](const QModelIndex& index) {
         emit pairActivated(index.data(RankOverviewModel::PairIndexRole).toInt());
     });
     connect(m_toOrigin, &QToolButton::clicked, this, &RankOverviewPanel::originRequested);
+    connect(m_filter, &QLineEdit::textEdited, this, [this](const QString& text) {
+        // A list being typed ("0-") is not yet a list: the map keeps what it shows, the field says so.
+        const bool ok = m_map->setRankFilter(text);
+        m_filter->setToolTip(ok ? QString() : tr("Not a list of ranks the job has (yet): the map is unchanged."));
+    });
     connect(model, &QAbstractItemModel::dataChanged, this, &RankOverviewPanel::updateOrigin);
     connect(model, &QAbstractItemModel::modelReset, this, &RankOverviewPanel::updateOrigin);
     retranslate();
@@ -470,6 +592,7 @@ void RankOverviewPanel::changeEvent(QEvent* event)
 void RankOverviewPanel::retranslate()
 {
     m_toOrigin->setText(tr("Go to origin"));
+    m_filter->setPlaceholderText(tr("Show ranks, e.g. a communication group: 0-7, 1234"));
     m_legend->setText(tr("Colour: worst verdict of the pair. Number: execution index of its first failure "
                          "(\u2713 none). \u25b6 heavy frame: the job's origin. \u00b7 pending, \u2026 running, "
                          "\u00d7 failed to compare, corner notch and dashed frame: salvaged from a damaged dump."));

@@ -3,10 +3,14 @@
 
 #include <QAbstractScrollArea>
 #include <QPoint>
+#include <QString>
 #include <QRect>
 #include <QWidget>
 
+#include <vector>
+
 class QLabel;
+class QLineEdit;
 class QTableView;
 class QToolButton;
 
@@ -46,6 +50,18 @@ public:
     QPoint cellAt(const QPoint& viewportPos) const;
     /// The text drawn in a pair's cell (tests and the accessible name use it).
     QString cellText(int pairIndex) const;
+    /**
+     * @brief Shows only these grid rows (ranks), in grid order; empty shows every rank. A 10,000-rank map is
+     * filtered to one communication group this way (issue 37). Moving the cursor to a hidden rank (the origin
+     * key, a peer jump) shows every rank again, so a jump always lands.
+     */
+    void setRowFilter(std::vector<int> gridRows);
+    /// The rows by a rank list such as "0-7, 1234" (rank numbers as the folders name them); false when the
+    /// text is not such a list (the filter is then unchanged). "" shows every rank.
+    bool setRankFilter(const QString& ranks);
+    bool isFiltered() const { return !m_shown.empty(); }
+    /// Rows shown (all grid rows when not filtered).
+    int shownRows() const;
     /// Cells painted by the last paint event (the benchmark checks only visible ones are).
     int lastPaintedCells() const { return m_lastPainted; }
     QSize cellSize() const { return { m_cellWidth, m_cellHeight }; }
@@ -64,8 +80,12 @@ protected:
 
 private:
     void relayout();
+    void updateScrollRanges();
     void onDataChanged(int firstRow, int lastRow);
     void ensureVisible(int gridRow, int gridColumn);
+    int gridRowOfShown(int shown) const { return m_shown.empty() ? shown : m_shown[std::size_t(shown)]; }
+    /// -1 when the row is filtered out.
+    int shownOfGridRow(int gridRow) const;
 
     RankOverviewModel* m_model = nullptr;
     QPoint m_current { -1, -1 };
@@ -75,6 +95,8 @@ private:
     int m_rowHeaderWidth = 60;
     int m_columnHeaderHeight = 20;
     int m_lastPainted = 0;
+    std::vector<int> m_shown;    ///< grid rows shown, ascending; empty = all
+    std::vector<int> m_shownOf;  ///< grid row -> position among the shown rows, -1 hidden (when filtered)
 };
 
 /**
@@ -91,6 +113,7 @@ public:
     RankMapView* map() const { return m_map; }
     QTableView* table() const { return m_table; }
     QLabel* originLabel() const { return m_origin; }
+    QLineEdit* rankFilter() const { return m_filter; }
     void retranslate();
 
 signals:
@@ -109,6 +132,7 @@ private:
     QLabel* m_origin = nullptr;
     QToolButton* m_toOrigin = nullptr;
     QLabel* m_legend = nullptr;
+    QLineEdit* m_filter = nullptr;
     RankMapView* m_map = nullptr;
     QTableView* m_table = nullptr;
 };
