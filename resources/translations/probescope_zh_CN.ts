@@ -3524,6 +3524,10 @@
         <translation>转到源头</translation>
     </message>
     <message>
+        <source>Show ranks, e.g. a communication group: 0-7, 1234</source>
+        <translation>只显示这些 rank，例如一个通信组：0-7, 1234</translation>
+    </message>
+    <message>
         <source>%1: %2 (#%3), %4</source>
         <translation>%1：%2（#%3），%4</translation>
     </message>

@@ -144,6 +144,8 @@ int main(int argc, char** argv)
         bestGui.wall = 1e30;
         const std::filesystem::path guiOut = work / "gui.txt";
         for (int r = 0; r < repeat; ++r) {
+            // --screenshot never replaces a file: each repeat (and a rerun in the same build tree) starts without one.
+            std::filesystem::remove(work / "gui.png");
             const ChildRun run = runChild({ PROBESCOPE_GUI, "--screenshot", (work / "gui.png").string(), db.string() }, guiOut);
             const std::string text = slurp(guiOut);
             if (!run.ok() || text.find("\n" + first + "\n") == std::string::npos) {

@@ -2,6 +2,8 @@
 // GoogleTest main for widget and model tests: a real QApplication, offscreen unless a display
 // platform was chosen (Xvfb runs set QT_QPA_PLATFORM=xcb themselves).
 #include <QApplication>
+#include <QFile>
+#include <QSettings>
 #include <QStandardPaths>
 
 #include <gtest/gtest.h>
@@ -24,9 +26,14 @@ int main(int argc, char** argv)
     setenv("PROBESCOPE_CACHE_DIR", cache.c_str(), 1);
     QApplication app(argc, argv);
     QApplication::setOrganizationName("ProbeScopeTests");
-    QApplication::setApplicationName("probescope-tests");
+    // One settings file per test process: ctest runs test binaries side by side, and a recent list or a saved
+    // layout one test writes must not appear in another test's window (FirstImpression read another test's
+    // recent pair when both ran at once).
+    QApplication::setApplicationName(QStringLiteral("probescope-tests-%1").arg(::getpid()));
     ::testing::InitGoogleTest(&argc, argv);
     const int rc = RUN_ALL_TESTS();
+    const QString settingsFile = QSettings().fileName();
+    QFile::remove(settingsFile);
     std::error_code ec;
     std::filesystem::remove_all(cache, ec);
     return rc;
