@@ -26,6 +26,7 @@ constexpr std::uint8_t kModule = 0;
 constexpr std::uint8_t kApi = 1;
 constexpr std::uint8_t kCollection = 9;
 
+
 bool startsWith(std::string_view s, std::string_view p)
 {
     return s.size() >= p.size() && s.substr(0, p.size()) == p;
@@ -631,6 +632,141 @@ std::int64_t MsGraph::pageByMicroStep(MsGraph* other)
     return micro + 1;
 }
 
+namespace {
+
+/// A node of `id` (the existing one when the id is taken), under `up` when that is another node (-1: none).
+std::uint32_t addMsNode(MsGraph& g, std::uint8_t op, std::string id, std::int32_t up)
+{
+    if (const auto it = g.index.find(id); it != g.index.end())
+        return it->second;
+    const auto n = static_cast<std::uint32_t>(g.nodes.size());
+    MsNode node;
+    node.id = id;
+    node.op = op;
+    g.nodes.push_back(std::move(node));
+    g.index.emplace(std::move(id), n);
+    if (up >= 0 && static_cast<std::uint32_t>(up) != n) {
+        g.nodes[n].up = up;
+        g.nodes[static_cast<std::size_t>(up)].subs.push_back(n);
+    }
+    return n;
+}
+
+/// The node's input and output parameters from its dump entry, each key in its first place (a Python dict).
+void setMsNodeData(MsGraph& g, std::uint32_t n, const dump::DumpFile& dump, WriteFormat format, bool md5Mode)
+{
+    const dump::Entry* e = dump.find(g.nodes[n].id);
+    std::optional<JsonValue> value;
+    if (e)
+        value = e->value;
+    std::vector<MsParam> inputs;
+    std::vector<MsParam> outputs;
+    std::unordered_map<std::string, std::size_t> inAt;
+    std::unordered_map<std::string, std::size_t> outAt;
+    for (Item& item : readOp(value, g.nodes[n].id)) {
+        const std::string full = item.text("full_op_name");
+        if (full.empty())
+            continue;
+        const bool isOutput = full.find("output") != std::string::npos && full.find("input") == std::string::npos;
+        std::string key = full;
+        if (!isOutput) {
+            const PyVal* dn = item.find("data_name");
+            if (dn && dn->kind == PyVal::Str && dn->s != "-1") {
+                const auto dot = dn->s.rfind('.');
+                key = dot == std::string::npos ? dn->s : dn->s.substr(0, dot);
+            }
+        }
+        MsParam p = formatItem(std::move(item), format, md5Mode, key, isOutput);
+        auto& list = isOutput ? outputs : inputs;
+        auto& at = isOutput ? outAt : inAt;
+        if (const auto it = at.find(key); it != at.end()) {
+            list[it->second] = std::move(p); // a dict assignment keeps the first place
+        } else {
+            at.emplace(key, list.size());
+            list.push_back(std::move(p));
+        }
+    }
+    g.nodes[n].inputs = std::move(inputs);
+    g.nodes[n].outputs = std::move(outputs);
+}
+
+/// _collect_apis_between_modules: runs of two or more APIs directly under the root become one collection node.
+void collectApisBetweenModules(MsGraph& g)
+{
+    std::vector<std::uint32_t> output;
+    const std::vector<std::uint32_t> list = g.nodes[g.root].subs;
+    std::int64_t collection = -1;
+    for (std::size_t i = 0; i < list.size();) {
+        if (g.nodes[list[i]].op != kApi) {
+            output.push_back(list[i++]);
+            continue;
+        }
+        std::vector<std::uint32_t> run;
+        while (i < list.size() && g.nodes[list[i]].op == kApi)
+            run.push_back(list[i++]);
+        if (run.size() < 2) {
+            output.insert(output.end(), run.begin(), run.end());
+            continue;
+        }
+        const std::string id = "Apis_Between_Modules." + std::to_string(++collection);
+        const std::uint32_t c = addMsNode(g, kCollection, id, -1);
+        g.nodes[c].subs = run;
+        for (const std::uint32_t n : run)
+            g.nodes[n].up = static_cast<std::int32_t>(c);
+        g.nodes[c].up = static_cast<std::int32_t>(g.root);
+        if (g.nodes[run.front()].microStep)
+            g.nodes[c].microStep = g.nodes[run.front()].microStep;
+        output.push_back(c);
+    }
+    g.nodes[g.root].subs = std::move(output);
+}
+
+/// _add_parameters_grad: under the module's backward with the highest call number (0 by default).
+void addParametersGrad(MsGraph& g, const dump::DumpFile& dump, WriteFormat format, bool md5Mode)
+{
+    std::vector<std::string> prefixes;
+    std::unordered_map<std::string, std::vector<std::string>> suffixes;
+    for (const dump::Entry& e : dump.entries) {
+        const std::string key(e.key);
+        if (g.index.count(key))
+            continue;
+        const auto at = parametersGradSuffix(key);
+        if (!at)
+            continue;
+        const std::string prefix = key.substr(0, *at);
+        if (!suffixes.count(prefix))
+            prefixes.push_back(prefix);
+        suffixes[prefix].push_back(key.substr(*at));
+    }
+    std::unordered_map<std::string, std::int64_t> maxNum;
+    for (const std::string& p : prefixes)
+        maxNum[p] = 0;
+    for (const MsNode& node : g.nodes) {
+        const auto parts = split(node.id, '.');
+        if (parts.size() > 2 && parts[parts.size() - 2] == "backward") {
+            const std::string_view last = parts.back();
+            if (last.empty() || last.size() > 17 || !std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                continue;
+            const std::int64_t num = std::stoll(std::string(last));
+            const std::string prefix = join(parts, parts.size() - 2);
+            if (const auto it = maxNum.find(prefix); it != maxNum.end() && num > it->second)
+                it->second = num;
+        }
+    }
+    for (const std::string& prefix : prefixes) {
+        const auto it = g.index.find(prefix + ".backward." + std::to_string(maxNum[prefix]));
+        if (it == g.index.end())
+            continue;
+        const std::uint32_t module = it->second;
+        for (const std::string& suffix : suffixes[prefix]) {
+            const std::uint32_t n = addMsNode(g, kModule, prefix + suffix, static_cast<std::int32_t>(module));
+            setMsNodeData(g, n, dump, format, md5Mode);
+        }
+    }
+}
+
+} // namespace
+
 Result<MsGraph> buildMsGraph(const dump::RankDump& rank, const BuildOptions& options)
 {
     const WriteFormat format = options.format;
@@ -666,62 +802,14 @@ Result<MsGraph> buildMsGraph(const dump::RankDump& rank, const BuildOptions& opt
     }
     auto inConstruct = [&](const std::string& k) { return parentOf.count(k) != 0; };
 
-    auto addNode = [&](std::uint8_t op, std::string id, std::int32_t up) -> std::uint32_t {
-        if (const auto it = g.index.find(id); it != g.index.end())
-            return it->second;
-        const auto n = static_cast<std::uint32_t>(g.nodes.size());
-        MsNode node;
-        node.id = id;
-        node.op = op;
-        g.nodes.push_back(std::move(node));
-        g.index.emplace(std::move(id), n);
-        if (up >= 0 && static_cast<std::uint32_t>(up) != n) {
-            g.nodes[n].up = up;
-            g.nodes[static_cast<std::size_t>(up)].subs.push_back(n);
-        }
-        return n;
-    };
+    auto addNode = [&](std::uint8_t op, std::string id, std::int32_t up) { return addMsNode(g, op, std::move(id), up); };
     auto addUpnode = [&](std::uint32_t n, std::int32_t up) {
         if (up < 0 || static_cast<std::uint32_t>(up) == n || g.nodes[n].up >= 0)
             return;
         g.nodes[n].up = up;
         g.nodes[static_cast<std::size_t>(up)].subs.push_back(n);
     };
-    auto setData = [&](std::uint32_t n) {
-        const dump::Entry* e = dump.find(g.nodes[n].id);
-        std::optional<JsonValue> value;
-        if (e)
-            value = e->value;
-        std::vector<MsParam> inputs;
-        std::vector<MsParam> outputs;
-        std::unordered_map<std::string, std::size_t> inAt;
-        std::unordered_map<std::string, std::size_t> outAt;
-        for (Item& item : readOp(value, g.nodes[n].id)) {
-            const std::string full = item.text("full_op_name");
-            if (full.empty())
-                continue;
-            const bool isOutput = full.find("output") != std::string::npos && full.find("input") == std::string::npos;
-            std::string key = full;
-            if (!isOutput) {
-                const PyVal* dn = item.find("data_name");
-                if (dn && dn->kind == PyVal::Str && dn->s != "-1") {
-                    const auto dot = dn->s.rfind('.');
-                    key = dot == std::string::npos ? dn->s : dn->s.substr(0, dot);
-                }
-            }
-            MsParam p = formatItem(std::move(item), format, md5Mode, key, isOutput);
-            auto& list = isOutput ? outputs : inputs;
-            auto& at = isOutput ? outAt : inAt;
-            if (const auto it = at.find(key); it != at.end()) {
-                list[it->second] = std::move(p); // a dict assignment keeps the first place
-            } else {
-                at.emplace(key, list.size());
-                list.push_back(std::move(p));
-            }
-        }
-        g.nodes[n].inputs = std::move(inputs);
-        g.nodes[n].outputs = std::move(outputs);
-    };
+    auto setData = [&](std::uint32_t n) { setMsNodeData(g, n, dump, format, md5Mode); };
     auto createOrGet = [&](const std::string& name, std::int32_t up) -> std::uint32_t {
         std::uint32_t n = 0;
         if (const auto it = g.index.find(name); it != g.index.end()) {
@@ -799,78 +887,8 @@ Result<MsGraph> buildMsGraph(const dump::RankDump& rank, const BuildOptions& opt
         createOrGet(sub, upIndex);
     }
 
-    // _collect_apis_between_modules
-    {
-        std::vector<std::uint32_t> output;
-        const std::vector<std::uint32_t> list = g.nodes[g.root].subs;
-        std::int64_t collection = -1;
-        for (std::size_t i = 0; i < list.size();) {
-            if (g.nodes[list[i]].op != kApi) {
-                output.push_back(list[i++]);
-                continue;
-            }
-            std::vector<std::uint32_t> run;
-            while (i < list.size() && g.nodes[list[i]].op == kApi)
-                run.push_back(list[i++]);
-            if (run.size() < 2) {
-                output.insert(output.end(), run.begin(), run.end());
-                continue;
-            }
-            const std::string id = "Apis_Between_Modules." + std::to_string(++collection);
-            const std::uint32_t c = addNode(kCollection, id, -1);
-            g.nodes[c].subs = run;
-            for (const std::uint32_t n : run)
-                g.nodes[n].up = static_cast<std::int32_t>(c);
-            g.nodes[c].up = static_cast<std::int32_t>(g.root);
-            if (g.nodes[run.front()].microStep)
-                g.nodes[c].microStep = g.nodes[run.front()].microStep;
-            output.push_back(c);
-        }
-        g.nodes[g.root].subs = std::move(output);
-    }
-
-    // _add_parameters_grad: under the module's backward with the highest call number (0 by default).
-    {
-        std::vector<std::string> prefixes;
-        std::unordered_map<std::string, std::vector<std::string>> suffixes;
-        for (const dump::Entry& e : dump.entries) {
-            const std::string key(e.key);
-            if (g.index.count(key))
-                continue;
-            const auto at = parametersGradSuffix(key);
-            if (!at)
-                continue;
-            const std::string prefix = key.substr(0, *at);
-            if (!suffixes.count(prefix))
-                prefixes.push_back(prefix);
-            suffixes[prefix].push_back(key.substr(*at));
-        }
-        std::unordered_map<std::string, std::int64_t> maxNum;
-        for (const std::string& p : prefixes)
-            maxNum[p] = 0;
-        for (const MsNode& node : g.nodes) {
-            const auto parts = split(node.id, '.');
-            if (parts.size() > 2 && parts[parts.size() - 2] == "backward") {
-                const std::string_view last = parts.back();
-                if (last.empty() || last.size() > 17 || !std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; }))
-                    continue;
-                const std::int64_t num = std::stoll(std::string(last));
-                const std::string prefix = join(parts, parts.size() - 2);
-                if (const auto it = maxNum.find(prefix); it != maxNum.end() && num > it->second)
-                    it->second = num;
-            }
-        }
-        for (const std::string& prefix : prefixes) {
-            const auto it = g.index.find(prefix + ".backward." + std::to_string(maxNum[prefix]));
-            if (it == g.index.end())
-                continue;
-            const std::uint32_t module = it->second;
-            for (const std::string& suffix : suffixes[prefix]) {
-                const std::uint32_t n = addNode(kModule, prefix + suffix, static_cast<std::int32_t>(module));
-                setData(n);
-            }
-        }
-    }
+    collectApisBetweenModules(g);
+    addParametersGrad(g, dump, format, md5Mode);
     return g;
 }
 
