@@ -284,6 +284,388 @@ SourceLocation at(const fs::path& path)
     return SourceLocation { path.string(), std::nullopt, 0, 0 };
 }
 
+// ---- stage 1: the folder ----
+
+/// The rank folders of `dataDir` (v1 and v2 names) with their CSVs of a known metric; a rank without one is a warning.
+Result<std::vector<RankFolder>> findRankFolders(const fs::path& dataDir, Data2DbResult& result)
+{
+    auto listing = listFolder(dataDir, 10000000, FolderOrder::ByName);
+    if (!listing)
+        return listing.error();
+    std::vector<RankFolder> ranks;
+    std::map<std::string, fs::path> seenRanks;
+    for (const FolderEntry& e : *listing) {
+        if (!e.isFolder)
+            continue;
+        std::optional<std::string> rank = monitorFolderRank(e.name);
+        const bool v2 = !rank && e.name.starts_with("rank_") && allDigits(std::string_view(e.name).substr(5));
+        if (v2)
+            rank = e.name.substr(5);
+        if (!rank)
+            continue;
+        if (const auto [it, fresh] = seenRanks.emplace(*rank, dataDir / e.name); !fresh)
+            return makeError("monitor.duplicate-rank", at(dataDir / e.name),
+                             "this folder and " + it->second.string() + " are both rank " + *rank
+                                 + " (msprobe 26 would take one of them, whichever the file system lists last)");
+        RankFolder folder { *rank, std::stoll(*rank), dataDir / e.name, {} };
+        auto files = listFolder(folder.dir, 10000000, FolderOrder::ByName);
+        if (!files)
+            return files.error();
+        for (const FolderEntry& f : *files) {
+            const std::string metric = metricOfFile(f.name, v2);
+            if (!metric.empty() && !f.isFolder)
+                folder.files.push_back(CsvFile { folder.dir / f.name, metric });
+        }
+        if (folder.files.empty()) {
+            result.warnings.push_back(makeWarning("monitor.empty-rank", at(folder.dir), "Rank " + *rank + " has no files, skipped"));
+            continue;
+        }
+        ranks.push_back(std::move(folder));
+    }
+    if (ranks.empty())
+        return makeError("monitor.no-data", at(dataDir),
+                         "No valid monitor CSV files here: data2db --format monitor reads <time>-rank<R>-<uid>/<metric>_<a>-<b>.csv "
+                         "(or monitor_v2's rank_<R>/<metric>_step<a>-<b>.csv)");
+    return ranks;
+}
+
+// ---- stage 2: the CSVs ----
+
+/// What every CSV holds, read once before anything is written.
+struct PreScan
+{
+    std::vector<std::string> metricOrder;                  // metrics with targets, first seen
+    std::map<std::string, std::vector<TargetKey>> targets; // per metric, first-seen order
+    std::vector<std::string> statMetricOrder;              // metric_stats_agg's keys, first seen
+    std::map<std::string, std::set<std::size_t>> metricStats;
+    std::map<long long, long long> prefix; // step -> its first global micro step (--micro_step)
+    long long globalMin = 0;
+    long long globalMax = 0;
+    long long maxRank = 0;
+    std::vector<std::string> metrics;     // insert_dimensions' order
+    std::vector<std::size_t> statColumns; // kStats order
+};
+
+/// msprobe's _pre_scan (targets per metric in first-seen order, statistic columns per metric, the step range) and
+/// _build_global_micro_step_mapping; skipped rows are warnings (the first 20, then a count).
+Result<PreScan> preScan(const std::vector<RankFolder>& ranks, const fs::path& dataDir, const Data2DbOptions& options,
+                        Data2DbResult& result)
+{
+    std::vector<std::string> metricOrder;                  // metrics with targets, first seen
+    std::map<std::string, std::vector<TargetKey>> targets; // per metric, first-seen order
+    std::map<std::string, std::set<TargetKey>> targetSeen;
+    std::vector<std::string> statMetricOrder; // metric_stats_agg's keys, first seen
+    std::map<std::string, std::set<std::size_t>> metricStats;
+    std::set<std::size_t> allStats;
+    std::optional<long long> minStep;
+    long long maxStep = 0;
+    std::map<long long, long long> microCount; // step -> micro steps (the most of any rank)
+    std::size_t warned = 0;
+    const auto skipRow = [&](const fs::path& file, std::uint32_t line, const std::string& why) {
+        if (++warned <= 20)
+            result.warnings.push_back(makeWarning("monitor.row-skipped", SourceLocation { file.string(), std::nullopt, line, 0 },
+                                                  "Skip invalid row: " + why));
+    };
+    for (const RankFolder& rank : ranks) {
+        for (const CsvFile& file : rank.files) {
+            auto csv = parseCsv(file.path);
+            if (!csv)
+                return csv.error();
+            ++result.files;
+            if (!metricStats.count(file.metric))
+                statMetricOrder.push_back(file.metric);
+            auto& stats = metricStats[file.metric];
+            for (const auto& [s, column] : csv->stats) {
+                stats.insert(s);
+                allStats.insert(s);
+            }
+            for (std::size_t r = 1; r < csv->records.size(); ++r) {
+                std::string why;
+                auto key = rowKey(*csv, csv->records[r], options, why);
+                if (!key) {
+                    skipRow(file.path, csv->records[r].line, why);
+                    continue;
+                }
+                if (options.microStep) {
+                    auto& count = microCount[key->step];
+                    count = std::max(count, key->micro + 1);
+                    key->micro = 0;
+                } else {
+                    minStep = minStep ? std::min(*minStep, key->step) : key->step;
+                    maxStep = std::max(maxStep, key->step);
+                }
+                TargetKey t { key->name, key->vpp, key->micro };
+                if (!targets.count(file.metric))
+                    metricOrder.push_back(file.metric);
+                if (targetSeen[file.metric].insert(t).second)
+                    targets[file.metric].push_back(std::move(t));
+            }
+        }
+    }
+    if (warned > 20)
+        result.warnings.push_back(makeWarning("monitor.row-skipped", at(dataDir),
+                                              "and " + std::to_string(warned - 20) + " more rows skipped (" + std::to_string(warned) + " in all)"));
+    if (allStats.empty())
+        return makeError("monitor.no-stats", at(dataDir),
+                         "the monitor CSVs have no statistic column (norm, min, max, zeros, nans, mean, ...): msprobe 26 fails "
+                         "creating trend_data here");
+    // _build_global_micro_step_mapping
+    std::map<long long, long long> prefix;
+    long long globalMin = minStep.value_or(0);
+    long long globalMax = maxStep;
+    if (options.microStep) {
+        long long sum = 0;
+        for (const auto& [step, count] : microCount) {
+            prefix[step] = sum;
+            sum += count;
+        }
+        globalMin = 0;
+        globalMax = microCount.empty() ? 0 : sum - 1;
+    }
+    long long maxRank = 0;
+    for (const RankFolder& r : ranks)
+        maxRank = std::max(maxRank, r.rankNumber);
+    std::vector<std::string> metrics; // insert_dimensions' order
+    for (const std::string_view m : kMetrics) {
+        if (targets.count(std::string(m)))
+            metrics.emplace_back(m);
+    }
+    std::vector<std::size_t> statColumns(allStats.begin(), allStats.end()); // kStats order
+    return PreScan { std::move(metricOrder), std::move(targets),    std::move(statMetricOrder), std::move(metricStats),
+                     std::move(prefix),      globalMin,             globalMax,                  maxRank,
+                     std::move(metrics),     std::move(statColumns) };
+}
+
+// ---- stage 3: the tables ----
+
+/// TrendSql's texts, so that sqlite_master holds msprobe's CREATE statements.
+std::optional<std::string> createDimensionTables(WritableDb& db)
+{
+    const char* tables[] = {
+        "\n        CREATE TABLE IF NOT EXISTS monitoring_targets (\n            target_id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+        "            target_name TEXT NOT NULL,\n            vpp_stage INTEGER NOT NULL,\n"
+        "            micro_step INTEGER NOT NULL DEFAULT 0,\n            UNIQUE(target_name, vpp_stage, micro_step)\n        )",
+        "\n        CREATE TABLE IF NOT EXISTS monitoring_metrics (\n            metric_id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+        "            metric_name TEXT UNIQUE NOT NULL\n        )",
+        "\n        CREATE TABLE IF NOT EXISTS monitoring_tags (\n            tag_id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+        "            tag_name TEXT NOT NULL,\n            category TEXT NOT NULL,\n            metric_id INTEGER NOT NULL,\n"
+        "            UNIQUE(tag_name, category, metric_id),\n"
+        "            FOREIGN KEY (metric_id) REFERENCES monitoring_metrics(metric_id)\n        )",
+        "\n        CREATE TABLE IF NOT EXISTS tag_target_mapping (\n            tag_id INTEGER NOT NULL,\n"
+        "            target_id INTEGER NOT NULL,\n            PRIMARY KEY (tag_id, target_id),\n"
+        "            FOREIGN KEY (tag_id) REFERENCES monitoring_tags(tag_id),\n"
+        "            FOREIGN KEY (target_id) REFERENCES monitoring_target(target_id)\n        )",
+    };
+    for (const char* sql : tables) {
+        if (auto e = db.exec(sql))
+            return e;
+    }
+    return std::nullopt;
+}
+
+/// insert_dimensions (targets, metrics), global_stats and trend_data's table.
+std::optional<std::string> writeDimensions(WritableDb& db, PreScan& plan)
+{
+    auto& targets = plan.targets;
+    auto& metricStats = plan.metricStats;
+    const auto& metrics = plan.metrics;
+    const auto& statMetricOrder = plan.statMetricOrder;
+    const auto& statColumns = plan.statColumns;
+    {
+        Insert target(db.handle(), "INSERT OR IGNORE INTO monitoring_targets (target_name, vpp_stage, micro_step) VALUES (?, ?, ?)");
+        for (const std::string& m : metrics) {
+            for (const auto& [name, vpp, micro] : targets[m]) {
+                target.text(1, name);
+                target.integer(2, vpp);
+                target.integer(3, micro);
+                if (!target.run())
+                    return std::string("cannot insert a target: ") + sqlite3_errmsg(db.handle());
+            }
+        }
+        Insert metric(db.handle(), "INSERT OR IGNORE INTO monitoring_metrics (metric_name) VALUES (?)");
+        for (const std::string& m : metrics) {
+            metric.text(1, m);
+            if (!metric.run())
+                return std::string("cannot insert a metric: ") + sqlite3_errmsg(db.handle());
+        }
+    }
+    // global_stats: min_step, max_step, max_rank, then one column per metric with its statistics.
+    std::string columns = "min_step INTEGER DEFAULT 0, max_step INTEGER DEFAULT 0, max_rank INTEGER DEFAULT 0";
+    for (const std::string& m : statMetricOrder)
+        columns += ", " + m + " TEXT DEFAULT NULL";
+    if (auto e = db.exec("\n        CREATE TABLE IF NOT EXISTS global_stats (\n            " + columns + "\n        )"))
+        return e;
+    {
+        std::string sql = "INSERT OR IGNORE INTO global_stats VALUES (?, ?, ?";
+        for (std::size_t i = 0; i < statMetricOrder.size(); ++i)
+            sql += ", ?";
+        Insert row(db.handle(), sql + ")");
+        row.integer(1, plan.globalMin);
+        row.integer(2, plan.globalMax);
+        row.integer(3, plan.maxRank);
+        for (std::size_t i = 0; i < statMetricOrder.size(); ++i)
+            row.text(static_cast<int>(4 + i), joinStats(metricStats[statMetricOrder[i]]));
+        if (!row.run())
+            return std::string("cannot insert global_stats: ") + sqlite3_errmsg(db.handle());
+    }
+    std::string statSql;
+    for (const std::size_t s : statColumns)
+        statSql += (statSql.empty() ? "" : ", ") + std::string(kStats[s]) + " REAL DEFAULT NULL";
+    if (auto e = db.exec("\n        CREATE TABLE IF NOT EXISTS trend_data (\n            rank INTEGER NOT NULL,\n"
+                         "            step INTEGER NOT NULL,\n            target_id INTEGER NOT NULL,\n"
+                         "            metric_id INTEGER NOT NULL,\n            "
+                         + statSql
+                         + ",\n            PRIMARY KEY (rank, step, target_id, metric_id),\n"
+                           "            FOREIGN KEY (target_id) REFERENCES monitoring_targets(target_id),\n"
+                           "            FOREIGN KEY (metric_id) REFERENCES monitoring_metrics(metric_id)\n"
+                           "        ) WITHOUT ROWID"))
+        return e;
+    return std::nullopt;
+}
+
+/// The ids SQLite gave the metrics and targets.
+struct DimensionIds
+{
+    std::map<std::string, std::int64_t> metricIds;
+    std::map<TargetKey, std::int64_t> targetIds;
+};
+
+DimensionIds readDimensionIds(WritableDb& db)
+{
+    DimensionIds ids;
+    std::map<std::string, std::int64_t>& metricIds = ids.metricIds;
+    {
+        Insert select(db.handle(), "SELECT metric_id, metric_name FROM monitoring_metrics");
+        while (select.row())
+            metricIds[select.columnText(1)] = select.columnInteger(0);
+    }
+    std::map<TargetKey, std::int64_t>& targetIds = ids.targetIds;
+    {
+        Insert select(db.handle(), "SELECT target_id, target_name, vpp_stage, micro_step FROM monitoring_targets");
+        while (select.row())
+            targetIds[TargetKey { select.columnText(1), select.columnInteger(2), select.columnInteger(3) }] = select.columnInteger(0);
+    }
+    return ids;
+}
+
+/// extract_tags_from_processed_targets: per metric its tags, then each target's (target, tag) pairs.
+std::optional<std::string> writeTags(WritableDb& db, PreScan& plan, DimensionIds& ids)
+{
+    auto& targets = plan.targets;
+    const auto& metricOrder = plan.metricOrder;
+    auto& metricIds = ids.metricIds;
+    auto& targetIds = ids.targetIds;
+    Insert tag(db.handle(), "INSERT OR IGNORE INTO monitoring_tags (tag_name, category, metric_id) VALUES (?, ?, ?)");
+    Insert mapping(db.handle(), "INSERT OR IGNORE INTO tag_target_mapping (target_id, tag_id) VALUES (?, ?)");
+    Insert select(db.handle(), "SELECT tag_id, tag_name, category, metric_id FROM monitoring_tags");
+    for (const std::string& m : metricOrder) {
+        const std::int64_t metricId = metricIds.count(m) ? metricIds[m] : 0;
+        std::set<std::pair<std::string, std::string>> all;
+        std::vector<std::pair<std::int64_t, std::vector<std::pair<std::string, std::string>>>> perTarget;
+        for (const TargetKey& t : targets[m]) {
+            auto tags = tagsOfTarget(std::get<0>(t));
+            all.insert(tags.begin(), tags.end());
+            perTarget.emplace_back(targetIds[t], std::move(tags));
+        }
+        if (all.empty())
+            continue;
+        for (const auto& [name, category] : all) {
+            tag.text(1, name);
+            tag.text(2, category);
+            tag.integer(3, metricId);
+            if (!tag.run())
+                return std::string("cannot insert a tag: ") + sqlite3_errmsg(db.handle());
+        }
+        std::map<std::pair<std::string, std::string>, std::int64_t> tagIds;
+        while (select.row()) {
+            if (select.columnInteger(3) == metricId)
+                tagIds[{ select.columnText(1), select.columnText(2) }] = select.columnInteger(0);
+        }
+        select.reset();
+        for (const auto& [targetId, tags] : perTarget) {
+            for (const auto& t : tags) {
+                const auto it = tagIds.find(t);
+                if (it == tagIds.end())
+                    continue;
+                mapping.integer(1, targetId);
+                mapping.integer(2, it->second);
+                if (!mapping.run())
+                    return std::string("cannot insert a tag mapping: ") + sqlite3_errmsg(db.handle());
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+/// process_single_rank: every row of every CSV, its statistics in trend_data's column order.
+std::optional<std::string> writeTrendRows(WritableDb& db, const std::vector<RankFolder>& ranks, const PreScan& plan,
+                                          const DimensionIds& ids, const Data2DbOptions& options, Data2DbResult& result)
+{
+    const auto& statColumns = plan.statColumns;
+    const auto& prefix = plan.prefix;
+    const auto& metricIds = ids.metricIds;
+    const auto& targetIds = ids.targetIds;
+    std::string insertSql = "INSERT OR IGNORE INTO trend_data VALUES (?, ?, ?, ?";
+    for (std::size_t i = 0; i < statColumns.size(); ++i)
+        insertSql += ", ?";
+    Insert row(db.handle(), insertSql + ")");
+    if (!row.valid())
+        return std::string("cannot prepare the trend_data insert: ") + sqlite3_errmsg(db.handle());
+    for (const RankFolder& rank : ranks) {
+        std::size_t inserted = 0;
+        for (const CsvFile& file : rank.files) {
+            const auto metricIt = metricIds.find(file.metric);
+            if (metricIt == metricIds.end())
+                continue;
+            auto csv = parseCsv(file.path);
+            if (!csv)
+                return csv.error().format();
+            std::vector<int> columnOf(kStats.size(), -1);
+            for (const auto& [s, column] : csv->stats) {
+                if (columnOf[s] < 0)
+                    columnOf[s] = column;
+            }
+            for (std::size_t r = 1; r < csv->records.size(); ++r) {
+                const CsvRecord& record = csv->records[r];
+                std::string why;
+                const auto key = rowKey(*csv, record, options, why);
+                if (!key)
+                    continue;
+                long long step = key->step;
+                long long micro = key->micro;
+                if (options.microStep) {
+                    const auto p = prefix.find(key->step);
+                    step = (p == prefix.end() ? 0 : p->second) + key->micro;
+                    micro = 0;
+                }
+                const auto target = targetIds.find(TargetKey { key->name, key->vpp, micro });
+                if (target == targetIds.end())
+                    continue;
+                row.integer(1, rank.rankNumber);
+                row.integer(2, step);
+                row.integer(3, target->second);
+                row.integer(4, metricIt->second);
+                for (std::size_t i = 0; i < statColumns.size(); ++i) {
+                    const int column = columnOf[statColumns[i]];
+                    const auto v = column >= 0 && static_cast<std::size_t>(column) < record.fields.size()
+                        ? statValue(record.fields[static_cast<std::size_t>(column)])
+                        : std::nullopt;
+                    if (v)
+                        row.real(static_cast<int>(5 + i), *v);
+                    else
+                        row.null(static_cast<int>(5 + i));
+                }
+                if (!row.run())
+                    return std::string("cannot insert a trend row: ") + sqlite3_errmsg(db.handle());
+                inserted += static_cast<std::size_t>(sqlite3_changes(db.handle()));
+            }
+        }
+        result.rows += inserted;
+        result.log.push_back("Rank " + rank.rank + " inserted " + std::to_string(inserted) + " rows");
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::optional<std::string> monitorFolderRank(const std::string& name)
@@ -377,125 +759,12 @@ bool isMonitorOutput(const fs::path& dir)
 Result<Data2DbResult> monitorToDb(const fs::path& dataDir, const fs::path& outDir, const Data2DbOptions& options)
 {
     Data2DbResult result;
-    auto listing = listFolder(dataDir, 10000000, FolderOrder::ByName);
-    if (!listing)
-        return listing.error();
-    std::vector<RankFolder> ranks;
-    std::map<std::string, fs::path> seenRanks;
-    for (const FolderEntry& e : *listing) {
-        if (!e.isFolder)
-            continue;
-        std::optional<std::string> rank = monitorFolderRank(e.name);
-        const bool v2 = !rank && e.name.starts_with("rank_") && allDigits(std::string_view(e.name).substr(5));
-        if (v2)
-            rank = e.name.substr(5);
-        if (!rank)
-            continue;
-        if (const auto [it, fresh] = seenRanks.emplace(*rank, dataDir / e.name); !fresh)
-            return makeError("monitor.duplicate-rank", at(dataDir / e.name),
-                             "this folder and " + it->second.string() + " are both rank " + *rank
-                                 + " (msprobe 26 would take one of them, whichever the file system lists last)");
-        RankFolder folder { *rank, std::stoll(*rank), dataDir / e.name, {} };
-        auto files = listFolder(folder.dir, 10000000, FolderOrder::ByName);
-        if (!files)
-            return files.error();
-        for (const FolderEntry& f : *files) {
-            const std::string metric = metricOfFile(f.name, v2);
-            if (!metric.empty() && !f.isFolder)
-                folder.files.push_back(CsvFile { folder.dir / f.name, metric });
-        }
-        if (folder.files.empty()) {
-            result.warnings.push_back(makeWarning("monitor.empty-rank", at(folder.dir), "Rank " + *rank + " has no files, skipped"));
-            continue;
-        }
-        ranks.push_back(std::move(folder));
-    }
-    if (ranks.empty())
-        return makeError("monitor.no-data", at(dataDir),
-                         "No valid monitor CSV files here: data2db --format monitor reads <time>-rank<R>-<uid>/<metric>_<a>-<b>.csv "
-                         "(or monitor_v2's rank_<R>/<metric>_step<a>-<b>.csv)");
-
-    // ---- _pre_scan: targets per metric (first-seen order), statistic columns per metric, the step range.
-    std::vector<std::string> metricOrder;                  // metrics with targets, first seen
-    std::map<std::string, std::vector<TargetKey>> targets; // per metric, first-seen order
-    std::map<std::string, std::set<TargetKey>> targetSeen;
-    std::vector<std::string> statMetricOrder; // metric_stats_agg's keys, first seen
-    std::map<std::string, std::set<std::size_t>> metricStats;
-    std::set<std::size_t> allStats;
-    std::optional<long long> minStep;
-    long long maxStep = 0;
-    std::map<long long, long long> microCount; // step -> micro steps (the most of any rank)
-    std::size_t warned = 0;
-    const auto skipRow = [&](const fs::path& file, std::uint32_t line, const std::string& why) {
-        if (++warned <= 20)
-            result.warnings.push_back(makeWarning("monitor.row-skipped", SourceLocation { file.string(), std::nullopt, line, 0 },
-                                                  "Skip invalid row: " + why));
-    };
-    for (const RankFolder& rank : ranks) {
-        for (const CsvFile& file : rank.files) {
-            auto csv = parseCsv(file.path);
-            if (!csv)
-                return csv.error();
-            ++result.files;
-            if (!metricStats.count(file.metric))
-                statMetricOrder.push_back(file.metric);
-            auto& stats = metricStats[file.metric];
-            for (const auto& [s, column] : csv->stats) {
-                stats.insert(s);
-                allStats.insert(s);
-            }
-            for (std::size_t r = 1; r < csv->records.size(); ++r) {
-                std::string why;
-                auto key = rowKey(*csv, csv->records[r], options, why);
-                if (!key) {
-                    skipRow(file.path, csv->records[r].line, why);
-                    continue;
-                }
-                if (options.microStep) {
-                    auto& count = microCount[key->step];
-                    count = std::max(count, key->micro + 1);
-                    key->micro = 0;
-                } else {
-                    minStep = minStep ? std::min(*minStep, key->step) : key->step;
-                    maxStep = std::max(maxStep, key->step);
-                }
-                TargetKey t { key->name, key->vpp, key->micro };
-                if (!targets.count(file.metric))
-                    metricOrder.push_back(file.metric);
-                if (targetSeen[file.metric].insert(t).second)
-                    targets[file.metric].push_back(std::move(t));
-            }
-        }
-    }
-    if (warned > 20)
-        result.warnings.push_back(makeWarning("monitor.row-skipped", at(dataDir),
-                                              "and " + std::to_string(warned - 20) + " more rows skipped (" + std::to_string(warned) + " in all)"));
-    if (allStats.empty())
-        return makeError("monitor.no-stats", at(dataDir),
-                         "the monitor CSVs have no statistic column (norm, min, max, zeros, nans, mean, ...): msprobe 26 fails "
-                         "creating trend_data here");
-    // _build_global_micro_step_mapping
-    std::map<long long, long long> prefix;
-    long long globalMin = minStep.value_or(0);
-    long long globalMax = maxStep;
-    if (options.microStep) {
-        long long sum = 0;
-        for (const auto& [step, count] : microCount) {
-            prefix[step] = sum;
-            sum += count;
-        }
-        globalMin = 0;
-        globalMax = microCount.empty() ? 0 : sum - 1;
-    }
-    long long maxRank = 0;
-    for (const RankFolder& r : ranks)
-        maxRank = std::max(maxRank, r.rankNumber);
-    std::vector<std::string> metrics; // insert_dimensions' order
-    for (const std::string_view m : kMetrics) {
-        if (targets.count(std::string(m)))
-            metrics.emplace_back(m);
-    }
-    std::vector<std::size_t> statColumns(allStats.begin(), allStats.end()); // kStats order
+    auto ranks = findRankFolders(dataDir, result);
+    if (!ranks)
+        return ranks.error();
+    auto plan = preScan(*ranks, dataDir, options, result);
+    if (!plan)
+        return plan.error();
 
     std::error_code ec;
     fs::create_directories(outDir, ec);
@@ -509,191 +778,17 @@ Result<Data2DbResult> monitorToDb(const fs::path& dataDir, const fs::path& outDi
     auto written = graph::detail::writeNewDb(
         outDir, "monitor_data", ".trend.db", graph::detail::DbName::Exact,
         [&](WritableDb& db) -> std::optional<std::string> {
-            // TrendSql's texts, so that sqlite_master holds msprobe's CREATE statements.
-            const char* tables[] = {
-                "\n        CREATE TABLE IF NOT EXISTS monitoring_targets (\n            target_id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-                "            target_name TEXT NOT NULL,\n            vpp_stage INTEGER NOT NULL,\n"
-                "            micro_step INTEGER NOT NULL DEFAULT 0,\n            UNIQUE(target_name, vpp_stage, micro_step)\n        )",
-                "\n        CREATE TABLE IF NOT EXISTS monitoring_metrics (\n            metric_id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-                "            metric_name TEXT UNIQUE NOT NULL\n        )",
-                "\n        CREATE TABLE IF NOT EXISTS monitoring_tags (\n            tag_id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-                "            tag_name TEXT NOT NULL,\n            category TEXT NOT NULL,\n            metric_id INTEGER NOT NULL,\n"
-                "            UNIQUE(tag_name, category, metric_id),\n"
-                "            FOREIGN KEY (metric_id) REFERENCES monitoring_metrics(metric_id)\n        )",
-                "\n        CREATE TABLE IF NOT EXISTS tag_target_mapping (\n            tag_id INTEGER NOT NULL,\n"
-                "            target_id INTEGER NOT NULL,\n            PRIMARY KEY (tag_id, target_id),\n"
-                "            FOREIGN KEY (tag_id) REFERENCES monitoring_tags(tag_id),\n"
-                "            FOREIGN KEY (target_id) REFERENCES monitoring_target(target_id)\n        )",
-            };
-            for (const char* sql : tables) {
-                if (auto e = db.exec(sql))
-                    return e;
-            }
+            if (auto e = createDimensionTables(db))
+                return e;
             if (auto e = db.exec("BEGIN"))
                 return e;
-            {
-                Insert target(db.handle(), "INSERT OR IGNORE INTO monitoring_targets (target_name, vpp_stage, micro_step) VALUES (?, ?, ?)");
-                for (const std::string& m : metrics) {
-                    for (const auto& [name, vpp, micro] : targets[m]) {
-                        target.text(1, name);
-                        target.integer(2, vpp);
-                        target.integer(3, micro);
-                        if (!target.run())
-                            return std::string("cannot insert a target: ") + sqlite3_errmsg(db.handle());
-                    }
-                }
-                Insert metric(db.handle(), "INSERT OR IGNORE INTO monitoring_metrics (metric_name) VALUES (?)");
-                for (const std::string& m : metrics) {
-                    metric.text(1, m);
-                    if (!metric.run())
-                        return std::string("cannot insert a metric: ") + sqlite3_errmsg(db.handle());
-                }
-            }
-            // global_stats: min_step, max_step, max_rank, then one column per metric with its statistics.
-            std::string columns = "min_step INTEGER DEFAULT 0, max_step INTEGER DEFAULT 0, max_rank INTEGER DEFAULT 0";
-            for (const std::string& m : statMetricOrder)
-                columns += ", " + m + " TEXT DEFAULT NULL";
-            if (auto e = db.exec("\n        CREATE TABLE IF NOT EXISTS global_stats (\n            " + columns + "\n        )"))
+            if (auto e = writeDimensions(db, *plan))
                 return e;
-            {
-                std::string sql = "INSERT OR IGNORE INTO global_stats VALUES (?, ?, ?";
-                for (std::size_t i = 0; i < statMetricOrder.size(); ++i)
-                    sql += ", ?";
-                Insert row(db.handle(), sql + ")");
-                row.integer(1, globalMin);
-                row.integer(2, globalMax);
-                row.integer(3, maxRank);
-                for (std::size_t i = 0; i < statMetricOrder.size(); ++i)
-                    row.text(static_cast<int>(4 + i), joinStats(metricStats[statMetricOrder[i]]));
-                if (!row.run())
-                    return std::string("cannot insert global_stats: ") + sqlite3_errmsg(db.handle());
-            }
-            std::string statSql;
-            for (const std::size_t s : statColumns)
-                statSql += (statSql.empty() ? "" : ", ") + std::string(kStats[s]) + " REAL DEFAULT NULL";
-            if (auto e = db.exec("\n        CREATE TABLE IF NOT EXISTS trend_data (\n            rank INTEGER NOT NULL,\n"
-                                 "            step INTEGER NOT NULL,\n            target_id INTEGER NOT NULL,\n"
-                                 "            metric_id INTEGER NOT NULL,\n            "
-                                 + statSql
-                                 + ",\n            PRIMARY KEY (rank, step, target_id, metric_id),\n"
-                                   "            FOREIGN KEY (target_id) REFERENCES monitoring_targets(target_id),\n"
-                                   "            FOREIGN KEY (metric_id) REFERENCES monitoring_metrics(metric_id)\n"
-                                   "        ) WITHOUT ROWID"))
+            DimensionIds ids = readDimensionIds(db);
+            if (auto e = writeTags(db, *plan, ids))
                 return e;
-            // The ids SQLite gave.
-            std::map<std::string, std::int64_t> metricIds;
-            {
-                Insert select(db.handle(), "SELECT metric_id, metric_name FROM monitoring_metrics");
-                while (select.row())
-                    metricIds[select.columnText(1)] = select.columnInteger(0);
-            }
-            std::map<TargetKey, std::int64_t> targetIds;
-            {
-                Insert select(db.handle(), "SELECT target_id, target_name, vpp_stage, micro_step FROM monitoring_targets");
-                while (select.row())
-                    targetIds[TargetKey { select.columnText(1), select.columnInteger(2), select.columnInteger(3) }] = select.columnInteger(0);
-            }
-            // extract_tags_from_processed_targets: per metric its tags, then each target's (target, tag) pairs.
-            {
-                Insert tag(db.handle(), "INSERT OR IGNORE INTO monitoring_tags (tag_name, category, metric_id) VALUES (?, ?, ?)");
-                Insert mapping(db.handle(), "INSERT OR IGNORE INTO tag_target_mapping (target_id, tag_id) VALUES (?, ?)");
-                Insert select(db.handle(), "SELECT tag_id, tag_name, category, metric_id FROM monitoring_tags");
-                for (const std::string& m : metricOrder) {
-                    const std::int64_t metricId = metricIds.count(m) ? metricIds[m] : 0;
-                    std::set<std::pair<std::string, std::string>> all;
-                    std::vector<std::pair<std::int64_t, std::vector<std::pair<std::string, std::string>>>> perTarget;
-                    for (const TargetKey& t : targets[m]) {
-                        auto tags = tagsOfTarget(std::get<0>(t));
-                        all.insert(tags.begin(), tags.end());
-                        perTarget.emplace_back(targetIds[t], std::move(tags));
-                    }
-                    if (all.empty())
-                        continue;
-                    for (const auto& [name, category] : all) {
-                        tag.text(1, name);
-                        tag.text(2, category);
-                        tag.integer(3, metricId);
-                        if (!tag.run())
-                            return std::string("cannot insert a tag: ") + sqlite3_errmsg(db.handle());
-                    }
-                    std::map<std::pair<std::string, std::string>, std::int64_t> tagIds;
-                    while (select.row()) {
-                        if (select.columnInteger(3) == metricId)
-                            tagIds[{ select.columnText(1), select.columnText(2) }] = select.columnInteger(0);
-                    }
-                    select.reset();
-                    for (const auto& [targetId, tags] : perTarget) {
-                        for (const auto& t : tags) {
-                            const auto it = tagIds.find(t);
-                            if (it == tagIds.end())
-                                continue;
-                            mapping.integer(1, targetId);
-                            mapping.integer(2, it->second);
-                            if (!mapping.run())
-                                return std::string("cannot insert a tag mapping: ") + sqlite3_errmsg(db.handle());
-                        }
-                    }
-                }
-            }
-            // process_single_rank: every row of every CSV, its statistics in trend_data's column order.
-            std::string insertSql = "INSERT OR IGNORE INTO trend_data VALUES (?, ?, ?, ?";
-            for (std::size_t i = 0; i < statColumns.size(); ++i)
-                insertSql += ", ?";
-            Insert row(db.handle(), insertSql + ")");
-            if (!row.valid())
-                return std::string("cannot prepare the trend_data insert: ") + sqlite3_errmsg(db.handle());
-            for (const RankFolder& rank : ranks) {
-                std::size_t inserted = 0;
-                for (const CsvFile& file : rank.files) {
-                    const auto metricIt = metricIds.find(file.metric);
-                    if (metricIt == metricIds.end())
-                        continue;
-                    auto csv = parseCsv(file.path);
-                    if (!csv)
-                        return csv.error().format();
-                    std::vector<int> columnOf(kStats.size(), -1);
-                    for (const auto& [s, column] : csv->stats) {
-                        if (columnOf[s] < 0)
-                            columnOf[s] = column;
-                    }
-                    for (std::size_t r = 1; r < csv->records.size(); ++r) {
-                        const CsvRecord& record = csv->records[r];
-                        std::string why;
-                        const auto key = rowKey(*csv, record, options, why);
-                        if (!key)
-                            continue;
-                        long long step = key->step;
-                        long long micro = key->micro;
-                        if (options.microStep) {
-                            const auto p = prefix.find(key->step);
-                            step = (p == prefix.end() ? 0 : p->second) + key->micro;
-                            micro = 0;
-                        }
-                        const auto target = targetIds.find(TargetKey { key->name, key->vpp, micro });
-                        if (target == targetIds.end())
-                            continue;
-                        row.integer(1, rank.rankNumber);
-                        row.integer(2, step);
-                        row.integer(3, target->second);
-                        row.integer(4, metricIt->second);
-                        for (std::size_t i = 0; i < statColumns.size(); ++i) {
-                            const int column = columnOf[statColumns[i]];
-                            const auto v = column >= 0 && static_cast<std::size_t>(column) < record.fields.size()
-                                ? statValue(record.fields[static_cast<std::size_t>(column)])
-                                : std::nullopt;
-                            if (v)
-                                row.real(static_cast<int>(5 + i), *v);
-                            else
-                                row.null(static_cast<int>(5 + i));
-                        }
-                        if (!row.run())
-                            return std::string("cannot insert a trend row: ") + sqlite3_errmsg(db.handle());
-                        inserted += static_cast<std::size_t>(sqlite3_changes(db.handle()));
-                    }
-                }
-                result.rows += inserted;
-                result.log.push_back("Rank " + rank.rank + " inserted " + std::to_string(inserted) + " rows");
-            }
+            if (auto e = writeTrendRows(db, *ranks, *plan, ids, options, result))
+                return e;
             if (auto e = db.exec("COMMIT"))
                 return e;
             return std::nullopt;
@@ -702,7 +797,7 @@ Result<Data2DbResult> monitorToDb(const fs::path& dataDir, const fs::path& outDi
     if (!written)
         return written.error();
     result.db = *written;
-    result.ranks = ranks.size();
+    result.ranks = ranks->size();
     return result;
 }
 
