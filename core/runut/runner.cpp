@@ -567,11 +567,12 @@ bool isResultCsvName(const std::string& name)
         && isStamp(std::string_view(name).substr(kResultPrefix.size(), 14)) && name.substr(name.size() - 4) == ".csv";
 }
 
-Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& factory, ProgressSink* progress,
-                           std::function<void(const ApiOutcome&)> onApi)
+namespace {
+
+// ---- the plan: the options, the lists, the dump's calls, the output files and the APIs left to judge ----
+
+std::optional<Diagnostic> checkOptions(const RunUtOptions& options, const ReplayerFactory& factory)
 {
-    const auto started = std::chrono::steady_clock::now();
-    RunUtSummary summary;
     if (options.workers < 1 || options.workers > 64)
         return optionError("the number of workers must be 1 to 64 (got " + std::to_string(options.workers) + ")");
     if (options.precision < 0 || options.precision > 20)
@@ -580,10 +581,20 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
         return optionError("the timestamp must be 14 digits, YYYYmmddHHMMSS (got \"" + options.timestamp + "\")");
     if (!factory)
         return optionError("no replayer");
+    return std::nullopt;
+}
 
-    // Lists: the config's (msprobe: -config replaces config.yaml's empty defaults) plus the options'.
-    std::vector<std::string> whiteList = options.whiteList;
-    std::vector<std::string> blackList = options.blackList;
+struct ApiLists
+{
+    std::vector<std::string> whiteList, blackList;
+};
+
+/// The lists: the config's (msprobe: -config replaces config.yaml's empty defaults) plus the options'.
+Result<ApiLists> readLists(const RunUtOptions& options, const ReplayerFactory& factory, RunUtSummary& summary)
+{
+    ApiLists lists { options.whiteList, options.blackList };
+    std::vector<std::string>& whiteList = lists.whiteList;
+    std::vector<std::string>& blackList = lists.blackList;
     if (options.config) {
         auto config = readRunUtConfig(*options.config);
         if (!config)
@@ -615,11 +626,145 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
             }
         }
     }
+    return lists;
+}
+
+/// -csv_path: the resumed run's files, checked resumable, and the APIs its result file holds already.
+std::optional<Diagnostic> resumeFiles(const fs::path& csv, bool dumpedData, Files& files,
+                                      std::unordered_set<std::string>& done, RunUtSummary& summary)
+{
+    std::error_code ec;
+    const std::string name = csv.filename().string();
+    if (!isResultCsvName(name))
+        return makeError("runut.resume", at(csv),
+                         "-csv_path must name an accuracy_checking_result_<14 digits>.csv file");
+    if (!fs::is_regular_file(csv, ec))
+        return makeError("runut.resume", at(csv), "no such result file");
+    summary.timestamp = name.substr(kResultPrefix.size(), 14);
+    files.result = csv;
+    files.details = csv.parent_path() / fileName(kDetailsPrefix, summary.timestamp);
+    if (!fs::is_regular_file(files.details, ec))
+        return makeError("runut.resume", at(files.details),
+                         "the details file of the resumed result file does not exist");
+    auto table = readCsv(csv);
+    if (!table)
+        return table.error();
+    if (table->header != resultHeader())
+        return makeError("runut.resume", SourceLocation { csv.string(), std::nullopt, 1, 1 },
+                         "not a run_ut result file: the header is not API name, Forward Test Success, "
+                         "Backward Test Success, Message");
+    // A file cut mid-line is named and left alone; appending would glue rows together (issue 20).
+    if (auto bad = checkResumableCsv(csv, 3))
+        return *bad;
+    if (auto bad = checkResumableCsv(files.details, 1))
+        return *bad;
+    for (const CsvRow& row : table->rows) {
+        if (!row.cells.empty())
+            done.insert(row.cells.front());
+    }
+    if (dumpedData) {
+        const fs::path dr = csv.parent_path() / fileName(kDumpedResultPrefix, summary.timestamp);
+        const fs::path dd = csv.parent_path() / fileName(kDumpedDetailsPrefix, summary.timestamp);
+        const bool hasR = fs::exists(dr, ec);
+        const bool hasD = fs::exists(dd, ec);
+        if (hasR != hasD)
+            return makeError("runut.resume", at(hasR ? dd : dr),
+                             "this dumped-output file is missing while its companion exists");
+        if (hasR) {
+            if (auto bad = checkResumableCsv(dr, 3))
+                return *bad;
+            if (auto bad = checkResumableCsv(dd, 1))
+                return *bad;
+        }
+        if (!hasR) {
+            if (auto e = createCsv(dr, resultHeader()))
+                return *e;
+            if (auto e = createCsv(dd, detailsHeader()))
+                return *e;
+            if (!done.empty())
+                summary.diagnostics.push_back(makeWarning(
+                    "runut.resume-dumped", at(dr),
+                    "the resumed run wrote no dumped-output files; the new ones hold only the APIs judged now"));
+        }
+        files.dumpedResult = dr;
+        files.dumpedDetails = dd;
+    }
+    return std::nullopt;
+}
+
+/// A new run: its output files claimed under one free timestamp.
+std::optional<Diagnostic> claimFiles(const RunUtOptions& options, bool dumpedData, Files& files, RunUtSummary& summary)
+{
+    std::error_code ec;
+    fs::create_directories(options.outDir, ec);
+    if (!fs::is_directory(options.outDir, ec))
+        return makeError("io.write", at(options.outDir), "cannot create the output folder");
+    // Never replace a file: a taken timestamp moves on by a second, which keeps the name resumable.
+    // The result file is claimed first and atomically (O_EXCL), so two runs started in the same
+    // second into one folder (parallel tests, two GUI jobs) end up with different timestamps.
+    std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    std::vector<std::pair<std::string_view, const std::vector<std::string>*>> outputs {
+        { kResultPrefix, &resultHeader() }, { kDetailsPrefix, &detailsHeader() } };
+    if (dumpedData) {
+        outputs.emplace_back(kDumpedResultPrefix, &resultHeader());
+        outputs.emplace_back(kDumpedDetailsPrefix, &detailsHeader());
+    }
+    for (int tries = 0;; ++tries) {
+        if (tries > 1000)
+            return makeError("csv.exists", at(options.outDir), "no free timestamp for the output files");
+        bool free = true;
+        for (const auto& o : outputs)
+            free = free && !fs::exists(options.outDir / fileName(o.first, stamp), ec);
+        std::vector<fs::path> created;
+        std::optional<Diagnostic> problem;
+        for (std::size_t i = 0; free && i < outputs.size(); ++i) {
+            const fs::path p = options.outDir / fileName(outputs[i].first, stamp);
+            problem = createCsv(p, *outputs[i].second);
+            if (problem)
+                break;
+            created.push_back(p);
+        }
+        if (free && !problem)
+            break;
+        if (problem && problem->id != "csv.exists")
+            return *problem;
+        // Lost a race for this second: give back what this run created and take the next one.
+        for (const fs::path& p : created)
+            fs::remove(p, ec);
+        stamp = nextStamp(stamp);
+    }
+    summary.timestamp = stamp;
+    files.result = options.outDir / fileName(kResultPrefix, stamp);
+    files.details = options.outDir / fileName(kDetailsPrefix, stamp);
+    if (dumpedData) {
+        files.dumpedResult = options.outDir / fileName(kDumpedResultPrefix, stamp);
+        files.dumpedDetails = options.outDir / fileName(kDumpedDetailsPrefix, stamp);
+    }
+    return std::nullopt;
+}
+
+struct RunPlan
+{
+    ApiLists lists;
+    ApiCallList list;
+    bool dumpedData = false;
+    Files files;
+    std::vector<std::size_t> work; ///< the calls to judge (indices into list.calls), in dump order
+};
+
+Result<RunPlan> planRun(const RunUtOptions& options, const ReplayerFactory& factory, RunUtSummary& summary)
+{
+    if (auto bad = checkOptions(options, factory))
+        return *bad;
+    auto lists = readLists(options, factory, summary);
+    if (!lists)
+        return lists.error();
 
     auto loaded = loadApiCalls(options.apiInfo, options.filterApi);
     if (!loaded)
         return loaded.error();
-    ApiCallList& list = *loaded;
+    RunPlan plan { std::move(*lists), std::move(*loaded), false, {}, {} };
+    ApiCallList& list = plan.list;
     summary.filteredOut = list.filteredOut;
     for (const Diagnostic& d : list.diagnostics)
         summary.diagnostics.push_back(d);
@@ -634,132 +779,51 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
             "runut.no-dumped-data", at(options.apiInfo),
             "the dump holds no output data files (task " + (list.dump->header.task.empty() ? std::string("?") : list.dump->header.task)
                 + "), so there are no dumped outputs to judge; only the replay is checked"));
+    plan.dumpedData = dumpedData;
 
     // Output files (§6, §7.2).
-    Files files;
     std::unordered_set<std::string> done;
-    std::error_code ec;
     if (options.resumeCsv) {
-        const fs::path& csv = *options.resumeCsv;
-        const std::string name = csv.filename().string();
-        if (!isResultCsvName(name))
-            return makeError("runut.resume", at(csv),
-                             "-csv_path must name an accuracy_checking_result_<14 digits>.csv file");
-        if (!fs::is_regular_file(csv, ec))
-            return makeError("runut.resume", at(csv), "no such result file");
-        summary.timestamp = name.substr(kResultPrefix.size(), 14);
-        files.result = csv;
-        files.details = csv.parent_path() / fileName(kDetailsPrefix, summary.timestamp);
-        if (!fs::is_regular_file(files.details, ec))
-            return makeError("runut.resume", at(files.details),
-                             "the details file of the resumed result file does not exist");
-        auto table = readCsv(csv);
-        if (!table)
-            return table.error();
-        if (table->header != resultHeader())
-            return makeError("runut.resume", SourceLocation { csv.string(), std::nullopt, 1, 1 },
-                             "not a run_ut result file: the header is not API name, Forward Test Success, "
-                             "Backward Test Success, Message");
-        // A file cut mid-line is named and left alone; appending would glue rows together (issue 20).
-        if (auto bad = checkResumableCsv(csv, 3))
+        if (auto bad = resumeFiles(*options.resumeCsv, dumpedData, plan.files, done, summary))
             return *bad;
-        if (auto bad = checkResumableCsv(files.details, 1))
-            return *bad;
-        for (const CsvRow& row : table->rows) {
-            if (!row.cells.empty())
-                done.insert(row.cells.front());
-        }
-        if (dumpedData) {
-            const fs::path dr = csv.parent_path() / fileName(kDumpedResultPrefix, summary.timestamp);
-            const fs::path dd = csv.parent_path() / fileName(kDumpedDetailsPrefix, summary.timestamp);
-            const bool hasR = fs::exists(dr, ec);
-            const bool hasD = fs::exists(dd, ec);
-            if (hasR != hasD)
-                return makeError("runut.resume", at(hasR ? dd : dr),
-                                 "this dumped-output file is missing while its companion exists");
-            if (hasR) {
-                if (auto bad = checkResumableCsv(dr, 3))
-                    return *bad;
-                if (auto bad = checkResumableCsv(dd, 1))
-                    return *bad;
-            }
-            if (!hasR) {
-                if (auto e = createCsv(dr, resultHeader()))
-                    return *e;
-                if (auto e = createCsv(dd, detailsHeader()))
-                    return *e;
-                if (!done.empty())
-                    summary.diagnostics.push_back(makeWarning(
-                        "runut.resume-dumped", at(dr),
-                        "the resumed run wrote no dumped-output files; the new ones hold only the APIs judged now"));
-            }
-            files.dumpedResult = dr;
-            files.dumpedDetails = dd;
-        }
-    } else {
-        fs::create_directories(options.outDir, ec);
-        if (!fs::is_directory(options.outDir, ec))
-            return makeError("io.write", at(options.outDir), "cannot create the output folder");
-        // Never replace a file: a taken timestamp moves on by a second, which keeps the name resumable.
-        // The result file is claimed first and atomically (O_EXCL), so two runs started in the same
-        // second into one folder (parallel tests, two GUI jobs) end up with different timestamps.
-        std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
-        std::vector<std::pair<std::string_view, const std::vector<std::string>*>> outputs {
-            { kResultPrefix, &resultHeader() }, { kDetailsPrefix, &detailsHeader() } };
-        if (dumpedData) {
-            outputs.emplace_back(kDumpedResultPrefix, &resultHeader());
-            outputs.emplace_back(kDumpedDetailsPrefix, &detailsHeader());
-        }
-        for (int tries = 0;; ++tries) {
-            if (tries > 1000)
-                return makeError("csv.exists", at(options.outDir), "no free timestamp for the output files");
-            bool free = true;
-            for (const auto& o : outputs)
-                free = free && !fs::exists(options.outDir / fileName(o.first, stamp), ec);
-            std::vector<fs::path> created;
-            std::optional<Diagnostic> problem;
-            for (std::size_t i = 0; free && i < outputs.size(); ++i) {
-                const fs::path p = options.outDir / fileName(outputs[i].first, stamp);
-                problem = createCsv(p, *outputs[i].second);
-                if (problem)
-                    break;
-                created.push_back(p);
-            }
-            if (free && !problem)
-                break;
-            if (problem && problem->id != "csv.exists")
-                return *problem;
-            // Lost a race for this second: give back what this run created and take the next one.
-            for (const fs::path& p : created)
-                fs::remove(p, ec);
-            stamp = nextStamp(stamp);
-        }
-        summary.timestamp = stamp;
-        files.result = options.outDir / fileName(kResultPrefix, stamp);
-        files.details = options.outDir / fileName(kDetailsPrefix, stamp);
-        if (dumpedData) {
-            files.dumpedResult = options.outDir / fileName(kDumpedResultPrefix, stamp);
-            files.dumpedDetails = options.outDir / fileName(kDumpedDetailsPrefix, stamp);
-        }
+    } else if (auto bad = claimFiles(options, dumpedData, plan.files, summary)) {
+        return *bad;
     }
-    summary.resultCsv = files.result;
-    summary.detailsCsv = files.details;
-    summary.dumpedResultCsv = files.dumpedResult;
-    summary.dumpedDetailsCsv = files.dumpedDetails;
+    summary.resultCsv = plan.files.result;
+    summary.detailsCsv = plan.files.details;
+    summary.dumpedResultCsv = plan.files.dumpedResult;
+    summary.dumpedDetailsCsv = plan.files.dumpedDetails;
 
     // §4 step 1: APIs already in column 0 of the resumed result file are skipped silently.
-    std::vector<std::size_t> work;
-    work.reserve(list.calls.size());
+    plan.work.reserve(list.calls.size());
     for (std::size_t i = 0; i < list.calls.size(); ++i) {
         if (done.count(list.calls[i].fullName))
             ++summary.resumedSkipped;
         else
-            work.push_back(i);
+            plan.work.push_back(i);
     }
+    return plan;
+}
+
+// ---- the replay: the planned APIs judged by the workers, their rows written in dump order ----
+
+struct Tallies
+{
+    Tally replay, dumped;
+    bool cancelled = false;
+};
+
+Result<Tallies> replayAll(const RunPlan& plan, const RunUtOptions& options, const ReplayerFactory& factory,
+                          ProgressSink* progress, const std::function<void(const ApiOutcome&)>& onApi,
+                          RunUtSummary& summary)
+{
+    const std::vector<std::size_t>& work = plan.work;
+    const ApiCallList& list = plan.list;
+    const Files& files = plan.files;
     if (progress)
         progress->setRange(work.size());
 
-    const Judge judge { options, whiteList, blackList, dumpedData, list.refused };
+    const Judge judge { options, plan.lists.whiteList, plan.lists.blackList, plan.dumpedData, list.refused };
     std::mutex mutex;
     std::vector<std::optional<ApiOutcome>> slots(work.size());
     std::size_t nextWrite = 0;
@@ -767,7 +831,9 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     std::atomic<std::size_t> next { 0 };
     std::atomic<bool> stop { false };
     std::atomic<bool> cancelled { false };
-    Tally replayTally, dumpedTally;
+    Tallies tallies;
+    Tally& replayTally = tallies.replay;
+    Tally& dumpedTally = tallies.dumped;
 
     // Rows are written in dump order: whoever completes the next API in line writes it and every
     // finished one after it, so the files do not depend on the number of workers.
@@ -844,6 +910,16 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     }
     if (failure)
         return *failure;
+    tallies.cancelled = cancelled.load();
+    return tallies;
+}
+
+// ---- the report: the summary's counts and first failures ----
+
+void report(const Tallies& tallies, const RunUtOptions& options, RunUtSummary& summary)
+{
+    const Tally& replayTally = tallies.replay;
+    const Tally& dumpedTally = tallies.dumped;
     summary.passed = replayTally.passed;
     summary.warnings = replayTally.warnings;
     summary.errors = replayTally.errors;
@@ -858,7 +934,23 @@ Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& f
     summary.dumpedErrors = dumpedTally.errors;
     summary.dumpedSkipped = dumpedTally.skipped;
     summary.firstDumpedFailing = dumpedTally.firstFailing();
-    summary.cancelled = cancelled.load();
+    summary.cancelled = tallies.cancelled;
+}
+
+} // namespace
+
+Result<RunUtSummary> runUt(const RunUtOptions& options, const ReplayerFactory& factory, ProgressSink* progress,
+                           std::function<void(const ApiOutcome&)> onApi)
+{
+    const auto started = std::chrono::steady_clock::now();
+    RunUtSummary summary;
+    auto plan = planRun(options, factory, summary);
+    if (!plan)
+        return plan.error();
+    auto tallies = replayAll(*plan, options, factory, progress, onApi, summary);
+    if (!tallies)
+        return tallies.error();
+    report(*tallies, options, summary);
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;
 }
