@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// msprobe 26.0.0 ("Era C") compare: flattening (gen_op_item), row-level matching with backward-call
-// renumbering, table layout, statistics diffs, indicator checkers and the pandas CSV text.
+// msprobe 26.0.0 ("Era C") compare: the table laid out from the paired rows, statistics diffs, the tensor pairs and
+// the verdicts. The rows come from flatten26.cpp and match26.cpp (rows26.h); the CSV text from tabletext.cpp.
 #include "core/compare/msprobe26/msprobe26.h"
+#include "core/compare/msprobe26/rows26.h"
 
 #include "core/util/pytext.h"
 
-#include "core/compare/csvwriter.h"
 #include "core/compare/flatten.h"
 #include "core/compare/mapping.h"
-#include "core/compare/mappingutil.h"
 #include "core/compare/pytext.h"
 #include "core/compare/realdata.h"
 #include "core/dump/leaf.h"
@@ -111,574 +110,10 @@ double pandasToFloat(std::string_view text)
 
 namespace {
 
-using dump::JsonType;
 using dump::JsonValue;
-
-constexpr const char* kNA = "N/A";
-constexpr int kMaxDepth = 400;
-
-bool hasSegment(std::string_view name, std::string_view segment)
-{
-    for (const auto& part : splitDots(name)) {
-        if (part == segment)
-            return true;
-    }
-    return false;
-}
-
-bool isDigits(std::string_view s)
-{
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-/// One flattened leaf (a row of msprobe's ParseData frame).
-struct Row26
-{
-    std::string name;
-    std::string dtype; ///< astype(str): "None" for a null leaf
-    std::string shape;
-    std::array<Cell, 4> stats;
-    std::string md5;
-    std::string dataName = "-1";
-    std::optional<std::string> requiresGrad;
-    std::string state;
-    std::uint32_t entry = 0;
-    std::string apiOrigin;
-    std::optional<std::string> stack; ///< first row of an entry in stack mode (None → N/A)
-    std::string direction;
-    std::string callDirection;
-    std::string opNoNumber;
-    int forwardOrder = 0;
-    int backwardOrder = 0;
-    std::string suffix;
-    std::string key; ///< compare key (renumbered name)
-    std::optional<std::vector<std::string>> stackFrames; ///< the same stack as a list (-da writes it as JSON)
-    Cell p2pOp = Cell::text("None");   ///< a torch.distributed.P2POp leaf's "op" (-da only)
-    Cell p2pPeer = Cell::text("None"); ///< its "peer"
-};
-
-Cell strCell(std::optional<JsonValue> v)
-{
-    return Cell::text(v ? pyStr(*v) : std::string("None"));
-}
-
-/// A leaf's stat as gen_op_item leaves it: bools become "True"/"False", a missing stat None.
-Cell statOf(JsonValue leaf, const char* key)
-{
-    const auto v = leaf.find(key);
-    if (v && v->isBool())
-        return Cell::text(v->asBool() ? "True" : "False");
-    return cellFromJson(v);
-}
-
-class Flattener26
-{
-public:
-    std::vector<Row26> rows;
-    std::optional<std::string> error;
-
-    void parse(JsonValue v, const std::string& name, const std::string& state, int depth)
-    {
-        if (error)
-            return;
-        if (depth > kMaxDepth) {
-            error = "parse of " + name + " exceeds the recursion limit";
-            return;
-        }
-        if (v.isNull()) {
-            rows.push_back(defaultRow(name, state));
-            return;
-        }
-        if ((v.isArray() || v.isObject()) && v.size() == 0)
-            return;
-        if (v.isArray()) {
-            const bool grad = hasSegment(name, "parameters_grad");
-            for (std::uint32_t i = 0; i < v.size(); ++i)
-                parse(v.at(i), grad ? name : name + "." + std::to_string(i), state, depth + 1);
-            return;
-        }
-        if (!v.isObject())
-            return; // bare scalars outside a leaf are not rows
-        const auto classType = v.find("class_type");
-        if (classType && classType->isString() && classType->asString() == "torch.distributed.P2POp") {
-            const auto t = v.find("tensor");
-            if (t && t->isObject())
-                rows.push_back(leafRow(*t, name, state));
-            else
-                rows.push_back(defaultRow(name, state));
-            rows.back().p2pOp = cellFromJson(v.find("op"));
-            rows.back().p2pPeer = cellFromJson(v.find("peer"));
-            return;
-        }
-        const auto type = v.find("type");
-        if (type && type->isString()) {
-            rows.push_back(leafRow(v, name, state));
-            return;
-        }
-        for (std::uint32_t i = 0; i < v.size(); ++i)
-            parse(v.at(i), name + "." + std::string(v.keyAt(i)), state, depth + 1);
-    }
-
-private:
-    static Row26 defaultRow(const std::string& name, const std::string& state)
-    {
-        Row26 r;
-        r.name = name;
-        r.dtype = "None";
-        r.shape = "None";
-        // The md5 of a null leaf stays Python None, which the fillna("N/A") after matching replaces
-        // (dtype and shape are already the text "None" by then).
-        r.md5 = kNA;
-        r.state = state;
-        for (auto& s : r.stats)
-            s = Cell::none();
-        return r;
-    }
-
-    static Row26 leafRow(JsonValue v, const std::string& name, const std::string& state)
-    {
-        Row26 r;
-        r.state = state;
-        const auto dataName = v.find("data_name");
-        if (dataName && !(dataName->isNull() || (dataName->isString() && dataName->asString().empty())
-                          || (dataName->isBool() && !dataName->asBool())))
-            r.dataName = dataName->isString() ? std::string(dataName->asString()) : pyStr(*dataName);
-        if (r.dataName != "-1") {
-            const std::size_t dot = r.dataName.rfind('.');
-            r.name = dot == std::string::npos ? r.dataName : r.dataName.substr(0, dot);
-        } else {
-            r.name = name;
-        }
-        if (const auto rg = v.find("requires_grad"); rg && !rg->isNull())
-            r.requiresGrad = rg->isBool() ? std::string(rg->asBool() ? "True" : "False") : pyStr(*rg);
-        static constexpr const char* statKeys[] = { "Max", "Min", "Mean", "Norm" };
-        for (int i = 0; i < 4; ++i)
-            r.stats[i] = statOf(v, statKeys[i]);
-        const auto value = v.find("value");
-        const auto dtype = v.find("dtype");
-        const std::string type(v.find("type")->asString());
-        const bool hasDtype = dtype && !dtype->isNull() && !(dtype->isString() && dtype->asString().empty())
-            && !(dtype->isBool() && !dtype->asBool()) && !(dtype->isArray() && dtype->size() == 0);
-        std::optional<std::string> md5;
-        if (const auto m = v.find("md5"); m && !m->isNull() && !(m->isString() && m->asString().empty()))
-            md5 = m->isBool() ? std::string(m->asBool() ? "True" : "False") : pyStr(*m);
-        const std::string lastSegment = splitDots(name).back();
-        if (hasDtype) {
-            r.dtype = dtype->isBool() ? std::string(dtype->asBool() ? "True" : "False") : pyStr(*dtype);
-            const auto shape = v.find("shape");
-            r.shape = shape ? pyStr(*shape) : "None";
-        } else if (type == "torch.Size") {
-            r.dtype = type;
-            r.shape = value ? pyStr(*value) : "None";
-        } else if (type == "slice") {
-            r.dtype = type;
-            r.shape = numpyShapeText(value);
-        } else if (type == "ellipsis") {
-            r.dtype = type;
-            r.shape = "[]";
-            for (auto& s : r.stats)
-                s = cellFromJson(value);
-        } else if (lastSegment == "src" || lastSegment == "dst" || lastSegment == "group_src"
-                   || lastSegment == "group_dst") {
-            r.dtype = type;
-            r.shape = "[]";
-            for (auto& s : r.stats)
-                s = strCell(value);
-            md5 = value ? pyStr(*value) : "None";
-        } else if (type == "torch.ProcessGroup") {
-            r.dtype = type;
-            r.shape = "[]";
-            const auto ranks = v.find("group_ranks");
-            for (auto& s : r.stats)
-                s = strCell(ranks);
-            md5 = ranks ? pyStr(*ranks) : "None";
-        } else {
-            r.dtype = std::string("<class '") + pyTypeName(value) + "'>";
-            r.shape = "[]";
-            for (auto& s : r.stats)
-                s = cellFromJson(value);
-        }
-        if (!md5 || md5->empty())
-            md5 = crc32Hex(value ? pyStr(*value) : std::string());
-        r.md5 = *md5;
-        return r;
-    }
-};
-
-/// Rows of one entry in Era C order, or nullopt when the entry is skipped.
-Result<std::vector<Row26>> flattenEntry26(const dump::Entry& entry)
-{
-    const std::string key(entry.key);
-    const auto parts = splitDots(key);
-    Flattener26 f;
-    const bool isDebug = parts.back() == "debug";
-    const bool isGrad = parts.back() == "parameters_grad" || (parts.size() >= 2 && parts[parts.size() - 2] == "parameters_grad");
-    if (isDebug) {
-        f.parse(entry.value, key, "debug", 0);
-    } else if (isGrad) {
-        f.parse(entry.value, key, "parameters_grad", 0);
-    } else if (entry.value.isObject()) {
-        static constexpr std::pair<const char*, const char*> fields[] = {
-            { "input_args", ".input" }, { "input_kwargs", ".input" }, { "input", ".input" },
-            { "output", ".output" },    { "parameters", ".parameters" },
-        };
-        for (const auto& [field, suffix] : fields) {
-            if (const auto v = entry.value.find(field)) {
-                std::string state = field;
-                if (state == "input_args" || state == "input_kwargs")
-                    state = "input";
-                f.parse(*v, key + suffix, state, 0);
-            }
-        }
-    }
-    if (f.error)
-        return makeError("compare.entry", SourceLocation { {}, entry.offset, entry.line, 0 }, *f.error);
-    // inputs (and debug) → parameters → outputs → parameters_grad, stable
-    std::vector<Row26> ordered;
-    ordered.reserve(f.rows.size());
-    for (const char* cat : { "", "parameters", "output", "parameters_grad" }) {
-        for (auto& r : f.rows) {
-            const bool other = r.state != "parameters" && r.state != "output" && r.state != "parameters_grad";
-            if ((*cat == '\0' && other) || r.state == cat)
-                ordered.push_back(r);
-        }
-    }
-    return ordered;
-}
-
-/// Flattens a whole dump (gen_data_df): derived fields, call counters and the stack of each entry.
-Result<std::vector<Row26>> flattenDump26(const dump::DumpFile& file, const CompareOptions& options)
-{
-    std::vector<Row26> out;
-    std::unordered_map<std::string, int> forwardCount;
-    std::unordered_map<std::string, int> backwardCount;
-    const bool debug = file.format == dump::DumpFormat::DebugJson;
-    for (std::uint32_t e = 0; e < file.entries.size(); ++e) {
-        const dump::Entry& entry = file.entries[e];
-        auto rows = flattenEntry26(entry);
-        if (!rows)
-            return rows.error();
-        if (rows->empty())
-            continue;
-        const std::string key(entry.key);
-        std::string opNoNumber;
-        std::string callDirection;
-        std::string direction;
-        if (debug) {
-            opNoNumber = callDirection = direction = key;
-        } else {
-            const auto parts = splitDots(key);
-            const std::string& last = parts.back();
-            const std::string secondLast = parts.size() >= 2 ? parts[parts.size() - 2] : std::string();
-            if (last == "parameters_grad" || secondLast == "parameters_grad") {
-                opNoNumber = parts.size() > 1 ? joinDots(parts, 0, parts.size() - 1) : std::string();
-                callDirection = direction = "parameters_grad";
-            } else {
-                for (const char* d : { "forward", "backward" }) {
-                    if (last == d || secondLast == d) {
-                        opNoNumber = parts.size() > 2 ? joinDots(parts, 0, parts.size() - 2) : std::string();
-                        callDirection = secondLast + "." + last;
-                        direction = d;
-                        break;
-                    }
-                }
-            }
-        }
-        if (opNoNumber.empty())
-            continue; // msprobe 26 silently skips such entries
-        const int fwd = forwardCount[opNoNumber];
-        const int bwd = backwardCount[opNoNumber];
-        if (direction == "forward")
-            ++forwardCount[opNoNumber];
-        if (direction == "backward")
-            ++backwardCount[opNoNumber];
-        std::optional<std::string> stack;
-        const std::vector<std::string>* stackFrames = nullptr;
-        if (options.stackMode && options.stack) {
-            stackFrames = options.stack->frames(key);
-            if (stackFrames)
-                stack = stackText(*stackFrames);
-        }
-        for (std::size_t i = 0; i < rows->size(); ++i) {
-            Row26& r = (*rows)[i];
-            r.entry = e;
-            r.apiOrigin = key;
-            r.direction = direction;
-            r.callDirection = callDirection;
-            r.opNoNumber = opNoNumber;
-            r.forwardOrder = fwd;
-            r.backwardOrder = bwd;
-            r.suffix = replaceAll(r.name, key, "");
-            r.key = r.name;
-            if (i == 0) {
-                r.stack = stack;
-                if (stackFrames)
-                    r.stackFrames = *stackFrames;
-            }
-            out.push_back(std::move(r));
-        }
-    }
-    return out;
-}
-
-/// update_backward_call: the call index of backward rows becomes the per-API backward count.
-void renumberBackward(std::vector<Row26>& rows)
-{
-    for (Row26& r : rows) {
-        if (r.direction != "backward")
-            continue;
-        const std::size_t dot = r.callDirection.rfind('.');
-        if (dot == std::string::npos)
-            continue;
-        std::string head = r.callDirection.substr(0, dot);
-        std::string tail = r.callDirection.substr(dot + 1);
-        const bool h = isDigits(head);
-        const bool t = isDigits(tail);
-        if (!h && !t)
-            continue;
-        if (h)
-            head = std::to_string(r.backwardOrder);
-        if (t)
-            tail = std::to_string(r.backwardOrder);
-        r.callDirection = head + "." + tail;
-        r.key = r.opNoNumber + "." + r.callDirection + r.suffix;
-    }
-}
-
-/// Era C fuzzy rename_api: split on the first direction word, keep piece 0 minus its last two dotted parts.
-std::string renameApi(const std::string& name)
-{
-    const char* word = nullptr;
-    if (name.find("forward") != std::string::npos)
-        word = "forward";
-    else if (name.find("backward") != std::string::npos)
-        word = "backward";
-    else
-        return name;
-    const std::string w(word);
-    const std::size_t first = name.find(w);
-    const std::string head = name.substr(0, first);
-    const std::size_t second = name.find(w, first + w.size());
-    const std::string inOut = name.substr(first + w.size(), second == std::string::npos ? std::string::npos
-                                                                                        : second - first - w.size());
-    // head.rsplit('.', 2)[0]
-    std::string prefix = head;
-    for (int k = 0; k < 2; ++k) {
-        const std::size_t dot = prefix.rfind('.');
-        if (dot == std::string::npos)
-            break;
-        prefix = prefix.substr(0, dot);
-    }
-    return prefix + "." + w + inOut;
-}
-
-/// §3.2: equal, or both in the fp16/fp32/bf16 group of one spelling; MindSpore NPU vs PyTorch bench compare
-/// dtype classes (int, float, bool, complex) instead of names.
-bool dtypeCompatible(std::string a, std::string b, bool crossFramework)
-{
-    if (crossFramework) {
-        a = dtypeClass(a);
-        b = dtypeClass(b);
-    }
-    if (a == b)
-        return true;
-    static const char* ms[] = { "Float16", "Float32", "BFloat16" };
-    static const char* pt[] = { "torch.float16", "torch.float32", "torch.bfloat16" };
-    auto in = [](const std::string& s, const char* const* set) {
-        return std::any_of(set, set + 3, [&](const char* x) { return s == x; });
-    };
-    return (in(a, ms) && in(b, ms)) || (in(a, pt) && in(b, pt));
-}
-
-struct Pair
-{
-    std::size_t npu;
-    std::optional<std::size_t> bench;
-};
-
-std::vector<Pair> matchExact(const std::vector<Row26>& npu, const std::vector<Row26>& bench)
-{
-    std::unordered_map<std::string, std::vector<std::size_t>> byKey;
-    for (std::size_t i = 0; i < bench.size(); ++i)
-        byKey[bench[i].key].push_back(i);
-    std::vector<Pair> out;
-    out.reserve(npu.size());
-    for (std::size_t i = 0; i < npu.size(); ++i) {
-        const auto it = byKey.find(npu[i].key);
-        if (it == byKey.end()) {
-            out.push_back({ i, std::nullopt });
-            continue;
-        }
-        for (const std::size_t b : it->second)
-            out.push_back({ i, b });
-    }
-    return out;
-}
-
-std::vector<Pair> matchFuzzy(const std::vector<Row26>& npu, const std::vector<Row26>& bench, std::uint32_t* lost)
-{
-    std::vector<std::size_t> nq;
-    std::vector<std::size_t> bq;
-    std::vector<Pair> out;
-    auto ok = [&](std::size_t n, std::size_t b) { return renameApi(npu[n].key) == renameApi(bench[b].key); };
-    const std::size_t maxLen = std::max(npu.size(), bench.size());
-    std::size_t consumed = 0;
-    for (std::size_t i = 0; i < maxLen; ++i) {
-        if (i < npu.size()) {
-            nq.push_back(i);
-            consumed = i + 1;
-        }
-        if (i < bench.size())
-            bq.push_back(i);
-        if (nq.empty() != bq.empty())
-            break;
-        if (nq.empty())
-            continue;
-        std::optional<std::pair<std::size_t, std::size_t>> point;
-        for (std::size_t j = 0; j + 1 < bq.size() && !point; ++j) {
-            if (ok(nq.back(), bq[j]))
-                point = std::pair { nq.size() - 1, j };
-        }
-        if (!point && ok(nq.back(), bq.back()))
-            point = std::pair { nq.size() - 1, bq.size() - 1 };
-        for (std::size_t k = 0; k + 1 < nq.size() && !point; ++k) {
-            if (ok(nq[k], bq.back()))
-                point = std::pair { k, bq.size() - 1 };
-        }
-        if (!point)
-            continue;
-        for (std::size_t k = 0; k < point->first; ++k)
-            out.push_back({ nq[k], std::nullopt });
-        out.push_back({ nq[point->first], bq[point->second] });
-        nq.erase(nq.begin(), nq.begin() + static_cast<std::ptrdiff_t>(point->first + 1));
-        bq.erase(bq.begin(), bq.begin() + static_cast<std::ptrdiff_t>(point->second + 1));
-    }
-    for (const std::size_t n : nq)
-        out.push_back({ n, std::nullopt });
-    *lost = static_cast<std::uint32_t>(npu.size() - consumed);
-    return out;
-}
-
-/// --match-file (docs/graph.md): the rows of each manually matched NPU entry pair with the bench entry's row of the
-/// same tail below the key (".input.0"), whatever msprobe's matching decided and with no dtype test (the user chose
-/// the pair); a bench row of a manually matched entry is taken from any other NPU row msprobe had paired it with.
-/// The other rows keep their pairs and the table keeps msprobe's order.
-void applyManualMatches(const ManualMatches& manual, const std::vector<Row26>& npu, const std::vector<Row26>& bench,
-                        std::vector<Pair>& pairs, std::uint32_t* lost)
-{
-    std::unordered_map<std::string_view, std::string_view> benchOf; // NPU entry -> bench entry
-    std::unordered_map<std::string_view, bool> benchTaken;
-    for (const auto& [n, b] : manual.pairs) {
-        if (benchOf.emplace(n, b).second)
-            benchTaken.emplace(b, true);
-    }
-    // (bench entry, tail) -> the first bench row of it.
-    std::unordered_map<std::string, std::size_t> benchRow;
-    for (std::size_t i = 0; i < bench.size(); ++i) {
-        if (benchTaken.count(bench[i].apiOrigin))
-            benchRow.emplace(bench[i].apiOrigin + '\n' + bench[i].suffix, i);
-    }
-    std::vector<Pair> out;
-    out.reserve(pairs.size());
-    std::vector<bool> emitted(npu.size(), false);
-    for (const Pair& p : pairs) {
-        const Row26& n = npu[p.npu];
-        const auto manualEntry = benchOf.find(n.apiOrigin);
-        if (manualEntry == benchOf.end()) {
-            Pair kept = p;
-            if (kept.bench && benchTaken.count(bench[*kept.bench].apiOrigin))
-                kept.bench.reset();
-            out.push_back(kept);
-            continue;
-        }
-        if (emitted[p.npu])
-            continue; // matchExact gave this row several bench rows: the manual pair replaces all of them
-        emitted[p.npu] = true;
-        const auto b = benchRow.find(std::string(manualEntry->second) + '\n' + n.suffix);
-        out.push_back({ p.npu, b == benchRow.end() ? std::nullopt : std::optional<std::size_t>(b->second) });
-    }
-    // -fm's walk can stop before the end of the NPU rows (msprobe drops the rest): a manually matched row it never
-    // reached is still compared, at its NPU place.
-    std::vector<Pair> late;
-    for (std::size_t i = 0; i < npu.size(); ++i) {
-        const auto manualEntry = benchOf.find(npu[i].apiOrigin);
-        if (manualEntry == benchOf.end() || emitted[i]) // emitted: the row is in `out` already
-            continue;
-        const auto b = benchRow.find(std::string(manualEntry->second) + '\n' + npu[i].suffix);
-        late.push_back({ i, b == benchRow.end() ? std::nullopt : std::optional<std::size_t>(b->second) });
-    }
-    if (lost)
-        *lost -= static_cast<std::uint32_t>(std::min<std::size_t>(*lost, late.size()));
-    if (!late.empty()) {
-        std::vector<Pair> merged;
-        merged.reserve(out.size() + late.size());
-        auto next = late.begin();
-        for (const Pair& p : out) {
-            for (; next != late.end() && next->npu < p.npu; ++next)
-                merged.push_back(*next);
-            merged.push_back(p);
-        }
-        merged.insert(merged.end(), next, late.end());
-        out = std::move(merged);
-    }
-    pairs = std::move(out);
-}
-
-ApiPart partOfState(const std::string& state, bool* known)
-{
-    *known = true;
-    if (state == "input")
-        return ApiPart::Args;
-    if (state == "output")
-        return ApiPart::Outputs;
-    if (state == "parameters")
-        return ApiPart::Parameters;
-    if (state == "parameters_grad")
-        return ApiPart::ParametersGrad;
-    *known = false; // debug.json rows: msprobe stops with an error; here they are simply abandoned
-    return ApiPart::Args;
-}
-
-/// The NPU compare keys under the mappings (§3.6, precedence api > cell > data). They start from the
-/// original name: msprobe 26 renumbers backward calls on the bench side only when a mapping is in force.
-void assignMappedKeys(std::vector<Row26>& npu, const std::vector<Row26>& bench, const NameMappings& m)
-{
-    if (m.api) {
-        for (Row26& r : npu)
-            r.key = apiPrefixMapped(r.name);
-        std::unordered_map<std::string, std::vector<std::size_t>> npuByApi;
-        for (std::size_t i = 0; i < npu.size(); ++i)
-            npuByApi[apiNameOf(npu[i].name)].push_back(i);
-        std::unordered_map<std::string, bool> benchApis;
-        for (const Row26& r : bench)
-            benchApis[apiNameOf(r.name)] = true;
-        for (const ApiMappingRule& rule : m.api->rules) {
-            const auto rows = npuByApi.find(rule.msApi);
-            if (!rule.usable || rows == npuByApi.end() || !benchApis.count(rule.ptApi))
-                continue;
-            for (const std::size_t i : rows->second) {
-                Row26& r = npu[i];
-                const std::string name = replaceFirst(r.name, rule.msApi, rule.ptApi);
-                const std::string entry = replaceFirst(r.apiOrigin, rule.msApi, rule.ptApi);
-                bool known = false;
-                const ApiPart part = partOfState(r.state, &known);
-                const auto key = known ? userRuleKey(rule, part, name, entry) : std::nullopt;
-                r.key = key ? *key : name + "abandoned"; // never equal to a bench name
-            }
-        }
-    } else if (m.cell) {
-        for (Row26& r : npu)
-            r.key = cellMappedName(r.name, *m.cell, true);
-    } else if (m.data) {
-        std::unordered_map<std::string, std::string> target; // a YAML dict: the last duplicate wins
-        for (const auto& [from, to] : m.data->pairs)
-            target[from] = to;
-        for (Row26& r : npu) {
-            const auto it = target.find(r.name);
-            r.key = it == target.end() ? r.name : it->second;
-        }
-    }
-}
+using detail::kNA;
+using detail::Pair;
+using detail::Row26;
 
 /// set_summary: NaN (float or any-case "nan" text) becomes the marker "Nan"; None the text "None".
 Cell summaryCell(const Cell& c)
@@ -932,17 +367,6 @@ Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& 
     return a ? CompareMode::Md5 : CompareMode::Summary;
 }
 
-std::vector<std::string> rowNames(const dump::Entry& entry)
-{
-    auto rows = flattenEntry26(entry);
-    std::vector<std::string> names;
-    if (rows) {
-        for (const Row26& r : *rows)
-            names.push_back(r.name);
-    }
-    return names;
-}
-
 namespace {
 
 /// calc_accuracy with first_diff_analyze (acc_compare.py:1614-1628): summary rows get no verdict, only
@@ -973,84 +397,81 @@ void applyDaVerdicts(CompareTable& table)
     }
 }
 
-} // namespace
-
-namespace {
-
-/// compareDumps, or with `da` set the table msprobe 26 builds for -da (first_diff_analyze): tensor dumps
-/// compared as statistics, its own Result/Err_message rules instead of the checkers, and the -da columns of
-/// each row in *da.
-Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFile& npuFile,
-                                                               const dump::DumpFile& benchFile,
-                                                               const CompareOptions& options, ProgressSink* progress,
-                                                               std::vector<msprobe26::DaRow>* da)
+/// The two dumps' rows and their pairs (gen_data_df, match_op), or the error that leaves nothing to compare.
+struct PairedRows
 {
-    auto mode = msprobe26::detectMode(npuFile, benchFile);
-    if (!mode)
-        return mode.error();
-    if (da && *mode == CompareMode::RealData)
-        mode = CompareMode::Summary; // acc_compare.py:279-280: no tensor is loaded for -da
-    auto npuRows = flattenDump26(npuFile, options);
+    std::vector<Row26> npu;
+    std::vector<Row26> bench;
+    std::vector<Pair> pairs;
+};
+
+Result<PairedRows> pairRows(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile, const CompareOptions& options,
+                            CompareTable& table)
+{
+    auto npuRows = detail::flattenDump26(npuFile, options);
     if (!npuRows)
         return npuRows.error();
     // Only the NPU stack.json exists; bench rows never show a stack.
     CompareOptions benchOptions = options;
     benchOptions.stack = nullptr;
-    auto benchRows = flattenDump26(benchFile, benchOptions);
+    auto benchRows = detail::flattenDump26(benchFile, benchOptions);
     if (!benchRows)
         return benchRows.error();
     if (npuRows->empty() || benchRows->empty())
         return makeError("compare.empty", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
                          "No valid data found in dump.json");
 
-    auto table = std::make_shared<CompareTable>();
-    table->mode = *mode;
-    table->stackMode = options.stackMode && options.stack;
-    table->header = msprobe26::headerFor(*mode, table->stackMode);
-
     const NameMappings* mappings = options.mappings && options.mappings->any() ? options.mappings : nullptr;
     // A data mapping decides the matching whatever else is given: a left join on the mapped key, no dtype test.
     const bool dataMapping = mappings && mappings->data;
     if (dataMapping && options.fuzzy)
-        table->diagnostics.push_back(makeWarning("compare.mapping-fuzzy",
-                                                 SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
-                                                 "-fm has no effect on the matching with a data mapping (msprobe 26 "
-                                                 "matches by the mapping; backward calls are not renumbered)"));
+        table.diagnostics.push_back(makeWarning("compare.mapping-fuzzy",
+                                                SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+                                                "-fm has no effect on the matching with a data mapping (msprobe 26 "
+                                                "matches by the mapping; backward calls are not renumbered)"));
     if (!options.fuzzy && npuFile.format != dump::DumpFormat::DebugJson) {
-        renumberBackward(*npuRows);
-        renumberBackward(*benchRows);
+        detail::renumberBackward(*npuRows);
+        detail::renumberBackward(*benchRows);
     }
     if (mappings)
-        assignMappedKeys(*npuRows, *benchRows, *mappings);
-    std::vector<Pair> pairs = options.fuzzy && !dataMapping ? matchFuzzy(*npuRows, *benchRows, &table->npuOpsLost)
-                                                            : matchExact(*npuRows, *benchRows);
+        detail::assignMappedKeys(*npuRows, *benchRows, *mappings);
+    std::vector<Pair> pairs = options.fuzzy && !dataMapping ? detail::matchFuzzy(*npuRows, *benchRows, &table.npuOpsLost)
+                                                            : detail::matchExact(*npuRows, *benchRows);
     // ms_compare's MindSpore vs PyTorch dtype classes; pt_compare never uses them.
     const bool crossFramework = isMindSporeDump(npuFile, true) && benchFile.header.framework == "pytorch";
     for (Pair& p : pairs) {
         if (!dataMapping && p.bench
-            && !dtypeCompatible((*npuRows)[p.npu].dtype, (*benchRows)[*p.bench].dtype, crossFramework))
+            && !detail::dtypeCompatible((*npuRows)[p.npu].dtype, (*benchRows)[*p.bench].dtype, crossFramework))
             p.bench.reset();
     }
     if (options.mappings && options.mappings->manual && !options.mappings->manual->pairs.empty())
-        applyManualMatches(*options.mappings->manual, *npuRows, *benchRows, pairs, &table->npuOpsLost);
+        detail::applyManualMatches(*options.mappings->manual, *npuRows, *benchRows, pairs, &table.npuOpsLost);
     if (pairs.empty())
         return makeError("compare.empty", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
                          "Can`t match any op.");
+    return PairedRows { std::move(*npuRows), std::move(*benchRows), std::move(pairs) };
+}
 
-    const CompareMode m = *mode;
+/// A real-data row whose two tensor files are compared once every row is laid out.
+struct TensorJob
+{
+    std::size_t row = 0;
+    const std::string* npuName = nullptr;
+    const std::string* benchName = nullptr;
+};
+
+/// One table row per pair, in pair order, and with `da` set the -da columns of each; real-data rows get their
+/// metrics later (the returned tensor jobs). Statistics and md5 modes count progress here, by row.
+Result<std::vector<TensorJob>> layOutRows(const PairedRows& paired, CompareTable& table, ProgressSink* progress,
+                                          std::vector<msprobe26::DaRow>* da)
+{
+    const std::vector<Row26>* npuRows = &paired.npu;
+    const std::vector<Row26>* benchRows = &paired.bench;
+    const std::vector<Pair>& pairs = paired.pairs;
+    const CompareMode m = table.mode;
     const int colStats = m == CompareMode::RealData ? 14 : 16;
-    // Tensor files only through the sides' resolvers (tensor/resolver.h), handed in by the pipeline.
-    const auto npuTensors = options.npuTensors ? options.npuTensors : tensorResolverOf(npuFile);
-    const auto benchTensors = options.benchTensors ? options.benchTensors : tensorResolverOf(benchFile);
-    /// A real-data row whose two tensor files are compared once every row is laid out.
-    struct TensorJob
-    {
-        std::size_t row = 0;
-        const std::string* npuName = nullptr;
-        const std::string* benchName = nullptr;
-    };
     std::vector<TensorJob> tensorJobs;
-    const std::size_t ncols = table->header.size();
+    const std::size_t ncols = table.header.size();
     // Real data: progress counts the tensor pairs, compared below; the other modes count rows here.
     const bool rowProgress = progress && m != CompareMode::RealData;
     if (rowProgress)
@@ -1089,18 +510,18 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
                 for (std::size_t c = 8; c <= 13; ++c)
                     row[c] = text("unsupported");
                 if (b && n.dataName != "-1" && b->dataName != "-1")
-                    tensorJobs.push_back(TensorJob { table->rows.size(), &n.dataName, &b->dataName });
+                    tensorJobs.push_back(TensorJob { table.rows.size(), &n.dataName, &b->dataName });
             }
         }
         row[static_cast<std::size_t>(next)] = Cell::boolean(npuReq == benchReq);
         row[static_cast<std::size_t>(next + 1)] = text("pass");
         row[static_cast<std::size_t>(next + 2)] = text("[]");
         std::size_t col = static_cast<std::size_t>(next + 3);
-        if (table->stackMode)
+        if (table.stackMode)
             row[col++] = n.stack ? Cell::pyText(*n.stack) : text(kNA);
         if (m == CompareMode::RealData)
             row[col] = Cell::pyText("[" + pyStrRepr(n.dataName) + ", " + pyStrRepr(b ? b->dataName : kNA) + "]");
-        table->rows.push_back(std::move(row));
+        table.rows.push_back(std::move(row));
         if (da) {
             msprobe26::DaRow extra;
             extra.state = n.state;
@@ -1118,90 +539,141 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
             }
             da->push_back(std::move(extra));
         }
-        table->npuEntry.push_back(n.entry);
-        table->matched.push_back(b != nullptr);
-        table->colors.push_back(RowColor::None);
+        table.npuEntry.push_back(n.entry);
+        table.matched.push_back(b != nullptr);
+        table.colors.push_back(RowColor::None);
         if (rowProgress)
             progress->advance(++done);
     }
+    return tensorJobs;
+}
 
-    // The tensor pairs on -j threads (util/workgroup: a large pair's chunks go to idle threads); each job writes
-    // only its own slot and the cells are set in row order afterwards, so nothing depends on the thread count.
-    std::vector<std::pair<std::size_t, std::string>> unreadable; ///< rows whose tensor file could not be read
-    if (!tensorJobs.empty()) {
-        std::vector<msprobe26::TensorFilesOutcome> outcomes(tensorJobs.size());
-        const bool completed = parallelForSplittable(
-            tensorJobs.size(), options.threads,
-            [&](std::size_t i, Splitter& splitter) {
-                const TensorJob& job = tensorJobs[i];
-                // The pair this thread is likely to take next is read ahead while a large one is computed.
-                const std::size_t ahead = i + splitter.threads();
-                const auto readAhead = [&] {
-                    if (ahead < tensorJobs.size()) {
-                        npuTensors->prefetch(*tensorJobs[ahead].npuName);
-                        benchTensors->prefetch(*tensorJobs[ahead].benchName);
-                    }
-                };
-                outcomes[i] = msprobe26::compareTensorFiles(*npuTensors, *job.npuName, *benchTensors, *job.benchName,
-                                                            splitter, readAhead);
-            },
-            progress);
-        if (!completed)
-            return makeError("compare.cancelled", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
-                             "the compare was cancelled");
-        for (std::size_t i = 0; i < tensorJobs.size(); ++i) {
-            const std::size_t r = tensorJobs[i].row;
-            const msprobe26::RealDataMetrics& metrics = outcomes[i].metrics;
-            table->rows.set(r, 8, metrics.cosine);
-            table->rows.set(r, 9, metrics.eucDist);
-            table->rows.set(r, 10, metrics.maxAbsErr);
-            table->rows.set(r, 11, metrics.maxRelativeErr);
-            table->rows.set(r, 12, metrics.oneThousandthErrRatio);
-            table->rows.set(r, 13, metrics.fiveThousandthsErrRatio);
-            if (!outcomes[i].unreadable.empty())
-                unreadable.emplace_back(r, std::move(outcomes[i].unreadable));
-        }
+/// The tensor pairs on -j threads (util/workgroup: a large pair's chunks go to idle threads); each job writes only
+/// its own slot and the cells are set in row order afterwards, so nothing depends on the thread count. Returns the
+/// rows whose tensor file could not be read, with why.
+Result<std::vector<std::pair<std::size_t, std::string>>> compareTensorPairs(const std::vector<TensorJob>& tensorJobs,
+                                                                           const dump::DumpFile& npuFile,
+                                                                           const dump::DumpFile& benchFile,
+                                                                           const CompareOptions& options,
+                                                                           ProgressSink* progress, CompareTable& table)
+{
+    // Tensor files only through the sides' resolvers (tensor/resolver.h), handed in by the pipeline.
+    const auto npuTensors = options.npuTensors ? options.npuTensors : tensorResolverOf(npuFile);
+    const auto benchTensors = options.benchTensors ? options.benchTensors : tensorResolverOf(benchFile);
+    std::vector<std::pair<std::size_t, std::string>> unreadable;
+    if (tensorJobs.empty())
+        return unreadable;
+    std::vector<msprobe26::TensorFilesOutcome> outcomes(tensorJobs.size());
+    const bool completed = parallelForSplittable(
+        tensorJobs.size(), options.threads,
+        [&](std::size_t i, Splitter& splitter) {
+            const TensorJob& job = tensorJobs[i];
+            // The pair this thread is likely to take next is read ahead while a large one is computed.
+            const std::size_t ahead = i + splitter.threads();
+            const auto readAhead = [&] {
+                if (ahead < tensorJobs.size()) {
+                    npuTensors->prefetch(*tensorJobs[ahead].npuName);
+                    benchTensors->prefetch(*tensorJobs[ahead].benchName);
+                }
+            };
+            outcomes[i] = msprobe26::compareTensorFiles(*npuTensors, *job.npuName, *benchTensors, *job.benchName,
+                                                        splitter, readAhead);
+        },
+        progress);
+    if (!completed)
+        return makeError("compare.cancelled", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+                         "the compare was cancelled");
+    for (std::size_t i = 0; i < tensorJobs.size(); ++i) {
+        const std::size_t r = tensorJobs[i].row;
+        const msprobe26::RealDataMetrics& metrics = outcomes[i].metrics;
+        table.rows.set(r, 8, metrics.cosine);
+        table.rows.set(r, 9, metrics.eucDist);
+        table.rows.set(r, 10, metrics.maxAbsErr);
+        table.rows.set(r, 11, metrics.maxRelativeErr);
+        table.rows.set(r, 12, metrics.oneThousandthErrRatio);
+        table.rows.set(r, 13, metrics.fiveThousandthsErrRatio);
+        if (!outcomes[i].unreadable.empty())
+            unreadable.emplace_back(r, std::move(outcomes[i].unreadable));
     }
+    return unreadable;
+}
 
-    // pandas' fillna on the unmatched rows re-infers each object column: an NPU stat column holding only
-    // numbers there becomes float64, so ints print as 4.0 (compare-spec §14, see docs).
-    if (m != CompareMode::Md5) {
-        for (int i = 0; i < 4; ++i) {
-            const auto c = static_cast<std::size_t>(colStats + i);
-            bool anyRow = false;
-            bool allNumbers = true;
-            bool anyFloat = false;
-            for (std::size_t r = 0; r < table->rows.size(); ++r) {
-                if (table->matched[r])
-                    continue;
-                anyRow = true;
-                const Cell& cell = table->rows[r][c];
-                allNumbers = allNumbers && cell.isNumber();
-                anyFloat = anyFloat || cell.isFloat();
-            }
-            if (!anyRow || !allNumbers || !anyFloat)
+/// pandas' fillna on the unmatched rows re-infers each object column: an NPU stat column holding only numbers there
+/// becomes float64, so ints print as 4.0 (compare-spec §14, see docs).
+void floatUnmatchedStats(CompareTable& table, int colStats)
+{
+    for (int i = 0; i < 4; ++i) {
+        const auto c = static_cast<std::size_t>(colStats + i);
+        bool anyRow = false;
+        bool allNumbers = true;
+        bool anyFloat = false;
+        for (std::size_t r = 0; r < table.rows.size(); ++r) {
+            if (table.matched[r])
                 continue;
-            for (std::size_t r = 0; r < table->rows.size(); ++r) {
-                const CellView cell = table->rows.view(r, c);
-                if (!table->matched[r] && cell.kind == CellKind::Int)
-                    table->rows.set(r, c, Cell::number(static_cast<double>(cell.integer)));
-            }
+            anyRow = true;
+            const Cell& cell = table.rows[r][c];
+            allNumbers = allNumbers && cell.isNumber();
+            anyFloat = anyFloat || cell.isFloat();
+        }
+        if (!anyRow || !allNumbers || !anyFloat)
+            continue;
+        for (std::size_t r = 0; r < table.rows.size(); ++r) {
+            const CellView cell = table.rows.view(r, c);
+            if (!table.matched[r] && cell.kind == CellKind::Int)
+                table.rows.set(r, c, Cell::number(static_cast<double>(cell.integer)));
         }
     }
+}
 
-    if (m == CompareMode::Summary) {
-        for (int i = 0; i < 4; ++i) {
-            const int nc = colStats + i;
-            const int bc = colStats + 4 + i;
-            const bool ni = columnIsInt(table->rows, nc);
-            const bool bi = columnIsInt(table->rows, bc);
-            for (auto row : table->rows) {
-                auto [d, rel] = msprobe26::statsDiff(row[static_cast<std::size_t>(nc)], row[static_cast<std::size_t>(bc)], ni, bi);
-                row[static_cast<std::size_t>(8 + i)] = Cell::text(d);
-                row[static_cast<std::size_t>(12 + i)] = Cell::text(rel);
-            }
+/// Statistics mode: the diff and relative-error columns of every row.
+void fillStatsDiffs(CompareTable& table, int colStats)
+{
+    for (int i = 0; i < 4; ++i) {
+        const int nc = colStats + i;
+        const int bc = colStats + 4 + i;
+        const bool ni = columnIsInt(table.rows, nc);
+        const bool bi = columnIsInt(table.rows, bc);
+        for (auto row : table.rows) {
+            auto [d, rel] = msprobe26::statsDiff(row[static_cast<std::size_t>(nc)], row[static_cast<std::size_t>(bc)], ni, bi);
+            row[static_cast<std::size_t>(8 + i)] = Cell::text(d);
+            row[static_cast<std::size_t>(12 + i)] = Cell::text(rel);
         }
     }
+}
+
+/// compareDumps, or with `da` set the table msprobe 26 builds for -da (first_diff_analyze): tensor dumps
+/// compared as statistics, its own Result/Err_message rules instead of the checkers, and the -da columns of
+/// each row in *da.
+Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFile& npuFile,
+                                                               const dump::DumpFile& benchFile,
+                                                               const CompareOptions& options, ProgressSink* progress,
+                                                               std::vector<msprobe26::DaRow>* da)
+{
+    auto mode = msprobe26::detectMode(npuFile, benchFile);
+    if (!mode)
+        return mode.error();
+    if (da && *mode == CompareMode::RealData)
+        mode = CompareMode::Summary; // acc_compare.py:279-280: no tensor is loaded for -da
+    auto table = std::make_shared<CompareTable>();
+    table->mode = *mode;
+    table->stackMode = options.stackMode && options.stack;
+    table->header = msprobe26::headerFor(*mode, table->stackMode);
+    auto paired = pairRows(npuFile, benchFile, options, *table);
+    if (!paired)
+        return paired.error();
+
+    const CompareMode m = *mode;
+    const int colStats = m == CompareMode::RealData ? 14 : 16;
+    auto tensorJobs = layOutRows(*paired, *table, progress, da);
+    if (!tensorJobs)
+        return tensorJobs.error();
+    auto unreadable = compareTensorPairs(*tensorJobs, npuFile, benchFile, options, progress, *table);
+    if (!unreadable)
+        return unreadable.error();
+    if (m != CompareMode::Md5)
+        floatUnmatchedStats(*table, colStats);
+    if (m == CompareMode::Summary)
+        fillStatsDiffs(*table, colStats);
 
     if (da)
         applyDaVerdicts(*table);
@@ -1210,7 +682,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumpsImpl(const dump::DumpFil
     // After the verdicts, which would judge an unread row by its placeholders: such a row is an error.
     const int resultColumn = table->column("Result");
     const int messageColumn = table->column("Err_message");
-    for (const auto& [r, message] : unreadable) {
+    for (const auto& [r, message] : *unreadable) {
         if (resultColumn >= 0)
             table->rows.set(r, static_cast<std::size_t>(resultColumn), Cell::text("error"));
         if (messageColumn >= 0)
@@ -1236,69 +708,6 @@ Result<DaTable> compareDumpsForDiffAnalyze(const dump::DumpFile& npu, const dump
         return table.error();
     out.table = *table;
     return out;
-}
-
-std::string jsonStringList(const std::vector<std::string>& items)
-{
-    // json.dumps(list): ", " between items, each str as Python spells it.
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i)
-            out += ", ";
-        appendPyJsonString(out, items[i]);
-    }
-    out += ']';
-    return out;
-}
-
-void appendCellText(std::string& out, const CellView& cell)
-{
-    switch (cell.kind) {
-    case CellKind::None: return;
-    case CellKind::Bool: out += cell.boolean ? "True" : "False"; return;
-    case CellKind::Int: {
-        std::array<char, 24> digits {};
-        out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), cell.integer).ptr);
-        return;
-    }
-    case CellKind::Float:
-        if (std::isnan(cell.number))
-            return;
-        if (std::isinf(cell.number))
-            out += cell.number > 0 ? " inf" : " -inf";
-        else
-            appendPyFloatRepr(out, cell.number);
-        return;
-    case CellKind::String:
-    case CellKind::PyText: out += cell.text; return;
-    }
-}
-
-std::string cellText(const Cell& cell)
-{
-    std::string out;
-    appendCellText(out, viewOf(cell));
-    return out;
-}
-
-bool writeTableCsv(const CompareTable& table, const TextSink& sink)
-{
-    return streamCsvRows(table.header, table.rows.size(), sink, [&table](CsvStream& csv, std::size_t r) {
-        const std::size_t n = table.rows.rowSize(r);
-        for (std::size_t c = 0; c < n; ++c) {
-            const CellView cell = table.rows.view(r, c);
-            if (cell.kind == CellKind::String || cell.kind == CellKind::PyText)
-                csv.field(cell.text);
-            else
-                appendCellText(csv.rawField(), cell); // numbers, bools, None: never quoted
-        }
-        csv.endRecord();
-    });
-}
-
-std::string tableCsv(const CompareTable& table)
-{
-    return collectText([&](const TextSink& sink) { return writeTableCsv(table, sink); });
 }
 
 } // namespace probescope::compare::msprobe26
