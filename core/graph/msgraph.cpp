@@ -22,11 +22,6 @@ namespace {
 using dump::JsonType;
 using dump::JsonValue;
 
-constexpr std::uint8_t kModule = 0;
-constexpr std::uint8_t kApi = 1;
-constexpr std::uint8_t kCollection = 9;
-
-
 bool startsWith(std::string_view s, std::string_view p)
 {
     return s.size() >= p.size() && s.substr(0, p.size()) == p;

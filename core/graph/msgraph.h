@@ -48,10 +48,15 @@ struct MsParam
     std::optional<std::string> rawShape;
 };
 
+/// msprobe's NodeOp values (MsNode::op) the builder and the writer tell apart.
+inline constexpr std::uint8_t kModule = 0;
+inline constexpr std::uint8_t kApi = 1;
+inline constexpr std::uint8_t kCollection = 9;
+
 struct MsNode
 {
     std::string id;
-    std::uint8_t op = 0;     ///< NodeType value
+    std::uint8_t op = 0;     ///< NodeType value (kModule, kApi, kCollection)
     std::int32_t up = -1;    ///< parent index
     std::vector<std::uint32_t> subs;
     /// The node of the other graph this one is matched with (-1: none). msprobe's matched_node_link is that node's
