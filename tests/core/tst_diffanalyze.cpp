@@ -469,6 +469,43 @@ TEST(DiffAnalyzeLoadStep, DamagedRankDumpIsRefusedAndNothingIsWritten)
     }
 }
 
+// Issue 37: a clean rank's table waits in a staging folder inside OUT (not in memory) until every rank has loaded.
+// When another rank refuses the run, OUT ends as it was: absent when it was, else holding only what it held.
+TEST(DiffAnalyzeLoadStep, ARefusedRunLeavesNoStagedTableBehind)
+{
+    for (const bool outExisted : { false, true }) {
+        SCOPED_TRACE(outExisted ? "OUT existed" : "OUT is new");
+        DaPair pair;
+        if (!pair.make())
+            PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
+        for (const fs::path* side : { &pair.npu, &pair.bench }) {
+            fs::rename(*side / "rank", *side / "rank0");
+            fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
+        }
+        const fs::path damaged = pair.bench / "rank1/dump.json";
+        put(damaged, slurp(damaged).substr(0, 100));
+        if (outExisted)
+            put(pair.out / "notes.txt", "mine");
+        auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+        ASSERT_TRUE(result.ok()) << result.error().format();
+        EXPECT_TRUE(result->refused);
+        EXPECT_TRUE(hasError(result->inputDiagnostics, "dump.truncated", damaged)) << formatAll(result->inputDiagnostics);
+        EXPECT_TRUE(result->rankTables.empty());
+        EXPECT_EQ(fs::exists(pair.out), outExisted);
+        EXPECT_EQ(filesIn(pair.out), outExisted ? 1u : 0u) << "only what OUT held before";
+
+        // The same two ranks whole: both tables are claimed from the staging folder, which goes.
+        fs::copy(pair.bench / "rank0/dump.json", damaged, fs::copy_options::overwrite_existing);
+        auto whole = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+        ASSERT_TRUE(whole.ok()) << whole.error().format();
+        EXPECT_FALSE(whole->refused) << formatAll(whole->inputDiagnostics);
+        ASSERT_EQ(whole->rankTables.size(), 2u);
+        for (const fs::path& table : whole->rankTables)
+            EXPECT_EQ(table.parent_path(), pair.out);
+        EXPECT_EQ(filesIn(pair.out), (outExisted ? 1u : 0u) + 2u + (whole->analyzeFile ? 1u : 0u));
+    }
+}
+
 TEST(DiffAnalyzeLoadStep, SalvageAnalysesWhatCanBeReadAndSaysWhatWasLost)
 {
     DaPair pair;
