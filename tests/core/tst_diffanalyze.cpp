@@ -381,6 +381,14 @@ struct DaPair
         return true;
     }
     fs::path benchDump() const { return bench / "rank/dump.json"; }
+    /// Both sides' one rank as rank0, and a copy of it as rank1.
+    void twoRanks() const
+    {
+        for (const fs::path* side : { &npu, &bench }) {
+            fs::rename(*side / "rank", *side / "rank0");
+            fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
+        }
+    }
 };
 
 void put(const fs::path& p, const std::string& text)
@@ -478,10 +486,7 @@ TEST(DiffAnalyzeLoadStep, ARefusedRunLeavesNoStagedTableBehind)
         DaPair pair;
         if (!pair.make())
             PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
-        for (const fs::path* side : { &pair.npu, &pair.bench }) {
-            fs::rename(*side / "rank", *side / "rank0");
-            fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
-        }
+        pair.twoRanks();
         const fs::path damaged = pair.bench / "rank1/dump.json";
         put(damaged, slurp(damaged).substr(0, 100));
         if (outExisted)
@@ -554,11 +559,9 @@ TEST(DiffAnalyzeLoadStep, ARankFolderWithoutDumpIsNamedNotSkipped)
     DaPair pair;
     if (!pair.make())
         PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
-    for (const fs::path* side : { &pair.npu, &pair.bench }) {
-        fs::rename(*side / "rank", *side / "rank0");
-        fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
+    pair.twoRanks();
+    for (const fs::path* side : { &pair.npu, &pair.bench })
         fs::create_directories(*side / "rank2");
-    }
     fs::remove(pair.npu / "rank1/dump.json");
     fs::copy(pair.npu / "rank0", pair.npu / "rank2", fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     fs::remove(pair.bench / "rank2/dump.json");
