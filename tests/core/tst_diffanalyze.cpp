@@ -334,6 +334,14 @@ TEST(DiffAnalyze, ErrorsWhereMsprobeCrashes)
     ASSERT_FALSE(src.ok());
     EXPECT_EQ(src.error().id, "compare.da-rank-value");
     EXPECT_NE(src.error().location.file.find("compare_result_rank1_"), std::string::npos);
+    // Phase B reads a table reduced to its communication and diverging ops (issue 37), padded so that every value
+    // keeps its place: the byte offset still names the row in the file as written.
+    ASSERT_TRUE(src.error().location.offset);
+    const std::string written = slurp(src.error().location.file);
+    ASSERT_LT(*src.error().location.offset, written.size());
+    const std::string row = written.substr(*src.error().location.offset, 400);
+    EXPECT_TRUE(row.starts_with("{")) << row;
+    EXPECT_NE(row.find("Distributed.recv.0.forward.input.src"), std::string::npos) << row;
 
     const fs::path pair = fixturesDir() / "modelA_statistics_mix";
     auto noRanks = runDiffAnalyze(pair / "npu", pair / "bench", tmp.path() / "c");
