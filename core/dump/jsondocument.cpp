@@ -285,7 +285,29 @@ std::shared_ptr<const JsonDocument> JsonBuilder::finish()
     m_doc->appendNode(m_scratch.back(), m_scratchOffsets.back());
     m_scratch.clear();
     m_scratchOffsets.clear();
-    // No shrink_to_fit: it would copy the whole document while the source text is still mapped.
+    // No shrink_to_fit of a large document: it would copy the whole document while the source text is still mapped.
+    // A small one that used a fraction of what was reserved for its text (mostly padding, as -da's rank tables
+    // reduced to what its analysis reads) is fitted: many are kept at once (10,000 ranks, issue 37).
+    constexpr std::size_t kFitBelow = 4 << 20;
+    auto fit = [&](auto& v, std::size_t elementBytes) {
+        if (v.capacity() * elementBytes <= kFitBelow && v.capacity() > 2 * v.size() + 256)
+            v.shrink_to_fit();
+    };
+    fit(m_doc->m_nodes, sizeof(Node));
+    fit(m_doc->m_offsetBase, sizeof(std::uint32_t));
+    fit(m_doc->m_strings, 1);
+    if (m_doc->m_keyChunks.size() == 1 && m_doc->m_nodes.size() * sizeof(Node) <= kFitBelow) {
+        // The keys' one chunk (64 KiB) to the bytes they take; the views move with them.
+        const char* from = m_doc->m_keyChunks.front().get();
+        const std::size_t used = static_cast<std::size_t>(m_doc->m_keyChunkNext - from);
+        auto chunk = std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(used, 1));
+        std::memcpy(chunk.get(), from, used);
+        for (std::string_view& k : m_doc->m_keys)
+            k = std::string_view(chunk.get() + (k.data() - from), k.size());
+        m_doc->m_keyChunkNext = chunk.get() + used;
+        m_doc->m_keyChunkFree = 0;
+        m_doc->m_keyChunks.front() = std::move(chunk);
+    }
     return std::shared_ptr<const JsonDocument>(m_doc.release());
 }
 

@@ -594,11 +594,12 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     if (!plan)
         return plan.error();
     std::vector<compare::PlannedPair> pairs;
-    for (const compare::PlannedPair& p : plan->pairs) {
+    for (compare::PlannedPair& p : plan->pairs) {
         if (selected(jobOptions.steps, p.step >= 0 ? std::optional(p.step) : std::nullopt)
             && selected(jobOptions.ranks, p.npu.rank))
-            pairs.push_back(p);
+            pairs.push_back(std::move(p)); // moved, not copied: the plan is kept to the end for its diagnostics
     }
+    std::vector<compare::PlannedPair>().swap(plan->pairs);
     // Places on one side only, as the selection keeps them: listed as not compared, never skipped in silence.
     std::vector<PairSummary> oneSided;
     for (const compare::UnpairedPlace& u : plan->unpaired) {
@@ -707,7 +708,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         jobOptions.progress->setRange(pairs.size());
         scheduler.onPairDone = [&] { jobOptions.progress->advance(++done); };
     }
-    const std::vector<std::string> summaries = scheduler.run(pairs.size(), runPair);
+    std::vector<std::string> summaries = scheduler.run(pairs.size(), runPair);
     scheduler.onPairDone = nullptr;
     std::string notDurable;
     {
@@ -746,6 +747,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     std::vector<RankFailure> failures;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
         const json j = json::parse(summaries[i], nullptr, false);
+        std::string().swap(summaries[i]); // parsed: 1 KB a pair less by the time the summary is written
         std::optional<PairSummary> parsed;
         if (!j.is_discarded()) {
             try {
@@ -815,12 +817,21 @@ std::string jobSummaryCsv(const JobResult& result)
 
 std::string jobSummaryJson(const JobResult& result)
 {
-    json pairs = json::array();
+    // The pairs are dumped one at a time and spliced into the document: a DOM of every pair at once cost a few KB a
+    // pair on top of the texts (issue 37: memory flat in the ranks). The bytes are those of dumping the whole
+    // document: a pair sits two levels deep, so each of its lines moves in by two spaces (a dumped string holds no
+    // raw newline).
+    std::string pairs;
     json failing = json::array();
     json failed = json::array();
     json notCompared = json::array();
     for (const PairSummary& s : result.pairs) {
-        pairs.push_back(toJson(s));
+        pairs += pairs.empty() ? "\n  " : ",\n  ";
+        for (const char c : dumpJson(toJson(s), 1)) {
+            pairs += c;
+            if (c == '\n')
+                pairs += "  ";
+        }
         const json id = { { "step", s.step }, { "npu_rank", text(s.npuRank) }, { "bench_rank", text(s.benchRank) } };
         if (!s.onlyIn.empty())
             notCompared.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
@@ -844,12 +855,19 @@ std::string jobSummaryJson(const JobResult& result)
                    { "node", text(o.key) },    { "execution_index", o.executionIndex },
                    { "culprit", o.found },     { "reason", text(o.reason) }, { "communication_chain", chain } };
     }
-    json j = { { "pairs", pairs },
+    json j = { { "pairs", json::array() },
                { "failing_pairs", failing },
                { "pairs_failed_to_compare", failed },
                { "pairs_not_compared", notCompared },
                { "origin", origin } };
-    return dumpJson(j, 1) + "\n";
+    std::string out = dumpJson(j, 1);
+    if (!pairs.empty()) {
+        // Keys at the first level are found as newline, one space, the quoted key: never inside a string.
+        const std::string empty = "\n \"pairs\": []";
+        const std::size_t at = out.find(empty);
+        out.replace(at, empty.size(), "\n \"pairs\": [" + pairs + "\n ]");
+    }
+    return out + "\n";
 }
 
 std::string originLine(const JobResult& result)

@@ -1483,6 +1483,22 @@
         <translation>比对已取消 —— 显示的状态不完整（待计算的节点未比对）。</translation>
     </message>
     <message>
+        <source>Checking both sides</source>
+        <translation>正在检查两侧</translation>
+    </message>
+    <message>
+        <source>Planning the pairs</source>
+        <translation>正在规划比对对</translation>
+    </message>
+    <message>
+        <source>Reading the folders of %1…</source>
+        <translation>正在读取 %1 的目录…</translation>
+    </message>
+    <message>
+        <source>Opening cancelled.</source>
+        <translation>已取消打开。</translation>
+    </message>
+    <message>
         <location line="-31"/>
         <source>Inputs already differ at the first failing node %1: the divergence began before this dump.</source>
         <translation>首个不达标节点 %1 的输入已有差异：偏差在本次 dump 之前就已出现。</translation>

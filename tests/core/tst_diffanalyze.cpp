@@ -334,6 +334,14 @@ TEST(DiffAnalyze, ErrorsWhereMsprobeCrashes)
     ASSERT_FALSE(src.ok());
     EXPECT_EQ(src.error().id, "compare.da-rank-value");
     EXPECT_NE(src.error().location.file.find("compare_result_rank1_"), std::string::npos);
+    // Phase B reads a table reduced to its communication and diverging ops (issue 37), padded so that every value
+    // keeps its place: the byte offset still names the row in the file as written.
+    ASSERT_TRUE(src.error().location.offset);
+    const std::string written = slurp(src.error().location.file);
+    ASSERT_LT(*src.error().location.offset, written.size());
+    const std::string row = written.substr(*src.error().location.offset, 400);
+    EXPECT_TRUE(row.starts_with("{")) << row;
+    EXPECT_NE(row.find("Distributed.recv.0.forward.input.src"), std::string::npos) << row;
 
     const fs::path pair = fixturesDir() / "modelA_statistics_mix";
     auto noRanks = runDiffAnalyze(pair / "npu", pair / "bench", tmp.path() / "c");
@@ -381,6 +389,14 @@ struct DaPair
         return true;
     }
     fs::path benchDump() const { return bench / "rank/dump.json"; }
+    /// Both sides' one rank as rank0, and a copy of it as rank1.
+    void twoRanks() const
+    {
+        for (const fs::path* side : { &npu, &bench }) {
+            fs::rename(*side / "rank", *side / "rank0");
+            fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
+        }
+    }
 };
 
 void put(const fs::path& p, const std::string& text)
@@ -469,6 +485,40 @@ TEST(DiffAnalyzeLoadStep, DamagedRankDumpIsRefusedAndNothingIsWritten)
     }
 }
 
+// Issue 37: a clean rank's table waits in a staging folder inside OUT (not in memory) until every rank has loaded.
+// When another rank refuses the run, OUT ends as it was: absent when it was, else holding only what it held.
+TEST(DiffAnalyzeLoadStep, ARefusedRunLeavesNoStagedTableBehind)
+{
+    for (const bool outExisted : { false, true }) {
+        SCOPED_TRACE(outExisted ? "OUT existed" : "OUT is new");
+        DaPair pair;
+        if (!pair.make())
+            PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
+        pair.twoRanks();
+        const fs::path damaged = pair.bench / "rank1/dump.json";
+        put(damaged, slurp(damaged).substr(0, 100));
+        if (outExisted)
+            put(pair.out / "notes.txt", "mine");
+        auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+        ASSERT_TRUE(result.ok()) << result.error().format();
+        EXPECT_TRUE(result->refused);
+        EXPECT_TRUE(hasError(result->inputDiagnostics, "dump.truncated", damaged)) << formatAll(result->inputDiagnostics);
+        EXPECT_TRUE(result->rankTables.empty());
+        EXPECT_EQ(fs::exists(pair.out), outExisted);
+        EXPECT_EQ(filesIn(pair.out), outExisted ? 1u : 0u) << "only what OUT held before";
+
+        // The same two ranks whole: both tables are claimed from the staging folder, which goes.
+        fs::copy(pair.bench / "rank0/dump.json", damaged, fs::copy_options::overwrite_existing);
+        auto whole = runDiffAnalyze(pair.npu, pair.bench, pair.out);
+        ASSERT_TRUE(whole.ok()) << whole.error().format();
+        EXPECT_FALSE(whole->refused) << formatAll(whole->inputDiagnostics);
+        ASSERT_EQ(whole->rankTables.size(), 2u);
+        for (const fs::path& table : whole->rankTables)
+            EXPECT_EQ(table.parent_path(), pair.out);
+        EXPECT_EQ(filesIn(pair.out), (outExisted ? 1u : 0u) + 2u + (whole->analyzeFile ? 1u : 0u));
+    }
+}
+
 TEST(DiffAnalyzeLoadStep, SalvageAnalysesWhatCanBeReadAndSaysWhatWasLost)
 {
     DaPair pair;
@@ -517,11 +567,9 @@ TEST(DiffAnalyzeLoadStep, ARankFolderWithoutDumpIsNamedNotSkipped)
     DaPair pair;
     if (!pair.make())
         PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
-    for (const fs::path* side : { &pair.npu, &pair.bench }) {
-        fs::rename(*side / "rank", *side / "rank0");
-        fs::copy(*side / "rank0", *side / "rank1", fs::copy_options::recursive);
+    pair.twoRanks();
+    for (const fs::path* side : { &pair.npu, &pair.bench })
         fs::create_directories(*side / "rank2");
-    }
     fs::remove(pair.npu / "rank1/dump.json");
     fs::copy(pair.npu / "rank0", pair.npu / "rank2", fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     fs::remove(pair.bench / "rank2/dump.json");

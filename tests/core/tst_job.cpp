@@ -301,7 +301,13 @@ TEST(WholeJob, AStepOnOneSideIsListedAsNotCompared)
     EXPECT_TRUE(result->pairs[4].npuDump.empty());
     EXPECT_FALSE(std::filesystem::exists(out / "step1")); // nothing compared there
 
-    const auto summary = nlohmann::json::parse(probescope::testing::readAll(result->summaryJson));
+    const std::string summaryText = probescope::testing::readAll(result->summaryJson);
+    const auto summary = nlohmann::json::parse(summaryText);
+    // The pairs are spliced into the summary one by one (no DOM of every pair): the bytes are still those of the
+    // whole document dumped at once.
+    EXPECT_EQ(summary.dump(1) + "\n", summaryText);
+    ASSERT_EQ(summary.at("pairs").size(), 5u);
+    EXPECT_EQ(summary["pairs"][4]["only_in"], "bench");
     ASSERT_EQ(summary.at("pairs_not_compared").size(), 3u);
     EXPECT_EQ(summary["pairs_not_compared"][2]["only_in"], "bench");
     EXPECT_EQ(summary["pairs_failed_to_compare"].size(), 0u);
@@ -437,6 +443,7 @@ TEST(WholeJob, OddBytesInADumpPathAreEscapedInTheSummary)
     const std::string text = probescope::testing::readAll(result->summaryJson);
     EXPECT_TRUE(probescope::isValidUtf8(text));
     const auto summary = nlohmann::json::parse(text);
+    EXPECT_EQ(summary.dump(1) + "\n", text); // escaped bytes: the same as the whole document dumped at once
     const std::string npuDump = summary["pairs"][0]["npu_dump"];
     EXPECT_NE(npuDump.find("odd\\xff\\xfe/npu/step0/rank0/dump.json"), std::string::npos) << npuDump;
     EXPECT_TRUE(probescope::isValidUtf8(probescope::testing::readAll(result->summaryCsv)));

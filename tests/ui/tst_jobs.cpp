@@ -6,6 +6,7 @@
 #include "ui/jobs/comparecontroller.h"
 #include "ui/jobs/jobprogress.h"
 #include "ui/jobs/overviewjob.h"
+#include "ui/jobs/planjob.h"
 #include "core/session/session.h"
 #include "testconfig.h"
 
@@ -13,6 +14,7 @@
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 
 #include <chrono>
 
@@ -653,3 +655,77 @@ TEST(BackgroundTask, ReportsProgressAndHonoursCancel)
 }
 
 } // namespace
+
+// Issue 37: what is opened is planned on the pool. While the work is held the GUI thread serves its events and sees
+// its progress; cancel returns at once and the held work's result never arrives; a quick result is taken on the
+// spot (waitFor) and a slower one by finished(); a superseded run is never delivered.
+TEST(PlanJob, PlansOffTheGuiThreadAndACancelledResultNeverArrives)
+{
+    using probescope::ui::PlanJob;
+    PlanJob job;
+    QSignalSpy finished(&job, &PlanJob::finished);
+    QSignalSpy cancelled(&job, &PlanJob::cancelled);
+    QSignalSpy progress(&job, &PlanJob::progressChanged);
+    std::atomic<bool> release { false };
+    std::atomic<bool> returned { false };
+    std::atomic<bool> offThread { false };
+    const std::thread::id gui = std::this_thread::get_id();
+    auto held = [&](ProgressSink& sink) -> Result<session::SessionPlan> {
+        offThread = std::this_thread::get_id() != gui;
+        sink.setRange(9);
+        sink.advance(7);
+        while (!release && !sink.isCancelled())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (!release) // ignores the cancel for a while, as a walk inside one big folder would
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        returned = true;
+        return session::SessionPlan {};
+    };
+    int ticks = 0;
+    QTimer tick;
+    QObject::connect(&tick, &QTimer::timeout, [&] { ++ticks; });
+    tick.start(5);
+    job.start(held);
+    EXPECT_FALSE(job.waitFor(0));
+    EXPECT_TRUE(job.isRunning());
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !progress.isEmpty() && progress.back().at(0).toLongLong() == 7
+                                                && progress.back().at(1).toLongLong() == 9; }, 10000));
+    EXPECT_TRUE(offThread);
+    EXPECT_GT(ticks, 0);
+    EXPECT_TRUE(job.isRunning());
+    job.cancel();
+    EXPECT_FALSE(job.isRunning());
+    EXPECT_EQ(cancelled.size(), 1);
+    release = true;
+    ASSERT_TRUE(QTest::qWaitFor([&] { return returned.load(); }, 10000));
+    QTest::qWait(300);
+    EXPECT_TRUE(finished.isEmpty());
+    EXPECT_FALSE(job.takeResult());
+
+    job.start([](ProgressSink&) -> Result<session::SessionPlan> { return makeError("ui.open", {}, "nothing here"); });
+    ASSERT_TRUE(job.waitFor(10000));
+    auto quick = job.takeResult();
+    ASSERT_TRUE(quick);
+    ASSERT_FALSE(quick->ok());
+    EXPECT_EQ(quick->error().message, "nothing here");
+    QTest::qWait(300);
+    EXPECT_TRUE(finished.isEmpty());
+
+    release = false;
+    returned = false;
+    job.start(held); // superseded at once: its result is dropped
+    job.start([](ProgressSink&) -> Result<session::SessionPlan> {
+        session::SessionPlan plan;
+        plan.npuInput = "second";
+        return plan;
+    });
+    release = true;
+    ASSERT_TRUE(finished.wait(10000));
+    auto second = job.takeResult();
+    ASSERT_TRUE(second && second->ok());
+    EXPECT_EQ((*second)->npuInput, "second");
+    ASSERT_TRUE(QTest::qWaitFor([&] { return returned.load(); }, 10000));
+    QTest::qWait(300);
+    EXPECT_EQ(finished.size(), 1);
+    EXPECT_EQ(cancelled.size(), 1);
+}

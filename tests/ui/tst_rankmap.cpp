@@ -18,7 +18,9 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
@@ -29,6 +31,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -503,4 +506,90 @@ TEST(RankMap, GeneratedJobOverviewStaysResponsive)
               << seconds << " s, longest event-loop stall " << longest / 1e6 << " ms, " << stalls << " over 50 ms; origin "
               << model->originText().toStdString() << std::endl;
     EXPECT_TRUE(window.grab().save(shotPath("rankmap-generated-1024.png")));
+}
+
+// Issue 37: a job is planned off the GUI thread. Opening returns at once with progress and Cancel in the status bar;
+// Cancel returns at once and leaves the job shown before exactly as it was (nothing of the cancelled open arrives
+// later); opened again, the job's plan arrives while the event loop keeps serving a 5 ms timer.
+TEST(RankMap, OpeningAJobPlansOffTheGuiThreadWithProgressAndCancel)
+{
+    probescope::testing::TempDir dir;
+    constexpr int kRanks = 200;
+    const fs::path from = daFixture("SYNTH_allreduce_group_2r") / "npu" / "step0" / "rank0" / "dump.json";
+    for (const char* side : { "npu", "bench" }) {
+        for (int r = 0; r < kRanks; ++r) {
+            const fs::path rank = dir.path() / "job" / side / "step0" / ("rank" + std::to_string(r));
+            fs::create_directories(rank);
+            fs::copy_file(from, rank / "dump.json");
+        }
+    }
+    const QString npu = QString::fromStdString((dir.path() / "job" / "npu").string());
+    const QString bench = QString::fromStdString((dir.path() / "job" / "bench").string());
+
+    MainWindow window;
+    window.resize(1400, 860);
+    window.show();
+    ASSERT_TRUE(openJob(window, daFixture("SYNTH_allreduce_group_2r")));
+    RankOverviewModel* model = window.rankOverview();
+    ASSERT_EQ(model->gridRows(), 2);
+    // The job then moves to its origin's pair: let that compare end too.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !window.isComparing() && window.analysis(); }, 60000));
+    const auto shownBefore = window.analysis();
+    ASSERT_TRUE(shownBefore);
+    window.setPlanWait(0); // always in the background, however fast this machine lists 400 rank folders
+
+    auto statusWidget = [&]<typename W>(W*, const QString& prefix) -> W* {
+        for (W* w : window.statusBar()->findChildren<W*>()) {
+            if (w->isVisibleTo(&window) && w->text().startsWith(prefix))
+                return w;
+        }
+        return nullptr;
+    };
+    QSignalSpy finished(&window, &MainWindow::analysisFinished);
+    ASSERT_TRUE(window.openInputs(npu, bench));
+    EXPECT_TRUE(window.isPlanning());
+    EXPECT_NE(statusWidget(static_cast<QLabel*>(nullptr), QStringLiteral("Checking both sides")), nullptr);
+    QPushButton* cancel = statusWidget(static_cast<QPushButton*>(nullptr), QStringLiteral("Cancel"));
+    ASSERT_NE(cancel, nullptr);
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    EXPECT_FALSE(window.isPlanning());
+    ASSERT_EQ(finished.size(), 1);
+    EXPECT_FALSE(finished.front().at(0).toBool());
+    // The worker may well have finished its plan meanwhile: its result must never arrive.
+    QTest::qWait(400);
+    EXPECT_EQ(finished.size(), 1);
+    EXPECT_EQ(model->gridRows(), 2);
+    EXPECT_EQ(window.analysis(), shownBefore);
+    EXPECT_EQ(statusWidget(static_cast<QPushButton*>(nullptr), QStringLiteral("Cancel")), nullptr);
+
+    // Again, to the end. isPlanning() stays true until the job's poll (100 ms) takes the plan, so a GUI thread that
+    // served its events meanwhile counts ticks while planning; one that planned inside openInputs() counts none.
+    QElapsedTimer clock;
+    qint64 last = 0;
+    qint64 longest = 0;
+    int ticksWhilePlanning = 0;
+    QTimer tick;
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        longest = std::max(longest, now - last);
+        last = now;
+        if (window.isPlanning())
+            ++ticksWhilePlanning;
+    });
+    finished.clear();
+    clock.start();
+    tick.start(5);
+    ASSERT_TRUE(window.openInputs(npu, bench));
+    const double openMs = clock.nsecsElapsed() / 1e6;
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !window.isPlanning(); }, 60000));
+    const double planMs = clock.nsecsElapsed() / 1e6;
+    ASSERT_TRUE(!finished.isEmpty() || finished.wait(120000));
+    tick.stop();
+    EXPECT_GT(ticksWhilePlanning, 0);
+    EXPECT_TRUE(finished.back().at(0).toBool()) << finished.back().at(1).toString().toStdString();
+    EXPECT_EQ(model->gridRows(), kRanks);
+    EXPECT_NE(window.analysis(), shownBefore);
+    std::cout << "[rankmap] " << kRanks << "-rank job: openInputs returned in " << openMs << " ms, planned in "
+              << planMs << " ms, " << ticksWhilePlanning << " timer ticks while planning, longest event-loop gap "
+              << longest / 1e6 << " ms" << std::endl;
 }

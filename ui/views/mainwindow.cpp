@@ -13,6 +13,7 @@
 #include "ui/jobs/graphfilejob.h"
 #include "ui/views/graphfilepanel.h"
 #include "ui/jobs/overviewjob.h"
+#include "ui/jobs/planjob.h"
 #include "ui/models/comparetreemodel.h"
 #include "ui/models/diagnosticsmodel.h"
 #include "ui/models/nodebadges.h"
@@ -136,6 +137,7 @@ MainWindow::MainWindow(QWidget* parent)
     buildStatusBar();
     buildGraphFileViews(); // issue 27: mainwindowgraph.cpp
     buildRunViews();       // issue 34: mainwindowrun.cpp
+    buildPlanJob();        // issue 37: mainwindowplan.cpp
     buildGraphView(); // issue 27: the graph beside the tree, manual matching (mainwindowmatching.cpp)
     setFocusChain();
     applySettings();
@@ -667,6 +669,7 @@ void MainWindow::closeShownInput()
     // tree, selectors, Details, plots, rank overview and diagnostics, a graph file's page and a trend tab alike.
     m_controller->cancel();
     m_overview->cancel();
+    m_planJob->forget();
     m_finished.clear();
     m_manualMatches.clear(); // they name the nodes of the pairs of the plan they were made on
     m_npuInput.clear();
@@ -773,11 +776,12 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     // Discovery first, as the Open pair dialog shows it: a side it refuses or finds ambiguous (two dumps at one
     // step and rank) is refused here with its reason, whichever way it came (dialog, drop, recent pair,
     // command line), and never reaches the planner.
-    const QString problem = pairProblem(npu, bench);
-    auto plan = problem.isEmpty() ? session::planSession(npu.toStdString(), bench.toStdString())
-                                  : Result<session::SessionPlan>(makeError("session.input", {}, problem.toStdString()));
+    auto planned = takePlan(npu, bench, pairIndex);
+    if (!planned)
+        return true; // planning on the pool; back here when the plan arrives
+    auto& plan = *planned;
     if (!plan) {
-        const QString error = problem.isEmpty() ? toQ(plan.error().format()) : problem;
+        const QString error = plan.error().id == "ui.open" ? toQ(plan.error().message) : toQ(plan.error().format());
         say([=, this] { return tr("Cannot open: %1").arg(error); });
         emit analysisFinished(false, error);
         if (!m_quiet && isVisible() && !QApplication::platformName().contains("offscreen"))
@@ -1003,6 +1007,7 @@ void MainWindow::showPair(int pairIndex)
 
 void MainWindow::cancelCompare()
 {
+    m_planJob->cancel();
     cancelGraphFile();
     if (isComparing())
         m_controller->cancel();

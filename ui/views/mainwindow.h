@@ -54,6 +54,7 @@ class LegendWidget;
 class MetricPlot;
 class NodeTrendPlot;
 class OverviewJob;
+class PlanJob;
 class RankOverviewModel;
 class RankOverviewPanel;
 class CommMergePanel;
@@ -89,7 +90,14 @@ public:
 
     /// Opens two inputs at any level (dump root, step, rank folder, dump.json), or a compare.json alone.
     /// Shows pair `pairIndex` of the plan first. Errors go to a message in the status bar and a dialog.
+    /// A job's discovery and plan run on the worker pool (issue 37, mainwindowplan.cpp): when they take longer than
+    /// an instant, this returns true at once, the status bar shows progress and Cancel, and the job opens (or its
+    /// error is said, as here) when its plan arrives.
     bool openInputs(const QString& npu, const QString& bench, int pairIndex = 0);
+    /// True while what was opened is still being planned (its folders listed) off the GUI thread.
+    bool isPlanning() const;
+    /// How long openInputs() waits for the plan on the spot before it shows progress (100 ms; tests set 0).
+    void setPlanWait(int ms) { m_planWaitMs = ms; }
     void openDemo();
     /// The "Check setup" page (its own window), with two inputs to check at once when given (issue 35).
     SetupCheckPage* openSetupCheck(const QString& first = {}, const QString& second = {});
@@ -274,6 +282,11 @@ private:
     void applyFilter(const FilterSpec& spec);
     CompareSettings compareSettings() const;
     void setBusy(bool busy);
+    // Issue 37 (mainwindowplan.cpp): the plan of what is opened, off the GUI thread.
+    void buildPlanJob();
+    /// The plan of (npu, bench), or nothing while it is still being made on the pool (openInputs is then called
+    /// again with the same arguments when it arrives).
+    std::optional<Result<session::SessionPlan>> takePlan(const QString& npu, const QString& bench, int pairIndex);
     void exportCsv();
     void runRunUt();
     void showSettings();
@@ -337,6 +350,14 @@ private:
 
     CompareController* m_controller = nullptr;
     OverviewJob* m_overview = nullptr;
+    PlanJob* m_planJob = nullptr;
+    int m_planWaitMs = 100; ///< a pair or a job of a few hundred ranks is planned within it and opens in one go
+    struct PlanKey
+    {
+        QString npu;
+        QString bench;
+        int pairIndex = 0;
+    } m_planKey; ///< what the plan under way (or just delivered) is for
     CompareTreeModel* m_model = nullptr;
     TreeRowsModel* m_rows = nullptr;
     RankOverviewModel* m_overviewModel = nullptr;

@@ -29,6 +29,8 @@
 #include <system_error>
 #include <unordered_map>
 
+#include <unistd.h>
+
 namespace probescope::compare::msprobe26 {
 
 namespace {
@@ -718,6 +720,165 @@ Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path&
     return parsed.document;
 }
 
+/// One past the end of the JSON object or array that starts at `at` (strings skipped whole).
+std::size_t containerEnd(std::string_view text, std::size_t at)
+{
+    int depth = 0;
+    for (std::size_t i = at; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '"') {
+            for (++i; i < text.size() && text[i] != '"'; ++i) {
+                if (text[i] == '\\')
+                    ++i;
+            }
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if ((c == '}' || c == ']') && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return text.size();
+}
+
+/**
+ * @brief parseRankTable, keeping only what phase B reads: the communication ops and the ops that diverge whole; every
+ * other op only counts (its place in the order), so it becomes {"is_same":true,"op_items":[]} padded with spaces
+ * to its length. The document keeps every op in order at the same offsets (error positions stay right) with a
+ * fraction of its values: -da holds every rank's document until the analysis (issue 37: 1.29 GB at 10,000 ranks).
+ */
+Result<std::shared_ptr<const dump::JsonDocument>> parseRankTableForAnalysis(const fs::path& path, std::string_view text)
+{
+    constexpr std::string_view kCounted = R"({"is_same":true,"op_items":[]})";
+    std::string reduced;
+    {
+        auto full = parseRankTable(path, text);
+        if (!full || text.size() >= (std::uint64_t { 1 } << 32)) // offsets saturate at 4 GiB: such a table stays whole
+            return full;
+        const JsonValue root = (*full)->root();
+        for (std::uint32_t i = 0; i < root.size(); ++i) {
+            const JsonValue op = root.at(i);
+            if (isCommunicationOp(root.keyAt(i)) || !op.find("is_same")->asBool())
+                continue;
+            const std::size_t start = op.offset();
+            const std::size_t end = containerEnd(text, start);
+            if (end - start < kCounted.size())
+                continue;
+            if (reduced.empty())
+                reduced.assign(text);
+            reduced.replace(start, kCounted.size(), kCounted);
+            std::fill(reduced.begin() + static_cast<std::ptrdiff_t>(start + kCounted.size()),
+                      reduced.begin() + static_cast<std::ptrdiff_t>(end), ' ');
+        }
+        if (reduced.empty())
+            return full;
+    } // the full document goes before the reduced one is made
+    return parseRankTable(path, reduced);
+}
+
+/// A rank table of this run waiting for its name: in the staging folder (`staged`), or in memory (`text`).
+struct StagedTable
+{
+    std::string stem;
+    fs::path staged;
+    std::string text;
+};
+
+/// OUT/.probescope-da-{timestamp}-{pid}: the rank tables of a run until every rank has passed the load step. Made
+/// on the first table (with OUT, when OUT is new); removed at the end with whatever is left in it, and OUT too when
+/// this run made it and nothing was claimed into it.
+class RankTableStaging
+{
+public:
+    RankTableStaging(fs::path outDir, const std::string& timestamp)
+        : m_outDir(std::move(outDir))
+        , m_name(".probescope-da-" + timestamp + "-" + std::to_string(::getpid()))
+    {
+    }
+    RankTableStaging(const RankTableStaging&) = delete;
+    RankTableStaging& operator=(const RankTableStaging&) = delete;
+    ~RankTableStaging()
+    {
+        std::error_code ec;
+        for (const fs::path& p : m_left)
+            fs::remove(p, ec);
+        if (!m_dir.empty())
+            fs::remove(m_dir, ec);
+        if (m_madeOut && !m_claimed)
+            fs::remove(m_outDir, ec); // only when empty
+    }
+
+    StagedTable stage(std::string stem, std::string text)
+    {
+        StagedTable t { std::move(stem), {}, {} };
+        if (open()) {
+            const fs::path file = m_dir / (t.stem + ".json");
+            if (!writeFileAtomically(file, text)) {
+                t.staged = file;
+                m_left.insert(file);
+                return t;
+            }
+        }
+        t.text = std::move(text);
+        return t;
+    }
+
+    /// Moves the table to its free name in OUT (`stem.json`, `stem_1.json`, ...); `text` gets its text, or the
+    /// error when it cannot be claimed.
+    std::optional<fs::path> claim(const StagedTable& t, std::string& text)
+    {
+        std::optional<fs::path> path;
+        if (t.staged.empty()) {
+            text = t.text;
+            std::string error;
+            path = writeToFreeName(m_outDir, t.stem, ".json", text, error);
+            if (!path)
+                text = error;
+        } else {
+            auto read = readTextFile(t.staged);
+            if (!read) {
+                text = read.error().message;
+                return std::nullopt;
+            }
+            text = std::move(*read);
+            std::string error;
+            path = claimFreeName(t.staged, m_outDir, t.stem, ".json", error);
+            if (!path)
+                text = error;
+            else
+                m_left.erase(t.staged);
+        }
+        m_claimed = m_claimed || path.has_value();
+        return path;
+    }
+
+private:
+    bool open()
+    {
+        if (m_tried)
+            return !m_dir.empty();
+        m_tried = true;
+        std::error_code ec;
+        m_madeOut = !fs::exists(m_outDir, ec);
+        fs::create_directories(m_outDir, ec);
+        if (!ec && fs::create_directory(m_outDir / m_name, ec) && !ec) {
+            m_dir = m_outDir / m_name;
+            m_sync.emplace(m_dir); // no fsync per table: the barrier before the analysis file covers them
+        } else if (m_madeOut) {
+            fs::remove(m_outDir, ec);
+        }
+        return !m_dir.empty();
+    }
+
+    fs::path m_outDir;
+    std::string m_name;
+    fs::path m_dir;
+    std::set<fs::path> m_left;
+    std::optional<DeferredSync> m_sync;
+    bool m_tried = false;
+    bool m_madeOut = false;
+    bool m_claimed = false;
+};
+
 /// The rank number a table written under this stem gets when phase B reads its file name back.
 std::optional<int> rankOfStem(const std::string& stem)
 {
@@ -948,14 +1109,13 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     if (noDump > 0)
         result.salvaged.push_back(std::to_string(noDump) + " rank folder(s) without dump.json: those ranks are left out");
 
-    // The rank tables of this run are made in memory and written only once every rank has passed the load step.
-    struct Pending
-    {
-        std::string stem;
-        std::string text;
-    };
-    std::vector<Pending> pending;
+    // The rank tables of this run are claimed under their names only once every rank has passed the load step.
+    // Until then each waits in a staging folder inside OUT, written as soon as it is made, so that -da holds no
+    // rank's text (76 KB a rank of a small model: 760 MB at 10,000 ranks, issue 37); the folder is removed whatever
+    // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
     const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    RankTableStaging staging(outDir, timestamp);
+    std::vector<StagedTable> pending;
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
@@ -1019,7 +1179,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             result.diagnostics.push_back(std::move(d));
             continue;
         }
-        pending.push_back(Pending { "compare_result_" + rankName + "_" + timestamp, rankTableJson(*table) });
+        pending.push_back(staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table)));
     }
     if (damaged > kMaxReportedRanks)
         input.push_back(makeError("compare.da-damaged", at(npuStep),
@@ -1034,7 +1194,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses this run's
     // table. The stale ones are read and checked before anything is written: a damaged one stops the run here.
     std::set<int> writtenRanks;
-    for (const Pending& p : pending) {
+    for (const StagedTable& p : pending) {
         if (const auto r = rankOfStem(p.stem))
             writtenRanks.insert(*r);
     }
@@ -1069,7 +1229,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             auto text = readTextFile(path);
             if (!text)
                 return text.error();
-            auto document = parseRankTable(path, *text);
+            auto document = parseRankTableForAnalysis(path, *text);
             if (!document)
                 return document.error();
             result.diagnostics.push_back(makeWarning("compare.da-stale-table", at(path),
@@ -1088,20 +1248,19 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // One durability barrier for all of them before the analysis file that is read as their result, instead of
     // an fsync per table (issue 37: 10 ms a rank, most of -da's time at 1,000 ranks).
     std::optional<DeferredSync> durable(std::in_place, outDir);
-    for (Pending& p : pending) {
-        std::string error;
-        const auto path = writeToFreeName(outDir, p.stem, ".json", p.text, error);
+    for (StagedTable& p : pending) {
+        std::string text;
+        const auto path = staging.claim(p, text);
         if (!path)
-            return makeError("compare.write", at(outDir / (p.stem + ".json")), "cannot write the rank table: " + error);
+            return makeError("compare.write", at(outDir / (p.stem + ".json")), "cannot write the rank table: " + text);
         result.rankTables.push_back(*path);
         result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
         if (const auto r = rankOfTableFileName(path->filename().string())) {
-            auto document = parseRankTable(*path, p.text);
+            auto document = parseRankTableForAnalysis(*path, text);
             if (!document)
                 return document.error();
             tables[*r] = RankTableFile { *r, *path, *document };
         }
-        std::string().swap(p.text); // the document holds what phase B needs; at 8 x 61 MB the texts would double the peak
     }
     pending.clear();
     if (auto failure = durable->barrier())
