@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Everything of the collector that needs LibTorch, in one translation unit (LibTorch headers cost
-// seconds per file): RecordFunction callbacks (L1), autograd hooks (backward, parameters_grad), the
-// module marks (L0), tensor statistics and .pt files, save() and seedAll().
+// The C++ API's collector over LibTorch: RecordFunction callbacks (L1), autograd hooks (backward,
+// parameters_grad), the module marks (L0), the entries' JSON (LeafWriter) and their hand-over to the
+// background writer, save() and seedAll(). The tensor leaves themselves (statistics, md5, .pt files, the
+// leaf's JSON) are leafstats.cpp's, shared with the Python module.
 //
 // Built with NDEBUG in every configuration (see CMakeLists.txt): at::RecordFunction has a member that
 // exists only without NDEBUG, and LibTorch itself is built with NDEBUG, so a debug build of this file
@@ -127,209 +128,6 @@ PrecisionDebugger::Impl* liveDebugger(std::uint64_t generation)
     return gActive && gActive->generation == generation ? gActive : nullptr;
 }
 
-// ------------------------------------------------------------------------------------------------
-// Tensors: statistics in one pass, names, files
-
-const char* dtypeName(at::ScalarType t) { return torchDtypeName(t); }
-
-/// torch's storage class of a dtype, as torch.save names it in the pickle ("" = not saved).
-const char* storageName(at::ScalarType t)
-{
-    switch (t) {
-    case at::kFloat: return "FloatStorage";
-    case at::kDouble: return "DoubleStorage";
-    case at::kHalf: return "HalfStorage";
-    case at::kBFloat16: return "BFloat16Storage";
-    case at::kLong: return "LongStorage";
-    case at::kInt: return "IntStorage";
-    case at::kShort: return "ShortStorage";
-    case at::kChar: return "CharStorage";
-    case at::kByte: return "ByteStorage";
-    case at::kBool: return "BoolStorage";
-    case at::kComplexFloat: return "ComplexFloatStorage";
-    case at::kComplexDouble: return "ComplexDoubleStorage";
-    default: return "";
-    }
-}
-
-struct Summary
-{
-    enum class Kind : std::uint8_t { None, Number, Integer, Boolean };
-    Kind kind = Kind::None;
-    double max = 0, min = 0, mean = 0, norm = 0;
-    std::int64_t integer = 0;     ///< 0-d integer tensors: msprobe writes item()
-    bool any = false, all = true; ///< bool tensors
-    bool overflow = false;        ///< an inf or nan element (overflow_check)
-    /// msprobe's Max_except_inf_nan / Min_except_inf_nan: written when Max / Min is inf or NaN.
-    std::optional<double> maxExceptInfNan, minExceptInfNan;
-};
-
-template<typename T>
-double toDouble(T v)
-{
-    if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>)
-        return static_cast<double>(static_cast<float>(v));
-    else
-        return static_cast<double>(v);
-}
-
-/// Max and Min of floating data in one pass (exact, whatever the order), and whether an element is inf or NaN.
-template<typename T>
-void scanExtremes(const T* p, std::int64_t n, Summary& s)
-{
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    double hi[4] = { -inf, -inf, -inf, -inf }, lo[4] = { inf, inf, inf, inf };
-    bool bad[4] = { false, false, false, false };
-    std::int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int k = 0; k < 4; ++k) {
-            const double v = toDouble(p[i + k]);
-            hi[k] = v > hi[k] ? v : hi[k];
-            lo[k] = v < lo[k] ? v : lo[k];
-            bad[k] = bad[k] || !std::isfinite(v);
-        }
-    }
-    for (; i < n; ++i) {
-        const double v = toDouble(p[i]);
-        hi[0] = v > hi[0] ? v : hi[0];
-        lo[0] = v < lo[0] ? v : lo[0];
-        bad[0] = bad[0] || !std::isfinite(v);
-    }
-    s.max = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
-    s.min = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
-    s.overflow = bad[0] || bad[1] || bad[2] || bad[3];
-    if (s.overflow) {
-        for (std::int64_t j = 0; j < n; ++j) {
-            if (std::isnan(toDouble(p[j]))) {
-                s.max = s.min = std::numeric_limits<double>::quiet_NaN(); // torch.max/min propagate NaN
-                break;
-            }
-        }
-    }
-}
-
-/// msprobe's handle_tensor_extremum_nan_inf: the extremum of the finite values, else of the non-NaN ones
-/// (inf), NaN when every value is NaN. On the tensor as it was (a float64 tensor keeps its precision).
-double extremumExceptInfNan(const at::Tensor& t, bool max)
-{
-    const at::Tensor notNan = t.isnan().logical_not();
-    if (!notNan.any().item<bool>())
-        return std::numeric_limits<double>::quiet_NaN();
-    const at::Tensor finite = t.isfinite();
-    const at::Tensor pool = finite.any().item<bool>() ? t.masked_select(finite) : t.masked_select(notNan);
-    return (max ? pool.max() : pool.min()).item<double>();
-}
-
-/**
- * @brief A tensor's statistics exactly as msprobe 1.2.2 computes them (get_stat_info_sync, _analyze_tensor).
- *
- * Bool tensors: Max = any, Min = all. 0-d tensors: item() for all four (so a negative scalar has a negative
- * "Norm", and an integer scalar stays an integer). Otherwise integer and float64 tensors are converted to
- * float32 and Max, Min, Mean and Norm are torch's own reductions in that dtype (float16 stays float16): Mean
- * is torch.mean's float32 sum, not a float64 one, which differs near zero. Max and Min are exact in any order,
- * so one scan gives them (and the overflow flag); Mean and Norm come from at::mean and at::norm, the kernels
- * torch.mean and torch.norm run. `c` is the contiguous CPU copy; `values`, when defined, the tensor as the
- * model had it (msprobe reduces that one: the summation order follows its layout).
- */
-Summary summarize(const at::Tensor& c, const at::Tensor& values = {})
-{
-    const std::int64_t n = c.numel();
-    if (n == 0)
-        return {}; // torch refuses max/min of an empty tensor; msprobe writes null
-    at::DisableRecordFunctionGuard notUserOps; // our reductions are no user's calls
-    const at::Tensor& v = values.defined() ? values : c;
-    const void* p = c.data_ptr();
-    Summary s;
-    switch (c.scalar_type()) {
-    case at::kBool: {
-        s.kind = Summary::Kind::Boolean;
-        const auto* b = static_cast<const bool*>(p);
-        for (std::int64_t i = 0; i < n; ++i) {
-            s.any = s.any || b[i];
-            s.all = s.all && b[i];
-        }
-        return s;
-    }
-    case at::kLong:
-    case at::kInt:
-    case at::kShort:
-    case at::kChar:
-    case at::kByte:
-        if (c.dim() == 0) {
-            s.kind = Summary::Kind::Integer;
-            s.integer = c.item<std::int64_t>();
-            return s;
-        }
-        break;
-    case at::kFloat:
-    case at::kDouble:
-    case at::kHalf:
-    case at::kBFloat16: break;
-    default: return {}; // complex and the rest: no statistics
-    }
-    s.kind = Summary::Kind::Number;
-    if (c.dim() == 0) {
-        s.max = s.min = s.mean = s.norm = c.item<double>();
-        s.overflow = !std::isfinite(s.max);
-    } else {
-        const bool widen = !c.is_floating_point() || c.scalar_type() == at::kDouble;
-        const at::Tensor f = widen ? v.to(at::kFloat) : v;
-        const at::Tensor fc = widen ? c.to(at::kFloat) : c;
-        switch (fc.scalar_type()) {
-        case at::kFloat: scanExtremes(static_cast<const float*>(fc.data_ptr()), n, s); break;
-        case at::kHalf: scanExtremes(static_cast<const c10::Half*>(fc.data_ptr()), n, s); break;
-        case at::kBFloat16: scanExtremes(static_cast<const c10::BFloat16*>(fc.data_ptr()), n, s); break;
-        default: break;
-        }
-        s.mean = at::mean(f).item<double>();
-        s.norm = at::norm(f).item<double>();
-    }
-    if (s.overflow) {
-        // msprobe tests Max and Min (not the elements), and looks at the tensor before any conversion.
-        if (!std::isfinite(s.max))
-            s.maxExceptInfNan = extremumExceptInfNan(v, true);
-        if (!std::isfinite(s.min))
-            s.minExceptInfNan = extremumExceptInfNan(v, false);
-    }
-    return s;
-}
-
-std::string hex8(std::uint32_t v)
-{
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%08x", v);
-    return buf;
-}
-
-/// msprobe's "md5": CRC-32 of the tensor's bytes, bfloat16 widened to float32 first (numpy has none).
-std::string md5Of(const at::Tensor& c)
-{
-    if (c.scalar_type() == at::kBFloat16) {
-        const at::Tensor f = c.to(at::kFloat).contiguous();
-        return hex8(crc32Of(f.data_ptr(), f.nbytes()));
-    }
-    return hex8(crc32Of(c.data_ptr(), c.nbytes()));
-}
-
-std::optional<Diagnostic> savePt(const at::Tensor& c, const std::filesystem::path& path)
-{
-    PtTensorBytes bytes;
-    bytes.storageType = storageName(c.scalar_type());
-    bytes.shape.assign(c.sizes().begin(), c.sizes().end());
-    bytes.data = c.data_ptr();
-    bytes.bytes = c.nbytes();
-    bytes.elementSize = c.element_size();
-    return writePt(path, bytes);
-}
-
-/// A contiguous CPU tensor with the values of `t`, or undefined when there are none to read.
-at::Tensor readable(const at::Tensor& t)
-{
-    if (!t.defined() || t.is_sparse() || t.is_meta() || t.is_quantized() || t.is_mkldnn())
-        return {};
-    at::Tensor c = t.is_cpu() ? t : t.cpu();
-    return c.is_contiguous() ? c : c.contiguous();
-}
 
 struct PendingFile
 {
@@ -356,20 +154,8 @@ struct LeafSnapshot
     std::string dataName;                  ///< its .pt file; empty = none
     std::size_t exceptAt = 0;              ///< where *_except_inf_nan members go (after requires_grad)
     std::size_t indent = 0;                ///< spaces before a member of this leaf's object
-    Summary summary;                       ///< computed in the training thread (see backgroundTensor)
+    leaf::Stats summary;                       ///< computed in the training thread (see backgroundTensor)
 };
-
-/// A statistic as PyJsonWriter writes it (number(), integer(), boolean(), null()).
-void appendStatistic(std::string& out, const Summary& s, int i)
-{
-    const double values[] = { s.max, s.min, s.mean, s.norm };
-    switch (s.kind) {
-    case Summary::Kind::Number: dump::appendPyFloat(out, values[i]); break;
-    case Summary::Kind::Integer: out += std::to_string(s.integer); break;
-    case Summary::Kind::Boolean: out += i >= 2 ? "null" : (i == 0 ? s.any : s.all) ? "true" : "false"; break;
-    case Summary::Kind::None: out += "null"; break;
-    }
-}
 
 /// Writes the JSON of argument values (msprobe's leaves) for one entry; tensors get statistics and,
 /// in tensor mode, their .pt file.
@@ -439,59 +225,19 @@ public:
             backgroundTensor(t, path);
             return;
         }
-        const at::Tensor c = readable(t);
-        m_json.beginObject();
-        m_json.key("type");
-        m_json.string("torch.Tensor");
-        m_json.key("dtype");
-        m_json.string(dtypeName(t.scalar_type()));
-        m_json.key("shape");
-        m_json.beginArray();
-        for (const std::int64_t d : t.sizes())
-            m_json.integer(d);
-        m_json.endArray();
-        const Summary s = c.defined() ? summarize(c, t.detach()) : Summary {};
+        const at::Tensor c = leaf::readable(t);
+        const leaf::Stats s = c.defined() ? leaf::stats(c, t.detach()) : leaf::Stats {};
         overflow = overflow || s.overflow;
-        static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
-        const double values[] = { s.max, s.min, s.mean, s.norm };
-        for (int i = 0; i < 4; ++i) {
-            m_json.key(kStats[i]);
-            switch (s.kind) {
-            case Summary::Kind::Number: m_json.number(values[i]); break;
-            case Summary::Kind::Integer: m_json.integer(s.integer); break;
-            case Summary::Kind::Boolean:
-                if (i < 2)
-                    m_json.boolean(i == 0 ? s.any : s.all);
-                else
-                    m_json.null();
-                break;
-            case Summary::Kind::None: m_json.null(); break;
-            }
-        }
-        m_json.key("requires_grad");
-        m_json.boolean(t.requires_grad());
-        if (s.maxExceptInfNan) {
-            m_json.key("Max_except_inf_nan");
-            m_json.number(*s.maxExceptInfNan);
-        }
-        if (s.minExceptInfNan) {
-            m_json.key("Min_except_inf_nan");
-            m_json.number(*s.minExceptInfNan);
-        }
-        if (m_plan.saveTensors && c.defined() && *storageName(c.scalar_type()) != '\0') {
-            const std::string name = Session::dataName(m_plan.key, path);
-            m_json.key("data_name");
-            m_json.string(name);
+        std::string name;
+        if (m_plan.saveTensors && c.defined() && leaf::savable(c)) {
+            name = Session::dataName(m_plan.key, path);
             if (m_defer)
                 pending.push_back({ cloneDeferred ? c.clone() : c, name });
             else
-                m_impl.report(savePt(c, m_impl.session.tensorDir() / name));
+                m_impl.report(leaf::savePt(c, m_impl.session.tensorDir() / name));
         }
-        if (m_md5 && c.defined()) {
-            m_json.key("md5");
-            m_json.string(md5Of(c));
-        }
-        m_json.endObject();
+        const std::string md5Text = m_md5 && c.defined() ? leaf::md5(c) : std::string();
+        leaf::writeTensorLeaf(m_json, t, s, name.empty() ? nullptr : &name, md5Text.empty() ? nullptr : &md5Text);
     }
 
     static std::string join(const std::string& path, const std::string& part)
@@ -524,19 +270,19 @@ private:
     /// (and md5) stand as placeholders ("null", "\"\"") that the writer replaces once it has them.
     void backgroundTensor(const at::Tensor& t, const std::string& path)
     {
-        LeafSnapshot leaf;
-        leaf.tensor = snapshot(t);
+        LeafSnapshot snap;
+        snap.tensor = snapshot(t);
         // The statistics are torch's reductions (msprobe's, bit for bit): computed here, in the training thread,
         // over the tensor as the model has it, as the training-thread writer and msprobe compute them. In the
         // writer thread they would run in ATen's thread pool from a second thread, which hangs in a forked
         // child whose parent used the pool (libgomp), and their summation order would follow the copy's layout.
-        if (leaf.tensor.defined())
-            leaf.summary = summarize(leaf.tensor, t.detach());
+        if (snap.tensor.defined())
+            snap.summary = leaf::stats(snap.tensor, t.detach());
         m_json.beginObject();
         m_json.key("type");
         m_json.string("torch.Tensor");
         m_json.key("dtype");
-        m_json.string(dtypeName(t.scalar_type()));
+        m_json.string(torchDtypeName(t.scalar_type()));
         m_json.key("shape");
         m_json.beginArray();
         for (const std::int64_t d : t.sizes())
@@ -545,31 +291,31 @@ private:
         static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
         for (int i = 0; i < 4; ++i) {
             m_json.key(kStats[i]);
-            leaf.statsAt[static_cast<std::size_t>(i)] = m_text.size();
+            snap.statsAt[static_cast<std::size_t>(i)] = m_text.size();
             m_json.null(); // stays null where there are no values (undefined or unreadable tensors)
         }
         m_json.key("requires_grad");
         m_json.boolean(t.requires_grad());
         // Max_except_inf_nan / Min_except_inf_nan, when the statistics call for them, go here, indented
         // as the line of "requires_grad".
-        leaf.exceptAt = m_text.size();
+        snap.exceptAt = m_text.size();
         const std::size_t lineStart = m_text.rfind('\n', m_text.rfind("\"requires_grad\""));
-        leaf.indent = lineStart == std::string::npos ? 0 : m_text.find_first_not_of(' ', lineStart + 1) - lineStart - 1;
-        const at::Tensor& c = leaf.tensor;
-        if (m_plan.saveTensors && c.defined() && *storageName(c.scalar_type()) != '\0') {
-            leaf.dataName = Session::dataName(m_plan.key, path);
+        snap.indent = lineStart == std::string::npos ? 0 : m_text.find_first_not_of(' ', lineStart + 1) - lineStart - 1;
+        const at::Tensor& c = snap.tensor;
+        if (m_plan.saveTensors && c.defined() && leaf::savable(c)) {
+            snap.dataName = Session::dataName(m_plan.key, path);
             m_json.key("data_name");
-            m_json.string(leaf.dataName);
+            m_json.string(snap.dataName);
         }
         if (m_md5 && c.defined()) {
             m_json.key("md5");
-            leaf.md5At = m_text.size();
+            snap.md5At = m_text.size();
             m_json.string("");
         }
         m_json.endObject();
         if (c.defined()) {
             snapshotBytes += c.nbytes();
-            snapshots.push_back(std::move(leaf));
+            snapshots.push_back(std::move(snap));
         }
     }
 
@@ -586,7 +332,7 @@ private:
 void writePending(PrecisionDebugger::Impl& impl, const std::vector<PendingFile>& files)
 {
     for (const PendingFile& f : files)
-        impl.report(savePt(f.tensor, impl.session.tensorDir() / f.dataName));
+        impl.report(leaf::savePt(f.tensor, impl.session.tensorDir() / f.dataName));
 }
 
 bool deferFiles(const PrecisionDebugger::Impl& impl)
@@ -608,32 +354,32 @@ std::optional<Diagnostic> writeInBackground(dump::DumpWriter& writer, const Sess
         out.append(text, from, at - from);
         from = at + placeholder;
     };
-    for (const LeafSnapshot& leaf : leaves) {
-        if (!leaf.dataName.empty()) {
-            if (auto problem = savePt(leaf.tensor, tensorDir / leaf.dataName))
+    for (const LeafSnapshot& snap : leaves) {
+        if (!snap.dataName.empty()) {
+            if (auto problem = leaf::savePt(snap.tensor, tensorDir / snap.dataName))
                 return problem;
         }
-        const Summary& s = leaf.summary;
+        const leaf::Stats& s = snap.summary;
         for (std::size_t i = 0; i < 4; ++i) {
-            upTo(leaf.statsAt[i], 4); // "null"
-            appendStatistic(out, s, static_cast<int>(i));
+            upTo(snap.statsAt[i], 4); // "null"
+            leaf::appendStatistic(out, s, static_cast<int>(i));
         }
-        upTo(leaf.exceptAt, 0);
+        upTo(snap.exceptAt, 0);
         for (const auto& [key, value] : { std::pair { "Max_except_inf_nan", s.maxExceptInfNan },
                                           std::pair { "Min_except_inf_nan", s.minExceptInfNan } }) {
             if (!value)
                 continue;
             out += ",\n";
-            out.append(leaf.indent, ' ');
+            out.append(snap.indent, ' ');
             out += '"';
             out += key;
             out += "\": ";
             dump::appendPyFloat(out, *value);
         }
-        if (leaf.md5At != std::string::npos) {
-            upTo(leaf.md5At, 2); // "\"\""
+        if (snap.md5At != std::string::npos) {
+            upTo(snap.md5At, 2); // "\"\""
             out += '"';
-            out += md5Of(leaf.tensor);
+            out += leaf::md5(snap.tensor);
             out += '"';
         }
     }
@@ -1609,40 +1355,3 @@ void seedAll(std::int64_t seed, bool deterministic)
 }
 
 } // namespace probescope::collect
-
-// ------------------------------------------------------------------------------------------------
-// The leaves' helpers for the Python module (leafstats.h): the same code, outside the anonymous namespace.
-
-namespace probescope::collect::leaf {
-
-at::Tensor readable(const at::Tensor& t) { return collect::readable(t); }
-
-Stats stats(const at::Tensor& readableTensor, const at::Tensor& values)
-{
-    const Summary s = summarize(readableTensor, values);
-    Stats out;
-    static_assert(static_cast<int>(Summary::Kind::Boolean) == static_cast<int>(Stats::Kind::Boolean));
-    out.kind = static_cast<Stats::Kind>(s.kind);
-    out.max = s.max;
-    out.min = s.min;
-    out.mean = s.mean;
-    out.norm = s.norm;
-    out.integer = s.integer;
-    out.any = s.any;
-    out.all = s.all;
-    out.overflow = s.overflow;
-    out.maxExceptInfNan = s.maxExceptInfNan;
-    out.minExceptInfNan = s.minExceptInfNan;
-    return out;
-}
-
-std::string md5(const at::Tensor& readableTensor) { return md5Of(readableTensor); }
-
-bool savable(const at::Tensor& readableTensor) { return *storageName(readableTensor.scalar_type()) != '\0'; }
-
-std::optional<Diagnostic> savePt(const at::Tensor& readableTensor, const std::filesystem::path& path)
-{
-    return collect::savePt(readableTensor, path);
-}
-
-} // namespace probescope::collect::leaf
