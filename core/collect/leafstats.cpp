@@ -221,8 +221,7 @@ void appendStatistic(std::string& out, const Stats& s, int i)
     }
 }
 
-void writeTensorLeaf(dump::PyJsonWriter& json, const at::Tensor& t, const Stats& s, const std::string* dataName,
-                     const std::string* md5Text)
+void beginTensorLeaf(dump::PyJsonWriter& json, const at::Tensor& t)
 {
     json.beginObject();
     json.key("type");
@@ -234,6 +233,12 @@ void writeTensorLeaf(dump::PyJsonWriter& json, const at::Tensor& t, const Stats&
     for (const std::int64_t d : t.sizes())
         json.integer(d);
     json.endArray();
+}
+
+void writeTensorLeaf(dump::PyJsonWriter& json, const at::Tensor& t, const Stats& s, const std::string* dataName,
+                     const std::string* md5Text)
+{
+    beginTensorLeaf(json, t);
     static constexpr const char* kStats[] = { "Max", "Min", "Mean", "Norm" };
     const double values[] = { s.max, s.min, s.mean, s.norm };
     for (int i = 0; i < 4; ++i) {

@@ -44,6 +44,8 @@ std::optional<Diagnostic> savePt(const at::Tensor& readableTensor, const std::fi
 /// Statistic `i` (0 Max, 1 Min, 2 Mean, 3 Norm) as PyJsonWriter writes it (number(), integer(), boolean(), null()).
 void appendStatistic(std::string& out, const Stats& s, int i);
 
+/// Opens a tensor's leaf object and writes its first members: type, dtype, shape.
+void beginTensorLeaf(dump::PyJsonWriter& json, const at::Tensor& t);
 /// The leaf of a tensor as msprobe writes it: type, dtype, shape, Max, Min, Mean, Norm, requires_grad,
 /// Max_except_inf_nan / Min_except_inf_nan (when Max / Min is inf or NaN), then data_name (only for a tensor
 /// whose .pt file is written) and md5, each when given. `t` is the tensor as the model has it.

@@ -133,6 +133,16 @@ void MsprobeBook::updateConstruct(const std::string& name)
         m_constructJson.set(name, *parent);
 }
 
+bool MsprobeBook::admitOverflow(bool overflow, std::int64_t overflowNums)
+{
+    if (!overflow || m_overflowDone)
+        return false;
+    ++m_overflows;
+    if (overflowNums > 0 && m_overflows >= overflowNums)
+        m_overflowDone = true; // this one is still written
+    return true;
+}
+
 void MsprobeBook::put(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parts)
 {
     auto it = m_entryIndex.find(name);

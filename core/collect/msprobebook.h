@@ -52,6 +52,12 @@ public:
     /// msprobe's update_construct: construct[name] = the API parent, then every module's parent over it.
     void updateConstruct(const std::string& name);
 
+    /// overflow_check: whether an entry whose tensors hold an inf or NaN (`overflow`) is written; the count runs
+    /// over the whole run (reset() keeps it), and the entry that reaches `overflowNums` (> 0; -1 = no limit) is the
+    /// last one written.
+    bool admitOverflow(bool overflow, std::int64_t overflowNums);
+    std::int64_t overflowCount() const { return m_overflows; }
+
     /// dict.update of the entry `name` with `parts` (part name, value text at depth 3): a new entry goes last,
     /// a part already there keeps its place and takes the new value.
     void put(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parts);
@@ -90,6 +96,8 @@ private:
     };
 
     bool m_construct;
+    std::int64_t m_overflows = 0;
+    bool m_overflowDone = false;
     std::unordered_map<std::string, std::int64_t> m_apiCounts, m_moduleCounts, m_debugCounts;
     std::vector<std::string> m_moduleStack;
     std::optional<std::string> m_apiParent; ///< "" at the start of a step (msprobe's initial value), else a name or null

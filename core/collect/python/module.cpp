@@ -760,6 +760,8 @@ PYBIND11_MODULE(_C, m)
                 book.put(name, items);
             },
             py::arg("name"), py::arg("parts"), "dict.update of the entry with {part: JSON text at depth 3}.")
+        .def("admit_overflow", &MsprobeBook::admitOverflow, py::arg("overflow"), py::arg("overflow_nums"))
+        .def_property_readonly("overflow_count", &MsprobeBook::overflowCount)
         .def("put_value", &MsprobeBook::putValue, py::arg("name"), py::arg("text"))
         .def("drop", &MsprobeBook::drop, py::arg("name"))
         .def("has", &MsprobeBook::has, py::arg("name"))

@@ -180,8 +180,6 @@ class _Service:
         # overflow_check (the C++ API's task): only entries with an inf or NaN tensor are written, with their .pt
         # files, until overflow_nums of them (-1: no limit).
         self.overflow_task = config.task == "overflow_check"
-        self.overflow_count = 0
-        self.overflow_done = False
         # free_benchmark (the C++ library's engine, _C.free_benchmark_*): no dump, only free_benchmark.csv.
         self.free_benchmark = config.task == "free_benchmark"
         self.free_benchmark_on = False
@@ -336,12 +334,8 @@ class _Service:
         overflow (its .pt files are written or dropped with it) and the limit must not have been reached."""
         if not self.overflow_task:
             return True
-        keep = _C.entry_overflow() and not self.overflow_done
+        keep = self.book.admit_overflow(_C.entry_overflow(), self.config.overflow_nums)
         _C.end_entry(keep)
-        if keep:
-            self.overflow_count += 1
-            if 0 < self.config.overflow_nums <= self.overflow_count:
-                self.overflow_done = True  # this one is still written
         return keep
 
     def _put(self, name, info):
