@@ -145,18 +145,14 @@ bool MsprobeBook::admitOverflow(bool overflow, std::int64_t overflowNums)
 
 void MsprobeBook::put(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parts)
 {
-    auto it = m_entryIndex.find(name);
-    if (it == m_entryIndex.end() || m_entries[it->second].whole) {
-        if (it == m_entryIndex.end()) {
-            it = m_entryIndex.emplace(name, m_entries.size()).first;
-            m_entries.push_back(Entry { name, false, false, {}, {} });
-        } else {
-            Entry& e = m_entries[it->second];
-            e.whole = false;
-            e.text.clear();
-        }
-    }
+    const auto [it, fresh] = m_entryIndex.try_emplace(name, m_entries.size());
+    if (fresh)
+        m_entries.push_back(Entry { name, false, false, {}, {} });
     Entry& entry = m_entries[it->second];
+    if (entry.whole) { // a value replaced by parts (msprobe never mixes the two for one name)
+        entry.whole = false;
+        entry.text.clear();
+    }
     for (const auto& [part, text] : parts) {
         bool found = false;
         for (auto& [existing, value] : entry.parts) {
@@ -173,11 +169,9 @@ void MsprobeBook::put(const std::string& name, const std::vector<std::pair<std::
 
 void MsprobeBook::putValue(const std::string& name, std::string text)
 {
-    auto it = m_entryIndex.find(name);
-    if (it == m_entryIndex.end()) {
-        it = m_entryIndex.emplace(name, m_entries.size()).first;
+    const auto [it, fresh] = m_entryIndex.try_emplace(name, m_entries.size());
+    if (fresh)
         m_entries.push_back(Entry { name, false, true, {}, {} });
-    }
     Entry& entry = m_entries[it->second];
     entry.whole = true;
     entry.parts.clear();

@@ -346,23 +346,17 @@ class CollectorCoreBook(unittest.TestCase):
             names = []
             for _ in range(rng.randrange(1, 120)):
                 op = rng.randrange(9)
-                if op == 0:
-                    key = rng.choice(["Module.a.Linear.forward", "Module.b.ReLU.forward", "Module.a.b.Conv.forward"])
+                if op in (0, 2):  # a module's forward or backward begins
+                    direction = "forward" if op == 0 else "backward"
+                    key = f"{rng.choice(['Module.a.Linear', 'Module.b.ReLU', 'Module.a.b.Conv'])}.{direction}"
                     name = f"{key}.{book.count_module(key)}"
                     self.assertEqual(name, f"{key}.{ref.count('M' + key)}")
-                    book.begin_module(name)
-                    ref.begin_module(name)
+                    getattr(book, "begin_module" if op == 0 else "begin_module_backward")(name)
+                    getattr(ref, "begin_module" if op == 0 else "begin_module_backward")(name)
                     names.append(name)
                 elif op == 1:
                     book.end_module()
                     ref.end_module()
-                elif op == 2:
-                    key = rng.choice(["Module.a.Linear.backward", "Module.b.ReLU.backward"])
-                    name = f"{key}.{book.count_module(key)}"
-                    self.assertEqual(name, f"{key}.{ref.count('M' + key)}")
-                    book.begin_module_backward(name)
-                    ref.begin_module_backward(name)
-                    names.append(name)
                 elif op == 3:
                     stem = rng.choice(["Torch.add.", "Functional.linear.", "Tensor.__mul__."])
                     n = book.count_api(stem)
@@ -418,6 +412,34 @@ class CollectorCoreBook(unittest.TestCase):
         self.assertEqual(book.overflow_count, 2)
         unlimited = _C.Book(False)
         self.assertTrue(all(unlimited.admit_overflow(True, -1) for _ in range(5)))
+
+    def test_level_debug_entries_in_save_order_with_gradients_filled(self):
+        script = (
+            "import sys, torch\nfrom probescope import PrecisionDebugger\n"
+            "PrecisionDebugger(dump_path=sys.argv[1], task='statistics', level='debug')\n"
+            "x = torch.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)\ny = (x * 2).sum()\n"
+            "PrecisionDebugger.save(x, 'x')\n"
+            "PrecisionDebugger.save({'a': [1, 2.5, None], 'b': x.detach()}, 'd', save_backward=False)\n"
+            "PrecisionDebugger.save(x, 'x')\ny.backward()\nPrecisionDebugger.save(torch.tensor(-2.0), 's')\n")
+        with tempfile.TemporaryDirectory(prefix="probescope-debug-") as folder:
+            done = subprocess.run([sys.executable, "-c", script, os.path.join(folder, "d")], capture_output=True,
+                                  text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            path = os.path.join(folder, "d", "rank", "debug.json")
+            with open(path) as f:
+                text = f.read()
+            debug = json.loads(text)
+        self.assertEqual(text, json.dumps(debug, indent=1))
+        self.assertEqual(debug["level"], "debug")
+        data = debug["data"]
+        self.assertEqual(list(data), ["x.0.debug", "x_grad.0.debug", "d.0.debug", "x.1.debug", "x_grad.1.debug",
+                                      "s.0.debug"])
+        self.assertEqual(data["x.0.debug"]["Max"], 3.0)
+        for grad in ("x_grad.0.debug", "x_grad.1.debug"):  # null placeholders until backward, then the gradient
+            self.assertEqual((data[grad]["Max"], data[grad]["Min"]), (2.0, 2.0))
+        self.assertEqual(data["d.0.debug"]["a"], [{"type": "int", "value": 1}, {"type": "float", "value": 2.5}, None])
+        self.assertEqual(data["d.0.debug"]["b"]["Min"], -2.0)
+        self.assertEqual(data["s.0.debug"]["Norm"], -2.0)
 
     def test_construct_is_empty_at_L1(self):
         from probescope import _C
