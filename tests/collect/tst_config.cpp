@@ -4,6 +4,7 @@
 
 #include <probescope/collect/config.h>
 
+#include "core/collect/msprobebook.h"
 #include "core/collect/msprobescope.h"
 
 using namespace probescope::collect;
@@ -238,4 +239,44 @@ TEST(MsprobeScope, NamesRangesAndMixsListAsMsprobeAppliesThem)
     EXPECT_EQ(errorOf(Level::Debug, { "Torch.b.0.forward", "Module.a.A.forward.0" }),
               "config.json: error [collect.config]: \"scope\": both names must be APIs or both modules");
     EXPECT_EQ(errorOf(Level::Mix, { "Torch.b.0.forward", "Module.a.A.forward.0" }), "");
+}
+
+// Issue 33: the Python module's bookkeeping in the collector core (core/collect/msprobebook.h). The expected texts
+// are what msprobe 1.2.2's Python dumper writes for these calls: its dicts through json.dumps(indent=1) (the
+// python.module test CollectorCoreBook holds random call sequences to the same).
+TEST(MsprobeBook, KeepsMsprobesEntriesParentsAndLayout)
+{
+    MsprobeBook book(true);
+    EXPECT_EQ(book.countApi("Torch.add."), 0);
+    EXPECT_EQ(book.countApi("Torch.add."), 1);
+    EXPECT_EQ(book.countModule("Module.fc.Linear.forward"), 0);
+    book.updateConstruct("Torch.add.0.forward"); // before any module: msprobe's initial parent ""
+    book.beginModule("Module.fc.Linear.forward.0");
+    book.updateConstruct("Functional.linear.0.forward");
+    book.endModule();
+    book.updateConstruct("Module.fc.Linear.forward.0");
+    book.put("Module.fc.Linear.forward.0", { { "input_args", "[\n    1\n   ]" }, { "is_recompute", "false" } });
+    book.put("Module.fc.Linear.parameters_grad", { { "weight", "[\n    null\n   ]" } }); // the placeholder
+    book.put("Torch.add.0.forward", { { "output", "[]" } });
+    book.put("Module.fc.Linear.parameters_grad", { { "weight", "[\n    2.5\n   ]" } }); // filled in its place
+    book.setStack("Torch.add.0.forward", { "File a.py, line 3, in f, \n x = 1" });
+    book.setStack("E", {});
+    EXPECT_EQ(book.dumpText("statistics", "mix", std::nullopt),
+              "{\n \"task\": \"statistics\",\n \"level\": \"mix\",\n \"framework\": \"pytorch\",\n \"dump_data_dir\": "
+              "null,\n \"data\": {\n  \"Module.fc.Linear.forward.0\": {\n   \"input_args\": [\n    1\n   ],\n   "
+              "\"is_recompute\": false\n  },\n  \"Module.fc.Linear.parameters_grad\": {\n   \"weight\": [\n    2.5\n   "
+              "]\n  },\n  \"Torch.add.0.forward\": {\n   \"output\": []\n  }\n }\n}");
+    EXPECT_EQ(book.constructText(), "{\n \"Torch.add.0.forward\": \"\",\n \"Functional.linear.0.forward\": "
+                                    "\"Module.fc.Linear.forward.0\",\n \"Module.fc.Linear.forward.0\": null\n}");
+    EXPECT_EQ(book.stackText(),
+              "{\n \"Torch.add.0.forward\": [\n  \"File a.py, line 3, in f, \\n x = 1\"\n ],\n \"E\": []\n}");
+    book.drop("Torch.add.0.forward");
+    EXPECT_FALSE(book.has("Torch.add.0.forward"));
+    EXPECT_EQ(book.entryCount(), 2u);
+    book.reset();
+    EXPECT_EQ(book.dumpText("tensor", "L1", std::string("d")),
+              "{\n \"task\": \"tensor\",\n \"level\": \"L1\",\n \"framework\": \"pytorch\",\n \"dump_data_dir\": "
+              "\"d\",\n \"data\": {}\n}");
+    EXPECT_EQ(book.constructText(), "{}");
+    EXPECT_EQ(book.countApi("Torch.add."), 0);
 }

@@ -276,5 +276,217 @@ class ProbeScopeModule(unittest.TestCase):
                     self.assertIn("Module.block.ffn.act.Noisy.forward.0.output.0", f.read())
 
 
+def _at_depth3(value):
+    """json.dump(indent=1)'s text of `value` as an entry part of dump.json lays it out (depth 3)."""
+    prefix = '{\n "d": {\n  "e": {\n   "p": '
+    suffix = '\n  }\n }\n}'
+    text = json.dumps({"d": {"e": {"p": value}}}, indent=1)
+    assert text.startswith(prefix) and text.endswith(suffix)
+    return text[len(prefix):-len(suffix)]
+
+
+class _MsprobeDicts:
+    """msprobe 1.2.2's Python dumper's bookkeeping as the module kept it in Python before the collector core took
+    it (dicts, dict.update, json.dumps(indent=1)): the model probescope._C.Book is held to."""
+
+    def __init__(self):
+        self.data, self.stack, self.construct, self.module_node = {}, {}, {}, {}
+        self.module_stack, self.api_parent_node, self.counts = [], "", {}
+
+    def count(self, key):
+        n = self.counts.get(key, 0)
+        self.counts[key] = n + 1
+        return n
+
+    @staticmethod
+    def replace_last(text, old, new):
+        if text is None:
+            return None
+        i = text.rfind(old)
+        return text if i < 0 else text[:i] + text[i:].replace(old, new, 1)
+
+    def begin_module(self, name):
+        self.module_node[name] = self.module_stack[-1] if self.module_stack else None
+        self.module_stack.append(name)
+        self.api_parent_node = name
+
+    def end_module(self):
+        if self.module_stack:
+            self.module_stack.pop()
+        self.api_parent_node = self.module_stack[-1] if self.module_stack else None
+
+    def begin_module_backward(self, name):
+        forward = self.replace_last(name, "backward", "forward")
+        self.module_node[name] = self.replace_last(self.module_node.get(forward), "forward", "backward")
+        self.api_parent_node = None
+
+    def update_construct(self, name):
+        self.construct[name] = self.api_parent_node
+        self.construct.update(self.module_node)
+
+    def put(self, name, info):
+        if name in self.data and isinstance(self.data[name], dict):
+            self.data[name].update(info)
+        else:
+            self.data[name] = dict(info)
+
+
+class CollectorCoreBook(unittest.TestCase):
+    """The bookkeeping the Python module hands to the collector core (core/collect/msprobebook.h): counters,
+    construct.json parents, stack.json frames, entries and the files' text, against msprobe's dicts."""
+
+    def test_random_calls_give_msprobes_files(self):
+        import random
+        from probescope import _C
+        values = [None, True, 0, -7, 2 ** 70, 1.5, float("nan"), float("-inf"), "x\u00e9\u2603\n", [], {},
+                  [1, [2.25, None]], {"a": {"b": []}, "c": "d"}]
+        for seed in range(40):
+            rng = random.Random(seed)
+            book, ref = _C.Book(True), _MsprobeDicts()
+            names = []
+            for _ in range(rng.randrange(1, 120)):
+                op = rng.randrange(9)
+                if op in (0, 2):  # a module's forward or backward begins
+                    direction = "forward" if op == 0 else "backward"
+                    key = f"{rng.choice(['Module.a.Linear', 'Module.b.ReLU', 'Module.a.b.Conv'])}.{direction}"
+                    name = f"{key}.{book.count_module(key)}"
+                    self.assertEqual(name, f"{key}.{ref.count('M' + key)}")
+                    getattr(book, "begin_module" if op == 0 else "begin_module_backward")(name)
+                    getattr(ref, "begin_module" if op == 0 else "begin_module_backward")(name)
+                    names.append(name)
+                elif op == 1:
+                    book.end_module()
+                    ref.end_module()
+                elif op == 3:
+                    stem = rng.choice(["Torch.add.", "Functional.linear.", "Tensor.__mul__."])
+                    n = book.count_api(stem)
+                    self.assertEqual(n, ref.count("A" + stem))
+                    name = f"{stem}{n}.{rng.choice(['forward', 'backward'])}"
+                    names.append(name)
+                    book.update_construct(name)
+                    ref.update_construct(name)
+                elif op == 4 and names:
+                    name = rng.choice(names)
+                    book.update_construct(name)
+                    ref.update_construct(name)
+                elif op == 5 and names:
+                    name = rng.choice(names)
+                    info = {rng.choice(["input_args", "input_kwargs", "output", "is_recompute", "w"]):
+                            rng.choice(values) for _ in range(rng.randrange(1, 4))}
+                    book.put(name, {k: _at_depth3(v) for k, v in info.items()})
+                    ref.put(name, info)
+                elif op == 6 and names:
+                    name = rng.choice(names)
+                    book.drop(name)
+                    ref.data.pop(name, None)
+                elif op == 7 and names:
+                    name = rng.choice(names)
+                    frames = [f"File f.py, line {i}, in g, \n x = {i}" for i in range(rng.randrange(3))]
+                    book.set_stack(name, frames)
+                    ref.stack[name] = frames
+                elif op == 8 and names:
+                    name = rng.choice(names) + ".debug"
+                    value = rng.choice(values)
+                    text = json.dumps({"d": {"e": value}}, indent=1)[len('{\n "d": {\n  "e": '):-len('\n }\n}')]
+                    book.put_value(name, text)
+                    ref.data[name] = value
+            head = {"task": "tensor", "level": "mix", "framework": "pytorch", "dump_data_dir": "/d/\u00e9",
+                    "data": ref.data}
+            self.assertEqual(book.dump_text("tensor", "mix", "/d/\u00e9"), json.dumps(head, indent=1), seed)
+            head["dump_data_dir"] = None
+            self.assertEqual(book.dump_text("tensor", "mix", None), json.dumps(head, indent=1), seed)
+            self.assertEqual(book.construct_text(), json.dumps(ref.construct, indent=1), seed)
+            self.assertEqual(book.stack_text(), json.dumps(ref.stack, indent=1), seed)
+            book.reset()
+            self.assertEqual(book.construct_text(), "{}")
+            self.assertEqual(book.count_api("Torch.add."), 0)
+
+    def test_overflow_count_runs_over_steps_and_stops_at_the_limit(self):
+        from probescope import _C
+        book = _C.Book(False)
+        self.assertFalse(book.admit_overflow(False, 2))  # no inf or NaN: not written, not counted
+        self.assertTrue(book.admit_overflow(True, 2))
+        book.reset()  # a new step keeps the run's count
+        self.assertTrue(book.admit_overflow(True, 2))  # the second reaches overflow_nums and is still written
+        self.assertFalse(book.admit_overflow(True, 2))
+        self.assertEqual(book.overflow_count, 2)
+        unlimited = _C.Book(False)
+        self.assertTrue(all(unlimited.admit_overflow(True, -1) for _ in range(5)))
+
+    def test_level_debug_entries_in_save_order_with_gradients_filled(self):
+        script = (
+            "import sys, torch\nfrom probescope import PrecisionDebugger\n"
+            "PrecisionDebugger(dump_path=sys.argv[1], task='statistics', level='debug')\n"
+            "x = torch.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)\ny = (x * 2).sum()\n"
+            "PrecisionDebugger.save(x, 'x')\n"
+            "PrecisionDebugger.save({'a': [1, 2.5, None], 'b': x.detach()}, 'd', save_backward=False)\n"
+            "PrecisionDebugger.save(x, 'x')\ny.backward()\nPrecisionDebugger.save(torch.tensor(-2.0), 's')\n")
+        with tempfile.TemporaryDirectory(prefix="probescope-debug-") as folder:
+            done = subprocess.run([sys.executable, "-c", script, os.path.join(folder, "d")], capture_output=True,
+                                  text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            path = os.path.join(folder, "d", "rank", "debug.json")
+            with open(path) as f:
+                text = f.read()
+            debug = json.loads(text)
+        self.assertEqual(text, json.dumps(debug, indent=1))
+        self.assertEqual(debug["level"], "debug")
+        data = debug["data"]
+        self.assertEqual(list(data), ["x.0.debug", "x_grad.0.debug", "d.0.debug", "x.1.debug", "x_grad.1.debug",
+                                      "s.0.debug"])
+        self.assertEqual(data["x.0.debug"]["Max"], 3.0)
+        for grad in ("x_grad.0.debug", "x_grad.1.debug"):  # null placeholders until backward, then the gradient
+            self.assertEqual((data[grad]["Max"], data[grad]["Min"]), (2.0, 2.0))
+        self.assertEqual(data["d.0.debug"]["a"], [{"type": "int", "value": 1}, {"type": "float", "value": 2.5}, None])
+        self.assertEqual(data["d.0.debug"]["b"]["Min"], -2.0)
+        self.assertEqual(data["s.0.debug"]["Norm"], -2.0)
+
+    def test_construct_is_empty_at_L1(self):
+        from probescope import _C
+        book = _C.Book(False)
+        book.begin_module("Module.a.Linear.forward.0")
+        book.update_construct("Torch.add.0.forward")
+        self.assertEqual(book.construct_text(), "{}")
+
+    def test_leaf_text_is_json_dumps_of_msprobes_leaves(self):
+        import enum
+        from probescope import _C
+
+        class Color(enum.IntEnum):
+            RED = 3
+
+        class Ratio(float):
+            pass
+
+        value = {"n": 2 ** 70, "e": Color.RED, "r": Ratio(0.1), "s": "\u00e9\u2603\x01", "sl": slice(1, None, 2),
+                 "el": ..., "size": torch.Size([2, 3]), "dtype": torch.float16, "device": torch.device("cpu", 1),
+                 "keys": {1: True, 2.5: None, None: 0, False: -1.0}, "nan": float("nan"),
+                 "t": torch.tensor([1.0, float("inf")]), "mf": torch.channels_last}
+        for depth in (0, 2, 3):
+            text = _C.describe_text(value, "x", "", False, depth)
+            loaded = json.loads(text)
+            if depth == 0:
+                self.assertEqual(text, json.dumps(loaded, indent=1))
+        self.assertEqual(loaded["n"], {"type": "int", "value": 2 ** 70})
+        self.assertEqual(loaded["e"], {"type": "Color", "value": 3})
+        self.assertEqual(loaded["r"], {"type": "Ratio", "value": 0.1})
+        self.assertEqual(loaded["s"], {"type": "str", "value": "\u00e9\u2603\x01"})
+        self.assertEqual(loaded["sl"], {"type": "slice", "value": [1, None, 2]})
+        self.assertEqual(loaded["el"], {"type": "ellipsis", "value": "..."})
+        self.assertEqual(loaded["size"], {"type": "torch.Size", "value": [2, 3]})
+        self.assertEqual(loaded["dtype"], {"type": "torch.dtype", "value": "torch.float16"})
+        self.assertEqual(loaded["device"], {"type": "torch.device", "value": "cpu:1"})
+        self.assertEqual(list(loaded["keys"]), ["1", "2.5", "null", "false"])
+        self.assertTrue(math.isnan(loaded["nan"]["value"]))
+        self.assertEqual(loaded["t"]["Max"], float("inf"))
+        self.assertEqual(loaded["t"]["Max_except_inf_nan"], 1.0)
+        self.assertEqual(loaded["mf"], {"type": "torch.memory_format", "format": "channels_last"})
+        # parameters_grad's [leaf] and its placeholder [null], at an entry part's depth.
+        self.assertEqual(_C.describe_text(None, "", "", False, 3, True), _at_depth3([None]))
+        grad = torch.tensor([3.0, -4.0])
+        self.assertEqual(_C.describe_text(grad, "g", "", False, 3, True),
+                         _at_depth3([json.loads(_C.describe_text(grad, "g", "", False, 0))]))
+
+
 if __name__ == "__main__":
     unittest.main()

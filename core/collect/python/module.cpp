@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // probescope._C: the C++ half of the Python module `probescope` (docs/collect.md, "The Python module").
-// Python's hooks name the entries and keep msprobe's bookkeeping; this file turns the values a hook sees
-// into msprobe's JSON leaves in one call per part (input_args, output, ...): statistics in one pass, md5
-// and the .pt files through the collection library's own code (leafstats.h), with no Python-level torch
-// call per tensor (msprobe runs four reductions and an .item() each, and torch.save per tensor).
+// Python's hooks observe the calls and hand names, values and frames over; the collector core keeps msprobe's
+// bookkeeping (MsprobeBook: counters, construct.json parents, stack.json frames, the entries and the files'
+// text) and this file turns the values a hook sees into msprobe's JSON leaves, as text, in one call per part
+// (input_args, output, ...): statistics, md5, the leaf's layout and the .pt files through the collection
+// library's own code (leafstats.h), with no Python-level torch call per tensor (msprobe runs four reductions
+// and an .item() each, and torch.save per tensor).
 //
 // Built with NDEBUG like torchcollect.cpp: LibTorch's headers must see the layout LibTorch was built with.
 #include "core/collect/backgroundwriter.h"
 #include "core/collect/dumpfolder.h"
 #include "core/collect/python/configcheckbind.h"
 #include "core/collect/leafstats.h"
+#include "core/collect/msprobebook.h"
 #include "core/collect/msprobescope.h"
 #include "core/collect/python/freebenchpy.h"
 #include "probescope/collect/config.h"
@@ -45,6 +48,7 @@
 
 namespace py = pybind11;
 namespace leaf = probescope::collect::leaf;
+using probescope::dump::PyJsonWriter;
 
 namespace {
 
@@ -265,57 +269,22 @@ std::string join(const std::string& path, const std::string& item)
     return path.empty() ? item : path + "." + item;
 }
 
-py::object describeTensor(const at::Tensor& t, const Part& part, const std::string& path)
+/// The leaf of a tensor (leafstats.h: the same statistics and layout as the C++ API's leaves), and its .pt file.
+void describeTensor(PyJsonWriter& json, const at::Tensor& t, const Part& part, const std::string& path)
 {
-    py::dict out;
-    out["type"] = "torch.Tensor";
-    out["dtype"] = probescope::collect::torchDtypeName(t.scalar_type());
-    py::list shape;
-    for (const std::int64_t d : t.sizes())
-        shape.append(d);
-    out["shape"] = shape;
     const at::Tensor c = t.is_meta() ? at::Tensor() : leaf::readable(t.detach());
-    // The same statistics as the C++ API's leaves (torchcollect.cpp, summarize): msprobe's own reductions.
     const leaf::Stats s = c.defined() ? leaf::stats(c, t.detach()) : leaf::Stats {};
-    py::object values[4] = { py::none(), py::none(), py::none(), py::none() };
-    switch (s.kind) {
-    case leaf::Stats::Kind::Number:
-        values[0] = py::float_(s.max);
-        values[1] = py::float_(s.min);
-        values[2] = py::float_(s.mean);
-        values[3] = py::float_(s.norm);
-        break;
-    case leaf::Stats::Kind::Integer:
-        for (auto& x : values)
-            x = py::int_(s.integer);
-        break;
-    case leaf::Stats::Kind::Boolean:
-        values[0] = py::bool_(s.any);
-        values[1] = py::bool_(s.all);
-        break;
-    case leaf::Stats::Kind::None: break;
-    }
-    out["Max"] = values[0];
-    out["Min"] = values[1];
-    out["Mean"] = values[2];
-    out["Norm"] = values[3];
-    out["requires_grad"] = py::bool_(t.requires_grad());
-    if (s.maxExceptInfNan)
-        out["Max_except_inf_nan"] = py::float_(*s.maxExceptInfNan);
-    if (s.minExceptInfNan)
-        out["Min_except_inf_nan"] = py::float_(*s.minExceptInfNan);
-    if (part.md5 && c.defined())
-        out["md5"] = leaf::md5(c);
     gEntry.overflow = gEntry.overflow || s.overflow;
-    if (!part.tensorDir.empty()) {
-        const std::string name = (path.empty() ? part.prefix : part.prefix + "." + path) + ".pt";
-        if (c.defined() && leaf::savable(c) && gEntry.active) {
-            out["data_name"] = name; // written by end_entry() if the entry overflows, else dropped with it
-            gEntry.files.emplace_back(c.is_alias_of(t) ? c.clone() : c,
-                                      (std::filesystem::path(part.tensorDir) / name).string());
-        } else if (c.defined() && leaf::savable(c)) {
-            out["data_name"] = name; // only for a file that is written (as the C++ API's leaves)
-            const std::string file = (std::filesystem::path(part.tensorDir) / name).string();
+    const std::string md5Text = part.md5 && c.defined() ? leaf::md5(c) : std::string();
+    std::string name;
+    if (!part.tensorDir.empty() && c.defined() && leaf::savable(c)) {
+        // data_name only for a file that is written (as the C++ API's leaves)
+        name = (path.empty() ? part.prefix : part.prefix + "." + path) + ".pt";
+        const std::string file = (std::filesystem::path(part.tensorDir) / name).string();
+        if (gEntry.active) {
+            // written by end_entry() if the entry overflows, else dropped with it
+            gEntry.files.emplace_back(c.is_alias_of(t) ? c.clone() : c, file);
+        } else {
             PtQueue& queue = PtQueue::instance();
             if (const std::string earlier = gWritten.previous(t, part.tensorDir, file); !earlier.empty()) {
                 if (queue.limit() > 0)
@@ -330,120 +299,230 @@ py::object describeTensor(const at::Tensor& t, const Part& part, const std::stri
             }
         }
     }
-    return out;
+    leaf::writeTensorLeaf(json, t, s, name.empty() ? nullptr : &name, md5Text.empty() ? nullptr : &md5Text);
 }
 
-py::object describeBuiltin(py::handle v)
+/// Python's text of a str, as json.dump(ensure_ascii) escapes it (a lone surrogate becomes U+FFFD).
+std::string utf8(py::handle s)
 {
-    py::dict out;
+    Py_ssize_t size = 0;
+    if (const char* data = PyUnicode_AsUTF8AndSize(s.ptr(), &size))
+        return std::string(data, static_cast<std::size_t>(size));
+    PyErr_Clear();
+    py::object bytes = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(s.ptr(), "utf-8", "replace"));
+    return bytes ? std::string(PyBytes_AsString(bytes.ptr()), static_cast<std::size_t>(PyBytes_Size(bytes.ptr())))
+                 : std::string();
+}
+
+/// An int as json.dump writes it (int.__repr__, also for subclasses such as IntEnum), past int64 too.
+void writeInt(PyJsonWriter& json, std::string& text, py::handle v)
+{
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+    if (overflow == 0) {
+        json.integer(n);
+        return;
+    }
+    // PyJsonWriter has no raw value: its "0" is replaced by the digits.
+    json.integer(0);
+    text.pop_back();
+    text += py::str(py::reinterpret_steal<py::object>(PyNumber_Long(v.ptr()))).cast<std::string>();
+}
+
+/// A Python value as json.dump writes it: None, bool, int, float, str (subclasses by their base's rule). Others
+/// (json.dump would refuse them at stop()) are null.
+void writePlain(PyJsonWriter& json, std::string& text, py::handle v)
+{
+    if (v.is_none())
+        json.null();
+    else if (PyBool_Check(v.ptr()))
+        json.boolean(v.ptr() == Py_True);
+    else if (PyLong_Check(v.ptr()))
+        writeInt(json, text, v);
+    else if (PyFloat_Check(v.ptr()))
+        json.number(PyFloat_AsDouble(v.ptr()));
+    else if (PyUnicode_Check(v.ptr()))
+        json.string(utf8(v));
+    else
+        json.null();
+}
+
+/// A dict key as json.dump converts it: str as is, float by repr, True/False/None as true/false/null, int by
+/// int.__repr__; other keys (which json.dump refuses) by str().
+std::string keyText(py::handle k)
+{
+    if (PyUnicode_Check(k.ptr()))
+        return utf8(k);
+    if (PyBool_Check(k.ptr()))
+        return k.ptr() == Py_True ? "true" : "false";
+    if (k.is_none())
+        return "null";
+    if (PyFloat_Check(k.ptr())) {
+        std::string out;
+        probescope::dump::appendPyFloat(out, PyFloat_AsDouble(k.ptr()));
+        return out;
+    }
+    if (PyLong_Check(k.ptr()))
+        return py::str(py::reinterpret_steal<py::object>(PyNumber_Long(k.ptr()))).cast<std::string>();
+    return utf8(py::str(k));
+}
+
+/// msprobe's leaf of a Python built-in value: {"type": ..., "value": ...}.
+void describeBuiltin(PyJsonWriter& json, std::string& text, py::handle v)
+{
+    json.beginObject();
+    json.key("type");
     if (PySlice_Check(v.ptr())) {
-        out["type"] = "slice";
-        py::list values;
+        json.string("slice");
+        json.key("value");
+        json.beginArray();
         for (const char* attr : { "start", "stop", "step" }) {
             py::object x = v.attr(attr);
-            values.append(x.is_none() ? x : py::object(py::int_(x)));
+            if (x.is_none())
+                json.null();
+            else
+                writeInt(json, text, py::int_(x));
         }
-        out["value"] = values;
+        json.endArray();
     } else if (v.ptr() == Py_Ellipsis) {
-        out["type"] = "ellipsis";
-        out["value"] = "...";
+        json.string("ellipsis");
+        json.key("value");
+        json.string("...");
     } else {
-        out["type"] = py::str(Py_TYPE(v.ptr())->tp_name);
-        out["value"] = v;
+        json.string(Py_TYPE(v.ptr())->tp_name);
+        json.key("value");
+        writePlain(json, text, v);
     }
-    return out;
+    json.endObject();
 }
 
+/// Writes msprobe's leaves of a Python value (an entry part: args, kwargs, output, parameters) as JSON text.
 struct Walker
 {
     const Part& part;
+    PyJsonWriter& json;
+    std::string& text;
     py::handle torchSize, memoryFormat, torchDevice, torchDtype, numpyGeneric;
-    int depth = 0;
 
-    py::object value(py::handle v, const std::string& path, const std::string& lastKey)
+    void typed(const char* type, const std::string& value)
     {
-        if (v.is_none())
-            return py::none();
-        if (THPVariable_Check(v.ptr()))
-            return describeTensor(THPVariable_Unpack(v.ptr()), part, path);
-        if (lastKey == "device") {
-            py::dict out;
-            out["type"] = "torch.device";
+        json.beginObject();
+        json.key("type");
+        json.string(type);
+        json.key("value");
+        json.string(value);
+        json.endObject();
+    }
+
+    void value(py::handle v, const std::string& path, const std::string& lastKey)
+    {
+        if (v.is_none()) {
+            json.null();
+        } else if (THPVariable_Check(v.ptr())) {
+            describeTensor(json, THPVariable_Unpack(v.ptr()), part, path);
+        } else if (lastKey == "device") {
+            json.beginObject();
+            json.key("type");
+            json.string("torch.device");
+            json.key("value");
             if (py::isinstance<py::str>(v))
-                out["value"] = v;
-            else if (py::hasattr(v, "index")) {
-                py::object index = v.attr("index");
-                out["value"] = py::str(v.attr("type")) + py::str(":") + py::str(index);
-            } else
-                out["value"] = v.attr("type");
-            return out;
-        }
-        if (lastKey == "dtype") {
-            py::dict out;
-            out["type"] = "torch.dtype";
-            out["value"] = py::str(v);
-            return out;
-        }
-        if (py::isinstance(v, torchSize)) {
-            py::dict out;
-            out["type"] = "torch.Size";
-            out["value"] = py::list(py::reinterpret_borrow<py::object>(v));
-            return out;
-        }
-        if (PyBool_Check(v.ptr()) || PyLong_CheckExact(v.ptr()) || PyFloat_CheckExact(v.ptr())
-            || PyUnicode_CheckExact(v.ptr()) || PySlice_Check(v.ptr()) || v.ptr() == Py_Ellipsis)
-            return describeBuiltin(v);
-        if (numpyGeneric && py::isinstance(v, numpyGeneric)) {
-            py::dict out;
-            out["type"] = py::str(Py_TYPE(v.ptr())->tp_name).attr("split")(".")[py::int_(-1)];
-            out["value"] = v.attr("item")();
-            return out;
-        }
-        if (PyTuple_Check(v.ptr()) && py::hasattr(v, "_fields")) {
-            py::dict out;
-            ++depth;
+                writePlain(json, text, v);
+            else if (py::hasattr(v, "index"))
+                json.string(utf8(py::str(v.attr("type")) + py::str(":") + py::str(v.attr("index"))));
+            else
+                writePlain(json, text, v.attr("type"));
+            json.endObject();
+        } else if (lastKey == "dtype") {
+            typed("torch.dtype", utf8(py::str(v)));
+        } else if (py::isinstance(v, torchSize)) {
+            json.beginObject();
+            json.key("type");
+            json.string("torch.Size");
+            json.key("value");
+            json.beginArray();
+            for (py::handle d : v)
+                writePlain(json, text, d);
+            json.endArray();
+            json.endObject();
+        } else if (PyBool_Check(v.ptr()) || PyLong_CheckExact(v.ptr()) || PyFloat_CheckExact(v.ptr())
+                   || PyUnicode_CheckExact(v.ptr()) || PySlice_Check(v.ptr()) || v.ptr() == Py_Ellipsis) {
+            describeBuiltin(json, text, v);
+        } else if (numpyGeneric && py::isinstance(v, numpyGeneric)) {
+            json.beginObject();
+            json.key("type");
+            const std::string name = Py_TYPE(v.ptr())->tp_name;
+            json.string(name.substr(name.rfind('.') + 1));
+            json.key("value");
+            writePlain(json, text, v.attr("item")());
+            json.endObject();
+        } else if (PyTuple_Check(v.ptr()) && py::hasattr(v, "_fields")) {
+            json.beginObject();
             for (py::handle field : v.attr("_fields")) {
-                const std::string k = py::str(field);
-                out[field] = value(v.attr(field), join(path, k), k);
+                const std::string k = utf8(py::str(field));
+                json.key(k);
+                value(v.attr(field), join(path, k), k);
             }
-            --depth;
-            return out;
-        }
-        if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
-            py::list out;
-            ++depth;
+            json.endObject();
+        } else if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+            json.beginArray();
             std::size_t i = 0;
             for (py::handle item : v) {
                 const std::string k = std::to_string(i++);
-                out.append(value(item, join(path, k), k));
+                value(item, join(path, k), k);
             }
-            --depth;
-            return out;
-        }
-        if (PyDict_Check(v.ptr())) {
-            py::dict out;
-            ++depth;
+            json.endArray();
+        } else if (PyDict_Check(v.ptr())) {
+            json.beginObject();
             for (auto item : py::reinterpret_borrow<py::dict>(v)) {
-                const std::string k = py::str(item.first);
-                out[item.first] = value(item.second, join(path, k), k);
+                const std::string k = utf8(py::str(item.first));
+                json.key(keyText(item.first));
+                value(item.second, join(path, k), k);
             }
-            --depth;
-            return out;
+            json.endObject();
+        } else if (py::isinstance(v, memoryFormat)) {
+            json.beginObject();
+            json.key("type");
+            json.string("torch.memory_format");
+            json.key("format");
+            const std::string s = utf8(py::str(v));
+            json.string(s.starts_with("torch.") ? s.substr(6) : s);
+            json.endObject();
+        } else if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())
+                   || PyUnicode_Check(v.ptr())) {
+            describeBuiltin(json, text, v); // subclasses (IntEnum, ...): msprobe's isinstance tests take them too
+        } else if (py::isinstance(v, torchDevice) || py::isinstance(v, torchDtype)) {
+            json.beginObject(); // msprobe: a torch type it knows but has no leaf for
+            json.endObject();
+        } else {
+            json.null();
         }
-        if (py::isinstance(v, memoryFormat)) {
-            py::dict out;
-            out["type"] = "torch.memory_format";
-            const std::string s = py::str(v);
-            out["format"] = s.starts_with("torch.") ? s.substr(6) : s;
-            return out;
-        }
-        if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) || PyUnicode_Check(v.ptr()))
-            return describeBuiltin(v); // subclasses (IntEnum, ...): msprobe's isinstance tests take them too
-        if (py::isinstance(v, torchDevice) || py::isinstance(v, torchDtype))
-            return py::dict(); // msprobe: a torch type it knows but has no leaf for
-        return py::none();
     }
 };
+
+/// describe_text(): the JSON text of `value`'s leaves, laid out at `depth` (3: an entry part of dump.json), inside
+/// a one-element list when `inList` (parameters_grad's [leaf]).
+std::string describeText(py::handle value, const std::string& prefix, const std::string& tensorDir, bool md5,
+                         unsigned depth, bool inList)
+{
+    Part part { prefix, tensorDir, md5 };
+    static py::object* handles = [] {
+        py::module_ torchModule = py::module_::import("torch");
+        py::object np = py::module_::import("probescope._C").attr("_numpy_generic");
+        auto* h = new py::object[5] { torchModule.attr("Size"), torchModule.attr("memory_format"),
+                                      torchModule.attr("device"), torchModule.attr("dtype"), np };
+        return h;
+    }();
+    std::string text;
+    PyJsonWriter json(text, depth);
+    Walker walker { part, json, text, handles[0], handles[1], handles[2], handles[3],
+                    handles[4].is_none() ? py::handle() : py::handle(handles[4]) };
+    if (inList)
+        json.beginArray();
+    walker.value(value, "", "");
+    if (inList)
+        json.endArray();
+    return text;
+}
 
 /// PrecisionDebugger's step= argument as the C++ parser takes it: integers and "first-last" texts (checked
 /// there, by config.json's rules); anything else is refused here, naming the argument.
@@ -570,18 +649,18 @@ PYBIND11_MODULE(_C, m)
     }
     m.attr("_numpy_generic") = numpyGeneric;
     m.def(
+        "describe_text", &describeText, py::arg("value"), py::arg("prefix"), py::arg("tensor_dir") = "",
+        py::arg("md5") = false, py::arg("depth") = 3, py::arg("in_list") = false,
+        "msprobe's leaves of `value` (a tensor or a structure) as JSON text laid out at `depth` (3: an entry part of "
+        "dump.json); tensors named prefix.<path>.pt go to tensor_dir when it is given (through the background "
+        "queue: see flush()).");
+    m.def(
         "describe",
         [](py::handle value, const std::string& prefix, const std::string& tensorDir, bool md5) {
-            Part part { prefix, tensorDir, md5 };
-            py::module_ torchModule = py::module_::import("torch");
-            py::object np = py::module_::import("probescope._C").attr("_numpy_generic");
-            Walker walker { part, torchModule.attr("Size"), torchModule.attr("memory_format"),
-                            torchModule.attr("device"), torchModule.attr("dtype"), np.is_none() ? py::handle() : np };
-            return walker.value(value, "", "");
+            return py::module_::import("json").attr("loads")(describeText(value, prefix, tensorDir, md5, 0, false));
         },
         py::arg("value"), py::arg("prefix"), py::arg("tensor_dir") = "", py::arg("md5") = false,
-        "msprobe's leaves of `value` (a tensor or a structure); tensors named prefix.<path>.pt go to tensor_dir "
-        "when it is given (through the background queue: see flush()).");
+        "describe_text() read back by json.loads: msprobe's leaves of `value` as Python values.");
     m.def(
         "flush",
         [] {
@@ -658,6 +737,64 @@ PYBIND11_MODULE(_C, m)
         .def("check", &MsprobeScope::check, py::arg("name"), "Whether the entry `name` is written.")
         .def("begin_module", &MsprobeScope::beginModule, py::arg("name"))
         .def("end_module", &MsprobeScope::endModule, py::arg("name"));
+    // The collector core's bookkeeping in msprobe's Python-dumper mode (core/collect/msprobebook.h): counters,
+    // construct.json parents, stack.json frames, the entries and the three files' text.
+    using probescope::collect::MsprobeBook;
+    py::class_<MsprobeBook>(m, "Book")
+        .def(py::init<bool>(), py::arg("construct"))
+        .def("reset", &MsprobeBook::reset)
+        .def("count_api", &MsprobeBook::countApi, py::arg("stem"))
+        .def("count_module", &MsprobeBook::countModule, py::arg("key"))
+        .def("count_debug", &MsprobeBook::countDebug, py::arg("name"))
+        .def("begin_module", &MsprobeBook::beginModule, py::arg("name"))
+        .def("end_module", &MsprobeBook::endModule)
+        .def("begin_module_backward", &MsprobeBook::beginModuleBackward, py::arg("name"))
+        .def("update_construct", &MsprobeBook::updateConstruct, py::arg("name"))
+        .def(
+            "put",
+            [](MsprobeBook& book, const std::string& name, const py::dict& parts) {
+                std::vector<std::pair<std::string, std::string>> items;
+                items.reserve(parts.size());
+                for (auto item : parts)
+                    items.emplace_back(item.first.cast<std::string>(), item.second.cast<std::string>());
+                book.put(name, items);
+            },
+            py::arg("name"), py::arg("parts"), "dict.update of the entry with {part: JSON text at depth 3}.")
+        .def("admit_overflow", &MsprobeBook::admitOverflow, py::arg("overflow"), py::arg("overflow_nums"))
+        .def_property_readonly("overflow_count", &MsprobeBook::overflowCount)
+        .def("put_value", &MsprobeBook::putValue, py::arg("name"), py::arg("text"))
+        .def("drop", &MsprobeBook::drop, py::arg("name"))
+        .def("has", &MsprobeBook::has, py::arg("name"))
+        .def("set_stack", &MsprobeBook::setStack, py::arg("name"), py::arg("frames"))
+        .def("dump_text", &MsprobeBook::dumpText, py::arg("task"), py::arg("level"), py::arg("dump_data_dir"))
+        .def("construct_text", &MsprobeBook::constructText)
+        .def("stack_text", &MsprobeBook::stackText)
+        .def(
+            "write_files",
+            [](const MsprobeBook& book, const std::string& rankDir, const std::string& task, const std::string& level,
+               const std::optional<std::string>& dumpDataDir, bool debug) {
+                // Snapshotted now, written whole (temporary file, rename) by the background writer after every .pt
+                // file queued before them: stop() does not wait for the disk, and a dump.json never names a
+                // missing file.
+                const std::filesystem::path dir(rankDir);
+                std::vector<std::pair<std::string, std::string>> files;
+                if (debug) {
+                    files.emplace_back((dir / "debug.json").string(), book.dumpText(task, "debug", dumpDataDir));
+                } else {
+                    files.emplace_back((dir / "dump.json").string(), book.dumpText(task, level, dumpDataDir));
+                    files.emplace_back((dir / "stack.json").string(), book.stackText());
+                    files.emplace_back((dir / "construct.json").string(), book.constructText());
+                }
+                PtQueue& queue = PtQueue::instance();
+                for (auto& [path, text] : files) {
+                    if (queue.limit() > 0)
+                        queue.push(at::Tensor(), path, std::move(text));
+                    else if (auto problem = writeText(path, text))
+                        throw std::runtime_error(*problem);
+                }
+            },
+            py::arg("rank_dir"), py::arg("task"), py::arg("level"), py::arg("dump_data_dir"), py::arg("debug") = false,
+            "Queues dump.json, stack.json and construct.json (debug: debug.json) of this step, as they are now.");
     m.def(
         "set_write_queue_bytes",
         [](const py::object& value) {

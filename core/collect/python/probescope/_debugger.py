@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """msprobe 1.2's PrecisionDebugger for Python training scripts, on ProbeScope's collector.
 
-Python names the entries as msprobe 1.2.2 does (its module hooks for L0, wrappers of the torch APIs it
-hooks for L1, the same call counters, construct.json parents and file names); the values of every entry
-part (statistics, md5, .pt files) come from ProbeScope's C++ collector (probescope._C.describe). See
+Python observes the calls as msprobe 1.2.2 does (its module hooks for L0, wrappers of the torch APIs it
+hooks for L1) and hands names, values and frames to the collector core in C++: the call counters,
+construct.json parents, stack.json frames, the entries and the files' JSON text are probescope._C.Book's
+(core/collect/msprobebook.h), the leaves (statistics, md5, .pt files) probescope._C.describe_text's. See
 docs/collect.md, "The Python module".
 """
 import atexit
-import json
 import linecache
 import os
 import random
@@ -36,6 +36,9 @@ class _Busy(threading.local):
 
 
 _busy = _Busy()
+# Entry-part texts that need no value: is_recompute, and parameters_grad's placeholder [null] (filled later).
+_FALSE = "false"
+_NULL_IN_LIST = _C.describe_text(None, "", "", False, 3, True)
 _service = None  # the live _Service: API wrappers look it up per call
 
 
@@ -147,13 +150,6 @@ def _first_tensor(value):
     return value
 
 
-def _replace_last(text, old, new):
-    if text is None:
-        return None
-    i = text.rfind(old)
-    return text if i < 0 else text[:i] + text[i:].replace(old, new, 1)
-
-
 def _dist_rank():
     dist = getattr(torch, "distributed", None)
     if dist is not None and dist.is_available() and dist.is_initialized():
@@ -176,15 +172,14 @@ class _Service:
         self.md5 = config.summary_mode == "md5"
         self.param_hook_handles = {}
         self.claimed = set()
-        self._reset()
         self.records_apis = config.level in ("L1", "mix")
         self.records_modules = config.level in ("L0", "mix")
-        self.construct_on = config.level in ("L0", "mix")
+        # Counters, construct.json parents, stack.json frames, the entries and their JSON text: the C++ core's.
+        self.book = _C.Book(config.level in ("L0", "mix"))
+        self._reset()
         # overflow_check (the C++ API's task): only entries with an inf or NaN tensor are written, with their .pt
         # files, until overflow_nums of them (-1: no limit).
         self.overflow_task = config.task == "overflow_check"
-        self.overflow_count = 0
-        self.overflow_done = False
         # free_benchmark (the C++ library's engine, _C.free_benchmark_*): no dump, only free_benchmark.csv.
         self.free_benchmark = config.task == "free_benchmark"
         self.free_benchmark_on = False
@@ -200,14 +195,7 @@ class _Service:
         return self.filter is None or self.filter.check(name)
 
     def _reset(self):
-        self.data = {}
-        self.stack = {}
-        self.construct = {}
-        self.api_counts = {}
-        self.module_counts = {}
-        self.module_stack = []
-        self.api_parent_node = ""
-        self.module_node = {}
+        self.book.reset()
         self.params_grad_done = set()
         self.backward_modules = set()
         self.files_open = False
@@ -236,12 +224,9 @@ class _Service:
     def write_json(self):
         if not self.files_open:
             return
-        head = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
-                "dump_data_dir": self.tensor_dir or None, "data": self.data}
-        for name, content in (("dump.json", head), ("stack.json", self.stack), ("construct.json", self.construct)):
-            # Snapshotted now, written whole (temporary file, rename) by the C++ writer after every .pt file
-            # queued before it: stop() does not wait for the disk, and a dump.json never names a missing file.
-            _C.write_text(os.path.join(self.rank_dir, name), json.dumps(content, indent=1))
+        # Snapshotted now, written whole (temporary file, rename) by the C++ writer after every .pt file queued
+        # before them: stop() does not wait for the disk, and a dump.json never names a missing file.
+        self.book.write_files(self.rank_dir, self.config.task, self.config.level, self.tensor_dir or None)
 
     def finish(self):
         """At exit (as msprobe): the files of the current step, and everything queued on disk."""
@@ -325,7 +310,8 @@ class _Service:
     # -- entries -------------------------------------------------------------------------------------
 
     def _describe(self, value, prefix):
-        return _C.describe(value, prefix, self.tensor_dir, self.md5)
+        # JSON text at depth 3 (an entry part of dump.json), kept by the Book until the files are written.
+        return _C.describe_text(value, prefix, self.tensor_dir, self.md5)
 
     def _stack_of(self, name):
         # msprobe's stack.json: the Python frames of the call, outermost last, as "File f, line n, in fn, \n code".
@@ -337,12 +323,7 @@ class _Service:
             if text:
                 frames.append(f"File {code.co_filename}, line {frame.f_lineno}, in {code.co_name}, \n {text}")
             frame = frame.f_back
-        self.stack[name] = frames
-
-    def _update_construct(self, name):
-        if self.construct_on:
-            self.construct[name] = self.api_parent_node
-            self.construct.update(self.module_node)
+        self.book.set_stack(name, frames)
 
     def _begin(self):
         if self.overflow_task:
@@ -353,24 +334,16 @@ class _Service:
         overflow (its .pt files are written or dropped with it) and the limit must not have been reached."""
         if not self.overflow_task:
             return True
-        keep = _C.entry_overflow() and not self.overflow_done
+        keep = self.book.admit_overflow(_C.entry_overflow(), self.config.overflow_nums)
         _C.end_entry(keep)
-        if keep:
-            self.overflow_count += 1
-            if 0 < self.config.overflow_nums <= self.overflow_count:
-                self.overflow_done = True  # this one is still written
         return keep
 
     def _put(self, name, info):
-        if name in self.data:
-            self.data[name].update(info)
-        else:
-            self.data[name] = info
+        self.book.put(name, info)
 
     def call_api(self, stem, original, args, kwargs):
         """One call of a hooked API, stem "Functional.linear.": its forward entry and backward hook."""
-        count = self.api_counts.get(stem, 0)
-        self.api_counts[stem] = count + 1
+        count = self.book.count_api(stem)
         forward_name = f"{stem}{count}.forward"
         _busy.value = True
         try:
@@ -380,14 +353,14 @@ class _Service:
             if self._check(forward_name) and self.config.wants("forward", "input"):
                 info["input_args"] = self._describe(args, forward_name + ".input")
                 info["input_kwargs"] = self._describe(kwargs, forward_name + ".kwargs")
-                info["is_recompute"] = False
+                info["is_recompute"] = _FALSE
             output = original(*args, **kwargs)
-            self._update_construct(forward_name)
+            self.book.update_construct(forward_name)
             keep = True
             if self._check(forward_name):
                 if self.config.wants("forward", "output"):
                     info["output"] = self._describe(_as_tuple(output), forward_name + ".output")
-                    info["is_recompute"] = False
+                    info["is_recompute"] = _FALSE
                 keep = self._admit()
                 if keep:
                     self._stack_of(forward_name)
@@ -408,7 +381,7 @@ class _Service:
                 return None
             _busy.value = True
             try:
-                self._update_construct(name)
+                self.book.update_construct(name)
                 if self._check(name):
                     self._backward_entry(name, grad_outputs, grad_inputs)
             finally:
@@ -450,28 +423,19 @@ class _Service:
                 module.register_forward_pre_hook(self._node_begin(prefix + "forward"))
                 module.register_forward_hook(self._node_end())
 
-    def _count(self, key):
-        n = self.module_counts.get(key, -1) + 1
-        self.module_counts[key] = n
-        return n
-
     def _node_begin(self, key):
         def hook(module, args):
-            name = f"{key}.{self._count(key)}"
+            name = f"{key}.{self.book.count_module(key)}"
             names = module.__dict__.setdefault("_probescope_names", [])
             names.append(name)
-            self.module_node[name] = self.module_stack[-1] if self.module_stack else None
-            self.module_stack.append(name)
-            self.api_parent_node = name
+            self.book.begin_module(name)
             if self.filter is not None:
                 self.filter.begin_module(name)
         return hook
 
     def _node_end(self):
         def hook(module, args, output):
-            if self.module_stack:
-                self.module_stack.pop()
-            self.api_parent_node = self.module_stack[-1] if self.module_stack else None
+            self.book.end_module()
             names = module.__dict__.get("_probescope_names")
             if names:
                 current = names.pop()
@@ -481,11 +445,9 @@ class _Service:
 
     def _node_backward(self, key):
         def hook(module, grad_input, grad_output):
-            name = f"{key}.{self._count(key)}"
+            name = f"{key}.{self.book.count_module(key)}"
             module.__dict__.setdefault("_probescope_names", []).append(name)
-            forward_name = _replace_last(name, "backward", "forward")
-            self.module_node[name] = _replace_last(self.module_node.get(forward_name), "forward", "backward")
-            self.api_parent_node = None
+            self.book.begin_module_backward(name)
             if self.filter is not None:
                 self.filter.begin_module(name)
         return hook
@@ -497,19 +459,19 @@ class _Service:
             _busy.value = True
             try:
                 name = module.__dict__["_probescope_names"][-1]
-                self._update_construct(name)
+                self.book.update_construct(name)
                 params = {k.split(".")[-1]: v for k, v in module.named_parameters(recurse=False)}
                 if self._check(name):
                     info = {}
                     self._begin()
                     if self.config.wants("forward", "input"):
                         info["input_args"] = self._describe(_as_tuple(args), name + ".input")
-                        info["input_kwargs"] = {}
+                        info["input_kwargs"] = "{}"
                     if self.config.wants("forward", "output"):
                         info["output"] = self._describe(_as_tuple(output), name + ".output")
                     if info:
                         info["parameters"] = self._describe(params, name + ".parameters")
-                        info["is_recompute"] = False
+                        info["is_recompute"] = _FALSE
                     if self._admit():
                         if info:
                             self._put(name, info)
@@ -530,7 +492,7 @@ class _Service:
                             self.param_hook_handles[key] = param.register_hook(
                                 self._param_grad_hook(stem, grad_name, pname))
                         if grad_name not in self.params_grad_done and not self.overflow_task:
-                            placeholder = {k: [None] for k, v in params.items() if v.requires_grad}
+                            placeholder = {k: _NULL_IN_LIST for k, v in params.items() if v.requires_grad}
                             if placeholder:
                                 self._put(grad_name, placeholder)
                             self.params_grad_done.add(grad_name)
@@ -546,7 +508,7 @@ class _Service:
             _busy.value = True
             try:
                 name = module.__dict__["_probescope_names"][-1]
-                self._update_construct(name)
+                self.book.update_construct(name)
                 if self._check(name):
                     if self._backward_entry(name, grad_output, grad_input):
                         self.backward_modules.add(name.rsplit(".", 2)[0])
@@ -562,12 +524,12 @@ class _Service:
             _busy.value = True
             try:
                 if not self._check(stem) and stem not in self.backward_modules:
-                    self.data.pop(grad_name, None)
+                    self.book.drop(grad_name)
                     return grad
                 self._begin()
-                leaf = self._describe(grad, f"{grad_name}.{pname}")
+                leaf = _C.describe_text(grad, f"{grad_name}.{pname}", self.tensor_dir, self.md5, 3, True)
                 if self._admit():
-                    self._put(grad_name, {pname: [leaf]})
+                    self._put(grad_name, {pname: leaf})
             finally:
                 _busy.value = False
             return grad
@@ -579,20 +541,18 @@ class _Service:
         if not self.files_open:
             rank = _dist_rank()
             self._claim("", "rank" + ("" if rank is None else str(rank)))
-            self.debug_counts = {}
             self.files_open = True
-        count = self.debug_counts.get(name, 0)
-        self.debug_counts[name] = count + 1
+        count = self.book.count_debug(name)
         key = f"{name}.{count}"
         _busy.value = True
         try:
-            self.data[key + ".debug"] = self._describe(variable, key + ".debug")
+            self.book.put_value(key + ".debug", self._describe_entry(variable, key + ".debug"))
             if save_backward and isinstance(variable, torch.Tensor) and variable.requires_grad:
                 grad_key = f"{name}_grad.{count}.debug"
-                self.data[grad_key] = None
+                self.book.put_value(grad_key, "null")
 
                 def hook(grad):
-                    self.data[grad_key] = self._describe(grad, grad_key)
+                    self.book.put_value(grad_key, self._describe_entry(grad, grad_key))
                     self._write_debug()
                     return grad
                 variable.register_hook(hook)
@@ -600,10 +560,12 @@ class _Service:
             _busy.value = False
         self._write_debug()
 
+    def _describe_entry(self, value, prefix):
+        # A whole entry of debug.json: its value at depth 2.
+        return _C.describe_text(value, prefix, self.tensor_dir, self.md5, 2)
+
     def _write_debug(self):
-        head = {"task": self.config.task, "level": "debug", "framework": "pytorch",
-                "dump_data_dir": self.tensor_dir or None, "data": self.data}
-        _C.write_text(os.path.join(self.rank_dir, "debug.json"), json.dumps(head, indent=1))
+        self.book.write_files(self.rank_dir, self.config.task, "debug", self.tensor_dir or None, True)
 
 
 # ----------------------------------------------------------------------------------------------------
