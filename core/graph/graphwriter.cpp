@@ -3,9 +3,9 @@
 // ProbeScope's dump reading (core/dump) and compare (core/compare msprobe26).
 #include "core/graph/graphwriter.h"
 
-#include "core/compare/comparetable.h"
-#include "core/compare/pipeline.h"
-#include "core/compare/realdata.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/pipeline/pipeline.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/dump/dumplayout.h"
 #include "core/graph/msprobetexts.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/cell.h"
-#include "core/compare/comparetable.h"
-#include "core/compare/csvwriter.h"
+#include "core/compare/table/cell.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/output/csvwriter.h"
 #include "core/dump/dumpfile.h"
 #include "core/tensor/tensor.h"
 #include "core/util/diagnostic.h"
