@@ -17,6 +17,7 @@
 #include "benchargs.h"
 #include "procstatus.h"
 
+#include "core/compare/msprobe12/compare.h"
 #include "core/compare/pipeline/comparerun.h"
 #include "core/compare/table/comparetable.h"
 #include "core/dump/dumpfile.h"

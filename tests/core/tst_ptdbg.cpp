@@ -3,6 +3,7 @@
 // reproduced from the call recorded in its cmd.txt (cells, fills, advisor), plus ptdbg's rules on
 // hand-made inputs where the fixtures leave them open.
 #include "core/compare/pipeline/comparerun.h"
+#include "core/compare/pipeline/ptdbgjob.h"
 #include "core/dump/dumpfile.h"
 #include "core/compare/output/csvwriter.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"

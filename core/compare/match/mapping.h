@@ -66,6 +66,8 @@ struct LayerMapping
     std::vector<std::pair<std::string, std::vector<LayerRule>>> classes; ///< rules longest-first per class
 };
 
+/// -dm: a data_mapping.yaml (NPU row name -> bench row name, "N/A" allowed), in file order.
+Result<DataMapping> readDataMapping(const std::filesystem::path& path);
 Result<CellMapping> readCellMapping(const std::filesystem::path& path);
 /// Items whose lists differ in length are kept with usable = false and reported in `warnings`.
 Result<ApiMapping> readApiMapping(const std::filesystem::path& path, Diagnostics* warnings = nullptr);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe 1.2.2 behind the profile seam (compare-spec Appendix A): the default profile.
-#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/msprobe12/compare.h"
+#include "core/compare/output/tablecsv.h"
 #include "core/compare/table/flatten.h"
 #include "core/compare/msprobe12/highlight.h"
 #include "core/compare/match/mapping.h"
-#include "core/compare/pipeline/profiles.h"
+#include "core/compare/seam/profilerules.h"
 
 namespace probescope::compare::msprobe12 {
 

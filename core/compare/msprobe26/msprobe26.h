@@ -25,6 +25,10 @@ namespace probescope::tensor {
 class TensorResolver;
 }
 
+namespace probescope::compare {
+class ProfileRules; // compare/seam/profilerules.h
+}
+
 namespace probescope::compare::msprobe26 {
 
 /// Column names of an Era C table (compare-spec §4.1).
@@ -137,5 +141,8 @@ std::string cellText(const Cell& cell);
 std::string tableCsv(const CompareTable& table);
 /// tableCsv streamed to a sink; false if the sink failed.
 bool writeTableCsv(const CompareTable& table, const TextSink& sink);
+
+/// msprobe 26.0.0 behind the profile seam (msprobe26/profile.cpp); compare/pipeline/profiles.h's rulesOf gives it.
+const ProfileRules& rules();
 
 } // namespace probescope::compare::msprobe26

@@ -2,7 +2,7 @@
 // msprobe 26.0.0 behind the profile seam (compare-spec, the msprobe 26 columns and checkers).
 #include "core/compare/match/mapping.h"
 #include "core/compare/msprobe26/msprobe26.h"
-#include "core/compare/pipeline/profiles.h"
+#include "core/compare/seam/profilerules.h"
 
 namespace probescope::compare::msprobe26 {
 

@@ -3,6 +3,7 @@
 
 #include "core/compare/table/comparetable.h"
 #include "core/compare/output/csvwriter.h"
+#include "core/compare/output/tablecsv.h"
 #include "core/compare/verdict/firstfailure.h"
 #include "core/compare/pipeline/pipeline.h"
 #include "core/compare/pipeline/plan.h"
@@ -58,11 +59,6 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
 /// present on one side only are warnings in the first pair's diagnostics.
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const std::filesystem::path& outDir,
                                               const JobOptions& options, ProgressSink* progress = nullptr);
-
-/// The CSV text of a table (msprobe's xlsx as a CSV: see docs/compare.md).
-std::string tableCsv(const CompareTable& table);
-/// tableCsv streamed to a sink (compare/output/csvwriter.h); false if the sink failed.
-bool writeTableCsv(const CompareTable& table, const TextSink& sink);
 
 /// A text cell that a spreadsheet would run as a formula gets a leading apostrophe (util/csv.h; see docs/compare.md).
 using probescope::guardFormula;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ptdbg profile's compare job: compare each pkl pair, write its files, and place the table on the
-// NPU dump's call order (read by core/dump's legacy reader) to name the first failing node.
-#include "core/compare/ptdbg/ptdbgcompare.h"
+// NPU dump's call order (read by core/dump's legacy reader) to name the first failing node. It writes through the
+// pipeline's writeTableOutputs, so it lives above the profiles, with the pipeline.
+#include "core/compare/pipeline/ptdbgjob.h"
 
 #include "core/compare/pipeline/pipeline.h"
 #include "core/dump/loadreport.h"
@@ -23,26 +24,6 @@ SourceLocation at(const fs::path& p)
 }
 
 } // namespace
-
-void placeRows(CompareTable& table, const dump::DumpFile& npu)
-{
-    std::unordered_map<std::string_view, std::uint32_t> keys;
-    for (std::uint32_t i = 0; i < npu.entries.size(); ++i)
-        keys.emplace(npu.entries[i].key, i);
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        const std::string name = table.rows[r][0].asString();
-        std::uint32_t entry = std::numeric_limits<std::uint32_t>::max();
-        for (std::size_t i = name.size(); i-- > 0;) {
-            if (name[i] != '.' && name[i] != '_')
-                continue;
-            if (const auto it = keys.find(std::string_view(name).substr(0, i)); it != keys.end()) {
-                entry = it->second;
-                break;
-            }
-        }
-        table.npuEntry[r] = entry;
-    }
-}
 
 Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const fs::path& outDir,
                                             const PtdbgJobOptions& options, ProgressSink* progress)

@@ -2,9 +2,12 @@
 // ptdbg_ascend 6.0 behind the profile seam (docs/ptdbg-compare.md). ptdbg compares the .pkl rows themselves, so the
 // rules read the pkl a DumpFile was loaded from, with the .npy folder beside it (named like the pkl) when both
 // sides have one: ptdbg's real-data compare; otherwise its statistics (or md5) compare.
-#include "core/compare/pipeline/comparerun.h"
-#include "core/compare/pipeline/profiles.h"
+#include "core/compare/output/tablecsv.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/seam/profilerules.h"
+
+#include <limits>
+#include <unordered_map>
 
 namespace probescope::compare::ptdbg {
 
@@ -72,6 +75,26 @@ public:
 };
 
 } // namespace
+
+void placeRows(CompareTable& table, const dump::DumpFile& npu)
+{
+    std::unordered_map<std::string_view, std::uint32_t> keys;
+    for (std::uint32_t i = 0; i < npu.entries.size(); ++i)
+        keys.emplace(npu.entries[i].key, i);
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        const std::string name = table.rows[r][0].asString();
+        std::uint32_t entry = std::numeric_limits<std::uint32_t>::max();
+        for (std::size_t i = name.size(); i-- > 0;) {
+            if (name[i] != '.' && name[i] != '_')
+                continue;
+            if (const auto it = keys.find(std::string_view(name).substr(0, i)); it != keys.end()) {
+                entry = it->second;
+                break;
+            }
+        }
+        table.npuEntry[r] = entry;
+    }
+}
 
 const ProfileRules& rules()
 {

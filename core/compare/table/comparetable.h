@@ -67,26 +67,12 @@ struct CompareTable
 /// The mode of a pair (tensor / statistics / md5), or the reason they cannot be compared.
 Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench);
 
-/// Compares two dump files the way msprobe 1.2.2 does (compare-spec Appendix A).
-Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& npu, const dump::DumpFile& bench,
-                                                         const CompareOptions& options, ProgressSink* progress = nullptr);
-
 /// A data_mapping file (msprobe's -dm): NPU row name -> bench row name ("N/A" allowed), in file order.
 struct DataMapping
 {
     std::filesystem::path path;
     std::vector<std::pair<std::string, std::string>> pairs;
 };
-
-Result<DataMapping> readDataMapping(const std::filesystem::path& path);
-
-/// msprobe 1.2.2's data-mapping mode (compare-spec Appendix A.13): one row per mapping item whose names
-/// both exist, in file order; no matching, dtype or struct test.
-Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::DumpFile& npu,
-                                                                   const dump::DumpFile& bench,
-                                                                   const DataMapping& mapping,
-                                                                   const CompareOptions& options,
-                                                                   ProgressSink* progress = nullptr);
 
 /// Column names of a mode (A.5).
 std::vector<std::string> headerFor(CompareMode mode, bool stackMode);
