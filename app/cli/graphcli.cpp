@@ -4,7 +4,7 @@
 
 #include "core/graph/graphreader.h"
 #include "core/graph/graphwriter.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "options.h"
 #include "core/graph/trend.h"
 

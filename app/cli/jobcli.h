@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/pipeline.h"
-#include "core/compare/plan.h"
+#include "core/compare/pipeline/pipeline.h"
+#include "core/compare/pipeline/plan.h"
 #include "core/job/scheduler.h"
 
 #include <cstdint>

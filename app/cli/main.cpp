@@ -2,8 +2,8 @@
 // probescope-cli: the headless front end. Argument parsing and wiring only; the work is in core.
 #include "runutplugin.h" // run-ut's LibTorch replay, loaded on demand
 #include "exitstatus.h"
-#include "core/compare/comparejob.h"
-#include "core/compare/highlight.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/msprobe12/highlight.h"
 #include "core/compare/msprobe26/diffanalyze.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/rankdump.h"

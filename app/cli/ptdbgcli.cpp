@@ -6,7 +6,8 @@
 #include "options.h"
 #include "report.h"
 
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/pipeline/ptdbgjob.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/dump/dumplayout.h"
 #include "core/util/profile.h"

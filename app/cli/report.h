@@ -2,7 +2,7 @@
 #pragma once
 // What probescope-cli prints about a compared table, the same for every profile's compare command.
 
-#include "core/compare/comparetable.h"
+#include "core/compare/table/comparetable.h"
 
 #include <cstddef>
 #include <iostream>

@@ -5,7 +5,7 @@
 // a sequential float32 sum here too, built without fused multiply-add (CMakeLists.txt: -ffp-contract=off).
 #include "core/ckpt/ckptcompare.h"
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/tensor/dtype.h"
 #include "core/util/parallel.h"
 #include "core/util/pytext.h"

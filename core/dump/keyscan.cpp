@@ -175,7 +175,7 @@ private:
                 std::string_view text;
                 if (!skipString(&text))
                     return false;
-                // msprobe's md5 mode: a leaf with a member "md5" (compare/comparetable.cpp's detectMode decides).
+                // msprobe's md5 mode: a leaf with a member "md5" (compare/msprobe12/compare.cpp's detectMode decides).
                 if (text.size() == 3 && text == "md5" && !m_out.md5Key) {
                     const std::size_t after = jsonscan::skipSpace(m_p, m_i, m_n);
                     m_out.md5Key = after < m_n && m_p[after] == ':';

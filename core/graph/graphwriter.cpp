@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe's graph service (26.0.0 visualization/graph_service.py, compare/graph_comparator.py, db_utils.py) on
 // ProbeScope's dump reading (core/dump) and compare (core/compare msprobe26).
+#include "core/compare/msprobe12/compare.h"
 #include "core/graph/graphwriter.h"
 
-#include "core/compare/comparetable.h"
-#include "core/compare/pipeline.h"
-#include "core/compare/realdata.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/pipeline/pipeline.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/dump/dumplayout.h"
 #include "core/graph/graphwriterparts.h"

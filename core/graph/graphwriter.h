@@ -3,7 +3,7 @@
 // `probescope-cli graph`: msprobe's graph_visualize (26.x) / graph (8.x) written as a .vis.db (docs/graph.md).
 
 #include "core/graph/msgraph.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "core/util/diagnostic.h"
 
 #include <filesystem>

@@ -4,11 +4,11 @@
 // graphs and writes the db): matching the nodes of two graphs (graphmatch.cpp), their verdicts from the compare
 // table (graphverdicts.cpp) and the db's tables (graphdbtables.cpp).
 
-#include "core/compare/comparetable.h"
+#include "core/compare/table/comparetable.h"
 #include "core/graph/graphwriter.h"
 #include "core/graph/msgraph.h"
 #include "core/graph/sqlitewriter.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 
 #include <cstdint>
 #include <memory>

@@ -4,8 +4,8 @@
 // Python value types are kept as far as they change a stored text (int vs float, bool, None, str).
 #include "core/graph/msgraph.h"
 
-#include "core/compare/flatten.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/flatten.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "core/util/pytext.h"
 

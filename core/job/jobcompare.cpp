@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/job/jobcompare.h"
 
-#include "core/compare/csvwriter.h"
-#include "core/compare/pytext.h"
-#include "core/compare/firstfailure.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/table/pytext.h"
+#include "core/compare/verdict/firstfailure.h"
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
 #include "core/util/utf8text.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/pipeline.h"
-#include "core/compare/plan.h"
+#include "core/compare/pipeline/pipeline.h"
+#include "core/compare/pipeline/plan.h"
 #include "core/job/origin.h"
 #include "core/job/scheduler.h"
 #include "core/util/diagnostic.h"
@@ -68,7 +68,7 @@ struct JobResult
 
 /**
  * @brief Compares every (step, rank) pair of two inputs, writes each pair's outputs as the step-level compare
- * does (compare/pipeline.h, OUT/step{N}/compare_result_{npu rank folder}-{bench rank folder}_{ts}.csv), then
+ * does (compare/pipeline/pipeline.h, OUT/step{N}/compare_result_{npu rank folder}-{bench rank folder}_{ts}.csv), then
  * OUT/job_summary.csv and OUT/job_summary.json.
  *
  * A pair that cannot be compared (a corrupt dump.json in one rank) is recorded with its diagnostic and the others

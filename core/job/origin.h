@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/firstfailure.h"
+#include "core/compare/verdict/firstfailure.h"
 #include "core/tree/constructtree.h"
 
 #include <cstdint>
@@ -68,7 +68,7 @@ bool isCommunicationKey(std::string_view key);
 /**
  * @brief ProbeScope's cross-rank origin.
  *
- * Per rank the first failing node in execution order (compare/firstfailure.h). Ranks run in parallel, so their
+ * Per rank the first failing node in execution order (compare/verdict/firstfailure.h). Ranks run in parallel, so their
  * execution indices cannot be compared; what orders them is communication: a rank whose first failure comes after
  * k communication calls had clean data until its k-th collective, and every rank passes the same collectives in
  * the same order. The earliest step with a failing rank is taken; in it the origin is, among the ranks whose first

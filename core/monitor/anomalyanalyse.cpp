@@ -3,7 +3,7 @@
 #include "core/monitor/anomalyanalyse.h"
 
 #include "core/compare/msprobe26/pyjsonwriter.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "core/util/fileio.h"
 #include "core/util/folderlist.h"

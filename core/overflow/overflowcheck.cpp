@@ -4,8 +4,8 @@
 #include "core/overflow/overflowcheck.h"
 
 #include "core/compare/msprobe26/commgraph.h"
-#include "core/compare/mappingutil.h"
-#include "core/compare/pytext.h"
+#include "core/compare/match/mappingutil.h"
+#include "core/compare/table/pytext.h"
 #include "core/compare/msprobe26/pyjsonwriter.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"

@@ -7,7 +7,7 @@
 // so float32 means can differ from msprobe's in the last printed digit (docs/run-ut-standards.md).
 #include "core/runut/metrics.h"
 
-#include "core/compare/kernels.h"
+#include "core/compare/metrics/kernels.h"
 #include "core/tensor/dtype.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/session/nodestatus.h"
 
-#include "core/compare/firstfailure.h"
-#include "core/compare/flatten.h"
+#include "core/compare/verdict/firstfailure.h"
+#include "core/compare/table/flatten.h"
 #include "core/util/parallel.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/comparetable.h"
+#include "core/compare/table/comparetable.h"
 #include "core/tree/constructtree.h"
 
 #include <array>

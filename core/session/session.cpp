@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/session/session.h"
 
-#include "core/compare/firstfailure.h"
+#include "core/compare/verdict/firstfailure.h"
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/dump/loadreport.h"

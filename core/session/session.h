@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/comparejob.h"
-#include "core/compare/pipeline.h"
-#include "core/compare/comparetable.h"
-#include "core/compare/firstfailure.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/pipeline/pipeline.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/verdict/firstfailure.h"
 #include "core/compare/msprobe26/commmerge.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/rankdump.h"
@@ -27,7 +27,7 @@ namespace probescope::session {
 /// How a rank folder is named to people: its folder name ("rank0", "rank", "proc12"), else "rank{N}" / "rank".
 std::string rankName(const dump::RankLocation& rank);
 
-/// One NPU rank paired with one bench rank, in one step (compare/plan.h), as a viewer names it.
+/// One NPU rank paired with one bench rank, in one step (compare/pipeline/plan.h), as a viewer names it.
 struct RankPair : compare::PlannedPair
 {
     std::string label() const; ///< "step0 · rank0 ↔ rank0" (or "rank ↔ rank")

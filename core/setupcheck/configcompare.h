@@ -5,7 +5,7 @@
 // msprobe's registration order) compared, and OUT/result.xlsx written with a summary sheet first and one sheet per
 // checker; one CSV per sheet beside it. The rules and quirks kept are listed in docs/config-check.md.
 
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/util/diagnostic.h"
 #include "core/util/ziparchive.h"
 

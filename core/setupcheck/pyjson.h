@@ -4,7 +4,7 @@
 // a repeated key keeps its first place and its last value, the tokens NaN, Infinity and -Infinity are numbers, and
 // json.dumps(indent=4) is reproduced byte for byte (ensure_ascii, repr() of floats).
 
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/util/diagnostic.h"
 
 #include <nlohmann/json.hpp>

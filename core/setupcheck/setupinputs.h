@@ -5,7 +5,7 @@
 // compare without an output folder of the user's (the packs are extracted into a private scratch folder that is
 // removed afterwards, file by file, as extracted).
 
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/util/diagnostic.h"
 #include "core/util/ziparchive.h"
 

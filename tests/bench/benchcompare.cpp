@@ -17,8 +17,9 @@
 #include "benchargs.h"
 #include "procstatus.h"
 
-#include "core/compare/comparejob.h"
-#include "core/compare/comparetable.h"
+#include "core/compare/msprobe12/compare.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/table/comparetable.h"
 #include "core/dump/dumpfile.h"
 #include "core/tensor/tensor.h"
 #include "core/util/outputfile.h"

@@ -4,7 +4,7 @@
 // leaves folders ProbeScope reads; ranks from the environment; Python's torch.load as an extra oracle.
 #include "collecttest.h"
 
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/rankdump.h"
 #include "core/tensor/tensor.h"

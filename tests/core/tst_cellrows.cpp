@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/compare/cellrows.h"
-#include "core/compare/comparejob.h"
-#include "core/compare/csvwriter.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/cellrows.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/table/pytext.h"
 
 #include <gtest/gtest.h>
 

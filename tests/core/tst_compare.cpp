@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden tests: every variant of ../shared/fixtures/*/expected/ (real msprobe 1.2.2 output) must be
 // reproduced cell for cell (numbers within 1e-9 relative), with the same highlight colours and advisor.
-#include "core/compare/comparejob.h"
-#include "core/compare/csvwriter.h"
-#include "core/compare/highlight.h"
-#include "core/compare/matcher.h"
-#include "core/compare/pytext.h"
+#include "core/compare/msprobe12/compare.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/msprobe12/highlight.h"
+#include "core/compare/match/matcher.h"
+#include "core/compare/table/pytext.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

@@ -3,10 +3,10 @@
 // a repr built from snprintf("%.*e") (and against Python for a table of edge values), fields against a
 // byte-by-byte quoting, whole tables against the per-cell path (excelText, guardFormula, csvLine).
 
-#include "core/compare/comparejob.h"
-#include "core/compare/comparetable.h"
-#include "core/compare/csvwriter.h"
-#include "core/compare/pytext.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/table/pytext.h"
 #include "core/util/csv.h"
 #include "core/util/pytext.h"
 

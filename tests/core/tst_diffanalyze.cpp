@@ -4,7 +4,7 @@
 // rules around them (stale tables, file names, rank order, errors).
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/msprobe26/diffanalyze.h"
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/dump/jsondocument.h"
 #include "tempdir.h"
 #include "fixtureguard.h"

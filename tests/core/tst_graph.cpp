@@ -5,7 +5,7 @@
 #include "core/graph/graphreader.h"
 #include "core/graph/graphwriter.h"
 #include "core/graph/trend.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "core/util/outputfile.h"
 #include "tempdir.h"
 #include "testconfig.h"

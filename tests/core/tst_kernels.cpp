@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests for core/compare/kernels: the fused pass against a plain element-by-element oracle, results that
 // do not depend on the thread count, streaming from a file, and the streamed .pt open.
-#include "core/compare/kernels.h"
-#include "core/compare/realdata.h"
+#include "core/compare/metrics/kernels.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/ptnative.h"
 #include "core/tensor/tensor.h"

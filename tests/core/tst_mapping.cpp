@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The mapping options of compare-spec §3.6 (-cm, -am, -dm, -lm) in both profiles. The expected values are
 // derived by hand in tests/data/mapping/README.md; each test repeats the step it checks.
-#include "core/compare/comparejob.h"
-#include "core/compare/mapping.h"
-#include "core/compare/pytext.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/match/mapping.h"
+#include "core/compare/table/pytext.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

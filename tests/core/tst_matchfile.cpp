@@ -4,9 +4,9 @@
 // made here from a real fixture pair: its Functional.gelu.0 call is renamed Functional.gelu.1 (keys, data names and
 // tensor files), so msprobe's matching leaves it unmatched; the manual match must give back exactly the table of the
 // unshifted pair.
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/compare/msprobe26/msprobe26.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "tempdir.h"
 #include "testconfig.h"
 

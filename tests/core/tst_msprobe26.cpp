@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // msprobe 26.0.0 profile: the real 26.0.0 CSV golden, the compare-spec §13.1 worked example, and the
 // checker (§8.1) and statistics rule matrix (§6.1) tables.
-#include "core/compare/csvwriter.h"
+#include "core/compare/output/csvwriter.h"
 #include "core/compare/msprobe26/msprobe26.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "core/dump/rankdump.h"
 #include "fixtureguard.h"

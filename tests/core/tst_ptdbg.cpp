@@ -2,13 +2,14 @@
 // The ptdbg profile (docs/ptdbg-compare.md): every variant of ../shared/fixtures/legacy_ptdbg/*/expected/
 // reproduced from the call recorded in its cmd.txt (cells, fills, advisor), plus ptdbg's rules on
 // hand-made inputs where the fixtures leave them open.
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/pipeline/ptdbgjob.h"
 #include "core/dump/dumpfile.h"
-#include "core/compare/csvwriter.h"
+#include "core/compare/output/csvwriter.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/compare/ptdbg/ptdbgmetrics.h"
-#include "core/compare/ptdbg/ptdbgrules.h"
-#include "core/compare/pytext.h"
+#include "core/compare/ptdbg/highlight.h"
+#include "core/compare/table/pytext.h"
 #include "core/session/session.h"
 #include "core/tensor/npystream.h"
 #include "core/util/workgroup.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/compare/cell.h"
-#include "core/compare/csvwriter.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/cell.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "fixtureguard.h"
 #include "testconfig.h"

@@ -12,7 +12,7 @@
 //   maxrel = fmt(max(re)); ratios = fmt(sum(re < 0.001 / 0.005) / size(re))
 //
 // Each expectation below names the numpy inputs it came from.
-#include "core/compare/realdata.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"

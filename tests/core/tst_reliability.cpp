@@ -2,7 +2,7 @@
 // Issue 20: never silently wrong, never stuck, never overwriting. Each numbered case of the issue is
 // reproduced here (the CLI reproductions are in tests/cli/reliability.sh).
 #include "core/dumpinfo/dumpinfo.h"
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/dump/dumpfile.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"

@@ -2,9 +2,9 @@
 // The summation-order policies of core/compare/kernels (docs/compare-performance.md, "Summation order"):
 // left to right (msprobe 26's BLAS ddot) and numpy's pairwise sum, each against a reference written here,
 // from memory and from a file, with the same bits for any thread count and in both kernel builds.
-#include "core/compare/kernels.h"
+#include "core/compare/metrics/kernels.h"
 #include "core/compare/msprobe26/msprobe26.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 #include "tempdir.h"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The xlsx output (compare-spec A.9 step 6, A.11): the files are unzipped and their XML read back here,
 // because no xlsx reader (openpyxl) is available on CI.
-#include "core/compare/comparetable.h"
-#include "core/compare/pytext.h"
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/msprobe12/compare.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/table/pytext.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/dump/dumpfile.h"
 #include "tempdir.h"
 #include "testconfig.h"

@@ -3,7 +3,7 @@
 // parts libxlsxwriter and openpyxl write. Shared by tst_xlsx (ProbeScope's files) and tst_ptdbg (ptdbg's).
 #pragma once
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "tempdir.h"
 
 #include <zlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: msprobe's compare.json input file.
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "fuzzfile.h"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // (resolved against two small node sets, its opposite-direction pairs, the text ProbeScope writes back and read
 // again) and msprobe 8.x's graph input JSON (`graph -i`), from the same bytes.
 #include "core/graph/graphwriter.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "fuzzfile.h"
 
 #include <cstdint>

@@ -4,9 +4,9 @@
 // data names, tensor files), so the compare leaves the NPU call without a partner. Matching it by hand in the graph
 // must compare its rows, give the unshifted pair's first failing node, write the expected .vis.config and read it
 // back; unmatching undoes it. Screenshots of the view before and after go to $PROBESCOPE_SHOTS_DIR when it is set.
-#include "core/compare/csvwriter.h"
+#include "core/compare/output/csvwriter.h"
 #include "core/graph/graphreader.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "core/tempdir.h"
 #include "testconfig.h"
 #include "ui/models/graphsides.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The panels and dialogs of ui/panels on the real msprobe fixtures (gelu is the injected bug).
-#include "core/compare/comparejob.h"
-#include "core/compare/pytext.h"
+#include "core/compare/pipeline/comparerun.h"
+#include "core/compare/table/pytext.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/panels/elidedlabel.h"
 #include "ui/panels/exportdialog.h"

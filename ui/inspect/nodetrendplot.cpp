@@ -4,7 +4,7 @@
 #include "ui/inspect/plotstyle.h"
 #include "ui/jobs/jobprogress.h"
 
-#include "core/compare/flatten.h"
+#include "core/compare/table/flatten.h"
 #include "core/dump/dumpfile.h"
 #include "core/dump/loadreport.h"
 #include "core/dump/rankdump.h"

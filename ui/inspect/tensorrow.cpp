@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/inspect/tensorrow.h"
 
-#include "core/compare/flatten.h"
-#include "core/compare/realdata.h"
+#include "core/compare/table/flatten.h"
+#include "core/compare/metrics/realdata.h"
 
 namespace probescope::ui {
 

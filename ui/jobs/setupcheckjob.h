@@ -5,7 +5,7 @@
 // progress and Cancel.
 
 #include "core/ckpt/ckptcompare.h"
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/setupcheck/setupinputs.h"
 #include "ui/jobs/backgroundtask.h"
 

@@ -4,7 +4,7 @@
 // made from the rank overview's pair summaries (each carries its pair's communication rows, session::PairSummary::
 // comm) with compare::msprobe26::mergeCommRows: the same table `probescope-cli merge_result` writes, without a file.
 
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 
 #include <QAbstractTableModel>
 #include <QStringList>

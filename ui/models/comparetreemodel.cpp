@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/models/comparetreemodel.h"
 
-#include "core/compare/comparetable.h"
+#include "core/compare/table/comparetable.h"
 #include "ui/models/nodesearch.h"
 
 #include <QAbstractItemView>

@@ -5,7 +5,7 @@
 // compared dump pair (the session's analysis, the tree view's data) and one from a graph file (.vis.db / .vis).
 
 #include "core/graph/graphmodel.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "core/session/nodestatus.h"
 #include "core/session/session.h"
 #include "core/tree/constructtree.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/models/noderowsmodel.h"
 
-#include "core/compare/flatten.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/flatten.h"
+#include "core/compare/table/pytext.h"
 #include "ui/models/statuspalette.h"
 
 #include <QBrush>

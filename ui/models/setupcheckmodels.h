@@ -5,7 +5,7 @@
 // (problem rows first), and a checkpoint compare's parameters (sortable by cos and l2).
 
 #include "core/ckpt/ckptcompare.h"
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/session/nodestatus.h"
 #include "ui/models/statuspalette.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/detailpanel.h"
 
-#include "core/compare/firstfailure.h"
+#include "core/compare/verdict/firstfailure.h"
 #include "ui/models/statuspalette.h"
 
 #include <QAction>

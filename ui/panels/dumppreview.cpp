@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/dumppreview.h"
 
-#include "core/compare/plan.h"
+#include "core/compare/pipeline/plan.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/dump/dumplayout.h"
 #include "core/session/session.h"

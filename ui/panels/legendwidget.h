@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/flatten.h"
+#include "core/compare/table/flatten.h"
 #include "core/session/nodestatus.h"
 
 #include <QWidget>

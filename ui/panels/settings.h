@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/comparejob.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/session/nodestatus.h"
 
 #include <QCoreApplication>

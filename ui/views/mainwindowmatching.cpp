@@ -6,7 +6,7 @@
 
 #include "core/dump/entryname.h"
 #include "core/graph/graphmodel.h"
-#include "core/graph/visconfig.h"
+#include "core/visconfig/visconfig.h"
 #include "ui/views/graphfilepanel.h"
 #include "ui/models/graphfilemodel.h"
 #include "ui/models/comparetreemodel.h"

@@ -2,7 +2,7 @@
 // Era C Result / Err_message: the indicator checkers of compare-spec §8.1, run per dump entry.
 #include "core/compare/msprobe26/msprobe26.h"
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 
 #include <algorithm>
 #include <cmath>

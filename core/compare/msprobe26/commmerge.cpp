@@ -2,7 +2,7 @@
 #include "core/compare/msprobe26/commmerge.h"
 
 #include "core/compare/msprobe26/mergeresult.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 
 #include <algorithm>
 #include <map>

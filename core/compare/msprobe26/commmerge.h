@@ -6,8 +6,8 @@
 // cells), so the job keeps no compare table alive; mergeCommRows then lays the ranks side by side as
 // mergeCompareResults does (docs/config-check.md, "merge_result in the job view").
 
-#include "core/compare/comparetable.h"
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/output/xlsxwriter.h"
 
 #include <memory>
 #include <string>

@@ -6,10 +6,10 @@
 
 #include "core/util/pytext.h"
 
-#include "core/compare/flatten.h"
-#include "core/compare/mapping.h"
-#include "core/compare/pytext.h"
-#include "core/compare/realdata.h"
+#include "core/compare/table/flatten.h"
+#include "core/compare/match/mapping.h"
+#include "core/compare/table/pytext.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/dump/leaf.h"
 #include "core/dump/rankdump.h"
 #include "core/util/workgroup.h"

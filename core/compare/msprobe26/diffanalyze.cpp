@@ -7,7 +7,7 @@
 #include "core/compare/msprobe26/commgraph.h"
 #include "core/compare/msprobe26/pyjsonwriter.h"
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/dumpfile.h"
 #include "core/dump/dumplayout.h"
 #include "core/dump/loadreport.h"

@@ -4,9 +4,9 @@
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/msprobe26/rows26.h"
 
-#include "core/compare/flatten.h"
-#include "core/compare/mappingutil.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/flatten.h"
+#include "core/compare/match/mappingutil.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/leaf.h"
 
 #include <algorithm>

@@ -3,8 +3,8 @@
 // (fuzzy), by --match-file, under the name mappings, and kept only where the dtypes are compatible.
 #include "core/compare/msprobe26/rows26.h"
 
-#include "core/compare/mapping.h"
-#include "core/compare/mappingutil.h"
+#include "core/compare/match/mapping.h"
+#include "core/compare/match/mappingutil.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/compare/msprobe26/mergeresult.h"
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/util/fileio.h"
 #include "core/util/folderlist.h"
 #include "core/util/xlsxreader.h"

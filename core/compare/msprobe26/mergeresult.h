@@ -5,7 +5,7 @@
 // per communication API entry (the `api` list of the config) and a column per rank. The rules and the decisions
 // where msprobe's behaviour depends on the machine are in docs/config-check.md ("merge_result").
 
-#include "core/compare/xlsxwriter.h"
+#include "core/compare/output/xlsxwriter.h"
 #include "core/util/diagnostic.h"
 
 #include <filesystem>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Era C real-data metrics (compare-spec §5.2-5.4): squeeze, the validation chain, the relative error in
 // the common float type with that type's epsilon, and EucDist. Every figure of a pair comes from the metric
-// kernels (compare/kernels.h) in one streamed pass, the sums left to right as msprobe 26's BLAS adds them;
+// kernels (compare/metrics/kernels.h) in one streamed pass, the sums left to right as msprobe 26's BLAS adds them;
 // only a 0-d pair (one element) is computed here.
 #include "core/compare/msprobe26/msprobe26.h"
 
-#include "core/compare/kernels.h"
-#include "core/compare/pytext.h"
-#include "core/compare/realdata.h"
+#include "core/compare/metrics/kernels.h"
+#include "core/compare/table/pytext.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/resolver.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/cell.h"
-#include "core/compare/comparetable.h"
-#include "core/compare/csvwriter.h"
+#include "core/compare/table/cell.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/output/csvwriter.h"
 #include "core/dump/dumpfile.h"
 #include "core/tensor/tensor.h"
 #include "core/util/diagnostic.h"
@@ -23,6 +23,10 @@
  */
 namespace probescope::tensor {
 class TensorResolver;
+}
+
+namespace probescope::compare {
+class ProfileRules; // compare/seam/profilerules.h
 }
 
 namespace probescope::compare::msprobe26 {
@@ -137,5 +141,8 @@ std::string cellText(const Cell& cell);
 std::string tableCsv(const CompareTable& table);
 /// tableCsv streamed to a sink; false if the sink failed.
 bool writeTableCsv(const CompareTable& table, const TextSink& sink);
+
+/// msprobe 26.0.0 behind the profile seam (msprobe26/profile.cpp); compare/pipeline/profiles.h's rulesOf gives it.
+const ProfileRules& rules();
 
 } // namespace probescope::compare::msprobe26

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/cell.h"
-#include "core/compare/pytext.h"
+#include "core/compare/table/cell.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/jsondocument.h"
 
 #include <algorithm>

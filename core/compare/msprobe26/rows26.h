@@ -4,9 +4,9 @@
 // msprobe's ParseData rows (flatten26.cpp) and the NPU rows paired with bench rows (match26.cpp); compare.cpp lays
 // the pairs out as the table.
 
-#include "core/compare/cell.h"
-#include "core/compare/comparetable.h"
-#include "core/compare/mapping.h"
+#include "core/compare/table/cell.h"
+#include "core/compare/table/comparetable.h"
+#include "core/compare/match/mapping.h"
 #include "core/dump/dumpfile.h"
 #include "core/util/diagnostic.h"
 

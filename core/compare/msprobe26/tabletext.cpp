@@ -2,8 +2,8 @@
 // msprobe 26 compare, the output side: cells as pandas prints them and the table as msprobe's CSV text.
 #include "core/compare/msprobe26/msprobe26.h"
 
-#include "core/compare/csvwriter.h"
-#include "core/compare/pytext.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/table/pytext.h"
 #include "core/util/pytext.h"
 
 #include <array>

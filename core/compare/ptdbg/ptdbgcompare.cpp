@@ -4,10 +4,10 @@
 // its source (acc_compare.py); docs/ptdbg-compare.md lists them and where ProbeScope departs from a crash.
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/compare/ptdbg/ptdbgmetrics.h"
-#include "core/compare/ptdbg/ptdbgrules.h"
+#include "core/compare/ptdbg/highlight.h"
 
-#include "core/compare/pytext.h"
-#include "core/compare/realdata.h"
+#include "core/compare/table/pytext.h"
+#include "core/compare/metrics/realdata.h"
 #include "core/dump/jsondocument.h"
 #include "core/dump/pklrows.h"
 #include "core/tensor/npystream.h"

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/compare/cell.h"
-#include "core/compare/comparejob.h"
-#include "core/compare/comparetable.h"
+#include "core/compare/table/cell.h"
+#include "core/compare/table/comparetable.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "core/util/diagnostic.h"
@@ -16,6 +15,10 @@
 /// ptdbg_ascend 6.0's compare (the `ptdbg` profile), read from its source: see docs/ptdbg-compare.md.
 /// It works on the .pkl rows themselves, as ptdbg did, not on the dump.json-shaped view of core/dump:
 /// ptdbg's table order, matching and placeholders follow the lines of the file.
+namespace probescope::compare {
+class ProfileRules; // compare/seam/profilerules.h
+}
+
 namespace probescope::compare::ptdbg {
 
 /// ptdbg's `input_param`: without both data folders the compare is statistics-only (or md5).
@@ -102,33 +105,6 @@ struct RankPair
 Result<std::vector<RankPair>> distributedPairs(const std::filesystem::path& npuStepDir,
                                                const std::filesystem::path& benchStepDir);
 
-struct PtdbgJobOptions
-{
-    PtdbgOptions compare;
-    bool advisor = true;   ///< advisor_{ts}.txt (ptdbg's auto_analyze; -c turns it off)
-    bool xlsx = false;     ///< compare_result_{ts}.xlsx with ptdbg's fills (ptdbg writes only this)
-    std::string timestamp; ///< YYYYmmddHHMMSS for the names; now when empty
-    /// --salvage: compare a pair whose .pkl has errors (rows that are not rows are left out and said); without it
-    /// such a pair is not compared (PairResult::refused), as the msprobe profiles refuse a damaged dump.json.
-    bool salvage = false;
-};
-
-/**
- * @brief Compares every pair and writes `compare_result{suffix}_{ts}.csv` (the cells of ptdbg's xlsx),
- * optionally the `.xlsx`, and `advisor{suffix}_{ts}.txt` into `outDir`.
- *
- * ptdbg names every advisor file `advisor_{ts}.txt`, so two ranks finishing in the same second overwrite
- * each other's; here the rank suffix is part of the name and no existing file is ever replaced (a taken
- * name gets "_1", "_2", ...). Each result also names the first failing node in execution order.
- *
- * Both .pkl files go through the load step first (core/dump's reader and dump::loadReport, as the msprobe dumps
- * do): a cut file, invalid UTF-8 or a mistyped row is an error in PairResult::inputDiagnostics with file:line:col,
- * and the pair is `refused` unless options.salvage (then PairResult::salvaged says what was lost). Unreadable
- * .npy files are errors there too. A refused pair writes nothing; the other pairs still run.
- */
-Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const std::filesystem::path& outDir,
-                                            const PtdbgJobOptions& options, ProgressSink* progress = nullptr);
-
 /**
  * @brief ptdbg's parse(pkl_path, module_name_prefix): the text it prints for the rows whose name starts with
  * `prefix` — "Trace back(…)" with the frames outermost first for stack rows, "Statistic Info:" then
@@ -138,5 +114,8 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
  * ptdbg.input, ptdbg.row (with file:line).
  */
 Result<std::string> parsePkl(const std::filesystem::path& pkl, std::string_view prefix);
+
+/// ptdbg_ascend 6.0 behind the profile seam (ptdbg/profile.cpp); compare/pipeline/profiles.h's rulesOf gives it.
+const ProfileRules& rules();
 
 } // namespace probescope::compare::ptdbg

@@ -3,7 +3,7 @@
 // compare_distributed, and the Advisor's verdict.
 #include "core/compare/ptdbg/ptdbgcompare.h"
 
-#include "core/compare/jsoninput.h"
+#include "core/compare/input/jsoninput.h"
 #include "core/dump/dumplayout.h"
 
 #include "core/util/fileio.h"

@@ -4,7 +4,7 @@
 // elements of both arrays *in place*; Cosine and MaxAbsErr then see those changed arrays in float64.
 #include "core/compare/ptdbg/ptdbgmetrics.h"
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/tensor/dtype.h"
 
 #include <cmath>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // compare_by_op on two arrays wherever they are (in memory, or .npy files streamed a chunk at a time): the
-// ptdbg profile's metrics from the shared kernels (core/compare/kernels.h, its ptdbg section).
+// ptdbg profile's metrics from the shared kernels (core/compare/metrics/kernels.h, its ptdbg section).
 
-#include "core/compare/kernels.h"
+#include "core/compare/metrics/kernels.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
 #include "core/util/workgroup.h"
 

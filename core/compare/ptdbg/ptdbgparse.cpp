@@ -2,7 +2,7 @@
 // ptdbg's parse(): one API's rows of a .pkl, printed as ptdbg printed them.
 #include "core/compare/ptdbg/ptdbgcompare.h"
 
-#include "core/compare/pytext.h"
+#include "core/compare/table/pytext.h"
 #include "core/dump/jsondocument.h"
 #include "core/dump/pklrows.h"
 #include "core/util/fileio.h"

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: Apache-2.0
+// The body of the fused metric pass, compiled twice: kernelsgeneric.cpp (baseline x86-64) and
+// kernelsavx2.cpp (-mavx2). Both use the same 4 lanes and no FMA contraction (-ffp-contract=off), so the
+// two builds give the same bits and only the speed depends on the CPU.
+// Include with PROBESCOPE_KERNEL_NS defined to the namespace of the build.
+#include "core/compare/metrics/kernels.h"
+#include "core/tensor/dtype.h"
+
+#include <bit>
+#include <cmath>
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace probescope::compare::kernels::PROBESCOPE_KERNEL_NS {
+
+using tensor::DType;
+
+namespace {
+
+constexpr std::size_t kBlock = 1024; ///< elements widened at a time: 2 x 8 KiB of float64 stays in L1
+constexpr int kLanes = 4;
+
+template<typename T>
+inline T loadAs(const std::byte* p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/// float16 bits to float, branch-free so that the loop vectorises (same values as tensor::halfToFloat).
+inline float halfBits(std::uint16_t h)
+{
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t em = h & 0x7FFFu;
+    std::uint32_t bits = (em << 13) + 0x38000000u;      // rebias 15 -> 127
+    bits += em >= 0x7C00u ? 0x38000000u : 0u;          // inf / NaN: exponent all ones
+    const float sub = static_cast<float>(em) * 5.9604644775390625e-8f; // subnormal: em * 2^-24, exact
+    const float magnitude = em < 0x0400u ? sub : std::bit_cast<float>(bits);
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) | sign);
+}
+
+template<DType T>
+constexpr std::size_t kSize = T == DType::Float64 || T == DType::Int64 ? 8
+    : T == DType::Float32 || T == DType::Int32                      ? 4
+    : T == DType::Float16 || T == DType::BFloat16 || T == DType::Int16 ? 2
+                                                                       : 1;
+
+template<DType T>
+void widen(const std::byte* src, std::size_t n, double* out)
+{
+    std::size_t i = 0;
+#ifdef __F16C__
+    if constexpr (T == DType::Float16) {
+        // The hardware conversion is exact too (only a signalling NaN comes back quiet: still a NaN).
+        for (; i + 4 <= n; i += 4) {
+            const __m128i halves = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i * 2));
+            _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm_cvtph_ps(halves)));
+        }
+    }
+#endif
+    for (; i < n; ++i) {
+        const std::byte* p = src + i * kSize<T>;
+        if constexpr (T == DType::Float32)
+            out[i] = loadAs<float>(p);
+        else if constexpr (T == DType::Float64)
+            out[i] = loadAs<double>(p);
+        else if constexpr (T == DType::BFloat16)
+            out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(loadAs<std::uint16_t>(p)) << 16);
+        else if constexpr (T == DType::Float16)
+            out[i] = halfBits(loadAs<std::uint16_t>(p));
+        else if constexpr (T == DType::Bool)
+            out[i] = loadAs<std::uint8_t>(p) != 0 ? 1.0 : 0.0;
+        else if constexpr (T == DType::UInt8)
+            out[i] = loadAs<std::uint8_t>(p);
+        else if constexpr (T == DType::Int8)
+            out[i] = loadAs<std::int8_t>(p);
+        else if constexpr (T == DType::Int16)
+            out[i] = loadAs<std::int16_t>(p);
+        else if constexpr (T == DType::Int32)
+            out[i] = loadAs<std::int32_t>(p);
+        else
+            out[i] = static_cast<double>(loadAs<std::int64_t>(p));
+    }
+}
+
+float roundHalf(float x)
+{
+    return tensor::halfToFloat(tensor::floatToHalf(x));
+}
+
+/// |(n - b) / b| with both operations rounded to R (float16 through float32, which rounds correctly).
+template<DType R>
+inline double relError(double n, double b)
+{
+    if constexpr (R == DType::Float64) {
+        return std::fabs((n - b) / b);
+    } else if constexpr (R == DType::Float32) {
+        const float d = static_cast<float>(n) - static_cast<float>(b);
+        return std::fabs(static_cast<double>(d / static_cast<float>(b)));
+    } else {
+        const float d = roundHalf(static_cast<float>(n) - static_cast<float>(b));
+        return std::fabs(static_cast<double>(roundHalf(d / static_cast<float>(b))));
+    }
+}
+
+/// n + eps rounded to E (E = Bool stands for "no eps": n unchanged).
+template<DType E>
+inline double withEps(double n, double eps)
+{
+    if constexpr (E == DType::Float64)
+        return n + eps;
+    else if constexpr (E == DType::Float32)
+        return static_cast<float>(n) + static_cast<float>(eps);
+    else
+        return n;
+}
+
+struct Lanes
+{
+    double s[kLanes] = {};
+    double c[kLanes] = {};
+
+    /// Neumaier's step per lane: the compensation catches what each addition loses.
+    inline void add(int j, double p)
+    {
+        const double t = s[j] + p;
+        c[j] += std::fabs(s[j]) >= std::fabs(p) ? (s[j] - t) + p : (p - t) + s[j];
+        s[j] = t;
+    }
+
+    /// The lanes folded in lane order, with compensation.
+    Sum fold() const
+    {
+        Sum out;
+        double comp = 0;
+        for (int j = 0; j < kLanes; ++j) {
+            const double t = out.sum + s[j];
+            comp += std::fabs(out.sum) >= std::fabs(s[j]) ? (out.sum - t) + s[j] : (s[j] - t) + out.sum;
+            out.sum = t;
+            comp += c[j];
+        }
+        out.compensation = comp;
+        return out;
+    }
+};
+
+struct Accumulators
+{
+    Lanes dot, nn, bb, dd;
+    /// SumOrder::LeftToRight: Σ n·b, Σ n², Σ b², Σ (n - b)², one running sum each, in element order.
+    double serial[4] = {};
+    double maxAbs[kLanes];
+    double maxRel[kLanes];
+    std::uint64_t absNan[kLanes] = {};
+    std::uint64_t relNan[kLanes] = {};
+    std::uint64_t below1[kLanes] = {};
+    std::uint64_t below5[kLanes] = {};
+    Accumulators()
+    {
+        for (int j = 0; j < kLanes; ++j)
+            maxAbs[j] = maxRel[j] = -std::numeric_limits<double>::infinity();
+    }
+};
+
+/// Zeroes inf/NaN positions (as msprobe does when both sides have them at the same places) and records
+/// what was seen. Only called for blocks that hold a non-finite value.
+void fixInvalid(double* n, double* b, std::size_t count, PairStats& out)
+{
+    for (std::size_t i = 0; i < count; ++i) {
+        const bool nf = std::isfinite(n[i]);
+        const bool bf = std::isfinite(b[i]);
+        if (nf && bf)
+            continue;
+        out.anyInvalid = true;
+        if (std::isinf(n[i]) != std::isinf(b[i]) || std::isnan(n[i]) != std::isnan(b[i]))
+            out.masksDiffer = true;
+        if (!nf) {
+            n[i] = 0;
+            b[i] = 0;
+        }
+    }
+}
+
+// GCC vector extensions: 4 float64 lanes, lowered to AVX2 or to SSE2 pairs with the same element-wise
+// IEEE operations, so both builds give the same bits (the scalar step below is the same per lane).
+typedef double V4d __attribute__((vector_size(32)));
+typedef long long V4l __attribute__((vector_size(32)));
+typedef float V4f __attribute__((vector_size(16)));
+
+inline V4d vabs(V4d x)
+{
+    return reinterpret_cast<V4d>(reinterpret_cast<V4l>(x) & 0x7FFFFFFFFFFFFFFFLL);
+}
+
+inline V4d load4(const double* p)
+{
+    V4d v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/// Each lane rounded to float16 and back (round to nearest even, as numpy's float16 loops).
+inline V4f roundHalf4(V4f x)
+{
+#ifdef __F16C__
+    __m128 v;
+    std::memcpy(&v, &x, sizeof v);
+    const __m128 back = _mm_cvtph_ps(_mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    std::memcpy(&x, &back, sizeof x);
+#else
+    for (int j = 0; j < kLanes; ++j)
+        x[j] = roundHalf(x[j]);
+#endif
+    return x;
+}
+
+struct VecSum
+{
+    V4d s = {};
+    V4d c = {};
+    inline void add(V4d p)
+    {
+        const V4d t = s + p;
+        c += vabs(s) >= vabs(p) ? (s - t) + p : (p - t) + s;
+        s = t;
+    }
+};
+
+/// How the fused loop forms the sums: compensated lanes, SumOrder::LeftToRight's chains, or not at all
+/// (FusedPart::OthersOnly).
+enum class SumMode
+{
+    Lanes,
+    Serial,
+    None,
+};
+
+/// The 4-lane loop over whole groups of 4 for float32/float64 relative errors; returns where it stopped.
+/// SumMode::Serial: the products of each group are added to the chains in element order.
+template<DType R, DType E, bool Diff, SumMode S>
+std::size_t accumulateVector(const double* n, const double* b, std::size_t count, const RelErrRule& rule,
+                             Accumulators& a)
+{
+    double serialDot = a.serial[0];
+    double serialNn = a.serial[1];
+    double serialBb = a.serial[2];
+    double serialDd = a.serial[3];
+    VecSum dot, nn, bb, dd;
+    V4d maxAbs, maxRel;
+    V4l absNan = {}, relNan = {}, below1 = {}, below5 = {};
+    std::memcpy(&dot.s, a.dot.s, sizeof dot.s);
+    std::memcpy(&dot.c, a.dot.c, sizeof dot.c);
+    std::memcpy(&nn.s, a.nn.s, sizeof nn.s);
+    std::memcpy(&nn.c, a.nn.c, sizeof nn.c);
+    std::memcpy(&bb.s, a.bb.s, sizeof bb.s);
+    std::memcpy(&bb.c, a.bb.c, sizeof bb.c);
+    std::memcpy(&dd.s, a.dd.s, sizeof dd.s);
+    std::memcpy(&dd.c, a.dd.c, sizeof dd.c);
+    std::memcpy(&maxAbs, a.maxAbs, sizeof maxAbs);
+    std::memcpy(&maxRel, a.maxRel, sizeof maxRel);
+    const V4d zero = {};
+    const V4d npuEps = zero + rule.npuEps;
+    const V4d benchAtZero = zero + rule.benchAtZero;
+    const V4d one = zero + rule.one;
+    const V4d five = zero + rule.five;
+    std::size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+        const V4d x = load4(n + i);
+        const V4d y = load4(b + i);
+        const V4d d = x - y;
+        if constexpr (S == SumMode::Serial) {
+            const V4d pd = x * y;
+            const V4d pn = x * x;
+            const V4d pb = y * y;
+            const V4d pdd = d * d;
+            for (int j = 0; j < kLanes; ++j) {
+                serialDot += pd[j];
+                serialNn += pn[j];
+                serialBb += pb[j];
+                if constexpr (Diff)
+                    serialDd += pdd[j];
+            }
+        } else if constexpr (S == SumMode::Lanes) {
+            dot.add(x * y);
+            nn.add(x * x);
+            bb.add(y * y);
+            if constexpr (Diff)
+                dd.add(d * d);
+        }
+        const V4d ad = vabs(d);
+        absNan |= ad != ad;
+        maxAbs = ad > maxAbs ? ad : maxAbs;
+        const V4l isZero = y == zero;
+        V4d xEps = x;
+        if constexpr (E == DType::Float64)
+            xEps = x + npuEps;
+        else if constexpr (E == DType::Float32)
+            xEps = __builtin_convertvector(__builtin_convertvector(x, V4f) + __builtin_convertvector(npuEps, V4f), V4d);
+        const V4d xe = isZero ? xEps : x;
+        const V4d ye = isZero ? benchAtZero : y;
+        V4d r;
+        if constexpr (R == DType::Float64) {
+            r = vabs((xe - ye) / ye);
+        } else if constexpr (R == DType::Float16) {
+            const V4f yf = __builtin_convertvector(ye, V4f);
+            const V4f diff = roundHalf4(__builtin_convertvector(xe, V4f) - yf);
+            r = vabs(__builtin_convertvector(roundHalf4(diff / yf), V4d));
+        } else {
+            const V4f yf = __builtin_convertvector(ye, V4f);
+            const V4f q = (__builtin_convertvector(xe, V4f) - yf) / yf;
+            r = vabs(__builtin_convertvector(q, V4d));
+        }
+        relNan |= r != r;
+        maxRel = r > maxRel ? r : maxRel;
+        below1 -= r < one; // a true comparison is -1
+        below5 -= r < five;
+    }
+    std::memcpy(a.dot.s, &dot.s, sizeof dot.s);
+    std::memcpy(a.dot.c, &dot.c, sizeof dot.c);
+    std::memcpy(a.nn.s, &nn.s, sizeof nn.s);
+    std::memcpy(a.nn.c, &nn.c, sizeof nn.c);
+    std::memcpy(a.bb.s, &bb.s, sizeof bb.s);
+    std::memcpy(a.bb.c, &bb.c, sizeof bb.c);
+    std::memcpy(a.dd.s, &dd.s, sizeof dd.s);
+    std::memcpy(a.dd.c, &dd.c, sizeof dd.c);
+    std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
+    std::memcpy(a.maxRel, &maxRel, sizeof maxRel);
+    a.serial[0] = serialDot;
+    a.serial[1] = serialNn;
+    a.serial[2] = serialBb;
+    a.serial[3] = serialDd;
+    for (int j = 0; j < kLanes; ++j) {
+        a.absNan[j] |= absNan[j] != 0 ? 1u : 0u;
+        a.relNan[j] |= relNan[j] != 0 ? 1u : 0u;
+        a.below1[j] += static_cast<std::uint64_t>(below1[j]);
+        a.below5[j] += static_cast<std::uint64_t>(below5[j]);
+    }
+    return i;
+}
+
+/// True when no element of either array is inf or NaN (both fail `|x| <= max`).
+inline bool allFinite(const double* n, const double* b, std::size_t count)
+{
+    const V4d largest = V4d {} + std::numeric_limits<double>::max();
+    V4l ok = V4l {} - 1;
+    std::size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+        ok &= (vabs(load4(n + i)) <= largest) & (vabs(load4(b + i)) <= largest);
+    bool all = (ok[0] & ok[1] & ok[2] & ok[3]) != 0;
+    for (; i < count; ++i)
+        all = all && std::fabs(n[i]) <= std::numeric_limits<double>::max() && std::fabs(b[i]) <= std::numeric_limits<double>::max();
+    return all;
+}
+
+template<DType R, DType E, bool Diff, SumMode S>
+void accumulate(const double* n, const double* b, std::size_t count, const RelErrRule& rule, Accumulators& a)
+{
+    const double npuEps = rule.npuEps;
+    const double benchAtZero = rule.benchAtZero;
+    const double one = rule.one;
+    const double five = rule.five;
+    std::size_t i = 0;
+    // Element i goes to lane i % 4 whatever the CPU, so the sums do not depend on the build.
+    auto step = [&](int j, double x, double y) {
+        const double d = x - y;
+        if constexpr (S == SumMode::Serial) {
+            a.serial[0] += x * y;
+            a.serial[1] += x * x;
+            a.serial[2] += y * y;
+            if constexpr (Diff)
+                a.serial[3] += d * d;
+        } else if constexpr (S == SumMode::Lanes) {
+            a.dot.add(j, x * y);
+            a.nn.add(j, x * x);
+            a.bb.add(j, y * y);
+            if constexpr (Diff)
+                a.dd.add(j, d * d);
+        }
+        const double ad = std::fabs(d);
+        a.absNan[j] |= ad != ad ? 1u : 0u;
+        a.maxAbs[j] = ad > a.maxAbs[j] ? ad : a.maxAbs[j];
+        const bool zero = y == 0;
+        const double xe = zero ? withEps<E>(x, npuEps) : x;
+        const double ye = zero ? benchAtZero : y;
+        const double r = relError<R>(xe, ye);
+        a.relNan[j] |= r != r ? 1u : 0u;
+        a.maxRel[j] = r > a.maxRel[j] ? r : a.maxRel[j];
+        a.below1[j] += r < one ? 1u : 0u;
+        a.below5[j] += r < five ? 1u : 0u;
+    };
+    i = accumulateVector<R, E, Diff, S>(n, b, count, rule, a);
+    for (; i < count; ++i)
+        step(static_cast<int>(i % kLanes), n[i], b[i]);
+}
+
+using WidenFn = void (*)(const std::byte*, std::size_t, double*);
+
+WidenFn widenFor(DType t)
+{
+    switch (t) {
+    case DType::Bool:
+        return widen<DType::Bool>;
+    case DType::UInt8:
+        return widen<DType::UInt8>;
+    case DType::Int8:
+        return widen<DType::Int8>;
+    case DType::Int16:
+        return widen<DType::Int16>;
+    case DType::Int32:
+        return widen<DType::Int32>;
+    case DType::Int64:
+        return widen<DType::Int64>;
+    case DType::Float16:
+        return widen<DType::Float16>;
+    case DType::BFloat16:
+        return widen<DType::BFloat16>;
+    case DType::Float32:
+        return widen<DType::Float32>;
+    case DType::Float64:
+        return widen<DType::Float64>;
+    }
+    return widen<DType::Float32>;
+}
+
+using AccumulateFn = void (*)(const double*, const double*, std::size_t, const RelErrRule&, Accumulators&);
+
+template<DType R, DType E>
+AccumulateFn accumulateFor(bool diff, SumMode mode)
+{
+    switch (mode) {
+    case SumMode::Serial:
+        return diff ? accumulate<R, E, true, SumMode::Serial> : accumulate<R, E, false, SumMode::Serial>;
+    case SumMode::None:
+        return accumulate<R, E, false, SumMode::None>;
+    default:
+        return diff ? accumulate<R, E, true, SumMode::Lanes> : accumulate<R, E, false, SumMode::Lanes>;
+    }
+}
+
+template<DType R>
+AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, SumMode mode)
+{
+    if (rule.npuEps == 0)
+        return accumulateFor<R, DType::Bool>(diff, mode);
+    if (rule.npuEpsType == DType::Float64)
+        return accumulateFor<R, DType::Float64>(diff, mode);
+    return accumulateFor<R, DType::Float32>(diff, mode);
+}
+
+AccumulateFn accumulateFor(const RelErrRule& rule, bool diff, SumMode mode)
+{
+    switch (rule.compute) {
+    case DType::Float16:
+        return accumulateFor<DType::Float16>(rule, diff, mode);
+    case DType::Float64:
+        return accumulateFor<DType::Float64>(rule, diff, mode);
+    default:
+        return accumulateFor<DType::Float32>(rule, diff, mode);
+    }
+}
+
+/// FusedPart::SumsOnly: the left-to-right chains alone (the same products, added in the same order as the
+/// SumMode::Serial loop, so the bits are the same).
+template<bool Diff>
+void serialSums(const double* n, const double* b, std::size_t count, double* sums)
+{
+    double dot = sums[0];
+    double nn = sums[1];
+    double bb = sums[2];
+    double dd = sums[3];
+    for (std::size_t i = 0; i < count; ++i) {
+        const double x = n[i];
+        const double y = b[i];
+        dot += x * y;
+        nn += x * x;
+        bb += y * y;
+        if constexpr (Diff) {
+            const double d = x - y;
+            dd += d * d;
+        }
+    }
+    sums[0] = dot;
+    sums[1] = nn;
+    sums[2] = bb;
+    sums[3] = dd;
+}
+
+} // namespace
+
+void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out)
+{
+    widenFor(dtype)(source, count, out);
+}
+
+/// The fused pass over `count` elements of two in-memory arrays; with SumOrder::LeftToRight the sums go on
+/// from carry's.
+PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench,
+                     std::size_t count, const RelErrRule& rule, bool wantDiffSq, SumOrder order,
+                     const PairStats& carry, FusedPart part)
+{
+    const bool serial = order == SumOrder::LeftToRight && part != FusedPart::OthersOnly;
+    const WidenFn widenNpu = widenFor(npuType);
+    const WidenFn widenBench = widenFor(benchType);
+    const AccumulateFn run = accumulateFor(rule, wantDiffSq,
+                                           part == FusedPart::OthersOnly ? SumMode::None
+                                               : serial                  ? SumMode::Serial
+                                                                         : SumMode::Lanes);
+    const bool sumsOnly = serial && part == FusedPart::SumsOnly;
+    const std::size_t npuSize = tensor::dtypeSize(npuType);
+    const std::size_t benchSize = tensor::dtypeSize(benchType);
+    alignas(64) double n[kBlock];
+    alignas(64) double b[kBlock];
+    Accumulators acc;
+    if (serial) {
+        acc.serial[0] = carry.dot.sum;
+        acc.serial[1] = carry.npuSq.sum;
+        acc.serial[2] = carry.benchSq.sum;
+        acc.serial[3] = carry.diffSq.sum;
+    }
+    PairStats out;
+    for (std::size_t first = 0; first < count; first += kBlock) {
+        const std::size_t m = count - first < kBlock ? count - first : kBlock;
+        widenNpu(npu + first * npuSize, m, n);
+        widenBench(bench + first * benchSize, m, b);
+        // inf and NaN fail `|x| <= max`; the test is vectorised, the repair is not (it is rare).
+        if (!allFinite(n, b, m))
+            fixInvalid(n, b, m, out);
+        if (!sumsOnly)
+            run(n, b, m, rule, acc);
+        else if (wantDiffSq)
+            serialSums<true>(n, b, m, acc.serial);
+        else
+            serialSums<false>(n, b, m, acc.serial);
+    }
+    if (serial) {
+        out.dot.sum = acc.serial[0];
+        out.npuSq.sum = acc.serial[1];
+        out.benchSq.sum = acc.serial[2];
+        out.diffSq.sum = acc.serial[3];
+    } else {
+        out.dot = acc.dot.fold();
+        out.npuSq = acc.nn.fold();
+        out.benchSq = acc.bb.fold();
+        out.diffSq = acc.dd.fold();
+    }
+    for (int j = 0; j < kLanes; ++j) {
+        out.absNan = out.absNan || acc.absNan[j] != 0;
+        out.relNan = out.relNan || acc.relNan[j] != 0;
+        out.maxAbs = acc.maxAbs[j] > out.maxAbs ? acc.maxAbs[j] : out.maxAbs;
+        out.maxRel = acc.maxRel[j] > out.maxRel ? acc.maxRel[j] : out.maxRel;
+        out.belowOne += acc.below1[j];
+        out.belowFive += acc.below5[j];
+    }
+    return out;
+}
+
+} // namespace probescope::compare::kernels::PROBESCOPE_KERNEL_NS

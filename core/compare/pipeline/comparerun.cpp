@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/compare/pipeline/comparerun.h"
+
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/table/pytext.h"
+#include "core/util/csv.h"
+#include "core/util/fileio.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <ctime>
+
+namespace probescope::compare {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+SourceLocation at(const fs::path& p)
+{
+    return SourceLocation { p.string(), std::nullopt, 0, 0 };
+}
+
+
+} // namespace
+
+
+namespace {
+
+/// msprobe's planning: strict rank pairing, stack mode by its rule.
+PlanOptions planOptionsOf(const JobOptions& options)
+{
+    PlanOptions planOptions;
+    planOptions.profile = options.profile;
+    planOptions.stackFlag = options.stackFlag;
+    return planOptions;
+}
+
+} // namespace
+
+Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options)
+{
+    auto plan = compare::planPairs(input, planOptionsOf(options));
+    if (!plan)
+        return plan.error();
+    return std::move(plan->pairs);
+}
+
+Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,
+                                              const JobOptions& options, ProgressSink* progress)
+{
+    auto plan = compare::planPairs(input, planOptionsOf(options));
+    if (!plan)
+        return plan.error();
+    auto files = readMappingFiles(options);
+    if (!files)
+        return files.error();
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec)
+        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    std::vector<PairResult> results;
+    for (const PlannedPair& pair : plan->pairs) {
+        PairResult result;
+        result.suffix = pair.suffix;
+        result.npuDump = pair.npu.dumpFile;
+        result.benchDump = pair.bench.dumpFile;
+        result.step = pair.step;
+        result.outSubdir = pair.outSubdir;
+        if (results.empty())
+            result.diagnostics.insert(result.diagnostics.begin(), plan->diagnostics.begin(), plan->diagnostics.end());
+        auto outcome = comparePair(pair, *files, options, {}, progress);
+        // A pair whose dump cannot be read, or has errors while salvage is off, is refused (issue 20); in directory
+        // mode the other pairs still run. Option errors and a cancel stop the job.
+        if (!outcome && (plan->pairs.size() == 1 || outcome.error().id == "compare.option"
+                         || outcome.error().id == "compare.cancelled"))
+            return outcome.error();
+        if (!outcome || outcome->refused) {
+            result.table = std::make_shared<const CompareTable>();
+            result.refused = true;
+            if (!outcome)
+                result.inputDiagnostics.push_back(outcome.error());
+            else
+                result.inputDiagnostics = std::move(outcome->inputDiagnostics);
+            result.firstFailure.summary = "not compared: the input has errors (see above)";
+            results.push_back(std::move(result));
+            continue;
+        }
+        result.table = outcome->table;
+        result.firstFailure = outcome->firstFailure;
+        result.diagnostics.insert(result.diagnostics.end(), outcome->notes.begin(), outcome->notes.end());
+        result.inputDiagnostics = std::move(outcome->inputDiagnostics);
+        result.salvaged = std::move(outcome->salvaged);
+        if (outcome->table->rows.empty()) {
+            if (progress)
+                progress->advance(1000);
+            results.push_back(std::move(result)); // msprobe writes nothing when no op matched
+            continue;
+        }
+        auto written = writePairOutputs(*outcome, pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir, stamp, options);
+        if (!written)
+            return written.error();
+        result.csvFile = written->csvFile;
+        result.xlsxFile = written->xlsxFile;
+        result.advisorFile = written->advisorFile;
+        result.mappingFile = written->mappingFile;
+        results.push_back(std::move(result));
+        if (progress)
+            progress->advance(1000); // comparePair's range: the pair is done once its files are written
+    }
+    return results;
+}
+
+long firstDivergingPair(const std::vector<PairResult>& results)
+{
+    std::vector<const FirstFailure*> failures;
+    for (const PairResult& r : results)
+        failures.push_back(&r.firstFailure);
+    return earliestFailure(failures);
+}
+
+} // namespace probescope::compare

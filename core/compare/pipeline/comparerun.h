@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/compare/table/comparetable.h"
+#include "core/compare/output/csvwriter.h"
+#include "core/compare/output/tablecsv.h"
+#include "core/compare/verdict/firstfailure.h"
+#include "core/compare/pipeline/pipeline.h"
+#include "core/compare/pipeline/plan.h"
+#include "core/util/csv.h"
+#include "core/util/diagnostic.h"
+#include "core/util/profile.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probescope::compare {
+
+/// msprobe 1.2.2 (default), msprobe 26.0.0 or ptdbg_ascend 6.0 (util/profile.h: the one profile type).
+using probescope::Profile;
+
+/// One compared pair and where its files went.
+struct PairResult
+{
+    std::string suffix; ///< "" for a single pair, "_rank0-rank0" in directory mode
+    std::filesystem::path npuDump;
+    std::filesystem::path benchDump;
+    std::shared_ptr<const CompareTable> table;
+    std::filesystem::path csvFile;
+    std::filesystem::path xlsxFile;
+    std::filesystem::path advisorFile;
+    FirstFailure firstFailure; ///< in execution order (docs/tree.md)
+    std::filesystem::path mappingFile; ///< data_mapping*.yaml that -lm generated, when it did
+    Diagnostics diagnostics;           ///< about the options for this pair (an ignored -lm, a mapping item skipped)
+    std::int64_t step = -1;            ///< the NPU side's step (-1 without step folders)
+    std::string outSubdir;             ///< "step0" when the inputs were dump roots, else ""
+    /// The load step's findings on both dumps (dump::loadReport): a cut file, wrong types, invalid UTF-8,
+    /// unknown keys; and compare.empty-dump, compare.tensor-unreadable. Errors here make the run exit 1.
+    Diagnostics inputDiagnostics;
+    bool refused = false; ///< not compared: a dump has errors and JobOptions::salvage is off (table is empty)
+    /// With salvage: for each damaged dump what was read and what was lost (dump::LoadReport::salvageText).
+    std::vector<std::string> salvaged;
+};
+
+/// Index of the pair whose culprit ran earliest (the rank that diverges first), or -1 if none fails.
+/// Ranks run in parallel, so "earliest" compares positions in each rank's own execution order.
+long firstDivergingPair(const std::vector<PairResult>& results);
+
+/// The pairs msprobe 1.2.2 would compare for an input (compare/pipeline/plan.h, strict rank pairing).
+Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);
+
+/// Plans, compares (compare/pipeline/pipeline.h) and writes every pair into `outDir` (created if missing); a dump root
+/// writes each step's outputs into `outDir`/step{N}. A pair whose dump cannot be read, or has errors while
+/// options.salvage is off, is a PairResult with `refused` set; the other pairs still run. Existing files are never
+/// overwritten: names carry the timestamp, and a name already taken gets "_1", "_2", ... after it. Steps or ranks
+/// present on one side only are warnings in the first pair's diagnostics.
+Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const std::filesystem::path& outDir,
+                                              const JobOptions& options, ProgressSink* progress = nullptr);
+
+/// A text cell that a spreadsheet would run as a formula gets a leading apostrophe (util/csv.h; see docs/compare.md).
+using probescope::guardFormula;
+
+} // namespace probescope::compare
