@@ -79,6 +79,11 @@ class BackgroundTask;
  * All work runs in CompareController / OverviewJob threads; this class only reacts to their queued
  * signals. Opening another pair or closing the window cancels the run in flight (its late results are
  * dropped by the controller's generation check).
+ *
+ * One class, one file per part of its state: mainwindow.cpp (the frame and the shown pair), mainwindowopen.cpp (the
+ * ways in: dialogs, recent pairs, drops), mainwindowjob.cpp (a job's steps and ranks, its overview and origin),
+ * mainwindowtools.cpp (free benchmark, run_ut, export), mainwindowrun.cpp (one run), mainwindowgraph.cpp (graph and
+ * trend files), mainwindowmatching.cpp (the graph view and manual matches).
  */
 class MainWindow : public QMainWindow
 {
