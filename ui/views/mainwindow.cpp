@@ -684,6 +684,7 @@ void MainWindow::closeShownInput()
     m_graph->clear();
     // One run's state (mainwindowrun.cpp): openRun sets it again after opening.
     m_runMode = false;
+    setRunViews(false);
     m_runAnomaly.reset();
     m_chainModel->setAnomaly(nullptr);
     if (const int at = m_tabs->indexOf(m_chainView); at >= 0)
@@ -850,7 +851,9 @@ void MainWindow::setBusy(bool busy)
 void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
 {
     m_model->setSkeleton(skeleton);
-    m_legend->setVisible(m_showLegend->isChecked());
+    m_legend->setVisible(m_showLegend->isChecked() && !m_runMode); // its colours are verdicts
+    if (m_runMode)
+        updateRunBadges(); // the run's own states, from the NPU side's statistics (mainwindowrun.cpp)
     updateFreeBenchmarkBadges();
     updateRunUtBadges();
     for (int c = 0; c < m_model->columnCount(); ++c)
@@ -914,6 +917,9 @@ void MainWindow::onLayout(std::shared_ptr<const session::NodeStatusTable> status
             m_tree->setColumnHidden(c, !CompareTreeModel::columnApplies(c, *mode));
         m_legend->setMode(*mode);
     }
+    if (m_runMode) // one run: its name and its state; the compare's metrics are of the run against itself
+        for (int c = 0; c < m_model->columnCount(); ++c)
+            m_tree->setColumnHidden(c, c != CompareTreeModel::NameColumn && c != CompareTreeModel::StatusColumn);
 }
 
 void MainWindow::onProgress(const QString& stage, double fraction, double elapsed, double remaining)
@@ -951,9 +957,10 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
         retranslate();
     }
     m_model->setStatus(analysis->status);
-    m_filter->setCounts(analysis->status->counts);
+    m_filter->setCounts(m_runMode ? m_model->counts() : analysis->status->counts);
     m_plot->setAnalysis(analysis);
-    m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
+    if (!m_runMode) // one run's map shows the NaN/Inf search, not the run against itself
+        m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
     const compare::FirstFailure& f = analysis->firstFailure;
     const double seconds = analysis->seconds;
     // What led here (P, a manual match, loaded matches) is said before what this pair's compare found.

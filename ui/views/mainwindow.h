@@ -3,6 +3,7 @@
 
 #include "ui/jobs/comparecontroller.h"
 #include "ui/models/nodebadges.h"
+#include "ui/models/rankoverviewmodel.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/settings.h"
 #include "ui/panels/shortcutsdialog.h"
@@ -319,7 +320,12 @@ private:
     void buildRunViews();
     void retranslateRun();
     void onRunSearched();
+    /// The NaN/Inf badges and the tree's run states (its Status column, filter counts) of the shown pair's NPU side.
     void updateRunBadges();
+    /// The tree, filter, Details and rank map in one-run mode (states of the run, no verdicts) or back to a pair's.
+    void setRunViews(bool on);
+    /// Every pair's state in the NaN/Inf search, for the rank map.
+    std::vector<RankOverviewModel::RunRank> runRanks() const;
     /// Shows the chain's row `row` (its rank's pair, its node); false when there is none.
     bool showChainRow(int row);
     bool jumpToRunOrigin();

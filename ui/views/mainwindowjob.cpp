@@ -71,7 +71,7 @@ void MainWindow::onOverviewFinished()
 
 void MainWindow::startOverview()
 {
-    if (!m_plan || m_plan->pairs.size() < 2)
+    if (!m_plan || m_plan->pairs.size() < 2 || m_runMode) // one run: the NaN/Inf search is its overview
         return;
     m_overview->startAll(*m_plan, compareSettings());
 }
