@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/models/rankoverviewmodel.h"
 
+#include "ui/models/runanomalymodel.h"
 #include "ui/models/statuspalette.h"
 
 #include <QFont>
@@ -392,9 +393,7 @@ QVariant RankOverviewModel::data(const QModelIndex& index, int role) const
             }
             break;
         case Qt::ToolTipRole: {
-            QString where = QString::fromStdString(row.pair.label());
-            where.truncate(where.indexOf(QStringLiteral(" \u2194 ")));
-            QStringList lines { where, runRankLabel(run.state) };
+            QStringList lines { runPairLabel(row.pair), runRankLabel(run.state) };
             if (!run.node.isEmpty())
                 lines << run.node;
             return wrappingToolTip(lines);

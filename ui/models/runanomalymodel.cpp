@@ -103,6 +103,12 @@ bool isRunInput(const QString& path)
             || info.suffix() == QLatin1String("pkl"));
 }
 
+QString runPairLabel(const session::RankPair& pair)
+{
+    const QString rank = QString::fromStdString(session::rankName(pair.npu));
+    return pair.step >= 0 ? QStringLiteral("step%1 \u00b7 %2").arg(pair.step).arg(rank) : rank;
+}
+
 QColor nanInfBadgeColor()
 {
     return QColor(0xD9, 0x36, 0x1E);

@@ -5,6 +5,7 @@
 
 #include "core/overflow/overflowcheck.h"
 #include "core/session/nodestatus.h"
+#include "core/session/session.h"
 #include "core/tree/constructtree.h"
 #include "ui/models/nodebadges.h"
 
@@ -51,6 +52,9 @@ private:
 /// A path the window opens as one run when it comes alone: a folder, or a dump file (dump.json, debug.json, a .pkl).
 /// msprobe's compare.json alone stays a pair (it names both sides).
 bool isRunInput(const QString& path);
+
+/// A pair of one run named by its one side, "step0 · rank1" (RankPair::label() says "step0 · rank1 ↔ rank1").
+QString runPairLabel(const session::RankPair& pair);
 
 /// The badge colour of a NaN/Inf (msprobe's error red, as the trend view shades a non-finite value).
 QColor nanInfBadgeColor();

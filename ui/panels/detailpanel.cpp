@@ -356,8 +356,7 @@ void DetailPanel::updateHeader()
                          .arg(rowsText, QString::fromStdString(sk.pair.label())));
     if (isSingleRun()) {
         // One side: "step0 · rank1", not the run against itself; its state in the run, not a verdict.
-        QString where = QString::fromStdString(sk.pair.label());
-        where.truncate(where.indexOf(QStringLiteral(" \u2194 ")));
+        const QString where = runPairLabel(sk.pair);
         m_facts->setText(tr("%1 · %2 · execution #%3 · %4 · %5")
                              .arg(kindText(node.name.kind), directionText(node.name.direction))
                              .arg(node.executionIndex)

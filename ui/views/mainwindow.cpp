@@ -802,7 +802,7 @@ void MainWindow::showPair(int pairIndex)
     m_rankBox->clear();
     for (const std::size_t i : m_plan->pairsOfStep(pair.step)) {
         const auto& p = m_plan->pairs[i];
-        m_rankBox->addItem(toQ(p.label()), static_cast<int>(i));
+        m_rankBox->addItem(m_runMode ? ui::runPairLabel(p) : toQ(p.label()), static_cast<int>(i));
     }
     m_rankBox->setCurrentIndex(m_rankBox->findData(pairIndex));
     m_rankBox->setEnabled(m_rankBox->count() > 1);

@@ -134,6 +134,7 @@ public:
     /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
     LoadProblemBanner* loadProblemBanner() const { return m_banner; }
     LegendWidget* legend() const { return m_legend; }
+    FilterBar* filterBar() const { return m_filter; }
     /// What the window shows before anything is opened: Open pair…, Open demo, the recent pairs.
     QWidget* emptyState() const { return m_emptyState; }
     /// Every action with a shortcut, as F1's table lists them.

@@ -19,6 +19,7 @@
 #include "ui/views/trendview.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -191,6 +192,12 @@ void MainWindow::setRunViews(bool on)
                                [this](quint32 node) { return m_model->failingBelow(tree::NodeId { node }); });
         m_overviewModel->setRunRanks(runRanks());
         m_legend->setVisible(false);
+        // The rank box was filled while the run opened as a pair (openInputs): named by its one side now.
+        for (int i = 0; m_plan && i < m_rankBox->count(); ++i) {
+            const int pair = m_rankBox->itemData(i).toInt();
+            if (pair >= 0 && std::size_t(pair) < m_plan->pairs.size())
+                m_rankBox->setItemText(i, ui::runPairLabel(m_plan->pairs[std::size_t(pair)]));
+        }
     } else {
         m_detail->setSingleRun({});
     }
@@ -229,7 +236,11 @@ std::vector<RankOverviewModel::RunRank> MainWindow::runRanks() const
 
 void MainWindow::updateRunBadges()
 {
-    const auto& skeleton = m_model->skeleton();
+    // The NPU side's dump: the tree's skeleton has it unless it came from the reopen cache (no dumps read yet); the
+    // finished analysis's then has it.
+    auto skeleton = m_model->skeleton();
+    if ((!skeleton || !skeleton->npu || !skeleton->npu->dump) && m_analysis)
+        skeleton = m_analysis->skeleton;
     if (!m_runMode || !m_plan || m_pairIndex < 0 || !skeleton || !skeleton->npu || !skeleton->npu->dump
         || !m_model->tree())
         return;

@@ -623,6 +623,9 @@ void RankOverviewPanel::retranslate()
 
 void RankOverviewPanel::updateLegend()
 {
+    // One run compared nothing: no execution index of a failure, no verdict counts.
+    for (int c = RankOverviewModel::ExecutionIndexColumn; c <= RankOverviewModel::PassColumn; ++c)
+        m_table->setColumnHidden(c, m_model->isRunMode());
     if (m_model->isRunMode()) {
         m_legend->setText(tr("One run: red, where its first NaN/Inf is (\u25b6 heavy frame: the first NaN/Inf) or "
                              "reached; \u2013 no NaN/Inf origin; \u00b7 a step after the first NaN/Inf's (not "
