@@ -318,10 +318,6 @@
         </translation>
     </message>
     <message>
-        <source>State: %1</source>
-        <translation>状态：%1</translation>
-    </message>
-    <message>
         <source>With NaN/Inf below: %1</source>
         <translation>下层含 NaN/Inf：%1</translation>
     </message>

@@ -27,6 +27,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -474,6 +475,30 @@ TEST(RunWindow, InChineseAndRememberedAsOneRun)
         ASSERT_TRUE(origin);
         EXPECT_EQ(window.nodeBadges()->badges(ui::NodeBadgeDelegate::NanInf).value(origin->value).text,
                   QStringLiteral("首个 NaN"));
+        // The run's own states in Chinese: the Status column, the filter toggles, Details' state, the rank map's state.
+        const auto english = [](QString text) {
+            text.remove(QStringLiteral("NaN")).remove(QStringLiteral("Inf")).remove(QStringLiteral("Max"))
+                .remove(QStringLiteral("Min")).remove(QStringLiteral("dump")).remove(QStringLiteral("overflow_check"));
+            return text.contains(QRegularExpression(QStringLiteral("[A-Za-z]{2,}")));
+        };
+        QStringList texts;
+        const auto& tree = *window.treeModel()->tree();
+        for (std::uint32_t i = 0; i < tree.size(); ++i) {
+            const QModelIndex status = window.treeModel()->indexOf(tree::NodeId { i }, ui::CompareTreeModel::StatusColumn);
+            texts << status.data().toString();
+            texts << window.treeModel()->indexOf(tree::NodeId { i }).data(Qt::ToolTipRole).toString().section('\n', 1);
+        }
+        for (const session::Status s : { session::Status::Error, session::Status::Warning, session::Status::Pass })
+            texts << window.filterBar()->statusButton(s)->toolTip();
+        const QString details = window.detailPanel()->detailsText();
+        texts << details.section('\n', 2, 3);
+        for (int r = 0; r < window.rankOverview()->rowCount(); ++r)
+            texts << window.rankOverview()->index(r, ui::RankOverviewModel::StateColumn).data().toString();
+        EXPECT_TRUE(window.rankOverview()->originText().startsWith(QStringLiteral("首个 NaN/Inf："))); // then data
+        EXPECT_TRUE(texts.contains(QStringLiteral("有限")) && texts.contains(QStringLiteral("首个 NaN/Inf")))
+            << texts.join('\n').toStdString();
+        for (const QString& text : texts)
+            EXPECT_FALSE(english(text)) << text.toStdString();
         // File → Recent holds the folder alone (it opens as one run again), not the folder against itself.
         const QStringList recent = QSettings().value("recent/pairs").toStringList();
         ASSERT_FALSE(recent.isEmpty());

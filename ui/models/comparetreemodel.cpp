@@ -508,7 +508,7 @@ QString CompareTreeModel::toolTip(NodeId node) const
     QString tip = keyText(t.key);
     if (m_runMode) {
         if (const auto state = runState(node))
-            tip += QLatin1Char('\n') + tr("State: %1").arg(runStateLabel(*state)) + QLatin1Char('\n')
+            tip += QLatin1Char('\n') + tr("Status: %1").arg(runStateLabel(*state)) + QLatin1Char('\n')
                 + runStateExplanation(*state);
         if (t.childCount)
             tip += QLatin1Char('\n') + tr("With NaN/Inf below: %1").arg(m_live.failingBelow()[node.value]);
