@@ -822,18 +822,6 @@
         <source>%1 (%2)</source>
         <translation>%1 (%2)</translation>
     </message>
-    <message>
-        <source>NaN/Inf output</source>
-        <translation>输出含 NaN/Inf</translation>
-    </message>
-    <message>
-        <source>NaN/Inf input</source>
-        <translation>输入含 NaN/Inf</translation>
-    </message>
-    <message>
-        <source>Finite</source>
-        <translation>有限</translation>
-    </message>
 </context>
 <context>
     <name>probescope::ui::FreeBenchmarkModel</name>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/filterbar.h"
 
+#include "ui/models/runanomalymodel.h"
 #include "ui/models/statuspalette.h"
 
 #include <QComboBox>
@@ -151,9 +152,10 @@ QString FilterBar::statusName(Status s) const
 {
     if (m_runMode) {
         switch (s) {
-        case Status::Error: return tr("NaN/Inf output");
-        case Status::Warning: return tr("NaN/Inf input");
-        case Status::Pass: return tr("Finite");
+        // The states' own names (the tree's Status column says the same words).
+        case Status::Error: return runStateLabel(RunNodeState::NanInfOutput);
+        case Status::Warning: return runStateLabel(RunNodeState::NanInfInput);
+        case Status::Pass: return runStateLabel(RunNodeState::Finite);
         default: break;
         }
     }
