@@ -311,6 +311,20 @@
         <source>The node&apos;s own verdict (its inputs and outputs), and how many nodes below it fail</source>
         <translation>节点自身的判定（依据其输入和输出），以及其下层有多少个节点不达标</translation>
     </message>
+    <message numerus="yes">
+        <source>%1 · %n with NaN/Inf below</source>
+        <translation>
+            <numerusform>%1 · 下层 %n 个含 NaN/Inf</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>With NaN/Inf below: %1</source>
+        <translation>下层含 NaN/Inf：%1</translation>
+    </message>
+    <message>
+        <source>The node's own state in this run: whether its dumped inputs or outputs hold a NaN/Inf, and how many nodes below it do</source>
+        <translation>节点在本次运行中的自身状态：其 dump 的输入或输出是否含 NaN/Inf，以及下层有多少节点含 NaN/Inf</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::DetailPanel</name>
@@ -565,6 +579,12 @@
     <message>
         <source>Its failing rows have Cosine 1 and MaxAbsErr 0: NPU and bench agree there (for example −inf on both sides), which msprobe&apos;s rules still mark.</source>
         <translation>它的不达标行 Cosine 为 1、MaxAbsErr 为 0：NPU 与标杆在此一致（例如两侧都是 −inf），但 msprobe 的规则仍会标记。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 · %n node(s) below with NaN/Inf</source>
+        <translation>
+            <numerusform>%1 · 下层 %n 个节点含 NaN/Inf</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -2606,6 +2626,38 @@
         <source>(its pair was salvaged from a damaged dump: %1)</source>
         <translation>（它的比对对是从损坏的 dump 中抢救读取的：%1）</translation>
     </message>
+    <message>
+        <source>not searched</source>
+        <translation>未搜索</translation>
+    </message>
+    <message>
+        <source>no NaN/Inf origin</source>
+        <translation>无 NaN/Inf 源头</translation>
+    </message>
+    <message>
+        <source>NaN/Inf reached</source>
+        <translation>NaN/Inf 已到达</translation>
+    </message>
+    <message>
+        <source>first NaN/Inf</source>
+        <translation>首个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>First NaN/Inf: none (no node has finite inputs and a NaN/Inf output).</source>
+        <translation>首个 NaN/Inf：无（没有输入有限而输出为 NaN/Inf 的节点）。</translation>
+    </message>
+    <message>
+        <source>First NaN/Inf: %1 %2, node %3</source>
+        <translation>首个 NaN/Inf：%1 %2，节点 %3</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <source>NaN/Inf node</source>
+        <translation>NaN/Inf 节点</translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::RunUtDialog</name>
@@ -3563,6 +3615,10 @@
         <source>received</source>
         <translation>接收</translation>
     </message>
+    <message>
+        <source>One run: red, where its first NaN/Inf is (▶ heavy frame: the first NaN/Inf) or reached; – no NaN/Inf origin; · a step after the first NaN/Inf's (not searched).</source>
+        <translation>单次运行：红色为首个 NaN/Inf 所在（▶ 粗框：首个 NaN/Inf）或其到达之处；– 无 NaN/Inf 源头；· 首个 NaN/Inf 所在 step 之后的 step（未搜索）。</translation>
+    </message>
 </context>
 <context>
     <name>DumpPreview</name>
@@ -4392,6 +4448,42 @@
     <message>
         <source>An input holds NaN/Inf (Max/Min); the outputs are finite.</source>
         <translation>有输入含 NaN/Inf（Max/Min）；输出有限。</translation>
+    </message>
+    <message>
+        <source>No statistics</source>
+        <translation>无统计量</translation>
+    </message>
+    <message>
+        <source>Finite</source>
+        <translation>有限</translation>
+    </message>
+    <message>
+        <source>NaN/Inf input</source>
+        <translation>输入含 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>NaN/Inf output</source>
+        <translation>输出含 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>NaN/Inf reached here</source>
+        <translation>NaN/Inf 到达此处</translation>
+    </message>
+    <message>
+        <source>First NaN/Inf</source>
+        <translation>首个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>The dump has no statistics of its own for this node.</source>
+        <translation>dump 中没有此节点自身的统计量。</translation>
+    </message>
+    <message>
+        <source>Its inputs and outputs are finite (Max/Min).</source>
+        <translation>输入和输出都有限（Max/Min）。</translation>
+    </message>
+    <message>
+        <source>An output holds NaN/Inf (Max/Min).</source>
+        <translation>有输出含 NaN/Inf（Max/Min）。</translation>
     </message>
 </context>
 <context>

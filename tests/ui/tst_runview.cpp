@@ -5,7 +5,14 @@
 #include "core/graph/trend.h"
 #include "core/overflow/overflowcheck.h"
 #include "ui/jobs/graphfilejob.h"
+#include "core/dump/dumpfile.h"
 #include "ui/models/comparetreemodel.h"
+#include "ui/models/rankoverviewmodel.h"
+#include "ui/models/treerowsmodel.h"
+#include "ui/panels/detailpanel.h"
+#include "ui/panels/filterbar.h"
+#include "ui/views/comparetreeview.h"
+#include "ui/views/rankmapview.h"
 #include "ui/models/nodebadges.h"
 #include "ui/models/runanomalymodel.h"
 #include "ui/models/trendgridmodel.h"
@@ -20,10 +27,12 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QTreeWidget>
 
 #include <qcustomplot.h>
@@ -234,6 +243,219 @@ TEST(RunWindow, OneFolderLandsOnTheFirstNaNAndOPFollowTheChain)
     EXPECT_LT(window.tabs()->indexOf(window.anomalyChainView()), 0);
 }
 
+namespace {
+
+/// What a run's node is, read from its dump with core's NaN/Inf test (overflow::nanInfOf, msprobe's Max/Min rule) and
+/// the chain: the oracle the one-run views are checked against.
+struct Expected
+{
+    std::map<std::string, ui::RunNodeState> states;
+    std::array<std::uint32_t, 6> counts {}; ///< per runStateClass
+};
+
+Expected expectedStates(const ui::MainWindow& window)
+{
+    Expected out;
+    const auto& skeleton = window.analysis()->skeleton; // the tree's may come from the reopen cache, without dumps
+    const auto& tree = *window.treeModel()->tree();
+    const session::RankPair& pair = window.plan()->pairs[std::size_t(window.currentPair())];
+    const int rank = static_cast<int>(pair.npu.rank.value_or(0));
+    std::string chainOp;
+    for (const auto& n : window.runAnomaly() ? window.runAnomaly()->chain : std::vector<overflow::AnomalyNode> {})
+        if (n.rank == rank)
+            chainOp = n.op;
+    for (std::uint32_t i = 0; i < tree.size(); ++i) {
+        const std::string key(tree.node(tree::NodeId { i }).key);
+        const dump::Entry* entry = skeleton->npu->dump->find(key);
+        ui::RunNodeState state = ui::RunNodeState::NoData;
+        if (entry) {
+            const auto flags = overflow::nanInfOf(*entry);
+            state = key == chainOp ? (window.runAnomaly()->origin().rank == rank ? ui::RunNodeState::NanInfOrigin
+                                                                                  : ui::RunNodeState::NanInfReached)
+                : flags.output     ? ui::RunNodeState::NanInfOutput
+                : flags.input      ? ui::RunNodeState::NanInfInput
+                                   : ui::RunNodeState::Finite;
+        }
+        out.states[key] = state;
+        ++out.counts[std::size_t(ui::runStateClass(state))];
+    }
+    return out;
+}
+
+/// Every text a model shows (display role, every row and column, through the tree).
+void collectTexts(const QAbstractItemModel& model, const QModelIndex& parent, QStringList& out)
+{
+    for (int r = 0; r < model.rowCount(parent); ++r) {
+        for (int c = 0; c < model.columnCount(parent); ++c)
+            out << model.index(r, c, parent).data().toString();
+        collectTexts(model, model.index(r, 0, parent), out);
+    }
+}
+
+} // namespace
+
+TEST(RunWindow, OneRunShowsItsOwnStatesNotTheSelfComparesVerdicts)
+{
+    probescope::testing::ModelTestFailures failures;
+    ui::MainWindow window;
+    window.setQuiet(true);
+    window.resize(1400, 860);
+    window.show();
+    QAbstractItemModelTester treeTester(window.treeModel(), QAbstractItemModelTester::FailureReportingMode::Warning);
+    QAbstractItemModelTester rowsTester(window.treeRows(), QAbstractItemModelTester::FailureReportingMode::Warning);
+    QAbstractItemModelTester rankTester(window.rankOverview(), QAbstractItemModelTester::FailureReportingMode::Warning);
+    QSignalSpy finished(&window, &ui::MainWindow::analysisFinished);
+    ASSERT_TRUE(window.openInputs(q(overflowCase("allreduce_nan_rank1_2r") / "inputs"), {}));
+    auto [ok, error] = waitFor(finished);
+    ASSERT_TRUE(ok) << error.toStdString();
+    ASSERT_TRUE(window.isRunShown());
+    ASSERT_TRUE(window.treeModel()->isRunMode());
+
+    // The tree: each node's Status says its own state (the oracle read from the dump), never a verdict.
+    const Expected expected = expectedStates(window);
+    const auto& tree = *window.treeModel()->tree();
+    int nanNodes = 0;
+    for (std::uint32_t i = 0; i < tree.size(); ++i) {
+        const tree::NodeId node { i };
+        const std::string key(tree.node(node).key);
+        const auto state = window.treeModel()->runState(node);
+        ASSERT_TRUE(state) << key;
+        EXPECT_EQ(*state, expected.states.at(key)) << key;
+        const QString text = window.treeModel()->indexOf(node, ui::CompareTreeModel::StatusColumn).data().toString();
+        EXPECT_TRUE(text.startsWith(ui::runStateLabel(*state))) << key << ": " << text.toStdString();
+        nanNodes += *state >= ui::RunNodeState::NanInfOutput;
+    }
+    EXPECT_GE(nanNodes, 5); // the origin and what ran after it on rank 1
+    EXPECT_EQ(window.treeModel()->runState(*tree.find("Torch.sqrt.0.forward")), ui::RunNodeState::NanInfOrigin);
+    EXPECT_EQ(window.treeModel()->runState(*tree.find("Functional.gelu.0.forward")), ui::RunNodeState::Finite);
+    QStringList texts;
+    collectTexts(*window.treeModel(), {}, texts);
+    EXPECT_FALSE(texts.join('\n').contains("Pass")) << texts.join('\n').toStdString();
+    EXPECT_TRUE(window.treeModel()->indexOf(*tree.find("Functional.gelu.0.forward"), 0).data(Qt::DecorationRole).isNull());
+    // Only the name and the state: the self-compare's metric columns are hidden.
+    for (int c = ui::CompareTreeModel::FailingBelowColumn; c < ui::CompareTreeModel::ColumnCount; ++c)
+        EXPECT_TRUE(window.treeView()->isColumnHidden(c)) << c;
+
+    // The filter counts are the states' counts; no Pass, no unmatched toggle.
+    ui::FilterBar* filter = window.filterBar();
+    ASSERT_TRUE(filter->isRunMode());
+    EXPECT_EQ(window.treeModel()->counts(), expected.counts);
+    using session::Status;
+    for (const Status s : { Status::Error, Status::Warning, Status::Pass }) {
+        const QString chip = filter->statusButton(s)->text() + filter->statusButton(s)->toolTip();
+        EXPECT_TRUE(chip.contains(QString::number(expected.counts[std::size_t(s)]))) << chip.toStdString();
+        EXPECT_FALSE(chip.contains("Pass")) << chip.toStdString();
+    }
+    EXPECT_TRUE(filter->statusButton(Status::Error)->toolTip().contains("NaN/Inf output"));
+    EXPECT_EQ(expected.counts[std::size_t(Status::Error)], std::uint32_t(nanNodes));
+    EXPECT_TRUE(filter->statusButton(Status::Unmatched)->isHidden());
+    // Showing the NaN/Inf outputs alone hides a finite node and keeps the origin.
+    filter->setSpec(ui::FilterSpec { { int(Status::Error) }, 0, 0 });
+    EXPECT_FALSE(window.treeRows()->isShown(*tree.find("Functional.gelu.0.forward")));
+    EXPECT_TRUE(window.treeRows()->isShown(*tree.find("Torch.sqrt.0.forward")));
+    filter->reset();
+    // N goes from the origin to the next NaN/Inf node, not to a "failure" of the self-compare (there is none).
+    ASSERT_TRUE(window.selectNodeByKey("Torch.sqrt.0.forward"));
+    window.nextFailing();
+    EXPECT_GE(expected.states.at(window.selectedNodeKey().toStdString()), ui::RunNodeState::NanInfInput)
+        << window.selectedNodeKey().toStdString();
+    ASSERT_TRUE(window.selectNodeByKey("Torch.sqrt.0.forward"));
+
+    // Details: one side, no verdict, no bench or difference field, no bench stack; the state where a verdict was.
+    ui::DetailPanel* detail = window.detailPanel();
+    ASSERT_TRUE(detail->isSingleRun());
+    ASSERT_TRUE(detail->hasNode());
+    const ui::NodeRowsModel* rows = detail->rowsModel();
+    QStringList shown;
+    for (int f = 0; f < rows->columnCount(); ++f)
+        if (!detail->rowsView()->isRowHidden(f))
+            shown << rows->headerData(f, Qt::Horizontal).toString();
+    EXPECT_TRUE(shown.contains("NPU max")) << shown.join(", ").toStdString();
+    for (const QString& field : shown) {
+        EXPECT_FALSE(field.contains("Bench") || field.contains("diff") || field.contains("Err") || field == "Verdict")
+            << field.toStdString();
+    }
+    const QString details = detail->detailsText();
+    EXPECT_TRUE(details.contains("Status: First NaN/Inf")) << details.toStdString();
+    EXPECT_FALSE(details.contains("Pass")) << details.toStdString();
+    EXPECT_FALSE(details.contains("Bench")) << details.toStdString();
+    EXPECT_FALSE(details.contains(QStringLiteral("\u2194"))) << details.toStdString();
+    EXPECT_TRUE(window.grab().save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/runview-one-run-details.png")));
+
+    // The rank map: rank 1 holds the first NaN/Inf (the origin row, heavy frame), rank 0 is where it arrived.
+    ui::RankOverviewModel* ranks = window.rankOverview();
+    ASSERT_TRUE(ranks->isRunMode());
+    int originPair = -1;
+    int reachedPair = -1;
+    for (std::size_t p = 0; p < window.plan()->pairs.size(); ++p)
+        (window.plan()->pairs[p].npu.rank == 1 ? originPair : reachedPair) = int(p);
+    EXPECT_EQ(ranks->originRow(), originPair);
+    EXPECT_EQ(ranks->runRankState(std::size_t(originPair)), ui::RankOverviewModel::RunRankState::Origin);
+    EXPECT_EQ(ranks->runRankState(std::size_t(reachedPair)), ui::RankOverviewModel::RunRankState::Reached);
+    EXPECT_EQ(ranks->worstStatus(std::size_t(originPair)), Status::Error);
+    EXPECT_EQ(ranks->worstStatus(std::size_t(reachedPair)), Status::Error);
+    EXPECT_EQ(ranks->runCellText(std::size_t(originPair)), QStringLiteral("\u25b6 NaN"));
+    EXPECT_EQ(ranks->index(originPair, ui::RankOverviewModel::FirstFailureColumn).data().toString(), "Torch.sqrt.0.forward");
+    EXPECT_TRUE(ranks->originText().contains("Torch.sqrt.0.forward")) << ranks->originText().toStdString();
+    QStringList rankTexts;
+    collectTexts(*ranks, {}, rankTexts);
+    EXPECT_FALSE(rankTexts.join('\n').contains("Pass")) << rankTexts.join('\n').toStdString();
+    window.tabs()->setCurrentWidget(window.rankOverviewPanel());
+    EXPECT_TRUE(window.grab().save(QStringLiteral(PROBESCOPE_TEST_OUTPUT_DIR "/runview-one-run-ranks.png")));
+
+    // A pair opened afterwards has its verdicts again.
+    const fs::path step = overflowCase("allreduce_nan_rank1_2r") / "inputs/step0";
+    ASSERT_TRUE(window.openInputs(q(step / "rank0"), q(step / "rank1")));
+    std::tie(ok, error) = waitFor(finished);
+    EXPECT_FALSE(window.treeModel()->isRunMode());
+    EXPECT_FALSE(filter->isRunMode());
+    EXPECT_FALSE(detail->isSingleRun());
+    EXPECT_FALSE(ranks->isRunMode());
+    EXPECT_FALSE(filter->statusButton(Status::Unmatched)->isHidden());
+}
+
+TEST(RunWindow, TheRankMapOfAWholeRootSaysWhereTheSearchStopped)
+{
+    // step0 has no anomaly, step1 the first (p2p), step2 another: the map says "no NaN/Inf origin", the chain, and
+    // "not searched" after the first NaN/Inf's step.
+    probescope::testing::TempDir tmp;
+    copyTree(overflowCase("no_anomaly_2r") / "inputs/step0", tmp.path() / "step0");
+    copyTree(overflowCase("p2p_send_recv_2r") / "inputs/step0", tmp.path() / "step1");
+    copyTree(overflowCase("allreduce_nan_rank1_2r") / "inputs/step0", tmp.path() / "step2");
+    ui::MainWindow window;
+    window.setQuiet(true);
+    QSignalSpy finished(&window, &ui::MainWindow::analysisFinished);
+    ASSERT_TRUE(window.openInputs(q(tmp.path()), {}));
+    auto [ok, error] = waitFor(finished);
+    ASSERT_TRUE(ok) << error.toStdString();
+    ASSERT_NE(window.runAnomaly(), nullptr);
+    const auto expected = msprobeOrigin(overflowCase("p2p_send_recv_2r"));
+    ASSERT_TRUE(expected);
+    using State = ui::RankOverviewModel::RunRankState;
+    const ui::RankOverviewModel* ranks = window.rankOverview();
+    int origins = 0;
+    for (std::size_t p = 0; p < window.plan()->pairs.size(); ++p) {
+        const session::RankPair& pair = window.plan()->pairs[p];
+        const auto state = ranks->runRankState(p);
+        ASSERT_TRUE(state);
+        if (pair.step == 0)
+            EXPECT_EQ(*state, State::Clean) << pair.label();
+        else if (pair.step == 2)
+            EXPECT_EQ(*state, State::NotSearched) << pair.label();
+        else if (pair.npu.rank == expected->first) {
+            EXPECT_EQ(*state, State::Origin) << pair.label();
+            EXPECT_EQ(ranks->originRow(), int(p));
+            ++origins;
+        }
+        EXPECT_NE(ranks->worstStatus(p), session::Status::Pass) << pair.label();
+    }
+    EXPECT_EQ(origins, 1);
+    // The rank box names each rank by its one side.
+    for (const QComboBox* box : window.findChildren<QComboBox*>())
+        for (int i = 0; i < box->count(); ++i)
+            EXPECT_FALSE(box->itemText(i).contains(QStringLiteral("\u2194"))) << box->itemText(i).toStdString();
+}
+
 TEST(RunWindow, InChineseAndRememberedAsOneRun)
 {
     ASSERT_TRUE(ui::switchLanguage(*qApp, QStringLiteral("zh_CN")));
@@ -253,6 +475,30 @@ TEST(RunWindow, InChineseAndRememberedAsOneRun)
         ASSERT_TRUE(origin);
         EXPECT_EQ(window.nodeBadges()->badges(ui::NodeBadgeDelegate::NanInf).value(origin->value).text,
                   QStringLiteral("首个 NaN"));
+        // The run's own states in Chinese: the Status column, the filter toggles, Details' state, the rank map's state.
+        const auto english = [](QString text) {
+            text.remove(QStringLiteral("NaN")).remove(QStringLiteral("Inf")).remove(QStringLiteral("Max"))
+                .remove(QStringLiteral("Min")).remove(QStringLiteral("dump")).remove(QStringLiteral("overflow_check"));
+            return text.contains(QRegularExpression(QStringLiteral("[A-Za-z]{2,}")));
+        };
+        QStringList texts;
+        const auto& tree = *window.treeModel()->tree();
+        for (std::uint32_t i = 0; i < tree.size(); ++i) {
+            const QModelIndex status = window.treeModel()->indexOf(tree::NodeId { i }, ui::CompareTreeModel::StatusColumn);
+            texts << status.data().toString();
+            texts << window.treeModel()->indexOf(tree::NodeId { i }).data(Qt::ToolTipRole).toString().section('\n', 1);
+        }
+        for (const session::Status s : { session::Status::Error, session::Status::Warning, session::Status::Pass })
+            texts << window.filterBar()->statusButton(s)->toolTip();
+        const QString details = window.detailPanel()->detailsText();
+        texts << details.section('\n', 2, 3);
+        for (int r = 0; r < window.rankOverview()->rowCount(); ++r)
+            texts << window.rankOverview()->index(r, ui::RankOverviewModel::StateColumn).data().toString();
+        EXPECT_TRUE(window.rankOverview()->originText().startsWith(QStringLiteral("首个 NaN/Inf："))); // then data
+        EXPECT_TRUE(texts.contains(QStringLiteral("有限")) && texts.contains(QStringLiteral("首个 NaN/Inf")))
+            << texts.join('\n').toStdString();
+        for (const QString& text : texts)
+            EXPECT_FALSE(english(text)) << text.toStdString();
         // File → Recent holds the folder alone (it opens as one run again), not the folder against itself.
         const QStringList recent = QSettings().value("recent/pairs").toStringList();
         ASSERT_FALSE(recent.isEmpty());

@@ -86,6 +86,7 @@ void CompareTreeModel::setSkeleton(std::shared_ptr<const session::PairSkeleton> 
     m_skeleton = std::move(skeleton);
     m_tree = m_skeleton && m_skeleton->tree ? m_skeleton->tree.get() : nullptr;
     m_statusTable.reset();
+    m_runStates.clear();
     m_mode = m_tree ? mode : std::nullopt;
     m_preorder.clear();
     m_preorderPos.clear();
@@ -115,6 +116,43 @@ void CompareTreeModel::resetStatusVectors()
     m_live.reset(m_tree);
 }
 
+void CompareTreeModel::setRunMode(bool on)
+{
+    if (on == m_runMode)
+        return;
+    beginResetModel();
+    m_runMode = on;
+    m_runStates.clear();
+    resetStatusVectors();
+    endResetModel();
+}
+
+void CompareTreeModel::setRunStates(std::vector<RunNodeState> states)
+{
+    if (!m_runMode || !m_tree || states.size() != m_tree->size())
+        return;
+    m_runStates = std::move(states);
+    std::vector<std::uint32_t> nodes(m_runStates.size());
+    std::vector<Status> classes(m_runStates.size());
+    for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+        nodes[i] = i;
+        classes[i] = runStateClass(m_runStates[i]);
+    }
+    // Core folds the subtree classes and the counts (as for streamed verdicts); every row says something new.
+    m_live.reset(m_tree);
+    m_live.apply(nodes, classes);
+    emit ownStatusesChanged(nodes);
+    emitAppearanceChanged({});
+    emit statusesChanged();
+}
+
+std::optional<RunNodeState> CompareTreeModel::runState(NodeId node) const
+{
+    if (!m_runMode || node.value >= m_runStates.size())
+        return std::nullopt;
+    return m_runStates[node.value];
+}
+
 void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable> status)
 {
     if (!m_tree)
@@ -125,6 +163,11 @@ void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable>
             || status->metrics.size() != n)) {
         qWarning("CompareTreeModel::setStatus: a status table of %zu nodes for a tree of %zu; ignored",
                  status->own.size(), n);
+        return;
+    }
+    if (m_runMode) {
+        // The run against itself passes everywhere: its rows are kept (Details reads them), never its verdicts.
+        m_statusTable = std::move(status);
         return;
     }
     std::vector<std::uint8_t> changed(n, 0);
@@ -162,7 +205,7 @@ void CompareTreeModel::setStatus(std::shared_ptr<const session::NodeStatusTable>
 
 void CompareTreeModel::applyUpdate(const session::StatusUpdate& update)
 {
-    if (!m_tree)
+    if (!m_tree || m_runMode)
         return;
     // Core folds the ancestors (session::LiveNodeStatus); the model only says which rows changed.
     session::LiveNodeStatus::Changes changes = m_live.apply(update.nodes, update.own);
@@ -261,6 +304,11 @@ void CompareTreeModel::emitRuns(const std::vector<std::uint32_t>& nodes, const Q
 
 Status CompareTreeModel::band(NodeId node) const
 {
+    if (m_runMode) {
+        // Only a NaN/Inf is coloured: a finite node is no "pass", it has no fill.
+        const Status own = m_live.own()[node.value];
+        return session::isFailing(own) ? own : Status::NoData;
+    }
     const session::NodeMetrics* m = metrics(node);
     return session::bandOf(m_live.own()[node.value], m ? *m : kNoMetrics, m_bands);
 }
@@ -398,6 +446,13 @@ Qt::ItemFlags CompareTreeModel::flags(const QModelIndex& index) const
 
 QString CompareTreeModel::statusText(NodeId node) const
 {
+    if (m_runMode) {
+        const auto state = runState(node);
+        const QString own = state ? runStateLabel(*state) : statuspalette::label(m_live.own()[node.value]);
+        if (m_tree->node(node).childCount && m_live.failingBelow()[node.value])
+            return tr("%1 \u00b7 %n with NaN/Inf below", nullptr, int(m_live.failingBelow()[node.value])).arg(own);
+        return own;
+    }
     const QString own = statuspalette::label(m_live.own()[node.value]);
     if (m_tree->node(node).childCount && m_live.failingBelow()[node.value])
         return tr("%1 \u00b7 %2 failing below").arg(own).arg(m_live.failingBelow()[node.value]);
@@ -451,6 +506,15 @@ QString CompareTreeModel::toolTip(NodeId node) const
 {
     const tree::TreeNode& t = m_tree->node(node);
     QString tip = keyText(t.key);
+    if (m_runMode) {
+        if (const auto state = runState(node))
+            tip += QLatin1Char('\n') + tr("Status: %1").arg(runStateLabel(*state)) + QLatin1Char('\n')
+                + runStateExplanation(*state);
+        if (t.childCount)
+            tip += QLatin1Char('\n') + tr("With NaN/Inf below: %1").arg(m_live.failingBelow()[node.value]);
+        tip += QLatin1Char('\n') + tr("Execution index: %1").arg(t.executionIndex);
+        return tip;
+    }
     tip += QLatin1Char('\n') + tr("Status: %1").arg(statuspalette::label(m_live.own()[node.value]));
     if (t.childCount) {
         tip += QLatin1Char('\n') + tr("Worst below: %1").arg(statuspalette::label(m_live.subtree()[node.value]));
@@ -494,6 +558,8 @@ QVariant CompareTreeModel::data(const QModelIndex& index, int role) const
             return {};
         const Status own = m_live.own()[node.value];
         const Status shown = session::worse(own, m_live.subtree()[node.value]);
+        if (m_runMode && !session::isFailing(shown))
+            return {}; // a finite run node has no mark: a check would read as a verdict
         return m_icons.icon(shown, shown != own, m_dark);
     }
     case Qt::BackgroundRole: return statuspalette::fill(band(node), m_dark);
@@ -534,6 +600,9 @@ QVariant CompareTreeModel::headerData(int section, Qt::Orientation orientation, 
         default: return {};
         }
     }
+    if (role == Qt::ToolTipRole && section == StatusColumn && m_runMode)
+        return tr("The node's own state in this run: whether its dumped inputs or outputs hold a NaN/Inf, and how "
+                  "many nodes below it do");
     if (role == Qt::ToolTipRole && section == StatusColumn)
         return tr("The node's own verdict (its inputs and outputs), and how many nodes below it fail");
     return {};

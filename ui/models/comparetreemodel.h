@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "ui/models/runanomalymodel.h"
 #include "ui/models/statuspalette.h"
 #include "core/session/nodestatus.h"
 #include "core/session/session.h"
@@ -76,6 +77,17 @@ public:
     /// from the dumps (compare::detectMode scans a statistics dump for md5 fields: ~50 ms at 20k nodes).
     void setSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton,
                      std::optional<compare::CompareMode> mode = std::nullopt);
+    /// One run on its own (issue 34): the tree is the run compared with itself, so its verdicts say nothing. In this
+    /// mode the compare's statuses are ignored (setStatus keeps the table for its rows; applyUpdate does nothing)
+    /// and each node shows its own state in the run (setRunStates): the Status column names it, the filter, the
+    /// counts, N/Shift+N and the colours go by runStateClass (a NaN/Inf output Error, an input-only one Warning,
+    /// finite Pass, shown without a pass mark or fill). Kept across setSkeleton; the states are not.
+    void setRunMode(bool on);
+    bool isRunMode() const { return m_runMode; }
+    /// Every node's state in the run (one per tree node; another size is ignored). Only in run mode.
+    void setRunStates(std::vector<RunNodeState> states);
+    /// The node's state in the run; nullopt outside run mode or before setRunStates.
+    std::optional<RunNodeState> runState(tree::NodeId node) const;
     /// Replaces every node's verdicts (nullptr: back to Pending). Emits dataChanged only for runs of
     /// rows whose display changed, so a final table that agrees with the streamed updates costs little;
     /// beyond bulkThreshold() changed nodes, in bulk (appearanceChanged()).
@@ -166,6 +178,8 @@ private:
     session::ColorBands m_bands;
     bool m_dark = false;
     std::size_t m_bulkThreshold = 2048;
+    bool m_runMode = false;
+    std::vector<RunNodeState> m_runStates; ///< one per node in run mode once known, else empty
     StatusIcons m_icons;
 };
 

@@ -261,6 +261,19 @@ QString NodeRowsModel::leafName(const QString& rowName, const QString& nodeKey)
     return rowName;
 }
 
+bool NodeRowsModel::isNpuSideColumn(int column) const
+{
+    if (column < 0 || static_cast<std::size_t>(column) >= m_columns.size())
+        return false;
+    const Column& c = m_columns[static_cast<std::size_t>(column)];
+    if (c.kind == ColumnKind::Leaf || c.kind == ColumnKind::NpuDataFile)
+        return true;
+    if (c.kind != ColumnKind::TableCell || !m_analysis || !m_analysis->table || c.tableColumn < 0
+        || static_cast<std::size_t>(c.tableColumn) >= m_analysis->table->header.size())
+        return false;
+    return m_analysis->table->header[static_cast<std::size_t>(c.tableColumn)].starts_with("NPU");
+}
+
 int NodeRowsModel::columnOfTableColumn(const QString& tableColumnName) const
 {
     if (!m_analysis || !m_analysis->table)

@@ -52,6 +52,9 @@ public:
     ColumnKind columnKind(int column) const { return m_columns.at(static_cast<std::size_t>(column)).kind; }
     /// The model column showing a CompareTable column ("Cosine", "NPU max"…), -1 if not shown.
     int columnOfTableColumn(const QString& tableColumnName) const;
+    /// Whether a column is about the NPU side alone (its leaf, an "NPU …" cell, its data file): what one run on its own
+    /// shows; the verdict, the bench's cells and the differences are not.
+    bool isNpuSideColumn(int column) const;
     /// Plain text of a cell (what DisplayRole shows, full length).
     QString cellText(int row, int column) const;
     /// The leaf part of a row name relative to the node's key ("input.0"), or the whole name.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/models/rankoverviewmodel.h"
 
+#include "ui/models/runanomalymodel.h"
 #include "ui/models/statuspalette.h"
 
 #include <QFont>
@@ -87,7 +88,57 @@ void RankOverviewModel::setPlan(const session::SessionPlan& plan)
     }
     m_origin = {};
     m_originRow = -1;
+    m_runMode = false;
+    m_runRanks.clear();
     endResetModel();
+}
+
+void RankOverviewModel::setRunRanks(std::vector<RunRank> ranks)
+{
+    if (ranks.size() != m_rows.size())
+        return;
+    beginResetModel();
+    m_runMode = true;
+    m_runRanks = std::move(ranks);
+    m_origin = {};
+    m_originRow = -1;
+    for (std::size_t i = 0; i < m_rows.size(); ++i) {
+        m_rows[i].summary.reset();
+        m_rows[i].error.clear();
+        m_rows[i].state = m_runRanks[i].state == RunRankState::NotSearched ? State::Pending : State::Done;
+        if (m_runRanks[i].state == RunRankState::Origin)
+            m_originRow = static_cast<int>(i);
+    }
+    endResetModel();
+}
+
+std::optional<RankOverviewModel::RunRankState> RankOverviewModel::runRankState(std::size_t pairIndex) const
+{
+    if (!m_runMode || pairIndex >= m_runRanks.size())
+        return std::nullopt;
+    return m_runRanks[pairIndex].state;
+}
+
+QString RankOverviewModel::runCellText(std::size_t pairIndex) const
+{
+    switch (runRankState(pairIndex).value_or(RunRankState::NotSearched)) {
+    case RunRankState::NotSearched: return QStringLiteral("\u00b7");
+    case RunRankState::Clean: return QStringLiteral("\u2013");
+    case RunRankState::Reached: return QStringLiteral("NaN");
+    case RunRankState::Origin: return QStringLiteral("\u25b6 NaN");
+    }
+    return {};
+}
+
+QString RankOverviewModel::runRankLabel(RunRankState state)
+{
+    switch (state) {
+    case RunRankState::NotSearched: return tr("not searched");
+    case RunRankState::Clean: return tr("no NaN/Inf origin");
+    case RunRankState::Reached: return tr("NaN/Inf reached");
+    case RunRankState::Origin: return tr("first NaN/Inf");
+    }
+    return {};
 }
 
 int RankOverviewModel::pairAt(int gridRow, int gridColumn) const
@@ -172,6 +223,8 @@ QString RankOverviewModel::error(std::size_t pairIndex) const
 
 Status RankOverviewModel::worstStatus(std::size_t pairIndex) const
 {
+    if (const auto run = runRankState(pairIndex)) // one run: only a NaN/Inf is coloured, never a "pass"
+        return *run == RunRankState::Reached || *run == RunRankState::Origin ? Status::Error : Status::NoData;
     const session::PairSummary* s = summary(pairIndex);
     return s ? worstOf(*s) : Status::NoData;
 }
@@ -225,6 +278,14 @@ QString RankOverviewModel::originReason() const
 
 QString RankOverviewModel::originText() const
 {
+    if (m_runMode) {
+        if (m_originRow < 0)
+            return tr("First NaN/Inf: none (no node has finite inputs and a NaN/Inf output).");
+        const session::RankPair& p = m_rows[std::size_t(m_originRow)].pair;
+        return tr("First NaN/Inf: %1 %2, node %3")
+            .arg(p.step >= 0 ? tr("step %1").arg(p.step) : QString(), rankText(p.npu),
+                 m_runRanks[std::size_t(m_originRow)].node);
+    }
     if (!m_origin.fails) {
         const bool done = std::all_of(m_rows.begin(), m_rows.end(), [](const Row& r) {
             return r.state == State::Done || r.state == State::Failed;
@@ -318,6 +379,33 @@ QVariant RankOverviewModel::data(const QModelIndex& index, int role) const
     const bool origin = index.row() == m_originRow;
     const session::PairSummary* s = row.summary ? &*row.summary : nullptr;
     const bool hasFailure = s && !s->firstFailure.key.empty();
+    if (m_runMode && index.row() < int(m_runRanks.size())) {
+        // One run: its rank's state in the NaN/Inf search; no verdict counts (nothing was compared).
+        const RunRank& run = m_runRanks[std::size_t(index.row())];
+        switch (role) {
+        case Qt::DisplayRole:
+            switch (index.column()) {
+            case StepColumn: break;
+            case RanksColumn: return rankText(row.pair.npu);
+            case FirstFailureColumn: return run.node;
+            case StateColumn: return runRankLabel(run.state);
+            default: return {};
+            }
+            break;
+        case Qt::ToolTipRole: {
+            QStringList lines { runPairLabel(row.pair), runRankLabel(run.state) };
+            if (!run.node.isEmpty())
+                lines << run.node;
+            return wrappingToolTip(lines);
+        }
+        case FirstFailureKeyRole: return run.node;
+        case SortRole:
+            if (index.column() == StateColumn)
+                return int(run.state);
+            break;
+        default: break;
+        }
+    }
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
@@ -375,8 +463,8 @@ QVariant RankOverviewModel::headerData(int section, Qt::Orientation orientation,
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case StepColumn: return tr("Step");
-    case RanksColumn: return tr("NPU \u2194 bench");
-    case FirstFailureColumn: return tr("First failing node");
+    case RanksColumn: return m_runMode ? tr("Rank") : tr("NPU \u2194 bench");
+    case FirstFailureColumn: return m_runMode ? tr("NaN/Inf node") : tr("First failing node");
     case ExecutionIndexColumn: return tr("Exec. index");
     case ErrorsColumn: return tr("Errors");
     case WarningsColumn: return tr("Warnings");

@@ -54,7 +54,31 @@ public:
     };
     enum class State : int { Pending, Running, Done, Failed };
 
+    /// One rank of one run on its own (issue 34), as the NaN/Inf search (core/overflow) leaves it.
+    enum class RunRankState : int {
+        NotSearched, ///< a step after the first NaN/Inf's (the search stops there), or a run it refused
+        Clean,       ///< no NaN/Inf origin here (before the first NaN/Inf's step, or a rank it never reached)
+        Reached,     ///< the first NaN/Inf reached this rank (its chain)
+        Origin,      ///< the run's first NaN/Inf
+    };
+    struct RunRank
+    {
+        RunRankState state = RunRankState::NotSearched;
+        QString node; ///< the chain's node on this rank (Reached, Origin)
+    };
+
     explicit RankOverviewModel(QObject* parent = nullptr);
+    /// One run on its own: every pair's state in the run (one per pair of the plan), instead of the compare's
+    /// summaries (the run against itself passes everywhere). The Origin's pair is the origin row; the map colours a
+    /// NaN/Inf rank as an error, the others neutral. setPlan() ends it.
+    void setRunRanks(std::vector<RunRank> ranks);
+    bool isRunMode() const { return m_runMode; }
+    /// The pair's state in the run; nullopt outside run mode.
+    std::optional<RunRankState> runRankState(std::size_t pairIndex) const;
+    /// The map's cell text of a pair in run mode ("▶ NaN", "NaN", "–", "·").
+    QString runCellText(std::size_t pairIndex) const;
+    /// The state's name in the language in force.
+    static QString runRankLabel(RunRankState state);
 
     /// New session: every pair Pending (model reset).
     void setPlan(const session::SessionPlan& plan);
@@ -114,6 +138,8 @@ private:
     std::vector<int> m_grid; ///< gridRows() × gridColumns() pair indexes, row-major
     job::JobOrigin m_origin;
     int m_originRow = -1;
+    bool m_runMode = false;
+    std::vector<RunRank> m_runRanks;
 };
 
 /// Rich text that a tooltip wraps (about 80 characters wide): each line escaped, with break opportunities

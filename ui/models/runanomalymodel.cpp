@@ -103,16 +103,22 @@ bool isRunInput(const QString& path)
             || info.suffix() == QLatin1String("pkl"));
 }
 
+QString runPairLabel(const session::RankPair& pair)
+{
+    const QString rank = QString::fromStdString(session::rankName(pair.npu));
+    return pair.step >= 0 ? QStringLiteral("step%1 \u00b7 %2").arg(pair.step).arg(rank) : rank;
+}
+
 QColor nanInfBadgeColor()
 {
     return QColor(0xD9, 0x36, 0x1E);
 }
 
-QHash<quint32, NodeBadge> nanInfBadges(const tree::ConstructTree& tree, const dump::RankDump& dump,
-                                       const overflow::FirstAnomaly* anomaly, std::optional<std::int64_t> step,
-                                       int rank)
+std::vector<RunNodeState> runNodeStates(const tree::ConstructTree& tree, const dump::RankDump& dump,
+                                        const overflow::FirstAnomaly* anomaly, std::optional<std::int64_t> step,
+                                        int rank)
 {
-    QHash<quint32, NodeBadge> out;
+    std::vector<RunNodeState> out(tree.size(), RunNodeState::NoData);
     if (!dump.dump)
         return out;
     std::string_view chainOp;
@@ -122,33 +128,96 @@ QHash<quint32, NodeBadge> nanInfBadges(const tree::ConstructTree& tree, const du
                 chainOp = n.op;
         }
     }
+    const bool originRank = anomaly && !anomaly->chain.empty() && anomaly->origin().rank == rank;
     for (std::uint32_t i = 0; i < tree.size(); ++i) {
         const tree::TreeNode& node = tree.node(tree::NodeId { i });
         const dump::Entry* entry = dump.dump->find(node.key);
         if (!entry)
             continue;
         const overflow::NanInfFlags flags = overflow::nanInfOf(*entry);
-        const bool onChain = !chainOp.empty() && node.key == chainOp;
-        if (!flags.input && !flags.output && !onChain)
+        if (!chainOp.empty() && node.key == chainOp)
+            out[i] = originRank ? RunNodeState::NanInfOrigin : RunNodeState::NanInfReached;
+        else if (flags.output)
+            out[i] = RunNodeState::NanInfOutput;
+        else if (flags.input)
+            out[i] = RunNodeState::NanInfInput;
+        else
+            out[i] = RunNodeState::Finite;
+    }
+    return out;
+}
+
+session::Status runStateClass(RunNodeState state)
+{
+    switch (state) {
+    case RunNodeState::NoData: return session::Status::NoData;
+    case RunNodeState::Finite: return session::Status::Pass;
+    case RunNodeState::NanInfInput: return session::Status::Warning;
+    case RunNodeState::NanInfOutput:
+    case RunNodeState::NanInfReached:
+    case RunNodeState::NanInfOrigin: return session::Status::Error;
+    }
+    return session::Status::NoData;
+}
+
+QString runStateLabel(RunNodeState state)
+{
+    switch (state) {
+    case RunNodeState::NoData: return AnomalyChainModel::tr("No statistics");
+    case RunNodeState::Finite: return AnomalyChainModel::tr("Finite");
+    case RunNodeState::NanInfInput: return AnomalyChainModel::tr("NaN/Inf input");
+    case RunNodeState::NanInfOutput: return AnomalyChainModel::tr("NaN/Inf output");
+    case RunNodeState::NanInfReached: return AnomalyChainModel::tr("NaN/Inf reached here");
+    case RunNodeState::NanInfOrigin: return AnomalyChainModel::tr("First NaN/Inf");
+    }
+    return {};
+}
+
+QString runStateExplanation(RunNodeState state)
+{
+    switch (state) {
+    case RunNodeState::NoData: return AnomalyChainModel::tr("The dump has no statistics of its own for this node.");
+    case RunNodeState::Finite: return AnomalyChainModel::tr("Its inputs and outputs are finite (Max/Min).");
+    case RunNodeState::NanInfInput: return AnomalyChainModel::tr("An input holds NaN/Inf (Max/Min); the outputs are finite.");
+    case RunNodeState::NanInfOutput: return AnomalyChainModel::tr("An output holds NaN/Inf (Max/Min).");
+    case RunNodeState::NanInfReached:
+        return AnomalyChainModel::tr("Where the run's first NaN/Inf reached this rank: the first output with a NaN/Inf here.");
+    case RunNodeState::NanInfOrigin:
+        return AnomalyChainModel::tr("The first NaN/Inf of the run (overflow_check): its inputs are finite, its output is not.");
+    }
+    return {};
+}
+
+QHash<quint32, NodeBadge> nanInfBadges(const tree::ConstructTree& tree, const dump::RankDump& dump,
+                                       const overflow::FirstAnomaly* anomaly, std::optional<std::int64_t> step,
+                                       int rank)
+{
+    // The badges say in a pill what the one-run tree's Status column says in words (runNodeStates).
+    QHash<quint32, NodeBadge> out;
+    const std::vector<RunNodeState> states = runNodeStates(tree, dump, anomaly, step, rank);
+    for (std::uint32_t i = 0; i < states.size(); ++i) {
+        const RunNodeState state = states[i];
+        if (state == RunNodeState::NoData || state == RunNodeState::Finite)
             continue;
         NodeBadge badge;
         badge.color = nanInfBadgeColor();
-        if (onChain && anomaly->origin().rank == rank) {
-            badge.text = AnomalyChainModel::tr("1st NaN");
-            badge.toolTip = AnomalyChainModel::tr("The first NaN/Inf of the run (overflow_check): its inputs are finite, "
-                                                  "its output is not.");
-        } else if (onChain) {
-            badge.text = AnomalyChainModel::tr("NaN here");
-            badge.toolTip = AnomalyChainModel::tr("Where the run's first NaN/Inf reached this rank: the first output "
-                                                  "with a NaN/Inf here.");
-        } else if (flags.output) {
+        badge.toolTip = runStateExplanation(state);
+        switch (state) {
+        case RunNodeState::NanInfOrigin: badge.text = AnomalyChainModel::tr("1st NaN"); break;
+        case RunNodeState::NanInfReached: badge.text = AnomalyChainModel::tr("NaN here"); break;
+        case RunNodeState::NanInfOutput: {
             badge.text = AnomalyChainModel::tr("NaN/Inf");
-            badge.toolTip = flags.input ? AnomalyChainModel::tr("Inputs and outputs hold NaN/Inf (Max/Min).")
-                                        : AnomalyChainModel::tr("An output holds NaN/Inf (Max/Min); the inputs are finite.");
-        } else {
+            const dump::Entry* entry = dump.dump->find(tree.node(tree::NodeId { i }).key);
+            if (entry && overflow::nanInfOf(*entry).input)
+                badge.toolTip = AnomalyChainModel::tr("Inputs and outputs hold NaN/Inf (Max/Min).");
+            else
+                badge.toolTip = AnomalyChainModel::tr("An output holds NaN/Inf (Max/Min); the inputs are finite.");
+            break;
+        }
+        default:
             badge.text = AnomalyChainModel::tr("in NaN/Inf");
             badge.color = badge.color.lighter(140);
-            badge.toolTip = AnomalyChainModel::tr("An input holds NaN/Inf (Max/Min); the outputs are finite.");
+            break;
         }
         out.insert(i, badge);
     }

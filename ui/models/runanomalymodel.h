@@ -4,14 +4,18 @@
 // and the chain list (docs/gui.md, "One run").
 
 #include "core/overflow/overflowcheck.h"
+#include "core/session/nodestatus.h"
+#include "core/session/session.h"
 #include "core/tree/constructtree.h"
 #include "ui/models/nodebadges.h"
 
 #include <QAbstractTableModel>
 #include <QHash>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace probescope::ui {
 
@@ -49,8 +53,34 @@ private:
 /// msprobe's compare.json alone stays a pair (it names both sides).
 bool isRunInput(const QString& path);
 
+/// A pair of one run named by its one side, "step0 · rank1" (RankPair::label() says "step0 · rank1 ↔ rank1").
+QString runPairLabel(const session::RankPair& pair);
+
 /// The badge colour of a NaN/Inf (msprobe's error red, as the trend view shades a non-finite value).
 QColor nanInfBadgeColor();
+
+/// A node's state in one run on its own (no bench, so no verdict): what its dumped statistics say, the same cases
+/// as its NaN/Inf badge (nanInfBadges). Ordered from harmless to the origin.
+enum class RunNodeState : std::uint8_t {
+    NoData,        ///< no entry in the dump (a module the tree inferred)
+    Finite,        ///< inputs and outputs finite (Max/Min)
+    NanInfInput,   ///< an input holds NaN/Inf, the outputs are finite ("in NaN/Inf")
+    NanInfOutput,  ///< an output holds NaN/Inf ("NaN/Inf")
+    NanInfReached, ///< where the run's first NaN/Inf reached this rank ("NaN here")
+    NanInfOrigin,  ///< the run's first NaN/Inf: inputs finite, output not ("1st NaN")
+};
+
+/// The states of every node of `tree` (one rank's), as nanInfBadges marks them; `anomaly` as there.
+std::vector<RunNodeState> runNodeStates(const tree::ConstructTree& tree, const dump::RankDump& dump,
+                                        const overflow::FirstAnomaly* anomaly, std::optional<std::int64_t> step,
+                                        int rank);
+/// The class a state is filtered, counted and coloured by in the one-run tree: a NaN/Inf output (origin and reached
+/// too) Error, an input-only NaN/Inf Warning, finite Pass (shown as "Finite", never with a pass mark), else NoData.
+session::Status runStateClass(RunNodeState state);
+/// The state's name in the language in force ("First NaN/Inf", "NaN/Inf output", "Finite", ...).
+QString runStateLabel(RunNodeState state);
+/// What the state means, one sentence in the language in force (the tree's tooltip, Details).
+QString runStateExplanation(RunNodeState state);
 
 /**
  * @brief Badges for the nodes of `tree` (one rank's) whose dumped outputs hold a NaN/Inf ("NaN/Inf"; an input-only

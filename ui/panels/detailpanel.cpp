@@ -231,7 +231,8 @@ void DetailPanel::setNode(std::shared_ptr<const session::PairAnalysis> analysis,
     // msprobe's Err_message is the reasons list above the table, with the row it belongs to: not twice.
     const int err = m_model->columnOfTableColumn(QStringLiteral("Err_message"));
     for (int f = 0; f < m_fields->rowCount(); ++f)
-        m_view->setRowHidden(f, f == err);
+        m_view->setRowHidden(f, f == err || (isSingleRun() && !m_model->isNpuSideColumn(f)));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_benchStack), !isSingleRun());
     m_view->resizeColumnsToContents();
     // Data file names can be very long; keep a column on screen, the tooltip has the rest.
     for (int c = 0; c < m_fields->columnCount(); ++c)
@@ -329,6 +330,15 @@ void DetailPanel::clear()
     m_placeholder->show();
 }
 
+void DetailPanel::setSingleRun(std::function<std::optional<RunNodeState>(quint32)> stateOf,
+                               std::function<std::uint32_t(quint32)> withNanBelow)
+{
+    m_runStateOf = std::move(stateOf);
+    m_runNanBelow = std::move(withNanBelow);
+    if (m_analysis)
+        setNode(m_analysis, m_node);
+}
+
 void DetailPanel::updateHeader()
 {
     const session::PairSkeleton& sk = *m_analysis->skeleton;
@@ -344,6 +354,24 @@ void DetailPanel::updateHeader()
                          .arg(kindText(node.name.kind), directionText(node.name.direction))
                          .arg(node.executionIndex)
                          .arg(rowsText, QString::fromStdString(sk.pair.label())));
+    if (isSingleRun()) {
+        // One side: "step0 · rank1", not the run against itself; its state in the run, not a verdict.
+        const QString where = runPairLabel(sk.pair);
+        m_facts->setText(tr("%1 · %2 · execution #%3 · %4 · %5")
+                             .arg(kindText(node.name.kind), directionText(node.name.direction))
+                             .arg(node.executionIndex)
+                             .arg(rowsText, where));
+        const std::optional<RunNodeState> state = m_runStateOf(m_node);
+        const std::uint32_t below = m_runNanBelow ? m_runNanBelow(m_node) : 0;
+        const Status cls = state ? runStateClass(*state) : Status::Pending;
+        if (session::isFailing(cls))
+            m_statusIcon->setPixmap(statuspalette::icon(cls).pixmap(20, 20));
+        else
+            m_statusIcon->clear();
+        const QString label = state ? runStateLabel(*state) : statuspalette::label(Status::Pending);
+        m_status->setText(node.childCount ? tr("%1 · %n node(s) below with NaN/Inf", nullptr, int(below)).arg(label) : label);
+        return;
+    }
     const Status own = m_node < st.own.size() ? st.own[m_node] : Status::NoData;
     const Status subtree = m_node < st.subtree.size() ? st.subtree[m_node] : own;
     const std::uint32_t below = m_node < st.failingBelow.size() ? st.failingBelow[m_node] : 0;
@@ -356,6 +384,12 @@ void DetailPanel::updateHeader()
 void DetailPanel::updateReasons()
 {
     m_reasons.clear();
+    if (isSingleRun()) {
+        // No bench, no verdict: what the node's own statistics say.
+        const std::optional<RunNodeState> state = m_runStateOf(m_node);
+        m_reasonsLabel->setText(state ? runStateExplanation(*state) : QString());
+        return;
+    }
     const compare::CompareTable& table = *m_analysis->table;
     const int err = table.column("Err_message");
     const int accuracy = table.column("Accuracy Reached or Not");
@@ -494,7 +528,8 @@ void DetailPanel::updateDataFiles()
             continue;
         lines << m_model->cellText(r, 0);
         lines << tr("  NPU:   %1").arg(npu.isEmpty() ? tr("(none)") : npu);
-        lines << tr("  bench: %1").arg(bench.isEmpty() ? tr("(none)") : bench);
+        if (!isSingleRun())
+            lines << tr("  bench: %1").arg(bench.isEmpty() ? tr("(none)") : bench);
     }
     m_dataFiles->setPlainText(lines.isEmpty() ? tr("No data files (statistics or md5 dump).") : lines.join(QLatin1Char('\n')));
     m_tabs->setTabEnabled(m_tabs->indexOf(m_dataFiles), !lines.isEmpty());
@@ -561,18 +596,23 @@ QString DetailPanel::detailsText() const
     for (const QString& r : m_reasons)
         out += QStringLiteral("  - ") + r + QLatin1Char('\n');
     out += QLatin1Char('\n') + tr("Rows:") + QLatin1Char('\n');
+    // One run: its side's fields alone, as the table shows them.
+    const auto copied = [this](int c) { return !isSingleRun() || m_model->isNpuSideColumn(c); };
     QStringList header;
     for (int c = 0; c < m_model->columnCount(); ++c)
-        header << m_model->headerData(c, Qt::Horizontal).toString();
+        if (copied(c))
+            header << m_model->headerData(c, Qt::Horizontal).toString();
     out += header.join(QLatin1Char('\t')) + QLatin1Char('\n');
     for (int r = 0; r < m_model->rowCount(); ++r) {
         QStringList line;
         for (int c = 0; c < m_model->columnCount(); ++c)
-            line << sanitizeTsvCell(m_model->cellText(r, c));
+            if (copied(c))
+                line << sanitizeTsvCell(m_model->cellText(r, c));
         out += line.join(QLatin1Char('\t')) + QLatin1Char('\n');
     }
     out += QLatin1Char('\n') + tr("NPU stack:") + QLatin1Char('\n') + npuStackText() + QLatin1Char('\n');
-    out += QLatin1Char('\n') + tr("Bench stack:") + QLatin1Char('\n') + benchStackText() + QLatin1Char('\n');
+    if (!isSingleRun())
+        out += QLatin1Char('\n') + tr("Bench stack:") + QLatin1Char('\n') + benchStackText() + QLatin1Char('\n');
     const QString files = m_dataFiles->toPlainText();
     if (m_tabs->isTabEnabled(m_tabs->indexOf(m_dataFiles)))
         out += QLatin1Char('\n') + tr("Data files:") + QLatin1Char('\n') + files + QLatin1Char('\n');

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ui/models/noderowsmodel.h"
+#include "ui/models/runanomalymodel.h"
 #include "core/session/session.h"
 
 #include <QModelIndexList>
@@ -9,6 +10,7 @@
 #include <QWidget>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -40,6 +42,12 @@ public:
     /// Shows node `nodeId` (a tree::NodeId value) of a finished analysis.
     void setNode(std::shared_ptr<const session::PairAnalysis> analysis, quint32 nodeId);
     void clear();
+    /// One run on its own (issue 34): one side only, the NPU side's fields (no verdict, bench or difference rows), no
+    /// bench stack, and where a pair says its verdict, the node's state in the run as `stateOf` gives it (with how many
+    /// nodes below hold a NaN/Inf, `withNanBelow`). Empty functions: a pair again.
+    void setSingleRun(std::function<std::optional<RunNodeState>(quint32)> stateOf,
+                      std::function<std::uint32_t(quint32)> withNanBelow = {});
+    bool isSingleRun() const { return static_cast<bool>(m_runStateOf); }
 
     bool hasNode() const { return m_analysis != nullptr; }
     quint32 nodeId() const { return m_node; }
@@ -107,6 +115,8 @@ private:
     QPlainTextEdit* m_benchStack = nullptr;
     QPlainTextEdit* m_dataFiles = nullptr;
     QPushButton* m_copyDetails = nullptr;
+    std::function<std::optional<RunNodeState>(quint32)> m_runStateOf; ///< set: one run on its own
+    std::function<std::uint32_t(quint32)> m_runNanBelow;
 };
 
 } // namespace probescope::ui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ui/panels/filterbar.h"
 
+#include "ui/models/runanomalymodel.h"
 #include "ui/models/statuspalette.h"
 
 #include <QComboBox>
@@ -137,6 +138,30 @@ void FilterBar::reset()
     setSpec(FilterSpec {});
 }
 
+void FilterBar::setRunMode(bool on)
+{
+    if (on == m_runMode)
+        return;
+    m_runMode = on;
+    updateButtons();
+    if (isVisible())
+        fitToWidth(width());
+}
+
+QString FilterBar::statusName(Status s) const
+{
+    if (m_runMode) {
+        switch (s) {
+        // The states' own names (the tree's Status column says the same words).
+        case Status::Error: return runStateLabel(RunNodeState::NanInfOutput);
+        case Status::Warning: return runStateLabel(RunNodeState::NanInfInput);
+        case Status::Pass: return runStateLabel(RunNodeState::Finite);
+        default: break;
+        }
+    }
+    return statuspalette::label(s);
+}
+
 void FilterBar::setCounts(const std::array<std::uint32_t, 6>& counts)
 {
     m_counts = counts;
@@ -165,9 +190,11 @@ void FilterBar::updateButtons()
         const Status s = kStatuses[i];
         QToolButton* b = m_buttons[i];
         const bool shown = b->isChecked();
-        const QPixmap chip = statuspalette::chip(s, dark, 16);
+        // A finite node of one run is no "pass": its chip is the neutral one.
+        const QPixmap chip = statuspalette::chip(m_runMode && s == Status::Pass ? Status::NoData : s, dark, 16);
         b->setIcon(QIcon(shown ? chip : hiddenChip(chip)));
-        const QString name = statuspalette::label(s);
+        b->setVisible(!(m_runMode && s == Status::Unmatched)); // one run has no bench to be unmatched against
+        const QString name = statusName(s);
         const QString count = m_haveCounts ? QString::number(m_counts[static_cast<std::size_t>(s)]) : QString();
         const QString text = m_haveCounts ? tr("%1 (%2)").arg(name, count) : name;
         // Compact: the colour and the count; the name is in the tooltip.
@@ -250,7 +277,7 @@ int FilterBar::fullWidth() const
     for (const QLabel* l : { m_showLabel, m_directionLabel, m_kindLabel })
         width += fm.horizontalAdvance(l->text()) + 8;
     for (std::size_t i = 0; i < kStatuses.size(); ++i) {
-        const QString name = statuspalette::label(kStatuses[i]);
+        const QString name = statusName(kStatuses[i]);
         width += fm.horizontalAdvance(m_haveCounts ? tr("%1 (%2)").arg(name, QStringLiteral("0000")) : name)
             - fm.horizontalAdvance(m_buttons[i]->text());
     }

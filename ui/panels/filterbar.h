@@ -55,6 +55,12 @@ public:
     /// Node counts per session::Status (PairSummary::counts / NodeStatusTable::counts) shown on the toggles.
     void setCounts(const std::array<std::uint32_t, 6>& counts);
     QToolButton* statusButton(session::Status s) const;
+    /// One run on its own (issue 34): the toggles name the run's states (CompareTreeModel::setRunMode's classes):
+    /// "NaN/Inf output" (error), "NaN/Inf input" (warning), "Finite" (pass, a neutral chip); no unmatched toggle.
+    void setRunMode(bool on);
+    bool isRunMode() const { return m_runMode; }
+    /// The name a status toggle shows (the run's state in run mode).
+    QString statusName(session::Status s) const;
 
 public slots:
     void reset();
@@ -89,6 +95,7 @@ private:
     std::array<QToolButton*, 4> m_buttons {};
     std::array<std::uint32_t, 6> m_counts {};
     bool m_haveCounts = false;
+    bool m_runMode = false;
     bool m_compact = false;
     QComboBox* m_direction = nullptr;
     QComboBox* m_kind = nullptr;

@@ -3,7 +3,6 @@
 
 #include "ui/views/scriptedrun.h"
 
-#include "core/freebench/freebenchcsv.h"
 #include "core/session/paircache.h"
 #include "ui/inspect/freebenchpanel.h"
 #include "ui/inspect/metricplot.h"
@@ -26,11 +25,9 @@
 #include "ui/panels/detailpanel.h"
 #include "ui/panels/dumppreview.h"
 #include "ui/panels/elidedlabel.h"
-#include "ui/panels/exportdialog.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/legendwidget.h"
 #include "ui/panels/loadproblembanner.h"
-#include "ui/panels/openpairdialog.h"
 #include "ui/panels/placeholdertable.h"
 #include "ui/panels/runutdialog.h"
 #ifdef PROBESCOPE_HAVE_RUNUT_ENGINE
@@ -90,8 +87,6 @@ bool containsDiagnostic(const Diagnostics& list, const Diagnostic& d)
             && e.location.line == d.location.line && e.message == d.message;
     });
 }
-
-constexpr int kMaxRecent = 8;
 
 QString formatSeconds(double s)
 {
@@ -643,26 +638,6 @@ bool MainWindow::isOverviewRunning() const { return m_overview && m_overview->is
 
 // ----- opening ---------------------------------------------------------------------------------
 
-QString MainWindow::demoDir()
-{
-    const QString app = QCoreApplication::applicationDirPath();
-    for (const QString& candidate : { app + "/../share/probescope/demo", QStringLiteral(PROBESCOPE_SOURCE_DIR "/resources/demo") }) {
-        if (QFileInfo(candidate + "/npu").isDir())
-            return QDir(candidate).canonicalPath();
-    }
-    return {};
-}
-
-void MainWindow::openDemo()
-{
-    const QString dir = demoDir();
-    if (dir.isEmpty()) {
-        QMessageBox::warning(this, tr("Open demo"), tr("The bundled demo pair was not found."));
-        return;
-    }
-    openInputs(dir + "/npu", dir + "/bench");
-}
-
 void MainWindow::closeShownInput()
 {
     // One current input (issue 36 item 4): whatever is opened replaces all that was shown, the pair's or job's
@@ -712,6 +687,7 @@ void MainWindow::closeShownInput()
     m_graph->clear();
     // One run's state (mainwindowrun.cpp): openRun sets it again after opening.
     m_runMode = false;
+    setRunViews(false);
     m_runAnomaly.reset();
     m_chainModel->setAnomaly(nullptr);
     if (const int at = m_tabs->indexOf(m_chainView); at >= 0)
@@ -817,155 +793,7 @@ bool MainWindow::openInputs(const QString& npu, const QString& bench, int pairIn
     return true;
 }
 
-void MainWindow::openPairDialog(bool benchFirst)
-{
-    // Never one side alone: a new NPU dump compared at once against whatever bench is open gave bogus
-    // "first failing nodes" (issue 19). The dialog starts from the open pair and opens both sides together.
-    OpenPairDialog dialog(m_settings, m_npuInput, m_benchInput, this);
-    dialog.focusField(benchFirst ? OpenPairDialog::Focus::Bench : OpenPairDialog::Focus::Npu);
-    if (dialog.exec() != QDialog::Accepted)
-        return;
-    const Settings chosen = dialog.settings();
-    if (chosen.fuzzy != m_settings.fuzzy || chosen.stackMode != m_settings.stackMode) {
-        m_settings = chosen;
-        m_settings.save();
-    }
-    openInputs(dialog.npu(), dialog.bench());
-}
-
-void MainWindow::chooseCompareJson()
-{
-    const QString file = QFileDialog::getOpenFileName(this, tr("Open msprobe compare.json"), lastDialogFolder(),
-                                                      tr("JSON files (*.json)"));
-    rememberDialogFolder(file);
-    if (!file.isEmpty())
-        openInputs(file, QString());
-}
-
-QString MainWindow::lastDialogFolder()
-{
-    // The file dialogs start where the last one ended (they forgot it, issue 36 item 12).
-    const QString folder = QSettings().value(QStringLiteral("dialogs/lastFolder")).toString();
-    return QFileInfo(folder).isDir() ? folder : QString();
-}
-
-void MainWindow::rememberDialogFolder(const QString& chosen)
-{
-    if (chosen.isEmpty())
-        return;
-    const QFileInfo info(chosen);
-    QSettings().setValue(QStringLiteral("dialogs/lastFolder"), info.isDir() ? info.absoluteFilePath() : info.absolutePath());
-}
-
-void MainWindow::rememberPair(const QString& npu, const QString& bench)
-{
-    QSettings store;
-    QStringList recent = store.value("recent/pairs").toStringList();
-    const QString entry = npu + '\n' + bench;
-    recent.removeAll(entry);
-    recent.prepend(entry);
-    while (recent.size() > kMaxRecent)
-        recent.removeLast();
-    store.setValue("recent/pairs", recent);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu()
-{
-    m_recentMenu->clear();
-    const QStringList recent = QSettings().value("recent/pairs").toStringList();
-    for (const QString& entry : recent) {
-        const QStringList parts = entry.split('\n');
-        const QString npu = parts.value(0);
-        const QString bench = parts.value(1);
-        auto* a = m_recentMenu->addAction(bench.isEmpty() ? npu : npu + QStringLiteral("  ↔  ") + bench);
-        connect(a, &QAction::triggered, this, [this, npu, bench] { openInputs(npu, bench); });
-    }
-    m_recentMenu->setEnabled(!recent.isEmpty());
-    if (m_emptyRecent) {
-        m_emptyRecent->clear();
-        for (const auto& [npu, bench] : recentPairs()) {
-            auto* item = new QListWidgetItem(bench.isEmpty() ? npu : npu + QStringLiteral("  ↔  ") + bench, m_emptyRecent);
-            item->setData(Qt::UserRole, npu);
-            item->setData(Qt::UserRole + 1, bench);
-            item->setToolTip(item->text());
-        }
-        m_emptyRecent->setVisible(m_emptyRecent->count() > 0);
-        m_emptyRecentLabel->setVisible(m_emptyRecent->count() > 0);
-    }
-}
-
-SetupCheckPage* MainWindow::openSetupCheck(const QString& first, const QString& second)
-{
-    if (!m_setupPage) {
-        m_setupPage = new SetupCheckPage(this);
-        m_setupPage->setWindowFlag(Qt::Window);
-    }
-    m_setupPage->show();
-    m_setupPage->raise();
-    m_setupPage->activateWindow();
-    if (!first.isEmpty() && !second.isEmpty())
-        m_setupPage->open(first, second);
-    return m_setupPage;
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* event)
-{
-    if (event->mimeData()->hasUrls())
-        event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent* event)
-{
-    QStringList paths;
-    for (const QUrl& url : event->mimeData()->urls()) {
-        if (url.isLocalFile())
-            paths << url.toLocalFile();
-    }
-    if (paths.size() >= 2 && isSetupCheckPair(paths[0], paths[1])) {
-        openSetupCheck(paths[0], paths[1]);
-    } else if (paths.size() >= 2) {
-        openInputs(paths[0], paths[1]);
-    } else if (paths.size() == 1) {
-        const QFileInfo info(paths[0]);
-        if (isGraphFilePath(paths[0]))
-            openGraphFile(paths[0]);
-        else if (info.isFile() && info.suffix() == "json" && info.fileName() != "dump.json")
-            openInputs(paths[0], QString());
-        else if (m_npuInput.isEmpty() || (!m_benchInput.isEmpty() && m_plan)) {
-            m_npuInput = paths[0];
-            m_benchInput.clear();
-            m_plan.reset();
-            if (!openFreeBenchmarkOnly(paths[0]))
-                say([=, this] { return tr("NPU dump: %1 — now drop the bench dump.").arg(paths[0]); });
-        } else {
-            openInputs(m_npuInput, paths[0]);
-        }
-    }
-    event->acceptProposedAction();
-}
-
-// ----- steps and ranks -------------------------------------------------------------------------
-
-void MainWindow::populateSelectors()
-{
-    m_stepBox->clear();
-    for (const std::int64_t step : m_plan->steps())
-        m_stepBox->addItem(step < 0 ? tr("(no step)") : tr("step %1").arg(step), QVariant::fromValue<qint64>(step));
-    m_stepBox->setEnabled(m_stepBox->count() > 1);
-}
-
-void MainWindow::onStepChosen(int comboIndex)
-{
-    const auto pairs = m_plan->pairsOfStep(m_stepBox->itemData(comboIndex).toLongLong());
-    if (!pairs.empty())
-        showPair(static_cast<int>(pairs.front()));
-}
-
-void MainWindow::onRankChosen(int comboIndex)
-{
-    showPair(m_rankBox->itemData(comboIndex).toInt());
-}
+// ----- the shown pair --------------------------------------------------------------------------
 
 void MainWindow::showPair(int pairIndex)
 {
@@ -978,7 +806,7 @@ void MainWindow::showPair(int pairIndex)
     m_rankBox->clear();
     for (const std::size_t i : m_plan->pairsOfStep(pair.step)) {
         const auto& p = m_plan->pairs[i];
-        m_rankBox->addItem(toQ(p.label()), static_cast<int>(i));
+        m_rankBox->addItem(m_runMode ? ui::runPairLabel(p) : toQ(p.label()), static_cast<int>(i));
     }
     m_rankBox->setCurrentIndex(m_rankBox->findData(pairIndex));
     m_rankBox->setEnabled(m_rankBox->count() > 1);
@@ -1028,7 +856,9 @@ void MainWindow::setBusy(bool busy)
 void MainWindow::onSkeleton(std::shared_ptr<const session::PairSkeleton> skeleton)
 {
     m_model->setSkeleton(skeleton);
-    m_legend->setVisible(m_showLegend->isChecked());
+    m_legend->setVisible(m_showLegend->isChecked() && !m_runMode); // its colours are verdicts
+    if (m_runMode)
+        updateRunBadges(); // the run's own states, from the NPU side's statistics (mainwindowrun.cpp)
     updateFreeBenchmarkBadges();
     updateRunUtBadges();
     for (int c = 0; c < m_model->columnCount(); ++c)
@@ -1092,6 +922,9 @@ void MainWindow::onLayout(std::shared_ptr<const session::NodeStatusTable> status
             m_tree->setColumnHidden(c, !CompareTreeModel::columnApplies(c, *mode));
         m_legend->setMode(*mode);
     }
+    if (m_runMode) // one run: its name and its state; the compare's metrics are of the run against itself
+        for (int c = 0; c < m_model->columnCount(); ++c)
+            m_tree->setColumnHidden(c, c != CompareTreeModel::NameColumn && c != CompareTreeModel::StatusColumn);
 }
 
 void MainWindow::onProgress(const QString& stage, double fraction, double elapsed, double remaining)
@@ -1129,9 +962,10 @@ void MainWindow::onFinished(std::shared_ptr<const session::PairAnalysis> analysi
         retranslate();
     }
     m_model->setStatus(analysis->status);
-    m_filter->setCounts(analysis->status->counts);
+    m_filter->setCounts(m_runMode ? m_model->counts() : analysis->status->counts);
     m_plot->setAnalysis(analysis);
-    m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
+    if (!m_runMode) // one run's map shows the NaN/Inf search, not the run against itself
+        m_overviewModel->setSummary(session::summarize(*analysis, static_cast<std::size_t>(m_pairIndex)));
     const compare::FirstFailure& f = analysis->firstFailure;
     const double seconds = analysis->seconds;
     // What led here (P, a manual match, loaded matches) is said before what this pair's compare found.
@@ -1198,32 +1032,10 @@ QString MainWindow::firstFailureLine() const
     return tr("This rank — %1 · Job origin (O): %2, node %3").arg(line, where, toQ(o.key));
 }
 
-bool MainWindow::isMultiRank() const
-{
-    if (!m_plan)
-        return false;
-    for (const std::int64_t step : m_plan->steps())
-        if (m_plan->pairsOfStep(step).size() > 1)
-            return true;
-    return false;
-}
-
 void MainWindow::say(std::function<QString()> text)
 {
     m_say = std::move(text);
     m_message->setText(m_say ? m_say() : QString());
-}
-
-void MainWindow::onOverviewFinished()
-{
-    // A job opens at its origin: once the overview knows it, unless the user went elsewhere meanwhile.
-    const bool follow = std::exchange(m_followOrigin, false) && m_autoPair >= 0 && m_autoPair == m_pairIndex
-        && selectedNodeKey() == m_autoKey && m_overviewModel->originRow() >= 0;
-    if (follow && !(m_overviewModel->originRow() == m_pairIndex && toQ(m_overviewModel->origin().key) == m_autoKey))
-        jumpToOrigin();
-    else if (m_analysis && !isComparing() && m_say)
-        m_message->setText(m_say()); // the origin is known now
-    emit overviewFinished();
 }
 
 void MainWindow::onFailed(const QString& message)
@@ -1245,13 +1057,6 @@ void MainWindow::onCancelled()
     m_retry->show();
     say([=, this] { return tr("Compare cancelled — the statuses shown are incomplete (pending nodes were not compared)."); });
     emit analysisFinished(false, tr("cancelled"));
-}
-
-void MainWindow::startOverview()
-{
-    if (!m_plan || m_plan->pairs.size() < 2)
-        return;
-    m_overview->startAll(*m_plan, compareSettings());
 }
 
 // ----- navigation ------------------------------------------------------------------------------
@@ -1449,221 +1254,7 @@ void MainWindow::showTensorsOfSelection()
         m_inspector->clear();
 }
 
-// ----- free benchmark --------------------------------------------------------------------------
-
-bool MainWindow::isFreeBenchmarkShown() const { return m_tabs->indexOf(m_freeBench) >= 0; }
-
-bool MainWindow::openFreeBenchmarkOnly(const QString& folder)
-{
-    const QFileInfo info(folder);
-    if (info.isFile() && info.fileName() != QLatin1String("dump.json")
-        && info.fileName() != QLatin1String("free_benchmark.csv"))
-        return false; // compare.json and the like
-    // Only folder names are listed here (no file is read), so it is cheap enough for the GUI thread.
-    if (probescope::freebench::findFreeBenchmarkCsvs(folder.toStdString()).empty())
-        return false;
-    closeShownInput();
-    m_npuInput = folder;
-    m_leftStack->setCurrentWidget(m_leftStack->widget(1));
-    setBusy(false);
-    loadFreeBenchmark({ folder });
-    retranslate();
-    say([=, this] { return tr("Free benchmark results of %1. Open a bench dump too to compare, and to see the flagged "
-                          "APIs in the tree.")
-                           .arg(folder); });
-    return true;
-}
-
-void MainWindow::loadFreeBenchmark(const QStringList& inputs)
-{
-    m_freeBench->load(inputs);
-}
-
-void MainWindow::onFreeBenchmarkLoaded(int files, int rows)
-{
-    Q_UNUSED(rows);
-    const int tab = m_tabs->indexOf(m_freeBench);
-    if (files > 0 && tab < 0)
-        m_tabs->addTab(m_freeBench, tr("Free benchmark"));
-    else if (files == 0 && tab >= 0)
-        m_tabs->removeTab(tab);
-    if ((files > 0) != (tab >= 0))
-        retranslate(); // the Alt+N actions follow the tabs
-    if (files > 0 && !m_plan)
-        m_tabs->setCurrentWidget(m_freeBench);
-    updateFreeBenchmarkBadges();
-    // A free-benchmark-only folder has no compare: what was opened is ready now (the scripted mode waits on this).
-    if (!m_plan && m_pairIndex < 0 && files > 0)
-        emit analysisFinished(true, QString());
-}
-
-void MainWindow::updateFreeBenchmarkBadges()
-{
-    const auto table = m_freeBench->table();
-    if (!m_plan || m_pairIndex < 0 || !m_model->tree() || !table) {
-        m_badges->clear(NodeBadgeDelegate::FreeBenchmark);
-        return;
-    }
-    // Rows of the shown step and NPU rank; a dump without step folders or with a bare "rank" folder matches
-    // any step or rank (msprobe writes rank 0 when not distributed).
-    const session::RankPair& pair = m_plan->pairs[static_cast<std::size_t>(m_pairIndex)];
-    m_badges->setBadges(NodeBadgeDelegate::FreeBenchmark,
-                        freeBenchBadges(*m_model->tree(), *table, pair.step, pair.npu.rank.value_or(-1)));
-}
-
-void MainWindow::onFreeBenchmarkApi(const QString& apiName, qint64 step, qint64 rank)
-{
-    if (!m_plan) {
-        say([=, this] { return tr("Open a bench dump too to see %1 in the tree.").arg(apiName); });
-        return;
-    }
-    int target = -1;
-    for (std::size_t i = 0; i < m_plan->pairs.size() && target < 0; ++i) {
-        const session::RankPair& p = m_plan->pairs[i];
-        if ((p.step < 0 || p.step == step) && (!p.npu.rank || *p.npu.rank == rank))
-            target = static_cast<int>(i);
-    }
-    if (target < 0) {
-        say([=, this] { return tr("The opened dumps have no step %1, rank %2 for %3.").arg(step).arg(rank).arg(apiName); });
-        return;
-    }
-    showNodeInPair(target, apiName);
-}
-
-void MainWindow::showNodeInPair(int pairIndex, const QString& key)
-{
-    if (pairIndex != m_pairIndex) {
-        m_pendingSelection = key; // selected when that pair's compare ends
-        showPair(pairIndex);
-        return;
-    }
-    if (isComparing())
-        m_pendingSelection = key; // else the first failing node would replace it at the end
-    if (m_model->tree() && !selectNodeByKey(key))
-        say([=, this] { return tr("%1 is not in the shown dump.").arg(key); });
-}
-
-bool MainWindow::jumpToOrigin()
-{
-    if (m_runMode)
-        return jumpToRunOrigin();
-    const int row = m_overviewModel->originRow();
-    if (!m_plan || row < 0) {
-        say([=, this] { return tr("No job origin yet: the rank overview has found no failing pair so far."); });
-        return false;
-    }
-    m_rankPanel->map()->setCurrentPair(row);
-    showNodeInPair(row, toQ(m_overviewModel->origin().key));
-    m_tree->setFocus();
-    return true;
-}
-
-bool MainWindow::jumpToPeerRank()
-{
-    if (m_runMode && jumpToRunPeer())
-        return true;
-    const QString key = selectedNodeKey();
-    if (!m_plan || m_pairIndex < 0 || !job::isCommunicationKey(key.toStdString())) {
-        say([=, this] { return tr("Select a communication node (Distributed.*) to jump to another rank's."); });
-        return false;
-    }
-    // The ranks of a step take part in the same collectives in the same order; the next one, cyclically,
-    // so repeated presses visit every peer.
-    const std::vector<std::size_t> ranks = m_plan->pairsOfStep(m_plan->pairs[std::size_t(m_pairIndex)].step);
-    const auto here = std::find(ranks.begin(), ranks.end(), std::size_t(m_pairIndex));
-    if (ranks.size() < 2 || here == ranks.end()) {
-        say([=, this] { return tr("This step has no other rank."); });
-        return false;
-    }
-    const std::size_t peer = std::next(here) == ranks.end() ? ranks.front() : *std::next(here);
-    m_rankPanel->map()->setCurrentPair(int(peer));
-    const QString to = toQ(m_plan->pairs[peer].label());
-    m_nextNote = [=, this] { return tr("P: %1 on the next rank, %2.").arg(key, to); };
-    showNodeInPair(int(peer), key);
-    m_tree->setFocus();
-    return true;
-}
-
-// ----- tools -----------------------------------------------------------------------------------
-
-void MainWindow::exportCsv()
-{
-    if (!m_plan || m_pairIndex < 0) {
-        QMessageBox::information(this, tr("Export"), tr("Open a dump pair first."));
-        return;
-    }
-    if (!m_analysis) {
-        QMessageBox::information(this, tr("Export"), tr("Wait for the compare to finish first."));
-        return;
-    }
-    ExportDialog dialog(m_analysis, m_settings, this);
-    // The folder written to is where the next export starts.
-    connect(&dialog, &ExportDialog::exportFinished, this, [this, &dialog](const QStringList& files) {
-        if (files.isEmpty() || m_settings.exportFolder == dialog.outputFolder())
-            return;
-        m_settings.exportFolder = dialog.outputFolder();
-        m_settings.save();
-    });
-    dialog.exec();
-}
-
-std::unique_ptr<RunUtDialog> MainWindow::createRunUtDialog(std::unique_ptr<RunUtBackend> backend)
-{
-    if (!backend) {
-        backend = loadRunUtBackend();
-    }
-    auto dialog = std::make_unique<RunUtDialog>(std::move(backend), this);
-    if (m_plan && m_pairIndex >= 0) {
-        RunUtRequest request = dialog->request();
-        request.dumpJson = toQ(m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile.string());
-        dialog->setRequest(request);
-    }
-    if (!m_settings.runUtFolder.isEmpty()) {
-        RunUtRequest request = dialog->request();
-        request.outputDir = m_settings.runUtFolder;
-        dialog->setRequest(request);
-    }
-    RunUtDialog* shown = dialog.get();
-    connect(shown, &RunUtDialog::runFinished, this, [this, shown](bool ok, const QString&) {
-        const QString folder = shown->request().outputDir;
-        if (!ok || m_settings.runUtFolder == folder)
-            return;
-        m_settings.runUtFolder = folder;
-        m_settings.save();
-    });
-    connect(dialog.get(), &RunUtDialog::verdictsChanged, this, &MainWindow::applyRunUtVerdicts);
-    connect(dialog.get(), &RunUtDialog::apiActivated, this, [this](const QString& fullName) {
-        if (!selectNodeByKey(fullName + QStringLiteral(".forward")) && !selectNodeByKey(fullName + QStringLiteral(".backward")))
-            say([=, this] { return tr("%1 is not in the shown dump.").arg(fullName); });
-    });
-    return dialog;
-}
-
-void MainWindow::runRunUt()
-{
-    createRunUtDialog()->exec();
-}
-
-void MainWindow::applyRunUtVerdicts(const QString& dumpJson, const QList<RunUtVerdict>& verdicts)
-{
-    m_runUtDump = dumpJson;
-    m_runUtVerdicts = verdicts;
-    updateRunUtBadges();
-}
-
-void MainWindow::updateRunUtBadges()
-{
-    const auto sameFile = [](const QString& a, const std::filesystem::path& b) {
-        const QString ca = QFileInfo(a).canonicalFilePath();
-        return !ca.isEmpty() && ca == QFileInfo(toQ(b.string())).canonicalFilePath();
-    };
-    if (!m_plan || m_pairIndex < 0 || !m_model->tree() || m_runUtVerdicts.isEmpty()
-        || !sameFile(m_runUtDump, m_plan->pairs[static_cast<std::size_t>(m_pairIndex)].npu.dumpFile)) {
-        m_badges->clear(NodeBadgeDelegate::RunUt);
-        return;
-    }
-    m_badges->setBadges(NodeBadgeDelegate::RunUt, runUtBadges(*m_model->tree(), m_runUtVerdicts));
-}
+// ----- settings, shortcuts, about ------------------------------------------------------------
 
 void MainWindow::showSettings()
 {

@@ -3,6 +3,7 @@
 
 #include "ui/jobs/comparecontroller.h"
 #include "ui/models/nodebadges.h"
+#include "ui/models/rankoverviewmodel.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/settings.h"
 #include "ui/panels/shortcutsdialog.h"
@@ -80,6 +81,11 @@ class BackgroundTask;
  * All work runs in CompareController / OverviewJob threads; this class only reacts to their queued
  * signals. Opening another pair or closing the window cancels the run in flight (its late results are
  * dropped by the controller's generation check).
+ *
+ * One class, one file per part of its state: mainwindow.cpp (the frame and the shown pair), mainwindowopen.cpp (the
+ * ways in: dialogs, recent pairs, drops), mainwindowjob.cpp (a job's steps and ranks, its overview and origin),
+ * mainwindowtools.cpp (free benchmark, run_ut, export), mainwindowrun.cpp (one run), mainwindowgraph.cpp (graph and
+ * trend files), mainwindowmatching.cpp (the graph view and manual matches).
  */
 class MainWindow : public QMainWindow
 {
@@ -136,6 +142,7 @@ public:
     /// The shown pair's load problems: the strip above the tree and the Diagnostics tab's rows.
     LoadProblemBanner* loadProblemBanner() const { return m_banner; }
     LegendWidget* legend() const { return m_legend; }
+    FilterBar* filterBar() const { return m_filter; }
     /// What the window shows before anything is opened: Open pair…, Open demo, the recent pairs.
     QWidget* emptyState() const { return m_emptyState; }
     /// Every action with a shortcut, as F1's table lists them.
@@ -327,7 +334,12 @@ private:
     void buildRunViews();
     void retranslateRun();
     void onRunSearched();
+    /// The NaN/Inf badges and the tree's run states (its Status column, filter counts) of the shown pair's NPU side.
     void updateRunBadges();
+    /// The tree, filter, Details and rank map in one-run mode (states of the run, no verdicts) or back to a pair's.
+    void setRunViews(bool on);
+    /// Every pair's state in the NaN/Inf search, for the rank map.
+    std::vector<RankOverviewModel::RunRank> runRanks() const;
     /// Shows the chain's row `row` (its rank's pair, its node); false when there is none.
     bool showChainRow(int row);
     bool jumpToRunOrigin();

@@ -13,10 +13,13 @@
 #include "ui/models/runanomalymodel.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/views/comparetreeview.h"
+#include "ui/panels/filterbar.h"
+#include "ui/panels/legendwidget.h"
 #include "ui/views/rankmapview.h"
 #include "ui/views/trendview.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -165,6 +168,7 @@ void MainWindow::onRunSearched()
     m_runPath = path;
     m_runAnomaly = anomaly;
     m_chainModel->setAnomaly(anomaly);
+    setRunViews(true);
     if (anomaly) {
         if (m_tabs->indexOf(m_chainView) < 0)
             m_tabs->insertTab(m_tabs->indexOf(m_rankPanel) + 1, m_chainView, QString());
@@ -178,16 +182,78 @@ void MainWindow::onRunSearched()
     retranslate();
 }
 
+void MainWindow::setRunViews(bool on)
+{
+    // A pair's views say verdicts; one run's say what its own statistics hold (no bench, so no Pass, no diff).
+    m_model->setRunMode(on);
+    m_filter->setRunMode(on);
+    if (on) {
+        m_detail->setSingleRun([this](quint32 node) { return m_model->runState(tree::NodeId { node }); },
+                               [this](quint32 node) { return m_model->failingBelow(tree::NodeId { node }); });
+        m_overviewModel->setRunRanks(runRanks());
+        m_legend->setVisible(false);
+        // The rank box was filled while the run opened as a pair (openInputs): named by its one side now.
+        for (int i = 0; m_plan && i < m_rankBox->count(); ++i) {
+            const int pair = m_rankBox->itemData(i).toInt();
+            if (pair >= 0 && std::size_t(pair) < m_plan->pairs.size())
+                m_rankBox->setItemText(i, ui::runPairLabel(m_plan->pairs[std::size_t(pair)]));
+        }
+    } else {
+        m_detail->setSingleRun({});
+    }
+}
+
+std::vector<RankOverviewModel::RunRank> MainWindow::runRanks() const
+{
+    using State = RankOverviewModel::RunRankState;
+    std::vector<RankOverviewModel::RunRank> out;
+    if (!m_plan)
+        return out;
+    // The search (core/overflow) stops at the first step with an anomaly: the steps before it have no NaN/Inf origin,
+    // the ranks of that step off the chain were never reached, the steps after it were not searched.
+    const std::int64_t at = m_runAnomaly ? m_runAnomaly->step.value_or(-1) : 0;
+    for (const session::RankPair& p : m_plan->pairs) {
+        RankOverviewModel::RunRank rank;
+        if (m_runRefused)
+            rank.state = State::NotSearched;
+        else if (!m_runAnomaly || p.step < at)
+            rank.state = State::Clean;
+        else if (p.step > at)
+            rank.state = State::NotSearched;
+        else {
+            rank.state = State::Clean;
+            for (const overflow::AnomalyNode& n : m_runAnomaly->chain) {
+                if (n.rank == p.npu.rank.value_or(0)) {
+                    rank.state = n.origin ? State::Origin : State::Reached;
+                    rank.node = toQ(n.op);
+                }
+            }
+        }
+        out.push_back(rank);
+    }
+    return out;
+}
+
 void MainWindow::updateRunBadges()
 {
-    if (!m_runMode || !m_plan || m_pairIndex < 0 || !m_analysis || !m_analysis->skeleton || !m_analysis->skeleton->npu
+    // The NPU side's dump: the tree's skeleton has it unless it came from the reopen cache (no dumps read yet); the
+    // finished analysis's then has it.
+    auto skeleton = m_model->skeleton();
+    if ((!skeleton || !skeleton->npu || !skeleton->npu->dump) && m_analysis)
+        skeleton = m_analysis->skeleton;
+    if (!m_runMode || !m_plan || m_pairIndex < 0 || !skeleton || !skeleton->npu || !skeleton->npu->dump
         || !m_model->tree())
         return;
     const session::RankPair& pair = m_plan->pairs[std::size_t(m_pairIndex)];
     const std::optional<std::int64_t> step = pair.step >= 0 ? std::optional<std::int64_t>(pair.step) : std::nullopt;
+    const int rank = static_cast<int>(pair.npu.rank.value_or(0));
     m_badges->setBadges(NodeBadgeDelegate::NanInf,
-                        nanInfBadges(*m_model->tree(), *m_analysis->skeleton->npu, m_runAnomaly.get(), step,
-                                     static_cast<int>(pair.npu.rank.value_or(0))));
+                        nanInfBadges(*m_model->tree(), *skeleton->npu, m_runAnomaly.get(), step, rank));
+    // The Status column, the filter and its counts, N/Shift+N: the run's own states.
+    m_model->setRunStates(runNodeStates(*m_model->tree(), *skeleton->npu, m_runAnomaly.get(), step, rank));
+    m_filter->setCounts(m_model->counts());
+    if (m_analysis && m_detail->hasNode())
+        m_detail->setNode(m_analysis, m_detail->nodeId());
 }
 
 bool MainWindow::showChainRow(int row)

@@ -272,6 +272,8 @@ QString RankMapView::cellText(int pairIndex) const
     if (!m_model || pairIndex < 0)
         return {};
     const auto pair = static_cast<std::size_t>(pairIndex);
+    if (m_model->isRunMode())
+        return m_model->runCellText(pair);
     switch (m_model->state(pair)) {
     case State::Pending: return QStringLiteral("\u00b7");
     case State::Running: return QStringLiteral("\u2026");
@@ -567,6 +569,7 @@ RankOverviewPanel::RankOverviewPanel(RankOverviewModel* model, QWidget* parent)
 void RankOverviewPanel::updateOrigin()
 {
     m_origin->setText(m_model->originText());
+    updateLegend();
     // The evidence core found (as the CLI's "via"): the communication nodes that carried the divergence.
     QStringList chain;
     for (const job::CommLink& link : m_model->origin().chain)
@@ -593,9 +596,7 @@ void RankOverviewPanel::retranslate()
 {
     m_toOrigin->setText(tr("Go to origin"));
     m_filter->setPlaceholderText(tr("Show ranks, e.g. a communication group: 0-7, 1234"));
-    m_legend->setText(tr("Colour: worst verdict of the pair. Number: execution index of its first failure "
-                         "(\u2713 none). \u25b6 heavy frame: the job's origin. \u00b7 pending, \u2026 running, "
-                         "\u00d7 failed to compare, corner notch and dashed frame: salvaged from a damaged dump."));
+    updateLegend();
     QHeaderView* h = m_table->horizontalHeader();
     // The model's titles are made when asked: the header asks again (in the language in force).
     emit m_model->headerDataChanged(Qt::Horizontal, 0, RankOverviewModel::ColumnCount - 1);
@@ -618,6 +619,22 @@ void RankOverviewPanel::retranslate()
         h->resizeSection(c, std::max(titleMetrics.horizontalAdvance(title) + titleMargin, content + 16));
     }
     updateOrigin();
+}
+
+void RankOverviewPanel::updateLegend()
+{
+    // One run compared nothing: no execution index of a failure, no verdict counts.
+    for (int c = RankOverviewModel::ExecutionIndexColumn; c <= RankOverviewModel::PassColumn; ++c)
+        m_table->setColumnHidden(c, m_model->isRunMode());
+    if (m_model->isRunMode()) {
+        m_legend->setText(tr("One run: red, where its first NaN/Inf is (\u25b6 heavy frame: the first NaN/Inf) or "
+                             "reached; \u2013 no NaN/Inf origin; \u00b7 a step after the first NaN/Inf's (not "
+                             "searched)."));
+        return;
+    }
+    m_legend->setText(tr("Colour: worst verdict of the pair. Number: execution index of its first failure "
+                         "(\u2713 none). \u25b6 heavy frame: the job's origin. \u00b7 pending, \u2026 running, "
+                         "\u00d7 failed to compare, corner notch and dashed frame: salvaged from a damaged dump."));
 }
 
 } // namespace probescope::ui

@@ -127,6 +127,8 @@ protected:
 
 private:
     void updateOrigin();
+    /// What the colours and marks of the map mean: for a job, or for one run on its own.
+    void updateLegend();
 
     RankOverviewModel* m_model = nullptr;
     QLabel* m_origin = nullptr;
