@@ -1172,13 +1172,7 @@ TEST(PtdbgKernels, SameCellsAsTheElementwiseRulesOnEveryDtypePair)
             compare::kernels::forceGenericKernels(true);
             expectSameMetrics(ptdbg::compareArrays(npu, bench, false), expected);
             compare::kernels::forceGenericKernels(false);
-            ptdbg::PtdbgSide ns { npu.dtype, &npu.shape, npu.numel(), {} };
-            ns.operand.dtype = npu.dtype;
-            ns.operand.memory = npu.data.data();
-            ptdbg::PtdbgSide bs { bench.dtype, &bench.shape, bench.numel(), {} };
-            bs.operand.dtype = bench.dtype;
-            bs.operand.memory = bench.data.data();
-            const auto split = ptdbg::compareSides(ns, bs, false, two);
+            const auto split = ptdbg::compareSides(pairSideOf(npu), pairSideOf(bench), false, two);
             ASSERT_TRUE(split);
             expectSameMetrics(*split, expected);
         }
