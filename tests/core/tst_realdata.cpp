@@ -16,6 +16,7 @@
 #include "core/tensor/dtype.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
+#include "csvread.h"
 #include "tempdir.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
@@ -531,50 +532,7 @@ TEST(RealDataRow, FuzzyNote)
 
 namespace {
 
-/// RFC 4180 records (quoted fields may hold commas, quotes and newlines).
-std::vector<std::vector<std::string>> readCsv(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    std::vector<std::vector<std::string>> records;
-    std::vector<std::string> record;
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            record.push_back(std::move(field));
-            field.clear();
-        } else if (c == '\n' || c == '\r') {
-            if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')
-                ++i;
-            record.push_back(std::move(field));
-            field.clear();
-            records.push_back(std::move(record));
-            record.clear();
-        } else {
-            field += c;
-        }
-    }
-    if (!field.empty() || !record.empty()) {
-        record.push_back(std::move(field));
-        records.push_back(std::move(record));
-    }
-    return records;
-}
+using probescope::testing::readCsv;
 
 bool isHighlightMessage(const std::string& text)
 {
