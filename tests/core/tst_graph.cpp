@@ -881,6 +881,15 @@ void writeDeepPair(const probescope::testing::TempDir& dir, int depth)
     }
 }
 
+/// writeDeepPair's pair of `depth` nested modules compared into `dir`/out.
+Result<GraphWriteResult> writeDeepGraph(const probescope::testing::TempDir& dir, int depth)
+{
+    writeDeepPair(dir, depth);
+    GraphWriteOptions options;
+    options.timestamp = "20260101000000";
+    return writeGraphDb(dir.path() / "npu", dir.path() / "bench", dir.path() / "out", options);
+}
+
 } // namespace
 
 TEST(GraphWrite, DeepNestingLinksEveryNodeToItsPartnersChain)
@@ -890,10 +899,7 @@ TEST(GraphWrite, DeepNestingLinksEveryNodeToItsPartnersChain)
     // modules passed 5.8 GB); the list is made for each row as it is written.
     constexpr int kDepth = 900;
     probescope::testing::TempDir dir;
-    writeDeepPair(dir, kDepth);
-    GraphWriteOptions options;
-    options.timestamp = "20260101000000";
-    auto written = writeGraphDb(dir.path() / "npu", dir.path() / "bench", dir.path() / "out", options);
+    auto written = writeDeepGraph(dir, kDepth);
     ASSERT_TRUE(written) << written.error().format();
     EXPECT_TRUE(written->notes.empty()) << written->notes.front();
     Sql sql(written->written);
@@ -921,10 +927,7 @@ TEST(GraphWrite, NestingPastTheLinkBudgetWritesParentLinksAndSaysSo)
     // so the db stays linear in the model, and a note says it.
     constexpr int kDepth = 6000;
     probescope::testing::TempDir dir;
-    writeDeepPair(dir, kDepth);
-    GraphWriteOptions options;
-    options.timestamp = "20260101000000";
-    auto written = writeGraphDb(dir.path() / "npu", dir.path() / "bench", dir.path() / "out", options);
+    auto written = writeDeepGraph(dir, kDepth);
     ASSERT_TRUE(written) << written.error().format();
     ASSERT_EQ(written->notes.size(), 1u);
     EXPECT_NE(written->notes.front().find("matched_node_link"), std::string::npos);
