@@ -17,6 +17,7 @@
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "csvread.h"
+#include "maketensor.h"
 #include "tempdir.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
@@ -38,6 +39,7 @@ using namespace probescope;
 using namespace probescope::compare;
 using probescope::tensor::DType;
 using probescope::tensor::Tensor;
+using probescope::testing::makeTensor;
 namespace fs = std::filesystem;
 
 namespace {
@@ -50,56 +52,6 @@ const std::string kZeroDMessage =
 const std::string kMaxAbsNan = "Cannot compare by MaxAbsError, the data contains nan/inf/-inf in dump data.";
 const std::string kMaxRelNan = "Cannot compare by MaxRelativeError, the data contains nan/inf/-inf in dump data.";
 const std::string kDtypeMessage = "Dtype of NPU and bench tensor do not match.";
-
-template<typename T>
-void append(std::vector<std::byte>& out, T v)
-{
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out.insert(out.end(), p, p + sizeof v);
-}
-
-/// A tensor of `dtype` holding `values` (converted as torch would store them).
-Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, const std::vector<double>& values)
-{
-    Tensor t;
-    t.dtype = dtype;
-    t.shape = std::move(shape);
-    for (const double v : values) {
-        switch (dtype) {
-        case DType::Bool:
-            append<std::uint8_t>(t.data, v != 0 ? 1 : 0);
-            break;
-        case DType::UInt8:
-            append(t.data, static_cast<std::uint8_t>(v));
-            break;
-        case DType::Int8:
-            append(t.data, static_cast<std::int8_t>(v));
-            break;
-        case DType::Int16:
-            append(t.data, static_cast<std::int16_t>(v));
-            break;
-        case DType::Int32:
-            append(t.data, static_cast<std::int32_t>(v));
-            break;
-        case DType::Int64:
-            append(t.data, static_cast<std::int64_t>(v));
-            break;
-        case DType::Float16:
-            append(t.data, tensor::floatToHalf(static_cast<float>(v)));
-            break;
-        case DType::BFloat16:
-            append(t.data, tensor::floatToBfloat16(static_cast<float>(v)));
-            break;
-        case DType::Float32:
-            append(t.data, static_cast<float>(v));
-            break;
-        case DType::Float64:
-            append(t.data, v);
-            break;
-        }
-    }
-    return t;
-}
 
 Tensor vec(DType dtype, const std::vector<double>& values)
 {
