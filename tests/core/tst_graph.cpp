@@ -772,11 +772,7 @@ void copyTensorPair(const fs::path& dir)
     }
 }
 
-std::string fileText(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using probescope::testing::readAll;
 
 /// Every name under `dir` (none when it does not exist): what a run left behind.
 std::vector<std::string> everythingUnder(const fs::path& dir)
@@ -814,7 +810,7 @@ TEST(GraphWrite, RefusesWhatCompareRefusesAndWritesNothing)
           [](const fs::path& d) {
               // The first data_name of both sides (so the rows still pair) reaches a file planted beside the dumps.
               for (const char* side : { "npu", "bench" }) {
-                  std::string text = fileText(d / side / "dump.json");
+                  std::string text = readAll(d / side / "dump.json");
                   const auto at = text.find("\"data_name\": \"");
                   ASSERT_NE(at, std::string::npos);
                   const auto end = text.find('"', at + 14);
@@ -956,7 +952,7 @@ TEST(GraphWrite, TakenNamesAndSymlinksAreNeverReplaced)
     auto written = writeGraphDb(npu, std::nullopt, dir.path() / "out", options);
     ASSERT_TRUE(written) << written.error().format();
     EXPECT_EQ(written->written.filename(), "build_20260101000000_2.vis.db");
-    EXPECT_EQ(fileText(victim), "keep me");
+    EXPECT_EQ(readAll(victim), "keep me");
     EXPECT_TRUE(fs::is_symlink(dir.path() / "out/build_20260101000000.vis.db"));
     EXPECT_TRUE(fs::is_symlink(dir.path() / "out/build_20260101000000_1.vis.db"));
     EXPECT_FALSE(fs::exists(dir.path() / "nowhere"));
@@ -1046,7 +1042,7 @@ namespace {
 /// many rows had data.
 int expectGoldenRows(const fs::path& db, const fs::path& goldenFile)
 {
-    const auto golden = nlohmann::json::parse(fileText(goldenFile));
+    const auto golden = nlohmann::json::parse(readAll(goldenFile));
     Sql mine(db);
     const auto rows = mine.rows("SELECT id, precision_index, matched_node_link, input_data, output_data FROM tb_nodes ORDER BY id");
     EXPECT_EQ(rows.size(), golden.at("rows").size());
@@ -1089,7 +1085,7 @@ TEST(GraphWrite, FuzzyShiftedCallComparesTheLinkedNodes)
     };
     fs::create_directories(dir.path() / "bench/dump_tensor_data");
     for (const char* json : { "dump.json", "construct.json", "stack.json" })
-        dir.write(fs::path("bench") / json, shifted(fileText(source / "bench/step0/rank" / json)));
+        dir.write(fs::path("bench") / json, shifted(readAll(source / "bench/step0/rank" / json)));
     for (const auto& e : fs::directory_iterator(source / "bench/step0/rank/dump_tensor_data"))
         fs::copy_file(e.path(), dir.path() / "bench/dump_tensor_data" / shifted(e.path().filename().string()));
 

@@ -61,13 +61,7 @@ QString q(const fs::path& p)
     return QString::fromStdString(p.string());
 }
 
-std::string readAll(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using probescope::testing::readAll;
 
 /// msprobe's answer for a case: (rank, op_name) of the first node of its anomaly_analyze_*.json, none without one.
 std::optional<std::pair<int, std::string>> msprobeOrigin(const fs::path& caseDir)
