@@ -10,6 +10,7 @@
 #include "core/tempdir.h"
 #include "testconfig.h"
 #include "ui/models/graphsides.h"
+#include "ui/shots.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/searchbar.h"
@@ -74,14 +75,7 @@ std::pair<bool, QString> waitForCompare(QSignalSpy& spy, int timeoutMs = 120000)
     return { args.at(0).toBool(), args.at(1).toString() };
 }
 
-void shoot(QWidget* widget, const char* name)
-{
-    const QByteArray dir = qgetenv("PROBESCOPE_SHOTS_DIR");
-    if (dir.isEmpty())
-        return;
-    fs::create_directories(dir.toStdString());
-    widget->grab().save(QString::fromUtf8(dir) + "/" + name + ".png");
-}
+using probescope::testing::shoot;
 
 /// The window remembers View → Graph view in the settings every ui test shares: shown here, for the test only.
 struct GraphShownForThisTest
