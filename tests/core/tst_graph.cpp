@@ -9,6 +9,7 @@
 #include "core/util/outputfile.h"
 #include "tempdir.h"
 #include "testconfig.h"
+#include "visdbschema.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -340,20 +341,13 @@ TEST(GraphRead, DamagedOrForeignFilesAreErrorsNamingTheFile)
     {
         sqlite3* db = nullptr;
         ASSERT_EQ(sqlite3_open(rows.c_str(), &db), SQLITE_OK);
-        const char* sql = R"SQL(
-CREATE TABLE tb_nodes (id TEXT PRIMARY KEY, graph_id TEXT, node_order INTEGER, node_name TEXT, node_type TEXT,
-  up_node TEXT, sub_nodes TEXT, precision_index INTEGER, overflow_level TEXT, micro_step_id INTEGER,
-  matched_node_link TEXT, stack_id TEXT, parallel_merge_info TEXT, matched_distributed TEXT, modified INTEGER,
-  input_data TEXT, output_data TEXT, data_source TEXT, dump_data_dir TEXT, step INTEGER, rank INTEGER);
-CREATE TABLE tb_stack (id TEXT PRIMARY KEY, stack_info TEXT);
-CREATE TABLE tb_config (id TEXT PRIMARY KEY, graph_type TEXT, task TEXT, tool_tip TEXT, micro_steps INTEGER,
-  overflow_check INTEGER, node_colors TEXT, rank_list TEXT, step_list TEXT);
+        const std::string sql = std::string(probescope::testing::kVisDbSchema) + R"SQL(
 INSERT INTO tb_config VALUES ('1', 'build', '', NULL, 1, 0, 'null', '[0]', '[0]');
 INSERT INTO tb_nodes VALUES ('a', 'NPU_0_0', 0, 'A', '1', 'B', '{x', NULL, NULL, 0, '[]', 'nope', '', '{}', 0, '{}', '{}', 'NPU', NULL, 0, 0);
 INSERT INTO tb_nodes VALUES ('b', 'NPU_0_0', 1, 'B', '0', 'A', '["A"]', NULL, NULL, 0, '[]', '', '', '{}', 0, 'x', '{}', 'NPU', NULL, 0, 0);
 INSERT INTO tb_nodes VALUES ('c', 'NPU_0_0', 2, 'C', 'z', 'Missing', '', NULL, NULL, 0, '[]', '', '', '{}', 0, '{}', '{}', 'NPU', NULL, 0, 0);
 )SQL";
-        ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+        ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
         sqlite3_close(db);
     }
     auto r6 = readVisDb(rows);
