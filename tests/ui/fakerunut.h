@@ -4,9 +4,11 @@
 // a replaying backend does (tst_runut_ui's live table and export, tst_leftovers' run_ut result in Chinese).
 
 #include "ui/models/nodebadges.h"
+#include "ui/panels/runutdialog.h"
 #include "ui/runutplugin/runutbackend.h"
 
 #include <QList>
+#include <QSignalSpy>
 #include <QString>
 
 #include <chrono>
@@ -71,5 +73,17 @@ private:
     QList<ui::RunUtApiRow> m_rows;
     std::chrono::milliseconds m_pause;
 };
+
+/// Runs `dialog` (a fake backend's) with its output in `outputDir` and waits up to 10 s for it to finish.
+inline bool runToTheEnd(ui::RunUtDialog& dialog, const QString& outputDir)
+{
+    ui::RunUtRequest request = dialog.request();
+    request.outputDir = outputDir;
+    dialog.setRequest(request);
+    dialog.task().setPollInterval(10);
+    QSignalSpy done(&dialog, &ui::RunUtDialog::runFinished);
+    dialog.startRun();
+    return done.wait(10000);
+}
 
 } // namespace probescope::testing

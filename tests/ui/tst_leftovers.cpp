@@ -414,13 +414,7 @@ TEST(Leftovers, RunUtResultInChinese)
     auto dialog = window.createRunUtDialog(
         std::make_unique<probescope::testing::FakeLiveRunUt>(verdictRows(), std::chrono::milliseconds(5)));
     probescope::testing::TempDir tmp;
-    RunUtRequest request = dialog->request();
-    request.outputDir = q(tmp.path());
-    dialog->setRequest(request);
-    dialog->task().setPollInterval(10);
-    QSignalSpy done(dialog.get(), &RunUtDialog::runFinished);
-    dialog->startRun();
-    ASSERT_TRUE(done.wait(10000));
+    ASSERT_TRUE(probescope::testing::runToTheEnd(*dialog, q(tmp.path())));
     QApplication::processEvents();
     ASSERT_GT(dialog->resultView()->model()->rowCount(), 3);
     EXPECT_TRUE(noLeftovers(dialog.get(), "run_ut result"));

@@ -174,13 +174,7 @@ TEST(RunUtWindow, BadgesOnTheReplayedApisAndDoubleClickSelects)
         = window.createRunUtDialog(std::make_unique<FakeLiveRunUt>(sampleRows(), std::chrono::milliseconds(15)));
     EXPECT_EQ(dialog->request().dumpJson, statisticsDump(0)); // the shown pair's NPU dump.json
     TempDir tmp;
-    RunUtRequest request = dialog->request();
-    request.outputDir = q(tmp.path());
-    dialog->setRequest(request);
-    dialog->task().setPollInterval(10);
-    QSignalSpy done(dialog.get(), &RunUtDialog::runFinished);
-    dialog->startRun();
-    ASSERT_TRUE(done.wait(10000));
+    ASSERT_TRUE(probescope::testing::runToTheEnd(*dialog, q(tmp.path())));
 
     NodeBadgeDelegate* badges = window.nodeBadges();
     constexpr auto UT = NodeBadgeDelegate::RunUt;
