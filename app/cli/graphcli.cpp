@@ -7,8 +7,8 @@
 #include "core/visconfig/visconfig.h"
 #include "options.h"
 #include "core/graph/trend.h"
+#include "core/util/pytext.h"
 
-#include <cstdio>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -24,17 +24,14 @@ bool endsWith(std::string_view s, std::string_view tail)
     return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
-/// Python's repr of a float for the figures msprobe stores (0.5, 1, 0.99462890625).
+/// The figures msprobe stores as Python prints them (pyFloatRepr), a whole number without its ".0": 0.5, 1,
+/// 0.99462890625.
 std::string number(double v)
 {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-        if (std::strtod(buf, nullptr) == v)
-            break;
-    }
-    return buf;
+    std::string text = pyFloatRepr(v);
+    if (text.ends_with(".0"))
+        text.resize(text.size() - 2);
+    return text;
 }
 
 std::string intList(const std::vector<std::int64_t>& list)

@@ -2,6 +2,7 @@
 #include "core/runut/precisioncompare.h"
 
 #include "core/util/csv.h"
+#include "core/util/fileio.h"
 
 #include "core/runut/csvio.h"
 
@@ -10,7 +11,6 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <ctime>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -513,16 +513,6 @@ std::string aggregate(const std::vector<std::string>& statuses)
     return std::string(kPass);
 }
 
-std::string nowTimestamp()
-{
-    const std::time_t t = std::time(nullptr);
-    std::tm tm {};
-    localtime_r(&t, &tm);
-    char buf[32];
-    const std::size_t n = std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-    return std::string(buf, n);
-}
-
 constexpr std::string_view kTopkHint = "在npu上，topk的入参sorted=False时不生效，会返回有序tensor，而cpu上会返回无序tensor。 "
                                        "如果topk精度不达标，请检查是否是该原因导致的。";
 
@@ -665,7 +655,7 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
     if (auto bad = checkWidths(*gpuTable))
         return *bad;
 
-    const std::string ts = options.timestamp.empty() ? nowTimestamp() : options.timestamp;
+    const std::string ts = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     std::error_code ec;
     std::filesystem::create_directories(options.outDir, ec);
     if (ec)

@@ -930,6 +930,18 @@ Result<std::vector<XlsxSheet>> comparePackFolders(const std::filesystem::path& b
     return sheets;
 }
 
+Result<PackZips> openPackZips(const std::filesystem::path& benchZip, const std::filesystem::path& cmpZip,
+                              const ZipLimits& limits)
+{
+    auto bench = ZipReader::open(benchZip, limits);
+    if (!bench)
+        return bench.error();
+    auto cmp = ZipReader::open(cmpZip, limits);
+    if (!cmp)
+        return cmp.error();
+    return PackZips { std::move(*bench), std::move(*cmp) };
+}
+
 Result<ConfigCompareOutcome> compareConfigPacks(const std::filesystem::path& benchZip,
                                                 const std::filesystem::path& cmpZip,
                                                 const std::filesystem::path& outDir, const ZipLimits& limits)
@@ -939,12 +951,9 @@ Result<ConfigCompareOutcome> compareConfigPacks(const std::filesystem::path& ben
     outcome.cmpDir = outDir / "cmp";
     const auto xlsx = outDir / "result.xlsx";
     // Check both zips completely before anything is created.
-    auto bench = ZipReader::open(benchZip, limits);
-    if (!bench)
-        return bench.error();
-    auto cmp = ZipReader::open(cmpZip, limits);
-    if (!cmp)
-        return cmp.error();
+    auto zips = openPackZips(benchZip, cmpZip, limits);
+    if (!zips)
+        return zips.error();
     for (const auto& taken : { outcome.benchDir, outcome.cmpDir, xlsx }) {
         struct stat st {};
         if (::lstat(taken.c_str(), &st) == 0)
@@ -957,10 +966,10 @@ Result<ConfigCompareOutcome> compareConfigPacks(const std::filesystem::path& ben
     if (!isFolder(outDir))
         return makeError("config-check.output", SourceLocation { outDir.string(), std::nullopt, 0, 0 },
                          outDir.string() + " is not a folder");
-    auto benchFiles = extractZip(**bench, outcome.benchDir);
+    auto benchFiles = extractZip(*zips->bench, outcome.benchDir);
     if (!benchFiles)
         return benchFiles.error();
-    auto cmpFiles = extractZip(**cmp, outcome.cmpDir);
+    auto cmpFiles = extractZip(*zips->cmp, outcome.cmpDir);
     if (!cmpFiles)
         return cmpFiles.error();
     auto sheets = comparePackFolders(outcome.benchDir, outcome.cmpDir);

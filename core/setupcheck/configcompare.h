@@ -10,6 +10,7 @@
 #include "core/util/ziparchive.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,16 @@ namespace probescope::setupcheck {
 /// compared (id `config-check.*`).
 Result<std::vector<compare::XlsxSheet>> comparePackFolders(const std::filesystem::path& benchDir,
                                                            const std::filesystem::path& cmpDir);
+
+/// The two packs of a comparison, each opened and checked whole (ZipLimits), bench first: what both ways of comparing
+/// packs (compareConfigPacks, comparePackZips) do before anything is created.
+struct PackZips
+{
+    std::shared_ptr<ZipReader> bench;
+    std::shared_ptr<ZipReader> cmp;
+};
+Result<PackZips> openPackZips(const std::filesystem::path& benchZip, const std::filesystem::path& cmpZip,
+                              const ZipLimits& limits);
 
 struct ConfigCompareOutcome
 {

@@ -166,12 +166,9 @@ Result<std::vector<compare::XlsxSheet>> comparePackZips(const std::filesystem::p
 {
     if (progress)
         progress->setRange(4);
-    auto bench = ZipReader::open(benchZip, limits);
-    if (!bench)
-        return bench.error();
-    auto cmp = ZipReader::open(cmpZip, limits);
-    if (!cmp)
-        return cmp.error();
+    auto zips = openPackZips(benchZip, cmpZip, limits);
+    if (!zips)
+        return zips.error();
     if (progress)
         progress->advance(1);
     std::filesystem::path parent = scratchParent;
@@ -195,14 +192,14 @@ Result<std::vector<compare::XlsxSheet>> comparePackZips(const std::filesystem::p
     };
     auto cancelled = [&] { return progress && progress->isCancelled(); };
     Result<std::vector<compare::XlsxSheet>> result = makeError("setup.cancelled", {}, "the setup check was cancelled");
-    if (auto files = extractZip(**bench, benchDir); !files) {
+    if (auto files = extractZip(*zips->bench, benchDir); !files) {
         result = files.error();
     } else {
         benchFiles = std::move(*files);
         if (progress)
             progress->advance(2);
         if (!cancelled()) {
-            if (auto more = extractZip(**cmp, cmpDir); !more) {
+            if (auto more = extractZip(*zips->cmp, cmpDir); !more) {
                 result = more.error();
             } else {
                 cmpFiles = std::move(*more);

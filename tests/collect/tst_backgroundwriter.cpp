@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <csignal>
@@ -88,6 +89,24 @@ fs::path dumpExample(const fs::path& root, collect::Task task, collect::Level le
         EXPECT_EQ(debugger.writerStats().queuedBytes, 0u); // step() drained it
     }
     return root / "dump";
+}
+
+/// The wait status of the forked child `pid`, or nullopt when it has not exited within 10 s (it is killed then) or
+/// cannot be waited for: a child that hangs fails its test instead of hanging the suite.
+std::optional<int> waitForChild(pid_t pid)
+{
+    int status = 0;
+    for (int i = 0; i < 1000; ++i) {
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            return status;
+        if (done < 0)
+            return std::nullopt;
+        ::usleep(10000);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return std::nullopt;
 }
 
 /// Restores the seams whatever the test's outcome.
@@ -347,19 +366,9 @@ TEST(BackgroundWriter, AForkedChildThatExitsLeavesTheParentsQueueAndFilesAlone)
     ASSERT_GE(pid, 0);
     if (pid == 0)
         std::exit(0);
-    int status = 0;
-    pid_t done = 0;
-    for (int i = 0; i < 1000 && done == 0; ++i) {
-        done = ::waitpid(pid, &status, WNOHANG);
-        if (done == 0)
-            ::usleep(10000);
-    }
-    if (done == 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        FAIL() << "the forked child did not exit within 10 s";
-    }
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    const std::optional<int> status = waitForChild(pid);
+    ASSERT_TRUE(status) << "the forked child did not exit within 10 s";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
     for (int i = 0; i < 4; ++i)
         x.relu();
     debugger.stop();
@@ -391,19 +400,9 @@ TEST(BackgroundWriter, AForkedChildThatDeletesTheDebuggerLeavesTheParentsFilesAl
         debugger.reset();
         ::_exit(0);
     }
-    int status = 0;
-    pid_t done = 0;
-    for (int i = 0; i < 1000 && done == 0; ++i) {
-        done = ::waitpid(pid, &status, WNOHANG);
-        if (done == 0)
-            ::usleep(10000);
-    }
-    if (done == 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        FAIL() << "the forked child did not exit within 10 s";
-    }
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    const std::optional<int> status = waitForChild(pid);
+    ASSERT_TRUE(status) << "the forked child did not exit within 10 s";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
     for (int i = 0; i < 4; ++i)
         x.relu();
     const fs::path rankDir = debugger->rankDir();

@@ -22,13 +22,7 @@ using probescope::testing::testDataDir;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using probescope::testing::readAll;
 
 /// json.dump writes NaN as a bare token, which nlohmann/json does not read: quote it on both sides.
 nlohmann::json parsePyJson(std::string text)
@@ -53,7 +47,7 @@ struct Logged
 std::vector<std::string> expectedLog(const std::filesystem::path& file)
 {
     std::vector<std::string> out;
-    std::istringstream in(slurp(file));
+    std::istringstream in(readAll(file));
     for (std::string line; std::getline(in, line);) {
         if (line.starts_with("[INFO] Loaded checkpoint") || line.starts_with("[INFO] Found ")
             || (line.starts_with("[WARNING]") && line.find("CANN") == std::string::npos))
@@ -69,7 +63,7 @@ void expectSameComparison(const std::filesystem::path& first, const std::filesys
     auto result = ckpt::compareCheckpoints(first, second, {}, log.sink());
     ASSERT_TRUE(result) << result.error().format();
     const auto actual = parsePyJson(ckpt::toJson(*result));
-    const auto expected = parsePyJson(slurp(expectedDir / "ckpt_similarity.json"));
+    const auto expected = parsePyJson(readAll(expectedDir / "ckpt_similarity.json"));
     ASSERT_EQ(actual.size(), expected.size());
     for (const auto& [name, metrics] : expected.items()) {
         ASSERT_TRUE(actual.contains(name)) << name;
@@ -295,7 +289,7 @@ TEST(CkptPickle, DamagedBytesNeverCrashOrHang)
 {
     // Every truncation of the valid file and 3000 random byte changes in its first kilobyte (the zip header and the
     // pickle): each one is read or refused with a diagnostic naming the file; what is read can be walked.
-    const std::string good = slurp(hostileFile("valid"));
+    const std::string good = readAll(hostileFile("valid"));
     probescope::testing::TempDir dir;
     const auto path = dir.path() / "model_optim_rng.pt";
     std::uint64_t state = 0x12345678;

@@ -30,13 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using probescope::testing::readAll;
 
 std::shared_ptr<const dump::JsonDocument> parseJson(const std::string& text, const std::string& name)
 {
@@ -101,8 +95,8 @@ bool jsonEqual(dump::JsonValue a, dump::JsonValue b, const std::string& path, st
 
 void expectJsonFilesEqual(const fs::path& actual, const fs::path& expected)
 {
-    auto a = parseJson(slurp(actual), actual.string());
-    auto e = parseJson(slurp(expected), expected.string());
+    auto a = parseJson(readAll(actual), actual.string());
+    auto e = parseJson(readAll(expected), expected.string());
     ASSERT_TRUE(a && e);
     std::string why;
     EXPECT_TRUE(jsonEqual(a->root(), e->root(), expected.filename().string(), &why))
@@ -120,7 +114,7 @@ struct GoldenRun
 /// inputs that are not published (the cwd is a fixture pair, or the golden's own inputs/).
 std::optional<GoldenRun> goldenRun(const fs::path& golden)
 {
-    const std::string cmd = slurp(golden / "cmd.txt");
+    const std::string cmd = readAll(golden / "cmd.txt");
     if (cmd.find(" compare ") == std::string::npos || cmd.find(" -da") == std::string::npos)
         return std::nullopt;
     std::smatch m;
@@ -141,7 +135,7 @@ std::optional<GoldenRun> goldenRun(const fs::path& golden)
     }
     if (!fs::exists(cwd / tp) || !fs::exists(cwd / gp))
         return std::nullopt;
-    GoldenRun run { cwd / tp, cwd / gp, std::atoi(slurp(golden / "exit_code.txt").c_str()) };
+    GoldenRun run { cwd / tp, cwd / gp, std::atoi(readAll(golden / "exit_code.txt").c_str()) };
     return run;
 }
 
@@ -170,7 +164,7 @@ std::map<int, RankTableFile> readTables(const fs::path& dir)
         RankTableFile t;
         t.rank = *rank;
         t.path = e.path();
-        t.document = parseJson(slurp(e.path()), e.path().string());
+        t.document = parseJson(readAll(e.path()), e.path().string());
         tables[*rank] = t;
     }
     return tables;
@@ -242,7 +236,7 @@ TEST(DiffAnalyzeGolden, PhaseBOnMsprobesOwnRankTables)
         }
         ASSERT_TRUE(*result);
         auto mine = parseJson(**result, "analysis");
-        auto theirs = parseJson(slurp(expected), expected.string());
+        auto theirs = parseJson(readAll(expected), expected.string());
         ASSERT_TRUE(mine && theirs);
         std::string why;
         EXPECT_TRUE(jsonEqual(mine->root(), theirs->root(), "diff_analyze", &why)) << why;
@@ -264,7 +258,7 @@ TEST(DiffAnalyzeGolden, PhaseBAgreesWithMsprobesFindFirstOnRandomTables)
         ASSERT_TRUE(result.ok()) << result.error().format();
         ASSERT_TRUE(*result);
         auto mine = parseJson(**result, "analysis");
-        auto theirs = parseJson(slurp(e.path() / "expected_diff_analyze.json"), "expected");
+        auto theirs = parseJson(readAll(e.path() / "expected_diff_analyze.json"), "expected");
         ASSERT_TRUE(mine && theirs);
         std::string why;
         EXPECT_TRUE(jsonEqual(mine->root(), theirs->root(), "diff_analyze", &why)) << why;
@@ -311,7 +305,7 @@ TEST(DiffAnalyze, StaleRankTablesInOutAreAnalysedToo)
     auto result = runDiffAnalyze(pair / "npu/step0", pair / "bench/step0", out);
     ASSERT_TRUE(result.ok()) << result.error().format();
     ASSERT_TRUE(result->analyzeFile);
-    auto doc = parseJson(slurp(*result->analyzeFile), "diff_analyze");
+    auto doc = parseJson(readAll(*result->analyzeFile), "diff_analyze");
     ASSERT_TRUE(doc);
     // Pass 1 reports each rank's first divergence: rank 0 of this run, rank 7 from the stale md5 table.
     ASSERT_TRUE(doc->root().find("rank_0") && doc->root().find("rank_7"));
@@ -468,7 +462,7 @@ TEST(DiffAnalyzeLoadStep, DamagedRankDumpIsRefusedAndNothingIsWritten)
         DaPair pair;
         if (!pair.make())
             PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
-        put(pair.benchDump(), c.damage(slurp(pair.benchDump())));
+        put(pair.benchDump(), c.damage(readAll(pair.benchDump())));
         auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);
         ASSERT_TRUE(result.ok()) << result.error().format();
         EXPECT_TRUE(result->refused);
@@ -524,7 +518,7 @@ TEST(DiffAnalyzeLoadStep, SalvageAnalysesWhatCanBeReadAndSaysWhatWasLost)
     DaPair pair;
     if (!pair.make())
         PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
-    const std::string text = slurp(pair.benchDump());
+    const std::string text = readAll(pair.benchDump());
     put(pair.benchDump(), text.substr(0, text.size() * 3 / 4));
     DiffAnalyzeOptions options;
     options.salvage = true;
@@ -594,7 +588,7 @@ TEST(DiffAnalyzeLoadStep, ARankFolderWithoutDumpIsNamedNotSkipped)
 TEST(DiffAnalyzeLoadStep, DamagedRankTableInOutIsAnErrorNamingFileAndPosition)
 {
     const fs::path stale = fixturesDir() / "msprobe26_da/modelA_md5_mix/stripped/compare_result_rank.json";
-    const std::string table = slurp(stale);
+    const std::string table = readAll(stale);
     if (table.empty())
         PROBESCOPE_FIXTURE_MISSING(stale);
     struct Case
@@ -687,16 +681,16 @@ TEST(NonFiniteStatistics, TokensAndTextGiveIdenticalComparesAndDiffAnalyze)
     const fs::path pair = fixturesDir() / "modelA_statistics_mix";
     PROBESCOPE_REQUIRE_FIXTURE(pair);
     TempDir tmp;
-    const std::string npu = slurp(pair / "npu/step0/rank/dump.json");
-    const std::string bench = slurp(pair / "bench/step0/rank/dump.json");
+    const std::string npu = readAll(pair / "npu/step0/rank/dump.json");
+    const std::string bench = readAll(pair / "bench/step0/rank/dump.json");
     for (const bool tokens : { true, false }) {
         const fs::path side = tmp.path() / (tokens ? "tokens" : "text");
         put(side / "npu/step0/rank/dump.json", nonFiniteDump(npu, tokens, 0));
         put(side / "bench/step0/rank/dump.json", nonFiniteDump(bench, tokens, 3));
         fs::copy_file(pair / "npu/step0/rank/stack.json", side / "npu/step0/rank/stack.json");
     }
-    ASSERT_NE(slurp(tmp.path() / "tokens/npu/step0/rank/dump.json").find("-Infinity"), std::string::npos);
-    ASSERT_NE(slurp(tmp.path() / "text/bench/step0/rank/dump.json").find("\"nan\""), std::string::npos);
+    ASSERT_NE(readAll(tmp.path() / "tokens/npu/step0/rank/dump.json").find("-Infinity"), std::string::npos);
+    ASSERT_NE(readAll(tmp.path() / "text/bench/step0/rank/dump.json").find("\"nan\""), std::string::npos);
 
     for (const Profile profile : { Profile::Msprobe12, Profile::Msprobe26 }) {
         SCOPED_TRACE(profile == Profile::Msprobe12 ? "msprobe-1.2" : "msprobe-26");
@@ -712,7 +706,7 @@ TEST(NonFiniteStatistics, TokensAndTextGiveIdenticalComparesAndDiffAnalyze)
             ASSERT_TRUE(results.ok()) << results.error().format();
             ASSERT_EQ(results->size(), 1u);
             ASSERT_FALSE((*results)[0].refused) << formatAll((*results)[0].inputDiagnostics);
-            csv[t] = slurp((*results)[0].csvFile);
+            csv[t] = readAll((*results)[0].csvFile);
         }
         EXPECT_FALSE(csv[0].empty());
         EXPECT_NE(csv[0].find("inf"), std::string::npos) << "the non-finite statistics reach the table";
@@ -729,9 +723,9 @@ TEST(NonFiniteStatistics, TokensAndTextGiveIdenticalComparesAndDiffAnalyze)
         ASSERT_TRUE(result.ok()) << result.error().format();
         ASSERT_FALSE(result->refused) << formatAll(result->inputDiagnostics);
         ASSERT_EQ(result->rankTables.size(), 1u);
-        tables[t] = slurp(result->rankTables[0]);
+        tables[t] = readAll(result->rankTables[0]);
         ASSERT_TRUE(result->analyzeFile);
-        analyses[t] = slurp(*result->analyzeFile);
+        analyses[t] = readAll(*result->analyzeFile);
     }
     EXPECT_NE(tables[0].find("Infinity"), std::string::npos);
     EXPECT_EQ(tables[0], tables[1]);

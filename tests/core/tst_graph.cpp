@@ -9,6 +9,7 @@
 #include "core/util/outputfile.h"
 #include "tempdir.h"
 #include "testconfig.h"
+#include "visdbschema.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -340,20 +341,13 @@ TEST(GraphRead, DamagedOrForeignFilesAreErrorsNamingTheFile)
     {
         sqlite3* db = nullptr;
         ASSERT_EQ(sqlite3_open(rows.c_str(), &db), SQLITE_OK);
-        const char* sql = R"SQL(
-CREATE TABLE tb_nodes (id TEXT PRIMARY KEY, graph_id TEXT, node_order INTEGER, node_name TEXT, node_type TEXT,
-  up_node TEXT, sub_nodes TEXT, precision_index INTEGER, overflow_level TEXT, micro_step_id INTEGER,
-  matched_node_link TEXT, stack_id TEXT, parallel_merge_info TEXT, matched_distributed TEXT, modified INTEGER,
-  input_data TEXT, output_data TEXT, data_source TEXT, dump_data_dir TEXT, step INTEGER, rank INTEGER);
-CREATE TABLE tb_stack (id TEXT PRIMARY KEY, stack_info TEXT);
-CREATE TABLE tb_config (id TEXT PRIMARY KEY, graph_type TEXT, task TEXT, tool_tip TEXT, micro_steps INTEGER,
-  overflow_check INTEGER, node_colors TEXT, rank_list TEXT, step_list TEXT);
+        const std::string sql = std::string(probescope::testing::kVisDbSchema) + R"SQL(
 INSERT INTO tb_config VALUES ('1', 'build', '', NULL, 1, 0, 'null', '[0]', '[0]');
 INSERT INTO tb_nodes VALUES ('a', 'NPU_0_0', 0, 'A', '1', 'B', '{x', NULL, NULL, 0, '[]', 'nope', '', '{}', 0, '{}', '{}', 'NPU', NULL, 0, 0);
 INSERT INTO tb_nodes VALUES ('b', 'NPU_0_0', 1, 'B', '0', 'A', '["A"]', NULL, NULL, 0, '[]', '', '', '{}', 0, 'x', '{}', 'NPU', NULL, 0, 0);
 INSERT INTO tb_nodes VALUES ('c', 'NPU_0_0', 2, 'C', 'z', 'Missing', '', NULL, NULL, 0, '[]', '', '', '{}', 0, '{}', '{}', 'NPU', NULL, 0, 0);
 )SQL";
-        ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+        ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
         sqlite3_close(db);
     }
     auto r6 = readVisDb(rows);
@@ -772,11 +766,7 @@ void copyTensorPair(const fs::path& dir)
     }
 }
 
-std::string fileText(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using probescope::testing::readAll;
 
 /// Every name under `dir` (none when it does not exist): what a run left behind.
 std::vector<std::string> everythingUnder(const fs::path& dir)
@@ -814,7 +804,7 @@ TEST(GraphWrite, RefusesWhatCompareRefusesAndWritesNothing)
           [](const fs::path& d) {
               // The first data_name of both sides (so the rows still pair) reaches a file planted beside the dumps.
               for (const char* side : { "npu", "bench" }) {
-                  std::string text = fileText(d / side / "dump.json");
+                  std::string text = readAll(d / side / "dump.json");
                   const auto at = text.find("\"data_name\": \"");
                   ASSERT_NE(at, std::string::npos);
                   const auto end = text.find('"', at + 14);
@@ -881,6 +871,15 @@ void writeDeepPair(const probescope::testing::TempDir& dir, int depth)
     }
 }
 
+/// writeDeepPair's pair of `depth` nested modules compared into `dir`/out.
+Result<GraphWriteResult> writeDeepGraph(const probescope::testing::TempDir& dir, int depth)
+{
+    writeDeepPair(dir, depth);
+    GraphWriteOptions options;
+    options.timestamp = "20260101000000";
+    return writeGraphDb(dir.path() / "npu", dir.path() / "bench", dir.path() / "out", options);
+}
+
 } // namespace
 
 TEST(GraphWrite, DeepNestingLinksEveryNodeToItsPartnersChain)
@@ -890,10 +889,7 @@ TEST(GraphWrite, DeepNestingLinksEveryNodeToItsPartnersChain)
     // modules passed 5.8 GB); the list is made for each row as it is written.
     constexpr int kDepth = 900;
     probescope::testing::TempDir dir;
-    writeDeepPair(dir, kDepth);
-    GraphWriteOptions options;
-    options.timestamp = "20260101000000";
-    auto written = writeGraphDb(dir.path() / "npu", dir.path() / "bench", dir.path() / "out", options);
+    auto written = writeDeepGraph(dir, kDepth);
     ASSERT_TRUE(written) << written.error().format();
     EXPECT_TRUE(written->notes.empty()) << written->notes.front();
     Sql sql(written->written);
@@ -921,10 +917,7 @@ TEST(GraphWrite, NestingPastTheLinkBudgetWritesParentLinksAndSaysSo)
     // so the db stays linear in the model, and a note says it.
     constexpr int kDepth = 6000;
     probescope::testing::TempDir dir;
-    writeDeepPair(dir, kDepth);
-    GraphWriteOptions options;
-    options.timestamp = "20260101000000";
-    auto written = writeGraphDb(dir.path() / "npu", dir.path() / "bench", dir.path() / "out", options);
+    auto written = writeDeepGraph(dir, kDepth);
     ASSERT_TRUE(written) << written.error().format();
     ASSERT_EQ(written->notes.size(), 1u);
     EXPECT_NE(written->notes.front().find("matched_node_link"), std::string::npos);
@@ -953,7 +946,7 @@ TEST(GraphWrite, TakenNamesAndSymlinksAreNeverReplaced)
     auto written = writeGraphDb(npu, std::nullopt, dir.path() / "out", options);
     ASSERT_TRUE(written) << written.error().format();
     EXPECT_EQ(written->written.filename(), "build_20260101000000_2.vis.db");
-    EXPECT_EQ(fileText(victim), "keep me");
+    EXPECT_EQ(readAll(victim), "keep me");
     EXPECT_TRUE(fs::is_symlink(dir.path() / "out/build_20260101000000.vis.db"));
     EXPECT_TRUE(fs::is_symlink(dir.path() / "out/build_20260101000000_1.vis.db"));
     EXPECT_FALSE(fs::exists(dir.path() / "nowhere"));
@@ -1043,7 +1036,7 @@ namespace {
 /// many rows had data.
 int expectGoldenRows(const fs::path& db, const fs::path& goldenFile)
 {
-    const auto golden = nlohmann::json::parse(fileText(goldenFile));
+    const auto golden = nlohmann::json::parse(readAll(goldenFile));
     Sql mine(db);
     const auto rows = mine.rows("SELECT id, precision_index, matched_node_link, input_data, output_data FROM tb_nodes ORDER BY id");
     EXPECT_EQ(rows.size(), golden.at("rows").size());
@@ -1086,7 +1079,7 @@ TEST(GraphWrite, FuzzyShiftedCallComparesTheLinkedNodes)
     };
     fs::create_directories(dir.path() / "bench/dump_tensor_data");
     for (const char* json : { "dump.json", "construct.json", "stack.json" })
-        dir.write(fs::path("bench") / json, shifted(fileText(source / "bench/step0/rank" / json)));
+        dir.write(fs::path("bench") / json, shifted(readAll(source / "bench/step0/rank" / json)));
     for (const auto& e : fs::directory_iterator(source / "bench/step0/rank/dump_tensor_data"))
         fs::copy_file(e.path(), dir.path() / "bench/dump_tensor_data" / shifted(e.path().filename().string()));
 

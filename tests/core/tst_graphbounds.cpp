@@ -6,6 +6,7 @@
 #include "core/graph/graphreader.h"
 #include "core/graph/trend.h"
 #include "tempdir.h"
+#include "visdbschema.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -21,15 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSchema = R"SQL(
-CREATE TABLE tb_nodes (id TEXT PRIMARY KEY, graph_id TEXT, node_order INTEGER, node_name TEXT, node_type TEXT,
-  up_node TEXT, sub_nodes TEXT, precision_index INTEGER, overflow_level TEXT, micro_step_id INTEGER,
-  matched_node_link TEXT, stack_id TEXT, parallel_merge_info TEXT, matched_distributed TEXT, modified INTEGER,
-  input_data TEXT, output_data TEXT, data_source TEXT, dump_data_dir TEXT, step INTEGER, rank INTEGER);
-CREATE TABLE tb_stack (id TEXT PRIMARY KEY, stack_info TEXT);
-CREATE TABLE tb_config (id TEXT PRIMARY KEY, graph_type TEXT, task TEXT, tool_tip TEXT, micro_steps INTEGER,
-  overflow_check INTEGER, node_colors TEXT, rank_list TEXT, step_list TEXT);
-)SQL";
+constexpr const char* kSchema = probescope::testing::kVisDbSchema;
 
 /// A connection the test writes with (its own SQL, not core/graph's).
 class Writer

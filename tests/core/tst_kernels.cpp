@@ -4,8 +4,10 @@
 #include "core/compare/metrics/kernels.h"
 #include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
+#include "core/compare/pairside.h"
 #include "core/tensor/ptnative.h"
 #include "core/tensor/tensor.h"
+#include "maketensor.h"
 #include "tempdir.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
@@ -30,36 +32,12 @@ using namespace probescope;
 using namespace probescope::compare;
 using probescope::tensor::DType;
 using probescope::tensor::Tensor;
+using probescope::testing::makeTensor;
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
-
-/// `values` stored as `dtype` (rounded as torch would store them).
-Tensor makeTensor(DType dtype, const std::vector<double>& values)
-{
-    Tensor t;
-    t.dtype = dtype;
-    t.shape = { static_cast<std::int64_t>(values.size()) };
-    t.data.resize(values.size() * tensor::dtypeSize(dtype));
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        std::byte* p = t.data.data() + i * tensor::dtypeSize(dtype);
-        if (dtype == DType::Float32) {
-            const auto v = static_cast<float>(values[i]);
-            std::memcpy(p, &v, 4);
-        } else if (dtype == DType::Float64) {
-            std::memcpy(p, &values[i], 8);
-        } else if (dtype == DType::Float16) {
-            const std::uint16_t v = tensor::floatToHalf(static_cast<float>(values[i]));
-            std::memcpy(p, &v, 2);
-        } else {
-            const std::uint16_t v = tensor::floatToBfloat16(static_cast<float>(values[i]));
-            std::memcpy(p, &v, 2);
-        }
-    }
-    return t;
-}
 
 /// Random activations with exact zeros (ReLU-like), a few bench zeros and small NPU errors.
 void randomPair(std::size_t n, std::uint32_t seed, std::vector<double>& npu, std::vector<double>& bench)
@@ -124,14 +102,6 @@ Oracle oracle(const Tensor& n, const Tensor& b)
     return o;
 }
 
-kernels::Operand operandOf(const Tensor& t)
-{
-    kernels::Operand op;
-    op.dtype = t.dtype;
-    op.memory = t.data.data();
-    return op;
-}
-
 void expectSameBits(const kernels::PairStats& a, const kernels::PairStats& b)
 {
     EXPECT_EQ(std::memcmp(&a.dot, &b.dot, sizeof a.dot), 0);
@@ -159,7 +129,7 @@ TEST(MetricKernels, FusedPassMatchesElementwiseOracle)
         const Tensor a = makeTensor(dtype, nv);
         const Tensor b = makeTensor(dtype, bv);
         SerialSplitter serial;
-        const auto stats = kernels::pairStats(operandOf(a), operandOf(b), n, kernels::ruleMsprobe12(dtype, dtype),
+        const auto stats = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, kernels::ruleMsprobe12(dtype, dtype),
                                               true, serial);
         const Oracle o = oracle(a, b);
         EXPECT_TRUE(stats.anyInvalid);
@@ -205,11 +175,11 @@ TEST(MetricKernels, ResultsDoNotDependOnThreadCount)
     const Tensor b = makeTensor(DType::Float32, bv);
     const auto rule = kernels::ruleMsprobe12(DType::Float32, DType::Float32);
     SerialSplitter serial;
-    const auto one = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+    const auto one = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial);
     for (const unsigned threads : { 2u, 3u, 8u }) {
         SCOPED_TRACE(threads);
         ThreadSplitter splitter(threads);
-        expectSameBits(kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, splitter), one);
+        expectSameBits(kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, splitter), one);
         const RealDataMetrics m1 = compareTensors(a, b, serial);
         const RealDataMetrics mt = compareTensors(a, b, splitter);
         EXPECT_EQ(m1.cosine.value, mt.cosine.value);
@@ -231,10 +201,10 @@ TEST(MetricKernels, GenericAndAvx2BuildsGiveTheSameBits)
         const Tensor b = makeTensor(dtype, bv);
         const auto rule = kernels::ruleMsprobe12(dtype, dtype);
         SerialSplitter serial;
-        const auto best = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+        const auto best = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial);
         kernels::forceGenericKernels(true);
         EXPECT_FALSE(kernels::usingAvx2Kernels());
-        const auto generic = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial);
+        const auto generic = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial);
         kernels::forceGenericKernels(false);
         expectSameBits(generic, best);
     }
@@ -303,7 +273,7 @@ TEST(MetricKernels, FileOperandsStreamLikeMemory)
     const auto rule = kernels::ruleMsprobe12(DType::Float32, DType::Float32);
     SerialSplitter serial;
     ThreadSplitter two(2);
-    const auto fromMemory = kernels::pairStats(operandOf(a), operandOf(b), n, rule, false, serial);
+    const auto fromMemory = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, false, serial);
     expectSameBits(kernels::pairStats(fa, fb, n, rule, false, two), fromMemory);
     // A file shorter than its operand says is an I/O failure, not silently wrong numbers.
     kernels::Operand past { DType::Float32, nullptr, fd, 4 + a.data.size() + 8 };

@@ -2,6 +2,7 @@
 #include "core/dump/dumpfile.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
+#include "tempdir.h"
 
 #include <gtest/gtest.h>
 
@@ -22,13 +23,7 @@ const std::filesystem::path kTensorPkl = kLegacyDir / "tensor/ptdbg_dump_v4.0/ra
 const std::filesystem::path kStackPkl = kLegacyDir / "api_stack/ptdbg_dump_v4.0/rank0/api_stack_npu_dump.pkl";
 const std::filesystem::path kScalarPkl = kLegacyDir / "scalars/ptdbg_dump_v3.2/rank1/npu_dump.pkl";
 
-std::string readAll(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
+using probescope::testing::readAll;
 
 /// A scratch folder removed with the test (pid in the name: ctest runs tests in parallel processes).
 class TempDir

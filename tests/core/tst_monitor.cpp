@@ -27,13 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using probescope::testing::readAll;
 
 fs::path monitorCase(const std::string& name)
 {
@@ -249,7 +243,7 @@ TEST_P(MonitorDbGolden, ReproducesMsprobe)
     ASSERT_TRUE(result.ok()) << result.error().format();
     EXPECT_EQ(result->db, tmp.path() / c.db / "monitor_data.trend.db");
     EXPECT_EQ(result->ranks, 2u);
-    const json want = json::parse(slurp(dir / "expected" / c.db / "monitor_data.trend.db.tables.json"));
+    const json want = json::parse(readAll(dir / "expected" / c.db / "monitor_data.trend.db.tables.json"));
     expectSameTrendDb(tablesOf(result->db), want);
     // The trend reader takes the db's own statistic columns.
     auto trend = graph::readTrendDb(result->db);
@@ -260,11 +254,11 @@ TEST_P(MonitorDbGolden, ReproducesMsprobe)
     EXPECT_EQ((*trend)->statistics, columns);
     EXPECT_EQ((*trend)->values.size(), want["trend_data"]["rows"].size());
     // Never replacing: a second run into the same folder is refused and leaves the db as it was.
-    const std::string before = slurp(result->db);
+    const std::string before = readAll(result->db);
     auto again = monitor::monitorToDb(dir / "inputs" / "monitor_output", tmp.path() / c.db, options);
     ASSERT_FALSE(again.ok());
     EXPECT_EQ(again.error().id, "monitor.db-exists");
-    EXPECT_EQ(slurp(result->db), before);
+    EXPECT_EQ(readAll(result->db), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Msprobe26, MonitorDbGolden,
@@ -362,7 +356,7 @@ void expectAnomalyGolden(const fs::path& dataDir, const fs::path& expected, cons
     options.loadOrder = order;
     auto result = monitor::analyseAnomalies(dataDir, options);
     ASSERT_TRUE(result.ok()) << result.error().format();
-    EXPECT_EQ(result->json, slurp(expected));
+    EXPECT_EQ(result->json, readAll(expected));
 }
 
 TEST(AnomalyAnalyse, HandmadeGoldens)
@@ -371,7 +365,7 @@ TEST(AnomalyAnalyse, HandmadeGoldens)
     if (!fs::exists(dir))
         GTEST_SKIP();
     // cmd.txt: "listdir order in the golden run: ['rank1', 'rank2', 'rank0', 'rank3']".
-    ASSERT_NE(slurp(dir / "cmd.txt").find("['rank1', 'rank2', 'rank0', 'rank3']"), std::string::npos);
+    ASSERT_NE(readAll(dir / "cmd.txt").find("['rank1', 'rank2', 'rank0', 'rank3']"), std::string::npos);
     const std::vector<std::string> order { "rank1", "rank2", "rank0", "rank3" };
     expectAnomalyGolden(dir / "inputs" / "anomaly_detected", dir / "expected" / "topk5" / "anomaly_analyse.json", order, 5);
     expectAnomalyGolden(dir / "inputs" / "anomaly_detected", dir / "expected" / "step_1_2_topk20" / "anomaly_analyse.json",
@@ -383,7 +377,7 @@ TEST(AnomalyAnalyse, MonitorRunGolden)
     const fs::path dir = monitorCase("v1_all_ops_vpp2_2r");
     if (!fs::exists(dir))
         GTEST_SKIP();
-    ASSERT_NE(slurp(dir / "cmd.txt").find("\"anomaly_detected\": [\"rank1\", \"rank0\"]"), std::string::npos);
+    ASSERT_NE(readAll(dir / "cmd.txt").find("\"anomaly_detected\": [\"rank1\", \"rank0\"]"), std::string::npos);
     expectAnomalyGolden(dir / "inputs" / "monitor_output" / "anomaly_detected",
                         dir / "expected" / "anomaly_topk8" / "anomaly_analyse.json", { "rank1", "rank0" }, 8);
 }
@@ -405,7 +399,7 @@ TEST(AnomalyAnalyse, SortedListingAsMsprobeOrdersIt)
     expectAnomalyGolden(run, want / "v1k8.json", sorted, 8);
     expectAnomalyGolden(run, want / "v1k3.json", sorted, 3);
     // Without a given order the CLI's run is the sorted one: not the fixture's file, whose ties follow rank1 first.
-    EXPECT_NE(slurp(want / "v1k8.json"), slurp(monitorCase("v1_all_ops_vpp2_2r") / "expected" / "anomaly_topk8" / "anomaly_analyse.json"));
+    EXPECT_NE(readAll(want / "v1k8.json"), readAll(monitorCase("v1_all_ops_vpp2_2r") / "expected" / "anomaly_topk8" / "anomaly_analyse.json"));
 }
 
 TEST(AnomalyAnalyse, StepListAndErrors)

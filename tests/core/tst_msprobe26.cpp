@@ -8,6 +8,7 @@
 #include "core/dump/rankdump.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
+#include "tempdir.h"
 
 #include <gtest/gtest.h>
 
@@ -23,13 +24,7 @@ using probescope::testing::fixturesDir;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using probescope::testing::readAll;
 
 bool parseDouble(const std::string& s, double* out)
 {
@@ -83,7 +78,7 @@ TEST(Msprobe26Golden, TensorMixMatchesCellForCell)
     auto table = msprobe26::compareDumps(**npu, **bench, options);
     ASSERT_TRUE(table.ok()) << table.error().format();
 
-    const auto expected = parseCsv(slurp(base / "expected/msprobe-26.0.0/step0/compare_result.csv"));
+    const auto expected = parseCsv(readAll(base / "expected/msprobe-26.0.0/step0/compare_result.csv"));
     const auto actual = parseCsv(msprobe26::tableCsv(**table));
     ASSERT_EQ(actual.size(), expected.size());
     ASSERT_EQ(actual[0], expected[0]);
@@ -126,7 +121,7 @@ std::shared_ptr<const CompareTable> modelATable26(const std::string& fixture)
 /// Number of cells whose text differs from msprobe 26.0.0's own CSV (the first 20 are reported).
 int stringMismatches(const CompareTable& table, const std::filesystem::path& expectedCsv)
 {
-    const auto expected = parseCsv(slurp(expectedCsv));
+    const auto expected = parseCsv(readAll(expectedCsv));
     const auto actual = parseCsv(msprobe26::tableCsv(table));
     EXPECT_EQ(actual.size(), expected.size());
     if (actual.size() != expected.size() || expected.empty())
@@ -173,7 +168,7 @@ TEST(Msprobe26Golden, StatisticsCsvIsByteIdentical)
     auto table = modelATable26("modelA_statistics_mix");
     ASSERT_TRUE(table);
     EXPECT_EQ(stringMismatches(*table, csv), 0);
-    EXPECT_EQ(msprobe26::tableCsv(*table), slurp(csv));
+    EXPECT_EQ(msprobe26::tableCsv(*table), readAll(csv));
 }
 
 // The md5 pair: msprobe 26's -da table has the same rows as its CSV; the name, dtype, shape, requires_grad
@@ -185,7 +180,7 @@ TEST(Msprobe26Golden, Md5CsvCellsAgreeWithMsprobe26sTable)
     auto table = modelATable26("modelA_md5_mix");
     ASSERT_TRUE(table);
     const auto rows = parseCsv(msprobe26::tableCsv(*table));
-    auto parsed = dump::JsonDocument::parse(slurp(golden), golden.string());
+    auto parsed = dump::JsonDocument::parse(readAll(golden), golden.string());
     ASSERT_TRUE(parsed.document);
     std::vector<dump::JsonValue> items;
     const auto root = parsed.document->root();

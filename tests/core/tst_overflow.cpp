@@ -18,13 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using probescope::testing::readAll;
 
 fs::path caseDir(const std::string& name)
 {
@@ -47,7 +41,7 @@ std::vector<fs::path> filesIn(const fs::path& dir, const std::string& prefix)
 std::vector<std::string> goldenLog(const fs::path& dir, const fs::path& console = "expected/console.normalized.txt")
 {
     std::vector<std::string> lines;
-    std::istringstream in(slurp(dir / console));
+    std::istringstream in(readAll(dir / console));
     for (std::string line; std::getline(in, line);) {
         if (!line.starts_with("[INFO] ") || line.find("fusion operator") != std::string::npos)
             continue;
@@ -81,7 +75,7 @@ TEST_P(OverflowGolden, ReproducesMsprobe)
         ASSERT_TRUE(result->analyzeFile);
         EXPECT_EQ(result->analyzeFile->parent_path(), out);
         EXPECT_TRUE(result->analyzeFile->filename().string().starts_with("anomaly_analyze_"));
-        EXPECT_EQ(slurp(*result->analyzeFile), slurp(expected.front())) << GetParam();
+        EXPECT_EQ(readAll(*result->analyzeFile), readAll(expected.front())) << GetParam();
         EXPECT_EQ(filesIn(out, "").size(), 1u);
         ASSERT_FALSE(log.empty());
         EXPECT_EQ(log.back(), "The analyze result is saved in: " + result->analyzeFile->string());
@@ -138,8 +132,8 @@ TEST(Overflow, DumpRootFirstAnomalousStep)
     ASSERT_TRUE(result.ok()) << result.error().format();
     ASSERT_TRUE(result->analyzeFile);
     EXPECT_EQ(result->step, 1);
-    EXPECT_EQ(slurp(*result->analyzeFile),
-              slurp(filesIn(caseDir("allreduce_nan_rank1_2r") / "expected", "anomaly_analyze_").front()));
+    EXPECT_EQ(readAll(*result->analyzeFile),
+              readAll(filesIn(caseDir("allreduce_nan_rank1_2r") / "expected", "anomaly_analyze_").front()));
     EXPECT_EQ(filesIn(tmp.path() / "out", "").size(), 1u);
 }
 
@@ -152,7 +146,7 @@ TEST(Overflow, RankFolderAlone)
     auto result = overflow::runOverflowCheck(caseDir("inf_single_rank") / "inputs" / "step0" / "rank0", tmp.path() / "o");
     ASSERT_TRUE(result.ok()) << result.error().format();
     ASSERT_TRUE(result->analyzeFile);
-    EXPECT_EQ(slurp(*result->analyzeFile), slurp(filesIn(caseDir("inf_single_rank") / "expected", "anomaly_analyze_").front()));
+    EXPECT_EQ(readAll(*result->analyzeFile), readAll(filesIn(caseDir("inf_single_rank") / "expected", "anomaly_analyze_").front()));
 }
 
 TEST(Overflow, DamagedDumpIsRefusedNamingTheFile)
@@ -162,7 +156,7 @@ TEST(Overflow, DamagedDumpIsRefusedNamingTheFile)
     TempDir tmp;
     copyTree(caseDir("allreduce_nan_rank1_2r") / "inputs" / "step0", tmp.path() / "step0");
     const fs::path damaged = tmp.path() / "step0" / "rank1" / "dump.json";
-    const std::string text = slurp(damaged);
+    const std::string text = readAll(damaged);
     std::ofstream(damaged, std::ios::binary | std::ios::trunc) << text.substr(0, text.size() / 2);
     auto result = overflow::runOverflowCheck(tmp.path() / "step0", tmp.path() / "out");
     ASSERT_TRUE(result.ok()) << result.error().format();
@@ -210,7 +204,7 @@ void writeRank(const TempDir& tmp, const std::string& rank, const std::vector<st
 
 std::string analyzedOpOf(const fs::path& file)
 {
-    const std::string text = slurp(file);
+    const std::string text = readAll(file);
     const auto at = text.find("\"op_name\": \"");
     if (at == std::string::npos)
         return "";
@@ -220,7 +214,7 @@ std::string analyzedOpOf(const fs::path& file)
 
 std::string rankKeyOf(const fs::path& file)
 {
-    const std::string text = slurp(file);
+    const std::string text = readAll(file);
     const auto at = text.find("\"rank_");
     return at == std::string::npos ? "" : text.substr(at + 1, text.find('"', at + 1) - at - 1);
 }
@@ -278,7 +272,7 @@ TEST(Overflow, AfterLastCommunication)
     ASSERT_TRUE(result.ok()) << result.error().format();
     ASSERT_TRUE(result->analyzeFile);
     // Pass 3: each rank's first anomaly after its last communication op, ranks ascending.
-    const std::string text = slurp(*result->analyzeFile);
+    const std::string text = readAll(*result->analyzeFile);
     EXPECT_LT(text.find("\"rank_0\""), text.find("\"rank_1\""));
     EXPECT_NE(text.find("Torch.log.0.forward"), std::string::npos);
     EXPECT_NE(text.find("Torch.sqrt.0.forward"), std::string::npos);

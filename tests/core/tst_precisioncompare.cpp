@@ -17,13 +17,7 @@ using namespace probescope::runut;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using probescope::testing::readAll;
 
 } // namespace
 
@@ -102,11 +96,11 @@ TEST(RunutCsv, CreateWritesBomAndRefusesToOverwrite)
     const auto p = dir.path() / "out.csv";
     ASSERT_FALSE(createCsv(p, { "API name", "Message" }));
     ASSERT_FALSE(appendCsv(p, csvLine({ "x", "y" })));
-    EXPECT_EQ(slurp(p), std::string(kUtf8Bom) + "API name,Message\r\nx,y\r\n");
+    EXPECT_EQ(readAll(p), std::string(kUtf8Bom) + "API name,Message\r\nx,y\r\n");
     auto again = createCsv(p, { "other" });
     ASSERT_TRUE(again);
     EXPECT_EQ(again->id, "csv.exists");
-    EXPECT_EQ(slurp(p), std::string(kUtf8Bom) + "API name,Message\r\nx,y\r\n");
+    EXPECT_EQ(readAll(p), std::string(kUtf8Bom) + "API name,Message\r\nx,y\r\n");
     auto missing = appendCsv(dir.path() / "none" / "x.csv", "a\r\n");
     ASSERT_TRUE(missing);
     EXPECT_EQ(missing->id, "io.write");
@@ -354,7 +348,7 @@ TEST(PrecisionCompare, FilesHaveBomCrLfAndAreNeverOverwritten)
     probescope::testing::TempDir dir;
     const auto run = runPc(dir.path(), Profile::Msprobe12);
     ASSERT_TRUE(run);
-    const std::string text = slurp(run->out.resultCsv);
+    const std::string text = readAll(run->out.resultCsv);
     EXPECT_EQ(text.substr(0, 3), std::string(kUtf8Bom));
     EXPECT_NE(text.find("API Name,Forward Test Success,Backward Test Success,Message\r\n"), std::string::npos);
     EXPECT_NE(text.find("Functional.skipped.0,SKIP, ,\"API skipped, here.\"\r\n"), std::string::npos);
@@ -367,7 +361,7 @@ TEST(PrecisionCompare, FilesHaveBomCrLfAndAreNeverOverwritten)
     const auto again = apiPrecisionCompare(o);
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().id, "csv.exists");
-    EXPECT_EQ(slurp(run->out.resultCsv), text);
+    EXPECT_EQ(readAll(run->out.resultCsv), text);
 
     // Only the details file in the way: no result file is created either.
     const auto other = dir.path() / "other";
@@ -380,7 +374,7 @@ TEST(PrecisionCompare, FilesHaveBomCrLfAndAreNeverOverwritten)
     ASSERT_FALSE(clash);
     EXPECT_EQ(clash.error().id, "csv.exists");
     EXPECT_FALSE(std::filesystem::exists(other / "api_precision_compare_result_20260101120001.csv"));
-    EXPECT_EQ(slurp(details), "mine");
+    EXPECT_EQ(readAll(details), "mine");
 }
 
 TEST(PrecisionCompare, BadInputsNameFileAndPlace)
@@ -471,8 +465,8 @@ TEST_P(PrecisionCompareGolden, ByteIdenticalToMsprobe122)
     EXPECT_EQ(r->apis, 37u);
     EXPECT_EQ(r->rows, 107u);
     const auto expected = runUt / expectedDir;
-    EXPECT_EQ(slurp(r->resultCsv), slurp(expected / "api_precision_compare_result.csv"));
-    EXPECT_EQ(slurp(r->detailsCsv), slurp(expected / "api_precision_compare_details.csv"));
+    EXPECT_EQ(readAll(r->resultCsv), readAll(expected / "api_precision_compare_result.csv"));
+    EXPECT_EQ(readAll(r->detailsCsv), readAll(expected / "api_precision_compare_details.csv"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PrecisionCompareGolden,

@@ -13,6 +13,7 @@
 #include "core/session/session.h"
 #include "core/tensor/npystream.h"
 #include "core/util/workgroup.h"
+#include "maketensor.h"
 #include "tempdir.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
@@ -1036,36 +1037,6 @@ ptdbg::PtdbgMetrics compare(const tensor::Tensor& npuTensor, const tensor::Tenso
 
 } // namespace reference
 
-/// A 1-d tensor of `dtype` holding `values` (rounded to the type).
-tensor::Tensor typed(DType dtype, const std::vector<double>& values)
-{
-    tensor::Tensor t;
-    t.dtype = dtype;
-    t.shape = { static_cast<std::int64_t>(values.size()) };
-    const std::size_t size = tensor::dtypeSize(dtype);
-    t.data.resize(values.size() * size);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        std::byte* p = t.data.data() + i * size;
-        const double v = values[i];
-        if (dtype == DType::Float64) {
-            std::memcpy(p, &v, 8);
-        } else if (dtype == DType::Float32) {
-            const float f = static_cast<float>(v);
-            std::memcpy(p, &f, 4);
-        } else if (dtype == DType::Float16) {
-            const std::uint16_t h = tensor::floatToHalf(static_cast<float>(v));
-            std::memcpy(p, &h, 2);
-        } else if (dtype == DType::Int32) {
-            const auto x = static_cast<std::int32_t>(v);
-            std::memcpy(p, &x, 4);
-        } else {
-            const auto x = static_cast<std::int64_t>(v);
-            std::memcpy(p, &x, 8);
-        }
-    }
-    return t;
-}
-
 void expectSameMetrics(const ptdbg::PtdbgMetrics& a, const ptdbg::PtdbgMetrics& b)
 {
     EXPECT_EQ(a.cosine, b.cosine);
@@ -1165,21 +1136,15 @@ TEST(PtdbgKernels, SameCellsAsTheElementwiseRulesOnEveryDtypePair)
             } else if (variant == 2) {
                 n.assign(count, 0.0); // an all-zero NPU side
             }
-            const tensor::Tensor npu = typed(nt, n);
-            const tensor::Tensor bench = typed(bt, b);
+            const tensor::Tensor npu = probescope::testing::makeTensor(nt, n);
+            const tensor::Tensor bench = probescope::testing::makeTensor(bt, b);
             const ptdbg::PtdbgMetrics expected = reference::compare(npu, bench);
             expectSameMetrics(ptdbg::compareArrays(npu, bench, false), expected);
             // The baseline build of the kernels (no AVX2/F16C) gives the same cells.
             compare::kernels::forceGenericKernels(true);
             expectSameMetrics(ptdbg::compareArrays(npu, bench, false), expected);
             compare::kernels::forceGenericKernels(false);
-            ptdbg::PtdbgSide ns { npu.dtype, &npu.shape, npu.numel(), {} };
-            ns.operand.dtype = npu.dtype;
-            ns.operand.memory = npu.data.data();
-            ptdbg::PtdbgSide bs { bench.dtype, &bench.shape, bench.numel(), {} };
-            bs.operand.dtype = bench.dtype;
-            bs.operand.memory = bench.data.data();
-            const auto split = ptdbg::compareSides(ns, bs, false, two);
+            const auto split = ptdbg::compareSides(pairSideOf(npu), pairSideOf(bench), false, two);
             ASSERT_TRUE(split);
             expectSameMetrics(*split, expected);
         }

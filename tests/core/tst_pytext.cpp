@@ -5,6 +5,7 @@
 #include "core/dump/jsondocument.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
+#include "tempdir.h"
 #include "core/util/outputfile.h"
 
 #include <gtest/gtest.h>
@@ -415,11 +416,7 @@ std::string bits(double v)
     return buf;
 }
 
-std::string readFile(const std::filesystem::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using probescope::testing::readAll;
 
 bool looksNumeric(std::string_view s)
 {
@@ -656,7 +653,7 @@ TEST(ExcelText, GoldenNumberCellsAreFixedPoints)
                 if (!std::filesystem::is_regular_file(file))
                     continue;
                 ++files;
-                const auto table = parseCsv(readFile(file));
+                const auto table = parseCsv(readAll(file));
                 ASSERT_FALSE(table.empty()) << file;
                 const auto& header = table.front();
                 for (std::size_t r = 1; r < table.size(); ++r) {
@@ -731,7 +728,7 @@ TEST(Csv, ParsesGoldenCompareResult)
 {
     const auto file = probescope::testing::fixturesDir() / "modelA_tensor_mix/expected/stack/step0/compare_result.csv";
     PROBESCOPE_REQUIRE_FIXTURE(file);
-    const std::string text = readFile(file);
+    const std::string text = readAll(file);
     const auto table = parseCsv(text);
     ASSERT_EQ(table.size(), 371u); // header + 370 rows
     for (const auto& row : table)
@@ -761,11 +758,11 @@ TEST(WriteFileAtomically, WritesAndReplaces)
     ScratchDir dir;
     const auto target = dir.path() / "compare_result.csv";
     ASSERT_FALSE(probescope::writeFileAtomically(target, "first\n", ReplaceMode::Allowed));
-    EXPECT_EQ(readFile(target), "first\n");
+    EXPECT_EQ(readAll(target), "first\n");
     ASSERT_FALSE(probescope::writeFileAtomically(target, "second, longer\n", ReplaceMode::Allowed));
-    EXPECT_EQ(readFile(target), "second, longer\n");
+    EXPECT_EQ(readAll(target), "second, longer\n");
     ASSERT_FALSE(probescope::writeFileAtomically(target, "", ReplaceMode::Allowed));
-    EXPECT_EQ(readFile(target), "");
+    EXPECT_EQ(readAll(target), "");
     // No temporary file is left behind.
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path()))

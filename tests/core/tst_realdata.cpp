@@ -16,6 +16,8 @@
 #include "core/tensor/dtype.h"
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
+#include "csvread.h"
+#include "maketensor.h"
 #include "tempdir.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
@@ -37,6 +39,7 @@ using namespace probescope;
 using namespace probescope::compare;
 using probescope::tensor::DType;
 using probescope::tensor::Tensor;
+using probescope::testing::makeTensor;
 namespace fs = std::filesystem;
 
 namespace {
@@ -49,56 +52,6 @@ const std::string kZeroDMessage =
 const std::string kMaxAbsNan = "Cannot compare by MaxAbsError, the data contains nan/inf/-inf in dump data.";
 const std::string kMaxRelNan = "Cannot compare by MaxRelativeError, the data contains nan/inf/-inf in dump data.";
 const std::string kDtypeMessage = "Dtype of NPU and bench tensor do not match.";
-
-template<typename T>
-void append(std::vector<std::byte>& out, T v)
-{
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out.insert(out.end(), p, p + sizeof v);
-}
-
-/// A tensor of `dtype` holding `values` (converted as torch would store them).
-Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, const std::vector<double>& values)
-{
-    Tensor t;
-    t.dtype = dtype;
-    t.shape = std::move(shape);
-    for (const double v : values) {
-        switch (dtype) {
-        case DType::Bool:
-            append<std::uint8_t>(t.data, v != 0 ? 1 : 0);
-            break;
-        case DType::UInt8:
-            append(t.data, static_cast<std::uint8_t>(v));
-            break;
-        case DType::Int8:
-            append(t.data, static_cast<std::int8_t>(v));
-            break;
-        case DType::Int16:
-            append(t.data, static_cast<std::int16_t>(v));
-            break;
-        case DType::Int32:
-            append(t.data, static_cast<std::int32_t>(v));
-            break;
-        case DType::Int64:
-            append(t.data, static_cast<std::int64_t>(v));
-            break;
-        case DType::Float16:
-            append(t.data, tensor::floatToHalf(static_cast<float>(v)));
-            break;
-        case DType::BFloat16:
-            append(t.data, tensor::floatToBfloat16(static_cast<float>(v)));
-            break;
-        case DType::Float32:
-            append(t.data, static_cast<float>(v));
-            break;
-        case DType::Float64:
-            append(t.data, v);
-            break;
-        }
-    }
-    return t;
-}
 
 Tensor vec(DType dtype, const std::vector<double>& values)
 {
@@ -531,50 +484,7 @@ TEST(RealDataRow, FuzzyNote)
 
 namespace {
 
-/// RFC 4180 records (quoted fields may hold commas, quotes and newlines).
-std::vector<std::vector<std::string>> readCsv(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    std::vector<std::vector<std::string>> records;
-    std::vector<std::string> record;
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            record.push_back(std::move(field));
-            field.clear();
-        } else if (c == '\n' || c == '\r') {
-            if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')
-                ++i;
-            record.push_back(std::move(field));
-            field.clear();
-            records.push_back(std::move(record));
-            record.clear();
-        } else {
-            field += c;
-        }
-    }
-    if (!field.empty() || !record.empty()) {
-        record.push_back(std::move(field));
-        records.push_back(std::move(record));
-    }
-    return records;
-}
+using probescope::testing::readCsv;
 
 bool isHighlightMessage(const std::string& text)
 {

@@ -34,13 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using probescope::testing::readAll;
 
 bool hasId(const Diagnostics& list, std::string_view id)
 {
@@ -76,7 +70,7 @@ fs::path copyRank(const fs::path& side, const fs::path& to)
 
 void cutFile(const fs::path& p, std::size_t bytes)
 {
-    const std::string text = slurp(p);
+    const std::string text = readAll(p);
     std::ofstream(p, std::ios::binary | std::ios::trunc) << text.substr(0, bytes);
 }
 
@@ -99,7 +93,7 @@ TEST(OutputFile, NeverReplacesAnExistingFile)
     const auto failure = writeFileAtomically(target, "new", ReplaceMode::Never);
     ASSERT_TRUE(failure);
     EXPECT_TRUE(failure->nameTaken);
-    EXPECT_EQ(slurp(target), "user data\n");
+    EXPECT_EQ(readAll(target), "user data\n");
     // No temporary file is left behind.
     EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 }
@@ -120,7 +114,7 @@ TEST(OutputFile, RefusesASymlinkEvenADanglingOne)
     const auto written = writeToFreeName(dir.path(), "result", ".csv", "payload", error);
     ASSERT_TRUE(written) << error;
     EXPECT_EQ(written->filename(), "result_1.csv");
-    EXPECT_EQ(slurp(*written), "payload");
+    EXPECT_EQ(readAll(*written), "payload");
 }
 
 TEST(OutputFile, ConcurrentWritersAllSucceedUnderDifferentNames)
@@ -140,7 +134,7 @@ TEST(OutputFile, ConcurrentWritersAllSucceedUnderDifferentNames)
     std::set<fs::path> distinct;
     for (int i = 0; i < kWriters; ++i) {
         ASSERT_TRUE(names[i]);
-        EXPECT_EQ(slurp(*names[i]), "writer " + std::to_string(i)); // nobody overwrote anybody
+        EXPECT_EQ(readAll(*names[i]), "writer " + std::to_string(i)); // nobody overwrote anybody
         distinct.insert(*names[i]);
     }
     EXPECT_EQ(distinct.size(), static_cast<std::size_t>(kWriters));
@@ -170,7 +164,7 @@ TEST(CompareJob, TwoConcurrentRunsIntoOneFolderBothSucceed)
     const fs::path csvA = (**a)[0].csvFile;
     const fs::path csvB = (**b)[0].csvFile;
     EXPECT_NE(csvA, csvB);
-    EXPECT_EQ(slurp(csvA), slurp(csvB)); // both complete, same content
+    EXPECT_EQ(readAll(csvA), readAll(csvB)); // both complete, same content
     EXPECT_FALSE(fs::exists(dir.path() / "elsewhere.csv"));
     const std::set<std::string> names { csvA.filename().string(), csvB.filename().string() };
     EXPECT_EQ(names, (std::set<std::string> { "compare_result_20260101000000_1.csv", "compare_result_20260101000000_2.csv" }));
@@ -237,7 +231,7 @@ TEST(CompareJob, AnEmptyBenchDumpIsNotACleanResult)
 TEST(CompareJob, TypeErrorsThatInfoRejectsAreRefused)
 {
     PROBESCOPE_REQUIRE_FIXTURE(tensorPair());
-    const std::string original = slurp(tensorPair() / "bench" / "step0" / "rank" / "dump.json");
+    const std::string original = readAll(tensorPair() / "bench" / "step0" / "rank" / "dump.json");
     struct Case
     {
         std::string from, to, id;
@@ -464,7 +458,7 @@ TEST(PtZip, SixtyFiveThousandRecordsAreReadInLinearTime)
 {
     PROBESCOPE_REQUIRE_FIXTURE(firstFixturePt());
     TempDir dir;
-    const std::string pt = slurp(firstFixturePt());
+    const std::string pt = readAll(firstFixturePt());
     const fs::path many = dir.write("many.pt", withExtraRecords(pt, 65000, [](std::uint32_t i) {
         return "archive/extra/" + std::to_string(i);
     }));
@@ -483,7 +477,7 @@ TEST(PtZip, CaseInsensitiveTwinsAreStillRefused)
 {
     PROBESCOPE_REQUIRE_FIXTURE(firstFixturePt());
     TempDir dir;
-    const std::string pt = slurp(firstFixturePt());
+    const std::string pt = readAll(firstFixturePt());
     const fs::path twins = dir.write("twins.pt", withExtraRecords(pt, 2, [](std::uint32_t i) {
         return i == 0 ? std::string("archive/Extra") : std::string("archive/eXTRA");
     }));
@@ -507,7 +501,7 @@ TEST(RunUtResume, ACutLastLineIsNamedAndTheFileLeftAlone)
     EXPECT_EQ(problem->location.file, csv.string());
     EXPECT_EQ(problem->location.line, 3u);
     EXPECT_EQ(problem->location.column, 1u);
-    EXPECT_EQ(slurp(csv), text);
+    EXPECT_EQ(readAll(csv), text);
 
     const fs::path whole = dir.write("whole.csv", text.substr(0, text.rfind('\n') + 1));
     EXPECT_FALSE(runut::checkResumableCsv(whole, 3));

@@ -789,11 +789,7 @@ std::string withPklOutputMax(std::string text, std::string_view key, std::string
     return text.replace(value, end - value, spelling);
 }
 
-std::string slurpFile(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using probescope::testing::readAll;
 
 } // namespace
 
@@ -804,7 +800,7 @@ TEST(NonFiniteVerdict, ANanStatisticAgainstAFiniteOneNamesThatNodeFirstInEveryPr
     const fs::path pair = probescope::testing::fixturesDir() / "modelA_statistics_mix";
     PROBESCOPE_REQUIRE_FIXTURE(pair / "npu/step0/rank/dump.json");
     const std::string key = "Functional.conv2d.0.forward";
-    const std::string npuText = slurpFile(pair / "npu/step0/rank/dump.json");
+    const std::string npuText = readAll(pair / "npu/step0/rank/dump.json");
     probescope::testing::TempDir tmp;
     for (const std::string_view spelling : { std::string_view("NaN"), std::string_view("\"nan\""),
                                              std::string_view("Infinity") }) {
@@ -848,7 +844,7 @@ TEST(NonFiniteVerdict, ANanStatisticAgainstAFiniteOneNamesThatNodeFirstInEveryPr
     PROBESCOPE_REQUIRE_FIXTURE(pkl);
     const fs::path npuPkl = tmp.path() / "pkl/npu/rank0/dump.pkl";
     fs::create_directories(npuPkl.parent_path());
-    std::ofstream(npuPkl, std::ios::binary) << withPklOutputMax(slurpFile(pkl), key, "NaN");
+    std::ofstream(npuPkl, std::ios::binary) << withPklOutputMax(readAll(pkl), key, "NaN");
     const fs::path benchPkl = legacy / "bench/ptdbg_dump_v6.0/step0/rank0/dump.pkl";
     compare::JobOptions job;
     job.profile = compare::Profile::Ptdbg;

@@ -33,11 +33,7 @@ std::filesystem::path workflow()
     return fixturesDir() / "msprobe26_workflow";
 }
 
-std::string slurp(const std::filesystem::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using probescope::testing::readAll;
 
 using Records = std::vector<std::vector<std::string>>;
 
@@ -155,11 +151,11 @@ TEST_P(ConfigCheckFixture, ResultWorkbookAndSheetCsvsEqualMsprobes)
         const std::string sheet = name.substr(7, name.size() - 11);
         ++csvs;
         ASSERT_TRUE(std::filesystem::exists(out / name)) << name;
-        EXPECT_EQ(keyed(csvRecords(slurp(out / name)), keyOfSheet(sheet)),
-                  keyed(csvRecords(slurp(entry.path())), keyOfSheet(sheet)))
+        EXPECT_EQ(keyed(csvRecords(readAll(out / name)), keyOfSheet(sheet)),
+                  keyed(csvRecords(readAll(entry.path())), keyOfSheet(sheet)))
             << name;
         if (keyOfSheet(sheet).empty()) {
-            EXPECT_EQ(slurp(out / name), slurp(entry.path())) << name << " byte for byte";
+            EXPECT_EQ(readAll(out / name), readAll(entry.path())) << name << " byte for byte";
         }
     }
     EXPECT_EQ(csvs, outcome->files.size() - 1);
@@ -168,11 +164,11 @@ TEST_P(ConfigCheckFixture, ResultWorkbookAndSheetCsvsEqualMsprobes)
     EXPECT_TRUE(std::filesystem::is_regular_file(out / "cmp/pip"));
 
     // Never replacing: the same output folder again is refused, and the first result is kept.
-    const std::string before = slurp(out / "result.xlsx");
+    const std::string before = readAll(out / "result.xlsx");
     auto again = setupcheck::compareConfigPacks(caseDir / "inputs/bench.zip", caseDir / "inputs/cmp.zip", out);
     ASSERT_FALSE(again.ok());
     EXPECT_EQ(again.error().id, "config-check.output");
-    EXPECT_EQ(slurp(out / "result.xlsx"), before);
+    EXPECT_EQ(readAll(out / "result.xlsx"), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Msprobe26, ConfigCheckFixture,
@@ -232,8 +228,8 @@ TEST(ConfigCheck, OurPackComparedWithMsprobesPackOfTheSameInputs)
     auto outcome = setupcheck::compareConfigPacks(tmp.path() / "ours.zip", caseDir / "inputs/cmp.zip", tmp.path() / "out");
     ASSERT_TRUE(outcome.ok()) << outcome.error().format();
     for (const char* sheet : { "summary", "env", "pip", "hyperparameters" })
-        EXPECT_EQ(slurp(tmp.path() / "out" / ("result." + std::string(sheet) + ".csv")),
-                  slurp(caseDir / ("expected/result." + std::string(sheet) + ".csv")))
+        EXPECT_EQ(readAll(tmp.path() / "out" / ("result." + std::string(sheet) + ".csv")),
+                  readAll(caseDir / ("expected/result." + std::string(sheet) + ".csv")))
             << sheet;
     // A pack is never replaced.
     auto again = setupcheck::writeStaticPack(inputs, tmp.path() / "ours.zip");
@@ -430,8 +426,8 @@ TEST_P(MergeFixture, MergedWorkbookAndCsvsEqualMsprobes)
     const std::string expectedBase = expectedXlsx.stem().string();
     const std::string ourBase = outcome->files.front().stem().string();
     for (const auto& sheet : expectedOrder) {
-        EXPECT_EQ(slurp(tmp.path() / "out" / (ourBase + "." + sheet + ".csv")),
-                  slurp(expectedXlsx.parent_path() / (expectedBase + "." + sheet + ".csv")))
+        EXPECT_EQ(readAll(tmp.path() / "out" / (ourBase + "." + sheet + ".csv")),
+                  readAll(expectedXlsx.parent_path() / (expectedBase + "." + sheet + ".csv")))
             << sheet;
     }
     // A second run in the same second gets a free name; the first workbook is kept.

@@ -7,6 +7,8 @@
 #include "core/compare/table/pytext.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
+#include "core/compare/pairside.h"
+#include "maketensor.h"
 #include "tempdir.h"
 
 #include <gtest/gtest.h>
@@ -27,39 +29,11 @@ using namespace probescope;
 using namespace probescope::compare;
 using probescope::tensor::DType;
 using probescope::tensor::Tensor;
+using probescope::testing::makeTensor;
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor makeTensor(DType dtype, const std::vector<double>& values)
-{
-    Tensor t;
-    t.dtype = dtype;
-    t.shape = { static_cast<std::int64_t>(values.size()) };
-    t.data.resize(values.size() * tensor::dtypeSize(dtype));
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        std::byte* p = t.data.data() + i * tensor::dtypeSize(dtype);
-        if (dtype == DType::Float32) {
-            const auto v = static_cast<float>(values[i]);
-            std::memcpy(p, &v, 4);
-        } else if (dtype == DType::Float64) {
-            std::memcpy(p, &values[i], 8);
-        } else {
-            const std::uint16_t v = tensor::floatToHalf(static_cast<float>(values[i]));
-            std::memcpy(p, &v, 2);
-        }
-    }
-    return t;
-}
-
-kernels::Operand operandOf(const Tensor& t)
-{
-    kernels::Operand op;
-    op.dtype = t.dtype;
-    op.memory = t.data.data();
-    return op;
-}
 
 /// Activations with exact zeros, and NPU values off by up to 1e-3 relative.
 void randomPair(std::size_t n, std::uint32_t seed, std::vector<double>& npu, std::vector<double>& bench)
@@ -183,7 +157,7 @@ TEST(SumOrder, LeftToRightIsOneFloat64ChainInElementOrder)
         for (const bool generic : { false, true }) {
             kernels::forceGenericKernels(generic);
             for (Splitter* splitter : { static_cast<Splitter*>(&serial), static_cast<Splitter*>(&three) }) {
-                const auto s = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, *splitter,
+                const auto s = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, *splitter,
                                                   kernels::SumOrder::LeftToRight);
                 EXPECT_TRUE(sameBits(s.dot.sum, expected.dot)) << s.dot.sum << " vs " << expected.dot;
                 EXPECT_TRUE(sameBits(s.npuSq.sum, expected.nn));
@@ -197,7 +171,7 @@ TEST(SumOrder, LeftToRightIsOneFloat64ChainInElementOrder)
         kernels::forceGenericKernels(false);
         // The policy matters: the compensated order gives other last bits on this data.
         SerialSplitter again;
-        const auto compensated = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, again);
+        const auto compensated = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, again);
         EXPECT_FALSE(sameBits(compensated.dot.value(), expected.dot) && sameBits(compensated.npuSq.value(), expected.nn)
                      && sameBits(compensated.benchSq.value(), expected.bb)
                      && sameBits(compensated.diffSq.value(), expected.dd));
@@ -216,7 +190,7 @@ TEST(SumOrder, LeftToRightFromAFileEqualsMemory)
     ASSERT_GE(fa.fd, 0);
     const auto rule = kernels::ruleMsprobe26(DType::Float32, DType::Float32);
     SerialSplitter serial;
-    const auto memory = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial, kernels::SumOrder::LeftToRight);
+    const auto memory = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial, kernels::SumOrder::LeftToRight);
     const auto file = kernels::pairStats(fa.operand(DType::Float32), fb.operand(DType::Float32), n, rule, true, serial,
                                          kernels::SumOrder::LeftToRight);
     EXPECT_TRUE(sameBits(memory.dot.sum, file.dot.sum));
@@ -226,7 +200,7 @@ TEST(SumOrder, LeftToRightFromAFileEqualsMemory)
     // A file shorter than the operand says is an I/O failure, never a partial sum.
     kernels::Operand past = fb.operand(DType::Float32);
     past.fileOffset += 8;
-    EXPECT_TRUE(kernels::pairStats(operandOf(a), past, n, rule, true, serial, kernels::SumOrder::LeftToRight).ioFailed);
+    EXPECT_TRUE(kernels::pairStats(pairSideOf(a).operand, past, n, rule, true, serial, kernels::SumOrder::LeftToRight).ioFailed);
 }
 
 TEST(SumOrder, PairwiseMatchesNumpysRecursion)
@@ -257,7 +231,7 @@ TEST(SumOrder, PairwiseMatchesNumpysRecursion)
         SerialSplitter serial;
         ThreadSplitter three(3);
         for (Splitter* splitter : { static_cast<Splitter*>(&serial), static_cast<Splitter*>(&three) }) {
-            for (const kernels::Operand& op : { operandOf(t), file.operand(DType::Float32) }) {
+            for (const kernels::Operand& op : { pairSideOf(t).operand, file.operand(DType::Float32) }) {
                 bool failed = true;
                 EXPECT_TRUE(sameBits(kernels::pairwiseSum(op, n, kernels::Accumulate::Float64, *splitter, 0, &failed),
                                      expected64));
@@ -279,14 +253,14 @@ TEST(SumOrder, PairwiseAndLeftToRightDifferAsNumpyAndBlasDo)
     const Tensor t = makeTensor(DType::Float32, values);
     SerialSplitter serial;
     bool failed = true;
-    EXPECT_EQ(kernels::leftToRightSum(operandOf(t), values.size(), kernels::Accumulate::Float32, &failed), 16777216.0);
+    EXPECT_EQ(kernels::leftToRightSum(pairSideOf(t).operand, values.size(), kernels::Accumulate::Float32, &failed), 16777216.0);
     EXPECT_FALSE(failed);
     std::vector<float> as32(values.begin(), values.end());
-    const double pairwise32 = kernels::pairwiseSum(operandOf(t), values.size(), kernels::Accumulate::Float32, serial);
+    const double pairwise32 = kernels::pairwiseSum(pairSideOf(t).operand, values.size(), kernels::Accumulate::Float32, serial);
     EXPECT_EQ(pairwise32, static_cast<double>(referencePairwise(as32, 0, as32.size())));
     EXPECT_GT(pairwise32, 16777216.0 + 4000);
-    EXPECT_EQ(kernels::leftToRightSum(operandOf(t), values.size(), kernels::Accumulate::Float64), 16777216.0 + 4096);
-    EXPECT_EQ(kernels::pairwiseSum(operandOf(t), values.size(), kernels::Accumulate::Float64, serial), 16777216.0 + 4096);
+    EXPECT_EQ(kernels::leftToRightSum(pairSideOf(t).operand, values.size(), kernels::Accumulate::Float64), 16777216.0 + 4096);
+    EXPECT_EQ(kernels::pairwiseSum(pairSideOf(t).operand, values.size(), kernels::Accumulate::Float64, serial), 16777216.0 + 4096);
 }
 
 TEST(SumOrder, Msprobe26RelativeErrorRule)
@@ -364,7 +338,7 @@ TEST(SumOrder, LeftToRightSplitWithHelpersGivesTheSameBits)
     const Tensor b = makeTensor(DType::Float16, bv);
     const auto rule = kernels::ruleMsprobe26(DType::Float16, DType::Float16);
     SerialSplitter serial;
-    const auto one = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, serial, kernels::SumOrder::LeftToRight);
+    const auto one = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial, kernels::SumOrder::LeftToRight);
     const Sequential expected = sequentialSums(a, b);
     EXPECT_TRUE(sameBits(one.dot.sum, expected.dot));
     EXPECT_TRUE(sameBits(one.diffSq.sum, expected.dd));
@@ -374,7 +348,7 @@ TEST(SumOrder, LeftToRightSplitWithHelpersGivesTheSameBits)
     ThreadSplitter three(3);               // whatever the scheduler does
     for (Splitter* splitter : { static_cast<Splitter*>(&helpersFirst), static_cast<Splitter*>(&chainFirst),
                                 static_cast<Splitter*>(&three) }) {
-        const auto s = kernels::pairStats(operandOf(a), operandOf(b), n, rule, true, *splitter,
+        const auto s = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, *splitter,
                                           kernels::SumOrder::LeftToRight);
         EXPECT_TRUE(sameBits(s.dot.sum, one.dot.sum));
         EXPECT_TRUE(sameBits(s.npuSq.sum, one.npuSq.sum));

@@ -11,7 +11,6 @@
 #include "xlsxread.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <cmath>
 #include <cstdint>

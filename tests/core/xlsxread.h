@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reading back an xlsx in tests (no openpyxl on CI): a minimal zip reader and just enough XML for the
-// parts libxlsxwriter and openpyxl write. Shared by tst_xlsx (ProbeScope's files) and tst_ptdbg (ptdbg's).
+// Reading back an xlsx in tests (no openpyxl on CI): the archive through the product's zip reader, and just enough
+// XML for the parts libxlsxwriter and openpyxl write. The product's core/util/xlsxreader reads values only; these
+// tests also check each cell's stored type and fill. Shared by tst_xlsx (ProbeScope's files) and tst_ptdbg (ptdbg's).
 #pragma once
 
 #include "core/compare/table/pytext.h"
 #include "tempdir.h"
-
-#include <zlib.h>
+#include "core/util/ziparchive.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,74 +24,21 @@ namespace probescope::testing::xlsx {
 
 using probescope::compare::integralDoubleText;
 using probescope::compare::pyFloatRepr;
-using probescope::testing::readAll;
 
-// ---- a minimal zip reader (stored and deflated entries, as libxlsxwriter writes them) ----
-
-inline std::uint32_t le(const std::string& s, std::size_t at, int bytes)
-{
-    std::uint32_t v = 0;
-    for (int i = bytes - 1; i >= 0; --i)
-        v = (v << 8) | static_cast<unsigned char>(s.at(at + static_cast<std::size_t>(i)));
-    return v;
-}
-
-inline std::optional<std::string> inflateRaw(std::string_view in, std::size_t size)
-{
-    std::string out(size, '\0');
-    z_stream z {};
-    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
-        return std::nullopt;
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z.avail_in = static_cast<uInt>(in.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    const int rc = inflate(&z, Z_FINISH);
-    const bool ok = rc == Z_STREAM_END && z.total_out == size;
-    inflateEnd(&z);
-    return ok ? std::optional<std::string>(std::move(out)) : std::nullopt;
-}
+// ---- the archive: the product's zip reader (core/util/ziparchive.h), as core/util/xlsxreader.cpp reads it ----
 
 /// Entry name → content; empty map when the archive cannot be read.
-inline std::map<std::string, std::string> unzip(const std::string& zip)
+inline std::map<std::string, std::string> unzip(const std::filesystem::path& path)
 {
     std::map<std::string, std::string> entries;
-    if (zip.size() < 22)
+    const auto zip = ZipReader::open(path);
+    if (!zip)
         return entries;
-    std::size_t eocd = zip.size() - 22;
-    while (eocd > 0 && le(zip, eocd, 4) != 0x06054b50)
-        --eocd;
-    if (le(zip, eocd, 4) != 0x06054b50)
-        return entries;
-    const std::uint32_t count = le(zip, eocd + 10, 2);
-    std::size_t at = le(zip, eocd + 16, 4);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        if (le(zip, at, 4) != 0x02014b50)
+    for (const ZipEntryInfo& entry : (*zip)->entries()) {
+        auto content = (*zip)->read(entry);
+        if (!content)
             return {};
-        const std::uint32_t method = le(zip, at + 10, 2);
-        const std::uint32_t packed = le(zip, at + 20, 4);
-        const std::uint32_t size = le(zip, at + 24, 4);
-        const std::uint32_t nameLen = le(zip, at + 28, 2);
-        const std::uint32_t extraLen = le(zip, at + 30, 2);
-        const std::uint32_t commentLen = le(zip, at + 32, 2);
-        const std::uint32_t local = le(zip, at + 42, 4);
-        const std::string name = zip.substr(at + 46, nameLen);
-        at += 46 + nameLen + extraLen + commentLen;
-
-        if (le(zip, local, 4) != 0x04034b50)
-            return {};
-        const std::size_t data = local + 30 + le(zip, local + 26, 2) + le(zip, local + 28, 2);
-        const std::string_view raw = std::string_view(zip).substr(data, packed);
-        if (method == 0) {
-            entries[name] = std::string(raw);
-        } else if (method == 8) {
-            auto inflated = inflateRaw(raw, size);
-            if (!inflated)
-                return {};
-            entries[name] = std::move(*inflated);
-        } else {
-            return {};
-        }
+        entries[entry.name] = std::move(*content);
     }
     return entries;
 }
@@ -215,7 +162,7 @@ inline std::pair<unsigned, unsigned> parseRef(const std::string& ref)
 inline std::optional<Workbook> readXlsx(const std::filesystem::path& path)
 {
     Workbook book;
-    book.parts = unzip(readAll(path));
+    book.parts = unzip(path);
     if (!book.parts.count("xl/worksheets/sheet1.xml") || !book.parts.count("xl/styles.xml"))
         return std::nullopt;
 

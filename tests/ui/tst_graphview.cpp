@@ -10,6 +10,7 @@
 #include "core/tempdir.h"
 #include "testconfig.h"
 #include "ui/models/graphsides.h"
+#include "ui/shots.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/panels/filterbar.h"
 #include "ui/panels/searchbar.h"
@@ -36,13 +37,7 @@ using probescope::testing::TempDir;
 
 namespace {
 
-std::string readText(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using probescope::testing::readAll;
 
 std::string replaceAll(std::string text, const std::string& from, const std::string& to)
 {
@@ -62,7 +57,7 @@ fs::path shiftedBench(const std::string& mode, const fs::path& into, const std::
     fs::create_directories(rank);
     for (const char* json : { "dump.json", "construct.json", "stack.json" }) {
         if (fs::exists(source / json))
-            std::ofstream(rank / json, std::ios::binary) << replaceAll(readText(source / json), from, to);
+            std::ofstream(rank / json, std::ios::binary) << replaceAll(readAll(source / json), from, to);
     }
     if (fs::exists(source / "dump_tensor_data")) {
         fs::create_directories(rank / "dump_tensor_data");
@@ -80,14 +75,7 @@ std::pair<bool, QString> waitForCompare(QSignalSpy& spy, int timeoutMs = 120000)
     return { args.at(0).toBool(), args.at(1).toString() };
 }
 
-void shoot(QWidget* widget, const char* name)
-{
-    const QByteArray dir = qgetenv("PROBESCOPE_SHOTS_DIR");
-    if (dir.isEmpty())
-        return;
-    fs::create_directories(dir.toStdString());
-    widget->grab().save(QString::fromUtf8(dir) + "/" + name + ".png");
-}
+using probescope::testing::shoot;
 
 /// The window remembers View → Graph view in the settings every ui test shares: shown here, for the test only.
 struct GraphShownForThisTest
@@ -233,7 +221,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
         ASSERT_TRUE(request.options.manualMatches.has_value());
         const ExportOutcome out = runExport(request, nullptr);
         ASSERT_TRUE(out.ok) << out.error.toStdString();
-        const std::string csv = readText(out.files.front().toStdString());
+        const std::string csv = readAll(out.files.front().toStdString());
         EXPECT_NE(csv.find("Functional.gelu.0.forward.input.0,Functional.gelu.1.forward.input.0"), std::string::npos);
         // The .vis.db export links the two calls as `graph --match-file` does.
         ExportRequest dbRequest = exportRequestFor(*window.analysis(), settings, dir.path() / "exportdb");
@@ -255,7 +243,7 @@ TEST_P(GraphMatching, ShiftedCallMatchedByHandIsComparedSavedAndLoaded)
     const QString saved = window.saveManualMatches(QString::fromStdString((dir.path() / "matches").string()));
     ASSERT_FALSE(saved.isEmpty()) << window.statusLine().toStdString();
     EXPECT_EQ(fs::path(saved.toStdString()).filename(), "compare_0_0.vis.config");
-    EXPECT_EQ(readText(saved.toStdString()), "{\n"
+    EXPECT_EQ(readAll(saved.toStdString()), "{\n"
                                              "    \"Functional.gelu.0.forward\": \"Functional.gelu.1.forward\",\n"
                                              "    \"Functional.gelu.0.backward\": \"Functional.gelu.1.backward\"\n"
                                              "}");

@@ -6,6 +6,7 @@
 // the catalogue share one translation. The next leftover fails here, whatever its string.
 #include "core/tempdir.h"
 #include "testconfig.h"
+#include "ui/fakerunut.h"
 #include "ui/panels/detailpanel.h"
 #include "ui/panels/exportdialog.h"
 #include "ui/panels/openpairdialog.h"
@@ -390,44 +391,16 @@ TEST(Leftovers, GraphFilesInChinese)
 
 namespace {
 
-/// Reports a few APIs with each of run_ut's verdicts and writes the two CSVs, as a replaying backend does.
-class FakeRunUt : public RunUtBackend
+/// A few APIs with each of run_ut's verdicts, their dumped outputs judged as their forward.
+QList<RunUtApiRow> verdictRows()
 {
-public:
-    bool isAvailable() const override { return true; }
-    QString unavailableReason() const override { return {}; }
-    RunUtResult run(const RunUtRequest& request, ProgressSink& progress) override { return runLive(request, progress, {}); }
-    RunUtResult runLive(const RunUtRequest& request, ProgressSink& progress, const RunUtApiSink& onApi) override
-    {
-        const char* verdicts[][3] = { { "Functional.conv2d.0", "pass", "pass" }, { "Torch.matmul.0", "warning", "pass" },
-                                      { "Tensor.chunk.0", "pass", "SKIP" }, { "Functional.gelu.0", "error", "error" },
-                                      { "Torch.ones_like.0", "SKIP", "" } };
-        progress.setRange(std::size(verdicts));
-        int index = 0;
-        for (const auto& v : verdicts) {
-            RunUtApiRow r;
-            r.index = index;
-            r.fullName = v[0];
-            r.forward = v[1];
-            r.backward = v[2];
-            r.overall = QString(v[1]) == "SKIP" ? QStringLiteral("SKIP")
-                                                : worseRunUtStatus(v[1], QString(v[2]) == "SKIP" ? "" : v[2]);
-            r.dumpedForward = v[1];
-            r.dumpedOverall = v[1];
-            if (onApi)
-                onApi(r);
-            progress.advance(static_cast<std::uint64_t>(++index));
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        RunUtResult r;
-        r.ok = true;
-        r.resultCsv = request.outputDir + "/accuracy_checking_result_20240101000000.csv";
-        r.detailsCsv = request.outputDir + "/accuracy_checking_details_20240101000000.csv";
-        std::ofstream(r.resultCsv.toStdString()) << "API name,Forward Test Success,Backward Test Success,Message\n";
-        std::ofstream(r.detailsCsv.toStdString()) << "API Name\n";
-        return r;
-    }
-};
+    using probescope::testing::runUtRow;
+    return { runUtRow(0, "Functional.conv2d.0", "pass", "pass", "pass"),
+             runUtRow(1, "Torch.matmul.0", "warning", "pass", "warning"),
+             runUtRow(2, "Tensor.chunk.0", "pass", "SKIP", "pass"),
+             runUtRow(3, "Functional.gelu.0", "error", "error", "error"),
+             runUtRow(4, "Torch.ones_like.0", "SKIP", "", "SKIP") };
+}
 
 } // namespace
 
@@ -438,15 +411,10 @@ TEST(Leftovers, RunUtResultInChinese)
     MainWindow window;
     showOnALaptop(window, false);
     ASSERT_TRUE(openAndWait(window, q(fixture("modelA_statistics_mix") / "npu"), q(fixture("modelA_statistics_mix") / "bench")));
-    auto dialog = window.createRunUtDialog(std::make_unique<FakeRunUt>());
+    auto dialog = window.createRunUtDialog(
+        std::make_unique<probescope::testing::FakeLiveRunUt>(verdictRows(), std::chrono::milliseconds(5)));
     probescope::testing::TempDir tmp;
-    RunUtRequest request = dialog->request();
-    request.outputDir = q(tmp.path());
-    dialog->setRequest(request);
-    dialog->task().setPollInterval(10);
-    QSignalSpy done(dialog.get(), &RunUtDialog::runFinished);
-    dialog->startRun();
-    ASSERT_TRUE(done.wait(10000));
+    ASSERT_TRUE(probescope::testing::runToTheEnd(*dialog, q(tmp.path())));
     QApplication::processEvents();
     ASSERT_GT(dialog->resultView()->model()->rowCount(), 3);
     EXPECT_TRUE(noLeftovers(dialog.get(), "run_ut result"));

@@ -6,6 +6,7 @@
 #include "ui/models/nodebadges.h"
 #include "ui/models/treerowsmodel.h"
 #include "ui/views/comparetreeview.h"
+#include "ui/fakerunut.h"
 #include "ui/modeltestfailures.h"
 #include "ui/panels/runutdialog.h"
 #include "ui/panels/taskprogressview.h"
@@ -40,57 +41,17 @@ QString q(const fs::path& p) { return QString::fromStdString(p.string()); }
 
 using probescope::testing::ModelTestFailures;
 
-RunUtApiRow row(int index, const char* name, const char* fwd, const char* bwd, const char* dumped = "")
-{
-    RunUtApiRow r;
-    r.index = index;
-    r.fullName = name;
-    r.forward = fwd;
-    r.backward = bwd;
-    r.overall = QString(fwd) == "SKIP" ? QStringLiteral("SKIP") : worseRunUtStatus(fwd, QString(bwd) == "SKIP" ? "" : bwd);
-    r.dumpedForward = dumped;
-    r.dumpedOverall = dumped;
-    return r;
-}
+using probescope::testing::FakeLiveRunUt;
+using probescope::testing::runUtRow;
 
 // APIs of the statistics fixture's step 0, with made-up verdicts.
 QList<RunUtApiRow> sampleRows()
 {
-    return { row(0, "Functional.conv2d.0", "pass", "pass"), row(1, "Functional.relu.0", "pass", "pass"),
-             row(2, "Torch.matmul.0", "warning", "pass"), row(3, "Tensor.chunk.0", "pass", "SKIP"),
-             row(4, "Functional.gelu.0", "pass", "pass", "error"), row(5, "Functional.linear.3", "error", ""),
-             row(6, "Torch.ones_like.0", "SKIP", "") };
+    return { runUtRow(0, "Functional.conv2d.0", "pass", "pass"), runUtRow(1, "Functional.relu.0", "pass", "pass"),
+             runUtRow(2, "Torch.matmul.0", "warning", "pass"), runUtRow(3, "Tensor.chunk.0", "pass", "SKIP"),
+             runUtRow(4, "Functional.gelu.0", "pass", "pass", "error"), runUtRow(5, "Functional.linear.3", "error", ""),
+             runUtRow(6, "Torch.ones_like.0", "SKIP", "") };
 }
-
-/// Reports sampleRows() one every few ms and writes the two CSVs, as a replaying backend would.
-class FakeLiveRunUt : public RunUtBackend
-{
-public:
-    bool isAvailable() const override { return true; }
-    QString unavailableReason() const override { return {}; }
-    RunUtResult run(const RunUtRequest& request, ProgressSink& progress) override
-    {
-        return runLive(request, progress, {});
-    }
-    RunUtResult runLive(const RunUtRequest& request, ProgressSink& progress, const RunUtApiSink& onApi) override
-    {
-        const auto rows = sampleRows();
-        progress.setRange(static_cast<std::uint64_t>(rows.size()));
-        for (int i = 0; i < rows.size(); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(15));
-            if (onApi)
-                onApi(rows[i]);
-            progress.advance(static_cast<std::uint64_t>(i + 1));
-        }
-        RunUtResult r;
-        r.ok = true;
-        r.resultCsv = request.outputDir + "/accuracy_checking_result_20240101000000.csv";
-        r.detailsCsv = request.outputDir + "/accuracy_checking_details_20240101000000.csv";
-        std::ofstream(r.resultCsv.toStdString()) << "API name,Forward Test Success,Backward Test Success,Message\n";
-        std::ofstream(r.detailsCsv.toStdString()) << "API Name\n";
-        return r;
-    }
-};
 
 QString statisticsDump(int step)
 {
@@ -143,7 +104,7 @@ TEST(RunUtDialogLive, RowsArriveWhileRunningAndExportNeverOverwrites)
     TempDir tmp;
     fs::create_directories(tmp.path() / "out");
     fs::create_directories(tmp.path() / "export");
-    RunUtDialog dialog(std::make_unique<FakeLiveRunUt>());
+    RunUtDialog dialog(std::make_unique<FakeLiveRunUt>(sampleRows(), std::chrono::milliseconds(15)));
     dialog.task().setPollInterval(10);
     RunUtRequest request = dialog.request();
     request.dumpJson = statisticsDump(0);
@@ -209,16 +170,11 @@ TEST(RunUtWindow, BadgesOnTheReplayedApisAndDoubleClickSelects)
     ASSERT_TRUE(finished.wait(120000));
     ASSERT_TRUE(finished.takeFirst().at(0).toBool());
 
-    auto dialog = window.createRunUtDialog(std::make_unique<FakeLiveRunUt>());
+    auto dialog
+        = window.createRunUtDialog(std::make_unique<FakeLiveRunUt>(sampleRows(), std::chrono::milliseconds(15)));
     EXPECT_EQ(dialog->request().dumpJson, statisticsDump(0)); // the shown pair's NPU dump.json
     TempDir tmp;
-    RunUtRequest request = dialog->request();
-    request.outputDir = q(tmp.path());
-    dialog->setRequest(request);
-    dialog->task().setPollInterval(10);
-    QSignalSpy done(dialog.get(), &RunUtDialog::runFinished);
-    dialog->startRun();
-    ASSERT_TRUE(done.wait(10000));
+    ASSERT_TRUE(probescope::testing::runToTheEnd(*dialog, q(tmp.path())));
 
     NodeBadgeDelegate* badges = window.nodeBadges();
     constexpr auto UT = NodeBadgeDelegate::RunUt;

@@ -15,6 +15,7 @@
 #include "ui/views/mainwindow.h"
 #include "ui/views/setupcheckpage.h"
 
+#include "core/csvread.h"
 #include "core/tempdir.h"
 #include "modeltestfailures.h"
 #include "testconfig.h"
@@ -61,44 +62,7 @@ QString q(const std::filesystem::path& p)
     return QString::fromStdString(p.string());
 }
 
-/// A CSV as pandas' to_csv wrote it (quoted fields may hold commas and newlines).
-std::vector<std::vector<std::string>> readCsv(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    std::vector<std::vector<std::string>> rows(1);
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            rows.back().push_back(std::exchange(field, {}));
-        } else if (c == '\n') {
-            rows.back().push_back(std::exchange(field, {}));
-            rows.emplace_back();
-        } else if (c != '\r') {
-            field += c;
-        }
-    }
-    if (!field.empty() || !rows.back().empty())
-        rows.back().push_back(field);
-    if (rows.back().empty())
-        rows.pop_back();
-    return rows;
-}
+using probescope::testing::readCsv;
 
 const std::filesystem::path kDynamic = "config_check/dynamic_weights_dataset_random";
 

@@ -5,6 +5,7 @@
 #include "core/graph/graphreader.h"
 #include "core/tempdir.h"
 #include "testconfig.h"
+#include "ui/shots.h"
 #include "ui/inspect/metricplot.h"
 #include "ui/models/graphfilemodel.h"
 #include "ui/models/graphsides.h"
@@ -66,14 +67,7 @@ fs::path fixture(const char* name) { return probescope::testing::fixturesDir() /
 fs::path graphFixture(const char* name) { return probescope::testing::fixturesDir() / "msprobe_graph" / name; }
 fs::path jobFixture() { return fixture("msprobe26_da") / "SYNTH_allreduce_group_2r" / "inputs"; }
 
-void shoot(QWidget* widget, const char* name)
-{
-    const QByteArray dir = qgetenv("PROBESCOPE_SHOTS_DIR");
-    if (dir.isEmpty())
-        return;
-    fs::create_directories(dir.toStdString());
-    widget->grab().save(QString::fromUtf8(dir) + "/" + name + ".png");
-}
+using probescope::testing::shoot;
 
 /// The window remembers View → Graph view and the language in the settings every ui test shares: both are put
 /// back when the test ends.

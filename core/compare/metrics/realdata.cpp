@@ -3,6 +3,7 @@
 
 #include "core/compare/metrics/kernels.h"
 #include "core/dump/dumpfile.h"
+#include "core/compare/pairside.h"
 #include "core/tensor/ptnative.h"
 
 
@@ -439,25 +440,8 @@ double maxAbsErrZeroD(const Array& npu, const Array& bench, std::size_t count)
 
 namespace {
 
-/// One side of a pair as the kernels read it: its type and shape, and where its elements are.
-struct Side
-{
-    DType dtype = DType::Float32; ///< as stored (bfloat16 not yet widened)
-    const std::vector<std::int64_t>* shape = nullptr;
-    std::int64_t numel = 0;
-    kernels::Operand operand;
-};
-
-Side sideOf(const Tensor& t)
-{
-    Side side;
-    side.dtype = t.dtype;
-    side.shape = &t.shape;
-    side.numel = t.numel();
-    side.operand.dtype = t.dtype;
-    side.operand.memory = t.data.data();
-    return side;
-}
+/// One side of a pair as the kernels read it (pairside.h).
+using Side = PairSide;
 
 DType loadedType(DType t)
 {
@@ -624,7 +608,7 @@ RealDataMetrics compareTensors(const tensor::Tensor& npuTensor, const tensor::Te
     if (npuTensor.shape.empty())
         return zeroDMetrics(npuTensor, benchTensor);
     // Memory operands never fail to read.
-    return *streamedMetrics(sideOf(npuTensor), sideOf(benchTensor), splitter);
+    return *streamedMetrics(pairSideOf(npuTensor), pairSideOf(benchTensor), splitter);
 }
 
 namespace {
@@ -716,19 +700,6 @@ void prefetchRow(const RealDataRow& row)
         row.benchTensors->prefetch(row.benchDataName);
 }
 
-Side sideOf(const tensor::PtStream& stream)
-{
-    Side side;
-    side.dtype = stream.dtype();
-    side.shape = &stream.shape();
-    side.numel = stream.numel();
-    side.operand.dtype = stream.dtype();
-    side.operand.memory = stream.memory();
-    side.operand.fd = stream.fd();
-    side.operand.fileOffset = stream.dataOffset();
-    return side;
-}
-
 } // namespace
 
 RealDataMetrics compareRealDataRow(const RealDataRow& row)
@@ -765,7 +736,7 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
         } else if (npu && bench) {
             if (next && (!npu->memory() || !bench->memory()))
                 prefetchRow(*next);
-            computed = streamedMetrics(sideOf(*npu), sideOf(*bench), splitter);
+            computed = streamedMetrics(pairSideOf(*npu), pairSideOf(*bench), splitter);
         }
         if (computed)
             m = std::move(*computed);

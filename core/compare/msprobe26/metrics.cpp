@@ -9,6 +9,7 @@
 #include "core/compare/table/pytext.h"
 #include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
+#include "core/compare/pairside.h"
 #include "core/tensor/resolver.h"
 
 #include <cmath>
@@ -149,36 +150,18 @@ RealDataMetrics zeroDMetrics(DType npuType, double npuValue, DType benchType, do
     return m;
 }
 
-/// One side as the kernels read it.
-struct Side
+/// One side as the kernels read it (pairside.h), with its shape as msprobe 26 compares it: squeezed.
+struct Side : PairSide
 {
-    DType dtype = DType::Float32; ///< as stored (bfloat16 not yet widened)
-    std::vector<std::int64_t> shape; ///< squeezed
-    std::int64_t numel = 0;
-    kernels::Operand operand;
+    std::vector<std::int64_t> squeezedShape;
 };
 
-Side sideOf(const Tensor& t)
+/// A loaded tensor or a streamed file.
+template <class Elements>
+Side sideOf(const Elements& elements)
 {
-    Side side;
-    side.dtype = t.dtype;
-    side.shape = squeezed(t.shape);
-    side.numel = t.numel();
-    side.operand.dtype = t.dtype;
-    side.operand.memory = t.data.data();
-    return side;
-}
-
-Side sideOf(const tensor::PtStream& stream)
-{
-    Side side;
-    side.dtype = stream.dtype();
-    side.shape = squeezed(stream.shape());
-    side.numel = stream.numel();
-    side.operand.dtype = stream.dtype();
-    side.operand.memory = stream.memory();
-    side.operand.fd = stream.fd();
-    side.operand.fileOffset = stream.dataOffset();
+    Side side { pairSideOf(elements), {} };
+    side.squeezedShape = squeezed(*side.shape);
     return side;
 }
 
@@ -235,7 +218,7 @@ std::optional<RealDataMetrics> checkedMetrics(const Side& npu, const Side& bench
 {
     if (npu.numel == 0)
         return allCells(Cell::text(kUnsupported)); // "This is empty data, can not compare."
-    if (npu.shape != bench.shape)
+    if (npu.squeezedShape != bench.squeezedShape)
         return allCells(Cell::text("shape unmatched"));
     return pairMetrics(npu, bench, splitter);
 }
@@ -277,7 +260,7 @@ RealDataMetrics compareTensors(const Tensor& npuTensor, const Tensor& benchTenso
         return allCells(Cell::text(kUnsupported)); // "Data is unreadable."
     const Side npu = sideOf(npuTensor);
     const Side bench = sideOf(benchTensor);
-    if (npu.numel != 0 && npu.shape == bench.shape && npu.shape.empty())
+    if (npu.numel != 0 && npu.squeezedShape == bench.squeezedShape && npu.squeezedShape.empty())
         return zeroDMetrics(npu.dtype, firstElement(npu.dtype, npuTensor.data.data()), bench.dtype,
                             firstElement(bench.dtype, benchTensor.data.data()));
     // Memory operands never fail to read.
@@ -328,7 +311,7 @@ TensorFilesOutcome compareTensorFiles(const tensor::TensorResolver& npuTensors, 
     }
     const Side npu = sideOf(*npuStream);
     const Side bench = sideOf(*benchStream);
-    if (npu.numel != 0 && npu.shape == bench.shape && npu.shape.empty()) {
+    if (npu.numel != 0 && npu.squeezedShape == bench.squeezedShape && npu.squeezedShape.empty()) {
         // 0-d: one element each, in memory when the files are small (always, for one element).
         if (npu.operand.memory && bench.operand.memory)
             out.metrics = zeroDMetrics(npu.dtype, firstElement(npu.dtype, npu.operand.memory), bench.dtype,

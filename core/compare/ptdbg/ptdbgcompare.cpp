@@ -642,18 +642,7 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
         return unreadable(tensors.bench, bFile, b.error());
     if (next && (!n->memory() || !b->memory()))
         next();
-    const auto sideOf = [](const tensor::NpyStream& stream) {
-        PtdbgSide side;
-        side.dtype = stream.dtype();
-        side.shape = &stream.shape();
-        side.numel = stream.numel();
-        side.operand.dtype = stream.dtype();
-        side.operand.memory = stream.memory();
-        side.operand.fd = stream.fd();
-        side.operand.fileOffset = stream.dataOffset();
-        return side;
-    };
-    auto metrics = compareSides(sideOf(*n), sideOf(*b), npuName != benchName, splitter);
+    auto metrics = compareSides(pairSideOf(*n), pairSideOf(*b), npuName != benchName, splitter);
     if (!metrics)
         return unreadable(tensors.npu, nFile,
                           makeError("io.read", SourceLocation { (tensors.npu.folder() / nFile).string(), std::nullopt, 0, 0 },

@@ -119,7 +119,7 @@ std::string checkAccuracy(const Cell& cosine, const Cell& maxAbsErr)
 namespace {
 
 /// Element i of one side as float64 (read with pread when the side is a file).
-std::optional<double> valueOf(const PtdbgSide& side, std::int64_t i)
+std::optional<double> valueOf(const PairSide& side, std::int64_t i)
 {
     const std::size_t size = tensor::dtypeSize(side.dtype);
     std::byte raw[8] = {};
@@ -138,7 +138,7 @@ std::optional<double> valueOf(const PtdbgSide& side, std::int64_t i)
 }
 
 /// A 0-d pair (a Python scalar or a 0-d tensor): only MaxAbsErr and MaxRelativeErr, element by element.
-std::optional<PtdbgMetrics> scalarMetrics(const PtdbgSide& npu, const PtdbgSide& bench)
+std::optional<PtdbgMetrics> scalarMetrics(const PairSide& npu, const PairSide& bench)
 {
     const std::optional<double> nv = valueOf(npu, 0);
     const std::optional<double> bv = valueOf(bench, 0);
@@ -191,20 +191,9 @@ double sumValue(const kernels::Sum& s)
     return std::isnan(v) && std::isinf(s.sum) ? s.sum : v;
 }
 
-PtdbgSide sideOf(const tensor::Tensor& t)
-{
-    PtdbgSide side;
-    side.dtype = t.dtype;
-    side.shape = &t.shape;
-    side.numel = t.numel();
-    side.operand.dtype = t.dtype;
-    side.operand.memory = t.data.data();
-    return side;
-}
-
 } // namespace
 
-std::optional<PtdbgMetrics> compareSides(const PtdbgSide& npu, const PtdbgSide& bench, bool fuzzyNames,
+std::optional<PtdbgMetrics> compareSides(const PairSide& npu, const PairSide& bench, bool fuzzyNames,
                                          Splitter& splitter)
 {
     PtdbgMetrics m;
@@ -285,7 +274,7 @@ PtdbgMetrics compareArrays(const tensor::Tensor& npuTensor, const tensor::Tensor
 {
     SerialSplitter serial;
     // Memory operands never fail to read.
-    return *compareSides(sideOf(npuTensor), sideOf(benchTensor), fuzzyNames, serial);
+    return *compareSides(pairSideOf(npuTensor), pairSideOf(benchTensor), fuzzyNames, serial);
 }
 
 } // namespace probescope::compare::ptdbg

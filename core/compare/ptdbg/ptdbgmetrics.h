@@ -5,6 +5,7 @@
 
 #include "core/compare/metrics/kernels.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
+#include "core/compare/pairside.h"
 #include "core/util/workgroup.h"
 
 #include <optional>
@@ -12,20 +13,11 @@
 
 namespace probescope::compare::ptdbg {
 
-/// One side of a pair: its type and shape, and where its elements are.
-struct PtdbgSide
-{
-    tensor::DType dtype = tensor::DType::Float32;
-    const std::vector<std::int64_t>* shape = nullptr;
-    std::int64_t numel = 0;
-    kernels::Operand operand;
-};
-
 /**
  * @brief compareArrays on two sides, the pair's chunks handed to `splitter` (idle threads help; the cells are the
  * same for any thread count). nullopt when a file side could not be read to its end.
  */
-std::optional<PtdbgMetrics> compareSides(const PtdbgSide& npu, const PtdbgSide& bench, bool fuzzyNames,
+std::optional<PtdbgMetrics> compareSides(const PairSide& npu, const PairSide& bench, bool fuzzyNames,
                                          Splitter& splitter);
 
 } // namespace probescope::compare::ptdbg
