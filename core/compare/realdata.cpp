@@ -693,10 +693,18 @@ std::optional<Tensor> loadChecked(const tensor::TensorResolver* tensors, const s
 std::optional<tensor::PtStream> openChecked(const tensor::TensorResolver* tensors, const std::string& name,
                                             tensor::ReadBuffer& buffer, std::string* unreadable = nullptr)
 {
-    const std::optional<tensor::DataFile> file = resolveChecked(tensors, name, unreadable);
-    if (!file)
+    // resolveChecked's checks on a file opened at once (TensorResolver::open: no lstat before the open).
+    if (!tensors || !acceptableDataName(name))
         return std::nullopt;
-    auto opened = tensors->openPt(*file, buffer);
+    auto file = tensors->open(name);
+    if (!file) {
+        if (unreadable && !isMissing(file.error()))
+            *unreadable = file.error().format();
+        return std::nullopt;
+    }
+    if (file->file().size > kMaxPtBytes || file->file().path.native().size() > 4096)
+        return std::nullopt;
+    auto opened = tensors->openPt(std::move(file).value(), buffer);
     if (!opened) {
         if (unreadable && !isMissing(opened.error()))
             *unreadable = opened.error().format();

@@ -503,35 +503,6 @@ Result<Tensor> loadNpy(const std::filesystem::path& path)
     return tensorOf(*layout, bytes);
 }
 
-NpyStream::NpyStream(NpyStream&& other) noexcept
-{
-    *this = std::move(other);
-}
-
-NpyStream& NpyStream::operator=(NpyStream&& other) noexcept
-{
-    if (this != &other) {
-        if (m_fd >= 0)
-            ::close(m_fd);
-        m_dtype = other.m_dtype;
-        m_shape = std::move(other.m_shape);
-        m_numel = other.m_numel;
-        const bool converted = other.m_memory && other.m_memory == other.m_converted.data();
-        m_converted = std::move(other.m_converted);
-        m_memory = converted ? m_converted.data() : other.m_memory;
-        m_fd = std::exchange(other.m_fd, -1);
-        m_dataOffset = other.m_dataOffset;
-        other.m_memory = nullptr;
-    }
-    return *this;
-}
-
-NpyStream::~NpyStream()
-{
-    if (m_fd >= 0)
-        ::close(m_fd);
-}
-
 namespace {
 
 /// Reads [offset, offset + length) or less at the end of the file; returns how much was read, or -1.
@@ -612,11 +583,11 @@ Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& b
             auto loaded = loadNpy(path);
             if (!loaded)
                 return loaded.error();
-            stream.m_converted = std::move(loaded->data);
+            stream.m_rearranged = std::move(loaded->data);
         } else {
-            stream.m_converted = tensorOf(*layout, head).data;
+            stream.m_rearranged = tensorOf(*layout, head).data;
         }
-        stream.m_memory = stream.m_converted.data();
+        stream.m_memory = stream.m_rearranged.data();
     } else if (whole) {
         stream.m_memory = bytes + layout->dataStart;
     } else {
