@@ -219,10 +219,25 @@ inline V4f roundHalf4(V4f x)
     return x;
 }
 
-struct VecSum
+/// 4 lanes of a compensated sum in registers, loaded from and stored back to Lanes.
+struct LaneRegisters
 {
     V4d s = {};
     V4d c = {};
+    inline void load(const Lanes& lanes)
+    {
+        std::memcpy(&s, lanes.s, sizeof s);
+        std::memcpy(&c, lanes.c, sizeof c);
+    }
+    inline void store(Lanes& lanes) const
+    {
+        std::memcpy(lanes.s, &s, sizeof s);
+        std::memcpy(lanes.c, &c, sizeof c);
+    }
+};
+
+struct VecSum : LaneRegisters
+{
     inline void add(V4d p)
     {
         const V4d t = s + p;
@@ -240,27 +255,52 @@ enum class SumMode
     None,
 };
 
+/// SumMode::Serial's four running sums (Σ n·b, Σ n², Σ b², Σ (n - b)²), one chain each.
+struct Chains
+{
+    double dot = 0, nn = 0, bb = 0, dd = 0;
+};
+
+/// The products of one group of 4 elements added to the sums: to the chains in element order (Serial) or to
+/// the 4 compensated lanes (Lanes); nothing for SumMode::None.
+template<bool Diff, SumMode S, typename LaneSum>
+inline void addGroup(V4d x, V4d y, V4d d, Chains& chains, LaneSum& dot, LaneSum& nn, LaneSum& bb, LaneSum& dd)
+{
+    if constexpr (S == SumMode::Serial) {
+        const V4d pd = x * y;
+        const V4d pn = x * x;
+        const V4d pb = y * y;
+        const V4d pdd = d * d;
+        for (int j = 0; j < kLanes; ++j) {
+            chains.dot += pd[j];
+            chains.nn += pn[j];
+            chains.bb += pb[j];
+            if constexpr (Diff)
+                chains.dd += pdd[j];
+        }
+    } else if constexpr (S == SumMode::Lanes) {
+        dot.add(x * y);
+        nn.add(x * x);
+        bb.add(y * y);
+        if constexpr (Diff)
+            dd.add(d * d);
+    }
+}
+
 /// The 4-lane loop over whole groups of 4 for float32/float64 relative errors; returns where it stopped.
 /// SumMode::Serial: the products of each group are added to the chains in element order.
 template<DType R, DType E, bool Diff, SumMode S>
 std::size_t accumulateVector(const double* n, const double* b, std::size_t count, const RelErrRule& rule,
                              Accumulators& a)
 {
-    double serialDot = a.serial[0];
-    double serialNn = a.serial[1];
-    double serialBb = a.serial[2];
-    double serialDd = a.serial[3];
+    Chains chains { a.serial[0], a.serial[1], a.serial[2], a.serial[3] };
     VecSum dot, nn, bb, dd;
     V4d maxAbs, maxRel;
     V4l absNan = {}, relNan = {}, below1 = {}, below5 = {};
-    std::memcpy(&dot.s, a.dot.s, sizeof dot.s);
-    std::memcpy(&dot.c, a.dot.c, sizeof dot.c);
-    std::memcpy(&nn.s, a.nn.s, sizeof nn.s);
-    std::memcpy(&nn.c, a.nn.c, sizeof nn.c);
-    std::memcpy(&bb.s, a.bb.s, sizeof bb.s);
-    std::memcpy(&bb.c, a.bb.c, sizeof bb.c);
-    std::memcpy(&dd.s, a.dd.s, sizeof dd.s);
-    std::memcpy(&dd.c, a.dd.c, sizeof dd.c);
+    dot.load(a.dot);
+    nn.load(a.nn);
+    bb.load(a.bb);
+    dd.load(a.dd);
     std::memcpy(&maxAbs, a.maxAbs, sizeof maxAbs);
     std::memcpy(&maxRel, a.maxRel, sizeof maxRel);
     const V4d zero = {};
@@ -273,25 +313,7 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
         const V4d x = load4(n + i);
         const V4d y = load4(b + i);
         const V4d d = x - y;
-        if constexpr (S == SumMode::Serial) {
-            const V4d pd = x * y;
-            const V4d pn = x * x;
-            const V4d pb = y * y;
-            const V4d pdd = d * d;
-            for (int j = 0; j < kLanes; ++j) {
-                serialDot += pd[j];
-                serialNn += pn[j];
-                serialBb += pb[j];
-                if constexpr (Diff)
-                    serialDd += pdd[j];
-            }
-        } else if constexpr (S == SumMode::Lanes) {
-            dot.add(x * y);
-            nn.add(x * x);
-            bb.add(y * y);
-            if constexpr (Diff)
-                dd.add(d * d);
-        }
+        addGroup<Diff, S>(x, y, d, chains, dot, nn, bb, dd);
         const V4d ad = vabs(d);
         absNan |= ad != ad;
         maxAbs = ad > maxAbs ? ad : maxAbs;
@@ -320,20 +342,16 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
         below1 -= r < one; // a true comparison is -1
         below5 -= r < five;
     }
-    std::memcpy(a.dot.s, &dot.s, sizeof dot.s);
-    std::memcpy(a.dot.c, &dot.c, sizeof dot.c);
-    std::memcpy(a.nn.s, &nn.s, sizeof nn.s);
-    std::memcpy(a.nn.c, &nn.c, sizeof nn.c);
-    std::memcpy(a.bb.s, &bb.s, sizeof bb.s);
-    std::memcpy(a.bb.c, &bb.c, sizeof bb.c);
-    std::memcpy(a.dd.s, &dd.s, sizeof dd.s);
-    std::memcpy(a.dd.c, &dd.c, sizeof dd.c);
+    dot.store(a.dot);
+    nn.store(a.nn);
+    bb.store(a.bb);
+    dd.store(a.dd);
     std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
     std::memcpy(a.maxRel, &maxRel, sizeof maxRel);
-    a.serial[0] = serialDot;
-    a.serial[1] = serialNn;
-    a.serial[2] = serialBb;
-    a.serial[3] = serialDd;
+    a.serial[0] = chains.dot;
+    a.serial[1] = chains.nn;
+    a.serial[2] = chains.bb;
+    a.serial[3] = chains.dd;
     for (int j = 0; j < kLanes; ++j) {
         a.absNan[j] |= absNan[j] != 0 ? 1u : 0u;
         a.relNan[j] |= relNan[j] != 0 ? 1u : 0u;
@@ -377,10 +395,8 @@ template<DType E, bool Diff, SumMode S>
 std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std::size_t count, const RelErrRule& rule,
                               Accumulators& a)
 {
-    struct TwoSum
+    struct TwoSum : LaneRegisters
     {
-        V4d s = {};
-        V4d c = {};
         inline void add(V4d p)
         {
             const V4d t = s + p;
@@ -389,22 +405,15 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
             s = t;
         }
     };
-    double serialDot = a.serial[0];
-    double serialNn = a.serial[1];
-    double serialBb = a.serial[2];
-    double serialDd = a.serial[3];
+    Chains chains { a.serial[0], a.serial[1], a.serial[2], a.serial[3] };
     TwoSum dot, nn, bb, dd;
     V4d maxAbs;
     V8f maxRel = V8f {} - std::numeric_limits<float>::infinity();
     V8i relNan = {}, below1 = {}, below5 = {};
-    std::memcpy(&dot.s, a.dot.s, sizeof dot.s);
-    std::memcpy(&dot.c, a.dot.c, sizeof dot.c);
-    std::memcpy(&nn.s, a.nn.s, sizeof nn.s);
-    std::memcpy(&nn.c, a.nn.c, sizeof nn.c);
-    std::memcpy(&bb.s, a.bb.s, sizeof bb.s);
-    std::memcpy(&bb.c, a.bb.c, sizeof bb.c);
-    std::memcpy(&dd.s, a.dd.s, sizeof dd.s);
-    std::memcpy(&dd.c, a.dd.c, sizeof dd.c);
+    dot.load(a.dot);
+    nn.load(a.nn);
+    bb.load(a.bb);
+    dd.load(a.dd);
     std::memcpy(&maxAbs, a.maxAbs, sizeof maxAbs);
     const V8f zero = {};
     const V8f npuEps = zero + static_cast<float>(rule.npuEps);
@@ -428,35 +437,8 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
         const V4d y1 = __builtin_convertvector(yh, V4d);
         const V4d d0 = x0 - y0;
         const V4d d1 = x1 - y1;
-        if constexpr (S == SumMode::Serial) {
-            const V4d pd0 = x0 * y0, pn0 = x0 * x0, pb0 = y0 * y0, pdd0 = d0 * d0;
-            const V4d pd1 = x1 * y1, pn1 = x1 * x1, pb1 = y1 * y1, pdd1 = d1 * d1;
-            for (int j = 0; j < kLanes; ++j) {
-                serialDot += pd0[j];
-                serialNn += pn0[j];
-                serialBb += pb0[j];
-                if constexpr (Diff)
-                    serialDd += pdd0[j];
-            }
-            for (int j = 0; j < kLanes; ++j) {
-                serialDot += pd1[j];
-                serialNn += pn1[j];
-                serialBb += pb1[j];
-                if constexpr (Diff)
-                    serialDd += pdd1[j];
-            }
-        } else if constexpr (S == SumMode::Lanes) {
-            dot.add(x0 * y0);
-            nn.add(x0 * x0);
-            bb.add(y0 * y0);
-            if constexpr (Diff)
-                dd.add(d0 * d0);
-            dot.add(x1 * y1);
-            nn.add(x1 * x1);
-            bb.add(y1 * y1);
-            if constexpr (Diff)
-                dd.add(d1 * d1);
-        }
+        addGroup<Diff, S>(x0, y0, d0, chains, dot, nn, bb, dd); // elements i .. i+3, then i+4 .. i+7
+        addGroup<Diff, S>(x1, y1, d1, chains, dot, nn, bb, dd);
         // Finite inputs: |n - b| is never NaN, and max is order-free.
         const V4d ad0 = vabs(d0);
         const V4d ad1 = vabs(d1);
@@ -474,19 +456,15 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
         below1 -= r < one;
         below5 -= r < five;
     }
-    std::memcpy(a.dot.s, &dot.s, sizeof dot.s);
-    std::memcpy(a.dot.c, &dot.c, sizeof dot.c);
-    std::memcpy(a.nn.s, &nn.s, sizeof nn.s);
-    std::memcpy(a.nn.c, &nn.c, sizeof nn.c);
-    std::memcpy(a.bb.s, &bb.s, sizeof bb.s);
-    std::memcpy(a.bb.c, &bb.c, sizeof bb.c);
-    std::memcpy(a.dd.s, &dd.s, sizeof dd.s);
-    std::memcpy(a.dd.c, &dd.c, sizeof dd.c);
+    dot.store(a.dot);
+    nn.store(a.nn);
+    bb.store(a.bb);
+    dd.store(a.dd);
     std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
-    a.serial[0] = serialDot;
-    a.serial[1] = serialNn;
-    a.serial[2] = serialBb;
-    a.serial[3] = serialDd;
+    a.serial[0] = chains.dot;
+    a.serial[1] = chains.nn;
+    a.serial[2] = chains.bb;
+    a.serial[3] = chains.dd;
     for (int j = 0; j < 8; ++j) {
         const int lane = j % kLanes; // counts and maxima are order-free: any lane will do
         a.relNan[lane] |= relNan[j] != 0 ? 1u : 0u;
