@@ -156,10 +156,9 @@ std::optional<PtFailure> PickleMachine::step(std::uint8_t op)
     }
     case 'l': // LIST
     case 'd': { // DICT
-        if (m_marks.empty())
-            return failure(std::string(op == 'l' ? "LIST" : "DICT") + " without a MARK");
-        const std::size_t start = m_marks.back();
-        m_marks.pop_back();
+        std::size_t start = 0;
+        if (auto problem = popMark(op == 'l' ? "LIST" : "DICT", start))
+            return problem;
         if (op == 'd' && (m_stack.size() - start) % 2 != 0)
             return failure("DICT with an odd number of keys and values");
         const bool empty = m_stack.size() == start;
@@ -169,10 +168,9 @@ std::optional<PtFailure> PickleMachine::step(std::uint8_t op)
     case 'e': // APPENDS
     case 'u': { // SETITEMS
         const char* what = op == 'e' ? "APPENDS" : "SETITEMS";
-        if (m_marks.empty())
-            return failure(std::string(what) + " without a MARK");
-        const std::size_t start = m_marks.back();
-        m_marks.pop_back();
+        std::size_t start = 0;
+        if (auto problem = popMark(what, start))
+            return problem;
         if (start == 0 || m_values[m_stack[start - 1]].kind != (op == 'e' ? Kind::List : Kind::Dict))
             return failure(std::string(what) + " with no " + (op == 'e' ? "list" : "dict") + " below its MARK");
         if (op == 'u' && (m_stack.size() - start) % 2 != 0)
@@ -312,6 +310,15 @@ bool PickleMachine::isIntTuple(const Value& v) const
             return false;
     }
     return true;
+}
+
+std::optional<PtFailure> PickleMachine::popMark(const char* opcode, std::size_t& start)
+{
+    if (m_marks.empty())
+        return failure(std::string(opcode) + " without a MARK");
+    start = m_marks.back();
+    m_marks.pop_back();
+    return std::nullopt;
 }
 
 std::optional<PtFailure> PickleMachine::makeTuple(std::size_t count)

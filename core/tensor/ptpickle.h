@@ -181,6 +181,8 @@ private:
     // ---- The machine itself (both modes): values, tuples, the memo, the stream.
     bool isIntTuple(const Value& v) const;
     const Value& item(const Value& tuple, std::uint32_t i) const { return m_values[m_items[tuple.first + i]]; }
+    /// The innermost MARK taken off (its stack position in `start`), or `opcode` "without a MARK".
+    std::optional<PtFailure> popMark(const char* opcode, std::size_t& start);
     std::optional<PtFailure> makeTuple(std::size_t count);
     std::optional<PtFailure> put(std::uint32_t id);
     std::optional<PtFailure> get(std::uint32_t id);

@@ -85,10 +85,9 @@ std::optional<PtFailure> PickleMachine::generalContainerStep(std::uint8_t op)
         return pushContainer(op == ']' ? Kind::List : Kind::Dict, {});
     case 'l': // LIST
     case 'd': { // DICT
-        if (m_marks.empty())
-            return failure(std::string(op == 'l' ? "LIST" : "DICT") + " without a MARK");
-        const std::size_t start = m_marks.back();
-        m_marks.pop_back();
+        std::size_t start = 0;
+        if (auto problem = popMark(op == 'l' ? "LIST" : "DICT", start))
+            return problem;
         if (op == 'd' && (m_stack.size() - start) % 2 != 0)
             return failure("DICT with an odd number of keys and values");
         std::vector<std::uint32_t> items(m_stack.begin() + static_cast<std::ptrdiff_t>(start), m_stack.end());
@@ -120,10 +119,9 @@ std::optional<PtFailure> PickleMachine::generalContainerStep(std::uint8_t op)
     case 'e': // APPENDS
     case 'u': { // SETITEMS
         const char* what = op == 'e' ? "APPENDS" : "SETITEMS";
-        if (m_marks.empty())
-            return failure(std::string(what) + " without a MARK");
-        const std::size_t start = m_marks.back();
-        m_marks.pop_back();
+        std::size_t start = 0;
+        if (auto problem = popMark(what, start))
+            return problem;
         if (start == 0 || !hasContainer(m_stack[start - 1], op == 'e'))
             return failure(std::string(what) + " with no " + (op == 'e' ? "list" : "dict") + " below its MARK");
         if (op == 'u' && (m_stack.size() - start) % 2 != 0)
