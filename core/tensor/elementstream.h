@@ -28,6 +28,7 @@ class ElementStream;
 Result<ElementStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buffer, std::uint64_t wholeFileLimit);
 Result<ElementStream> openPtStream(OpenedDataFile file, ReadBuffer& buffer, std::uint64_t wholeFileLimit);
 Result<ElementStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& buffer, std::uint64_t wholeFileLimit);
+Result<ElementStream> openNpyStream(OpenedDataFile file, ReadBuffer& buffer, std::uint64_t wholeFileLimit);
 
 /**
  * @brief A tensor file opened to stream its elements: checked as its whole-file reader checks it (loadPt,
@@ -58,7 +59,7 @@ public:
 
 private:
     friend Result<ElementStream> openPtStream(OpenedDataFile, ReadBuffer&, std::uint64_t);
-    friend Result<ElementStream> openNpyStream(const std::filesystem::path&, ReadBuffer&, std::uint64_t);
+    friend Result<ElementStream> openNpyStream(OpenedDataFile, ReadBuffer&, std::uint64_t);
     DType m_dtype = DType::Float32;
     std::vector<std::int64_t> m_shape;
     std::int64_t m_numel = 0;

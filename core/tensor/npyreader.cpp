@@ -533,13 +533,24 @@ Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& b
     auto opened = openRegularFile(path);
     if (!opened)
         return opened.error();
-    NpyStream stream;
-    stream.m_fd = *opened;
     struct stat st {};
-    if (::fstat(stream.m_fd, &st) != 0)
+    if (::fstat(*opened, &st) != 0) {
+        const int err = errno;
+        ::close(*opened);
         return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                         std::string("cannot stat file: ") + std::strerror(errno));
-    const auto size = static_cast<std::uint64_t>(st.st_size);
+                         std::string("cannot stat file: ") + std::strerror(err));
+    }
+    return openNpyStream(OpenedDataFile(DataFile { path, static_cast<std::uint64_t>(st.st_size) }, *opened), buffer,
+                         wholeFileLimit);
+}
+
+Result<NpyStream> openNpyStream(OpenedDataFile opened, ReadBuffer& buffer, std::uint64_t wholeFileLimit)
+{
+    // The file was opened and found regular by the caller (TensorFolder::open, or the path form above).
+    const std::filesystem::path& path = opened.file().path;
+    const std::uint64_t size = opened.file().size;
+    NpyStream stream;
+    stream.m_fd = opened.release();
     const auto readFailed = [&] {
         return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
                          std::string("read failed: ") + std::strerror(errno));

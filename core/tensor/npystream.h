@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 namespace probescope::tensor {
@@ -18,6 +19,12 @@ using NpyStream = ElementStream;
 inline Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& buffer)
 {
     return openNpyStream(path, buffer, std::uint64_t { 1 } << 20);
+}
+
+/// openNpyStream on a file TensorFolder::open opened (its descriptor is taken over; no second open or stat).
+inline Result<NpyStream> openNpyStream(OpenedDataFile file, ReadBuffer& buffer)
+{
+    return openNpyStream(std::move(file), buffer, std::uint64_t { 1 } << 20);
 }
 
 } // namespace probescope::tensor
