@@ -96,7 +96,7 @@ struct PtTensorRef
 /**
  * @brief A torch.save checkpoint (model_optim_rng.pt) unpickled into inert values, its storages located, not read.
  *
- * One pickle machine with the single-tensor reader (ptnative.cpp), in its checkpoint mode: any dict, list, tuple,
+ * One pickle machine with the single-tensor reader (ptpickle.h), in its checkpoint mode (ptpicklecheckpoint.cpp): any dict, list, tuple,
  * string, number; classes it does not know (argparse.Namespace, enums, ...) become Objects holding their class
  * name, arguments and state (attribute()); the torch rebuild functions (_rebuild_tensor_v2, _rebuild_tensor,
  * _rebuild_parameter[_with_state], _rebuild_from_type_v2) and collections.OrderedDict are the only calls it
