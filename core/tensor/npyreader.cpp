@@ -503,35 +503,6 @@ Result<Tensor> loadNpy(const std::filesystem::path& path)
     return tensorOf(*layout, bytes);
 }
 
-NpyStream::NpyStream(NpyStream&& other) noexcept
-{
-    *this = std::move(other);
-}
-
-NpyStream& NpyStream::operator=(NpyStream&& other) noexcept
-{
-    if (this != &other) {
-        if (m_fd >= 0)
-            ::close(m_fd);
-        m_dtype = other.m_dtype;
-        m_shape = std::move(other.m_shape);
-        m_numel = other.m_numel;
-        const bool converted = other.m_memory && other.m_memory == other.m_converted.data();
-        m_converted = std::move(other.m_converted);
-        m_memory = converted ? m_converted.data() : other.m_memory;
-        m_fd = std::exchange(other.m_fd, -1);
-        m_dataOffset = other.m_dataOffset;
-        other.m_memory = nullptr;
-    }
-    return *this;
-}
-
-NpyStream::~NpyStream()
-{
-    if (m_fd >= 0)
-        ::close(m_fd);
-}
-
 namespace {
 
 /// Reads [offset, offset + length) or less at the end of the file; returns how much was read, or -1.
@@ -562,13 +533,24 @@ Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& b
     auto opened = openRegularFile(path);
     if (!opened)
         return opened.error();
-    NpyStream stream;
-    stream.m_fd = *opened;
     struct stat st {};
-    if (::fstat(stream.m_fd, &st) != 0)
+    if (::fstat(*opened, &st) != 0) {
+        const int err = errno;
+        ::close(*opened);
         return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
-                         std::string("cannot stat file: ") + std::strerror(errno));
-    const auto size = static_cast<std::uint64_t>(st.st_size);
+                         std::string("cannot stat file: ") + std::strerror(err));
+    }
+    return openNpyStream(OpenedDataFile(DataFile { path, static_cast<std::uint64_t>(st.st_size) }, *opened), buffer,
+                         wholeFileLimit);
+}
+
+Result<NpyStream> openNpyStream(OpenedDataFile opened, ReadBuffer& buffer, std::uint64_t wholeFileLimit)
+{
+    // The file was opened and found regular by the caller (TensorFolder::open, or the path form above).
+    const std::filesystem::path& path = opened.file().path;
+    const std::uint64_t size = opened.file().size;
+    NpyStream stream;
+    stream.m_fd = opened.release();
     const auto readFailed = [&] {
         return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
                          std::string("read failed: ") + std::strerror(errno));
@@ -612,11 +594,11 @@ Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& b
             auto loaded = loadNpy(path);
             if (!loaded)
                 return loaded.error();
-            stream.m_converted = std::move(loaded->data);
+            stream.m_rearranged = std::move(loaded->data);
         } else {
-            stream.m_converted = tensorOf(*layout, head).data;
+            stream.m_rearranged = tensorOf(*layout, head).data;
         }
-        stream.m_memory = stream.m_converted.data();
+        stream.m_memory = stream.m_rearranged.data();
     } else if (whole) {
         stream.m_memory = bytes + layout->dataStart;
     } else {

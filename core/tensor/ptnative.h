@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/tensor/elementstream.h"
 #include "core/tensor/tensor.h"
 
 #include <cstdint>
@@ -33,58 +34,20 @@ Result<Tensor> parsePtArchive(std::string_view bytes, const std::filesystem::pat
  */
 Result<Tensor> loadPtNative(const std::filesystem::path& path, std::uint64_t wholeFileLimit);
 
-/// A growable byte buffer that is never zero-filled (reused from file to file by openPtStream).
-class ReadBuffer
+/// A .pt file opened to stream its elements (see ElementStream): checked as loadPt checks it.
+using PtStream = ElementStream;
+
+/// Error ids as loadPt. Files up to `wholeFileLimit` bytes are read whole into `buffer`.
+inline Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buffer)
 {
-public:
-    std::byte* reserve(std::size_t bytes);
-    /// Frees the memory when it holds more than `keep` bytes.
-    void trim(std::size_t keep);
+    return openPtStream(path, buffer, std::uint64_t { 1 } << 20);
+}
 
-private:
-    std::unique_ptr<std::byte[]> m_data;
-    std::size_t m_capacity = 0;
-};
-
-/**
- * @brief A .pt file opened to stream its elements: checked as loadPt checks it, the elements not read.
- *
- * Files up to `wholeFileLimit` bytes are read whole into `buffer` (one read(); the elements are then at
- * memory()); larger ones keep the file open and their elements are read where they lie (fd() at
- * dataOffset()), so a caller can read them a piece at a time with pread. A view that is not contiguous
- * (rare: torch.save of a slice) is gathered into memory. The PtStream must not outlive `buffer`.
- */
-class PtStream
+/// openPtStream on a file TensorFolder::open opened (its descriptor is taken over; no second open or stat).
+inline Result<PtStream> openPtStream(OpenedDataFile file, ReadBuffer& buffer)
 {
-public:
-    PtStream() = default;
-    PtStream(PtStream&& other) noexcept;
-    PtStream& operator=(PtStream&& other) noexcept;
-    PtStream(const PtStream&) = delete;
-    PtStream& operator=(const PtStream&) = delete;
-    ~PtStream();
-
-    DType dtype() const { return m_dtype; }
-    const std::vector<std::int64_t>& shape() const { return m_shape; }
-    std::int64_t numel() const { return m_numel; }
-    const std::byte* memory() const { return m_memory; } ///< the elements, or nullptr: then fd()
-    int fd() const { return m_fd; }
-    std::uint64_t dataOffset() const { return m_dataOffset; }
-
-private:
-    friend Result<PtStream> openPtStream(const std::filesystem::path&, ReadBuffer&, std::uint64_t);
-    DType m_dtype = DType::Float32;
-    std::vector<std::int64_t> m_shape;
-    std::int64_t m_numel = 0;
-    const std::byte* m_memory = nullptr;
-    std::vector<std::byte> m_gathered; ///< a non-contiguous view, gathered
-    int m_fd = -1;
-    std::uint64_t m_dataOffset = 0;
-};
-
-/// Error ids as loadPt.
-Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buffer,
-                              std::uint64_t wholeFileLimit = std::uint64_t { 1 } << 20);
+    return openPtStream(std::move(file), buffer, std::uint64_t { 1 } << 20);
+}
 
 /// Why a pickle stream was refused, and where.
 struct PickleProblem
@@ -133,7 +96,7 @@ struct PtTensorRef
 /**
  * @brief A torch.save checkpoint (model_optim_rng.pt) unpickled into inert values, its storages located, not read.
  *
- * One pickle machine with the single-tensor reader (ptnative.cpp), in its checkpoint mode: any dict, list, tuple,
+ * One pickle machine with the single-tensor reader (ptpickle.h), in its checkpoint mode (ptpicklecheckpoint.cpp): any dict, list, tuple,
  * string, number; classes it does not know (argparse.Namespace, enums, ...) become Objects holding their class
  * name, arguments and state (attribute()); the torch rebuild functions (_rebuild_tensor_v2, _rebuild_tensor,
  * _rebuild_parameter[_with_state], _rebuild_from_type_v2) and collections.OrderedDict are the only calls it

@@ -62,12 +62,24 @@ Result<Tensor> TensorResolver::load(std::string_view dataName) const
                      "cannot tell the tensor format of this file (expected a .pt or .npy file)");
 }
 
+Result<OpenedDataFile> TensorResolver::open(std::string_view dataName) const
+{
+    if (m_folderProblem)
+        return *m_folderProblem;
+    return m_folder->open(dataName);
+}
+
 Result<PtStream> TensorResolver::openPt(std::string_view dataName, ReadBuffer& buffer) const
 {
-    auto file = resolve(dataName);
+    auto file = open(dataName);
     if (!file)
         return file.error();
-    return openPtStream(file->path, buffer);
+    return openPtStream(std::move(file).value(), buffer);
+}
+
+Result<PtStream> TensorResolver::openPt(OpenedDataFile opened, ReadBuffer& buffer) const
+{
+    return openPtStream(std::move(opened), buffer);
 }
 
 Result<PtStream> TensorResolver::openPt(const DataFile& resolved, ReadBuffer& buffer) const

@@ -47,12 +47,18 @@ public:
     /// resolve() + the reader chosen by extension (.pt/.pth, .npy; else tensor.format-unknown).
     Result<Tensor> load(std::string_view dataName) const;
 
-    /// resolve() + openPtStream (the streamed real-data compare).
+    /// resolve() and an open of the file, in fewer system calls (TensorFolder::open: same rules and errors).
+    Result<OpenedDataFile> open(std::string_view dataName) const;
+
+    /// open() + openPtStream (the streamed real-data compare).
     Result<PtStream> openPt(std::string_view dataName, ReadBuffer& buffer) const;
 
     /// openPtStream on a file this resolver's resolve() returned: a caller that has already resolved the name
     /// (to check its size) does not pay a second lstat per file (the small-tensor pair opens 23,000 files).
     Result<PtStream> openPt(const DataFile& resolved, ReadBuffer& buffer) const;
+
+    /// openPtStream on a file this resolver's open() returned (a caller that checks the size first).
+    Result<PtStream> openPt(OpenedDataFile opened, ReadBuffer& buffer) const;
 
     /// Starts reading a resolved file into the page cache (POSIX_FADV_WILLNEED); does nothing on any error.
     void prefetch(std::string_view dataName) const;

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tensor/tensor.h"
 #include "core/tensor/pathutil.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <fcntl.h>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <system_error>
 #include <unordered_map>
+#include <unistd.h>
+#include <utility>
 
 namespace probescope::tensor {
 
@@ -98,6 +102,77 @@ TensorFolder::TensorFolder(fs::path dir)
     m_realDir = std::move(real);
     m_device = static_cast<std::uint64_t>(st.st_dev);
     m_inode = static_cast<std::uint64_t>(st.st_ino);
+    // The folder checked above, held open: open() resolves plain names relative to it. If the folder in its
+    // place is not the one stat() saw (replaced in between), open() takes the path-based way.
+    const int dirFd = ::open(m_realDir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat held {};
+    if (dirFd >= 0 && ::fstat(dirFd, &held) == 0 && held.st_dev == st.st_dev && held.st_ino == st.st_ino)
+        m_dirFd = dirFd;
+    else if (dirFd >= 0)
+        ::close(dirFd);
+}
+
+TensorFolder::~TensorFolder()
+{
+    if (m_dirFd >= 0)
+        ::close(m_dirFd);
+}
+
+OpenedDataFile::OpenedDataFile(OpenedDataFile&& other) noexcept
+    : m_file(std::move(other.m_file))
+    , m_fd(std::exchange(other.m_fd, -1))
+{
+}
+
+OpenedDataFile& OpenedDataFile::operator=(OpenedDataFile&& other) noexcept
+{
+    if (this != &other) {
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_file = std::move(other.m_file);
+        m_fd = std::exchange(other.m_fd, -1);
+    }
+    return *this;
+}
+
+OpenedDataFile::~OpenedDataFile()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+int OpenedDataFile::release()
+{
+    return std::exchange(m_fd, -1);
+}
+
+Result<OpenedDataFile> TensorFolder::open(std::string_view dataName) const
+{
+    const bool plain = m_dirFd >= 0 && !dataName.empty() && dataName.find('/') == std::string_view::npos
+        && dataName.find('\0') == std::string_view::npos && dataName != "." && dataName != "..";
+    if (plain) {
+        // O_NOFOLLOW: a link fails with ELOOP and takes the walk below (a link that stays inside is followed
+        // there); O_NONBLOCK: a FIFO in the file's place cannot block the open (fstat then refuses it).
+        const std::string name(dataName);
+        const int fd = ::openat(m_dirFd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd >= 0) {
+            struct stat st {};
+            if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) // O_NONBLOCK means nothing for a regular file
+                return OpenedDataFile(DataFile { m_realDir / name, static_cast<std::uint64_t>(st.st_size) }, fd);
+            ::close(fd);
+        } else if (errno == ENOENT) {
+            return fileError(m_dir / name, "tensor.missing", "the tensor file named by data_name does not exist");
+        }
+        // Not a regular file, a link, or an error other than "no such file": the path-based way below says
+        // exactly what resolve() and openRegularFile say.
+    }
+    auto resolved = resolve(dataName);
+    if (!resolved)
+        return resolved.error();
+    auto opened = openRegularFile(resolved->path);
+    if (!opened)
+        return opened.error();
+    return OpenedDataFile(std::move(resolved).value(), *opened);
 }
 
 Result<DataFile> TensorFolder::resolve(std::string_view dataName) const

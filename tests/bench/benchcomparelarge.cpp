@@ -14,9 +14,16 @@
 // fdatasync: only clean pages can go), which needs no root; the share of input pages still resident
 // afterwards (mincore) is printed. A ratio is printed only against msprobe-1.2's run of the same cache and
 // thread count in this invocation, never against a figure measured elsewhere.
+//
+// Against msprobe itself (issue 37): `--msprobe PYTHONPATH` also runs msprobe 1.2.2's own compare on the same
+// pair (`/usr/bin/python3 -m msprobe.msprobe -f pytorch compare -i compare.json -o OUT` with that PYTHONPATH,
+// warm cache, interleaved with ProbeScope's warm runs) and prints msprobe's wall over every profile's wall beside
+// the physical floor and the machine's figures (fresh page, memcpy). The pair may be one of
+// probescope-gencomparepair's too (no compare.json: the bench writes one in its own temporary folder).
 
 #include "benchargs.h"
 #include "childrun.h"
+#include "machineinfo.h"
 
 #include <sys/mman.h>
 
@@ -156,22 +163,46 @@ double memoryGBs()
 
 using Run = probescope::bench::ChildRun;
 
-Run runCli(const std::string& cli, const fs::path& pair, unsigned threads, const fs::path& out)
+/// The pair's compare.json; a pair without one (probescope-gencomparepair's) gets one in `scratch`.
+fs::path compareJsonOf(const fs::path& pair, const fs::path& scratch)
+{
+    if (fs::exists(pair / "compare.json"))
+        return pair / "compare.json";
+    fs::create_directories(scratch);
+    const fs::path json = scratch / "compare.json";
+    std::ofstream out(json);
+    out << "{\"npu_path\": \"" << fs::absolute(pair / "npu/step0/rank/dump.json").string() << "\", \"bench_path\": \""
+        << fs::absolute(pair / "bench/step0/rank/dump.json").string() << "\", \"is_print_compare_log\": true}\n";
+    return json;
+}
+
+Run runCli(const std::string& cli, const fs::path& compareJson, unsigned threads, const fs::path& out)
 {
     fs::remove_all(out);
     fs::create_directories(out);
-    return probescope::bench::runChild({ cli, "compare", "-i", (pair / "compare.json").string(), "-o", out.string(),
+    return probescope::bench::runChild({ cli, "compare", "-i", compareJson.string(), "-o", out.string(),
                                          "-j", std::to_string(threads) });
 }
 
-/// `compare --profile PROFILE -i INPUT/compare.json`: INPUT is the pair, or its ptdbg/ folder for ptdbg.
-Run runProfile(const std::string& cli, const std::string& profile, const fs::path& input, unsigned threads,
+/// `compare --profile PROFILE -i COMPARE_JSON` (the pair's, or its ptdbg/ folder's for ptdbg).
+Run runProfile(const std::string& cli, const std::string& profile, const fs::path& compareJson, unsigned threads,
                const fs::path& out)
 {
     fs::remove_all(out);
     fs::create_directories(out);
-    return probescope::bench::runChild({ cli, "compare", "--profile", profile, "-i", (input / "compare.json").string(),
+    return probescope::bench::runChild({ cli, "compare", "--profile", profile, "-i", compareJson.string(),
                                          "-o", out.string(), "-j", std::to_string(threads) });
+}
+
+/// msprobe 1.2.2's own compare, as its users run it (stdout and stderr discarded).
+Run runMsprobe(const std::string& python, const std::string& pythonPath, const fs::path& compareJson,
+               const fs::path& out)
+{
+    fs::remove_all(out);
+    fs::create_directories(out);
+    return probescope::bench::runChild({ python, "-m", "msprobe.msprobe", "-f", "pytorch", "compare", "-i",
+                                         compareJson.string(), "-o", out.string() },
+                                       {}, { "PYTHONPATH=" + pythonPath }, true);
 }
 
 /// One profile's runs of one cache state and thread count: the best wall of the repeats and its CPU.
@@ -192,6 +223,9 @@ int main(int argc, char** argv)
     int repeat = 3;
     bool cold = true;
     std::string profileList = "msprobe-1.2,msprobe-26,ptdbg";
+    std::string msprobePath;
+    std::string python = "/usr/bin/python3";
+    int msprobeRepeat = 2;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--cli")
@@ -204,8 +238,15 @@ int main(int argc, char** argv)
             cold = false;
         else if (a == "--profiles")
             profileList = probescope::bench::optionValue(argv[0], argc, argv, i);
+        else if (a == "--msprobe")
+            msprobePath = probescope::bench::optionValue(argv[0], argc, argv, i);
+        else if (a == "--python")
+            python = probescope::bench::optionValue(argv[0], argc, argv, i);
+        else if (a == "--msprobe-repeat")
+            probescope::bench::parseNumber(probescope::bench::optionValue(argv[0], argc, argv, i), msprobeRepeat);
         else {
-            std::fprintf(stderr, "usage: %s --cli PROBESCOPE_CLI --pair DIR [--repeat K] [--no-cold] [--profiles msprobe-1.2,msprobe-26,ptdbg]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s --cli PROBESCOPE_CLI --pair DIR [--repeat K] [--no-cold] [--profiles msprobe-1.2,msprobe-26,ptdbg]\n"
+                                 "       [--msprobe PYTHONPATH [--python /usr/bin/python3] [--msprobe-repeat K]]\n", argv[0]);
             return 2;
         }
     }
@@ -227,6 +268,8 @@ int main(int argc, char** argv)
     std::getline(load, loadavg);
     std::printf("load average at start: %s\n", loadavg.c_str());
     const fs::path out = fs::temp_directory_path() / ("benchcomparelarge-out-" + std::to_string(::getpid()));
+    const fs::path scratch = fs::temp_directory_path() / ("benchcomparelarge-json-" + std::to_string(::getpid()));
+    const fs::path compareJson = compareJsonOf(pair, scratch);
     int failures = 0;
 
     // The profiles side by side: msprobe-1.2 (the default) and msprobe-26 on the pair, ptdbg on PAIR/ptdbg.
@@ -289,11 +332,26 @@ int main(int argc, char** argv)
                         if (r == 0)
                             std::printf("%s inputs resident after eviction: %.1f%%\n", p.name.c_str(), 100 * resident(p.files));
                     }
-                    const Run run = p.name == "msprobe-1.2" ? runCli(cli, pair, threads, out)
-                                                             : runProfile(cli, p.name, p.input, threads, out);
+                    const fs::path json = p.name == "ptdbg" ? p.input / "compare.json" : compareJson;
+                    const Run run = p.name == "msprobe-1.2" ? runCli(cli, json, threads, out)
+                                                             : runProfile(cli, p.name, json, threads, out);
                     if (!run.ok()) {
                         std::printf("probescope-cli failed (status %d)%s%s\n", run.status,
                                     p.name == "msprobe-1.2" ? "" : ": profile ", p.name == "msprobe-1.2" ? "" : p.name.c_str());
+                        ++failures;
+                        ++m.failed;
+                    }
+                    m.rss = std::max(m.rss, run.rssMiB);
+                    if (m.runs++ == 0 || run.wall < m.best.wall)
+                        m.best = run;
+                }
+                // msprobe itself between ProbeScope's warm repeats (once per repeat, on the 1-thread pass).
+                if (!msprobePath.empty() && !coldCache && threads == 1 && r < msprobeRepeat) {
+                    const Run run = runMsprobe(python, msprobePath, compareJson, out);
+                    Measured& m = results[{ false, 0u, "msprobe 1.2.2" }];
+                    if (!run.ok()) {
+                        std::printf("msprobe 1.2.2 failed (status %d): check --msprobe PYTHONPATH and --python\n",
+                                    run.exitCode());
                         ++failures;
                         ++m.failed;
                     }
@@ -330,6 +388,8 @@ int main(int argc, char** argv)
     for (const auto& [key, m] : results) {
         const auto& [coldCache, threads, name] = key;
         const auto p = std::find_if(profiles.begin(), profiles.end(), [&](const ProfileRun& x) { return x.name == name; });
+        if (p == profiles.end())
+            continue; // msprobe itself: below
         const double gb = static_cast<double>(p->dataBytes) / 1e9;
         const auto ref = results.find({ coldCache, threads, "msprobe-1.2" });
         char ratio[32] = "-";
@@ -338,6 +398,29 @@ int main(int argc, char** argv)
         std::printf("%-12s %-5s %-7u %9.3f %9.3f %8.2f %12.1f %7s%s\n", name.c_str(), coldCache ? "cold" : "warm", threads,
                     m.best.wall, m.best.cpu, gb / m.best.wall, m.rss, ratio, m.failed ? "  (failed)" : "");
     }
+    const auto ms = results.find({ false, 0u, "msprobe 1.2.2" });
+    if (ms != results.end() && ms->second.failed == 0) {
+        // The side-by-side check of issue 37: msprobe's own wall over ours, with the floor and the machine beside it.
+        const Run& m = ms->second.best;
+        std::printf("\nagainst msprobe 1.2.2 (python3 -m msprobe.msprobe -f pytorch compare, warm cache, best of %d): "
+                    "wall %.3f s, CPU %.3f s (%.3f user + %.3f sys), peak RSS %.1f MiB\n",
+                    ms->second.runs, m.wall, m.cpu, m.user, m.system, ms->second.rss);
+        std::printf("%-12s %-7s %9s %9s %9s %10s %12s\n", "profile", "threads", "wall s", "CPU s", "sys s", "faults",
+                    "msprobe/ours");
+        for (const auto& [key, r] : results) {
+            const auto& [coldCache, threads, name] = key;
+            if (coldCache || threads == 0 || r.failed)
+                continue;
+            std::printf("%-12s %-7u %9.3f %9.3f %9.3f %10.0f %11.1fx\n", name.c_str(), threads, r.best.wall, r.best.cpu,
+                        r.best.system, r.best.minorFaults, m.wall / r.best.wall);
+        }
+        std::printf("physical floor: the .pt data (%.3f GB) once at page-cache speed %.3f s, at memory speed %.3f s "
+                    "(%zu files)\n",
+                    static_cast<double>(bytes) / 1e9, static_cast<double>(bytes) / 1e9 / cacheSpeed,
+                    static_cast<double>(bytes) / 1e9 / memSpeed, files.size());
+        probescope::bench::printMachine(probescope::bench::measureMachine(), "");
+    }
     fs::remove_all(out);
+    fs::remove_all(scratch);
     return failures ? 1 : 0;
 }

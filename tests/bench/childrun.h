@@ -29,8 +29,10 @@ struct ChildRun
     int exitCode() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 };
 
-/// Runs argv[0] with argv (no shell), its standard output into `stdoutFile` (empty: /dev/null).
-inline ChildRun runChild(const std::vector<std::string>& argv, const std::filesystem::path& stdoutFile = {})
+/// Runs argv[0] with argv (no shell), its standard output into `stdoutFile` (empty: /dev/null). `environment`:
+/// NAME=value entries added to the child's environment; `quiet`: its standard error to /dev/null too.
+inline ChildRun runChild(const std::vector<std::string>& argv, const std::filesystem::path& stdoutFile = {},
+                         const std::vector<std::string>& environment = {}, bool quiet = false)
 {
     std::vector<char*> args;
     for (const std::string& a : argv)
@@ -43,6 +45,13 @@ inline ChildRun runChild(const std::vector<std::string>& argv, const std::filesy
                                            : ::open(stdoutFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (out >= 0)
             ::dup2(out, 1);
+        if (quiet) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            if (null >= 0)
+                ::dup2(null, 2);
+        }
+        for (const std::string& entry : environment)
+            ::putenv(const_cast<char*>(entry.c_str()));
         ::execv(args[0], args.data());
         std::_Exit(127);
     }

@@ -112,6 +112,10 @@ void expectSameBits(const kernels::PairStats& a, const kernels::PairStats& b)
     EXPECT_EQ(a.maxRel, b.maxRel);
     EXPECT_EQ(a.belowOne, b.belowOne);
     EXPECT_EQ(a.belowFive, b.belowFive);
+    EXPECT_EQ(a.absNan, b.absNan);
+    EXPECT_EQ(a.relNan, b.relNan);
+    EXPECT_EQ(a.anyInvalid, b.anyInvalid);
+    EXPECT_EQ(a.masksDiffer, b.masksDiffer);
 }
 
 } // namespace
@@ -208,6 +212,63 @@ TEST(MetricKernels, GenericAndAvx2BuildsGiveTheSameBits)
         kernels::forceGenericKernels(false);
         expectSameBits(generic, best);
     }
+}
+
+TEST(MetricKernels, Float32PassGivesTheBitsOfTheFloat64Path)
+{
+    // The float32 pass (raw elements, 8 float32 lanes for the relative errors, TwoSum compensation) against the
+    // float64 path every other dtype takes, on pairs with bench zeros, inf/NaN blocks (those take the float64
+    // path inside the float32 pass too), a length that is no multiple of 8 and chunk boundaries: every figure
+    // the same bits, for both profiles' rules, both sum orders, with and without EucDist, both kernel builds.
+    const std::size_t n = 2 * kernels::kChunkElements + 1003;
+    std::vector<double> nv, bv;
+    randomPair(n, 11, nv, bv);
+    nv[5000] = kInf; // one block with an inf on both sides at the same place
+    bv[5000] = kInf;
+    nv[90000] = std::numeric_limits<double>::quiet_NaN(); // and one where only the NPU has a NaN
+    for (std::size_t i = 100000; i < 100100; ++i)
+        nv[i] = bv[i] * 1e30; // relative errors far above the thresholds, large products
+    const Tensor a = makeTensor(DType::Float32, nv);
+    const Tensor b = makeTensor(DType::Float32, bv);
+    for (const bool generic : { false, true }) {
+        kernels::forceGenericKernels(generic);
+        for (const auto& rule : { kernels::ruleMsprobe12(DType::Float32, DType::Float32),
+                                  kernels::ruleMsprobe26(DType::Float32, DType::Float32) }) {
+            for (const auto order : { kernels::SumOrder::Compensated, kernels::SumOrder::LeftToRight }) {
+                for (const bool diff : { false, true }) {
+                    SCOPED_TRACE(std::string(generic ? "generic" : "best") + (diff ? " diff" : "")
+                                 + (order == kernels::SumOrder::Compensated ? " compensated" : " left to right")
+                                 + " eps " + std::to_string(rule.npuEps));
+                    SerialSplitter serial;
+                    const auto fast = kernels::pairStats(operandOf(a), operandOf(b), n, rule, diff, serial, order);
+                    kernels::forceFloat64Pass(true);
+                    const auto wide = kernels::pairStats(operandOf(a), operandOf(b), n, rule, diff, serial, order);
+                    kernels::forceFloat64Pass(false);
+                    expectSameBits(fast, wide);
+                    EXPECT_TRUE(fast.anyInvalid);
+                    EXPECT_TRUE(fast.masksDiffer);
+                }
+            }
+        }
+        // The same without any inf/NaN (every block on the float32 pass), with EucDist.
+        std::vector<double> fn = nv;
+        fn[5000] = fn[90000] = 1.5;
+        std::vector<double> fb = bv;
+        fb[5000] = 2.5;
+        const Tensor fa = makeTensor(DType::Float32, fn);
+        const Tensor fbt = makeTensor(DType::Float32, fb);
+        const auto rule = kernels::ruleMsprobe12(DType::Float32, DType::Float32);
+        SerialSplitter serial;
+        const auto fast = kernels::pairStats(operandOf(fa), operandOf(fbt), n, rule, true, serial);
+        kernels::forceFloat64Pass(true);
+        const auto wide = kernels::pairStats(operandOf(fa), operandOf(fbt), n, rule, true, serial);
+        kernels::forceFloat64Pass(false);
+        expectSameBits(fast, wide);
+        EXPECT_FALSE(fast.anyInvalid);
+        EXPECT_GT(fast.belowOne, 0u);
+        EXPECT_LT(fast.belowOne, n);
+    }
+    kernels::forceGenericKernels(false);
 }
 
 TEST(MetricKernels, SplitJobsRunOnEveryThreadAndInOrder)

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -1334,6 +1337,53 @@ TEST(DataFile, RefusesNamesThatLeaveTheFolder)
 
     const auto escaped = resolveDataFile(tensors, "link_out.pt");
     EXPECT_NE(escaped.error().message.find("outside the tensor folder"), std::string::npos);
+}
+
+TEST(DataFile, OpenGivesWhatResolveGivesForEveryName)
+{
+    // TensorFolder::open (openat relative to the held folder, O_NOFOLLOW, fstat) must keep every rule of resolve():
+    // the same verdict, error id and message for every name, and when it opens, the very file resolve() names.
+    TempDir dir;
+    const fs::path tensors = dir.path() / "dump_tensor_data";
+    fs::create_directories(tensors / "sub");
+    fs::copy_file(tensorDataDir() / "f32.pt", tensors / "a.pt");
+    fs::copy_file(tensorDataDir() / "f32.npy", tensors / "sub" / "b.npy");
+    fs::copy_file(tensorDataDir() / "f32.pt", dir.path() / "outside.pt");
+    fs::create_symlink(dir.path() / "outside.pt", tensors / "link_out.pt");
+    fs::create_symlink("a.pt", tensors / "link_in.pt");
+    fs::create_symlink("gone_inside.pt", tensors / "dangling_in.pt");
+    fs::create_symlink("loop_b.pt", tensors / "loop_a.pt");
+    fs::create_symlink("loop_a.pt", tensors / "loop_b.pt");
+    fs::create_directory_symlink(dir.path(), tensors / "up");
+    ASSERT_EQ(::mkfifo((tensors / "pipe.pt").c_str(), 0600), 0); // must be refused, never block the open
+    const TensorFolder folder(tensors);
+    for (const std::string_view name :
+         { std::string_view("a.pt"), std::string_view("sub/b.npy"), std::string_view("./a.pt"), std::string_view("link_in.pt"),
+           std::string_view("link_out.pt"), std::string_view("dangling_in.pt"), std::string_view("loop_a.pt"),
+           std::string_view("up/outside.pt"), std::string_view("../outside.pt"), std::string_view("missing.pt"),
+           std::string_view("sub"), std::string_view("pipe.pt"), std::string_view(""), std::string_view("a.pt\0x", 6),
+           std::string_view("."), std::string_view(".."), std::string_view("/etc/passwd") }) {
+        SCOPED_TRACE(std::string(name));
+        const auto resolved = folder.resolve(name);
+        auto opened = folder.open(name);
+        ASSERT_EQ(resolved.ok(), opened.ok());
+        if (!resolved.ok()) {
+            EXPECT_EQ(opened.error().id, resolved.error().id);
+            EXPECT_EQ(opened.error().format(), resolved.error().format());
+            continue;
+        }
+        EXPECT_EQ(opened->file().path, resolved->path);
+        EXPECT_EQ(opened->file().size, resolved->size);
+        const int fd = opened->release();
+        struct stat viaFd {};
+        struct stat viaPath {};
+        ASSERT_EQ(::fstat(fd, &viaFd), 0);
+        ::close(fd);
+        ASSERT_EQ(::stat(resolved->path.c_str(), &viaPath), 0);
+        EXPECT_EQ(viaFd.st_ino, viaPath.st_ino);
+        EXPECT_EQ(viaFd.st_dev, viaPath.st_dev);
+    }
+    EXPECT_EQ(TensorFolder(dir.path() / "no_such_folder").open("a.pt").error().id, "tensor.missing");
 }
 
 // ---------------------------------------------------------------------------------------------

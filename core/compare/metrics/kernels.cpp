@@ -121,6 +121,20 @@ void mergeOthers(PairStats& out, const PairStats& c)
 
 } // namespace
 
+namespace {
+std::atomic<bool> g_forceFloat64 { false };
+} // namespace
+
+void forceFloat64Pass(bool on)
+{
+    g_forceFloat64 = on;
+}
+
+bool float64PassForced()
+{
+    return g_forceFloat64.load(std::memory_order_relaxed);
+}
+
 void forceGenericKernels(bool generic)
 {
     g_forceGeneric = generic;

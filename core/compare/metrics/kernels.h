@@ -198,6 +198,9 @@ void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, do
 void forceGenericKernels(bool generic);
 /// True when the AVX2 build of the kernels runs.
 bool usingAvx2Kernels();
+/// Tests: widen float32 pairs to float64 as every other pair is (no float32 pass); the bits must be the same.
+void forceFloat64Pass(bool on);
+bool float64PassForced();
 
 /// Widens `count` elements of `dtype` to float64 (bool as 0/1, float16/bfloat16 exactly), in bulk.
 void toFloat64(tensor::DType dtype, const std::byte* source, std::size_t count, double* out);

@@ -219,10 +219,25 @@ inline V4f roundHalf4(V4f x)
     return x;
 }
 
-struct VecSum
+/// 4 lanes of a compensated sum in registers, loaded from and stored back to Lanes.
+struct LaneRegisters
 {
     V4d s = {};
     V4d c = {};
+    inline void load(const Lanes& lanes)
+    {
+        std::memcpy(&s, lanes.s, sizeof s);
+        std::memcpy(&c, lanes.c, sizeof c);
+    }
+    inline void store(Lanes& lanes) const
+    {
+        std::memcpy(lanes.s, &s, sizeof s);
+        std::memcpy(lanes.c, &c, sizeof c);
+    }
+};
+
+struct VecSum : LaneRegisters
+{
     inline void add(V4d p)
     {
         const V4d t = s + p;
@@ -240,27 +255,52 @@ enum class SumMode
     None,
 };
 
+/// SumMode::Serial's four running sums (Σ n·b, Σ n², Σ b², Σ (n - b)²), one chain each.
+struct Chains
+{
+    double dot = 0, nn = 0, bb = 0, dd = 0;
+};
+
+/// The products of one group of 4 elements added to the sums: to the chains in element order (Serial) or to
+/// the 4 compensated lanes (Lanes); nothing for SumMode::None.
+template<bool Diff, SumMode S, typename LaneSum>
+inline void addGroup(V4d x, V4d y, V4d d, Chains& chains, LaneSum& dot, LaneSum& nn, LaneSum& bb, LaneSum& dd)
+{
+    if constexpr (S == SumMode::Serial) {
+        const V4d pd = x * y;
+        const V4d pn = x * x;
+        const V4d pb = y * y;
+        const V4d pdd = d * d;
+        for (int j = 0; j < kLanes; ++j) {
+            chains.dot += pd[j];
+            chains.nn += pn[j];
+            chains.bb += pb[j];
+            if constexpr (Diff)
+                chains.dd += pdd[j];
+        }
+    } else if constexpr (S == SumMode::Lanes) {
+        dot.add(x * y);
+        nn.add(x * x);
+        bb.add(y * y);
+        if constexpr (Diff)
+            dd.add(d * d);
+    }
+}
+
 /// The 4-lane loop over whole groups of 4 for float32/float64 relative errors; returns where it stopped.
 /// SumMode::Serial: the products of each group are added to the chains in element order.
 template<DType R, DType E, bool Diff, SumMode S>
 std::size_t accumulateVector(const double* n, const double* b, std::size_t count, const RelErrRule& rule,
                              Accumulators& a)
 {
-    double serialDot = a.serial[0];
-    double serialNn = a.serial[1];
-    double serialBb = a.serial[2];
-    double serialDd = a.serial[3];
+    Chains chains { a.serial[0], a.serial[1], a.serial[2], a.serial[3] };
     VecSum dot, nn, bb, dd;
     V4d maxAbs, maxRel;
     V4l absNan = {}, relNan = {}, below1 = {}, below5 = {};
-    std::memcpy(&dot.s, a.dot.s, sizeof dot.s);
-    std::memcpy(&dot.c, a.dot.c, sizeof dot.c);
-    std::memcpy(&nn.s, a.nn.s, sizeof nn.s);
-    std::memcpy(&nn.c, a.nn.c, sizeof nn.c);
-    std::memcpy(&bb.s, a.bb.s, sizeof bb.s);
-    std::memcpy(&bb.c, a.bb.c, sizeof bb.c);
-    std::memcpy(&dd.s, a.dd.s, sizeof dd.s);
-    std::memcpy(&dd.c, a.dd.c, sizeof dd.c);
+    dot.load(a.dot);
+    nn.load(a.nn);
+    bb.load(a.bb);
+    dd.load(a.dd);
     std::memcpy(&maxAbs, a.maxAbs, sizeof maxAbs);
     std::memcpy(&maxRel, a.maxRel, sizeof maxRel);
     const V4d zero = {};
@@ -273,25 +313,7 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
         const V4d x = load4(n + i);
         const V4d y = load4(b + i);
         const V4d d = x - y;
-        if constexpr (S == SumMode::Serial) {
-            const V4d pd = x * y;
-            const V4d pn = x * x;
-            const V4d pb = y * y;
-            const V4d pdd = d * d;
-            for (int j = 0; j < kLanes; ++j) {
-                serialDot += pd[j];
-                serialNn += pn[j];
-                serialBb += pb[j];
-                if constexpr (Diff)
-                    serialDd += pdd[j];
-            }
-        } else if constexpr (S == SumMode::Lanes) {
-            dot.add(x * y);
-            nn.add(x * x);
-            bb.add(y * y);
-            if constexpr (Diff)
-                dd.add(d * d);
-        }
+        addGroup<Diff, S>(x, y, d, chains, dot, nn, bb, dd);
         const V4d ad = vabs(d);
         absNan |= ad != ad;
         maxAbs = ad > maxAbs ? ad : maxAbs;
@@ -320,25 +342,136 @@ std::size_t accumulateVector(const double* n, const double* b, std::size_t count
         below1 -= r < one; // a true comparison is -1
         below5 -= r < five;
     }
-    std::memcpy(a.dot.s, &dot.s, sizeof dot.s);
-    std::memcpy(a.dot.c, &dot.c, sizeof dot.c);
-    std::memcpy(a.nn.s, &nn.s, sizeof nn.s);
-    std::memcpy(a.nn.c, &nn.c, sizeof nn.c);
-    std::memcpy(a.bb.s, &bb.s, sizeof bb.s);
-    std::memcpy(a.bb.c, &bb.c, sizeof bb.c);
-    std::memcpy(a.dd.s, &dd.s, sizeof dd.s);
-    std::memcpy(a.dd.c, &dd.c, sizeof dd.c);
+    dot.store(a.dot);
+    nn.store(a.nn);
+    bb.store(a.bb);
+    dd.store(a.dd);
     std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
     std::memcpy(a.maxRel, &maxRel, sizeof maxRel);
-    a.serial[0] = serialDot;
-    a.serial[1] = serialNn;
-    a.serial[2] = serialBb;
-    a.serial[3] = serialDd;
+    a.serial[0] = chains.dot;
+    a.serial[1] = chains.nn;
+    a.serial[2] = chains.bb;
+    a.serial[3] = chains.dd;
     for (int j = 0; j < kLanes; ++j) {
         a.absNan[j] |= absNan[j] != 0 ? 1u : 0u;
         a.relNan[j] |= relNan[j] != 0 ? 1u : 0u;
         a.below1[j] += static_cast<std::uint64_t>(below1[j]);
         a.below5[j] += static_cast<std::uint64_t>(below5[j]);
+    }
+    return i;
+}
+
+typedef float V8f __attribute__((vector_size(32)));
+typedef int V8i __attribute__((vector_size(32)));
+
+/// True when no float32 element of either array is inf or NaN (exponent bits all ones), on the raw bits.
+inline bool allFiniteFloat32(const std::byte* n, const std::byte* b, std::size_t count)
+{
+    const V8i expMask = V8i {} + 0x7F800000;
+    V8i bad = {};
+    std::size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        V8i x;
+        V8i y;
+        std::memcpy(&x, n + i * 4, sizeof x);
+        std::memcpy(&y, b + i * 4, sizeof y);
+        bad |= ((x & expMask) == expMask) | ((y & expMask) == expMask);
+    }
+    bool any = false;
+    for (int j = 0; j < 8; ++j)
+        any = any || bad[j] != 0;
+    for (; i < count; ++i)
+        any = any || !std::isfinite(loadAs<float>(n + i * 4)) || !std::isfinite(loadAs<float>(b + i * 4));
+    return !any;
+}
+
+/// The fused pass for two float32 arrays with no inf/NaN whose relative error is taken in float32 (the
+/// common case): the elements are read where they lie (no float64 copy), the relative errors run on 8 float32
+/// lanes, and the float64 sums see the very same products in the very same lanes and order as
+/// accumulateVector. The compensation uses Knuth's TwoSum instead of Neumaier's branch: both give the exact
+/// rounding error of each addition (float32 products cannot overflow float64), so the bits are the same.
+/// Returns how many elements it took (a multiple of 8; the caller runs the rest through the float64 path).
+template<DType E, bool Diff, SumMode S>
+std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std::size_t count, const RelErrRule& rule,
+                              Accumulators& a)
+{
+    struct TwoSum : LaneRegisters
+    {
+        inline void add(V4d p)
+        {
+            const V4d t = s + p;
+            const V4d bp = t - s;
+            c += (s - (t - bp)) + (p - bp);
+            s = t;
+        }
+    };
+    Chains chains { a.serial[0], a.serial[1], a.serial[2], a.serial[3] };
+    TwoSum dot, nn, bb, dd;
+    V4d maxAbs;
+    V8f maxRel = V8f {} - std::numeric_limits<float>::infinity();
+    V8i relNan = {}, below1 = {}, below5 = {};
+    dot.load(a.dot);
+    nn.load(a.nn);
+    bb.load(a.bb);
+    dd.load(a.dd);
+    std::memcpy(&maxAbs, a.maxAbs, sizeof maxAbs);
+    const V8f zero = {};
+    const V8f npuEps = zero + static_cast<float>(rule.npuEps);
+    const V8f benchAtZero = zero + static_cast<float>(rule.benchAtZero);
+    const V8f one = zero + static_cast<float>(rule.one);
+    const V8f five = zero + static_cast<float>(rule.five);
+    std::size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        V8f xf;
+        V8f yf;
+        V4f xl, xh, yl, yh;
+        std::memcpy(&xf, npu + i * 4, sizeof xf);
+        std::memcpy(&yf, bench + i * 4, sizeof yf);
+        std::memcpy(&xl, npu + i * 4, sizeof xl);
+        std::memcpy(&xh, npu + i * 4 + 16, sizeof xh);
+        std::memcpy(&yl, bench + i * 4, sizeof yl);
+        std::memcpy(&yh, bench + i * 4 + 16, sizeof yh);
+        const V4d x0 = __builtin_convertvector(xl, V4d);
+        const V4d x1 = __builtin_convertvector(xh, V4d);
+        const V4d y0 = __builtin_convertvector(yl, V4d);
+        const V4d y1 = __builtin_convertvector(yh, V4d);
+        const V4d d0 = x0 - y0;
+        const V4d d1 = x1 - y1;
+        addGroup<Diff, S>(x0, y0, d0, chains, dot, nn, bb, dd); // elements i .. i+3, then i+4 .. i+7
+        addGroup<Diff, S>(x1, y1, d1, chains, dot, nn, bb, dd);
+        // Finite inputs: |n - b| is never NaN, and max is order-free.
+        const V4d ad0 = vabs(d0);
+        const V4d ad1 = vabs(d1);
+        maxAbs = ad0 > maxAbs ? ad0 : maxAbs;
+        maxAbs = ad1 > maxAbs ? ad1 : maxAbs;
+        const V8i isZero = yf == zero;
+        V8f xe = xf;
+        if constexpr (E == DType::Float32)
+            xe = isZero ? xf + npuEps : xf;
+        const V8f ye = isZero ? benchAtZero : yf;
+        const V8f q = (xe - ye) / ye;
+        const V8f r = reinterpret_cast<V8f>(reinterpret_cast<V8i>(q) & 0x7FFFFFFF);
+        relNan |= r != r;
+        maxRel = r > maxRel ? r : maxRel;
+        below1 -= r < one;
+        below5 -= r < five;
+    }
+    dot.store(a.dot);
+    nn.store(a.nn);
+    bb.store(a.bb);
+    dd.store(a.dd);
+    std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
+    a.serial[0] = chains.dot;
+    a.serial[1] = chains.nn;
+    a.serial[2] = chains.bb;
+    a.serial[3] = chains.dd;
+    for (int j = 0; j < 8; ++j) {
+        const int lane = j % kLanes; // counts and maxima are order-free: any lane will do
+        a.relNan[lane] |= relNan[j] != 0 ? 1u : 0u;
+        const double r = maxRel[j];
+        a.maxRel[lane] = r > a.maxRel[lane] ? r : a.maxRel[lane];
+        a.below1[lane] += static_cast<std::uint64_t>(below1[j]);
+        a.below5[lane] += static_cast<std::uint64_t>(below5[j]);
     }
     return i;
 }
@@ -396,6 +529,36 @@ void accumulate(const double* n, const double* b, std::size_t count, const RelEr
     i = accumulateVector<R, E, Diff, S>(n, b, count, rule, a);
     for (; i < count; ++i)
         step(static_cast<int>(i % kLanes), n[i], b[i]);
+}
+
+using Float32Fn = std::size_t (*)(const std::byte*, const std::byte*, std::size_t, const RelErrRule&, Accumulators&);
+
+/// The float32 fast pass for this rule and mode, or nullptr when it does not apply (see accumulateFloat32).
+Float32Fn float32PassFor(DType npuType, DType benchType, const RelErrRule& rule, bool diff, SumMode mode)
+{
+    if (npuType != DType::Float32 || benchType != DType::Float32 || rule.compute != DType::Float32
+        || float64PassForced())
+        return nullptr;
+    const bool eps = rule.npuEps != 0;
+    if (eps && rule.npuEpsType != DType::Float32)
+        return nullptr;
+    switch (mode) {
+    case SumMode::Serial:
+        if (eps)
+            return diff ? accumulateFloat32<DType::Float32, true, SumMode::Serial>
+                        : accumulateFloat32<DType::Float32, false, SumMode::Serial>;
+        return diff ? accumulateFloat32<DType::Bool, true, SumMode::Serial>
+                    : accumulateFloat32<DType::Bool, false, SumMode::Serial>;
+    case SumMode::None:
+        return eps ? accumulateFloat32<DType::Float32, false, SumMode::None>
+                   : accumulateFloat32<DType::Bool, false, SumMode::None>;
+    default:
+        if (eps)
+            return diff ? accumulateFloat32<DType::Float32, true, SumMode::Lanes>
+                        : accumulateFloat32<DType::Float32, false, SumMode::Lanes>;
+        return diff ? accumulateFloat32<DType::Bool, true, SumMode::Lanes>
+                    : accumulateFloat32<DType::Bool, false, SumMode::Lanes>;
+    }
 }
 
 using WidenFn = void (*)(const std::byte*, std::size_t, double*);
@@ -506,11 +669,12 @@ PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const
     const bool serial = order == SumOrder::LeftToRight && part != FusedPart::OthersOnly;
     const WidenFn widenNpu = widenFor(npuType);
     const WidenFn widenBench = widenFor(benchType);
-    const AccumulateFn run = accumulateFor(rule, wantDiffSq,
-                                           part == FusedPart::OthersOnly ? SumMode::None
-                                               : serial                  ? SumMode::Serial
-                                                                         : SumMode::Lanes);
+    const SumMode mode = part == FusedPart::OthersOnly ? SumMode::None
+        : serial                                        ? SumMode::Serial
+                                                        : SumMode::Lanes;
+    const AccumulateFn run = accumulateFor(rule, wantDiffSq, mode);
     const bool sumsOnly = serial && part == FusedPart::SumsOnly;
+    const Float32Fn float32Pass = sumsOnly ? nullptr : float32PassFor(npuType, benchType, rule, wantDiffSq, mode);
     const std::size_t npuSize = tensor::dtypeSize(npuType);
     const std::size_t benchSize = tensor::dtypeSize(benchType);
     alignas(64) double n[kBlock];
@@ -525,6 +689,17 @@ PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const
     PairStats out;
     for (std::size_t first = 0; first < count; first += kBlock) {
         const std::size_t m = count - first < kBlock ? count - first : kBlock;
+        if (float32Pass && allFiniteFloat32(npu + first * 4, bench + first * 4, m)) {
+            // Whole groups of 8 straight from the float32 elements; the rest (the chunk's last block only)
+            // through the float64 path below, in the same lanes (8 is a multiple of the 4 lanes).
+            const std::size_t done = float32Pass(npu + first * 4, bench + first * 4, m, rule, acc);
+            if (done < m) {
+                widenNpu(npu + (first + done) * 4, m - done, n);
+                widenBench(bench + (first + done) * 4, m - done, b);
+                run(n, b, m - done, rule, acc);
+            }
+            continue;
+        }
         widenNpu(npu + first * npuSize, m, n);
         widenBench(bench + first * benchSize, m, b);
         // inf and NaN fail `|x| <= max`; the test is vectorised, the repair is not (it is rare).

@@ -641,22 +641,34 @@ bool isMissing(const Diagnostic& error)
     return error.id == "tensor.missing";
 }
 
-/// msprobe's checks, then the name resolved by the side's resolver; nullopt = not found, or unreadable (then
-/// `unreadable` says why, so the row says "unreadable" rather than msprobe's "not found", issue 20).
+/// The value, or nullopt; `unreadable` then says why when the file is there but cannot be read, so the row says
+/// "unreadable" rather than msprobe's "not found" (issue 20).
+template<typename T>
+std::optional<T> valueOrNote(Result<T> result, std::string* unreadable)
+{
+    if (result)
+        return std::move(result).value();
+    if (unreadable && !isMissing(result.error()))
+        *unreadable = result.error().format();
+    return std::nullopt;
+}
+
+/// The size and path-length bounds past which a file counts as not found.
+bool withinBounds(const tensor::DataFile& file)
+{
+    return file.size <= kMaxPtBytes && file.path.native().size() <= 4096;
+}
+
+/// msprobe's checks, then the name resolved by the side's resolver; nullopt = not found, or unreadable.
 std::optional<tensor::DataFile> resolveChecked(const tensor::TensorResolver* tensors, const std::string& name,
                                                std::string* unreadable)
 {
     if (!tensors || !acceptableDataName(name))
         return std::nullopt;
-    auto resolved = tensors->resolve(name);
-    if (!resolved) {
-        if (unreadable && !isMissing(resolved.error()))
-            *unreadable = resolved.error().format();
+    auto resolved = valueOrNote(tensors->resolve(name), unreadable);
+    if (!resolved || !withinBounds(*resolved))
         return std::nullopt;
-    }
-    if (resolved->size > kMaxPtBytes || resolved->path.native().size() > 4096)
-        return std::nullopt;
-    return std::move(resolved).value();
+    return resolved;
 }
 
 std::optional<Tensor> loadChecked(const tensor::TensorResolver* tensors, const std::string& name,
@@ -664,29 +676,20 @@ std::optional<Tensor> loadChecked(const tensor::TensorResolver* tensors, const s
 {
     if (!resolveChecked(tensors, name, unreadable))
         return std::nullopt;
-    auto loaded = tensors->load(name);
-    if (!loaded) {
-        if (unreadable && !isMissing(loaded.error()))
-            *unreadable = loaded.error().format();
-        return std::nullopt;
-    }
-    return std::move(loaded).value();
+    return valueOrNote(tensors->load(name), unreadable);
 }
 
-/// loadChecked's checks, then the file opened for streaming (see tensor::openPtStream).
+/// resolveChecked's checks on a file opened at once (TensorResolver::open: no lstat before the open), then the
+/// file checked for streaming (see tensor::openPtStream).
 std::optional<tensor::PtStream> openChecked(const tensor::TensorResolver* tensors, const std::string& name,
                                             tensor::ReadBuffer& buffer, std::string* unreadable = nullptr)
 {
-    const std::optional<tensor::DataFile> file = resolveChecked(tensors, name, unreadable);
-    if (!file)
+    if (!tensors || !acceptableDataName(name))
         return std::nullopt;
-    auto opened = tensors->openPt(*file, buffer);
-    if (!opened) {
-        if (unreadable && !isMissing(opened.error()))
-            *unreadable = opened.error().format();
+    auto file = valueOrNote(tensors->open(name), unreadable);
+    if (!file || !withinBounds(file->file()))
         return std::nullopt;
-    }
-    return std::move(opened).value();
+    return valueOrNote(tensors->openPt(std::move(*file), buffer), unreadable);
 }
 
 void prefetchRow(const RealDataRow& row)

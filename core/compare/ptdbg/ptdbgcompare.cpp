@@ -612,32 +612,37 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
         problem = std::move(error);
         return nanAll(std::move(message));
     };
-    // ptdbg checks that both files exist before it reads either.
-    for (const auto& [side, file] : { std::pair { &tensors.npu, &nFile }, std::pair { &tensors.bench, &bFile } }) {
-        auto resolved = side->resolve(*file);
-        if (!resolved && resolved.error().id == "tensor.missing")
-            return nanAll("Dump file: " + shown(*side, *file) + " not found.");
-        if (!resolved)
-            return unreadable(*side, *file, resolved.error());
-    }
+    // ptdbg checks that both files exist before it reads either. Both are opened at once (TensorResolver::open:
+    // the resolver's checks and the open in four system calls per file); a name the resolver refuses is said at
+    // once, an open that fails (io.*) only after the other side was found, as when the files were resolved first.
+    const auto isResolverError = [](const Diagnostic& error) { return error.id.starts_with("tensor."); };
+    auto nOpened = tensors.npu.open(nFile);
+    if (!nOpened && nOpened.error().id == "tensor.missing")
+        return nanAll("Dump file: " + shown(tensors.npu, nFile) + " not found.");
+    if (!nOpened && isResolverError(nOpened.error()))
+        return unreadable(tensors.npu, nFile, nOpened.error());
+    auto bOpened = tensors.bench.open(bFile);
+    if (!bOpened && bOpened.error().id == "tensor.missing")
+        return nanAll("Dump file: " + shown(tensors.bench, bFile) + " not found.");
+    if (!bOpened && isResolverError(bOpened.error()))
+        return unreadable(tensors.bench, bFile, bOpened.error());
     // Both files streamed (small ones read whole into per-thread buffers reused from row to row, large ones a
     // chunk at a time), never loaded whole; a large pair's chunks go to idle threads.
     thread_local tensor::ReadBuffer npuBuffer;
     thread_local tensor::ReadBuffer benchBuffer;
-    auto open = [&](const tensor::TensorResolver& side, const std::string& file,
-                    tensor::ReadBuffer& buffer) -> Result<tensor::NpyStream> {
-        auto resolved = side.resolve(file);
-        if (!resolved)
-            return resolved.error();
-        if (tensor::lowerExtension(resolved->path) != ".npy")
-            return makeError("tensor.format-unknown", SourceLocation { resolved->path.string(), std::nullopt, 0, 0 },
+    auto open = [](Result<tensor::OpenedDataFile> opened, tensor::ReadBuffer& buffer) -> Result<tensor::NpyStream> {
+        if (!opened)
+            return opened.error();
+        const fs::path& path = opened->file().path;
+        if (tensor::lowerExtension(path) != ".npy")
+            return makeError("tensor.format-unknown", SourceLocation { path.string(), std::nullopt, 0, 0 },
                              "cannot tell the tensor format of this file (expected a .pt or .npy file)");
-        return tensor::openNpyStream(resolved->path, buffer);
+        return tensor::openNpyStream(std::move(opened).value(), buffer);
     };
-    auto n = open(tensors.npu, nFile, npuBuffer);
+    auto n = open(std::move(nOpened), npuBuffer);
     if (!n)
         return unreadable(tensors.npu, nFile, n.error());
-    auto b = open(tensors.bench, bFile, benchBuffer);
+    auto b = open(std::move(bOpened), benchBuffer);
     if (!b)
         return unreadable(tensors.bench, bFile, b.error());
     if (next && (!n->memory() || !b->memory()))
