@@ -1795,6 +1795,100 @@
         <source>No problems: every file of the shown input was read without an error or a warning.</source>
         <translation>没有问题：当前输入的每个文件都已读取，没有错误或警告。</translation>
     </message>
+    <message>
+        <source>Check &amp;setup (packs or checkpoints)…</source>
+        <translation>检查配置(&amp;S)（配置包或检查点）…</translation>
+    </message>
+    <message>
+        <source>Communication ops</source>
+        <translation>通信算子</translation>
+    </message>
+    <message>
+        <source>First NaN/Inf</source>
+        <translation>首个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>Where the run first produced a NaN/Inf (overflow_check) and where it reached each other rank; O goes to the origin, P along the chain</source>
+        <translation>本次运行首次产生 NaN/Inf 之处（overflow_check）及其到达其他各 rank 之处；O 跳到源头，P 沿链前进</translation>
+    </message>
+    <message>
+        <source>ProbeScope — %1 (one run)</source>
+        <translation>ProbeScope — %1（单次运行）</translation>
+    </message>
+    <message>
+        <source>Still looking for the first NaN/Inf of %1.</source>
+        <translation>仍在查找 %1 的第一个 NaN/Inf。</translation>
+    </message>
+    <message>
+        <source>Looking for the first NaN/Inf in %1…</source>
+        <translation>正在查找 %1 中的第一个 NaN/Inf…</translation>
+    </message>
+    <message>
+        <source>Cannot open the run</source>
+        <translation>无法打开该运行</translation>
+    </message>
+    <message>
+        <source>The opened run has no rank %1 in that step.</source>
+        <translation>打开的运行在该 step 中没有 rank %1。</translation>
+    </message>
+    <message>
+        <source>The NaN/Inf reached no other rank: the chain is the origin alone.</source>
+        <translation>NaN/Inf 未到达其他 rank：链中只有源头。</translation>
+    </message>
+    <message>
+        <source>P: along the NaN/Inf chain to rank %1, %2.</source>
+        <translation>P：沿 NaN/Inf 链到 rank %1，%2。</translation>
+    </message>
+    <message>
+        <source>One run: a dump is damaged, so the NaN/Inf search refused it (the Diagnostics tab says where).</source>
+        <translation>单次运行：有 dump 已损坏，NaN/Inf 查找拒绝了它（位置见“诊断”页）。</translation>
+    </message>
+    <message>
+        <source>One run: no NaN/Inf origin — no node has finite inputs and a NaN/Inf output (overflow_check finds no anomaly).</source>
+        <translation>单次运行：没有 NaN/Inf 源头——没有节点输入有限而输出为 NaN/Inf（overflow_check 未发现异常）。</translation>
+    </message>
+    <message>
+        <source>step %1 rank %2</source>
+        <translation>step %1 rank %2</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>First NaN/Inf (O): %1, %2 — its inputs are finite, its output is not</source>
+        <translation>首个 NaN/Inf（O）：%1，%2——输入有限，输出不是</translation>
+    </message>
+    <message>
+        <source>Choose the run's dump first (Dump of this run…) to open step %1's dump.</source>
+        <translation>请先选择该运行的 dump（“本运行的 dump…”），才能打开 step %1 的 dump。</translation>
+    </message>
+    <message>
+        <source>The run's dump has no step %1, rank %2.</source>
+        <translation>该运行的 dump 中没有 step %1、rank %2。</translation>
+    </message>
+    <message>
+        <source>The bench run's monitor folder</source>
+        <translation>标杆运行的 monitor 文件夹</translation>
+    </message>
+    <message>
+        <source>%1 holds no trends</source>
+        <translation>%1 中没有趋势数据</translation>
+    </message>
+    <message>
+        <source>Cannot open the bench run: %1</source>
+        <translation>无法打开标杆运行：%1</translation>
+    </message>
+    <message>
+        <source>Bench run %1 overlaid on the trends.</source>
+        <translation>标杆运行 %1 已叠加到趋势上。</translation>
+    </message>
+    <message numerus="yes">
+        <source>; it reached %n other rank(s) (P follows the chain)</source>
+        <translation>
+            <numerusform>；它到达了其他 %n 个 rank（P 沿链前进）</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::MetricPlot</name>
@@ -3943,6 +4037,88 @@
         <source>None</source>
         <translation>None</translation>
     </message>
+    <message>
+        <source>step</source>
+        <translation>step</translation>
+    </message>
+    <message>
+        <source>The dump of this run</source>
+        <translation>本运行的 dump</translation>
+    </message>
+    <message>
+        <source>Compare with a &amp;bench run…</source>
+        <translation>与标杆运行比较(&amp;B)…</translation>
+    </message>
+    <message>
+        <source>Overlay another run's monitor folder or .trend.db (NPU run against bench run)</source>
+        <translation>叠加另一次运行的 monitor 文件夹或 .trend.db（NPU 运行对标杆运行）</translation>
+    </message>
+    <message>
+        <source>&amp;Dump of this run…</source>
+        <translation>本运行的 dump(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;Dump: %1</source>
+        <translation>dump(&amp;D)：%1</translation>
+    </message>
+    <message>
+        <source>Choose the run's dump root, to go from a step to its dump</source>
+        <translation>选择该运行的 dump 根目录，以便从某个 step 跳到它的 dump</translation>
+    </message>
+    <message>
+        <source>Open the step's d&amp;ump</source>
+        <translation>打开该 step 的 dump(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Opens the selected cell's step and rank in the run's dump (also: double-click)</source>
+        <translation>在该运行的 dump 中打开所选单元格的 step 和 rank（也可双击）</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>Step</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <source>Metric</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source> — against the bench run &lt;b&gt;%1&lt;/b&gt;</source>
+        <translation> — 对比标杆运行 &lt;b&gt;%1&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source> (VPP stage %1)</source>
+        <translation> （VPP stage %1）</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>bench run, %1</source>
+        <translation>标杆运行，%1</translation>
+    </message>
+    <message>
+        <source>anomalies</source>
+        <translation>异常</translation>
+    </message>
+    <message numerus="yes">
+        <source>&amp;Anomalies (%n):</source>
+        <translation>
+            <numerusform>异常(&amp;A)（%n）：</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>probescope::ui::GraphPane</name>
@@ -4147,17 +4323,6 @@
     <message>
         <source>Comparing again…</source>
         <translation>正在重新比对…</translation>
-    </message>
-</context>
-<context>
-    <name>probescope::ui::MainWindow</name>
-    <message>
-        <source>Check &amp;setup (packs or checkpoints)…</source>
-        <translation>检查配置(&amp;S)（配置包或检查点）…</translation>
-    </message>
-    <message>
-        <source>Communication ops</source>
-        <translation>通信算子</translation>
     </message>
 </context>
 <context>
@@ -4487,95 +4652,6 @@
     </message>
 </context>
 <context>
-    <name>probescope::ui::MainWindow</name>
-    <message>
-        <source>First NaN/Inf</source>
-        <translation>首个 NaN/Inf</translation>
-    </message>
-    <message>
-        <source>Where the run first produced a NaN/Inf (overflow_check) and where it reached each other rank; O goes to the origin, P along the chain</source>
-        <translation>本次运行首次产生 NaN/Inf 之处（overflow_check）及其到达其他各 rank 之处；O 跳到源头，P 沿链前进</translation>
-    </message>
-    <message>
-        <source>ProbeScope — %1 (one run)</source>
-        <translation>ProbeScope — %1（单次运行）</translation>
-    </message>
-    <message>
-        <source>Still looking for the first NaN/Inf of %1.</source>
-        <translation>仍在查找 %1 的第一个 NaN/Inf。</translation>
-    </message>
-    <message>
-        <source>Looking for the first NaN/Inf in %1…</source>
-        <translation>正在查找 %1 中的第一个 NaN/Inf…</translation>
-    </message>
-    <message>
-        <source>Cannot open the run</source>
-        <translation>无法打开该运行</translation>
-    </message>
-    <message>
-        <source>The opened run has no rank %1 in that step.</source>
-        <translation>打开的运行在该 step 中没有 rank %1。</translation>
-    </message>
-    <message>
-        <source>The NaN/Inf reached no other rank: the chain is the origin alone.</source>
-        <translation>NaN/Inf 未到达其他 rank：链中只有源头。</translation>
-    </message>
-    <message>
-        <source>P: along the NaN/Inf chain to rank %1, %2.</source>
-        <translation>P：沿 NaN/Inf 链到 rank %1，%2。</translation>
-    </message>
-    <message>
-        <source>One run: a dump is damaged, so the NaN/Inf search refused it (the Diagnostics tab says where).</source>
-        <translation>单次运行：有 dump 已损坏，NaN/Inf 查找拒绝了它（位置见“诊断”页）。</translation>
-    </message>
-    <message>
-        <source>One run: no NaN/Inf origin — no node has finite inputs and a NaN/Inf output (overflow_check finds no anomaly).</source>
-        <translation>单次运行：没有 NaN/Inf 源头——没有节点输入有限而输出为 NaN/Inf（overflow_check 未发现异常）。</translation>
-    </message>
-    <message>
-        <source>step %1 rank %2</source>
-        <translation>step %1 rank %2</translation>
-    </message>
-    <message>
-        <source>rank %1</source>
-        <translation>rank %1</translation>
-    </message>
-    <message>
-        <source>First NaN/Inf (O): %1, %2 — its inputs are finite, its output is not</source>
-        <translation>首个 NaN/Inf（O）：%1，%2——输入有限，输出不是</translation>
-    </message>
-    <message>
-        <source>Choose the run's dump first (Dump of this run…) to open step %1's dump.</source>
-        <translation>请先选择该运行的 dump（“本运行的 dump…”），才能打开 step %1 的 dump。</translation>
-    </message>
-    <message>
-        <source>The run's dump has no step %1, rank %2.</source>
-        <translation>该运行的 dump 中没有 step %1、rank %2。</translation>
-    </message>
-    <message>
-        <source>The bench run's monitor folder</source>
-        <translation>标杆运行的 monitor 文件夹</translation>
-    </message>
-    <message>
-        <source>%1 holds no trends</source>
-        <translation>%1 中没有趋势数据</translation>
-    </message>
-    <message>
-        <source>Cannot open the bench run: %1</source>
-        <translation>无法打开标杆运行：%1</translation>
-    </message>
-    <message>
-        <source>Bench run %1 overlaid on the trends.</source>
-        <translation>标杆运行 %1 已叠加到趋势上。</translation>
-    </message>
-    <message numerus="yes">
-        <source>; it reached %n other rank(s) (P follows the chain)</source>
-        <translation>
-            <numerusform>；它到达了其他 %n 个 rank（P 沿链前进）</numerusform>
-        </translation>
-    </message>
-</context>
-<context>
     <name>probescope::ui::TrendGridModel</name>
     <message>
         <source>None</source>
@@ -4608,91 +4684,6 @@
     <message>
         <source>rank %1</source>
         <translation>rank %1</translation>
-    </message>
-</context>
-<context>
-    <name>probescope::ui::TrendView</name>
-    <message>
-        <source>step</source>
-        <translation>step</translation>
-    </message>
-    <message>
-        <source>The dump of this run</source>
-        <translation>本运行的 dump</translation>
-    </message>
-    <message>
-        <source>Compare with a &amp;bench run…</source>
-        <translation>与标杆运行比较(&amp;B)…</translation>
-    </message>
-    <message>
-        <source>Overlay another run's monitor folder or .trend.db (NPU run against bench run)</source>
-        <translation>叠加另一次运行的 monitor 文件夹或 .trend.db（NPU 运行对标杆运行）</translation>
-    </message>
-    <message>
-        <source>&amp;Dump of this run…</source>
-        <translation>本运行的 dump(&amp;D)…</translation>
-    </message>
-    <message>
-        <source>&amp;Dump: %1</source>
-        <translation>dump(&amp;D)：%1</translation>
-    </message>
-    <message>
-        <source>Choose the run's dump root, to go from a step to its dump</source>
-        <translation>选择该运行的 dump 根目录，以便从某个 step 跳到它的 dump</translation>
-    </message>
-    <message>
-        <source>Open the step's d&amp;ump</source>
-        <translation>打开该 step 的 dump(&amp;U)</translation>
-    </message>
-    <message>
-        <source>Opens the selected cell's step and rank in the run's dump (also: double-click)</source>
-        <translation>在该运行的 dump 中打开所选单元格的 step 和 rank（也可双击）</translation>
-    </message>
-    <message>
-        <source>Step</source>
-        <translation>Step</translation>
-    </message>
-    <message>
-        <source>Rank</source>
-        <translation>Rank</translation>
-    </message>
-    <message>
-        <source>Metric</source>
-        <translation>指标</translation>
-    </message>
-    <message>
-        <source>Target</source>
-        <translation>目标</translation>
-    </message>
-    <message>
-        <source>Message</source>
-        <translation>消息</translation>
-    </message>
-    <message>
-        <source> — against the bench run &lt;b&gt;%1&lt;/b&gt;</source>
-        <translation> — 对比标杆运行 &lt;b&gt;%1&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <source> (VPP stage %1)</source>
-        <translation> （VPP stage %1）</translation>
-    </message>
-    <message>
-        <source>%1, %2</source>
-        <translation>%1，%2</translation>
-    </message>
-    <message>
-        <source>bench run, %1</source>
-        <translation>标杆运行，%1</translation>
-    </message>
-    <message>
-        <source>anomalies</source>
-        <translation>异常</translation>
-    </message>
-    <message numerus="yes">
-        <source>&amp;Anomalies (%n):</source>
-        <translation>
-            <numerusform>异常(&amp;A)（%n）：</numerusform>
-        </translation>
     </message>
 </context>
 </TS>

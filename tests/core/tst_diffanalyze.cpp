@@ -331,7 +331,7 @@ TEST(DiffAnalyze, ErrorsWhereMsprobeCrashes)
     // Phase B reads a table reduced to its communication and diverging ops (issue 37), padded so that every value
     // keeps its place: the byte offset still names the row in the file as written.
     ASSERT_TRUE(src.error().location.offset);
-    const std::string written = slurp(src.error().location.file);
+    const std::string written = readAll(src.error().location.file);
     ASSERT_LT(*src.error().location.offset, written.size());
     const std::string row = written.substr(*src.error().location.offset, 400);
     EXPECT_TRUE(row.starts_with("{")) << row;
@@ -490,7 +490,7 @@ TEST(DiffAnalyzeLoadStep, ARefusedRunLeavesNoStagedTableBehind)
             PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
         pair.twoRanks();
         const fs::path damaged = pair.bench / "rank1/dump.json";
-        put(damaged, slurp(damaged).substr(0, 100));
+        put(damaged, readAll(damaged).substr(0, 100));
         if (outExisted)
             put(pair.out / "notes.txt", "mine");
         auto result = runDiffAnalyze(pair.npu, pair.bench, pair.out);

@@ -4,7 +4,7 @@
 #include "core/compare/metrics/kernels.h"
 #include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
-#include "core/compare/pairside.h"
+#include "core/compare/metrics/pairside.h"
 #include "core/tensor/ptnative.h"
 #include "core/tensor/tensor.h"
 #include "maketensor.h"
@@ -240,9 +240,9 @@ TEST(MetricKernels, Float32PassGivesTheBitsOfTheFloat64Path)
                                  + (order == kernels::SumOrder::Compensated ? " compensated" : " left to right")
                                  + " eps " + std::to_string(rule.npuEps));
                     SerialSplitter serial;
-                    const auto fast = kernels::pairStats(operandOf(a), operandOf(b), n, rule, diff, serial, order);
+                    const auto fast = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, diff, serial, order);
                     kernels::forceFloat64Pass(true);
-                    const auto wide = kernels::pairStats(operandOf(a), operandOf(b), n, rule, diff, serial, order);
+                    const auto wide = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, diff, serial, order);
                     kernels::forceFloat64Pass(false);
                     expectSameBits(fast, wide);
                     EXPECT_TRUE(fast.anyInvalid);
@@ -259,9 +259,9 @@ TEST(MetricKernels, Float32PassGivesTheBitsOfTheFloat64Path)
         const Tensor fbt = makeTensor(DType::Float32, fb);
         const auto rule = kernels::ruleMsprobe12(DType::Float32, DType::Float32);
         SerialSplitter serial;
-        const auto fast = kernels::pairStats(operandOf(fa), operandOf(fbt), n, rule, true, serial);
+        const auto fast = kernels::pairStats(pairSideOf(fa).operand, pairSideOf(fbt).operand, n, rule, true, serial);
         kernels::forceFloat64Pass(true);
-        const auto wide = kernels::pairStats(operandOf(fa), operandOf(fbt), n, rule, true, serial);
+        const auto wide = kernels::pairStats(pairSideOf(fa).operand, pairSideOf(fbt).operand, n, rule, true, serial);
         kernels::forceFloat64Pass(false);
         expectSameBits(fast, wide);
         EXPECT_FALSE(fast.anyInvalid);

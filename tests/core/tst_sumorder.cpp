@@ -7,7 +7,7 @@
 #include "core/compare/table/pytext.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
-#include "core/compare/pairside.h"
+#include "core/compare/metrics/pairside.h"
 #include "maketensor.h"
 #include "tempdir.h"
 

@@ -449,13 +449,18 @@ TEST(Leftovers, DistinctTextsHaveDistinctTranslations)
     };
     QStringList clashes;
     QStringList firstFailing;
+    std::set<QString> contexts;
+    QStringList repeatedContexts; // a merge that appended a second block: one block per context keeps the clash check whole
     bool obsolete = false;
     while (!xml.atEnd()) {
         xml.readNext();
         if (!xml.isStartElement())
             continue;
-        if (xml.name() == QLatin1String("name"))
+        if (xml.name() == QLatin1String("name")) {
             context = xml.readElementText();
+            if (!contexts.insert(context).second)
+                repeatedContexts << context;
+        }
         else if (xml.name() == QLatin1String("source"))
             source = xml.readElementText();
         else if (xml.name() == QLatin1String("translation")) {
@@ -478,6 +483,7 @@ TEST(Leftovers, DistinctTextsHaveDistinctTranslations)
     }
     ASSERT_FALSE(xml.hasError()) << xml.errorString().toStdString();
     ASSERT_GT(byContext.size(), 20u);
+    EXPECT_TRUE(repeatedContexts.isEmpty()) << "contexts with more than one block: " << repeatedContexts.join(", ").toStdString();
     EXPECT_TRUE(clashes.isEmpty()) << clashes.join('\n').toStdString();
     EXPECT_TRUE(firstFailing.isEmpty()) << "\"first failing\" is 首个不达标 everywhere:\n" << firstFailing.join('\n').toStdString();
 }

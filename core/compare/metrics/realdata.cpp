@@ -3,7 +3,7 @@
 
 #include "core/compare/metrics/kernels.h"
 #include "core/dump/dumpfile.h"
-#include "core/compare/pairside.h"
+#include "core/compare/metrics/pairside.h"
 #include "core/tensor/ptnative.h"
 
 

@@ -9,7 +9,7 @@
 #include "core/compare/table/pytext.h"
 #include "core/compare/metrics/realdata.h"
 #include "core/tensor/dtype.h"
-#include "core/compare/pairside.h"
+#include "core/compare/metrics/pairside.h"
 #include "core/tensor/resolver.h"
 
 #include <cmath>

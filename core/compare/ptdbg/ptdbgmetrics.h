@@ -5,7 +5,7 @@
 
 #include "core/compare/metrics/kernels.h"
 #include "core/compare/ptdbg/ptdbgcompare.h"
-#include "core/compare/pairside.h"
+#include "core/compare/metrics/pairside.h"
 #include "core/util/workgroup.h"
 
 #include <optional>

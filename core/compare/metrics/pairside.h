@@ -3,7 +3,7 @@
 // One side of an NPU/bench pair as the metric kernels read it (kernels.h): the one way every profile (msprobe 1.2's
 // realdata, msprobe 26's metrics, ptdbg) sets up its operands, from a loaded tensor or from a streamed file.
 
-#include "core/compare/kernels.h"
+#include "core/compare/metrics/kernels.h"
 #include "core/tensor/tensor.h"
 
 #include <cstdint>
