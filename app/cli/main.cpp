@@ -634,12 +634,7 @@ int runCompare(const Args& args)
                       << " (table order)\n";
         std::cout << "  " << (r.salvaged.empty() ? "" : "(partial input) ") << r.firstFailure.summary << "\n";
     }
-    if (results->size() > 1) {
-        const long pair = compare::firstDivergingPair(*results);
-        if (pair >= 0)
-            std::cout << "first diverging rank pair: " << (*results)[pair].suffix.substr(1) << " ("
-                      << (*results)[pair].firstFailure.key << ")\n";
-    }
+    cli::printFirstDivergingPair(*results);
     return inputErrors ? kExitInputError : kExitOk;
 }
 

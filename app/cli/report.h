@@ -2,12 +2,14 @@
 #pragma once
 // What probescope-cli prints about a compared table, the same for every profile's compare command.
 
+#include "core/compare/pipeline/comparerun.h"
 #include "core/compare/table/comparetable.h"
 
 #include <cstddef>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace probescope::cli {
 
@@ -44,6 +46,18 @@ bool printLoadFindings(const Pair& pair, std::string_view refusedText)
     for (const std::string& loss : pair.salvaged)
         std::cout << "  SALVAGED, the result is partial: " << loss << "\n";
     return false;
+}
+
+/// "first diverging rank pair: rankN-rankM (key)" after the pairs of a directory run, every profile: the pair whose
+/// culprit ran earliest in its own rank (compare::firstDivergingPair); nothing for one pair or when none fails.
+inline void printFirstDivergingPair(const std::vector<compare::PairResult>& results)
+{
+    if (results.size() <= 1)
+        return;
+    const long pair = compare::firstDivergingPair(results);
+    if (pair >= 0)
+        std::cout << "first diverging rank pair: " << results[pair].suffix.substr(1) << " ("
+                  << results[pair].firstFailure.key << ")\n";
 }
 
 } // namespace probescope::cli

@@ -629,16 +629,6 @@ std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step, const
     return out;
 }
 
-std::string localTimestamp()
-{
-    const std::time_t now = std::time(nullptr);
-    std::tm tm {};
-    localtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-    return buf;
-}
-
 // Of 10,000 damaged or empty rank folders a few are named, then how many more: a report that can be read.
 constexpr std::size_t kMaxReportedRanks = 20;
 

@@ -47,6 +47,25 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
     return std::move(plan->pairs);
 }
 
+Result<std::vector<PairResult>> runPairs(std::size_t count, const fs::path& outDir, const std::string& timestamp,
+                                         const PairWork& work)
+{
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec)
+        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+    const std::string stamp = timestamp.empty() ? localTimestamp() : timestamp;
+    std::vector<PairResult> results;
+    results.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        auto result = work(i, stamp);
+        if (!result)
+            return result.error();
+        results.push_back(std::move(*result));
+    }
+    return results;
+}
+
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,
                                               const JobOptions& options, ProgressSink* progress)
 {
@@ -56,20 +75,15 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
     auto files = readMappingFiles(options);
     if (!files)
         return files.error();
-    std::error_code ec;
-    fs::create_directories(outDir, ec);
-    if (ec)
-        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
-    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
-    std::vector<PairResult> results;
-    for (const PlannedPair& pair : plan->pairs) {
+    const auto work = [&](std::size_t index, const std::string& stamp) -> Result<PairResult> {
+        const PlannedPair& pair = plan->pairs[index];
         PairResult result;
         result.suffix = pair.suffix;
         result.npuDump = pair.npu.dumpFile;
         result.benchDump = pair.bench.dumpFile;
         result.step = pair.step;
         result.outSubdir = pair.outSubdir;
-        if (results.empty())
+        if (index == 0)
             result.diagnostics.insert(result.diagnostics.begin(), plan->diagnostics.begin(), plan->diagnostics.end());
         auto outcome = comparePair(pair, *files, options, {}, progress);
         // A pair whose dump cannot be read, or has errors while salvage is off, is refused (issue 20); in directory
@@ -85,8 +99,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
             else
                 result.inputDiagnostics = std::move(outcome->inputDiagnostics);
             result.firstFailure.summary = "not compared: the input has errors (see above)";
-            results.push_back(std::move(result));
-            continue;
+            return result;
         }
         result.table = outcome->table;
         result.firstFailure = outcome->firstFailure;
@@ -96,8 +109,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         if (outcome->table->rows.empty()) {
             if (progress)
                 progress->advance(1000);
-            results.push_back(std::move(result)); // msprobe writes nothing when no op matched
-            continue;
+            return result; // msprobe writes nothing when no op matched
         }
         auto written = writePairOutputs(*outcome, pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir, stamp, options);
         if (!written)
@@ -106,11 +118,11 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         result.xlsxFile = written->xlsxFile;
         result.advisorFile = written->advisorFile;
         result.mappingFile = written->mappingFile;
-        results.push_back(std::move(result));
         if (progress)
             progress->advance(1000); // comparePair's range: the pair is done once its files are written
-    }
-    return results;
+        return result;
+    };
+    return runPairs(plan->pairs.size(), outDir, options.timestamp, work);
 }
 
 long firstDivergingPair(const std::vector<PairResult>& results)

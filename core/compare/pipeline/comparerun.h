@@ -12,6 +12,7 @@
 #include "core/util/profile.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,15 @@ struct PairResult
 /// Index of the pair whose culprit ran earliest (the rank that diverges first), or -1 if none fails.
 /// Ranks run in parallel, so "earliest" compares positions in each rank's own execution order.
 long firstDivergingPair(const std::vector<PairResult>& results);
+
+/// The one loop over the pairs of a compare run, for every profile (runCompareJob, ptdbg::runPtdbgJob): creates
+/// `outDir`, takes one time stamp for all the run's file names (`timestamp`, or the local time when empty) and hands
+/// each pair, in plan order, to the profile's `work`, which compares and writes it. A pair that cannot be compared
+/// comes back as a PairResult (refused, with its diagnostics) and the loop goes on; an error from `work` (a bad
+/// option, a cancel, an output that cannot be written) stops the run and is returned.
+using PairWork = std::function<Result<PairResult>(std::size_t index, const std::string& stamp)>;
+Result<std::vector<PairResult>> runPairs(std::size_t count, const std::filesystem::path& outDir,
+                                         const std::string& timestamp, const PairWork& work);
 
 /// The pairs msprobe 1.2.2 would compare for an input (compare/pipeline/plan.h, strict rank pairing).
 Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobOptions& options);

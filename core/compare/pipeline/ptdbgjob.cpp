@@ -16,25 +16,11 @@ namespace probescope::compare::ptdbg {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
-} // namespace
-
 Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, const fs::path& outDir,
                                             const PtdbgJobOptions& options, ProgressSink* progress)
 {
-    std::error_code ec;
-    fs::create_directories(outDir, ec);
-    if (ec)
-        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
-    const std::string stamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
-    std::vector<PairResult> results;
-    for (const RankPair& pair : pairs) {
+    const auto work = [&](std::size_t index, const std::string& stamp) -> Result<PairResult> {
+        const RankPair& pair = pairs[index];
         PairResult result;
         result.suffix = pair.suffix;
         result.npuDump = pair.input.npuPkl;
@@ -68,8 +54,7 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
         if (damaged && (!options.salvage || !npuRank)) {
             result.refused = true;
             result.table = std::make_shared<const CompareTable>();
-            results.push_back(std::move(result));
-            continue;
+            return result;
         }
         PtdbgOptions compareOptions = options.compare;
         compareOptions.salvage = compareOptions.salvage || (damaged && options.salvage);
@@ -82,8 +67,7 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
             result.inputDiagnostics.push_back(compared.error());
             result.refused = true;
             result.table = std::make_shared<const CompareTable>();
-            results.push_back(std::move(result));
-            continue;
+            return result;
         }
         auto table = std::make_shared<CompareTable>(**compared);
         // Unreadable .npy files and names leaving their folder are errors of the input (exit 1).
@@ -100,8 +84,7 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
         }
         result.table = table;
         if (table->rows.empty()) {
-            results.push_back(std::move(result));
-            continue;
+            return result;
         }
         JobOptions writing;
         writing.profile = Profile::Ptdbg;
@@ -113,9 +96,9 @@ Result<std::vector<PairResult>> runPtdbgJob(const std::vector<RankPair>& pairs, 
         result.csvFile = written->csvFile;
         result.xlsxFile = written->xlsxFile;
         result.advisorFile = written->advisorFile;
-        results.push_back(std::move(result));
-    }
-    return results;
+        return result;
+    };
+    return runPairs(pairs.size(), outDir, options.timestamp, work);
 }
 
 } // namespace probescope::compare::ptdbg
