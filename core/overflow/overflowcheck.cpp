@@ -239,12 +239,12 @@ class Analyzer : public compare::msprobe26::CommSearch
 {
 public:
     Analyzer(const StepRanks& ranks, std::vector<std::string>* log)
-        : CommSearch("anomaly", log)
+        : CommSearch("anomaly", log, false)
         , m_ranks(ranks)
         , m_graph(rules())
     {
         for (const auto& [rank, dump] : m_ranks)
-            m_ops[rank] = opsOf(*dump);
+            addRank(rank, opsOf(*dump));
     }
 
     /// The nodes found by run(), as (rank, op name).
@@ -272,97 +272,48 @@ private:
         return r;
     }
 
-    Result<bool> preAnalyze() override
+    bool isCommunicationOp(std::string_view name) const override { return overflow::isCommunicationOp(name); }
+    bool isIgnoredOp(std::string_view name) const override { return overflow::isIgnoredOp(name); }
+    CommGraph& graph() override { return m_graph; }
+
+    Result<std::optional<std::size_t>> computeNode(int rank, std::string_view name, JsonValue data, int subLayer,
+                                                   bool) override
     {
-        say("Start searching anomaly node before communication.");
-        for (const auto& [rank, ops] : m_ops) {
-            if (ops.empty()) {
-                say("Rank " + std::to_string(rank) + " has no dump data!");
-                continue;
-            }
-            for (const auto& [name, data] : ops) {
-                if (isCommunicationOp(name)) {
-                    m_firstComm[rank] = name;
-                    break;
-                }
-                OpNode node { std::string(name), rank, data };
-                if (node.anomaly()) {
-                    m_data.push_back(std::move(node));
-                    m_found.push_back(m_data.size() - 1);
-                    break;
-                }
-            }
-        }
-        return true;
+        OpNode op { std::string(name), rank, data, 0, subLayer };
+        if (!op.anomaly())
+            return std::optional<std::size_t> {};
+        m_data.push_back(std::move(op));
+        return std::optional<std::size_t>(m_data.size() - 1);
     }
 
-    Result<bool> analyze() override
+    Result<CommNode> commNode(int rank, std::string_view name, JsonValue data, int subLayer) override
     {
-        say("Start searching anomaly node during communication.");
-        for (const auto& [rank, ops] : m_ops) {
-            if (auto r = buildCommNodes(rank, ops); !r)
-                return r.error();
+        const auto parts = compare::splitDots(name);
+        if (parts.size() < 4) {
+            const dump::Entry* entry = m_ranks.at(rank)->dump->find(name);
+            return makeError("overflow.op-name",
+                             SourceLocation { m_ranks.at(rank)->dump->path.string(), entry ? std::optional(entry->offset) : std::nullopt,
+                                              entry ? entry->line : 0u, 0 },
+                             "invalid op_name: " + std::string(name)
+                                 + " (msprobe 26 stops with RuntimeError: a communication op needs 4 dot-separated parts)");
         }
-        if (auto r = m_graph.connect(); !r)
-            return r.error();
-        m_graph.prune();
-        search();
-        return true;
-    }
-
-    Result<bool> buildCommNodes(int rank, const std::vector<std::pair<std::string_view, JsonValue>>& ops)
-    {
-        m_graph.addRank(rank);
-        const auto first = m_firstComm.find(rank);
-        if (first == m_firstComm.end())
-            return true;
-        auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& op) { return op.first == first->second; });
-        std::vector<std::size_t> computeOps;
-        int subLayer = 0;
-        for (; it != ops.end(); ++it) {
-            const auto& [name, data] = *it;
-            if (isCommunicationOp(name)) {
-                const auto parts = compare::splitDots(name);
-                if (parts.size() < 4) {
-                    const dump::Entry* entry = m_ranks.at(rank)->dump->find(name);
-                    return makeError("overflow.op-name",
-                                     SourceLocation { m_ranks.at(rank)->dump->path.string(), entry ? std::optional(entry->offset) : std::nullopt,
-                                                      entry ? entry->line : 0u, 0 },
-                                     "invalid op_name: " + std::string(name)
-                                         + " (msprobe 26 stops with RuntimeError: a communication op needs 4 dot-separated parts)");
-                }
-                m_data.push_back(OpNode { std::string(name), rank, data, 0, subLayer });
-                const OpNode& op = m_data.back();
-                CommNode node;
-                node.id = std::to_string(rank) + "." + op.name;
-                node.rank = rank;
-                node.api = parts[1];
-                node.callCount = parts[2];
-                node.dataIndex = m_data.size() - 1;
-                node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
-                node.computeOps = std::move(computeOps);
-                node.type = resolveType(op, node.api);
-                m_graph.append(std::move(node));
-                computeOps.clear();
-                subLayer = 0;
-            } else if (!isIgnoredOp(name)) {
-                OpNode op { std::string(name), rank, data, 0, subLayer };
-                if (op.anomaly()) {
-                    m_data.push_back(std::move(op));
-                    computeOps.push_back(m_data.size() - 1);
-                }
-                ++subLayer;
-            }
-        }
-        if (!computeOps.empty())
-            m_afterComm[rank] = std::move(computeOps);
-        return true;
+        m_data.push_back(OpNode { std::string(name), rank, data, 0, subLayer });
+        const OpNode& op = m_data.back();
+        CommNode node;
+        node.id = std::to_string(rank) + "." + op.name;
+        node.rank = rank;
+        node.api = parts[1];
+        node.callCount = parts[2];
+        node.dataIndex = m_data.size() - 1;
+        node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
+        node.type = resolveType(op, node.api);
+        return node;
     }
 
     /// _search_first_anomaly: analyze_anomaly_in_group takes the compute ops of src/link members whose inputs hold
     /// NaN/Inf, then the members that are anomalous themselves; the first round with any keeps one node, the first
     /// of the minimal (layer, sub_layer).
-    void search()
+    void searchGraph() override
     {
         m_graph.search(
             [&](const std::vector<const CommNode*>& group) {
@@ -472,9 +423,7 @@ private:
     }
 
     const StepRanks& m_ranks;
-    std::map<int, std::vector<std::pair<std::string_view, JsonValue>>> m_ops;
     std::deque<OpNode> m_data; // stable: the graph refers to nodes by index
-    std::map<int, std::string> m_firstComm;
     CommGraph m_graph;
 };
 

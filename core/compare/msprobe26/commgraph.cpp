@@ -68,19 +68,95 @@ std::string peerApi(const std::string& api)
     return it == mapping.end() ? api : it->second;
 }
 
+void CommSearch::addRank(int rank, const std::vector<Op>& ops)
+{
+    RankWalk walk;
+    walk.empty = ops.empty();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const auto& [name, data] = ops[i];
+        if (m_ignoredBeforeCommunication && isIgnoredOp(name))
+            continue;
+        if (isCommunicationOp(name)) {
+            walkCommunication(walk, rank, ops, i);
+            break;
+        }
+        if (isIgnoredOp(name))
+            continue;
+        auto found = computeNode(rank, name, data, 0, true);
+        if (!found) {
+            walk.preError = found.error();
+            break;
+        }
+        if (*found) {
+            walk.preFound = **found;
+            break;
+        }
+    }
+    m_walks.insert_or_assign(rank, std::move(walk));
+}
+
+void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<Op>& ops, std::size_t first)
+{
+    std::vector<std::size_t> computeOps;
+    int subLayer = 0;
+    for (std::size_t i = first; i < ops.size(); ++i) {
+        const auto& [name, data] = ops[i];
+        if (isCommunicationOp(name)) {
+            auto node = commNode(rank, name, data, subLayer);
+            if (!node) {
+                walk.commError = node.error();
+                return;
+            }
+            node->computeOps = std::move(computeOps);
+            walk.nodes.push_back(std::move(*node));
+            computeOps.clear();
+            subLayer = 0;
+        } else if (!isIgnoredOp(name)) {
+            auto found = computeNode(rank, name, data, subLayer, false);
+            if (!found) {
+                walk.commError = found.error();
+                return;
+            }
+            if (*found)
+                computeOps.push_back(**found);
+            ++subLayer;
+        }
+    }
+    walk.afterComm = std::move(computeOps);
+}
+
 Result<std::optional<std::string>> CommSearch::run()
 {
-    if (auto r = preAnalyze(); !r)
-        return r.error();
+    say("Start searching " + m_what + " node before communication.");
+    for (const auto& [rank, walk] : m_walks) {
+        if (walk.preError)
+            return *walk.preError;
+        if (walk.empty)
+            say("Rank " + std::to_string(rank) + " has no dump data!");
+        if (walk.preFound)
+            m_found.push_back(*walk.preFound);
+    }
     if (m_found.empty()) {
-        if (auto r = analyze(); !r)
+        say("Start searching " + m_what + " node during communication.");
+        CommGraph& g = graph();
+        for (auto& [rank, walk] : m_walks) {
+            g.addRank(rank);
+            if (walk.commError)
+                return *walk.commError;
+            for (CommNode& node : walk.nodes)
+                g.append(std::move(node));
+            walk.nodes.clear();
+        }
+        if (auto r = g.connect(); !r)
             return r.error();
+        g.prune();
+        searchGraph();
     }
     if (m_found.empty()) {
         say("Start searching " + m_what + " node after communication.");
-        for (const auto& [rank, list] : m_afterComm) {
-            if (!list.empty())
-                m_found.push_back(list.front());
+        for (const auto& [rank, walk] : m_walks) {
+            if (!walk.afterComm.empty())
+                m_found.push_back(walk.afterComm.front());
         }
     }
     if (m_found.empty()) {

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 /**
@@ -99,10 +100,17 @@ std::string peerApi(const std::string& api);
 Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& outDir, const std::string& prefix,
                                                 std::string_view text, const std::string& errorId);
 
+class CommGraph;
+
 /**
  * @brief The three passes of both searches (`_pre_analyze`, `_analyze`, `_post_analyze`): before communication,
  * through the communication graph, after it; the first pass that finds a node answers. `what` is the word of
  * msprobe's log lines ("diff" for -da, "anomaly" for overflow_check).
+ *
+ * The walk over a rank's ops is this one for both tools: addRank() takes a rank's ops once (its first interesting
+ * compute op before communication, or its communication nodes and the interesting compute ops between and after
+ * them) and keeps only what the passes need, so a caller can let the rank's data go after the call (-da at 10,000
+ * ranks, issue 37). What an op is and which ops are interesting are the tool's rules (the virtual functions below).
  */
 class CommSearch
 {
@@ -112,21 +120,59 @@ public:
     Result<std::optional<std::string>> run();
 
 protected:
-    CommSearch(std::string what, std::vector<std::string>* log)
+    /// One op of a rank's dump or rank table, in file order (a repeated key collapsed as Python's dict does).
+    using Op = std::pair<std::string_view, dump::JsonValue>;
+
+    CommSearch(std::string what, std::vector<std::string>* log, bool ignoredBeforeCommunication)
         : m_what(std::move(what))
         , m_log(log)
+        , m_ignoredBeforeCommunication(ignoredBeforeCommunication)
     {
     }
-    virtual Result<bool> preAnalyze() = 0;
-    virtual Result<bool> analyze() = 0;
+
+    /**
+     * @brief Walks the ops of one rank. run() takes the ranks in ascending order whatever the order of the calls; a
+     * rank walked twice keeps its last walk. Errors are kept and returned by run() where msprobe's pass stops on them
+     * (an error of a pass that does not run is never seen, as in msprobe).
+     */
+    void addRank(int rank, const std::vector<Op>& ops);
+
+    virtual bool isCommunicationOp(std::string_view name) const = 0;
+    virtual bool isIgnoredOp(std::string_view name) const = 0;
+    /// A compute op that is not ignored: the index of its data node when it is interesting (-da: it diverges;
+    /// overflow_check: clean inputs and NaN/Inf output), else nullopt. `beforeCommunication`: the first pass.
+    virtual Result<std::optional<std::size_t>> computeNode(int rank, std::string_view name, dump::JsonValue data,
+                                                           int subLayer, bool beforeCommunication) = 0;
+    /// A communication op: its node (id, rank, api, callCount, type, keep and its data node set), or where msprobe
+    /// stops on it.
+    virtual Result<CommNode> commNode(int rank, std::string_view name, dump::JsonValue data, int subLayer) = 0;
+    /// The graph of the second pass (the tool's rules).
+    virtual CommGraph& graph() = 0;
+    /// _search_first_*: the second pass's search over graph(), adding to m_found.
+    virtual void searchGraph() = 0;
     virtual std::string resultJson() = 0;
     void say(std::string line);
 
     std::string m_what;
     std::vector<std::string>* m_log;
     std::vector<std::size_t> m_found; ///< the caller's data nodes found
-    /// Per rank its interesting compute ops after its last communication op (pass 3 takes the first of each).
-    std::map<int, std::vector<std::size_t>> m_afterComm;
+
+private:
+    /// What the passes need of one rank.
+    struct RankWalk
+    {
+        bool empty = false;                   ///< no ops: "Rank N has no dump data!"
+        std::optional<Diagnostic> preError;   ///< the first pass stops here
+        std::optional<std::size_t> preFound;  ///< the first pass's node
+        std::optional<Diagnostic> commError;  ///< the second pass stops here
+        std::vector<CommNode> nodes;          ///< its communication nodes, in dump order
+        std::vector<std::size_t> afterComm;   ///< interesting compute ops after its last communication op
+    };
+    void walkCommunication(RankWalk& walk, int rank, const std::vector<Op>& ops, std::size_t first);
+
+    /// -da skips an ignored op before testing for communication in the first pass; overflow_check tests first.
+    bool m_ignoredBeforeCommunication;
+    std::map<int, RankWalk> m_walks;
 };
 
 class CommGraph

@@ -233,131 +233,104 @@ bool isIgnoredOp(std::string_view name)
 class Analyzer : public CommSearch
 {
 public:
-    Analyzer(const std::map<int, RankTableFile>& tables, std::vector<std::string>* log)
-        : CommSearch("diff", log)
-        , m_tables(tables)
+    explicit Analyzer(std::vector<std::string>* log)
+        : CommSearch("diff", log, true)
         , m_graph(rules())
     {
     }
 
-private:
-    static JsonValue root(const RankTableFile& t) { return t.document->root(); }
-
-    /// The ops of a rank table in file order, duplicates collapsed as Python's dict does.
-    static std::vector<std::pair<std::string, JsonValue>> ops(const RankTableFile& t)
+    /**
+     * @brief Walks one rank table (CommSearch::addRank). The search keeps of it only its communication nodes (names,
+     * peers and direction, computed now) and the data nodes it may report (the ops that diverge); the document is
+     * kept only when such a node refers to it, so a caller can drop every other table after this call.
+     */
+    void addTable(int rank, const RankTableFile& table)
     {
-        std::vector<std::pair<std::string, JsonValue>> out;
-        const JsonValue r = root(t);
+        m_paths.insert_or_assign(rank, table.path);
+        const std::size_t before = m_data.size();
+        addRank(rank, ops(table));
+        for (std::size_t i = before; i < m_data.size(); ++i) {
+            if (m_data[i].isDiff) {
+                m_documents.push_back(table.document);
+                break;
+            }
+        }
+    }
+
+private:
+    /// The ops of a rank table in file order, duplicates collapsed as Python's dict does.
+    static std::vector<Op> ops(const RankTableFile& t)
+    {
+        std::vector<Op> out;
+        const JsonValue r = t.document->root();
         if (!r.isObject())
             return out;
+        out.reserve(r.size());
         std::unordered_map<std::string_view, std::size_t> index; // large tables: no quadratic search
         for (std::uint32_t i = 0; i < r.size(); ++i) {
             const auto [it, fresh] = index.emplace(r.keyAt(i), out.size());
             if (fresh)
-                out.emplace_back(std::string(r.keyAt(i)), r.at(i));
+                out.emplace_back(r.keyAt(i), r.at(i));
             else
                 out[it->second].second = r.at(i);
         }
         return out;
     }
 
-    Result<bool> preAnalyze() override
+    bool isCommunicationOp(std::string_view name) const override { return msprobe26::isCommunicationOp(name); }
+    bool isIgnoredOp(std::string_view name) const override { return msprobe26::isIgnoredOp(name); }
+    CommGraph& graph() override { return m_graph; }
+
+    Result<std::optional<std::size_t>> computeNode(int rank, std::string_view name, JsonValue data, int subLayer,
+                                                   bool beforeCommunication) override
     {
-        say("Start searching diff node before communication.");
-        for (const auto& [rank, table] : m_tables) {
-            const auto list = ops(table);
-            if (list.empty()) {
-                say("Rank " + std::to_string(rank) + " has no dump data!");
-                continue;
-            }
-            for (const auto& [name, data] : list) {
-                if (isIgnoredOp(name))
-                    continue;
-                if (isCommunicationOp(name)) {
-                    m_firstComm[rank] = name;
-                    break;
-                }
-                auto node = makeDataNode(name, rank, data, 0, table.path);
-                if (!node)
-                    return node.error();
-                if (node->isDiff) {
-                    m_data.push_back(std::move(*node));
-                    m_found.push_back(m_data.size() - 1);
-                    break;
-                }
-            }
+        if (!beforeCommunication) {
+            // Only divergent compute ops are kept; the others need no rows read.
+            const auto isSame = data.isObject() ? data.find("is_same") : std::nullopt;
+            if (data.isObject() && !(isSame && !truthy(isSame)))
+                return std::optional<std::size_t> {};
         }
-        return true;
+        auto node = makeDataNode(std::string(name), rank, data, subLayer, m_paths.at(rank));
+        if (!node)
+            return node.error();
+        if (!node->isDiff)
+            return std::optional<std::size_t> {};
+        m_data.push_back(std::move(*node));
+        return std::optional<std::size_t>(m_data.size() - 1);
     }
 
-    Result<bool> analyze() override
+    Result<CommNode> commNode(int rank, std::string_view opName, JsonValue data, int subLayer) override
     {
-        say("Start searching diff node during communication.");
-        for (const auto& [rank, table] : m_tables) {
-            auto r = buildCommNodes(rank, table);
-            if (!r)
-                return r.error();
+        const std::string name(opName);
+        const fs::path& file = m_paths.at(rank);
+        auto dataNode = makeDataNode(name, rank, data, subLayer, file);
+        if (!dataNode)
+            return dataNode.error();
+        const auto parts = splitDots(name);
+        if (parts.size() < 4)
+            return makeError("compare.da-op-name", SourceLocation { file.string(), data.offset(), 0, 0 },
+                             "invalid op_name: " + name
+                                 + " (msprobe 26 stops with RuntimeError: a communication op needs 4 "
+                                   "dot-separated parts)");
+        m_data.push_back(std::move(*dataNode));
+        CommNode node;
+        node.id = std::to_string(rank) + "." + name;
+        node.rank = rank;
+        node.dataIndex = m_data.size() - 1;
+        node.keep = m_data.back().isDiff;
+        node.api = parts[1];
+        node.callCount = parts[2];
+        node.type = resolveType(node);
+        // The peers now, while the table is at hand (the graph asks for them in its own order and keeps the answer,
+        // an error too, for the moment msprobe meets it). A node that does not diverge is never reported: its rows go.
+        node.connection = computeConnection(node);
+        if (!node.keep) {
+            DataNode& kept = m_data.back();
+            kept.inputs = {};
+            kept.outputs = {};
+            kept.stack.reset();
         }
-        if (auto r = m_graph.connect(); !r)
-            return r.error();
-        m_graph.prune();
-        search();
-        return true;
-    }
-
-    Result<bool> buildCommNodes(int rank, const RankTableFile& table)
-    {
-        m_graph.addRank(rank);
-        const auto first = m_firstComm.find(rank);
-        if (first == m_firstComm.end())
-            return true;
-        const auto list = ops(table);
-        auto it = std::find_if(list.begin(), list.end(), [&](const auto& op) { return op.first == first->second; });
-        std::vector<std::size_t> computeOps;
-        int subLayer = 0;
-        for (; it != list.end(); ++it) {
-            const auto& [name, data] = *it;
-            if (isCommunicationOp(name)) {
-                auto dataNode = makeDataNode(name, rank, data, subLayer, table.path);
-                if (!dataNode)
-                    return dataNode.error();
-                const auto parts = splitDots(name);
-                if (parts.size() < 4)
-                    return makeError("compare.da-op-name", SourceLocation { table.path.string(), data.offset(), 0, 0 },
-                                     "invalid op_name: " + name
-                                         + " (msprobe 26 stops with RuntimeError: a communication op needs 4 "
-                                           "dot-separated parts)");
-                m_data.push_back(std::move(*dataNode));
-                CommNode node;
-                node.id = std::to_string(rank) + "." + name;
-                node.rank = rank;
-                node.dataIndex = m_data.size() - 1;
-                node.keep = m_data.back().isDiff;
-                node.api = parts[1];
-                node.callCount = parts[2];
-                node.computeOps = std::move(computeOps);
-                node.type = resolveType(node);
-                m_graph.append(std::move(node));
-                computeOps.clear();
-                subLayer = 0;
-            } else if (!isIgnoredOp(name)) {
-                // Only divergent compute ops are kept; the others need no rows read.
-                const auto isSame = data.isObject() ? data.find("is_same") : std::nullopt;
-                if (!data.isObject() || (isSame && !truthy(isSame))) {
-                    auto dataNode = makeDataNode(name, rank, data, subLayer, table.path);
-                    if (!dataNode)
-                        return dataNode.error();
-                    if (dataNode->isDiff) {
-                        m_data.push_back(std::move(*dataNode));
-                        computeOps.push_back(m_data.size() - 1);
-                    }
-                }
-                ++subLayer;
-            }
-        }
-        if (!computeOps.empty())
-            m_afterComm[rank] = std::move(computeOps);
-        return true;
+        return node;
     }
 
     /// _resolve_type: the first input whose name contains "src" (then "dst") decides; the value is compared
@@ -382,7 +355,7 @@ private:
     {
         CommConnection c;
         const DataNode& data = m_data[node.dataIndex];
-        const fs::path& file = m_tables.at(node.rank).path;
+        const fs::path& file = m_paths.at(node.rank);
         for (const auto& [name, row] : data.inputs) {
             const bool rankArg = contains(name, "dst") || contains(name, "group_dst") || contains(name, "src")
                 || contains(name, "group_src");
@@ -449,7 +422,7 @@ private:
         r.layerOverflowFix = true;
         r.connectionOf = [this](const CommNode& node) { return computeConnection(node); };
         r.missingPeer = [this](const CommNode& cur, long long target) -> std::optional<Diagnostic> {
-            return makeError("compare.da-peer-rank", SourceLocation { m_tables.at(cur.rank).path.string(), std::nullopt, 0, 0 },
+            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank).string(), std::nullopt, 0, 0 },
                              cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(cur.rank)
                                  + " communicates with rank " + std::to_string(target)
                                  + ", which has no rank table (was it dumped?); msprobe 26 stops with KeyError here");
@@ -460,7 +433,7 @@ private:
     /// _search_first_diff (spec §4.3f) over the shared graph: analyze_diff_in_group takes the compute ops of every
     /// member first, then the divergent members; the first round with any keeps every node of the minimal
     /// (layer, sub_layer).
-    void search()
+    void searchGraph() override
     {
         m_graph.search(
             [&](const std::vector<const CommNode*>& group) {
@@ -574,9 +547,10 @@ private:
         out += '}';
     }
 
-    const std::map<int, RankTableFile>& m_tables;
+    std::map<int, fs::path> m_paths; ///< each rank's table, for the errors
     std::vector<DataNode> m_data;
-    std::map<int, std::string> m_firstComm;
+    /// The tables a kept data node refers to (those with a diverging op); the others are not held.
+    std::vector<std::shared_ptr<const dump::JsonDocument>> m_documents;
     CommGraph m_graph;
 };
 
@@ -660,13 +634,16 @@ std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>
         if (d.severity == Severity::Error)
             problems.push_back(d);
     }
+    // Each folder's first dump.json in discovery order, looked up by folder (a scan of every rank per rank was
+    // quadratic: a third of -da's time at 10,000 ranks).
+    std::map<fs::path, const dump::RankLocation*> byDir;
+    for (const dump::RankLocation& loc : layout.ranks) {
+        if (loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json")
+            byDir.emplace(loc.dir, &loc);
+    }
     for (RankSlot& slot : slots) {
-        for (const dump::RankLocation& loc : layout.ranks) {
-            if (loc.dir == slot.dir && loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json") {
-                slot.location = loc;
-                break;
-            }
-        }
+        if (const auto it = byDir.find(slot.dir); it != byDir.end())
+            slot.location = *it->second;
     }
     return slots;
 }
@@ -708,61 +685,6 @@ Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path&
         }
     }
     return parsed.document;
-}
-
-/// One past the end of the JSON object or array that starts at `at` (strings skipped whole).
-std::size_t containerEnd(std::string_view text, std::size_t at)
-{
-    int depth = 0;
-    for (std::size_t i = at; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '"') {
-            for (++i; i < text.size() && text[i] != '"'; ++i) {
-                if (text[i] == '\\')
-                    ++i;
-            }
-        } else if (c == '{' || c == '[') {
-            ++depth;
-        } else if ((c == '}' || c == ']') && --depth == 0) {
-            return i + 1;
-        }
-    }
-    return text.size();
-}
-
-/**
- * @brief parseRankTable, keeping only what phase B reads: the communication ops and the ops that diverge whole; every
- * other op only counts (its place in the order), so it becomes {"is_same":true,"op_items":[]} padded with spaces
- * to its length. The document keeps every op in order at the same offsets (error positions stay right) with a
- * fraction of its values: -da holds every rank's document until the analysis (issue 37: 1.29 GB at 10,000 ranks).
- */
-Result<std::shared_ptr<const dump::JsonDocument>> parseRankTableForAnalysis(const fs::path& path, std::string_view text)
-{
-    constexpr std::string_view kCounted = R"({"is_same":true,"op_items":[]})";
-    std::string reduced;
-    {
-        auto full = parseRankTable(path, text);
-        if (!full || text.size() >= (std::uint64_t { 1 } << 32)) // offsets saturate at 4 GiB: such a table stays whole
-            return full;
-        const JsonValue root = (*full)->root();
-        for (std::uint32_t i = 0; i < root.size(); ++i) {
-            const JsonValue op = root.at(i);
-            if (isCommunicationOp(root.keyAt(i)) || !op.find("is_same")->asBool())
-                continue;
-            const std::size_t start = op.offset();
-            const std::size_t end = containerEnd(text, start);
-            if (end - start < kCounted.size())
-                continue;
-            if (reduced.empty())
-                reduced.assign(text);
-            reduced.replace(start, kCounted.size(), kCounted);
-            std::fill(reduced.begin() + static_cast<std::ptrdiff_t>(start + kCounted.size()),
-                      reduced.begin() + static_cast<std::ptrdiff_t>(end), ' ');
-        }
-        if (reduced.empty())
-            return full;
-    } // the full document goes before the reduced one is made
-    return parseRankTable(path, reduced);
 }
 
 /// A rank table of this run waiting for its name: in the staging folder (`staged`), or in memory (`text`).
@@ -1037,7 +959,9 @@ std::optional<int> rankOfTableFileName(const std::string& name)
 Result<std::optional<std::string>> analyzeRankTables(const std::map<int, RankTableFile>& tables,
                                                      std::vector<std::string>* log)
 {
-    Analyzer analyzer(tables, log);
+    Analyzer analyzer(log);
+    for (const auto& [rank, table] : tables)
+        analyzer.addTable(rank, table);
     return analyzer.run();
 }
 
@@ -1196,7 +1120,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
         if (const auto r = rankOfStem("compare_result_" + dir.filename().string() + "_" + timestamp))
             runRanks.insert(*r);
     }
-    std::map<int, RankTableFile> tables;
+    // Each table is walked as soon as it is read and let go (the search keeps what it needs of it, issue 37).
+    Analyzer analyzer(&result.log);
     std::error_code ec;
     if (fs::is_directory(outDir, ec)) {
         std::map<int, fs::path> stale;
@@ -1219,14 +1144,14 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             auto text = readTextFile(path);
             if (!text)
                 return text.error();
-            auto document = parseRankTableForAnalysis(path, *text);
+            auto document = parseRankTable(path, *text);
             if (!document)
                 return document.error();
             result.diagnostics.push_back(makeWarning("compare.da-stale-table", at(path),
                                                      "this rank table was not written by this run but lies in the "
                                                      "output folder, so it is analysed as rank "
                                                          + std::to_string(rank) + " (msprobe 26 does the same)"));
-            tables[rank] = RankTableFile { rank, path, *document };
+            analyzer.addTable(rank, RankTableFile { rank, path, *document });
         }
     }
     fs::create_directories(outDir, ec);
@@ -1246,10 +1171,10 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
         result.rankTables.push_back(*path);
         result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
         if (const auto r = rankOfTableFileName(path->filename().string())) {
-            auto document = parseRankTableForAnalysis(*path, text);
+            auto document = parseRankTable(*path, text);
             if (!document)
                 return document.error();
-            tables[*r] = RankTableFile { *r, *path, *document };
+            analyzer.addTable(*r, RankTableFile { *r, *path, *document });
         }
     }
     pending.clear();
@@ -1258,7 +1183,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     durable.reset();
 
     result.log.push_back("Pre Process completed.");
-    auto analysed = analyzeRankTables(tables, &result.log);
+    auto analysed = analyzer.run();
     if (!analysed)
         return analysed.error();
     if (*analysed) {
