@@ -72,6 +72,7 @@ void CommSearch::addRank(int rank, const std::vector<Op>& ops)
 {
     RankWalk walk;
     walk.empty = ops.empty();
+    graph().clearRank(rank); // a rank walked again: its earlier nodes leave the graph
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const auto& [name, data] = ops[i];
         if (m_ignoredBeforeCommunication && isIgnoredOp(name))
@@ -97,6 +98,8 @@ void CommSearch::addRank(int rank, const std::vector<Op>& ops)
 
 void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<Op>& ops, std::size_t first)
 {
+    // The nodes go straight into the graph (in dump order: append puts each one layer after the previous one); the
+    // graph is only searched when the first pass finds nothing.
     std::vector<std::size_t> computeOps;
     int subLayer = 0;
     for (std::size_t i = first; i < ops.size(); ++i) {
@@ -108,7 +111,7 @@ void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<O
                 return;
             }
             node->computeOps = std::move(computeOps);
-            walk.nodes.push_back(std::move(*node));
+            graph().append(std::move(*node));
             computeOps.clear();
             subLayer = 0;
         } else if (!isIgnoredOp(name)) {
@@ -138,15 +141,11 @@ Result<std::optional<std::string>> CommSearch::run()
     }
     if (m_found.empty()) {
         say("Start searching " + m_what + " node during communication.");
-        CommGraph& g = graph();
-        for (auto& [rank, walk] : m_walks) {
-            g.addRank(rank);
+        for (const auto& [rank, walk] : m_walks) {
             if (walk.commError)
                 return *walk.commError;
-            for (CommNode& node : walk.nodes)
-                g.append(std::move(node));
-            walk.nodes.clear();
         }
+        CommGraph& g = graph();
         if (auto r = g.connect(); !r)
             return r.error();
         g.prune();
@@ -206,6 +205,11 @@ CommGraph::CommGraph(CommGraphRules rules)
 void CommGraph::addRank(int rank)
 {
     m_ranks[rank];
+}
+
+void CommGraph::clearRank(int rank)
+{
+    m_ranks[rank].clear(); // its nodes stay in m_nodes, unreachable: no rank list, no edge leads to them
 }
 
 CommNode& CommGraph::append(CommNode node)

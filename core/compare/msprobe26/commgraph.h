@@ -4,6 +4,7 @@
 #include "core/dump/jsondocument.h"
 #include "core/util/diagnostic.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -27,10 +28,35 @@ namespace probescope::compare::msprobe26 {
 
 enum class CommNodeType : std::uint8_t { Src, Dst, Link };
 
+/// A Python set of small ints, which iterates in ascending order: a sorted vector (8 bytes a rank; a group of 8 ranks
+/// in a std::set took 384, for every communication op of every rank at 10,000 ranks).
+class RankSet
+{
+public:
+    void insert(long long rank)
+    {
+        if (m_ranks.empty() || m_ranks.back() < rank) { // the usual case: ranks listed in ascending order
+            m_ranks.push_back(rank);
+            return;
+        }
+        const auto it = std::lower_bound(m_ranks.begin(), m_ranks.end(), rank);
+        if (*it != rank)
+            m_ranks.insert(it, rank);
+    }
+    std::size_t count(long long rank) const { return std::binary_search(m_ranks.begin(), m_ranks.end(), rank) ? 1 : 0; }
+    bool empty() const { return m_ranks.empty(); }
+    std::size_t size() const { return m_ranks.size(); }
+    std::vector<long long>::const_iterator begin() const { return m_ranks.begin(); }
+    std::vector<long long>::const_iterator end() const { return m_ranks.end(); }
+
+private:
+    std::vector<long long> m_ranks;
+};
+
 /// find_connected_nodes: the peer ranks, the API a peer has, the type a peer has.
 struct CommConnection
 {
-    std::set<long long> ranks; ///< a Python set of small ints iterates in ascending order
+    RankSet ranks; ///< a Python set of small ints iterates in ascending order
     /// The Python set also held values that are no rank (None, a text): it is not empty, so it is not "every rank".
     bool otherValues = false;
     std::string api; ///< "Distributed." + the peer API
@@ -164,8 +190,7 @@ private:
         bool empty = false;                   ///< no ops: "Rank N has no dump data!"
         std::optional<Diagnostic> preError;   ///< the first pass stops here
         std::optional<std::size_t> preFound;  ///< the first pass's node
-        std::optional<Diagnostic> commError;  ///< the second pass stops here
-        std::vector<CommNode> nodes;          ///< its communication nodes, in dump order
+        std::optional<Diagnostic> commError;  ///< the second pass stops here (its nodes are in graph())
         std::vector<std::size_t> afterComm;   ///< interesting compute ops after its last communication op
     };
     void walkCommunication(RankWalk& walk, int rank, const std::vector<Op>& ops, std::size_t first);
@@ -182,6 +207,8 @@ public:
 
     /// Every rank of the run, with or without communication ops, in the order msprobe iterates them (ascending).
     void addRank(int rank);
+    /// The rank with no nodes (walked again).
+    void clearRank(int rank);
     /// Appends a node to its rank (dump order): add_next puts it one layer after the previous one.
     CommNode& append(CommNode node);
 

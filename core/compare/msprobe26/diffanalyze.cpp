@@ -246,7 +246,7 @@ public:
      */
     void addTable(int rank, const RankTableFile& table)
     {
-        m_paths.insert_or_assign(rank, table.path);
+        m_paths.insert_or_assign(rank, table.path.string());
         const std::size_t before = m_data.size();
         addRank(rank, ops(table));
         for (std::size_t i = before; i < m_data.size(); ++i) {
@@ -290,7 +290,7 @@ private:
             if (data.isObject() && !(isSame && !truthy(isSame)))
                 return std::optional<std::size_t> {};
         }
-        auto node = makeDataNode(std::string(name), rank, data, subLayer, m_paths.at(rank));
+        auto node = makeDataNode(std::string(name), rank, data, subLayer, fs::path(m_paths.at(rank)));
         if (!node)
             return node.error();
         if (!node->isDiff)
@@ -302,7 +302,7 @@ private:
     Result<CommNode> commNode(int rank, std::string_view opName, JsonValue data, int subLayer) override
     {
         const std::string name(opName);
-        const fs::path& file = m_paths.at(rank);
+        const fs::path file(m_paths.at(rank));
         auto dataNode = makeDataNode(name, rank, data, subLayer, file);
         if (!dataNode)
             return dataNode.error();
@@ -325,10 +325,9 @@ private:
         // an error too, for the moment msprobe meets it). A node that does not diverge is never reported: its rows go.
         node.connection = computeConnection(node);
         if (!node.keep) {
-            DataNode& kept = m_data.back();
-            kept.inputs = {};
-            kept.outputs = {};
-            kept.stack.reset();
+            // It is never reported: all such nodes share one data node that does not diverge.
+            m_data.pop_back();
+            node.dataIndex = notDiverging();
         }
         return node;
     }
@@ -355,7 +354,7 @@ private:
     {
         CommConnection c;
         const DataNode& data = m_data[node.dataIndex];
-        const fs::path& file = m_paths.at(node.rank);
+        const fs::path file(m_paths.at(node.rank));
         for (const auto& [name, row] : data.inputs) {
             const bool rankArg = contains(name, "dst") || contains(name, "group_dst") || contains(name, "src")
                 || contains(name, "group_src");
@@ -422,7 +421,7 @@ private:
         r.layerOverflowFix = true;
         r.connectionOf = [this](const CommNode& node) { return computeConnection(node); };
         r.missingPeer = [this](const CommNode& cur, long long target) -> std::optional<Diagnostic> {
-            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank).string(), std::nullopt, 0, 0 },
+            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank), std::nullopt, 0, 0 },
                              cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(cur.rank)
                                  + " communicates with rank " + std::to_string(target)
                                  + ", which has no rank table (was it dumped?); msprobe 26 stops with KeyError here");
@@ -547,7 +546,18 @@ private:
         out += '}';
     }
 
-    std::map<int, fs::path> m_paths; ///< each rank's table, for the errors
+    /// The data node of every communication op that does not diverge (only isDiff is read of it).
+    std::size_t notDiverging()
+    {
+        if (!m_notDiverging) {
+            m_data.emplace_back();
+            m_notDiverging = m_data.size() - 1;
+        }
+        return *m_notDiverging;
+    }
+
+    std::map<int, std::string> m_paths; ///< each rank's table, for the errors
+    std::optional<std::size_t> m_notDiverging;
     std::vector<DataNode> m_data;
     /// The tables a kept data node refers to (those with a diverging op); the others are not held.
     std::vector<std::shared_ptr<const dump::JsonDocument>> m_documents;
@@ -614,8 +624,8 @@ SourceLocation at(const fs::path& path)
 /// A step folder's rank folders paired with what the one discovery of dumps (dump::discoverDump) found in them.
 struct RankSlot
 {
-    fs::path dir;
-    std::optional<dump::RankLocation> location; ///< none: the folder holds no dump.json
+    const fs::path* dir;                             ///< in the caller's list of rank folders
+    const dump::RankLocation* location = nullptr;    ///< in the layout; none: the folder holds no dump.json
 };
 
 /**
@@ -629,7 +639,7 @@ std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>
 {
     std::vector<RankSlot> slots;
     for (const auto& [n, dir] : dirs)
-        slots.push_back(RankSlot { dir, std::nullopt });
+        slots.push_back(RankSlot { &dir, nullptr });
     for (const Diagnostic& d : layout.diagnostics) {
         if (d.severity == Severity::Error)
             problems.push_back(d);
@@ -642,8 +652,8 @@ std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>
             byDir.emplace(loc.dir, &loc);
     }
     for (RankSlot& slot : slots) {
-        if (const auto it = byDir.find(slot.dir); it != byDir.end())
-            slot.location = *it->second;
+        if (const auto it = byDir.find(*slot.dir); it != byDir.end())
+            slot.location = it->second;
     }
     return slots;
 }
@@ -965,12 +975,18 @@ Result<std::optional<std::string>> analyzeRankTables(const std::map<int, RankTab
     return analyzer.run();
 }
 
-Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path& benchStep, const fs::path& outDir,
-                                         const DiffAnalyzeOptions& options)
+namespace {
+
+/**
+ * @brief Phase A up to the staging folder: the two step folders' rank folders paired as msprobe pairs them, every rank
+ * dump through the load step, each pair's rank table staged (`pending`); `runRanks` gets the rank numbers of this
+ * run's tables. False: a damaged dump refused the run (result.refused); nothing is staged then. The discovery of
+ * both step folders lives only as long as this stage.
+ */
+Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep, const DiffAnalyzeOptions& options,
+                             const std::string& timestamp, RankTableStaging& staging, std::vector<StagedTable>& pending,
+                             std::set<int>& runRanks, DiffAnalyzeResult& result)
 {
-    DiffAnalyzeResult result;
-    result.log.push_back("Start finding first diff node......");
-    result.log.push_back("Start comparing data ......");
     for (const fs::path& p : { npuStep, benchStep }) {
         std::error_code ec;
         if (!fs::is_directory(p, ec))
@@ -1010,7 +1026,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             if (slot.location)
                 continue;
             if (++noDump <= kMaxReportedRanks)
-                input.push_back(makeError("compare.da-no-dump", at(slot.dir),
+                input.push_back(makeError("compare.da-no-dump", at(*slot.dir),
                                           "rank folder without dump.json: -da has nothing to compare for this rank "
                                           "(msprobe 26 leaves it out without a word)"));
         }
@@ -1027,15 +1043,12 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // Until then each waits in a staging folder inside OUT, written as soon as it is made, so that -da holds no
     // rank's text (76 KB a rank of a small model: 760 MB at 10,000 ranks, issue 37); the folder is removed whatever
     // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
-    const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
-    RankTableStaging staging(outDir, timestamp);
-    std::vector<StagedTable> pending;
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
         const RankSlot& npuSlot = npuSlots[i];
         const RankSlot& benchSlot = benchSlots[i];
-        const std::string rankName = npuSlot.dir.filename().string();
+        const std::string rankName = npuSlot.dir->filename().string();
         if (!npuSlot.location || !benchSlot.location)
             continue;
         bool clean = true;
@@ -1102,26 +1115,24 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     if (hasErrors(input) && !options.salvage) {
         result.refused = true;
         result.salvaged.clear();
-        return result;
-    }
-
-    // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses this run's
-    // table. The stale ones are read and checked before anything is written: a damaged one stops the run here.
-    std::set<int> writtenRanks;
-    for (const StagedTable& p : pending) {
-        if (const auto r = rankOfStem(p.stem))
-            writtenRanks.insert(*r);
+        return false;
     }
     // A rank of this run that has no table now (left out: damaged and salvaged, or its compare failed) is not
     // answered by an old table of the same rank: that would name an origin from another run. (msprobe 26 would
     // take the old file.)
-    std::set<int> runRanks;
     for (const auto& [n, dir] : npuRanks) {
         if (const auto r = rankOfStem("compare_result_" + dir.filename().string() + "_" + timestamp))
             runRanks.insert(*r);
     }
-    // Each table is walked as soon as it is read and let go (the search keeps what it needs of it, issue 37).
-    Analyzer analyzer(&result.log);
+    return true;
+}
+
+/// Phase B's stale tables: every rank table in OUT that this run did not write (spec §4.0), read, checked and walked
+/// before anything is written; a damaged one is the error. A rank of this run without a table now is not answered
+/// by an old one.
+Result<bool> walkStaleTables(const fs::path& outDir, const std::set<int>& writtenRanks, const std::set<int>& runRanks,
+                             Analyzer& analyzer, DiffAnalyzeResult& result)
+{
     std::error_code ec;
     if (fs::is_directory(outDir, ec)) {
         std::map<int, fs::path> stale;
@@ -1154,6 +1165,39 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             analyzer.addTable(rank, RankTableFile { rank, path, *document });
         }
     }
+    return true;
+}
+
+} // namespace
+
+Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path& benchStep, const fs::path& outDir,
+                                         const DiffAnalyzeOptions& options)
+{
+    DiffAnalyzeResult result;
+    result.log.push_back("Start finding first diff node......");
+    result.log.push_back("Start comparing data ......");
+    const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
+    RankTableStaging staging(outDir, timestamp);
+    std::vector<StagedTable> pending;
+    std::set<int> runRanks;
+    auto staged = stageRankTables(npuStep, benchStep, options, timestamp, staging, pending, runRanks, result);
+    if (!staged)
+        return staged.error();
+    if (!*staged)
+        return result;
+
+    // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses this run's
+    // table. The stale ones are read and checked before anything is written: a damaged one stops the run here.
+    std::set<int> writtenRanks;
+    for (const StagedTable& p : pending) {
+        if (const auto r = rankOfStem(p.stem))
+            writtenRanks.insert(*r);
+    }
+    // Each table is walked as soon as it is read and let go (the search keeps what it needs of it, issue 37).
+    Analyzer analyzer(&result.log);
+    if (auto stale = walkStaleTables(outDir, writtenRanks, runRanks, analyzer, result); !stale)
+        return stale.error();
+    std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
         return makeError("compare.write", at(outDir), "cannot create the output folder: " + ec.message());
