@@ -389,13 +389,7 @@ private:
             if (!last)
                 out += ',';
         };
-        out += '{';
-        w.newline(depth + 1);
-        out += "\"op_name\": ";
-        w.string(node.name);
-        out += ',';
-        w.newline(depth + 1);
-        out += "\"data_info\": {";
+        compare::msprobe26::openResultNode(w, node.name, depth);
         if (node.name.find("forward") != std::string::npos) {
             field("input_args", "[]", false);
             field("input_kwargs", "{}", false);

@@ -523,13 +523,7 @@ private:
     static void nodeInfo(PyJsonWriter& w, const DataNode& node, int depth)
     {
         std::string& out = w.text();
-        out += '{';
-        w.newline(depth + 1);
-        out += "\"op_name\": ";
-        w.string(node.opName);
-        out += ',';
-        w.newline(depth + 1);
-        out += "\"data_info\": {";
+        openResultNode(w, node.opName, depth);
         w.newline(depth + 2);
         out += "\"input\": ";
         rows(w, node.inputs, depth + 2);
@@ -701,7 +695,7 @@ Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path&
 struct StagedTable
 {
     std::string stem;
-    fs::path staged;
+    bool staged = false; ///< as RankTableStaging::file(stem)
     std::string text;
 };
 
@@ -721,8 +715,8 @@ public:
     ~RankTableStaging()
     {
         std::error_code ec;
-        for (const fs::path& p : m_left)
-            fs::remove(p, ec);
+        for (const std::string& stem : m_left)
+            fs::remove(file(stem), ec);
         if (!m_dir.empty())
             fs::remove(m_dir, ec);
         if (m_madeOut && !m_claimed)
@@ -733,10 +727,9 @@ public:
     {
         StagedTable t { std::move(stem), {}, {} };
         if (open()) {
-            const fs::path file = m_dir / (t.stem + ".json");
-            if (!writeFileAtomically(file, text)) {
-                t.staged = file;
-                m_left.insert(file);
+            if (!writeFileAtomically(file(t.stem), text)) {
+                t.staged = true;
+                m_left.insert(t.stem);
                 return t;
             }
         }
@@ -749,31 +742,33 @@ public:
     std::optional<fs::path> claim(const StagedTable& t, std::string& text)
     {
         std::optional<fs::path> path;
-        if (t.staged.empty()) {
+        if (!t.staged) {
             text = t.text;
             std::string error;
             path = writeToFreeName(m_outDir, t.stem, ".json", text, error);
             if (!path)
                 text = error;
         } else {
-            auto read = readTextFile(t.staged);
+            auto read = readTextFile(file(t.stem));
             if (!read) {
                 text = read.error().message;
                 return std::nullopt;
             }
             text = std::move(*read);
             std::string error;
-            path = claimFreeName(t.staged, m_outDir, t.stem, ".json", error);
+            path = claimFreeName(file(t.stem), m_outDir, t.stem, ".json", error);
             if (!path)
                 text = error;
             else
-                m_left.erase(t.staged);
+                m_left.erase(t.stem);
         }
         m_claimed = m_claimed || path.has_value();
         return path;
     }
 
 private:
+    fs::path file(const std::string& stem) const { return m_dir / (stem + ".json"); }
+
     bool open()
     {
         if (m_tried)
@@ -794,7 +789,7 @@ private:
     fs::path m_outDir;
     std::string m_name;
     fs::path m_dir;
-    std::set<fs::path> m_left;
+    std::set<std::string> m_left; ///< the stems of the tables still staged (a path a rank cost 600 bytes)
     std::optional<DeferredSync> m_sync;
     bool m_tried = false;
     bool m_madeOut = false;

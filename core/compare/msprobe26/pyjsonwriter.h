@@ -206,6 +206,20 @@ private:
 };
 
 
+/// The opening both searches write for a node of their result: `{"op_name": ..., "data_info": {` (the caller writes
+/// the data, closes it and adds its own fields).
+inline void openResultNode(PyJsonWriter& w, std::string_view opName, int depth)
+{
+    std::string& out = w.text();
+    out += '{';
+    w.newline(depth + 1);
+    out += "\"op_name\": ";
+    w.string(opName);
+    out += ',';
+    w.newline(depth + 1);
+    out += "\"data_info\": {";
+}
+
 /// The result file of msprobe's cross-rank searches (diff_analyze, anomaly_analyze): {"rank_<R>": [node, ...]},
 /// json.dump(indent=2), ranks ascending; `node(w, index, depth)` writes one node.
 inline std::string rankNodesJson(const std::map<int, std::vector<std::size_t>>& byRank,
