@@ -328,8 +328,8 @@ TEST(DiffAnalyze, ErrorsWhereMsprobeCrashes)
     ASSERT_FALSE(src.ok());
     EXPECT_EQ(src.error().id, "compare.da-rank-value");
     EXPECT_NE(src.error().location.file.find("compare_result_rank1_"), std::string::npos);
-    // Phase B reads a table reduced to its communication and diverging ops (issue 37), padded so that every value
-    // keeps its place: the byte offset still names the row in the file as written.
+    // Phase B walks each table when it reads it and keeps only the communication nodes and diverging ops (issue 37);
+    // an error met later still names the row by its byte offset in the file as written.
     ASSERT_TRUE(src.error().location.offset);
     const std::string written = readAll(src.error().location.file);
     ASSERT_LT(*src.error().location.offset, written.size());
@@ -345,6 +345,50 @@ TEST(DiffAnalyze, ErrorsWhereMsprobeCrashes)
     auto count = runDiffAnalyze(data / "src_none/npu/step0", pair / "bench/step0", tmp.path() / "d");
     ASSERT_FALSE(count.ok());
     EXPECT_EQ(count.error().id, "compare.da-rank-count");
+}
+
+namespace {
+
+/// A rank table of one compute op and one recv whose src is no integer (msprobe 26 stops with ValueError when it
+/// pairs the recv).
+std::string tableWithBadRecv(bool computeDiverges)
+{
+    const std::string computeSame = computeDiverges ? "false" : "true";
+    return R"({"Functional.linear.0.forward": {"is_same": )" + computeSame + R"(, "op_items": [
+        {"NPU Name": "Functional.linear.0.forward.output.0", "state": "output", "NPU max": 1.0,
+         "NPU_Stack_Info": "N/A"}]},
+      "Distributed.recv.0.forward": {"is_same": true, "op_items": [
+        {"NPU Name": "Distributed.recv.0.forward.input.src", "state": "input", "NPU max": "abc",
+         "NPU_Stack_Info": "N/A"}]}})";
+}
+
+} // namespace
+
+// Each table is walked once when it is read (both searches share the walk, CommSearch::addRank); an error of the
+// second pass is kept for the moment msprobe meets it: never when the first pass answers, and then in rank order.
+TEST(DiffAnalyze, AnErrorOfTheCommunicationPassIsOnlyMetWhenThatPassRuns)
+{
+    const auto tablesOf = [](bool rank0Diverges) {
+        std::map<int, RankTableFile> tables;
+        for (int rank : { 0, 1 }) {
+            const std::string name = "compare_result_rank" + std::to_string(rank) + "_20260101000000.json";
+            tables[rank] = RankTableFile { rank, name, parseJson(tableWithBadRecv(rank == 0 && rank0Diverges), name) };
+        }
+        return tables;
+    };
+    std::vector<std::string> log;
+    auto answered = analyzeRankTables(tablesOf(true), &log);
+    ASSERT_TRUE(answered.ok()) << answered.error().message;
+    ASSERT_TRUE(answered->has_value());
+    EXPECT_NE((*answered)->find("\"rank_0\""), std::string::npos) << **answered;
+    EXPECT_NE((*answered)->find("Functional.linear.0.forward"), std::string::npos) << **answered;
+    EXPECT_EQ(std::count(log.begin(), log.end(), "Start searching diff node during communication."), 0);
+
+    auto stopped = analyzeRankTables(tablesOf(false));
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().id, "compare.da-rank-value");
+    EXPECT_EQ(stopped.error().location.file, "compare_result_rank0_20260101000000.json") << "rank 0 searches first";
+    EXPECT_NE(stopped.error().message.find("'abc'"), std::string::npos) << stopped.error().message;
 }
 
 TEST(DiffAnalyze, PandasFloatParserKeepsSeventeenDigits)
