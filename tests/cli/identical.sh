@@ -13,14 +13,14 @@
 set -u
 build=$(cd "${1:?usage: identical.sh BUILD_DIR BASELINE_DIR [OUT_DIR]}" && pwd)
 base=${2:?usage: identical.sh BUILD_DIR BASELINE_DIR [OUT_DIR]}
-src=$(cd "$(dirname "$0")/../.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd -P)
 cli=$build/app/cli/probescope-cli
 [ -x "$cli" ] || { echo "no $cli"; exit 2; }
 out=${3:-$(mktemp -d "${TMPDIR:-/tmp}/identical.XXXXXX")}
 mkdir -p "$out"
-fx=$src/../shared/fixtures
+[ -d "$src/../shared/fixtures" ] || { echo "no fixtures at $src/../shared/fixtures"; exit 2; }
+fx=$(cd "$src/../shared/fixtures" && pwd -P)
 demo=$src/resources/demo
-[ -d "$fx" ] || { echo "no fixtures at $fx"; exit 2; }
 wf=$fx/msprobe26_workflow
 
 run() {  # run NAME CWD ARGS...   (outputs go to $out/NAME/o; the command sees OUT as $out/NAME/o)
@@ -82,27 +82,36 @@ if [ -x "$build/app/cli/probescope-cli" ] && "$cli" run-ut --help >/dev/null 2>&
 fi
 
 # Normalised listing: file names with time stamps replaced, then a checksum per file; the exit status per case.
-# stdout/stderr are compared with numbers masked (timings) only for their first 40 lines.
+# stdout/stderr are compared with numbers masked (timings) only for their first 40 lines. The output folder, the
+# fixtures and the source tree are masked in every text (OUT, FX, SRC), so a baseline recorded from one checkout
+# compares with a build of another (a worktree): list DIR RUN_DIR FIXTURES SOURCE (RUN_DIR: where the commands wrote,
+# DIR: where the outputs are now).
 list() {
+    local paths="s#$2#OUT#g; s#$3#FX#g; s#$4#SRC#g"
     (cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do
         n=$(echo "$f" | sed -E 's/[0-9]{19}/TS/g; s/[0-9]{14}/TS/g')
         case "$f" in
-            */stdout|*/stderr) s=$(head -40 "$f" | sed -E 's#'"$1"'#OUT#g; s/[0-9]+(\.[0-9]+)?/N/g' | md5sum | cut -c1-32) ;;
-            *.xlsx) s=$(for m in $(unzip -Z1 "$f" | grep -v '^docProps/core.xml$'); do echo "$m"; unzip -p "$f" "$(printf '%s' "$m" | sed 's/\[/[[]/g')"; done | sed -E 's/[0-9]{19}/TS/g; s/[0-9]{14}/TS/g' | md5sum | cut -c1-32) ;;
-            *) s=$(sed -E 's/[0-9]{19}/TS/g; s/[0-9]{14}/TS/g' "$f" | md5sum | cut -c1-32) ;;
+            */stdout|*/stderr) s=$(head -40 "$f" | sed -E "$paths"'; s/[0-9]+(\.[0-9]+)?/N/g' | md5sum | cut -c1-32) ;;
+            *.xlsx) s=$(for m in $(unzip -Z1 "$f" | grep -v '^docProps/core.xml$'); do echo "$m"; unzip -p "$f" "$(printf '%s' "$m" | sed 's/\[/[[]/g')"; done | sed -E "$paths"'; s/[0-9]{19}/TS/g; s/[0-9]{14}/TS/g' | md5sum | cut -c1-32) ;;
+            *) s=$(sed -E "$paths"'; s/[0-9]{19}/TS/g; s/[0-9]{14}/TS/g' "$f" | md5sum | cut -c1-32) ;;
         esac
         echo "$n $s"
     done)
 }
 if [ "${BASELINE:-0}" = 1 ]; then
     mkdir -p "$base"
-    list "$out" >"$base/baseline.list"
     rm -rf "$base/run1"
     cp -a "$out" "$base/run1"
+    printf 'out=%s\nfx=%s\nsrc=%s\n' "$out" "$fx" "$src" >"$base/roots"
+    list "$base/run1" "$out" "$fx" "$src" >"$base/baseline.list"
     echo "baseline: $(wc -l <"$base/baseline.list") files/statuses in $(ls "$out" | wc -l) cases, in $base"
     exit 0
 fi
-list "$out" >"$out.list"
+list "$out" "$out" "$fx" "$src" >"$out.list"
+# The baseline's listing, with the roots it was recorded under (BASELINE_DIR/roots).
+root() { sed -n "s/^$1=//p" "$base/roots" 2>/dev/null; }
+baseOut=$(root out); baseFx=$(root fx); baseSrc=$(root src)
+list "$base/run1" "${baseOut:-$base/run1}" "${baseFx:-$fx}" "${baseSrc:-$src}" >"$base/baseline.list"
 varies=$(cat "$base/VARIES" 2>/dev/null)
 filter() { if [ -n "$varies" ]; then awk -v v="$varies" 'BEGIN{n=split(v,a,"\n"); for(i=1;i<=n;i++) skip[a[i]]=1} { if ($1 in skip) print $1, "(varies)"; else print }'; else cat; fi; }
 if diff <(filter <"$base/baseline.list") <(filter <"$out.list") >"$out.diff"; then
