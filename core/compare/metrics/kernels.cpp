@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <unistd.h>
@@ -123,6 +124,21 @@ void mergeOthers(PairStats& out, const PairStats& c)
 
 namespace {
 std::atomic<bool> g_forceFloat64 { false };
+
+/// The 1 per mille and 5 per mille thresholds as numpy compares them in `compute`: np.float16(0.001) and
+/// np.float16(0.005) (numpy converts double -> half directly), their float32 casts, or the doubles themselves.
+/// Every profile's rule (msprobe 1.2, msprobe 26, ptdbg) takes its thresholds from here.
+std::pair<double, double> thresholdsFor(DType compute)
+{
+    switch (compute) {
+    case DType::Float16:
+        return { 0.0010004043579101562, 0.005001068115234375 };
+    case DType::Float32:
+        return { static_cast<float>(0.001), static_cast<float>(0.005) };
+    default:
+        return { 0.001, 0.005 };
+    }
+}
 } // namespace
 
 void forceFloat64Pass(bool on)
@@ -164,19 +180,7 @@ RelErrRule ruleMsprobe12(DType npu, DType bench)
     rule.npuEpsType = nt;
     rule.npuEps = eps(nt);
     rule.benchAtZero = eps(bt); // 0 + eps, in the bench's type
-    switch (rule.compute) {
-    case DType::Float16:
-        // np.float16(0.001), np.float16(0.005): numpy converts double -> half directly.
-        rule.one = 0.0010004043579101562;
-        rule.five = 0.005001068115234375;
-        break;
-    case DType::Float32:
-        rule.one = static_cast<float>(0.001);
-        rule.five = static_cast<float>(0.005);
-        break;
-    default:
-        break;
-    }
+    std::tie(rule.one, rule.five) = thresholdsFor(rule.compute);
     return rule;
 }
 
@@ -190,14 +194,11 @@ RelErrRule ruleMsprobe26(DType npu, DType bench)
     if (wide) {
         rule.compute = rule.npuEpsType = DType::Float64;
         rule.npuEps = rule.benchAtZero = kFloatEps;
-        rule.one = 0.001;
-        rule.five = 0.005;
     } else {
         rule.compute = rule.npuEpsType = DType::Float32;
         rule.npuEps = rule.benchAtZero = kFloat32Eps; // 0 + eps in float32 is eps
-        rule.one = static_cast<float>(0.001);
-        rule.five = static_cast<float>(0.005);
     }
+    std::tie(rule.one, rule.five) = thresholdsFor(rule.compute);
     return rule;
 }
 
@@ -732,18 +733,7 @@ RelErrRule relRuleOf(const PtdbgRule& rule)
     }
     // Otherwise the bench zeros are already changed: a zero left is an inf/NaN position the kernel zeroed,
     // whose relative error is 0/0 = NaN, as ptdbg's inf - inf or NaN there.
-    switch (rule.compute) {
-    case DType::Float16:
-        r.one = 0.0010004043579101562; // np.float16(0.001): double -> half directly
-        r.five = 0.005001068115234375;
-        break;
-    case DType::Float32:
-        r.one = static_cast<float>(0.001);
-        r.five = static_cast<float>(0.005);
-        break;
-    default:
-        break;
-    }
+    std::tie(r.one, r.five) = thresholdsFor(rule.compute);
     return r;
 }
 
