@@ -124,6 +124,8 @@ struct Walk
     /// Every folder listed, by (device, inode): a symlink loop, or thousands of links to one big folder, would
     /// otherwise make the walk cost the number of paths (10,000^4) instead of the number of folders.
     std::set<std::pair<dev_t, ino_t>> listed;
+    const ProgressSink* progress = nullptr;
+    bool cancelled = false; ///< the walk stopped on the caller's cancel: what it found is incomplete
     std::size_t skipped() const { return noDump.size() + otherNames.size() + unreadable.size() + seenBefore.size(); }
 };
 
@@ -163,6 +165,11 @@ bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, Dump
 /// below it already recorded why).
 bool collect(const fs::path& dir, int depth, Walk& walk)
 {
+    // Once per folder: a step folder of 10,000 rank folders stops within one of them after a cancel.
+    if (walk.cancelled || (walk.progress && walk.progress->isCancelled())) {
+        walk.cancelled = true;
+        return false;
+    }
     struct stat st {};
     if (::stat(dir.c_str(), &st) == 0 && !walk.listed.emplace(st.st_dev, st.st_ino).second) {
         walk.seenBefore.push_back(dir);
@@ -393,8 +400,11 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
         return layout;
     }
     // Three levels cover root/step/rank; two more allow ptdbg_dump_{version}/ or graph|pynative/ above them.
-    Walk walk { input, layout, {}, {}, {}, {}, {} };
+    Walk walk { input, layout, {}, {}, {}, {}, {}, options.progress };
     collect(input, 4, walk);
+    if (walk.cancelled)
+        return makeError("layout.cancelled", SourceLocation { input.string(), std::nullopt, 0, 0 },
+                         "cancelled while searching the folder for dumps");
     for (const auto* list : { &walk.noDump, &walk.otherNames, &walk.seenBefore })
         layout.skippedFolders.insert(layout.skippedFolders.end(), list->begin(), list->end());
     for (const auto& [p, why] : walk.unreadable)

@@ -57,6 +57,10 @@ struct DiscoverOptions
     /// false: the error `layout.empty`. true: the layout with no ranks (its summaries and skippedFolders say what
     /// was seen), for a consumer that reports each empty rank folder itself.
     bool allowEmpty = false;
+    /// Looked at before each folder is listed (the walk's cost is per folder): once it says cancelled, the walk
+    /// stops and discoverDump returns the error `layout.cancelled`. No progress is reported (the number of folders
+    /// is not known until the walk ends). Null: never cancelled.
+    const ProgressSink* progress = nullptr;
 };
 
 Result<DumpLayout> discoverDump(const std::filesystem::path& input, const DiscoverOptions& options = {});

@@ -750,6 +750,15 @@ JsonDocument::ParseOutcome JsonParser::run()
         m_pos = 3;
     Expect expect = Expect::Value;
     bool haveRoot = false;
+    // The '}' or ']' at m_pos ends the innermost container (an empty one, or after its last item).
+    auto closeContainer = [&] {
+        ++m_pos;
+        m_builder.end();
+        m_stack.pop_back();
+        expect = Expect::CommaOrEnd;
+        if (m_stack.empty())
+            haveRoot = true;
+    };
 
     while (!failure) {
         skipSpace();
@@ -769,12 +778,7 @@ JsonDocument::ParseOutcome JsonParser::run()
         case Expect::Key:
         case Expect::KeyOrEnd: {
             if (c == '}' && expect == Expect::KeyOrEnd) {
-                ++m_pos;
-                m_builder.end();
-                m_stack.pop_back();
-                expect = Expect::CommaOrEnd;
-                if (m_stack.empty())
-                    haveRoot = true;
+                closeContainer();
                 break;
             }
             if (c != '"') {
@@ -811,11 +815,7 @@ JsonDocument::ParseOutcome JsonParser::run()
                 ++m_pos;
                 expect = top == JsonType::Object ? Expect::Key : Expect::Value;
             } else if ((c == '}' && top == JsonType::Object) || (c == ']' && top == JsonType::Array)) {
-                ++m_pos;
-                m_builder.end();
-                m_stack.pop_back();
-                if (m_stack.empty())
-                    haveRoot = true;
+                closeContainer();
                 if (m_pos >= m_nextReadPast && m_options.readPast) {
                     m_options.readPast(m_pos);
                     m_nextReadPast = m_pos + kReadPastEvery;
@@ -842,14 +842,8 @@ JsonDocument::ParseOutcome JsonParser::run()
                     m_builder.beginArray(start);
                     m_stack.push_back(JsonType::Array);
                     skipSpace();
-                    if (!atEnd() && m_text[m_pos] == ']') {
-                        ++m_pos;
-                        m_builder.end();
-                        m_stack.pop_back();
-                        expect = Expect::CommaOrEnd;
-                        if (m_stack.empty())
-                            haveRoot = true;
-                    }
+                    if (!atEnd() && m_text[m_pos] == ']')
+                        closeContainer();
                 }
                 break;
             }

@@ -56,12 +56,7 @@ std::string nextStamp(const std::string& stamp)
     tm.tm_min = std::stoi(stamp.substr(10, 2));
     tm.tm_sec = std::stoi(stamp.substr(12, 2)) + 1;
     tm.tm_isdst = -1;
-    const std::time_t t = std::mktime(&tm);
-    std::tm local {};
-    localtime_r(&t, &local);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
-    return buf;
+    return localTimestamp(std::mktime(&tm));
 }
 
 Diagnostic optionError(std::string message)

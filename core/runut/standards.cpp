@@ -93,6 +93,21 @@ std::string aggregate(const std::vector<std::string_view>& statuses)
     return std::string(warning ? kWarning : kPass);
 }
 
+/// A builtin output (bool, int, float, str) judged against its counterpart: both Python type names, then error when
+/// the values differ, else pass with a binary error rate of 0.
+void judgeBuiltin(const Value& bench, const Value& device, bool equal, DetailRow& row)
+{
+    row.benchDtype = builtinTypeName(bench.kind);
+    row.deviceDtype = builtinTypeName(device.kind);
+    if (!equal) {
+        row.status = kError;
+        return;
+    }
+    row.binaryErrRate = 0;
+    row.kinds[static_cast<std::size_t>(Metric::BinaryErrRate)] = NumberKind::Int;
+    row.status = kPass;
+}
+
 void compareCore(const Value& bench, const Value& device, const CompareContext& ctx, DetailRow& row)
 {
     // msprobe tests isinstance(bench, type(device)): a bool bench passes against an int device.
@@ -103,15 +118,7 @@ void compareCore(const Value& bench, const Value& device, const CompareContext& 
         return;
     }
     if (boolAsInt) {
-        row.benchDtype = builtinTypeName(bench.kind);
-        row.deviceDtype = builtinTypeName(device.kind);
-        if ((bench.boolValue ? 1 : 0) != device.intValue) {
-            row.status = kError;
-            return;
-        }
-        row.binaryErrRate = 0;
-        row.kinds[static_cast<std::size_t>(Metric::BinaryErrRate)] = NumberKind::Int;
-        row.status = kPass;
+        judgeBuiltin(bench, device, (bench.boolValue ? 1 : 0) == device.intValue, row);
         return;
     }
     switch (bench.kind) {
@@ -144,8 +151,6 @@ void compareCore(const Value& bench, const Value& device, const CompareContext& 
     case Value::Kind::Int:
     case Value::Kind::Float:
     case Value::Kind::Str: {
-        row.benchDtype = builtinTypeName(bench.kind);
-        row.deviceDtype = builtinTypeName(device.kind);
         bool equal = false;
         if (bench.kind == Value::Kind::Bool)
             equal = bench.boolValue == device.boolValue;
@@ -155,13 +160,7 @@ void compareCore(const Value& bench, const Value& device, const CompareContext& 
             equal = bench.floatValue == device.floatValue; // NaN != NaN, as in Python
         else
             equal = bench.text == device.text;
-        if (!equal) {
-            row.status = kError;
-            return;
-        }
-        row.binaryErrRate = 0;
-        row.kinds[static_cast<std::size_t>(Metric::BinaryErrRate)] = NumberKind::Int;
-        row.status = kPass;
+        judgeBuiltin(bench, device, equal, row);
         return;
     }
     case Value::Kind::None:

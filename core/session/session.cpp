@@ -65,7 +65,7 @@ std::vector<std::size_t> SessionPlan::pairsOfStep(std::int64_t step) const
     return out;
 }
 
-Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchInput)
+Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchInput, const ProgressSink* progress)
 {
     SessionPlan plan;
     plan.npuInput = npuInput;
@@ -100,6 +100,7 @@ Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchI
     compare::PlanOptions options;
     options.strictRanks = false;
     options.stackBeside = false;
+    options.progress = progress;
     auto planned = compare::planPairs(compare::CompareInput { npuPath, benchPath, std::nullopt }, options);
     if (!planned)
         return planned.error();

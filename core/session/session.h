@@ -52,7 +52,10 @@ struct SessionPlan
     std::vector<std::size_t> pairsOfStep(std::int64_t step) const;
 };
 
-Result<SessionPlan> planSession(const std::filesystem::path& npu, const std::filesystem::path& bench);
+/// `progress` (may be null) is looked at during both sides' folder walks: a cancel stops the walk under way and the
+/// plan fails with `layout.cancelled`.
+Result<SessionPlan> planSession(const std::filesystem::path& npu, const std::filesystem::path& bench,
+                                const ProgressSink* progress = nullptr);
 
 /// The loaded, not yet compared, pair: what a viewer shows first.
 struct PairSkeleton

@@ -157,24 +157,17 @@ std::optional<PtFailure> PickleMachine::step(std::uint8_t op)
     case 'l': // LIST
     case 'd': { // DICT
         std::size_t start = 0;
-        if (auto problem = popMark(op == 'l' ? "LIST" : "DICT", start))
+        if (auto problem = popItems(op, start))
             return problem;
-        if (op == 'd' && (m_stack.size() - start) % 2 != 0)
-            return failure("DICT with an odd number of keys and values");
         const bool empty = m_stack.size() == start;
         m_stack.resize(start);
         return push(op == 'l' ? Kind::List : Kind::Dict, empty ? 0 : 1);
     }
     case 'e': // APPENDS
     case 'u': { // SETITEMS
-        const char* what = op == 'e' ? "APPENDS" : "SETITEMS";
         std::size_t start = 0;
-        if (auto problem = popMark(what, start))
+        if (auto problem = popItems(op, start))
             return problem;
-        if (start == 0 || m_values[m_stack[start - 1]].kind != (op == 'e' ? Kind::List : Kind::Dict))
-            return failure(std::string(what) + " with no " + (op == 'e' ? "list" : "dict") + " below its MARK");
-        if (op == 'u' && (m_stack.size() - start) % 2 != 0)
-            return failure("SETITEMS with an odd number of keys and values");
         if (m_stack.size() > start)
             m_values[m_stack[start - 1]].number = 1; // no longer empty
         m_stack.resize(start);
@@ -318,6 +311,21 @@ std::optional<PtFailure> PickleMachine::popMark(const char* opcode, std::size_t&
         return failure(std::string(opcode) + " without a MARK");
     start = m_marks.back();
     m_marks.pop_back();
+    return std::nullopt;
+}
+
+std::optional<PtFailure> PickleMachine::popItems(std::uint8_t op, std::size_t& start)
+{
+    const bool list = op == 'l' || op == 'e';
+    const bool adds = op == 'e' || op == 'u';
+    const char* what = op == 'l' ? "LIST" : op == 'd' ? "DICT" : op == 'e' ? "APPENDS" : "SETITEMS";
+    if (auto problem = popMark(what, start))
+        return problem;
+    // Tensor mode makes no Objects, so hasContainer is its plain list/dict test there.
+    if (adds && (start == 0 || !hasContainer(m_stack[start - 1], list)))
+        return failure(std::string(what) + " with no " + (list ? "list" : "dict") + " below its MARK");
+    if (!list && (m_stack.size() - start) % 2 != 0)
+        return failure(std::string(what) + " with an odd number of keys and values");
     return std::nullopt;
 }
 

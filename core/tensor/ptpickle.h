@@ -183,6 +183,9 @@ private:
     const Value& item(const Value& tuple, std::uint32_t i) const { return m_values[m_items[tuple.first + i]]; }
     /// The innermost MARK taken off (its stack position in `start`), or `opcode` "without a MARK".
     std::optional<PtFailure> popMark(const char* opcode, std::size_t& start);
+    /// LIST, DICT, APPENDS, SETITEMS (`op`): the MARK taken off as popMark does, then the list or dict below the MARK
+    /// that APPENDS/SETITEMS add to, then a dict's items counted in pairs; each failure names the opcode.
+    std::optional<PtFailure> popItems(std::uint8_t op, std::size_t& start);
     std::optional<PtFailure> makeTuple(std::size_t count);
     std::optional<PtFailure> put(std::uint32_t id);
     std::optional<PtFailure> get(std::uint32_t id);

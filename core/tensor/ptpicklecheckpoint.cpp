@@ -86,10 +86,8 @@ std::optional<PtFailure> PickleMachine::generalContainerStep(std::uint8_t op)
     case 'l': // LIST
     case 'd': { // DICT
         std::size_t start = 0;
-        if (auto problem = popMark(op == 'l' ? "LIST" : "DICT", start))
+        if (auto problem = popItems(op, start))
             return problem;
-        if (op == 'd' && (m_stack.size() - start) % 2 != 0)
-            return failure("DICT with an odd number of keys and values");
         std::vector<std::uint32_t> items(m_stack.begin() + static_cast<std::ptrdiff_t>(start), m_stack.end());
         m_stack.resize(start);
         return pushContainer(op == 'l' ? Kind::List : Kind::Dict, std::move(items));
@@ -118,14 +116,9 @@ std::optional<PtFailure> PickleMachine::generalContainerStep(std::uint8_t op)
     }
     case 'e': // APPENDS
     case 'u': { // SETITEMS
-        const char* what = op == 'e' ? "APPENDS" : "SETITEMS";
         std::size_t start = 0;
-        if (auto problem = popMark(what, start))
+        if (auto problem = popItems(op, start))
             return problem;
-        if (start == 0 || !hasContainer(m_stack[start - 1], op == 'e'))
-            return failure(std::string(what) + " with no " + (op == 'e' ? "list" : "dict") + " below its MARK");
-        if (op == 'u' && (m_stack.size() - start) % 2 != 0)
-            return failure("SETITEMS with an odd number of keys and values");
         auto& items = m_containers[containerOf(m_stack[start - 1])];
         items.insert(items.end(), m_stack.begin() + static_cast<std::ptrdiff_t>(start), m_stack.end());
         m_stack.resize(start);

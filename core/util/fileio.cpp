@@ -181,9 +181,13 @@ bool writeAllToFd(int fd, std::string_view text, int& err)
 
 std::string localTimestamp()
 {
-    const std::time_t t = std::time(nullptr);
+    return localTimestamp(std::time(nullptr));
+}
+
+std::string localTimestamp(std::time_t when)
+{
     std::tm local {};
-    localtime_r(&t, &local);
+    localtime_r(&when, &local);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &local);
     return buf;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -67,5 +68,7 @@ bool writeAllToFd(int fd, std::string_view text, int& err);
 
 /// Local time as YYYYmmddHHMMSS, msprobe's timestamp in output file names.
 std::string localTimestamp();
+/// `when` in local time as YYYYmmddHHMMSS (the one formatter of that stamp; run_ut's next-second names use it).
+std::string localTimestamp(std::time_t when);
 
 } // namespace probescope

@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <fstream>
+#include <limits>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -219,6 +222,72 @@ TEST(DumpLayout, TenThousandEmptyRankFoldersEndFastWithAClearError)
     EXPECT_EQ(one->ranks[0].rank, 5000);
     ASSERT_EQ(one->diagnostics.size(), 1u);
     EXPECT_NE(one->diagnostics[0].message.find("skipped 9999 folders"), std::string::npos);
+}
+
+namespace {
+
+/// Says cancelled from its (cancelAfter + 1)-th look on, and counts the looks.
+class CancelAfter : public ProgressSink
+{
+public:
+    explicit CancelAfter(std::uint64_t looks)
+        : m_cancelAfter(looks)
+    {
+    }
+    void setRange(std::uint64_t) override { }
+    void advance(std::uint64_t) override { }
+    bool isCancelled() const override { return ++m_looks > m_cancelAfter; }
+    std::uint64_t looks() const { return m_looks; }
+
+private:
+    std::uint64_t m_cancelAfter;
+    mutable std::atomic<std::uint64_t> m_looks { 0 };
+};
+
+} // namespace
+
+// Issue 37: the GUI plans a job off its thread with Cancel; the walk looks at the cancel before each folder it
+// lists, so after a cancel a job of thousands of rank folders is not walked to the end in the background.
+TEST(DumpLayout, ACancelStopsTheWalkAtTheNextFolder)
+{
+    ScratchDir dir;
+    constexpr int kRanks = 3000;
+    for (int step = 0; step < 2; ++step) {
+        for (int r = 0; r < kRanks / 2; ++r) {
+            const auto rank = dir.path() / ("step" + std::to_string(step)) / ("rank" + std::to_string(r));
+            std::filesystem::create_directories(rank);
+            std::ofstream(rank / "dump.json") << kMinimalDump;
+        }
+    }
+    // Never cancelled: the same layout as without a sink, and the sink was looked at once per folder.
+    auto plain = discoverDump(dir.path());
+    ASSERT_TRUE(plain.ok()) << plain.error().format();
+    CancelAfter never(std::numeric_limits<std::uint64_t>::max());
+    DiscoverOptions options;
+    options.progress = &never;
+    auto watched = discoverDump(dir.path(), options);
+    ASSERT_TRUE(watched.ok()) << watched.error().format();
+    EXPECT_EQ(watched->ranks.size(), static_cast<std::size_t>(kRanks));
+    EXPECT_EQ(labels(*watched), labels(*plain));
+    EXPECT_EQ(never.looks(), static_cast<std::uint64_t>(kRanks + 3)); // the root, two steps, every rank folder
+
+    // Cancelled at the 101st folder: the walk stops there (no look after the one that said so) with its own error.
+    CancelAfter early(100);
+    options.progress = &early;
+    auto cancelled = discoverDump(dir.path(), options);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().id, "layout.cancelled");
+    EXPECT_EQ(cancelled.error().location.file, dir.path().string());
+    EXPECT_EQ(early.looks(), 101u);
+
+    // Cancelled before it starts: not one folder is listed, even with allowEmpty.
+    CancelAfter already(0);
+    options.progress = &already;
+    options.allowEmpty = true;
+    auto none = discoverDump(dir.path() / "step0", options);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().id, "layout.cancelled");
+    EXPECT_EQ(already.looks(), 1u);
 }
 
 TEST(DumpLayout, OddBytesInFolderNamesAreEscapedNeverACrash)

@@ -15,6 +15,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <vector>
@@ -112,6 +114,29 @@ TEST(FileIo, ReadTextFileAndItsErrorsNameTheFile)
     ASSERT_FALSE(missing.ok());
     EXPECT_NE(missing.error().format().find("absent.txt"), std::string::npos);
     EXPECT_EQ(localTimestamp().size(), 14u);
+}
+
+TEST(FileIo, LocalTimestampFormatsAGivenTimeInLocalTime)
+{
+    // The zone is the process's: pin it for the test and put the caller's back.
+    const char* before = std::getenv("TZ");
+    const std::string saved = before ? before : "";
+    setenv("TZ", "UTC0", 1);
+    tzset();
+    EXPECT_EQ(localTimestamp(std::time_t { 0 }), "19700101000000");
+    EXPECT_EQ(localTimestamp(std::time_t { 1767323045 }), "20260102030405");
+    EXPECT_EQ(localTimestamp(std::time_t { 1709251199 }), "20240229235959");
+    setenv("TZ", "CST-8", 1); // UTC+8, msprobe's usual zone
+    tzset();
+    EXPECT_EQ(localTimestamp(std::time_t { 1767323045 }), "20260102110405");
+    const std::time_t now = std::time(nullptr);
+    const std::string stamp = localTimestamp();
+    EXPECT_TRUE(stamp == localTimestamp(now) || stamp == localTimestamp(now + 1)) << stamp;
+    if (before)
+        setenv("TZ", saved.c_str(), 1);
+    else
+        unsetenv("TZ");
+    tzset();
 }
 
 TEST(Layout, RunFilesAreFoundAtEveryLevelInOrder)

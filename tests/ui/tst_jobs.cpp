@@ -8,6 +8,7 @@
 #include "ui/jobs/overviewjob.h"
 #include "ui/jobs/planjob.h"
 #include "core/session/session.h"
+#include "core/tempdir.h"
 #include "testconfig.h"
 
 #include <QCoreApplication>
@@ -22,6 +23,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -728,4 +731,90 @@ TEST(PlanJob, PlansOffTheGuiThreadAndACancelledResultNeverArrives)
     QTest::qWait(300);
     EXPECT_EQ(finished.size(), 1);
     EXPECT_EQ(cancelled.size(), 1);
+}
+
+// Issue 37: the plan's folder walks honour the Cancel. The work plans a real job of 4,000 rank folders; the sink it
+// hands to session::planSession holds the walk at its 50th folder until the GUI thread has pressed Cancel, so the
+// cancel lands mid-walk on any machine. The walk then stops at its next folder (no further look at the cancel) and
+// the worker returns at once with layout.cancelled instead of finishing both sides in the background.
+TEST(PlanJob, ACancelStopsTheFolderWalkOfALargeJob)
+{
+    using probescope::ui::PlanJob;
+    probescope::testing::ScratchDir dir;
+    for (int step = 0; step < 2; ++step) {
+        for (int r = 0; r < 2000; ++r) {
+            const auto rank = dir.path() / ("step" + std::to_string(step)) / ("rank" + std::to_string(r));
+            std::filesystem::create_directories(rank);
+            std::ofstream(rank / "dump.json") << R"({"task": "statistics", "level": "L1", "data": {}})";
+        }
+    }
+    struct Seen
+    {
+        std::atomic<bool> reached { false };
+        std::atomic<bool> returned { false };
+        std::atomic<int> looks { 0 };
+        std::atomic<int> looksAfterCancel { 0 };
+        std::atomic<bool> walkCancelled { false };
+    };
+    // Holds the walk at its 50th look until the job's own sink is cancelled, then counts the looks after that.
+    class Holding : public ProgressSink
+    {
+    public:
+        Holding(ProgressSink& job, Seen& seen)
+            : m_job(job)
+            , m_seen(seen)
+        {
+        }
+        void setRange(std::uint64_t total) override { m_job.setRange(total); }
+        void advance(std::uint64_t done) override { m_job.advance(done); }
+        bool isCancelled() const override
+        {
+            if (++m_seen.looks == 50) {
+                m_seen.reached = true;
+                for (int i = 0; i < 10000 && !m_job.isCancelled(); ++i)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            const bool cancelled = m_job.isCancelled();
+            if (cancelled)
+                ++m_seen.looksAfterCancel;
+            return cancelled;
+        }
+
+    private:
+        ProgressSink& m_job;
+        Seen& m_seen;
+    };
+    auto seen = std::make_shared<Seen>();
+    const std::filesystem::path root = dir.path();
+    PlanJob job;
+    QSignalSpy finished(&job, &PlanJob::finished);
+    QSignalSpy cancelled(&job, &PlanJob::cancelled);
+    job.start([seen, root](ProgressSink& progress) -> Result<session::SessionPlan> {
+        const Holding holding(progress, *seen);
+        auto plan = session::planSession(root, root, &holding);
+        seen->walkCancelled = !plan.ok() && plan.error().id == "layout.cancelled";
+        seen->returned = true;
+        return plan;
+    });
+    ASSERT_TRUE(QTest::qWaitFor([&] { return seen->reached.load(); }, 10000));
+    EXPECT_FALSE(seen->returned);
+    job.cancel();
+    QElapsedTimer clock;
+    clock.start();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return seen->returned.load(); }, 10000));
+    EXPECT_LT(clock.elapsed(), 2000); // the rest of a 4,000-folder walk, twice, is not done
+    EXPECT_TRUE(seen->walkCancelled);
+    EXPECT_EQ(seen->looks.load(), 50); // held at the 50th look, which then saw the cancel: no folder after it
+    EXPECT_EQ(seen->looksAfterCancel.load(), 1);
+    QTest::qWait(200);
+    EXPECT_EQ(cancelled.size(), 1);
+    EXPECT_TRUE(finished.isEmpty());
+    EXPECT_FALSE(job.takeResult());
+
+    // The same job, never cancelled, is planned whole: 2 steps × 2,000 ranks, paired with themselves.
+    job.start([root](ProgressSink& progress) { return session::planSession(root, root, &progress); });
+    ASSERT_TRUE(job.waitFor(60000));
+    auto whole = job.takeResult();
+    ASSERT_TRUE(whole && whole->ok()) << (whole ? whole->error().format() : std::string("no result"));
+    EXPECT_EQ((*whole)->pairs.size(), 4000u);
 }

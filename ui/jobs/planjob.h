@@ -25,8 +25,9 @@ namespace probescope::ui {
  * way, whose result is then dropped unseen. The result is taken either at once, by waitFor() and takeResult()
  * (a small input is planned before the user could see a progress bar), or when finished() says it is ready.
  * cancel() returns at once and the run's result is never delivered, so a cancelled open leaves nothing behind;
- * the worker stops at its next look at the cancel (MainWindow's work: after the stage under way, one discovery
- * of the sides: dump::discoverDump takes no cancel).
+ * the worker stops at its next look at the cancel (MainWindow's work gives the sink to both sides' discovery,
+ * dump::discoverDump, which looks at it before each folder it lists, so a cancelled walk of thousands of rank
+ * folders ends within one folder instead of finishing in the background).
  */
 class PlanJob : public QObject
 {

@@ -93,12 +93,14 @@ QString formatName(dump::DumpFormat format)
 
 } // namespace
 
-DumpPreview previewDump(const QString& path)
+DumpPreview previewDump(const QString& path, const ProgressSink* progress)
 {
     DumpPreview preview;
     if (path.trimmed().isEmpty())
         return preview;
-    auto layout = dump::discoverDump(path.toStdString());
+    dump::DiscoverOptions discover;
+    discover.progress = progress;
+    auto layout = dump::discoverDump(path.toStdString(), discover);
     if (!layout) {
         // The one discovery refuses two dumps at one (step, rank) place (a folder holding both npu/ and bench/, say):
         // which of them would be compared is a guess. Its message names both files; the lead says it in the user's
@@ -162,7 +164,7 @@ DumpPreview previewDump(const QString& path)
     return preview;
 }
 
-QString pairProblem(const QString& npu, const QString& bench)
+QString pairProblem(const QString& npu, const QString& bench, const ProgressSink* progress)
 {
     QString npuPath = npu;
     QString benchPath = bench;
@@ -187,10 +189,10 @@ QString pairProblem(const QString& npu, const QString& bench)
             benchPath = toQ(input->benchPath.string());
         }
     }
-    const DumpPreview n = previewDump(npuPath);
+    const DumpPreview n = previewDump(npuPath, progress);
     if (!n.ok)
         return QCoreApplication::translate("DumpPreview", "NPU side: %1").arg(n.problem);
-    const DumpPreview b = previewDump(benchPath);
+    const DumpPreview b = previewDump(benchPath, progress);
     if (!b.ok)
         return QCoreApplication::translate("DumpPreview", "Bench side: %1").arg(b.problem);
     return {};

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/util/diagnostic.h"
+
 #include <QString>
 #include <QStringList>
 
@@ -20,13 +22,15 @@ struct DumpPreview
     QStringList notes; ///< discovery's warnings (a rank folder without a dump file, …)
 };
 
-DumpPreview previewDump(const QString& path);
+/// `progress` (may be null): a cancel stops discovery's folder walk; the preview then says "cancelled" (not ok).
+DumpPreview previewDump(const QString& path, const ProgressSink* progress = nullptr);
 
 /// Why the pair cannot be compared: a side that discovery refuses or finds ambiguous (two dumps at the same
 /// step and rank), "" when both are sound. An msprobe or ptdbg compare.json (`bench` empty) is resolved to the
 /// two paths it names first. Every way into a compare (dialog, drop, recent pairs, command line) asks this
 /// before planning, so an ambiguous folder is refused with a reason and never reaches the planner.
-QString pairProblem(const QString& npu, const QString& bench);
+/// `progress` (may be null) is given to both sides' discovery; after a cancel the text is a problem to ignore.
+QString pairProblem(const QString& npu, const QString& bench, const ProgressSink* progress = nullptr);
 
 /// What opening (npu, bench) compares, as session::planSession plans it.
 struct PairPreview

@@ -41,13 +41,14 @@ std::optional<Result<session::SessionPlan>> MainWindow::takePlan(const QString& 
     // and rank) is refused with its reason ("ui.open"), whichever way it came, and never reaches the planner.
     m_planJob->start([npu, bench](ProgressSink& progress) -> Result<session::SessionPlan> {
         progress.setRange(2); // the two sides checked, then the pairs planned
-        const QString problem = pairProblem(npu, bench);
+        // Both stages walk the sides' folders with the cancel: a cancelled open stops within a folder.
+        const QString problem = pairProblem(npu, bench, &progress);
         if (progress.isCancelled())
             return makeError("session.cancelled", {}, "cancelled");
         if (!problem.isEmpty())
             return makeError("ui.open", {}, problem.toStdString());
         progress.advance(1);
-        return session::planSession(npu.toStdString(), bench.toStdString());
+        return session::planSession(npu.toStdString(), bench.toStdString(), &progress);
     });
     // A pair or a small job is planned within m_planWaitMs and opens in one go, as before; a larger job shows progress
     // and Cancel at once and opens when its plan arrives, so the GUI thread is never held longer than that (the rank

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <unistd.h>
@@ -97,6 +98,36 @@ const std::byte* fetch(const Operand& side, std::uint64_t first, std::size_t cou
     return out;
 }
 
+/// Chunk `chunk` of a pair of `count` elements: its length (0 past the end) and both sides' bytes, each a pointer
+/// into memory or read into the caller's buffer; the bench side is not read when the NPU side could not be.
+struct PairChunk
+{
+    std::size_t length = 0;
+    const std::byte* npu = nullptr;
+    const std::byte* bench = nullptr;
+    bool readFailed() const { return !npu || !bench; }
+};
+
+PairChunk fetchChunk(const Operand& npu, const Operand& bench, std::uint64_t count, std::uint64_t chunk,
+                     ChunkBuffer& npuBuffer, ChunkBuffer& benchBuffer)
+{
+    PairChunk c;
+    const std::uint64_t first = chunk * kChunkElements;
+    if (first >= count)
+        return c;
+    c.length = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
+    c.npu = fetch(npu, first, c.length, npuBuffer);
+    c.bench = c.npu ? fetch(bench, first, c.length, benchBuffer) : nullptr;
+    return c;
+}
+
+PairStats ioFailure()
+{
+    PairStats failed;
+    failed.ioFailed = true;
+    return failed;
+}
+
 void addTo(Sum& total, double& comp, const Sum& part)
 {
     const double t = total.sum + part.sum;
@@ -123,6 +154,21 @@ void mergeOthers(PairStats& out, const PairStats& c)
 
 namespace {
 std::atomic<bool> g_forceFloat64 { false };
+
+/// The 1 per mille and 5 per mille thresholds as numpy compares them in `compute`: np.float16(0.001) and
+/// np.float16(0.005) (numpy converts double -> half directly), their float32 casts, or the doubles themselves.
+/// Every profile's rule (msprobe 1.2, msprobe 26, ptdbg) takes its thresholds from here.
+std::pair<double, double> thresholdsFor(DType compute)
+{
+    switch (compute) {
+    case DType::Float16:
+        return { 0.0010004043579101562, 0.005001068115234375 };
+    case DType::Float32:
+        return { static_cast<float>(0.001), static_cast<float>(0.005) };
+    default:
+        return { 0.001, 0.005 };
+    }
+}
 } // namespace
 
 void forceFloat64Pass(bool on)
@@ -164,19 +210,7 @@ RelErrRule ruleMsprobe12(DType npu, DType bench)
     rule.npuEpsType = nt;
     rule.npuEps = eps(nt);
     rule.benchAtZero = eps(bt); // 0 + eps, in the bench's type
-    switch (rule.compute) {
-    case DType::Float16:
-        // np.float16(0.001), np.float16(0.005): numpy converts double -> half directly.
-        rule.one = 0.0010004043579101562;
-        rule.five = 0.005001068115234375;
-        break;
-    case DType::Float32:
-        rule.one = static_cast<float>(0.001);
-        rule.five = static_cast<float>(0.005);
-        break;
-    default:
-        break;
-    }
+    std::tie(rule.one, rule.five) = thresholdsFor(rule.compute);
     return rule;
 }
 
@@ -190,14 +224,11 @@ RelErrRule ruleMsprobe26(DType npu, DType bench)
     if (wide) {
         rule.compute = rule.npuEpsType = DType::Float64;
         rule.npuEps = rule.benchAtZero = kFloatEps;
-        rule.one = 0.001;
-        rule.five = 0.005;
     } else {
         rule.compute = rule.npuEpsType = DType::Float32;
         rule.npuEps = rule.benchAtZero = kFloat32Eps; // 0 + eps in float32 is eps
-        rule.one = static_cast<float>(0.001);
-        rule.five = static_cast<float>(0.005);
     }
+    std::tie(rule.one, rule.five) = thresholdsFor(rule.compute);
     return rule;
 }
 
@@ -229,17 +260,14 @@ PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t cou
     // One buffer per side and thread, a chunk at most: kept for the thread's next chunk.
     thread_local ChunkBuffer npuBuffer;
     thread_local ChunkBuffer benchBuffer;
-    const std::uint64_t first = chunk * kChunkElements;
-    if (first >= count)
+    const PairChunk c = fetchChunk(npu, bench, count, chunk, npuBuffer, benchBuffer);
+    if (c.length == 0)
         return from;
-    const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
-    const std::byte* n = fetch(npu, first, m, npuBuffer);
-    const std::byte* b = n ? fetch(bench, first, m, benchBuffer) : nullptr;
-    if (!n || !b) {
-        PairStats failed;
-        failed.ioFailed = true;
-        return failed;
-    }
+    if (c.readFailed())
+        return ioFailure();
+    const std::size_t m = c.length;
+    const std::byte* n = c.npu;
+    const std::byte* b = c.bench;
     return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part)
                       : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part);
 }
@@ -363,14 +391,13 @@ void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, do
     std::vector<double> n(kChunkElements);
     std::vector<double> b(kChunkElements);
     dot = npuSq = benchSq = diffSq = 0;
-    for (std::uint64_t first = 0; first < count; first += kChunkElements) {
-        const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
-        const std::byte* pn = fetch(npu, first, m, npuBuffer);
-        const std::byte* pb = pn ? fetch(bench, first, m, benchBuffer) : nullptr;
-        if (!pn || !pb)
+    for (std::uint64_t chunk = 0; chunk * kChunkElements < count; ++chunk) {
+        const PairChunk c = fetchChunk(npu, bench, count, chunk, npuBuffer, benchBuffer);
+        if (c.readFailed())
             return;
-        toFloat64(npu.dtype, pn, m, n.data());
-        toFloat64(bench.dtype, pb, m, b.data());
+        const std::size_t m = c.length;
+        toFloat64(npu.dtype, c.npu, m, n.data());
+        toFloat64(bench.dtype, c.bench, m, b.data());
         for (std::size_t i = 0; i < m; ++i) {
             const double x = std::isfinite(n[i]) ? n[i] : 0.0;
             const double y = std::isfinite(n[i]) ? b[i] : 0.0;
@@ -732,18 +759,7 @@ RelErrRule relRuleOf(const PtdbgRule& rule)
     }
     // Otherwise the bench zeros are already changed: a zero left is an inf/NaN position the kernel zeroed,
     // whose relative error is 0/0 = NaN, as ptdbg's inf - inf or NaN there.
-    switch (rule.compute) {
-    case DType::Float16:
-        r.one = 0.0010004043579101562; // np.float16(0.001): double -> half directly
-        r.five = 0.005001068115234375;
-        break;
-    case DType::Float32:
-        r.one = static_cast<float>(0.001);
-        r.five = static_cast<float>(0.005);
-        break;
-    default:
-        break;
-    }
+    std::tie(r.one, r.five) = thresholdsFor(rule.compute);
     return r;
 }
 
@@ -777,17 +793,14 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
     thread_local std::vector<std::uint16_t> nh(kPtdbgBlock);
     thread_local std::vector<std::uint16_t> bh(kPtdbgBlock);
     thread_local std::vector<PairStats> parts;
-    const std::uint64_t first = chunk * kChunkElements;
-    if (first >= count)
+    const PairChunk c = fetchChunk(npu, bench, count, chunk, npuBuffer, benchBuffer);
+    if (c.length == 0)
         return {};
-    const auto m = static_cast<std::size_t>(count - first < kChunkElements ? count - first : kChunkElements);
-    const std::byte* n = fetch(npu, first, m, npuBuffer);
-    const std::byte* b = n ? fetch(bench, first, m, benchBuffer) : nullptr;
-    if (!n || !b) {
-        PairStats failed;
-        failed.ioFailed = true;
-        return failed;
-    }
+    if (c.readFailed())
+        return ioFailure();
+    const std::size_t m = c.length;
+    const std::byte* n = c.npu;
+    const std::byte* b = c.bench;
     const RelErrRule rel = relRuleOf(rule);
     if (!rule.benchFloat)
         return chunkStats(Operand { npu.dtype, n }, Operand { bench.dtype, b }, m, 0, rel, false);

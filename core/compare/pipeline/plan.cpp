@@ -130,10 +130,12 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
     const bool benchDir = fs::is_directory(input.benchPath, ec);
     if (options.strictRanks && npuDir != benchDir)
         return makeError("compare.input", at(input.npuPath), "npu_path and bench_path must both be files or both folders");
-    auto npu = dump::discoverDump(input.npuPath);
+    dump::DiscoverOptions discover;
+    discover.progress = options.progress;
+    auto npu = dump::discoverDump(input.npuPath, discover);
     if (!npu)
         return npu.error();
-    auto bench = dump::discoverDump(input.benchPath);
+    auto bench = dump::discoverDump(input.benchPath, discover);
     if (!bench)
         return bench.error();
     JobPlan plan;

@@ -45,6 +45,9 @@ struct PlanOptions
     /// Stack mode for pairs without a stack_path: msprobe's rule (stack.json beside the NPU dump.json turns it on).
     /// Off: never (the viewer shows stacks in its detail panel instead of a column).
     bool stackBeside = true;
+    /// Given to both sides' discovery (dump::DiscoverOptions::progress): a cancel stops the folder walk under way
+    /// and the plan fails with `layout.cancelled`. Null: never cancelled.
+    const ProgressSink* progress = nullptr;
 };
 
 /// A (step, rank) place that one side has and the other lacks: planned, but it cannot be compared.
