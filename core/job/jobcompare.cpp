@@ -2,6 +2,7 @@
 #include "core/job/jobcompare.h"
 
 #include "core/compare/output/csvwriter.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/compare/table/pytext.h"
 #include "core/compare/verdict/firstfailure.h"
 #include "core/util/fileio.h"
@@ -339,37 +340,257 @@ Result<bool> writeMarker(const fs::path& marker, const std::string& content)
     return true;
 }
 
-// How often a running job makes its outputs durable (one syncfs) and writes the markers of the pairs done since.
+// How often a running job makes its outputs durable (one syncfs) and writes the markers of the pairs done since (or
+// sooner, when the loop's window of results held back fills).
 constexpr std::chrono::seconds kBarrierInterval { 5 };
 
 // Reruns into one OUT each get a summary of their own; beyond this many the folder wants clearing.
 constexpr int kSummaryNames = 1000;
 
-/// Claims job_summary{,_N}.csv and .json with one tag N, the first free for both: never replaces a file.
-Result<std::pair<fs::path, fs::path>> writeSummary(const fs::path& outDir, const std::string& csv,
-                                                   const std::string& jsonText)
+constexpr const char* kCsvHeader = "step,npu_rank,bench_rank,status,rows,failing_rows,first_failing_node,"
+                                   "execution_index,culprit,communication_before,worst_metric,worst_value,"
+                                   "worst_node,error\n";
+
+std::string csvField(const std::string& raw);
+
+std::string csvRow(const PairSummary& s)
 {
-    for (int n = 0; n < kSummaryNames; ++n) {
-        const std::string stem = n == 0 ? std::string("job_summary") : "job_summary_" + std::to_string(n);
-        const fs::path csvPath = outDir / (stem + ".csv");
-        const fs::path jsonPath = outDir / (stem + ".json");
-        if (auto failure = writeFileAtomically(csvPath, csv, ReplaceMode::Never)) {
-            if (failure->nameTaken)
-                continue;
-            return writeError(csvPath, *failure);
-        }
-        if (auto failure = writeFileAtomically(jsonPath, jsonText, ReplaceMode::Never)) {
-            ::unlink(csvPath.c_str()); // claimed by this run a moment ago: the two go together or not at all
-            if (failure->nameTaken)
-                continue;
-            return writeError(jsonPath, *failure);
-        }
-        return std::pair { csvPath, jsonPath };
-    }
-    return makeError("job.output", at(outDir / "job_summary.csv"),
-                     "no free name for the job summary: job_summary.csv to job_summary_"
-                         + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
+    const RankFailure& f = s.failure;
+    const std::string status = !s.onlyIn.empty() ? s.onlyIn + "-only"
+        : !s.compared                            ? "error"
+        : s.failingRows > 0                      ? "fail"
+                                                 : "pass";
+    std::string out = std::to_string(s.step) + "," + csvField(s.npuRank) + "," + csvField(s.benchRank) + "," + status
+        + ",";
+    out += s.compared ? std::to_string(s.rows) + "," + std::to_string(s.failingRows) : std::string(",");
+    out += "," + csvField(f.key) + "," + (f.failed ? std::to_string(f.executionIndex) : "") + ","
+        + (f.failed ? (f.found ? "yes" : "no") : "") + "," + (f.failed ? std::to_string(f.commBefore) : "") + ","
+        + csvField(s.worstMetric) + "," + csvField(s.worstValue) + "," + csvField(s.worstNode) + ","
+        + csvField(s.error) + "\n";
+    return out;
 }
+
+/// Appends `item` as a member of an array two levels deep in job_summary.json, as dumping the whole document with
+/// indent 1 would write it: each of its lines moves in by two spaces (a dumped string holds no raw newline).
+void appendMember(std::string& list, const json& item)
+{
+    list += list.empty() ? "\n  " : ",\n  ";
+    for (const char c : dumpJson(item, 1)) {
+        list += c;
+        if (c == '\n')
+            list += "  ";
+    }
+}
+
+/**
+ * The texts of job_summary.json but its pairs. The pairs are dumped one at a time and spliced into the document (a
+ * DOM of every pair at once cost a few KB a pair: issue 37, memory flat in the ranks); the lists of failing, failed
+ * and one-sided pairs are kept as their text, a few dozen bytes a pair that is in them.
+ */
+class SummaryLists
+{
+public:
+    void add(const PairSummary& s)
+    {
+        if (!s.onlyIn.empty())
+            appendMember(m_notCompared, json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
+                                               { "bench_rank", text(s.benchRank) }, { "only_in", s.onlyIn },
+                                               { "error_id", text(s.errorId) }, { "error", text(s.error) } });
+        else if (!s.compared)
+            appendMember(m_failed, json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
+                                          { "bench_rank", text(s.benchRank) }, { "error_id", text(s.errorId) },
+                                          { "error", text(s.error) } });
+        else if (s.failingRows > 0)
+            appendMember(m_failing,
+                         json { { "step", s.step }, { "npu_rank", text(s.npuRank) }, { "bench_rank", text(s.benchRank) } });
+    }
+
+    /// The document with an empty "pairs" (nlohmann orders the keys: failing_pairs, origin, pairs, ...).
+    std::string document(const JobOrigin& o) const
+    {
+        json origin = nullptr;
+        if (o.fails) {
+            json chain = json::array();
+            for (const CommLink& l : o.chain)
+                chain.push_back(json { { "rank", l.rank }, { "rank_folder", text(l.rankLabel) }, { "node", text(l.key) },
+                                       { "execution_index", l.executionIndex }, { "role", text(l.role) } });
+            origin = { { "step", o.step },         { "rank", o.rank }, { "rank_folder", text(o.rankLabel) },
+                       { "node", text(o.key) },    { "execution_index", o.executionIndex },
+                       { "culprit", o.found },     { "reason", text(o.reason) }, { "communication_chain", chain } };
+        }
+        json j = { { "pairs", json::array() },
+                   { "failing_pairs", json::array() },
+                   { "pairs_failed_to_compare", json::array() },
+                   { "pairs_not_compared", json::array() },
+                   { "origin", origin } };
+        std::string out = dumpJson(j, 1) + "\n";
+        splice(out, "failing_pairs", m_failing);
+        splice(out, "pairs_failed_to_compare", m_failed);
+        splice(out, "pairs_not_compared", m_notCompared);
+        return out;
+    }
+
+    /// Where the members of "pairs" go in document(): keys at the first level are found as newline, one space, the
+    /// quoted key, never inside a string.
+    static std::size_t pairsAt(const std::string& document, std::size_t& length)
+    {
+        const std::string empty = "\n \"pairs\": []";
+        length = empty.size();
+        return document.find(empty);
+    }
+    static std::string pairsOpen() { return "\n \"pairs\": ["; }
+    static std::string pairsClose() { return "\n ]"; }
+
+private:
+    static void splice(std::string& out, const std::string& key, const std::string& members)
+    {
+        if (members.empty())
+            return;
+        const std::string empty = "\n \"" + key + "\": []";
+        const std::size_t at = out.find(empty);
+        out.replace(at, empty.size(), "\n \"" + key + "\": [" + members + "\n ]");
+    }
+
+    std::string m_failing;
+    std::string m_failed;
+    std::string m_notCompared;
+};
+
+/**
+ * job_summary.csv and .json written as the pairs come, in plan order: the CSV straight into its pending file; the
+ * JSON's pairs into a spool beside it, because the document begins with the lists and the origin, known only at the
+ * end. finish() writes the JSON (its head, the spool, its tail) and claims both files under the first tag N free for
+ * both (util/outputfile: complete or absent, never replacing); an unfinished writer leaves nothing behind.
+ */
+class SummaryWriter
+{
+public:
+    explicit SummaryWriter(const fs::path& outDir)
+        : m_outDir(outDir)
+    {
+        std::string error;
+        if (auto csv = PendingFile::create(outDir / "job_summary.csv", error))
+            m_csv.emplace(std::move(*csv));
+        if (!m_csv) {
+            m_error = makeError("job.output", at(outDir / "job_summary.csv"), "cannot write the file: " + error);
+            return;
+        }
+        auto spool = createTempBeside(outDir / "job_summary.json", ".pairs", error);
+        if (!spool) {
+            m_error = makeError("job.output", at(outDir / "job_summary.json"), "cannot write the file: " + error);
+            return;
+        }
+        m_spool = *spool;
+        m_csvText = kCsvHeader;
+    }
+    ~SummaryWriter()
+    {
+        if (!m_spool.empty())
+            ::unlink(m_spool.c_str());
+    }
+    SummaryWriter(const SummaryWriter&) = delete;
+    SummaryWriter& operator=(const SummaryWriter&) = delete;
+
+    void add(const PairSummary& s)
+    {
+        m_lists.add(s);
+        if (m_error)
+            return;
+        m_csvText += csvRow(s);
+        appendMember(m_pairsText, toJson(s));
+        m_anyPair = true;
+        if (m_csvText.size() + m_pairsText.size() >= kChunk)
+            flush();
+    }
+
+    Result<std::pair<fs::path, fs::path>> finish(const JobOrigin& origin)
+    {
+        flush();
+        if (m_error)
+            return *m_error;
+        if (auto failure = m_csv->finish())
+            return writeError(m_outDir / "job_summary.csv", *failure);
+        std::string error;
+        auto jsonFile = PendingFile::create(m_outDir / "job_summary.json", error);
+        if (!jsonFile)
+            return makeError("job.output", at(m_outDir / "job_summary.json"), "cannot write the file: " + error);
+        const std::string document = m_lists.document(origin);
+        std::size_t length = 0;
+        const std::size_t at = SummaryLists::pairsAt(document, length);
+        if (!m_anyPair) {
+            jsonFile->write(document);
+        } else {
+            auto spool = MappedFile::open(m_spool);
+            if (!spool)
+                return spool.error();
+            jsonFile->write(std::string_view(document).substr(0, at));
+            jsonFile->write(SummaryLists::pairsOpen());
+            jsonFile->write((*spool)->text());
+            jsonFile->write(SummaryLists::pairsClose());
+            jsonFile->write(std::string_view(document).substr(at + length));
+        }
+        if (auto failure = jsonFile->finish())
+            return writeError(m_outDir / "job_summary.json", *failure);
+        return claim(*jsonFile);
+    }
+
+private:
+    static constexpr std::size_t kChunk = 256 * 1024;
+
+    void flush()
+    {
+        if (m_error)
+            return;
+        if (!m_csvText.empty())
+            m_csv->write(m_csvText); // a failure: finish() says why, naming the output
+        m_csvText.clear();
+        if (!m_pairsText.empty()) {
+            if (auto failure = appendToOutput(m_spool, m_pairsText))
+                m_error = makeError("job.output", at(m_outDir / "job_summary.json"), *failure);
+        }
+        m_pairsText.clear();
+    }
+
+    /// Claims job_summary{,_N}.csv and .json with one tag N, the first free for both: never replaces a file.
+    Result<std::pair<fs::path, fs::path>> claim(PendingFile& jsonFile)
+    {
+        std::optional<fs::path> csvAt; // where the CSV is, once claimed
+        for (int n = 0; n < kSummaryNames; ++n) {
+            const std::string stem = n == 0 ? std::string("job_summary") : "job_summary_" + std::to_string(n);
+            const fs::path csvPath = m_outDir / (stem + ".csv");
+            const fs::path jsonPath = m_outDir / (stem + ".json");
+            if (auto failure = csvAt ? renameNoReplace(*csvAt, csvPath) : m_csv->claim(csvPath)) {
+                if (failure->nameTaken)
+                    continue;
+                if (csvAt)
+                    ::unlink(csvAt->c_str());
+                return writeError(csvPath, *failure);
+            }
+            csvAt = csvPath;
+            if (auto failure = jsonFile.claim(jsonPath)) {
+                if (failure->nameTaken)
+                    continue; // the CSV moves on with the tag: the two go together or not at all
+                ::unlink(csvPath.c_str());
+                return writeError(jsonPath, *failure);
+            }
+            return std::pair { csvPath, jsonPath };
+        }
+        if (csvAt)
+            ::unlink(csvAt->c_str());
+        return makeError("job.output", at(m_outDir / "job_summary.csv"),
+                         "no free name for the job summary: job_summary.csv to job_summary_"
+                             + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
+    }
+
+    fs::path m_outDir;
+    std::optional<PendingFile> m_csv;
+    fs::path m_spool;
+    std::optional<Diagnostic> m_error;
+    SummaryLists m_lists;
+    std::string m_csvText;
+    std::string m_pairsText;
+    bool m_anyPair = false;
+};
 
 /// Whether `name` is one of this pair's outputs: (compare_result|advisor){suffix}_{14 digits}[_{digits}].(csv|xlsx|txt).
 /// Read in one pass, never as a regular expression built from the pair's text (issue 33).
@@ -565,19 +786,6 @@ bool selected(const std::vector<std::int64_t>& list, std::optional<std::int64_t>
 
 } // namespace
 
-std::size_t JobResult::failedPairs() const
-{
-    return static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [](const PairSummary& p) {
-        return !p.compared && p.onlyIn.empty();
-    }));
-}
-
-std::size_t JobResult::oneSidedPlaces() const
-{
-    return static_cast<std::size_t>(
-        std::count_if(pairs.begin(), pairs.end(), [](const PairSummary& p) { return !p.onlyIn.empty(); }));
-}
-
 fs::path pairMarkerPath(const fs::path& outDir, const compare::PlannedPair& pair)
 {
     const fs::path dir = pair.outSubdir.empty() ? outDir : outDir / pair.outSubdir;
@@ -633,47 +841,33 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     PairScheduler& scheduler = jobOptions.scheduler ? *jobOptions.scheduler : oneThread;
     const std::string stamp
         = scheduler.shareFromCoordinator(options.timestamp.empty() ? localTimestamp() : options.timestamp);
+    // The summary lists the pairs by step (then as planned) with the one-sided places of a step after them: the pairs
+    // run in that order, so that each can be written as it comes (a no-op: the plan is in step order).
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const compare::PlannedPair& a, const compare::PlannedPair& b) { return a.step < b.step; });
+    std::stable_sort(oneSided.begin(), oneSided.end(),
+                     [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
 
     // Durability (docs/scale-out.md, "Durability"): outputs are renamed into place without an fsync each; one
-    // syncfs of OUT's file system per batch makes them durable, and only then are the batch's markers written
-    // (a marker vouches for its pair's outputs). The last barrier runs before the summary, which vouches for all.
+    // syncfs of OUT's file system per batch of done pairs (the loop's settle step, on the process that compared
+    // them) makes them durable, and only then are the batch's markers written (a marker vouches for its pair's
+    // outputs). The last barrier runs before the summary, which vouches for all.
     struct PendingMarker
     {
-        std::size_t index;
         fs::path path;
         std::string text;
     };
     std::optional<DeferredSync> durable(std::in_place, outDir);
     EarlierOutputs earlier;
-    std::mutex pendingMutex;                  // guards pending, markerFailures, lastBarrier
-    std::mutex flushMutex;                    // one barrier at a time
-    std::vector<PendingMarker> pending;
-    json markerFailures = json::object();     // pair index -> the marker's write error
-    auto lastBarrier = std::chrono::steady_clock::now();
-    auto flush = [&] { // called with flushMutex held
-        std::vector<PendingMarker> batch;
-        {
-            const std::lock_guard lock(pendingMutex);
-            batch.swap(pending);
-            lastBarrier = std::chrono::steady_clock::now();
-        }
-        if (batch.empty())
-            return;
-        const std::optional<std::string> notDurable = durable->barrier();
-        for (const PendingMarker& m : batch) {
-            std::optional<Diagnostic> d;
-            if (notDurable)
-                d = makeError("job.output", at(outDir), *notDurable);
-            else if (auto ok = writeMarker(m.path, m.text); !ok)
-                d = ok.error();
-            if (d) {
-                const std::lock_guard lock(pendingMutex);
-                markerFailures[std::to_string(m.index)] = json { { "id", d->id }, { "error", d->format() } };
-            }
-        }
-    };
+    std::mutex pendingMutex; // guards pending (pairs run on the schedule's threads)
+    std::map<std::size_t, PendingMarker> pending;
 
-    auto runPair = [&](std::size_t i) -> std::string {
+    compare::PairLoop loop;
+    loop.count = pairs.size();
+    loop.scheduler = &scheduler;
+    loop.task.settleEvery = kBarrierInterval;
+    loop.task.window = 1024; // a barrier at the latest every 512 pairs; about 1 KB a pair held back
+    loop.task.work = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
         const fs::path marker = pairMarkerPath(outDir, pair);
         const json inputs = pairInputs(pair, options); // taken before the compare reads them
@@ -691,63 +885,76 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         if (!s.compared)
             restore(moved);
         if (s.compared) {
-            // Written after the next barrier: its presence means every output of the pair is complete and durable.
-            bool due = false;
-            {
-                const std::lock_guard lock(pendingMutex);
-                pending.push_back({ i, marker, markerText(s, outDir, inputs) });
-                due = std::chrono::steady_clock::now() - lastBarrier >= kBarrierInterval;
-            }
-            if (std::unique_lock flushing(flushMutex, std::try_to_lock); due && flushing.owns_lock())
-                flush();
+            // Written when its batch settles: its presence means every output of the pair is complete and durable.
+            const std::lock_guard lock(pendingMutex);
+            pending.insert_or_assign(i, PendingMarker { marker, markerText(s, outDir, inputs) });
         }
         return dumpJson(toJson(s));
     };
-    std::size_t done = 0;
-    if (jobOptions.progress) {
-        jobOptions.progress->setRange(pairs.size());
-        scheduler.onPairDone = [&] { jobOptions.progress->advance(++done); };
-    }
-    std::vector<std::string> summaries = scheduler.run(pairs.size(), runPair);
-    scheduler.onPairDone = nullptr;
-    std::string notDurable;
-    {
-        const std::lock_guard flushing(flushMutex);
-        flush();
-        if (auto failure = durable->barrier()) // the markers just written
-            notDurable = *failure;
-        durable.reset();
-    }
-    const std::vector<std::string> reports
-        = scheduler.gatherAtEnd(json { { "markers", markerFailures }, { "durable", notDurable } }.dump());
+    loop.task.settle = [&](std::vector<compare::PairDone>& batch) {
+        std::vector<std::pair<compare::PairDone*, PendingMarker>> markers;
+        {
+            const std::lock_guard lock(pendingMutex);
+            for (compare::PairDone& done : batch) {
+                if (auto node = pending.extract(done.index))
+                    markers.emplace_back(&done, std::move(node.mapped()));
+            }
+        }
+        if (markers.empty())
+            return;
+        const std::optional<std::string> notDurable = durable->barrier();
+        for (auto& [done, m] : markers) {
+            std::optional<Diagnostic> d;
+            if (notDurable)
+                d = makeError("job.output", at(outDir), *notDurable);
+            else if (auto ok = writeMarker(m.path, m.text); !ok)
+                d = ok.error();
+            if (d) {
+                // Its marker could not be written: not complete for --resume, so not reported as compared.
+                PairSummary s = plannedSummary(pairs[done->index]);
+                s.errorId = d->id;
+                s.error = d->format();
+                done->text = dumpJson(toJson(s));
+            }
+        }
+    };
+    if (jobOptions.progress)
+        loop.task.cancelled = [&] { return jobOptions.progress->isCancelled(); };
 
+    // The coordinator's side: each pair as it comes in plan order goes into the summary files and to the caller;
+    // kept of it are the counts and the failures of the earliest failing step (what the origin needs).
     JobResult result;
     result.diagnostics = plan->diagnostics;
     result.coordinator = scheduler.isCoordinator();
-    if (!result.coordinator)
-        return result;
-    std::map<std::size_t, std::pair<std::string, std::string>> markerFailed;
-    std::string durableError;
-    for (const std::string& report : reports) {
-        const json r = json::parse(report, nullptr, false);
-        if (r.is_discarded() || !r.is_object())
-            continue;
-        if (const auto it = r.find("durable"); it != r.end() && it->is_string() && !it->get<std::string>().empty()
-            && durableError.empty())
-            durableError = it->get<std::string>();
-        if (const auto it = r.find("markers"); it != r.end() && it->is_object()) {
-            for (const auto& [index, failure] : it->items()) {
-                const std::size_t at = std::strtoull(index.c_str(), nullptr, 10);
-                if (at < pairs.size() && failure.is_object())
-                    markerFailed[at] = { failure.value("id", std::string("job.output")),
-                                         failure.value("error", std::string()) };
-            }
-        }
-    }
+    std::optional<SummaryWriter> writer;
+    if (result.coordinator)
+        writer.emplace(outDir);
     std::vector<RankFailure> failures;
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-        const json j = json::parse(summaries[i], nullptr, false);
-        std::string().swap(summaries[i]); // parsed: 1 KB a pair less by the time the summary is written
+    std::size_t nextOneSided = 0;
+    auto emit = [&](PairSummary&& s) {
+        ++result.counts.places;
+        result.counts.oneSided += !s.onlyIn.empty();
+        result.counts.failed += !s.compared && s.onlyIn.empty();
+        result.counts.failing += s.compared && s.failingRows > 0;
+        if (s.compared && s.failure.failed && !s.failure.key.empty()
+            && (failures.empty() || s.failure.step <= failures.front().step)) {
+            if (!failures.empty() && s.failure.step < failures.front().step)
+                failures.clear();
+            failures.push_back(s.failure);
+        }
+        writer->add(s);
+        if (jobOptions.onPair)
+            jobOptions.onPair(s);
+        else
+            result.pairs.push_back(std::move(s));
+    };
+    auto oneSidedUpTo = [&](std::optional<std::int64_t> step) {
+        while (nextOneSided < oneSided.size() && (!step || oneSided[nextOneSided].step < *step))
+            emit(std::move(oneSided[nextOneSided++]));
+    };
+    loop.consume = [&](std::size_t i, std::string&& text) {
+        const json j = json::parse(text, nullptr, false);
+        std::string().swap(text);
         std::optional<PairSummary> parsed;
         if (!j.is_discarded()) {
             try {
@@ -759,33 +966,48 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         if (!parsed) {
             s.errorId = "job.lost";
             s.error = "the worker that compared this pair returned no summary";
-        } else if (const auto failed = markerFailed.find(i); failed != markerFailed.end()) {
-            // Its marker could not be written: not complete for --resume, so not reported as compared.
-            s = plannedSummary(pairs[i]);
-            s.errorId = failed->second.first;
-            s.error = failed->second.second;
         }
         // The paths as planned (a marker holds them escaped): a resumed pair reads as a fresh one.
         s.npuDump = pairs[i].npu.dumpFile.string();
         s.benchDump = pairs[i].bench.dumpFile.string();
         s.outSubdir = pairs[i].outSubdir;
         s.resumed = parsed && j.contains("resumed");
-        if (s.compared)
-            failures.push_back(s.failure);
-        result.pairs.push_back(std::move(s));
+        oneSidedUpTo(s.step);
+        emit(std::move(s));
+        return true;
+    };
+    if (result.coordinator && jobOptions.progress) {
+        jobOptions.progress->setRange(pairs.size());
+        scheduler.onPairDone = [&, done = std::size_t { 0 }]() mutable { jobOptions.progress->advance(++done); };
     }
-    // The one-sided places join in step order (a one-sided step has no compared pair to interleave with).
-    for (PairSummary& s : oneSided)
-        result.pairs.push_back(std::move(s));
-    std::stable_sort(result.pairs.begin(), result.pairs.end(),
-                     [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
+    const compare::PairLoopEnd end = compare::runPairs(loop);
+    scheduler.onPairDone = nullptr;
+    std::string notDurable;
+    if (auto failure = durable->barrier()) // the markers of the last batch
+        notDurable = *failure;
+    durable.reset();
+    const std::vector<std::string> reports = scheduler.gatherAtEnd(json { { "durable", notDurable } }.dump());
+    if (end == compare::PairLoopEnd::Cancelled)
+        return makeError("compare.cancelled", at(outDir), "the job was cancelled; the pairs compared are complete");
+    if (!result.coordinator)
+        return result;
+    oneSidedUpTo(std::nullopt); // the one-sided places after the last pair's step
+    std::string durableError;
+    for (const std::string& report : reports) {
+        const json r = json::parse(report, nullptr, false);
+        if (r.is_discarded() || !r.is_object())
+            continue;
+        if (const auto it = r.find("durable"); it != r.end() && it->is_string() && !it->get<std::string>().empty()
+            && durableError.empty())
+            durableError = it->get<std::string>();
+    }
     result.origin = findJobOrigin(failures);
     if (!durableError.empty()) {
         // The summary vouches for every output: not written when they could not be made durable.
         result.summaryError = makeError("job.output", at(outDir), durableError);
         return result;
     }
-    auto written = writeSummary(outDir, jobSummaryCsv(result), jobSummaryJson(result));
+    auto written = writer->finish(result.origin);
     if (written) {
         result.summaryCsv = written->first;
         result.summaryJson = written->second;
@@ -797,77 +1019,27 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
 
 std::string jobSummaryCsv(const JobResult& result)
 {
-    std::string out = "step,npu_rank,bench_rank,status,rows,failing_rows,first_failing_node,execution_index,"
-                      "culprit,communication_before,worst_metric,worst_value,worst_node,error\n";
-    for (const PairSummary& s : result.pairs) {
-        const RankFailure& f = s.failure;
-        const std::string status = !s.onlyIn.empty() ? s.onlyIn + "-only"
-            : !s.compared                            ? "error"
-            : s.failingRows > 0                      ? "fail"
-                                                     : "pass";
-        out += std::to_string(s.step) + "," + csvField(s.npuRank) + "," + csvField(s.benchRank) + "," + status + ",";
-        out += s.compared ? std::to_string(s.rows) + "," + std::to_string(s.failingRows) : std::string(",");
-        out += "," + csvField(f.key) + "," + (f.failed ? std::to_string(f.executionIndex) : "") + ","
-            + (f.failed ? (f.found ? "yes" : "no") : "") + "," + (f.failed ? std::to_string(f.commBefore) : "") + ","
-            + csvField(s.worstMetric) + "," + csvField(s.worstValue) + "," + csvField(s.worstNode) + ","
-            + csvField(s.error) + "\n";
-    }
+    std::string out = kCsvHeader;
+    for (const PairSummary& s : result.pairs)
+        out += csvRow(s);
     return out;
 }
 
 std::string jobSummaryJson(const JobResult& result)
 {
-    // The pairs are dumped one at a time and spliced into the document: a DOM of every pair at once cost a few KB a
-    // pair on top of the texts (issue 37: memory flat in the ranks). The bytes are those of dumping the whole
-    // document: a pair sits two levels deep, so each of its lines moves in by two spaces (a dumped string holds no
-    // raw newline).
+    SummaryLists lists;
     std::string pairs;
-    json failing = json::array();
-    json failed = json::array();
-    json notCompared = json::array();
     for (const PairSummary& s : result.pairs) {
-        pairs += pairs.empty() ? "\n  " : ",\n  ";
-        for (const char c : dumpJson(toJson(s), 1)) {
-            pairs += c;
-            if (c == '\n')
-                pairs += "  ";
-        }
-        const json id = { { "step", s.step }, { "npu_rank", text(s.npuRank) }, { "bench_rank", text(s.benchRank) } };
-        if (!s.onlyIn.empty())
-            notCompared.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
-                                         { "bench_rank", text(s.benchRank) }, { "only_in", s.onlyIn },
-                                         { "error_id", text(s.errorId) }, { "error", text(s.error) } });
-        else if (!s.compared)
-            failed.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
-                                    { "bench_rank", text(s.benchRank) }, { "error_id", text(s.errorId) },
-                                    { "error", text(s.error) } });
-        else if (s.failingRows > 0)
-            failing.push_back(id);
+        appendMember(pairs, toJson(s));
+        lists.add(s);
     }
-    const JobOrigin& o = result.origin;
-    json origin = nullptr;
-    if (o.fails) {
-        json chain = json::array();
-        for (const CommLink& l : o.chain)
-            chain.push_back(json { { "rank", l.rank }, { "rank_folder", text(l.rankLabel) }, { "node", text(l.key) },
-                                   { "execution_index", l.executionIndex }, { "role", text(l.role) } });
-        origin = { { "step", o.step },         { "rank", o.rank }, { "rank_folder", text(o.rankLabel) },
-                   { "node", text(o.key) },    { "execution_index", o.executionIndex },
-                   { "culprit", o.found },     { "reason", text(o.reason) }, { "communication_chain", chain } };
-    }
-    json j = { { "pairs", json::array() },
-               { "failing_pairs", failing },
-               { "pairs_failed_to_compare", failed },
-               { "pairs_not_compared", notCompared },
-               { "origin", origin } };
-    std::string out = dumpJson(j, 1);
+    std::string out = lists.document(result.origin);
     if (!pairs.empty()) {
-        // Keys at the first level are found as newline, one space, the quoted key: never inside a string.
-        const std::string empty = "\n \"pairs\": []";
-        const std::size_t at = out.find(empty);
-        out.replace(at, empty.size(), "\n \"pairs\": [" + pairs + "\n ]");
+        std::size_t length = 0;
+        const std::size_t at = SummaryLists::pairsAt(out, length);
+        out.replace(at, length, SummaryLists::pairsOpen() + pairs + SummaryLists::pairsClose());
     }
-    return out + "\n";
+    return out;
 }
 
 std::string originLine(const JobResult& result)
