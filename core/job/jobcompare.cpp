@@ -980,6 +980,8 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         jobOptions.progress->setRange(pairs.size());
         scheduler.onPairDone = [&, done = std::size_t { 0 }]() mutable { jobOptions.progress->advance(++done); };
     }
+    if (result.coordinator && jobOptions.onPlanned)
+        jobOptions.onPlanned(result.diagnostics);
     const compare::PairLoopEnd end = compare::runPairs(loop);
     scheduler.onPairDone = nullptr;
     std::string notDurable;

@@ -56,6 +56,9 @@ struct WholeJobOptions
     /// the pairs before it are complete, and JobResult::pairs stays empty, so the job's memory does not grow with its
     /// pairs (issue 37); the counts and the origin are still in the JobResult. Unset: JobResult::pairs holds them all.
     std::function<void(const PairSummary&)> onPair;
+    /// On the coordinator, once the job is planned and before the first pair is handed to onPair: the plan's notes
+    /// (JobResult::diagnostics), so that a caller printing as the pairs come can print them first.
+    std::function<void(const Diagnostics&)> onPlanned;
 };
 
 struct JobResult
