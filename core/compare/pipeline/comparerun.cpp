@@ -100,31 +100,7 @@ Result<std::vector<PairResult>> runPairs(std::size_t count, const fs::path& outD
     if (ec)
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
     const std::string stamp = timestamp.empty() ? localTimestamp() : timestamp;
-    std::vector<PairResult> results;
-    results.reserve(count);
-    // A compare run's results stay in this process (tables are shared, not serialised): the work keeps its result
-    // here and the loop's text is empty; one local thread runs and consumes each pair before the next.
-    std::optional<Result<PairResult>> last;
-    std::optional<Diagnostic> error;
-    PairLoop loop;
-    loop.count = count;
-    loop.task.work = [&](std::size_t index) {
-        last.emplace(work(index, stamp));
-        return std::string();
-    };
-    loop.consume = [&](std::size_t, std::string&&) {
-        if (!*last) {
-            error = last->error();
-            return false;
-        }
-        results.push_back(std::move(**last));
-        last.reset();
-        return true;
-    };
-    runPairs(loop);
-    if (error)
-        return *error;
-    return results;
+    return runPairsInProcess<PairResult>(count, [&](std::size_t index) { return work(index, stamp); });
 }
 
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,

@@ -74,6 +74,36 @@ struct PairLoop
 enum class PairLoopEnd : std::uint8_t { Complete, Stopped, Cancelled };
 PairLoopEnd runPairs(const PairLoop& loop);
 
+/// runPairs on one local thread for results that stay in this process (a compare's tables, the graph writer's graphs):
+/// `work(i)` gives pair i's result, kept in plan order, or an error, which stops the loop and is returned.
+template <class T>
+Result<std::vector<T>> runPairsInProcess(std::size_t count, const std::function<Result<T>(std::size_t index)>& work)
+{
+    std::vector<T> results;
+    results.reserve(count);
+    std::optional<Result<T>> last; // one thread: each pair is consumed before the next starts
+    std::optional<Diagnostic> error;
+    PairLoop loop;
+    loop.count = count;
+    loop.task.work = [&](std::size_t index) {
+        last.emplace(work(index));
+        return std::string();
+    };
+    loop.consume = [&](std::size_t, std::string&&) {
+        if (!*last) {
+            error = last->error();
+            return false;
+        }
+        results.push_back(std::move(**last));
+        last.reset();
+        return true;
+    };
+    runPairs(loop);
+    if (error)
+        return *error;
+    return results;
+}
+
 /// The one loop over the pairs of a compare run, for every profile (runCompareJob, ptdbg::runPtdbgJob): creates
 /// `outDir`, takes one time stamp for all the run's file names (`timestamp`, or the local time when empty) and hands
 /// each pair, in plan order, to the profile's `work`, which compares and writes it (on runPairs above, one local
