@@ -252,19 +252,31 @@ TEST(PairLoop, AResultThatNeverArrivesIsConsumedEmpty)
 
 namespace {
 
+/// A statistics dump.json: a linear, an all_reduce whose output `scale` multiplies, then a gelu fed by it.
 std::string statsDump(double scale)
 {
-    auto leaf = [](double v) {
-        return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": )" + std::to_string(v)
-            + R"(, "Min": )" + std::to_string(-v) + R"(, "Mean": 0.1, "Norm": )" + std::to_string(2 * v)
-            + R"(, "requires_grad": false})";
+    struct Call
+    {
+        const char* key;
+        double in;
+        double out;
     };
-    return R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)"
-           R"("Functional.linear.0.forward": {"input_args": [)" + leaf(1.0) + R"(], "input_kwargs": {}, "output": [)"
-        + leaf(2.0) + R"(]}, "Distributed.all_reduce.0.forward": {"input_args": [)" + leaf(2.0)
-        + R"(], "input_kwargs": {}, "output": [)" + leaf(2.0 * scale) + R"(]}, "Functional.gelu.0.forward": )"
-        + R"({"input_args": [)" + leaf(2.0 * scale) + R"(], "input_kwargs": {}, "output": [)" + leaf(3.0 * scale)
-        + "]}}}";
+    const Call calls[] = { { "Functional.linear.0.forward", 1.0, 2.0 },
+                           { "Distributed.all_reduce.0.forward", 2.0, 2.0 * scale },
+                           { "Functional.gelu.0.forward", 2.0 * scale, 3.0 * scale } };
+    std::string data;
+    for (const Call& c : calls) {
+        const auto tensor = [](double v) {
+            const std::string x = std::to_string(v);
+            return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], \"Max\": " + x
+                + ", \"Min\": -" + x + ", \"Mean\": 0.1, \"Norm\": " + std::to_string(2 * v)
+                + ", \"requires_grad\": false}";
+        };
+        data += (data.empty() ? "\"" : ", \"") + std::string(c.key) + "\": {\"input_args\": [" + tensor(c.in)
+            + "], \"input_kwargs\": {}, \"output\": [" + tensor(c.out) + "]}";
+    }
+    return "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"pytorch\", \"dump_data_dir\": null, "
+           "\"data\": {" + data + "}}";
 }
 
 /// 12 ranks x 2 steps; ranks 5 and up of step 1 diverge (rank 5 first), rank 3 of step 0 is corrupt, and a step
