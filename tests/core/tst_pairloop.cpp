@@ -384,3 +384,34 @@ TEST(WholeJobLoop, ACancelledJobWritesNoSummary)
     EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank0-rank0.json"));
     EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank1-rank1.json"));
 }
+
+// A cluster worker runs its pairs but consumes nothing: its results went to the coordinator, which alone writes the
+// summary and prints (mpirun -n 3 printed every pair a second time as "returned no summary" on each worker).
+TEST(PairLoop, AWorkerThatIsNotTheCoordinatorConsumesNothing)
+{
+    struct Worker final : compare::PairScheduler
+    {
+        bool isCoordinator() const override { return false; }
+        void schedule(std::size_t count, const compare::PairTask& task) override
+        {
+            for (std::size_t i = 1; i < count; i += 2)
+                task.work(i); // its share; the results leave the process
+        }
+    } worker;
+    std::size_t worked = 0;
+    std::size_t consumed = 0;
+    PairLoop loop;
+    loop.count = 6;
+    loop.scheduler = &worker;
+    loop.task.work = [&](std::size_t) {
+        ++worked;
+        return std::string("x");
+    };
+    loop.consume = [&](std::size_t, std::string&&) {
+        ++consumed;
+        return true;
+    };
+    EXPECT_EQ(runPairs(loop), PairLoopEnd::Complete);
+    EXPECT_EQ(worked, 3u);
+    EXPECT_EQ(consumed, 0u);
+}

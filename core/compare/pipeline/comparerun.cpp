@@ -77,11 +77,14 @@ PairLoopEnd runPairs(const PairLoop& loop)
     task.frontier = [&] { return frontier.load(); };
     task.cancelled = [&] { return cancelled = cancelled || (loop.task.cancelled && loop.task.cancelled()); };
     LocalThreadScheduler oneThread(1);
-    (loop.scheduler ? *loop.scheduler : static_cast<PairScheduler&>(oneThread)).schedule(loop.count, task);
+    PairScheduler& scheduler = loop.scheduler ? *loop.scheduler : oneThread;
+    scheduler.schedule(loop.count, task);
     if (stopped)
         return PairLoopEnd::Stopped;
     if (cancelled)
         return PairLoopEnd::Cancelled;
+    if (!scheduler.isCoordinator())
+        return PairLoopEnd::Complete; // a cluster worker: its results went to the coordinator, nothing is consumed here
     // Results that never arrived (a worker lost): consumed empty, in order, so the caller can say so.
     for (std::size_t i = frontier.load(); i < loop.count; ++i) {
         const auto it = early.find(i);

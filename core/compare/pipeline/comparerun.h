@@ -61,7 +61,8 @@ long firstDivergingPair(const std::vector<PairResult>& results);
  * it completes: results that come early wait in a reorder window of at most about `task.window` pairs (local
  * threads start no pair further ahead), so a caller keeps only what it wants of each result. `consume` returning
  * false stops the loop (no pair is started after, and none is consumed after); `task.cancelled` too. A pair whose
- * result never arrived (a lost worker) is consumed with an empty text. `task.deliver` and `task.frontier` are the
+ * result never arrived (a lost worker) is consumed with an empty text. On a process that is not the coordinator (a
+ * cluster worker) nothing is consumed. `task.deliver` and `task.frontier` are the
  * loop's own.
  */
 struct PairLoop
