@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <unistd.h>
 
 namespace probescope::cli {
@@ -17,17 +18,20 @@ namespace {
 
 /// The whole job's progress line on stderr (issue 37: a job of thousands of ranks printed nothing until its
 /// end): on a terminal one line rewritten at most 5 times a second; otherwise (a log file) a line every 10 s,
-/// so a short job's stderr stays as it was. Counted on the coordinator as pair summaries arrive.
+/// so a short job's stderr stays as it was. Counted on the coordinator as pairs are done; the pairs themselves are
+/// printed from another thread as they are consumed (clearLine), hence the lock.
 class JobProgress final : public ProgressSink
 {
 public:
     JobProgress()
         : m_tty(::isatty(2) != 0)
+        , m_stdoutTty(::isatty(1) != 0)
     {
     }
     void setRange(std::uint64_t total) override { m_total = total; }
     void advance(std::uint64_t done) override
     {
+        const std::lock_guard lock(m_mutex);
         const auto now = std::chrono::steady_clock::now();
         const auto every = m_tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
         if (now - m_last < every && !(m_tty && m_printed && done == m_total))
@@ -40,24 +44,30 @@ public:
                      static_cast<unsigned long long>(m_total), m_total ? 100.0 * double(done) / double(m_total) : 100.0,
                      seconds, left, m_tty ? "\x1b[K" : "\n");
         m_printed = true;
+        m_shown = m_tty;
         if (m_tty && done == m_total) {
             std::fputc('\n', stderr);
             m_finished = true;
         }
     }
     bool isCancelled() const override { return false; }
-    /// Takes the line off the terminal before a pair is printed (the next advance draws it again).
+    /// Takes the line off the terminal before a pair is printed to the same terminal (the next advance due draws
+    /// it again), so that the pair's lines do not start after the progress text.
     void clearLine()
     {
-        if (m_tty && m_printed && !m_finished) {
+        const std::lock_guard lock(m_mutex);
+        if (m_shown && !m_finished && m_stdoutTty) {
             std::fputs("\r\x1b[K", stderr);
-            m_last = {};
+            m_shown = false;
         }
     }
 
 private:
+    std::mutex m_mutex;
     bool m_tty;
+    bool m_stdoutTty;
     bool m_printed = false;
+    bool m_shown = false; ///< the line is on the terminal now
     bool m_finished = false; ///< the last line stays on the terminal
     std::uint64_t m_total = 0;
     const std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
