@@ -503,7 +503,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     loop.count = pairs.size();
     loop.scheduler = &scheduler;
     loop.task.settleEvery = kBarrierInterval;
-    loop.task.window = 1024; // a barrier at the latest every 512 pairs; about 1 KB a pair held back
+    loop.task.window = 2048; // a barrier at the latest every 1,024 pairs; about 2 KB a pair (summary, marker) held back
     loop.task.work = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
         const fs::path marker = pairMarkerPath(outDir, pair);
