@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <unistd.h>
 
 namespace probescope::cli {
@@ -17,17 +18,20 @@ namespace {
 
 /// The whole job's progress line on stderr (issue 37: a job of thousands of ranks printed nothing until its
 /// end): on a terminal one line rewritten at most 5 times a second; otherwise (a log file) a line every 10 s,
-/// so a short job's stderr stays as it was. Counted on the coordinator as pair summaries arrive.
+/// so a short job's stderr stays as it was. Counted on the coordinator as pairs are done; the pairs themselves are
+/// printed from another thread as they are consumed (clearLine), hence the lock.
 class JobProgress final : public ProgressSink
 {
 public:
     JobProgress()
         : m_tty(::isatty(2) != 0)
+        , m_stdoutTty(::isatty(1) != 0)
     {
     }
     void setRange(std::uint64_t total) override { m_total = total; }
     void advance(std::uint64_t done) override
     {
+        const std::lock_guard lock(m_mutex);
         const auto now = std::chrono::steady_clock::now();
         const auto every = m_tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
         if (now - m_last < every && !(m_tty && m_printed && done == m_total))
@@ -40,18 +44,66 @@ public:
                      static_cast<unsigned long long>(m_total), m_total ? 100.0 * double(done) / double(m_total) : 100.0,
                      seconds, left, m_tty ? "\x1b[K" : "\n");
         m_printed = true;
-        if (m_tty && done == m_total)
+        m_shown = m_tty;
+        if (m_tty && done == m_total) {
             std::fputc('\n', stderr);
+            m_finished = true;
+        }
     }
     bool isCancelled() const override { return false; }
+    /// Takes the line off the terminal before a pair is printed to the same terminal (the next advance due draws
+    /// it again), so that the pair's lines do not start after the progress text.
+    void clearLine()
+    {
+        const std::lock_guard lock(m_mutex);
+        if (m_shown && !m_finished && m_stdoutTty) {
+            std::fputs("\r\x1b[K", stderr);
+            m_shown = false;
+        }
+    }
 
 private:
+    std::mutex m_mutex;
     bool m_tty;
+    bool m_stdoutTty;
     bool m_printed = false;
+    bool m_shown = false; ///< the line is on the terminal now
+    bool m_finished = false; ///< the last line stays on the terminal
     std::uint64_t m_total = 0;
     const std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point m_last = m_start;
 };
+
+/// One pair as the step-level compare prints it (a place on one side only: the side that has it).
+void printPair(const job::PairSummary& s, const std::filesystem::path& outDir)
+{
+    if (!s.onlyIn.empty()) {
+        // A place on one side only: listed with the side that has it; the plan's warning says why.
+        std::cout << (s.npuDump.empty() ? std::string("(no NPU dump)") : s.npuDump) << "  vs  "
+                  << (s.benchDump.empty() ? std::string("(no bench dump)") : s.benchDump) << "\n";
+        std::cout << "  not compared: only the " << (s.onlyIn == "npu" ? "NPU" : "bench") << " dump has this step\n";
+        return;
+    }
+    std::cout << s.npuDump << "  vs  " << s.benchDump << "\n";
+    if (!s.compared) {
+        std::cout << "  failed to compare: " << s.error << "\n";
+        std::cerr << s.error << "\n";
+        return;
+    }
+    if (s.resumed)
+        std::cout << "  complete in an earlier run (--resume): not compared again\n";
+    if (s.rows == 0) {
+        std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
+        return;
+    }
+    std::cout << "  rows: " << s.rows << ", failing: " << s.failingRows << "\n";
+    for (const std::string& f : s.files)
+        std::cout << "  written: " << (outDir / f).string() << "\n";
+    if (!s.firstFailureSummary.empty())
+        std::cout << "  " << s.firstFailureSummary << "\n";
+    else
+        std::cout << "  no failing node\n";
+}
 
 } // namespace
 
@@ -126,6 +178,17 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
         pairOptions.timestamp = localTimestamp(); // one stamp for every pair of the job
     JobProgress progress;
     jobOptions.progress = &progress;
+    // Each pair is printed as it comes, in plan order (issue 37: a job of 10,000 ranks keeps no list of its pairs);
+    // the plan's notes go first, as before.
+    const std::filesystem::path outDir(out);
+    jobOptions.onPlanned = [&](const Diagnostics& diagnostics) {
+        for (const Diagnostic& d : diagnostics)
+            std::cout << d.format() << "\n";
+    };
+    jobOptions.onPair = [&](const job::PairSummary& s) {
+        progress.clearLine();
+        printPair(s, outDir);
+    };
     auto result = job::runWholeJob(input, out, pairOptions, jobOptions);
     if (!result) {
         std::cerr << result.error().format() << "\n";
@@ -133,46 +196,12 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
     }
     if (!result->coordinator)
         return kExitOk; // an MPI worker: rank 0 prints and writes the summary
-    for (const Diagnostic& d : result->diagnostics)
-        std::cout << d.format() << "\n";
-    const std::filesystem::path outDir(out);
-    for (const job::PairSummary& s : result->pairs) {
-        if (!s.onlyIn.empty()) {
-            // A place on one side only: listed with the side that has it; the plan's warning says why.
-            std::cout << (s.npuDump.empty() ? std::string("(no NPU dump)") : s.npuDump) << "  vs  "
-                      << (s.benchDump.empty() ? std::string("(no bench dump)") : s.benchDump) << "\n";
-            std::cout << "  not compared: only the " << (s.onlyIn == "npu" ? "NPU" : "bench")
-                      << " dump has this step\n";
-            continue;
-        }
-        std::cout << s.npuDump << "  vs  " << s.benchDump << "\n";
-        if (!s.compared) {
-            std::cout << "  failed to compare: " << s.error << "\n";
-            std::cerr << s.error << "\n";
-            continue;
-        }
-        if (s.resumed)
-            std::cout << "  complete in an earlier run (--resume): not compared again\n";
-        if (s.rows == 0) {
-            std::cout << "  no entry could be matched; nothing written (as msprobe does)\n";
-            continue;
-        }
-        std::cout << "  rows: " << s.rows << ", failing: " << s.failingRows << "\n";
-        for (const std::string& f : s.files)
-            std::cout << "  written: " << (outDir / f).string() << "\n";
-        if (!s.firstFailureSummary.empty())
-            std::cout << "  " << s.firstFailureSummary << "\n";
-        else
-            std::cout << "  no failing node\n";
-    }
     // One line per step on one side only on stderr too: the job is not complete, and the exit status says so.
     for (const Diagnostic& d : result->diagnostics) {
         if (d.id == "session.step-unpaired" && result->oneSidedPlaces())
             std::cerr << d.format() << "\n";
     }
-    std::size_t failing = 0;
-    for (const job::PairSummary& s : result->pairs)
-        failing += s.compared && s.failingRows > 0;
+    const std::size_t failing = result->failingPairs();
     std::cout << "job: " << result->comparedOrFailed() << " pair(s), " << failing << " failing, "
               << result->failedPairs() << " failed to compare";
     if (result->oneSidedPlaces())

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace probescope::cli {
 namespace {
 
 constexpr const char* kPluginFile = "libprobescope-cli-mpi.so";
-constexpr int kPluginAbi = 2; // the plugin's probescope_cli_mpi_abi()
+constexpr int kPluginAbi = 3; // the plugin's probescope_cli_mpi_abi()
 
 long envNumber(const char* name)
 {
@@ -53,8 +54,16 @@ std::unique_ptr<job::PairScheduler> loadMpiScheduler(std::string& error)
         }
         auto abi = reinterpret_cast<int (*)()>(::dlsym(handle, "probescope_cli_mpi_abi"));
         auto make = reinterpret_cast<job::PairScheduler* (*)()>(::dlsym(handle, "probescope_cli_mpi_make_scheduler"));
-        if (!abi || !make || abi() != kPluginAbi) {
+        if (!abi || !make) {
             tried += "\n  " + file + ": not this probescope-cli's MPI plugin";
+            continue;
+        }
+        if (const int version = abi(); version != kPluginAbi) {
+            // A plugin of another release (an older probescope-mpi beside a newer probescope): its scheduler would
+            // not fit this CLI's loop, so it is never used.
+            tried += "\n  " + file + ": an MPI plugin of another probescope-cli release (plugin ABI "
+                + std::to_string(version) + ", this probescope-cli needs " + std::to_string(kPluginAbi)
+                + "); install the probescope-mpi of the same release";
             continue;
         }
         return std::unique_ptr<job::PairScheduler>(make());

@@ -3,8 +3,10 @@
 // when an MPI launcher started it (mpiloader.cpp), so the CLI itself never needs an MPI runtime.
 //
 // Rank 0 coordinates: it hands out pair indices a few at a time (one at a time near the end) to whichever worker
-// asks (a big pair does not hold up the others) and gathers only each pair's summary text (about 1 KB). Workers read their dumps from the
-// shared file system and write the pair's outputs themselves.
+// asks (a big pair does not hold up the others) and receives only each pair's summary text (about 1 KB), which it
+// delivers to the loop (compare::runPairs) as it comes, so rank 0 holds no more than the reorder window. Workers read
+// their dumps from the shared file system, write the pair's outputs themselves and settle them (one durability
+// barrier, then the markers) before their summaries leave the worker.
 #include "core/job/scheduler.h"
 
 #include <mpi.h>
@@ -19,8 +21,9 @@
 
 namespace {
 
-constexpr int kTagResult = 1; ///< worker -> rank 0: the results since its last request (none: ready for the first)
+constexpr int kTagResult = 1; ///< worker -> rank 0: a request for pairs, with the results settled since its last one
 constexpr int kTagWork = 2;   ///< rank 0 -> worker: int64 first pair, int64 count (0 = no more pairs)
+constexpr int kTagDone = 3;   ///< worker -> rank 0: its last results, after it was told there is no more work
 
 class MpiScheduler final : public probescope::job::PairScheduler
 {
@@ -77,21 +80,59 @@ public:
         return value;
     }
 
-    std::vector<std::string> run(std::size_t count, const std::function<std::string(std::size_t)>& runPair) override
+    void schedule(std::size_t count, const probescope::job::PairTask& task) override
     {
         if (m_size == 1) {
-            std::vector<std::string> out;
-            for (std::size_t i = 0; i < count; ++i) {
-                out.push_back(runPair(i));
+            Held held;
+            for (std::size_t i = 0; i < count && !(task.cancelled && task.cancelled()); ++i) {
+                held.add(i, task.work(i));
                 if (onPairDone)
                     onPairDone();
+                if (held.due(task) && !deliverAll(held.settle(task), task))
+                    return;
             }
-            return out;
+            deliverAll(held.settle(task), task);
+            return;
         }
-        return m_rank == 0 ? coordinate(count) : work(runPair);
+        if (m_rank == 0)
+            coordinate(count, task);
+        else
+            work(task);
     }
 
 private:
+    /// A worker's done pairs not yet settled (the job's durability barrier and markers run on the process that
+    /// compared them, before their results leave it: docs/scale-out.md, "Durability").
+    struct Held
+    {
+        std::vector<probescope::job::PairDone> pairs;
+        std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+
+        void add(std::size_t index, std::string text) { pairs.push_back({ index, std::move(text) }); }
+        bool due(const probescope::job::PairTask& task) const
+        {
+            return !task.settle || pairs.size() >= std::max<std::size_t>(task.window / 2, 1)
+                || std::chrono::steady_clock::now() - since >= task.settleEvery;
+        }
+        std::vector<probescope::job::PairDone> settle(const probescope::job::PairTask& task)
+        {
+            std::vector<probescope::job::PairDone> batch;
+            batch.swap(pairs);
+            since = std::chrono::steady_clock::now();
+            if (task.settle && !batch.empty())
+                task.settle(batch);
+            return batch;
+        }
+    };
+
+    static bool deliverAll(std::vector<probescope::job::PairDone>&& batch, const probescope::job::PairTask& task)
+    {
+        bool go = true;
+        for (probescope::job::PairDone& done : batch)
+            go = task.deliver(std::move(done)) && go;
+        return go;
+    }
+
     /// The pairs one request takes: a few at a time while many are left, so that a worker does not wait for a
     /// round trip to rank 0 after every small pair (a statistics pair of a small model takes under a millisecond,
     /// the round trip about as long, spinning); one at a time near the end, so that the workers finish together.
@@ -100,10 +141,13 @@ private:
         return std::clamp<std::size_t>(left / (4 * static_cast<std::size_t>(std::max(1, workers))), 1, 32);
     }
 
-    std::vector<std::string> coordinate(std::size_t count)
+    /// Rank 0: hands out pairs, and delivers the settled results the workers send with their requests. A worker's
+    /// message: int64 pairs done since its last message (the progress line), then (int64 index, uint64 size, text)
+    /// per settled result. kTagDone is a worker's last message, after it was told there is no more work.
+    void coordinate(std::size_t count, const probescope::job::PairTask& task)
     {
-        std::vector<std::string> out(count);
         std::size_t next = 0;
+        bool more = true; // false once delivery stopped or the task was cancelled: no pair is handed out after
         int active = m_size - 1;
         std::vector<char> buffer;
         while (active > 0) {
@@ -111,17 +155,24 @@ private:
             // core from the workers for nothing (a pair takes milliseconds or more, a nap 0.2 ms).
             MPI_Status status;
             for (int ready = 0;;) {
-                MPI_Iprobe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &ready, &status);
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &status);
                 if (ready)
                     break;
                 std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
+            const int tag = status.MPI_TAG;
             int bytes = 0;
             MPI_Get_count(&status, MPI_CHAR, &bytes);
             buffer.resize(static_cast<std::size_t>(bytes));
-            MPI_Recv(buffer.data(), bytes, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            // The worker's results since its last request: (int64 index, uint64 size, text) each.
+            MPI_Recv(buffer.data(), bytes, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             std::size_t at = 0;
+            if (buffer.size() >= sizeof(std::int64_t)) {
+                std::int64_t done = 0;
+                std::memcpy(&done, buffer.data(), sizeof done);
+                at = sizeof done;
+                for (std::int64_t d = 0; onPairDone && d < done; ++d)
+                    onPairDone();
+            }
             while (at + 2 * sizeof(std::int64_t) <= buffer.size()) {
                 std::int64_t index = -1;
                 std::uint64_t size = 0;
@@ -130,40 +181,61 @@ private:
                 at += sizeof index + sizeof size;
                 if (size > buffer.size() - at)
                     break;
-                if (index >= 0 && static_cast<std::size_t>(index) < count) {
-                    out[static_cast<std::size_t>(index)].assign(buffer.data() + at, size);
-                    if (onPairDone)
-                        onPairDone();
-                }
+                if (index >= 0 && static_cast<std::size_t>(index) < count)
+                    more = task.deliver({ static_cast<std::size_t>(index), std::string(buffer.data() + at, size) })
+                        && more;
                 at += size;
             }
-            const std::size_t take = next < count ? chunkOf(count - next, m_size - 1) : 0;
+            if (tag == kTagDone) {
+                --active;
+                continue;
+            }
+            more = more && !(task.cancelled && task.cancelled());
+            const std::size_t take = more && next < count ? chunkOf(count - next, m_size - 1) : 0;
             const std::int64_t work[2] = { static_cast<std::int64_t>(next), static_cast<std::int64_t>(take) };
             next += take;
-            active -= take == 0;
             MPI_Send(work, 2, MPI_INT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
         }
-        return out;
     }
 
-    std::vector<std::string> work(const std::function<std::string(std::size_t)>& runPair)
+    void work(const probescope::job::PairTask& task)
     {
-        std::string message; // nothing done yet: the first request carries no result
+        Held held;
+        std::int64_t doneSince = 0;
+        std::vector<probescope::job::PairDone> settled; // sent with the next message
+        auto message = [&] {
+            std::string m(reinterpret_cast<const char*>(&doneSince), sizeof doneSince);
+            doneSince = 0;
+            for (const probescope::job::PairDone& d : settled) {
+                const std::int64_t index = static_cast<std::int64_t>(d.index);
+                const std::uint64_t size = d.text.size();
+                m.append(reinterpret_cast<const char*>(&index), sizeof index);
+                m.append(reinterpret_cast<const char*>(&size), sizeof size);
+                m += d.text;
+            }
+            settled.clear();
+            return m;
+        };
         while (true) {
-            MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, kTagResult, MPI_COMM_WORLD);
+            const std::string request = message();
+            MPI_Send(request.data(), static_cast<int>(request.size()), MPI_CHAR, 0, kTagResult, MPI_COMM_WORLD);
             std::int64_t work[2] = { 0, 0 };
             MPI_Recv(work, 2, MPI_INT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (work[1] <= 0)
-                return {};
-            message.clear();
+                break;
             for (std::int64_t index = work[0]; index < work[0] + work[1]; ++index) {
-                const std::string summary = runPair(static_cast<std::size_t>(index));
-                const std::uint64_t size = summary.size();
-                message.append(reinterpret_cast<const char*>(&index), sizeof index);
-                message.append(reinterpret_cast<const char*>(&size), sizeof size);
-                message += summary;
+                held.add(static_cast<std::size_t>(index), task.work(static_cast<std::size_t>(index)));
+                ++doneSince;
+            }
+            if (held.due(task)) {
+                for (probescope::job::PairDone& d : held.settle(task))
+                    settled.push_back(std::move(d));
             }
         }
+        for (probescope::job::PairDone& d : held.settle(task))
+            settled.push_back(std::move(d));
+        const std::string last = message();
+        MPI_Send(last.data(), static_cast<int>(last.size()), MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD);
     }
 
     int m_rank = 0;
@@ -177,7 +249,9 @@ extern "C" {
 
 __attribute__((visibility("default"))) int probescope_cli_mpi_abi()
 {
-    return 2; // 2: PairScheduler::gatherAtEnd and onPairDone (issue 37)
+    // 2: PairScheduler::gatherAtEnd and onPairDone (issue 37). 3: schedule() streams a PairTask's results (settled on
+    // the worker, delivered to the coordinator as they come) instead of run() returning them all (issue 38).
+    return 3;
 }
 
 __attribute__((visibility("default"))) probescope::job::PairScheduler* probescope_cli_mpi_make_scheduler()

@@ -5,6 +5,7 @@
 #include "core/graph/graphwriter.h"
 
 #include "core/compare/table/comparetable.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/compare/pipeline/pipeline.h"
 #include "core/compare/metrics/realdata.h"
 #include "core/compare/msprobe26/msprobe26.h"
@@ -334,8 +335,9 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
         std::optional<CompareMode> mode;
         bool fullLinks = true;
     };
-    std::vector<Built> built;
-    for (const Job& job : plan->jobs) {
+    // Each job (a rank, or a pair of ranks) on the one loop over pairs (compare/pipeline/comparerun.h), in plan order.
+    const auto buildJob = [&](std::size_t index) -> Result<Built> {
+        const Job& job = plan->jobs[index];
         auto rankN = dump::loadRank(job.npu);
         if (!rankN)
             return rankN.error();
@@ -444,8 +446,12 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
         } else {
             b.microSteps = b.npu.pageByMicroStep(nullptr);
         }
-        built.push_back(std::move(b));
-    }
+        return b;
+    };
+    auto builtJobs = compare::runPairsInProcess<Built>(plan->jobs.size(), buildJob);
+    if (!builtJobs)
+        return builtJobs.error();
+    std::vector<Built> built = std::move(*builtJobs);
 
     // The db: a fresh temporary file in OUT (util/outputfile's createTempBeside), claimed under build_/compare_{ts}.vis.db
     // (then _1, _2 ...) by util/outputfile's claimFreeName: never replacing a file, a symlink at the name is taken.

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/job/jobcompare.h"
+#include "core/job/jobsummary.h"
 
 #include "core/compare/output/csvwriter.h"
+#include "core/compare/pipeline/comparerun.h"
 #include "core/compare/table/pytext.h"
 #include "core/compare/verdict/firstfailure.h"
 #include "core/util/fileio.h"
@@ -24,34 +26,13 @@ namespace probescope::job {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace detail;
 
 namespace {
 
 SourceLocation at(const fs::path& p)
 {
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
-/// Every string core/job puts into JSON: a dump path may hold bytes that are not UTF-8 (nlohmann::json throws on
-/// them when dumping). They are written as `\xNN`, as Python's decode(errors="backslashreplace") does
-/// (util/utf8text.h); valid UTF-8 is unchanged.
-json text(const std::string& s)
-{
-    return json(backslashReplace(s));
-}
-
-json textList(const std::vector<std::string>& list)
-{
-    json out = json::array();
-    for (const std::string& s : list)
-        out.push_back(text(s));
-    return out;
-}
-
-/// json::dump that cannot throw: every string went through text(); `replace` only guards against a slip.
-std::string dumpJson(const json& j, int indent = -1)
-{
-    return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 std::string pairName(const compare::PlannedPair& pair)
@@ -121,82 +102,6 @@ void findWorst(const compare::CompareTable& table, PairSummary& s)
             }
         }
     }
-}
-
-json toJson(const PairSummary& s)
-{
-    const RankFailure& f = s.failure;
-    json j = { { "step", s.step },
-               { "npu_rank", text(s.npuRank) },
-               { "bench_rank", text(s.benchRank) },
-               { "rank", s.rank },
-               { "npu_dump", text(s.npuDump) },
-               { "bench_dump", text(s.benchDump) },
-               { "compared", s.compared } };
-    if (!s.onlyIn.empty())
-        j["only_in"] = s.onlyIn;
-    if (!s.compared) {
-        j["error_id"] = text(s.errorId);
-        j["error"] = text(s.error);
-        return j;
-    }
-    j["rows"] = s.rows;
-    j["failing_rows"] = s.failingRows;
-    j["first_failure"] = f.failed ? json { { "node", text(f.key) },
-                                           { "execution_index", f.executionIndex },
-                                           { "culprit", f.found },
-                                           { "communication_before", f.commBefore },
-                                           { "next_communication", text(f.nextCommKey) },
-                                           { "next_communication_index", f.nextCommIndex },
-                                           { "summary", text(s.firstFailureSummary) } }
-                                  : json(nullptr);
-    j["worst_metric"] = s.worstMetric.empty() ? json(nullptr)
-                                              : json { { "metric", text(s.worstMetric) },
-                                                       { "value", text(s.worstValue) },
-                                                       { "node", text(s.worstNode) } };
-    j["files"] = textList(s.files);
-    return j;
-}
-
-PairSummary fromJson(const json& j)
-{
-    PairSummary s;
-    s.step = j.at("step").get<std::int64_t>();
-    s.npuRank = j.at("npu_rank").get<std::string>();
-    s.benchRank = j.at("bench_rank").get<std::string>();
-    s.rank = j.at("rank").get<std::int64_t>();
-    s.npuDump = j.at("npu_dump").get<std::string>();
-    s.benchDump = j.at("bench_dump").get<std::string>();
-    s.compared = j.at("compared").get<bool>();
-    if (j.contains("only_in"))
-        s.onlyIn = j.at("only_in").get<std::string>();
-    s.failure.step = s.step;
-    s.failure.rank = s.rank;
-    s.failure.rankLabel = s.npuRank;
-    if (!s.compared) {
-        s.errorId = j.at("error_id").get<std::string>();
-        s.error = j.at("error").get<std::string>();
-        return s;
-    }
-    s.rows = j.at("rows").get<std::uint64_t>();
-    s.failingRows = j.at("failing_rows").get<std::uint64_t>();
-    if (const json& f = j.at("first_failure"); !f.is_null()) {
-        s.failure.failed = true;
-        s.failure.key = f.at("node").get<std::string>();
-        s.failure.executionIndex = f.at("execution_index").get<std::uint32_t>();
-        s.failure.found = f.at("culprit").get<bool>();
-        s.failure.commBefore = f.at("communication_before").get<std::uint32_t>();
-        s.failure.nextCommKey = f.at("next_communication").get<std::string>();
-        s.failure.nextCommIndex = f.at("next_communication_index").get<std::uint32_t>();
-        s.firstFailureSummary = f.at("summary").get<std::string>();
-    }
-    if (const json& w = j.at("worst_metric"); !w.is_null()) {
-        s.worstMetric = w.at("metric").get<std::string>();
-        s.worstValue = w.at("value").get<std::string>();
-        s.worstNode = w.at("node").get<std::string>();
-    }
-    s.files = j.at("files").get<std::vector<std::string>>();
-    return s;
 }
 
 // A marker of another format or another ProbeScope is never trusted: the pair is compared again.
@@ -314,14 +219,6 @@ std::optional<PairSummary> completedPair(const fs::path& marker, const fs::path&
     }
 }
 
-/// "cannot write FINAL: reason": the writer's own messages may name its temporary file, which the user never sees.
-Diagnostic writeError(const fs::path& final, const WriteFailure& failure)
-{
-    const auto colon = failure.message.rfind(": ");
-    const std::string reason = colon == std::string::npos ? failure.message : failure.message.substr(colon + 2);
-    return makeError("job.output", at(final), "cannot write the file: " + reason);
-}
-
 /// A pair's marker: ProbeScope's own file, so a rerun replaces it (util/outputfile, ReplaceMode::Allowed: a
 /// rename, which replaces a symlink at the name rather than writing through it). Its folder must be a real folder.
 Result<bool> writeMarker(const fs::path& marker, const std::string& content)
@@ -339,37 +236,9 @@ Result<bool> writeMarker(const fs::path& marker, const std::string& content)
     return true;
 }
 
-// How often a running job makes its outputs durable (one syncfs) and writes the markers of the pairs done since.
+// How often a running job makes its outputs durable (one syncfs) and writes the markers of the pairs done since (or
+// sooner, when the loop's window of results held back fills).
 constexpr std::chrono::seconds kBarrierInterval { 5 };
-
-// Reruns into one OUT each get a summary of their own; beyond this many the folder wants clearing.
-constexpr int kSummaryNames = 1000;
-
-/// Claims job_summary{,_N}.csv and .json with one tag N, the first free for both: never replaces a file.
-Result<std::pair<fs::path, fs::path>> writeSummary(const fs::path& outDir, const std::string& csv,
-                                                   const std::string& jsonText)
-{
-    for (int n = 0; n < kSummaryNames; ++n) {
-        const std::string stem = n == 0 ? std::string("job_summary") : "job_summary_" + std::to_string(n);
-        const fs::path csvPath = outDir / (stem + ".csv");
-        const fs::path jsonPath = outDir / (stem + ".json");
-        if (auto failure = writeFileAtomically(csvPath, csv, ReplaceMode::Never)) {
-            if (failure->nameTaken)
-                continue;
-            return writeError(csvPath, *failure);
-        }
-        if (auto failure = writeFileAtomically(jsonPath, jsonText, ReplaceMode::Never)) {
-            ::unlink(csvPath.c_str()); // claimed by this run a moment ago: the two go together or not at all
-            if (failure->nameTaken)
-                continue;
-            return writeError(jsonPath, *failure);
-        }
-        return std::pair { csvPath, jsonPath };
-    }
-    return makeError("job.output", at(outDir / "job_summary.csv"),
-                     "no free name for the job summary: job_summary.csv to job_summary_"
-                         + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
-}
 
 /// Whether `name` is one of this pair's outputs: (compare_result|advisor){suffix}_{14 digits}[_{digits}].(csv|xlsx|txt).
 /// Read in one pass, never as a regular expression built from the pair's text (issue 33).
@@ -547,36 +416,12 @@ PairSummary comparePlanned(const compare::PlannedPair& pair, const compare::Mapp
     return s;
 }
 
-std::string csvField(const std::string& raw)
-{
-    const std::string s = backslashReplace(raw); // the CSV is UTF-8 too (see text())
-    if (s.find_first_of(",\"\n") == std::string::npos)
-        return s;
-    std::string q = "\"";
-    for (char c : s)
-        q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-}
-
 bool selected(const std::vector<std::int64_t>& list, std::optional<std::int64_t> v)
 {
     return list.empty() || (v && std::find(list.begin(), list.end(), *v) != list.end());
 }
 
 } // namespace
-
-std::size_t JobResult::failedPairs() const
-{
-    return static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [](const PairSummary& p) {
-        return !p.compared && p.onlyIn.empty();
-    }));
-}
-
-std::size_t JobResult::oneSidedPlaces() const
-{
-    return static_cast<std::size_t>(
-        std::count_if(pairs.begin(), pairs.end(), [](const PairSummary& p) { return !p.onlyIn.empty(); }));
-}
 
 fs::path pairMarkerPath(const fs::path& outDir, const compare::PlannedPair& pair)
 {
@@ -633,47 +478,33 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     PairScheduler& scheduler = jobOptions.scheduler ? *jobOptions.scheduler : oneThread;
     const std::string stamp
         = scheduler.shareFromCoordinator(options.timestamp.empty() ? localTimestamp() : options.timestamp);
+    // The summary lists the pairs by step (then as planned) with the one-sided places of a step after them: the pairs
+    // run in that order, so that each can be written as it comes (a no-op: the plan is in step order).
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const compare::PlannedPair& a, const compare::PlannedPair& b) { return a.step < b.step; });
+    std::stable_sort(oneSided.begin(), oneSided.end(),
+                     [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
 
     // Durability (docs/scale-out.md, "Durability"): outputs are renamed into place without an fsync each; one
-    // syncfs of OUT's file system per batch makes them durable, and only then are the batch's markers written
-    // (a marker vouches for its pair's outputs). The last barrier runs before the summary, which vouches for all.
+    // syncfs of OUT's file system per batch of done pairs (the loop's settle step, on the process that compared
+    // them) makes them durable, and only then are the batch's markers written (a marker vouches for its pair's
+    // outputs). The last barrier runs before the summary, which vouches for all.
     struct PendingMarker
     {
-        std::size_t index;
         fs::path path;
         std::string text;
     };
     std::optional<DeferredSync> durable(std::in_place, outDir);
     EarlierOutputs earlier;
-    std::mutex pendingMutex;                  // guards pending, markerFailures, lastBarrier
-    std::mutex flushMutex;                    // one barrier at a time
-    std::vector<PendingMarker> pending;
-    json markerFailures = json::object();     // pair index -> the marker's write error
-    auto lastBarrier = std::chrono::steady_clock::now();
-    auto flush = [&] { // called with flushMutex held
-        std::vector<PendingMarker> batch;
-        {
-            const std::lock_guard lock(pendingMutex);
-            batch.swap(pending);
-            lastBarrier = std::chrono::steady_clock::now();
-        }
-        if (batch.empty())
-            return;
-        const std::optional<std::string> notDurable = durable->barrier();
-        for (const PendingMarker& m : batch) {
-            std::optional<Diagnostic> d;
-            if (notDurable)
-                d = makeError("job.output", at(outDir), *notDurable);
-            else if (auto ok = writeMarker(m.path, m.text); !ok)
-                d = ok.error();
-            if (d) {
-                const std::lock_guard lock(pendingMutex);
-                markerFailures[std::to_string(m.index)] = json { { "id", d->id }, { "error", d->format() } };
-            }
-        }
-    };
+    std::mutex pendingMutex; // guards pending (pairs run on the schedule's threads)
+    std::map<std::size_t, PendingMarker> pending;
 
-    auto runPair = [&](std::size_t i) -> std::string {
+    compare::PairLoop loop;
+    loop.count = pairs.size();
+    loop.scheduler = &scheduler;
+    loop.task.settleEvery = kBarrierInterval;
+    loop.task.window = 2048; // a barrier at the latest every 1,024 pairs; about 2 KB a pair (summary, marker) held back
+    loop.task.work = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
         const fs::path marker = pairMarkerPath(outDir, pair);
         const json inputs = pairInputs(pair, options); // taken before the compare reads them
@@ -691,63 +522,76 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         if (!s.compared)
             restore(moved);
         if (s.compared) {
-            // Written after the next barrier: its presence means every output of the pair is complete and durable.
-            bool due = false;
-            {
-                const std::lock_guard lock(pendingMutex);
-                pending.push_back({ i, marker, markerText(s, outDir, inputs) });
-                due = std::chrono::steady_clock::now() - lastBarrier >= kBarrierInterval;
-            }
-            if (std::unique_lock flushing(flushMutex, std::try_to_lock); due && flushing.owns_lock())
-                flush();
+            // Written when its batch settles: its presence means every output of the pair is complete and durable.
+            const std::lock_guard lock(pendingMutex);
+            pending.insert_or_assign(i, PendingMarker { marker, markerText(s, outDir, inputs) });
         }
         return dumpJson(toJson(s));
     };
-    std::size_t done = 0;
-    if (jobOptions.progress) {
-        jobOptions.progress->setRange(pairs.size());
-        scheduler.onPairDone = [&] { jobOptions.progress->advance(++done); };
-    }
-    std::vector<std::string> summaries = scheduler.run(pairs.size(), runPair);
-    scheduler.onPairDone = nullptr;
-    std::string notDurable;
-    {
-        const std::lock_guard flushing(flushMutex);
-        flush();
-        if (auto failure = durable->barrier()) // the markers just written
-            notDurable = *failure;
-        durable.reset();
-    }
-    const std::vector<std::string> reports
-        = scheduler.gatherAtEnd(json { { "markers", markerFailures }, { "durable", notDurable } }.dump());
+    loop.task.settle = [&](std::vector<compare::PairDone>& batch) {
+        std::vector<std::pair<compare::PairDone*, PendingMarker>> markers;
+        {
+            const std::lock_guard lock(pendingMutex);
+            for (compare::PairDone& done : batch) {
+                if (auto node = pending.extract(done.index))
+                    markers.emplace_back(&done, std::move(node.mapped()));
+            }
+        }
+        if (markers.empty())
+            return;
+        const std::optional<std::string> notDurable = durable->barrier();
+        for (auto& [done, m] : markers) {
+            std::optional<Diagnostic> d;
+            if (notDurable)
+                d = makeError("job.output", at(outDir), *notDurable);
+            else if (auto ok = writeMarker(m.path, m.text); !ok)
+                d = ok.error();
+            if (d) {
+                // Its marker could not be written: not complete for --resume, so not reported as compared.
+                PairSummary s = plannedSummary(pairs[done->index]);
+                s.errorId = d->id;
+                s.error = d->format();
+                done->text = dumpJson(toJson(s));
+            }
+        }
+    };
+    if (jobOptions.progress)
+        loop.task.cancelled = [&] { return jobOptions.progress->isCancelled(); };
 
+    // The coordinator's side: each pair as it comes in plan order goes into the summary files and to the caller;
+    // kept of it are the counts and the failures of the earliest failing step (what the origin needs).
     JobResult result;
     result.diagnostics = plan->diagnostics;
     result.coordinator = scheduler.isCoordinator();
-    if (!result.coordinator)
-        return result;
-    std::map<std::size_t, std::pair<std::string, std::string>> markerFailed;
-    std::string durableError;
-    for (const std::string& report : reports) {
-        const json r = json::parse(report, nullptr, false);
-        if (r.is_discarded() || !r.is_object())
-            continue;
-        if (const auto it = r.find("durable"); it != r.end() && it->is_string() && !it->get<std::string>().empty()
-            && durableError.empty())
-            durableError = it->get<std::string>();
-        if (const auto it = r.find("markers"); it != r.end() && it->is_object()) {
-            for (const auto& [index, failure] : it->items()) {
-                const std::size_t at = std::strtoull(index.c_str(), nullptr, 10);
-                if (at < pairs.size() && failure.is_object())
-                    markerFailed[at] = { failure.value("id", std::string("job.output")),
-                                         failure.value("error", std::string()) };
-            }
-        }
-    }
+    std::optional<SummaryWriter> writer;
+    if (result.coordinator)
+        writer.emplace(outDir);
     std::vector<RankFailure> failures;
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-        const json j = json::parse(summaries[i], nullptr, false);
-        std::string().swap(summaries[i]); // parsed: 1 KB a pair less by the time the summary is written
+    std::size_t nextOneSided = 0;
+    auto emit = [&](PairSummary&& s) {
+        ++result.counts.places;
+        result.counts.oneSided += !s.onlyIn.empty();
+        result.counts.failed += !s.compared && s.onlyIn.empty();
+        result.counts.failing += s.compared && s.failingRows > 0;
+        if (s.compared && s.failure.failed && !s.failure.key.empty()
+            && (failures.empty() || s.failure.step <= failures.front().step)) {
+            if (!failures.empty() && s.failure.step < failures.front().step)
+                failures.clear();
+            failures.push_back(s.failure);
+        }
+        writer->add(s);
+        if (jobOptions.onPair)
+            jobOptions.onPair(s);
+        else
+            result.pairs.push_back(std::move(s));
+    };
+    auto oneSidedUpTo = [&](std::optional<std::int64_t> step) {
+        while (nextOneSided < oneSided.size() && (!step || oneSided[nextOneSided].step < *step))
+            emit(std::move(oneSided[nextOneSided++]));
+    };
+    loop.consume = [&](std::size_t i, std::string&& text) {
+        const json j = json::parse(text, nullptr, false);
+        std::string().swap(text);
         std::optional<PairSummary> parsed;
         if (!j.is_discarded()) {
             try {
@@ -759,33 +603,50 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         if (!parsed) {
             s.errorId = "job.lost";
             s.error = "the worker that compared this pair returned no summary";
-        } else if (const auto failed = markerFailed.find(i); failed != markerFailed.end()) {
-            // Its marker could not be written: not complete for --resume, so not reported as compared.
-            s = plannedSummary(pairs[i]);
-            s.errorId = failed->second.first;
-            s.error = failed->second.second;
         }
         // The paths as planned (a marker holds them escaped): a resumed pair reads as a fresh one.
         s.npuDump = pairs[i].npu.dumpFile.string();
         s.benchDump = pairs[i].bench.dumpFile.string();
         s.outSubdir = pairs[i].outSubdir;
         s.resumed = parsed && j.contains("resumed");
-        if (s.compared)
-            failures.push_back(s.failure);
-        result.pairs.push_back(std::move(s));
+        oneSidedUpTo(s.step);
+        emit(std::move(s));
+        return true;
+    };
+    if (result.coordinator && jobOptions.progress) {
+        jobOptions.progress->setRange(pairs.size());
+        scheduler.onPairDone = [&, done = std::size_t { 0 }]() mutable { jobOptions.progress->advance(++done); };
     }
-    // The one-sided places join in step order (a one-sided step has no compared pair to interleave with).
-    for (PairSummary& s : oneSided)
-        result.pairs.push_back(std::move(s));
-    std::stable_sort(result.pairs.begin(), result.pairs.end(),
-                     [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
+    if (result.coordinator && jobOptions.onPlanned)
+        jobOptions.onPlanned(result.diagnostics);
+    const compare::PairLoopEnd end = compare::runPairs(loop);
+    scheduler.onPairDone = nullptr;
+    std::string notDurable;
+    if (auto failure = durable->barrier()) // the markers of the last batch
+        notDurable = *failure;
+    durable.reset();
+    const std::vector<std::string> reports = scheduler.gatherAtEnd(json { { "durable", notDurable } }.dump());
+    if (end == compare::PairLoopEnd::Cancelled)
+        return makeError("compare.cancelled", at(outDir), "the job was cancelled; the pairs compared are complete");
+    if (!result.coordinator)
+        return result;
+    oneSidedUpTo(std::nullopt); // the one-sided places after the last pair's step
+    std::string durableError;
+    for (const std::string& report : reports) {
+        const json r = json::parse(report, nullptr, false);
+        if (r.is_discarded() || !r.is_object())
+            continue;
+        if (const auto it = r.find("durable"); it != r.end() && it->is_string() && !it->get<std::string>().empty()
+            && durableError.empty())
+            durableError = it->get<std::string>();
+    }
     result.origin = findJobOrigin(failures);
     if (!durableError.empty()) {
         // The summary vouches for every output: not written when they could not be made durable.
         result.summaryError = makeError("job.output", at(outDir), durableError);
         return result;
     }
-    auto written = writeSummary(outDir, jobSummaryCsv(result), jobSummaryJson(result));
+    auto written = writer->finish(result.origin);
     if (written) {
         result.summaryCsv = written->first;
         result.summaryJson = written->second;
@@ -793,105 +654,6 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         result.summaryError = written.error();
     }
     return result;
-}
-
-std::string jobSummaryCsv(const JobResult& result)
-{
-    std::string out = "step,npu_rank,bench_rank,status,rows,failing_rows,first_failing_node,execution_index,"
-                      "culprit,communication_before,worst_metric,worst_value,worst_node,error\n";
-    for (const PairSummary& s : result.pairs) {
-        const RankFailure& f = s.failure;
-        const std::string status = !s.onlyIn.empty() ? s.onlyIn + "-only"
-            : !s.compared                            ? "error"
-            : s.failingRows > 0                      ? "fail"
-                                                     : "pass";
-        out += std::to_string(s.step) + "," + csvField(s.npuRank) + "," + csvField(s.benchRank) + "," + status + ",";
-        out += s.compared ? std::to_string(s.rows) + "," + std::to_string(s.failingRows) : std::string(",");
-        out += "," + csvField(f.key) + "," + (f.failed ? std::to_string(f.executionIndex) : "") + ","
-            + (f.failed ? (f.found ? "yes" : "no") : "") + "," + (f.failed ? std::to_string(f.commBefore) : "") + ","
-            + csvField(s.worstMetric) + "," + csvField(s.worstValue) + "," + csvField(s.worstNode) + ","
-            + csvField(s.error) + "\n";
-    }
-    return out;
-}
-
-std::string jobSummaryJson(const JobResult& result)
-{
-    // The pairs are dumped one at a time and spliced into the document: a DOM of every pair at once cost a few KB a
-    // pair on top of the texts (issue 37: memory flat in the ranks). The bytes are those of dumping the whole
-    // document: a pair sits two levels deep, so each of its lines moves in by two spaces (a dumped string holds no
-    // raw newline).
-    std::string pairs;
-    json failing = json::array();
-    json failed = json::array();
-    json notCompared = json::array();
-    for (const PairSummary& s : result.pairs) {
-        pairs += pairs.empty() ? "\n  " : ",\n  ";
-        for (const char c : dumpJson(toJson(s), 1)) {
-            pairs += c;
-            if (c == '\n')
-                pairs += "  ";
-        }
-        const json id = { { "step", s.step }, { "npu_rank", text(s.npuRank) }, { "bench_rank", text(s.benchRank) } };
-        if (!s.onlyIn.empty())
-            notCompared.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
-                                         { "bench_rank", text(s.benchRank) }, { "only_in", s.onlyIn },
-                                         { "error_id", text(s.errorId) }, { "error", text(s.error) } });
-        else if (!s.compared)
-            failed.push_back(json { { "step", s.step }, { "npu_rank", text(s.npuRank) },
-                                    { "bench_rank", text(s.benchRank) }, { "error_id", text(s.errorId) },
-                                    { "error", text(s.error) } });
-        else if (s.failingRows > 0)
-            failing.push_back(id);
-    }
-    const JobOrigin& o = result.origin;
-    json origin = nullptr;
-    if (o.fails) {
-        json chain = json::array();
-        for (const CommLink& l : o.chain)
-            chain.push_back(json { { "rank", l.rank }, { "rank_folder", text(l.rankLabel) }, { "node", text(l.key) },
-                                   { "execution_index", l.executionIndex }, { "role", text(l.role) } });
-        origin = { { "step", o.step },         { "rank", o.rank }, { "rank_folder", text(o.rankLabel) },
-                   { "node", text(o.key) },    { "execution_index", o.executionIndex },
-                   { "culprit", o.found },     { "reason", text(o.reason) }, { "communication_chain", chain } };
-    }
-    json j = { { "pairs", json::array() },
-               { "failing_pairs", failing },
-               { "pairs_failed_to_compare", failed },
-               { "pairs_not_compared", notCompared },
-               { "origin", origin } };
-    std::string out = dumpJson(j, 1);
-    if (!pairs.empty()) {
-        // Keys at the first level are found as newline, one space, the quoted key: never inside a string.
-        const std::string empty = "\n \"pairs\": []";
-        const std::size_t at = out.find(empty);
-        out.replace(at, empty.size(), "\n \"pairs\": [" + pairs + "\n ]");
-    }
-    return out + "\n";
-}
-
-std::string originLine(const JobResult& result)
-{
-    const JobOrigin& o = result.origin;
-    if (!o.fails) {
-        std::string why;
-        if (result.failedPairs())
-            why = std::to_string(result.failedPairs()) + " pair(s) failed to compare";
-        if (result.oneSidedPlaces())
-            why += (why.empty() ? "" : ", ") + std::to_string(result.oneSidedPlaces())
-                + " place(s) on one side only not compared";
-        return why.empty() ? "job origin: nothing fails" : "job origin: no compared pair fails (" + why + ")";
-    }
-    std::string line = "job origin: step " + std::to_string(o.step) + " " + (o.rankLabel.empty() ? "rank" : o.rankLabel)
-        + " " + o.key + " (execution index " + std::to_string(o.executionIndex) + ")";
-    if (!o.chain.empty()) {
-        line += " via";
-        for (std::size_t i = 0; i < o.chain.size() && i < 3; ++i)
-            line += " " + (o.chain[i].rankLabel.empty() ? "rank" : o.chain[i].rankLabel) + ":" + o.chain[i].key;
-        if (o.chain.size() > 3)
-            line += " (+" + std::to_string(o.chain.size() - 3) + " more)";
-    }
-    return line;
 }
 
 } // namespace probescope::job

@@ -9,21 +9,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace probescope::job {
-
-/// What a whole-job compare runs on top of the compare options.
-struct WholeJobOptions
-{
-    std::vector<std::int64_t> steps; ///< --step 0,2: only these steps (empty = every step)
-    std::vector<std::int64_t> ranks; ///< --rank 1,3: only these NPU ranks (empty = every rank)
-    bool resume = false;             ///< --resume: keep pairs whose outputs are complete (see pairMarkerPath)
-    PairScheduler* scheduler = nullptr; ///< null = one local thread
-    ProgressSink* progress = nullptr;   ///< pairs done, on the coordinator (from the scheduler's threads)
-};
 
 /// One pair of the job as the summary lists it. Everything here is deterministic: no timings, no worker id.
 struct PairSummary
@@ -52,6 +43,24 @@ struct PairSummary
     std::string onlyIn;
 };
 
+/// What a whole-job compare runs on top of the compare options.
+struct WholeJobOptions
+{
+    std::vector<std::int64_t> steps; ///< --step 0,2: only these steps (empty = every step)
+    std::vector<std::int64_t> ranks; ///< --rank 1,3: only these NPU ranks (empty = every rank)
+    bool resume = false;             ///< --resume: keep pairs whose outputs are complete (see pairMarkerPath)
+    PairScheduler* scheduler = nullptr; ///< null = one local thread
+    ProgressSink* progress = nullptr;   ///< pairs done, on the coordinator (from the scheduler's threads); a cancel
+                                        ///< starts no further pair and ends the job with compare.cancelled
+    /// Set: each pair (and place on one side only) is handed here on the coordinator in plan order as soon as it and
+    /// the pairs before it are complete, and JobResult::pairs stays empty, so the job's memory does not grow with its
+    /// pairs (issue 37); the counts and the origin are still in the JobResult. Unset: JobResult::pairs holds them all.
+    std::function<void(const PairSummary&)> onPair;
+    /// On the coordinator, once the job is planned and before the first pair is handed to onPair: the plan's notes
+    /// (JobResult::diagnostics), so that a caller printing as the pairs come can print them first.
+    std::function<void(const Diagnostics&)> onPlanned;
+};
+
 struct JobResult
 {
     std::vector<PairSummary> pairs;     ///< in plan order (by step, then rank folder name); one-sided places too
@@ -61,9 +70,18 @@ struct JobResult
     std::filesystem::path summaryCsv;   ///< the names the summary got (job_summary.csv, or _1, _2, ... on reruns)
     std::filesystem::path summaryJson;
     std::optional<Diagnostic> summaryError; ///< the summary could not be written (the pairs are still complete)
-    std::size_t failedPairs() const;    ///< pairs that failed to compare (not counting one-sided places)
-    std::size_t oneSidedPlaces() const; ///< places on one side only, not compared
-    std::size_t comparedOrFailed() const { return pairs.size() - oneSidedPlaces(); }
+    /// Counted as the pairs come (with WholeJobOptions::onPair, `pairs` is empty).
+    struct Counts
+    {
+        std::size_t places = 0;   ///< every pair and one-sided place
+        std::size_t failed = 0;   ///< pairs that failed to compare
+        std::size_t oneSided = 0; ///< places on one side only
+        std::size_t failing = 0;  ///< compared pairs with a failing row
+    } counts;
+    std::size_t failedPairs() const { return counts.failed; }      ///< not counting one-sided places
+    std::size_t oneSidedPlaces() const { return counts.oneSided; } ///< places on one side only, not compared
+    std::size_t failingPairs() const { return counts.failing; }
+    std::size_t comparedOrFailed() const { return counts.places - counts.oneSided; }
 };
 
 /**

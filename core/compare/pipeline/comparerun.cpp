@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <map>
 #include <cstdlib>
 #include <ctime>
 
@@ -47,6 +49,52 @@ Result<std::vector<PlannedPair>> planPairs(const CompareInput& input, const JobO
     return std::move(plan->pairs);
 }
 
+PairLoopEnd runPairs(const PairLoop& loop)
+{
+    // The reorder window: results that came before an earlier pair's wait here (one deliver call at a time).
+    std::map<std::size_t, std::string> early;
+    std::atomic<std::size_t> frontier { 0 }; // read by the schedule's threads
+    bool stopped = false;
+    bool cancelled = false;
+    PairTask task = loop.task;
+    task.deliver = [&](PairDone&& done) {
+        if (stopped)
+            return false;
+        if (done.index < frontier.load() || done.index >= loop.count)
+            return true; // a result twice, or out of range: never consumed twice
+        early.insert_or_assign(done.index, std::move(done.text));
+        while (!early.empty() && early.begin()->first == frontier.load()) {
+            auto node = early.extract(early.begin());
+            frontier.store(frontier.load() + 1);
+            if (!loop.consume(node.key(), std::move(node.mapped()))) {
+                stopped = true;
+                early.clear();
+                return false;
+            }
+        }
+        return true;
+    };
+    task.frontier = [&] { return frontier.load(); };
+    task.cancelled = [&] { return cancelled = cancelled || (loop.task.cancelled && loop.task.cancelled()); };
+    LocalThreadScheduler oneThread(1);
+    PairScheduler& scheduler = loop.scheduler ? *loop.scheduler : oneThread;
+    scheduler.schedule(loop.count, task);
+    if (stopped)
+        return PairLoopEnd::Stopped;
+    if (cancelled)
+        return PairLoopEnd::Cancelled;
+    if (!scheduler.isCoordinator())
+        return PairLoopEnd::Complete; // a cluster worker: its results went to the coordinator, nothing is consumed here
+    // Results that never arrived (a worker lost): consumed empty, in order, so the caller can say so.
+    for (std::size_t i = frontier.load(); i < loop.count; ++i) {
+        const auto it = early.find(i);
+        std::string text = it == early.end() ? std::string() : std::move(it->second);
+        if (!loop.consume(i, std::move(text)))
+            return PairLoopEnd::Stopped;
+    }
+    return PairLoopEnd::Complete;
+}
+
 Result<std::vector<PairResult>> runPairs(std::size_t count, const fs::path& outDir, const std::string& timestamp,
                                          const PairWork& work)
 {
@@ -55,15 +103,7 @@ Result<std::vector<PairResult>> runPairs(std::size_t count, const fs::path& outD
     if (ec)
         return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
     const std::string stamp = timestamp.empty() ? localTimestamp() : timestamp;
-    std::vector<PairResult> results;
-    results.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        auto result = work(i, stamp);
-        if (!result)
-            return result.error();
-        results.push_back(std::move(*result));
-    }
-    return results;
+    return runPairsInProcess<PairResult>(count, [&](std::size_t index) { return work(index, stamp); });
 }
 
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,

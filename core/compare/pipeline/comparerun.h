@@ -7,6 +7,7 @@
 #include "core/compare/verdict/firstfailure.h"
 #include "core/compare/pipeline/pipeline.h"
 #include "core/compare/pipeline/plan.h"
+#include "core/compare/schedule/schedule.h"
 #include "core/util/csv.h"
 #include "core/util/diagnostic.h"
 #include "core/util/profile.h"
@@ -50,11 +51,66 @@ struct PairResult
 /// Ranks run in parallel, so "earliest" compares positions in each rank's own execution order.
 long firstDivergingPair(const std::vector<PairResult>& results);
 
+/**
+ * @brief The one loop over pairs: the compare run of every profile (below), the whole job (core/job, on threads or
+ * MPI, with its resume markers and durability batches) and the graph writer. What varies is the work per pair and
+ * the schedule.
+ *
+ * Runs `task.work` for every pair on `scheduler` (null: one local thread, in plan order, each pair consumed before
+ * the next starts: the compare run's behaviour) and hands each result to `consume` on the coordinator IN PLAN ORDER as
+ * it completes: results that come early wait in a reorder window of at most about `task.window` pairs (local
+ * threads start no pair further ahead), so a caller keeps only what it wants of each result. `consume` returning
+ * false stops the loop (no pair is started after, and none is consumed after); `task.cancelled` too. A pair whose
+ * result never arrived (a lost worker) is consumed with an empty text. On a process that is not the coordinator (a
+ * cluster worker) nothing is consumed. `task.deliver` and `task.frontier` are the
+ * loop's own.
+ */
+struct PairLoop
+{
+    std::size_t count = 0;
+    PairScheduler* scheduler = nullptr;
+    PairTask task;
+    std::function<bool(std::size_t index, std::string&& text)> consume;
+};
+enum class PairLoopEnd : std::uint8_t { Complete, Stopped, Cancelled };
+PairLoopEnd runPairs(const PairLoop& loop);
+
+/// runPairs on one local thread for results that stay in this process (a compare's tables, the graph writer's graphs):
+/// `work(i)` gives pair i's result, kept in plan order, or an error, which stops the loop and is returned.
+template <class T>
+Result<std::vector<T>> runPairsInProcess(std::size_t count, const std::function<Result<T>(std::size_t index)>& work)
+{
+    std::vector<T> results;
+    results.reserve(count);
+    std::optional<Result<T>> last; // one thread: each pair is consumed before the next starts
+    std::optional<Diagnostic> error;
+    PairLoop loop;
+    loop.count = count;
+    loop.task.work = [&](std::size_t index) {
+        last.emplace(work(index));
+        return std::string();
+    };
+    loop.consume = [&](std::size_t, std::string&&) {
+        if (!*last) {
+            error = last->error();
+            return false;
+        }
+        results.push_back(std::move(**last));
+        last.reset();
+        return true;
+    };
+    runPairs(loop);
+    if (error)
+        return *error;
+    return results;
+}
+
 /// The one loop over the pairs of a compare run, for every profile (runCompareJob, ptdbg::runPtdbgJob): creates
 /// `outDir`, takes one time stamp for all the run's file names (`timestamp`, or the local time when empty) and hands
-/// each pair, in plan order, to the profile's `work`, which compares and writes it. A pair that cannot be compared
-/// comes back as a PairResult (refused, with its diagnostics) and the loop goes on; an error from `work` (a bad
-/// option, a cancel, an output that cannot be written) stops the run and is returned.
+/// each pair, in plan order, to the profile's `work`, which compares and writes it (on runPairs above, one local
+/// thread). A pair that cannot be compared comes back as a PairResult (refused, with its diagnostics) and the loop
+/// goes on; an error from `work` (a bad option, a cancel, an output that cannot be written) stops the run and is
+/// returned.
 using PairWork = std::function<Result<PairResult>(std::size_t index, const std::string& stamp)>;
 Result<std::vector<PairResult>> runPairs(std::size_t count, const std::filesystem::path& outDir,
                                          const std::string& timestamp, const PairWork& work);
