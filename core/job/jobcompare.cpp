@@ -435,6 +435,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     compare::PlanOptions planOptions;
     planOptions.profile = options.profile;
     planOptions.stackFlag = options.stackFlag;
+    planOptions.progress = jobOptions.progress; // a cancel stops the folder walk too, not only the pairs
     auto plan = compare::planPairs(input, planOptions);
     if (!plan)
         return plan.error();

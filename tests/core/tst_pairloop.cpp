@@ -385,6 +385,29 @@ TEST(WholeJobLoop, ACancelledJobWritesNoSummary)
     EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank1-rank1.json"));
 }
 
+// A cancel before any pair stops the whole job in its folder walk (dump::DiscoverOptions::progress, given by
+// runWholeJob to the plan): the job ends with the walk's error and writes nothing, not even the output folder's files.
+TEST(WholeJobLoop, ACancelDuringThePlanStopsTheFolderWalk)
+{
+    struct Cancelled : ProgressSink
+    {
+        mutable std::atomic<std::uint64_t> checks { 0 };
+        void setRange(std::uint64_t) override {}
+        void advance(std::uint64_t) override {}
+        bool isCancelled() const override { ++checks; return true; }
+    } progress;
+    RanksJob job;
+    job::WholeJobOptions options;
+    options.progress = &progress;
+    const auto out = job.dir.path() / "out";
+    auto result = job::runWholeJob(job.input, out, job.options, options);
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().id, "layout.cancelled");
+    EXPECT_EQ(progress.checks.load(), 1u); // the first folder's check: nothing walked after it
+    EXPECT_FALSE(std::filesystem::exists(out / "job_summary.csv"));
+    EXPECT_FALSE(std::filesystem::exists(out / "step0"));
+}
+
 // A cluster worker runs its pairs but consumes nothing: its results went to the coordinator, which alone writes the
 // summary and prints (mpirun -n 3 printed every pair a second time as "returned no summary" on each worker).
 TEST(PairLoop, AWorkerThatIsNotTheCoordinatorConsumesNothing)
