@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/compare/metrics/kernels.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <atomic>
@@ -95,6 +96,20 @@ const std::byte* fetch(const Operand& side, std::uint64_t first, std::size_t cou
         length -= static_cast<std::size_t>(got);
     }
     return out;
+}
+
+/// Whether a mapped side's file was cut short under the map while the pass read it (its pages then read as zeros).
+bool cutShort(const Operand& side)
+{
+    return side.mapping && side.mapping->damaged();
+}
+
+/// A pass's result, failed when either side's mapping was cut short during it.
+PairStats checked(PairStats stats, const Operand& npu, const Operand& bench)
+{
+    if (!stats.ioFailed && (cutShort(npu) || cutShort(bench)))
+        stats.ioFailed = true;
+    return stats;
 }
 
 void addTo(Sum& total, double& comp, const Sum& part)
@@ -286,7 +301,7 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
             out.diffSq = c.diffSq;
             mergeOthers(out, c);
         }
-        return out;
+        return checked(out, npu, bench);
     }
     // Part 0 is the chain, front to back; the other parts (run only by threads that are idle) take chunks from
     // the back for everything but the sums, until they meet the chain. Each chunk is claimed once (CAS), so
@@ -338,7 +353,7 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
         if (state[k].load(std::memory_order_relaxed) == kHelper)
             mergeOthers(out, helped[k]);
     }
-    return out;
+    return checked(out, npu, bench);
 }
 
 PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
@@ -352,7 +367,7 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
     } else {
         splitter.run(parts.size(), [&](std::size_t k) { parts[k] = chunkStats(npu, bench, count, k, rule, wantDiffSq); });
     }
-    return combine(parts);
+    return checked(combine(parts), npu, bench);
 }
 
 void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, double& dot, double& npuSq,
@@ -560,6 +575,7 @@ double pairwiseSum(const Operand& values, std::uint64_t count, Accumulate acc, S
     bool failed = false;
     const double sum = acc == Accumulate::Float32 ? pairwiseTotal<float>(values, count, acc, splitter, block, failed)
                                                   : pairwiseTotal<double>(values, count, acc, splitter, block, failed);
+    failed = failed || cutShort(values);
     if (ioFailed)
         *ioFailed = failed;
     return sum;
@@ -585,6 +601,7 @@ double leftToRightSum(const Operand& values, std::uint64_t count, Accumulate acc
                 sum64 += c.f64[i];
         }
     }
+    failed = failed || cutShort(values);
     if (ioFailed)
         *ioFailed = failed;
     return acc == Accumulate::Float32 ? static_cast<double>(sum32) : sum64;
@@ -854,7 +871,7 @@ PairStats ptdbgPairStats(const Operand& npu, const Operand& bench, std::uint64_t
     } else {
         splitter.run(parts.size(), [&](std::size_t k) { parts[k] = ptdbgChunkStats(npu, bench, count, k, rule); });
     }
-    return combine(parts);
+    return checked(combine(parts), npu, bench);
 }
 
 } // namespace probescope::compare::kernels
