@@ -500,7 +500,10 @@ Result<Tensor> loadNpy(const std::filesystem::path& path)
     auto layout = parseLayout(path, bytes, bytes.size());
     if (!layout)
         return layout.error();
-    return tensorOf(*layout, bytes);
+    Tensor tensor = tensorOf(*layout, bytes);
+    if ((*mapped)->damaged()) // cut short under the map: the pages past its new end were read as zeros
+        return npyError(path, "tensor.truncated", 0, "the file was cut short while it was being read");
+    return tensor;
 }
 
 namespace {
@@ -602,13 +605,12 @@ Result<NpyStream> openNpyStream(OpenedDataFile opened, ReadBuffer& buffer, std::
     } else if (whole) {
         stream.m_memory = bytes + layout->dataStart;
     } else {
-        stream.m_dataOffset = layout->dataStart;
-        // The kernel's read-ahead starts now for the whole element range, as openPtStream does.
-        ::posix_fadvise(stream.m_fd, static_cast<off_t>(layout->dataStart), static_cast<off_t>(layout->bytes),
-                        POSIX_FADV_WILLNEED);
-        return stream; // the elements are read where they lie (fd() at dataOffset())
+        stream.placeElements(path, layout->dataStart, layout->bytes);
+        if (!stream.m_memory)
+            return stream; // the elements are read where they lie (fd() at dataOffset())
     }
-    ::close(std::exchange(stream.m_fd, -1));
+    if (stream.m_fd >= 0)
+        ::close(std::exchange(stream.m_fd, -1));
     return stream;
 }
 

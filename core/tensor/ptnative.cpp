@@ -473,16 +473,12 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
         } else if (memory) {
             stream.m_memory = buffer.reserve(0) + layout->dataStart();
         } else {
-            stream.m_dataOffset = layout->dataStart();
-            // The elements will be read front to back: let the kernel read ahead, from a cold disk too, while
-            // the first chunks are being computed.
-            ::posix_fadvise(stream.m_fd, static_cast<off_t>(stream.m_dataOffset),
-                            static_cast<off_t>(layout->outBytes), POSIX_FADV_WILLNEED);
+            stream.placeElements(path, layout->dataStart(), layout->outBytes);
         }
     } catch (const std::bad_alloc&) {
         return toDiagnostic(path, corrupt("out of memory while reading the file"));
     }
-    if (stream.m_memory) {
+    if (stream.m_memory && stream.m_fd >= 0) {
         ::close(stream.m_fd);
         stream.m_fd = -1;
     }

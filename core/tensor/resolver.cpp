@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tensor/resolver.h"
 #include "core/tensor/pathutil.h"
+#include "core/util/fileio.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -95,7 +96,7 @@ void TensorResolver::prefetch(std::string_view dataName) const
     const int fd = ::open(file->path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return;
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+    readAheadUnlessCached(fd, 0, file->size);
     ::close(fd);
 }
 

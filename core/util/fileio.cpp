@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <dirent.h>
 #include <fcntl.h>
+#include <mutex>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace probescope {
@@ -99,6 +102,183 @@ Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t max
     return fd;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The SIGBUS guard (fileio.h, MappedFile). A mapping is registered in a fixed table the signal handler reads
+// without locks (only lock-free atomics); a fault inside a registered mapping gets anonymous zero pages over the
+// rest of it (MAP_FIXED: the access then completes, reading zeros) and its damaged flag set. The faulting code
+// goes on and finishes its pass; the reader checks damaged() afterwards. Nothing jumps across C++ frames.
+
+namespace {
+
+struct GuardSlot
+{
+    std::atomic<bool> taken { false };
+    std::atomic<std::uintptr_t> begin { 0 }; ///< 0: no mapping (being registered or unregistered)
+    std::atomic<std::uintptr_t> end { 0 };
+    std::atomic<std::atomic<bool>*> damaged { nullptr };
+};
+
+// Live guarded mappings at once: two per compare thread for the tensors, a few dump files; beyond this a tensor
+// is read with pread (mapRange fails) and a whole-file mapping is left unguarded, as before the guard.
+constexpr std::size_t kGuardSlots = 4096;
+GuardSlot g_guardSlots[kGuardSlots];
+std::atomic<std::size_t> g_guardNext { 0 };
+struct sigaction g_previousBusAction {};
+std::once_flag g_guardInstalled;
+bool g_guardActive = false;
+std::atomic<void (*)(const std::filesystem::path&)> g_mapHook { nullptr };
+
+std::uintptr_t pageSize()
+{
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    return page;
+}
+
+void onSigbus(int signal, siginfo_t* info, void* context)
+{
+    const int savedErrno = errno;
+    const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+    static const std::uintptr_t page = pageSize(); // initialised before the handler was installed
+    for (GuardSlot& slot : g_guardSlots) {
+        const std::uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+        if (begin == 0 || address < begin || address >= slot.end.load(std::memory_order_relaxed))
+            continue;
+        // Zeros from the faulting page to the mapping's end: every later page past the file's end would fault too.
+        const std::uintptr_t from = address & ~(page - 1);
+        const std::uintptr_t to = slot.end.load(std::memory_order_relaxed);
+        void* zeros = ::mmap(reinterpret_cast<void*>(from), to - from, PROT_READ,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        if (zeros != MAP_FAILED) {
+            if (std::atomic<bool>* flag = slot.damaged.load(std::memory_order_acquire))
+                flag->store(true, std::memory_order_release);
+            errno = savedErrno;
+            return;
+        }
+        break;
+    }
+    // Not a guarded mapping (or no zeros could be placed): what would have happened without the guard.
+    if ((g_previousBusAction.sa_flags & SA_SIGINFO) != 0 && g_previousBusAction.sa_sigaction) {
+        g_previousBusAction.sa_sigaction(signal, info, context);
+    } else if (g_previousBusAction.sa_handler != SIG_DFL && g_previousBusAction.sa_handler != SIG_IGN) {
+        g_previousBusAction.sa_handler(signal);
+    } else {
+        // The default action: returning re-runs the access, which faults again and now ends the process.
+        struct sigaction fallback {};
+        fallback.sa_handler = SIG_DFL;
+        ::sigemptyset(&fallback.sa_mask);
+        ::sigaction(SIGBUS, &fallback, nullptr);
+    }
+    errno = savedErrno;
+}
+
+void installGuard()
+{
+    (void)pageSize();
+    struct sigaction action {};
+    action.sa_sigaction = onSigbus;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    ::sigemptyset(&action.sa_mask);
+    g_guardActive = ::sigaction(SIGBUS, &action, &g_previousBusAction) == 0;
+}
+
+/// A free slot for [begin, end), or -1 when the table is full (or the handler could not be installed).
+int claimGuardSlot(std::uintptr_t begin, std::uintptr_t end, std::atomic<bool>* damaged)
+{
+    std::call_once(g_guardInstalled, installGuard);
+    if (!g_guardActive)
+        return -1;
+    const std::size_t start = g_guardNext.fetch_add(1, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < kGuardSlots; ++i) {
+        const std::size_t index = (start + i) % kGuardSlots;
+        GuardSlot& slot = g_guardSlots[index];
+        bool expected = false;
+        if (!slot.taken.compare_exchange_strong(expected, true, std::memory_order_acq_rel))
+            continue;
+        slot.end.store(end, std::memory_order_relaxed);
+        slot.damaged.store(damaged, std::memory_order_relaxed);
+        slot.begin.store(begin, std::memory_order_release);
+        return static_cast<int>(index);
+    }
+    return -1;
+}
+
+void releaseGuardSlot(int index)
+{
+    GuardSlot& slot = g_guardSlots[index];
+    slot.begin.store(0, std::memory_order_release);
+    slot.damaged.store(nullptr, std::memory_order_relaxed);
+    slot.taken.store(false, std::memory_order_release);
+}
+
+} // namespace
+
+bool MappedFile::guard(const void* base, std::size_t length)
+{
+    const auto begin = reinterpret_cast<std::uintptr_t>(base);
+    const std::uintptr_t end = begin + ((length + pageSize() - 1) & ~(pageSize() - 1));
+    m_guardSlot = claimGuardSlot(begin, end, &m_damaged);
+    return m_guardSlot >= 0;
+}
+
+bool MappedFile::damaged() const
+{
+    if (m_damaged.load(std::memory_order_acquire))
+        return true;
+    if (m_fd < 0)
+        return false;
+    struct stat st {};
+    return ::fstat(m_fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < m_fileEnd;
+}
+
+void MappedFile::setMapHookForTests(void (*hook)(const std::filesystem::path&))
+{
+    g_mapHook.store(hook);
+}
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::mapRange(int fd, const std::filesystem::path& path,
+                                                               std::uint64_t offset, std::uint64_t length)
+{
+    const std::uint64_t page = pageSize();
+    const std::uint64_t start = offset & ~(page - 1);
+    if (length == 0 || offset + length < offset)
+        return ioError(path, "cannot map an empty or impossible range of the file");
+    const auto mapLength = static_cast<std::size_t>(offset + length - start);
+    void* p = ::mmap(nullptr, mapLength, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+    if (p == MAP_FAILED)
+        return ioError(path, std::string("cannot map file: ") + std::strerror(errno));
+    std::shared_ptr<MappedFile> file(new MappedFile());
+    file->m_path = path;
+    file->m_base = static_cast<const char*>(p);
+    file->m_length = mapLength;
+    file->m_mapped = true;
+    file->m_data = file->m_base + (offset - start);
+    file->m_size = static_cast<std::size_t>(length);
+    if (!file->guard(p, mapLength)) {
+        file->m_fd = -1; // the destructor unmaps; the caller keeps fd
+        return ioError(path, "too many files are mapped at once");
+    }
+    file->m_fd = fd;
+    file->m_fileEnd = offset + length;
+    // Read front to back once: aggressive read-ahead on a cold file, pages behind the reader dropped first.
+    // (MAP_POPULATE, MADV_WILLNEED and MADV_POPULATE_READ were measured: none cost less; docs/compare-performance.md.)
+    ::madvise(p, mapLength, MADV_SEQUENTIAL);
+    if (auto* hook = g_mapHook.load())
+        hook(path);
+    return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+void readAheadUnlessCached(int fd, std::uint64_t offset, std::uint64_t length)
+{
+    if (length == 0)
+        return;
+    char last = 0;
+    iovec one { &last, 1 };
+    // RWF_NOWAIT: the byte only if its page is cached, else EAGAIN at once (no read is started).
+    if (::preadv2(fd, &one, 1, static_cast<off_t>(offset + length - 1), RWF_NOWAIT) == 1)
+        return;
+    ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_WILLNEED);
+}
+
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path, std::uint64_t maxBytes)
 {
     auto opened = openRegularFile(path, maxBytes);
@@ -121,7 +301,10 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem
         }
         ::madvise(p, file->m_size, MADV_SEQUENTIAL);
         file->m_data = static_cast<const char*>(p);
+        file->m_base = file->m_data;
+        file->m_length = file->m_size;
         file->m_mapped = true;
+        file->guard(p, file->m_size); // a full table leaves it unguarded, as before the guard
     }
     ::close(fd);
     return std::shared_ptr<const MappedFile>(std::move(file));
@@ -135,8 +318,12 @@ void MappedFile::release(std::size_t upTo) const
 
 MappedFile::~MappedFile()
 {
+    if (m_guardSlot >= 0)
+        releaseGuardSlot(m_guardSlot);
     if (m_mapped)
-        ::munmap(const_cast<char*>(m_data), m_size);
+        ::munmap(const_cast<char*>(m_base), m_length);
+    if (m_fd >= 0)
+        ::close(m_fd);
 }
 
 Result<std::string> readTextFile(const std::filesystem::path& path)

@@ -7,6 +7,7 @@
 #include "core/compare/metrics/pairside.h"
 #include "core/tensor/ptnative.h"
 #include "core/tensor/tensor.h"
+#include "core/util/fileio.h"
 #include "maketensor.h"
 #include "tempdir.h"
 #include "fixtureguard.h"
@@ -383,3 +384,160 @@ TEST(MetricKernels, StreamedPtOpenReportsDamage)
     EXPECT_EQ(stream.error().location.file, path.string());
     EXPECT_EQ(tensor::openPtStream(dir.path() / "missing.pt", buffer).error().id, "tensor.missing");
 }
+
+namespace {
+
+/// Mapped tensor reads on for a test's scope (the default is pread), back off after it.
+struct MappedReadsOn
+{
+    MappedReadsOn() { tensor::setMappedReads(true); }
+    ~MappedReadsOn()
+    {
+        tensor::setMappedReads(false);
+        MappedFile::setMapHookForTests(nullptr);
+    }
+};
+
+/// The map hook of the truncation tests: cuts g_cutPath to g_cutTo bytes right after it is mapped.
+std::filesystem::path g_cutPath;
+std::uint64_t g_cutTo = 0;
+void cutAfterMapping(const std::filesystem::path& path)
+{
+    if (path == g_cutPath)
+        std::filesystem::resize_file(path, g_cutTo);
+}
+
+const std::filesystem::path kMixNpu = "modelA_tensor_mix/npu/step0/rank/dump_tensor_data";
+const std::filesystem::path kMixBench = "modelA_tensor_mix/bench/step0/rank/dump_tensor_data";
+
+} // namespace
+
+// A mapped read gives the bits the pread path gives, for every profile's order (the streams are opened with the
+// whole-file limit 0, so every file takes the large-file path).
+TEST(MetricKernels, MappedStreamsGiveThePreadPathsBits)
+{
+    const auto npuDir = probescope::testing::fixturesDir() / kMixNpu;
+    const auto benchDir = probescope::testing::fixturesDir() / kMixBench;
+    PROBESCOPE_REQUIRE_FIXTURE(npuDir);
+    const MappedReadsOn on;
+    ThreadSplitter two(2);
+    int compared = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(npuDir)) {
+        const auto benchPath = benchDir / entry.path().filename();
+        if (!std::filesystem::exists(benchPath) || compared >= 40)
+            continue;
+        tensor::ReadBuffer b1, b2, b3, b4;
+        tensor::setMappedReads(false);
+        const auto npuRead = tensor::openPtStream(entry.path(), b1, 0);
+        const auto benchRead = tensor::openPtStream(benchPath, b2, 0);
+        tensor::setMappedReads(true);
+        const auto npuMapped = tensor::openPtStream(entry.path(), b3, 0);
+        const auto benchMapped = tensor::openPtStream(benchPath, b4, 0);
+        ASSERT_TRUE(npuRead && benchRead && npuMapped && benchMapped) << entry.path();
+        if (npuRead->shape() != benchRead->shape() || npuRead->numel() == 0)
+            continue;
+        EXPECT_EQ(npuRead->mapping(), nullptr);
+        ASSERT_NE(npuMapped->mapping(), nullptr) << entry.path();
+        EXPECT_EQ(npuMapped->fd(), -1); // the mapping holds the file
+        const auto count = static_cast<std::uint64_t>(npuRead->numel());
+        const auto r12 = kernels::ruleMsprobe12(npuRead->dtype(), benchRead->dtype());
+        const auto r26 = kernels::ruleMsprobe26(npuRead->dtype(), benchRead->dtype());
+        const auto rd = kernels::rulePtdbg(npuRead->dtype(), benchRead->dtype());
+        const auto pr = [](const auto& st) { return pairSideOf(*st).operand; };
+        const auto viaRead12 = kernels::pairStats(pr(npuRead), pr(benchRead), count, r12, false, two);
+        const auto viaMap12 = kernels::pairStats(pr(npuMapped), pr(benchMapped), count, r12, false, two);
+        EXPECT_FALSE(viaMap12.ioFailed);
+        expectSameBits(viaMap12, viaRead12);
+        expectSameBits(kernels::pairStats(pr(npuMapped), pr(benchMapped), count, r26, true, two,
+                                          kernels::SumOrder::LeftToRight),
+                       kernels::pairStats(pr(npuRead), pr(benchRead), count, r26, true, two,
+                                          kernels::SumOrder::LeftToRight));
+        expectSameBits(kernels::ptdbgPairStats(pr(npuMapped), pr(benchMapped), count, rd, two),
+                       kernels::ptdbgPairStats(pr(npuRead), pr(benchRead), count, rd, two));
+        ++compared;
+    }
+    EXPECT_GT(compared, 10);
+}
+
+// A .pt cut short by another process after its elements were mapped (the test hook cuts it right after the map) is
+// a failed read in every profile's pass, as a short pread is: never a SIGBUS, never numbers from the zeros.
+TEST(MetricKernels, PtCutShortUnderTheMapFailsTheReadNotTheProcess)
+{
+    const auto npuDir = probescope::testing::fixturesDir() / kMixNpu;
+    PROBESCOPE_REQUIRE_FIXTURE(npuDir);
+    const auto source = npuDir / "Module.block.attn.qkv.Linear.forward.0.output.0.pt"; // 13 KB, float32
+    PROBESCOPE_REQUIRE_FIXTURE(source);
+    probescope::testing::TempDir dir;
+    const auto intact = dir.path() / "intact.pt";
+    std::filesystem::copy_file(source, intact);
+    const MappedReadsOn on;
+    ThreadSplitter two(2);
+    tensor::ReadBuffer intactBuffer;
+    const auto bench = tensor::openPtStream(intact, intactBuffer, 0);
+    ASSERT_TRUE(bench);
+    const auto count = static_cast<std::uint64_t>(bench->numel());
+    ASSERT_NE(bench->mapping(), nullptr);
+    // Where the elements end in the file (the zip's directory follows them).
+    std::string fileBytes(std::filesystem::file_size(intact), '\0');
+    std::ifstream(intact, std::ios::binary).read(fileBytes.data(), static_cast<std::streamsize>(fileBytes.size()));
+    const std::string_view elements = bench->mapping()->text();
+    const std::size_t elementsAt = fileBytes.find(elements);
+    ASSERT_NE(elementsAt, std::string::npos);
+    const std::uint64_t elementsEnd = elementsAt + elements.size();
+    ASSERT_GT(elementsEnd, 8192u + 300u);
+    // A cut on a page boundary inside the elements (the pages after it fault) and one 300 bytes before their end
+    // (inside a page: no fault, only the file's size shows it).
+    for (const std::uint64_t cutTo : { std::uint64_t { 8192 }, elementsEnd - 300 }) {
+        const auto path = dir.path() / ("cut" + std::to_string(cutTo) + ".pt");
+        std::filesystem::copy_file(source, path);
+        std::filesystem::permissions(path, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+        g_cutPath = path;
+        g_cutTo = cutTo;
+        MappedFile::setMapHookForTests(cutAfterMapping);
+        tensor::ReadBuffer buffer;
+        const auto npu = tensor::openPtStream(path, buffer, 0);
+        MappedFile::setMapHookForTests(nullptr);
+        ASSERT_TRUE(npu) << npu.error().format();
+        ASSERT_NE(npu->mapping(), nullptr);
+        ASSERT_EQ(std::filesystem::file_size(path), cutTo);
+        const auto n = pairSideOf(*npu).operand;
+        const auto b = pairSideOf(*bench).operand;
+        EXPECT_TRUE(kernels::pairStats(n, b, count, kernels::ruleMsprobe12(DType::Float32, DType::Float32), false, two)
+                        .ioFailed)
+            << cutTo;
+        EXPECT_TRUE(kernels::pairStats(b, n, count, kernels::ruleMsprobe26(DType::Float32, DType::Float32), true, two,
+                                       kernels::SumOrder::LeftToRight)
+                        .ioFailed)
+            << cutTo;
+        EXPECT_TRUE(kernels::ptdbgPairStats(n, b, count, kernels::rulePtdbg(DType::Float32, DType::Float32), two).ioFailed)
+            << cutTo;
+        bool sumFailed = false;
+        kernels::pairwiseSum(n, count, kernels::Accumulate::Float64, two, 0, &sumFailed);
+        EXPECT_TRUE(sumFailed);
+    }
+}
+
+// A file cut short between its open (TensorFolder::open took its size) and the read of its archive is the file's
+// error naming it, with mapped reads on or off.
+TEST(MetricKernels, PtCutShortBetweenOpenAndReadIsTheFilesError)
+{
+    const auto source = probescope::testing::fixturesDir() / kMixNpu / "Module.block.attn.qkv.Linear.forward.0.output.0.pt";
+    PROBESCOPE_REQUIRE_FIXTURE(source);
+    const MappedReadsOn on;
+    for (const bool mapped : { false, true }) {
+        tensor::setMappedReads(mapped);
+        probescope::testing::TempDir dir;
+        const auto path = dir.path() / "cut.pt";
+        std::filesystem::copy_file(source, path);
+        std::filesystem::permissions(path, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+        const tensor::TensorFolder folder(dir.path());
+        auto opened = folder.open("cut.pt");
+        ASSERT_TRUE(opened);
+        std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+        tensor::ReadBuffer buffer;
+        const auto stream = tensor::openPtStream(std::move(opened).value(), buffer, 0);
+        ASSERT_FALSE(stream) << mapped;
+        EXPECT_NE(stream.error().location.file.find("cut.pt"), std::string::npos) << stream.error().format();
+    }
+}
+

@@ -1240,11 +1240,15 @@ TEST(PtdbgStream, NpyStreamAgreesWithLoadNpy)
         npy("empty.npy", "<f4", "(0, 3)", false, ""),
         dir.path() / "missing.npy",
     };
+    // Limit 0 takes the large-file path: read with pread, or mapped (issue 37's mapped reads) when `mapped`.
     for (const fs::path& file : files) {
-        for (const std::uint64_t limit : { std::uint64_t { 0 }, std::uint64_t { 1 } << 20 }) {
-            SCOPED_TRACE(file.filename().string() + " limit " + std::to_string(limit));
+        for (const auto& [limit, mapped] : { std::pair { std::uint64_t { 0 }, false }, std::pair { std::uint64_t { 0 }, true },
+                                             std::pair { std::uint64_t { 1 } << 20, false } }) {
+            SCOPED_TRACE(file.filename().string() + " limit " + std::to_string(limit) + (mapped ? " mapped" : ""));
             tensor::ReadBuffer buffer;
+            tensor::setMappedReads(mapped);
             auto stream = tensor::openNpyStream(file, buffer, limit);
+            tensor::setMappedReads(false);
             auto loaded = tensor::loadNpy(file);
             ASSERT_EQ(stream.ok(), loaded.ok());
             if (!loaded) {
@@ -1254,6 +1258,10 @@ TEST(PtdbgStream, NpyStreamAgreesWithLoadNpy)
             EXPECT_EQ(stream->dtype(), loaded->dtype);
             EXPECT_EQ(stream->shape(), loaded->shape);
             EXPECT_EQ(stream->numel(), loaded->numel());
+            // A plain layout with elements is mapped when asked (a rearranged one is in memory, an empty one is not).
+            if (mapped && file.filename() == "plain.npy") {
+                EXPECT_NE(stream->mapping(), nullptr);
+            }
             std::vector<std::byte> bytes(loaded->data.size());
             if (stream->memory()) {
                 if (!bytes.empty())

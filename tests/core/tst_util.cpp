@@ -13,7 +13,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -200,3 +207,148 @@ TEST(MappedFile, ReleasedPagesReadBackFromTheFile)
     (*file)->release(bytes.size() * 2); // past the end: the whole file
     EXPECT_EQ((*file)->text(), bytes);
 }
+
+namespace {
+
+/// A file of `size` bytes, each a function of its offset (never 0, so a zero read back is not the file's).
+std::string patternFile(const fs::path& path, std::size_t size)
+{
+    std::string bytes(size, '\0');
+    for (std::size_t i = 0; i < size; ++i)
+        bytes[i] = static_cast<char>(1 + (i * 7919) % 251);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return bytes;
+}
+
+/// Every byte of `text`, summed: reads each page (a fault on a page past the file's end happens here).
+std::uint64_t touchAll(std::string_view text)
+{
+    std::uint64_t sum = 0;
+    for (const char c : text)
+        sum += static_cast<unsigned char>(c);
+    return sum;
+}
+
+} // namespace
+
+// A range of an open file (a tensor's elements inside a .pt) maps to exactly the file's bytes; the mapping takes the
+// descriptor over.
+TEST(MappedFile, RangeMapGivesTheFilesBytes)
+{
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "range.bin";
+    const std::string bytes = patternFile(path, 3 * 4096 + 1234);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    auto mapped = MappedFile::mapRange(fd, path, 4097, 2 * 4096 + 1000);
+    ASSERT_TRUE(mapped.ok()) << mapped.error().format();
+    EXPECT_EQ((*mapped)->text(), std::string_view(bytes).substr(4097, 2 * 4096 + 1000));
+    EXPECT_FALSE((*mapped)->damaged());
+    EXPECT_EQ((*mapped)->path(), path);
+    // An empty range is refused (the caller reads with pread) and the descriptor stays the caller's.
+    const int other = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(other, 0);
+    EXPECT_FALSE(MappedFile::mapRange(other, path, 10, 0).ok());
+    EXPECT_EQ(::close(other), 0);
+}
+
+// The SIGBUS guard: a file cut short by another process while it is mapped is read as zeros past its new end and
+// the mapping says it is damaged; the process goes on. Both ways: a cut on a page boundary far before the range's
+// end (the pages after it fault), and a cut inside the last page (no fault: only the size check sees it).
+TEST(MappedFile, FileCutShortUnderTheMapIsDamagedNotACrash)
+{
+    probescope::testing::TempDir dir;
+    for (const std::size_t cutTo : { std::size_t { 4096 }, std::size_t { 5000 }, std::size_t { 64 * 1024 - 10 } }) {
+        const auto path = dir.path() / ("cut" + std::to_string(cutTo) + ".bin");
+        const std::string bytes = patternFile(path, 64 * 1024);
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        auto mapped = MappedFile::mapRange(fd, path, 100, bytes.size() - 100);
+        ASSERT_TRUE(mapped.ok());
+        ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(cutTo)), 0);
+        const std::string_view text = (*mapped)->text();
+        const std::uint64_t sum = touchAll(text); // must not end the process
+        EXPECT_TRUE((*mapped)->damaged()) << cutTo;
+        // What lies before the cut is still the file's; the whole pages past it read as zeros.
+        EXPECT_EQ(text.substr(0, cutTo - 100), std::string_view(bytes).substr(100, cutTo - 100));
+        const std::size_t firstZeroPage = (cutTo + 4095) / 4096 * 4096;
+        if (firstZeroPage < bytes.size()) {
+            EXPECT_EQ(text.substr(firstZeroPage - 100), std::string(bytes.size() - firstZeroPage, '\0'));
+        }
+        EXPECT_LT(sum, touchAll(std::string_view(bytes).substr(100)));
+    }
+}
+
+// A whole-file mapping (dump.json, a .npy read whole) is guarded too: zeros and damaged(), not a SIGBUS.
+TEST(MappedFile, WholeFileMapCutShortIsDamagedNotACrash)
+{
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "whole.bin";
+    const std::string bytes = patternFile(path, 10 * 4096);
+    auto file = MappedFile::open(path);
+    ASSERT_TRUE(file.ok());
+    EXPECT_FALSE((*file)->damaged());
+    ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+    EXPECT_EQ(touchAll((*file)->text()), 0u);
+    EXPECT_TRUE((*file)->damaged());
+}
+
+// Several threads reading their own mappings, each cut short at once: every one is flagged, none is lost.
+TEST(MappedFile, GuardHandlesFaultsOnManyThreads)
+{
+    probescope::testing::TempDir dir;
+    constexpr int kThreads = 4;
+    std::vector<std::shared_ptr<const MappedFile>> maps;
+    for (int t = 0; t < kThreads; ++t) {
+        const auto path = dir.path() / ("t" + std::to_string(t) + ".bin");
+        patternFile(path, 256 * 1024);
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        auto mapped = MappedFile::mapRange(fd, path, 0, 256 * 1024);
+        ASSERT_TRUE(mapped.ok());
+        maps.push_back(*mapped);
+        ASSERT_EQ(::truncate(path.c_str(), 8192), 0);
+    }
+    std::vector<std::thread> threads;
+    std::atomic<std::uint64_t> total { 0 };
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] { total += touchAll(maps[static_cast<std::size_t>(t)]->text()); });
+    for (auto& thread : threads)
+        thread.join();
+    for (const auto& map : maps)
+        EXPECT_TRUE(map->damaged());
+    EXPECT_GT(total.load(), 0u);
+}
+
+// A SIGBUS outside every guarded mapping keeps its default action: the guard hides nothing but its own mappings.
+TEST(MappedFileDeathTest, SigbusOutsideTheGuardedMappingsStillEndsTheProcess)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "raw.bin";
+    patternFile(path, 4 * 4096);
+    // The guard is installed (a guarded mapping exists), then a raw mapping of another file is cut short.
+    auto guarded = MappedFile::open(path);
+    ASSERT_TRUE(guarded.ok());
+    const auto rawPath = dir.path() / "unguarded.bin";
+    patternFile(rawPath, 4 * 4096);
+    EXPECT_EXIT(
+        {
+            const int fd = ::open(rawPath.c_str(), O_RDONLY | O_CLOEXEC);
+            void* p = ::mmap(nullptr, 4 * 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (fd < 0 || p == MAP_FAILED || ::truncate(rawPath.c_str(), 0) != 0)
+                std::_Exit(3);
+            const volatile char* bytes = static_cast<const char*>(p);
+            std::_Exit(bytes[2 * 4096] == 0 ? 4 : 5); // faults: SIGBUS with its default action
+        },
+        // Killed by SIGBUS; under a sanitizer its own SIGBUS handler (installed before ours, and called by it)
+        // reports and exits instead. Never one of the child's own exits (3, or 4/5: the fault was swallowed).
+        [](int status) {
+            return (WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS)
+                || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3
+                    && WEXITSTATUS(status) != 4 && WEXITSTATUS(status) != 5);
+        },
+        "");
+}
+

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/compare/metrics/kernels.h"
+#include "core/util/fileio.h"
 
 #include <algorithm>
 #include <atomic>
@@ -126,6 +127,20 @@ PairStats ioFailure()
     PairStats failed;
     failed.ioFailed = true;
     return failed;
+}
+
+/// Whether a mapped side's file was cut short under the map while the pass read it (its pages then read as zeros).
+bool cutShort(const Operand& side)
+{
+    return side.mapping && side.mapping->damaged();
+}
+
+/// A pass's result, failed when either side's mapping was cut short during it.
+PairStats checked(PairStats stats, const Operand& npu, const Operand& bench)
+{
+    if (!stats.ioFailed && (cutShort(npu) || cutShort(bench)))
+        stats.ioFailed = true;
+    return stats;
 }
 
 void addTo(Sum& total, double& comp, const Sum& part)
@@ -314,7 +329,7 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
             out.diffSq = c.diffSq;
             mergeOthers(out, c);
         }
-        return out;
+        return checked(out, npu, bench);
     }
     // Part 0 is the chain, front to back; the other parts (run only by threads that are idle) take chunks from
     // the back for everything but the sums, until they meet the chain. Each chunk is claimed once (CAS), so
@@ -366,7 +381,7 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
         if (state[k].load(std::memory_order_relaxed) == kHelper)
             mergeOthers(out, helped[k]);
     }
-    return out;
+    return checked(out, npu, bench);
 }
 
 PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t count, const RelErrRule& rule,
@@ -380,7 +395,7 @@ PairStats pairStats(const Operand& npu, const Operand& bench, std::uint64_t coun
     } else {
         splitter.run(parts.size(), [&](std::size_t k) { parts[k] = chunkStats(npu, bench, count, k, rule, wantDiffSq); });
     }
-    return combine(parts);
+    return checked(combine(parts), npu, bench);
 }
 
 void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, double& dot, double& npuSq,
@@ -587,6 +602,7 @@ double pairwiseSum(const Operand& values, std::uint64_t count, Accumulate acc, S
     bool failed = false;
     const double sum = acc == Accumulate::Float32 ? pairwiseTotal<float>(values, count, acc, splitter, block, failed)
                                                   : pairwiseTotal<double>(values, count, acc, splitter, block, failed);
+    failed = failed || cutShort(values);
     if (ioFailed)
         *ioFailed = failed;
     return sum;
@@ -612,6 +628,7 @@ double leftToRightSum(const Operand& values, std::uint64_t count, Accumulate acc
                 sum64 += c.f64[i];
         }
     }
+    failed = failed || cutShort(values);
     if (ioFailed)
         *ioFailed = failed;
     return acc == Accumulate::Float32 ? static_cast<double>(sum32) : sum64;
@@ -867,7 +884,7 @@ PairStats ptdbgPairStats(const Operand& npu, const Operand& bench, std::uint64_t
     } else {
         splitter.run(parts.size(), [&](std::size_t k) { parts[k] = ptdbgChunkStats(npu, bench, count, k, rule); });
     }
-    return combine(parts);
+    return checked(combine(parts), npu, bench);
 }
 
 } // namespace probescope::compare::kernels

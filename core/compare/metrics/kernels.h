@@ -13,11 +13,17 @@
 #include <limits>
 #include <vector>
 
+namespace probescope {
+class MappedFile;
+} // namespace probescope
+
 namespace probescope::compare::kernels {
 
 /**
  * @brief Where one side's elements are: in memory, or in a file at a byte offset (read with pread, one
  * chunk at a time, into a reused buffer: nothing is zero-filled and nothing larger than a chunk is held).
+ * Memory may be a file's mapping: the kernels then check it after their pass and report a file cut short under
+ * the map as a failed read (ioFailed), as pread's short read.
  */
 struct Operand
 {
@@ -25,6 +31,7 @@ struct Operand
     const std::byte* memory = nullptr; ///< the elements, when in memory
     int fd = -1;                       ///< else this file (not owned), from fileOffset
     std::uint64_t fileOffset = 0;
+    const MappedFile* mapping = nullptr; ///< the mapping `memory` points into, if any (not owned)
 };
 
 /**

@@ -32,8 +32,8 @@ inline PairSide pairSideOf(const tensor::Tensor& t)
     return side;
 }
 
-/// A file opened to stream its elements (.pt or .npy): in memory when it was read whole, else at fd() from
-/// dataOffset().
+/// A file opened to stream its elements (.pt or .npy): in memory when it was read whole or mapped (the kernels check
+/// the mapping after their pass), else at fd() from dataOffset().
 template <class Stream>
     requires requires(const Stream& s) { s.fd(); s.dataOffset(); }
 PairSide pairSideOf(const Stream& stream)
@@ -46,6 +46,7 @@ PairSide pairSideOf(const Stream& stream)
     side.operand.memory = stream.memory();
     side.operand.fd = stream.fd();
     side.operand.fileOffset = stream.dataOffset();
+    side.operand.mapping = stream.mapping();
     return side;
 }
 
