@@ -88,18 +88,30 @@ public:
         , m_fd(fd)
     {
     }
+    /// The path as text: a std::filesystem::path (its components parsed) is made only if file() is asked for,
+    /// which a file read without error never is (thousands of small files per compare).
+    OpenedDataFile(std::string pathText, std::uint64_t size, int fd)
+        : m_pathText(std::move(pathText))
+        , m_fd(fd)
+    {
+        m_file.size = size;
+    }
     OpenedDataFile(OpenedDataFile&& other) noexcept;
     OpenedDataFile& operator=(OpenedDataFile&& other) noexcept;
     OpenedDataFile(const OpenedDataFile&) = delete;
     OpenedDataFile& operator=(const OpenedDataFile&) = delete;
     ~OpenedDataFile();
 
-    const DataFile& file() const { return m_file; }
+    const DataFile& file() const;
+    std::uint64_t size() const { return m_file.size; }
+    /// The length of file().path's text, without making the path.
+    std::size_t pathLength() const { return m_pathText.empty() ? m_file.path.native().size() : m_pathText.size(); }
     /// Hands the descriptor over (the caller closes it).
     int release();
 
 private:
-    DataFile m_file;
+    mutable DataFile m_file;
+    mutable std::string m_pathText; ///< not empty: m_file.path is still to be made from it
     int m_fd = -1;
 };
 
