@@ -221,7 +221,7 @@ Result<std::vector<Row26>> flattenEntry26(const dump::Entry& entry)
         for (auto& r : f.rows) {
             const bool other = r.state != "parameters" && r.state != "output" && r.state != "parameters_grad";
             if ((*cat == '\0' && other) || r.state == cat)
-                ordered.push_back(r);
+                ordered.push_back(std::move(r)); // the four categories part the rows: each is taken once
         }
     }
     return ordered;
