@@ -110,6 +110,7 @@ public:
         return true;
     }
     bool viewsLast() const override { return true; }
+    std::string_view bytes() const { return m_bytes; }
     bool copy(std::uint64_t offset, std::size_t length, std::byte* destination) const override
     {
         if (length > 0)

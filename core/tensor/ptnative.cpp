@@ -448,7 +448,13 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
     std::optional<FileSource> file;
     std::string_view head;
     char headBytes[4] = {};
-    if (size <= wholeFileLimit) {
+    const std::byte* readWhole = opened.readWhole();
+    if (readWhole && size <= wholeFileLimit) {
+        // TensorFolder::open read it already (into this buffer).
+        const std::string_view all(reinterpret_cast<const char*>(readWhole), static_cast<std::size_t>(size));
+        memory.emplace(all);
+        head = all.substr(0, 4);
+    } else if (size <= wholeFileLimit) {
         // The whole file in one read(), into a buffer reused from file to file (no zero-filling).
         std::byte* bytes = buffer.reserve(static_cast<std::size_t>(size));
         std::size_t got = 0;
@@ -488,7 +494,7 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
             stream.m_rearranged = std::move(tensor->data);
             stream.m_memory = stream.m_rearranged.data();
         } else if (memory) {
-            stream.m_memory = buffer.reserve(0) + layout->dataStart();
+            stream.m_memory = reinterpret_cast<const std::byte*>(memory->bytes().data()) + layout->dataStart();
         } else {
             stream.m_dataOffset = layout->dataStart();
             // The elements will be read front to back: let the kernel read ahead, from a cold disk too, while

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tensor/tensor.h"
+#include "core/tensor/elementstream.h"
 #include "core/tensor/pathutil.h"
 #include "core/util/fileio.h"
 
@@ -122,6 +123,7 @@ OpenedDataFile::OpenedDataFile(OpenedDataFile&& other) noexcept
     : m_file(std::move(other.m_file))
     , m_pathText(std::move(other.m_pathText))
     , m_fd(std::exchange(other.m_fd, -1))
+    , m_readWhole(std::exchange(other.m_readWhole, nullptr))
 {
     other.m_pathText.clear();
 }
@@ -135,6 +137,7 @@ OpenedDataFile& OpenedDataFile::operator=(OpenedDataFile&& other) noexcept
         m_pathText = std::move(other.m_pathText);
         other.m_pathText.clear();
         m_fd = std::exchange(other.m_fd, -1);
+        m_readWhole = std::exchange(other.m_readWhole, nullptr);
     }
     return *this;
 }
@@ -161,6 +164,17 @@ int OpenedDataFile::release()
 
 Result<OpenedDataFile> TensorFolder::open(std::string_view dataName) const
 {
+    return openReading(dataName, nullptr, 0);
+}
+
+Result<OpenedDataFile> TensorFolder::open(std::string_view dataName, ReadBuffer& buffer, std::uint64_t wholeFileLimit) const
+{
+    return openReading(dataName, &buffer, wholeFileLimit);
+}
+
+Result<OpenedDataFile> TensorFolder::openReading(std::string_view dataName, ReadBuffer* buffer,
+                                                 std::uint64_t wholeFileLimit) const
+{
     const bool plain = m_dirFd >= 0 && !dataName.empty() && dataName.find('/') == std::string_view::npos
         && dataName.find('\0') == std::string_view::npos && dataName != "." && dataName != "..";
     if (plain) {
@@ -178,6 +192,19 @@ Result<OpenedDataFile> TensorFolder::open(std::string_view dataName) const
         path.append(dataName);
         const int fd = ::openat(m_dirFd, path.c_str() + nameStart, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd >= 0) {
+            if (buffer && wholeFileLimit >= kProbeBytes) {
+                // A short pread is the whole file (see the header: what it proves about the file's type).
+                std::byte* bytes = buffer->reserve(kProbeBytes);
+                ssize_t n = 0;
+                do
+                    n = ::pread(fd, bytes, kProbeBytes, 0);
+                while (n < 0 && errno == EINTR);
+                if (n > 0 && static_cast<std::size_t>(n) < kProbeBytes) {
+                    OpenedDataFile opened(std::move(path), static_cast<std::uint64_t>(n), fd);
+                    opened.setReadWhole(bytes);
+                    return opened;
+                }
+            }
             struct stat st {};
             if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) // O_NONBLOCK means nothing for a regular file
                 return OpenedDataFile(std::move(path), static_cast<std::uint64_t>(st.st_size), fd);

@@ -691,7 +691,7 @@ std::optional<tensor::PtStream> openChecked(const tensor::TensorResolver* tensor
 {
     if (!tensors || !acceptableDataName(name))
         return std::nullopt;
-    auto file = valueOrNote(tensors->open(name), unreadable);
+    auto file = valueOrNote(tensors->open(name, buffer, tensor::kPtWholeFileLimit), unreadable);
     if (!file || !withinBounds(file->size(), file->pathLength())) // the path itself is not made
         return std::nullopt;
     return valueOrNote(tensors->openPt(std::move(*file), buffer), unreadable);
