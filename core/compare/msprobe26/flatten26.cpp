@@ -142,7 +142,8 @@ private:
         std::optional<std::string> md5;
         if (const auto m = v.find("md5"); m && !m->isNull() && !(m->isString() && m->asString().empty()))
             md5 = m->isBool() ? std::string(m->asBool() ? "True" : "False") : pyStr(*m);
-        const std::string lastSegment = splitDots(name).back();
+        // name.split(".")[-1] without splitting the whole name (npos + 1 = 0: a name without a dot is its own last segment)
+        const std::string_view lastSegment = std::string_view(name).substr(name.rfind('.') + 1);
         if (hasDtype) {
             r.dtype = dtype->isBool() ? std::string(dtype->asBool() ? "True" : "False") : pyStr(*dtype);
             const auto shape = v.find("shape");
