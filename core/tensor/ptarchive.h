@@ -33,7 +33,7 @@ struct PtLayout
 struct ArchiveHead
 {
     std::vector<ZipRecord> records;
-    std::string prefix;
+    std::string_view prefix; ///< the first record's folder, "archive/" (a view into that record's name)
     const ZipRecord* version = nullptr;
     const ZipRecord* pickleRecord = nullptr;
     std::shared_ptr<std::string> pickleBytes; ///< the values' texts point into it (or into the caller's memory)

@@ -206,7 +206,7 @@ Result<PtCheckpoint> openPtCheckpoint(const std::filesystem::path& path, const P
             if (v.kind != Kind::Tensor)
                 continue;
             const Value& storageRef = pr.values[pr.items[v.first]];
-            storageName = impl->head.prefix + "data/" + std::string(pr.values[pr.items[storageRef.first + 2]].text);
+            storageName = std::string(impl->head.prefix) + "data/" + std::string(pr.values[pr.items[storageRef.first + 2]].text);
             const auto it = byName.find(storageName);
             PtTensorRef ref;
             const StorageKind& kind = kStorageKinds[static_cast<std::size_t>(pr.values[pr.items[storageRef.first + 1]].number)];

@@ -92,6 +92,8 @@ public:
     /// Bytes [offset, offset + length), already checked to lie inside the file.
     virtual bool view(std::uint64_t offset, std::size_t length, std::string& scratch, std::string_view& out) const = 0;
     virtual bool copy(std::uint64_t offset, std::size_t length, std::byte* destination) const = 0;
+    /// Whether a view outlives its scratch string (the bytes are the caller's memory, not a copy).
+    virtual bool viewsLast() const { return false; }
 };
 
 class MemorySource final : public Source
@@ -107,6 +109,8 @@ public:
         out = m_bytes.substr(static_cast<std::size_t>(offset), length);
         return true;
     }
+    bool viewsLast() const override { return true; }
+    std::string_view bytes() const { return m_bytes; }
     bool copy(std::uint64_t offset, std::size_t length, std::byte* destination) const override
     {
         if (length > 0)

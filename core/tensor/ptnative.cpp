@@ -25,10 +25,12 @@ namespace pt {
 // ---------------------------------------------------------------------------------------------
 // The archive as a whole
 
-const ZipRecord* findRecord(const std::vector<ZipRecord>& records, std::string_view name)
+/// The record named `prefix` + `suffix`, found without building the name (a file of the small-tensor pair is
+/// looked up five times).
+const ZipRecord* findRecord(const std::vector<ZipRecord>& records, std::string_view prefix, std::string_view suffix)
 {
     for (const ZipRecord& r : records) {
-        if (r.name == name)
+        if (r.name.size() == prefix.size() + suffix.size() && r.name.starts_with(prefix) && r.name.ends_with(suffix))
             return &r;
     }
     return nullptr;
@@ -88,16 +90,16 @@ Outcome<ArchiveHead> readArchiveHead(const Source& source, const MachineLimits& 
     const std::size_t slash = records.front().name.find('/');
     if (slash == std::string::npos || slash == 0)
         return corrupt("zip record " + records.front().name + " is not inside an archive folder");
-    head.prefix = records.front().name.substr(0, slash + 1);
-    const std::string& prefix = head.prefix;
+    head.prefix = std::string_view(records.front().name).substr(0, slash + 1);
+    const std::string_view prefix = head.prefix;
     for (const ZipRecord& r : records) {
         if (!r.name.starts_with(prefix))
-            return corrupt("zip record " + r.name + " is outside the archive folder " + prefix);
+            return corrupt("zip record " + r.name + " is outside the archive folder " + std::string(prefix));
     }
 
-    const ZipRecord* version = findRecord(records, prefix + ".data/version");
+    const ZipRecord* version = findRecord(records, prefix, ".data/version");
     if (!version)
-        version = findRecord(records, prefix + "version");
+        version = findRecord(records, prefix, "version");
     if (!version)
         return corrupt("the archive has no version record");
     head.version = version;
@@ -116,7 +118,7 @@ Outcome<ArchiveHead> readArchiveHead(const Source& source, const MachineLimits& 
         return corrupt("archive format version " + std::to_string(formatVersion) + " is not supported",
                        version->dataOffset);
 
-    const ZipRecord* pickleRecord = findRecord(records, prefix + "data.pkl");
+    const ZipRecord* pickleRecord = findRecord(records, prefix, "data.pkl");
     if (!pickleRecord)
         return corrupt("the archive has no data.pkl record");
     head.pickleRecord = pickleRecord;
@@ -125,9 +127,13 @@ Outcome<ArchiveHead> readArchiveHead(const Source& source, const MachineLimits& 
                            "the data.pkl record holds " + std::to_string(pickleRecord->size)
                                + " bytes, more than ProbeScope's bound of " + std::to_string(maxPickleBytes),
                            pickleRecord->dataOffset };
-    head.pickleBytes = std::make_shared<std::string>();
+    // Bytes in memory are viewed where they lie; bytes read from the file are kept alive with the head.
+    std::string unused;
+    if (!source.viewsLast())
+        head.pickleBytes = std::make_shared<std::string>();
     std::string_view pickle;
-    if (!source.view(pickleRecord->dataOffset, static_cast<std::size_t>(pickleRecord->size), *head.pickleBytes, pickle))
+    if (!source.view(pickleRecord->dataOffset, static_cast<std::size_t>(pickleRecord->size),
+                     head.pickleBytes ? *head.pickleBytes : unused, pickle))
         return corrupt("the data.pkl record could not be read", pickleRecord->dataOffset);
 
     auto parsed = PickleMachine(pickle, limits).run();
@@ -229,7 +235,7 @@ Outcome<PtLayout> readLayout(const Source& source)
     if (!head)
         return std::move(head.failure());
     const std::vector<ZipRecord>& records = head->records;
-    const std::string& prefix = head->prefix;
+    const std::string_view prefix = head->prefix;
     const PickleResult& pr = head->pickle;
     const Value& top = pr.values[pr.top];
     if (top.kind != Kind::Tensor)
@@ -246,8 +252,16 @@ Outcome<PtLayout> readLayout(const Source& source)
     if (kind.dtype && item(top, 4).number != 0 && !isFloating(*kind.dtype))
         return corrupt("an integer tensor is marked as requiring gradients, which torch refuses");
 
-    const std::string storageName = prefix + "data/" + std::string(item(storageRef, 2).text);
-    const ZipRecord* storage = findRecord(records, storageName);
+    const std::string_view storageKey = item(storageRef, 2).text;
+    const ZipRecord* storage = nullptr;
+    for (const ZipRecord& r : records) {
+        const std::string_view name = r.name;
+        if (name.size() == prefix.size() + 5 + storageKey.size() && name.starts_with(prefix)
+            && name.substr(prefix.size(), 5) == "data/" && name.ends_with(storageKey)) {
+            storage = &r;
+            break;
+        }
+    }
     if (storage) {
         // Refusing unused records keeps this reader from accepting what LibTorch would read differently.
         for (const ZipRecord& r : records) {
@@ -256,7 +270,7 @@ Outcome<PtLayout> readLayout(const Source& source)
                 && rest != ".data/version" && rest != "byteorder" && rest != ".data/serialization_id")
                 return corrupt("zip record " + r.name + " is not part of a single-tensor archive");
         }
-        if (const ZipRecord* order = findRecord(records, prefix + "byteorder")) {
+        if (const ZipRecord* order = findRecord(records, prefix, "byteorder")) {
             std::string orderScratch;
             std::string_view order_;
             if (order->size > 16
@@ -265,7 +279,9 @@ Outcome<PtLayout> readLayout(const Source& source)
                 return corrupt("the archive is not little-endian", order->dataOffset);
         }
     }
-    return tensorLayout(pr, top, storage, storageName);
+    if (!storage) // the name only for the message
+        return tensorLayout(pr, top, storage, std::string(prefix) + "data/" + std::string(storageKey));
+    return tensorLayout(pr, top, storage, std::string());
 }
 
 Outcome<Tensor> readArchive(const Source& source)
@@ -422,8 +438,9 @@ Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buf
 Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::uint64_t wholeFileLimit)
 {
     // The file was opened and found regular by the caller (TensorFolder::open, or the path form above).
-    const std::filesystem::path& path = opened.file().path;
-    const std::uint64_t size = opened.file().size;
+    // The path is made only for a message (OpenedDataFile::file()).
+    const auto path = [&opened]() -> const std::filesystem::path& { return opened.file().path; };
+    const std::uint64_t size = opened.size();
     PtStream stream;
     stream.m_fd = opened.release();
 
@@ -431,7 +448,13 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
     std::optional<FileSource> file;
     std::string_view head;
     char headBytes[4] = {};
-    if (size <= wholeFileLimit) {
+    const std::byte* readWhole = opened.readWhole();
+    if (readWhole && size <= wholeFileLimit) {
+        // TensorFolder::open read it already (into this buffer).
+        const std::string_view all(reinterpret_cast<const char*>(readWhole), static_cast<std::size_t>(size));
+        memory.emplace(all);
+        head = all.substr(0, 4);
+    } else if (size <= wholeFileLimit) {
         // The whole file in one read(), into a buffer reused from file to file (no zero-filling).
         std::byte* bytes = buffer.reserve(static_cast<std::size_t>(size));
         std::size_t got = 0;
@@ -440,7 +463,7 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0)
-                return ioError(path, std::string("read failed: ") + std::strerror(errno));
+                return ioError(path(), std::string("read failed: ") + std::strerror(errno));
             if (n == 0)
                 break; // shrank while reading: parse what is there, as a truncated file
             got += static_cast<std::size_t>(n);
@@ -450,33 +473,33 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
         head = all.substr(0, 4);
     } else {
         if (!preadAll(stream.m_fd, 0, 4, headBytes))
-            return ioError(path, "read failed");
+            return ioError(path(), "read failed");
         file.emplace(stream.m_fd, size);
         head = std::string_view(headBytes, 4);
     }
     const Source& source = memory ? static_cast<const Source&>(*memory) : static_cast<const Source&>(*file);
     if (head.size() < 4 || std::memcmp(head.data(), "PK\x03\x04", 4) != 0)
-        return parseSource(source, path, head).error(); // the same "not a zip" diagnostics as loadPt
+        return parseSource(source, path(), head).error(); // the same "not a zip" diagnostics as loadPt
     try {
         auto layout = readLayout(source);
         if (!layout)
-            return toDiagnostic(path, std::move(layout.failure()));
+            return toDiagnostic(path(), std::move(layout.failure()));
         stream.m_dtype = layout->dtype;
-        stream.m_shape = layout->sizes;
+        stream.m_shape = std::move(layout->sizes);
         stream.m_numel = layout->numel;
         if (!layout->contiguous) {
             auto tensor = readArchive(source);
             if (!tensor)
-                return toDiagnostic(path, std::move(tensor.failure()));
+                return toDiagnostic(path(), std::move(tensor.failure()));
             stream.m_rearranged = std::move(tensor->data);
             stream.m_memory = stream.m_rearranged.data();
         } else if (memory) {
-            stream.m_memory = buffer.reserve(0) + layout->dataStart();
+            stream.m_memory = reinterpret_cast<const std::byte*>(memory->bytes().data()) + layout->dataStart();
         } else {
             stream.placeElements(path, layout->dataStart(), layout->outBytes);
         }
     } catch (const std::bad_alloc&) {
-        return toDiagnostic(path, corrupt("out of memory while reading the file"));
+        return toDiagnostic(path(), corrupt("out of memory while reading the file"));
     }
     if (stream.m_memory && stream.m_fd >= 0) {
         ::close(stream.m_fd);

@@ -37,16 +37,20 @@ Result<Tensor> loadPtNative(const std::filesystem::path& path, std::uint64_t who
 /// A .pt file opened to stream its elements (see ElementStream): checked as loadPt checks it.
 using PtStream = ElementStream;
 
+/// The streamed readers' whole-file limit: files up to 1 MiB are read whole.
+inline constexpr std::uint64_t kPtWholeFileLimit = std::uint64_t { 1 } << 20;
+
 /// Error ids as loadPt. Files up to `wholeFileLimit` bytes are read whole into `buffer`.
 inline Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buffer)
 {
-    return openPtStream(path, buffer, std::uint64_t { 1 } << 20);
+    return openPtStream(path, buffer, kPtWholeFileLimit);
 }
 
-/// openPtStream on a file TensorFolder::open opened (its descriptor is taken over; no second open or stat).
+/// openPtStream on a file TensorFolder::open opened (its descriptor is taken over; no second open or stat). A
+/// file it read whole already (OpenedDataFile::readWhole, into this same `buffer`) is not read again.
 inline Result<PtStream> openPtStream(OpenedDataFile file, ReadBuffer& buffer)
 {
-    return openPtStream(std::move(file), buffer, std::uint64_t { 1 } << 20);
+    return openPtStream(std::move(file), buffer, kPtWholeFileLimit);
 }
 
 /// Why a pickle stream was refused, and where.

@@ -18,6 +18,23 @@ std::string foldCase(std::string_view name)
     return out;
 }
 
+namespace {
+
+/// Whether two names are equal once folded as foldCase folds them (no copy).
+bool sameFolded(std::string_view a, std::string_view b)
+{
+    const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (fold(a[i]) != fold(b[i]))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
 /// Reads the central directory and every local header; refuses anything torch.save would not write.
 Outcome<std::vector<ZipRecord>> readZip(const Source& source)
 {
@@ -98,8 +115,10 @@ Outcome<std::vector<ZipRecord>> readZip(const Source& source)
     records.reserve(static_cast<std::size_t>(entries));
     std::size_t pos = 0;
     std::string localScratch;
+    constexpr std::uint64_t kCompareInPlace = 16;
     std::unordered_set<std::string> foldedNames;
-    foldedNames.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(entries, 1u << 20)));
+    if (entries > kCompareInPlace)
+        foldedNames.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(entries, 1u << 20)));
     for (std::uint64_t i = 0; i < entries; ++i) {
         const std::uint64_t where = cdOffset + pos;
         if (cd.size() - pos < kCentralSize || std::memcmp(cd.data() + pos, "PK\x01\x02", 4) != 0)
@@ -180,8 +199,12 @@ Outcome<std::vector<ZipRecord>> readZip(const Source& source)
             return corrupt("zip record " + std::string(name) + " reaches past its archive", localOffset);
 
         // LibTorch's zip lookup ignores case, so such twins could be read either way. A hash set keeps the
-        // check linear: comparing with every earlier record took minutes for 65,000 records (issue 20).
-        if (!foldedNames.insert(foldCase(name)).second)
+        // check linear: comparing with every earlier record took minutes for 65,000 records (issue 20). A
+        // single tensor has 3-5 records: comparing them in place costs no allocation (the same verdict).
+        const bool twin = entries <= kCompareInPlace
+            ? std::any_of(records.begin(), records.end(), [name](const ZipRecord& r) { return sameFolded(r.name, name); })
+            : !foldedNames.insert(foldCase(name)).second;
+        if (twin)
             return corrupt("zip record " + std::string(name) + " appears twice", where);
         records.push_back({ std::string(name), dataOffset, uncompressed });
         pos += kCentralSize + nameLength + extraLength + commentLength;

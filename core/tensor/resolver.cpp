@@ -70,9 +70,17 @@ Result<OpenedDataFile> TensorResolver::open(std::string_view dataName) const
     return m_folder->open(dataName);
 }
 
+Result<OpenedDataFile> TensorResolver::open(std::string_view dataName, ReadBuffer& buffer,
+                                            std::uint64_t wholeFileLimit) const
+{
+    if (m_folderProblem)
+        return *m_folderProblem;
+    return m_folder->open(dataName, buffer, wholeFileLimit);
+}
+
 Result<PtStream> TensorResolver::openPt(std::string_view dataName, ReadBuffer& buffer) const
 {
-    auto file = open(dataName);
+    auto file = open(dataName, buffer, kPtWholeFileLimit);
     if (!file)
         return file.error();
     return openPtStream(std::move(file).value(), buffer);

@@ -49,6 +49,8 @@ public:
 
     /// resolve() and an open of the file, in fewer system calls (TensorFolder::open: same rules and errors).
     Result<OpenedDataFile> open(std::string_view dataName) const;
+    /// open() with a small file read whole into `buffer` (TensorFolder::open: one system call fewer per file).
+    Result<OpenedDataFile> open(std::string_view dataName, ReadBuffer& buffer, std::uint64_t wholeFileLimit) const;
 
     /// open() + openPtStream (the streamed real-data compare).
     Result<PtStream> openPt(std::string_view dataName, ReadBuffer& buffer) const;

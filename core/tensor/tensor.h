@@ -71,6 +71,8 @@ Result<Tensor> loadNpy(const std::filesystem::path& path);
 Result<Tensor> loadPt(const std::filesystem::path& path);
 
 
+class ReadBuffer;
+
 /// A regular file found by TensorFolder::resolve.
 struct DataFile
 {
@@ -88,19 +90,35 @@ public:
         , m_fd(fd)
     {
     }
+    /// The path as text: a std::filesystem::path (its components parsed) is made only if file() is asked for,
+    /// which a file read without error never is (thousands of small files per compare).
+    OpenedDataFile(std::string pathText, std::uint64_t size, int fd)
+        : m_pathText(std::move(pathText))
+        , m_fd(fd)
+    {
+        m_file.size = size;
+    }
     OpenedDataFile(OpenedDataFile&& other) noexcept;
     OpenedDataFile& operator=(OpenedDataFile&& other) noexcept;
     OpenedDataFile(const OpenedDataFile&) = delete;
     OpenedDataFile& operator=(const OpenedDataFile&) = delete;
     ~OpenedDataFile();
 
-    const DataFile& file() const { return m_file; }
+    const DataFile& file() const;
+    std::uint64_t size() const { return m_file.size; }
+    /// The whole file, when TensorFolder::open read it already (into the ReadBuffer it was given); else null.
+    const std::byte* readWhole() const { return m_readWhole; }
+    void setReadWhole(const std::byte* bytes) { m_readWhole = bytes; }
+    /// The length of file().path's text, without making the path.
+    std::size_t pathLength() const { return m_pathText.empty() ? m_file.path.native().size() : m_pathText.size(); }
     /// Hands the descriptor over (the caller closes it).
     int release();
 
 private:
-    DataFile m_file;
+    mutable DataFile m_file;
+    mutable std::string m_pathText; ///< not empty: m_file.path is still to be made from it
     int m_fd = -1;
+    const std::byte* m_readWhole = nullptr;
 };
 
 /**
@@ -131,12 +149,28 @@ public:
     Result<OpenedDataFile> open(std::string_view dataName) const;
 
     /**
+     * open(), and a file of up to `wholeFileLimit` bytes read whole into `buffer` (OpenedDataFile::readWhole), in
+     * one system call fewer: a plain name costs openat + one pread + (later) close. The pread asks for
+     * kProbeBytes; a shorter answer is the whole file, so no fstat is needed for its size, and pread itself
+     * refuses what could stand in a regular file's place: a FIFO (ESPIPE), a folder (EISDIR), while a socket
+     * cannot be opened (ENXIO). An empty answer, an error or a full one (a larger file) takes open()'s fstat and
+     * its verdicts, so an empty file, /dev/null or /dev/zero in the folder are judged as open() judges them. The
+     * one thing not asked is the type of a device node (only root can make one) whose read ends short: its bytes
+     * are read as a file's.
+     */
+    Result<OpenedDataFile> open(std::string_view dataName, ReadBuffer& buffer, std::uint64_t wholeFileLimit) const;
+    static constexpr std::size_t kProbeBytes = 16 * 1024;
+
+    /**
      * A shared instance per folder path, safe to call from several threads. It is built again when
      * the path no longer names the same directory (one stat() per call), e.g. after a dump was replaced.
      */
     static std::shared_ptr<const TensorFolder> cached(const std::filesystem::path& dir);
 
 private:
+    /// Both open()s: `buffer` null = no read.
+    Result<OpenedDataFile> openReading(std::string_view dataName, ReadBuffer* buffer, std::uint64_t wholeFileLimit) const;
+
     std::filesystem::path m_dir;
     std::filesystem::path m_realDir; ///< empty when the folder could not be resolved
     std::string m_problem;           ///< why, then

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/tensor/tensor.h"
+#include "core/tensor/elementstream.h"
 #include "core/tensor/pathutil.h"
 #include "core/util/fileio.h"
 
@@ -120,8 +121,11 @@ TensorFolder::~TensorFolder()
 
 OpenedDataFile::OpenedDataFile(OpenedDataFile&& other) noexcept
     : m_file(std::move(other.m_file))
+    , m_pathText(std::move(other.m_pathText))
     , m_fd(std::exchange(other.m_fd, -1))
+    , m_readWhole(std::exchange(other.m_readWhole, nullptr))
 {
+    other.m_pathText.clear();
 }
 
 OpenedDataFile& OpenedDataFile::operator=(OpenedDataFile&& other) noexcept
@@ -130,9 +134,21 @@ OpenedDataFile& OpenedDataFile::operator=(OpenedDataFile&& other) noexcept
         if (m_fd >= 0)
             ::close(m_fd);
         m_file = std::move(other.m_file);
+        m_pathText = std::move(other.m_pathText);
+        other.m_pathText.clear();
         m_fd = std::exchange(other.m_fd, -1);
+        m_readWhole = std::exchange(other.m_readWhole, nullptr);
     }
     return *this;
+}
+
+const DataFile& OpenedDataFile::file() const
+{
+    if (!m_pathText.empty()) {
+        m_file.path = std::move(m_pathText);
+        m_pathText.clear();
+    }
+    return m_file;
 }
 
 OpenedDataFile::~OpenedDataFile()
@@ -148,20 +164,54 @@ int OpenedDataFile::release()
 
 Result<OpenedDataFile> TensorFolder::open(std::string_view dataName) const
 {
+    return openReading(dataName, nullptr, 0);
+}
+
+Result<OpenedDataFile> TensorFolder::open(std::string_view dataName, ReadBuffer& buffer, std::uint64_t wholeFileLimit) const
+{
+    return openReading(dataName, &buffer, wholeFileLimit);
+}
+
+Result<OpenedDataFile> TensorFolder::openReading(std::string_view dataName, ReadBuffer* buffer,
+                                                 std::uint64_t wholeFileLimit) const
+{
     const bool plain = m_dirFd >= 0 && !dataName.empty() && dataName.find('/') == std::string_view::npos
         && dataName.find('\0') == std::string_view::npos && dataName != "." && dataName != "..";
     if (plain) {
         // O_NOFOLLOW: a link fails with ELOOP and takes the walk below (a link that stays inside is followed
         // there); O_NONBLOCK: a FIFO in the file's place cannot block the open (fstat then refuses it).
-        const std::string name(dataName);
-        const int fd = ::openat(m_dirFd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        // The real path, "<real folder>/<name>", as text: the name is NUL-terminated at its end in it, so the
+        // open needs no copy of its own, and no std::filesystem::path is parsed unless a message needs one.
+        const std::string& folder = m_realDir.native();
+        std::string path;
+        path.reserve(folder.size() + 1 + dataName.size());
+        path.append(folder);
+        if (path.empty() || path.back() != '/')
+            path.push_back('/');
+        const std::size_t nameStart = path.size();
+        path.append(dataName);
+        const int fd = ::openat(m_dirFd, path.c_str() + nameStart, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd >= 0) {
+            if (buffer && wholeFileLimit >= kProbeBytes) {
+                // A short pread is the whole file (see the header: what it proves about the file's type).
+                std::byte* bytes = buffer->reserve(kProbeBytes);
+                ssize_t n = 0;
+                do
+                    n = ::pread(fd, bytes, kProbeBytes, 0);
+                while (n < 0 && errno == EINTR);
+                if (n > 0 && static_cast<std::size_t>(n) < kProbeBytes) {
+                    OpenedDataFile opened(std::move(path), static_cast<std::uint64_t>(n), fd);
+                    opened.setReadWhole(bytes);
+                    return opened;
+                }
+            }
             struct stat st {};
             if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) // O_NONBLOCK means nothing for a regular file
-                return OpenedDataFile(DataFile { m_realDir / name, static_cast<std::uint64_t>(st.st_size) }, fd);
+                return OpenedDataFile(std::move(path), static_cast<std::uint64_t>(st.st_size), fd);
             ::close(fd);
         } else if (errno == ENOENT) {
-            return fileError(m_dir / name, "tensor.missing", "the tensor file named by data_name does not exist");
+            return fileError(m_dir / fs::path(dataName), "tensor.missing",
+                             "the tensor file named by data_name does not exist");
         }
         // Not a regular file, a link, or an error other than "no such file": the path-based way below says
         // exactly what resolve() and openRegularFile say.

@@ -5,13 +5,17 @@
 #include "core/tensor/ptnative.h"
 #include "core/tensortorch/torchpt.h"
 #include "core/tensor/ptnative.h"
+#include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 #include "fixtureguard.h"
 #include "testconfig.h"
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <bit>
@@ -1384,6 +1388,84 @@ TEST(DataFile, OpenGivesWhatResolveGivesForEveryName)
         EXPECT_EQ(viaFd.st_dev, viaPath.st_dev);
     }
     EXPECT_EQ(TensorFolder(dir.path() / "no_such_folder").open("a.pt").error().id, "tensor.missing");
+}
+
+TEST(DataFile, OpenWithReadGivesWhatOpenGivesAndTheWholeSmallFile)
+{
+    // TensorFolder::open with a buffer reads a small file in the same call and skips the fstat: a short pread is the
+    // whole file. Every name must still get open()'s verdict, error and file; what was read must be the file.
+    TempDir dir;
+    const fs::path tensors = dir.path() / "dump_tensor_data";
+    fs::create_directories(tensors / "sub");
+    fs::copy_file(tensorDataDir() / "f32.pt", tensors / "a.pt");
+    fs::copy_file(tensorDataDir() / "f32.pt", dir.path() / "outside.pt");
+    fs::create_symlink(dir.path() / "outside.pt", tensors / "link_out.pt");
+    fs::create_symlink("a.pt", tensors / "link_in.pt");
+    std::ofstream(tensors / "empty.pt").flush();
+    const std::string probe(TensorFolder::kProbeBytes, 'p');
+    std::ofstream(tensors / "probe.pt", std::ios::binary) << probe;        // exactly one probe: fstat decides
+    std::ofstream(tensors / "probe_less.pt", std::ios::binary) << probe.substr(1);
+    std::ofstream(tensors / "big.pt", std::ios::binary) << probe << probe << "tail";
+    ASSERT_EQ(::mkfifo((tensors / "pipe.pt").c_str(), 0600), 0); // pread refuses it (ESPIPE), never blocks
+    std::vector<std::string> names { "a.pt",       "link_in.pt", "link_out.pt", "empty.pt", "probe.pt", "probe_less.pt",
+                                     "big.pt",     "pipe.pt",    "sub",         "missing.pt", "../outside.pt", "." };
+    const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0); // a socket cannot be opened (ENXIO)
+    sockaddr_un address {};
+    address.sun_family = AF_UNIX;
+    const std::string sockPath = (tensors / "sock.pt").string();
+    if (sock >= 0 && sockPath.size() < sizeof(address.sun_path)) {
+        std::memcpy(address.sun_path, sockPath.c_str(), sockPath.size() + 1);
+        if (::bind(sock, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0)
+            names.push_back("sock.pt");
+    }
+    // Device nodes (root only): /dev/null's answer is empty, /dev/zero's fills the probe; both go to fstat.
+    if (::mknod((tensors / "null.pt").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0)
+        names.push_back("null.pt");
+    if (::mknod((tensors / "zero.pt").c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0)
+        names.push_back("zero.pt");
+
+    const TensorFolder folder(tensors);
+    ReadBuffer buffer;
+    std::size_t readWhole = 0;
+    for (const std::string& name : names) {
+        SCOPED_TRACE(name);
+        auto plain = folder.open(name);
+        auto reading = folder.open(name, buffer, std::uint64_t { 1 } << 20);
+        ASSERT_EQ(plain.ok(), reading.ok());
+        if (!plain.ok()) {
+            EXPECT_EQ(reading.error().id, plain.error().id);
+            EXPECT_EQ(reading.error().format(), plain.error().format());
+            continue;
+        }
+        EXPECT_EQ(reading->file().path, plain->file().path);
+        EXPECT_EQ(reading->size(), plain->size());
+        EXPECT_EQ(reading->pathLength(), plain->file().path.native().size());
+        const std::uint64_t size = plain->size();
+        // Read in the open: a plain name of a regular file, not empty, shorter than the probe (a link takes the walk).
+        EXPECT_EQ(reading->readWhole() != nullptr, name == "a.pt" || name == "probe_less.pt");
+        if (reading->readWhole()) {
+            ++readWhole;
+            std::ifstream in(plain->file().path, std::ios::binary);
+            const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            EXPECT_EQ(std::string(reinterpret_cast<const char*>(reading->readWhole()), size), bytes);
+        }
+    }
+    EXPECT_EQ(readWhole, 2u);
+    if (sock >= 0)
+        ::close(sock);
+
+    // Through the resolver, as the compare reads: the same tensor as loadPt, its elements where they were read.
+    const TensorResolver resolver(dir.path(), tensors);
+    ReadBuffer streamBuffer;
+    auto stream = resolver.openPt("a.pt", streamBuffer);
+    ASSERT_TRUE(stream.ok()) << stream.error().format();
+    const auto loaded = loadPt(tensors / "a.pt");
+    ASSERT_TRUE(loaded.ok());
+    EXPECT_EQ(stream->dtype(), loaded->dtype);
+    EXPECT_EQ(stream->shape(), loaded->shape);
+    ASSERT_NE(stream->memory(), nullptr);
+    EXPECT_EQ(std::memcmp(stream->memory(), loaded->data.data(), loaded->data.size()), 0);
+    EXPECT_EQ(resolver.openPt("empty.pt", streamBuffer).error().format(), loadPt(tensors / "empty.pt").error().format());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -654,9 +654,14 @@ std::optional<T> valueOrNote(Result<T> result, std::string* unreadable)
 }
 
 /// The size and path-length bounds past which a file counts as not found.
+bool withinBounds(std::uint64_t size, std::size_t pathLength)
+{
+    return size <= kMaxPtBytes && pathLength <= 4096;
+}
+
 bool withinBounds(const tensor::DataFile& file)
 {
-    return file.size <= kMaxPtBytes && file.path.native().size() <= 4096;
+    return withinBounds(file.size, file.path.native().size());
 }
 
 /// msprobe's checks, then the name resolved by the side's resolver; nullopt = not found, or unreadable.
@@ -686,8 +691,8 @@ std::optional<tensor::PtStream> openChecked(const tensor::TensorResolver* tensor
 {
     if (!tensors || !acceptableDataName(name))
         return std::nullopt;
-    auto file = valueOrNote(tensors->open(name), unreadable);
-    if (!file || !withinBounds(file->file()))
+    auto file = valueOrNote(tensors->open(name, buffer, tensor::kPtWholeFileLimit), unreadable);
+    if (!file || !withinBounds(file->size(), file->pathLength())) // the path itself is not made
         return std::nullopt;
     return valueOrNote(tensors->openPt(std::move(*file), buffer), unreadable);
 }

@@ -12,6 +12,7 @@
 #include "core/compare/metrics/realdata.h"
 #include "core/dump/leaf.h"
 #include "core/dump/rankdump.h"
+#include "core/util/parallel.h"
 #include "core/util/workgroup.h"
 
 #include <algorithm>
@@ -408,13 +409,18 @@ struct PairedRows
 Result<PairedRows> pairRows(const dump::DumpFile& npuFile, const dump::DumpFile& benchFile, const CompareOptions& options,
                             CompareTable& table)
 {
-    auto npuRows = detail::flattenDump26(npuFile, options);
-    if (!npuRows)
-        return npuRows.error();
-    // Only the NPU stack.json exists; bench rows never show a stack.
+    // Only the NPU stack.json exists; bench rows never show a stack. The two sides are flattened at once on -j 2
+    // and more (each job fills its own slot; the NPU's error still comes first).
     CompareOptions benchOptions = options;
     benchOptions.stack = nullptr;
-    auto benchRows = detail::flattenDump26(benchFile, benchOptions);
+    std::optional<Result<std::vector<Row26>>> sides[2];
+    parallelFor(2, std::min(resolveThreadCount(options.threads), 2u), [&](std::size_t side) {
+        sides[side] = side == 0 ? detail::flattenDump26(npuFile, options) : detail::flattenDump26(benchFile, benchOptions);
+    });
+    Result<std::vector<Row26>>& npuRows = *sides[0];
+    if (!npuRows)
+        return npuRows.error();
+    Result<std::vector<Row26>>& benchRows = *sides[1];
     if (!benchRows)
         return benchRows.error();
     if (npuRows->empty() || benchRows->empty())

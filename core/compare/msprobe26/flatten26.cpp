@@ -142,7 +142,8 @@ private:
         std::optional<std::string> md5;
         if (const auto m = v.find("md5"); m && !m->isNull() && !(m->isString() && m->asString().empty()))
             md5 = m->isBool() ? std::string(m->asBool() ? "True" : "False") : pyStr(*m);
-        const std::string lastSegment = splitDots(name).back();
+        // name.split(".")[-1] without splitting the whole name (npos + 1 = 0: a name without a dot is its own last segment)
+        const std::string_view lastSegment = std::string_view(name).substr(name.rfind('.') + 1);
         if (hasDtype) {
             r.dtype = dtype->isBool() ? std::string(dtype->asBool() ? "True" : "False") : pyStr(*dtype);
             const auto shape = v.find("shape");
@@ -221,7 +222,7 @@ Result<std::vector<Row26>> flattenEntry26(const dump::Entry& entry)
         for (auto& r : f.rows) {
             const bool other = r.state != "parameters" && r.state != "output" && r.state != "parameters_grad";
             if ((*cat == '\0' && other) || r.state == cat)
-                ordered.push_back(r);
+                ordered.push_back(std::move(r)); // the four categories part the rows: each is taken once
         }
     }
     return ordered;
