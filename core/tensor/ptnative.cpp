@@ -496,7 +496,7 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
         } else if (memory) {
             stream.m_memory = reinterpret_cast<const std::byte*>(memory->bytes().data()) + layout->dataStart();
         } else {
-            stream.placeElements(path, layout->dataStart(), layout->outBytes);
+            stream.placeElements(path(), layout->dataStart(), layout->outBytes);
         }
     } catch (const std::bad_alloc&) {
         return toDiagnostic(path(), corrupt("out of memory while reading the file"));
