@@ -19,6 +19,7 @@
 #include "childrun.h"
 #include "machineinfo.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +28,10 @@
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace probescope::bench;
@@ -59,6 +64,57 @@ std::string readText(const fs::path& path)
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+/// The file system's own share of a job: what creating the job's output files costs here with nothing else done,
+/// each created under a temporary name, written (the job's mean size) and renamed, as util/outputfile does, without
+/// fsync (the job makes its batches durable with one syncfs each). On this machine's ext4 a create + rename costs
+/// about as much as comparing a small rank, so it is printed beside the job as its floor.
+struct FileFloor
+{
+    std::size_t files = 0;
+    std::uint64_t bytes = 0;
+    double wall = 0;
+    double cpu = 0;
+};
+
+double processCpuSeconds()
+{
+    rusage u {};
+    ::getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+FileFloor fileCreateFloor(const fs::path& jobOut, const fs::path& scratch)
+{
+    FileFloor f;
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(jobOut, ec)) {
+        if (e.is_regular_file(ec)) {
+            ++f.files;
+            f.bytes += e.file_size(ec);
+        }
+    }
+    fs::remove_all(scratch, ec);
+    fs::create_directories(scratch, ec);
+    const std::string text(f.files ? static_cast<std::size_t>(f.bytes / f.files) : 0, 'x');
+    const auto start = std::chrono::steady_clock::now();
+    const double cpuStart = processCpuSeconds();
+    for (std::size_t i = 0; i < f.files; ++i) {
+        const std::string name = (scratch / ("out" + std::to_string(i) + ".csv")).string();
+        const std::string temp = (scratch / (".out" + std::to_string(i) + ".csv.tmp")).string();
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+            break;
+        const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        ::close(fd);
+        if (!written || ::rename(temp.c_str(), name.c_str()) != 0)
+            break;
+    }
+    f.cpu = processCpuSeconds() - cpuStart;
+    f.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fs::remove_all(scratch, ec);
+    return f;
 }
 
 fs::path findMpirun()
@@ -176,6 +232,12 @@ int main(int argc, char** argv)
         };
         const Row whole = run("job (2 steps)", { cli, "compare", "--npu", npu, "--bench", bench, "-o", out.string(), "-c" });
         const std::string wholeOut = readText(stdoutFile);
+        if (!smoke && whole.run.ok()) {
+            const FileFloor floor = fileCreateFloor(out, work / "floor");
+            std::printf("    floor: creating the job's %zu output files (%.1f MB; create, write, rename, no fsync) on this "
+                        "file system alone takes %.2f s wall, %.2f s CPU (%.2f s per 1,000 ranks)\n",
+                        floor.files, double(floor.bytes) / 1e6, floor.wall, floor.cpu, floor.wall * 1000.0 / double(ranks));
+        }
         const std::string want = "job origin: step 0 rank" + std::to_string(bugRank) + " Functional.gelu.1.forward";
         if (!whole.run.ok() || wholeOut.find(want) == std::string::npos) {
             std::printf("  FAILED: the job did not end with \"%s\" (exit %d)\n", want.c_str(), whole.run.exitCode());
