@@ -23,6 +23,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace probescope;
@@ -175,6 +176,59 @@ TEST(SumOrder, LeftToRightIsOneFloat64ChainInElementOrder)
         EXPECT_FALSE(sameBits(compensated.dot.value(), expected.dot) && sameBits(compensated.npuSq.value(), expected.nn)
                      && sameBits(compensated.benchSq.value(), expected.bb)
                      && sameBits(compensated.diffSq.value(), expected.dd));
+    }
+}
+
+TEST(SumOrder, LeftToRightChainsKeepElementOrderAtEveryLengthAndType)
+{
+    // The fused pass adds each group's products to the four chains as one transposed vector per element: every
+    // length around the groups of 4 and 8 and the 1024-element blocks must still give a plain loop's bits. Values
+    // over 24 binary orders of magnitude make any change of order show in the last bits; inf and NaN at the same
+    // positions on both sides are zeroed; without EucDist Σ (n - b)² stays untouched.
+    std::mt19937_64 rng(37);
+    std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+    std::uniform_int_distribution<int> exponent(-12, 12);
+    std::vector<std::size_t> lengths;
+    for (std::size_t n = 1; n <= 19; ++n)
+        lengths.push_back(n);
+    for (const std::size_t n : { 1021u, 1024u, 1027u, 2048u + 5u, 4099u })
+        lengths.push_back(n);
+    for (const DType dtype : { DType::Float32, DType::Float16, DType::BFloat16, DType::Float64, DType::Int32 }) {
+        for (const std::size_t n : lengths) {
+            SCOPED_TRACE(std::string(tensor::torchName(dtype)) + " n=" + std::to_string(n));
+            std::vector<double> nv(n), bv(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                const double scale = std::ldexp(1.0, exponent(rng));
+                bv[i] = dtype == DType::Int32 ? std::round(mantissa(rng) * 1000) : mantissa(rng) * scale;
+                nv[i] = dtype == DType::Int32 ? bv[i] + std::round(mantissa(rng) * 3) : bv[i] * (1 + mantissa(rng) * 1e-2);
+            }
+            if (n > 9 && dtype != DType::Int32) {
+                nv[n / 2] = bv[n / 2] = std::numeric_limits<double>::quiet_NaN();
+                nv[n - 3] = bv[n - 3] = -kInf;
+            }
+            const Tensor a = makeTensor(dtype, nv);
+            const Tensor b = makeTensor(dtype, bv);
+            const Sequential expected = sequentialSums(a, b);
+            const auto rule = kernels::ruleMsprobe26(dtype, dtype);
+            SerialSplitter serial;
+            for (const bool generic : { false, true }) {
+                kernels::forceGenericKernels(generic);
+                for (const bool float64 : { false, true }) {
+                    kernels::forceFloat64Pass(float64);
+                    for (const bool diff : { true, false }) {
+                        const auto s = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, diff,
+                                                          serial, kernels::SumOrder::LeftToRight);
+                        EXPECT_TRUE(sameBits(s.dot.sum, expected.dot)) << generic << float64 << diff;
+                        EXPECT_TRUE(sameBits(s.npuSq.sum, expected.nn)) << generic << float64 << diff;
+                        EXPECT_TRUE(sameBits(s.benchSq.sum, expected.bb)) << generic << float64 << diff;
+                        EXPECT_TRUE(sameBits(s.diffSq.sum, diff ? expected.dd : 0.0)) << generic << float64 << diff;
+                        EXPECT_FALSE(s.masksDiffer);
+                    }
+                }
+            }
+            kernels::forceFloat64Pass(false);
+            kernels::forceGenericKernels(false);
+        }
     }
 }
 
