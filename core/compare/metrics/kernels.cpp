@@ -51,7 +51,8 @@ bool haveF16c()
 
 bool haveAvx2()
 {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && haveF16c();
+    // FMA too: the AVX2 build adds on the multiply pipes (sameSum in kernelsimpl.h). Every AVX2 CPU so far has it.
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && haveF16c();
     return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
 }
 
