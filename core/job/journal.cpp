@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <unistd.h>
+
 namespace probescope::job::detail {
 
 namespace fs = std::filesystem;
@@ -25,6 +27,10 @@ constexpr int kMarkerVersion = 2;
 
 // The start of every line a journal holds; a line that starts otherwise is not an entry (a damaged or edited line).
 constexpr std::string_view kLineStart = R"({"pair":")";
+
+// A journal holds at most a batch of 1,024 entries of a few KB: a file named like one that is far larger is not read
+// (and an entry's offset and length fit their fields).
+constexpr std::size_t kMaxJournalBytes = std::size_t(1) << 31;
 
 // Numbers tried past one taken at claim time (another process of the job, or a run into the same OUT, claimed it
 // between this writer's listing and its claim): a claim that fails as taken costs one rename(2).
@@ -159,20 +165,26 @@ ResumeRecord ResumeRecord::read(const fs::path& outDir)
     }
     std::sort(journals.begin(), journals.end());
     for (const auto& [number, name] : journals) {
-        auto file = MappedFile::open(folder / name);
-        if (!file)
-            continue; // unreadable: its pairs are compared again
-        const MappedFile* mapped = file->get();
-        std::string_view rest = mapped->text();
-        while (!rest.empty()) {
-            const std::size_t end = rest.find('\n');
-            const std::string_view line = rest.substr(0, end);
-            rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+        const fs::path path = folder / name;
+        const auto file = MappedFile::open(path);
+        if (!file || (*file)->text().size() > kMaxJournalBytes)
+            continue; // unreadable, or not a journal of this tool: its pairs are compared again
+        const auto journal = static_cast<std::uint32_t>(record.m_journals.size());
+        std::unordered_map<std::string, Entry> found;
+        const std::string_view text = (*file)->text();
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = std::min(text.find('\n', at), text.size());
+            const std::string_view line = text.substr(at, end - at);
             if (const auto key = lineKey(line))
-                record.m_latest.insert_or_assign(std::string(*key), Entry { line, mapped });
+                found.insert_or_assign(std::string(*key),
+                                       Entry { journal, static_cast<std::uint32_t>(line.size()), at });
+            at = end + 1;
         }
-        mapped->release(mapped->text().size()); // read again, a line comes back from the page cache
-        record.m_journals.push_back(std::move(*file));
+        if ((*file)->damaged())
+            continue; // it shrank while it was read: what was read is not its text
+        for (auto& [key, entry] : found)
+            record.m_latest.insert_or_assign(key, entry);
+        record.m_journals.push_back(path);
     }
     return record;
 }
@@ -181,11 +193,16 @@ std::optional<PairSummary> ResumeRecord::completed(const compare::PlannedPair& p
                                                    const PairSummary& planned, const json& inputs) const
 {
     if (const auto it = m_latest.find(keyText(pair)); it != m_latest.end()) {
-        const std::string_view line = it->second.line;
-        const json j = json::parse(line.begin(), line.end(), nullptr, false);
-        if (it->second.file->damaged())
-            return std::nullopt; // the journal shrank under its mapping: what was read is not its text
-        return vouched(j, outDir, planned, inputs);
+        const Entry& entry = it->second;
+        auto fd = openRegularFile(m_journals[entry.journal]);
+        if (!fd)
+            return std::nullopt;
+        std::string line(entry.length, '\0');
+        const ssize_t got = ::pread(*fd, line.data(), line.size(), static_cast<off_t>(entry.offset));
+        ::close(*fd);
+        if (got != static_cast<ssize_t>(line.size()))
+            return std::nullopt; // the journal shrank since it was indexed
+        return vouched(json::parse(line, nullptr, false), outDir, planned, inputs);
     }
     // No journal names the pair: its marker file, as versions before the journal wrote one.
     const fs::path marker = pairMarkerPath(outDir, pair);

@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -52,12 +51,16 @@ public:
                                          const PairSummary& planned, const nlohmann::json& inputs) const;
 
 private:
+    /// Where a pair's latest line lies. The line is read again when the pair's turn comes (one open and one pread,
+    /// as a marker file cost), so that neither the journals' text nor a mapping or a descriptor per journal is held
+    /// while the job runs: a resumed job's memory is this index, about 150 bytes a pair.
     struct Entry
     {
-        std::string_view line;   ///< in the journal's mapping
-        const MappedFile* file;  ///< the journal (damaged() after reading the line)
+        std::uint32_t journal = 0; ///< index into m_journals
+        std::uint32_t length = 0;
+        std::uint64_t offset = 0;
     };
-    std::vector<std::shared_ptr<const MappedFile>> m_journals;
+    std::vector<std::filesystem::path> m_journals;
     std::unordered_map<std::string, Entry> m_latest; ///< the pair's KEY (as JSON text) -> its latest line
 };
 
