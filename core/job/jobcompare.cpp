@@ -450,43 +450,30 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         return dumpJson(toJson(s));
     };
     loop.task.settle = [&](std::vector<compare::PairDone>& batch) {
-        std::vector<std::pair<std::size_t, std::string>> entries; // (place in batch, line)
+        // By place in the plan: a journal's text does not depend on which thread finished first.
+        std::map<std::size_t, std::string> entries;
         {
             const std::lock_guard lock(pendingMutex);
-            for (std::size_t b = 0; b < batch.size(); ++b) {
-                if (auto node = pending.extract(batch[b].index))
-                    entries.emplace_back(b, std::move(node.mapped()));
+            for (const compare::PairDone& done : batch) {
+                if (auto node = pending.extract(done.index))
+                    entries.insert(std::move(node));
             }
         }
         if (entries.empty())
             return;
-        // In plan order: a journal's text does not depend on which thread finished first.
-        std::sort(entries.begin(), entries.end(),
-                  [&](const auto& x, const auto& y) { return batch[x.first].index < batch[y.first].index; });
         std::optional<Diagnostic> d;
-        if (const std::optional<std::string> notDurable = durable->barrier()) {
+        if (const std::optional<std::string> notDurable = durable->barrier())
             d = makeError("job.output", at(outDir), *notDurable);
-        } else {
-            std::size_t size = 0;
-            for (const auto& entry : entries)
-                size += entry.second.size() + 1;
-            std::string lines;
-            lines.reserve(size);
-            for (auto& entry : entries) {
-                lines.append(entry.second).push_back('\n');
-                std::string().swap(entry.second); // the batch's text is held once (up to 1,024 entries of ~1.5 KB)
+        else if (auto written = journal.write(entries); !written)
+            d = written.error();
+        for (compare::PairDone& done : batch) {
+            if (d && entries.count(done.index)) {
+                // Its entry could not be written: not complete for --resume, so not reported as compared.
+                PairSummary s = plannedSummary(pairs[done.index]);
+                s.errorId = d->id;
+                s.error = d->format();
+                done.text = dumpJson(toJson(s));
             }
-            if (auto written = journal.write(lines); !written)
-                d = written.error();
-        }
-        if (!d)
-            return;
-        for (const auto& [b, line] : entries) {
-            // Its entry could not be written: not complete for --resume, so not reported as compared.
-            PairSummary s = plannedSummary(pairs[batch[b].index]);
-            s.errorId = d->id;
-            s.error = d->format();
-            batch[b].text = dumpJson(toJson(s));
         }
     };
     if (jobOptions.progress)

@@ -216,8 +216,17 @@ std::optional<PairSummary> ResumeRecord::completed(const compare::PlannedPair& p
     return vouched(json::parse(*content, nullptr, false), outDir, planned, inputs);
 }
 
-Result<fs::path> JournalWriter::write(std::string_view lines)
+Result<fs::path> JournalWriter::write(std::map<std::size_t, std::string>& entries)
 {
+    std::size_t size = 0;
+    for (const auto& entry : entries)
+        size += entry.second.size() + 1;
+    std::string lines;
+    lines.reserve(size);
+    for (auto& entry : entries) {
+        lines.append(entry.second).push_back('\n');
+        std::string().swap(entry.second);
+    }
     const std::lock_guard lock(m_mutex);
     const fs::path folder = journalFolder(m_outDir);
     // Each level is made and checked before the next, so that nothing is created through a symlink planted there.
@@ -235,8 +244,8 @@ Result<fs::path> JournalWriter::write(std::string_view lines)
         // After the highest number in the folder (whatever holds it: a symlink, a foreign file), not in a gap: a
         // later journal always sorts after an earlier one.
         std::uint64_t highest = 0;
-        if (auto entries = listFolder(folder)) {
-            for (const FolderEntry& e : *entries)
+        if (auto names = listFolder(folder)) {
+            for (const FolderEntry& e : *names)
                 highest = std::max(highest, journalNumber(e.name).value_or(0));
         }
         m_next = highest + 1;

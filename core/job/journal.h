@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -74,8 +75,9 @@ class JournalWriter
 {
 public:
     explicit JournalWriter(std::filesystem::path outDir) : m_outDir(std::move(outDir)) {}
-    /// `lines`: entryLine()s, each ended by '\n'. The journal's name, or the error (job.output) naming it.
-    Result<std::filesystem::path> write(std::string_view lines);
+    /// `entries`: the batch's entryLine()s by place in the plan, written in that order, one a line; each text is
+    /// emptied as it is copied (the batch's text is held once). The journal's name, or the error (job.output).
+    Result<std::filesystem::path> write(std::map<std::size_t, std::string>& entries);
 
 private:
     std::filesystem::path m_outDir;
