@@ -6,7 +6,7 @@
 // asks (a big pair does not hold up the others) and receives only each pair's summary text (about 1 KB), which it
 // delivers to the loop (compare::runPairs) as it comes, so rank 0 holds no more than the reorder window. Workers read
 // their dumps from the shared file system, write the pair's outputs themselves and settle them (one durability
-// barrier, then the markers) before their summaries leave the worker.
+// barrier, then the batch's --resume journal) before their summaries leave the worker.
 #include "core/job/scheduler.h"
 
 #include <mpi.h>
@@ -101,7 +101,7 @@ public:
     }
 
 private:
-    /// A worker's done pairs not yet settled (the job's durability barrier and markers run on the process that
+    /// A worker's done pairs not yet settled (the job's durability barrier and journal run on the process that
     /// compared them, before their results leave it: docs/scale-out.md, "Durability").
     struct Held
     {

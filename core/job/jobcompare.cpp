@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/job/jobcompare.h"
+#include "core/job/journal.h"
 #include "core/job/jobsummary.h"
 
 #include "core/compare/output/csvwriter.h"
@@ -33,12 +34,6 @@ namespace {
 SourceLocation at(const fs::path& p)
 {
     return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
-std::string pairName(const compare::PlannedPair& pair)
-{
-    return (pair.npu.rankLabel.empty() ? "rank" : pair.npu.rankLabel) + "-"
-        + (pair.bench.rankLabel.empty() ? "rank" : pair.bench.rankLabel);
 }
 
 /// A relative error cell as a number: msprobe writes "12.5%" strings or floats, "N/A" when it has none.
@@ -104,12 +99,6 @@ void findWorst(const compare::CompareTable& table, PairSummary& s)
     }
 }
 
-// A marker of another format or another ProbeScope is never trusted: the pair is compared again.
-constexpr int kMarkerVersion = 2;
-#ifndef PROBESCOPE_VERSION
-#define PROBESCOPE_VERSION "unknown"
-#endif
-
 /// What a file looked like when a pair read it: size, mtime and ctime in ns (ctime too, because `touch -d` or
 /// `cp -p` can set an mtime back, but not a ctime). Followed through symlinks: the content is what was read.
 json fileState(const fs::path& p)
@@ -143,7 +132,7 @@ json sideState(const dump::RankLocation& r)
 }
 
 /// Everything a pair's outputs depend on besides the program: the inputs' states and the options that change what
-/// is written. A marker whose inputs differ from these is not trusted.
+/// is written. An entry (journal.h) whose inputs differ from these is not trusted.
 json pairInputs(const compare::PlannedPair& pair, const compare::JobOptions& options)
 {
     json j = { { "npu", sideState(pair.npu) }, { "bench", sideState(pair.bench) } };
@@ -168,75 +157,7 @@ json pairInputs(const compare::PlannedPair& pair, const compare::JobOptions& opt
     return j;
 }
 
-/// The marker: the pair's summary, the state of its inputs and the size of each output file, so that a changed
-/// dump and a file cut short by a killed process are both seen.
-std::string markerText(const PairSummary& s, const fs::path& outDir, const json& inputs)
-{
-    json j = toJson(s);
-    json sizes = json::array();
-    for (const std::string& f : s.files) {
-        std::error_code ec;
-        sizes.push_back(fs::file_size(outDir / f, ec));
-    }
-    j["file_sizes"] = sizes;
-    j["marker_version"] = kMarkerVersion;
-    j["probescope_version"] = PROBESCOPE_VERSION;
-    j["inputs"] = inputs;
-    return dumpJson(j);
-}
-
-/// The summary of a pair from a complete earlier run, or nothing (then the pair is compared again).
-std::optional<PairSummary> completedPair(const fs::path& marker, const fs::path& outDir, const PairSummary& planned,
-                                         const json& inputs)
-{
-    std::error_code ec;
-    // A symlink at a marker's name is not ProbeScope's marker: never read through it.
-    if (!fs::is_regular_file(fs::symlink_status(marker, ec)))
-        return std::nullopt;
-    auto content = readTextFile(marker);
-    if (!content)
-        return std::nullopt;
-    const json j = json::parse(*content, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("file_sizes"))
-        return std::nullopt;
-    try {
-        if (j.value("marker_version", 0) != kMarkerVersion
-            || j.value("probescope_version", std::string()) != PROBESCOPE_VERSION || j.value("inputs", json()) != inputs)
-            return std::nullopt; // another version, or a dump (or option) changed since
-        PairSummary s = fromJson(j);
-        const auto sizes = j.at("file_sizes").get<std::vector<std::uint64_t>>();
-        if (!s.compared || s.npuDump != backslashReplace(planned.npuDump)
-            || s.benchDump != backslashReplace(planned.benchDump) || sizes.size() != s.files.size())
-            return std::nullopt;
-        for (std::size_t i = 0; i < s.files.size(); ++i) {
-            if (fs::file_size(outDir / s.files[i], ec) != sizes[i] || ec)
-                return std::nullopt;
-        }
-        s.resumed = true;
-        return s;
-    } catch (const json::exception&) {
-        return std::nullopt; // a damaged marker: compare the pair again
-    }
-}
-
-/// A pair's marker: ProbeScope's own file, so a rerun replaces it (util/outputfile, ReplaceMode::Allowed: a
-/// rename, which replaces a symlink at the name rather than writing through it). Its folder must be a real folder.
-Result<bool> writeMarker(const fs::path& marker, const std::string& content)
-{
-    const fs::path folder = marker.parent_path();
-    std::error_code ec;
-    fs::create_directories(folder, ec);
-    const auto status = fs::symlink_status(folder, ec);
-    if (ec || !fs::is_directory(status))
-        return makeError("job.output", at(folder),
-                         fs::is_symlink(status) ? "the marker folder is a symlink; markers are not written through it"
-                                                : "cannot create the marker folder");
-    if (auto failure = writeFileAtomically(marker, content, ReplaceMode::Allowed))
-        return writeError(marker, *failure);
-    return true;
-}
-
-// How often a running job makes its outputs durable (one syncfs) and writes the markers of the pairs done since (or
+// How often a running job makes its outputs durable (one syncfs) and journals the pairs done since (or
 // sooner, when the loop's window of results held back fills).
 constexpr std::chrono::seconds kBarrierInterval { 5 };
 
@@ -317,8 +238,8 @@ private:
 };
 
 /**
- * --resume redoes a pair (its inputs changed, or an earlier run was cut before its marker): the earlier run's outputs
- * of the pair move to `.probescope/superseded/` beside the marker first, so the new ones take the names a fresh run
+ * --resume redoes a pair (its inputs changed, or an earlier run was cut before its entry): the earlier run's outputs
+ * of the pair move to `.probescope/superseded/` in its step folder first, so the new ones take the names a fresh run
  * gives and the folder reads as a fresh run's; nothing a user had is deleted or replaced (a taken name there gets
  * _1, ...). Returns where each went, so that a redo that fails (the dump is now damaged, say) puts them back.
  */
@@ -488,29 +409,28 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
 
     // Durability (docs/scale-out.md, "Durability"): outputs are renamed into place without an fsync each; one
     // syncfs of OUT's file system per batch of done pairs (the loop's settle step, on the process that compared
-    // them) makes them durable, and only then are the batch's markers written (a marker vouches for its pair's
-    // outputs). The last barrier runs before the summary, which vouches for all.
-    struct PendingMarker
-    {
-        fs::path path;
-        std::string text;
-    };
+    // them) makes them durable, and only then is the batch's journal written (its entries vouch for their pairs'
+    // outputs): one file a batch, not a marker a pair (journal.h). The last barrier runs before the summary, which
+    // vouches for all.
     std::optional<DeferredSync> durable(std::in_place, outDir);
     EarlierOutputs earlier;
+    // What earlier runs left, read once (every process of a cluster run reads it for the pairs it is given).
+    const std::optional<ResumeRecord> record
+        = jobOptions.resume ? std::optional(ResumeRecord::read(outDir)) : std::nullopt;
+    JournalWriter journal(outDir);
     std::mutex pendingMutex; // guards pending (pairs run on the schedule's threads)
-    std::map<std::size_t, PendingMarker> pending;
+    std::map<std::size_t, std::string> pending; // the journal lines of compared pairs not yet settled
 
     compare::PairLoop loop;
     loop.count = pairs.size();
     loop.scheduler = &scheduler;
     loop.task.settleEvery = kBarrierInterval;
-    loop.task.window = 2048; // a barrier at the latest every 1,024 pairs; about 2 KB a pair (summary, marker) held back
+    loop.task.window = 2048; // a barrier at the latest every 1,024 pairs; about 2 KB a pair (summary, entry) held back
     loop.task.work = [&](std::size_t i) -> std::string {
         const compare::PlannedPair& pair = pairs[i];
-        const fs::path marker = pairMarkerPath(outDir, pair);
         const json inputs = pairInputs(pair, options); // taken before the compare reads them
-        if (jobOptions.resume) {
-            if (auto done = completedPair(marker, outDir, plannedSummary(pair), inputs)) {
+        if (record) {
+            if (auto done = record->completed(pair, outDir, plannedSummary(pair), inputs)) {
                 json j = toJson(*done);
                 j["resumed"] = true;
                 return dumpJson(j);
@@ -523,36 +443,36 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         if (!s.compared)
             restore(moved);
         if (s.compared) {
-            // Written when its batch settles: its presence means every output of the pair is complete and durable.
+            // Journaled when its batch settles: its entry means every output of the pair is complete and durable.
             const std::lock_guard lock(pendingMutex);
-            pending.insert_or_assign(i, PendingMarker { marker, markerText(s, outDir, inputs) });
+            pending.insert_or_assign(i, entryLine(pair, s, outDir, inputs));
         }
         return dumpJson(toJson(s));
     };
     loop.task.settle = [&](std::vector<compare::PairDone>& batch) {
-        std::vector<std::pair<compare::PairDone*, PendingMarker>> markers;
+        // By place in the plan: a journal's text does not depend on which thread finished first.
+        std::map<std::size_t, std::string> entries;
         {
             const std::lock_guard lock(pendingMutex);
-            for (compare::PairDone& done : batch) {
+            for (const compare::PairDone& done : batch) {
                 if (auto node = pending.extract(done.index))
-                    markers.emplace_back(&done, std::move(node.mapped()));
+                    entries.insert(std::move(node));
             }
         }
-        if (markers.empty())
+        if (entries.empty())
             return;
-        const std::optional<std::string> notDurable = durable->barrier();
-        for (auto& [done, m] : markers) {
-            std::optional<Diagnostic> d;
-            if (notDurable)
-                d = makeError("job.output", at(outDir), *notDurable);
-            else if (auto ok = writeMarker(m.path, m.text); !ok)
-                d = ok.error();
-            if (d) {
-                // Its marker could not be written: not complete for --resume, so not reported as compared.
-                PairSummary s = plannedSummary(pairs[done->index]);
+        std::optional<Diagnostic> d;
+        if (const std::optional<std::string> notDurable = durable->barrier())
+            d = makeError("job.output", at(outDir), *notDurable);
+        else if (auto written = journal.write(entries); !written)
+            d = written.error();
+        for (compare::PairDone& done : batch) {
+            if (d && entries.count(done.index)) {
+                // Its entry could not be written: not complete for --resume, so not reported as compared.
+                PairSummary s = plannedSummary(pairs[done.index]);
                 s.errorId = d->id;
                 s.error = d->format();
-                done->text = dumpJson(toJson(s));
+                done.text = dumpJson(toJson(s));
             }
         }
     };
@@ -605,7 +525,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             s.errorId = "job.lost";
             s.error = "the worker that compared this pair returned no summary";
         }
-        // The paths as planned (a marker holds them escaped): a resumed pair reads as a fresh one.
+        // The paths as planned (an entry holds them escaped): a resumed pair reads as a fresh one.
         s.npuDump = pairs[i].npu.dumpFile.string();
         s.benchDump = pairs[i].bench.dumpFile.string();
         s.outSubdir = pairs[i].outSubdir;
@@ -623,7 +543,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     const compare::PairLoopEnd end = compare::runPairs(loop);
     scheduler.onPairDone = nullptr;
     std::string notDurable;
-    if (auto failure = durable->barrier()) // the markers of the last batch
+    if (auto failure = durable->barrier()) // the journal of the last batch
         notDurable = *failure;
     durable.reset();
     const std::vector<std::string> reports = scheduler.gatherAtEnd(json { { "durable", notDurable } }.dump());

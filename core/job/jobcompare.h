@@ -48,7 +48,7 @@ struct WholeJobOptions
 {
     std::vector<std::int64_t> steps; ///< --step 0,2: only these steps (empty = every step)
     std::vector<std::int64_t> ranks; ///< --rank 1,3: only these NPU ranks (empty = every rank)
-    bool resume = false;             ///< --resume: keep pairs whose outputs are complete (see pairMarkerPath)
+    bool resume = false;             ///< --resume: keep pairs whose outputs are complete (the journal, see runWholeJob)
     PairScheduler* scheduler = nullptr; ///< null = one local thread
     ProgressSink* progress = nullptr;   ///< pairs done, on the coordinator (from the scheduler's threads); a cancel
                                         ///< starts no further pair and ends the job with compare.cancelled
@@ -92,17 +92,20 @@ struct JobResult
  * A pair that cannot be compared (a corrupt dump.json in one rank) is recorded with its diagnostic and the others
  * still run; a step on one side only is listed as not compared (PairSummary::onlyIn). Completeness for --resume:
  * after a pair's files are written and made durable (one util/outputfile DeferredSync barrier for a batch of pairs,
- * not an fsync per file), its summary is written as the marker pairMarkerPath(), with the size and times of every
- * input it read; a pair counts as done when its marker is of this version, its
- * inputs are unchanged and every file it lists exists with the size recorded. Pairs that failed to compare get no
- * marker, so a rerun tries them again. The summary files are claimed under a free name (never replaced); when they
+ * not an fsync per file), its entry (its summary, the size and times of every input it read, the size of every
+ * output) goes into the batch's journal, one new file OUT/.probescope/journal/journal_{N}.jsonl per batch (never
+ * replacing an earlier one); a pair counts as done when its latest entry (a journal line, or the marker file
+ * pairMarkerPath() that versions before the journal wrote) is of this version, its inputs are unchanged and every
+ * file it lists exists with the size recorded. Pairs that failed to compare get no entry, so a rerun tries them
+ * again. The summary files are claimed under a free name (never replaced); when they
  * cannot be written, summaryError says why and the pairs are still returned. Fatal only: no pair planned, mapping
  * files unreadable, OUT not writable.
  */
 Result<JobResult> runWholeJob(const compare::CompareInput& input, const std::filesystem::path& outDir,
                               const compare::JobOptions& options, const WholeJobOptions& jobOptions);
 
-/// OUT/{outSubdir}/.probescope/pair_{npu rank folder}-{bench rank folder}.json (a dot folder: never an output).
+/// OUT/{outSubdir}/.probescope/pair_{npu rank folder}-{bench rank folder}.json (a dot folder: never an output): the
+/// --resume marker of versions before the journal, still read when no journal names the pair.
 std::filesystem::path pairMarkerPath(const std::filesystem::path& outDir, const compare::PlannedPair& pair);
 
 /// The summary as CSV and JSON (the texts of job_summary.csv and job_summary.json).

@@ -395,7 +395,8 @@ c = sqlite3.connect(sys.argv[1]); c.execute(os.environ["SQL"]); c.commit(); c.cl
 }
 
 # Files in a folder with their checksums, to prove that none was replaced.
-# A user's files of a folder. Resume markers (.probescope/pair_*) are ProbeScope's own state, rewritten by design;
+# A user's files of a folder. Resume markers of earlier versions (.probescope/pair_*) were ProbeScope's own state,
+# rewritten by design (the journals that replace them, .probescope/journal/, are only ever added);
 # outputs that a pair redone by --resume superseded are kept in .probescope/superseded/ and count as where they were.
 inventory() {
     (cd "$1" 2>/dev/null && find . -type f ! -path '*/.probescope/pair_*' -print0 | xargs -0r md5sum \

@@ -4,6 +4,7 @@
 #include "core/job/scheduler.h"
 #include "core/util/outputfile.h"
 #include "core/util/utf8text.h"
+#include "jobjournal.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
@@ -15,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -221,7 +223,7 @@ TEST(WholeJob, ResumeKeepsCompletePairsAndRedoesAPairWhoseFileChanged)
     TinyJob job;
     const auto out = job.dir.path() / "out";
     ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
-    // rank1's table cut short (as by a killed writer): its size no longer matches the marker.
+    // rank1's table cut short (as by a killed writer): its size no longer matches its entry.
     const auto table = out / "step0" / "compare_result_rank1-rank1_20260101000000.csv";
     std::filesystem::resize_file(table, 10);
     WholeJobOptions resume;
@@ -253,7 +255,7 @@ TEST(WholeJob, StepAndRankListsSelect)
 }
 
 // ---- Issue 25: the whole job says what it did not compare, never replaces its summary, survives odd bytes in
-// paths, and --resume trusts only markers whose inputs are unchanged.
+// paths, and --resume trusts only entries whose inputs are unchanged.
 
 namespace {
 
@@ -371,9 +373,9 @@ TEST(WholeJob, ASummaryThatCannotBeWrittenKeepsThePairsAndNamesTheFinalFile)
 }
 
 // Issue 37: one durability barrier per batch instead of an fsync per file. When the barrier fails (the full-disk
-// seam's fsync step; a real syncfs reports EIO or ENOSPC), nothing vouches for the outputs: no marker, so --resume
-// compares the pairs again, and no summary; the error names OUT.
-TEST(WholeJob, OutputsThatCannotBeMadeDurableGetNoMarkerAndNoSummary)
+// seam's fsync step; a real syncfs reports EIO or ENOSPC), nothing vouches for the outputs: no journal entry, so
+// --resume compares the pairs again, and no summary; the error names OUT.
+TEST(WholeJob, OutputsThatCannotBeMadeDurableGetNoEntryAndNoSummary)
 {
     TinyJob job;
     const auto out = job.dir.path() / "out";
@@ -393,7 +395,7 @@ TEST(WholeJob, OutputsThatCannotBeMadeDurableGetNoMarkerAndNoSummary)
         EXPECT_FALSE(s.compared);
         EXPECT_EQ(s.errorId, "job.output");
     }
-    EXPECT_FALSE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank0-rank0.json"));
+    EXPECT_TRUE(probescope::testing::journalFiles(out).empty());
     // The tables themselves were written whole (renamed into place); a rerun with --resume redoes the pairs and
     // ends as a fresh run does.
     EXPECT_TRUE(std::filesystem::exists(out / "step0" / "compare_result_rank1-rank1_20260101000000.csv"));
@@ -404,7 +406,7 @@ TEST(WholeJob, OutputsThatCannotBeMadeDurableGetNoMarkerAndNoSummary)
     EXPECT_FALSE(again->summaryError);
     EXPECT_FALSE(again->pairs[1].resumed);
     EXPECT_TRUE(again->pairs[1].compared);
-    EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank1-rank1.json"));
+    EXPECT_EQ(probescope::testing::entriesFor(out, "step0/rank1-rank1"), 1u);
     EXPECT_EQ(again->origin.rankLabel, "rank1");
 }
 
@@ -447,7 +449,7 @@ TEST(WholeJob, OddBytesInADumpPathAreEscapedInTheSummary)
     const std::string npuDump = summary["pairs"][0]["npu_dump"];
     EXPECT_NE(npuDump.find("odd\\xff\\xfe/npu/step0/rank0/dump.json"), std::string::npos) << npuDump;
     EXPECT_TRUE(probescope::isValidUtf8(probescope::testing::readAll(result->summaryCsv)));
-    // The markers hold the same escaping, and --resume trusts them.
+    // The journal's entries hold the same escaping, and --resume trusts them.
     WholeJobOptions resume;
     resume.resume = true;
     auto again = runWholeJob(job.input, out, job.options, resume);
@@ -488,11 +490,14 @@ TEST(WholeJob, ResumeAfterADumpChangedEqualsAFreshRun)
         EXPECT_EQ(probescope::testing::readAll(resumed / table), probescope::testing::readAll(fresh / table)) << table;
 }
 
-TEST(WholeJob, ADamagedForeignOrSymlinkedMarkerIsNeverTrusted)
+// The marker files of the version before the journal (one a pair) are read as they were: a damaged one, one of an
+// older ProbeScope or a symlink at a marker's name is never trusted.
+TEST(WholeJob, ADamagedForeignOrSymlinkedOldMarkerIsNeverTrusted)
 {
     TinyJob job;
     const auto out = job.dir.path() / "out";
     ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+    probescope::testing::journalsToOldMarkers(out);
     WholeJobOptions resume;
     resume.resume = true;
 
@@ -512,7 +517,9 @@ TEST(WholeJob, ADamagedForeignOrSymlinkedMarkerIsNeverTrusted)
     EXPECT_FALSE(result->pairs[1].resumed);
     EXPECT_TRUE(result->pairs[0].compared && result->pairs[1].compared);
 
-    // A symlink at the marker's name, to a copy of a valid marker: not read, and replaced, not written through.
+    // A symlink at the marker's name, to a copy of a valid marker: not read, and never written through (the pair's new
+    // entry goes into a journal; the link stays as it is).
+    probescope::testing::journalsToOldMarkers(out);
     const auto target = job.dir.path() / "elsewhere.json";
     job.dir.write("elsewhere.json", probescope::testing::readAll(marker0));
     std::filesystem::remove(marker0);
@@ -522,15 +529,240 @@ TEST(WholeJob, ADamagedForeignOrSymlinkedMarkerIsNeverTrusted)
     ASSERT_TRUE(linked);
     EXPECT_FALSE(linked->pairs[0].resumed);
     EXPECT_TRUE(linked->pairs[1].resumed);
-    EXPECT_FALSE(std::filesystem::is_symlink(marker0));
+    EXPECT_TRUE(std::filesystem::is_symlink(marker0));
     EXPECT_EQ(probescope::testing::readAll(target), targetBefore);
+    EXPECT_EQ(probescope::testing::entriesFor(out, "step0/rank0-rank0"), 1u);
+    EXPECT_EQ(probescope::testing::entriesFor(out, "step0/rank1-rank1"), 0u); // kept by its marker
 
-    // Options that change the outputs (--xlsx) make every marker stale.
+    // Options that change the outputs (--xlsx) make every entry stale: the journal's and the old marker.
     job.options.xlsx = true;
     auto xlsx = runWholeJob(job.input, out, job.options, resume);
     ASSERT_TRUE(xlsx);
     EXPECT_FALSE(xlsx->pairs[0].resumed);
     EXPECT_FALSE(xlsx->pairs[1].resumed);
+}
+
+// ---- Issue 37: one journal file per batch of pairs instead of one marker file per pair.
+
+namespace {
+
+/// The journal file that holds `key`'s latest entry, and that entry's line number in it.
+std::pair<std::filesystem::path, std::size_t> latestEntry(const std::filesystem::path& out, const std::string& key)
+{
+    std::pair<std::filesystem::path, std::size_t> found;
+    for (const auto& journal : probescope::testing::journalFiles(out)) {
+        const auto entries = probescope::testing::journalEntries(journal);
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            if (entries[i].value("pair", std::string()) == key)
+                found = { journal, i };
+        }
+    }
+    return found;
+}
+
+/// Replaces line `line` of `journal` by `text` (a damaged or hand-edited journal).
+void editLine(const std::filesystem::path& journal, std::size_t line, const std::string& text)
+{
+    std::vector<std::string> lines;
+    {
+        std::ifstream in(journal);
+        for (std::string l; std::getline(in, l);)
+            lines.push_back(l);
+    }
+    ASSERT_LT(line, lines.size());
+    lines[line] = text;
+    std::ofstream out(journal, std::ios::trunc);
+    for (const std::string& l : lines)
+        out << l << '\n';
+}
+
+} // namespace
+
+// A job folder written by the version before the journal: --resume keeps its pairs from their marker files, writes no
+// journal for them, and ends with the summary the first run wrote; so does the run after it (the markers stay).
+TEST(WholeJob, ResumeReadsTheMarkersOfTheVersionBeforeTheJournal)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    auto first = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(first) << first.error().format();
+    ASSERT_EQ(probescope::testing::journalFiles(out).size(), 1u);
+    EXPECT_EQ(probescope::testing::journalEntries(probescope::testing::journalFiles(out)[0]).size(), 2u);
+    probescope::testing::journalsToOldMarkers(out);
+    ASSERT_TRUE(std::filesystem::is_regular_file(markerOf(out, "rank0")));
+    ASSERT_TRUE(std::filesystem::is_regular_file(markerOf(out, "rank1")));
+    WholeJobOptions resume;
+    resume.resume = true;
+    for (int run = 0; run < 2; ++run) {
+        auto again = runWholeJob(job.input, out, job.options, resume);
+        ASSERT_TRUE(again) << again.error().format();
+        EXPECT_TRUE(again->pairs[0].resumed) << run;
+        EXPECT_TRUE(again->pairs[1].resumed) << run;
+        EXPECT_EQ(probescope::testing::readAll(again->summaryJson), probescope::testing::readAll(first->summaryJson));
+        EXPECT_EQ(probescope::testing::readAll(again->summaryCsv), probescope::testing::readAll(first->summaryCsv));
+        EXPECT_TRUE(probescope::testing::journalFiles(out).empty()); // nothing compared, nothing to journal
+    }
+}
+
+// A damaged or edited journal line costs only its pair a compare; a journal that is not one at all costs nothing.
+TEST(WholeJob, ADamagedJournalLineIsComparedAgainAndTheOthersKept)
+{
+    TinyJob job;
+    WholeJobOptions resume;
+    resume.resume = true;
+    struct Damage
+    {
+        const char* what;
+        std::function<std::string(const std::string& line)> edit;
+    };
+    const Damage damages[] = {
+        { "cut in half", [](const std::string& line) { return line.substr(0, line.size() / 2); } },
+        { "its start damaged", [](const std::string& line) { return "{\"pear" + line.substr(6); } },
+        { "an output's size edited",
+          [](const std::string& line) {
+              auto j = nlohmann::json::parse(line);
+              const std::string key = j["pair"].dump();
+              j.erase("pair");
+              j["file_sizes"][0] = j["file_sizes"][0].get<std::uint64_t>() + 1;
+              return "{\"pair\":" + key + "," + j.dump().substr(1);
+          } },
+        { "another format's version",
+          [](const std::string& line) {
+              std::string edited = line;
+              edited.replace(edited.find("\"marker_version\":2"), 18, "\"marker_version\":3");
+              return edited;
+          } },
+    };
+    for (const Damage& damage : damages) {
+        const auto out = job.dir.path() / ("out-" + std::string(damage.what));
+        ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+        const auto [journal, line] = latestEntry(out, "step0/rank0-rank0");
+        ASSERT_FALSE(journal.empty());
+        std::ifstream in(journal);
+        std::string text;
+        for (std::size_t i = 0; i <= line; ++i)
+            std::getline(in, text);
+        in.close();
+        editLine(journal, line, damage.edit(text));
+        auto again = runWholeJob(job.input, out, job.options, resume);
+        ASSERT_TRUE(again) << again.error().format();
+        EXPECT_FALSE(again->pairs[0].resumed) << damage.what;
+        EXPECT_TRUE(again->pairs[0].compared) << damage.what;
+        EXPECT_TRUE(again->pairs[1].resumed) << damage.what;
+        const auto journals = probescope::testing::journalFiles(out);
+        ASSERT_EQ(journals.size(), 2u) << damage.what; // the first run's and the redo's
+        const auto redo = probescope::testing::journalEntries(journals[1]);
+        ASSERT_EQ(redo.size(), 1u) << damage.what;
+        EXPECT_EQ(redo[0].at("pair"), "step0/rank0-rank0") << damage.what;
+        // The pair's new entry, in a new journal, is trusted by the next run.
+        auto third = runWholeJob(job.input, out, job.options, resume);
+        ASSERT_TRUE(third);
+        EXPECT_TRUE(third->pairs[0].resumed) << damage.what;
+        EXPECT_TRUE(third->pairs[1].resumed) << damage.what;
+    }
+    // A journal that is none (binary bytes, an empty file, a newer number): read past, never a crash.
+    const auto out = job.dir.path() / "out-garbage";
+    ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+    job.dir.write("out-garbage/.probescope/journal/journal_7.jsonl", std::string("\0\xff{\"pair\":\"\\", 13));
+    job.dir.write("out-garbage/.probescope/journal/journal_8.jsonl", "");
+    job.dir.write("out-garbage/.probescope/journal/journal_9.jsonl", "{\"pair\":\"step0/rank1-rank1\",\"compared\":tru");
+    auto again = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(again) << again.error().format();
+    EXPECT_TRUE(again->pairs[0].resumed);
+    EXPECT_FALSE(again->pairs[1].resumed); // its latest entry is the damaged one of journal_9
+    EXPECT_TRUE(again->pairs[1].compared);
+}
+
+// Journals are claimed, never replaced: a symlink or a foreign file at a journal's name is left as it is (and a
+// symlink is never read), the job's journal takes the next free number; a journal folder that is a symlink is refused.
+TEST(WholeJob, AJournalNameTakenBySymlinkOrForeignFileIsNeverOverwritten)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    job.dir.write("theirs.jsonl", "theirs\n");
+    job.dir.write("out/.probescope/journal/journal_2.jsonl", "mine\n");
+    std::filesystem::create_symlink(job.dir.path() / "theirs.jsonl", out / ".probescope/journal/journal_1.jsonl");
+    auto first = runWholeJob(job.input, out, job.options, {});
+    ASSERT_TRUE(first) << first.error().format();
+    EXPECT_TRUE(first->pairs[0].compared && first->pairs[1].compared);
+    EXPECT_EQ(probescope::testing::readAll(job.dir.path() / "theirs.jsonl"), "theirs\n");
+    EXPECT_TRUE(std::filesystem::is_symlink(out / ".probescope/journal/journal_1.jsonl"));
+    EXPECT_EQ(probescope::testing::readAll(out / ".probescope/journal/journal_2.jsonl"), "mine\n");
+    const auto ours = out / ".probescope/journal/journal_3.jsonl";
+    ASSERT_TRUE(std::filesystem::is_regular_file(ours));
+    EXPECT_EQ(probescope::testing::journalEntries(ours).size(), 2u);
+
+    // A symlink with a later number, to a journal whose entry for rank0 is stale: never read, so rank0 is kept.
+    const std::string good = probescope::testing::readAll(ours);
+    std::string stale = good;
+    stale.replace(stale.find("\"marker_version\":2"), 18, "\"marker_version\":3");
+    job.dir.write("stale.jsonl", stale);
+    std::filesystem::create_symlink(job.dir.path() / "stale.jsonl", out / ".probescope/journal/journal_10.jsonl");
+    WholeJobOptions resume;
+    resume.resume = true;
+    auto again = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(again) << again.error().format();
+    EXPECT_TRUE(again->pairs[0].resumed);
+    EXPECT_TRUE(again->pairs[1].resumed);
+    // A new run's journal sorts after every name taken, the symlink's too.
+    job.options.timestamp = "20260103000000";
+    ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+    EXPECT_TRUE(std::filesystem::is_regular_file(out / ".probescope/journal/journal_11.jsonl"));
+    EXPECT_EQ(probescope::testing::readAll(job.dir.path() / "stale.jsonl"), stale);
+
+    // The journal folder itself a symlink: nothing is written through it; the pairs are not complete.
+    const auto linked = job.dir.path() / "linked";
+    std::filesystem::create_directories(job.dir.path() / "elsewhere");
+    std::filesystem::create_directories(linked / ".probescope");
+    std::filesystem::create_directory_symlink(job.dir.path() / "elsewhere", linked / ".probescope/journal");
+    auto refused = runWholeJob(job.input, linked, job.options, {});
+    ASSERT_TRUE(refused) << refused.error().format();
+    for (const PairSummary& s : refused->pairs) {
+        EXPECT_FALSE(s.compared);
+        EXPECT_EQ(s.errorId, "job.output");
+        EXPECT_NE(s.error.find("symlink"), std::string::npos) << s.error;
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(job.dir.path() / "elsewhere"));
+}
+
+// Resumed runs add journals and never replace one: every entry of an earlier run stays for the pairs a run skips, and
+// a later entry for a pair wins over an earlier one.
+TEST(WholeJob, ConsecutiveResumedRunsKeepEveryEntry)
+{
+    TinyJob job;
+    const auto out = job.dir.path() / "out";
+    WholeJobOptions only0;
+    only0.ranks = { 0 };
+    ASSERT_TRUE(runWholeJob(job.input, out, job.options, only0));
+    WholeJobOptions resume;
+    resume.resume = true;
+    auto second = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(second) << second.error().format();
+    EXPECT_TRUE(second->pairs[0].resumed);
+    EXPECT_FALSE(second->pairs[1].resumed);
+    auto third = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(third) << third.error().format();
+    EXPECT_TRUE(third->pairs[0].resumed);
+    EXPECT_TRUE(third->pairs[1].resumed);
+    auto journals = probescope::testing::journalFiles(out);
+    ASSERT_EQ(journals.size(), 2u);
+    EXPECT_EQ(journals[0].filename(), "journal_1.jsonl");
+    EXPECT_EQ(probescope::testing::journalEntries(journals[0]).at(0).at("pair"), "step0/rank0-rank0");
+    EXPECT_EQ(probescope::testing::journalEntries(journals[1]).at(0).at("pair"), "step0/rank1-rank1");
+    EXPECT_EQ(probescope::testing::readAll(third->summaryJson), probescope::testing::readAll(second->summaryJson));
+
+    // A full run (no --resume) with another timestamp: its entries are the latest, so --resume keeps its tables.
+    job.options.timestamp = "20260105000000";
+    ASSERT_TRUE(runWholeJob(job.input, out, job.options, {}));
+    auto fourth = runWholeJob(job.input, out, job.options, resume);
+    ASSERT_TRUE(fourth);
+    ASSERT_EQ(fourth->pairs.size(), 2u);
+    for (const PairSummary& s : fourth->pairs) {
+        EXPECT_TRUE(s.resumed);
+        ASSERT_EQ(s.files.size(), 1u);
+        EXPECT_NE(s.files[0].find("_20260105000000.csv"), std::string::npos) << s.files[0];
+    }
+    EXPECT_EQ(probescope::testing::journalFiles(out).size(), 3u);
 }
 
 TEST(WholeJob, RanksPairedAcrossDifferentNamesAreSaid)

@@ -5,6 +5,7 @@
 #include "core/compare/pipeline/comparerun.h"
 #include "core/compare/schedule/schedule.h"
 #include "core/job/jobcompare.h"
+#include "jobjournal.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -352,12 +354,67 @@ TEST(WholeJobLoop, TheSummaryIsTheSameOnOneThreadAndOnMany)
             EXPECT_EQ(streamed[i].onlyIn, one->pairs[i].onlyIn) << i;
             EXPECT_EQ(streamed[i].files, one->pairs[i].files) << i;
         }
-        EXPECT_TRUE(std::filesystem::exists(out / "step1" / ".probescope" / "pair_rank11-rank11.json"));
+        EXPECT_EQ(probescope::testing::entriesFor(out, "step1/rank11-rank11"), 1u);
         // Nothing of the summary's making is left beside it (the pending files were claimed, the spool removed).
         std::set<std::string> names;
         for (const auto& e : fs::directory_iterator(out))
             names.insert(e.path().filename().string());
-        EXPECT_EQ(names, (std::set<std::string> { "job_summary.csv", "job_summary.json", "step0", "step1" }));
+        EXPECT_EQ(names,
+                  (std::set<std::string> { ".probescope", "job_summary.csv", "job_summary.json", "step0", "step1" }));
+    }
+}
+
+// Issue 37: the files a job writes are its tables, one journal per settled batch (a batch is every 5 s or 1,024 pairs,
+// whichever comes first) and its two summaries; no file per pair besides its table. The journals hold one entry per
+// compared pair, in plan order within a journal, whatever the number of threads.
+TEST(WholeJobLoop, AJobWritesOneJournalPerBatchNotAFilePerPair)
+{
+    RanksJob job;
+    for (unsigned threads : { 1u, 3u }) {
+        LocalThreadScheduler schedule(threads);
+        job::WholeJobOptions options;
+        options.scheduler = &schedule;
+        const auto out = job.dir.path() / ("out" + std::to_string(threads));
+        const auto start = std::chrono::steady_clock::now();
+        auto result = job::runWholeJob(job.input, out, job.options, options);
+        const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        ASSERT_TRUE(result) << result.error().format();
+        const std::size_t compared = result->comparedOrFailed() - result->failedPairs();
+        ASSERT_EQ(compared, 23u); // 24 pairs, one of them corrupt; the NPU-only step 2 is not compared
+        std::size_t tables = 0, others = 0;
+        for (const auto& e : fs::recursive_directory_iterator(out)) {
+            if (!e.is_regular_file())
+                continue;
+            const std::string name = e.path().filename().string();
+            if (name.rfind("compare_result_", 0) == 0)
+                ++tables;
+            else if (name != "job_summary.csv" && name != "job_summary.json")
+                ++others;
+        }
+        const auto journals = probescope::testing::journalFiles(out);
+        EXPECT_EQ(tables, compared);
+        EXPECT_EQ(others, journals.size()) << "a file besides the tables, the journals and the summaries";
+        ASSERT_GE(journals.size(), 1u);
+        // One batch unless the machine took longer than a barrier interval (5 s) for the job.
+        EXPECT_LE(journals.size(), 1u + static_cast<std::size_t>(seconds / 5.0)) << seconds << " s";
+        std::map<std::string, std::size_t> planned; // key -> place in the plan
+        for (std::size_t i = 0; i < result->pairs.size(); ++i) {
+            const job::PairSummary& p = result->pairs[i];
+            planned["step" + std::to_string(p.step) + "/" + p.npuRank + "-" + p.benchRank] = i;
+        }
+        std::set<std::string> keys;
+        for (const auto& journal : journals) {
+            std::size_t previous = 0;
+            for (const auto& entry : probescope::testing::journalEntries(journal)) {
+                const std::string key = entry.at("pair");
+                EXPECT_TRUE(keys.insert(key).second) << key << " journaled twice";
+                ASSERT_EQ(planned.count(key), 1u) << key;
+                EXPECT_GE(planned[key], previous) << "not in plan order within " << journal;
+                previous = planned[key];
+            }
+        }
+        EXPECT_EQ(keys.size(), compared);
+        EXPECT_EQ(keys.count("step0/rank3-rank3"), 0u); // the corrupt pair has no entry: a rerun tries it again
     }
 }
 
@@ -380,9 +437,9 @@ TEST(WholeJobLoop, ACancelledJobWritesNoSummary)
     EXPECT_EQ(progress.done.load(), 3u); // one thread: no pair started after the cancel
     EXPECT_FALSE(std::filesystem::exists(out / "job_summary.csv"));
     EXPECT_FALSE(std::filesystem::exists(out / "job_summary.json"));
-    // The pairs done are complete: their markers are written, so --resume keeps them.
-    EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank0-rank0.json"));
-    EXPECT_TRUE(std::filesystem::exists(out / "step0" / ".probescope" / "pair_rank1-rank1.json"));
+    // The pairs done are complete: their entries are journaled, so --resume keeps them.
+    EXPECT_EQ(probescope::testing::entriesFor(out, "step0/rank0-rank0"), 1u);
+    EXPECT_EQ(probescope::testing::entriesFor(out, "step0/rank1-rank1"), 1u);
 }
 
 // A cancel before any pair stops the whole job in its folder walk (dump::DiscoverOptions::progress, given by

@@ -53,7 +53,7 @@ long firstDivergingPair(const std::vector<PairResult>& results);
 
 /**
  * @brief The one loop over pairs: the compare run of every profile (below), the whole job (core/job, on threads or
- * MPI, with its resume markers and durability batches) and the graph writer. What varies is the work per pair and
+ * MPI, with its resume journal and durability batches) and the graph writer. What varies is the work per pair and
  * the schedule.
  *
  * Runs `task.work` for every pair on `scheduler` (null: one local thread, in plan order, each pair consumed before

@@ -27,8 +27,8 @@ struct PairTask
     /// Runs pair `index` on any worker (any thread, any process); the text is what the coordinator receives.
     std::function<std::string(std::size_t index)> work;
     /// Optional, on the worker that ran them, before their results leave it, one batch at a time per process: the
-    /// whole job's durability barrier and the markers that vouch for the batch (it may rewrite a text: a pair whose
-    /// marker could not be written). Called every `settleEvery`, when `window` results wait, and at the end; without
+    /// whole job's durability barrier and the journal that vouches for the batch (it may rewrite a text: a pair whose
+    /// entry could not be written). Called every `settleEvery`, when `window` results wait, and at the end; without
     /// it every result is delivered as soon as it is done.
     std::function<void(std::vector<PairDone>& batch)> settle;
     std::chrono::milliseconds settleEvery { 5000 };
