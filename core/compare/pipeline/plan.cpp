@@ -38,7 +38,7 @@ std::optional<fs::path> stepFolder(const dump::RankLocation& r)
 {
     if (r.stepLabel.empty())
         return std::nullopt;
-    return r.rankLabel.empty() ? r.dir : r.dir.parent_path();
+    return r.rankLabel.empty() ? r.dir.path() : r.dir.parent_path();
 }
 
 /// A layout found from a folder that holds its dump file itself (a rank folder, or a bare folder).
