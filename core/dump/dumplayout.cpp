@@ -85,8 +85,7 @@ void applyLabels(RankLocation& loc)
 /// empty rank folders costs one getdents per folder, not a stat per name.
 struct Child
 {
-    fs::path path;
-    std::string name;
+    std::string name; ///< its path is the folder's / name, made when needed (10,000 rank folders: no 10,000 paths)
     bool dir = false;
     bool file = false;
 };
@@ -100,8 +99,7 @@ std::vector<Child> listFolder(const fs::path& dir, std::error_code& error)
     for (fs::directory_iterator end; !error && it != end; it.increment(error)) {
         std::error_code typeError; // a dangling symlink is neither: skipped like any other non-folder
         Child c;
-        c.path = it->path();
-        c.name = c.path.filename().string();
+        c.name = it->path().filename().string();
         c.dir = it->is_directory(typeError);
         c.file = !c.dir && it->is_regular_file(typeError);
         out.push_back(std::move(c));
@@ -147,14 +145,14 @@ bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, Dump
         if (it != children.end() && it->file) {
             // A folder holds one of the two.
             layout.ranks.push_back(locationOf(
-                dir, it->path, std::string_view(name) == "dump.json" ? DumpFormat::DumpJson : DumpFormat::DebugJson));
+                dir, dir / it->name, std::string_view(name) == "dump.json" ? DumpFormat::DumpJson : DumpFormat::DebugJson));
             return true;
         }
     }
     bool found = false;
     for (const Child& c : children) {
-        if (c.file && c.path.extension() == ".pkl") {
-            layout.ranks.push_back(locationOf(dir, c.path, DumpFormat::LegacyPkl));
+        if (c.file && fs::path(c.name).extension() == ".pkl") {
+            layout.ranks.push_back(locationOf(dir, dir / c.name, DumpFormat::LegacyPkl));
             found = true;
         }
     }
@@ -187,9 +185,10 @@ bool collect(const fs::path& dir, int depth, Walk& walk)
         return false;
     auto descend = [&](const Child& child) {
         const std::size_t before = walk.skipped();
-        const bool found = collect(child.path, depth - 1, walk);
+        const fs::path path = dir / child.name;
+        const bool found = collect(path, depth - 1, walk);
         if (!found && walk.skipped() == before)
-            walk.noDump.push_back(child.path);
+            walk.noDump.push_back(path);
         return found;
     };
     bool structured = false;
@@ -203,7 +202,7 @@ bool collect(const fs::path& dir, int depth, Walk& walk)
     if (structured) {
         for (const Child& child : children) {
             if (child.dir && !isStepName(child.name) && !isRankName(child.name))
-                walk.otherNames.push_back(child.path);
+                walk.otherNames.push_back(dir / child.name);
         }
         return found;
     }

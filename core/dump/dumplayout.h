@@ -4,19 +4,80 @@
 #include "core/dump/dumpfile.h"
 #include "core/util/diagnostic.h"
 
+#include <compare>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace probescope::dump {
 
+/**
+ * @brief A path kept as its text alone: what a RankLocation holds of its folder and file.
+ *
+ * A std::filesystem::path keeps, beside its text, a list of its components (about 50 bytes each, heap-allocated):
+ * a dump.json eight folders deep cost about 500 bytes, and a rank's folder and file about 1.2 KB, held for every
+ * rank folder of a job by discovery and again by each plan (issue 37: memory flat in the number of ranks). This
+ * keeps the text (one string) and gives a std::filesystem::path where one is asked for: it converts implicitly and
+ * answers the path operations callers use (string, filename, parent_path, operator/ ...), so code written for a
+ * path reads the same.
+ */
+class CompactPath
+{
+public:
+    CompactPath() = default;
+    CompactPath(const std::filesystem::path& p) // NOLINT(google-explicit-constructor): a path in, a path out
+        : m_text(p.native())
+    {
+    }
+    CompactPath(std::filesystem::path&& p) // NOLINT(google-explicit-constructor)
+        : m_text(std::move(p).native())
+    {
+    }
+    CompactPath(const std::string& text) // NOLINT(google-explicit-constructor)
+        : m_text(text)
+    {
+    }
+    CompactPath(const char* text) // NOLINT(google-explicit-constructor)
+        : m_text(text)
+    {
+    }
+
+    std::filesystem::path path() const { return std::filesystem::path(m_text); }
+    operator std::filesystem::path() const { return path(); } // NOLINT(google-explicit-constructor)
+
+    const std::string& native() const { return m_text; }
+    const std::string& string() const { return m_text; }
+    std::string generic_string() const { return path().generic_string(); }
+    const char* c_str() const { return m_text.c_str(); }
+    bool empty() const { return m_text.empty(); }
+    std::filesystem::path filename() const { return path().filename(); }
+    std::filesystem::path parent_path() const { return path().parent_path(); }
+    std::filesystem::path extension() const { return path().extension(); }
+    std::filesystem::path stem() const { return path().stem(); }
+    std::filesystem::path lexically_normal() const { return path().lexically_normal(); }
+    std::filesystem::path lexically_relative(const std::filesystem::path& base) const
+    {
+        return path().lexically_relative(base);
+    }
+
+    friend std::filesystem::path operator/(const CompactPath& a, const std::filesystem::path& b) { return a.path() / b; }
+    friend bool operator==(const CompactPath& a, const CompactPath& b) { return a.path() == b.path(); }
+    friend bool operator==(const CompactPath& a, const std::filesystem::path& b) { return a.path() == b; }
+    friend auto operator<=>(const CompactPath& a, const CompactPath& b) { return a.path() <=> b.path(); }
+    friend auto operator<=>(const CompactPath& a, const std::filesystem::path& b) { return a.path() <=> b; }
+
+private:
+    std::string m_text;
+};
+
 /// One rank of one step: the folder holding dump.json (or debug.json, or a legacy .pkl).
 struct RankLocation
 {
-    std::filesystem::path dir;
-    std::filesystem::path dumpFile; ///< dump.json, debug.json or the .pkl
+    CompactPath dir;
+    CompactPath dumpFile; ///< dump.json, debug.json or the .pkl
     DumpFormat format = DumpFormat::DumpJson;
     std::optional<std::int64_t> step; ///< from "step{N}"; none for a bare folder
     std::optional<std::int64_t> rank; ///< from "rank{N}"; none for "rank" (not distributed) or a bare folder

@@ -23,7 +23,7 @@ std::string LoadReport::salvageText() const
 LoadReport loadReport(const RankDump& rank)
 {
     LoadReport report;
-    report.file = rank.dump ? rank.dump->path : rank.location.dumpFile;
+    report.file = rank.dump ? rank.dump->path : rank.location.dumpFile.path();
     if (rank.dump) {
         report.truncated = rank.dump->truncated;
         report.fileBytes = rank.dump->fileBytes;

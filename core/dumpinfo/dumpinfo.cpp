@@ -158,6 +158,18 @@ RankInfo inspectRank(const dump::RankDump& rank, const InfoOptions& options, Pro
     return info;
 }
 
+RankInfo inspectLocation(const dump::RankLocation& location, const InfoOptions& options)
+{
+    auto rank = dump::loadRank(location);
+    if (!rank) {
+        RankInfo info;
+        info.location = location;
+        info.diagnostics.push_back(rank.error());
+        return info;
+    }
+    return inspectRank(**rank, options, nullptr);
+}
+
 std::vector<RankInfo> inspectLayout(const dump::DumpLayout& layout, const InfoOptions& options, ProgressSink* progress)
 {
     std::vector<RankInfo> out;
@@ -165,16 +177,8 @@ std::vector<RankInfo> inspectLayout(const dump::DumpLayout& layout, const InfoOp
     for (const dump::RankLocation& location : layout.ranks) {
         if (progress && progress->isCancelled())
             break;
-        auto rank = dump::loadRank(location);
-        if (!rank) {
-            RankInfo info;
-            info.location = location;
-            info.diagnostics.push_back(rank.error());
-            out.push_back(std::move(info));
-            continue;
-        }
-        out.push_back(inspectRank(**rank, options, nullptr));
-        if (progress)
+        out.push_back(inspectLocation(location, options));
+        if (progress && out.back().loaded)
             progress->advance(out.size());
     }
     return out;
@@ -214,57 +218,87 @@ std::string rankTitle(const dump::RankLocation& loc)
 
 } // namespace
 
-std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInfo>& ranks)
+namespace {
+
+/// The head of the text: the input, its steps and ranks (of `locations`), the layout's diagnostics.
+template <class Locations>
+std::string formatHead(const dump::DumpLayout& layout, const Locations& locations)
 {
     std::string out;
     std::set<std::int64_t> steps;
     std::set<std::string> rankLabels;
-    for (const auto& r : ranks) {
-        steps.insert(r.location.step.value_or(-1));
-        rankLabels.insert(r.location.rankLabel);
-    }
+    std::size_t count = 0;
+    locations([&](const dump::RankLocation& location) {
+        steps.insert(location.step.value_or(-1));
+        rankLabels.insert(location.rankLabel);
+        ++count;
+    });
     out += "dump: " + layout.input.string() + "\n";
     std::string stepList;
     for (std::int64_t s : steps)
         stepList += (stepList.empty() ? "" : ", ") + (s < 0 ? std::string("-") : std::to_string(s));
     out += "steps: " + std::to_string(steps.size()) + " (" + stepList + ")   ranks: " + std::to_string(rankLabels.size())
-        + "   rank dumps: " + std::to_string(ranks.size()) + "\n";
+        + "   rank dumps: " + std::to_string(count) + "\n";
     for (const Diagnostic& d : layout.diagnostics)
         out += "  " + d.format() + "\n";
+    return out;
+}
 
-    for (const RankInfo& r : ranks) {
-        out += "\n" + rankTitle(r.location) + "  [" + formatName(r.location.format) + "]\n";
-        out += "  file: " + r.location.dumpFile.string() + "\n";
-        if (r.loaded) {
-            out += "  task: " + orDash(r.header.task) + "   level: " + orDash(r.header.level)
-                + "   framework: " + orDash(r.header.framework) + "\n";
-            const auto k = [&](dump::EntryKind kind) { return std::to_string(r.byKind[static_cast<std::size_t>(kind)]); };
-            out += "  entries: " + std::to_string(r.entries) + " (api " + k(dump::EntryKind::Api) + ", module "
-                + k(dump::EntryKind::Module) + ", parameters_grad " + k(dump::EntryKind::ParametersGrad) + ", debug "
-                + k(dump::EntryKind::Debug) + ", legacy api " + k(dump::EntryKind::Legacy) + ", unrecognised "
-                + k(dump::EntryKind::Unknown) + ")\n";
-            out += "  direction: forward " + std::to_string(r.forward) + ", backward " + std::to_string(r.backward)
-                + "\n";
-            out += "  leaves: " + std::to_string(r.tensorLeaves) + " tensors, " + std::to_string(r.otherLeaves)
-                + " other arguments\n";
-            out += "  tensor files: " + std::to_string(r.tensorsWithFile) + " referenced, "
-                + std::to_string(r.filesPresent) + " present, " + std::to_string(r.filesMissing) + " missing";
-            if (r.filesVerified > 0)
-                out += ", " + std::to_string(r.filesVerified) + " loaded and checked";
-            out += "\n";
-            out += "  construct.json: " + (r.constructLinks ? std::to_string(r.constructLinks) + " links" : std::string("-"))
-                + "   stack.json: " + (r.stackEntries ? std::to_string(r.stackEntries) + " entries" : std::string("-"))
-                + "\n";
-            if (r.truncated)
-                out += "  TRUNCATED: salvaged what was complete (see diagnostics)\n";
-        }
-        if (r.diagnostics.empty()) {
-            out += "  diagnostics: none\n";
-        } else {
-            out += "  diagnostics: " + std::to_string(r.diagnostics.size()) + "\n";
-            for (const Diagnostic& d : r.diagnostics)
-                out += "    " + d.format() + "\n";
-        }
+} // namespace
+
+std::string formatInfoHead(const dump::DumpLayout& layout)
+{
+    return formatHead(layout, [&](const auto& take) {
+        for (const dump::RankLocation& location : layout.ranks)
+            take(location);
+    });
+}
+
+std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInfo>& ranks)
+{
+    std::string out = formatHead(layout, [&](const auto& take) {
+        for (const RankInfo& r : ranks)
+            take(r.location);
+    });
+    for (const RankInfo& r : ranks)
+        out += formatRankInfo(r);
+    return out;
+}
+
+std::string formatRankInfo(const RankInfo& r)
+{
+    std::string out;
+    out += "\n" + rankTitle(r.location) + "  [" + formatName(r.location.format) + "]\n";
+    out += "  file: " + r.location.dumpFile.string() + "\n";
+    if (r.loaded) {
+        out += "  task: " + orDash(r.header.task) + "   level: " + orDash(r.header.level)
+            + "   framework: " + orDash(r.header.framework) + "\n";
+        const auto k = [&](dump::EntryKind kind) { return std::to_string(r.byKind[static_cast<std::size_t>(kind)]); };
+        out += "  entries: " + std::to_string(r.entries) + " (api " + k(dump::EntryKind::Api) + ", module "
+            + k(dump::EntryKind::Module) + ", parameters_grad " + k(dump::EntryKind::ParametersGrad) + ", debug "
+            + k(dump::EntryKind::Debug) + ", legacy api " + k(dump::EntryKind::Legacy) + ", unrecognised "
+            + k(dump::EntryKind::Unknown) + ")\n";
+        out += "  direction: forward " + std::to_string(r.forward) + ", backward " + std::to_string(r.backward)
+            + "\n";
+        out += "  leaves: " + std::to_string(r.tensorLeaves) + " tensors, " + std::to_string(r.otherLeaves)
+            + " other arguments\n";
+        out += "  tensor files: " + std::to_string(r.tensorsWithFile) + " referenced, "
+            + std::to_string(r.filesPresent) + " present, " + std::to_string(r.filesMissing) + " missing";
+        if (r.filesVerified > 0)
+            out += ", " + std::to_string(r.filesVerified) + " loaded and checked";
+        out += "\n";
+        out += "  construct.json: " + (r.constructLinks ? std::to_string(r.constructLinks) + " links" : std::string("-"))
+            + "   stack.json: " + (r.stackEntries ? std::to_string(r.stackEntries) + " entries" : std::string("-"))
+            + "\n";
+        if (r.truncated)
+            out += "  TRUNCATED: salvaged what was complete (see diagnostics)\n";
+    }
+    if (r.diagnostics.empty()) {
+        out += "  diagnostics: none\n";
+    } else {
+        out += "  diagnostics: " + std::to_string(r.diagnostics.size()) + "\n";
+        for (const Diagnostic& d : r.diagnostics)
+            out += "    " + d.format() + "\n";
     }
     return out;
 }

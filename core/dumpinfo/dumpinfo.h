@@ -45,11 +45,18 @@ struct RankInfo
 /// Summarises one rank. Problems are diagnostics; nothing here throws or stops early.
 RankInfo inspectRank(const dump::RankDump& rank, const InfoOptions& options = {}, ProgressSink* progress = nullptr);
 
+/// Loads and summarises one rank (one that fails to load is reported in its diagnostics, not fatal).
+RankInfo inspectLocation(const dump::RankLocation& location, const InfoOptions& options = {});
+
 /// Loads and summarises every rank of a layout (a rank that fails to load is reported, not fatal).
 std::vector<RankInfo> inspectLayout(const dump::DumpLayout& layout, const InfoOptions& options = {},
                                     ProgressSink* progress = nullptr);
 
-/// The text `probescope-cli info` prints.
+/// The text `probescope-cli info` prints: formatInfoHead, then formatRankInfo of each rank.
 std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInfo>& ranks);
+/// The head of that text for every rank of the layout (input, steps, ranks, the layout's diagnostics), and one rank's
+/// part: printed as each rank is inspected, nothing grows with the ranks (issue 37).
+std::string formatInfoHead(const dump::DumpLayout& layout);
+std::string formatRankInfo(const RankInfo& rank);
 
 } // namespace probescope::dumpinfo

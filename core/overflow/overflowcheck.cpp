@@ -88,29 +88,50 @@ std::optional<JsonValue> member(JsonValue op, std::string_view key)
     return op.isObject() ? op.find(key) : std::nullopt;
 }
 
-/// DataNode: one op of one rank's dump.
+/// Where an op's dumped data holds NaN/Inf: all the search asks of it.
+struct OpFlags
+{
+    bool input = false;     ///< input, input_args or input_kwargs
+    bool output = false;    ///< output
+    bool commInput = false; ///< CommunicationNode.input_has_nan_inf: input_args or input_kwargs (not "input")
+};
+
+OpFlags flagsOf(JsonValue data)
+{
+    OpFlags f;
+    f.commInput = itemAnomaly(member(data, "input_args")) || itemAnomaly(member(data, "input_kwargs"));
+    f.input = f.commInput || itemAnomaly(member(data, "input"));
+    f.output = itemAnomaly(member(data, "output"));
+    return f;
+}
+
+/// DataNode: one op of one rank's dump, without its data (issue 37: the search keeps no rank's dump; the result
+/// reads the found op's data again).
 struct OpNode
 {
     std::string name;
     int rank = 0;
-    JsonValue data;
+    OpFlags flags;
     int layer = 0;
     int subLayer = 0;
 
-    bool inputAnomaly() const
-    {
-        return itemAnomaly(member(data, "input")) || itemAnomaly(member(data, "input_args"))
-            || itemAnomaly(member(data, "input_kwargs"));
-    }
-    bool outputAnomaly() const { return itemAnomaly(member(data, "output")); }
+    bool inputAnomaly() const { return flags.input; }
+    bool outputAnomaly() const { return flags.output; }
     /// is_anomaly: not ignored, clean inputs, NaN/Inf output.
     bool anomaly() const { return !isIgnoredOp(name) && !inputAnomaly() && outputAnomaly(); }
-    /// CommunicationNode.input_has_nan_inf: input_args or input_kwargs (not "input").
-    bool commInputAnomaly() const
-    {
-        return itemAnomaly(member(data, "input_args")) || itemAnomaly(member(data, "input_kwargs"));
-    }
+    bool commInputAnomaly() const { return flags.commInput; }
 };
+
+/// The value of an op in a rank's dump as opsOf gives it (a repeated key: its last value).
+std::optional<JsonValue> opData(const dump::RankDump& rank, std::string_view name)
+{
+    std::optional<JsonValue> out;
+    for (const dump::Entry& e : rank.dump->entries) {
+        if (e.key == name)
+            out = e.value;
+    }
+    return out;
+}
 
 /// The ops of a rank's dump in file order, a repeated key collapsed as Python's dict does (last value, first place).
 std::vector<std::pair<std::string_view, JsonValue>> opsOf(const dump::RankDump& rank)
@@ -169,20 +190,20 @@ std::optional<CommNodeType> directedType(const std::string& api)
 
 /// _resolve_type: src/src_group kwarg, then dst/dst_group, then a directed API's int positional argument. The
 /// values are compared with the int rank, so the root is typed right (unlike -da's table text).
-CommNodeType resolveType(const OpNode& op, const std::string& api)
+CommNodeType resolveType(JsonValue data, int rank, const std::string& api)
 {
-    const auto kwargs = member(op.data, "input_kwargs");
+    const auto kwargs = member(data, "input_kwargs");
     const auto kwarg = [&](std::string_view key) { return kwargs && kwargs->isObject() ? kwargs->find(key) : std::nullopt; };
     for (const char* key : { "src", "src_group" }) {
         if (const auto v = kwarg(key); truthy(v))
-            return equalsRank(v->isObject() ? v->find("value") : std::nullopt, op.rank) ? CommNodeType::Src : CommNodeType::Dst;
+            return equalsRank(v->isObject() ? v->find("value") : std::nullopt, rank) ? CommNodeType::Src : CommNodeType::Dst;
     }
     for (const char* key : { "dst", "dst_group" }) {
         if (const auto v = kwarg(key); truthy(v))
-            return equalsRank(v->isObject() ? v->find("value") : std::nullopt, op.rank) ? CommNodeType::Dst : CommNodeType::Src;
+            return equalsRank(v->isObject() ? v->find("value") : std::nullopt, rank) ? CommNodeType::Dst : CommNodeType::Src;
     }
     if (const auto own = directedType(api)) {
-        const auto args = member(op.data, "input_args");
+        const auto args = member(data, "input_args");
         if (args && args->isArray()) {
             for (std::uint32_t i = 0; i < args->size(); ++i) {
                 const JsonValue item = args->at(i);
@@ -191,7 +212,7 @@ CommNodeType resolveType(const OpNode& op, const std::string& api)
                     continue;
                 const auto type = item.find("type");
                 if (type && type->isString() && type->asString() == "int")
-                    return equalsRank(item.find("value"), op.rank) ? *own : opposite(*own);
+                    return equalsRank(item.find("value"), rank) ? *own : opposite(*own);
             }
         }
     }
@@ -199,10 +220,10 @@ CommNodeType resolveType(const OpNode& op, const std::string& api)
 }
 
 /// find_connected_nodes.
-CommConnection connectionOf(const OpNode& op, const CommNode& node)
+CommConnection connectionOf(JsonValue data, const CommNode& node)
 {
     CommConnection c;
-    const auto kwargs = member(op.data, "input_kwargs");
+    const auto kwargs = member(data, "input_kwargs");
     const auto kwarg = [&](std::string_view key) { return kwargs && kwargs->isObject() ? kwargs->find(key) : std::nullopt; };
     for (const auto& keys : { std::pair { "dst", "dst_group" }, std::pair { "src", "src_group" } }) {
         for (const char* key : { keys.first, keys.second }) {
@@ -214,7 +235,7 @@ CommConnection connectionOf(const OpNode& op, const CommNode& node)
         }
     }
     if (c.empty()) {
-        const auto args = member(op.data, "input_args");
+        const auto args = member(data, "input_args");
         if (args && args->isArray()) {
             for (std::uint32_t i = 0; i < args->size(); ++i) {
                 const JsonValue item = args->at(i);
@@ -235,17 +256,50 @@ CommConnection connectionOf(const OpNode& op, const CommNode& node)
     return c;
 }
 
+/// A rank's dump again, for the result: the search keeps no dump (issue 37), the found ops' data is read anew.
+using RankSource = std::function<Result<std::shared_ptr<const dump::RankDump>>(int rank)>;
+
 class Analyzer : public compare::msprobe26::CommSearch
 {
 public:
-    Analyzer(const StepRanks& ranks, std::vector<std::string>* log)
+    Analyzer(RankSource source, std::vector<std::string>* log)
         : CommSearch("anomaly", log, false)
-        , m_ranks(ranks)
+        , m_source(std::move(source))
         , m_graph(rules())
     {
-        for (const auto& [rank, dump] : m_ranks)
-            addRank(rank, opsOf(*dump));
     }
+
+    /**
+     * @brief Walks one rank's dump (CommSearch::addRank). Of it the search keeps the names and NaN/Inf flags of
+     * the ops it may report, its communication nodes (peers and direction computed now) and its first op with a
+     * NaN/Inf output (the chain); the dump can go after the call, so a step of 10,000 ranks is read in chunks.
+     */
+    void addDump(int rank, const dump::RankDump& dump)
+    {
+        m_current = &dump;
+        const auto ops = opsOf(dump);
+        addRank(rank, ops);
+        m_firstOutputAnomaly.erase(rank);
+        for (const auto& [name, data] : ops) {
+            if (!isIgnoredOp(name) && itemAnomaly(member(data, "output"))) {
+                m_firstOutputAnomaly.emplace(rank, std::string(name));
+                break;
+            }
+        }
+        m_current = nullptr;
+    }
+
+    /// run(), and the error of reading a found op's dump again (it changed or went while the search ran).
+    Result<std::optional<std::string>> analyse()
+    {
+        auto result = run();
+        if (m_resultError)
+            return *m_resultError;
+        return result;
+    }
+
+    /// Each rank's first op (in dump order, not ignored) whose output holds a NaN/Inf: what anomalyChain finds.
+    const std::map<int, std::string>& firstOutputAnomaly() const { return m_firstOutputAnomaly; }
 
     /// The nodes found by run(), as (rank, op name).
     std::vector<std::pair<int, std::string>> foundNodes() const
@@ -263,8 +317,9 @@ private:
         r.prefixMatch = false;
         r.layerOverflowFix = false;
         r.onlyGroupedNodesStartGroups = true;
-        r.connectionOf = [this](const CommNode& node) -> Result<CommConnection> {
-            return connectionOf(m_data[node.dataIndex], node);
+        // Every node's connection is computed by commNode, while its dump is at hand.
+        r.connectionOf = [](const CommNode& node) -> Result<CommConnection> {
+            return makeError("overflow.internal", SourceLocation {}, "no connection computed for " + node.id);
         };
         r.unconnected = [this](const CommNode& node) {
             say("Cannot find connected communication node for \"" + node.id + "\".");
@@ -279,7 +334,7 @@ private:
     Result<std::optional<std::size_t>> computeNode(int rank, std::string_view name, JsonValue data, int subLayer,
                                                    bool) override
     {
-        OpNode op { std::string(name), rank, data, 0, subLayer };
+        OpNode op { std::string(name), rank, flagsOf(data), 0, subLayer };
         if (!op.anomaly())
             return std::optional<std::size_t> {};
         m_data.push_back(std::move(op));
@@ -290,14 +345,14 @@ private:
     {
         const auto parts = compare::splitDots(name);
         if (parts.size() < 4) {
-            const dump::Entry* entry = m_ranks.at(rank)->dump->find(name);
+            const dump::Entry* entry = m_current->dump->find(name);
             return makeError("overflow.op-name",
-                             SourceLocation { m_ranks.at(rank)->dump->path.string(), entry ? std::optional(entry->offset) : std::nullopt,
+                             SourceLocation { m_current->dump->path.string(), entry ? std::optional(entry->offset) : std::nullopt,
                                               entry ? entry->line : 0u, 0 },
                              "invalid op_name: " + std::string(name)
                                  + " (msprobe 26 stops with RuntimeError: a communication op needs 4 dot-separated parts)");
         }
-        m_data.push_back(OpNode { std::string(name), rank, data, 0, subLayer });
+        m_data.push_back(OpNode { std::string(name), rank, flagsOf(data), 0, subLayer });
         const OpNode& op = m_data.back();
         CommNode node;
         node.id = std::to_string(rank) + "." + op.name;
@@ -306,7 +361,8 @@ private:
         node.callCount = parts[2];
         node.dataIndex = m_data.size() - 1;
         node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
-        node.type = resolveType(op, node.api);
+        node.type = resolveType(data, rank, node.api);
+        node.connection = connectionOf(data, node);
         return node;
     }
 
@@ -371,18 +427,39 @@ private:
         std::map<int, std::vector<std::size_t>> byRank; // ascending rank keys (msprobe: os.listdir order)
         for (const std::size_t f : m_found)
             byRank[m_data[f].rank].push_back(f);
-        return rankNodesJson(byRank, [&](PyJsonWriter& w, std::size_t f, int depth) { nodeInfo(w, m_data[f], depth); });
+        // The found ops' ranks read again (usually one): their data, construct and stack.
+        std::map<int, std::shared_ptr<const dump::RankDump>> dumps;
+        std::unordered_map<std::size_t, JsonValue> data;
+        for (const auto& [rank, found] : byRank) {
+            auto dump = m_source(rank);
+            if (!dump) {
+                m_resultError = dump.error();
+                return {};
+            }
+            for (const std::size_t f : found) {
+                const auto value = opData(**dump, m_data[f].name);
+                if (!value) {
+                    m_resultError = makeError("overflow.changed", SourceLocation { (*dump)->dump->path.string(), std::nullopt, 0, 0 },
+                                              "the op " + m_data[f].name + " is no longer in this dump (it changed while being read)");
+                    return {};
+                }
+                data.emplace(f, *value);
+            }
+            dumps.emplace(rank, *dump);
+        }
+        return rankNodesJson(byRank, [&](PyJsonWriter& w, std::size_t f, int depth) {
+            nodeInfo(w, m_data[f], data.at(f), *dumps.at(m_data[f].rank), depth);
+        });
     }
 
-    void nodeInfo(PyJsonWriter& w, const OpNode& node, int depth) const
+    void nodeInfo(PyJsonWriter& w, const OpNode& node, JsonValue nodeData, const dump::RankDump& rank, int depth) const
     {
-        const dump::RankDump& rank = *m_ranks.at(node.rank);
         std::string& out = w.text();
         const auto field = [&](const char* key, const char* empty, bool last) {
             w.newline(depth + 2);
             w.string(key);
             out += ": ";
-            if (const auto v = member(node.data, key))
+            if (const auto v = member(nodeData, key))
                 w.value(v, depth + 2);
             else
                 out += empty;
@@ -416,7 +493,10 @@ private:
         out += '}';
     }
 
-    const StepRanks& m_ranks;
+    RankSource m_source;
+    const dump::RankDump* m_current = nullptr; ///< the rank addDump walks
+    std::map<int, std::string> m_firstOutputAnomaly;
+    std::optional<Diagnostic> m_resultError;
     std::deque<OpNode> m_data; // stable: the graph refers to nodes by index
     CommGraph m_graph;
 };
@@ -433,8 +513,10 @@ std::optional<int> rankNumber(const dump::RankLocation& loc)
 
 Result<std::optional<std::string>> analyzeStep(const StepRanks& ranks, std::vector<std::string>* log)
 {
-    Analyzer analyzer(ranks, log);
-    return analyzer.run();
+    Analyzer analyzer([&](int rank) -> Result<std::shared_ptr<const dump::RankDump>> { return ranks.at(rank); }, log);
+    for (const auto& [rank, dump] : ranks)
+        analyzer.addDump(rank, *dump);
+    return analyzer.analyse();
 }
 
 namespace {
@@ -446,10 +528,17 @@ struct StepScan
     bool refused = false;
 };
 
-/// Every step of `input` in ascending order (a folder without a step number first), its ranks loaded by the load
-/// step; `visit(step, ranks)` answers true to stop there. A damaged dump stops the scan (`refused`).
-Result<bool> scanSteps(const fs::path& input, StepScan& scan,
-                       const std::function<Result<bool>(std::int64_t, const StepRanks&)>& visit)
+/// Ranks loaded at once (in parallel) and let go once walked: what a step of 10,000 ranks holds of its dumps.
+constexpr std::size_t kRanksPerChunk = 64;
+
+/**
+ * Every step of `input` in ascending order (a folder without a step number first). Each step's ranks are loaded by
+ * the load step in chunks, each rank walked by the step's Analyzer and let go (issue 37: memory flat in the number of
+ * ranks); then, unless a damaged dump refuses the run (`refused`: it stops the scan, nothing analysed),
+ * `visit(step, analyzer)` answers true to stop there.
+ */
+Result<bool> scanSteps(const fs::path& input, StepScan& scan, std::vector<std::string>* log,
+                       const std::function<Result<bool>(std::int64_t, Analyzer&)>& visit)
 {
     auto layout = dump::discoverDump(input);
     if (!layout)
@@ -476,30 +565,32 @@ Result<bool> scanSteps(const fs::path& input, StepScan& scan,
                                  "this folder and " + it->second->dir.string() + " are both rank " + std::to_string(rank)
                                      + " of one step: which one is meant?");
         }
-        // The load step, every rank of the step (in parallel: 1,024 ranks), before any analysis.
-        std::vector<const dump::RankLocation*> order;
-        for (const auto& [rank, loc] : byRank)
-            order.push_back(loc);
-        std::vector<Result<std::shared_ptr<const dump::RankDump>>> loaded(order.size(), makeError("", {}, ""));
-        parallelFor(order.size(), resolveThreadCount(0), [&](std::size_t i) { loaded[i] = dump::loadRank(*order[i]); });
-        StepRanks ranks;
-        std::size_t i = 0;
-        for (const auto& [rank, loc] : byRank) {
-            auto& one = loaded[i++];
-            if (!one) {
-                scan.inputDiagnostics.push_back(one.error());
-                continue;
+        // The load step, every rank of the step (in parallel, a chunk at a time), before any analysis.
+        std::vector<std::pair<int, const dump::RankLocation*>> order(byRank.begin(), byRank.end());
+        Analyzer analyzer([&](int rank) { return dump::loadRank(*byRank.at(rank)); }, log);
+        for (std::size_t first = 0; first < order.size(); first += kRanksPerChunk) {
+            const std::size_t n = std::min(kRanksPerChunk, order.size() - first);
+            std::vector<Result<std::shared_ptr<const dump::RankDump>>> loaded(n, makeError("", {}, ""));
+            parallelFor(n, resolveThreadCount(0), [&](std::size_t i) { loaded[i] = dump::loadRank(*order[first + i].second); });
+            for (std::size_t i = 0; i < n; ++i) {
+                auto& one = loaded[i];
+                if (!one) {
+                    scan.inputDiagnostics.push_back(one.error());
+                    continue;
+                }
+                const dump::LoadReport report = dump::loadReport(**one);
+                if (!report.clean())
+                    scan.inputDiagnostics.insert(scan.inputDiagnostics.end(), report.diagnostics.begin(), report.diagnostics.end());
+                // Once the run is refused nothing is analysed: the rest is loaded for its findings alone.
+                if (!hasErrors(scan.inputDiagnostics))
+                    analyzer.addDump(order[first + i].first, **one);
             }
-            const dump::LoadReport report = dump::loadReport(**one);
-            if (!report.clean())
-                scan.inputDiagnostics.insert(scan.inputDiagnostics.end(), report.diagnostics.begin(), report.diagnostics.end());
-            ranks[rank] = *one;
         }
         if (hasErrors(scan.inputDiagnostics)) {
             scan.refused = true;
             return true;
         }
-        auto stop = visit(stepNumber, ranks);
+        auto stop = visit(stepNumber, analyzer);
         if (!stop)
             return stop.error();
         if (*stop)
@@ -514,12 +605,13 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
 {
     OverflowCheckResult result;
     StepScan scan;
-    auto scanned = scanSteps(input, scan, [&](std::int64_t stepNumber, const StepRanks& ranks) -> Result<bool> {
-        std::vector<std::string> log;
-        auto analysed = analyzeStep(ranks, &log);
+    std::vector<std::string> log;
+    auto scanned = scanSteps(input, scan, &log, [&](std::int64_t stepNumber, Analyzer& analyzer) -> Result<bool> {
+        auto analysed = analyzer.analyse();
         if (!analysed)
             return analysed.error();
         result.log.insert(result.log.end(), log.begin(), log.end());
+        log.clear();
         if (!*analysed)
             return false;
         result.step = stepNumber >= 0 ? std::optional<std::int64_t>(stepNumber) : std::nullopt;
@@ -544,8 +636,8 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
 
 NanInfFlags nanInfOf(const dump::Entry& entry)
 {
-    const OpNode op { std::string(), 0, entry.value };
-    return NanInfFlags { op.inputAnomaly(), op.outputAnomaly() };
+    const OpFlags flags = flagsOf(entry.value);
+    return NanInfFlags { flags.input, flags.output };
 }
 
 std::vector<AnomalyNode> anomalyChain(const StepRanks& ranks, int originRank, const std::string& originOp)
@@ -555,7 +647,7 @@ std::vector<AnomalyNode> anomalyChain(const StepRanks& ranks, int originRank, co
         if (rank == originRank)
             continue;
         for (const auto& [name, data] : opsOf(*dump)) {
-            if (!isIgnoredOp(name) && OpNode { std::string(name), rank, data }.outputAnomaly()) {
+            if (!isIgnoredOp(name) && itemAnomaly(member(data, "output"))) {
                 chain.push_back(AnomalyNode { rank, std::string(name), false });
                 break;
             }
@@ -568,9 +660,8 @@ Result<FirstAnomalyResult> findFirstAnomaly(const fs::path& input)
 {
     FirstAnomalyResult result;
     StepScan scan;
-    auto scanned = scanSteps(input, scan, [&](std::int64_t stepNumber, const StepRanks& ranks) -> Result<bool> {
-        Analyzer analyzer(ranks, nullptr);
-        auto analysed = analyzer.run();
+    auto scanned = scanSteps(input, scan, nullptr, [&](std::int64_t stepNumber, Analyzer& analyzer) -> Result<bool> {
+        auto analysed = analyzer.analyse();
         if (!analysed)
             return analysed.error();
         const auto found = analyzer.foundNodes();
@@ -578,7 +669,13 @@ Result<FirstAnomalyResult> findFirstAnomaly(const fs::path& input)
             return false;
         FirstAnomaly anomaly;
         anomaly.step = stepNumber >= 0 ? std::optional<std::int64_t>(stepNumber) : std::nullopt;
-        anomaly.chain = anomalyChain(ranks, found.front().first, found.front().second);
+        // anomalyChain's answer from what the walk kept of each rank (no dump is held).
+        const auto& [originRank, originOp] = found.front();
+        anomaly.chain = { AnomalyNode { originRank, originOp, true } };
+        for (const auto& [rank, op] : analyzer.firstOutputAnomaly()) {
+            if (rank != originRank)
+                anomaly.chain.push_back(AnomalyNode { rank, op, false });
+        }
         result.anomaly = std::move(anomaly);
         return true;
     });

@@ -121,8 +121,8 @@ void expectReadable(const fs::path& root, bool lastMayBeTruncated, const std::st
             const bool allowed = last && lastMayBeTruncated && d.id == "dump.truncated";
             EXPECT_TRUE(allowed) << d.format();
         }
-        EXPECT_TRUE((*rank)->construct.present) << ranks[i].dir;
-        EXPECT_TRUE((*rank)->stack.present) << ranks[i].dir;
+        EXPECT_TRUE((*rank)->construct.present) << ranks[i].dir.string();
+        EXPECT_TRUE((*rank)->stack.present) << ranks[i].dir.string();
         // Every complete entry's tensors were written before the entry.
         const auto& file = *(*rank)->dump;
         std::size_t tensors = 0;
@@ -144,7 +144,7 @@ void expectReadable(const fs::path& root, bool lastMayBeTruncated, const std::st
         for (const auto& e : file.entries)
             walk(e.value);
         if (!last) {
-            EXPECT_GT(tensors, 300u) << ranks[i].dir;
+            EXPECT_GT(tensors, 300u) << ranks[i].dir.string();
         }
     }
 }

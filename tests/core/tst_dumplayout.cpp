@@ -436,3 +436,45 @@ TEST(RankDump, MissingOrBrokenDumpFileIsAnError)
     EXPECT_EQ(broken.error().location.line, 1u);
     EXPECT_EQ(broken.error().location.column, 40u); // the second comma of "2,,"
 }
+
+// Issue 37: a RankLocation keeps its folder and file as text (CompactPath), not as std::filesystem::path with its
+// component list; what callers read of them is the path discovery found, at any number of rank folders.
+TEST(DumpLayout, ManyRankFoldersKeepTheirPathsAsText)
+{
+    namespace fs = std::filesystem;
+    TempDir tmp;
+    constexpr int kRanks = 150;
+    for (int step = 0; step < 2; ++step) {
+        for (int rank = 0; rank < kRanks; ++rank)
+            tmp.write("step" + std::to_string(step) + "/rank" + std::to_string(rank) + "/dump.json", kMinimalDump);
+    }
+    auto layout = discoverDump(tmp.path());
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    ASSERT_EQ(layout->ranks.size(), 2u * kRanks);
+    for (std::size_t i = 0; i < layout->ranks.size(); ++i) {
+        const RankLocation& loc = layout->ranks[i];
+        const std::string step = "step" + std::to_string(i / kRanks);
+        const std::string rank = "rank" + std::to_string(i % kRanks);
+        const fs::path dir = tmp.path() / step / rank;
+        EXPECT_EQ(loc.dir.path(), dir);
+        EXPECT_EQ(loc.dir.string(), dir.string());
+        EXPECT_EQ(loc.dumpFile.string(), (dir / "dump.json").string());
+        EXPECT_EQ(loc.dir / "dump.json", loc.dumpFile.path());
+        EXPECT_EQ(loc.dir.filename(), fs::path(rank));
+        EXPECT_EQ(loc.dumpFile.parent_path(), dir);
+        EXPECT_EQ(loc.dumpFile.extension(), fs::path(".json"));
+        EXPECT_EQ(loc.stepLabel, step);
+        EXPECT_EQ(loc.rankLabel, rank);
+        EXPECT_EQ(loc.step, std::int64_t(i / kRanks));
+        EXPECT_EQ(loc.rank, std::int64_t(i % kRanks));
+    }
+    // Compared, ordered and converted as the paths they hold.
+    const RankLocation& a = layout->ranks[0];
+    const RankLocation& b = layout->ranks[1];
+    EXPECT_TRUE(a.dir == a.dir.path());
+    EXPECT_FALSE(a.dir == b.dir);
+    EXPECT_TRUE(a.dir < b.dir);
+    const fs::path asPath = a.dumpFile;
+    EXPECT_EQ(asPath, tmp.path() / "step0" / "rank0" / "dump.json");
+    EXPECT_TRUE(fs::is_regular_file(a.dumpFile));
+}

@@ -117,7 +117,7 @@ TEST(Fixtures, EveryDumpMatchesAnIndependentJsonParserEntryForEntry)
                 SCOPED_TRACE(std::string(fixture) + "/" + side + "/step" + std::to_string(step));
                 const auto rank = loadStep(fixture, side, step);
                 ASSERT_TRUE(rank);
-                std::ifstream in(rank->location.dumpFile);
+                std::ifstream in(rank->location.dumpFile.path());
                 const auto oracle = nlohmann::ordered_json::parse(in);
                 const auto& data = oracle.at("data");
                 EXPECT_EQ(rank->dump->header.task, oracle.at("task").get<std::string>());

@@ -3,6 +3,7 @@
 // for byte (json.dump indent 2, NaN/Infinity tokens, key order), with msprobe's log lines; no file and no output
 // folder when nothing is anomalous; a whole dump root; damaged dumps refused; the rules on hand-made dumps.
 #include "core/overflow/overflowcheck.h"
+#include "core/dump/dumplayout.h"
 #include "tempdir.h"
 #include "testconfig.h"
 
@@ -288,6 +289,62 @@ TEST(Overflow, ShortCommunicationNameIsAnError)
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().id, "overflow.op-name");
     EXPECT_NE(result.error().format().find("rank0"), std::string::npos);
+}
+
+// Issue 37: a step of many ranks is read in chunks (64 ranks at a time) and no rank's dump is kept; the result is
+// the one of the same ranks all in memory (analyzeStep over them), and the chain is anomalyChain's.
+TEST(Overflow, ManyRanksReadInChunksGiveTheSameResult)
+{
+    TempDir tmp;
+    constexpr int kRanks = 150; // three chunks, the last one partial
+    constexpr int kOrigin = 137;
+    // Every rank: all_reduce, a compute op, all_reduce, relu. On rank 137 the compute op (exp) makes the NaN; the
+    // second all_reduce spreads it: every other rank gets it in its output and relus it.
+    for (int rank = 0; rank < kRanks; ++rank) {
+        const bool origin = rank == kOrigin;
+        writeRank(tmp, "rank" + std::to_string(rank),
+                  { { "Distributed.all_reduce.0.forward", fwd(kClean, kClean) },
+                    { origin ? "Torch.exp.0.forward" : "Torch.mul.0.forward", fwd(kClean, origin ? kNan : kClean) },
+                    { "Distributed.all_reduce.1.forward", fwd(origin ? kNan : kClean, kNan) },
+                    { "Torch.relu.0.forward", fwd(kNan, kNan) } });
+    }
+    auto result = overflow::runOverflowCheck(tmp.path() / "step0", tmp.path() / "out");
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    ASSERT_TRUE(result->analyzeFile);
+    EXPECT_EQ(analyzedOpOf(*result->analyzeFile), "Torch.exp.0.forward");
+    EXPECT_EQ(rankKeyOf(*result->analyzeFile), "rank_" + std::to_string(kOrigin));
+
+    // The same ranks, every dump in memory at once.
+    auto layout = dump::discoverDump(tmp.path() / "step0");
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    overflow::StepRanks ranks;
+    for (const dump::RankLocation& loc : layout->ranks) {
+        auto loaded = dump::loadRank(loc);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().format();
+        ranks[static_cast<int>(*loc.rank)] = *loaded;
+    }
+    ASSERT_EQ(ranks.size(), std::size_t(kRanks));
+    std::vector<std::string> log;
+    auto whole = overflow::analyzeStep(ranks, &log);
+    ASSERT_TRUE(whole.ok()) << whole.error().format();
+    ASSERT_TRUE(*whole);
+    EXPECT_EQ(readAll(*result->analyzeFile), **whole);
+    log.push_back("The analyze result is saved in: " + result->analyzeFile->string());
+    EXPECT_EQ(result->log, log);
+
+    // The viewer's first anomaly: the origin, then every other rank where the NaN arrived (its all_reduce).
+    auto first = overflow::findFirstAnomaly(tmp.path() / "step0");
+    ASSERT_TRUE(first.ok()) << first.error().format();
+    ASSERT_TRUE(first->anomaly);
+    const auto expected = overflow::anomalyChain(ranks, kOrigin, "Torch.exp.0.forward");
+    ASSERT_EQ(first->anomaly->chain.size(), std::size_t(kRanks));
+    ASSERT_EQ(expected.size(), first->anomaly->chain.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(first->anomaly->chain[i].rank, expected[i].rank);
+        EXPECT_EQ(first->anomaly->chain[i].op, expected[i].op);
+        EXPECT_EQ(first->anomaly->chain[i].origin, expected[i].origin);
+    }
+    EXPECT_EQ(first->anomaly->chain[1].op, "Distributed.all_reduce.1.forward");
 }
 
 } // namespace

@@ -495,3 +495,42 @@ TEST(PairLoop, AWorkerThatIsNotTheCoordinatorConsumesNothing)
     EXPECT_EQ(worked, 3u);
     EXPECT_EQ(consumed, 0u);
 }
+
+// Issue 37: the plan of many rank folders (each RankLocation kept as text) pairs them as msprobe's directory mode
+// does: by step, then by folder name as a string (rank0, rank1, rank10, rank100, ...), each pair naming its two files.
+TEST(Plan, ManyRankFoldersPairInMsprobeOrder)
+{
+    probescope::testing::TempDir tmp;
+    constexpr int kRanks = 120;
+    const std::string dump = R"({"task": "statistics", "level": "L1", "data": {}})";
+    std::vector<std::string> names;
+    for (int rank = 0; rank < kRanks; ++rank)
+        names.push_back("rank" + std::to_string(rank));
+    for (const char* side : { "npu", "bench" }) {
+        for (const char* step : { "step0", "step1" }) {
+            for (const std::string& name : names)
+                tmp.write(std::string(side) + "/" + step + "/" + name + "/dump.json", dump);
+        }
+    }
+    std::sort(names.begin(), names.end());
+    compare::CompareInput input;
+    input.npuPath = tmp.path() / "npu";
+    input.benchPath = tmp.path() / "bench";
+    compare::PlanOptions options;
+    options.profile = Profile::Msprobe26;
+    auto plan = compare::planPairs(input, options);
+    ASSERT_TRUE(plan.ok()) << plan.error().format();
+    ASSERT_EQ(plan->pairs.size(), 2u * kRanks);
+    EXPECT_TRUE(plan->unpaired.empty());
+    for (std::size_t i = 0; i < plan->pairs.size(); ++i) {
+        const compare::PlannedPair& pair = plan->pairs[i];
+        const std::string step = "step" + std::to_string(i / kRanks);
+        const std::string& rank = names[i % kRanks];
+        EXPECT_EQ(pair.step, std::int64_t(i / kRanks));
+        EXPECT_EQ(pair.outSubdir, step);
+        EXPECT_EQ(pair.npu.dumpFile.string(), (tmp.path() / "npu" / step / rank / "dump.json").string());
+        EXPECT_EQ(pair.bench.dumpFile.string(), (tmp.path() / "bench" / step / rank / "dump.json").string());
+        EXPECT_EQ(pair.npu.dir.path(), tmp.path() / "npu" / step / rank);
+        EXPECT_EQ(pair.npu.rankLabel, rank);
+    }
+}

@@ -649,3 +649,35 @@ TEST(TensorGate, TheResolverKeepsNamesAndFoldersInsideTheDump)
     EXPECT_FALSE(none.folderProblem());
     EXPECT_EQ(none.resolve("a.npy").error().id, "tensor.missing");
 }
+
+// Issue 37: `probescope-cli info` prints each rank as it is inspected (formatInfoHead, then formatRankInfo of each
+// inspectLocation): the same text as formatInfo over inspectLayout, a broken rank and the layout's warnings included.
+TEST(DumpInfo, PrintedRankByRankIsTheSameText)
+{
+    TempDir dir;
+    const std::string dump = R"({"task": "statistics", "level": "L1", "framework": "pytorch", "data": {)"
+                             R"("Torch.add.0.forward": {"input_args": [], "output": []}}})";
+    for (const char* step : { "step0", "step1" }) {
+        for (const char* rank : { "rank0", "rank1", "rank2" })
+            dir.write(std::string("dump/") + step + "/" + rank + "/dump.json", dump);
+    }
+    dir.write("dump/step1/rank3/dump.json", R"({"task": "statistics", "data": {"Torch.add.0.forward": )");
+    std::filesystem::create_directories(dir.path() / "dump" / "step1" / "rank4"); // no dump: a layout warning
+    auto layout = dump::discoverDump(dir.path() / "dump");
+    ASSERT_TRUE(layout.ok()) << layout.error().format();
+    ASSERT_EQ(layout->ranks.size(), 7u);
+    ASSERT_FALSE(layout->diagnostics.empty());
+
+    std::string streamed = dumpinfo::formatInfoHead(*layout);
+    bool errors = false;
+    for (const dump::RankLocation& location : layout->ranks) {
+        const dumpinfo::RankInfo info = dumpinfo::inspectLocation(location);
+        streamed += dumpinfo::formatRankInfo(info);
+        errors = errors || hasErrors(info.diagnostics);
+    }
+    const std::string whole = dumpinfo::formatInfo(*layout, dumpinfo::inspectLayout(*layout));
+    EXPECT_EQ(streamed, whole);
+    EXPECT_TRUE(errors); // the truncated rank3
+    EXPECT_NE(whole.find("steps: 2 (0, 1)   ranks: 4   rank dumps: 7"), std::string::npos) << whole;
+    EXPECT_NE(whole.find("step1/rank4"), std::string::npos) << whole;
+}

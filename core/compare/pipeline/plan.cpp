@@ -38,7 +38,7 @@ std::optional<fs::path> stepFolder(const dump::RankLocation& r)
 {
     if (r.stepLabel.empty())
         return std::nullopt;
-    return r.rankLabel.empty() ? r.dir : r.dir.parent_path();
+    return r.rankLabel.empty() ? r.dir.path() : r.dir.parent_path();
 }
 
 /// A layout found from a folder that holds its dump file itself (a rank folder, or a bare folder).
@@ -73,12 +73,13 @@ void setStack(PlannedPair& pair, const CompareInput& input, const ProfileRules& 
         pair.stackFile = beside;
 }
 
-using StepRanks = std::map<std::int64_t, std::vector<const dump::RankLocation*>>;
+/// A step's ranks, pointing into the layout (not const: each paired rank is moved into its pair, once).
+using StepRanks = std::map<std::int64_t, std::vector<dump::RankLocation*>>;
 
-StepRanks byStep(const dump::DumpLayout& layout)
+StepRanks byStep(dump::DumpLayout& layout)
 {
     StepRanks steps;
-    for (const dump::RankLocation& r : layout.ranks)
+    for (dump::RankLocation& r : layout.ranks)
         steps[r.step.value_or(-1)].push_back(&r);
     // msprobe pairs rank folders in the sorted order of their names, as strings (rank10 < rank2).
     for (auto& [step, ranks] : steps)
@@ -167,7 +168,7 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
     };
     // A step on one side only: one warning for the step, and each of its ranks is a place the job lists as not
     // compared (never a silent skip: docs/reliability.md).
-    auto oneSided = [&](bool npuSide, std::int64_t step, const std::vector<const dump::RankLocation*>& ranks) {
+    auto oneSided = [&](bool npuSide, std::int64_t step, const std::vector<dump::RankLocation*>& ranks) {
         const std::string stepText = step >= 0 ? "step " + std::to_string(step) : "the ranks without a step folder";
         Diagnostic d = makeWarning(
             "session.step-unpaired", at(stepFolder(*ranks.front()).value_or(ranks.front()->dir)),
@@ -193,10 +194,14 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
                 oneSided(false, step, ranks);
         }
     }
+    std::size_t most = 0; // 20,000 pairs: reserved once, no copy on growth (issue 37)
+    for (const auto& [ns, bs] : stepPairs)
+        most += npuSteps[ns].size();
+    plan.pairs.reserve(most);
     for (const auto& [ns, bs] : stepPairs) {
         const auto& n = npuSteps[ns];
         const auto& b = benchSteps[bs];
-        std::vector<std::pair<const dump::RankLocation*, const dump::RankLocation*>> ranks;
+        std::vector<std::pair<dump::RankLocation*, dump::RankLocation*>> ranks;
         std::set<std::string> nNames;
         std::set<std::string> bNames;
         for (auto* r : n)
@@ -249,11 +254,12 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
         }
         for (const auto& [nr, br] : ranks) {
             PlannedPair pair;
-            pair.npu = *nr;
-            pair.bench = *br;
             pair.step = ns;
             pair.suffix = (*rules)->pairSuffix(rankFolder(*nr), rankFolder(*br));
             pair.outSubdir = outSubdirOf(*nr, ns);
+            // Each rank is in one pair and the layouts go with this call: moved, not copied.
+            pair.npu = std::move(*nr);
+            pair.bench = std::move(*br);
             setStack(pair, input, **rules, options);
             plan.pairs.push_back(std::move(pair));
         }

@@ -32,7 +32,7 @@ struct PlannedPair
     std::string outSubdir;    ///< "step0" when the inputs are dump roots: that step's outputs go to OUT/step0
     std::string suffix;       ///< "" for a single pair; the profile's rank-pair suffix in directory mode
     bool stackMode = false;   ///< add the NPU stack column (msprobe's stack mode)
-    std::optional<std::filesystem::path> stackFile;
+    std::optional<dump::CompactPath> stackFile; ///< kept as text, as the ranks' paths are (issue 37)
 };
 
 struct PlanOptions
