@@ -222,7 +222,7 @@ int main(int argc, char** argv)
                     files ? double(bytes) / double(files) / 1e3 : 0.0);
         const std::string npu = (job / "npu").string(), bench = (job / "bench").string();
         const fs::path out = work / ("out-" + std::to_string(::getpid())); // its own: two benches at once must not share it
-        const fs::path stdoutFile = work / "stdout.txt";
+        const fs::path stdoutFile = work / ("stdout-" + std::to_string(::getpid()) + ".txt");
         auto run = [&](const std::string& what, std::vector<std::string> command) {
             fs::remove_all(out, ec);
             Row r { what, {}, load() };
