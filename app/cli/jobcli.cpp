@@ -174,6 +174,7 @@ int runJobCompare(const compare::CompareInput& input, const std::string& out, co
     }
     jobOptions.scheduler = mpi ? mpi.get() : &local;
     compare::JobOptions pairOptions = options;
+    pairOptions.pairsInParallel = !mpi && args.pairThreads > 1; // each pair on its own thread, no side threads
     if (pairOptions.timestamp.empty())
         pairOptions.timestamp = localTimestamp(); // one stamp for every pair of the job
     JobProgress progress;

@@ -721,10 +721,10 @@ Result<std::shared_ptr<const RankDump>> loadRank(const RankLocation& location, c
         else
             rank->diagnostics.push_back(construct.error());
     }
-    if (const fs::path p = location.dir / "stack.json"; fs::exists(p, ec) && !options.stackJson) {
-        rank->stackDeferred = true;
-    } else if (fs::exists(p, ec)) {
-        if (auto stack = readStackJson(p))
+    if (const fs::path p = location.dir / "stack.json"; fs::exists(p, ec)) { // one stat: a whole job asks every rank
+        if (!options.stackJson)
+            rank->stackDeferred = true;
+        else if (auto stack = readStackJson(p))
             rank->stack = std::move(*stack);
         else
             rank->diagnostics.push_back(stack.error());

@@ -17,34 +17,47 @@ namespace probescope::tensor {
 namespace fs = std::filesystem;
 
 TensorResolver::TensorResolver(const fs::path& dumpDir, fs::path tensorDir)
-    : m_tensorDir(std::move(tensorDir))
-    , m_folder(TensorFolder::cached(m_tensorDir))
+    : m_dumpDir(dumpDir)
+    , m_tensorDir(std::move(tensorDir))
 {
-    // The folder is checked once, here: every name is then resolved inside its real path (TensorFolder).
-    std::error_code ec;
-    const fs::path realTensors = fs::canonical(m_tensorDir, ec);
-    if (ec)
-        return; // no folder: each resolve() says tensor.missing
-    const fs::path realDump = fs::canonical(dumpDir.empty() ? fs::path(".") : dumpDir, ec);
-    if (ec || !isInside(realTensors, realDump)) {
-        m_folderProblem = makeError(
-            "tensor.path-escape", SourceLocation { m_tensorDir.string(), std::nullopt, 0, 0 },
-            "the tensor folder resolves to " + realTensors.string() + ", outside the dump folder "
-                + (ec ? dumpDir.string() : realDump.string())
-                + " (a symbolic link to another folder): its files are not read, so that a dump is never compared "
-                  "with another dump's tensors");
-    }
+}
+
+void TensorResolver::check() const
+{
+    std::call_once(m_checked, [this] {
+        // The folder is checked once, here: every name is then resolved inside its real path (TensorFolder).
+        m_folder = TensorFolder::cached(m_tensorDir);
+        std::error_code ec;
+        const fs::path realTensors = fs::canonical(m_tensorDir, ec);
+        if (ec)
+            return; // no folder: each resolve() says tensor.missing
+        const fs::path realDump = fs::canonical(m_dumpDir.empty() ? fs::path(".") : m_dumpDir, ec);
+        if (ec || !isInside(realTensors, realDump)) {
+            m_folderProblem = makeError(
+                "tensor.path-escape", SourceLocation { m_tensorDir.string(), std::nullopt, 0, 0 },
+                "the tensor folder resolves to " + realTensors.string() + ", outside the dump folder "
+                    + (ec ? m_dumpDir.string() : realDump.string())
+                    + " (a symbolic link to another folder): its files are not read, so that a dump is never "
+                      "compared with another dump's tensors");
+        }
+    });
+}
+
+const std::optional<Diagnostic>& TensorResolver::folderProblem() const
+{
+    check();
+    return m_folderProblem;
 }
 
 bool TensorResolver::folderExists() const
 {
     std::error_code ec;
-    return !m_folderProblem && fs::is_directory(m_tensorDir, ec);
+    return !folderProblem() && fs::is_directory(m_tensorDir, ec);
 }
 
 Result<DataFile> TensorResolver::resolve(std::string_view dataName) const
 {
-    if (m_folderProblem)
+    if (folderProblem())
         return *m_folderProblem;
     return m_folder->resolve(dataName);
 }
@@ -65,7 +78,7 @@ Result<Tensor> TensorResolver::load(std::string_view dataName) const
 
 Result<OpenedDataFile> TensorResolver::open(std::string_view dataName) const
 {
-    if (m_folderProblem)
+    if (folderProblem())
         return *m_folderProblem;
     return m_folder->open(dataName);
 }
@@ -73,7 +86,7 @@ Result<OpenedDataFile> TensorResolver::open(std::string_view dataName) const
 Result<OpenedDataFile> TensorResolver::open(std::string_view dataName, ReadBuffer& buffer,
                                             std::uint64_t wholeFileLimit) const
 {
-    if (m_folderProblem)
+    if (folderProblem())
         return *m_folderProblem;
     return m_folder->open(dataName, buffer, wholeFileLimit);
 }
@@ -124,8 +137,9 @@ std::shared_ptr<const TensorResolver> makeTensorResolver(const fs::path& dumpDir
 
     struct stat dumpSt {};
     struct stat tensorSt {};
-    const bool stable = ::stat(dumpDir.empty() ? "." : dumpDir.c_str(), &dumpSt) == 0
-        && ::stat(tensorDir.c_str(), &tensorSt) == 0;
+    // The tensor folder first: a statistics dump has none, and its resolver (not kept) then costs this one stat.
+    const bool stable = ::stat(tensorDir.c_str(), &tensorSt) == 0
+        && ::stat(dumpDir.empty() ? "." : dumpDir.c_str(), &dumpSt) == 0;
     const std::string key = dumpDir.native() + '\0' + tensorDir.native();
     if (stable) {
         const std::lock_guard<std::mutex> lock(mutex);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -24,7 +25,11 @@ namespace probescope::tensor {
  *
  * Error ids: tensor.path-escape (the name or the folder leaves the dump), tensor.path-invalid, tensor.missing (the
  * only id meaning "there is no such file"); every other error of load()/openPt() means the file is there and damaged
- * or not a tensor (tensor.truncated, tensor.pt-corrupt, tensor.npy-header, ...). Immutable; safe from many threads.
+ * or not a tensor (tensor.truncated, tensor.pt-corrupt, tensor.npy-header, ...). Safe from many threads.
+ *
+ * The folder is checked on first use, not when the resolver is made (once, by whichever thread asks first, before
+ * anything is resolved or opened): a statistics dump has no tensor file, and a whole job of 10,000 ranks made a
+ * resolver per side and pair whose checks (two walks of the path, a readlink per component) nothing ever used.
  */
 class TensorResolver
 {
@@ -37,7 +42,7 @@ public:
     const std::filesystem::path& folder() const { return m_tensorDir; }
 
     /// Set when the tensor folder exists but leaves the dump folder (tensor.path-escape): every resolve() fails.
-    const std::optional<Diagnostic>& folderProblem() const { return m_folderProblem; }
+    const std::optional<Diagnostic>& folderProblem() const;
 
     /// Whether the tensor folder exists as a folder (not an escape).
     bool folderExists() const;
@@ -66,9 +71,14 @@ public:
     void prefetch(std::string_view dataName) const;
 
 private:
+    /// The folder's check (the constructor's work before it was deferred): sets m_folder and m_folderProblem once.
+    void check() const;
+
+    std::filesystem::path m_dumpDir;
     std::filesystem::path m_tensorDir;
-    std::shared_ptr<const TensorFolder> m_folder;
-    std::optional<Diagnostic> m_folderProblem;
+    mutable std::once_flag m_checked;
+    mutable std::shared_ptr<const TensorFolder> m_folder;      ///< set by check()
+    mutable std::optional<Diagnostic> m_folderProblem;          ///< set by check()
 };
 
 /// A shared resolver (the same folder pair gives the same instance while the folders do not change).

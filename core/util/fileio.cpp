@@ -72,7 +72,10 @@ void setMaxJsonFileBytes(std::uint64_t bytes)
     g_maxJsonBytes.store(bytes == 0 ? defaultMaxJsonBytes() : bytes);
 }
 
-Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes)
+namespace {
+
+/// openRegularFile, with the size its fstat found (MappedFile::open needs no second fstat).
+Result<int> openRegularSized(const std::filesystem::path& path, std::uint64_t maxBytes, std::uint64_t& size)
 {
     // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -96,10 +99,18 @@ Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t max
                              + std::to_string(maxBytes)
                              + " bytes (set PROBESCOPE_MAX_JSON_BYTES to a larger byte count to read it)");
     }
-    const int flags = ::fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    // The status flags are known (only O_NONBLOCK of those F_SETFL sets was asked): no F_GETFL first.
+    ::fcntl(fd, F_SETFL, 0);
+    size = static_cast<std::uint64_t>(st.st_size);
     return fd;
+}
+
+} // namespace
+
+Result<int> openRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes)
+{
+    std::uint64_t size = 0;
+    return openRegularSized(path, maxBytes, size);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,25 +292,24 @@ void readAheadUnlessCached(int fd, std::uint64_t offset, std::uint64_t length)
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path, std::uint64_t maxBytes)
 {
-    auto opened = openRegularFile(path, maxBytes);
+    std::uint64_t size = 0;
+    auto opened = openRegularSized(path, maxBytes, size);
     if (!opened)
         return opened.error();
     const int fd = *opened;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        ::close(fd);
-        return ioError(path, std::string("cannot stat file: ") + std::strerror(errno));
-    }
     std::shared_ptr<MappedFile> file(new MappedFile());
     file->m_path = path;
-    file->m_size = static_cast<std::size_t>(st.st_size);
+    file->m_size = static_cast<std::size_t>(size);
     if (file->m_size > 0) {
         void* p = ::mmap(nullptr, file->m_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             ::close(fd);
             return ioError(path, std::string("cannot map file: ") + std::strerror(errno));
         }
-        ::madvise(p, file->m_size, MADV_SEQUENTIAL);
+        // A hint for the kernel's read-ahead, which a file smaller than its first window (128 KiB) never needs.
+        constexpr std::size_t kSequentialHintBytes = 128 * 1024;
+        if (file->m_size >= kSequentialHintBytes)
+            ::madvise(p, file->m_size, MADV_SEQUENTIAL);
         file->m_data = static_cast<const char*>(p);
         file->m_base = file->m_data;
         file->m_length = file->m_size;

@@ -12,7 +12,9 @@ unsigned resolveThreadCount(unsigned requested)
 {
     if (requested > 0)
         return requested;
-    return std::max(1u, std::thread::hardware_concurrency());
+    // Asked once: glibc reads /sys/devices/system/cpu/online on every call, and a whole job asks a few times a pair.
+    static const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    return hardware;
 }
 
 bool parallelFor(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& job,

@@ -150,7 +150,8 @@ bool parallelForSplittable(std::size_t count, unsigned threads,
 {
     if (progress)
         progress->setRange(count);
-    const unsigned n = resolveThreadCount(threads);
+    // No job, no helper: a statistics pair has no tensor pair, and a thread made to find nothing costs a clone.
+    const unsigned n = count == 0 ? 1u : resolveThreadCount(threads);
     Group group(count, n, &job, progress);
     std::vector<std::thread> pool;
     pool.reserve(n - 1);

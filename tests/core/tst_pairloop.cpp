@@ -534,3 +534,44 @@ TEST(Plan, ManyRankFoldersPairInMsprobeOrder)
         EXPECT_EQ(pair.npu.rankLabel, rank);
     }
 }
+
+// Issue 37: a small pair, or one of many compared at once (JobOptions::pairsInParallel), is loaded, flattened and its
+// tree built on the calling thread alone; the side threads a viewer's hooks keep give the same outcome and files.
+TEST(WholeJobLoop, APairOnItsThreadAloneComparesAsWithSideThreads)
+{
+    RanksJob job;
+    auto plan = compare::planPairs(job.input, compare::PlanOptions {});
+    ASSERT_TRUE(plan) << plan.error().format();
+    const auto mappings = compare::readMappingFiles(job.options);
+    ASSERT_TRUE(mappings);
+    std::size_t compared = 0;
+    for (const compare::PlannedPair& pair : plan->pairs) {
+        if (pair.npu.rankLabel != "rank5" && pair.npu.rankLabel != "rank0")
+            continue;
+        std::atomic<int> loadedCalls { 0 };
+        compare::PairHooks hooks; // a viewer: the bench is loaded and the tree built beside the compare
+        hooks.loaded = [&](std::shared_ptr<const compare::LoadedPair>) { ++loadedCalls; };
+        auto threaded = compare::comparePair(pair, *mappings, job.options, hooks);
+        compare::JobOptions alone = job.options;
+        alone.pairsInParallel = true;
+        auto inlined = compare::comparePair(pair, *mappings, alone, {});
+        ASSERT_TRUE(threaded) << threaded.error().format();
+        ASSERT_TRUE(inlined) << inlined.error().format();
+        EXPECT_EQ(loadedCalls.load(), 1);
+        ASSERT_TRUE(inlined->loaded && inlined->loaded->tree);
+        EXPECT_EQ(inlined->loaded->tree->size(), threaded->loaded->tree->size());
+        EXPECT_EQ(inlined->firstFailure.key, threaded->firstFailure.key);
+        EXPECT_EQ(inlined->table->rows.size(), threaded->table->rows.size());
+        const std::string name = std::to_string(pair.step) + pair.npu.rankLabel;
+        auto a = compare::writePairOutputs(*threaded, job.dir.path() / "threaded" / name, "20260101000000", job.options);
+        auto b = compare::writePairOutputs(*inlined, job.dir.path() / "inlined" / name, "20260101000000", alone);
+        ASSERT_TRUE(a && b);
+        ASSERT_FALSE(a->csvFile.empty());
+        EXPECT_EQ(probescope::testing::readAll(b->csvFile), probescope::testing::readAll(a->csvFile)) << name;
+        if (pair.step == 1 && pair.npu.rankLabel == "rank5") {
+            EXPECT_FALSE(inlined->firstFailure.key.empty()); // the diverging rank fails both ways
+        }
+        ++compared;
+    }
+    EXPECT_EQ(compared, 4u); // rank0 and rank5 of both steps
+}

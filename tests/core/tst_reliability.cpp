@@ -681,3 +681,34 @@ TEST(DumpInfo, PrintedRankByRankIsTheSameText)
     EXPECT_NE(whole.find("steps: 2 (0, 1)   ranks: 4   rank dumps: 7"), std::string::npos) << whole;
     EXPECT_NE(whole.find("step1/rank4"), std::string::npos) << whole;
 }
+
+// Issue 37: the resolver checks its folder when first used, not when made (a statistics dump never uses it): a
+// folder that became a link leaving the dump after the resolver was made is refused all the same, by every thread
+// that asks first at once.
+TEST(TensorGate, TheResolverChecksItsFolderWhenFirstUsed)
+{
+    TempDir dir;
+    fs::create_directories(dir.path() / "dump");
+    fs::create_directories(dir.path() / "other/dump_tensor_data");
+    std::ofstream(dir.path() / "other/dump_tensor_data/a.npy") << "x";
+    const auto made = tensor::makeTensorResolver(dir.path() / "dump", dir.path() / "dump/dump_tensor_data");
+    const tensor::TensorResolver direct(dir.path() / "dump", dir.path() / "dump/dump_tensor_data");
+    fs::create_directory_symlink(dir.path() / "other/dump_tensor_data", dir.path() / "dump/dump_tensor_data");
+    std::vector<std::string> ids(8);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+        threads.emplace_back([&, t] {
+            const tensor::TensorResolver& r = t % 2 ? direct : *made;
+            auto file = r.resolve("a.npy");
+            ids[t] = file ? "resolved " + file->path.string() : file.error().id;
+        });
+    }
+    for (auto& th : threads)
+        th.join();
+    for (const std::string& id : ids)
+        EXPECT_EQ(id, "tensor.path-escape");
+    ASSERT_TRUE(direct.folderProblem());
+    EXPECT_EQ(direct.folderProblem()->id, "tensor.path-escape");
+    EXPECT_EQ(made->load("a.npy").error().id, "tensor.path-escape");
+    EXPECT_FALSE(made->folderExists());
+}

@@ -588,7 +588,7 @@ Result<Prepared> prepare(const dump::DumpFile& npu, const dump::DumpFile& bench,
     Result<FlatSide> benchOps = makeError("compare.internal", {}, "not flattened");
     auto flattenBench = [&] { benchOps = flattenDump(bench, *mode); };
     std::thread benchFlattener;
-    if (resolveThreadCount(options.threads) > 1)
+    if (options.sideThreads && resolveThreadCount(options.threads) > 1)
         benchFlattener = std::thread(flattenBench);
     else
         flattenBench();

@@ -414,7 +414,7 @@ Result<PairedRows> pairRows(const dump::DumpFile& npuFile, const dump::DumpFile&
     CompareOptions benchOptions = options;
     benchOptions.stack = nullptr;
     std::optional<Result<std::vector<Row26>>> sides[2];
-    parallelFor(2, std::min(resolveThreadCount(options.threads), 2u), [&](std::size_t side) {
+    parallelFor(2, options.sideThreads ? std::min(resolveThreadCount(options.threads), 2u) : 1u, [&](std::size_t side) {
         sides[side] = side == 0 ? detail::flattenDump26(npuFile, options) : detail::flattenDump26(benchFile, benchOptions);
     });
     Result<std::vector<Row26>>& npuRows = *sides[0];

@@ -183,6 +183,22 @@ struct Joiner
     ~Joiner() { join(); }
 };
 
+/// Below this size of both dump files a pair is loaded, flattened and its tree built on the calling thread: reading
+/// a 14 KB dump.json takes less than starting and joining a thread (clone, stack, futex; a wait for a core on a
+/// busy machine), and a whole job compares thousands of such pairs one after another (docs/scale-out.md).
+constexpr std::uintmax_t kSideThreadBytes = 1 << 20;
+
+bool smallPair(const PlannedPair& pair)
+{
+    std::error_code ec;
+    for (const dump::RankLocation* side : { &pair.npu, &pair.bench }) {
+        const std::uintmax_t bytes = fs::file_size(side->dumpFile.path(), ec);
+        if (ec || bytes >= kSideThreadBytes)
+            return false; // what cannot be sized is left to the load, as before
+    }
+    return true;
+}
+
 } // namespace
 
 Result<MappingFiles> readMappingFiles(const JobOptions& options)
@@ -238,8 +254,12 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     std::promise<void> constructRead;
     if (early)
         npuOptions.constructJson = false;
+    // The side threads (the bench loader, the tree builder, the profile's bench flattener) help one big pair; a
+    // viewer's hooks keep them. A small pair, or one of many compared at once, runs on this thread alone.
+    const bool sideThreads = early || hooks.loaded || hooks.layoutReady
+        || (!options.pairsInParallel && !smallPair(pair));
     Result<std::shared_ptr<const dump::RankDump>> benchRank = makeError("compare.internal", {}, "not loaded");
-    std::thread benchLoader([&] {
+    const auto loadBench = [&] {
         if (early) {
             std::error_code ec;
             const fs::path constructPath = pair.npu.dir / "construct.json";
@@ -248,7 +268,10 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
             constructRead.set_value();
         }
         benchRank = dump::loadRank(pair.bench, benchOptions);
-    });
+    };
+    std::thread benchLoader;
+    if (sideThreads)
+        benchLoader = std::thread(loadBench);
     Joiner benchJoiner { benchLoader };
     if (early) {
         auto keys = dump::scanDumpKeys(pair.npu.dumpFile);
@@ -266,6 +289,8 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
         }
     }
     auto npuRank = dump::loadRank(pair.npu, npuOptions);
+    if (!sideThreads && npuRank) // a failed NPU load is the pair's error whatever the bench holds
+        loadBench();
     benchJoiner.join();
     if (!npuRank)
         return npuRank.error();
@@ -355,8 +380,10 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     Joiner treeJoiner { treeBuilder };
     bool treeStarted = false;
     const auto startTree = [&] {
-        if (!treeStarted)
+        if (!treeStarted && sideThreads)
             treeBuilder = std::thread(buildTree);
+        else if (!treeStarted)
+            buildTree();
         treeStarted = true;
     };
     if (hooks.loaded || hooks.layoutReady)
@@ -370,6 +397,7 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     compareOptions.stackMode = pair.stackMode;
     compareOptions.stack = &stack;
     compareOptions.threads = options.threads;
+    compareOptions.sideThreads = sideThreads;
     compareOptions.mappings = &*mappings;
     compareOptions.rowReady = hooks.rowReady;
     // The profile reads tensors only through these (tensor/resolver.h): each bound to its own dump's folder.

@@ -44,6 +44,10 @@ struct JobOptions
     /// The same matches held in memory (the GUI's manual matching: nothing to read, nothing written); used when
     /// matchFile is not set, exactly as that file's entries would be.
     std::optional<graph::VisConfig> manualMatches;
+    /// The caller compares several pairs at once (a whole job's --pair-threads above 1): each pair then loads,
+    /// flattens and builds its tree on its own thread, without the side threads that help a single big pair. A
+    /// pair whose dump files are small does so anyway (comparePair). Never changes results.
+    bool pairsInParallel = false;
 };
 
 /// The mapping files of a job, read once for all its pairs.

@@ -30,6 +30,10 @@ struct CompareOptions
     bool stackMode = false; ///< add NPU_Stack_Info (resolved by the caller, see resolveStackMode)
     const dump::StackMap* stack = nullptr; ///< the NPU stack.json used in stack mode
     unsigned threads = 0; ///< tensor pairs compared at once (0 = one per hardware thread); never changes results
+    /// Whether the bench side may be flattened on a thread of its own beside the NPU side (with threads above 1).
+    /// Off for a small pair or when the caller runs pairs in parallel: the thread costs more than it saves
+    /// (JobOptions::pairsInParallel). The tensor pairs still use `threads`. Never changes results.
+    bool sideThreads = true;
     /// Called from worker threads as each real-data row's metrics are filled in (row index, in any order),
     /// so a viewer can colour rows while the compare runs. Must be thread-safe; may be empty.
     std::function<void(std::size_t row, const std::vector<Cell>& cells)> rowReady;
