@@ -90,10 +90,9 @@ void ElementStream::placeElements(const std::filesystem::path& path, std::uint64
             return;
         }
     }
+    // The stream's open read the file's first window ahead (readAheadUnlessCached); the kernel's read-ahead does the
+    // rest as the chunks are read.
     m_dataOffset = offset;
-    // The elements will be read front to back: let the kernel read ahead, from a cold disk too, while the first
-    // chunks are being computed.
-    readAheadUnlessCached(m_fd, offset, bytes);
 }
 
 } // namespace probescope::tensor

@@ -561,6 +561,8 @@ Result<NpyStream> openNpyStream(OpenedDataFile opened, ReadBuffer& buffer, std::
     // The start of the file: all of it when small (one read into a buffer reused from file to file), else the
     // header, read again whole when it is longer than the first 4 KiB.
     const bool whole = size <= wholeFileLimit;
+    if (!whole)
+        readAheadUnlessCached(stream.m_fd, 0, size); // before the first read: see fileio.h
     std::size_t want = static_cast<std::size_t>(whole ? size : std::min<std::uint64_t>(size, 4096));
     std::byte* bytes = buffer.reserve(want);
     std::int64_t got = readSome(stream.m_fd, 0, want, bytes);

@@ -472,6 +472,7 @@ Result<PtStream> openPtStream(OpenedDataFile opened, ReadBuffer& buffer, std::ui
         memory.emplace(all);
         head = all.substr(0, 4);
     } else {
+        readAheadUnlessCached(stream.m_fd, 0, size); // before the first read: see fileio.h
         if (!preadAll(stream.m_fd, 0, 4, headBytes))
             return ioError(path(), "read failed");
         file.emplace(stream.m_fd, size);

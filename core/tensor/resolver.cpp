@@ -117,8 +117,7 @@ void TensorResolver::prefetch(std::string_view dataName) const
     const int fd = ::open(file->path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return;
-    readAheadUnlessCached(fd, 0, file->size);
-    ::close(fd);
+    readAheadInBackground(fd, 0, file->size); // takes fd over
 }
 
 std::shared_ptr<const TensorResolver> makeTensorResolver(const fs::path& dumpDir, const fs::path& tensorDir)

@@ -67,7 +67,8 @@ public:
     /// openPtStream on a file this resolver's open() returned (a caller that checks the size first).
     Result<PtStream> openPt(OpenedDataFile opened, ReadBuffer& buffer) const;
 
-    /// Starts reading a resolved file into the page cache (POSIX_FADV_WILLNEED); does nothing on any error.
+    /// Starts reading a resolved file into the page cache in the background (readAheadInBackground); does nothing on
+    /// any error.
     void prefetch(std::string_view dataName) const;
 
 private:

@@ -192,7 +192,11 @@ Result<OpenedDataFile> TensorFolder::openReading(std::string_view dataName, Read
         path.append(dataName);
         const int fd = ::openat(m_dirFd, path.c_str() + nameStart, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd >= 0) {
-            if (buffer && wholeFileLimit >= kProbeBytes) {
+            // After a large file, this thread's next is likely large too: no probe then. On a cold cache the probe's
+            // read would start the kernel's read-ahead at the file's start in 4 KiB folios, and the stream's
+            // read-ahead in large folios (readAheadUnlessCached) could no longer have that window.
+            thread_local bool lastWasLarge = false;
+            if (buffer && wholeFileLimit >= kProbeBytes && !lastWasLarge) {
                 // A short pread is the whole file (see the header: what it proves about the file's type).
                 std::byte* bytes = buffer->reserve(kProbeBytes);
                 ssize_t n = 0;
@@ -206,8 +210,10 @@ Result<OpenedDataFile> TensorFolder::openReading(std::string_view dataName, Read
                 }
             }
             struct stat st {};
-            if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) // O_NONBLOCK means nothing for a regular file
+            if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) { // O_NONBLOCK means nothing for a regular file
+                lastWasLarge = static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(wholeFileLimit, kProbeBytes);
                 return OpenedDataFile(std::move(path), static_cast<std::uint64_t>(st.st_size), fd);
+            }
             ::close(fd);
         } else if (errno == ENOENT) {
             return fileError(m_dir / fs::path(dataName), "tensor.missing",

@@ -15,7 +15,6 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 namespace probescope {
@@ -276,18 +275,6 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::mapRange(int fd, const std
     if (auto* hook = g_mapHook.load())
         hook(path);
     return std::shared_ptr<const MappedFile>(std::move(file));
-}
-
-void readAheadUnlessCached(int fd, std::uint64_t offset, std::uint64_t length)
-{
-    if (length == 0)
-        return;
-    char last = 0;
-    iovec one { &last, 1 };
-    // RWF_NOWAIT: the byte only if its page is cached, else EAGAIN at once (no read is started).
-    if (::preadv2(fd, &one, 1, static_cast<off_t>(offset + length - 1), RWF_NOWAIT) == 1)
-        return;
-    ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_WILLNEED);
 }
 
 Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path& path, std::uint64_t maxBytes)

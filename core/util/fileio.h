@@ -80,11 +80,25 @@ private:
 };
 
 /**
- * @brief Asks the kernel to read bytes [offset, offset + length) of the open file `fd` ahead (POSIX_FADV_WILLNEED),
- * unless the range's last page is already in the page cache (one non-blocking read of one byte tells): on a warm
- * cache the advice would only walk every cached page (about 30 µs per 1.5 MB file on a 2-core VM).
+ * @brief Reads bytes [offset, offset + length) of the open file `fd` into the page cache ahead of the caller, who
+ * reads them next, front to back, unless the range's last page is cached already (one non-blocking read of one
+ * byte tells; on a warm cache nothing else is done). The range's first 4 MiB are read now, in large folios (through
+ * a MADV_HUGEPAGE mapping, never touched: a file cut short is no SIGBUS), and the kernel's read-ahead carries the
+ * large folios on as the caller reads. Where the kernel cannot (before Linux 5.14), POSIX_FADV_WILLNEED. Why not
+ * WILLNEED always: it caches the range in 4 KiB folios, which makes every later read of the file up to 3x slower in
+ * the kernel (core/util/readahead.cpp).
  */
 void readAheadUnlessCached(int fd, std::uint64_t offset, std::uint64_t length);
+
+/**
+ * @brief The same for a file the caller reads later (the next row's tensors): `fd` is handed over (closed when
+ * done) and the whole range is read ahead by one background thread, in large folios, while the caller computes.
+ * At most 16 requests wait; more are dropped (a hint, not a promise). The thread stops at exit.
+ */
+void readAheadInBackground(int fd, std::uint64_t offset, std::uint64_t length);
+
+/// Tests: returns when every background read-ahead queued so far has finished.
+void waitForBackgroundReadAhead();
 
 /// Reads a whole (small) file; errors name the file. Only regular files are opened (see MappedFile::open),
 /// and the size cap is maxJsonFileBytes().

@@ -353,3 +353,129 @@ TEST(MappedFileDeathTest, SigbusOutsideTheGuardedMappingsStillEndsTheProcess)
         "");
 }
 
+
+namespace {
+
+/// How many of the pages holding bytes [from, to) of `fd` are in the page cache (mincore over a mapping, which
+/// reads nothing).
+std::size_t cachedPages(int fd, std::size_t from, std::size_t to)
+{
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t start = from / page * page;
+    const std::size_t length = to - start;
+    void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
+    if (p == MAP_FAILED)
+        return 0;
+    std::vector<unsigned char> resident((length + page - 1) / page);
+    std::size_t count = 0;
+    if (::mincore(p, length, resident.data()) == 0) {
+        for (const unsigned char r : resident)
+            count += r & 1u;
+    }
+    ::munmap(p, length);
+    return count;
+}
+
+std::size_t pagesOf(std::size_t from, std::size_t to)
+{
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return (to + page - 1) / page - from / page;
+}
+
+/// A pattern file of `size` bytes written, flushed and dropped from the page cache; its descriptor, or -1 when the
+/// file system keeps it cached anyway (tmpfs), for the test to skip.
+int coldFile(const fs::path& path, std::size_t size, std::string* bytes = nullptr)
+{
+    const std::string written = patternFile(path, size);
+    if (bytes)
+        *bytes = written;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    if (cachedPages(fd, 0, size) > pagesOf(0, size) / 10) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool closed(int fd)
+{
+    return ::fcntl(fd, F_GETFD) == -1 && errno == EBADF;
+}
+
+constexpr std::size_t kMiB = std::size_t { 1 } << 20;
+
+} // namespace
+
+// A stream about to read a cold file gets its first 4 MiB and its last window (a .pt's zip directory) read now; the
+// bytes read afterwards are the file's; a warm file is left alone.
+TEST(ReadAhead, ColdFileHasItsFirstAndLastWindowReadNow)
+{
+    probescope::testing::TempDir dir;
+    std::string bytes;
+    const int fd = coldFile(dir.path() / "cold.bin", 9 * kMiB + 123, &bytes);
+    if (fd < 0)
+        GTEST_SKIP() << "this file system keeps written files in the page cache";
+    readAheadUnlessCached(fd, 0, bytes.size());
+    EXPECT_EQ(cachedPages(fd, 0, 4 * kMiB), pagesOf(0, 4 * kMiB));
+    EXPECT_EQ(cachedPages(fd, 8 * kMiB, bytes.size()), pagesOf(8 * kMiB, bytes.size()));
+    std::string back(bytes.size(), '\0');
+    ASSERT_EQ(::pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
+    EXPECT_EQ(back, bytes);
+    readAheadUnlessCached(fd, 0, bytes.size()); // warm: nothing to do, nothing changes
+    EXPECT_EQ(cachedPages(fd, 0, bytes.size()), pagesOf(0, bytes.size()));
+    ::close(fd);
+}
+
+// The next row's files: the whole file is read by the background thread, which closes the descriptor it was given.
+TEST(ReadAhead, BackgroundReadsTheWholeFileAndClosesIt)
+{
+    probescope::testing::TempDir dir;
+    const std::size_t size = 6 * kMiB + 77;
+    const int fd = coldFile(dir.path() / "next.bin", size);
+    if (fd < 0)
+        GTEST_SKIP() << "this file system keeps written files in the page cache";
+    const int handed = ::dup(fd);
+    ASSERT_GE(handed, 0);
+    readAheadInBackground(handed, 0, size);
+    waitForBackgroundReadAhead();
+    EXPECT_EQ(cachedPages(fd, 0, size), pagesOf(0, size));
+    EXPECT_TRUE(closed(handed));
+    ::close(fd);
+}
+
+// Read-ahead is a hint: a file cut short after it was opened, a pipe, and more requests than the queue holds end
+// with every descriptor closed and no signal (nothing is touched through a mapping), never a hang.
+TEST(ReadAhead, CutFilesPipesAndAFullQueueAreHarmless)
+{
+    probescope::testing::TempDir dir;
+    const auto path = dir.path() / "cut.bin";
+    patternFile(path, 6 * kMiB);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    fs::resize_file(path, kMiB + 5);
+    readAheadUnlessCached(fd, 0, 6 * kMiB);
+    std::vector<int> handed;
+    for (int i = 0; i < 40; ++i) {
+        handed.push_back(::dup(fd));
+        ASSERT_GE(handed.back(), 0);
+        readAheadInBackground(handed.back(), 0, 6 * kMiB);
+    }
+    int pipeEnds[2];
+    ASSERT_EQ(::pipe(pipeEnds), 0);
+    readAheadUnlessCached(pipeEnds[0], 0, 4 * kMiB);
+    readAheadInBackground(pipeEnds[0], 0, 4 * kMiB);
+    waitForBackgroundReadAhead();
+    for (const int h : handed)
+        EXPECT_TRUE(closed(h));
+    EXPECT_TRUE(closed(pipeEnds[0]));
+    ::close(pipeEnds[1]);
+    char first = 0;
+    EXPECT_EQ(::pread(fd, &first, 1, 0), 1);
+    EXPECT_EQ(first, static_cast<char>(1));
+    ::close(fd);
+}

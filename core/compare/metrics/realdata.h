@@ -57,7 +57,8 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row);
  * compareRealDataRow with a large pair split into chunks that `splitter` hands to idle threads. The files
  * are streamed (small ones read whole into per-thread buffers, large ones a chunk at a time), never
  * loaded as Tensors; the result does not depend on the splitter's thread count. When this pair is large
- * (its files are streamed), the files of `next` are read ahead (POSIX_FADV_WILLNEED) while it is computed;
+ * (its files are streamed), the files of `next` are read ahead in the background (readAheadInBackground) while it
+ * is computed;
  * small pairs skip that, as it would cost more system calls than it saves.
  */
 RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, const RealDataRow* next = nullptr);
