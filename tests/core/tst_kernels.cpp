@@ -272,6 +272,48 @@ TEST(MetricKernels, Float32PassGivesTheBitsOfTheFloat64Path)
     kernels::forceGenericKernels(false);
 }
 
+// ptdbg's change of float32 arrays (a ±0 bench element becomes eps, the NPU element gets eps added in float32) is
+// made by the pass as it reads (RelErrRule::zeroBenchEps): every bit is that of the pass over arrays changed
+// beforehand, on the float32 pass and the float64 one (inf/NaN blocks), with both kernel builds.
+TEST(MetricKernels, PtdbgZeroChangeInThePassIsTheChangeMadeBeforehand)
+{
+    const std::size_t n = kernels::kChunkElements * 2 + 5000 + 3;
+    std::vector<double> nv, bv;
+    randomPair(n, 23, nv, bv);
+    for (std::size_t i = 0; i < n; i += 7)
+        bv[i] = (i / 7) % 2 == 0 ? 0.0 : -0.0; // ReLU-like zeros, both signs
+    nv[14] = 1e30;                             // a large NPU value at a bench zero
+    nv[700] = bv[700] = kInf;                  // a block with inf on both sides
+    nv[7000] = std::numeric_limits<double>::quiet_NaN(); // a bench zero under an NPU NaN
+    bv[7000] = 0.0;
+    const float eps = 1.1920928955078125e-07f;
+    std::vector<double> cn = nv, cb = bv;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (static_cast<float>(cb[i]) != 0)
+            continue;
+        cb[i] = eps;
+        cn[i] = static_cast<float>(cn[i]) + eps;
+    }
+    const Tensor a = makeTensor(DType::Float32, nv), b = makeTensor(DType::Float32, bv);
+    const Tensor ca = makeTensor(DType::Float32, cn), cbt = makeTensor(DType::Float32, cb);
+    const auto rule = kernels::rulePtdbg(DType::Float32, DType::Float32);
+    for (const bool generic : { false, true }) {
+        for (const bool wide : { false, true }) {
+            SCOPED_TRACE(std::string(generic ? "generic" : "best") + (wide ? " float64 pass" : " float32 pass"));
+            kernels::forceGenericKernels(generic);
+            kernels::forceFloat64Pass(wide);
+            SerialSplitter serial;
+            const auto inPass = kernels::ptdbgPairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, serial);
+            const auto before = kernels::ptdbgPairStats(pairSideOf(ca).operand, pairSideOf(cbt).operand, n, rule, serial);
+            kernels::forceFloat64Pass(false);
+            expectSameBits(inPass, before);
+            EXPECT_TRUE(inPass.anyInvalid);
+            EXPECT_GT(inPass.belowOne, 0u);
+        }
+    }
+    kernels::forceGenericKernels(false);
+}
+
 TEST(MetricKernels, SplitJobsRunOnEveryThreadAndInOrder)
 {
     // Three jobs, the second splits into 50 parts: every part runs once, whatever thread takes it.

@@ -689,34 +689,6 @@ bool anyZeroBits(const std::byte* p, std::size_t k)
     return zero;
 }
 
-/// ptdbg's change of a float32 block, from the raw elements into float32 copies: where b is ±0, n += eps and b = eps.
-void patchFloat32(const std::byte* npu, const std::byte* bench, std::size_t k, float eps, float* n, float* b)
-{
-    typedef float V4f __attribute__((vector_size(16)));
-    const V4f e = V4f {} + eps;
-    std::size_t i = 0;
-    for (; i + 4 <= k; i += 4) {
-        V4f x;
-        V4f y;
-        std::memcpy(&x, npu + i * 4, sizeof x);
-        std::memcpy(&y, bench + i * 4, sizeof y);
-        const auto z = y == V4f {};
-        x = z ? x + e : x;
-        y = z ? e : y;
-        std::memcpy(n + i, &x, sizeof x);
-        std::memcpy(b + i, &y, sizeof y);
-    }
-    for (; i < k; ++i) {
-        float x;
-        float y;
-        std::memcpy(&x, npu + i * 4, 4);
-        std::memcpy(&y, bench + i * 4, 4);
-        const bool z = y == 0;
-        n[i] = z ? x + eps : x;
-        b[i] = z ? eps : y;
-    }
-}
-
 bool ptdbgAnyZero(DType t, const std::byte* p, std::size_t k)
 {
     switch (t) {
@@ -806,8 +778,6 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
     thread_local ChunkBuffer benchBuffer;
     thread_local std::vector<double> nd(kPtdbgBlock);
     thread_local std::vector<double> bd(kPtdbgBlock);
-    thread_local std::vector<float> nf(kPtdbgBlock);
-    thread_local std::vector<float> bf(kPtdbgBlock);
     thread_local std::vector<std::uint16_t> nh(kPtdbgBlock);
     thread_local std::vector<std::uint16_t> bh(kPtdbgBlock);
     thread_local std::vector<PairStats> parts;
@@ -828,22 +798,21 @@ PairStats ptdbgChunkStats(const Operand& npu, const Operand& bench, std::uint64_
     const bool npuFloat = ptdbgIsFloat(rule.npuType);
     const bool float32Pair = npu.dtype == DType::Float32 && bench.dtype == DType::Float32;
     const bool float16Pair = npu.dtype == DType::Float16 && bench.dtype == DType::Float16;
+    // The usual case (float32 dumps, ReLU zeros): the pass changes the elements itself as it reads them
+    // (RelErrRule::zeroBenchEps; the changed values are float32 values), a no-op in a block without a zero.
+    RelErrRule patched = rel;
+    patched.zeroBenchEps = static_cast<float>(eps);
     parts.clear();
     for (std::size_t start = 0; start < m; start += kPtdbgBlock) {
         const std::size_t k = m - start < kPtdbgBlock ? m - start : kPtdbgBlock;
         const std::byte* nb = n + start * npuSize;
         const std::byte* bb = b + start * benchSize;
-        if (!ptdbgAnyZero(bench.dtype, bb, k)) {
-            parts.push_back(chunkStats(Operand { npu.dtype, nb }, Operand { bench.dtype, bb }, k, 0, rel, false));
+        if (float32Pair) {
+            parts.push_back(chunkStats(Operand { npu.dtype, nb }, Operand { bench.dtype, bb }, k, 0, patched, false));
             continue;
         }
-        if (float32Pair) {
-            // The usual case (ReLU zeros in float32 dumps): the changed values are float32 values, so the block is
-            // changed in float32 copies, branch-free, and the pass widens them as it widens any float32 block.
-            patchFloat32(nb, bb, k, static_cast<float>(eps), nf.data(), bf.data());
-            parts.push_back(chunkStats(Operand { DType::Float32, reinterpret_cast<const std::byte*>(nf.data()) },
-                                       Operand { DType::Float32, reinterpret_cast<const std::byte*>(bf.data()) }, k, 0,
-                                       rel, false));
+        if (!ptdbgAnyZero(bench.dtype, bb, k)) {
+            parts.push_back(chunkStats(Operand { npu.dtype, nb }, Operand { bench.dtype, bb }, k, 0, rel, false));
             continue;
         }
         if (float16Pair) {

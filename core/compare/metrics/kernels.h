@@ -50,6 +50,9 @@ struct RelErrRule
     double benchAtZero = 0;
     double one = 0.001; ///< thresholds as numpy compares them (already rounded to `compute`)
     double five = 0.005;
+    /// ptdbg's float32 pairs (0 = none): where the bench element is ±0 it becomes this, and the NPU element gets it
+    /// added in float32, before anything else (numpy's in-place change of both arrays), fused into the pass.
+    float zeroBenchEps = 0;
 };
 
 /// msprobe 1.2.2's rule for arrays of the loaded types npu and bench (bfloat16 already counted as float32).
