@@ -375,9 +375,11 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     Joiner treeJoiner { treeBuilder };
     bool treeStarted = false;
     const auto startTree = [&] {
-        if (!treeStarted && sideThreads)
+        if (treeStarted)
+            return;
+        if (sideThreads)
             treeBuilder = std::thread(buildTree);
-        else if (!treeStarted)
+        else
             buildTree();
         treeStarted = true;
     };
