@@ -19,6 +19,47 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The elements of a path's relative part, as std::filesystem::path iterates them on POSIX: one or more '/'
+/// separate two elements, and a trailing '/' ends the path with one empty element ("a/" is "a", "").
+class PathElements
+{
+public:
+    explicit PathElements(std::string_view text)
+        : m_rooted(!text.empty() && text.front() == '/')
+    {
+        const std::size_t first = text.find_first_not_of('/');
+        m_rest = first == std::string_view::npos ? std::string_view() : text.substr(first);
+    }
+
+    bool rooted() const { return m_rooted; }
+
+    bool next(std::string_view& element)
+    {
+        if (m_trailing) {
+            m_trailing = false;
+            element = {};
+            return true;
+        }
+        if (m_rest.empty())
+            return false;
+        const std::size_t slash = m_rest.find('/');
+        element = m_rest.substr(0, slash);
+        if (slash == std::string_view::npos) {
+            m_rest = {};
+            return true;
+        }
+        const std::size_t after = m_rest.find_first_not_of('/', slash);
+        m_trailing = after == std::string_view::npos;
+        m_rest = m_trailing ? std::string_view() : m_rest.substr(after);
+        return true;
+    }
+
+private:
+    bool m_rooted;
+    bool m_trailing = false;
+    std::string_view m_rest;
+};
+
 std::optional<std::int64_t> numberAfter(std::string_view name, std::string_view prefix)
 {
     if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size())
@@ -442,6 +483,27 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
                              + "; give the folder of one dump (its root, a step or a rank folder)");
     }
     return layout;
+}
+
+int CompactPath::compareText(std::string_view a, std::string_view b) noexcept
+{
+    if (a == b)
+        return 0;
+    // No root name on POSIX; a root directory sorts after none, then the elements in order, a prefix first.
+    PathElements x(a);
+    PathElements y(b);
+    if (x.rooted() != y.rooted())
+        return x.rooted() ? 1 : -1;
+    std::string_view ex;
+    std::string_view ey;
+    for (;;) {
+        const bool hasX = x.next(ex);
+        const bool hasY = y.next(ey);
+        if (!hasX || !hasY)
+            return hasX ? 1 : (hasY ? -1 : 0);
+        if (const int c = ex.compare(ey))
+            return c;
+    }
 }
 
 } // namespace probescope::dump
