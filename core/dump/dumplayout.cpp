@@ -295,7 +295,7 @@ std::string folders(std::size_t n)
 void summariseSkipped(const Walk& walk, Diagnostics& out)
 {
     auto where = [&](const std::vector<fs::path>& paths) {
-        return SourceLocation { (paths.size() == 1 ? paths.front() : walk.input).string(), std::nullopt, 0, 0 };
+        return fileLocation(paths.size() == 1 ? paths.front() : walk.input);
     };
     if (!walk.noDump.empty())
         out.push_back(makeWarning("layout.no-dump-file", where(walk.noDump),
@@ -410,7 +410,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
     layout.input = input;
     std::error_code ec;
     if (!fs::exists(input, ec))
-        return makeError("layout.missing", SourceLocation { input.string(), std::nullopt, 0, 0 },
+        return makeError("layout.missing", fileLocation(input),
                          "no such file or folder");
     if (!isFile(input) && !isDir(input)) {
         // A FIFO, socket or device in place of a dump file: its own error (io.read), never a wait or "no dump".
@@ -432,7 +432,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
             // A renamed dump file (e.g. npu_dump.json) is still read as a dump.json.
             loc.format = DumpFormat::DumpJson;
         } else {
-            return makeError("layout.unknown-file", SourceLocation { input.string(), std::nullopt, 0, 0 },
+            return makeError("layout.unknown-file", fileLocation(input),
                              "not a dump file: expected dump.json, debug.json, a .pkl or a dump folder");
         }
         applyLabels(loc);
@@ -443,7 +443,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
     Walk walk { input, layout, {}, {}, {}, {}, {}, options.progress };
     collect(input, 4, walk);
     if (walk.cancelled)
-        return makeError("layout.cancelled", SourceLocation { input.string(), std::nullopt, 0, 0 },
+        return makeError("layout.cancelled", fileLocation(input),
                          "cancelled while searching the folder for dumps");
     for (const auto* list : { &walk.noDump, &walk.otherNames, &walk.seenBefore })
         layout.skippedFolders.insert(layout.skippedFolders.end(), list->begin(), list->end());
@@ -454,7 +454,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
     if (layout.ranks.empty() && (!options.allowEmpty || inputUnreadable)) {
         // The input itself could not be listed: say so, rather than "no dump" for a folder that may hold one.
         if (inputUnreadable)
-            return makeError("layout.unreadable", SourceLocation { input.string(), std::nullopt, 0, 0 },
+            return makeError("layout.unreadable", fileLocation(input),
                              "cannot read the folder: " + walk.unreadable.front().second);
         std::string message = "no dump found under " + backslashReplace(input.string())
             + ": expected step*/rank*/dump.json, rank*/dump.json, dump.json, debug.json or a ptdbg .pkl";
@@ -462,7 +462,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
         summariseSkipped(walk, skipped);
         for (const Diagnostic& d : skipped)
             message += "; " + d.message;
-        return makeError("layout.empty", SourceLocation { input.string(), std::nullopt, 0, 0 }, message);
+        return makeError("layout.empty", fileLocation(input), message);
     }
     summariseSkipped(walk, layout.diagnostics);
     std::stable_sort(layout.ranks.begin(), layout.ranks.end(), [](const RankLocation& a, const RankLocation& b) {
@@ -477,7 +477,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
         const RankLocation& b = layout.ranks[i];
         if (placeOf(a) != placeOf(b))
             continue;
-        return makeError("dump.duplicate-place", SourceLocation { a.dumpFile.string(), std::nullopt, 0, 0 },
+        return makeError("dump.duplicate-place", fileLocation(a.dumpFile),
                          "two dumps at the same place (" + placeText(a) + "): " + backslashReplace(a.dumpFile.string())
                              + " and " + backslashReplace(b.dumpFile.string())
                              + "; give the folder of one dump (its root, a step or a rank folder)");

@@ -434,7 +434,7 @@ private:
             for (const std::size_t f : found) {
                 const auto value = opData(**dump, m_data[f].name);
                 if (!value) {
-                    m_resultError = makeError("overflow.changed", SourceLocation { (*dump)->dump->path.string(), std::nullopt, 0, 0 },
+                    m_resultError = makeError("overflow.changed", fileLocation((*dump)->dump->path),
                                               "the op " + m_data[f].name + " is no longer in this dump (it changed while being read)");
                     return {};
                 }
