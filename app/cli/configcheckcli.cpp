@@ -57,7 +57,7 @@ int runPack(const std::vector<std::string>& scripts, std::string output)
         return usageError("config_check -d: the output must end with '.zip' (got " + output + ")");
     const auto parent = std::filesystem::path(output).parent_path();
     if (!parent.empty() && !isFolder(parent.string()))
-        return inputError(makeError("config-check.output", SourceLocation { parent.string(), std::nullopt, 0, 0 },
+        return inputError(makeError("config-check.output", fileLocation(parent),
                                     "the folder of " + output + " does not exist"));
     log("pack result zip path " + output);
     const char* path = std::getenv("PATH");

@@ -47,7 +47,7 @@ Result<ptdbg::PtdbgInput> sideOf(const fs::path& path, bool npu, ptdbg::PtdbgInp
     std::error_code ec;
     fs::path pkl = path;
     if (fs::is_directory(path, ec)) {
-        const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+        const SourceLocation where = fileLocation(path);
         auto layout = dump::discoverDump(path);
         if (!layout)
             return layout.error().id == "layout.empty"

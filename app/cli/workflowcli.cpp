@@ -175,7 +175,7 @@ int runAnomalyAnalyse(int argc, char** argv)
     std::filesystem::create_directories(outDir, ec);
     const std::filesystem::path file = outDir / "anomaly_analyse.json";
     if (const auto failure = writeFileAtomically(file, result->json, ReplaceMode::Never)) {
-        std::cerr << makeError("monitor.write", SourceLocation { file.string(), std::nullopt, 0, 0 },
+        std::cerr << makeError("monitor.write", fileLocation(file),
                                failure->nameTaken ? "exists already: ProbeScope never replaces a file (msprobe deletes it)"
                                                   : failure->message)
                          .format()

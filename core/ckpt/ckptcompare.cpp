@@ -413,7 +413,7 @@ Result<CheckpointComparison> compareCheckpoints(const std::filesystem::path& fir
         },
         progress);
     if (!finished)
-        return makeError("ckpt.cancelled", SourceLocation { first.string(), std::nullopt, 0, 0 }, "cancelled");
+        return makeError("ckpt.cancelled", fileLocation(first), "cancelled");
     for (Slot& slot : slots) {
         for (const auto& [severity, line] : slot.lines)
             log(severity, line);

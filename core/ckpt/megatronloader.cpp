@@ -20,7 +20,7 @@ using Node = PtCheckpoint::Node;
 
 Diagnostic ckptError(const std::filesystem::path& where, std::string message, const char* id = "ckpt.layout")
 {
-    return makeError(id, SourceLocation { where.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError(id, fileLocation(where), std::move(message));
 }
 
 /// Python's str.replace(old, new): every non-overlapping occurrence, left to right.

@@ -16,7 +16,7 @@ namespace {
 
 Diagnostic folderError(const fs::path& path, const std::string& message)
 {
-    return makeError("collect.dump-path", SourceLocation { path.string(), std::nullopt, 0, 0 }, message);
+    return makeError("collect.dump-path", fileLocation(path), message);
 }
 
 /// mkdir `path`; an existing entry is accepted only when `mayExist` and it is a real directory.

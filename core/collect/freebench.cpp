@@ -105,7 +105,7 @@ namespace {
 
 Diagnostic ioError(const fs::path& path, const std::string& what)
 {
-    return makeError("collect.io", SourceLocation { path.string(), std::nullopt, 0, 0 }, what);
+    return makeError("collect.io", fileLocation(path), what);
 }
 
 } // namespace

@@ -242,7 +242,7 @@ void centralDirectory(std::string& out, std::uint64_t base, const std::vector<Re
 
 Diagnostic ioError(const fs::path& path, const std::string& what, int err)
 {
-    return makeError("collect.io", SourceLocation { path.string(), std::nullopt, 0, 0 },
+    return makeError("collect.io", fileLocation(path),
                      what + ": " + std::generic_category().message(err));
 }
 

@@ -19,6 +19,47 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The elements of a path's relative part, as std::filesystem::path iterates them on POSIX: one or more '/'
+/// separate two elements, and a trailing '/' ends the path with one empty element ("a/" is "a", "").
+class PathElements
+{
+public:
+    explicit PathElements(std::string_view text)
+        : m_rooted(!text.empty() && text.front() == '/')
+    {
+        const std::size_t first = text.find_first_not_of('/');
+        m_rest = first == std::string_view::npos ? std::string_view() : text.substr(first);
+    }
+
+    bool rooted() const { return m_rooted; }
+
+    bool next(std::string_view& element)
+    {
+        if (m_trailing) {
+            m_trailing = false;
+            element = {};
+            return true;
+        }
+        if (m_rest.empty())
+            return false;
+        const std::size_t slash = m_rest.find('/');
+        element = m_rest.substr(0, slash);
+        if (slash == std::string_view::npos) {
+            m_rest = {};
+            return true;
+        }
+        const std::size_t after = m_rest.find_first_not_of('/', slash);
+        m_trailing = after == std::string_view::npos;
+        m_rest = m_trailing ? std::string_view() : m_rest.substr(after);
+        return true;
+    }
+
+private:
+    bool m_rooted;
+    bool m_trailing = false;
+    std::string_view m_rest;
+};
+
 std::optional<std::int64_t> numberAfter(std::string_view name, std::string_view prefix)
 {
     if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size())
@@ -254,7 +295,7 @@ std::string folders(std::size_t n)
 void summariseSkipped(const Walk& walk, Diagnostics& out)
 {
     auto where = [&](const std::vector<fs::path>& paths) {
-        return SourceLocation { (paths.size() == 1 ? paths.front() : walk.input).string(), std::nullopt, 0, 0 };
+        return fileLocation(paths.size() == 1 ? paths.front() : walk.input);
     };
     if (!walk.noDump.empty())
         out.push_back(makeWarning("layout.no-dump-file", where(walk.noDump),
@@ -369,7 +410,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
     layout.input = input;
     std::error_code ec;
     if (!fs::exists(input, ec))
-        return makeError("layout.missing", SourceLocation { input.string(), std::nullopt, 0, 0 },
+        return makeError("layout.missing", fileLocation(input),
                          "no such file or folder");
     if (!isFile(input) && !isDir(input)) {
         // A FIFO, socket or device in place of a dump file: its own error (io.read), never a wait or "no dump".
@@ -391,7 +432,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
             // A renamed dump file (e.g. npu_dump.json) is still read as a dump.json.
             loc.format = DumpFormat::DumpJson;
         } else {
-            return makeError("layout.unknown-file", SourceLocation { input.string(), std::nullopt, 0, 0 },
+            return makeError("layout.unknown-file", fileLocation(input),
                              "not a dump file: expected dump.json, debug.json, a .pkl or a dump folder");
         }
         applyLabels(loc);
@@ -402,7 +443,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
     Walk walk { input, layout, {}, {}, {}, {}, {}, options.progress };
     collect(input, 4, walk);
     if (walk.cancelled)
-        return makeError("layout.cancelled", SourceLocation { input.string(), std::nullopt, 0, 0 },
+        return makeError("layout.cancelled", fileLocation(input),
                          "cancelled while searching the folder for dumps");
     for (const auto* list : { &walk.noDump, &walk.otherNames, &walk.seenBefore })
         layout.skippedFolders.insert(layout.skippedFolders.end(), list->begin(), list->end());
@@ -413,7 +454,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
     if (layout.ranks.empty() && (!options.allowEmpty || inputUnreadable)) {
         // The input itself could not be listed: say so, rather than "no dump" for a folder that may hold one.
         if (inputUnreadable)
-            return makeError("layout.unreadable", SourceLocation { input.string(), std::nullopt, 0, 0 },
+            return makeError("layout.unreadable", fileLocation(input),
                              "cannot read the folder: " + walk.unreadable.front().second);
         std::string message = "no dump found under " + backslashReplace(input.string())
             + ": expected step*/rank*/dump.json, rank*/dump.json, dump.json, debug.json or a ptdbg .pkl";
@@ -421,7 +462,7 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
         summariseSkipped(walk, skipped);
         for (const Diagnostic& d : skipped)
             message += "; " + d.message;
-        return makeError("layout.empty", SourceLocation { input.string(), std::nullopt, 0, 0 }, message);
+        return makeError("layout.empty", fileLocation(input), message);
     }
     summariseSkipped(walk, layout.diagnostics);
     std::stable_sort(layout.ranks.begin(), layout.ranks.end(), [](const RankLocation& a, const RankLocation& b) {
@@ -436,12 +477,33 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
         const RankLocation& b = layout.ranks[i];
         if (placeOf(a) != placeOf(b))
             continue;
-        return makeError("dump.duplicate-place", SourceLocation { a.dumpFile.string(), std::nullopt, 0, 0 },
+        return makeError("dump.duplicate-place", fileLocation(a.dumpFile),
                          "two dumps at the same place (" + placeText(a) + "): " + backslashReplace(a.dumpFile.string())
                              + " and " + backslashReplace(b.dumpFile.string())
                              + "; give the folder of one dump (its root, a step or a rank folder)");
     }
     return layout;
+}
+
+int CompactPath::compareText(std::string_view a, std::string_view b) noexcept
+{
+    if (a == b)
+        return 0;
+    // No root name on POSIX; a root directory sorts after none, then the elements in order, a prefix first.
+    PathElements x(a);
+    PathElements y(b);
+    if (x.rooted() != y.rooted())
+        return x.rooted() ? 1 : -1;
+    std::string_view ex;
+    std::string_view ey;
+    for (;;) {
+        const bool hasX = x.next(ex);
+        const bool hasY = y.next(ey);
+        if (!hasX || !hasY)
+            return hasX ? 1 : (hasY ? -1 : 0);
+        if (const int c = ex.compare(ey))
+            return c;
+    }
 }
 
 } // namespace probescope::dump

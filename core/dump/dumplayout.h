@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,12 +65,26 @@ public:
     }
 
     friend std::filesystem::path operator/(const CompactPath& a, const std::filesystem::path& b) { return a.path() / b; }
-    friend bool operator==(const CompactPath& a, const CompactPath& b) { return a.path() == b.path(); }
-    friend bool operator==(const CompactPath& a, const std::filesystem::path& b) { return a.path() == b; }
-    friend auto operator<=>(const CompactPath& a, const CompactPath& b) { return a.path() <=> b.path(); }
-    friend auto operator<=>(const CompactPath& a, const std::filesystem::path& b) { return a.path() <=> b; }
+    // Compared as std::filesystem::path compares (element by element: "a//b" == "a/b", "a/b" < "a-b"), on the text
+    // alone: sorting and matching rank folders builds no path.
+    friend bool operator==(const CompactPath& a, const CompactPath& b) { return compareText(a.m_text, b.m_text) == 0; }
+    friend bool operator==(const CompactPath& a, const std::filesystem::path& b)
+    {
+        return compareText(a.m_text, b.native()) == 0;
+    }
+    friend std::strong_ordering operator<=>(const CompactPath& a, const CompactPath& b)
+    {
+        return compareText(a.m_text, b.m_text) <=> 0;
+    }
+    friend std::strong_ordering operator<=>(const CompactPath& a, const std::filesystem::path& b)
+    {
+        return compareText(a.m_text, b.native()) <=> 0;
+    }
 
 private:
+    /// std::filesystem::path(a).compare(path(b)) on POSIX, without building either path.
+    static int compareText(std::string_view a, std::string_view b) noexcept;
+
     std::string m_text;
 };
 

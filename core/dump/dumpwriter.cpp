@@ -134,7 +134,7 @@ namespace {
 
 Diagnostic ioError(const fs::path& path, const std::string& what, int err)
 {
-    return makeError("dumpwriter.io", SourceLocation { path.string(), std::nullopt, 0, 0 },
+    return makeError("dumpwriter.io", fileLocation(path),
                      what + ": " + std::generic_category().message(err));
 }
 
@@ -188,7 +188,7 @@ namespace {
 std::optional<Diagnostic> writeFileAtomically(const fs::path& path, std::string_view content)
 {
     if (const auto failure = probescope::writeFileAtomically(path, content, ReplaceMode::Allowed))
-        return makeError("dumpwriter.io", SourceLocation { path.string(), std::nullopt, 0, 0 }, failure->message);
+        return makeError("dumpwriter.io", fileLocation(path), failure->message);
     return std::nullopt;
 }
 
@@ -212,7 +212,7 @@ Result<std::unique_ptr<DumpWriter>> DumpWriter::create(const fs::path& rankDir, 
     std::error_code ec;
     fs::create_directories(rankDir, ec);
     if (ec)
-        return makeError("dumpwriter.io", SourceLocation { rankDir.string(), std::nullopt, 0, 0 },
+        return makeError("dumpwriter.io", fileLocation(rankDir),
                          "cannot create the folder: " + ec.message());
 
     std::unique_ptr<DumpWriter> w(new DumpWriter());
@@ -279,7 +279,7 @@ std::optional<Diagnostic> DumpWriter::openObjectFile(ObjectFile& file, const fs:
 std::optional<Diagnostic> DumpWriter::addEntry(std::string_view key, std::string_view valueText)
 {
     if (m_finished)
-        return makeError("dumpwriter.finished", SourceLocation { m_dumpPath.string(), std::nullopt, 0, 0 },
+        return makeError("dumpwriter.finished", fileLocation(m_dumpPath),
                          "entry added after finish() without resume()");
     m_scratch.clear();
     m_scratch += m_entries == 0 ? "\n  " : ",\n  ";
@@ -326,7 +326,7 @@ std::optional<Diagnostic> DumpWriter::addMember(ObjectFile& file, std::string_vi
     if (file.fd < 0)
         return std::nullopt; // this file is not written (e.g. debug level)
     if (m_finished)
-        return makeError("dumpwriter.finished", SourceLocation { file.path.string(), std::nullopt, 0, 0 },
+        return makeError("dumpwriter.finished", fileLocation(file.path),
                          "member added after finish() without resume()");
     // Two old bytes ("\n}") astride a page boundary could mix with new ones in a cut write: go back
     // to a one-byte "}" first.

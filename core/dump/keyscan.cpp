@@ -233,7 +233,7 @@ Result<DumpKeys> scanDumpKeysIn(std::string_view text, const std::filesystem::pa
     DumpKeys out;
     Scanner scanner(text, out);
     if (std::string error = scanner.run(); !error.empty())
-        return makeError("dump.key-scan", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("dump.key-scan", fileLocation(path),
                          "the entry keys could not be scanned: " + error);
     auto keys = std::make_shared<std::string>(scanner.takeKeys());
     keys->shrink_to_fit(); // kept by the tree for as long as the viewer shows it

@@ -928,7 +928,7 @@ Result<std::shared_ptr<const DumpFile>> readLegacyPkl(const std::filesystem::pat
         return reader.run();
     } catch (const std::exception& e) {
         // Only allocation failures can get here; the reader itself does not throw.
-        return makeError("pkl.internal", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("pkl.internal", fileLocation(path),
             std::string("reading the .pkl failed: ") + e.what());
     }
 }

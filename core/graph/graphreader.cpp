@@ -248,7 +248,7 @@ std::optional<std::string> readVisGraph(const Json& g, Side side, std::int64_t s
 
 Result<std::shared_ptr<const GraphFile>> readVisJson(const std::filesystem::path& path)
 {
-    const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(path);
     auto text = readTextFile(path);
     if (!text)
         return text.error();

@@ -94,7 +94,7 @@ Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
             return b.error();
         layoutB = std::move(*b);
     }
-    const SourceLocation where { npu.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(npu);
     if (layoutN->ranks.empty())
         return makeError("graph.input", where, "no dump (dump.json, construct.json, stack.json) found");
     auto isFiles = [](const dump::DumpLayout& l, const fs::path& input) {
@@ -107,7 +107,7 @@ Result<Plan> planJobs(const fs::path& npu, const std::optional<fs::path>& bench)
     const bool stepsN = !filesN && isSteps(*layoutN);
     if (layoutB) {
         if (layoutB->ranks.empty())
-            return makeError("graph.input", SourceLocation { bench->string(), std::nullopt, 0, 0 }, "no dump found");
+            return makeError("graph.input", fileLocation(*bench), "no dump found");
         const bool filesB = isFiles(*layoutB, *bench);
         const bool stepsB = !filesB && isSteps(*layoutB);
         if (filesN != filesB || stepsN != stepsB)
@@ -255,7 +255,7 @@ Result<ComparedPair> comparePairOf(const Job& job, const MsGraph& n, const MsGra
         if (d.severity == Severity::Error)
             return d;
     if (outcome->refused || !outcome->table)
-        return makeError("graph.input", SourceLocation { job.npu.dumpFile.string(), std::nullopt, 0, 0 },
+        return makeError("graph.input", fileLocation(job.npu.dumpFile),
                          "the compare refuses this pair");
     ComparedPair out;
     out.table = outcome->table;
@@ -287,7 +287,7 @@ Result<ComparedPair> comparePairOf(const Job& job, const MsGraph& n, const MsGra
 
 Result<GraphInput> readGraphInputJson(const fs::path& path)
 {
-    const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(path);
     auto text = readTextFile(path);
     if (!text)
         return text.error();
@@ -463,7 +463,7 @@ Result<GraphWriteResult> writeGraphDb(const fs::path& npu, const std::optional<f
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (!fs::is_directory(outDir))
-        return makeError("graph.output", SourceLocation { outDir.string(), std::nullopt, 0, 0 }, "cannot create the output folder");
+        return makeError("graph.output", fileLocation(outDir), "cannot create the output folder");
     auto written = detail::writeNewDb(
         outDir, stem, ".vis.db", detail::DbName::FreeName,
         [&](Db& db) -> std::optional<std::string> {

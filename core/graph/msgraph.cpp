@@ -766,7 +766,7 @@ Result<MsGraph> buildMsGraph(const dump::RankDump& rank, const BuildOptions& opt
 {
     const WriteFormat format = options.format;
     const bool md5Mode = options.md5Mode;
-    const SourceLocation where { rank.location.dir.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(rank.location.dir);
     const dump::ConstructMap& construct = rank.construct;
     const bool noConstruct = !construct.present || construct.links.empty();
     if (noConstruct && !options.flatWithoutConstruct)

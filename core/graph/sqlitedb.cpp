@@ -126,7 +126,7 @@ std::optional<std::string> walWarning(const std::filesystem::path& path)
 Result<std::shared_ptr<ReadOnlyDb>> ReadOnlyDb::open(const std::filesystem::path& path, std::string errorId,
                                                      const ProgressSink* progress)
 {
-    const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(path);
     // The regular-file check first (a FIFO or a folder is refused, never opened by SQLite).
     auto fd = openRegularFile(path);
     if (!fd)
@@ -166,7 +166,7 @@ ReadOnlyDb::~ReadOnlyDb()
 
 Diagnostic ReadOnlyDb::error(std::string message) const
 {
-    return makeError(m_errorId, SourceLocation { m_path.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError(m_errorId, fileLocation(m_path), std::move(message));
 }
 
 Result<std::unique_ptr<Statement>> ReadOnlyDb::prepare(std::string_view sql) const
@@ -216,7 +216,7 @@ bool Statement::next()
         return false;
     if (rc == SQLITE_INTERRUPT) {
         // The progress handler saw the cancel (ReadOnlyDb::open's `progress`).
-        m_error = makeError("graph.cancelled", SourceLocation { m_db.path().string(), std::nullopt, 0, 0 },
+        m_error = makeError("graph.cancelled", fileLocation(m_db.path()),
                             "reading the database was cancelled");
         return false;
     }

@@ -114,7 +114,7 @@ Result<fs::path> writeNewDb(const fs::path& folder, const std::string& stem, con
                             const std::function<std::optional<std::string>(WritableDb&)>& fill, const std::string& errorId)
 {
     const fs::path finalName = folder / (stem + extension);
-    const SourceLocation at { finalName.string(), std::nullopt, 0, 0 };
+    const SourceLocation at = fileLocation(finalName);
     std::string error;
     const auto temp = createTempBeside(finalName, ".tmp", error);
     if (!temp)

@@ -329,7 +329,7 @@ Result<DbNodeOrders> scanDbNodes(const ReadOnlyDb& db, const std::filesystem::pa
     std::atomic<std::uint64_t> rowsRead { 0 };
     std::atomic<bool> stop { false };
     const auto cancelled = [&] {
-        return makeError("graph.cancelled", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("graph.cancelled", fileLocation(path),
                          "opening the graph file was cancelled");
     };
     if (options.progress && options.progress->isCancelled())

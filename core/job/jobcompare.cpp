@@ -31,11 +31,6 @@ using namespace detail;
 
 namespace {
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 /// A relative error cell as a number: msprobe writes "12.5%" strings or floats, "N/A" when it has none.
 std::optional<double> metricValue(const compare::Cell& c)
 {
@@ -385,7 +380,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         oneSided.push_back(std::move(s));
     }
     if (pairs.empty() && oneSided.empty())
-        return makeError("job.empty", at(input.npuPath),
+        return makeError("job.empty", fileLocation(input.npuPath),
                          jobOptions.steps.empty() && jobOptions.ranks.empty()
                              ? "no (step, rank) pair to compare"
                              : "no (step, rank) pair matches the --step/--rank selection");
@@ -395,7 +390,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
-        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+        return makeError("compare.output", fileLocation(outDir), "cannot create the output folder: " + ec.message());
     LocalThreadScheduler oneThread(1);
     PairScheduler& scheduler = jobOptions.scheduler ? *jobOptions.scheduler : oneThread;
     const std::string stamp
@@ -463,7 +458,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             return;
         std::optional<Diagnostic> d;
         if (const std::optional<std::string> notDurable = durable->barrier())
-            d = makeError("job.output", at(outDir), *notDurable);
+            d = makeError("job.output", fileLocation(outDir), *notDurable);
         else if (auto written = journal.write(entries); !written)
             d = written.error();
         for (compare::PairDone& done : batch) {
@@ -548,7 +543,8 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     durable.reset();
     const std::vector<std::string> reports = scheduler.gatherAtEnd(json { { "durable", notDurable } }.dump());
     if (end == compare::PairLoopEnd::Cancelled)
-        return makeError("compare.cancelled", at(outDir), "the job was cancelled; the pairs compared are complete");
+        return makeError("compare.cancelled", fileLocation(outDir),
+                         "the job was cancelled; the pairs compared are complete");
     if (!result.coordinator)
         return result;
     oneSidedUpTo(std::nullopt); // the one-sided places after the last pair's step
@@ -564,7 +560,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     result.origin = findJobOrigin(failures);
     if (!durableError.empty()) {
         // The summary vouches for every output: not written when they could not be made durable.
-        result.summaryError = makeError("job.output", at(outDir), durableError);
+        result.summaryError = makeError("job.output", fileLocation(outDir), durableError);
         return result;
     }
     auto written = writer->finish(result.origin);

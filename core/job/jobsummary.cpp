@@ -15,11 +15,6 @@ namespace detail {
 
 namespace {
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 json textList(const std::vector<std::string>& list)
 {
     json out = json::array();
@@ -131,7 +126,7 @@ Diagnostic writeError(const fs::path& final, const WriteFailure& failure)
 {
     const auto colon = failure.message.rfind(": ");
     const std::string reason = colon == std::string::npos ? failure.message : failure.message.substr(colon + 2);
-    return makeError("job.output", at(final), "cannot write the file: " + reason);
+    return makeError("job.output", fileLocation(final), "cannot write the file: " + reason);
 }
 
 constexpr std::size_t kChunk = 256 * 1024; // the summary is written in pieces of about this size
@@ -254,12 +249,12 @@ SummaryWriter::SummaryWriter(const fs::path& outDir)
     if (auto csv = PendingFile::create(outDir / "job_summary.csv", error))
         m_csv.emplace(std::move(*csv));
     if (!m_csv) {
-        m_error = makeError("job.output", at(outDir / "job_summary.csv"), "cannot write the file: " + error);
+        m_error = makeError("job.output", fileLocation(outDir / "job_summary.csv"), "cannot write the file: " + error);
         return;
     }
     auto spool = createTempBeside(outDir / "job_summary.json", ".pairs", error);
     if (!spool) {
-        m_error = makeError("job.output", at(outDir / "job_summary.json"), "cannot write the file: " + error);
+        m_error = makeError("job.output", fileLocation(outDir / "job_summary.json"), "cannot write the file: " + error);
         return;
     }
     m_spool = *spool;
@@ -294,7 +289,7 @@ Result<std::pair<fs::path, fs::path>> SummaryWriter::finish(const JobOrigin& ori
     std::string error;
     auto jsonFile = PendingFile::create(m_outDir / "job_summary.json", error);
     if (!jsonFile)
-        return makeError("job.output", at(m_outDir / "job_summary.json"), "cannot write the file: " + error);
+        return makeError("job.output", fileLocation(m_outDir / "job_summary.json"), "cannot write the file: " + error);
     const std::string document = m_lists->document(origin);
     std::size_t length = 0;
     const std::size_t at = SummaryLists::pairsAt(document, length);
@@ -324,7 +319,7 @@ void SummaryWriter::flush()
     m_csvText.clear();
     if (!m_pairsText.empty()) {
         if (auto failure = appendToOutput(m_spool, m_pairsText))
-            m_error = makeError("job.output", at(m_outDir / "job_summary.json"), *failure);
+            m_error = makeError("job.output", fileLocation(m_outDir / "job_summary.json"), *failure);
     }
     m_pairsText.clear();
 }
@@ -355,7 +350,7 @@ Result<std::pair<fs::path, fs::path>> SummaryWriter::claim(PendingFile& jsonFile
     }
     if (csvAt)
         ::unlink(csvAt->c_str());
-    return makeError("job.output", at(m_outDir / "job_summary.csv"),
+    return makeError("job.output", fileLocation(m_outDir / "job_summary.csv"),
                      "no free name for the job summary: job_summary.csv to job_summary_"
                          + std::to_string(kSummaryNames - 1) + ".csv (or .json) are all taken; clear the folder");
 }

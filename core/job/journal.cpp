@@ -36,11 +36,6 @@ constexpr std::size_t kMaxJournalBytes = std::size_t(1) << 31;
 // between this writer's listing and its claim): a claim that fails as taken costs one rename(2).
 constexpr std::uint64_t kMaxClaimTries = 100000;
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 /// "{outSubdir}/{pairName}": a pair's place in OUT, the same for every run of the job.
 std::string pairKey(const compare::PlannedPair& pair)
 {
@@ -235,7 +230,7 @@ Result<fs::path> JournalWriter::write(std::map<std::size_t, std::string>& entrie
         fs::create_directory(dir, ec);
         const auto status = fs::symlink_status(dir, ec);
         if (ec || !fs::is_directory(status))
-            return makeError("job.output", at(dir),
+            return makeError("job.output", fileLocation(dir),
                              fs::is_symlink(status) ? "the journal folder is a symlink; the --resume journal is not "
                                                       "written through it"
                                                     : "cannot create the journal folder");
@@ -254,7 +249,7 @@ Result<fs::path> JournalWriter::write(std::map<std::size_t, std::string>& entrie
     std::string error;
     auto file = PendingFile::create(first, error);
     if (!file)
-        return makeError("job.output", at(first), error);
+        return makeError("job.output", fileLocation(first), error);
     file->write(lines);
     if (auto failure = file->finish())
         return writeError(first, *failure);
@@ -266,7 +261,7 @@ Result<fs::path> JournalWriter::write(std::map<std::size_t, std::string>& entrie
         if (!failure->nameTaken)
             return writeError(path, *failure);
     }
-    return makeError("job.output", at(folder),
+    return makeError("job.output", fileLocation(folder),
                      "no free journal name after " + std::to_string(kMaxClaimTries) + " tries");
 }
 

@@ -192,11 +192,6 @@ std::vector<const Anomaly*> topK(const std::vector<const Anomaly*>& list, std::s
     return out;
 }
 
-SourceLocation at(const fs::path& path)
-{
-    return SourceLocation { path.string(), std::nullopt, 0, 0 };
-}
-
 } // namespace
 
 std::optional<std::vector<long long>> parseStepList(const std::string& text, std::string& error)
@@ -258,7 +253,7 @@ std::optional<std::vector<long long>> parseStepList(const std::string& text, std
 Result<AnomalyAnalyseResult> analyseAnomalies(const fs::path& dir, const AnomalyAnalyseOptions& options)
 {
     if (options.topK == 0)
-        return makeError("monitor.option", at(dir), "The top k number must be greater than 0.");
+        return makeError("monitor.option", fileLocation(dir), "The top k number must be greater than 0.");
     auto listing = listFolder(dir, 10000000, FolderOrder::ByName);
     if (!listing)
         return listing.error();
@@ -293,7 +288,7 @@ Result<AnomalyAnalyseResult> analyseAnomalies(const fs::path& dir, const Anomaly
                 return d;
         }
         if (!parsed.document)
-            return makeError("monitor.anomaly-json", at(file), "not JSON");
+            return makeError("monitor.anomaly-json", fileLocation(file), "not JSON");
         const JsonValue root = parsed.document->root();
         if (!root.isObject())
             return makeError("monitor.anomaly-json", locate(*text, root.offset(), file.string()),

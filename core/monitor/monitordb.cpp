@@ -279,11 +279,6 @@ std::string joinStats(const std::set<std::size_t>& stats)
 
 using TargetKey = std::tuple<std::string, long long, long long>;
 
-SourceLocation at(const fs::path& path)
-{
-    return SourceLocation { path.string(), std::nullopt, 0, 0 };
-}
-
 // ---- stage 1: the folder ----
 
 /// The rank folders of `dataDir` (v1 and v2 names) with their CSVs of a known metric; a rank without one is a warning.
@@ -304,7 +299,7 @@ Result<std::vector<RankFolder>> findRankFolders(const fs::path& dataDir, Data2Db
         if (!rank)
             continue;
         if (const auto [it, fresh] = seenRanks.emplace(*rank, dataDir / e.name); !fresh)
-            return makeError("monitor.duplicate-rank", at(dataDir / e.name),
+            return makeError("monitor.duplicate-rank", fileLocation(dataDir / e.name),
                              "this folder and " + it->second.string() + " are both rank " + *rank
                                  + " (msprobe 26 would take one of them, whichever the file system lists last)");
         RankFolder folder { *rank, std::stoll(*rank), dataDir / e.name, {} };
@@ -317,13 +312,14 @@ Result<std::vector<RankFolder>> findRankFolders(const fs::path& dataDir, Data2Db
                 folder.files.push_back(CsvFile { folder.dir / f.name, metric });
         }
         if (folder.files.empty()) {
-            result.warnings.push_back(makeWarning("monitor.empty-rank", at(folder.dir), "Rank " + *rank + " has no files, skipped"));
+            result.warnings.push_back(makeWarning("monitor.empty-rank", fileLocation(folder.dir),
+                                                  "Rank " + *rank + " has no files, skipped"));
             continue;
         }
         ranks.push_back(std::move(folder));
     }
     if (ranks.empty())
-        return makeError("monitor.no-data", at(dataDir),
+        return makeError("monitor.no-data", fileLocation(dataDir),
                          "No valid monitor CSV files here: data2db --format monitor reads <time>-rank<R>-<uid>/<metric>_<a>-<b>.csv "
                          "(or monitor_v2's rank_<R>/<metric>_step<a>-<b>.csv)");
     return ranks;
@@ -403,10 +399,10 @@ Result<PreScan> preScan(const std::vector<RankFolder>& ranks, const fs::path& da
         }
     }
     if (warned > 20)
-        result.warnings.push_back(makeWarning("monitor.row-skipped", at(dataDir),
+        result.warnings.push_back(makeWarning("monitor.row-skipped", fileLocation(dataDir),
                                               "and " + std::to_string(warned - 20) + " more rows skipped (" + std::to_string(warned) + " in all)"));
     if (allStats.empty())
-        return makeError("monitor.no-stats", at(dataDir),
+        return makeError("monitor.no-stats", fileLocation(dataDir),
                          "the monitor CSVs have no statistic column (norm, min, max, zeros, nans, mean, ...): msprobe 26 fails "
                          "creating trend_data here");
     // _build_global_micro_step_mapping
@@ -726,7 +722,7 @@ Result<std::vector<std::pair<std::string, std::string>>> readNameMapping(const f
             return d;
     }
     if (!parsed.document || !parsed.document->root().isObject())
-        return makeError("monitor.mapping", at(path), "--mapping needs a JSON object of names to names");
+        return makeError("monitor.mapping", fileLocation(path), "--mapping needs a JSON object of names to names");
     const auto root = parsed.document->root();
     std::vector<std::pair<std::string, std::string>> out;
     for (std::uint32_t i = 0; i < root.size(); ++i) {
@@ -769,10 +765,10 @@ Result<Data2DbResult> monitorToDb(const fs::path& dataDir, const fs::path& outDi
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
-        return makeError("monitor.write", at(outDir), "cannot create the db folder: " + ec.message());
+        return makeError("monitor.write", fileLocation(outDir), "cannot create the db folder: " + ec.message());
     const fs::path dbPath = outDir / "monitor_data.trend.db";
     if (fs::symlink_status(dbPath, ec).type() != fs::file_type::not_found)
-        return makeError("monitor.db-exists", at(dbPath),
+        return makeError("monitor.db-exists", fileLocation(dbPath),
                          "exists already: ProbeScope never replaces a file (msprobe deletes it); remove it or choose another --db");
 
     auto written = graph::detail::writeNewDb(

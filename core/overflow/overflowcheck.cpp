@@ -38,11 +38,6 @@ using compare::msprobe26::rankNodesJson;
 using dump::JsonType;
 using dump::JsonValue;
 
-SourceLocation at(const fs::path& path)
-{
-    return SourceLocation { path.string(), std::nullopt, 0, 0 };
-}
-
 /// is_communication_op: a "Distributed." name holding a communication keyword.
 bool isCommunicationOp(std::string_view name)
 {
@@ -439,7 +434,7 @@ private:
             for (const std::size_t f : found) {
                 const auto value = opData(**dump, m_data[f].name);
                 if (!value) {
-                    m_resultError = makeError("overflow.changed", SourceLocation { (*dump)->dump->path.string(), std::nullopt, 0, 0 },
+                    m_resultError = makeError("overflow.changed", fileLocation((*dump)->dump->path),
                                               "the op " + m_data[f].name + " is no longer in this dump (it changed while being read)");
                     return {};
                 }
@@ -552,8 +547,9 @@ Result<bool> scanSteps(const fs::path& input, StepScan& scan, std::vector<std::s
     for (const dump::RankLocation& loc : layout->ranks)
         steps[loc.step.value_or(-1)].push_back(&loc);
     if (steps.empty())
-        return makeError("overflow.no-dump", at(input), "no dump.json below this folder: overflow_check needs a step "
-                                                        "folder (its rank folders), a rank folder or a dump root");
+        return makeError("overflow.no-dump", fileLocation(input),
+                         "no dump.json below this folder: overflow_check needs a step folder (its rank folders), a rank "
+                         "folder or a dump root");
 
     for (const auto& [stepNumber, locations] : steps) {
         scan.steps.push_back(locations.front()->stepLabel.empty() ? input.string() : locations.front()->stepLabel);
@@ -561,7 +557,7 @@ Result<bool> scanSteps(const fs::path& input, StepScan& scan, std::vector<std::s
         for (const dump::RankLocation* loc : locations) {
             const int rank = *rankNumber(*loc);
             if (const auto [it, fresh] = byRank.emplace(rank, loc); !fresh)
-                return makeError("overflow.duplicate-rank", at(loc->dir),
+                return makeError("overflow.duplicate-rank", fileLocation(loc->dir),
                                  "this folder and " + it->second->dir.string() + " are both rank " + std::to_string(rank)
                                      + " of one step: which one is meant?");
         }
@@ -618,7 +614,8 @@ Result<OverflowCheckResult> runOverflowCheck(const fs::path& input, const fs::pa
         std::error_code ec;
         fs::create_directories(outDir, ec);
         if (ec)
-            return makeError("overflow.write", at(outDir), "cannot create the output folder: " + ec.message());
+            return makeError("overflow.write", fileLocation(outDir),
+                             "cannot create the output folder: " + ec.message());
         auto written = compare::msprobe26::writeAnalysisFile(outDir, "anomaly_analyze_", **analysed, "overflow.write");
         if (!written)
             return written.error();

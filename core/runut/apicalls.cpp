@@ -329,7 +329,7 @@ Result<ApiCallList> loadApiCalls(const std::filesystem::path& dumpJson, bool fil
     if (!file)
         return file.error();
     if ((*file)->format != dump::DumpFormat::DumpJson)
-        return makeError("runut.dump-kind", SourceLocation { dumpJson.string(), std::nullopt, 0, 0 },
+        return makeError("runut.dump-kind", fileLocation(dumpJson),
                          "run_ut needs a dump.json of level L1 or mix, not a debug.json");
     return collectApiCalls(*file, filterApi);
 }

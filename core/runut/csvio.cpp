@@ -162,16 +162,16 @@ std::optional<Diagnostic> createCsv(const std::filesystem::path& path, const std
     if (!failure)
         return std::nullopt;
     if (failure->nameTaken)
-        return makeError("csv.exists", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("csv.exists", fileLocation(path),
                          path.string() + " already exists; refusing to overwrite it");
-    return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, failure->message);
+    return makeError("io.write", fileLocation(path), failure->message);
 }
 
 std::optional<Diagnostic> appendCsv(const std::filesystem::path& path, std::string_view lines)
 {
     // Whole rows or nothing: a full disk cuts the file back to its last complete row, which -csv_path resumes.
     if (auto failure = appendToOutput(path, lines))
-        return makeError("io.write", SourceLocation { path.string(), std::nullopt, 0, 0 }, *failure);
+        return makeError("io.write", fileLocation(path), *failure);
     return std::nullopt;
 }
 

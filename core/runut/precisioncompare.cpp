@@ -659,14 +659,14 @@ Result<PrecisionCompareOutput> apiPrecisionCompare(const PrecisionCompareOptions
     std::error_code ec;
     std::filesystem::create_directories(options.outDir, ec);
     if (ec)
-        return makeError("io.write", SourceLocation { options.outDir.string(), std::nullopt, 0, 0 },
+        return makeError("io.write", fileLocation(options.outDir),
                          "cannot create " + options.outDir.string() + ": " + ec.message());
     PrecisionCompareOutput out;
     out.resultCsv = options.outDir / ("api_precision_compare_result_" + ts + ".csv");
     out.detailsCsv = options.outDir / ("api_precision_compare_details_" + ts + ".csv");
     // Checked first so that a clash on the details file leaves no new result file behind.
     if (std::filesystem::exists(out.detailsCsv, ec))
-        return makeError("csv.exists", SourceLocation { out.detailsCsv.string(), std::nullopt, 0, 0 },
+        return makeError("csv.exists", fileLocation(out.detailsCsv),
                          out.detailsCsv.string() + " already exists; refusing to overwrite it");
     if (auto bad = createCsv(out.resultCsv, precisionCompareResultHeader()))
         return *bad;

@@ -64,11 +64,6 @@ Diagnostic optionError(std::string message)
     return makeError("runut.option", {}, std::move(message));
 }
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 int rank(std::string_view status)
 {
     if (status == "error")
@@ -631,15 +626,15 @@ std::optional<Diagnostic> resumeFiles(const fs::path& csv, bool dumpedData, File
     std::error_code ec;
     const std::string name = csv.filename().string();
     if (!isResultCsvName(name))
-        return makeError("runut.resume", at(csv),
+        return makeError("runut.resume", fileLocation(csv),
                          "-csv_path must name an accuracy_checking_result_<14 digits>.csv file");
     if (!fs::is_regular_file(csv, ec))
-        return makeError("runut.resume", at(csv), "no such result file");
+        return makeError("runut.resume", fileLocation(csv), "no such result file");
     summary.timestamp = name.substr(kResultPrefix.size(), 14);
     files.result = csv;
     files.details = csv.parent_path() / fileName(kDetailsPrefix, summary.timestamp);
     if (!fs::is_regular_file(files.details, ec))
-        return makeError("runut.resume", at(files.details),
+        return makeError("runut.resume", fileLocation(files.details),
                          "the details file of the resumed result file does not exist");
     auto table = readCsv(csv);
     if (!table)
@@ -663,7 +658,7 @@ std::optional<Diagnostic> resumeFiles(const fs::path& csv, bool dumpedData, File
         const bool hasR = fs::exists(dr, ec);
         const bool hasD = fs::exists(dd, ec);
         if (hasR != hasD)
-            return makeError("runut.resume", at(hasR ? dd : dr),
+            return makeError("runut.resume", fileLocation(hasR ? dd : dr),
                              "this dumped-output file is missing while its companion exists");
         if (hasR) {
             if (auto bad = checkResumableCsv(dr, 3))
@@ -678,7 +673,7 @@ std::optional<Diagnostic> resumeFiles(const fs::path& csv, bool dumpedData, File
                 return *e;
             if (!done.empty())
                 summary.diagnostics.push_back(makeWarning(
-                    "runut.resume-dumped", at(dr),
+                    "runut.resume-dumped", fileLocation(dr),
                     "the resumed run wrote no dumped-output files; the new ones hold only the APIs judged now"));
         }
         files.dumpedResult = dr;
@@ -693,7 +688,7 @@ std::optional<Diagnostic> claimFiles(const RunUtOptions& options, bool dumpedDat
     std::error_code ec;
     fs::create_directories(options.outDir, ec);
     if (!fs::is_directory(options.outDir, ec))
-        return makeError("io.write", at(options.outDir), "cannot create the output folder");
+        return makeError("io.write", fileLocation(options.outDir), "cannot create the output folder");
     // Never replace a file: a taken timestamp moves on by a second, which keeps the name resumable.
     // The result file is claimed first and atomically (O_EXCL), so two runs started in the same
     // second into one folder (parallel tests, two GUI jobs) end up with different timestamps.
@@ -706,7 +701,7 @@ std::optional<Diagnostic> claimFiles(const RunUtOptions& options, bool dumpedDat
     }
     for (int tries = 0;; ++tries) {
         if (tries > 1000)
-            return makeError("csv.exists", at(options.outDir), "no free timestamp for the output files");
+            return makeError("csv.exists", fileLocation(options.outDir), "no free timestamp for the output files");
         bool free = true;
         for (const auto& o : outputs)
             free = free && !fs::exists(options.outDir / fileName(o.first, stamp), ec);
@@ -765,13 +760,13 @@ Result<RunPlan> planRun(const RunUtOptions& options, const ReplayerFactory& fact
         summary.diagnostics.push_back(d);
 
     if (list.calls.empty())
-        summary.diagnostics.push_back(makeWarning("runut.no-apis", at(options.apiInfo),
+        summary.diagnostics.push_back(makeWarning("runut.no-apis", fileLocation(options.apiInfo),
                                                   "the dump holds no API calls (run_ut needs level L1 or mix, this "
                                                   "one is level " + (list.dump->header.level.empty() ? std::string("?") : list.dump->header.level) + ")"));
     const bool dumpedData = options.judgeDumpedOutputs && dumpHoldsOutputData(list);
     if (options.judgeDumpedOutputs && !dumpedData)
         summary.diagnostics.push_back(makeWarning(
-            "runut.no-dumped-data", at(options.apiInfo),
+            "runut.no-dumped-data", fileLocation(options.apiInfo),
             "the dump holds no output data files (task " + (list.dump->header.task.empty() ? std::string("?") : list.dump->header.task)
                 + "), so there are no dumped outputs to judge; only the replay is checked"));
     plan.dumpedData = dumpedData;

@@ -21,11 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SourceLocation at(const fs::path& p) { return SourceLocation { p.string(), std::nullopt, 0, 0 }; }
-
 Diagnostic cancelledError(const RankPair& pair)
 {
-    return makeError("session.cancelled", at(pair.npu.dumpFile), "the analysis was cancelled");
+    return makeError("session.cancelled", fileLocation(pair.npu.dumpFile), "the analysis was cancelled");
 }
 
 } // namespace
@@ -78,7 +76,7 @@ Result<SessionPlan> planSession(const fs::path& npuInput, const fs::path& benchI
         const std::string name = npuInput.filename().string();
         if (!fs::is_regular_file(npuInput, ec) || npuInput.extension() != ".json" || name == "dump.json"
             || name == "debug.json")
-            return makeError("session.input", at(npuInput),
+            return makeError("session.input", fileLocation(npuInput),
                              "open a bench dump too, or give msprobe's compare.json naming both sides");
         if (compare::ptdbg::isPtdbgCompareJson(npuInput)) {
             // ptdbg_ascend's input_param: the two .pkl files (their .npy folders are found beside them).

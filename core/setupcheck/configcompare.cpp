@@ -32,7 +32,7 @@ constexpr std::string_view kError = "error";
 
 Diagnostic checkError(std::string id, const std::filesystem::path& file, std::string message)
 {
-    return makeError(std::move(id), SourceLocation { file.string(), std::nullopt, 0, 0 },
+    return makeError(std::move(id), fileLocation(file),
                      file.string() + ": " + std::move(message));
 }
 
@@ -957,14 +957,14 @@ Result<ConfigCompareOutcome> compareConfigPacks(const std::filesystem::path& ben
     for (const auto& taken : { outcome.benchDir, outcome.cmpDir, xlsx }) {
         struct stat st {};
         if (::lstat(taken.c_str(), &st) == 0)
-            return makeError("config-check.output", SourceLocation { taken.string(), std::nullopt, 0, 0 },
+            return makeError("config-check.output", fileLocation(taken),
                              taken.string() + " already exists (nothing is replaced; choose another -o)");
     }
     if (::mkdir(outDir.c_str(), 0777) != 0 && errno != EEXIST)
-        return makeError("config-check.output", SourceLocation { outDir.string(), std::nullopt, 0, 0 },
+        return makeError("config-check.output", fileLocation(outDir),
                          "cannot create folder " + outDir.string() + ": " + std::strerror(errno));
     if (!isFolder(outDir))
-        return makeError("config-check.output", SourceLocation { outDir.string(), std::nullopt, 0, 0 },
+        return makeError("config-check.output", fileLocation(outDir),
                          outDir.string() + " is not a folder");
     auto benchFiles = extractZip(*zips->bench, outcome.benchDir);
     if (!benchFiles)

@@ -215,7 +215,7 @@ Result<PyJson> collectHyperparameters(const std::vector<std::filesystem::path>& 
         }
         const std::string ext = script.extension().string();
         if (ext != ".sh" && ext != ".yaml")
-            return makeError("config-check.script", SourceLocation { script.string(), std::nullopt, 0, 0 },
+            return makeError("config-check.script", fileLocation(script),
                              script.string() + ": Invalid parser type: '" + ext
                                  + "' (msprobe reads launch scripts .sh and configurations .yaml)");
         auto text = readTextFile(script);

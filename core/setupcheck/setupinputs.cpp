@@ -84,7 +84,7 @@ void removeExtracted(const std::filesystem::path& folder, const std::vector<std:
 
 Diagnostic inputError(const std::filesystem::path& path, std::string message)
 {
-    return makeError("setup.input", SourceLocation { path.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError("setup.input", fileLocation(path), std::move(message));
 }
 
 } // namespace
@@ -178,7 +178,7 @@ Result<std::vector<compare::XlsxSheet>> comparePackZips(const std::filesystem::p
     }
     std::string pattern = (parent / "probescope-setup-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr)
-        return makeError("setup.scratch", SourceLocation { parent.string(), std::nullopt, 0, 0 },
+        return makeError("setup.scratch", fileLocation(parent),
                          "cannot create a private folder in " + parent.string() + ": " + std::strerror(errno));
     const std::filesystem::path scratch = pattern;
     const auto benchDir = scratch / "bench";

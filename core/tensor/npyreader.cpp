@@ -540,7 +540,7 @@ Result<NpyStream> openNpyStream(const std::filesystem::path& path, ReadBuffer& b
     if (::fstat(*opened, &st) != 0) {
         const int err = errno;
         ::close(*opened);
-        return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("io.read", fileLocation(path),
                          std::string("cannot stat file: ") + std::strerror(err));
     }
     return openNpyStream(OpenedDataFile(DataFile { path, static_cast<std::uint64_t>(st.st_size) }, *opened), buffer,
@@ -555,7 +555,7 @@ Result<NpyStream> openNpyStream(OpenedDataFile opened, ReadBuffer& buffer, std::
     NpyStream stream;
     stream.m_fd = opened.release();
     const auto readFailed = [&] {
-        return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("io.read", fileLocation(path),
                          std::string("read failed: ") + std::strerror(errno));
     };
     // The start of the file: all of it when small (one read into a buffer reused from file to file), else the

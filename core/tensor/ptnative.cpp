@@ -337,7 +337,7 @@ Result<Tensor> parseSource(const Source& source, const std::filesystem::path& pa
 
 Diagnostic ioError(const std::filesystem::path& path, std::string message)
 {
-    return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError("io.read", fileLocation(path), std::move(message));
 }
 
 /// Closes the descriptor on every return path.
@@ -376,7 +376,7 @@ Result<Tensor> loadPtNative(const std::filesystem::path& path, std::uint64_t who
     const FileHandle file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (file.get() < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
-            return makeError("tensor.missing", SourceLocation { path.string(), std::nullopt, 0, 0 }, "file does not exist");
+            return makeError("tensor.missing", fileLocation(path), "file does not exist");
         return ioError(path, std::string("cannot open file: ") + std::strerror(errno));
     }
     struct stat st {};
@@ -423,7 +423,7 @@ Result<PtStream> openPtStream(const std::filesystem::path& path, ReadBuffer& buf
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
-            return makeError("tensor.missing", SourceLocation { path.string(), std::nullopt, 0, 0 }, "file does not exist");
+            return makeError("tensor.missing", fileLocation(path), "file does not exist");
         return ioError(path, std::string("cannot open file: ") + std::strerror(errno));
     }
     struct stat st {};

@@ -34,7 +34,7 @@ void TensorResolver::check() const
         const fs::path realDump = fs::canonical(m_dumpDir.empty() ? fs::path(".") : m_dumpDir, ec);
         if (ec || !isInside(realTensors, realDump)) {
             m_folderProblem = makeError(
-                "tensor.path-escape", SourceLocation { m_tensorDir.string(), std::nullopt, 0, 0 },
+                "tensor.path-escape", fileLocation(m_tensorDir),
                 "the tensor folder resolves to " + realTensors.string() + ", outside the dump folder "
                     + (ec ? m_dumpDir.string() : realDump.string())
                     + " (a symbolic link to another folder): its files are not read, so that a dump is never "
@@ -72,7 +72,7 @@ Result<Tensor> TensorResolver::load(std::string_view dataName) const
         return loadPt(file->path);
     if (ext == ".npy")
         return loadNpy(file->path);
-    return makeError("tensor.format-unknown", SourceLocation { file->path.string(), std::nullopt, 0, 0 },
+    return makeError("tensor.format-unknown", fileLocation(file->path),
                      "cannot tell the tensor format of this file (expected a .pt or .npy file)");
 }
 

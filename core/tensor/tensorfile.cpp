@@ -25,7 +25,7 @@ namespace {
 
 Diagnostic fileError(const fs::path& path, std::string id, std::string message)
 {
-    return makeError(std::move(id), SourceLocation { path.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError(std::move(id), fileLocation(path), std::move(message));
 }
 
 std::string quoted(std::string_view text)

@@ -20,6 +20,11 @@ const char* severityText(Severity severity)
 }
 } // namespace
 
+SourceLocation fileLocation(const std::filesystem::path& file)
+{
+    return SourceLocation { file.string(), std::nullopt, 0, 0 };
+}
+
 std::string Diagnostic::format() const
 {
     std::string out = location.file.empty() ? std::string("<input>") : location.file;

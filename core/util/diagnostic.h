@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,9 @@ struct SourceLocation
     std::uint32_t line = 0;
     std::uint32_t column = 0;
 };
+
+/// The whole of `file`, with no line, column or offset: where a problem is about a file or folder as such.
+SourceLocation fileLocation(const std::filesystem::path& file);
 
 /**
  * @brief One finding about the input, fatal or not.

@@ -22,7 +22,7 @@ namespace probescope {
 namespace {
 Diagnostic ioError(const std::filesystem::path& path, const std::string& what)
 {
-    return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 }, what);
+    return makeError("io.read", fileLocation(path), what);
 }
 } // namespace
 
@@ -88,12 +88,12 @@ Result<int> openRegularSized(const std::filesystem::path& path, std::uint64_t ma
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        return makeError("io.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("io.read", fileLocation(path),
                          std::string("not a regular file: it is ") + fileKind(st.st_mode) + "; refusing to read it");
     }
     if (maxBytes > 0 && static_cast<std::uint64_t>(st.st_size) > maxBytes) {
         ::close(fd);
-        return makeError("io.too-large", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("io.too-large", fileLocation(path),
                          "the file has " + std::to_string(st.st_size) + " bytes, more than the limit of "
                              + std::to_string(maxBytes)
                              + " bytes (set PROBESCOPE_MAX_JSON_BYTES to a larger byte count to read it)");

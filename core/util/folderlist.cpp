@@ -26,7 +26,7 @@ FolderEntry::Kind kindOf(unsigned char type)
 Result<std::vector<FolderEntry>> listFolder(const std::filesystem::path& folder, std::uint64_t maxEntries,
                                             FolderOrder order)
 {
-    const SourceLocation where { folder.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(folder);
     DIR* dir = ::opendir(folder.c_str());
     if (!dir)
         return makeError("io.read", where, errnoText("cannot list folder", folder, errno));

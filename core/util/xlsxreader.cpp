@@ -20,7 +20,7 @@ namespace {
 
 Diagnostic readError(const std::filesystem::path& path, std::string_view part, std::string message)
 {
-    return makeError("xlsx.read", SourceLocation { path.string(), std::nullopt, 0, 0 },
+    return makeError("xlsx.read", fileLocation(path),
                      path.string() + ": " + std::string(part) + ": " + message);
 }
 

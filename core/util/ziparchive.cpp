@@ -20,7 +20,7 @@ namespace {
 
 Diagnostic zipError(std::string id, const std::filesystem::path& zip, std::string message)
 {
-    return makeError(std::move(id), SourceLocation { zip.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError(std::move(id), fileLocation(zip), std::move(message));
 }
 
 /// Why a stored name may not be written under a folder: empty when it may.

@@ -87,7 +87,7 @@ private:
 
 Result<VisConfig> readVisConfig(const std::filesystem::path& path)
 {
-    const SourceLocation where { path.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(path);
     auto text = readTextFile(path);
     if (!text)
         return text.error();
@@ -217,7 +217,7 @@ Result<std::filesystem::path> writeVisConfig(const std::filesystem::path& folder
     const std::string stem = std::string(tag) + "_" + std::to_string(step) + "_" + std::to_string(rank);
     auto written = writeToFreeName(folder, stem, ".vis.config", visConfigText(matches), error);
     if (!written)
-        return makeError("graph.output", SourceLocation { (folder / (stem + ".vis.config")).string(), std::nullopt, 0, 0 },
+        return makeError("graph.output", fileLocation(folder / (stem + ".vis.config")),
                          error);
     return *written;
 }

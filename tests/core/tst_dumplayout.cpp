@@ -478,3 +478,59 @@ TEST(DumpLayout, ManyRankFoldersKeepTheirPathsAsText)
     EXPECT_EQ(asPath, tmp.path() / "step0" / "rank0" / "dump.json");
     EXPECT_TRUE(fs::is_regular_file(a.dumpFile));
 }
+
+// CompactPath compares its text as std::filesystem::path compares paths (element by element), not as strings: a
+// plain string compare would put "a-b" before "a/b" and call "a//b" and "a/b" different.
+TEST(DumpLayout, CompactPathOrdersAsFilesystemPath)
+{
+    namespace fs = std::filesystem;
+    const auto agrees = [](const std::string& x, const std::string& y) {
+        const fs::path px(x);
+        const fs::path py(y);
+        const CompactPath cx(x);
+        const CompactPath cy(y);
+        return (cx <=> cy) == (px <=> py) && (cx == cy) == (px == py) && (cx <=> py) == (px <=> py)
+            && (cx == py) == (px == py) && (py == cx) == (py == px) && (cx < cy) == (px < py);
+    };
+    const std::vector<std::pair<std::string, std::string>> tricky = {
+        { "a/b", "a-b" }, { "a/b", "a.b" }, { "a//b", "a/b" }, { "a/", "a" }, { "a//", "a/" }, { "/", "a" },
+        { "", "/" }, { "//a", "/a" }, { "/a/", "/a" }, { "a/./b", "a/b" }, { "/x/step0/rank10", "/x/step0/rank9" },
+        { "/x/step0/rank1/dump.json", "/x/step0/rank1-b/dump.json" }, { "", "" }, { "ab", "a/b" }, { "a", "a/b" },
+    };
+    for (const auto& [x, y] : tricky) {
+        EXPECT_TRUE(agrees(x, y)) << "\"" << x << "\" vs \"" << y << "\"";
+        EXPECT_TRUE(agrees(y, x)) << "\"" << y << "\" vs \"" << x << "\"";
+    }
+    // The cases where a string compare would have been wrong, so the test above can tell the two apart.
+    EXPECT_TRUE(CompactPath("a/b") < CompactPath("a-b"));
+    EXPECT_TRUE(std::string("a-b") < std::string("a/b"));
+    EXPECT_TRUE(CompactPath("a//b") == CompactPath("a/b"));
+    EXPECT_TRUE(CompactPath("/") > CompactPath("a"));
+
+    // Every text of up to four characters from an alphabet with both separators and the characters that sort
+    // either side of '/'.
+    std::vector<std::string> texts { "" };
+    for (std::size_t begin = 0, length = 0; length < 4; ++length) {
+        const std::size_t end = texts.size();
+        for (std::size_t i = begin; i < end; ++i) {
+            for (const char c : { 'a', 'b', '-', '/', '.' })
+                texts.push_back(texts[i] + c);
+        }
+        begin = end;
+    }
+    ASSERT_EQ(texts.size(), 781u);
+    std::vector<fs::path> paths(texts.begin(), texts.end());
+    std::vector<CompactPath> compact(texts.begin(), texts.end());
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        for (std::size_t j = 0; j < texts.size(); ++j) {
+            const bool same = (compact[i] <=> compact[j]) == (paths[i] <=> paths[j])
+                && (compact[i] == compact[j]) == (paths[i] == paths[j])
+                && (compact[i] <=> paths[j]) == (paths[i] <=> paths[j])
+                && (compact[i] == paths[j]) == (paths[i] == paths[j]);
+            if (!same && ++wrong <= 10)
+                ADD_FAILURE() << "\"" << texts[i] << "\" vs \"" << texts[j] << "\"";
+        }
+    }
+    EXPECT_EQ(wrong, 0u);
+}

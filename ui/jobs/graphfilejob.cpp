@@ -82,7 +82,7 @@ GraphFileOutcome openMonitorFolder(const std::filesystem::path& dir)
     out.path = dir;
     QTemporaryDir scratch;
     if (!scratch.isValid()) {
-        out.error = makeError("monitor.write", SourceLocation { dir.string(), std::nullopt, 0, 0 },
+        out.error = makeError("monitor.write", fileLocation(dir),
                               "cannot make a temporary folder for the trend table: " + scratch.errorString().toStdString());
         return out;
     }

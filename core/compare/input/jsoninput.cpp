@@ -8,7 +8,7 @@ namespace probescope::compare {
 
 Result<nlohmann::json> readJsonObjectFile(const std::filesystem::path& path, std::string_view what)
 {
-    const SourceLocation file { path.string(), std::nullopt, 0, 0 };
+    const SourceLocation file = fileLocation(path);
     auto text = readTextFile(path);
     if (!text)
         return makeError("compare.input", file, "cannot open the compare.json file");

@@ -18,7 +18,7 @@ Result<YAML::Node> loadYamlFile(const std::filesystem::path& path, std::string_v
     try {
         return YAML::LoadFile(path.string());
     } catch (const YAML::BadFile&) {
-        return makeError("compare.mapping", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("compare.mapping", fileLocation(path),
                          "cannot open the " + std::string(what) + " file");
     } catch (const YAML::Exception& e) {
         return makeError("compare.mapping", yamlLocation(path, e.mark), "not valid YAML: " + e.msg);

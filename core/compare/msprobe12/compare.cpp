@@ -623,7 +623,7 @@ Result<std::shared_ptr<const CompareTable>> finishTable(std::shared_ptr<CompareT
         },
         progress);
     if (!completed)
-        return makeError("compare.cancelled", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+        return makeError("compare.cancelled", fileLocation(npu.path),
                          "the compare was cancelled");
     applyHighlight(*table);
     return std::shared_ptr<const CompareTable>(std::move(table));
@@ -716,7 +716,7 @@ Result<std::shared_ptr<const CompareTable>> compareDumps(const dump::DumpFile& n
     table->npuOpsLost = match.npuOpsLost;
     if (match.stoppedEarly)
         table->diagnostics.push_back(makeWarning(
-            "compare.stopped", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+            "compare.stopped", fileLocation(npu.path),
             "the NPU and bench dumps do not have the same number and calls of APIs; as msprobe 1.2 does, matching "
             "stopped and " + std::to_string(match.npuOpsLost) + " NPU entries are not in the table"));
 
@@ -847,7 +847,7 @@ Result<std::shared_ptr<const CompareTable>> compareWithDataMapping(const dump::D
         }
         if (n == npuRows.end() || !b) {
             table->diagnostics.push_back(makeWarning(
-                "compare.mapping-skipped", SourceLocation { mapping.path.string(), std::nullopt, 0, 0 },
+                "compare.mapping-skipped", fileLocation(mapping.path),
                 "\"" + npuName + ": " + benchName + "\" skipped: "
                     + (n == npuRows.end() ? "the NPU dump has no row " + npuName : "the bench dump has no row " + benchName)));
             continue;

@@ -181,10 +181,10 @@ Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& out
         if (!failure)
             return path;
         if (!failure->nameTaken)
-            return makeError(errorId, SourceLocation { path.string(), std::nullopt, 0, 0 },
+            return makeError(errorId, fileLocation(path),
                              "cannot write the analysis: " + failure->message);
     }
-    return makeError(errorId, SourceLocation { outDir.string(), std::nullopt, 0, 0 },
+    return makeError(errorId, fileLocation(outDir),
                      "no free " + prefix + "<ns>.json name after 1000 tries");
 }
 

@@ -334,7 +334,7 @@ std::vector<std::string> headerFor(CompareMode mode, bool stackMode)
 
 Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench)
 {
-    const SourceLocation where { npu.path.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(npu.path);
     if (npu.header.task.empty() || bench.header.task.empty())
         return makeError("compare.task", where, "Invalid or missing 'data'/'task' in dump.json");
     if (npu.header.task != bench.header.task)
@@ -424,7 +424,7 @@ Result<PairedRows> pairRows(const dump::DumpFile& npuFile, const dump::DumpFile&
     if (!benchRows)
         return benchRows.error();
     if (npuRows->empty() || benchRows->empty())
-        return makeError("compare.empty", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+        return makeError("compare.empty", fileLocation(npuFile.path),
                          "No valid data found in dump.json");
 
     const NameMappings* mappings = options.mappings && options.mappings->any() ? options.mappings : nullptr;
@@ -432,7 +432,7 @@ Result<PairedRows> pairRows(const dump::DumpFile& npuFile, const dump::DumpFile&
     const bool dataMapping = mappings && mappings->data;
     if (dataMapping && options.fuzzy)
         table.diagnostics.push_back(makeWarning("compare.mapping-fuzzy",
-                                                SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+                                                fileLocation(npuFile.path),
                                                 "-fm has no effect on the matching with a data mapping (msprobe 26 "
                                                 "matches by the mapping; backward calls are not renumbered)"));
     if (!options.fuzzy && npuFile.format != dump::DumpFormat::DebugJson) {
@@ -453,7 +453,7 @@ Result<PairedRows> pairRows(const dump::DumpFile& npuFile, const dump::DumpFile&
     if (options.mappings && options.mappings->manual && !options.mappings->manual->pairs.empty())
         detail::applyManualMatches(*options.mappings->manual, *npuRows, *benchRows, pairs, &table.npuOpsLost);
     if (pairs.empty())
-        return makeError("compare.empty", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+        return makeError("compare.empty", fileLocation(npuFile.path),
                          "Can`t match any op.");
     return PairedRows { std::move(*npuRows), std::move(*benchRows), std::move(pairs) };
 }
@@ -587,7 +587,7 @@ Result<std::vector<std::pair<std::size_t, std::string>>> compareTensorPairs(cons
         },
         progress);
     if (!completed)
-        return makeError("compare.cancelled", SourceLocation { npuFile.path.string(), std::nullopt, 0, 0 },
+        return makeError("compare.cancelled", fileLocation(npuFile.path),
                          "the compare was cancelled");
     for (std::size_t i = 0; i < tensorJobs.size(); ++i) {
         const std::size_t r = tensorJobs[i].row;

@@ -610,11 +610,6 @@ std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step, const
 // Of 10,000 damaged or empty rank folders a few are named, then how many more: a report that can be read.
 constexpr std::size_t kMaxReportedRanks = 20;
 
-SourceLocation at(const fs::path& path)
-{
-    return SourceLocation { path.string(), std::nullopt, 0, 0 };
-}
-
 /// A step folder's rank folders paired with what the one discovery of dumps (dump::discoverDump) found in them.
 struct RankSlot
 {
@@ -663,7 +658,7 @@ Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path&
             return d;
     }
     if (!parsed.document)
-        return makeError("compare.da-table", at(path), "not a JSON rank table");
+        return makeError("compare.da-table", fileLocation(path), "not a JSON rank table");
     const auto where = [&](JsonValue v) { return locate(text, v.offset(), path.string()); };
     const JsonValue root = parsed.document->root();
     if (!root.isObject())
@@ -985,7 +980,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     for (const fs::path& p : { npuStep, benchStep }) {
         std::error_code ec;
         if (!fs::is_directory(p, ec))
-            return makeError("compare.da-input", at(p),
+            return makeError("compare.da-input", fileLocation(p),
                              "-da needs two step folders (holding rank folders); this is not a folder");
     }
     // The one discovery first: a folder it refuses (two dumps at one (step, rank) place, as a folder holding both
@@ -1000,11 +995,11 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     const auto npuRanks = rankDirs(npuStep, *npuLayout);
     const auto benchRanks = rankDirs(benchStep, *benchLayout);
     if (npuRanks.size() != benchRanks.size())
-        return makeError("compare.da-rank-count", at(npuStep),
+        return makeError("compare.da-rank-count", fileLocation(npuStep),
                          "The number of ranks in the two runs are different: " + std::to_string(npuRanks.size())
                              + " rank folders here, " + std::to_string(benchRanks.size()) + " in " + benchStep.string());
     if (npuRanks.empty())
-        return makeError("compare.da-no-ranks", at(npuStep),
+        return makeError("compare.da-no-ranks", fileLocation(npuStep),
                          "no rank folder (rank, rank0, rank1, ...) in this folder or in " + benchStep.string()
                              + "; -da needs the step folders (for example npu/step0), not the dump root");
 
@@ -1021,13 +1016,13 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
             if (slot.location)
                 continue;
             if (++noDump <= kMaxReportedRanks)
-                input.push_back(makeError("compare.da-no-dump", at(*slot.dir),
+                input.push_back(makeError("compare.da-no-dump", fileLocation(*slot.dir),
                                           "rank folder without dump.json: -da has nothing to compare for this rank "
                                           "(msprobe 26 leaves it out without a word)"));
         }
     }
     if (noDump > kMaxReportedRanks)
-        input.push_back(makeError("compare.da-no-dump", at(npuStep),
+        input.push_back(makeError("compare.da-no-dump", fileLocation(npuStep),
                                   "and " + std::to_string(noDump - kMaxReportedRanks) + " more rank folders without "
                                       "dump.json here or in " + benchStep.string() + " (" + std::to_string(noDump)
                                       + " in all)"));
@@ -1076,7 +1071,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
                 result.salvaged.push_back(report.salvageText());
             if (report.entriesRead == 0) {
                 // Nothing to compare against is not "no diff node".
-                input.push_back(makeError("compare.empty-dump", at(report.file),
+                input.push_back(makeError("compare.empty-dump", fileLocation(report.file),
                                           std::string(s == 0 ? "the NPU" : "the bench")
                                               + " dump has no entries: there is nothing to compare"));
                 result.salvaged.push_back(report.file.string() + ": no entries, rank " + rankName + " is left out");
@@ -1104,7 +1099,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
         pending.push_back(staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table)));
     }
     if (damaged > kMaxReportedRanks)
-        input.push_back(makeError("compare.da-damaged", at(npuStep),
+        input.push_back(makeError("compare.da-damaged", fileLocation(npuStep),
                                   "and " + std::to_string(damaged - kMaxReportedRanks) + " more damaged rank dumps ("
                                       + std::to_string(damaged) + " in all)"));
     if (hasErrors(input) && !options.salvage) {
@@ -1136,7 +1131,7 @@ Result<bool> walkStaleTables(const fs::path& outDir, const std::set<int>& writte
             if (!rank || writtenRanks.count(*rank))
                 continue;
             if (runRanks.count(*rank)) {
-                result.diagnostics.push_back(makeWarning("compare.da-stale-table", at(it->path()),
+                result.diagnostics.push_back(makeWarning("compare.da-stale-table", fileLocation(it->path()),
                                                          "not analysed: rank " + std::to_string(*rank)
                                                              + " of this run has no rank table now, and an old one "
                                                                "would answer for it"));
@@ -1145,7 +1140,8 @@ Result<bool> walkStaleTables(const fs::path& outDir, const std::set<int>& writte
             stale[*rank] = it->path();
         }
         if (ec)
-            return makeError("compare.da-table", at(outDir), "cannot list the output folder: " + ec.message());
+            return makeError("compare.da-table", fileLocation(outDir),
+                             "cannot list the output folder: " + ec.message());
         for (const auto& [rank, path] : stale) {
             auto text = readTextFile(path);
             if (!text)
@@ -1153,7 +1149,7 @@ Result<bool> walkStaleTables(const fs::path& outDir, const std::set<int>& writte
             auto document = parseRankTable(path, *text);
             if (!document)
                 return document.error();
-            result.diagnostics.push_back(makeWarning("compare.da-stale-table", at(path),
+            result.diagnostics.push_back(makeWarning("compare.da-stale-table", fileLocation(path),
                                                      "this rank table was not written by this run but lies in the "
                                                      "output folder, so it is analysed as rank "
                                                          + std::to_string(rank) + " (msprobe 26 does the same)"));
@@ -1195,7 +1191,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
-        return makeError("compare.write", at(outDir), "cannot create the output folder: " + ec.message());
+        return makeError("compare.write", fileLocation(outDir), "cannot create the output folder: " + ec.message());
 
     // Phase A's files, through the one output writer: claimed atomically, never replacing a file, complete or
     // absent (a full disk leaves no cut table under its final name). A taken name gets _1, _2, ...
@@ -1206,7 +1202,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
         std::string text;
         const auto path = staging.claim(p, text);
         if (!path)
-            return makeError("compare.write", at(outDir / (p.stem + ".json")), "cannot write the rank table: " + text);
+            return makeError("compare.write", fileLocation(outDir / (p.stem + ".json")),
+                             "cannot write the rank table: " + text);
         result.rankTables.push_back(*path);
         result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
         if (const auto r = rankOfTableFileName(path->filename().string())) {
@@ -1218,7 +1215,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     }
     pending.clear();
     if (auto failure = durable->barrier())
-        return makeError("compare.write", at(outDir), "cannot write the rank tables: " + *failure);
+        return makeError("compare.write", fileLocation(outDir), "cannot write the rank tables: " + *failure);
     durable.reset();
 
     result.log.push_back("Pre Process completed.");

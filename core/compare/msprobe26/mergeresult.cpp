@@ -25,7 +25,7 @@ namespace {
 
 Diagnostic mergeError(std::string id, const std::filesystem::path& file, std::string message)
 {
-    return makeError(std::move(id), SourceLocation { file.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError(std::move(id), fileLocation(file), std::move(message));
 }
 
 const std::vector<std::string> kAllIndexes { "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",

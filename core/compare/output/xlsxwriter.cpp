@@ -33,7 +33,7 @@ constexpr lxw_color_t kYellow = 0xFFFF00; // openpyxl "FFFF00" (stored as 00FFFF
 
 Diagnostic xlsxError(const std::filesystem::path& path, std::string message)
 {
-    return makeError("compare.xlsx", SourceLocation { path.string(), std::nullopt, 0, 0 }, std::move(message));
+    return makeError("compare.xlsx", fileLocation(path), std::move(message));
 }
 
 /// Byte length of the first `maxChars` UTF-8 characters of `s` (s.size() if it has no more).
@@ -197,7 +197,7 @@ Result<bool> writeWorkbookFile(const std::filesystem::path& path, Diagnostics* w
     syncOutputFolder(folder);
 
     if (texts.truncated() > 0 && warnings) {
-        warnings->push_back(makeWarning("compare.xlsx-truncated", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        warnings->push_back(makeWarning("compare.xlsx-truncated", fileLocation(path),
                                         std::to_string(texts.truncated()) + " cell text(s) longer than "
                                             + std::to_string(kXlsxMaxCellChars)
                                             + " characters (Excel's limit) were cut, the first at "

@@ -19,17 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
-
-} // namespace
-
-
-namespace {
-
 /// msprobe's planning: strict rank pairing, stack mode by its rule.
 PlanOptions planOptionsOf(const JobOptions& options)
 {
@@ -101,7 +90,7 @@ Result<std::vector<PairResult>> runPairs(std::size_t count, const fs::path& outD
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
-        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+        return makeError("compare.output", fileLocation(outDir), "cannot create the output folder: " + ec.message());
     const std::string stamp = timestamp.empty() ? localTimestamp() : timestamp;
     return runPairsInProcess<PairResult>(count, [&](std::size_t index) { return work(index, stamp); });
 }

@@ -20,11 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 // Maps a sub-range of the work onto a parent sink: the stages of a pair share one bar.
 class StageSink final : public ProgressSink
 {
@@ -79,7 +74,7 @@ ManualMatches manualMatches(const graph::VisConfig& config, const dump::RankDump
     for (const graph::NodeMatch& m : resolved.matches)
         out.pairs.emplace_back(m.npu, m.bench);
     for (const std::string& note : resolved.notes)
-        notes.push_back(makeWarning("compare.match-skipped", at(config.path),
+        notes.push_back(makeWarning("compare.match-skipped", fileLocation(config.path),
                                     note + " (the NPU dump " + npu.dump->path.string() + ", the bench dump "
                                         + bench.dump->path.string() + ")"));
     return out;
@@ -91,7 +86,7 @@ Result<NameMappings> pairMappings(const MappingFiles& files, const ProfileRules&
 {
     const bool profile26 = rules.profile() == Profile::Msprobe26;
     const bool mindspore = rules.isMindSpore(*npu.dump);
-    const SourceLocation where = at(npu.dump->path);
+    const SourceLocation where = fileLocation(npu.dump->path);
     if (!mindspore && !profile26 && (files.cell || files.api))
         return makeError("compare.option", where, "Argument -cm or -am is not supported in PyTorch framework");
     if (!mindspore && profile26 && files.api)
@@ -102,7 +97,7 @@ Result<NameMappings> pairMappings(const MappingFiles& files, const ProfileRules&
     mappings.data = files.data;
     if (files.matches) {
         if (!profile26 && (files.data || (files.layer && mindspore)))
-            return makeError("compare.option", at(files.matches->path),
+            return makeError("compare.option", fileLocation(files.matches->path),
                              "--match-file pairs nodes within msprobe 1.2's matching, which -dm and -lm replace "
                              "altogether (their rows are the mapping's, in its order): give one or the other");
         mappings.manual = manualMatches(*files.matches, npu, bench, notes);
@@ -124,11 +119,11 @@ Result<NameMappings> pairMappings(const MappingFiles& files, const ProfileRules&
         return mappings;
     }
     if (!bench.construct.present || bench.construct.links.empty() || !bench.stack.present || bench.stack.framesOf.empty())
-        notes.push_back(makeWarning("compare.layer-mapping-empty", at(bench.dump->path),
+        notes.push_back(makeWarning("compare.layer-mapping-empty", fileLocation(bench.dump->path),
                                     "-lm finds no construct.json/stack.json beside the bench dump.json: every NPU "
                                     "row maps to N/A, as msprobe does"));
     if (files.data)
-        notes.push_back(makeWarning("compare.mapping-ignored", at(files.data->path),
+        notes.push_back(makeWarning("compare.mapping-ignored", fileLocation(files.data->path),
                                     "-lm generates the data mapping; the -dm file is not used (as msprobe does)"));
     // Row names as the profile's own flattener makes them.
     const RowNamesOf rowsOf = [&](bool benchSide, std::string_view key) {
@@ -323,7 +318,7 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
             outcome.salvaged.push_back(report.salvageText());
         if (report.entriesRead == 0) {
             // Nothing to compare against is not "no failing node".
-            outcome.inputDiagnostics.push_back(makeError("compare.empty-dump", at(report.file),
+            outcome.inputDiagnostics.push_back(makeError("compare.empty-dump", fileLocation(report.file),
                                                          std::string(side == &npuRank ? "the NPU" : "the bench")
                                                              + " dump has no entries: there is nothing to compare"));
             outcome.salvaged.push_back(report.file.string() + ": no entries, every row lacks its counterpart");
@@ -352,7 +347,7 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     if (!mappings)
         return mappings.error();
     if (progress && progress->isCancelled())
-        return makeError("compare.cancelled", at(pair.npu.dumpFile), "the compare was cancelled");
+        return makeError("compare.cancelled", fileLocation(pair.npu.dumpFile), "the compare was cancelled");
 
     // The tree is built while the profile flattens both dumps when a caller wants it early (the GUI shows it while
     // the compare runs); else only once the rows are laid out and the flattened dumps are freed (at a million entries
@@ -380,9 +375,11 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     Joiner treeJoiner { treeBuilder };
     bool treeStarted = false;
     const auto startTree = [&] {
-        if (!treeStarted && sideThreads)
+        if (treeStarted)
+            return;
+        if (sideThreads)
             treeBuilder = std::thread(buildTree);
-        else if (!treeStarted)
+        else
             buildTree();
         treeStarted = true;
     };
@@ -416,7 +413,7 @@ Result<PairOutcome> comparePair(const PlannedPair& pair, const MappingFiles& fil
     startTree(); // a profile that does not lay out first
     treeJoiner.join();
     if (progress && progress->isCancelled())
-        return makeError("compare.cancelled", at(pair.npu.dumpFile), "the compare was cancelled");
+        return makeError("compare.cancelled", fileLocation(pair.npu.dumpFile), "the compare was cancelled");
     if (!table)
         return table.error();
 
@@ -447,7 +444,7 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
-        return makeError("compare.output", at(outDir), "cannot create the output folder: " + ec.message());
+        return makeError("compare.output", fileLocation(outDir), "cannot create the output folder: " + ec.message());
     const std::optional<std::string> advisor = options.advisor ? (*rules)->advisor(table) : std::nullopt;
     // msprobe replaces a file of the same name; ProbeScope never does. The CSV's name is claimed atomically (no
     // exists-then-rename race): a taken name, a concurrent run's included, moves on to compare_result..._{ts}_1.csv,
@@ -457,16 +454,17 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
     std::string error;
     auto csv = PendingFile::create(firstCsv, error);
     if (!csv)
-        return makeError("compare.output", at(firstCsv), error);
+        return makeError("compare.output", fileLocation(firstCsv), error);
     (*rules)->writeCsv(table, [&csv](std::string_view chunk) { return csv->write(chunk); });
     if (const auto failure = csv->finish())
-        return makeError("compare.output", at(firstCsv), failure->message);
+        return makeError("compare.output", fileLocation(firstCsv), failure->message);
     const auto taken = [&](const fs::path& p) { return fs::exists(fs::symlink_status(p, ec)); };
     PairFiles written;
     std::string tag;
     for (int n = 0;; ++n) {
         if (n > 10000)
-            return makeError("compare.output", at(outDir), "no free name for compare_result" + suffix + "_" + stamp + ".csv");
+            return makeError("compare.output", fileLocation(outDir),
+                             "no free name for compare_result" + suffix + "_" + stamp + ".csv");
         tag = "_" + stamp + (n > 0 ? "_" + std::to_string(n) : std::string());
         if ((options.xlsx && taken(outDir / ("compare_result" + suffix + tag + ".xlsx")))
             || (advisor && taken(outDir / ("advisor" + suffix + tag + ".txt")))
@@ -477,7 +475,7 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
         if (!failure)
             break;
         if (!failure->nameTaken)
-            return makeError("compare.output", at(written.csvFile), failure->message);
+            return makeError("compare.output", fileLocation(written.csvFile), failure->message);
     }
     if (options.xlsx) {
         written.xlsxFile = outDir / ("compare_result" + suffix + tag + ".xlsx");
@@ -489,12 +487,12 @@ Result<PairFiles> writeTableOutputs(const CompareTable& table, const std::string
     if (generated) {
         written.mappingFile = outDir / ("data_mapping" + suffix + tag + ".yaml");
         if (const auto failure = writeFileAtomically(written.mappingFile, dataMappingYaml(*generated)))
-            return makeError("compare.output", at(written.mappingFile), failure->message);
+            return makeError("compare.output", fileLocation(written.mappingFile), failure->message);
     }
     if (advisor) {
         written.advisorFile = outDir / ("advisor" + suffix + tag + ".txt");
         if (const auto failure = writeFileAtomically(written.advisorFile, *advisor))
-            return makeError("compare.output", at(written.advisorFile), failure->message);
+            return makeError("compare.output", fileLocation(written.advisorFile), failure->message);
     }
     return written;
 }

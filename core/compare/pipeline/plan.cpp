@@ -13,11 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 bool samePath(const fs::path& a, const fs::path& b)
 {
     std::error_code ec;
@@ -106,14 +101,14 @@ Result<CompareInput> readCompareJson(const fs::path& path)
     CompareInput input;
     for (const char* key : { "npu_path", "bench_path" }) {
         if (!j.contains(key) || !j[key].is_string())
-            return makeError("compare.input", at(path), std::string("\"") + key + "\" (a path) is required");
+            return makeError("compare.input", fileLocation(path), std::string("\"") + key + "\" (a path) is required");
     }
     input.npuPath = j["npu_path"].get<std::string>();
     input.benchPath = j["bench_path"].get<std::string>();
     if (j.contains("stack_path") && j["stack_path"].is_string())
         input.stackPath = fs::path(j["stack_path"].get<std::string>());
     else if (j.contains("stack_path") && !j["stack_path"].is_null()) // was ignored silently (issue 20)
-        return makeError("compare.input", at(path), "\"stack_path\" must be a path (a string) or null");
+        return makeError("compare.input", fileLocation(path), "\"stack_path\" must be a path (a string) or null");
     return input;
 }
 
@@ -125,12 +120,13 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
     std::error_code ec;
     for (const fs::path& p : { input.npuPath, input.benchPath }) {
         if (!fs::exists(p, ec))
-            return makeError("compare.input", at(p), "no such file or folder");
+            return makeError("compare.input", fileLocation(p), "no such file or folder");
     }
     const bool npuDir = fs::is_directory(input.npuPath, ec);
     const bool benchDir = fs::is_directory(input.benchPath, ec);
     if (options.strictRanks && npuDir != benchDir)
-        return makeError("compare.input", at(input.npuPath), "npu_path and bench_path must both be files or both folders");
+        return makeError("compare.input", fileLocation(input.npuPath),
+                         "npu_path and bench_path must both be files or both folders");
     dump::DiscoverOptions discover;
     discover.progress = options.progress;
     auto npu = dump::discoverDump(input.npuPath, discover);
@@ -171,7 +167,7 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
     auto oneSided = [&](bool npuSide, std::int64_t step, const std::vector<dump::RankLocation*>& ranks) {
         const std::string stepText = step >= 0 ? "step " + std::to_string(step) : "the ranks without a step folder";
         Diagnostic d = makeWarning(
-            "session.step-unpaired", at(stepFolder(*ranks.front()).value_or(ranks.front()->dir)),
+            "session.step-unpaired", fileLocation(stepFolder(*ranks.front()).value_or(ranks.front()->dir)),
             std::string(npuSide ? "the bench dump has no " : "the NPU dump has no ") + stepText + ": the "
                 + (npuSide ? "NPU" : "bench") + " side's " + stepText + " (" + std::to_string(ranks.size())
                 + (ranks.size() == 1 ? " rank" : " ranks") + ") is not compared");
@@ -220,7 +216,7 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
                         first = " (NPU " + rankFolder(*n[i]) + " with bench " + rankFolder(*b[i]) + ")";
                 }
                 plan.diagnostics.push_back(makeWarning(
-                    "session.rank-order", at(stepFolder(*n.front()).value_or(n.front()->dir)),
+                    "session.rank-order", fileLocation(stepFolder(*n.front()).value_or(n.front()->dir)),
                     "the two sides have different rank folders; ranks are paired in sorted order, as msprobe does"
                         + first));
             }
@@ -228,14 +224,14 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
                 ranks.emplace_back(n[i], b[i]);
         } else if (options.strictRanks) {
             const fs::path where = stepFolder(*n.front()).value_or(input.npuPath);
-            return makeError("compare.input", at(where),
+            return makeError("compare.input", fileLocation(where),
                              "the NPU folder has " + std::to_string(n.size()) + " ranks and the bench folder "
                                  + std::to_string(b.size()));
         } else {
             for (auto* r : n) {
                 auto it = std::find_if(b.begin(), b.end(), [&](auto* x) { return rankFolder(*x) == rankFolder(*r); });
                 if (it == b.end()) {
-                    Diagnostic d = makeWarning("session.rank-unpaired", at(r->dir),
+                    Diagnostic d = makeWarning("session.rank-unpaired", fileLocation(r->dir),
                                                "no bench rank with this number; it is skipped");
                     plan.diagnostics.push_back(d);
                     plan.unpaired.push_back(UnpairedPlace { true, *r, ns, outSubdirOf(*r, ns), d });
@@ -245,7 +241,7 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
             }
             for (auto* r : b) {
                 if (std::none_of(n.begin(), n.end(), [&](auto* x) { return rankFolder(*x) == rankFolder(*r); })) {
-                    Diagnostic d = makeWarning("session.rank-unpaired", at(r->dir),
+                    Diagnostic d = makeWarning("session.rank-unpaired", fileLocation(r->dir),
                                                "no NPU rank with this number; it is skipped");
                     plan.diagnostics.push_back(d);
                     plan.unpaired.push_back(UnpairedPlace { false, *r, bs, outSubdirOf(*r, bs), d });
@@ -270,7 +266,7 @@ Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options)
             if (d.id == "session.step-unpaired")
                 message += "; " + d.message; // one line per step on one side only: says what there was
         }
-        return makeError("session.no-pairs", at(input.npuPath), message);
+        return makeError("session.no-pairs", fileLocation(input.npuPath), message);
     }
     return plan;
 }

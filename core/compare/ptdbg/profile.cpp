@@ -30,7 +30,7 @@ public:
                                                         ProgressSink* progress) const override
     {
         if (npu.format != dump::DumpFormat::LegacyPkl || bench.format != dump::DumpFormat::LegacyPkl)
-            return makeError("compare.option", SourceLocation { npu.path.string(), std::nullopt, 0, 0 },
+            return makeError("compare.option", fileLocation(npu.path),
                              "the ptdbg profile compares ptdbg_ascend .pkl dumps; use msprobe-1.2 or msprobe-26 for "
                              "msprobe dumps");
         PtdbgInput input { npu.path, bench.path, dataFolderOf(npu.path), dataFolderOf(bench.path) };

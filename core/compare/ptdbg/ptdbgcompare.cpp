@@ -95,7 +95,7 @@ Result<PklRows> readRows(const fs::path& path, Diagnostics* skipped = nullptr)
 {
     auto file = MappedFile::open(path, maxJsonFileBytes());
     if (!file)
-        return makeError("ptdbg.input", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        return makeError("ptdbg.input", fileLocation(path),
                          "cannot read the .pkl: " + file.error().message);
     const std::string_view text = (*file)->text();
     PklRows result;
@@ -179,7 +179,7 @@ Result<PklRows> readRows(const fs::path& path, Diagnostics* skipped = nullptr)
     if (failure)
         return *failure;
     if (skippedLines > 200)
-        skipped->push_back(makeWarning("ptdbg.row-skipped", SourceLocation { path.string(), std::nullopt, 0, 0 },
+        skipped->push_back(makeWarning("ptdbg.row-skipped", fileLocation(path),
                                        std::to_string(skippedLines - 200) + " more lines that are not rows were left out"));
     return result;
 }
@@ -635,7 +635,7 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
             return opened.error();
         const fs::path& path = opened->file().path;
         if (tensor::lowerExtension(path) != ".npy")
-            return makeError("tensor.format-unknown", SourceLocation { path.string(), std::nullopt, 0, 0 },
+            return makeError("tensor.format-unknown", fileLocation(path),
                              "cannot tell the tensor format of this file (expected a .pt or .npy file)");
         return tensor::openNpyStream(std::move(opened).value(), buffer);
     };
@@ -650,7 +650,7 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
     auto metrics = compareSides(pairSideOf(*n), pairSideOf(*b), npuName != benchName, splitter);
     if (!metrics)
         return unreadable(tensors.npu, nFile,
-                          makeError("io.read", SourceLocation { (tensors.npu.folder() / nFile).string(), std::nullopt, 0, 0 },
+                          makeError("io.read", fileLocation(tensors.npu.folder() / nFile),
                                     "a read of the pair's elements failed or came short (the file changed while it was read?)"));
     return std::move(*metrics);
 }
@@ -708,13 +708,13 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
     std::error_code ec;
     for (const fs::path* p : { &input.npuPkl, &input.benchPkl }) {
         if (!fs::is_regular_file(*p, ec))
-            return makeError("ptdbg.input", SourceLocation { p->string(), std::nullopt, 0, 0 }, "no such .pkl file");
+            return makeError("ptdbg.input", fileLocation(*p), "no such .pkl file");
     }
     const bool summaryCompare = input.npuDataDir.empty() || input.benchDataDir.empty();
     if (!summaryCompare) {
         for (const fs::path* p : { &input.npuDataDir, &input.benchDataDir }) {
             if (!fs::is_directory(*p, ec))
-                return makeError("ptdbg.input", SourceLocation { p->string(), std::nullopt, 0, 0 },
+                return makeError("ptdbg.input", fileLocation(*p),
                                  "no such dump data folder");
         }
     }
@@ -750,14 +750,14 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
     t.mode = md5 ? CompareMode::Md5 : summaryCompare ? CompareMode::Summary : CompareMode::RealData;
     if (md5 && summaryCompare)
         t.notes.push_back(makeWarning(
-            "ptdbg.md5-pkl-only", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+            "ptdbg.md5-pkl-only", fileLocation(input.npuPkl),
             "ptdbg 6.0 crashes on an md5 compare without data folders (IndexError in its highlight); ProbeScope "
             "compares the md5 values as ptdbg does with data folders"));
 
     // check_pkl_file: ptdbg refuses -s on dumps without stack rows, no -s on api_stack dumps, and a mix.
     const bool npuStack = npuRows->stackMode;
     const bool benchStack = benchRows->stackMode;
-    const SourceLocation npuAt { input.npuPkl.string(), std::nullopt, 0, 0 };
+    const SourceLocation npuAt = fileLocation(input.npuPkl);
     if (npuStack != benchStack)
         return makeError("compare.option", npuAt,
                          "The dump mode of the two files is not same, please check the dump files (one holds "
@@ -798,11 +798,11 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
     for (const Op& op : npuQueue)
         getUnmatchAccuracy(t, op);
     if (graphMode)
-        t.notes.push_back(makeWarning("ptdbg.graph-mode", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+        t.notes.push_back(makeWarning("ptdbg.graph-mode", fileLocation(input.npuPkl),
                                       "one side names Aten ops and the other does not: ptdbg maps those with its "
                                       "graph mapping, which ProbeScope does not reproduce; such APIs stay unmatched"));
     if (npuReader.droppedAtEnd() > 0)
-        t.notes.push_back(makeWarning("ptdbg.tail", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+        t.notes.push_back(makeWarning("ptdbg.tail", fileLocation(input.npuPkl),
                                       std::to_string(npuReader.droppedAtEnd())
                                           + " last rows do not end with an output row; ptdbg never compares them"));
 
@@ -842,7 +842,7 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
             },
             progress);
         if (!finished || (progress && progress->isCancelled()))
-            return makeError("compare.cancelled", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+            return makeError("compare.cancelled", fileLocation(input.npuPkl),
                              "the compare was cancelled");
         for (std::size_t i = 0; i < t.rows.size(); ++i) {
             auto& row = t.rows[i];
@@ -873,7 +873,7 @@ Result<std::shared_ptr<const CompareTable>> comparePkl(const PtdbgInput& input, 
             }
         }
         if (count > 10)
-            t.notes.push_back(makeError("compare.tensor-unreadable", SourceLocation { input.npuPkl.string(), std::nullopt, 0, 0 },
+            t.notes.push_back(makeError("compare.tensor-unreadable", fileLocation(input.npuPkl),
                                         std::to_string(count - 10) + " more rows with unreadable .npy files"));
     }
     // pandas fills the rows without a stack with None (written "None").

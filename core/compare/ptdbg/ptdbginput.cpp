@@ -20,11 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SourceLocation at(const fs::path& p)
-{
-    return SourceLocation { p.string(), std::nullopt, 0, 0 };
-}
-
 bool has(std::string_view s, std::string_view what)
 {
     return s.find(what) != std::string_view::npos;
@@ -92,7 +87,8 @@ Result<PtdbgInput> readPtdbgCompareJson(const fs::path& path)
     PtdbgInput input;
     for (const char* key : { "npu_pkl_path", "bench_pkl_path" }) {
         if (!j.contains(key) || !j[key].is_string() || j[key].get<std::string>().empty())
-            return makeError("compare.input", at(path), std::string("\"") + key + "\" (a .pkl path) is required");
+            return makeError("compare.input", fileLocation(path),
+                             std::string("\"") + key + "\" (a .pkl path) is required");
     }
     input.npuPkl = j["npu_pkl_path"].get<std::string>();
     input.benchPkl = j["bench_pkl_path"].get<std::string>();
@@ -100,7 +96,7 @@ Result<PtdbgInput> readPtdbgCompareJson(const fs::path& path)
         if (!j.contains(key) || j[key].is_null())
             continue;
         if (!j[key].is_string())
-            return makeError("compare.input", at(path), std::string("\"") + key + "\" must be a folder path");
+            return makeError("compare.input", fileLocation(path), std::string("\"") + key + "\" must be a folder path");
         (std::string_view(key) == "npu_dump_data_dir" ? input.npuDataDir : input.benchDataDir)
             = j[key].get<std::string>();
     }
@@ -114,7 +110,8 @@ Result<std::vector<RankPair>> distributedPairs(const fs::path& npuStepDir, const
     auto ranks = [](const fs::path& dir) -> Result<std::vector<dump::RankLocation>> {
         std::error_code ec;
         if (!fs::is_directory(dir, ec))
-            return makeError("compare.input", at(dir), "no such folder (compare_distributed takes a step folder)");
+            return makeError("compare.input", fileLocation(dir),
+                             "no such folder (compare_distributed takes a step folder)");
         auto layout = dump::discoverDump(dir);
         if (!layout)
             return layout.error();
@@ -130,7 +127,7 @@ Result<std::vector<RankPair>> distributedPairs(const fs::path& npuStepDir, const
             const bool rank = loc.dir.parent_path() == base && name.size() > 4 && name.compare(0, 4, "rank") == 0
                 && std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
             if (!rank || loc.format != dump::DumpFormat::LegacyPkl)
-                return makeError("compare.input", at(loc.dumpFile),
+                return makeError("compare.input", fileLocation(loc.dumpFile),
                                  "the step folder holds this dump, which is not a ptdbg rank folder (rank{N} with a "
                                  ".pkl); ptdbg refuses it too: compare the ranks one by one with -i");
             found.push_back(loc);
@@ -148,7 +145,7 @@ Result<std::vector<RankPair>> distributedPairs(const fs::path& npuStepDir, const
     if (!benchRanks)
         return benchRanks.error();
     if (npuRanks->size() != benchRanks->size())
-        return makeError("compare.input", at(npuStepDir),
+        return makeError("compare.input", fileLocation(npuStepDir),
                          "the two runs have different numbers of ranks (" + std::to_string(npuRanks->size()) + " and "
                              + std::to_string(benchRanks->size())
                              + "); compare the ranks one by one with -i");

@@ -28,7 +28,7 @@ Result<std::string> parsePkl(const std::filesystem::path& pkl, std::string_view 
 {
     auto file = MappedFile::open(pkl, maxJsonFileBytes());
     if (!file)
-        return makeError("ptdbg.input", SourceLocation { pkl.string(), std::nullopt, 0, 0 },
+        return makeError("ptdbg.input", fileLocation(pkl),
                          "cannot read the .pkl: " + file.error().message);
     std::string out;
     bool titlePrinted = false;

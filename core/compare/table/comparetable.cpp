@@ -106,7 +106,7 @@ bool hasMd5(const dump::DumpFile& dump)
 
 Result<CompareMode> detectMode(const dump::DumpFile& npu, const dump::DumpFile& bench)
 {
-    const SourceLocation where { npu.path.string(), std::nullopt, 0, 0 };
+    const SourceLocation where = fileLocation(npu.path);
     if (npu.header.task.empty() || bench.header.task.empty())
         return makeError("compare.task", where, "both dump files need a \"task\"");
     if (npu.header.task != bench.header.task)
