@@ -24,7 +24,9 @@
 // The warm runs' page cache (`--warm-from`): how fast the kernel copies a cached file out depends on the folios its
 // pages were cached in, which is set by whoever read the file first. `ours` (the default): every input evicted, then
 // one untimed run of each profile, as a user's second compare of a pair meets it; `plain`: evicted, then read once
-// with read() (another program's first read); `as-is`: the cache as found. The page-cache floor is measured after.
+// with read() (another program's first read); `willneed`: evicted, then POSIX_FADV_WILLNEED on each file and read once
+// (what ProbeScope's cold runs left before it read ahead in large folios); `as-is`: the cache as found. The
+// page-cache floor is measured after.
 
 #include "benchargs.h"
 #include "childrun.h"
@@ -157,6 +159,21 @@ double readGBs(const std::vector<fs::path>& files, unsigned threads, std::uint64
     return static_cast<double>(bytes) / 1e9 / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// POSIX_FADV_WILLNEED on each whole file (the kernel reads it into the page cache in 4 KiB folios), then one read
+/// of every file so that the pages are surely in before the warm runs.
+void adviseWillNeed(const std::vector<fs::path>& files)
+{
+    for (const fs::path& f : files) {
+        const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+        ::close(fd);
+    }
+    std::uint64_t ignored = 0;
+    readGBs(files, 1, ignored);
+}
+
 double pageCacheGBs(const std::vector<fs::path>& files, std::uint64_t& bytes)
 {
     return readGBs(files, 1, bytes);
@@ -272,12 +289,12 @@ int main(int argc, char** argv)
             warmFrom = probescope::bench::optionValue(argv[0], argc, argv, i);
         else {
             std::fprintf(stderr, "usage: %s --cli PROBESCOPE_CLI --pair DIR [--repeat K] [--no-cold] [--profiles msprobe-1.2,msprobe-26,ptdbg]\n"
-                                 "       [--msprobe PYTHONPATH [--python /usr/bin/python3] [--msprobe-repeat K]] [--warm-from ours|plain|as-is]\n", argv[0]);
+                                 "       [--msprobe PYTHONPATH [--python /usr/bin/python3] [--msprobe-repeat K]] [--warm-from ours|plain|willneed|as-is]\n", argv[0]);
             return 2;
         }
     }
-    if (warmFrom != "ours" && warmFrom != "plain" && warmFrom != "as-is") {
-        std::fprintf(stderr, "%s: --warm-from takes ours, plain or as-is\n", argv[0]);
+    if (warmFrom != "ours" && warmFrom != "plain" && warmFrom != "willneed" && warmFrom != "as-is") {
+        std::fprintf(stderr, "%s: --warm-from takes ours, plain, willneed or as-is\n", argv[0]);
         return 2;
     }
     if (cli.empty() || pair.empty()) {
@@ -365,6 +382,10 @@ int main(int argc, char** argv)
                 readGBs(p.files, 1, ignored);
                 continue;
             }
+            if (warmFrom == "willneed") {
+                adviseWillNeed(p.files);
+                continue;
+            }
             const fs::path json = p.name == "ptdbg" ? p.input / "compare.json" : compareJson;
             const Run run = p.name == "msprobe-1.2" ? runCli(cli, json, 2, out) : runProfile(cli, p.name, json, 2, out);
             if (!run.ok())
@@ -375,7 +396,10 @@ int main(int argc, char** argv)
                 warmFrom == "ours"    ? "as ProbeScope's first compare of the pair left them in the page cache (each "
                                         "profile's inputs evicted, then one untimed cold run with 2 threads)"
                     : warmFrom == "plain" ? "as a plain read() left them in the page cache (evicted, then read once)"
-                                          : "as the page cache held them at the start (not touched)");
+                    : warmFrom == "willneed"
+                    ? "as POSIX_FADV_WILLNEED left them in the page cache (evicted, then advised and read once: the "
+                      "read-ahead of ProbeScope before this round)"
+                    : "as the page cache held them at the start (not touched)");
     std::uint64_t cachedBytes = 0;
     pageCacheGBs(files, cachedBytes); // reads what is not cached yet (as-is); cached pages keep their folios
     const double cacheSpeed = pageCacheGBs(files, cachedBytes);
