@@ -728,6 +728,12 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
         m = failed(kUnsupported, kMsgNoBenchFile);
     } else {
         const std::string npuName = row.npuName + ".pt";
+        // After a large row this thread's next is likely large too: the next row's read-ahead starts before this
+        // row's files are opened, so that on a cold disk it runs beside their first reads.
+        thread_local bool lastRowStreamed = false;
+        const bool earlyNext = next && lastRowStreamed;
+        if (earlyNext)
+            prefetchRow(*next);
         // A file that exists but cannot be read is named as unreadable, not "not found" (issue 20).
         std::string unreadable;
         std::optional<tensor::PtStream> npu = openChecked(row.npuTensors.get(), npuName, npuBuffer, &unreadable);
@@ -742,7 +748,8 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
             if (npuTensor && benchTensor)
                 computed = compareTensors(*npuTensor, *benchTensor);
         } else if (npu && bench) {
-            if (next && (!npu->memory() || !bench->memory()))
+            lastRowStreamed = !npu->memory() || !bench->memory();
+            if (next && lastRowStreamed && !earlyNext)
                 prefetchRow(*next);
             computed = streamedMetrics(pairSideOf(*npu), pairSideOf(*bench), splitter);
         }
