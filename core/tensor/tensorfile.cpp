@@ -211,7 +211,8 @@ Result<OpenedDataFile> TensorFolder::openReading(std::string_view dataName, Read
             }
             struct stat st {};
             if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) { // O_NONBLOCK means nothing for a regular file
-                lastWasLarge = static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(wholeFileLimit, kProbeBytes);
+                lastWasLarge
+                    = static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(wholeFileLimit, kProbeBytes);
                 return OpenedDataFile(std::move(path), static_cast<std::uint64_t>(st.st_size), fd);
             }
             ::close(fd);

@@ -3,9 +3,10 @@
 //
 // Why not POSIX_FADV_WILLNEED: the kernel's forced read-ahead puts every page of the range into the page cache as
 // its own 4 KiB folio, and every later read of the file (ours, msprobe's, any program's) then pays a lookup per
-// 4 KiB. Measured on the project's VM (Linux 6.18, ext4, 1.96 GB of .pt): read() of the warm files 5.8-8.7 GB/s
-// after WILLNEED, 8.6-15 GB/s after plain reads (small folios first, larger as the read-ahead ramps up), 26-29 GB/s
-// after a read through a MADV_HUGEPAGE mapping (folios of up to 2 MiB). The last is what is done here: each 4 MiB
+// 4 KiB. `probescope-benchcomparelarge --warm-from willneed|plain|ours` on the GB pair (2.243 GB of .pt, Linux 6.18,
+// ext4): read() of the warm files 8.57 GB/s after WILLNEED, 8.23 GB/s after a plain read (small folios first,
+// larger as the read-ahead ramps up), 15.58 GB/s after our read through a MADV_HUGEPAGE mapping (folios of up to
+// 2 MiB); the warm compare with 2 threads 0.298, 0.247 and 0.206 s. The last is what is done here: each 4 MiB
 // window is mapped, marked MADV_HUGEPAGE and filled with MADV_POPULATE_READ (which reports a file cut short as an
 // error, never a SIGBUS: no byte of the mapping is touched), then unmapped. The kernel's own read-ahead of the
 // reader that follows keeps the large folios going (docs/compare-performance.md, "Large folios").

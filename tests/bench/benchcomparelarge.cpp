@@ -372,7 +372,8 @@ int main(int argc, char** argv)
     // The page cache the warm runs meet. How fast a warm file is read depends on how its pages were cached: read
     // ahead in large folios (up to 2 MiB: ProbeScope's own cold read, or the files just written in large writes),
     // in 4 KiB ones first and larger as the kernel's read-ahead ramps up (a plain read()), or all in 4 KiB ones (the
-    // old POSIX_FADV_WILLNEED): on this VM 26-29, 9-15 and 6-9 GB/s. Warm figures are measured on a stated state.
+    // old POSIX_FADV_WILLNEED): this bench's page-cache read() of the GB pair 15.58, 8.23 and 8.57 GB/s on the
+    // project's VM (docs/compare-performance.md, "Large folios"). Warm figures are measured on a stated state.
     if (warmFrom != "as-is") {
         for (const ProfileRun& p : profiles)
             evict(p.files);

@@ -33,6 +33,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace probescope;
@@ -451,6 +452,33 @@ TEST(RealDataRow, RefusedFileNames)
     row.benchDataName = "ok.pt";
     row.npuName = "a b";
     EXPECT_EQ(compareRealDataRow(row).message, "Dump file: ok.pt not found.");
+}
+
+// The next row's read-ahead: while a streamed row is computed, before the files are opened once this thread's
+// previous row was streamed, never twice for one row, never for a row of small files after one of small files.
+TEST(RealDataRow, NextRowIsReadAheadOnceEarlyAfterAStreamedRow)
+{
+    std::vector<int> calls;
+    std::thread([&] { // a fresh thread: no previous row
+        int ran = 0;
+        const std::function<void()> next = [&] { ++ran; };
+        const auto row = [&](bool streamed) {
+            ran = 0;
+            NextRowReadAhead readAhead(next);
+            const int early = ran;
+            readAhead.opened(streamed);
+            calls.push_back(early * 10 + ran);
+        };
+        row(false); // small after nothing: none
+        row(true);  // streamed: while it is computed
+        row(true);  // after a streamed row: before the open, not again after it
+        row(false); // early (the previous was streamed), then nothing
+        row(false); // small after small: none
+        const std::function<void()> none;
+        NextRowReadAhead last(none); // the last row: nothing to read, whatever came before
+        last.opened(true);
+    }).join();
+    EXPECT_EQ(calls, (std::vector<int> { 0, 1, 11, 11, 0 }));
 }
 
 TEST(RealDataRow, FuzzyNote)

@@ -710,6 +710,27 @@ void prefetchRow(const RealDataRow& row)
 
 } // namespace
 
+namespace {
+thread_local bool t_lastRowStreamed = false; ///< NextRowReadAhead: this thread's previous row was streamed
+} // namespace
+
+NextRowReadAhead::NextRowReadAhead(const std::function<void()>& next) : m_next(next)
+{
+    if (m_next && t_lastRowStreamed) {
+        m_next();
+        m_ran = true;
+    }
+}
+
+void NextRowReadAhead::opened(bool streamed)
+{
+    t_lastRowStreamed = streamed;
+    if (m_next && streamed && !m_ran) {
+        m_next();
+        m_ran = true;
+    }
+}
+
 RealDataMetrics compareRealDataRow(const RealDataRow& row)
 {
     SerialSplitter serial;
@@ -728,12 +749,10 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
         m = failed(kUnsupported, kMsgNoBenchFile);
     } else {
         const std::string npuName = row.npuName + ".pt";
-        // After a large row this thread's next is likely large too: the next row's read-ahead starts before this
-        // row's files are opened, so that on a cold disk it runs beside their first reads.
-        thread_local bool lastRowStreamed = false;
-        const bool earlyNext = next && lastRowStreamed;
-        if (earlyNext)
-            prefetchRow(*next);
+        std::function<void()> readNext;
+        if (next)
+            readNext = [next] { prefetchRow(*next); };
+        NextRowReadAhead readAhead(readNext);
         // A file that exists but cannot be read is named as unreadable, not "not found" (issue 20).
         std::string unreadable;
         std::optional<tensor::PtStream> npu = openChecked(row.npuTensors.get(), npuName, npuBuffer, &unreadable);
@@ -748,9 +767,7 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, c
             if (npuTensor && benchTensor)
                 computed = compareTensors(*npuTensor, *benchTensor);
         } else if (npu && bench) {
-            lastRowStreamed = !npu->memory() || !bench->memory();
-            if (next && lastRowStreamed && !earlyNext)
-                prefetchRow(*next);
+            readAhead.opened(!npu->memory() || !bench->memory());
             computed = streamedMetrics(pairSideOf(*npu), pairSideOf(*bench), splitter);
         }
         if (computed)

@@ -7,6 +7,7 @@
 #include "core/util/workgroup.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +63,25 @@ RealDataMetrics compareRealDataRow(const RealDataRow& row);
  * small pairs skip that, as it would cost more system calls than it saves.
  */
 RealDataMetrics compareRealDataRow(const RealDataRow& row, Splitter& splitter, const RealDataRow* next = nullptr);
+
+/**
+ * @brief When a row loop (msprobe's rows, ptdbg's) reads the next row's files ahead: while a row whose files are
+ * streamed (large) is computed, and already before the row's files are opened when this thread's previous row was
+ * streamed (its next is likely large too; on a cold disk the background read then runs beside this row's first
+ * reads). `next` runs at most once per row; an empty one (the last row) never.
+ */
+class NextRowReadAhead
+{
+public:
+    /// Before the row's files are opened.
+    explicit NextRowReadAhead(const std::function<void()>& next);
+    /// The row's files are open; `streamed`: either is read a chunk at a time.
+    void opened(bool streamed);
+
+private:
+    const std::function<void()>& m_next;
+    bool m_ran = false;
+};
 
 /// Metrics of two loaded tensors (A.6 steps 2.4-4): used by compareRealDataRow and by tests.
 RealDataMetrics compareTensors(const tensor::Tensor& npu, const tensor::Tensor& bench);

@@ -616,13 +616,7 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
     // the resolver's checks and the open in four system calls per file); a name the resolver refuses is said at
     // once, an open that fails (io.*) only after the other side was found, as when the files were resolved first.
     const auto isResolverError = [](const Diagnostic& error) { return error.id.starts_with("tensor."); };
-    // The next row's files are read ahead while this one is computed, when it is large. After a large row this
-    // thread's next is likely large too: then before this row's files are opened, so that on a cold disk the
-    // background read of the next row runs beside this row's first reads.
-    thread_local bool lastRowStreamed = false;
-    const bool earlyNext = next && lastRowStreamed;
-    if (earlyNext)
-        next();
+    NextRowReadAhead readAhead(next);
     auto nOpened = tensors.npu.open(nFile);
     if (!nOpened && nOpened.error().id == "tensor.missing")
         return nanAll("Dump file: " + shown(tensors.npu, nFile) + " not found.");
@@ -652,9 +646,7 @@ PtdbgMetrics compareRow(const RowTensors& tensors, const std::string& npuName, c
     auto b = open(std::move(bOpened), benchBuffer);
     if (!b)
         return unreadable(tensors.bench, bFile, b.error());
-    lastRowStreamed = !n->memory() || !b->memory();
-    if (next && lastRowStreamed && !earlyNext)
-        next();
+    readAhead.opened(!n->memory() || !b->memory());
     auto metrics = compareSides(pairSideOf(*n), pairSideOf(*b), npuName != benchName, splitter);
     if (!metrics)
         return unreadable(tensors.npu, nFile,
