@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// probescope-benchkernels: the metric pass of each profile over two float32 arrays in memory, in ns per element
+// pair, on the calling thread (its CPU time, best of --repeat). It isolates the kernels from the file reads that a
+// compare adds around them (probescope-benchcomparelarge times those): "every profile within 1.1x" of issue 37 is
+// decided by these passes once the page cache is warm.
+//
+//   probescope-benchkernels [--elements N] [--repeat R] [--generic]
+//
+// Each bench array has zeros in three patterns: none, every 16th element (the generated GB pair's pattern: one
+// zero in every other group of 8), and half of the elements at random (a ReLU's output). ptdbg changes the pairs
+// where the bench element is zero, so the patterns can matter to it.
+
+#include "benchargs.h"
+#include "machineinfo.h"
+
+#include "core/compare/metrics/kernels.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace probescope::compare::kernels;
+using probescope::tensor::DType;
+
+double threadSeconds()
+{
+    timespec t {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+struct Arrays
+{
+    std::vector<float> npu;
+    std::vector<float> bench;
+};
+
+/// Bench values ~N(0, 1), NPU values the bench's with a relative error of about 1e-3; then the zeros.
+Arrays makeArrays(std::size_t n, const std::string& zeros)
+{
+    Arrays a { std::vector<float>(n), std::vector<float>(n) };
+    std::mt19937 gen(1);
+    std::normal_distribution<float> normal;
+    std::bernoulli_distribution half(0.5);
+    for (std::size_t i = 0; i < n; ++i) {
+        float b = normal(gen);
+        if ((zeros == "every-16th" && i % 16 == 0) || (zeros == "half-random" && half(gen)))
+            b = 0;
+        a.bench[i] = b;
+        a.npu[i] = b == 0 ? 1e-3f * normal(gen) : b * (1 + 1e-3f * normal(gen));
+    }
+    return a;
+}
+
+/// Best CPU seconds of `repeat` runs of `pass`; `sink` keeps the results alive.
+template<typename Pass>
+double best(int repeat, Pass pass, double& sink)
+{
+    double bestSeconds = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+        const double start = threadSeconds();
+        sink += pass();
+        bestSeconds = std::min(bestSeconds, threadSeconds() - start);
+    }
+    return bestSeconds;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::size_t elements = std::size_t { 1 } << 22;
+    int repeat = 7;
+    bool generic = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--elements") {
+            if (!probescope::bench::parseNumber(probescope::bench::optionValue(argv[0], argc, argv, i), elements)
+                || elements == 0) {
+                std::fprintf(stderr, "%s: --elements needs a positive number\n", argv[0]);
+                return 2;
+            }
+        } else if (a == "--repeat") {
+            if (!probescope::bench::parseNumber(probescope::bench::optionValue(argv[0], argc, argv, i), repeat)
+                || repeat <= 0) {
+                std::fprintf(stderr, "%s: --repeat needs a positive number\n", argv[0]);
+                return 2;
+            }
+        } else if (a == "--generic") {
+            generic = true;
+        } else {
+            std::fprintf(stderr, "usage: %s [--elements N] [--repeat R] [--generic]\n", argv[0]);
+            return 2;
+        }
+    }
+    forceGenericKernels(generic);
+    const auto machine = probescope::bench::measureMachine();
+    std::printf("probescope-benchkernels: %zu float32 element pairs (%.1f MB per side), %s kernels, best of %d, "
+                "CPU time of one thread\n",
+                elements, double(elements) * 4 / 1e6, usingAvx2Kernels() ? "AVX2" : "generic", repeat);
+    probescope::bench::printMachine(machine);
+    std::printf("  floor: reading both arrays once at memcpy speed takes %.3f ns per pair\n",
+                8.0 / machine.copyGBps);
+    const auto r12 = ruleMsprobe12(DType::Float32, DType::Float32);
+    const auto r26 = ruleMsprobe26(DType::Float32, DType::Float32);
+    const auto rp = rulePtdbg(DType::Float32, DType::Float32);
+    double sink = 0;
+    for (const std::string zeros : { "none", "every-16th", "half-random" }) {
+        const Arrays data = makeArrays(elements, zeros);
+        const Operand npu { DType::Float32, reinterpret_cast<const std::byte*>(data.npu.data()) };
+        const Operand bench { DType::Float32, reinterpret_cast<const std::byte*>(data.bench.data()) };
+        const std::uint64_t chunks = (elements + kChunkElements - 1) / kChunkElements;
+        // Each profile's pass as its row computes it on one thread: msprobe 1.2 chunk by chunk, msprobe 26 left to
+        // right from chunk to chunk, ptdbg chunk by chunk with its own rule.
+        const double t12 = best(repeat, [&] {
+            double s = 0;
+            for (std::uint64_t c = 0; c < chunks; ++c)
+                s += chunkStats(npu, bench, elements, c, r12, false).dot.sum;
+            return s;
+        }, sink);
+        const double t26 = best(repeat, [&] {
+            PairStats carry;
+            for (std::uint64_t c = 0; c < chunks; ++c)
+                carry = chunkStats(npu, bench, elements, c, r26, true, SumOrder::LeftToRight, c ? &carry : nullptr);
+            return carry.dot.sum;
+        }, sink);
+        const double tp = best(repeat, [&] {
+            double s = 0;
+            for (std::uint64_t c = 0; c < chunks; ++c)
+                s += ptdbgChunkStats(npu, bench, elements, c, rp).dot.sum;
+            return s;
+        }, sink);
+        const double fastest = std::min({ t12, t26, tp });
+        auto ns = [&](double t) { return t / double(elements) * 1e9; };
+        std::printf("  bench zeros %-11s  msprobe-1.2 %.3f  msprobe-26 %.3f  ptdbg %.3f ns per pair; "
+                    "slowest %.2fx the fastest\n",
+                    zeros.c_str(), ns(t12), ns(t26), ns(tp), std::max({ t12, t26, tp }) / fastest);
+    }
+    volatile double keep = sink; // every pass's result is used: no pass is optimised away
+    (void)keep;
+    return 0;
+}
