@@ -509,6 +509,7 @@ std::uint32_t RankTable::intern(std::string_view text)
 
 void RankTable::push(const RankLocation& location)
 {
+    static_assert(sizeof(Entry) == 32, "a rank folder's record stays small: a job holds one per rank folder");
     const std::string& dir = location.dir.native();
     const std::string& file = location.dumpFile.native();
     // The folder's own name: what follows its last '/' ("" after a trailing one, as its filename() is).

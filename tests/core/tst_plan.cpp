@@ -30,11 +30,11 @@ struct MixedJob
     probescope::testing::TempDir dir;
     MixedJob()
     {
-        for (const char* at : { "step0/rank0", "step0/rank1", "step0/rank2", "step0/rank10", "step1/rank0", "step1/rank1",
-                                "step1/rank3", "step2/rank0" })
+        for (const char* at : { "step0/rank0", "step0/rank1", "step0/rank2", "step0/rank10", "step1/rank0",
+                                "step1/rank1", "step1/rank3", "step2/rank0" })
             dir.write(std::string("npu/") + at + "/dump.json", kDump);
-        for (const char* at : { "step0/rank0", "step0/rank1", "step0/rank2", "step0/rank11", "step1/rank0", "step1/rank1",
-                                "step1/rank4", "step1/rank5", "step3/rank0" })
+        for (const char* at : { "step0/rank0", "step0/rank1", "step0/rank2", "step0/rank11", "step1/rank0",
+                                "step1/rank1", "step1/rank4", "step1/rank5", "step3/rank0" })
             dir.write(std::string("bench/") + at + "/dump.json", kDump);
         dir.write("npu/step0/rank1/stack.json", "{}");
     }
@@ -173,7 +173,8 @@ TEST(Plan, TheSmallPlanPairsAsMsprobeDoes)
     auto steps = compare::planPairsCompact(job.input("step0"), options);
     ASSERT_TRUE(steps) << steps.error().format();
     expectPairs(*steps, job.dir.path(),
-                { { 0, "rank0", "rank0" }, { 0, "rank1", "rank1" }, { 0, "rank10", "rank11" }, { 0, "rank2", "rank2" } },
+                { { 0, "rank0", "rank0" }, { 0, "rank1", "rank1" }, { 0, "rank10", "rank11" },
+                  { 0, "rank2", "rank2" } },
                 false, true, "step0");
     EXPECT_EQ(ids(steps->diagnostics()), (std::vector<std::string> { "session.rank-order" }));
 

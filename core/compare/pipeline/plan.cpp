@@ -237,7 +237,7 @@ Result<CompactPlan> planPairsCompact(const CompareInput& input, const PlanOption
     dump::DiscoverOptions discover;
     discover.progress = options.progress;
     // Each side's ranks as discovery's small records (dump::RankTable), never as a vector of locations: planning
-    // a job holds about 60 bytes a rank folder (issue 37).
+    // a job holds about 40 bytes a rank folder and 24 a pair (issue 37).
     auto npu = dump::discoverCompact(input.npuPath, discover);
     if (!npu)
         return npu.error();
@@ -286,7 +286,8 @@ Result<CompactPlan> planPairsCompact(const CompareInput& input, const PlanOption
     const auto benchSteps = byStep(bt);
     plan.m_root = isRootLevel(*npu);
     auto unpairedPlace = [&](bool npuSide, std::uint32_t rank, std::int64_t step, std::size_t diagnostic) {
-        plan.m_unpaired.push_back(CompactPlan::Unpaired { step, rank, static_cast<std::uint32_t>(diagnostic), npuSide });
+        plan.m_unpaired.push_back(
+            CompactPlan::Unpaired { step, rank, static_cast<std::uint32_t>(diagnostic), npuSide });
     };
     // A step on one side only: one warning for the step, and each of its ranks is a place the job lists as not
     // compared (never a silent skip: docs/reliability.md).
@@ -353,8 +354,8 @@ Result<CompactPlan> planPairsCompact(const CompareInput& input, const PlanOption
             // b is sorted by folder name: the first rank of that name is found by halving, not by a scan a rank.
             auto findIn = [](const dump::RankTable& t, const std::vector<std::uint32_t>& sorted,
                              const std::string& name) {
-                const auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
-                                                 [&](std::uint32_t x, const std::string& v) { return rankFolder(t, x) < v; });
+                const auto before = [&](std::uint32_t x, const std::string& v) { return rankFolder(t, x) < v; };
+                const auto it = std::lower_bound(sorted.begin(), sorted.end(), name, before);
                 return it != sorted.end() && rankFolder(t, *it) == name ? it : sorted.end();
             };
             for (const std::uint32_t r : n) {
