@@ -352,35 +352,34 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     planOptions.profile = options.profile;
     planOptions.stackFlag = options.stackFlag;
     planOptions.progress = jobOptions.progress; // a cancel stops the folder walk too, not only the pairs
-    // The plan kept small (compare::CompactPlan: about 60 bytes a pair with both sides' ranks), each pair made when
+    // The plan kept small (compare::CompactPlan: about 100 bytes a pair with both sides' ranks), each pair made when
     // the job gets to it, so that the job's memory does not grow with its ranks (issue 37).
     auto plan = compare::planPairsCompact(input, planOptions);
     if (!plan)
         return plan.error();
-    // The selected pairs and places on one side only, as places in the plan. The summary lists the pairs by step
-    // (then as planned) with the one-sided places of a step after them: the pairs run in that order, so that each
-    // can be written as it comes (a no-op: the plan is in step order).
-    std::vector<std::uint32_t> order;
-    for (std::size_t i = 0; i < plan->size(); ++i) {
-        const std::int64_t step = plan->step(i);
-        if (selected(jobOptions.steps, step >= 0 ? std::optional(step) : std::nullopt)
-            && selected(jobOptions.ranks, plan->npuRank(i)))
-            order.push_back(static_cast<std::uint32_t>(i));
-    }
-    order.shrink_to_fit();
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return plan->step(a) < plan->step(b); });
+    // The selected pairs and places on one side only, as places in the plan, by step. The summary lists the pairs by
+    // step (then as planned) with the one-sided places of a step after them: the pairs run in that order, so that
+    // each can be written as it comes (a no-op: the plan is in step order).
+    const auto selectPlaces = [&](std::size_t count, const auto& stepOf, const auto& rankOf) {
+        std::vector<std::uint32_t> kept;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::int64_t step = stepOf(i);
+            if (selected(jobOptions.steps, step >= 0 ? std::optional(step) : std::nullopt)
+                && selected(jobOptions.ranks, rankOf(i)))
+                kept.push_back(static_cast<std::uint32_t>(i));
+        }
+        kept.shrink_to_fit();
+        std::stable_sort(kept.begin(), kept.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return stepOf(a) < stepOf(b); });
+        return kept;
+    };
+    const std::vector<std::uint32_t> order = selectPlaces(
+        plan->size(), [&](std::size_t i) { return plan->step(i); }, [&](std::size_t i) { return plan->npuRank(i); });
     const auto pairAt = [&](std::size_t i) { return plan->pair(order[i]); };
     // Places on one side only, as the selection keeps them: listed as not compared, never skipped in silence.
-    std::vector<std::uint32_t> oneSided;
-    for (std::size_t i = 0; i < plan->unpairedCount(); ++i) {
-        const std::int64_t step = plan->unpairedStep(i);
-        if (selected(jobOptions.steps, step >= 0 ? std::optional(step) : std::nullopt)
-            && selected(jobOptions.ranks, plan->unpairedRank(i)))
-            oneSided.push_back(static_cast<std::uint32_t>(i));
-    }
-    std::stable_sort(oneSided.begin(), oneSided.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return plan->unpairedStep(a) < plan->unpairedStep(b); });
+    const std::vector<std::uint32_t> oneSided = selectPlaces(
+        plan->unpairedCount(), [&](std::size_t i) { return plan->unpairedStep(i); },
+        [&](std::size_t i) { return plan->unpairedRank(i); });
     const auto oneSidedSummary = [&](std::size_t i) {
         const compare::UnpairedPlace u = plan->unpaired(oneSided[i]);
         PairSummary s;

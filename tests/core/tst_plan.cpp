@@ -104,6 +104,21 @@ std::vector<std::string> ids(const Diagnostics& diagnostics)
     return out;
 }
 
+/// Two dump roots of `ranks` ranks x 2 steps each.
+compare::CompareInput writeRanks(const probescope::testing::TempDir& dir, int ranks)
+{
+    for (const char* side : { "npu", "bench" }) {
+        for (const char* step : { "step0", "step1" }) {
+            for (int rank = 0; rank < ranks; ++rank)
+                dir.write(std::string(side) + "/" + step + "/rank" + std::to_string(rank) + "/dump.json", kDump);
+        }
+    }
+    compare::CompareInput input;
+    input.npuPath = dir.path() / "npu";
+    input.benchPath = dir.path() / "bench";
+    return input;
+}
+
 /// The heap in use (every arena, and the chunks malloc maps), or 0 where malloc does not say (a sanitizer's).
 std::size_t heapInUse()
 {
@@ -203,15 +218,7 @@ TEST(Plan, TheJobsPlanHoldsAFewDozenBytesAPair)
 {
     probescope::testing::TempDir dir;
     constexpr int kRanks = 400;
-    for (const char* side : { "npu", "bench" }) {
-        for (const char* step : { "step0", "step1" }) {
-            for (int rank = 0; rank < kRanks; ++rank)
-                dir.write(std::string(side) + "/" + step + "/rank" + std::to_string(rank) + "/dump.json", kDump);
-        }
-    }
-    compare::CompareInput input;
-    input.npuPath = dir.path() / "npu";
-    input.benchPath = dir.path() / "bench";
+    const compare::CompareInput input = writeRanks(dir, kRanks);
     auto plan = compare::planPairsCompact(input, compare::PlanOptions {});
     ASSERT_TRUE(plan) << plan.error().format();
     ASSERT_EQ(plan->size(), 2u * kRanks);
@@ -244,15 +251,7 @@ TEST(WholeJobLoop, TheJobsHeapWhilePlanningGrowsByAFewDozenBytesAPair)
     };
     auto peakOf = [](int ranks) -> std::size_t {
         probescope::testing::TempDir dir;
-        for (const char* side : { "npu", "bench" }) {
-            for (const char* step : { "step0", "step1" }) {
-                for (int rank = 0; rank < ranks; ++rank)
-                    dir.write(std::string(side) + "/" + step + "/rank" + std::to_string(rank) + "/dump.json", kDump);
-            }
-        }
-        compare::CompareInput input;
-        input.npuPath = dir.path() / "npu";
-        input.benchPath = dir.path() / "bench";
+        const compare::CompareInput input = writeRanks(dir, ranks);
         Sampling progress;
         job::WholeJobOptions options;
         options.progress = &progress;
