@@ -101,7 +101,6 @@ bool sameNames(const dump::RankTable& nt, const std::vector<std::uint32_t>& n, c
 {
     std::size_t i = 0;
     std::size_t j = 0;
-    std::string last;
     while (i < n.size() || j < b.size()) {
         if (i == n.size() || j == b.size())
             return false;
