@@ -132,14 +132,11 @@ bool isWholeJob(const compare::CompareInput& input, const compare::JobOptions& o
     compare::PlanOptions planOptions;
     planOptions.profile = options.profile;
     planOptions.stackFlag = options.stackFlag;
-    const auto plan = compare::planPairs(input, planOptions);
+    // The small plan (issue 37): this question planned the whole job of PlannedPairs once more before the job.
+    const auto plan = compare::planPairsCompact(input, planOptions);
     if (!plan)
         return false; // the ordinary compare reports the error as it always did
-    for (const compare::PlannedPair& p : plan->pairs) {
-        if (!p.outSubdir.empty())
-            return true;
-    }
-    return false;
+    return plan->writesStepFolders();
 }
 
 int runJobCompare(const compare::CompareInput& input, const std::string& out, const compare::JobOptions& options,

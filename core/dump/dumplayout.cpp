@@ -155,7 +155,7 @@ std::vector<Child> listFolder(const fs::path& dir, std::error_code& error)
 struct Walk
 {
     fs::path input;
-    DumpLayout& layout;
+    RankTable& ranks;
     std::vector<fs::path> noDump;        ///< rank/step folders (or folders searched) without any dump file
     std::vector<fs::path> otherNames;    ///< folders beside step/rank folders with another name
     std::vector<std::pair<fs::path, std::string>> unreadable; ///< folders that could not be listed, and why
@@ -179,13 +179,13 @@ RankLocation locationOf(const fs::path& dir, const fs::path& file, DumpFormat fo
 }
 
 // The dump files held directly by a folder: dump.json / debug.json, or legacy .pkl files.
-bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, DumpLayout& layout)
+bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, RankTable& ranks)
 {
     for (const char* name : { "dump.json", "debug.json" }) {
         const auto it = std::find_if(children.begin(), children.end(), [&](const Child& c) { return c.name == name; });
         if (it != children.end() && it->file) {
             // A folder holds one of the two.
-            layout.ranks.push_back(locationOf(
+            ranks.push(locationOf(
                 dir, dir / it->name, std::string_view(name) == "dump.json" ? DumpFormat::DumpJson : DumpFormat::DebugJson));
             return true;
         }
@@ -193,7 +193,7 @@ bool takeDumpFiles(const fs::path& dir, const std::vector<Child>& children, Dump
     bool found = false;
     for (const Child& c : children) {
         if (c.file && fs::path(c.name).extension() == ".pkl") {
-            layout.ranks.push_back(locationOf(dir, dir / c.name, DumpFormat::LegacyPkl));
+            ranks.push(locationOf(dir, dir / c.name, DumpFormat::LegacyPkl));
             found = true;
         }
     }
@@ -220,7 +220,7 @@ bool collect(const fs::path& dir, int depth, Walk& walk)
         walk.unreadable.emplace_back(dir, error.message());
         return false;
     }
-    if (takeDumpFiles(dir, children, walk.layout))
+    if (takeDumpFiles(dir, children, walk.ranks))
         return true;
     if (depth <= 0)
         return false;
@@ -326,9 +326,10 @@ void summariseSkipped(const Walk& walk, Diagnostics& out)
 }
 
 /// The (step, rank) place of a rank as a key: two dumps with the same key cannot be told apart by any consumer.
-std::pair<std::int64_t, std::string> placeOf(const RankLocation& r)
+std::pair<std::int64_t, std::string> placeOf(const RankTable& ranks, std::size_t i)
 {
-    return { r.step.value_or(-1), r.rank ? "#" + std::to_string(*r.rank) : r.rankLabel };
+    const auto rank = ranks.rank(i);
+    return { ranks.step(i).value_or(-1), rank ? "#" + std::to_string(*rank) : std::string(ranks.rankLabel(i)) };
 }
 
 std::string placeText(const RankLocation& r)
@@ -404,9 +405,9 @@ const RankLocation* DumpLayout::find(std::optional<std::int64_t> step, std::opti
     return nullptr;
 }
 
-Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& options)
+Result<CompactLayout> discoverCompact(const fs::path& input, const DiscoverOptions& options)
 {
-    DumpLayout layout;
+    CompactLayout layout;
     layout.input = input;
     std::error_code ec;
     if (!fs::exists(input, ec))
@@ -436,11 +437,11 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
                              "not a dump file: expected dump.json, debug.json, a .pkl or a dump folder");
         }
         applyLabels(loc);
-        layout.ranks.push_back(std::move(loc));
+        layout.ranks.push(loc);
         return layout;
     }
     // Three levels cover root/step/rank; two more allow ptdbg_dump_{version}/ or graph|pynative/ above them.
-    Walk walk { input, layout, {}, {}, {}, {}, {}, options.progress };
+    Walk walk { input, layout.ranks, {}, {}, {}, {}, {}, options.progress };
     collect(input, 4, walk);
     if (walk.cancelled)
         return makeError("layout.cancelled", fileLocation(input),
@@ -465,24 +466,132 @@ Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& op
         return makeError("layout.empty", fileLocation(input), message);
     }
     summariseSkipped(walk, layout.diagnostics);
-    std::stable_sort(layout.ranks.begin(), layout.ranks.end(), [](const RankLocation& a, const RankLocation& b) {
-        return std::tuple(a.step.value_or(-1), a.rank.value_or(-1), a.rankLabel)
-            < std::tuple(b.step.value_or(-1), b.rank.value_or(-1), b.rankLabel);
-    });
+    layout.ranks.sortByPlace();
     // Sorted by (step, rank number, rank folder name): two dumps at one place are neighbours. Which of them a
     // compare, tree or info should read cannot be guessed (the demo folder holding both npu/ and bench/ is the
     // common case), so discovery refuses and names both.
     for (std::size_t i = 1; i < layout.ranks.size(); ++i) {
-        const RankLocation& a = layout.ranks[i - 1];
-        const RankLocation& b = layout.ranks[i];
-        if (placeOf(a) != placeOf(b))
+        if (placeOf(layout.ranks, i - 1) != placeOf(layout.ranks, i))
             continue;
+        const RankLocation a = layout.ranks.at(i - 1);
+        const RankLocation b = layout.ranks.at(i);
         return makeError("dump.duplicate-place", fileLocation(a.dumpFile),
                          "two dumps at the same place (" + placeText(a) + "): " + backslashReplace(a.dumpFile.string())
                              + " and " + backslashReplace(b.dumpFile.string())
                              + "; give the folder of one dump (its root, a step or a rank folder)");
     }
+    layout.ranks.shrink();
     return layout;
+}
+
+Result<DumpLayout> discoverDump(const fs::path& input, const DiscoverOptions& options)
+{
+    auto compact = discoverCompact(input, options);
+    if (!compact)
+        return compact.error();
+    DumpLayout layout;
+    layout.input = std::move(compact->input);
+    layout.diagnostics = std::move(compact->diagnostics);
+    layout.skippedFolders = std::move(compact->skippedFolders);
+    layout.ranks.reserve(compact->ranks.size());
+    for (std::size_t i = 0; i < compact->ranks.size(); ++i)
+        layout.ranks.push_back(compact->ranks.at(i));
+    return layout;
+}
+
+std::uint32_t RankTable::intern(std::string_view text)
+{
+    const auto [it, added] = m_pieceIds.try_emplace(std::string(text), static_cast<std::uint32_t>(m_pieces.size()));
+    if (added)
+        m_pieces.emplace_back(text);
+    return it->second;
+}
+
+void RankTable::push(const RankLocation& location)
+{
+    static_assert(sizeof(Entry) == 32, "a rank folder's record stays small: a job holds one per rank folder");
+    const std::string& dir = location.dir.native();
+    const std::string& file = location.dumpFile.native();
+    // The folder's own name: what follows its last '/' ("" after a trailing one, as its filename() is).
+    std::size_t cut = dir.rfind('/');
+    cut = cut == std::string::npos ? 0 : cut + 1;
+    if (dir.size() - cut > UINT16_MAX)
+        cut = dir.size(); // a name no file system allows: kept whole in the prefix
+    Entry e;
+    e.step = location.step.value_or(0);
+    e.rank = location.rank.value_or(0);
+    e.dirPrefix = intern(std::string_view(dir).substr(0, cut));
+    e.nameOffset = static_cast<std::uint32_t>(m_names.size());
+    e.nameSize = static_cast<std::uint16_t>(dir.size() - cut);
+    m_names.append(dir, cut, std::string::npos);
+    const bool below = file.size() >= dir.size() && file.compare(0, dir.size(), dir) == 0;
+    e.fileTail = intern(below ? std::string_view(file).substr(dir.size()) : std::string_view(file));
+    e.format = static_cast<std::uint8_t>(location.format);
+    e.flags = static_cast<std::uint8_t>((location.step ? kHasStep : 0) | (location.rank ? kHasRank : 0)
+                                        | (location.rankLabel.empty() ? 0 : kRankLabel) | (below ? 0 : kWholeFile));
+    m_entries.push_back(e);
+}
+
+std::string RankTable::dirText(std::size_t i) const
+{
+    const Entry& e = m_entries[i];
+    std::string text = m_pieces[e.dirPrefix];
+    text += name(e);
+    return text;
+}
+
+RankLocation RankTable::at(std::size_t i) const
+{
+    const Entry& e = m_entries[i];
+    RankLocation loc;
+    std::string dir = dirText(i);
+    loc.dumpFile = (e.flags & kWholeFile) ? m_pieces[e.fileTail] : dir + m_pieces[e.fileTail];
+    loc.dir = std::move(dir);
+    loc.format = static_cast<DumpFormat>(e.format);
+    applyLabels(loc); // the labels discovery gave it: the same rule on the same text
+    return loc;
+}
+
+std::optional<std::int64_t> RankTable::step(std::size_t i) const
+{
+    const Entry& e = m_entries[i];
+    return (e.flags & kHasStep) ? std::optional(e.step) : std::nullopt;
+}
+
+std::optional<std::int64_t> RankTable::rank(std::size_t i) const
+{
+    const Entry& e = m_entries[i];
+    return (e.flags & kHasRank) ? std::optional(e.rank) : std::nullopt;
+}
+
+std::string_view RankTable::rankLabel(std::size_t i) const
+{
+    const Entry& e = m_entries[i];
+    return (e.flags & kRankLabel) ? name(e) : std::string_view();
+}
+
+void RankTable::sortByPlace()
+{
+    auto key = [&](const Entry& e) {
+        return std::tuple((e.flags & kHasStep) ? e.step : -1, (e.flags & kHasRank) ? e.rank : -1,
+                          (e.flags & kRankLabel) ? name(e) : std::string_view());
+    };
+    std::stable_sort(m_entries.begin(), m_entries.end(),
+                     [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
+}
+
+void RankTable::shrink()
+{
+    m_entries.shrink_to_fit();
+    m_names.shrink_to_fit();
+}
+
+std::size_t RankTable::bytes() const
+{
+    std::size_t n = m_entries.capacity() * sizeof(Entry) + m_names.capacity();
+    for (const std::string& piece : m_pieces)
+        n += sizeof(std::string) + piece.capacity() + 2 * sizeof(std::string) + 2 * sizeof(void*); // and its key
+    return n;
 }
 
 int CompactPath::compareText(std::string_view a, std::string_view b) noexcept

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -101,6 +102,63 @@ struct RankLocation
 };
 
 /**
+ * @brief The ranks a discovery found, kept as a table of small records: what a whole job holds of its layout.
+ *
+ * A RankLocation is about 300 bytes with its two paths' text; a job of 10,000 ranks x 2 steps has 40,000 rank
+ * folders, held by both sides' discovery while the job is planned (issue 37: memory flat in the number of ranks).
+ * A record here is 32 bytes: the folder's text is an interned prefix (the step folder, shared by its ranks) plus
+ * the folder's own name (in one character buffer), the dump file's text an interned tail after the folder's
+ * ("/dump.json"). at(i) gives the RankLocation discovery made, byte for byte (its labels parsed again by the same
+ * rule), so callers that need one make it when they need it.
+ */
+class RankTable
+{
+public:
+    std::size_t size() const { return m_entries.size(); }
+    bool empty() const { return m_entries.empty(); }
+    RankLocation at(std::size_t i) const;
+    std::optional<std::int64_t> step(std::size_t i) const;
+    std::optional<std::int64_t> rank(std::size_t i) const;
+    /// The rank folder's name as RankLocation::rankLabel has it ("rank3", "proc7", "rank"), "" when none.
+    std::string_view rankLabel(std::size_t i) const;
+    /// The folder's text (RankLocation::dir), made from its prefix and name.
+    std::string dirText(std::size_t i) const;
+
+    void push(const RankLocation& location);
+    /// Orders the records as discoverDump orders its ranks: by (step, rank number, rank folder name), stable.
+    void sortByPlace();
+    /// Drops the spare room of the growing buffers (the table is kept for the length of a job).
+    void shrink();
+    /// The heap the table holds, about (a test bounds it per rank).
+    std::size_t bytes() const;
+
+private:
+    struct Entry
+    {
+        std::int64_t step = 0;
+        std::int64_t rank = 0;
+        std::uint32_t dirPrefix = 0; ///< id of the folder text's prefix (up to and with its last '/')
+        std::uint32_t nameOffset = 0; ///< the folder's own name in m_names
+        std::uint32_t fileTail = 0;  ///< id of the dump file's text after the folder's (or its whole text)
+        std::uint16_t nameSize = 0;
+        std::uint8_t format = 0;
+        std::uint8_t flags = 0; ///< kHasStep, kHasRank, kRankLabel, kWholeFile
+    };
+    static constexpr std::uint8_t kHasStep = 1;
+    static constexpr std::uint8_t kHasRank = 2;
+    static constexpr std::uint8_t kRankLabel = 4; ///< the folder's name is its rank label
+    static constexpr std::uint8_t kWholeFile = 8; ///< fileTail is the dump file's whole text (it is not below dir)
+
+    std::uint32_t intern(std::string_view text);
+    std::string_view name(const Entry& e) const { return std::string_view(m_names).substr(e.nameOffset, e.nameSize); }
+
+    std::vector<Entry> m_entries;
+    std::string m_names;
+    std::vector<std::string> m_pieces; ///< interned prefixes and tails, by id (a few: the step folders, "/dump.json")
+    std::unordered_map<std::string, std::uint32_t> m_pieceIds;
+};
+
+/**
  * @brief The ranks found under a folder.
  *
  * Accepts a dump root (step{N}/rank{N}), a step folder (rank{N}), a rank folder, a bare folder holding
@@ -140,6 +198,19 @@ struct DiscoverOptions
 };
 
 Result<DumpLayout> discoverDump(const std::filesystem::path& input, const DiscoverOptions& options = {});
+
+/// discoverDump's result with its ranks in a RankTable (the same ranks, order, diagnostics and skipped folders).
+struct CompactLayout
+{
+    std::filesystem::path input;
+    RankTable ranks;
+    Diagnostics diagnostics;
+    std::vector<std::filesystem::path> skippedFolders;
+};
+
+/// discoverDump, keeping the ranks compactly (a whole job's planning: issue 37). discoverDump is this, then at(i)
+/// of every rank.
+Result<CompactLayout> discoverCompact(const std::filesystem::path& input, const DiscoverOptions& options = {});
 
 /**
  * @brief A file that a run writes once per folder of its step/rank layout (free_benchmark.csv, say), found at

@@ -352,22 +352,36 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     planOptions.profile = options.profile;
     planOptions.stackFlag = options.stackFlag;
     planOptions.progress = jobOptions.progress; // a cancel stops the folder walk too, not only the pairs
-    auto plan = compare::planPairs(input, planOptions);
+    // The plan kept small (compare::CompactPlan: about 100 bytes a pair with both sides' ranks), each pair made when
+    // the job gets to it, so that the job's memory does not grow with its ranks (issue 37).
+    auto plan = compare::planPairsCompact(input, planOptions);
     if (!plan)
         return plan.error();
-    std::vector<compare::PlannedPair> pairs;
-    for (compare::PlannedPair& p : plan->pairs) {
-        if (selected(jobOptions.steps, p.step >= 0 ? std::optional(p.step) : std::nullopt)
-            && selected(jobOptions.ranks, p.npu.rank))
-            pairs.push_back(std::move(p)); // moved, not copied: the plan is kept to the end for its diagnostics
-    }
-    std::vector<compare::PlannedPair>().swap(plan->pairs);
+    // The selected pairs and places on one side only, as places in the plan, by step. The summary lists the pairs by
+    // step (then as planned) with the one-sided places of a step after them: the pairs run in that order, so that
+    // each can be written as it comes (a no-op: the plan is in step order).
+    const auto selectPlaces = [&](std::size_t count, const auto& stepOf, const auto& rankOf) {
+        std::vector<std::uint32_t> kept;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::int64_t step = stepOf(i);
+            if (selected(jobOptions.steps, step >= 0 ? std::optional(step) : std::nullopt)
+                && selected(jobOptions.ranks, rankOf(i)))
+                kept.push_back(static_cast<std::uint32_t>(i));
+        }
+        kept.shrink_to_fit();
+        std::stable_sort(kept.begin(), kept.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return stepOf(a) < stepOf(b); });
+        return kept;
+    };
+    const std::vector<std::uint32_t> order = selectPlaces(
+        plan->size(), [&](std::size_t i) { return plan->step(i); }, [&](std::size_t i) { return plan->npuRank(i); });
+    const auto pairAt = [&](std::size_t i) { return plan->pair(order[i]); };
     // Places on one side only, as the selection keeps them: listed as not compared, never skipped in silence.
-    std::vector<PairSummary> oneSided;
-    for (const compare::UnpairedPlace& u : plan->unpaired) {
-        if (!selected(jobOptions.steps, u.step >= 0 ? std::optional(u.step) : std::nullopt)
-            || !selected(jobOptions.ranks, u.location.rank))
-            continue;
+    const std::vector<std::uint32_t> oneSided = selectPlaces(
+        plan->unpairedCount(), [&](std::size_t i) { return plan->unpairedStep(i); },
+        [&](std::size_t i) { return plan->unpairedRank(i); });
+    const auto oneSidedSummary = [&](std::size_t i) {
+        const compare::UnpairedPlace u = plan->unpaired(oneSided[i]);
         PairSummary s;
         s.step = u.step;
         s.outSubdir = u.outSubdir;
@@ -377,9 +391,9 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         s.onlyIn = u.npuSide ? "npu" : "bench";
         s.errorId = u.diagnostic.id;
         s.error = u.diagnostic.format();
-        oneSided.push_back(std::move(s));
-    }
-    if (pairs.empty() && oneSided.empty())
+        return s;
+    };
+    if (order.empty() && oneSided.empty())
         return makeError("job.empty", fileLocation(input.npuPath),
                          jobOptions.steps.empty() && jobOptions.ranks.empty()
                              ? "no (step, rank) pair to compare"
@@ -395,12 +409,6 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     PairScheduler& scheduler = jobOptions.scheduler ? *jobOptions.scheduler : oneThread;
     const std::string stamp
         = scheduler.shareFromCoordinator(options.timestamp.empty() ? localTimestamp() : options.timestamp);
-    // The summary lists the pairs by step (then as planned) with the one-sided places of a step after them: the pairs
-    // run in that order, so that each can be written as it comes (a no-op: the plan is in step order).
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const compare::PlannedPair& a, const compare::PlannedPair& b) { return a.step < b.step; });
-    std::stable_sort(oneSided.begin(), oneSided.end(),
-                     [](const PairSummary& a, const PairSummary& b) { return a.step < b.step; });
 
     // Durability (docs/scale-out.md, "Durability"): outputs are renamed into place without an fsync each; one
     // syncfs of OUT's file system per batch of done pairs (the loop's settle step, on the process that compared
@@ -417,12 +425,12 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     std::map<std::size_t, std::string> pending; // the journal lines of compared pairs not yet settled
 
     compare::PairLoop loop;
-    loop.count = pairs.size();
+    loop.count = order.size();
     loop.scheduler = &scheduler;
     loop.task.settleEvery = kBarrierInterval;
     loop.task.window = 2048; // a barrier at the latest every 1,024 pairs; about 2 KB a pair (summary, entry) held back
     loop.task.work = [&](std::size_t i) -> std::string {
-        const compare::PlannedPair& pair = pairs[i];
+        const compare::PlannedPair pair = pairAt(i);
         const json inputs = pairInputs(pair, options); // taken before the compare reads them
         if (record) {
             if (auto done = record->completed(pair, outDir, plannedSummary(pair), inputs)) {
@@ -464,7 +472,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
         for (compare::PairDone& done : batch) {
             if (d && entries.count(done.index)) {
                 // Its entry could not be written: not complete for --resume, so not reported as compared.
-                PairSummary s = plannedSummary(pairs[done.index]);
+                PairSummary s = plannedSummary(pairAt(done.index));
                 s.errorId = d->id;
                 s.error = d->format();
                 done.text = dumpJson(toJson(s));
@@ -477,7 +485,7 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
     // The coordinator's side: each pair as it comes in plan order goes into the summary files and to the caller;
     // kept of it are the counts and the failures of the earliest failing step (what the origin needs).
     JobResult result;
-    result.diagnostics = plan->diagnostics;
+    result.diagnostics = plan->diagnostics();
     result.coordinator = scheduler.isCoordinator();
     std::optional<SummaryWriter> writer;
     if (result.coordinator)
@@ -502,8 +510,8 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             result.pairs.push_back(std::move(s));
     };
     auto oneSidedUpTo = [&](std::optional<std::int64_t> step) {
-        while (nextOneSided < oneSided.size() && (!step || oneSided[nextOneSided].step < *step))
-            emit(std::move(oneSided[nextOneSided++]));
+        while (nextOneSided < oneSided.size() && (!step || plan->unpairedStep(oneSided[nextOneSided]) < *step))
+            emit(oneSidedSummary(nextOneSided++));
     };
     loop.consume = [&](std::size_t i, std::string&& text) {
         const json j = json::parse(text, nullptr, false);
@@ -515,22 +523,23 @@ Result<JobResult> runWholeJob(const compare::CompareInput& input, const fs::path
             } catch (const json::exception&) {
             }
         }
-        PairSummary s = parsed ? *parsed : plannedSummary(pairs[i]);
+        const compare::PlannedPair pair = pairAt(i);
+        PairSummary s = parsed ? *parsed : plannedSummary(pair);
         if (!parsed) {
             s.errorId = "job.lost";
             s.error = "the worker that compared this pair returned no summary";
         }
         // The paths as planned (an entry holds them escaped): a resumed pair reads as a fresh one.
-        s.npuDump = pairs[i].npu.dumpFile.string();
-        s.benchDump = pairs[i].bench.dumpFile.string();
-        s.outSubdir = pairs[i].outSubdir;
+        s.npuDump = pair.npu.dumpFile.string();
+        s.benchDump = pair.bench.dumpFile.string();
+        s.outSubdir = pair.outSubdir;
         s.resumed = parsed && j.contains("resumed");
         oneSidedUpTo(s.step);
         emit(std::move(s));
         return true;
     };
     if (result.coordinator && jobOptions.progress) {
-        jobOptions.progress->setRange(pairs.size());
+        jobOptions.progress->setRange(order.size());
         scheduler.onPairDone = [&, done = std::size_t { 0 }]() mutable { jobOptions.progress->advance(++done); };
     }
     if (result.coordinator && jobOptions.onPlanned)

@@ -534,3 +534,81 @@ TEST(DumpLayout, CompactPathOrdersAsFilesystemPath)
     }
     EXPECT_EQ(wrong, 0u);
 }
+
+// Issue 37: a RankTable keeps a location as a prefix, a name and a tail, and gives back the location it was given,
+// byte for byte, whatever its text: a trailing '/', "." for a dump file given alone, a dump file not below its
+// folder, a .pkl, a bare step folder, a proc folder, bytes that are not UTF-8, a folder name longer than a name can be.
+TEST(RankTable, GivesBackEveryLocationItWasGiven)
+{
+    auto location = [](const std::string& dir, const std::string& file, DumpFormat format) {
+        RankLocation loc;
+        loc.dir = dir;
+        loc.dumpFile = file;
+        loc.format = format;
+        // The labels discovery gives (its applyLabels): checked below against at(), which parses them again.
+        const std::filesystem::path d(dir);
+        const std::string name = d.filename().string();
+        const std::string parent = d.parent_path().filename().string();
+        if (name.rfind("rank", 0) == 0 || name.rfind("proc", 0) == 0) {
+            loc.rankLabel = name;
+            if (name.size() > 4 && name.rfind("rank", 0) == 0)
+                loc.rank = std::stoll(name.substr(4));
+            if (parent.rfind("step", 0) == 0) {
+                loc.stepLabel = parent;
+                loc.step = std::stoll(parent.substr(4));
+            }
+        } else if (name.rfind("step", 0) == 0) {
+            loc.stepLabel = name;
+            loc.step = std::stoll(name.substr(4));
+        }
+        return loc;
+    };
+    const std::string longName(70000, 'x');
+    const std::vector<RankLocation> given = {
+        location("/data/job/npu/step0/rank10", "/data/job/npu/step0/rank10/dump.json", DumpFormat::DumpJson),
+        location("/data/job/npu/step0/rank2", "/data/job/npu/step0/rank2/dump.json", DumpFormat::DumpJson),
+        location("job//npu/step12/rank", "job//npu/step12/rank/debug.json", DumpFormat::DebugJson),
+        location(".", "dump.json", DumpFormat::DumpJson),
+        location("npu/step3", "npu/step3/dump.json", DumpFormat::DumpJson),
+        location("ptdbg/rank1", "ptdbg/rank1/NAME_1.pkl", DumpFormat::LegacyPkl),
+        location("run/step1/proc77", "run/step1/proc77/dump.json", DumpFormat::DumpJson),
+        location("/odd/\xff\xfe/rank4", "/odd/\xff\xfe/rank4/dump.json", DumpFormat::DumpJson),
+        location("a/b/", "a/b/dump.json", DumpFormat::DumpJson),
+        location("/", "/dump.json", DumpFormat::DumpJson),
+        location("x/" + longName, "x/" + longName + "/dump.json", DumpFormat::DumpJson),
+        location("renamed", "elsewhere/npu_dump.json", DumpFormat::DumpJson),
+    };
+    RankTable table;
+    for (const RankLocation& loc : given)
+        table.push(loc);
+    table.shrink();
+    ASSERT_EQ(table.size(), given.size());
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        const RankLocation got = table.at(i);
+        EXPECT_EQ(got.dir.string(), given[i].dir.string()) << i;
+        EXPECT_EQ(table.dirText(i), given[i].dir.string()) << i;
+        EXPECT_EQ(got.dumpFile.string(), given[i].dumpFile.string()) << i;
+        EXPECT_EQ(got.format, given[i].format) << i;
+        EXPECT_EQ(got.rankLabel, given[i].rankLabel) << i;
+        EXPECT_EQ(got.stepLabel, given[i].stepLabel) << i;
+        EXPECT_EQ(got.rank, given[i].rank) << i;
+        EXPECT_EQ(got.step, given[i].step) << i;
+        EXPECT_EQ(table.rank(i), given[i].rank) << i;
+        EXPECT_EQ(table.step(i), given[i].step) << i;
+        EXPECT_EQ(std::string(table.rankLabel(i)), given[i].rankLabel) << i;
+    }
+    // Sorted as discovery sorts: by step (none first), rank number (none first), then rank folder name.
+    table.sortByPlace();
+    std::vector<std::string> order;
+    for (std::size_t i = 0; i < table.size(); ++i)
+        order.push_back(table.at(i).dumpFile.string());
+    std::vector<RankLocation> sorted = given;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const RankLocation& a, const RankLocation& b) {
+        return std::tuple(a.step.value_or(-1), a.rank.value_or(-1), a.rankLabel)
+            < std::tuple(b.step.value_or(-1), b.rank.value_or(-1), b.rankLabel);
+    });
+    std::vector<std::string> expected;
+    for (const RankLocation& loc : sorted)
+        expected.push_back(loc.dumpFile.string());
+    EXPECT_EQ(order, expected);
+}

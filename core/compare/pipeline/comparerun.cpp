@@ -98,14 +98,15 @@ Result<std::vector<PairResult>> runPairs(std::size_t count, const fs::path& outD
 Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const fs::path& outDir,
                                               const JobOptions& options, ProgressSink* progress)
 {
-    auto plan = compare::planPairs(input, planOptionsOf(options));
+    // The small plan (issue 37): each pair made when its turn comes, not 10,000 PlannedPairs held to the end.
+    auto plan = compare::planPairsCompact(input, planOptionsOf(options));
     if (!plan)
         return plan.error();
     auto files = readMappingFiles(options);
     if (!files)
         return files.error();
     const auto work = [&](std::size_t index, const std::string& stamp) -> Result<PairResult> {
-        const PlannedPair& pair = plan->pairs[index];
+        const PlannedPair pair = plan->pair(index);
         PairResult result;
         result.suffix = pair.suffix;
         result.npuDump = pair.npu.dumpFile;
@@ -113,11 +114,12 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
         result.step = pair.step;
         result.outSubdir = pair.outSubdir;
         if (index == 0)
-            result.diagnostics.insert(result.diagnostics.begin(), plan->diagnostics.begin(), plan->diagnostics.end());
+            result.diagnostics.insert(result.diagnostics.begin(), plan->diagnostics().begin(),
+                                      plan->diagnostics().end());
         auto outcome = comparePair(pair, *files, options, {}, progress);
         // A pair whose dump cannot be read, or has errors while salvage is off, is refused (issue 20); in directory
         // mode the other pairs still run. Option errors and a cancel stop the job.
-        if (!outcome && (plan->pairs.size() == 1 || outcome.error().id == "compare.option"
+        if (!outcome && (plan->size() == 1 || outcome.error().id == "compare.option"
                          || outcome.error().id == "compare.cancelled"))
             return outcome.error();
         if (!outcome || outcome->refused) {
@@ -151,7 +153,7 @@ Result<std::vector<PairResult>> runCompareJob(const CompareInput& input, const f
             progress->advance(1000); // comparePair's range: the pair is done once its files are written
         return result;
     };
-    return runPairs(plan->pairs.size(), outDir, options.timestamp, work);
+    return runPairs(plan->size(), outDir, options.timestamp, work);
 }
 
 long firstDivergingPair(const std::vector<PairResult>& results)

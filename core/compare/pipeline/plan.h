@@ -13,6 +13,8 @@
 
 namespace probescope::compare {
 
+class ProfileRules;
+
 /// What to compare, as msprobe's compare.json says it (paths relative to the current folder).
 struct CompareInput
 {
@@ -80,5 +82,69 @@ struct JobPlan
  * (when each side holds one step, whatever their numbers), and each step's outputs go to OUT/step{N}.
  */
 Result<JobPlan> planPairs(const CompareInput& input, const PlanOptions& options);
+
+/**
+ * @brief planPairs' plan, kept small: what a whole job holds of its plan from start to end.
+ *
+ * A PlannedPair is about 700 bytes (two locations with their paths' text, the suffix, the output folder); a job of
+ * 10,000 ranks x 2 steps held 20,000 of them, and both sides' discovery while planning (issue 37: memory flat in the
+ * number of ranks). This keeps both sides' ranks in dump::RankTable records (32 bytes a rank folder) and each pair
+ * as the two ranks' places in them (24 bytes); pair(i) makes the PlannedPair planPairs plans, byte for byte (the
+ * suffix, output folder and stack file by the same rules), when the job gets to it. planPairs is this, expanded.
+ */
+class CompactPlan
+{
+public:
+    std::size_t size() const { return m_pairs.size(); }
+    PlannedPair pair(std::size_t i) const;
+    std::int64_t step(std::size_t i) const { return m_pairs[i].step; }
+    std::optional<std::int64_t> npuRank(std::size_t i) const { return m_npu.rank(m_pairs[i].npu); }
+
+    std::size_t unpairedCount() const { return m_unpaired.size(); }
+    UnpairedPlace unpaired(std::size_t i) const;
+    std::int64_t unpairedStep(std::size_t i) const { return m_unpaired[i].step; }
+    std::optional<std::int64_t> unpairedRank(std::size_t i) const;
+
+    const Diagnostics& diagnostics() const { return m_diagnostics; }
+    /// Whether the pairs' outputs go to OUT/step{N} (the inputs are dump roots): planPairs' outSubdir of any pair.
+    bool writesStepFolders() const { return m_root && !m_single && !m_pairs.empty(); }
+    /// The heap the plan holds, about (a test bounds it per pair: it must not hold PlannedPairs again).
+    std::size_t bytes() const;
+    /// planPairs' JobPlan: every pair and unpaired place made.
+    JobPlan expand() const;
+
+private:
+    friend Result<CompactPlan> planPairsCompact(const CompareInput& input, const PlanOptions& options);
+    enum class Stack : std::uint8_t { None, Given, Beside };
+    struct Pair
+    {
+        std::int64_t step = -1;
+        std::uint32_t npu = 0;   ///< its place in m_npu
+        std::uint32_t bench = 0; ///< its place in m_bench
+        Stack stack = Stack::None;
+    };
+    struct Unpaired
+    {
+        std::int64_t step = -1;
+        std::uint32_t rank = 0;       ///< its place in its side's table
+        std::uint32_t diagnostic = 0; ///< its warning in m_diagnostics
+        bool npuSide = true;
+    };
+    std::string outSubdirOf(const dump::RankLocation& r, std::int64_t step) const;
+
+    dump::RankTable m_npu;
+    dump::RankTable m_bench;
+    std::vector<Pair> m_pairs;
+    std::vector<Unpaired> m_unpaired;
+    Diagnostics m_diagnostics;
+    const ProfileRules* m_rules = nullptr;
+    std::optional<dump::CompactPath> m_stackPath; ///< compare.json's stack_path (Stack::Given)
+    bool m_stackFlag = false;
+    bool m_root = false;   ///< dump roots: each step's outputs go to OUT/step{N}
+    bool m_single = false; ///< one pair of two dump files or rank folders (no suffix, no output folder)
+};
+
+/// planPairs' plan as a CompactPlan (the same pairs, order, places on one side only and diagnostics).
+Result<CompactPlan> planPairsCompact(const CompareInput& input, const PlanOptions& options);
 
 } // namespace probescope::compare
