@@ -31,6 +31,7 @@ using compare::msprobe26::CommConnection;
 using compare::msprobe26::CommGraph;
 using compare::msprobe26::CommGraphRules;
 using compare::msprobe26::CommNode;
+using compare::msprobe26::CommNodeRef;
 using compare::msprobe26::CommNodeType;
 using compare::msprobe26::equalsRank;
 using compare::msprobe26::PyJsonWriter;
@@ -215,7 +216,7 @@ CommNodeType resolveType(JsonValue data, int rank, const std::string& api)
 }
 
 /// find_connected_nodes.
-CommConnection connectionOf(JsonValue data, const CommNode& node)
+CommConnection connectionOf(JsonValue data, const std::string& api, CommNodeType nodeType)
 {
     CommConnection c;
     const auto kwargs = member(data, "input_kwargs");
@@ -246,8 +247,8 @@ CommConnection connectionOf(JsonValue data, const CommNode& node)
                 addRankValue(c, ranks->at(i));
         }
     }
-    c.api = "Distributed." + compare::msprobe26::peerApi(node.api);
-    c.type = opposite(node.type);
+    c.api = "Distributed." + compare::msprobe26::peerApi(api);
+    c.type = opposite(nodeType);
     return c;
 }
 
@@ -312,12 +313,8 @@ private:
         r.prefixMatch = false;
         r.layerOverflowFix = false;
         r.onlyGroupedNodesStartGroups = true;
-        // Every node's connection is computed by commNode, while its dump is at hand.
-        r.connectionOf = [](const CommNode& node) -> Result<CommConnection> {
-            return makeError("overflow.internal", SourceLocation {}, "no connection computed for " + node.id);
-        };
-        r.unconnected = [this](const CommNode& node) {
-            say("Cannot find connected communication node for \"" + node.id + "\".");
+        r.unconnected = [this](const CommNodeRef& node) {
+            say("Cannot find connected communication node for \"" + node.id() + "\".");
         };
         return r;
     }
@@ -350,14 +347,13 @@ private:
         m_data.push_back(OpNode { std::string(name), rank, flagsOf(data), 0, subLayer });
         const OpNode& op = m_data.back();
         CommNode node;
-        node.id = std::to_string(rank) + "." + op.name;
-        node.rank = rank;
+        node.name = op.name;
         node.api = parts[1];
         node.callCount = parts[2];
         node.dataIndex = m_data.size() - 1;
         node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
         node.type = resolveType(data, rank, node.api);
-        node.connection = connectionOf(data, node);
+        node.connection = connectionOf(data, node.api, node.type); // while its dump is at hand
         return node;
     }
 
@@ -367,19 +363,19 @@ private:
     void searchGraph() override
     {
         m_graph.search(
-            [&](const std::vector<const CommNode*>& group) {
-                for (const CommNode* m : group) {
-                    if ((m->type == CommNodeType::Src || m->type == CommNodeType::Link) && m_data[m->dataIndex].commInputAnomaly()) {
-                        for (const std::size_t op : m->computeOps) {
-                            m_data[op].layer = m->layer;
+            [&](const std::vector<CommNodeRef>& group) {
+                for (const CommNodeRef& m : group) {
+                    if ((m.type() == CommNodeType::Src || m.type() == CommNodeType::Link) && m_data[m.dataIndex()].commInputAnomaly()) {
+                        for (const std::size_t op : m.computeOps()) {
+                            m_data[op].layer = m.layer();
                             m_found.push_back(op);
                         }
                     }
                 }
-                for (const CommNode* m : group) {
-                    if (m_data[m->dataIndex].anomaly()) {
-                        m_data[m->dataIndex].layer = m->layer;
-                        m_found.push_back(m->dataIndex);
+                for (const CommNodeRef& m : group) {
+                    if (m_data[m.dataIndex()].anomaly()) {
+                        m_data[m.dataIndex()].layer = m.layer();
+                        m_found.push_back(m.dataIndex());
                     }
                 }
             },

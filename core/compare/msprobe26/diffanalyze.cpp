@@ -314,16 +314,15 @@ private:
                                    "dot-separated parts)");
         m_data.push_back(std::move(*dataNode));
         CommNode node;
-        node.id = std::to_string(rank) + "." + name;
-        node.rank = rank;
+        node.name = name;
         node.dataIndex = m_data.size() - 1;
         node.keep = m_data.back().isDiff;
         node.api = parts[1];
         node.callCount = parts[2];
-        node.type = resolveType(node);
-        // The peers now, while the table is at hand (the graph asks for them in its own order and keeps the answer,
-        // an error too, for the moment msprobe meets it). A node that does not diverge is never reported: its rows go.
-        node.connection = computeConnection(node);
+        node.type = resolveType(m_data.back(), rank);
+        // The peers now, while the table is at hand (the graph keeps the answer, an error too, for the moment msprobe
+        // meets it).
+        node.connection = computeConnection(m_data.back(), rank, name, node.api, node.type);
         if (!node.keep) {
             // It is never reported: all such nodes share one data node that does not diverge.
             m_data.pop_back();
@@ -334,13 +333,12 @@ private:
 
     /// _resolve_type: the first input whose name contains "src" (then "dst") decides; the value is compared
     /// with the int rank, which a table string never equals (spec §4.3b).
-    CommNodeType resolveType(const CommNode& node) const
+    static CommNodeType resolveType(const DataNode& data, int rank)
     {
-        const DataNode& data = m_data[node.dataIndex];
         for (const auto& [prefix, own] : { std::pair { "src", CommNodeType::Src }, std::pair { "dst", CommNodeType::Dst } }) {
             for (const auto& [name, row] : data.inputs) {
                 if (contains(name, prefix) || contains(name, std::string(prefix) + "_GROUP")) {
-                    const bool mine = equalsRank(rankValue(row), node.rank);
+                    const bool mine = equalsRank(rankValue(row), rank);
                     if (mine)
                         return own;
                     return own == CommNodeType::Src ? CommNodeType::Dst : CommNodeType::Src;
@@ -350,11 +348,11 @@ private:
         return CommNodeType::Link;
     }
 
-    Result<CommConnection> computeConnection(const CommNode& node) const
+    Result<CommConnection> computeConnection(const DataNode& data, int rank, const std::string& opName,
+                                             const std::string& api, CommNodeType type) const
     {
         CommConnection c;
-        const DataNode& data = m_data[node.dataIndex];
-        const fs::path file(m_paths.at(node.rank));
+        const fs::path file(m_paths.at(rank));
         for (const auto& [name, row] : data.inputs) {
             const bool rankArg = contains(name, "dst") || contains(name, "group_dst") || contains(name, "src")
                 || contains(name, "group_src");
@@ -363,7 +361,7 @@ private:
                 std::optional<long long> r = value ? pyInt(value) : std::optional<long long>(0);
                 if (!r)
                     return makeError("compare.da-rank-value", SourceLocation { file.string(), row.offset(), 0, 0 },
-                                     "\"" + name + "\" of " + node.id.substr(node.id.find('.') + 1)
+                                     "\"" + name + "\" of " + opName
                                          + " names no rank: " + describe(value)
                                          + " is not an integer (msprobe 26 stops with ValueError here)");
                 if (*r != 0) // rank 0 is dropped, as msprobe does (`if rank_val:`)
@@ -408,8 +406,8 @@ private:
                 c.ranks.insert(*r);
             }
         }
-        c.api = "Distributed." + peerApi(node.api);
-        c.type = node.type == CommNodeType::Src ? CommNodeType::Dst : node.type == CommNodeType::Dst ? CommNodeType::Src : CommNodeType::Link;
+        c.api = "Distributed." + peerApi(api);
+        c.type = type == CommNodeType::Src ? CommNodeType::Dst : type == CommNodeType::Dst ? CommNodeType::Src : CommNodeType::Link;
         return c;
     }
 
@@ -419,10 +417,9 @@ private:
         CommGraphRules r;
         r.prefixMatch = true;
         r.layerOverflowFix = true;
-        r.connectionOf = [this](const CommNode& node) { return computeConnection(node); };
-        r.missingPeer = [this](const CommNode& cur, long long target) -> std::optional<Diagnostic> {
-            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank), std::nullopt, 0, 0 },
-                             cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(cur.rank)
+        r.missingPeer = [this](const CommNodeRef& cur, long long target) -> std::optional<Diagnostic> {
+            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank()), std::nullopt, 0, 0 },
+                             std::string(cur.name()) + " of rank " + std::to_string(cur.rank())
                                  + " communicates with rank " + std::to_string(target)
                                  + ", which has no rank table (was it dumped?); msprobe 26 stops with KeyError here");
         };
@@ -435,17 +432,17 @@ private:
     void searchGraph() override
     {
         m_graph.search(
-            [&](const std::vector<const CommNode*>& group) {
-                for (const CommNode* m : group) {
-                    for (const std::size_t op : m->computeOps) {
-                        m_data[op].layer = m->layer;
+            [&](const std::vector<CommNodeRef>& group) {
+                for (const CommNodeRef& m : group) {
+                    for (const std::size_t op : m.computeOps()) {
+                        m_data[op].layer = m.layer();
                         m_found.push_back(op);
                     }
                 }
-                for (const CommNode* m : group) {
-                    if (m_data[m->dataIndex].isDiff) {
-                        m_data[m->dataIndex].layer = m->layer;
-                        m_found.push_back(m->dataIndex);
+                for (const CommNodeRef& m : group) {
+                    if (m_data[m.dataIndex()].isDiff) {
+                        m_data[m.dataIndex()].layer = m.layer();
+                        m_found.push_back(m.dataIndex());
                     }
                 }
             },
