@@ -551,7 +551,7 @@ TEST(DiffAnalyzeLoadStep, ARefusedRunLeavesNoStagedTableBehind)
         ASSERT_TRUE(whole.ok()) << whole.error().format();
         EXPECT_FALSE(whole->refused) << formatAll(whole->inputDiagnostics);
         ASSERT_EQ(whole->rankTables.size(), 2u);
-        for (const fs::path& table : whole->rankTables)
+        for (const fs::path table : whole->rankTables)
             EXPECT_EQ(table.parent_path(), pair.out);
         EXPECT_EQ(filesIn(pair.out), (outExisted ? 1u : 0u) + 2u + (whole->analyzeFile ? 1u : 0u));
     }

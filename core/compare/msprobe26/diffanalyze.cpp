@@ -581,26 +581,29 @@ std::optional<long long> msprobeRankNumber(std::string_view name)
 /// Rank dirs of a step folder as msprobe 26 pairs them (its pattern, sorted by number with a bare "rank" first),
 /// taken from the one discovery of the step folder (dump::discoverDump, issue 33): the folders holding a dump and
 /// the folders it left out (a rank folder without dump.json must keep its place in the pairing).
-std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step, const dump::DumpLayout& layout)
+std::vector<std::pair<long long, dump::CompactPath>> rankDirs(const fs::path& step, const dump::DumpLayout& layout)
 {
-    std::set<fs::path> seen;
-    std::vector<std::pair<long long, fs::path>> out;
+    // Each folder as its text alone (a std::filesystem::path keeps a list of its components beside: about 450
+    // bytes a rank folder, 10,000 of them a side at once, issue 37).
+    std::vector<std::pair<long long, dump::CompactPath>> out;
     const fs::path base = step.has_filename() ? step : step.parent_path(); // "npu/step0/" as "npu/step0"
     const auto take = [&](const fs::path& found) {
         // The folder directly below the step folder on the way to what discovery found.
         const fs::path rel = found.lexically_relative(base);
         if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".")
             return;
-        const fs::path dir = base / *rel.begin();
         const auto number = msprobeRankNumber(rel.begin()->string());
-        if (number && seen.insert(dir).second)
-            out.emplace_back(*number, dir);
+        if (number)
+            out.emplace_back(*number, base / *rel.begin());
     };
     for (const dump::RankLocation& loc : layout.ranks)
         take(loc.dir);
     for (const fs::path& skipped : layout.skippedFolders)
         take(skipped);
+    // Sorted by number, then folder; a folder found twice (its number is its name's) is kept once.
     std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    out.shrink_to_fit();
     return out;
 }
 
@@ -610,20 +613,21 @@ constexpr std::size_t kMaxReportedRanks = 20;
 /// A step folder's rank folders paired with what the one discovery of dumps (dump::discoverDump) found in them.
 struct RankSlot
 {
-    const fs::path* dir;                             ///< in the caller's list of rank folders
+    const dump::CompactPath* dir;                    ///< in the caller's list of rank folders
     const dump::RankLocation* location = nullptr;    ///< in the layout; none: the folder holds no dump.json
 };
 
 /**
- * The rank folders msprobe 26 pairs (its pattern, its order), each with its dump as dump::discoverDump finds it.
- * Pairing stays by position over every rank folder, so a folder without a dump cannot shift the pairs (npu rank1
+ * @brief The rank folders of a step folder with the dump discovery found in each: a folder without dump.json has no
+ * location (msprobe 26 would pair the rank folder and then crash or compare nothing: the rank folder n of npu
  * with bench rank2); such a folder is an input error for the caller. Errors of the discovery itself (a duplicate
  * (step, rank), a folder that cannot be read) are returned.
  */
-std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>>& dirs, const dump::DumpLayout& layout,
-                                Diagnostics& problems)
+std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, dump::CompactPath>>& dirs,
+                                const dump::DumpLayout& layout, Diagnostics& problems)
 {
     std::vector<RankSlot> slots;
+    slots.reserve(dirs.size());
     for (const auto& [n, dir] : dirs)
         slots.push_back(RankSlot { &dir, nullptr });
     for (const Diagnostic& d : layout.diagnostics) {
@@ -631,15 +635,19 @@ std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>
             problems.push_back(d);
     }
     // Each folder's first dump.json in discovery order, looked up by folder (a scan of every rank per rank was
-    // quadratic: a third of -da's time at 10,000 ranks).
-    std::map<fs::path, const dump::RankLocation*> byDir;
+    // quadratic: a third of -da's time at 10,000 ranks): the locations sorted by folder, pointers only.
+    std::vector<const dump::RankLocation*> byDir;
+    byDir.reserve(layout.ranks.size());
     for (const dump::RankLocation& loc : layout.ranks) {
         if (loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json")
-            byDir.emplace(loc.dir, &loc);
+            byDir.push_back(&loc);
     }
+    std::stable_sort(byDir.begin(), byDir.end(), [](const dump::RankLocation* a, const dump::RankLocation* b) { return a->dir < b->dir; });
     for (RankSlot& slot : slots) {
-        if (const auto it = byDir.find(*slot.dir); it != byDir.end())
-            slot.location = it->second;
+        const auto it = std::lower_bound(byDir.begin(), byDir.end(), *slot.dir,
+                                         [](const dump::RankLocation* loc, const dump::CompactPath& dir) { return loc->dir < dir; });
+        if (it != byDir.end() && (*it)->dir == *slot.dir)
+            slot.location = *it;
     }
     return slots;
 }
