@@ -344,17 +344,33 @@ private:
                              "invalid op_name: " + std::string(name)
                                  + " (msprobe 26 stops with RuntimeError: a communication op needs 4 dot-separated parts)");
         }
-        m_data.push_back(OpNode { std::string(name), rank, flagsOf(data), 0, subLayer });
-        const OpNode& op = m_data.back();
+        const OpFlags flags = flagsOf(data);
         CommNode node;
-        node.name = op.name;
+        node.name = std::string(name);
         node.api = parts[1];
         node.callCount = parts[2];
-        node.dataIndex = m_data.size() - 1;
-        node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
+        node.keep = flags.commInput || flags.output; // has_nan_inf
+        if (node.keep) {
+            m_data.push_back(OpNode { node.name, rank, flags, 0, subLayer });
+            node.dataIndex = m_data.size() - 1;
+        } else {
+            // Neither anomalous nor with NaN/Inf inputs, so never reported: all such nodes share one clean data node
+            // (one a communication op of every rank was most of the search's memory at 10,000 ranks, issue 37).
+            node.dataIndex = cleanCommunication();
+        }
         node.type = resolveType(data, rank, node.api);
         node.connection = connectionOf(data, node.api, node.type); // while its dump is at hand
         return node;
+    }
+
+    /// The data node of every communication op without NaN/Inf (only its flags, all clear, are read).
+    std::size_t cleanCommunication()
+    {
+        if (!m_clean) {
+            m_data.push_back(OpNode {});
+            m_clean = m_data.size() - 1;
+        }
+        return *m_clean;
     }
 
     /// _search_first_anomaly: analyze_anomaly_in_group takes the compute ops of src/link members whose inputs hold
@@ -489,6 +505,7 @@ private:
     std::map<int, std::string> m_firstOutputAnomaly;
     std::optional<Diagnostic> m_resultError;
     std::deque<OpNode> m_data; // stable: the graph refers to nodes by index
+    std::optional<std::size_t> m_clean; ///< cleanCommunication()
     CommGraph m_graph;
 };
 

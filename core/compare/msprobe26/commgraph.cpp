@@ -355,6 +355,7 @@ void CommGraph::append(CommNode node)
     n.type = node.type;
     n.keep = node.keep;
     n.dataIndex = node.dataIndex;
+    n.parent = n.next = static_cast<std::uint32_t>(m_nodes.size());
     m_nodes.push_back(n);
     walk.end = static_cast<std::uint32_t>(m_nodes.size());
 }
@@ -511,7 +512,10 @@ Result<bool> CommGraph::connect()
                         || std::binary_search(candRanks.begin(), candRanks.end(), static_cast<long long>(cur.rank))) {
                         candidate.seenRound = round;
                         candidate.layer = cur.layer; // every edge kind puts the peer on the searching node's layer
-                        m_edgePairs.emplace_back(curIndex, candIndex);
+                        // An edge between nodes that both survive pruning joins their groups; the search never walks
+                        // into a pruned node, so an edge to one joins nothing.
+                        if (survivesPruning(cur) && survivesPruning(candidate))
+                            join(curIndex, candIndex);
                         cur.connected = candidate.connected = true;
                         found = true;
                         ++k;
@@ -523,57 +527,56 @@ Result<bool> CommGraph::connect()
                 m_rules.unconnected(CommNodeRef(*this, curIndex));
         }
     }
-    // Each node's neighbours, once (CSR): the order of a node's edges does not matter, members() takes the whole group.
-    m_edgeStart.assign(m_nodes.size() + 1, 0);
-    for (const auto& [a, b] : m_edgePairs) {
-        ++m_edgeStart[a + 1];
-        ++m_edgeStart[b + 1];
-    }
-    for (std::size_t i = 1; i < m_edgeStart.size(); ++i)
-        m_edgeStart[i] += m_edgeStart[i - 1];
-    m_edgeTargets.assign(m_edgeStart.back(), 0);
-    std::vector<std::uint32_t> fill(m_edgeStart.begin(), m_edgeStart.end() - 1);
-    for (const auto& [a, b] : m_edgePairs) {
-        m_edgeTargets[fill[a]++] = b;
-        m_edgeTargets[fill[b]++] = a;
-    }
-    m_edgePairs = {};
     return true;
 }
 
 void CommGraph::prune()
 {
-    // A removed node keeps its edges; members() never walks into a removed node, which is what msprobe's delete()
-    // (popping the node from every neighbour) amounts to for the search.
+    // A removed node was never joined to a group (connect()), which is what msprobe's delete() (popping the node
+    // from every neighbour) amounts to for the search.
     for (Node& n : m_nodes) {
-        if (!n.keep && n.computeCount == 0)
+        if (!survivesPruning(n))
             n.removed = true;
     }
 }
 
+std::uint32_t CommGraph::root(std::uint32_t i)
+{
+    while (m_nodes[i].parent != i) {
+        m_nodes[i].parent = m_nodes[m_nodes[i].parent].parent; // path halving
+        i = m_nodes[i].parent;
+    }
+    return i;
+}
+
+void CommGraph::join(std::uint32_t a, std::uint32_t b)
+{
+    const std::uint32_t ra = root(a);
+    const std::uint32_t rb = root(b);
+    if (ra == rb)
+        return;
+    m_nodes[rb].parent = ra;
+    std::swap(m_nodes[ra].next, m_nodes[rb].next); // the two rings become one
+}
+
 std::vector<CommNodeRef> CommGraph::members(std::uint32_t start, std::vector<char>& inGroup) const
 {
-    std::vector<std::uint32_t> queue { start };
-    std::unordered_set<std::uint32_t> ids { start };
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-        const std::uint32_t q = queue[i];
-        if (q + 1 >= m_edgeStart.size())
-            continue;
-        for (std::uint32_t e = m_edgeStart[q]; e < m_edgeStart[q + 1]; ++e) {
-            const std::uint32_t to = m_edgeTargets[e];
-            if (!m_nodes[to].removed && ids.insert(to).second)
-                queue.push_back(to);
-        }
-    }
+    // The ring of its group: every member once (a removed node is in no group but its own, and never a start).
+    std::vector<std::uint32_t> queue;
+    std::uint32_t i = start;
+    do {
+        queue.push_back(i);
+        i = m_nodes[i].next;
+    } while (i != start);
     // Ascending rank, then dump order: the nodes of a rank's walk lie in dump order.
     std::sort(queue.begin(), queue.end(), [&](std::uint32_t a, std::uint32_t b) {
         return std::pair { m_nodes[a].rank, a } < std::pair { m_nodes[b].rank, b };
     });
     std::vector<CommNodeRef> out;
     out.reserve(queue.size());
-    for (const std::uint32_t i : queue) {
-        inGroup[i] = 1;
-        out.emplace_back(*this, i);
+    for (const std::uint32_t member : queue) {
+        inGroup[member] = 1;
+        out.emplace_back(*this, member);
     }
     return out;
 }

@@ -248,9 +248,10 @@ public:
     /// Appends a node to the rank begun last (dump order): add_next puts it one layer after the previous one.
     void append(CommNode node);
 
-    /// _connect_comm_nodes: every rank but the last searches its peers.
+    /// _connect_comm_nodes: every rank but the last searches its peers. The edges are not kept: what the search
+    /// asks of them is the groups of nodes joined by edges between nodes that prune() keeps (a union-find).
     Result<bool> connect();
-    /// _pruning: a node neither kept nor holding compute ops leaves the graph (its edges with it).
+    /// _pruning: a node neither kept nor holding compute ops leaves the graph (its edges with it). search() needs it.
     void prune();
     /**
      * _search_first_*: round by round each rank's next unseen node (by layer) starts a group unless a group of this
@@ -279,6 +280,10 @@ private:
         bool removed = false;
         bool connected = false; ///< paired with some peer (msprobe's `connected`)
         std::size_t dataIndex = 0;
+        /// Its group (a union-find over the pairs of nodes that prune() keeps): the parent, and the next member
+        /// in a ring of the group's members.
+        std::uint32_t parent = 0;
+        std::uint32_t next = 0;
     };
     /// An op name with its API and call count (the same names recur on every rank).
     struct OpText
@@ -321,6 +326,10 @@ private:
     std::span<const long long> ranksOf(const Connection& c) const;
     /// The ranks (ascending) with their last walk: what connect() and search() iterate.
     const std::vector<Walk>& ranks() const;
+    /// prune()'s rule: a node neither kept nor holding compute ops leaves the graph.
+    static bool survivesPruning(const Node& n) { return n.keep || n.computeCount != 0; }
+    std::uint32_t root(std::uint32_t i);
+    void join(std::uint32_t a, std::uint32_t b);
     std::vector<CommNodeRef> members(std::uint32_t start, std::vector<char>& inGroup) const;
 
     CommGraphRules m_rules;
@@ -336,10 +345,6 @@ private:
     std::vector<Diagnostic> m_connectionErrors;
     std::vector<Walk> m_walks;      ///< in the order of beginRank
     mutable std::vector<Walk> m_rankWalks; ///< ranks(), made once
-    /// connect()'s edges, then (CSR) each node's neighbours m_edgeTargets[m_edgeStart[i], m_edgeStart[i + 1]).
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> m_edgePairs;
-    std::vector<std::uint32_t> m_edgeStart;
-    std::vector<std::uint32_t> m_edgeTargets;
 };
 
 } // namespace probescope::compare::msprobe26
