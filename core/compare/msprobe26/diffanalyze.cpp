@@ -1040,6 +1040,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
+    pending.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
         const RankSlot& npuSlot = npuSlots[i];
         const RankSlot& benchSlot = benchSlots[i];
