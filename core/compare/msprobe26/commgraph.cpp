@@ -68,6 +68,25 @@ std::string peerApi(const std::string& api)
     return it == mapping.end() ? api : it->second;
 }
 
+namespace {
+
+/// Records of rank walks in the order they were made -> each rank's last one, ascending rank (a rank walked again
+/// keeps its last walk).
+template<class Walk>
+void keepLastWalkOfEachRank(std::vector<Walk>& walks)
+{
+    std::stable_sort(walks.begin(), walks.end(), [](const Walk& a, const Walk& b) { return a.rank < b.rank; });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < walks.size(); ++i) {
+        if (i + 1 == walks.size() || walks[i + 1].rank != walks[i].rank)
+            walks[kept++] = walks[i];
+    }
+    walks.resize(kept);
+    walks.shrink_to_fit();
+}
+
+} // namespace
+
 void CommSearch::addRank(int rank, const std::vector<Op>& ops)
 {
     RankWalk walk;
@@ -139,14 +158,7 @@ void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<O
 
 Result<std::optional<std::string>> CommSearch::run()
 {
-    // Each rank's last walk, in ascending rank order (a rank walked again keeps its last walk).
-    std::stable_sort(m_walks.begin(), m_walks.end(), [](const RankWalk& a, const RankWalk& b) { return a.rank < b.rank; });
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < m_walks.size(); ++i) {
-        if (i + 1 == m_walks.size() || m_walks[i + 1].rank != m_walks[i].rank)
-            m_walks[kept++] = m_walks[i];
-    }
-    m_walks.resize(kept);
+    keepLastWalkOfEachRank(m_walks);
     say("Start searching " + m_what + " node before communication.");
     for (const RankWalk& walk : m_walks) {
         if (walk.error != RankWalk::kNoError && walk.preFailed)
@@ -365,14 +377,7 @@ const std::vector<CommGraph::Walk>& CommGraph::ranks() const
     if (m_rankWalks.empty() && !m_walks.empty()) {
         // A rank begun again keeps its last walk (its earlier nodes stay in m_nodes, unreachable).
         m_rankWalks = m_walks;
-        std::stable_sort(m_rankWalks.begin(), m_rankWalks.end(), [](const Walk& a, const Walk& b) { return a.rank < b.rank; });
-        std::size_t out = 0;
-        for (std::size_t i = 0; i < m_rankWalks.size(); ++i) {
-            if (i + 1 == m_rankWalks.size() || m_rankWalks[i + 1].rank != m_rankWalks[i].rank)
-                m_rankWalks[out++] = m_rankWalks[i];
-        }
-        m_rankWalks.resize(out);
-        m_rankWalks.shrink_to_fit();
+        keepLastWalkOfEachRank(m_rankWalks);
     }
     return m_rankWalks;
 }
