@@ -71,7 +71,7 @@ struct CommConnection
 
 /**
  * @brief A CommunicationNode as a tool gives it to the graph (CommGraph::append): one communication op of the rank
- * the graph walks. The graph does not keep this struct: it interns the texts and keeps about 40 bytes a node
+ * the graph walks. The graph does not keep this struct: it interns the texts and keeps 48 bytes a node
  * (issue 37: 10,000 ranks of several such ops each).
  */
 struct CommNode
@@ -245,7 +245,8 @@ public:
      * iterates them in ascending order). A rank begun again drops the nodes of its earlier walk.
      */
     void beginRank(int rank);
-    /// Appends a node to the rank begun last (dump order): add_next puts it one layer after the previous one.
+    /// Appends a node to the rank begun last (rank 0 if none was; dump order): add_next puts it one layer after the
+    /// previous one.
     void append(CommNode node);
 
     /// _connect_comm_nodes: every rank but the last searches its peers. The edges are not kept: what the search
@@ -269,7 +270,7 @@ private:
     struct Node
     {
         std::int32_t rank = 0;
-        std::uint32_t op = 0;          ///< m_ops
+        std::uint32_t op = 0;          ///< m_opList
         std::uint32_t connection = 0;  ///< m_connections, or kErrorBit | m_connectionErrors
         std::int32_t layer = 0;
         std::int32_t seenRound = 0;
@@ -290,14 +291,14 @@ private:
     {
         std::string name;
         std::string callCount;
-        std::uint32_t api = 0; ///< m_texts
+        std::uint32_t api = 0; ///< m_textList
     };
     /// A CommConnection: its ranks a slice of m_connectionRanks.
     struct Connection
     {
         std::uint32_t ranksBegin = 0;
         std::uint32_t ranksCount = 0;
-        std::uint32_t api = 0; ///< m_texts
+        std::uint32_t api = 0; ///< m_textList
         CommNodeType type = CommNodeType::Link;
         bool otherValues = false;
         bool empty() const { return ranksCount == 0 && !otherValues; }
