@@ -31,6 +31,7 @@ using compare::msprobe26::CommConnection;
 using compare::msprobe26::CommGraph;
 using compare::msprobe26::CommGraphRules;
 using compare::msprobe26::CommNode;
+using compare::msprobe26::CommNodeRef;
 using compare::msprobe26::CommNodeType;
 using compare::msprobe26::equalsRank;
 using compare::msprobe26::PyJsonWriter;
@@ -215,7 +216,7 @@ CommNodeType resolveType(JsonValue data, int rank, const std::string& api)
 }
 
 /// find_connected_nodes.
-CommConnection connectionOf(JsonValue data, const CommNode& node)
+CommConnection connectionOf(JsonValue data, const std::string& api, CommNodeType nodeType)
 {
     CommConnection c;
     const auto kwargs = member(data, "input_kwargs");
@@ -246,8 +247,8 @@ CommConnection connectionOf(JsonValue data, const CommNode& node)
                 addRankValue(c, ranks->at(i));
         }
     }
-    c.api = "Distributed." + compare::msprobe26::peerApi(node.api);
-    c.type = opposite(node.type);
+    c.api = "Distributed." + compare::msprobe26::peerApi(api);
+    c.type = opposite(nodeType);
     return c;
 }
 
@@ -312,12 +313,8 @@ private:
         r.prefixMatch = false;
         r.layerOverflowFix = false;
         r.onlyGroupedNodesStartGroups = true;
-        // Every node's connection is computed by commNode, while its dump is at hand.
-        r.connectionOf = [](const CommNode& node) -> Result<CommConnection> {
-            return makeError("overflow.internal", SourceLocation {}, "no connection computed for " + node.id);
-        };
-        r.unconnected = [this](const CommNode& node) {
-            say("Cannot find connected communication node for \"" + node.id + "\".");
+        r.unconnected = [this](const CommNodeRef& node) {
+            say("Cannot find connected communication node for \"" + node.id() + "\".");
         };
         return r;
     }
@@ -347,18 +344,33 @@ private:
                              "invalid op_name: " + std::string(name)
                                  + " (msprobe 26 stops with RuntimeError: a communication op needs 4 dot-separated parts)");
         }
-        m_data.push_back(OpNode { std::string(name), rank, flagsOf(data), 0, subLayer });
-        const OpNode& op = m_data.back();
+        const OpFlags flags = flagsOf(data);
         CommNode node;
-        node.id = std::to_string(rank) + "." + op.name;
-        node.rank = rank;
+        node.name = std::string(name);
         node.api = parts[1];
         node.callCount = parts[2];
-        node.dataIndex = m_data.size() - 1;
-        node.keep = op.commInputAnomaly() || op.outputAnomaly(); // has_nan_inf
+        node.keep = flags.commInput || flags.output; // has_nan_inf
+        if (node.keep) {
+            m_data.push_back(OpNode { node.name, rank, flags, 0, subLayer });
+            node.dataIndex = m_data.size() - 1;
+        } else {
+            // Neither anomalous nor with NaN/Inf inputs, so never reported: all such nodes share one clean data node
+            // (one a communication op of every rank was most of the search's memory at 10,000 ranks, issue 37).
+            node.dataIndex = cleanCommunication();
+        }
         node.type = resolveType(data, rank, node.api);
-        node.connection = connectionOf(data, node);
+        node.connection = connectionOf(data, node.api, node.type); // while its dump is at hand
         return node;
+    }
+
+    /// The data node of every communication op without NaN/Inf (only its flags, all clear, are read).
+    std::size_t cleanCommunication()
+    {
+        if (!m_clean) {
+            m_data.push_back(OpNode {});
+            m_clean = m_data.size() - 1;
+        }
+        return *m_clean;
     }
 
     /// _search_first_anomaly: analyze_anomaly_in_group takes the compute ops of src/link members whose inputs hold
@@ -367,19 +379,19 @@ private:
     void searchGraph() override
     {
         m_graph.search(
-            [&](const std::vector<const CommNode*>& group) {
-                for (const CommNode* m : group) {
-                    if ((m->type == CommNodeType::Src || m->type == CommNodeType::Link) && m_data[m->dataIndex].commInputAnomaly()) {
-                        for (const std::size_t op : m->computeOps) {
-                            m_data[op].layer = m->layer;
+            [&](const std::vector<CommNodeRef>& group) {
+                for (const CommNodeRef& m : group) {
+                    if ((m.type() == CommNodeType::Src || m.type() == CommNodeType::Link) && m_data[m.dataIndex()].commInputAnomaly()) {
+                        for (const std::size_t op : m.computeOps()) {
+                            m_data[op].layer = m.layer();
                             m_found.push_back(op);
                         }
                     }
                 }
-                for (const CommNode* m : group) {
-                    if (m_data[m->dataIndex].anomaly()) {
-                        m_data[m->dataIndex].layer = m->layer;
-                        m_found.push_back(m->dataIndex);
+                for (const CommNodeRef& m : group) {
+                    if (m_data[m.dataIndex()].anomaly()) {
+                        m_data[m.dataIndex()].layer = m.layer();
+                        m_found.push_back(m.dataIndex());
                     }
                 }
             },
@@ -493,6 +505,7 @@ private:
     std::map<int, std::string> m_firstOutputAnomaly;
     std::optional<Diagnostic> m_resultError;
     std::deque<OpNode> m_data; // stable: the graph refers to nodes by index
+    std::optional<std::size_t> m_clean; ///< cleanCommunication()
     CommGraph m_graph;
 };
 

@@ -391,6 +391,47 @@ TEST(DiffAnalyze, AnErrorOfTheCommunicationPassIsOnlyMetWhenThatPassRuns)
     EXPECT_NE(stopped.error().message.find("'abc'"), std::string::npos) << stopped.error().message;
 }
 
+// The search's groups are the nodes joined by pairs of nodes that pruning keeps (msprobe's delete() pops a pruned
+// node from its neighbours): a pruned node between two kept ones does not join them. The graph keeps no edge lists
+// but a union-find over those pairs (issue 37, docs/scale-out.md "fifth round"); this is what must not change.
+TEST(DiffAnalyze, APrunedNodeDoesNotJoinTheGroupsAroundIt)
+{
+    // Each rank's communication op with the group it names (an input row "....group" holding the rank list).
+    const auto op = [](const std::string& name, const std::string& group, bool same) {
+        return "\"" + name + R"(": {"is_same": )" + (same ? "true" : "false") + R"(, "op_items": [{"NPU Name": ")" + name
+            + R"(.input.group", "state": "input", "NPU max": ")" + group + R"(", "NPU_Stack_Info": "N/A"}]})";
+    };
+    const std::string text[3] = {
+        // rank 0 pairs with rank 1 only; it diverges.
+        "{" + op("Distributed.all_reduce.0.forward", "[0, 1]", false) + "}",
+        // rank 1 pairs with both; it does not diverge and holds no compute op: pruned.
+        "{" + op("Distributed.all_reduce.0.forward", "[0, 1, 2]", true) + "}",
+        // rank 2: an all_gather of its own first (diverging, paired with nobody), then the all_reduce paired with
+        // rank 1, which diverges too.
+        "{" + op("Distributed.all_gather.0.forward", "[2]", false) + ","
+            + op("Distributed.all_reduce.0.forward", "[1, 2]", false) + "}",
+    };
+    std::map<int, RankTableFile> tables;
+    for (int rank = 0; rank < 3; ++rank) {
+        const std::string name = "compare_result_rank" + std::to_string(rank) + "_20260101000000.json";
+        tables[rank] = RankTableFile { rank, name, parseJson(text[rank], name) };
+        ASSERT_TRUE(tables[rank].document) << text[rank];
+    }
+    auto result = analyzeRankTables(tables);
+    ASSERT_TRUE(result.ok()) << result.error().format();
+    ASSERT_TRUE(*result);
+    auto doc = parseJson(**result, "diff_analyze");
+    ASSERT_TRUE(doc);
+    // The first round: rank 0's all_reduce alone (rank 1's is pruned) and rank 2's all_gather. Rank 2's all_reduce,
+    // on the same layer, would be reported too if rank 1 joined it to rank 0's group.
+    ASSERT_TRUE(doc->root().find("rank_0") && doc->root().find("rank_2")) << **result;
+    EXPECT_FALSE(doc->root().find("rank_1")) << **result;
+    ASSERT_EQ(doc->root().find("rank_0")->size(), 1u) << **result;
+    EXPECT_EQ(doc->root().find("rank_0")->at(0).find("op_name")->asString(), "Distributed.all_reduce.0.forward");
+    ASSERT_EQ(doc->root().find("rank_2")->size(), 1u) << **result;
+    EXPECT_EQ(doc->root().find("rank_2")->at(0).find("op_name")->asString(), "Distributed.all_gather.0.forward");
+}
+
 TEST(DiffAnalyze, PandasFloatParserKeepsSeventeenDigits)
 {
     // Leading zeros count: 0.003224366344511509 is read as 0.0032243663445115.
@@ -551,7 +592,7 @@ TEST(DiffAnalyzeLoadStep, ARefusedRunLeavesNoStagedTableBehind)
         ASSERT_TRUE(whole.ok()) << whole.error().format();
         EXPECT_FALSE(whole->refused) << formatAll(whole->inputDiagnostics);
         ASSERT_EQ(whole->rankTables.size(), 2u);
-        for (const fs::path& table : whole->rankTables)
+        for (const fs::path table : whole->rankTables)
             EXPECT_EQ(table.parent_path(), pair.out);
         EXPECT_EQ(filesIn(pair.out), (outExisted ? 1u : 0u) + 2u + (whole->analyzeFile ? 1u : 0u));
     }

@@ -68,11 +68,31 @@ std::string peerApi(const std::string& api)
     return it == mapping.end() ? api : it->second;
 }
 
+namespace {
+
+/// Records of rank walks in the order they were made -> each rank's last one, ascending rank (a rank walked again
+/// keeps its last walk).
+template<class Walk>
+void keepLastWalkOfEachRank(std::vector<Walk>& walks)
+{
+    std::stable_sort(walks.begin(), walks.end(), [](const Walk& a, const Walk& b) { return a.rank < b.rank; });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < walks.size(); ++i) {
+        if (i + 1 == walks.size() || walks[i + 1].rank != walks[i].rank)
+            walks[kept++] = walks[i];
+    }
+    walks.resize(kept);
+    walks.shrink_to_fit();
+}
+
+} // namespace
+
 void CommSearch::addRank(int rank, const std::vector<Op>& ops)
 {
     RankWalk walk;
+    walk.rank = rank;
     walk.empty = ops.empty();
-    graph().clearRank(rank); // a rank walked again: its earlier nodes leave the graph
+    graph().beginRank(rank); // a rank walked again: its earlier nodes leave the graph
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const auto& [name, data] = ops[i];
         if (m_ignoredBeforeCommunication && isIgnoredOp(name))
@@ -85,7 +105,7 @@ void CommSearch::addRank(int rank, const std::vector<Op>& ops)
             continue;
         auto found = computeNode(rank, name, data, 0, true);
         if (!found) {
-            walk.preError = found.error();
+            fail(walk, found.error(), true);
             break;
         }
         if (*found) {
@@ -93,7 +113,14 @@ void CommSearch::addRank(int rank, const std::vector<Op>& ops)
             break;
         }
     }
-    m_walks.insert_or_assign(rank, std::move(walk));
+    m_walks.push_back(walk);
+}
+
+void CommSearch::fail(RankWalk& walk, Diagnostic error, bool pre)
+{
+    walk.preFailed = pre;
+    walk.error = static_cast<std::uint32_t>(m_walkErrors.size());
+    m_walkErrors.push_back(std::move(error));
 }
 
 void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<Op>& ops, std::size_t first)
@@ -107,7 +134,7 @@ void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<O
         if (isCommunicationOp(name)) {
             auto node = commNode(rank, name, data, subLayer);
             if (!node) {
-                walk.commError = node.error();
+                fail(walk, node.error(), false);
                 return;
             }
             node->computeOps = std::move(computeOps);
@@ -117,7 +144,7 @@ void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<O
         } else if (!isIgnoredOp(name)) {
             auto found = computeNode(rank, name, data, subLayer, false);
             if (!found) {
-                walk.commError = found.error();
+                fail(walk, found.error(), false);
                 return;
             }
             if (*found)
@@ -125,25 +152,27 @@ void CommSearch::walkCommunication(RankWalk& walk, int rank, const std::vector<O
             ++subLayer;
         }
     }
-    walk.afterComm = std::move(computeOps);
+    if (!computeOps.empty()) // the third pass reports a rank's first one only
+        walk.afterComm = computeOps.front();
 }
 
 Result<std::optional<std::string>> CommSearch::run()
 {
+    keepLastWalkOfEachRank(m_walks);
     say("Start searching " + m_what + " node before communication.");
-    for (const auto& [rank, walk] : m_walks) {
-        if (walk.preError)
-            return *walk.preError;
+    for (const RankWalk& walk : m_walks) {
+        if (walk.error != RankWalk::kNoError && walk.preFailed)
+            return m_walkErrors[walk.error];
         if (walk.empty)
-            say("Rank " + std::to_string(rank) + " has no dump data!");
-        if (walk.preFound)
-            m_found.push_back(*walk.preFound);
+            say("Rank " + std::to_string(walk.rank) + " has no dump data!");
+        if (walk.preFound != RankWalk::kNone)
+            m_found.push_back(walk.preFound);
     }
     if (m_found.empty()) {
         say("Start searching " + m_what + " node during communication.");
-        for (const auto& [rank, walk] : m_walks) {
-            if (walk.commError)
-                return *walk.commError;
+        for (const RankWalk& walk : m_walks) {
+            if (walk.error != RankWalk::kNoError)
+                return m_walkErrors[walk.error];
         }
         CommGraph& g = graph();
         if (auto r = g.connect(); !r)
@@ -153,9 +182,9 @@ Result<std::optional<std::string>> CommSearch::run()
     }
     if (m_found.empty()) {
         say("Start searching " + m_what + " node after communication.");
-        for (const auto& [rank, walk] : m_walks) {
-            if (!walk.afterComm.empty())
-                m_found.push_back(walk.afterComm.front());
+        for (const RankWalk& walk : m_walks) {
+            if (walk.afterComm != RankWalk::kNone)
+                m_found.push_back(walk.afterComm);
         }
     }
     if (m_found.empty()) {
@@ -199,133 +228,299 @@ bool fitsInt(long long v)
 
 CommGraph::CommGraph(CommGraphRules rules)
     : m_rules(std::move(rules))
+    , m_connectionIndex(0, ConnectionHash { this }, ConnectionEqual { this })
 {
 }
 
-void CommGraph::addRank(int rank)
+int CommNodeRef::rank() const
 {
-    m_ranks[rank];
+    return m_graph->m_nodes[m_index].rank;
 }
 
-void CommGraph::clearRank(int rank)
+std::string_view CommNodeRef::name() const
 {
-    m_ranks[rank].clear(); // its nodes stay in m_nodes, unreachable: no rank list, no edge leads to them
+    return m_graph->m_opList[m_graph->m_nodes[m_index].op].name;
 }
 
-CommNode& CommGraph::append(CommNode node)
+std::string CommNodeRef::id() const
 {
-    auto& list = m_ranks[node.rank];
-    // add_next: the next communication op of a rank is one layer further.
-    node.layer = list.empty() ? 0 : m_nodes[list.back()].layer + 1;
-    node.order = list.size();
-    list.push_back(static_cast<std::uint32_t>(m_nodes.size()));
-    m_nodes.push_back(std::move(node));
-    return m_nodes.back();
+    return std::to_string(rank()) + "." + std::string(name());
 }
 
-const CommNode* CommGraph::find(const std::string& id) const
+const std::string& CommNodeRef::api() const
 {
-    const auto dot = id.find('.');
-    const auto it = m_ranks.find(std::atoi(id.substr(0, dot).c_str()));
-    if (it == m_ranks.end())
-        return nullptr;
-    for (const std::uint32_t i : it->second) {
-        if (m_nodes[i].id == id && !m_nodes[i].removed)
-            return &m_nodes[i];
+    return m_graph->m_textList[m_graph->m_opList[m_graph->m_nodes[m_index].op].api];
+}
+
+CommNodeType CommNodeRef::type() const
+{
+    return m_graph->m_nodes[m_index].type;
+}
+
+std::size_t CommNodeRef::dataIndex() const
+{
+    return m_graph->m_nodes[m_index].dataIndex;
+}
+
+int CommNodeRef::layer() const
+{
+    return m_graph->m_nodes[m_index].layer;
+}
+
+std::span<const std::size_t> CommNodeRef::computeOps() const
+{
+    const auto& n = m_graph->m_nodes[m_index];
+    return std::span<const std::size_t>(m_graph->m_computeOps).subspan(n.computeBegin, n.computeCount);
+}
+
+std::size_t CommGraph::ConnectionHash::operator()(std::uint32_t c) const
+{
+    const Connection& k = graph->m_connections[c];
+    std::size_t h = std::hash<std::uint64_t> {}((std::uint64_t { k.api } << 8) | (static_cast<std::uint64_t>(k.type) << 1)
+                                                 | (k.otherValues ? 1 : 0));
+    for (const long long r : graph->ranksOf(k))
+        h = h * 1000003u ^ std::hash<long long> {}(r);
+    return h;
+}
+
+bool CommGraph::ConnectionEqual::operator()(std::uint32_t a, std::uint32_t b) const
+{
+    const Connection& x = graph->m_connections[a];
+    const Connection& y = graph->m_connections[b];
+    const auto rx = graph->ranksOf(x);
+    const auto ry = graph->ranksOf(y);
+    return x.api == y.api && x.type == y.type && x.otherValues == y.otherValues
+        && std::equal(rx.begin(), rx.end(), ry.begin(), ry.end());
+}
+
+std::span<const long long> CommGraph::ranksOf(const Connection& c) const
+{
+    return std::span<const long long>(m_connectionRanks).subspan(c.ranksBegin, c.ranksCount);
+}
+
+std::uint32_t CommGraph::text(std::string_view t)
+{
+    const auto [it, fresh] = m_texts.emplace(std::string(t), static_cast<std::uint32_t>(m_textList.size()));
+    if (fresh)
+        m_textList.emplace_back(t);
+    return it->second;
+}
+
+std::uint32_t CommGraph::opText(const CommNode& node)
+{
+    std::string key = node.name;
+    key += '\0';
+    key += node.api;
+    key += '\0';
+    key += node.callCount;
+    const auto [it, fresh] = m_ops.emplace(std::move(key), static_cast<std::uint32_t>(m_opList.size()));
+    if (fresh)
+        m_opList.push_back(OpText { node.name, node.callCount, text(node.api) });
+    return it->second;
+}
+
+std::uint32_t CommGraph::connection(Result<CommConnection> c)
+{
+    if (!c) {
+        m_connectionErrors.push_back(c.error());
+        return kErrorBit | static_cast<std::uint32_t>(m_connectionErrors.size() - 1);
     }
-    return nullptr;
+    // The nodes of a group share one connection (the same peers, API and type): it is kept once.
+    Connection k;
+    k.ranksBegin = static_cast<std::uint32_t>(m_connectionRanks.size());
+    k.ranksCount = static_cast<std::uint32_t>(c->ranks.size());
+    k.api = text(c->api);
+    k.type = c->type;
+    k.otherValues = c->otherValues;
+    m_connectionRanks.insert(m_connectionRanks.end(), c->ranks.begin(), c->ranks.end());
+    m_connections.push_back(k);
+    const auto candidate = static_cast<std::uint32_t>(m_connections.size() - 1);
+    const auto [it, fresh] = m_connectionIndex.insert(candidate);
+    if (!fresh) {
+        m_connections.pop_back();
+        m_connectionRanks.resize(k.ranksBegin);
+    }
+    return *it;
+}
+
+void CommGraph::beginRank(int rank)
+{
+    const auto at = static_cast<std::uint32_t>(m_nodes.size());
+    m_walks.push_back(Walk { rank, at, at });
+    m_rankWalks.clear();
+}
+
+void CommGraph::append(CommNode node)
+{
+    if (m_walks.empty())
+        beginRank(0);
+    Walk& walk = m_walks.back();
+    Node n;
+    n.rank = walk.rank;
+    n.op = opText(node);
+    n.connection = connection(std::move(node.connection));
+    // add_next: the next communication op of a rank is one layer further.
+    n.layer = walk.end == walk.begin ? 0 : m_nodes.back().layer + 1;
+    n.computeBegin = static_cast<std::uint32_t>(m_computeOps.size());
+    n.computeCount = static_cast<std::uint32_t>(node.computeOps.size());
+    m_computeOps.insert(m_computeOps.end(), node.computeOps.begin(), node.computeOps.end());
+    n.type = node.type;
+    n.keep = node.keep;
+    n.dataIndex = node.dataIndex;
+    n.parent = n.next = static_cast<std::uint32_t>(m_nodes.size());
+    m_nodes.push_back(n);
+    walk.end = static_cast<std::uint32_t>(m_nodes.size());
+}
+
+const std::vector<CommGraph::Walk>& CommGraph::ranks() const
+{
+    if (m_rankWalks.empty() && !m_walks.empty()) {
+        // A rank begun again keeps its last walk (its earlier nodes stay in m_nodes, unreachable).
+        m_rankWalks = m_walks;
+        keepLastWalkOfEachRank(m_rankWalks);
+    }
+    return m_rankWalks;
 }
 
 Result<bool> CommGraph::connect()
 {
-    auto connectionOf = [&](CommNode& node) -> const Result<CommConnection>& {
-        if (!node.connection)
-            node.connection = m_rules.connectionOf(node);
-        return *node.connection;
+    const std::vector<Walk>& rankList = ranks();
+    auto rankPosition = [&](long long target) -> std::optional<std::size_t> {
+        if (!fitsInt(target))
+            return std::nullopt;
+        const auto it = std::lower_bound(rankList.begin(), rankList.end(), target,
+                                         [](const Walk& w, long long r) { return w.rank < r; });
+        if (it == rankList.end() || it->rank != target)
+            return std::nullopt;
+        return static_cast<std::size_t>(it - rankList.begin());
     };
-    // overflow_check's {api: {rank: {call_cnt: node}}} index: per (rank, api) one node per call count, the last
-    // node of a call count in the place of the first.
-    std::map<std::pair<int, std::string>, std::vector<std::uint32_t>> byApi;
+    // The candidates of a (target rank, API): -da, every node of the target rank; overflow_check, its
+    // {api: {rank: {call_cnt: node}}} index: per (rank, api) one node per call count, the last node of a call count
+    // in the place of the first. Kept flat: byApi[keys[k].begin, + count) for the sorted (rank, api) keys.
+    struct ApiKey
+    {
+        int rank;
+        std::uint32_t api;
+        std::uint32_t begin;
+        std::uint32_t count;
+    };
+    std::vector<ApiKey> keys;
+    std::vector<std::uint32_t> byApi;
     if (!m_rules.prefixMatch) {
-        std::map<std::pair<int, std::string>, std::unordered_map<std::string, std::size_t>> slots;
-        for (const auto& [rank, list] : m_ranks) {
-            for (const std::uint32_t i : list) {
-                const CommNode& n = m_nodes[i];
-                auto& slot = slots[{ rank, n.api }];
-                auto& nodes = byApi[{ rank, n.api }];
-                const auto [it, fresh] = slot.emplace(n.callCount, nodes.size());
+        std::unordered_map<std::uint64_t, std::size_t> slot; // (api, call count) -> position in `slots`
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> slots; // (api, node), first appearance order
+        for (const Walk& w : rankList) {
+            slot.clear();
+            slots.clear();
+            for (std::uint32_t i = w.begin; i < w.end; ++i) {
+                const OpText& op = m_opList[m_nodes[i].op];
+                // The call count's text, interned: the same text is the same key.
+                const std::uint64_t key = (std::uint64_t { op.api } << 32) | text(op.callCount);
+                const auto [it, fresh] = slot.emplace(key, slots.size());
                 if (fresh)
-                    nodes.push_back(i);
+                    slots.emplace_back(op.api, i);
                 else
-                    nodes[it->second] = i;
+                    slots[it->second].second = i;
+            }
+            std::stable_sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            for (std::size_t s = 0; s < slots.size(); ++s) {
+                if (s == 0 || slots[s].first != slots[s - 1].first)
+                    keys.push_back(ApiKey { w.rank, slots[s].first, static_cast<std::uint32_t>(byApi.size()), 0 });
+                byApi.push_back(slots[s].second);
+                ++keys.back().count;
             }
         }
     }
+    auto connectionOf = [&](const Node& n) -> Result<const Connection*> {
+        if (n.connection & kErrorBit)
+            return m_connectionErrors[n.connection & ~kErrorBit];
+        return &m_connections[n.connection];
+    };
     std::vector<long long> everyRank;
-    for (const auto& [rank, list] : m_ranks)
-        everyRank.push_back(rank);
+    everyRank.reserve(rankList.size());
+    for (const Walk& w : rankList)
+        everyRank.push_back(w.rank);
 
-    std::set<int> searched;
-    std::size_t index = 0;
     int round = 0;
-    for (auto& [rank, list] : m_ranks) {
-        if (++index == m_ranks.size())
-            break; // the last rank never searches
-        searched.insert(rank);
+    for (std::size_t position = 0; position + 1 < rankList.size(); ++position) { // the last rank never searches
+        const Walk& searching = rankList[position];
         ++round; // "seen" is per searching rank: a node is seen when its stamp is this round
         // For one searching rank the match test of a candidate depends only on (target rank, api, type): the
         // searching rank is fixed, and seen nodes stay seen. So a candidate that failed once fails again, and each
         // (target, api, type) resumes where it stopped (msprobe rescans from the start: the same picks, in
         // quadratic time).
-        std::map<std::tuple<long long, std::string, CommNodeType>, std::size_t> cursors;
-        CommNode* last = nullptr;
-        for (const std::uint32_t curIndex : list) {
-            CommNode& cur = m_nodes[curIndex];
-            if (m_rules.layerOverflowFix && last && last->layer >= cur.layer)
-                cur.layer = last->layer + 1;
-            const auto& conn = connectionOf(cur);
+        std::map<std::tuple<long long, std::uint32_t, CommNodeType>, std::uint32_t> cursors;
+        std::optional<std::uint32_t> last;
+        for (std::uint32_t curIndex = searching.begin; curIndex < searching.end; ++curIndex) {
+            Node& cur = m_nodes[curIndex];
+            if (m_rules.layerOverflowFix && last && m_nodes[*last].layer >= cur.layer)
+                cur.layer = m_nodes[*last].layer + 1;
+            const auto conn = connectionOf(cur);
             if (!conn)
                 return conn.error();
-            const std::vector<long long> ranks = conn->empty() ? everyRank
-                                                               : std::vector<long long>(conn->ranks.begin(), conn->ranks.end());
-            last = &cur;
+            const Connection& c = **conn;
+            const std::span<const long long> ranks = c.empty() ? std::span<const long long>(everyRank) : ranksOf(c);
+            last = curIndex;
             bool found = cur.connected;
-            const std::string api = conn->api.starts_with("Distributed.") ? conn->api.substr(12) : conn->api;
+            const std::string& connApi = m_textList[c.api];
+            // The peer's API without "Distributed." (the index's key); an API no node has finds no candidate.
+            std::optional<std::uint32_t> api;
+            if (!m_rules.prefixMatch) {
+                const auto it = m_texts.find(connApi.starts_with("Distributed.") ? connApi.substr(12) : connApi);
+                if (it != m_texts.end())
+                    api = it->second;
+            }
             for (const long long target : ranks) {
-                if (fitsInt(target) && searched.count(static_cast<int>(target)))
-                    continue;
-                const auto targetIt = fitsInt(target) ? m_ranks.find(static_cast<int>(target)) : m_ranks.end();
-                if (targetIt == m_ranks.end()) {
+                const auto targetPosition = rankPosition(target);
+                if (targetPosition && *targetPosition <= position)
+                    continue; // searched already
+                if (!targetPosition) {
                     if (m_rules.missingPeer) {
-                        if (auto error = m_rules.missingPeer(cur, target))
+                        if (auto error = m_rules.missingPeer(CommNodeRef(*this, curIndex), target))
                             return *error;
                     }
                     continue;
                 }
-                const std::vector<std::uint32_t>* candidates = &targetIt->second;
+                const Walk& targetWalk = rankList[*targetPosition];
+                // The candidates, as a slice of node indices: -da, the target's walk (contiguous).
+                std::uint32_t first = targetWalk.begin;
+                std::uint32_t count = targetWalk.end - targetWalk.begin;
+                const std::uint32_t* list = nullptr;
                 if (!m_rules.prefixMatch) {
-                    const auto it = byApi.find({ targetIt->first, api });
-                    if (it == byApi.end())
+                    if (!api)
                         continue;
-                    candidates = &it->second;
+                    const auto it = std::lower_bound(keys.begin(), keys.end(), std::pair { targetWalk.rank, *api },
+                                                     [](const ApiKey& k, const std::pair<int, std::uint32_t>& v) {
+                                                         return std::pair { k.rank, k.api } < v;
+                                                     });
+                    if (it == keys.end() || it->rank != targetWalk.rank || it->api != *api)
+                        continue;
+                    list = byApi.data() + it->begin;
+                    first = 0;
+                    count = it->count;
                 }
-                const std::string prefix = std::to_string(target) + "." + conn->api;
-                std::size_t& k = cursors[{ target, conn->api, conn->type }];
-                for (; k < candidates->size(); ++k) {
-                    const std::uint32_t candIndex = (*candidates)[k];
-                    CommNode& candidate = m_nodes[candIndex];
-                    if (candidate.seenRound == round || candidate.type != conn->type)
+                std::uint32_t& k = cursors[{ target, c.api, c.type }];
+                for (; k < count; ++k) {
+                    const std::uint32_t candIndex = list ? list[k] : first + k;
+                    Node& candidate = m_nodes[candIndex];
+                    if (candidate.seenRound == round || candidate.type != c.type)
                         continue;
-                    if (m_rules.prefixMatch && !candidate.id.starts_with(prefix))
+                    // msprobe's prefix test of the id, "<target>.<api>": the candidate's rank is the target.
+                    if (m_rules.prefixMatch && !m_opList[candidate.op].name.starts_with(connApi))
                         continue;
-                    const auto& candConn = connectionOf(candidate);
+                    const auto candConn = connectionOf(candidate);
                     if (!candConn)
                         return candConn.error();
-                    if ((candConn->empty() && !isDirectedApi(candidate.api)) || candConn->ranks.count(cur.rank)) {
+                    const Connection& cc = **candConn;
+                    const auto candRanks = ranksOf(cc);
+                    if ((cc.empty() && !isDirectedApi(m_textList[m_opList[candidate.op].api]))
+                        || std::binary_search(candRanks.begin(), candRanks.end(), static_cast<long long>(cur.rank))) {
                         candidate.seenRound = round;
                         candidate.layer = cur.layer; // every edge kind puts the peer on the searching node's layer
-                        cur.edges.push_back(candIndex);
-                        candidate.edges.push_back(curIndex);
+                        // An edge between nodes that both survive pruning joins their groups; the search never walks
+                        // into a pruned node, so an edge to one joins nothing.
+                        if (survivesPruning(cur) && survivesPruning(candidate))
+                            join(curIndex, candIndex);
                         cur.connected = candidate.connected = true;
                         found = true;
                         ++k;
@@ -334,7 +529,7 @@ Result<bool> CommGraph::connect()
                 }
             }
             if (!found && m_rules.unconnected)
-                m_rules.unconnected(cur);
+                m_rules.unconnected(CommNodeRef(*this, curIndex));
         }
     }
     return true;
@@ -342,66 +537,85 @@ Result<bool> CommGraph::connect()
 
 void CommGraph::prune()
 {
-    // A removed node keeps its edge lists; members() never walks into a removed node, which is what msprobe's
-    // delete() (popping the node from every neighbour) amounts to for the search.
-    for (CommNode& n : m_nodes) {
-        if (!n.keep && n.computeOps.empty())
+    // A removed node was never joined to a group (connect()), which is what msprobe's delete() (popping the node
+    // from every neighbour) amounts to for the search.
+    for (Node& n : m_nodes) {
+        if (!survivesPruning(n))
             n.removed = true;
     }
 }
 
-std::vector<const CommNode*> CommGraph::members(std::uint32_t start, std::vector<char>& inGroup) const
+std::uint32_t CommGraph::root(std::uint32_t i)
 {
-    std::vector<std::uint32_t> queue { start };
-    std::unordered_set<std::uint32_t> ids { start };
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-        for (const std::uint32_t e : m_nodes[queue[i]].edges) {
-            if (!m_nodes[e].removed && ids.insert(e).second)
-                queue.push_back(e);
-        }
+    while (m_nodes[i].parent != i) {
+        m_nodes[i].parent = m_nodes[m_nodes[i].parent].parent; // path halving
+        i = m_nodes[i].parent;
     }
-    std::vector<const CommNode*> out;
-    out.reserve(queue.size());
-    for (const std::uint32_t i : queue) {
-        inGroup[i] = 1;
-        out.push_back(&m_nodes[i]);
-    }
-    std::sort(out.begin(), out.end(), [](const CommNode* a, const CommNode* b) {
-        return std::pair { a->rank, a->order } < std::pair { b->rank, b->order };
+    return i;
+}
+
+void CommGraph::join(std::uint32_t a, std::uint32_t b)
+{
+    const std::uint32_t ra = root(a);
+    const std::uint32_t rb = root(b);
+    if (ra == rb)
+        return;
+    m_nodes[rb].parent = ra;
+    std::swap(m_nodes[ra].next, m_nodes[rb].next); // the two rings become one
+}
+
+std::vector<CommNodeRef> CommGraph::members(std::uint32_t start, std::vector<char>& inGroup) const
+{
+    // The ring of its group: every member once (a removed node is in no group but its own, and never a start).
+    std::vector<std::uint32_t> queue;
+    std::uint32_t i = start;
+    do {
+        queue.push_back(i);
+        i = m_nodes[i].next;
+    } while (i != start);
+    // Ascending rank, then dump order: the nodes of a rank's walk lie in dump order.
+    std::sort(queue.begin(), queue.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return std::pair { m_nodes[a].rank, a } < std::pair { m_nodes[b].rank, b };
     });
+    std::vector<CommNodeRef> out;
+    out.reserve(queue.size());
+    for (const std::uint32_t member : queue) {
+        inGroup[member] = 1;
+        out.emplace_back(*this, member);
+    }
     return out;
 }
 
-void CommGraph::search(const std::function<void(const std::vector<const CommNode*>&)>& onGroup,
+void CommGraph::search(const std::function<void(const std::vector<CommNodeRef>&)>& onGroup,
                        const std::function<bool()>& found) const
 {
-    std::vector<std::vector<std::uint32_t>> queues;
-    for (const auto& [rank, list] : m_ranks) {
-        std::vector<std::uint32_t> q;
-        for (const std::uint32_t i : list) {
+    // Each rank's nodes left after pruning, by layer (stable: dump order within a layer), one slice a rank.
+    const std::vector<Walk>& rankList = ranks();
+    std::vector<std::uint32_t> order;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> queues; // [head, end) in `order`
+    queues.reserve(rankList.size());
+    for (const Walk& w : rankList) {
+        const auto begin = static_cast<std::uint32_t>(order.size());
+        for (std::uint32_t i = w.begin; i < w.end; ++i) {
             if (!m_nodes[i].removed)
-                q.push_back(i);
+                order.push_back(i);
         }
-        std::stable_sort(q.begin(), q.end(), [&](std::uint32_t a, std::uint32_t b) { return m_nodes[a].layer < m_nodes[b].layer; });
-        queues.push_back(std::move(q));
+        std::stable_sort(order.begin() + begin, order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return m_nodes[a].layer < m_nodes[b].layer; });
+        queues.emplace_back(begin, static_cast<std::uint32_t>(order.size()));
     }
-    std::vector<std::size_t> heads(queues.size(), 0);
     std::vector<char> seen(m_nodes.size(), 0);
     std::vector<char> inGroup(m_nodes.size(), 0);
     auto anyLeft = [&] {
-        for (std::size_t i = 0; i < queues.size(); ++i) {
-            if (heads[i] < queues[i].size())
-                return true;
-        }
-        return false;
+        return std::any_of(queues.begin(), queues.end(), [](const auto& q) { return q.first < q.second; });
     };
     while (anyLeft()) {
-        std::vector<std::vector<const CommNode*>> groups;
+        std::vector<std::vector<CommNodeRef>> groups;
         std::vector<std::uint32_t> grouped; // to reset inGroup after the round
-        for (std::size_t q = 0; q < queues.size(); ++q) {
+        for (auto& [head, end] : queues) {
             std::optional<std::uint32_t> node;
-            while (heads[q] < queues[q].size()) {
-                const std::uint32_t next = queues[q][heads[q]++];
+            while (head < end) {
+                const std::uint32_t next = order[head++];
                 if (!seen[next]) {
                     node = next;
                     break;
@@ -413,16 +627,16 @@ void CommGraph::search(const std::function<void(const std::vector<const CommNode
                 || (m_rules.onlyGroupedNodesStartGroups ? inGroup[*node] != 0 : inGroup[*node] == 0);
             if (starts) {
                 auto group = members(*node, inGroup);
-                for (const CommNode* m : group)
-                    grouped.push_back(static_cast<std::uint32_t>(m - m_nodes.data()));
+                for (const CommNodeRef& m : group)
+                    grouped.push_back(m.index());
                 groups.push_back(std::move(group));
             }
         }
         for (const std::uint32_t i : grouped)
             inGroup[i] = 0;
         for (const auto& group : groups) {
-            for (const CommNode* m : group)
-                seen[static_cast<std::size_t>(m - m_nodes.data())] = 1;
+            for (const CommNodeRef& m : group)
+                seen[m.index()] = 1;
             onGroup(group);
         }
         if (found())

@@ -6,13 +6,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -65,26 +69,53 @@ struct CommConnection
     bool empty() const { return ranks.empty() && !otherValues; }
 };
 
-/// A CommunicationNode: one communication op of one rank.
+/**
+ * @brief A CommunicationNode as a tool gives it to the graph (CommGraph::append): one communication op of the rank
+ * the graph walks. The graph does not keep this struct: it interns the texts and keeps 48 bytes a node
+ * (issue 37: 10,000 ranks of several such ops each).
+ */
 struct CommNode
 {
-    std::string id; ///< "<rank>.<op name>"
-    int rank = 0;
+    std::string name;      ///< the op name; the node's id is "<rank>.<name>"
     std::string api;       ///< the op name's second dot part ("all_reduce")
-    std::string callCount; ///< its third part ("0")
+    std::string callCount; ///< its third part ("0"), the exact text
     CommNodeType type = CommNodeType::Link;
     std::size_t dataIndex = 0; ///< the caller's data node of the op itself
     /// Pruning keeps the node (-da: it diverges; overflow_check: NaN/Inf in its inputs or outputs).
     bool keep = false;
     std::vector<std::size_t> computeOps; ///< the caller's interesting compute ops before this node (data indices)
-    int layer = 0;
-    std::size_t order = 0; ///< position among its rank's nodes (dump order)
-    // Set by the graph:
-    std::vector<std::uint32_t> edges; ///< link, src and dst neighbours (node indices); no duplicates
-    bool removed = false;
-    int seenRound = 0;
-    bool connected = false; ///< paired with some peer (msprobe's `connected`)
-    std::optional<Result<CommConnection>> connection; ///< computed on first use, as msprobe caches it
+    /// find_connected_nodes of the node, computed by the tool while the op's data is at hand; an error is kept for
+    /// the moment msprobe meets it (connect() returns it then).
+    Result<CommConnection> connection = CommConnection {};
+};
+
+class CommGraph;
+
+/// A node of the graph as the rules and the search see it (a graph and an index: valid while the graph is).
+class CommNodeRef
+{
+public:
+    CommNodeRef(const CommGraph& graph, std::uint32_t index)
+        : m_graph(&graph)
+        , m_index(index)
+    {
+    }
+    int rank() const;
+    std::string_view name() const;
+    /// "<rank>.<op name>", made on demand.
+    std::string id() const;
+    const std::string& api() const;
+    CommNodeType type() const;
+    std::size_t dataIndex() const;
+    /// Its layer after connect() (pairing moves nodes).
+    int layer() const;
+    /// The interesting compute ops before it (the caller's data indices).
+    std::span<const std::size_t> computeOps() const;
+    std::uint32_t index() const { return m_index; }
+
+private:
+    const CommGraph* m_graph;
+    std::uint32_t m_index;
 };
 
 struct CommGraphRules
@@ -100,13 +131,11 @@ struct CommGraphRules
     /// inverts the test (`node_id in all_ids_in_groups`): only the round's first node, and nodes already grouped
     /// (a duplicate group); every other node popped in that round is dropped unexamined.
     bool onlyGroupedNodesStartGroups = false;
-    /// find_connected_nodes of a node (the caller reads its data).
-    std::function<Result<CommConnection>(const CommNode&)> connectionOf;
     /// A peer rank that has no nodes at all (no rank table / dump): -da stops (msprobe's KeyError), overflow_check
     /// skips it (nullopt).
-    std::function<std::optional<Diagnostic>(const CommNode&, long long target)> missingPeer;
+    std::function<std::optional<Diagnostic>(const CommNodeRef&, long long target)> missingPeer;
     /// "Cannot find connected communication node" (msprobe logs it).
-    std::function<void(const CommNode&)> unconnected;
+    std::function<void(const CommNodeRef&)> unconnected;
 };
 
 /// Python's == between a value of the dump or rank table and an int rank (an int, a float or a bool can equal it; a
@@ -125,8 +154,6 @@ std::string peerApi(const std::string& api);
 /// through the one output writer: a taken name takes the next nanosecond. Errors (id `errorId`) name the file.
 Result<std::filesystem::path> writeAnalysisFile(const std::filesystem::path& outDir, const std::string& prefix,
                                                 std::string_view text, const std::string& errorId);
-
-class CommGraph;
 
 /**
  * @brief The three passes of both searches (`_pre_analyze`, `_analyze`, `_post_analyze`): before communication,
@@ -184,55 +211,141 @@ protected:
     std::vector<std::size_t> m_found; ///< the caller's data nodes found
 
 private:
-    /// What the passes need of one rank.
+    /// What the passes need of one rank (about 40 bytes; an error, rare, lies in m_walkErrors).
     struct RankWalk
     {
-        bool empty = false;                   ///< no ops: "Rank N has no dump data!"
-        std::optional<Diagnostic> preError;   ///< the first pass stops here
-        std::optional<std::size_t> preFound;  ///< the first pass's node
-        std::optional<Diagnostic> commError;  ///< the second pass stops here (its nodes are in graph())
-        std::vector<std::size_t> afterComm;   ///< interesting compute ops after its last communication op
+        static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+        static constexpr std::uint32_t kNoError = static_cast<std::uint32_t>(-1);
+        int rank = 0;
+        bool empty = false;                ///< no ops: "Rank N has no dump data!"
+        bool preFailed = false;            ///< the first pass stops at m_walkErrors[error]; else the second does
+        std::uint32_t error = kNoError;    ///< where a pass stops on this rank
+        std::size_t preFound = kNone;      ///< the first pass's node
+        std::size_t afterComm = kNone;     ///< the first interesting compute op after its last communication op
     };
     void walkCommunication(RankWalk& walk, int rank, const std::vector<Op>& ops, std::size_t first);
+    void fail(RankWalk& walk, Diagnostic error, bool pre);
 
     /// -da skips an ignored op before testing for communication in the first pass; overflow_check tests first.
     bool m_ignoredBeforeCommunication;
-    std::map<int, RankWalk> m_walks;
+    /// In the order of the calls; run() takes each rank's last walk, in ascending rank order.
+    std::vector<RankWalk> m_walks;
+    std::vector<Diagnostic> m_walkErrors;
 };
 
 class CommGraph
 {
 public:
     explicit CommGraph(CommGraphRules rules);
+    CommGraph(const CommGraph&) = delete; // its connection index refers to it
+    CommGraph& operator=(const CommGraph&) = delete;
 
-    /// Every rank of the run, with or without communication ops, in the order msprobe iterates them (ascending).
-    void addRank(int rank);
-    /// The rank with no nodes (walked again).
-    void clearRank(int rank);
-    /// Appends a node to its rank (dump order): add_next puts it one layer after the previous one.
-    CommNode& append(CommNode node);
+    /**
+     * @brief Starts a rank's nodes (every rank of the run, with or without communication ops, is begun once; msprobe
+     * iterates them in ascending order). A rank begun again drops the nodes of its earlier walk.
+     */
+    void beginRank(int rank);
+    /// Appends a node to the rank begun last (rank 0 if none was; dump order): add_next puts it one layer after the
+    /// previous one.
+    void append(CommNode node);
 
-    /// _connect_comm_nodes: every rank but the last searches its peers.
+    /// _connect_comm_nodes: every rank but the last searches its peers. The edges are not kept: what the search
+    /// asks of them is the groups of nodes joined by edges between nodes that prune() keeps (a union-find).
     Result<bool> connect();
-    /// _pruning: a node neither kept nor holding compute ops leaves the graph (its edges with it).
+    /// _pruning: a node neither kept nor holding compute ops leaves the graph (its edges with it). search() needs it.
     void prune();
     /**
      * _search_first_*: round by round each rank's next unseen node (by layer) starts a group unless a group of this
      * round holds it; `onGroup` gets the members of each group (ascending rank, then dump order: msprobe's set
      * order depends on the hash seed). Stops after the first round in which `found()` is true.
      */
-    void search(const std::function<void(const std::vector<const CommNode*>&)>& onGroup,
+    void search(const std::function<void(const std::vector<CommNodeRef>&)>& onGroup,
                 const std::function<bool()>& found) const;
 
-    const std::vector<CommNode>& nodes() const { return m_nodes; }
-    const CommNode* find(const std::string& id) const;
-
 private:
-    std::vector<const CommNode*> members(std::uint32_t start, std::vector<char>& inGroup) const;
+    friend class CommNodeRef;
+    static constexpr std::uint32_t kErrorBit = 0x80000000u;
+
+    /// A node as kept: its texts interned, its connection shared with the nodes that have the same one.
+    struct Node
+    {
+        std::int32_t rank = 0;
+        std::uint32_t op = 0;          ///< m_opList
+        std::uint32_t connection = 0;  ///< m_connections, or kErrorBit | m_connectionErrors
+        std::int32_t layer = 0;
+        std::int32_t seenRound = 0;
+        std::uint32_t computeBegin = 0; ///< m_computeOps
+        std::uint32_t computeCount = 0;
+        CommNodeType type = CommNodeType::Link;
+        bool keep = false;
+        bool removed = false;
+        bool connected = false; ///< paired with some peer (msprobe's `connected`)
+        std::size_t dataIndex = 0;
+        /// Its group (a union-find over the pairs of nodes that prune() keeps): the parent, and the next member
+        /// in a ring of the group's members.
+        std::uint32_t parent = 0;
+        std::uint32_t next = 0;
+    };
+    /// An op name with its API and call count (the same names recur on every rank).
+    struct OpText
+    {
+        std::string name;
+        std::string callCount;
+        std::uint32_t api = 0; ///< m_textList
+    };
+    /// A CommConnection: its ranks a slice of m_connectionRanks.
+    struct Connection
+    {
+        std::uint32_t ranksBegin = 0;
+        std::uint32_t ranksCount = 0;
+        std::uint32_t api = 0; ///< m_textList
+        CommNodeType type = CommNodeType::Link;
+        bool otherValues = false;
+        bool empty() const { return ranksCount == 0 && !otherValues; }
+    };
+    /// One walk of a rank: its nodes are m_nodes[begin, end).
+    struct Walk
+    {
+        int rank = 0;
+        std::uint32_t begin = 0;
+        std::uint32_t end = 0;
+    };
+    struct ConnectionHash
+    {
+        const CommGraph* graph;
+        std::size_t operator()(std::uint32_t c) const;
+    };
+    struct ConnectionEqual
+    {
+        const CommGraph* graph;
+        bool operator()(std::uint32_t a, std::uint32_t b) const;
+    };
+
+    std::uint32_t text(std::string_view t);
+    std::uint32_t opText(const CommNode& node);
+    std::uint32_t connection(Result<CommConnection> c);
+    std::span<const long long> ranksOf(const Connection& c) const;
+    /// The ranks (ascending) with their last walk: what connect() and search() iterate.
+    const std::vector<Walk>& ranks() const;
+    /// prune()'s rule: a node neither kept nor holding compute ops leaves the graph.
+    static bool survivesPruning(const Node& n) { return n.keep || n.computeCount != 0; }
+    std::uint32_t root(std::uint32_t i);
+    void join(std::uint32_t a, std::uint32_t b);
+    std::vector<CommNodeRef> members(std::uint32_t start, std::vector<char>& inGroup) const;
 
     CommGraphRules m_rules;
-    std::vector<CommNode> m_nodes;
-    std::map<int, std::vector<std::uint32_t>> m_ranks; ///< rank -> its nodes in dump order
+    std::deque<Node> m_nodes; ///< no copy of the whole when it grows
+    std::vector<std::size_t> m_computeOps;
+    std::vector<std::string> m_textList;
+    std::unordered_map<std::string, std::uint32_t> m_texts;
+    std::vector<OpText> m_opList;
+    std::unordered_map<std::string, std::uint32_t> m_ops; ///< name, api and call count, '\0' apart
+    std::vector<Connection> m_connections;
+    std::vector<long long> m_connectionRanks;
+    std::unordered_set<std::uint32_t, ConnectionHash, ConnectionEqual> m_connectionIndex;
+    std::vector<Diagnostic> m_connectionErrors;
+    std::vector<Walk> m_walks;      ///< in the order of beginRank
+    mutable std::vector<Walk> m_rankWalks; ///< ranks(), made once
 };
 
 } // namespace probescope::compare::msprobe26

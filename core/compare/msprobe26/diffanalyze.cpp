@@ -314,16 +314,15 @@ private:
                                    "dot-separated parts)");
         m_data.push_back(std::move(*dataNode));
         CommNode node;
-        node.id = std::to_string(rank) + "." + name;
-        node.rank = rank;
+        node.name = name;
         node.dataIndex = m_data.size() - 1;
         node.keep = m_data.back().isDiff;
         node.api = parts[1];
         node.callCount = parts[2];
-        node.type = resolveType(node);
-        // The peers now, while the table is at hand (the graph asks for them in its own order and keeps the answer,
-        // an error too, for the moment msprobe meets it). A node that does not diverge is never reported: its rows go.
-        node.connection = computeConnection(node);
+        node.type = resolveType(m_data.back(), rank);
+        // The peers now, while the table is at hand (the graph keeps the answer, an error too, for the moment msprobe
+        // meets it).
+        node.connection = computeConnection(m_data.back(), rank, name, node.api, node.type);
         if (!node.keep) {
             // It is never reported: all such nodes share one data node that does not diverge.
             m_data.pop_back();
@@ -334,13 +333,12 @@ private:
 
     /// _resolve_type: the first input whose name contains "src" (then "dst") decides; the value is compared
     /// with the int rank, which a table string never equals (spec §4.3b).
-    CommNodeType resolveType(const CommNode& node) const
+    static CommNodeType resolveType(const DataNode& data, int rank)
     {
-        const DataNode& data = m_data[node.dataIndex];
         for (const auto& [prefix, own] : { std::pair { "src", CommNodeType::Src }, std::pair { "dst", CommNodeType::Dst } }) {
             for (const auto& [name, row] : data.inputs) {
                 if (contains(name, prefix) || contains(name, std::string(prefix) + "_GROUP")) {
-                    const bool mine = equalsRank(rankValue(row), node.rank);
+                    const bool mine = equalsRank(rankValue(row), rank);
                     if (mine)
                         return own;
                     return own == CommNodeType::Src ? CommNodeType::Dst : CommNodeType::Src;
@@ -350,11 +348,11 @@ private:
         return CommNodeType::Link;
     }
 
-    Result<CommConnection> computeConnection(const CommNode& node) const
+    Result<CommConnection> computeConnection(const DataNode& data, int rank, const std::string& opName,
+                                             const std::string& api, CommNodeType type) const
     {
         CommConnection c;
-        const DataNode& data = m_data[node.dataIndex];
-        const fs::path file(m_paths.at(node.rank));
+        const fs::path file(m_paths.at(rank));
         for (const auto& [name, row] : data.inputs) {
             const bool rankArg = contains(name, "dst") || contains(name, "group_dst") || contains(name, "src")
                 || contains(name, "group_src");
@@ -363,7 +361,7 @@ private:
                 std::optional<long long> r = value ? pyInt(value) : std::optional<long long>(0);
                 if (!r)
                     return makeError("compare.da-rank-value", SourceLocation { file.string(), row.offset(), 0, 0 },
-                                     "\"" + name + "\" of " + node.id.substr(node.id.find('.') + 1)
+                                     "\"" + name + "\" of " + opName
                                          + " names no rank: " + describe(value)
                                          + " is not an integer (msprobe 26 stops with ValueError here)");
                 if (*r != 0) // rank 0 is dropped, as msprobe does (`if rank_val:`)
@@ -408,8 +406,8 @@ private:
                 c.ranks.insert(*r);
             }
         }
-        c.api = "Distributed." + peerApi(node.api);
-        c.type = node.type == CommNodeType::Src ? CommNodeType::Dst : node.type == CommNodeType::Dst ? CommNodeType::Src : CommNodeType::Link;
+        c.api = "Distributed." + peerApi(api);
+        c.type = type == CommNodeType::Src ? CommNodeType::Dst : type == CommNodeType::Dst ? CommNodeType::Src : CommNodeType::Link;
         return c;
     }
 
@@ -419,10 +417,9 @@ private:
         CommGraphRules r;
         r.prefixMatch = true;
         r.layerOverflowFix = true;
-        r.connectionOf = [this](const CommNode& node) { return computeConnection(node); };
-        r.missingPeer = [this](const CommNode& cur, long long target) -> std::optional<Diagnostic> {
-            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank), std::nullopt, 0, 0 },
-                             cur.id.substr(cur.id.find('.') + 1) + " of rank " + std::to_string(cur.rank)
+        r.missingPeer = [this](const CommNodeRef& cur, long long target) -> std::optional<Diagnostic> {
+            return makeError("compare.da-peer-rank", SourceLocation { m_paths.at(cur.rank()), std::nullopt, 0, 0 },
+                             std::string(cur.name()) + " of rank " + std::to_string(cur.rank())
                                  + " communicates with rank " + std::to_string(target)
                                  + ", which has no rank table (was it dumped?); msprobe 26 stops with KeyError here");
         };
@@ -435,17 +432,17 @@ private:
     void searchGraph() override
     {
         m_graph.search(
-            [&](const std::vector<const CommNode*>& group) {
-                for (const CommNode* m : group) {
-                    for (const std::size_t op : m->computeOps) {
-                        m_data[op].layer = m->layer;
+            [&](const std::vector<CommNodeRef>& group) {
+                for (const CommNodeRef& m : group) {
+                    for (const std::size_t op : m.computeOps()) {
+                        m_data[op].layer = m.layer();
                         m_found.push_back(op);
                     }
                 }
-                for (const CommNode* m : group) {
-                    if (m_data[m->dataIndex].isDiff) {
-                        m_data[m->dataIndex].layer = m->layer;
-                        m_found.push_back(m->dataIndex);
+                for (const CommNodeRef& m : group) {
+                    if (m_data[m.dataIndex()].isDiff) {
+                        m_data[m.dataIndex()].layer = m.layer();
+                        m_found.push_back(m.dataIndex());
                     }
                 }
             },
@@ -584,26 +581,29 @@ std::optional<long long> msprobeRankNumber(std::string_view name)
 /// Rank dirs of a step folder as msprobe 26 pairs them (its pattern, sorted by number with a bare "rank" first),
 /// taken from the one discovery of the step folder (dump::discoverDump, issue 33): the folders holding a dump and
 /// the folders it left out (a rank folder without dump.json must keep its place in the pairing).
-std::vector<std::pair<long long, fs::path>> rankDirs(const fs::path& step, const dump::DumpLayout& layout)
+std::vector<std::pair<long long, dump::CompactPath>> rankDirs(const fs::path& step, const dump::DumpLayout& layout)
 {
-    std::set<fs::path> seen;
-    std::vector<std::pair<long long, fs::path>> out;
+    // Each folder as its text alone (a std::filesystem::path keeps a list of its components beside: about 450
+    // bytes a rank folder, 10,000 of them a side at once, issue 37).
+    std::vector<std::pair<long long, dump::CompactPath>> out;
     const fs::path base = step.has_filename() ? step : step.parent_path(); // "npu/step0/" as "npu/step0"
     const auto take = [&](const fs::path& found) {
         // The folder directly below the step folder on the way to what discovery found.
         const fs::path rel = found.lexically_relative(base);
         if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".")
             return;
-        const fs::path dir = base / *rel.begin();
         const auto number = msprobeRankNumber(rel.begin()->string());
-        if (number && seen.insert(dir).second)
-            out.emplace_back(*number, dir);
+        if (number)
+            out.emplace_back(*number, base / *rel.begin());
     };
     for (const dump::RankLocation& loc : layout.ranks)
         take(loc.dir);
     for (const fs::path& skipped : layout.skippedFolders)
         take(skipped);
+    // Sorted by number, then folder; a folder found twice (its number is its name's) is kept once.
     std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    out.shrink_to_fit();
     return out;
 }
 
@@ -613,20 +613,21 @@ constexpr std::size_t kMaxReportedRanks = 20;
 /// A step folder's rank folders paired with what the one discovery of dumps (dump::discoverDump) found in them.
 struct RankSlot
 {
-    const fs::path* dir;                             ///< in the caller's list of rank folders
+    const dump::CompactPath* dir;                    ///< in the caller's list of rank folders
     const dump::RankLocation* location = nullptr;    ///< in the layout; none: the folder holds no dump.json
 };
 
 /**
- * The rank folders msprobe 26 pairs (its pattern, its order), each with its dump as dump::discoverDump finds it.
- * Pairing stays by position over every rank folder, so a folder without a dump cannot shift the pairs (npu rank1
+ * @brief The rank folders of a step folder with the dump discovery found in each: a folder without dump.json has no
+ * location (msprobe 26 would pair the rank folder and then crash or compare nothing: the rank folder n of npu
  * with bench rank2); such a folder is an input error for the caller. Errors of the discovery itself (a duplicate
  * (step, rank), a folder that cannot be read) are returned.
  */
-std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>>& dirs, const dump::DumpLayout& layout,
-                                Diagnostics& problems)
+std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, dump::CompactPath>>& dirs,
+                                const dump::DumpLayout& layout, Diagnostics& problems)
 {
     std::vector<RankSlot> slots;
+    slots.reserve(dirs.size());
     for (const auto& [n, dir] : dirs)
         slots.push_back(RankSlot { &dir, nullptr });
     for (const Diagnostic& d : layout.diagnostics) {
@@ -634,15 +635,19 @@ std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, fs::path>
             problems.push_back(d);
     }
     // Each folder's first dump.json in discovery order, looked up by folder (a scan of every rank per rank was
-    // quadratic: a third of -da's time at 10,000 ranks).
-    std::map<fs::path, const dump::RankLocation*> byDir;
+    // quadratic: a third of -da's time at 10,000 ranks): the locations sorted by folder, pointers only.
+    std::vector<const dump::RankLocation*> byDir;
+    byDir.reserve(layout.ranks.size());
     for (const dump::RankLocation& loc : layout.ranks) {
         if (loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json")
-            byDir.emplace(loc.dir, &loc);
+            byDir.push_back(&loc);
     }
+    std::stable_sort(byDir.begin(), byDir.end(), [](const dump::RankLocation* a, const dump::RankLocation* b) { return a->dir < b->dir; });
     for (RankSlot& slot : slots) {
-        if (const auto it = byDir.find(*slot.dir); it != byDir.end())
-            slot.location = it->second;
+        const auto it = std::lower_bound(byDir.begin(), byDir.end(), *slot.dir,
+                                         [](const dump::RankLocation* loc, const dump::CompactPath& dir) { return loc->dir < dir; });
+        if (it != byDir.end() && (*it)->dir == *slot.dir)
+            slot.location = *it;
     }
     return slots;
 }
@@ -1035,6 +1040,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
+    pending.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
         const RankSlot& npuSlot = npuSlots[i];
         const RankSlot& benchSlot = benchSlots[i];

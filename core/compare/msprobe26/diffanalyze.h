@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/compare/msprobe26/msprobe26.h"
+#include "core/dump/dumplayout.h"
 #include "core/dump/jsondocument.h"
 #include "core/util/diagnostic.h"
 
@@ -57,7 +58,8 @@ struct DiffAnalyzeOptions
 
 struct DiffAnalyzeResult
 {
-    std::vector<std::filesystem::path> rankTables; ///< written by this run, in rank order
+    /// Written by this run, in rank order (a path's text alone: 10,000 of them, issue 37).
+    std::vector<dump::CompactPath> rankTables;
     std::optional<std::filesystem::path> analyzeFile; ///< diff_analyze_<ns>.json, if a node diverges
     Diagnostics diagnostics; ///< ranks skipped as msprobe skips them (no table), stale tables analysed
     std::vector<std::string> log; ///< what msprobe logs, in its order
