@@ -6,6 +6,11 @@
 //
 //   probescope-benchkernels [--elements N] [--repeat R] [--generic]
 //
+// The default N is one chunk (kernels::kChunkElements, 256 KiB per side): a compare reads each chunk of a tensor into
+// a buffer of that size and runs the pass over it while it is in the core's L2 cache, so that is what is timed; each
+// timing passes over the arrays often enough to take about 16M element pairs. A larger N shows the pass reading
+// from memory instead.
+//
 // Each bench array has zeros in three patterns: none, every 16th element (the generated GB pair's pattern: one
 // zero in every other group of 8), and half of the elements at random (a ReLU's output). ptdbg changes the pairs
 // where the bench element is zero, so the patterns can matter to it.
@@ -57,15 +62,16 @@ Arrays makeArrays(std::size_t n, const std::string& zeros)
     return a;
 }
 
-/// Best CPU seconds of `repeat` runs of `pass`; `sink` keeps the results alive.
+/// Best CPU seconds of `repeat` timings of `passes` runs of `pass`, per run; `sink` keeps the results alive.
 template<typename Pass>
-double best(int repeat, Pass pass, double& sink)
+double best(int repeat, std::size_t passes, Pass pass, double& sink)
 {
     double bestSeconds = 1e30;
     for (int r = 0; r < repeat; ++r) {
         const double start = threadSeconds();
-        sink += pass();
-        bestSeconds = std::min(bestSeconds, threadSeconds() - start);
+        for (std::size_t p = 0; p < passes; ++p)
+            sink += pass();
+        bestSeconds = std::min(bestSeconds, (threadSeconds() - start) / double(passes));
     }
     return bestSeconds;
 }
@@ -74,7 +80,7 @@ double best(int repeat, Pass pass, double& sink)
 
 int main(int argc, char** argv)
 {
-    std::size_t elements = std::size_t { 1 } << 22;
+    std::size_t elements = kChunkElements;
     int repeat = 7;
     bool generic = false;
     for (int i = 1; i < argc; ++i) {
@@ -100,11 +106,13 @@ int main(int argc, char** argv)
     }
     forceGenericKernels(generic);
     const auto machine = probescope::bench::measureMachine();
-    std::printf("probescope-benchkernels: %zu float32 element pairs (%.1f MB per side), %s kernels, best of %d, "
-                "CPU time of one thread\n",
-                elements, double(elements) * 4 / 1e6, usingAvx2Kernels() ? "AVX2" : "generic", repeat);
+    const std::size_t passes = std::max<std::size_t>(1, (std::size_t { 1 } << 24) / elements);
+    std::printf("probescope-benchkernels: %zu float32 element pairs (%.2f MB per side), %zu passes a timing, %s "
+                "kernels, best of %d, CPU time of one thread\n",
+                elements, double(elements) * 4 / 1e6, passes, usingAvx2Kernels() ? "AVX2" : "generic", repeat);
     probescope::bench::printMachine(machine);
-    std::printf("  floor: reading both arrays once at memcpy speed takes %.3f ns per pair\n",
+    std::printf("  floor: copying a pair's 8 bytes at memcpy speed (as a compare's read() into its chunk buffer does) "
+                "takes %.3f ns\n",
                 8.0 / machine.copyGBps);
     const auto r12 = ruleMsprobe12(DType::Float32, DType::Float32);
     const auto r26 = ruleMsprobe26(DType::Float32, DType::Float32);
@@ -117,19 +125,19 @@ int main(int argc, char** argv)
         const std::uint64_t chunks = (elements + kChunkElements - 1) / kChunkElements;
         // Each profile's pass as its row computes it on one thread: msprobe 1.2 chunk by chunk, msprobe 26 left to
         // right from chunk to chunk, ptdbg chunk by chunk with its own rule.
-        const double t12 = best(repeat, [&] {
+        const double t12 = best(repeat, passes, [&] {
             double s = 0;
             for (std::uint64_t c = 0; c < chunks; ++c)
                 s += chunkStats(npu, bench, elements, c, r12, false).dot.sum;
             return s;
         }, sink);
-        const double t26 = best(repeat, [&] {
+        const double t26 = best(repeat, passes, [&] {
             PairStats carry;
             for (std::uint64_t c = 0; c < chunks; ++c)
                 carry = chunkStats(npu, bench, elements, c, r26, true, SumOrder::LeftToRight, c ? &carry : nullptr);
             return carry.dot.sum;
         }, sink);
-        const double tp = best(repeat, [&] {
+        const double tp = best(repeat, passes, [&] {
             double s = 0;
             for (std::uint64_t c = 0; c < chunks; ++c)
                 s += ptdbgChunkStats(npu, bench, elements, c, rp).dot.sum;

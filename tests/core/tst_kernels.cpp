@@ -322,6 +322,32 @@ TEST(MetricKernels, PtdbgZeroChangeInThePassIsTheChangeMadeBeforehand)
     kernels::forceGenericKernels(false);
 }
 
+// The float32 pass stages the changed groups of 8 two groups ahead: arrays of every length around those groups give
+// the bits of the float64 path (which changes and sums element by element), bench zeros in every position.
+TEST(MetricKernels, PtdbgZeroChangeOnShortArraysIsTheFloat64Paths)
+{
+    const auto rule = kernels::rulePtdbg(DType::Float32, DType::Float32);
+    SerialSplitter serial;
+    for (std::size_t n = 1; n <= 41; ++n) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        std::vector<double> nv, bv;
+        randomPair(n, static_cast<std::uint32_t>(100 + n), nv, bv);
+        for (std::size_t i = n % 3; i < n; i += 3)
+            bv[i] = 0.0;
+        const Tensor a = makeTensor(DType::Float32, nv), b = makeTensor(DType::Float32, bv);
+        kernels::forceGenericKernels(true);
+        kernels::forceFloat64Pass(true);
+        const auto reference = kernels::ptdbgPairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, serial);
+        kernels::forceFloat64Pass(false);
+        for (const bool generic : { false, true }) {
+            kernels::forceGenericKernels(generic);
+            expectSameBits(kernels::ptdbgPairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, serial),
+                           reference);
+        }
+    }
+    kernels::forceGenericKernels(false);
+}
+
 TEST(MetricKernels, SplitJobsRunOnEveryThreadAndInOrder)
 {
     // Three jobs, the second splits into 50 parts: every part runs once, whatever thread takes it.

@@ -527,12 +527,14 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
     const V8f one = zero + static_cast<float>(rule.one);
     const V8f five = zero + static_cast<float>(rule.five);
     const V8f patchEps = zero + rule.zeroBenchEps;
-    // Patch: RelErrRule::zeroBenchEps, as patchWidened below. Each group is changed one iteration ahead and stored
-    // into a ring of two slots, then widened from there (vcvtps2pd from memory). Widened straight from the
-    // registers (an extract per half) the sums wait on the load, the change and the extract in every iteration,
-    // and the pass ran 0.88-0.92 ns per element against 0.72-0.77 for the same pass unchanged; staged, 0.77-0.81
-    // (probescope-benchkernels, tests/bench). The empty asm keeps GCC from forwarding the stores in registers.
-    alignas(32) float stage[2][16];
+    // Patch: RelErrRule::zeroBenchEps, as patchWidened below. Each group is changed two iterations ahead and stored
+    // into a ring of four slots, then widened from there (vcvtps2pd from memory). Widened straight from the
+    // registers (an extract per half) the sums waited on the load, the change and the extract in every iteration;
+    // one iteration ahead they still waited on the store's forwarding. probescope-benchkernels (tests/bench), one
+    // chunk in L2: 0.93 ns per pair from registers, 0.80 one ahead, 0.78 two ahead, 0.77 for the same pass with
+    // the sums fed the unchanged elements (wrong, the bound). The empty asm keeps GCC from forwarding the stores in
+    // registers (which brings the extracts back).
+    alignas(32) float stage[4][16];
     auto stagePatched = [&](std::size_t at, float* slot) {
         V8f xv;
         V8f yv;
@@ -544,18 +546,21 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
         std::memcpy(slot, &xv, sizeof xv);
         std::memcpy(slot + 8, &yv, sizeof yv);
     };
-    if constexpr (Patch)
+    if constexpr (Patch) {
         if (count >= 8)
             stagePatched(0, stage[0]);
+        if (count >= 16)
+            stagePatched(8, stage[1]);
+    }
     std::size_t i = 0;
     for (; i + 8 <= count; i += 8) {
         V8f xf;
         V8f yf;
         V4d x0, x1, y0, y1;
         if constexpr (Patch) {
-            const float* now = stage[(i / 8) % 2];
-            // The last group stages itself again (into the other slot): no read past the arrays.
-            stagePatched(i + 16 <= count ? i + 8 : i, stage[(i / 8 + 1) % 2]);
+            const float* now = stage[(i / 8) % 4];
+            // Near the end a group stages itself again (into a slot no iteration reads): no read past the arrays.
+            stagePatched(i + 24 <= count ? i + 16 : i, stage[(i / 8 + 2) % 4]);
             asm volatile("" : : "r"(stage) : "memory");
             std::memcpy(&xf, now, sizeof xf);
             std::memcpy(&yf, now + 8, sizeof yf);
