@@ -4,7 +4,7 @@
 // compare adds around them (probescope-benchcomparelarge times those): "every profile within 1.1x" of issue 37 is
 // decided by these passes once the page cache is warm.
 //
-//   probescope-benchkernels [--elements N] [--repeat R] [--generic]
+//   probescope-benchkernels [--elements N] [--repeat R] [--generic | --avx2]
 //
 // The default N is one chunk (kernels::kChunkElements, 256 KiB per side): a compare reads each chunk of a tensor into
 // a buffer of that size and runs the pass over it while it is in the core's L2 cache, so that is what is timed; each
@@ -82,7 +82,7 @@ int main(int argc, char** argv)
 {
     std::size_t elements = kChunkElements;
     int repeat = 7;
-    bool generic = false;
+    KernelBuild build = KernelBuild::Best;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--elements") {
@@ -98,18 +98,23 @@ int main(int argc, char** argv)
                 return 2;
             }
         } else if (a == "--generic") {
-            generic = true;
+            build = KernelBuild::Generic;
+        } else if (a == "--avx2") {
+            build = KernelBuild::Avx2;
         } else {
-            std::fprintf(stderr, "usage: %s [--elements N] [--repeat R] [--generic]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--elements N] [--repeat R] [--generic | --avx2]\n", argv[0]);
             return 2;
         }
     }
-    forceGenericKernels(generic);
+    forceKernelBuild(build);
     const auto machine = probescope::bench::measureMachine();
     const std::size_t passes = std::max<std::size_t>(1, (std::size_t { 1 } << 24) / elements);
+    const char* kernels = usingAvx512Kernels() ? "AVX-512 (compensated lanes) and AVX2"
+        : usingAvx2Kernels()                   ? "AVX2"
+                                               : "generic";
     std::printf("probescope-benchkernels: %zu float32 element pairs (%.2f MB per side), %zu passes a timing, %s "
                 "kernels, best of %d, CPU time of one thread\n",
-                elements, double(elements) * 4 / 1e6, passes, usingAvx2Kernels() ? "AVX2" : "generic", repeat);
+                elements, double(elements) * 4 / 1e6, passes, kernels, repeat);
     probescope::bench::printMachine(machine);
     std::printf("  floor: copying a pair's 8 bytes at memcpy speed (as a compare's read() into its chunk buffer does) "
                 "takes %.3f ns\n",

@@ -119,6 +119,15 @@ void expectSameBits(const kernels::PairStats& a, const kernels::PairStats& b)
     EXPECT_EQ(a.masksDiffer, b.masksDiffer);
 }
 
+/// Every build of the kernels: the best this CPU has (AVX-512 for the compensated lanes), at most AVX2, the baseline.
+constexpr kernels::KernelBuild kEveryBuild[] = { kernels::KernelBuild::Best, kernels::KernelBuild::Avx2,
+                                                  kernels::KernelBuild::Generic };
+
+std::string buildName(kernels::KernelBuild build)
+{
+    return build == kernels::KernelBuild::Best ? "best" : build == kernels::KernelBuild::Avx2 ? "avx2" : "generic";
+}
+
 } // namespace
 
 TEST(MetricKernels, FusedPassMatchesElementwiseOracle)
@@ -209,9 +218,14 @@ TEST(MetricKernels, GenericAndAvx2BuildsGiveTheSameBits)
         const auto best = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial);
         kernels::forceGenericKernels(true);
         EXPECT_FALSE(kernels::usingAvx2Kernels());
+        EXPECT_FALSE(kernels::usingAvx512Kernels());
         const auto generic = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial);
+        kernels::forceKernelBuild(kernels::KernelBuild::Avx2);
+        EXPECT_FALSE(kernels::usingAvx512Kernels());
+        const auto avx2 = kernels::pairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, true, serial);
         kernels::forceGenericKernels(false);
         expectSameBits(generic, best);
+        expectSameBits(avx2, best);
     }
 }
 
@@ -231,13 +245,13 @@ TEST(MetricKernels, Float32PassGivesTheBitsOfTheFloat64Path)
         nv[i] = bv[i] * 1e30; // relative errors far above the thresholds, large products
     const Tensor a = makeTensor(DType::Float32, nv);
     const Tensor b = makeTensor(DType::Float32, bv);
-    for (const bool generic : { false, true }) {
-        kernels::forceGenericKernels(generic);
+    for (const kernels::KernelBuild build : kEveryBuild) {
+        kernels::forceKernelBuild(build);
         for (const auto& rule : { kernels::ruleMsprobe12(DType::Float32, DType::Float32),
                                   kernels::ruleMsprobe26(DType::Float32, DType::Float32) }) {
             for (const auto order : { kernels::SumOrder::Compensated, kernels::SumOrder::LeftToRight }) {
                 for (const bool diff : { false, true }) {
-                    SCOPED_TRACE(std::string(generic ? "generic" : "best") + (diff ? " diff" : "")
+                    SCOPED_TRACE(buildName(build) + (diff ? " diff" : "")
                                  + (order == kernels::SumOrder::Compensated ? " compensated" : " left to right")
                                  + " eps " + std::to_string(rule.npuEps));
                     SerialSplitter serial;
@@ -307,10 +321,10 @@ TEST(MetricKernels, PtdbgZeroChangeInThePassIsTheChangeMadeBeforehand)
     EXPECT_GT(reference.belowOne, 0u);
     // Every kernel build and pass, on the arrays as dumped and on the arrays changed beforehand, gives its bits:
     // the float32 pass that changes the elements as it reads them (and stages them a group ahead) included.
-    for (const bool generic : { false, true }) {
+    for (const kernels::KernelBuild build : kEveryBuild) {
         for (const bool wide : { false, true }) {
-            SCOPED_TRACE(std::string(generic ? "generic" : "best") + (wide ? " float64 pass" : " float32 pass"));
-            kernels::forceGenericKernels(generic);
+            SCOPED_TRACE(buildName(build) + (wide ? " float64 pass" : " float32 pass"));
+            kernels::forceKernelBuild(build);
             kernels::forceFloat64Pass(wide);
             const auto inPass = kernels::ptdbgPairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, serial);
             const auto before = kernels::ptdbgPairStats(pairSideOf(ca).operand, pairSideOf(cbt).operand, n, rule, serial);
@@ -339,8 +353,9 @@ TEST(MetricKernels, PtdbgZeroChangeOnShortArraysIsTheFloat64Paths)
         kernels::forceFloat64Pass(true);
         const auto reference = kernels::ptdbgPairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, serial);
         kernels::forceFloat64Pass(false);
-        for (const bool generic : { false, true }) {
-            kernels::forceGenericKernels(generic);
+        for (const kernels::KernelBuild build : kEveryBuild) {
+            SCOPED_TRACE(buildName(build));
+            kernels::forceKernelBuild(build);
             expectSameBits(kernels::ptdbgPairStats(pairSideOf(a).operand, pairSideOf(b).operand, n, rule, serial),
                            reference);
         }

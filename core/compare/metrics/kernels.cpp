@@ -31,6 +31,11 @@ PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const
                      FusedPart part);
 void toFloat64(DType dtype, const std::byte* source, std::size_t count, double* out);
 } // namespace avx2
+namespace avx512 {
+PairStats fusedStats(DType npuType, const std::byte* npu, DType benchType, const std::byte* bench, std::size_t count,
+                     const RelErrRule& rule, bool wantDiffSq, SumOrder order, const PairStats& carry,
+                     FusedPart part);
+} // namespace avx512
 
 namespace {
 
@@ -39,7 +44,7 @@ constexpr double kFloatEps = 2.220446049250313e-16;
 // np.finfo(np.float32).eps: msprobe 26 adds it in float32 arrays.
 constexpr float kFloat32Eps = 1.1920929e-07f;
 
-std::atomic<bool> g_forceGeneric { false };
+std::atomic<KernelBuild> g_forcedBuild { KernelBuild::Best };
 
 /// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c", and the fuzz preset
 /// builds core/compare with it.
@@ -53,7 +58,15 @@ bool haveAvx2()
 {
     // FMA too: the AVX2 build adds on the multiply pipes (sameSum in kernelsimpl.h). Every AVX2 CPU so far has it.
     static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && haveF16c();
-    return avx2 && !g_forceGeneric.load(std::memory_order_relaxed);
+    return avx2 && g_forcedBuild.load(std::memory_order_relaxed) != KernelBuild::Generic;
+}
+
+/// AVX-512 F, VL, DQ and BW, with the OS saving the registers (libgcc's check reads XCR0 as well as CPUID).
+bool haveAvx512()
+{
+    static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+        && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+    return avx512 && haveAvx2() && g_forcedBuild.load(std::memory_order_relaxed) == KernelBuild::Best;
 }
 
 int floatRank(DType t)
@@ -199,12 +212,22 @@ bool float64PassForced()
 
 void forceGenericKernels(bool generic)
 {
-    g_forceGeneric = generic;
+    g_forcedBuild = generic ? KernelBuild::Generic : KernelBuild::Best;
+}
+
+void forceKernelBuild(KernelBuild build)
+{
+    g_forcedBuild = build;
 }
 
 bool usingAvx2Kernels()
 {
     return haveAvx2();
+}
+
+bool usingAvx512Kernels()
+{
+    return haveAvx512();
 }
 
 RelErrRule ruleMsprobe12(DType npu, DType bench)
@@ -284,6 +307,11 @@ PairStats chunkStats(const Operand& npu, const Operand& bench, std::uint64_t cou
     const std::size_t m = c.length;
     const std::byte* n = c.npu;
     const std::byte* b = c.bench;
+    // The AVX-512 build for the compensated lanes (SumOrder::Compensated: msprobe 1.2, ptdbg): 4-6 % faster there. The
+    // left-to-right chains (msprobe 26) ran 5 % slower in it, so they keep the AVX2 build (probescope-benchkernels).
+    const bool lanes = order != SumOrder::LeftToRight && part != FusedPart::OthersOnly;
+    if (lanes && haveAvx512())
+        return avx512::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part);
     return haveAvx2() ? avx2::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part)
                       : generic::fusedStats(npu.dtype, n, bench.dtype, b, m, rule, wantDiffSq, order, from, part);
 }

@@ -206,8 +206,20 @@ void plainSums(const Operand& npu, const Operand& bench, std::uint64_t count, do
 
 /// Tests and benchmarks: run the baseline x86-64 build of the kernels even where AVX2 is there.
 void forceGenericKernels(bool generic);
+/// Which build of the kernels runs: the best the CPU has (AVX-512 for the compensated lanes, else AVX2, else the
+/// baseline), or at most AVX2, or the baseline. Every build gives the same bits.
+enum class KernelBuild
+{
+    Best,
+    Avx2,
+    Generic,
+};
+/// Tests and benchmarks: run at most `build` (forceGenericKernels(true) is KernelBuild::Generic).
+void forceKernelBuild(KernelBuild build);
 /// True when the AVX2 build of the kernels runs.
 bool usingAvx2Kernels();
+/// True when the AVX-512 build runs the compensated lanes.
+bool usingAvx512Kernels();
 /// Tests: widen float32 pairs to float64 as every other pair is (no float32 pass); the bits must be the same.
 void forceFloat64Pass(bool on);
 bool float64PassForced();
