@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,13 +30,6 @@ namespace {
 
 using namespace probescope::compare::kernels;
 using probescope::tensor::DType;
-
-double threadSeconds()
-{
-    timespec t {};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
 
 struct Arrays
 {
@@ -68,10 +60,10 @@ double best(int repeat, std::size_t passes, Pass pass, double& sink)
 {
     double bestSeconds = 1e30;
     for (int r = 0; r < repeat; ++r) {
-        const double start = threadSeconds();
+        const double startMs = probescope::bench::threadCpuMs();
         for (std::size_t p = 0; p < passes; ++p)
             sink += pass();
-        bestSeconds = std::min(bestSeconds, (threadSeconds() - start) / double(passes));
+        bestSeconds = std::min(bestSeconds, (probescope::bench::threadCpuMs() - startMs) / 1e3 / double(passes));
     }
     return bestSeconds;
 }

@@ -21,12 +21,18 @@ bool samePath(const fs::path& a, const fs::path& b)
     return !ec && same;
 }
 
-/// The folder name a rank has in file names: as on disk ("rank0", "rank", "proc3"); "rank" for a bare folder.
+/// The folder name a rank has in file names: as on disk ("rank0", "rank", "proc3"), from its label, else "rank" and its
+/// number; "rank" for a bare folder.
+std::string rankFolder(std::string_view label, std::optional<std::int64_t> rank)
+{
+    if (!label.empty())
+        return std::string(label);
+    return rank ? "rank" + std::to_string(*rank) : std::string("rank");
+}
+
 std::string rankFolder(const dump::RankLocation& r)
 {
-    if (!r.rankLabel.empty())
-        return r.rankLabel;
-    return r.rank ? "rank" + std::to_string(*r.rank) : std::string("rank");
+    return rankFolder(r.rankLabel, r.rank);
 }
 
 /// The folder of the step a rank belongs to, when it has one.
@@ -37,14 +43,10 @@ std::optional<fs::path> stepFolder(const dump::RankLocation& r)
     return r.rankLabel.empty() ? r.dir.path() : r.dir.parent_path();
 }
 
-/// The folder name a rank of a table has in file names (rankFolder of its location).
+/// rankFolder of a table's rank, without making its location.
 std::string rankFolder(const dump::RankTable& t, std::size_t i)
 {
-    const std::string_view label = t.rankLabel(i);
-    if (!label.empty())
-        return std::string(label);
-    const auto rank = t.rank(i);
-    return rank ? "rank" + std::to_string(*rank) : std::string("rank");
+    return rankFolder(t.rankLabel(i), t.rank(i));
 }
 
 /// A layout found from a folder that holds its dump file itself (a rank folder, or a bare folder).
