@@ -83,6 +83,16 @@ bool BackgroundWriter::failed() const
     return m_failed;
 }
 
+bool BackgroundWriter::dropIfFailed()
+{
+    const std::lock_guard lock(m_mutex);
+    if (!m_failed)
+        return false;
+    ++m_counts.jobsDropped;
+    ++m_droppedSinceFailure;
+    return true;
+}
+
 std::optional<Diagnostic> BackgroundWriter::takeFailure()
 {
     const std::lock_guard lock(m_mutex);
@@ -91,7 +101,7 @@ std::optional<Diagnostic> BackgroundWriter::takeFailure()
     m_failureTaken = true;
     Diagnostic d = *m_failure;
     d.message += " (written in the background: this entry and the " + std::to_string(m_droppedSinceFailure)
-        + " queued after it were not written; dump.json ends at the last complete entry before it)";
+        + " entries after it were not written; dump.json ends at the last complete entry before it)";
     return d;
 }
 

@@ -60,6 +60,10 @@ public:
     void drain();
     /// A job failed since clearFailure() (later ones are being dropped).
     bool failed() const;
+    /// If a job failed since clearFailure(), counts one more entry as dropped (not queued) and returns true.
+    /// One step under the lock, so an entry offered just after a failure is counted as every later one is,
+    /// whether the thread reached the failing job before or after it was offered.
+    bool dropIfFailed();
     /// The first failure since clearFailure(), once (nullopt afterwards and when there was none); its
     /// message tells how many jobs were dropped after it so far.
     std::optional<Diagnostic> takeFailure();

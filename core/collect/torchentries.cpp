@@ -215,7 +215,7 @@ std::optional<Diagnostic> submit(PrecisionDebugger::Impl& impl, const EntryPlan&
 {
     if (!leaves.background())
         return impl.session.write(plan, text, leaves.overflow, forward);
-    if (impl.background->failed()) {
+    if (impl.background->dropIfFailed()) {
         impl.session.markWriteFailed(); // the step's dump ends at the failure: record no more
         return std::nullopt;
     }
