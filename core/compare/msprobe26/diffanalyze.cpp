@@ -25,6 +25,7 @@
 #include <ctime>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <system_error>
 #include <unordered_map>
@@ -230,16 +231,25 @@ bool isIgnoredOp(std::string_view name)
     return contains(name, "Torch.empty") || contains(name, "Torch.fill") || contains(name, "Tensor.__setitem__");
 }
 
-/// Each rank's table file, for the errors: the texts one after the other and a sorted vector of (rank, text) places,
-/// about the text's bytes and 12 a rank (a std::map of strings was about 80 more, 10,000 of them, issue 37).
+/// Each rank's table file, for the errors: its folder kept once (the tables of a run share OUT), the names one after
+/// the other and a sorted vector of (rank, folder, name) places: about the name's bytes and 16 a rank (a std::map of
+/// whole paths was about 80 more and the folder's text, 10,000 of them, issue 37).
 class PathsByRank
 {
 public:
     /// The rank's file; a rank set again names its last file (as insert_or_assign would).
-    void set(int rank, const std::string& path)
+    void set(int rank, const fs::path& path)
     {
-        const Place place { rank, static_cast<std::uint32_t>(m_text.size()), static_cast<std::uint32_t>(path.size()) };
-        m_text += path;
+        const std::string& text = path.native();
+        std::string folder = path.parent_path().native();
+        if (text.compare(0, folder.size(), folder) != 0)
+            folder.clear(); // not a prefix of the text: the whole text is the name
+        const std::string name = text.substr(folder.size());
+        if (m_folders.empty() || m_folders.back() != folder)
+            m_folders.push_back(folder);
+        const Place place { rank, static_cast<std::uint32_t>(m_folders.size() - 1),
+                            static_cast<std::uint32_t>(m_names.size()), static_cast<std::uint32_t>(name.size()) };
+        m_names += name;
         const auto it = std::lower_bound(m_places.begin(), m_places.end(), rank,
                                          [](const Place& p, int r) { return p.rank < r; });
         if (it != m_places.end() && it->rank == rank)
@@ -248,24 +258,26 @@ public:
             m_places.insert(it, place);
     }
 
-    /// The rank's file (a rank that was never set is a programming error, as std::map::at throws).
+    /// The rank's file as it was set (a rank never set is a programming error, as std::map::at throws).
     std::string at(int rank) const
     {
         const auto it = std::lower_bound(m_places.begin(), m_places.end(), rank,
                                          [](const Place& p, int r) { return p.rank < r; });
         if (it == m_places.end() || it->rank != rank)
             throw std::out_of_range("PathsByRank::at");
-        return m_text.substr(it->offset, it->size);
+        return m_folders[it->folder] + m_names.substr(it->offset, it->size);
     }
 
 private:
     struct Place
     {
         int rank;
+        std::uint32_t folder;
         std::uint32_t offset;
         std::uint32_t size;
     };
-    std::string m_text;
+    std::vector<std::string> m_folders; ///< a new one only when the folder changes (one for a run's tables)
+    std::string m_names;                ///< each file's text after its folder's
     std::vector<Place> m_places;
 };
 
@@ -285,7 +297,7 @@ public:
      */
     void addTable(int rank, const RankTableFile& table)
     {
-        m_paths.set(rank, table.path.string());
+        m_paths.set(rank, table.path);
         const std::size_t before = m_data.size();
         addRank(rank, ops(table));
         for (std::size_t i = before; i < m_data.size(); ++i) {
@@ -768,17 +780,12 @@ Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path&
     return parsed.document;
 }
 
-/// A rank table of this run waiting for its name: in the staging folder (`staged`), or in memory (`text`).
-struct StagedTable
-{
-    std::string stem;
-    bool staged = false; ///< as RankTableStaging::file(stem)
-    std::string text;
-};
-
 /// OUT/.probescope-da-{timestamp}-{pid}: the rank tables of a run until every rank has passed the load step. Made
 /// on the first table (with OUT, when OUT is new); removed at the end with whatever is left in it, and OUT too when
 /// this run made it and nothing was claimed into it.
+///
+/// The staging holds each table's stem once, in one buffer, with 12 bytes of record (issue 37: a StagedTable and a set
+/// of stems still staged were about 250 bytes a rank, 10,000 of them); a table that could not be staged waits in memory.
 class RankTableStaging
 {
 public:
@@ -792,58 +799,74 @@ public:
     ~RankTableStaging()
     {
         std::error_code ec;
-        for (const std::string& stem : m_left)
-            fs::remove(file(stem), ec);
+        for (std::size_t i = 0; i < m_tables.size(); ++i) {
+            if (m_tables[i].left)
+                fs::remove(file(stem(i)), ec);
+        }
         if (!m_dir.empty())
             fs::remove(m_dir, ec);
         if (m_madeOut && !m_claimed)
             fs::remove(m_outDir, ec); // only when empty
     }
 
-    StagedTable stage(std::string stem, std::string text)
+    void reserve(std::size_t tables) { m_tables.reserve(tables); }
+
+    /// Stages the table `stem` (written into the staging folder now, or kept in memory where it cannot be made).
+    void stage(const std::string& stem, std::string text)
     {
-        StagedTable t { std::move(stem), {}, {} };
-        if (open()) {
-            if (!writeFileAtomically(file(t.stem), text)) {
-                t.staged = true;
-                m_left.insert(t.stem);
-                return t;
-            }
-        }
-        t.text = std::move(text);
-        return t;
+        Table t { static_cast<std::uint32_t>(m_stems.size()), static_cast<std::uint32_t>(stem.size()), false, false };
+        m_stems += stem;
+        if (open() && !writeFileAtomically(file(stem), text))
+            t.staged = t.left = true;
+        else
+            m_texts.emplace(m_tables.size(), std::move(text));
+        m_tables.push_back(t);
     }
 
-    /// Moves the table to its free name in OUT (`stem.json`, `stem_1.json`, ...); `text` gets its text, or the
-    /// error when it cannot be claimed.
-    std::optional<fs::path> claim(const StagedTable& t, std::string& text)
+    std::size_t size() const { return m_tables.size(); }
+    std::string stem(std::size_t i) const { return m_stems.substr(m_tables[i].offset, m_tables[i].size); }
+
+    /// Moves table i to its free name in OUT (`stem.json`, `stem_1.json`, ...); `text` gets its text, or the
+    /// error when it cannot be claimed. A table waiting in memory is let go.
+    std::optional<fs::path> claim(std::size_t i, std::string& text)
     {
         std::optional<fs::path> path;
-        if (!t.staged) {
-            text = t.text;
+        const std::string name = stem(i);
+        if (!m_tables[i].staged) {
+            const auto it = m_texts.find(i);
+            text = std::move(it->second);
+            m_texts.erase(it);
             std::string error;
-            path = writeToFreeName(m_outDir, t.stem, ".json", text, error);
+            path = writeToFreeName(m_outDir, name, ".json", text, error);
             if (!path)
                 text = error;
         } else {
-            auto read = readTextFile(file(t.stem));
+            auto read = readTextFile(file(name));
             if (!read) {
                 text = read.error().message;
                 return std::nullopt;
             }
             text = std::move(*read);
             std::string error;
-            path = claimFreeName(file(t.stem), m_outDir, t.stem, ".json", error);
+            path = claimFreeName(file(name), m_outDir, name, ".json", error);
             if (!path)
                 text = error;
             else
-                m_left.erase(t.stem);
+                m_tables[i].left = false;
         }
         m_claimed = m_claimed || path.has_value();
         return path;
     }
 
 private:
+    struct Table
+    {
+        std::uint32_t offset; ///< the stem in m_stems
+        std::uint32_t size;
+        bool staged; ///< as file(stem), else in m_texts
+        bool left;   ///< still in the staging folder
+    };
+
     fs::path file(const std::string& stem) const { return m_dir / (stem + ".json"); }
 
     bool open()
@@ -866,7 +889,9 @@ private:
     fs::path m_outDir;
     std::string m_name;
     fs::path m_dir;
-    std::set<std::string> m_left; ///< the stems of the tables still staged (a path a rank cost 600 bytes)
+    std::string m_stems;
+    std::vector<Table> m_tables;
+    std::map<std::size_t, std::string> m_texts; ///< the tables waiting in memory (the staging folder could not be made)
     std::optional<DeferredSync> m_sync;
     bool m_tried = false;
     bool m_madeOut = false;
@@ -1051,12 +1076,12 @@ namespace {
 
 /**
  * @brief Phase A up to the staging folder: the two step folders' rank folders paired as msprobe pairs them, every rank
- * dump through the load step, each pair's rank table staged (`pending`); `runRanks` gets the rank numbers of this
+ * dump through the load step, each pair's rank table staged (`staging`); `runRanks` gets the rank numbers of this
  * run's tables. False: a damaged dump refused the run (result.refused); nothing is staged then. The discovery of
  * both step folders lives only as long as this stage.
  */
 Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep, const DiffAnalyzeOptions& options,
-                             const std::string& timestamp, RankTableStaging& staging, std::vector<StagedTable>& pending,
+                             const std::string& timestamp, RankTableStaging& staging,
                              RankSet& runRanks, DiffAnalyzeResult& result)
 {
     for (const fs::path& p : { npuStep, benchStep }) {
@@ -1118,7 +1143,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
-    pending.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
+    staging.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
         const auto npuRecord = npuRanks.location(i);
         const auto benchRecord = benchRanks.location(i);
@@ -1180,7 +1205,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
             result.diagnostics.push_back(std::move(d));
             continue;
         }
-        pending.push_back(staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table)));
+        staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table));
     }
     if (damaged > kMaxReportedRanks)
         input.push_back(makeError("compare.da-damaged", fileLocation(npuStep),
@@ -1253,9 +1278,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     result.log.push_back("Start comparing data ......");
     const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     RankTableStaging staging(outDir, timestamp);
-    std::vector<StagedTable> pending;
     RankSet runRanks; // a sorted vector (commgraph.h): 8 bytes a rank, a std::set<int> was 40 (issue 37)
-    auto staged = stageRankTables(npuStep, benchStep, options, timestamp, staging, pending, runRanks, result);
+    auto staged = stageRankTables(npuStep, benchStep, options, timestamp, staging, runRanks, result);
     if (!staged)
         return staged.error();
     if (!*staged)
@@ -1264,8 +1288,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses this run's
     // table. The stale ones are read and checked before anything is written: a damaged one stops the run here.
     RankSet writtenRanks;
-    for (const StagedTable& p : pending) {
-        if (const auto r = rankOfStem(p.stem))
+    for (std::size_t i = 0; i < staging.size(); ++i) {
+        if (const auto r = rankOfStem(staging.stem(i)))
             writtenRanks.insert(*r);
     }
     // Each table is walked as soon as it is read and let go (the search keeps what it needs of it, issue 37).
@@ -1283,14 +1307,14 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // an fsync per table (issue 37: 10 ms a rank, most of -da's time at 1,000 ranks).
     std::optional<DeferredSync> durable(std::in_place, outDir);
     // The room needed (no vector grown by doubling: 10,000 tables, issue 37; the log's slack is for the search's
-    // pass headers and "Pre Process completed."); each staged table is let go once claimed.
-    result.rankTables.reserve(pending.size());
-    result.log.reserve(result.log.size() + pending.size() + 16);
-    for (StagedTable& p : pending) {
+    // pass headers and "Pre Process completed.").
+    result.rankTables.reserve(staging.size());
+    result.log.reserve(result.log.size() + staging.size() + 16);
+    for (std::size_t i = 0; i < staging.size(); ++i) {
         std::string text;
-        const auto path = staging.claim(p, text);
+        const auto path = staging.claim(i, text);
         if (!path)
-            return makeError("compare.write", fileLocation(outDir / (p.stem + ".json")),
+            return makeError("compare.write", fileLocation(outDir / (staging.stem(i) + ".json")),
                              "cannot write the rank table: " + text);
         result.rankTables.push_back(*path);
         result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
@@ -1300,11 +1324,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
                 return document.error();
             analyzer.addTable(*r, RankTableFile { *r, *path, *document });
         }
-        // Given back now (a move-assigned empty string would keep its room).
-        std::string().swap(p.stem);
-        std::string().swap(p.text);
     }
-    std::vector<StagedTable>().swap(pending);
     if (auto failure = durable->barrier())
         return makeError("compare.write", fileLocation(outDir), "cannot write the rank tables: " + *failure);
     durable.reset();
