@@ -258,6 +258,13 @@ public:
             m_places.insert(it, place);
     }
 
+    /// Room for `ranks` more files of about `bytes` of names in all (a run's tables: no buffer grown by doubling).
+    void reserve(std::size_t ranks, std::size_t bytes)
+    {
+        m_places.reserve(m_places.size() + ranks);
+        m_names.reserve(m_names.size() + bytes);
+    }
+
     /// The rank's file as it was set (a rank never set is a programming error, as std::map::at throws).
     std::string at(int rank) const
     {
@@ -295,6 +302,9 @@ public:
      * peers and direction, computed now) and the data nodes it may report (the ops that diverge); the document is
      * kept only when such a node refers to it, so a caller can drop every other table after this call.
      */
+    /// Room for the paths of `tables` more tables of about `bytes` of file names in all.
+    void reserveTables(std::size_t tables, std::size_t bytes) { m_paths.reserve(tables, bytes); }
+
     void addTable(int rank, const RankTableFile& table)
     {
         m_paths.set(rank, table.path);
@@ -825,6 +835,17 @@ public:
 
     std::size_t size() const { return m_tables.size(); }
     std::string stem(std::size_t i) const { return m_stems.substr(m_tables[i].offset, m_tables[i].size); }
+    /// The stems' bytes in all.
+    std::size_t stemBytes() const { return m_stems.size(); }
+
+    /// Once every table is claimed nothing is left to remove: the stems and records are let go before the search.
+    void releaseClaimed()
+    {
+        if (std::none_of(m_tables.begin(), m_tables.end(), [](const Table& t) { return t.left; })) {
+            std::string().swap(m_stems);
+            std::vector<Table>().swap(m_tables);
+        }
+    }
 
     /// Moves table i to its free name in OUT (`stem.json`, `stem_1.json`, ...); `text` gets its text, or the
     /// error when it cannot be claimed. A table waiting in memory is let go.
@@ -1296,6 +1317,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     Analyzer analyzer(&result.log);
     if (auto stale = walkStaleTables(outDir, writtenRanks, runRanks, analyzer, result); !stale)
         return stale.error();
+    writtenRanks = RankSet {}; // only the stale tables' walk asks them
+    runRanks = RankSet {};
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
@@ -1310,6 +1333,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // pass headers and "Pre Process completed.").
     result.rankTables.reserve(staging.size());
     result.log.reserve(result.log.size() + staging.size() + 16);
+    analyzer.reserveTables(staging.size(), staging.stemBytes() + staging.size() * std::string_view("/.json").size());
     for (std::size_t i = 0; i < staging.size(); ++i) {
         std::string text;
         const auto path = staging.claim(i, text);
@@ -1325,6 +1349,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             analyzer.addTable(*r, RankTableFile { *r, *path, *document });
         }
     }
+    staging.releaseClaimed();
     if (auto failure = durable->barrier())
         return makeError("compare.write", fileLocation(outDir), "cannot write the rank tables: " + *failure);
     durable.reset();
