@@ -5,10 +5,12 @@
 #include "core/tensor/resolver.h"
 #include "core/tensor/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace probescope::dumpinfo {
 
@@ -220,19 +222,22 @@ std::string rankTitle(const dump::RankLocation& loc)
 
 namespace {
 
-/// The head of the text: the input, its steps and ranks (of `locations`), the layout's diagnostics.
-template <class Locations>
-std::string formatHead(const dump::DumpLayout& layout, const Locations& locations)
+/// The head of the text: the input, its steps and ranks (`places` gives each rank's step and rank label), the
+/// layout's diagnostics. The distinct labels are counted from views into the caller's ranks, sorted: 16 bytes a rank
+/// while the head is made, not a set of strings (issue 37).
+template <class Layout, class Places>
+std::string formatHead(const Layout& layout, const Places& places)
 {
     std::string out;
     std::set<std::int64_t> steps;
-    std::set<std::string> rankLabels;
-    std::size_t count = 0;
-    locations([&](const dump::RankLocation& location) {
-        steps.insert(location.step.value_or(-1));
-        rankLabels.insert(location.rankLabel);
-        ++count;
+    std::vector<std::string_view> rankLabels;
+    places([&](std::optional<std::int64_t> step, std::string_view rankLabel) {
+        steps.insert(step.value_or(-1));
+        rankLabels.push_back(rankLabel);
     });
+    const std::size_t count = rankLabels.size();
+    std::sort(rankLabels.begin(), rankLabels.end());
+    rankLabels.erase(std::unique(rankLabels.begin(), rankLabels.end()), rankLabels.end());
     out += "dump: " + layout.input.string() + "\n";
     std::string stepList;
     for (std::int64_t s : steps)
@@ -250,7 +255,15 @@ std::string formatInfoHead(const dump::DumpLayout& layout)
 {
     return formatHead(layout, [&](const auto& take) {
         for (const dump::RankLocation& location : layout.ranks)
-            take(location);
+            take(location.step, location.rankLabel);
+    });
+}
+
+std::string formatInfoHead(const dump::CompactLayout& layout)
+{
+    return formatHead(layout, [&](const auto& take) {
+        for (std::size_t i = 0; i < layout.ranks.size(); ++i)
+            take(layout.ranks.step(i), layout.ranks.rankLabel(i));
     });
 }
 
@@ -258,7 +271,7 @@ std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInf
 {
     std::string out = formatHead(layout, [&](const auto& take) {
         for (const RankInfo& r : ranks)
-            take(r.location);
+            take(r.location.step, r.location.rankLabel);
     });
     for (const RankInfo& r : ranks)
         out += formatRankInfo(r);

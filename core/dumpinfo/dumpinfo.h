@@ -57,6 +57,8 @@ std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInf
 /// The head of that text for every rank of the layout (input, steps, ranks, the layout's diagnostics), and one rank's
 /// part: printed as each rank is inspected, nothing grows with the ranks (issue 37).
 std::string formatInfoHead(const dump::DumpLayout& layout);
+/// The same head from discovery's table (dump::discoverCompact): what `probescope-cli info` holds of 10,000 ranks.
+std::string formatInfoHead(const dump::CompactLayout& layout);
 std::string formatRankInfo(const RankInfo& rank);
 
 } // namespace probescope::dumpinfo

@@ -510,10 +510,10 @@ private:
 };
 
 /// The rank number msprobe gives a rank folder: rank<N> -> N, rank -> 0, a lone proc<pid> -> 0.
-std::optional<int> rankNumber(const dump::RankLocation& loc)
+int rankNumber(const dump::RankTable& table, std::size_t i)
 {
-    if (loc.rank)
-        return static_cast<int>(*loc.rank);
+    if (const auto rank = table.rank(i))
+        return static_cast<int>(*rank);
     return 0;
 }
 
@@ -548,39 +548,60 @@ constexpr std::size_t kRanksPerChunk = 64;
 Result<bool> scanSteps(const fs::path& input, StepScan& scan, std::vector<std::string>* log,
                        const std::function<Result<bool>(std::int64_t, Analyzer&)>& visit)
 {
-    auto layout = dump::discoverDump(input);
+    // The ranks as discovery's table (32 bytes a rank folder), each RankLocation made when it is loaded: a step of
+    // 10,000 ranks holds no location a rank (issue 37: memory flat in the number of ranks).
+    auto layout = dump::discoverCompact(input);
     if (!layout)
         return layout.error();
     for (const Diagnostic& d : layout->diagnostics) {
         if (d.severity == Severity::Error)
             scan.inputDiagnostics.push_back(d);
     }
+    const dump::RankTable& table = layout->ranks;
     // Steps in ascending order (a folder without a step number first); in each, ranks by number.
-    std::map<std::int64_t, std::vector<const dump::RankLocation*>> steps;
-    for (const dump::RankLocation& loc : layout->ranks)
-        steps[loc.step.value_or(-1)].push_back(&loc);
+    std::map<std::int64_t, std::vector<std::uint32_t>> steps;
+    for (std::size_t i = 0; i < table.size(); ++i)
+        steps[table.step(i).value_or(-1)].push_back(static_cast<std::uint32_t>(i));
     if (steps.empty())
         return makeError("overflow.no-dump", fileLocation(input),
                          "no dump.json below this folder: overflow_check needs a step folder (its rank folders), a rank "
                          "folder or a dump root");
 
-    for (const auto& [stepNumber, locations] : steps) {
-        scan.steps.push_back(locations.front()->stepLabel.empty() ? input.string() : locations.front()->stepLabel);
-        std::map<int, const dump::RankLocation*> byRank;
-        for (const dump::RankLocation* loc : locations) {
-            const int rank = *rankNumber(*loc);
-            if (const auto [it, fresh] = byRank.emplace(rank, loc); !fresh)
-                return makeError("overflow.duplicate-rank", fileLocation(loc->dir),
-                                 "this folder and " + it->second->dir.string() + " are both rank " + std::to_string(rank)
-                                     + " of one step: which one is meant?");
+    for (auto& [stepNumber, locations] : steps) {
+        const dump::RankLocation front = table.at(locations.front());
+        scan.steps.push_back(front.stepLabel.empty() ? input.string() : front.stepLabel);
+        // (rank number, record) by rank, stable: of two records with one rank number the later one is refused,
+        // naming the first, as a map filled in discovery order would find them.
+        std::vector<std::pair<int, std::uint32_t>> order;
+        order.reserve(locations.size());
+        for (const std::uint32_t i : locations)
+            order.emplace_back(rankNumber(table, i), i);
+        std::vector<std::uint32_t>().swap(locations);
+        std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        const std::pair<int, std::uint32_t>* twice = nullptr; // the first record (in discovery order) seen twice
+        for (std::size_t k = 1; k < order.size(); ++k) {
+            if (order[k].first == order[k - 1].first && (!twice || order[k].second < twice->second))
+                twice = &order[k];
         }
+        if (twice) {
+            const auto first = std::lower_bound(order.begin(), order.end(), twice->first,
+                                                [](const auto& e, int rank) { return e.first < rank; });
+            return makeError("overflow.duplicate-rank", fileLocation(table.at(twice->second).dir),
+                             "this folder and " + table.dirText(first->second) + " are both rank "
+                                 + std::to_string(twice->first) + " of one step: which one is meant?");
+        }
+        const auto locationOf = [&](int rank) {
+            const auto it = std::lower_bound(order.begin(), order.end(), rank,
+                                             [](const auto& e, int r) { return e.first < r; });
+            return table.at(it->second);
+        };
         // The load step, every rank of the step (in parallel, a chunk at a time), before any analysis.
-        std::vector<std::pair<int, const dump::RankLocation*>> order(byRank.begin(), byRank.end());
-        Analyzer analyzer([&](int rank) { return dump::loadRank(*byRank.at(rank)); }, log);
+        Analyzer analyzer([&](int rank) { return dump::loadRank(locationOf(rank)); }, log);
         for (std::size_t first = 0; first < order.size(); first += kRanksPerChunk) {
             const std::size_t n = std::min(kRanksPerChunk, order.size() - first);
             std::vector<Result<std::shared_ptr<const dump::RankDump>>> loaded(n, makeError("", {}, ""));
-            parallelFor(n, resolveThreadCount(0), [&](std::size_t i) { loaded[i] = dump::loadRank(*order[first + i].second); });
+            parallelFor(n, resolveThreadCount(0),
+                        [&](std::size_t i) { loaded[i] = dump::loadRank(table.at(order[first + i].second)); });
             for (std::size_t i = 0; i < n; ++i) {
                 auto& one = loaded[i];
                 if (!one) {

@@ -334,6 +334,23 @@ TEST(Overflow, CallCountIsMatchedByItsText)
               std::vector<std::string> { "Cannot find connected communication node for \"0.Distributed.all_reduce.1.forward\"." });
 }
 
+// A bare "rank" folder is rank 0 for msprobe, as "rank0" is: two folders of one step at rank 0 are refused, the later
+// one (in discovery's order: the bare folder first) named with the earlier (issue 37: the check runs on discovery's
+// table, not on a map of its locations).
+TEST(Overflow, TwoFoldersOfOneRankAreRefusedNamingBoth)
+{
+    TempDir tmp;
+    for (const char* rank : { "rank2", "rank0", "rank" })
+        writeRank(tmp, rank, { { "Torch.relu.0.forward", fwd(kClean, kClean) } });
+    auto result = overflow::runOverflowCheck(tmp.path() / "step0", tmp.path() / "out");
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().id, "overflow.duplicate-rank");
+    EXPECT_EQ(result.error().location.file, (tmp.path() / "step0/rank0").string());
+    EXPECT_EQ(result.error().message, "this folder and " + (tmp.path() / "step0/rank").string()
+                                          + " are both rank 0 of one step: which one is meant?");
+    EXPECT_FALSE(fs::exists(tmp.path() / "out"));
+}
+
 // Issue 37: a step of many ranks is read in chunks (64 ranks at a time) and no rank's dump is kept; the result is
 // the one of the same ranks all in memory (analyzeStep over them), and the chain is anomalyChain's.
 TEST(Overflow, ManyRanksReadInChunksGiveTheSameResult)

@@ -25,6 +25,7 @@
 #include <ctime>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <system_error>
 #include <unordered_map>
@@ -230,6 +231,63 @@ bool isIgnoredOp(std::string_view name)
     return contains(name, "Torch.empty") || contains(name, "Torch.fill") || contains(name, "Tensor.__setitem__");
 }
 
+/// Each rank's table file, for the errors: its folder kept once (the tables of a run share OUT), the names one after
+/// the other and a sorted vector of (rank, folder, name) places: about the name's bytes and 16 a rank (a std::map of
+/// whole paths was about 80 more and the folder's text, 10,000 of them, issue 37).
+class PathsByRank
+{
+public:
+    /// The rank's file; a rank set again names its last file (as insert_or_assign would).
+    void set(int rank, const fs::path& path)
+    {
+        const std::string& text = path.native();
+        std::string folder = path.parent_path().native();
+        if (text.compare(0, folder.size(), folder) != 0)
+            folder.clear(); // not a prefix of the text: the whole text is the name
+        const std::string name = text.substr(folder.size());
+        if (m_folders.empty() || m_folders.back() != folder)
+            m_folders.push_back(folder);
+        const Place place { rank, static_cast<std::uint32_t>(m_folders.size() - 1),
+                            static_cast<std::uint32_t>(m_names.size()), static_cast<std::uint32_t>(name.size()) };
+        m_names += name;
+        const auto it = std::lower_bound(m_places.begin(), m_places.end(), rank,
+                                         [](const Place& p, int r) { return p.rank < r; });
+        if (it != m_places.end() && it->rank == rank)
+            *it = place;
+        else
+            m_places.insert(it, place);
+    }
+
+    /// Room for `ranks` more files of about `bytes` of names in all (a run's tables: no buffer grown by doubling).
+    void reserve(std::size_t ranks, std::size_t bytes)
+    {
+        m_places.reserve(m_places.size() + ranks);
+        m_names.reserve(m_names.size() + bytes);
+    }
+
+    /// The rank's file as it was set (a rank never set is a programming error, as std::map::at throws).
+    std::string at(int rank) const
+    {
+        const auto it = std::lower_bound(m_places.begin(), m_places.end(), rank,
+                                         [](const Place& p, int r) { return p.rank < r; });
+        if (it == m_places.end() || it->rank != rank)
+            throw std::out_of_range("PathsByRank::at");
+        return m_folders[it->folder] + m_names.substr(it->offset, it->size);
+    }
+
+private:
+    struct Place
+    {
+        int rank;
+        std::uint32_t folder;
+        std::uint32_t offset;
+        std::uint32_t size;
+    };
+    std::vector<std::string> m_folders; ///< a new one only when the folder changes (one for a run's tables)
+    std::string m_names;                ///< each file's text after its folder's
+    std::vector<Place> m_places;
+};
+
 class Analyzer : public CommSearch
 {
 public:
@@ -244,9 +302,12 @@ public:
      * peers and direction, computed now) and the data nodes it may report (the ops that diverge); the document is
      * kept only when such a node refers to it, so a caller can drop every other table after this call.
      */
+    /// Room for the paths of `tables` more tables of about `bytes` of file names in all.
+    void reserveTables(std::size_t tables, std::size_t bytes) { m_paths.reserve(tables, bytes); }
+
     void addTable(int rank, const RankTableFile& table)
     {
-        m_paths.insert_or_assign(rank, table.path.string());
+        m_paths.set(rank, table.path);
         const std::size_t before = m_data.size();
         addRank(rank, ops(table));
         for (std::size_t i = before; i < m_data.size(); ++i) {
@@ -547,7 +608,7 @@ private:
         return *m_notDiverging;
     }
 
-    std::map<int, std::string> m_paths; ///< each rank's table, for the errors
+    PathsByRank m_paths; ///< each rank's table, for the errors
     std::optional<std::size_t> m_notDiverging;
     std::vector<DataNode> m_data;
     /// The tables a kept data node refers to (those with a diverging op); the others are not held.
@@ -578,78 +639,116 @@ std::optional<long long> msprobeRankNumber(std::string_view name)
     return n;
 }
 
-/// Rank dirs of a step folder as msprobe 26 pairs them (its pattern, sorted by number with a bare "rank" first),
-/// taken from the one discovery of the step folder (dump::discoverDump, issue 33): the folders holding a dump and
-/// the folders it left out (a rank folder without dump.json must keep its place in the pairing).
-std::vector<std::pair<long long, dump::CompactPath>> rankDirs(const fs::path& step, const dump::DumpLayout& layout)
-{
-    // Each folder as its text alone (a std::filesystem::path keeps a list of its components beside: about 450
-    // bytes a rank folder, 10,000 of them a side at once, issue 37).
-    std::vector<std::pair<long long, dump::CompactPath>> out;
-    const fs::path base = step.has_filename() ? step : step.parent_path(); // "npu/step0/" as "npu/step0"
-    const auto take = [&](const fs::path& found) {
-        // The folder directly below the step folder on the way to what discovery found.
-        const fs::path rel = found.lexically_relative(base);
-        if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".")
-            return;
-        const auto number = msprobeRankNumber(rel.begin()->string());
-        if (number)
-            out.emplace_back(*number, base / *rel.begin());
-    };
-    for (const dump::RankLocation& loc : layout.ranks)
-        take(loc.dir);
-    for (const fs::path& skipped : layout.skippedFolders)
-        take(skipped);
-    // Sorted by number, then folder; a folder found twice (its number is its name's) is kept once.
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    out.shrink_to_fit();
-    return out;
-}
-
 // Of 10,000 damaged or empty rank folders a few are named, then how many more: a report that can be read.
 constexpr std::size_t kMaxReportedRanks = 20;
 
-/// A step folder's rank folders paired with what the one discovery of dumps (dump::discoverDump) found in them.
-struct RankSlot
+/**
+ * @brief A step folder's rank folders as msprobe 26 pairs them (its pattern, sorted by number with a bare "rank"
+ * first), each with the dump.json the one discovery of the step folder (dump::discoverCompact, issue 33) found in it.
+ *
+ * The folders are the ones holding a dump and the ones discovery left out (a rank folder without dump.json must keep
+ * its place in the pairing; it has no location: msprobe 26 would pair the rank folder and then crash or compare
+ * nothing, the rank folder n of npu with bench rank2; such a folder is an input error for the caller). A folder is
+ * its number and its name (about 24 bytes, the step folder kept once) and its dump a record of discovery's table,
+ * made into a RankLocation when it is loaded: no path or location is held a rank (issue 37: memory flat in the number
+ * of ranks; 10,000 rank folders a side).
+ */
+class RankFolders
 {
-    const dump::CompactPath* dir;                    ///< in the caller's list of rank folders
-    const dump::RankLocation* location = nullptr;    ///< in the layout; none: the folder holds no dump.json
+public:
+    RankFolders(const fs::path& step, const dump::CompactLayout& layout)
+        : m_base(step.has_filename() ? step : step.parent_path()) // "npu/step0/" as "npu/step0"
+    {
+        const dump::RankTable& table = layout.ranks;
+        m_folders.reserve(table.size() + layout.skippedFolders.size());
+        for (std::size_t i = 0; i < table.size(); ++i)
+            take(table.dirText(i));
+        for (const fs::path& skipped : layout.skippedFolders)
+            take(skipped);
+        // Sorted by number, then folder (the folders share the step folder: by name); a folder found twice (its
+        // number is its name's) is kept once.
+        const auto key = [&](const Folder& f) { return std::pair(f.number, name(f)); };
+        std::sort(m_folders.begin(), m_folders.end(), [&](const Folder& x, const Folder& y) { return key(x) < key(y); });
+        m_folders.erase(std::unique(m_folders.begin(), m_folders.end(),
+                                    [&](const Folder& x, const Folder& y) { return key(x) == key(y); }),
+                        m_folders.end());
+        m_folders.shrink_to_fit();
+        // Each folder's first dump.json in discovery order: a location whose folder is the rank folder itself (not
+        // below it), found by its first element below the step folder and the folder's number (halving the sorted
+        // folders: a scan of every rank per rank was quadratic, a third of -da's time at 10,000 ranks).
+        for (std::size_t i = 0; i < table.size(); ++i) {
+            const dump::RankLocation loc = table.at(i);
+            if (loc.format != dump::DumpFormat::DumpJson || loc.dumpFile.filename() != "dump.json")
+                continue;
+            const auto element = firstElement(loc.dir);
+            const auto number = element ? msprobeRankNumber(*element) : std::nullopt;
+            if (!number)
+                continue;
+            const auto wanted = std::pair(*number, std::string_view(*element));
+            const auto it = std::lower_bound(m_folders.begin(), m_folders.end(), wanted,
+                                             [&](const Folder& f, const auto& w) { return key(f) < w; });
+            if (it != m_folders.end() && key(*it) == wanted && it->location == kNoDump
+                && loc.dir == m_base / *element)
+                it->location = static_cast<std::uint32_t>(i);
+        }
+    }
+
+    std::size_t size() const { return m_folders.size(); }
+    bool empty() const { return m_folders.empty(); }
+    /// The rank folder's own name ("rank3").
+    std::string name(std::size_t i) const { return std::string(name(m_folders[i])); }
+    /// The rank folder: the step folder / its name.
+    fs::path dir(std::size_t i) const { return m_base / name(i); }
+    /// The record (in discovery's table) of the dump.json in the folder; none: the folder holds no dump.json.
+    std::optional<std::size_t> location(std::size_t i) const
+    {
+        return m_folders[i].location == kNoDump ? std::nullopt : std::optional<std::size_t>(m_folders[i].location);
+    }
+
+private:
+    static constexpr std::uint32_t kNoDump = std::numeric_limits<std::uint32_t>::max();
+    struct Folder
+    {
+        long long number = 0;
+        std::uint32_t nameOffset = 0;
+        std::uint32_t nameSize = 0;
+        std::uint32_t location = kNoDump;
+    };
+
+    std::string_view name(const Folder& f) const { return std::string_view(m_names).substr(f.nameOffset, f.nameSize); }
+
+    /// The folder directly below the step folder on the way to `found`, as its name; none when `found` is not below it.
+    std::optional<std::string> firstElement(const fs::path& found) const
+    {
+        const fs::path rel = found.lexically_relative(m_base);
+        if (rel.empty() || *rel.begin() == ".." || *rel.begin() == ".")
+            return std::nullopt;
+        return rel.begin()->string();
+    }
+
+    void take(const fs::path& found)
+    {
+        const auto element = firstElement(found);
+        const auto number = element ? msprobeRankNumber(*element) : std::nullopt;
+        if (!number)
+            return;
+        m_folders.push_back(Folder { *number, static_cast<std::uint32_t>(m_names.size()),
+                                     static_cast<std::uint32_t>(element->size()), kNoDump });
+        m_names += *element;
+    }
+
+    fs::path m_base;
+    std::string m_names; ///< the folders' names, one after the other
+    std::vector<Folder> m_folders;
 };
 
-/**
- * @brief The rank folders of a step folder with the dump discovery found in each: a folder without dump.json has no
- * location (msprobe 26 would pair the rank folder and then crash or compare nothing: the rank folder n of npu
- * with bench rank2); such a folder is an input error for the caller. Errors of the discovery itself (a duplicate
- * (step, rank), a folder that cannot be read) are returned.
- */
-std::vector<RankSlot> rankSlots(const std::vector<std::pair<long long, dump::CompactPath>>& dirs,
-                                const dump::DumpLayout& layout, Diagnostics& problems)
+/// Errors of the discovery itself (a duplicate (step, rank), a folder that cannot be read), into `problems`.
+void takeLayoutErrors(const dump::CompactLayout& layout, Diagnostics& problems)
 {
-    std::vector<RankSlot> slots;
-    slots.reserve(dirs.size());
-    for (const auto& [n, dir] : dirs)
-        slots.push_back(RankSlot { &dir, nullptr });
     for (const Diagnostic& d : layout.diagnostics) {
         if (d.severity == Severity::Error)
             problems.push_back(d);
     }
-    // Each folder's first dump.json in discovery order, looked up by folder (a scan of every rank per rank was
-    // quadratic: a third of -da's time at 10,000 ranks): the locations sorted by folder, pointers only.
-    std::vector<const dump::RankLocation*> byDir;
-    byDir.reserve(layout.ranks.size());
-    for (const dump::RankLocation& loc : layout.ranks) {
-        if (loc.format == dump::DumpFormat::DumpJson && loc.dumpFile.filename() == "dump.json")
-            byDir.push_back(&loc);
-    }
-    std::stable_sort(byDir.begin(), byDir.end(), [](const dump::RankLocation* a, const dump::RankLocation* b) { return a->dir < b->dir; });
-    for (RankSlot& slot : slots) {
-        const auto it = std::lower_bound(byDir.begin(), byDir.end(), *slot.dir,
-                                         [](const dump::RankLocation* loc, const dump::CompactPath& dir) { return loc->dir < dir; });
-        if (it != byDir.end() && (*it)->dir == *slot.dir)
-            slot.location = *it;
-    }
-    return slots;
 }
 
 /// A rank table as phase B may use it: strict JSON (a cut file or invalid UTF-8 is an error), an object of ops,
@@ -691,17 +790,12 @@ Result<std::shared_ptr<const dump::JsonDocument>> parseRankTable(const fs::path&
     return parsed.document;
 }
 
-/// A rank table of this run waiting for its name: in the staging folder (`staged`), or in memory (`text`).
-struct StagedTable
-{
-    std::string stem;
-    bool staged = false; ///< as RankTableStaging::file(stem)
-    std::string text;
-};
-
 /// OUT/.probescope-da-{timestamp}-{pid}: the rank tables of a run until every rank has passed the load step. Made
 /// on the first table (with OUT, when OUT is new); removed at the end with whatever is left in it, and OUT too when
 /// this run made it and nothing was claimed into it.
+///
+/// The staging holds each table's stem once, in one buffer, with 12 bytes of record (issue 37: a StagedTable and a set
+/// of stems still staged were about 250 bytes a rank, 10,000 of them); a table that could not be staged waits in memory.
 class RankTableStaging
 {
 public:
@@ -715,58 +809,85 @@ public:
     ~RankTableStaging()
     {
         std::error_code ec;
-        for (const std::string& stem : m_left)
-            fs::remove(file(stem), ec);
+        for (std::size_t i = 0; i < m_tables.size(); ++i) {
+            if (m_tables[i].left)
+                fs::remove(file(stem(i)), ec);
+        }
         if (!m_dir.empty())
             fs::remove(m_dir, ec);
         if (m_madeOut && !m_claimed)
             fs::remove(m_outDir, ec); // only when empty
     }
 
-    StagedTable stage(std::string stem, std::string text)
+    void reserve(std::size_t tables) { m_tables.reserve(tables); }
+
+    /// Stages the table `stem` (written into the staging folder now, or kept in memory where it cannot be made).
+    void stage(const std::string& stem, std::string text)
     {
-        StagedTable t { std::move(stem), {}, {} };
-        if (open()) {
-            if (!writeFileAtomically(file(t.stem), text)) {
-                t.staged = true;
-                m_left.insert(t.stem);
-                return t;
-            }
-        }
-        t.text = std::move(text);
-        return t;
+        Table t { static_cast<std::uint32_t>(m_stems.size()), static_cast<std::uint32_t>(stem.size()), false, false };
+        m_stems += stem;
+        if (open() && !writeFileAtomically(file(stem), text))
+            t.staged = t.left = true;
+        else
+            m_texts.emplace(m_tables.size(), std::move(text));
+        m_tables.push_back(t);
     }
 
-    /// Moves the table to its free name in OUT (`stem.json`, `stem_1.json`, ...); `text` gets its text, or the
-    /// error when it cannot be claimed.
-    std::optional<fs::path> claim(const StagedTable& t, std::string& text)
+    std::size_t size() const { return m_tables.size(); }
+    std::string stem(std::size_t i) const { return m_stems.substr(m_tables[i].offset, m_tables[i].size); }
+    /// The stems' bytes in all.
+    std::size_t stemBytes() const { return m_stems.size(); }
+
+    /// Once every table is claimed nothing is left to remove: the stems and records are let go before the search.
+    void releaseClaimed()
+    {
+        if (std::none_of(m_tables.begin(), m_tables.end(), [](const Table& t) { return t.left; })) {
+            std::string().swap(m_stems);
+            std::vector<Table>().swap(m_tables);
+        }
+    }
+
+    /// Moves table i to its free name in OUT (`stem.json`, `stem_1.json`, ...); `text` gets its text, or the
+    /// error when it cannot be claimed. A table waiting in memory is let go.
+    std::optional<fs::path> claim(std::size_t i, std::string& text)
     {
         std::optional<fs::path> path;
-        if (!t.staged) {
-            text = t.text;
+        const std::string name = stem(i);
+        if (!m_tables[i].staged) {
+            const auto it = m_texts.find(i);
+            text = std::move(it->second);
+            m_texts.erase(it);
             std::string error;
-            path = writeToFreeName(m_outDir, t.stem, ".json", text, error);
+            path = writeToFreeName(m_outDir, name, ".json", text, error);
             if (!path)
                 text = error;
         } else {
-            auto read = readTextFile(file(t.stem));
+            auto read = readTextFile(file(name));
             if (!read) {
                 text = read.error().message;
                 return std::nullopt;
             }
             text = std::move(*read);
             std::string error;
-            path = claimFreeName(file(t.stem), m_outDir, t.stem, ".json", error);
+            path = claimFreeName(file(name), m_outDir, name, ".json", error);
             if (!path)
                 text = error;
             else
-                m_left.erase(t.stem);
+                m_tables[i].left = false;
         }
         m_claimed = m_claimed || path.has_value();
         return path;
     }
 
 private:
+    struct Table
+    {
+        std::uint32_t offset; ///< the stem in m_stems
+        std::uint32_t size;
+        bool staged; ///< as file(stem), else in m_texts
+        bool left;   ///< still in the staging folder
+    };
+
     fs::path file(const std::string& stem) const { return m_dir / (stem + ".json"); }
 
     bool open()
@@ -789,7 +910,9 @@ private:
     fs::path m_outDir;
     std::string m_name;
     fs::path m_dir;
-    std::set<std::string> m_left; ///< the stems of the tables still staged (a path a rank cost 600 bytes)
+    std::string m_stems;
+    std::vector<Table> m_tables;
+    std::map<std::size_t, std::string> m_texts; ///< the tables waiting in memory (the staging folder could not be made)
     std::optional<DeferredSync> m_sync;
     bool m_tried = false;
     bool m_madeOut = false;
@@ -974,13 +1097,13 @@ namespace {
 
 /**
  * @brief Phase A up to the staging folder: the two step folders' rank folders paired as msprobe pairs them, every rank
- * dump through the load step, each pair's rank table staged (`pending`); `runRanks` gets the rank numbers of this
+ * dump through the load step, each pair's rank table staged (`staging`); `runRanks` gets the rank numbers of this
  * run's tables. False: a damaged dump refused the run (result.refused); nothing is staged then. The discovery of
  * both step folders lives only as long as this stage.
  */
 Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep, const DiffAnalyzeOptions& options,
-                             const std::string& timestamp, RankTableStaging& staging, std::vector<StagedTable>& pending,
-                             std::set<int>& runRanks, DiffAnalyzeResult& result)
+                             const std::string& timestamp, RankTableStaging& staging,
+                             RankSet& runRanks, DiffAnalyzeResult& result)
 {
     for (const fs::path& p : { npuStep, benchStep }) {
         std::error_code ec;
@@ -991,14 +1114,15 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // The one discovery first: a folder it refuses (two dumps at one (step, rank) place, as a folder holding both
     // npu/ and bench/ has) is that error, naming both dumps, not a rank count that hides why (issue 25).
     // An empty layout is no error here: each rank folder without a dump is reported below, in msprobe's pairing.
-    auto npuLayout = dump::discoverDump(npuStep, dump::DiscoverOptions { true });
+    // Both sides' discovery as tables (32 bytes a rank folder): a location is made when its rank is loaded.
+    auto npuLayout = dump::discoverCompact(npuStep, dump::DiscoverOptions { true });
     if (!npuLayout)
         return npuLayout.error();
-    auto benchLayout = dump::discoverDump(benchStep, dump::DiscoverOptions { true });
+    auto benchLayout = dump::discoverCompact(benchStep, dump::DiscoverOptions { true });
     if (!benchLayout)
         return benchLayout.error();
-    const auto npuRanks = rankDirs(npuStep, *npuLayout);
-    const auto benchRanks = rankDirs(benchStep, *benchLayout);
+    const RankFolders npuRanks(npuStep, *npuLayout);
+    const RankFolders benchRanks(benchStep, *benchLayout);
     if (npuRanks.size() != benchRanks.size())
         return makeError("compare.da-rank-count", fileLocation(npuStep),
                          "The number of ranks in the two runs are different: " + std::to_string(npuRanks.size())
@@ -1013,15 +1137,15 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // dump refuses the whole run (a rank table missing or partial would move the first divergence to another
     // rank), unless salvage is asked for; then its losses are said and the exit status stays 1.
     Diagnostics& input = result.inputDiagnostics;
-    const auto npuSlots = rankSlots(npuRanks, *npuLayout, input);
-    const auto benchSlots = rankSlots(benchRanks, *benchLayout, input);
+    takeLayoutErrors(*npuLayout, input);
+    takeLayoutErrors(*benchLayout, input);
     std::size_t noDump = 0;
-    for (const auto* slots : { &npuSlots, &benchSlots }) {
-        for (const RankSlot& slot : *slots) {
-            if (slot.location)
+    for (const RankFolders* folders : { &npuRanks, &benchRanks }) {
+        for (std::size_t i = 0; i < folders->size(); ++i) {
+            if (folders->location(i))
                 continue;
             if (++noDump <= kMaxReportedRanks)
-                input.push_back(makeError("compare.da-no-dump", fileLocation(*slot.dir),
+                input.push_back(makeError("compare.da-no-dump", fileLocation(folders->dir(i)),
                                           "rank folder without dump.json: -da has nothing to compare for this rank "
                                           "(msprobe 26 leaves it out without a word)"));
         }
@@ -1040,29 +1164,29 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
     std::size_t damaged = 0;
     std::size_t reportedClean = 0;
-    pending.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
+    staging.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
     for (std::size_t i = 0; i < npuRanks.size(); ++i) {
-        const RankSlot& npuSlot = npuSlots[i];
-        const RankSlot& benchSlot = benchSlots[i];
-        const std::string rankName = npuSlot.dir->filename().string();
-        if (!npuSlot.location || !benchSlot.location)
+        const auto npuRecord = npuRanks.location(i);
+        const auto benchRecord = benchRanks.location(i);
+        if (!npuRecord || !benchRecord)
             continue;
+        const std::string rankName = npuRanks.name(i);
         bool clean = true;
         std::shared_ptr<const dump::RankDump> sides[2];
-        const RankSlot* slotOf[2] = { &npuSlot, &benchSlot };
+        const dump::RankLocation locations[2] = { npuLayout->ranks.at(*npuRecord), benchLayout->ranks.at(*benchRecord) };
         for (int s = 0; s < 2; ++s) {
             // msprobe's -da reads dump.json and the NPU stack.json (a broken one is a load error: a table without
             // its stack column would look complete); construct.json is not its input.
             dump::ReadOptions readOptions;
             readOptions.constructJson = false;
             readOptions.stackJson = s == 0;
-            auto loaded = dump::loadRank(*slotOf[s]->location, readOptions);
+            auto loaded = dump::loadRank(locations[s], readOptions);
             if (!loaded) {
                 // Not JSON at all, no "data" object, unreadable: nothing of this dump can be salvaged.
                 clean = false;
                 if (++damaged <= kMaxReportedRanks)
                     input.push_back(loaded.error());
-                result.salvaged.push_back(slotOf[s]->location->dumpFile.string() + ": not readable, rank "
+                result.salvaged.push_back(locations[s].dumpFile.string() + ": not readable, rank "
                                           + rankName + " is left out");
                 continue;
             }
@@ -1102,7 +1226,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
             result.diagnostics.push_back(std::move(d));
             continue;
         }
-        pending.push_back(staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table)));
+        staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table));
     }
     if (damaged > kMaxReportedRanks)
         input.push_back(makeError("compare.da-damaged", fileLocation(npuStep),
@@ -1116,8 +1240,8 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
     // A rank of this run that has no table now (left out: damaged and salvaged, or its compare failed) is not
     // answered by an old table of the same rank: that would name an origin from another run. (msprobe 26 would
     // take the old file.)
-    for (const auto& [n, dir] : npuRanks) {
-        if (const auto r = rankOfStem("compare_result_" + dir.filename().string() + "_" + timestamp))
+    for (std::size_t i = 0; i < npuRanks.size(); ++i) {
+        if (const auto r = rankOfStem("compare_result_" + npuRanks.name(i) + "_" + timestamp))
             runRanks.insert(*r);
     }
     return true;
@@ -1126,7 +1250,7 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
 /// Phase B's stale tables: every rank table in OUT that this run did not write (spec §4.0), read, checked and walked
 /// before anything is written; a damaged one is the error. A rank of this run without a table now is not answered
 /// by an old one.
-Result<bool> walkStaleTables(const fs::path& outDir, const std::set<int>& writtenRanks, const std::set<int>& runRanks,
+Result<bool> walkStaleTables(const fs::path& outDir, const RankSet& writtenRanks, const RankSet& runRanks,
                              Analyzer& analyzer, DiffAnalyzeResult& result)
 {
     std::error_code ec;
@@ -1175,9 +1299,8 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     result.log.push_back("Start comparing data ......");
     const std::string timestamp = options.timestamp.empty() ? localTimestamp() : options.timestamp;
     RankTableStaging staging(outDir, timestamp);
-    std::vector<StagedTable> pending;
-    std::set<int> runRanks;
-    auto staged = stageRankTables(npuStep, benchStep, options, timestamp, staging, pending, runRanks, result);
+    RankSet runRanks; // a sorted vector (commgraph.h): 8 bytes a rank, a std::set<int> was 40 (issue 37)
+    auto staged = stageRankTables(npuStep, benchStep, options, timestamp, staging, runRanks, result);
     if (!staged)
         return staged.error();
     if (!*staged)
@@ -1185,15 +1308,17 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
 
     // Phase B reads every rank table in OUT, stale ones too (spec §4.0); a rank written by this run uses this run's
     // table. The stale ones are read and checked before anything is written: a damaged one stops the run here.
-    std::set<int> writtenRanks;
-    for (const StagedTable& p : pending) {
-        if (const auto r = rankOfStem(p.stem))
+    RankSet writtenRanks;
+    for (std::size_t i = 0; i < staging.size(); ++i) {
+        if (const auto r = rankOfStem(staging.stem(i)))
             writtenRanks.insert(*r);
     }
     // Each table is walked as soon as it is read and let go (the search keeps what it needs of it, issue 37).
     Analyzer analyzer(&result.log);
     if (auto stale = walkStaleTables(outDir, writtenRanks, runRanks, analyzer, result); !stale)
         return stale.error();
+    writtenRanks = RankSet {}; // only the stale tables' walk asks them
+    runRanks = RankSet {};
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec)
@@ -1204,11 +1329,16 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
     // One durability barrier for all of them before the analysis file that is read as their result, instead of
     // an fsync per table (issue 37: 10 ms a rank, most of -da's time at 1,000 ranks).
     std::optional<DeferredSync> durable(std::in_place, outDir);
-    for (StagedTable& p : pending) {
+    // The room needed (no vector grown by doubling: 10,000 tables, issue 37; the log's slack is for the search's
+    // pass headers and "Pre Process completed.").
+    result.rankTables.reserve(staging.size());
+    result.log.reserve(result.log.size() + staging.size() + 16);
+    analyzer.reserveTables(staging.size(), staging.stemBytes() + staging.size() * std::string_view("/.json").size());
+    for (std::size_t i = 0; i < staging.size(); ++i) {
         std::string text;
-        const auto path = staging.claim(p, text);
+        const auto path = staging.claim(i, text);
         if (!path)
-            return makeError("compare.write", fileLocation(outDir / (p.stem + ".json")),
+            return makeError("compare.write", fileLocation(outDir / (staging.stem(i) + ".json")),
                              "cannot write the rank table: " + text);
         result.rankTables.push_back(*path);
         result.log.push_back("Saving json file to disk: " + fs::absolute(*path).string());
@@ -1219,7 +1349,7 @@ Result<DiffAnalyzeResult> runDiffAnalyze(const fs::path& npuStep, const fs::path
             analyzer.addTable(*r, RankTableFile { *r, *path, *document });
         }
     }
-    pending.clear();
+    staging.releaseClaimed();
     if (auto failure = durable->barrier())
         return makeError("compare.write", fileLocation(outDir), "cannot write the rank tables: " + *failure);
     durable.reset();
