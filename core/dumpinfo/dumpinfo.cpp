@@ -251,14 +251,6 @@ std::string formatHead(const Layout& layout, const Places& places)
 
 } // namespace
 
-std::string formatInfoHead(const dump::DumpLayout& layout)
-{
-    return formatHead(layout, [&](const auto& take) {
-        for (const dump::RankLocation& location : layout.ranks)
-            take(location.step, location.rankLabel);
-    });
-}
-
 std::string formatInfoHead(const dump::CompactLayout& layout)
 {
     return formatHead(layout, [&](const auto& take) {

@@ -54,10 +54,9 @@ std::vector<RankInfo> inspectLayout(const dump::DumpLayout& layout, const InfoOp
 
 /// The text `probescope-cli info` prints: formatInfoHead, then formatRankInfo of each rank.
 std::string formatInfo(const dump::DumpLayout& layout, const std::vector<RankInfo>& ranks);
-/// The head of that text for every rank of the layout (input, steps, ranks, the layout's diagnostics), and one rank's
-/// part: printed as each rank is inspected, nothing grows with the ranks (issue 37).
-std::string formatInfoHead(const dump::DumpLayout& layout);
-/// The same head from discovery's table (dump::discoverCompact): what `probescope-cli info` holds of 10,000 ranks.
+/// The head of that text for every rank of discovery's table (input, steps, ranks, the layout's diagnostics), and one
+/// rank's part: printed as each rank is inspected, nothing grows with the ranks (issue 37; the table is what
+/// `probescope-cli info` holds of 10,000 ranks).
 std::string formatInfoHead(const dump::CompactLayout& layout);
 std::string formatRankInfo(const RankInfo& rank);
 

@@ -158,8 +158,8 @@ TEST(RankMemory, OverflowCheckGrowsByUnder300BytesARank)
     EXPECT_GT(perRank, 20.0);
 }
 
-// info's head from discovery's table is the head from its RankLocations (steps, distinct rank labels, rank dumps,
-// the layout's warnings), on a layout with two steps, a rank on one step only and a folder without a dump.
+// info's head from discovery's table is the head formatInfo makes from its RankLocations (steps, distinct rank labels,
+// rank dumps, the layout's warnings), on a layout with two steps, a rank on one step only and a folder without a dump.
 TEST(RankMemory, InfoHeadFromTheTableIsTheHeadFromLocations)
 {
     probescope::testing::TempDir dir;
@@ -170,8 +170,12 @@ TEST(RankMemory, InfoHeadFromTheTableIsTheHeadFromLocations)
     ASSERT_TRUE(layout) << layout.error().format();
     auto compact = dump::discoverCompact(dir.path() / "job");
     ASSERT_TRUE(compact) << compact.error().format();
-    const std::string head = dumpinfo::formatInfoHead(*layout);
-    EXPECT_EQ(dumpinfo::formatInfoHead(*compact), head);
+    const std::string head = dumpinfo::formatInfoHead(*compact);
+    const auto ranks = dumpinfo::inspectLayout(*layout);
+    std::string parts;
+    for (const dumpinfo::RankInfo& rank : ranks)
+        parts += dumpinfo::formatRankInfo(rank);
+    EXPECT_EQ(head + parts, dumpinfo::formatInfo(*layout, ranks)); // formatInfo is its head, then a part a rank
     EXPECT_NE(head.find("steps: 2 (0, 1)   ranks: 4   rank dumps: 5\n"), std::string::npos) << head;
     EXPECT_NE(head.find("layout.no-dump-file"), std::string::npos) << head;
 }

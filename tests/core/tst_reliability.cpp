@@ -650,8 +650,9 @@ TEST(TensorGate, TheResolverKeepsNamesAndFoldersInsideTheDump)
     EXPECT_EQ(none.resolve("a.npy").error().id, "tensor.missing");
 }
 
-// Issue 37: `probescope-cli info` prints each rank as it is inspected (formatInfoHead, then formatRankInfo of each
-// inspectLocation): the same text as formatInfo over inspectLayout, a broken rank and the layout's warnings included.
+// Issue 37: `probescope-cli info` prints each rank as it is inspected (formatInfoHead of discovery's table, then
+// formatRankInfo of each rank's inspectLocation): the same text as formatInfo over discoverDump's layout and
+// inspectLayout, a broken rank and the layout's warnings included.
 TEST(DumpInfo, PrintedRankByRankIsTheSameText)
 {
     TempDir dir;
@@ -668,10 +669,12 @@ TEST(DumpInfo, PrintedRankByRankIsTheSameText)
     ASSERT_EQ(layout->ranks.size(), 7u);
     ASSERT_FALSE(layout->diagnostics.empty());
 
-    std::string streamed = dumpinfo::formatInfoHead(*layout);
+    auto table = dump::discoverCompact(dir.path() / "dump"); // as the CLI walks it
+    ASSERT_TRUE(table.ok()) << table.error().format();
+    std::string streamed = dumpinfo::formatInfoHead(*table);
     bool errors = false;
-    for (const dump::RankLocation& location : layout->ranks) {
-        const dumpinfo::RankInfo info = dumpinfo::inspectLocation(location);
+    for (std::size_t i = 0; i < table->ranks.size(); ++i) {
+        const dumpinfo::RankInfo info = dumpinfo::inspectLocation(table->ranks.at(i));
         streamed += dumpinfo::formatRankInfo(info);
         errors = errors || hasErrors(info.diagnostics);
     }
