@@ -108,8 +108,9 @@ usage:
       compare_result_rank*.json already in OUT is analysed too, as msprobe does. On two
       dump.json files -da changes nothing (as in msprobe 26). A damaged rank dump or rank
       table stops the run with exit 1 and nothing written; --salvage analyses what can be
-      read (exit status still 1). Only -i/--npu/--bench, -o, --profile and --salvage go
-      with -da: any other option is a usage error. See docs/msprobe26-da.md.
+      read (exit status still 1). -j N compares N rank pairs at once (default: one per
+      CPU; the files and the text never depend on it). Only -i/--npu/--bench, -o, --profile,
+      --salvage and -j go with -da: any other option is a usage error. See docs/msprobe26-da.md.
       -cm [MAP] cell_mapping: Cell.* names become Module.*, MAP renames cell paths
       ("fc2.Dense: fc2.Linear"); with msprobe-26 also for PyTorch dumps.
       -am [MAP] api_mapping: Mint.* -> Torch.*, MintFunctional.* -> Functional.*; MAP is a
@@ -290,10 +291,9 @@ constexpr std::string_view kDaInfoTree = "it is an option of info and tree";
 
 /// -da on two step folders (docs/msprobe26-da.md); on two dump.json files -da changes nothing and kCompareScope applies.
 const cli::OptionScope kDiffAnalyzeScope { "-da (msprobe 26's first-divergence analysis)",
-    { "-i", "-o", "--npu", "--bench", "--profile", "-da", "--salvage" }, {
+    { "-i", "-o", "--npu", "--bench", "--profile", "-da", "--salvage", "-j" }, {
     { "--step", kDaSteps }, { "--rank", kDaSteps }, { "--resume", kDaNoJob }, { "--pair-threads", kDaNoJob },
     { "-s", "-da adds the stack column whenever stack.json lies beside the NPU dump (msprobe 26 refuses -s with -da)" },
-    { "-j", "-da compares statistics only and reads no tensor file" },
     { "-c", "-da writes no advisor file" },
     { "-f", kDaFixed }, { "--xlsx", kDaFixed }, { "-dm", kDaFixed }, { "-cm", kDaFixed }, { "-am", kDaFixed },
     { "-lm", kDaFixed },
@@ -511,6 +511,7 @@ std::optional<int> runDiffAnalyze(const Args& args, const compare::CompareInput&
                           "-da reads the stack.json beside each NPU rank's dump.json");
     compare::msprobe26::DiffAnalyzeOptions options;
     options.salvage = args.salvage;
+    options.threads = args.threads; // -j: rank pairs compared at once
     auto result = compare::msprobe26::runDiffAnalyze(input.npuPath, input.benchPath, args.out, options);
     if (!result) {
         std::cerr << result.error().format() << "\n";

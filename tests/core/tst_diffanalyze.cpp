@@ -4,6 +4,7 @@
 // rules around them (stale tables, file names, rank order, errors).
 #include "core/compare/msprobe26/msprobe26.h"
 #include "core/compare/msprobe26/diffanalyze.h"
+#include "core/compare/msprobe26/pyjsonwriter.h"
 #include "core/compare/pipeline/comparerun.h"
 #include "core/dump/jsondocument.h"
 #include "tempdir.h"
@@ -726,6 +727,102 @@ TEST(DiffAnalyzeOutputs, ATakenNameIsNeverFollowedOrReplaced)
     ASSERT_TRUE(result->analyzeFile);
     for (const auto& e : fs::directory_iterator(pair.out))
         EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "a temporary file was left: " << e.path();
+}
+
+// The rank tables' and analyses' strings are json.dump's (ensure_ascii): DEL is escaped as Python escapes it.
+TEST(DiffAnalyzeOutputs, StringsAreWrittenAsJsonDumpWritesThem)
+{
+    PyJsonWriter w(2);
+    w.string(std::string("a\x7f\"b\\\xe6\xa8\xa1\t", 9));
+    EXPECT_EQ(w.text(), "\"a\\u007f\\\"b\\\\\\u6a21\\t\"");
+}
+
+// Issue 37: the rank pairs are loaded, compared and staged on several threads, a batch at a time; what a run writes
+// and says is taken in rank order. 70 ranks cross the batches of 1, 2, 3 and 5 threads; 24 damaged bench dumps (more
+// than the 20 a run lists) and one without entries make the lists, the limits and the salvage order depend on the
+// order in which the ranks are taken. Every thread count must give the same files and the same text.
+TEST(DiffAnalyzeThreads, EveryThreadCountWritesAndSaysTheSame)
+{
+    DaPair pair;
+    if (!pair.make())
+        PROBESCOPE_FIXTURE_MISSING("the -da pair of modelA_statistics_mix");
+    pair.twoRanks();
+    constexpr int kRanks = 70;
+    for (const fs::path* side : { &pair.npu, &pair.bench }) {
+        for (int r = 2; r < kRanks; ++r)
+            fs::copy(*side / "rank0", *side / ("rank" + std::to_string(r)), fs::copy_options::recursive);
+    }
+    const std::string benchText = readAll(pair.benchDump().parent_path().parent_path() / "rank0/dump.json");
+    int damaged = 0;
+    for (int r = 1; r < kRanks; r += 3, ++damaged)
+        put(pair.bench / ("rank" + std::to_string(r)) / "dump.json", benchText.substr(0, benchText.size() * 2 / 3));
+    put(pair.bench / "rank9/dump.json", R"({"task": "statistics", "level": "mix", "data": {}})");
+    ASSERT_GT(damaged, 20);
+
+    struct Said
+    {
+        std::string input, diagnostics, salvaged, log, tables, analysis;
+        bool refused = false;
+    };
+    const auto run = [&](unsigned threads, bool salvage) {
+        const fs::path out = pair.tmp.path() / ("OUT-" + std::to_string(threads) + (salvage ? "s" : ""));
+        DiffAnalyzeOptions options;
+        options.timestamp = "20260101000000";
+        options.salvage = salvage;
+        options.threads = threads;
+        auto result = runDiffAnalyze(pair.npu, pair.bench, out, options);
+        Said said;
+        if (!result.ok()) {
+            ADD_FAILURE() << result.error().format();
+            return said;
+        }
+        // The folder and the analysis file's nanoseconds are the run's own.
+        const auto outless = [&](std::string text) {
+            for (std::size_t at; (at = text.find(out.string())) != std::string::npos;)
+                text.replace(at, out.string().size(), "OUT");
+            return std::regex_replace(text, std::regex("diff_analyze_[0-9]+"), "diff_analyze_NS");
+        };
+        said.refused = result->refused;
+        said.input = formatAll(result->inputDiagnostics);
+        said.diagnostics = formatAll(result->diagnostics);
+        for (const auto& line : result->salvaged)
+            said.salvaged += line + "\n";
+        for (const auto& line : result->log)
+            said.log += outless(line) + "\n";
+        for (const fs::path table : result->rankTables)
+            said.tables += table.filename().string() + "\n" + readAll(table) + "\n";
+        if (result->analyzeFile)
+            said.analysis = readAll(*result->analyzeFile);
+        return said;
+    };
+    for (const bool salvage : { true, false }) {
+        SCOPED_TRACE(salvage ? "salvaged" : "refused");
+        const Said one = run(1, salvage);
+        EXPECT_EQ(one.refused, !salvage);
+        EXPECT_NE(one.input.find("damaged rank dumps (" + std::to_string(damaged) + " in all)"), std::string::npos)
+            << one.input;
+        if (salvage) {
+            EXPECT_NE(one.tables.find("compare_result_rank69_20260101000000.json"), std::string::npos);
+            EXPECT_NE(one.tables.find("compare_result_rank1_20260101000000.json"), std::string::npos)
+                << "a salvaged rank is compared on what was read";
+            EXPECT_EQ(one.tables.find("compare_result_rank9_20260101000000.json"), std::string::npos)
+                << "a dump without entries has no table";
+            EXPECT_FALSE(one.analysis.empty());
+        } else {
+            EXPECT_TRUE(one.tables.empty());
+        }
+        for (const unsigned threads : { 2u, 3u, 5u }) {
+            SCOPED_TRACE(std::to_string(threads) + " threads");
+            const Said many = run(threads, salvage);
+            EXPECT_EQ(many.refused, one.refused);
+            EXPECT_EQ(many.input, one.input);
+            EXPECT_EQ(many.diagnostics, one.diagnostics);
+            EXPECT_EQ(many.salvaged, one.salvaged);
+            EXPECT_EQ(many.log, one.log);
+            EXPECT_EQ(many.tables, one.tables);
+            EXPECT_EQ(many.analysis, one.analysis);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------

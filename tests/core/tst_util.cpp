@@ -184,6 +184,11 @@ TEST(PyText, JsonStringAsPythonDumpsIt)
     EXPECT_EQ(spelled("\xe6\xa8\xa1\xe5\x9e\x8b"), "\"\\u6a21\\u578b\""); // 模型
     EXPECT_EQ(spelled("\xf0\x9f\x98\x80"), "\"\\ud83d\\ude00\"");         // a surrogate pair above U+FFFF
     EXPECT_EQ(spelled("\xff"), "\"\\ufffd\"");                             // not UTF-8: the replacement character
+    // Plain runs are copied whole: escapes at the start, between runs and at the end.
+    EXPECT_EQ(spelled(std::string("\"ab\\cd\x7f" "ef\n\xc3\xa9gh\x01", 15)),
+              "\"\\\"ab\\\\cd\\u007fef\\n\\u00e9gh\\u0001\"");
+    EXPECT_EQ(spelled(""), "\"\"");
+    EXPECT_EQ(spelled("Functional.linear.0.forward.input.0"), "\"Functional.linear.0.forward.input.0\"");
 }
 
 // Readers of large files give the pages they went past back (dump.json, stack.json): what they read again must be

@@ -14,6 +14,7 @@
 #include "core/dump/rankdump.h"
 #include "core/util/fileio.h"
 #include "core/util/outputfile.h"
+#include "core/util/parallel.h"
 #include "core/util/textposition.h"
 
 #include <algorithm>
@@ -821,12 +822,22 @@ public:
 
     void reserve(std::size_t tables) { m_tables.reserve(tables); }
 
-    /// Stages the table `stem` (written into the staging folder now, or kept in memory where it cannot be made).
-    void stage(const std::string& stem, std::string text)
+    /// Makes the staging folder (inside OUT, which is made if missing); false where it cannot be made: the tables
+    /// then wait in memory. Called once before write().
+    bool prepare() { return open(); }
+
+    /// Writes the table `stem` into the staging folder: true when it lies there now. Any thread, after prepare().
+    bool write(const std::string& stem, std::string_view text) const
+    {
+        return !m_dir.empty() && !writeFileAtomically(file(stem), text);
+    }
+
+    /// Stages the table `stem` in the order of the tables: `written` by write(), or kept in memory (`text`).
+    void record(const std::string& stem, bool written, std::string text)
     {
         Table t { static_cast<std::uint32_t>(m_stems.size()), static_cast<std::uint32_t>(stem.size()), false, false };
         m_stems += stem;
-        if (open() && !writeFileAtomically(file(stem), text))
+        if (written)
             t.staged = t.left = true;
         else
             m_texts.emplace(m_tables.size(), std::move(text));
@@ -1159,18 +1170,31 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
         result.salvaged.push_back(std::to_string(noDump) + " rank folder(s) without dump.json: those ranks are left out");
 
     // The rank tables of this run are claimed under their names only once every rank has passed the load step.
-    // Until then each waits in a staging folder inside OUT, written as soon as it is made, so that -da holds no
-    // rank's text (76 KB a rank of a small model: 760 MB at 10,000 ranks, issue 37); the folder is removed whatever
-    // happens (a refused run leaves OUT as it was). Where it cannot be made, the texts wait in memory as before.
-    std::size_t damaged = 0;
-    std::size_t reportedClean = 0;
-    staging.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
-    for (std::size_t i = 0; i < npuRanks.size(); ++i) {
+    // A rank pair is loaded, compared and its table staged on any of the threads, a batch of ranks at a time (issue
+    // 37: -da was one thread, the ranks are independent); what the run says of each rank is taken after its batch,
+    // in rank order, so the text, the lists and the limits of what is listed are those of one thread.
+    struct Side
+    {
+        std::optional<Diagnostic> unreadable; ///< loadRank's error: nothing of the dump can be salvaged
+        std::optional<dump::LoadReport> report;
+        fs::path file;
+    };
+    struct RankPass
+    {
+        bool paired = false; ///< both rank folders hold a dump.json
+        Side sides[2];
+        std::optional<Diagnostic> compareFailed;
+        bool tabled = false;  ///< a rank table was made
+        bool written = false; ///< ... and lies in the staging folder
+        std::string text;     ///< ... or waits here
+    };
+    const unsigned threads = resolveThreadCount(options.threads);
+    auto passRank = [&](std::size_t i, RankPass& pass) {
         const auto npuRecord = npuRanks.location(i);
         const auto benchRecord = benchRanks.location(i);
         if (!npuRecord || !benchRecord)
-            continue;
-        const std::string rankName = npuRanks.name(i);
+            return;
+        pass.paired = true;
         bool clean = true;
         std::shared_ptr<const dump::RankDump> sides[2];
         const dump::RankLocation locations[2] = { npuLayout->ranks.at(*npuRecord), benchLayout->ranks.at(*benchRecord) };
@@ -1180,19 +1204,56 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
             dump::ReadOptions readOptions;
             readOptions.constructJson = false;
             readOptions.stackJson = s == 0;
+            pass.sides[s].file = locations[s].dumpFile;
             auto loaded = dump::loadRank(locations[s], readOptions);
             if (!loaded) {
-                // Not JSON at all, no "data" object, unreadable: nothing of this dump can be salvaged.
+                // Not JSON at all, no "data" object, unreadable.
                 clean = false;
-                if (++damaged <= kMaxReportedRanks)
-                    input.push_back(loaded.error());
-                result.salvaged.push_back(locations[s].dumpFile.string() + ": not readable, rank "
-                                          + rankName + " is left out");
+                pass.sides[s].unreadable = loaded.error();
                 continue;
             }
-            const dump::LoadReport report = dump::loadReport(**loaded);
+            const dump::LoadReport& report = pass.sides[s].report.emplace(dump::loadReport(**loaded));
             if (!report.clean() || report.entriesRead == 0)
                 clean = false;
+            sides[s] = *loaded;
+        }
+        if (!clean && !options.salvage)
+            return; // keep loading: every damaged rank is named, not only the first
+        if (!sides[0] || !sides[1] || sides[0]->dump->entries.empty() || sides[1]->dump->entries.empty())
+            return;
+        CompareOptions compareOptions;
+        compareOptions.threads = 1; // the ranks are the parallel work
+        compareOptions.sideThreads = threads == 1;
+        if (sides[0]->stack.present) {
+            compareOptions.stackMode = true;
+            compareOptions.stack = &sides[0]->stack;
+        }
+        auto table = msprobe26::compareDumpsForDiffAnalyze(*sides[0]->dump, *sides[1]->dump, compareOptions);
+        if (!table) {
+            pass.compareFailed = table.error();
+            return;
+        }
+        pass.tabled = true;
+        pass.text = rankTableJson(*table);
+        pass.written = staging.write("compare_result_" + npuRanks.name(i) + "_" + timestamp, pass.text);
+        if (pass.written)
+            std::string().swap(pass.text);
+    };
+
+    std::size_t damaged = 0;
+    std::size_t reportedClean = 0;
+    auto takeRank = [&](std::size_t i, RankPass& pass) {
+        if (!pass.paired)
+            return;
+        const std::string rankName = npuRanks.name(i);
+        for (Side& side : pass.sides) {
+            if (side.unreadable) {
+                if (++damaged <= kMaxReportedRanks)
+                    input.push_back(std::move(*side.unreadable));
+                result.salvaged.push_back(side.file.string() + ": not readable, rank " + rankName + " is left out");
+                continue;
+            }
+            const dump::LoadReport& report = *side.report;
             // Warnings too (an unknown key), as compare prints them; the dumps of 10,000 ranks are not all listed.
             const bool listed = report.clean() ? reportedClean++ < kMaxReportedRanks : ++damaged <= kMaxReportedRanks;
             if (listed)
@@ -1202,31 +1263,38 @@ Result<bool> stageRankTables(const fs::path& npuStep, const fs::path& benchStep,
             if (report.entriesRead == 0) {
                 // Nothing to compare against is not "no diff node".
                 input.push_back(makeError("compare.empty-dump", fileLocation(report.file),
-                                          std::string(s == 0 ? "the NPU" : "the bench")
+                                          std::string(&side == &pass.sides[0] ? "the NPU" : "the bench")
                                               + " dump has no entries: there is nothing to compare"));
                 result.salvaged.push_back(report.file.string() + ": no entries, rank " + rankName + " is left out");
             }
-            sides[s] = *loaded;
         }
-        if (!clean && !options.salvage)
-            continue; // keep loading: every damaged rank is named, not only the first
-        if (!sides[0] || !sides[1] || sides[0]->dump->entries.empty() || sides[1]->dump->entries.empty())
-            continue;
-        CompareOptions compareOptions;
-        if (sides[0]->stack.present) {
-            compareOptions.stackMode = true;
-            compareOptions.stack = &sides[0]->stack;
-        }
-        auto table = msprobe26::compareDumpsForDiffAnalyze(*sides[0]->dump, *sides[1]->dump, compareOptions);
-        if (!table) {
+        if (pass.compareFailed) {
             // msprobe's compare_entry swallows a rank's CompareException: that rank has no table.
-            Diagnostic d = table.error();
+            Diagnostic d = std::move(*pass.compareFailed);
             d.severity = Severity::Warning;
             d.message += " (rank " + rankName + " is left out of -da, as msprobe 26 does)";
             result.diagnostics.push_back(std::move(d));
-            continue;
         }
-        staging.stage("compare_result_" + rankName + "_" + timestamp, rankTableJson(*table));
+        if (pass.tabled)
+            staging.record("compare_result_" + rankName + "_" + timestamp, pass.written, std::move(pass.text));
+    };
+
+    // Until the run is known to go on, each table waits in a staging folder inside OUT, written as soon as it is
+    // made, so that -da holds no rank's text (76 KB a rank of a small model: 760 MB at 10,000 ranks, issue 37); the
+    // folder is removed whatever happens (a refused run leaves OUT as it was). Where it cannot be made, the texts
+    // wait in memory as before.
+    staging.reserve(npuRanks.size()); // one table a rank at most: no copy of the whole list as it grows
+    staging.prepare();
+    // A batch is a few dozen ranks a thread: the threads wait for the batch's last rank once a batch (a rank of a
+    // small model takes about a millisecond), and a batch holds no dump, only what is said of its ranks.
+    const std::size_t batch = 32 * static_cast<std::size_t>(threads);
+    std::vector<RankPass> passes;
+    for (std::size_t first = 0; first < npuRanks.size(); first += batch) {
+        const std::size_t count = std::min(batch, npuRanks.size() - first);
+        passes.assign(count, RankPass {});
+        parallelFor(count, threads, [&](std::size_t k) { passRank(first + k, passes[k]); });
+        for (std::size_t k = 0; k < count; ++k)
+            takeRank(first + k, passes[k]);
     }
     if (damaged > kMaxReportedRanks)
         input.push_back(makeError("compare.da-damaged", fileLocation(npuStep),

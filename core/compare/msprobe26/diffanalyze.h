@@ -54,6 +54,8 @@ struct DiffAnalyzeOptions
     /// --salvage: analyse what the damaged rank dumps hold (a rank without a readable dump is left out) instead
     /// of refusing the run; DiffAnalyzeResult::salvaged says what was lost.
     bool salvage = false;
+    /// Rank pairs compared at once (0 = one per hardware thread); never changes what is written or said.
+    unsigned threads = 0;
 };
 
 struct DiffAnalyzeResult

@@ -41,54 +41,8 @@ public:
         m_out.append(static_cast<std::size_t>(depth * m_indent), ' ');
     }
 
-    void string(std::string_view s)
-    {
-        m_out += '"';
-        for (std::size_t i = 0; i < s.size();) {
-            const auto ch = static_cast<unsigned char>(s[i]);
-            if (ch < 0x80) {
-                switch (ch) {
-                case '"': m_out += "\\\""; break;
-                case '\\': m_out += "\\\\"; break;
-                case '\n': m_out += "\\n"; break;
-                case '\r': m_out += "\\r"; break;
-                case '\t': m_out += "\\t"; break;
-                case '\b': m_out += "\\b"; break;
-                case '\f': m_out += "\\f"; break;
-                default:
-                    if (ch < 0x20)
-                        hex(ch);
-                    else
-                        m_out += static_cast<char>(ch);
-                }
-                ++i;
-                continue;
-            }
-            // ensure_ascii escapes code points (UTF-16 surrogate pairs above the BMP), not bytes.
-            const int len = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
-            std::uint32_t cp = len == 4 ? ch & 0x07u : len == 3 ? ch & 0x0fu : len == 2 ? ch & 0x1fu : 0xfffdu;
-            bool valid = len > 1 && i + static_cast<std::size_t>(len) <= s.size();
-            for (int k = 1; valid && k < len; ++k) {
-                const auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-                valid = (c & 0xc0) == 0x80;
-                cp = (cp << 6) | (c & 0x3fu);
-            }
-            if (!valid) {
-                hex(0xfffd);
-                ++i;
-                continue;
-            }
-            if (cp >= 0x10000) {
-                cp -= 0x10000;
-                hex(0xd800 + (cp >> 10));
-                hex(0xdc00 + (cp & 0x3ff));
-            } else {
-                hex(cp);
-            }
-            i += static_cast<std::size_t>(len);
-        }
-        m_out += '"';
-    }
+    /// json.dump's string with ensure_ascii: the one writer of it (util/pytext.h).
+    void string(std::string_view s) { appendPyJsonString(m_out, s); }
 
     void number(double d)
     {
@@ -194,13 +148,6 @@ public:
     }
 
 private:
-    void hex(std::uint32_t u)
-    {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", u & 0xffffu);
-        m_out += buf;
-    }
-
     std::string m_out;
     int m_indent;
 };
