@@ -89,7 +89,7 @@ stale_table)
     ;;
 options)
     pair
-    for opt in "--resume" "-j 2" "--step 0" "--rank 0" "--pair-threads 2" "-s" "-f" "-c" "--xlsx" "-dm map.yaml" "-cm" "-lm" "--verify"; do
+    for opt in "--resume" "--step 0" "--rank 0" "--pair-threads 2" "-s" "-f" "-c" "--xlsx" "-dm map.yaml" "-cm" "-lm" "--verify"; do
         # shellcheck disable=SC2086
         da 2 $opt
         has err.txt "${opt%% *} does not apply to -da \(msprobe 26's first-divergence analysis\)"
@@ -101,6 +101,21 @@ options)
     run 2 "$cli" compare --profile msprobe-26 -da -i c.json -o OUT
     has err.txt "stack_path does not apply to -da"
     da 0 --salvage # -da's own options still work
+    # -j N: rank pairs compared at once (issue 37); 0 is no number of threads; the output never depends on it.
+    da 2 -j 0
+    has err.txt "-j needs a number of threads"
+    mkdir -p four/npu four/bench
+    for r in 0 1 2 3; do cp -r npu/step0/rank four/npu/rank$r && cp -r bench/step0/rank four/bench/rank$r; done
+    for j in 1 2; do
+        run 0 "$cli" compare --profile msprobe-26 -da --npu four/npu --bench four/bench -o OUT$j -j $j
+        # The tables' names carry the second of the run, the analysis its nanosecond.
+        same() { sed -e "s#OUT$j/##" -e 's/diff_analyze_[0-9]*/diff_analyze_NS/' -e 's/_[0-9]\{14\}\.json/_TS.json/'; }
+        same <out.txt >said$j.txt
+        (cd OUT$j && for f in *; do echo "== $f"; cat "$f"; done) | same >files$j.txt
+    done
+    cmp -s said1.txt said2.txt || fail "-j 1 and -j 2 print different text"
+    cmp -s files1.txt files2.txt || fail "-j 1 and -j 2 write different files"
+    grep -q 'compare_result_rank3_' files2.txt || fail "-j 2 wrote no table of rank3"
     ;;
 nan_tokens)
     # The same statistics as the tokens json.dump writes and as text: identical -da output.
