@@ -459,6 +459,99 @@ inline V4d sameSum(V4d a, V4d b, double k)
 #endif
 }
 
+#ifdef __AVX512F__
+typedef double V8d __attribute__((vector_size(64)));
+
+/// The AVX-512 build keeps two compensated sums in one 8-lane register (lanes 0-3 the first sum's 4 lanes, 4-7 the
+/// second's): Σ n·b beside Σ n², Σ b² beside Σ (n - b)². Each lane is still its own chain with the same operations in
+/// the same order, so the bits are those of two LaneRegisters; one instruction does the work of two, which is what
+/// the compensated pass is bound by (its additions), and 32 registers hold both pairs and their compensations.
+constexpr bool kPairedLanes = true;
+
+inline V8d join(V4d lo, V4d hi)
+{
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+inline __m512d asM512(V8d v)
+{
+    __m512d m;
+    std::memcpy(&m, &v, sizeof m);
+    return m;
+}
+
+inline V8d fromM512(__m512d m)
+{
+    V8d v;
+    std::memcpy(&v, &m, sizeof v);
+    return v;
+}
+
+struct PairedLanes
+{
+    V8d s = {};
+    V8d c = {};
+    void load(const Lanes& lo, const Lanes& hi)
+    {
+        s = join(load4(lo.s), load4(hi.s));
+        c = join(load4(lo.c), load4(hi.c));
+    }
+    /// The halves as values: taking the registers' address would keep them in memory for the whole pass (the ptdbg
+    /// pass's empty asm with its memory clobber then stores and reloads them every iteration).
+    void store(Lanes& lo, Lanes& hi) const
+    {
+        const V4d sums[4] = { __builtin_shufflevector(s, s, 0, 1, 2, 3), __builtin_shufflevector(s, s, 4, 5, 6, 7),
+                              __builtin_shufflevector(c, c, 0, 1, 2, 3), __builtin_shufflevector(c, c, 4, 5, 6, 7) };
+        std::memcpy(lo.s, &sums[0], sizeof lo.s);
+        std::memcpy(hi.s, &sums[1], sizeof hi.s);
+        std::memcpy(lo.c, &sums[2], sizeof lo.c);
+        std::memcpy(hi.c, &sums[3], sizeof hi.c);
+    }
+    /// TwoSum, lane by lane (the float32 pass's add).
+    inline void add(V8d p)
+    {
+        const V8d t = s + p;
+        const V8d bp = t - s;
+        c += (s - (t - bp)) + (p - bp);
+        s = t;
+    }
+    /// Fast2Sum with its additions on the multiply pipes (the float32 pass's addOrdered, sameSum): every value here
+    /// is finite and every lane has |s| >= |p|.
+    inline void addOrdered(V8d p)
+    {
+        const V8d t = s + p;
+        const __m512d minusOne = _mm512_set1_pd(-1.0);
+        const __m512d one = _mm512_set1_pd(1.0);
+        const __m512d e = _mm512_fmadd_pd(asM512(p), one, _mm512_fmadd_pd(asM512(t), minusOne, asM512(s)));
+        c += fromM512(e);
+        s = t;
+    }
+};
+
+/// addGroup's compensated lanes on PairedLanes: {Σ n·b | Σ n²} and {Σ b² | Σ (n - b)²} (without Diff the second
+/// half adds +0, which leaves it as it is and always passes the check). The check is addGroup's: every lane has
+/// |s| >= |p| (for the sums of squares |x| is x).
+template<bool Diff>
+inline void addGroupPaired(V4d x, V4d y, V4d d, PairedLanes& dotNn, PairedLanes& bbDd)
+{
+    const V8d pDotNn = join(x, x) * join(y, x);
+    const V4d dd = Diff ? d : V4d {};
+    const V8d bd = join(y, dd);
+    const V8d pBbDd = bd * bd;
+    const __mmask8 first = _mm512_cmp_pd_mask(_mm512_abs_pd(asM512(dotNn.s)), _mm512_abs_pd(asM512(pDotNn)), _CMP_GE_OQ);
+    const __mmask8 second = _mm512_cmp_pd_mask(asM512(bbDd.s), asM512(pBbDd), _CMP_GE_OQ);
+    if ((first & second) == 0xFF) [[likely]] {
+        dotNn.addOrdered(pDotNn);
+        bbDd.addOrdered(pBbDd);
+    } else {
+        dotNn.add(pDotNn);
+        bbDd.add(pBbDd);
+    }
+}
+#else
+constexpr bool kPairedLanes = false;
+#endif
+
 typedef float V8f __attribute__((vector_size(32)));
 typedef int V8i __attribute__((vector_size(32)));
 
@@ -513,6 +606,14 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
     };
     Chains chains { a.serial[0], a.serial[1], a.serial[2], a.serial[3] };
     TwoSum dot, nn, bb, dd;
+    constexpr bool paired = S == SumMode::Lanes && kPairedLanes;
+#ifdef __AVX512F__
+    PairedLanes dotNn, bbDd;
+    if constexpr (paired) {
+        dotNn.load(a.dot, a.nn);
+        bbDd.load(a.bb, a.dd);
+    }
+#endif
     V4d maxAbs;
     V8f maxRel = V8f {} - std::numeric_limits<float>::infinity();
     V8i relNan = {}, below1 = {}, below5 = {};
@@ -578,8 +679,16 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
         }
         const V4d d0 = x0 - y0;
         const V4d d1 = x1 - y1;
-        addGroup<Diff, S>(x0, y0, d0, chains, dot, nn, bb, dd); // elements i .. i+3, then i+4 .. i+7
-        addGroup<Diff, S>(x1, y1, d1, chains, dot, nn, bb, dd);
+#ifdef __AVX512F__
+        if constexpr (paired) {
+            addGroupPaired<Diff>(x0, y0, d0, dotNn, bbDd); // elements i .. i+3, then i+4 .. i+7
+            addGroupPaired<Diff>(x1, y1, d1, dotNn, bbDd);
+        } else
+#endif
+        {
+            addGroup<Diff, S>(x0, y0, d0, chains, dot, nn, bb, dd); // elements i .. i+3, then i+4 .. i+7
+            addGroup<Diff, S>(x1, y1, d1, chains, dot, nn, bb, dd);
+        }
         // Finite inputs: |n - b| is never NaN, and max is order-free.
         const V4d ad0 = vabs(d0);
         const V4d ad1 = vabs(d1);
@@ -602,19 +711,35 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
         below1 -= r < one;
         below5 -= r < five;
     }
-    dot.store(a.dot);
-    nn.store(a.nn);
-    bb.store(a.bb);
-    dd.store(a.dd);
+    if constexpr (paired) {
+#ifdef __AVX512F__
+        Lanes unusedDd;
+        dotNn.store(a.dot, a.nn);
+        bbDd.store(a.bb, Diff ? a.dd : unusedDd);
+#endif
+    } else {
+        dot.store(a.dot);
+        nn.store(a.nn);
+        bb.store(a.bb);
+        dd.store(a.dd);
+    }
     std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
     chains.store<Diff>(a.serial);
+    // Copied out whole: indexing the vectors themselves made them memory for the whole pass, which the ptdbg pass's
+    // memory clobber then stored and reloaded every iteration.
+    int nanOut[8], below1Out[8], below5Out[8];
+    float maxRelOut[8];
+    std::memcpy(nanOut, &relNan, sizeof nanOut);
+    std::memcpy(below1Out, &below1, sizeof below1Out);
+    std::memcpy(below5Out, &below5, sizeof below5Out);
+    std::memcpy(maxRelOut, &maxRel, sizeof maxRelOut);
     for (int j = 0; j < 8; ++j) {
         const int lane = j % kLanes; // counts and maxima are order-free: any lane will do
-        a.relNan[lane] |= relNan[j] != 0 ? 1u : 0u;
-        const double r = maxRel[j];
+        a.relNan[lane] |= nanOut[j] != 0 ? 1u : 0u;
+        const double r = maxRelOut[j];
         a.maxRel[lane] = r > a.maxRel[lane] ? r : a.maxRel[lane];
-        a.below1[lane] += static_cast<std::uint64_t>(below1[j]);
-        a.below5[lane] += static_cast<std::uint64_t>(below5[j]);
+        a.below1[lane] += static_cast<std::uint64_t>(below1Out[j]);
+        a.below5[lane] += static_cast<std::uint64_t>(below5Out[j]);
     }
     return i;
 }
