@@ -462,17 +462,6 @@ inline V4d sameSum(V4d a, V4d b, double k)
 #ifdef __AVX512F__
 typedef double V8d __attribute__((vector_size(64)));
 
-/// The AVX-512 build keeps two compensated sums in one 8-lane register (lanes 0-3 the first sum's 4 lanes, 4-7 the
-/// second's): Σ n·b beside Σ n², Σ b² beside Σ (n - b)². Each lane is still its own chain with the same operations in
-/// the same order, so the bits are those of two LaneRegisters; one instruction does the work of two, which is what
-/// the compensated pass is bound by (its additions), and 32 registers hold both pairs and their compensations.
-constexpr bool kPairedLanes = true;
-
-inline V8d join(V4d lo, V4d hi)
-{
-    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
-}
-
 inline __m512d asM512(V8d v)
 {
     __m512d m;
@@ -485,6 +474,48 @@ inline V8d fromM512(__m512d m)
     V8d v;
     std::memcpy(&v, &m, sizeof v);
     return v;
+}
+
+/// sameSum on 8 lanes.
+inline V8d sameSum(V8d a, V8d b, double k)
+{
+    return fromM512(_mm512_fmadd_pd(asM512(b), _mm512_set1_pd(k), asM512(a)));
+}
+
+#endif
+
+/// Knuth's TwoSum on every lane: s + p into s, its exact rounding error into c (the float32 pass's step; its values
+/// are finite).
+template<typename V>
+inline void twoSum(V& s, V& c, V p)
+{
+    const V t = s + p;
+    const V bp = t - s;
+    c += (s - (t - bp)) + (p - bp);
+    s = t;
+}
+
+/// Dekker's Fast2Sum on every lane, for when every lane has |s| >= |p| (the caller checks), with the error term's two
+/// additions on the multiply pipes (sameSum): every value is finite, so the bits are those of the plain additions.
+template<typename V>
+inline void fast2SumOnFma(V& s, V& c, V p)
+{
+    const V t = s + p;
+    c += sameSum(sameSum(s, t, -1.0), p, 1.0);
+    s = t;
+}
+
+#ifdef __AVX512F__
+
+/// The AVX-512 build keeps two compensated sums in one 8-lane register (lanes 0-3 the first sum's 4 lanes, 4-7 the
+/// second's): Σ n·b beside Σ n², Σ b² beside Σ (n - b)². Each lane is still its own chain with the same operations in
+/// the same order, so the bits are those of two LaneRegisters; one instruction does the work of two, which is what
+/// the compensated pass is bound by (its additions), and 32 registers hold both pairs and their compensations.
+constexpr bool kPairedLanes = true;
+
+inline V8d join(V4d lo, V4d hi)
+{
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
 }
 
 struct PairedLanes
@@ -507,25 +538,8 @@ struct PairedLanes
         std::memcpy(lo.c, &sums[2], sizeof lo.c);
         std::memcpy(hi.c, &sums[3], sizeof hi.c);
     }
-    /// TwoSum, lane by lane (the float32 pass's add).
-    inline void add(V8d p)
-    {
-        const V8d t = s + p;
-        const V8d bp = t - s;
-        c += (s - (t - bp)) + (p - bp);
-        s = t;
-    }
-    /// Fast2Sum with its additions on the multiply pipes (the float32 pass's addOrdered, sameSum): every value here
-    /// is finite and every lane has |s| >= |p|.
-    inline void addOrdered(V8d p)
-    {
-        const V8d t = s + p;
-        const __m512d minusOne = _mm512_set1_pd(-1.0);
-        const __m512d one = _mm512_set1_pd(1.0);
-        const __m512d e = _mm512_fmadd_pd(asM512(p), one, _mm512_fmadd_pd(asM512(t), minusOne, asM512(s)));
-        c += fromM512(e);
-        s = t;
-    }
+    inline void add(V8d p) { twoSum(s, c, p); }
+    inline void addOrdered(V8d p) { fast2SumOnFma(s, c, p); }
 };
 
 /// addGroup's compensated lanes on PairedLanes: {Σ n·b | Σ n²} and {Σ b² | Σ (n - b)²} (without Diff the second
@@ -588,21 +602,9 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
 {
     struct TwoSum : LaneRegisters
     {
-        inline void add(V4d p)
-        {
-            const V4d t = s + p;
-            const V4d bp = t - s;
-            c += (s - (t - bp)) + (p - bp);
-            s = t;
-        }
-        /// LaneRegisters::addOrdered with (s - t) + p on the multiply pipes (sameSum): every value here is
-        /// finite, so the bits are those of the plain additions.
-        inline void addOrdered(V4d p)
-        {
-            const V4d t = s + p;
-            c += sameSum(sameSum(s, t, -1.0), p, 1.0);
-            s = t;
-        }
+        inline void add(V4d p) { twoSum(s, c, p); }
+        /// LaneRegisters::addOrdered with (s - t) + p on the multiply pipes.
+        inline void addOrdered(V4d p) { fast2SumOnFma(s, c, p); }
     };
     Chains chains { a.serial[0], a.serial[1], a.serial[2], a.serial[3] };
     TwoSum dot, nn, bb, dd;
