@@ -727,24 +727,14 @@ std::size_t accumulateFloat32(const std::byte* npu, const std::byte* bench, std:
     }
     std::memcpy(a.maxAbs, &maxAbs, sizeof maxAbs);
     chains.store<Diff>(a.serial);
-    // Patch: copied out whole. Indexing the vectors themselves makes them memory for the whole pass, which the ptdbg
-    // pass's memory clobber then stores and reloads every iteration (the other passes have no clobber, and the AVX2
-    // build's left-to-right pass ran 2 % slower with the copies).
+    // Copied out whole: indexing the vectors themselves makes them memory for the whole pass, which the ptdbg pass's
+    // memory clobber then stores and reloads every iteration (the other passes run as fast either way).
     int nanOut[8], below1Out[8], below5Out[8];
     float maxRelOut[8];
-    if constexpr (Patch) {
-        std::memcpy(nanOut, &relNan, sizeof nanOut);
-        std::memcpy(below1Out, &below1, sizeof below1Out);
-        std::memcpy(below5Out, &below5, sizeof below5Out);
-        std::memcpy(maxRelOut, &maxRel, sizeof maxRelOut);
-    } else {
-        for (int j = 0; j < 8; ++j) {
-            nanOut[j] = relNan[j];
-            below1Out[j] = below1[j];
-            below5Out[j] = below5[j];
-            maxRelOut[j] = maxRel[j];
-        }
-    }
+    std::memcpy(nanOut, &relNan, sizeof nanOut);
+    std::memcpy(below1Out, &below1, sizeof below1Out);
+    std::memcpy(below5Out, &below5, sizeof below5Out);
+    std::memcpy(maxRelOut, &maxRel, sizeof maxRelOut);
     for (int j = 0; j < 8; ++j) {
         const int lane = j % kLanes; // counts and maxima are order-free: any lane will do
         a.relNan[lane] |= nanOut[j] != 0 ? 1u : 0u;
