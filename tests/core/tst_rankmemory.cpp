@@ -119,12 +119,17 @@ double bytesPerRank(int small, int large, const HeapAt& heapAt)
 // measured about 1,250 and failed.
 TEST(RankMemory, DiffAnalyzeGrowsByUnder400BytesARank)
 {
-    const double perRank = bytesPerRank(50, 400, [](int ranks) {
+    // Two threads, so batches of 64 ranks whatever the machine, and whole batches both times: what a batch holds of
+    // its ranks (their reports) and the dumps in flight are as many at both sizes. (With 50 and 400 ranks on two
+    // threads the first size filled 50 of the 64 places, and the two threads' timing moved the peak: 320-370 bytes a
+    // rank, once over 400.)
+    const double perRank = bytesPerRank(128, 768, [](int ranks) {
         probescope::testing::TempDir dir;
         writeStep(dir, "npu", ranks);
         writeStep(dir, "bench", ranks);
         compare::msprobe26::DiffAnalyzeOptions options;
         options.timestamp = "20260101000000";
+        options.threads = 2;
         return peakWhile([&] {
             auto result = compare::msprobe26::runDiffAnalyze(dir.path() / "npu/step0", dir.path() / "bench/step0",
                                                              dir.path() / "out", options);
